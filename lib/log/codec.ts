@@ -1,0 +1,184 @@
+/**
+ * Lines ⇄ events (seed 001, DESIGN §3 "Serialization").
+ *
+ * `parseLine` turns one line of a segment into a `RecordedEvent` (the line's bytes plus its envelope) or a
+ * `LineProblem`; it never throws. `decodeEvent` gives the typed view of a recorded event, and
+ * `serializeEvent` writes an event back as one line, keys in the format's order: envelope, `type`, the
+ * type's fields, `redacted`, `truncated` when present, then `extra` in the order read. Parsing then
+ * serializing a line of a known type written in that order gives the same bytes.
+ */
+import {
+  ENVELOPE_FIELDS,
+  type Envelope,
+  FIELD_ORDER,
+  isKnownType,
+  type LogEvent,
+  OPTIONAL_TRAILING_FIELDS,
+  TYPE_FIELDS,
+} from './events.js';
+import { parseTs } from './time.js';
+
+/** An event as read from a segment: its envelope, its parsed object and the exact line it came from. */
+export interface RecordedEvent extends Envelope {
+  type: string;
+  /** the whole parsed JSON object, keys in the order written */
+  obj: Record<string, unknown>;
+  /** the line as written, without its newline */
+  raw: string;
+  /** the instant `ts` denotes, in µs since the epoch; null when `ts` is not a timestamp */
+  tsMicros: number | null;
+  /** 1-based line number in the segment */
+  line: number;
+  /** byte offset of the line's first byte in the segment */
+  offset: number;
+}
+
+/** Codes a reader gives to lines it cannot take as events (DESIGN §5: quarantined, never fatal). */
+export type LineProblemCode = 'truncated_line' | 'malformed_line';
+
+/** A line that is not an event: stored and shown by raw replay, skipped by the merge, reported by verify. */
+export interface LineProblem {
+  code: LineProblemCode;
+  line: number;
+  offset: number;
+  message: string;
+  /** the line's text (lossy UTF-8), at most 200 characters, for messages */
+  excerpt: string;
+}
+
+export type ParsedLine = { ok: true; event: RecordedEvent } | { ok: false; problem: LineProblem };
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Parses one line (bytes without the newline). `complete` is false for a last line with no newline: a
+ * writer may still be writing it, so it is `truncated_line` whatever it holds.
+ * Envelope checks are written out by hand rather than with zod: this is the replay hot path (see
+ * `docs/benchmarks.md`); the typed decode (`decodeEvent`) uses the zod schemas.
+ */
+export function parseLine(bytes: Uint8Array, line: number, offset: number, complete = true): ParsedLine {
+  const fail = (code: LineProblemCode, message: string): ParsedLine => ({
+    ok: false,
+    problem: {
+      code,
+      line,
+      offset,
+      message,
+      excerpt: Buffer.from(bytes.subarray(0, 600)).toString('utf8').slice(0, 200),
+    },
+  });
+  if (!complete) return fail('truncated_line', `line ${line} has no newline: it is incomplete`);
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return fail('malformed_line', `line ${line} is not valid UTF-8`);
+  }
+  let obj: unknown;
+  try {
+    obj = JSON.parse(text);
+  } catch {
+    // A line that starts like an object but does not close is most likely torn by a crash.
+    const torn = text.startsWith('{') && !text.trimEnd().endsWith('}');
+    return fail(torn ? 'truncated_line' : 'malformed_line', `line ${line} is not a JSON object`);
+  }
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
+    return fail('malformed_line', `line ${line} is not a JSON object`);
+  }
+  const o = obj as Record<string, unknown>;
+  const missing = envelopeProblem(o);
+  if (missing) return fail('malformed_line', `line ${line} ${missing}`);
+  const ts = o.ts as string;
+  const parsed = parseTs(ts);
+  return {
+    ok: true,
+    event: {
+      v: o.v as number,
+      sid: o.sid as string,
+      w: o.w as string,
+      seq: o.seq as number,
+      id: o.id as string,
+      ts,
+      mono: o.mono as number,
+      type: o.type as string,
+      obj: o,
+      raw: text,
+      tsMicros: parsed ? parsed.micros : null,
+      line,
+      offset,
+    },
+  };
+}
+
+/** Why an object is not an event envelope, or null when it is one. */
+function envelopeProblem(o: Record<string, unknown>): string | null {
+  if (!Number.isInteger(o.v)) return 'has no integer "v"';
+  if (typeof o.sid !== 'string') return 'has no string "sid"';
+  if (typeof o.w !== 'string') return 'has no string "w"';
+  if (!Number.isInteger(o.seq)) return 'has no integer "seq"';
+  if (typeof o.id !== 'string') return 'has no string "id"';
+  if (typeof o.ts !== 'string') return 'has no string "ts"';
+  if (typeof o.mono !== 'number') return 'has no number "mono"';
+  if (typeof o.type !== 'string') return 'has no string "type"';
+  return null;
+}
+
+/**
+ * The typed, lenient view of a recorded event (or of any object with a valid envelope). Known types get
+ * their fields with defaults for what is missing; unknown fields go to `extra` in read order. An unknown
+ * type, or a known type whose fields have the wrong types, becomes an `UnknownEvent` with every field in
+ * `extra`, so nothing is lost. Never throws.
+ */
+export function decodeEvent(source: RecordedEvent | Record<string, unknown>): LogEvent {
+  const o = 'obj' in source && 'raw' in source ? (source as RecordedEvent).obj : source;
+  const type = o.type as string;
+  const env = {
+    v: o.v as number,
+    sid: o.sid as string,
+    w: o.w as string,
+    seq: o.seq as number,
+    id: o.id as string,
+    ts: o.ts as string,
+    mono: o.mono as number,
+  };
+  const reserved = new Set<string>([...ENVELOPE_FIELDS, 'type']);
+  if (isKnownType(type)) {
+    const schema = TYPE_FIELDS[type];
+    const fieldNames = new Set(FIELD_ORDER[type]);
+    const input: Record<string, unknown> = {};
+    for (const k of fieldNames) if (Object.hasOwn(o, k)) input[k] = o[k];
+    const result = schema.safeParse(input);
+    const truncated = o.truncated;
+    const truncatedOk =
+      truncated === undefined || (Array.isArray(truncated) && truncated.every((x) => typeof x === 'string'));
+    if (result.success && truncatedOk) {
+      const extra: Record<string, unknown> = {};
+      for (const k of Object.keys(o)) {
+        if (!reserved.has(k) && !fieldNames.has(k) && k !== 'truncated') extra[k] = o[k];
+      }
+      const ev = { ...env, type, ...result.data, extra } as LogEvent;
+      if (truncated !== undefined) ev.truncated = truncated as string[];
+      return ev;
+    }
+  }
+  const extra: Record<string, unknown> = {};
+  for (const k of Object.keys(o)) if (!reserved.has(k)) extra[k] = o[k];
+  return { ...env, type, extra, unknown: true };
+}
+
+/**
+ * One event as one line of JSON, without the newline, keys in the format's order (DESIGN §3).
+ * Throws `TypeError` only for values JSON cannot hold (a BigInt, a cycle).
+ */
+export function serializeEvent(ev: LogEvent): string {
+  const out: Record<string, unknown> = {};
+  for (const k of ENVELOPE_FIELDS) out[k] = ev[k];
+  out.type = ev.type;
+  const fields = ev as unknown as Record<string, unknown>;
+  if (!('unknown' in ev) && isKnownType(ev.type)) {
+    for (const k of FIELD_ORDER[ev.type]) out[k] = fields[k];
+    for (const k of OPTIONAL_TRAILING_FIELDS) if (fields[k] !== undefined) out[k] = fields[k];
+  }
+  for (const [k, v] of Object.entries(ev.extra)) if (!Object.hasOwn(out, k)) out[k] = v;
+  return JSON.stringify(out);
+}

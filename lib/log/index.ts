@@ -1,0 +1,13 @@
+/**
+ * `lib/log`: the v3 session log format (seed 001, DESIGN §3). Event schemas and ids, the segment writer,
+ * the lenient streaming reader, the k-way merge, and replay. No network I/O here.
+ */
+export * from './codec.js';
+export * from './events.js';
+export * from './ids.js';
+export * from './merge.js';
+export * from './reader.js';
+export * from './replay.js';
+export * from './session-dir.js';
+export * from './time.js';
+export * from './writer.js';

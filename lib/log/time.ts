@@ -1,0 +1,59 @@
+/**
+ * Timestamps of the v3 format (DESIGN §3): writers emit RFC 3339 UTC with `Z` and 6 fractional digits;
+ * readers keep the string and order by the instant it denotes, in microseconds since the epoch.
+ */
+
+const TS_PATTERN =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:?\d{2})?$/;
+
+/** What a reader makes of a `ts` string. */
+export interface ParsedTs {
+  /** microseconds since the Unix epoch (UTC) */
+  micros: number;
+  /** false when the string carried no offset and was read as UTC (verify reports `ts_no_timezone`) */
+  hasZone: boolean;
+}
+
+/**
+ * Parses an RFC 3339 timestamp to microseconds since the epoch. Digits past the sixth fractional one are
+ * dropped (truncated, not rounded). Returns `null` for anything that is not such a timestamp or not a real
+ * calendar instant; never throws.
+ */
+export function parseTs(ts: string): ParsedTs | null {
+  const m = TS_PATTERN.exec(ts);
+  if (!m) return null;
+  const [, y, mo, d, h, mi, s, frac, zone] = m;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const hour = Number(h);
+  const minute = Number(mi);
+  const second = Number(s);
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return null;
+  const ms = Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59));
+  // Date.UTC silently rolls 31 February over into March: refuse it.
+  if (new Date(ms).getUTCDate() !== day) return null;
+  const micro = frac ? Number(frac.slice(0, 6).padEnd(6, '0')) : 0;
+  let offsetMin = 0;
+  if (zone && zone !== 'Z' && zone !== 'z') {
+    const sign = zone[0] === '-' ? -1 : 1;
+    const digits = zone.slice(1).replace(':', '');
+    offsetMin = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4)));
+  }
+  return { micros: (ms - offsetMin * 60_000) * 1000 + micro, hasZone: zone !== undefined };
+}
+
+/** Formats microseconds since the epoch as `YYYY-MM-DDTHH:MM:SS.ffffffZ`, the form our writers emit. */
+export function formatTs(micros: number): string {
+  const ms = Math.floor(micros / 1000);
+  const frac = String(micros - ms * 1000).padStart(3, '0');
+  const iso = new Date(ms).toISOString(); // 2026-08-12T20:44:44.089Z
+  return `${iso.slice(0, 23)}${frac}Z`;
+}
+
+/** The wall clock in microseconds since the epoch; the sub-millisecond part comes from the high-resolution timer. */
+export function nowMicros(): number {
+  const ms = Date.now();
+  const sub = Math.floor((performance.now() % 1) * 1000);
+  return ms * 1000 + sub;
+}

@@ -1,0 +1,354 @@
+/**
+ * The segment writer: the library API an integrator records a session with (seed 001, DESIGN §3 and §6).
+ *
+ * `openSession(dir, meta)` opens (or creates) a session directory and this writer's own `w_….jsonl`
+ * segment in it. Every event is one `write(2)` of one complete line on a file opened `O_APPEND`, so
+ * writers in separate processes never interleave bytes, and a line is never welded to the next: a writer
+ * that reopens a segment whose last line has no newline (a process killed mid-write) ends that torn line
+ * before it writes anything. `seq` starts at 1 and grows by 1, `ts` is RFC 3339 UTC with 6 fractional
+ * digits, `mono` is seconds since the writer started on a monotonic clock.
+ *
+ * @example
+ * const s = openSession('./sessions', { agent: 'support-bot' });
+ * const m = s.message({ user_id: 'priya', text: 'restart the payments worker' });
+ * const t = s.turnStart({ context_message_ids: [m.id] });
+ * s.end();
+ */
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { basename, join } from 'node:path';
+import { HANSARD_VERSION } from '../version.js';
+import { parseLine, serializeEvent } from './codec.js';
+import {
+  type ActionStatus,
+  FORMAT_VERSION,
+  type KnownEvent,
+  type KnownType,
+  type TurnStatus,
+  WriterMeta,
+} from './events.js';
+import { type IdPrefix, isId, newId } from './ids.js';
+import { formatTs, nowMicros } from './time.js';
+
+/** Largest string a field may hold before the writer cuts it and names it in `truncated` (DESIGN §7). */
+export const MAX_FIELD_CHARS = 1024 * 1024;
+
+/** What `openSession` is told about the writer. */
+export interface SessionMeta {
+  /** the session id; default: the directory's name if it is one, else a new id */
+  sid?: string;
+  /** reopen this writer's existing segment and go on from its last seq */
+  writerId?: string;
+  /** the agent or tool writing (`meta.agent`) */
+  agent?: string | null;
+  /** the application around it (`meta.app`) */
+  app?: string | null;
+  /** override the host name recorded (e.g. a placeholder, as in the seed's example) */
+  host?: string | null;
+  /** override the pid recorded */
+  pid?: number | string | null;
+  /** more keys for `writer.start`'s `meta` */
+  extra?: Record<string, unknown>;
+}
+
+export interface WriterOptions {
+  /** wall clock in µs since the epoch (tests inject a clock that steps back) */
+  clock?: () => number;
+  /** monotonic clock in seconds (any origin) */
+  monoClock?: () => number;
+}
+
+/** Per-event options: imports record the source's own time. */
+export interface EmitOptions {
+  /** this event's ts in µs since the epoch, instead of the clock */
+  at?: number;
+  /** this event's mono in seconds, instead of the monotonic clock */
+  mono?: number;
+}
+
+type Ev<T extends KnownType> = Extract<KnownEvent, { type: T }>;
+
+/** An open writer of one segment. Methods write synchronously and return the event written. */
+export interface SessionWriter {
+  readonly sid: string;
+  readonly w: string;
+  /** the session directory */
+  readonly dir: string;
+  /** this writer's segment file */
+  readonly path: string;
+  participantJoin(
+    f: { user_id: string; display_name?: string | null },
+    o?: EmitOptions,
+  ): Ev<'participant.join'>;
+  participantLeave(
+    f: { user_id: string; display_name?: string | null },
+    o?: EmitOptions,
+  ): Ev<'participant.leave'>;
+  message(f: { user_id: string; text: string; client_ts?: string | null }, o?: EmitOptions): Ev<'message'>;
+  /** `context_message_ids`: `null` = nothing recorded, `[]` = the turn began having seen no message */
+  turnStart(f?: { context_message_ids?: string[] | null }, o?: EmitOptions): Ev<'turn.start'>;
+  action(
+    f: {
+      turn_id: string;
+      tool: string;
+      input?: unknown;
+      call_id?: string | null;
+      caused_by?: string[] | null;
+    },
+    o?: EmitOptions,
+  ): Ev<'agent.action'>;
+  actionResult(
+    f: {
+      action_id: string;
+      status: ActionStatus;
+      output?: unknown;
+      error?: string | null;
+      exit_code?: number | null;
+    },
+    o?: EmitOptions,
+  ): Ev<'agent.action_result'>;
+  output(
+    f: { turn_id: string; text: string; caused_by?: string[] | null },
+    o?: EmitOptions,
+  ): Ev<'agent.output'>;
+  turnEnd(f: { turn_id: string; status: TurnStatus }, o?: EmitOptions): Ev<'turn.end'>;
+  note(f: { author: string; text: string }, o?: EmitOptions): Ev<'note'>;
+  correct(
+    f: { target_id: string; field: string; value: unknown; reason: string },
+    o?: EmitOptions,
+  ): Ev<'correction'>;
+  /** writes `writer.end` and closes the file; nothing may follow */
+  end(f?: { reason?: string | null }, o?: EmitOptions): Ev<'writer.end'>;
+  /** closes the file without writing `writer.end` (the segment stays open: verify says `segment_open`) */
+  close(): void;
+}
+
+/** Thrown for misuse of the writer API (bad ids, writing after close). */
+export class WriterError extends Error {
+  override name = 'WriterError';
+}
+
+/**
+ * Opens a writer. `dir` is either a session directory (named by its `s_…` id) or a parent folder, in
+ * which the session directory `<sid>/` is created. Throws `WriterError` for an invalid `sid`/`writerId`,
+ * and the file system's errors (EACCES, ENOSPC) as they are.
+ */
+export function openSession(dir: string, meta: SessionMeta = {}, options: WriterOptions = {}): SessionWriter {
+  const base = basename(dir);
+  let sid = meta.sid;
+  if (sid !== undefined && !isId('s', sid))
+    throw new WriterError(`invalid session id ${JSON.stringify(sid)}`);
+  let sessionDir: string;
+  if (isId('s', base) && (sid === undefined || sid === base)) {
+    sid = base;
+    sessionDir = dir;
+  } else {
+    sid ??= newId('s');
+    sessionDir = join(dir, sid);
+  }
+  if (meta.writerId !== undefined && !isId('w', meta.writerId)) {
+    throw new WriterError(`invalid writer id ${JSON.stringify(meta.writerId)}`);
+  }
+  const w = meta.writerId ?? newId('w');
+  mkdirSync(sessionDir, { recursive: true });
+  const path = join(sessionDir, `${w}.jsonl`);
+  const fd = openSync(path, 'a+');
+  const clock = options.clock ?? nowMicros;
+  const monoClock = options.monoClock ?? (() => performance.now() / 1000);
+  const mono0 = monoClock();
+  let closed = false;
+
+  const existing = fstatSync(fd).size;
+  let seq = 0;
+  if (existing > 0) seq = resumeSegment(fd, existing);
+
+  const emit = <T extends KnownType>(
+    type: T,
+    prefix: IdPrefix,
+    fields: Record<string, unknown>,
+    o: EmitOptions = {},
+    id?: string,
+  ): Ev<T> => {
+    if (closed) throw new WriterError(`writer ${w} is closed`);
+    const { fields: cut, truncated } = cutLongFields(fields);
+    const ev = {
+      v: FORMAT_VERSION,
+      sid: sid!,
+      w,
+      seq: seq + 1,
+      id: id ?? newId(prefix),
+      ts: formatTs(o.at ?? clock()),
+      mono: o.mono ?? roundMono(monoClock() - mono0),
+      type,
+      ...cut,
+      extra: {},
+      ...(truncated.length > 0 ? { truncated } : {}),
+    } as unknown as Ev<T>;
+    const bytes = Buffer.from(`${serializeEvent(ev)}\n`, 'utf8');
+    writeAll(fd, bytes);
+    seq += 1;
+    return ev;
+  };
+
+  if (existing === 0) {
+    const m = WriterMeta.parse({
+      agent: meta.agent ?? null,
+      app: meta.app ?? null,
+      hansard_version: HANSARD_VERSION,
+      host: meta.host !== undefined ? meta.host : hostname(),
+      pid: meta.pid !== undefined ? meta.pid : process.pid,
+      ...meta.extra,
+    });
+    emit('writer.start', 'w', { writer_id: w, meta: m, redacted: [] }, {}, w);
+  }
+
+  const withText = { redacted: [] as string[] };
+  return {
+    sid,
+    w,
+    dir: sessionDir,
+    path,
+    participantJoin: (f, o) =>
+      emit('participant.join', 'e', { user_id: f.user_id, display_name: f.display_name ?? null }, o),
+    participantLeave: (f, o) =>
+      emit('participant.leave', 'e', { user_id: f.user_id, display_name: f.display_name ?? null }, o),
+    message: (f, o) =>
+      emit(
+        'message',
+        'm',
+        { user_id: f.user_id, text: f.text, client_ts: f.client_ts ?? null, ...withText },
+        o,
+      ),
+    turnStart: (f = {}, o) => {
+      const id = newId('t');
+      return emit(
+        'turn.start',
+        't',
+        { turn_id: id, context_message_ids: f.context_message_ids ?? null },
+        o,
+        id,
+      );
+    },
+    action: (f, o) =>
+      emit(
+        'agent.action',
+        'a',
+        {
+          turn_id: f.turn_id,
+          tool: f.tool,
+          input: f.input ?? null,
+          call_id: f.call_id ?? null,
+          caused_by: f.caused_by === undefined ? null : f.caused_by,
+          ...withText,
+        },
+        o,
+      ),
+    actionResult: (f, o) =>
+      emit(
+        'agent.action_result',
+        'e',
+        {
+          action_id: f.action_id,
+          status: f.status,
+          output: f.output ?? null,
+          error: f.error ?? null,
+          exit_code: f.exit_code ?? null,
+          ...withText,
+        },
+        o,
+      ),
+    output: (f, o) =>
+      emit(
+        'agent.output',
+        'e',
+        {
+          turn_id: f.turn_id,
+          text: f.text,
+          caused_by: f.caused_by === undefined ? null : f.caused_by,
+          ...withText,
+        },
+        o,
+      ),
+    turnEnd: (f, o) => emit('turn.end', 'e', { turn_id: f.turn_id, status: f.status }, o),
+    note: (f, o) => emit('note', 'e', { author: f.author, text: f.text, ...withText }, o),
+    correct: (f, o) =>
+      emit(
+        'correction',
+        'e',
+        { target_id: f.target_id, field: f.field, value: f.value ?? null, reason: f.reason, ...withText },
+        o,
+      ),
+    end: (f = {}, o) => {
+      const ev = emit('writer.end', 'e', { reason: f.reason ?? null }, o);
+      closed = true;
+      closeSync(fd);
+      return ev;
+    },
+    close: () => {
+      if (!closed) {
+        closed = true;
+        closeSync(fd);
+      }
+    },
+  };
+}
+
+function roundMono(seconds: number): number {
+  return Math.round(seconds * 1e6) / 1e6;
+}
+
+/** One `write` of the whole line; a short write (disk full, signal) finishes the same line rather than tear it. */
+function writeAll(fd: number, bytes: Buffer): void {
+  let done = writeSync(fd, bytes);
+  while (done < bytes.length) done += writeSync(fd, bytes, done);
+}
+
+/**
+ * Prepares an existing segment for more lines: ends a torn last line with a newline (so the next event is
+ * not welded to it) and returns the last seq found. Reads backwards from the end, a block at a time.
+ */
+function resumeSegment(fd: number, size: number): number {
+  const last = Buffer.alloc(1);
+  readSync(fd, last, 0, 1, size - 1);
+  if (last[0] !== 0x0a) writeAll(fd, Buffer.from('\n'));
+  const block = 64 * 1024;
+  let end = size;
+  let tail = Buffer.alloc(0);
+  while (end > 0) {
+    const start = Math.max(0, end - block);
+    const buf = Buffer.alloc(end - start);
+    readSync(fd, buf, 0, buf.length, start);
+    tail = Buffer.concat([buf, tail]);
+    end = start;
+    // Every complete line in `tail` except possibly the first (which may begin before `start`).
+    const lines = tail.toString('utf8').split('\n');
+    for (let i = lines.length - 1; i >= (end === 0 ? 0 : 1); i--) {
+      const text = lines[i]!;
+      if (text === '') continue;
+      const p = parseLine(Buffer.from(text), 0, 0, true);
+      if (p.ok) return p.event.seq;
+    }
+  }
+  return 0;
+}
+
+function cutLongFields(fields: Record<string, unknown>): {
+  fields: Record<string, unknown>;
+  truncated: string[];
+} {
+  const truncated: string[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) {
+    if (typeof v === 'string' && v.length > MAX_FIELD_CHARS) {
+      out[k] = v.slice(0, MAX_FIELD_CHARS);
+      truncated.push(k);
+    } else if (v !== null && typeof v === 'object' && k !== 'meta') {
+      const json = JSON.stringify(v);
+      if (json.length > MAX_FIELD_CHARS) {
+        out[k] = json.slice(0, MAX_FIELD_CHARS);
+        truncated.push(k);
+      } else out[k] = v;
+    } else out[k] = v;
+  }
+  return { fields: out, truncated };
+}

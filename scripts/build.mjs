@@ -1,0 +1,17 @@
+// Builds the CLI bundle that bin/hansard runs. Run by `npm ci` (prepare) and `npm run build`.
+// Dependencies stay external (they are in node_modules); only our TypeScript is bundled.
+import { build } from 'esbuild';
+
+await build({
+  entryPoints: { cli: 'lib/cli/main.ts', index: 'lib/index.ts' },
+  outdir: 'dist',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  sourcemap: true,
+  jsx: 'automatic',
+  jsxImportSource: 'hono/jsx',
+  logLevel: 'warning',
+});
