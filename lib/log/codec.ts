@@ -44,11 +44,15 @@ export interface LineProblem {
   message: string;
   /** the line's text (lossy UTF-8), at most 200 characters, for messages */
   excerpt: string;
+  /** the line's bytes as written, without the newline (raw replay gives them back) */
+  bytes: Uint8Array;
+  /** false for a last line with no newline: its writer may still be writing it */
+  complete: boolean;
 }
 
 export type ParsedLine = { ok: true; event: RecordedEvent } | { ok: false; problem: LineProblem };
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Parses one line (bytes without the newline). `complete` is false for a last line with no newline: a
@@ -65,6 +69,8 @@ export function parseLine(bytes: Uint8Array, line: number, offset: number, compl
       offset,
       message,
       excerpt: Buffer.from(bytes.subarray(0, 600)).toString('utf8').slice(0, 200),
+      bytes,
+      complete,
     },
   });
   if (!complete) return fail('truncated_line', `line ${line} has no newline: it is incomplete`);

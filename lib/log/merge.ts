@@ -24,6 +24,13 @@ export interface MergedEvent {
   orderMicros: number;
 }
 
+/** A quarantined line in merged position (only with `keepProblems`): right after its writer's previous event. */
+export interface MergedProblem {
+  problem: LineProblem;
+  w: string;
+  orderMicros: number;
+}
+
 export interface MergeOptions {
   /** called for every line a segment could not give as an event (quarantined: not in the merged stream) */
   onProblem?: (w: string, problem: LineProblem) => void;
@@ -33,7 +40,8 @@ interface Head {
   key: number;
   w: string;
   index: number;
-  event: RecordedEvent;
+  event: RecordedEvent | null;
+  problem: LineProblem | null;
   it: AsyncIterator<SegmentItem>;
   maxTs: number;
 }
@@ -52,19 +60,49 @@ export async function* mergeSegments(
   sources: MergeSource[],
   options: MergeOptions = {},
 ): AsyncGenerator<MergedEvent> {
+  for await (const item of mergeItems(sources, options, false)) yield item as MergedEvent;
+}
+
+/**
+ * Like `mergeSegments`, but quarantined lines stay in the stream, each right after its writer's previous
+ * event (raw replay). A last line with no newline is still left out: its writer has not finished it.
+ */
+export function mergeSegmentsKeepingProblems(
+  sources: MergeSource[],
+  options: MergeOptions = {},
+): AsyncGenerator<MergedEvent | MergedProblem> {
+  return mergeItems(sources, options, true);
+}
+
+async function* mergeItems(
+  sources: MergeSource[],
+  options: MergeOptions,
+  keepProblems: boolean,
+): AsyncGenerator<MergedEvent | MergedProblem> {
   const heap: Head[] = [];
-  const advance = async (h: Omit<Head, 'event' | 'key'> & Partial<Head>): Promise<Head | null> => {
+  const advance = async (h: Pick<Head, 'w' | 'index' | 'it' | 'maxTs'>): Promise<Head | null> => {
     for (;;) {
       const next = await h.it.next();
       if (next.done) return null;
       const item = next.value;
       if (item.kind === 'problem') {
         options.onProblem?.(h.w, item.problem);
+        if (keepProblems && item.problem.complete) {
+          return {
+            w: h.w,
+            index: h.index,
+            it: h.it,
+            maxTs: h.maxTs,
+            event: null,
+            problem: item.problem,
+            key: h.maxTs,
+          };
+        }
         continue;
       }
       const ts = item.event.tsMicros;
       const maxTs = ts !== null && ts > h.maxTs ? ts : h.maxTs;
-      return { ...h, event: item.event, key: maxTs, maxTs } as Head;
+      return { w: h.w, index: h.index, it: h.it, maxTs, event: item.event, problem: null, key: maxTs };
     }
   };
   for (let i = 0; i < sources.length; i++) {
@@ -74,7 +112,8 @@ export async function* mergeSegments(
   }
   while (heap.length > 0) {
     const top = heap[0]!;
-    yield { event: top.event, orderMicros: top.key };
+    if (top.event) yield { event: top.event, orderMicros: top.key };
+    else yield { problem: top.problem!, w: top.w, orderMicros: top.key };
     const next = await advance(top);
     if (next) replaceTop(heap, next);
     else popTop(heap);

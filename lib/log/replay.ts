@@ -7,7 +7,7 @@
  * give the same bytes for the same segments.
  */
 import type { RecordedEvent } from './codec.js';
-import { type MergeOptions, type MergeSource, mergeSegments } from './merge.js';
+import { type MergeOptions, type MergeSource, mergeSegments, mergeSegmentsKeepingProblems } from './merge.js';
 
 export type ReplayFormat = 'ndjson' | 'text';
 
@@ -24,6 +24,21 @@ export async function* replayLines(
   for await (const { event } of mergeSegments(sources, options)) {
     if (format === 'ndjson') yield `${event.raw}\n`;
     else yield `${formatTextLine(event, agents)}\n`;
+  }
+}
+
+/**
+ * The raw replay: every complete line as written, quarantined ones included (DESIGN §5), in merged order,
+ * each followed by `\n`. Bytes, because a quarantined line may not be valid UTF-8.
+ */
+export async function* replayRaw(
+  sources: MergeSource[],
+  options: MergeOptions = {},
+): AsyncGenerator<Uint8Array> {
+  const NL = Buffer.from('\n');
+  for await (const item of mergeSegmentsKeepingProblems(sources, options)) {
+    if ('event' in item) yield Buffer.from(`${item.event.raw}\n`, 'utf8');
+    else yield Buffer.concat([item.problem.bytes, NL]);
   }
 }
 

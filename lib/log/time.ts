@@ -30,9 +30,13 @@ export function parseTs(ts: string): ParsedTs | null {
   const minute = Number(mi);
   const second = Number(s);
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return null;
-  const ms = Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59));
-  // Date.UTC silently rolls 31 February over into March: refuse it.
-  if (new Date(ms).getUTCDate() !== day) return null;
+  // Not Date.UTC: it reads years 0–99 as 1900–1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, Math.min(second, 59));
+  const ms = date.getTime();
+  // The Date silently rolls 31 February over into March: refuse it.
+  if (date.getUTCDate() !== day) return null;
   const micro = frac ? Number(frac.slice(0, 6).padEnd(6, '0')) : 0;
   let offsetMin = 0;
   if (zone && zone !== 'Z' && zone !== 'z') {
@@ -45,15 +49,25 @@ export function parseTs(ts: string): ParsedTs | null {
 
 /** Formats microseconds since the epoch as `YYYY-MM-DDTHH:MM:SS.ffffffZ`, the form our writers emit. */
 export function formatTs(micros: number): string {
-  const ms = Math.floor(micros / 1000);
-  const frac = String(micros - ms * 1000).padStart(3, '0');
+  const whole = Math.floor(micros); // a fractional µs is dropped, never written into the string
+  const ms = Math.floor(whole / 1000);
+  const frac = String(whole - ms * 1000).padStart(3, '0');
   const iso = new Date(ms).toISOString(); // 2026-08-12T20:44:44.089Z
   return `${iso.slice(0, 23)}${frac}Z`;
 }
 
-/** The wall clock in microseconds since the epoch; the sub-millisecond part comes from the high-resolution timer. */
+let lastNow = 0;
+
+/**
+ * The wall clock in microseconds since the epoch; the sub-millisecond part comes from the high-resolution
+ * timer. The two clocks do not tick over together, so within one millisecond of the wall clock the result
+ * is held at the last value returned: it goes backwards only when the wall clock itself does.
+ */
 export function nowMicros(): number {
   const ms = Date.now();
   const sub = Math.floor((performance.now() % 1) * 1000);
-  return ms * 1000 + sub;
+  let micros = ms * 1000 + sub;
+  if (micros < lastNow && Math.floor(lastNow / 1000) === ms) micros = lastNow;
+  lastNow = micros;
+  return micros;
 }

@@ -1,0 +1,2 @@
+/** `lib/board`: the status board and session timeline pages (server-rendered hono/jsx). */
+export { boardRoutes } from './routes.js';

@@ -1,0 +1,172 @@
+/**
+ * The board's server-rendered pages (hono/jsx): the status board, a session's timeline, and sign-in.
+ * Plain HTML and a little CSS; no script, so the pages work with JavaScript off and under a strict CSP.
+ */
+import type { Child } from 'hono/jsx';
+import type { Board, BoardSession } from '../service/board.js';
+import { HANSARD_VERSION } from '../version.js';
+
+const CSS = `
+:root { color-scheme: light dark; --muted: #6b7280; --line: #d1d5db; }
+body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 1.5rem; }
+header { display: flex; justify-content: space-between; align-items: baseline; border-bottom: 1px solid var(--line); margin-bottom: 1rem; }
+h1 { font-size: 1.3rem; margin: .2rem 0 .6rem; } h1 a { color: inherit; text-decoration: none; }
+table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: .45rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
+code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .85rem; }
+.state { display: inline-block; padding: .05rem .5rem; border-radius: 1rem; font-size: .8rem; font-weight: 600; }
+.working { background: #dbeafe; color: #1e3a8a; } .blocked { background: #fee2e2; color: #7f1d1d; }
+.needs_review { background: #fef3c7; color: #78350f; } .done { background: #dcfce7; color: #14532d; }
+.none { background: #e5e7eb; color: #374151; }
+.muted { color: var(--muted); } .empty { padding: 2rem 0; }
+pre.timeline { white-space: pre-wrap; word-break: break-word; font-size: .8rem; line-height: 1.5; }
+form.inline { display: inline; } button { font: inherit; cursor: pointer; }
+.error { color: #b91c1c; }
+`;
+
+function Layout(props: { title: string; signedIn?: boolean; children: Child }) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{props.title}</title>
+        <style>{CSS}</style>
+      </head>
+      <body>
+        <header>
+          <h1>
+            <a href="/">hansard</a> <span class="muted">· {props.title}</span>
+          </h1>
+          {props.signedIn ? (
+            <form class="inline" method="post" action="/logout">
+              <button type="submit">Sign out</button>
+            </form>
+          ) : null}
+        </header>
+        {props.children}
+        <footer class="muted">
+          <p>
+            hansard {HANSARD_VERSION}. States are agents' own reports, not proof; the transcript is the
+            record.
+          </p>
+        </footer>
+      </body>
+    </html>
+  );
+}
+
+function StateBadge({ state }: { state: string | null }) {
+  return <span class={`state ${state ?? 'none'}`}>{state ? state.replace('_', ' ') : 'no report'}</span>;
+}
+
+function Row({ s }: { s: BoardSession }) {
+  return (
+    <tr data-sid={s.sid}>
+      <td>
+        <a class="mono" href={`/sessions/${s.sid}`}>
+          {s.sid}
+        </a>
+        <div class="muted">{s.agents.length ? s.agents.join(', ') : 'no writer yet'}</div>
+      </td>
+      <td>
+        <StateBadge state={s.state} />
+      </td>
+      <td>{s.note ?? ''}</td>
+      <td>
+        <time datetime={s.last_activity}>{s.last_activity.replace('T', ' ').slice(0, 19)}Z</time>
+      </td>
+      <td class="muted">
+        {s.writers} writer{s.writers === 1 ? '' : 's'}, {s.lines} line{s.lines === 1 ? '' : 's'}
+      </td>
+    </tr>
+  );
+}
+
+/** The status board: every session of the tenant, most recent activity first. */
+export function BoardPage({ board }: { board: Board }) {
+  return (
+    <Layout title={`board of ${board.tenant}`} signedIn>
+      {board.sessions.length === 0 ? (
+        <div class="empty">
+          <p>No sessions yet.</p>
+          <p>
+            Record one with the library or <code>hansard import claude-code TRANSCRIPT.jsonl</code>, then send
+            it with <code>hansard upload ./sessions/s_…</code>. It shows here as soon as it arrives.
+          </p>
+        </div>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Session</th>
+              <th>State</th>
+              <th>Note</th>
+              <th>Last activity</th>
+              <th>Size</th>
+            </tr>
+          </thead>
+          <tbody>
+            {board.sessions.map((s) => (
+              <Row s={s} />
+            ))}
+          </tbody>
+        </table>
+      )}
+      <p class="muted">As of {board.generated_at}. Reload for the latest.</p>
+    </Layout>
+  );
+}
+
+/** A session's timeline: its status and the merged replay as text. */
+export function SessionPage(props: {
+  sid: string;
+  state: string | null;
+  note: string | null;
+  lines: string[];
+  more: boolean;
+}) {
+  return (
+    <Layout title={props.sid} signedIn>
+      <p>
+        <StateBadge state={props.state} /> {props.note ?? ''}
+      </p>
+      <pre class="timeline">{props.lines.join('\n')}</pre>
+      {props.more ? (
+        <p class="muted">
+          Only the first {props.lines.length} events are shown; download the replay for all.
+        </p>
+      ) : null}
+    </Layout>
+  );
+}
+
+/** Sign-in: paste a token (the link `hansard serve` prints does this for you). */
+export function LoginPage({ error }: { error?: string }) {
+  return (
+    <Layout title="sign in">
+      <p>
+        Open the board link that <code>hansard serve</code> printed, or paste a token with the{' '}
+        <code>board</code> scope (create one with <code>hansard token create --scopes board</code>).
+      </p>
+      {error ? <p class="error">{error}</p> : null}
+      <form method="post" action="/login">
+        <label>
+          Token <input name="token" type="password" autocomplete="off" size={50} required />
+        </label>{' '}
+        <button type="submit">Sign in</button>
+      </form>
+    </Layout>
+  );
+}
+
+/** A page for a missing session (the same for another tenant's). */
+export function NotFoundPage() {
+  return (
+    <Layout title="not found" signedIn>
+      <p>
+        There is no such session. Back to the <a href="/">board</a>.
+      </p>
+    </Layout>
+  );
+}

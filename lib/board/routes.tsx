@@ -1,0 +1,114 @@
+/**
+ * The board's HTML routes and the Jupyter-style sign-in (issue 2): `GET /?token=…` or the sign-in form
+ * checks a token with the `board` scope, sets it in an HttpOnly, SameSite=Strict cookie, and redirects to
+ * `/` so the token leaves the address bar and the history.
+ */
+import { type Context, Hono } from 'hono';
+import { deleteCookie, setCookie } from 'hono/cookie';
+import type { AppEnv } from '../http/auth.js';
+import { BOARD_COOKIE, requireAuth } from '../http/auth.js';
+import { pathParam, SessionId } from '../http/params.js';
+import { getBoard } from '../service/board.js';
+import type { ServiceDeps } from '../service/context.js';
+import { AppError } from '../service/errors.js';
+import { replaySession } from '../service/sessions.js';
+import { getStatus, type StatusView } from '../service/status.js';
+import { authenticate } from '../service/tokens.js';
+import { BoardPage, LoginPage, NotFoundPage, SessionPage } from './pages.js';
+
+const MAX_TIMELINE_LINES = 2000;
+
+export function boardRoutes(deps: Required<ServiceDeps>): Hono<AppEnv> {
+  const r = new Hono<AppEnv>();
+
+  const signIn = async (c: Context<AppEnv>, secret: string | undefined) => {
+    try {
+      const rec = await authenticate(deps.state, secret, deps.now());
+      if (!rec.scopes.includes('board')) throw new AppError('forbidden', 'this token has no board scope');
+      setCookie(c, BOARD_COOKIE, secret!, {
+        httpOnly: true,
+        sameSite: 'Strict',
+        path: '/',
+        secure: new URL(c.req.url).protocol === 'https:',
+        maxAge: 30 * 86400,
+      });
+      return c.redirect('/', 303);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      const msg =
+        err.code === 'forbidden'
+          ? 'That token cannot open the board: it needs the board scope.'
+          : 'That token is not valid here (unknown, revoked or expired).';
+      return c.html(<LoginPage error={msg} />, 401);
+    }
+  };
+
+  r.get('/login', (c) => c.html(<LoginPage />));
+  r.post('/login', async (c) => {
+    const form = await c.req.parseBody();
+    return signIn(c, typeof form.token === 'string' ? form.token.trim() : undefined);
+  });
+  r.post('/logout', (c) => {
+    deleteCookie(c, BOARD_COOKIE, { path: '/' });
+    return c.redirect('/login', 303);
+  });
+
+  // Pages need a signed-in browser; anyone else is sent to sign in rather than shown a JSON error.
+  const pageAuth = requireAuth(deps, true);
+  r.use('/', async (c, next) => {
+    const token = c.req.query('token');
+    if (token !== undefined) return signIn(c, token);
+    return next();
+  });
+  for (const path of ['/', '/sessions/:sid']) {
+    r.use(path, async (c, next) => {
+      try {
+        await pageAuth(c, async () => {});
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'unauthorized') return c.redirect('/login', 302);
+        throw err;
+      }
+      const ctx = c.get('ctx');
+      if (!ctx.caller.scopes.includes('board')) return c.redirect('/login', 302);
+      return next();
+    });
+  }
+
+  r.get('/', async (c) => c.html(<BoardPage board={await getBoard({ ctx: c.get('ctx') })} />));
+
+  r.get('/sessions/:sid', async (c) => {
+    const sid = pathParam(c, 'sid', SessionId);
+    const ctx = c.get('ctx');
+    let status: StatusView | null = null;
+    try {
+      status = await getStatus({ ctx, sid });
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'not_found')) throw err;
+    }
+    const lines: string[] = [];
+    let more = false;
+    try {
+      for await (const line of await replaySession({ ctx, sid, format: 'text' })) {
+        if (lines.length === MAX_TIMELINE_LINES) {
+          more = true;
+          break;
+        }
+        lines.push(line.trimEnd());
+      }
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'not_found')) throw err;
+      if (!status) return c.html(<NotFoundPage />, 404);
+    }
+    return c.html(
+      <SessionPage
+        sid={sid}
+        state={status?.state ?? null}
+        note={status?.note ?? null}
+        lines={lines}
+        more={more}
+      />,
+    );
+  });
+
+  return r;
+}

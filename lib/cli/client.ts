@@ -1,0 +1,163 @@
+/**
+ * The CLI's HTTP client for the hansard API (DESIGN §4, §6). Transient failures (network errors, 429,
+ * 5xx) are retried with exponential backoff and jitter (p-retry), honouring `Retry-After`; anything else
+ * is a `ServerError` carrying the server's error envelope.
+ */
+import pRetry, { AbortError } from 'p-retry';
+
+/** An answer the server gave that was not a success; `body` is its `{"error":…}` envelope when it sent one. */
+export class ServerError extends Error {
+  override name = 'ServerError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** The server could not be reached at all (after the retries). */
+export class NetworkError extends Error {
+  override name = 'NetworkError';
+}
+
+export interface ClientOptions {
+  url: string;
+  token: string | undefined;
+  /** retries of a transient failure (default 5) */
+  retries?: number;
+  /** first backoff delay in ms (default 250); tests make it small */
+  minTimeoutMs?: number;
+  /** called before each retry, for progress output */
+  onRetry?: (info: { attempt: number; reason: string; delayMs: number }) => void;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+const TRANSIENT = new Set([408, 425, 429, 500, 502, 503, 504]);
+
+export class ApiClient {
+  readonly url: string;
+  constructor(private readonly options: ClientOptions) {
+    this.url = options.url.replace(/\/+$/, '');
+  }
+
+  /**
+   * Sends a request and parses its JSON answer. Retries transient failures; returns any 2xx, and 404 when
+   * `allow404`. @throws ServerError for other answers, NetworkError when the server stays unreachable
+   */
+  async request(
+    method: string,
+    path: string,
+    init: { body?: Uint8Array | string; contentType?: string; allow404?: boolean } = {},
+  ): Promise<ApiResponse> {
+    const res = await this.raw(method, path, init);
+    if (res.ok || (init.allow404 && res.status === 404)) {
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, body: text ? safeJson(text) : null };
+    }
+    throw await toServerError(res);
+  }
+
+  /** Like `request` but returns the response for streaming. @throws ServerError, NetworkError */
+  async stream(path: string): Promise<Response> {
+    const res = await this.raw('GET', path, {});
+    if (!res.ok) throw await toServerError(res);
+    return res;
+  }
+
+  private async raw(
+    method: string,
+    path: string,
+    init: { body?: Uint8Array | string; contentType?: string },
+  ): Promise<Response> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
+    if (init.contentType) headers['content-type'] = init.contentType;
+    let lastReason = '';
+    try {
+      return await pRetry(
+        async () => {
+          let res: Response;
+          try {
+            res = await fetch(`${this.url}${path}`, {
+              method,
+              headers,
+              body: init.body as string | Uint8Array<ArrayBuffer> | undefined,
+            });
+          } catch (err) {
+            lastReason = `cannot reach ${this.url}: ${(err as Error).cause ? String((err as Error & { cause: unknown }).cause) : (err as Error).message}`;
+            throw new TransientError(lastReason, null);
+          }
+          if (TRANSIENT.has(res.status)) {
+            const retryAfter = Number(res.headers.get('retry-after'));
+            lastReason = `the server answered ${res.status}`;
+            await res.body?.cancel();
+            throw new TransientError(
+              lastReason,
+              Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : null,
+            );
+          }
+          return res;
+        },
+        {
+          retries: this.options.retries ?? 5,
+          minTimeout: this.options.minTimeoutMs ?? 250,
+          maxTimeout: 10_000,
+          randomize: true,
+          shouldRetry: ({ error }) => error instanceof TransientError,
+          onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
+            if (!(error instanceof TransientError) || retriesLeft === 0) return;
+            const delayMs = error.retryAfterMs ?? 0;
+            this.options.onRetry?.({ attempt: attemptNumber, reason: error.message, delayMs });
+            if (delayMs > 0) await new Promise((r) => setTimeout(r, Math.min(delayMs, 30_000)));
+          },
+        },
+      );
+    } catch (err) {
+      if (err instanceof TransientError) {
+        if (err.message.startsWith('cannot reach')) throw new NetworkError(`${err.message} (after retries)`);
+        throw new ServerError(503, 'unavailable', `${err.message} after retries; try again later`);
+      }
+      if (err instanceof AbortError) throw err.cause ?? err;
+      throw err;
+    }
+  }
+}
+
+class TransientError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number | null,
+  ) {
+    super(message);
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+async function toServerError(res: Response): Promise<ServerError> {
+  const text = await res.text();
+  const body = safeJson(text) as {
+    error?: { code?: string; message?: string; details?: Record<string, unknown> };
+  };
+  const e = body && typeof body === 'object' ? body.error : undefined;
+  return new ServerError(
+    res.status,
+    e?.code ?? `http_${res.status}`,
+    e?.message ?? `the server answered ${res.status}`,
+    e?.details ?? {},
+  );
+}

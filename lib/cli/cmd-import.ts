@@ -1,0 +1,39 @@
+/** `hansard import claude-code TRANSCRIPT.jsonl [--out DIR]` (DESIGN §6): a transcript into a session. */
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { importClaudeCodeTranscript } from '../harness/index.js';
+import { UsageError } from './errors.js';
+import { type Io, printJson } from './io.js';
+import { jsonOption } from './options.js';
+
+export function registerImport(program: Command, io: Io): void {
+  const imp = program.command('import').description("turn another tool's transcript into a hansard session");
+  imp
+    .command('claude-code')
+    .description('import a Claude Code transcript (~/.claude/projects/…/*.jsonl)')
+    .argument('<transcript>', 'the transcript file')
+    .option('--out <dir>', 'where to create the session directory', './sessions')
+    .option('--user <id>', "the user id for the person's prompts", 'user')
+    .addOption(jsonOption())
+    .action(async (file: string, o: { out: string; user: string; json?: boolean }) => {
+      let result: Awaited<ReturnType<typeof importClaudeCodeTranscript>>;
+      try {
+        result = await importClaudeCodeTranscript(resolve(io.cwd, file), resolve(io.cwd, o.out), {
+          userId: o.user,
+        });
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES')
+          throw new UsageError(`cannot read ${file}: ${code}`);
+        throw err;
+      }
+      if (o.json) return printJson(io, result);
+      const c = result.counts;
+      io.stdout.write(`${result.dir}\n`);
+      io.stderr.write(
+        `imported ${c.prompts} prompts, ${c.turns} turns, ${c.actions} actions, ${c.results} results, ${c.outputs} outputs, ${c.notes} notes` +
+          `${result.problems.length ? `; ${result.problems.length} lines could not be read (kept as notes)` : ''}\n` +
+          `next: hansard upload ${result.dir}\n`,
+      );
+    });
+}

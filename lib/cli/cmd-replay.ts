@@ -1,0 +1,56 @@
+/**
+ * `hansard replay SID|DIR [--raw] [--format text|ndjson]` (DESIGN §6): the merged transcript of a local
+ * session directory, or of a session on the server. Both use the same merge, so they print the same bytes.
+ */
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { isId } from '../log/ids.js';
+import { replayLines, replayRaw } from '../log/replay.js';
+import { sessionDirSources } from '../log/session-dir.js';
+import { clientFrom } from './config.js';
+import { UsageError } from './errors.js';
+import { type Io, writeOut } from './io.js';
+
+export function registerReplay(program: Command, io: Io): void {
+  program
+    .command('replay')
+    .description('print a session merged into one ordered transcript')
+    .argument('<session>', 'a session directory, or a session id (s_…) to read from the server')
+    .addOption(new Option('--format <format>', 'output format').choices(['ndjson', 'text']).default('ndjson'))
+    .option('--raw', 'every line as written, quarantined ones included')
+    .option('--url <url>', 'server URL (env HANSARD_URL)')
+    .option('--token <token>', 'token with the read scope (env HANSARD_TOKEN)')
+    .action(
+      async (
+        target: string,
+        o: { format: 'ndjson' | 'text'; raw?: boolean; url?: string; token?: string },
+      ) => {
+        const dir = resolve(io.cwd, target);
+        if (isDirectory(dir)) {
+          const sources = sessionDirSources(dir);
+          if (sources.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
+          if (o.raw) for await (const b of replayRaw(sources)) await writeOut(io, b);
+          else for await (const l of replayLines(sources, o.format)) await writeOut(io, l);
+          return;
+        }
+        if (!isId('s', target)) {
+          throw new UsageError(
+            `${target} is neither a session directory nor a session id (s_ followed by a ULID)`,
+          );
+        }
+        const query = o.raw ? 'raw=1' : `format=${o.format}`;
+        const res = await clientFrom(o, io.env).stream(`/v1/sessions/${target}/replay?${query}`);
+        if (res.body) for await (const chunk of res.body) await writeOut(io, chunk);
+      },
+    );
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

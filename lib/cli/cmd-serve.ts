@@ -1,0 +1,44 @@
+/** `hansard serve [--port 8787] [--host 127.0.0.1] [--data DIR]` */
+import { resolve } from 'node:path';
+import { type Command, Option } from 'commander';
+import { UsageError } from './errors.js';
+import type { Io } from './io.js';
+import { startServer } from './serve.js';
+
+export function registerServe(program: Command, io: Io): void {
+  program
+    .command('serve')
+    .description('run the local hansard service and status board (the embedded default: files + SQLite)')
+    .addOption(new Option('-p, --port <port>', 'port to listen on (0 picks a free one)').default('8787'))
+    .addOption(new Option('--host <host>', 'address to bind').default('127.0.0.1'))
+    .addOption(new Option('--data <dir>', 'data directory').env('HANSARD_DATA_DIR').default('./.hansard'))
+    .addHelpText(
+      'after',
+      `
+On first start it creates tenant "local" and prints its admin token once (or installs the one in
+HANSARD_BOOTSTRAP_TOKEN). Every start prints a board link that signs your browser in.`,
+    )
+    .action(async (opts: { port: string; host: string; data: string }) => {
+      const port = Number(opts.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new UsageError(`--port ${opts.port} is not a port number`);
+      const bootstrapToken = io.env.HANSARD_BOOTSTRAP_TOKEN || undefined;
+      const server = await startServer({
+        port,
+        host: opts.host,
+        data: resolve(io.cwd, opts.data),
+        bootstrapToken,
+        print: (l) =>
+          io.stdout.write(
+            `${bootstrapToken ? l.replace(bootstrapToken, '(from HANSARD_BOOTSTRAP_TOKEN)') : l}\n`,
+          ),
+        log: (l) => io.stderr.write(`${l}\n`),
+      });
+      io.keepAlive = true;
+      const stop = () => {
+        void server.close().then(() => process.exit(0));
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+}

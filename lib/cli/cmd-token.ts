@@ -1,0 +1,89 @@
+/** `hansard token create|list|revoke` (DESIGN §6): token administration on the server (admin scope). */
+import type { Command } from 'commander';
+import { SCOPES } from '../store/ports.js';
+import { clientFrom } from './config.js';
+import { UsageError } from './errors.js';
+import { type Io, printJson } from './io.js';
+import { jsonOption } from './options.js';
+
+export function registerToken(program: Command, io: Io): void {
+  const token = program
+    .command('token')
+    .description('create, list and revoke API tokens (needs an admin token)');
+  const server = (c: Command) =>
+    c
+      .option('--url <url>', 'server URL (env HANSARD_URL)')
+      .option('--token <token>', 'admin token (env HANSARD_TOKEN)');
+
+  server(
+    token
+      .command('create')
+      .description('create a token; its secret is printed once')
+      .requiredOption('--scopes <list>', `comma-separated scopes: ${SCOPES.join(', ')}`)
+      .option('--session <sid>', 'bind the token to one session id')
+      .option('--label <text>', 'a name to recognise it by')
+      .option('--ttl <seconds>', 'expire after this many seconds'),
+  )
+    .addOption(jsonOption())
+    .action(
+      async (o: {
+        scopes: string;
+        session?: string;
+        label?: string;
+        ttl?: string;
+        url?: string;
+        token?: string;
+        json?: boolean;
+      }) => {
+        const scopes = o.scopes
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        const bad = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+        if (bad.length) throw new UsageError(`unknown scope ${bad.join(', ')}: use ${SCOPES.join(', ')}`);
+        const ttl = o.ttl === undefined ? null : Number(o.ttl);
+        if (ttl !== null && !Number.isInteger(ttl))
+          throw new UsageError('--ttl is a whole number of seconds');
+        const res = await clientFrom(o, io.env).request('POST', '/v1/tokens', {
+          body: JSON.stringify({
+            scopes,
+            session: o.session ?? null,
+            label: o.label ?? null,
+            ttl_seconds: ttl,
+          }),
+          contentType: 'application/json',
+        });
+        const body = res.body as { token: string; id: string; scopes: string[]; expires_at: string | null };
+        if (o.json) return printJson(io, body);
+        io.stdout.write(`${body.token}\n`);
+        io.stderr.write(
+          `token ${body.id} with scopes ${body.scopes.join(', ')}${body.expires_at ? `, expires ${body.expires_at}` : ''}: shown once, keep it safe\n`,
+        );
+      },
+    );
+
+  server(token.command('list').description("list the tenant's tokens (never their secrets)"))
+    .addOption(jsonOption())
+    .action(async (o: { url?: string; token?: string; json?: boolean }) => {
+      const res = await clientFrom(o, io.env).request('GET', '/v1/tokens');
+      const { tokens } = res.body as { tokens: Array<Record<string, unknown>> };
+      if (o.json) return printJson(io, tokens);
+      for (const t of tokens) {
+        const state = t.revoked_at
+          ? 'revoked'
+          : t.expires_at && Date.parse(String(t.expires_at)) < Date.now()
+            ? 'expired'
+            : 'active';
+        io.stdout.write(
+          `${t.id}  ${state.padEnd(7)}  ${(t.scopes as string[]).join(',').padEnd(28)}  ${t.label ?? ''}\n`,
+        );
+      }
+    });
+
+  server(token.command('revoke <id>').description('revoke a token by its id (tok_…)')).action(
+    async (id: string, o: { url?: string; token?: string }) => {
+      await clientFrom(o, io.env).request('DELETE', `/v1/tokens/${encodeURIComponent(id)}`);
+      io.stderr.write(`revoked ${id}\n`);
+    },
+  );
+}

@@ -1,0 +1,59 @@
+/** `hansard upload DIR…` (DESIGN §6): send session directories to the server, resuming where it stopped. */
+import type { Command } from 'commander';
+import { clientFrom } from './config.js';
+import { type Io, printJson } from './io.js';
+import { jsonOption } from './options.js';
+import { type SessionUploadResult, uploadSession } from './upload.js';
+
+export function registerUpload(program: Command, io: Io): void {
+  program
+    .command('upload')
+    .description(
+      'upload session directories: sends what the server does not have yet, in chunks of complete lines',
+    )
+    .argument('<dir...>', 'session directories (s_<ULID>/ holding w_<ULID>.jsonl segments)')
+    .option('--url <url>', 'server URL (env HANSARD_URL)')
+    .option('--token <token>', 'token with the ingest scope (env HANSARD_TOKEN)')
+    .option('--progress', 'print progress even when stderr is not a terminal')
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      '\nSafe to run again: only new bytes are sent; a line still being written waits for the next run.',
+    )
+    .action(
+      async (dirs: string[], o: { url?: string; token?: string; json?: boolean; progress?: boolean }) => {
+        const showProgress = !o.json && (o.progress || io.stderr.isTTY === true);
+        const client = clientFrom(o, io.env, ({ attempt, reason }) => {
+          if (!o.json) io.stderr.write(`retrying (attempt ${attempt + 1}): ${reason}\n`);
+        });
+        const results: SessionUploadResult[] = [];
+        for (const dir of dirs) {
+          const r = await uploadSession(dir, {
+            client,
+            onProgress: showProgress
+              ? ({ w, sent, total }) =>
+                  io.stderr.write(`  ${w}: ${formatBytes(sent)} of ${formatBytes(total)}\n`)
+              : undefined,
+          });
+          results.push(r);
+          if (!o.json) {
+            const sent = r.segments.reduce((n, s) => n + s.sent_lines, 0);
+            const bytes = r.segments.reduce((n, s) => n + s.sent_bytes, 0);
+            const pending = r.segments.filter((s) => s.pending_bytes > 0).length;
+            io.stdout.write(
+              `${r.sid}: ${r.segments.length} writer${r.segments.length === 1 ? '' : 's'}, ${sent} line${sent === 1 ? '' : 's'} sent (${formatBytes(bytes)})` +
+                `${sent === 0 ? ', already up to date' : ''}${pending ? `, ${pending} unfinished last line${pending === 1 ? '' : 's'} left for later` : ''}\n`,
+            );
+          }
+        }
+        if (o.json) printJson(io, { sessions: results });
+        else if (results.length) io.stderr.write(`next: hansard replay ${results[0]!.sid} --format text\n`);
+      },
+    );
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}

@@ -1,0 +1,37 @@
+/**
+ * Server connection settings for commands that talk to a server: flags first, then `HANSARD_URL` /
+ * `HANSARD_TOKEN` (DESIGN §6), then the local default.
+ */
+import { ApiClient, type ClientOptions } from './client.js';
+import { UsageError } from './errors.js';
+
+export const DEFAULT_URL = 'http://127.0.0.1:8787';
+
+export interface ServerFlags {
+  url?: string;
+  token?: string;
+}
+
+/**
+ * A client for the configured server. @throws UsageError when no token is configured (every API route but
+ * /healthz needs one)
+ */
+export function clientFrom(
+  flags: ServerFlags,
+  env: NodeJS.ProcessEnv,
+  onRetry?: ClientOptions['onRetry'],
+): ApiClient {
+  const url = flags.url ?? env.HANSARD_URL ?? DEFAULT_URL;
+  const token = flags.token ?? env.HANSARD_TOKEN;
+  if (!token) {
+    throw new UsageError(
+      'no token: pass --token or set HANSARD_TOKEN (hansard serve prints an admin token on first start; hansard token create makes more)',
+    );
+  }
+  try {
+    new URL(url);
+  } catch {
+    throw new UsageError(`--url ${JSON.stringify(url)} is not a URL (example: ${DEFAULT_URL})`);
+  }
+  return new ApiClient({ url, token, ...(onRetry ? { onRetry } : {}) });
+}

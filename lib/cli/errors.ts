@@ -1,0 +1,17 @@
+/**
+ * CLI errors and exit codes (DESIGN §6): 0 success, 1 failure, 2 usage or refusal (bad input, or the
+ * server refused the request with a 4xx).
+ */
+
+/** A mistake the user can fix: bad arguments, a directory that is not a session. Exit code 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** Exit with this code after printing nothing more (the message was already printed). */
+export class ExitError extends Error {
+  override name = 'ExitError';
+  constructor(readonly exitCode: number) {
+    super(`exit ${exitCode}`);
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The `hansard` command (DESIGN §6), built with commander. Commands are plain functions in this folder;
+ * this file only parses arguments, prints, and maps errors to exit codes (0 ok, 1 failure, 2 usage or
+ * refusal).
+ */
+import { Command, CommanderError } from 'commander';
+import { HANSARD_VERSION } from '../version.js';
+import { NetworkError, ServerError } from './client.js';
+import { registerImport } from './cmd-import.js';
+import { registerReplay } from './cmd-replay.js';
+import { registerServe } from './cmd-serve.js';
+import { registerSession } from './cmd-session.js';
+import { registerToken } from './cmd-token.js';
+import { registerUpload } from './cmd-upload.js';
+import { ExitError, UsageError } from './errors.js';
+import type { Io } from './io.js';
+
+/** Builds the program; `io` carries the streams and environment (tests pass their own). */
+export function buildProgram(io: Io): Command {
+  const program = new Command('hansard')
+    .description(
+      'hansard keeps the record of work by people and AI coding agents: append-only session segments,\n' +
+        'merged replay, status reports and a team status board.',
+    )
+    .version(HANSARD_VERSION, '-V, --version')
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+    })
+    .exitOverride()
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText(
+      'after',
+      `
+Getting started:
+  hansard serve                               run the local service and board (http://127.0.0.1:8787)
+  export HANSARD_TOKEN=hns_…                  the admin token serve printed on first start
+  hansard import claude-code FILE.jsonl       turn a Claude Code transcript into a session directory
+  hansard upload ./sessions/s_…               send a session to the server
+  hansard replay s_… --format text            read it back, merged
+
+Environment: HANSARD_URL (default http://127.0.0.1:8787), HANSARD_TOKEN, HANSARD_DATA_DIR.
+Exit codes: 0 success, 1 failure, 2 usage error or refused by the server.`,
+    );
+  registerServe(program, io);
+  registerToken(program, io);
+  registerUpload(program, io);
+  registerReplay(program, io);
+  registerSession(program, io);
+  registerImport(program, io);
+  return program;
+}
+
+/** Runs the CLI with `argv` (without `node` and the script) and returns the exit code. */
+export async function runCli(argv: string[], io: Io): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (err) {
+    return exitCodeFor(err, io);
+  }
+}
+
+function exitCodeFor(err: unknown, io: Io): number {
+  if (err instanceof CommanderError) {
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0)
+      return 0;
+    return 2;
+  }
+  if (err instanceof ExitError) return err.exitCode;
+  if (err instanceof UsageError) {
+    io.stderr.write(`hansard: ${err.message}\n`);
+    return 2;
+  }
+  if (err instanceof ServerError) {
+    io.stderr.write(`hansard: the server refused: ${err.message} (${err.status} ${err.code})\n`);
+    if (err.status === 401) io.stderr.write('hint: check HANSARD_TOKEN / --token\n');
+    return err.status >= 400 && err.status < 500 ? 2 : 1;
+  }
+  if (err instanceof NetworkError) {
+    io.stderr.write(`hansard: ${err.message}\nhint: is the server running? start one with: hansard serve\n`);
+    return 1;
+  }
+  io.stderr.write(
+    `hansard: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  return 1;
+}
+
+const isMain = process.argv[1] !== undefined && /(?:^|[\\/])(?:hansard|cli\.js)$/.test(process.argv[1]);
+if (isMain) {
+  // `hansard replay … | head` closes the pipe early: that is the reader's choice, not a failure.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
+  const io: Io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+  runCli(process.argv.slice(2), io).then(
+    (code) => {
+      // `serve` keeps running: only exit for commands that finished.
+      if (code !== 0 || !io.keepAlive) process.exitCode = code;
+    },
+    (err) => {
+      process.stderr.write(`hansard: ${String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,83 @@
+/**
+ * `hansard serve`: the local service, the embedded default (DESIGN §1). The app on `@hono/node-server`,
+ * with the filesystem and SQLite stores in a data directory. On first start it creates tenant `local` and
+ * an admin token, printed once (or installs `HANSARD_BOOTSTRAP_TOKEN`); at every start it prints a board
+ * link carrying a fresh board-scoped token, as Jupyter does.
+ */
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { createApp } from '../http/app.js';
+import { ensureTenant } from '../service/bootstrap.js';
+import { mintToken } from '../service/tokens.js';
+import { openLocalStores } from '../store/index.js';
+import { HANSARD_VERSION } from '../version.js';
+
+export const LOCAL_TENANT = 'local';
+/** Lifetime of the board link's token. */
+const BOARD_LINK_TTL_SECONDS = 30 * 86400;
+
+export interface ServeOptions {
+  port: number;
+  host: string;
+  data: string;
+  bootstrapToken?: string | undefined;
+  /** where the banner goes (stdout) */
+  print: (line: string) => void;
+  /** request and error log (stderr) */
+  log: (line: string) => void;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  boardUrl: string;
+  close(): Promise<void>;
+}
+
+/** Starts the local server; resolves once it listens. */
+export async function startServer(o: ServeOptions): Promise<RunningServer> {
+  const stores = openLocalStores(o.data);
+  const now = new Date();
+  const admin = await ensureTenant(stores.state, LOCAL_TENANT, now, o.bootstrapToken);
+  const board = await mintToken(
+    stores.state,
+    LOCAL_TENANT,
+    { scopes: ['board'], label: 'board link', ttl_seconds: BOARD_LINK_TTL_SECONDS },
+    now,
+  );
+  const app = createApp({
+    ...stores,
+    log: (m, e) => o.log(`${m}: ${e instanceof Error ? (e.stack ?? e.message) : String(e ?? '')}`),
+  });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: o.host, port: o.port }, () => resolve(s));
+    s.once('error', reject);
+  });
+  // A slow client may not hold a connection open forever.
+  (server as unknown as { requestTimeout: number }).requestTimeout = 60_000;
+  const port = (server.address() as AddressInfo).port;
+  const host = o.host.includes(':') ? `[${o.host}]` : o.host;
+  const url = `http://${host}:${port}`;
+  const boardUrl = `${url}/?token=${board.token}`;
+  o.print(`hansard ${HANSARD_VERSION} serving ${url} (data in ${o.data})`);
+  if (admin) {
+    o.print('');
+    o.print(`Tenant "${LOCAL_TENANT}" created. Its admin token (shown once, keep it safe):`);
+    o.print(`  ${admin.token}`);
+    o.print('Use it with: export HANSARD_TOKEN=<token>   (then: hansard token create --scopes ingest,read)');
+  }
+  o.print('');
+  o.print('Open the board (the link signs you in, valid 30 days):');
+  o.print(`  ${boardUrl}`);
+  return {
+    url,
+    port,
+    boardUrl,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => {
+          void stores.state.close().then(resolve);
+        });
+      }),
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * `hansard upload DIR…` (DESIGN §6): for each segment of each session directory, ask the server how much
+ * it has, then send the rest in chunks of complete lines of at most 5 MiB, each at its byte offset. A last
+ * line with no newline (its writer is still writing it) waits for the next upload. A 409 means the server
+ * holds a different length (another uploader got there first): resume from the offset it reports.
+ */
+import { createReadStream, statSync } from 'node:fs';
+import { splitLines } from '../log/reader.js';
+import { listSegments, sessionIdOf } from '../log/session-dir.js';
+import { type ApiClient, ServerError } from './client.js';
+import { UsageError } from './errors.js';
+
+/** The chunk limit of the API (DESIGN §4): a body larger than this is refused with 413. */
+export const MAX_CHUNK_BYTES = 5 * 1024 * 1024;
+
+export interface SegmentUploadResult {
+  w: string;
+  /** bytes of the segment the server holds now */
+  length: number;
+  /** bytes sent in this run */
+  sent_bytes: number;
+  sent_lines: number;
+  chunks: number;
+  /** bytes of an unfinished last line left for later */
+  pending_bytes: number;
+}
+
+export interface SessionUploadResult {
+  sid: string;
+  dir: string;
+  segments: SegmentUploadResult[];
+}
+
+export interface UploadOptions {
+  client: ApiClient;
+  /** chunk size limit in bytes (tests make it small) */
+  maxChunkBytes?: number;
+  onProgress?: (p: { sid: string; w: string; sent: number; total: number }) => void;
+}
+
+/**
+ * Uploads one session directory. @throws UsageError when `dir` is not a session directory or a line is
+ * larger than a chunk; ServerError / NetworkError from the client
+ */
+export async function uploadSession(dir: string, options: UploadOptions): Promise<SessionUploadResult> {
+  let segments: ReturnType<typeof listSegments>;
+  try {
+    segments = listSegments(dir);
+  } catch (err) {
+    throw new UsageError(
+      `cannot read ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+  const sid = await sessionIdOf(dir);
+  if (!sid || segments.length === 0) {
+    throw new UsageError(
+      `${dir} is not a session directory: expected s_<ULID>/ holding w_<ULID>.jsonl segments`,
+    );
+  }
+  const results: SegmentUploadResult[] = [];
+  for (const seg of segments) results.push(await uploadSegment(sid, seg.w, seg.path, options));
+  return { sid, dir, segments: results };
+}
+
+async function uploadSegment(
+  sid: string,
+  w: string,
+  path: string,
+  options: UploadOptions,
+): Promise<SegmentUploadResult> {
+  const { client } = options;
+  const max = options.maxChunkBytes ?? MAX_CHUNK_BYTES;
+  const base = `/v1/sessions/${sid}/writers/${w}`;
+  const info = await client.request('GET', base, { allow404: true });
+  let offset = info.status === 404 ? 0 : (info.body as { length: number }).length;
+  let serverLines = info.status === 404 ? 0 : (info.body as { lines: number }).lines;
+  const size = statSync(path).size;
+  const result: SegmentUploadResult = {
+    w,
+    length: offset,
+    sent_bytes: 0,
+    sent_lines: 0,
+    chunks: 0,
+    pending_bytes: 0,
+  };
+  if (offset > size) {
+    throw new UsageError(
+      `the server holds ${offset} bytes of ${path} but the file has only ${size}: this is not the segment the server has`,
+    );
+  }
+  let resyncs = 0;
+  outer: while (offset < size) {
+    let parts: Uint8Array[] = [];
+    let partBytes = 0;
+    let partLines = 0;
+    const send = async (): Promise<'ok' | 'resync'> => {
+      const body = Buffer.concat(
+        parts.flatMap((p) => [p, NL]),
+        partBytes,
+      );
+      try {
+        const res = await client.request('POST', `${base}/chunks?offset=${offset}`, {
+          body,
+          contentType: 'application/x-ndjson',
+        });
+        const answer = res.body as { length: number; lines: number };
+        offset = answer.length;
+        serverLines = answer.lines;
+        result.sent_bytes += body.length;
+        result.sent_lines += partLines;
+        result.chunks += 1;
+        options.onProgress?.({ sid, w, sent: offset, total: size });
+      } catch (err) {
+        if (err instanceof ServerError && err.code === 'offset_mismatch' && resyncs < 5) {
+          resyncs += 1;
+          offset = Number(err.details.expected_offset);
+          if (!Number.isSafeInteger(offset) || offset > size) throw err;
+          return 'resync';
+        }
+        if (err instanceof ServerError && err.status === 413) {
+          throw new UsageError(
+            `${path}: a chunk at offset ${offset} was refused as too large: ${err.message}`,
+          );
+        }
+        throw err;
+      }
+      parts = [];
+      partBytes = 0;
+      partLines = 0;
+      return 'ok';
+    };
+    for await (const line of splitLines(
+      createReadStream(path, { start: offset, highWaterMark: 1024 * 1024 }),
+    )) {
+      if (!line.complete) {
+        result.pending_bytes = line.bytes.length;
+        break;
+      }
+      const lineBytes = line.bytes.length + 1;
+      if (lineBytes > max) {
+        throw new UsageError(
+          `${path}: line ${serverLines + partLines + 1} is ${lineBytes} bytes, more than a chunk may hold (${max}); it cannot be uploaded`,
+        );
+      }
+      if (partBytes + lineBytes > max) {
+        if ((await send()) === 'resync') continue outer;
+      }
+      parts.push(line.bytes);
+      partBytes += lineBytes;
+      partLines += 1;
+    }
+    if (partBytes > 0 && (await send()) === 'resync') continue;
+    break;
+  }
+  result.length = offset;
+  return result;
+}
+
+const NL = Buffer.from('\n');

@@ -1,0 +1,63 @@
+/**
+ * `createApp(deps)`: the one Hono application every deployment serves (DESIGN §1, §4). Local mode passes
+ * the filesystem and SQLite stores; Lambda passes the AWS ones. No module state: everything comes in
+ * through `deps`.
+ */
+import { Hono } from 'hono';
+import { csrf } from 'hono/csrf';
+import { secureHeaders } from 'hono/secure-headers';
+import { boardRoutes } from '../board/routes.js';
+import type { ServiceDeps } from '../service/context.js';
+import { HANSARD_VERSION } from '../version.js';
+import { type AppEnv, requireAuth } from './auth.js';
+import { errorBody, errorResponse } from './errors.js';
+import { sessionRoutes } from './routes/sessions.js';
+import { boardApiRoutes, statusRoutes } from './routes/status.js';
+import { tokenRoutes } from './routes/tokens.js';
+
+export interface AppDeps extends ServiceDeps {
+  /** where request lines and unhandled errors go; never given a token or an event's text */
+  log?: (message: string, err?: unknown) => void;
+}
+
+/**
+ * Builds the app. Routes: `/healthz`, `/v1/…` (bearer tokens), and the board pages `/`, `/login`,
+ * `/sessions/{sid}` (the board cookie).
+ */
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const full = { segments: deps.segments, state: deps.state, now: deps.now ?? (() => new Date()) };
+  const log = deps.log ?? ((m: string, e?: unknown) => console.error(m, e ?? ''));
+  const app = new Hono<AppEnv>();
+
+  app.onError((err, c) => errorResponse(c, err, log));
+  app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
+
+  app.get('/healthz', (c) => c.json({ ok: true, version: HANSARD_VERSION }));
+
+  const v1 = new Hono<AppEnv>();
+  v1.use('/board', requireAuth(full, true));
+  v1.route('/', boardApiRoutes());
+  v1.use('*', requireAuth(full));
+  v1.route('/', sessionRoutes());
+  v1.route('/', statusRoutes());
+  v1.route('/', tokenRoutes());
+  app.route('/v1', v1);
+
+  const pages = new Hono<AppEnv>();
+  pages.use(
+    '*',
+    secureHeaders({
+      contentSecurityPolicy: {
+        defaultSrc: ["'none'"],
+        styleSrc: ["'unsafe-inline'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+      },
+      referrerPolicy: 'no-referrer',
+    }),
+  );
+  pages.use('*', csrf());
+  pages.route('/', boardRoutes(full));
+  app.route('/', pages);
+  return app;
+}

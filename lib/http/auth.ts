@@ -1,0 +1,46 @@
+/**
+ * Authentication (DESIGN §4): `Authorization: Bearer hns_…` for the API; for the board pages also the
+ * HttpOnly, SameSite=Strict cookie set by the sign-in link or form (Jupyter-style). The cookie is honoured
+ * only by board routes, so a browser never carries more than the board can do.
+ */
+import type { MiddlewareHandler } from 'hono';
+import { getCookie } from 'hono/cookie';
+import type { ServiceContext, ServiceDeps } from '../service/context.js';
+import { authenticate } from '../service/tokens.js';
+
+export const BOARD_COOKIE = 'hansard_board';
+
+export type AppEnv = { Variables: { ctx: ServiceContext } };
+
+/** The bearer token of a request, or null. */
+export function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1]! : null;
+}
+
+/**
+ * Puts the caller's `ServiceContext` on the request or answers 401.
+ * @param allowCookie accept the board cookie when no Authorization header is sent
+ */
+export function requireAuth(deps: Required<ServiceDeps>, allowCookie = false): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const header = c.req.header('authorization');
+    const secret =
+      bearerToken(header) ?? (allowCookie && !header ? (getCookie(c, BOARD_COOKIE) ?? null) : null);
+    const now = deps.now();
+    const caller = await authenticate(deps.state, secret, now);
+    // Last-used time is coarse on purpose: at most one write per token a minute.
+    if (!caller.last_used_at || now.getTime() - Date.parse(caller.last_used_at) > 60_000) {
+      await deps.state.touchToken(caller.hash, now.toISOString());
+    }
+    c.set('ctx', {
+      tenant: caller.tenant,
+      caller,
+      segments: deps.segments,
+      state: deps.state,
+      now: deps.now,
+    });
+    await next();
+  };
+}

@@ -1,0 +1,4 @@
+/** `lib/http`: the Hono app (routes, auth, error mapping). */
+export { type AppDeps, createApp } from './app.js';
+export { type AppEnv, BOARD_COOKIE, bearerToken } from './auth.js';
+export { type ErrorBody, errorBody } from './errors.js';

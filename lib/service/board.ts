@@ -1,0 +1,58 @@
+/**
+ * The status board's data (DESIGN §4 `GET /v1/board`): the tenant's sessions, most recent activity first,
+ * each with its latest reported state and note and its writers.
+ */
+import { requireScope, type ServiceContext } from './context.js';
+
+export interface BoardSession {
+  sid: string;
+  /** the latest reported state, or null when no agent reported */
+  state: string | null;
+  note: string | null;
+  reported_at: string | null;
+  last_activity: string;
+  created_at: string;
+  writers: number;
+  lines: number;
+  agents: string[];
+}
+
+export interface Board {
+  tenant: string;
+  generated_at: string;
+  sessions: BoardSession[];
+}
+
+/** Everything the board shows, newest activity first (at most `limit` sessions). Scope `board` or `read`. */
+export async function getBoard({
+  ctx,
+  limit = 100,
+}: {
+  ctx: ServiceContext;
+  limit?: number;
+}): Promise<Board> {
+  requireScope(ctx, 'board', 'read');
+  const page = await ctx.state.listSessions(ctx.tenant, limit, null);
+  const sessions = await Promise.all(
+    page.items
+      .filter((s) => ctx.caller.session === null || s.sid === ctx.caller.session)
+      .map(async (s): Promise<BoardSession> => {
+        const [status, writers] = await Promise.all([
+          ctx.state.getStatus(ctx.tenant, s.sid),
+          ctx.state.listWriters(ctx.tenant, s.sid),
+        ]);
+        return {
+          sid: s.sid,
+          state: status?.state ?? null,
+          note: status?.note ?? null,
+          reported_at: status?.reported_at ?? null,
+          last_activity: s.updated_at,
+          created_at: s.created_at,
+          writers: s.writers,
+          lines: s.lines,
+          agents: [...new Set(writers.map((w) => w.agent).filter((a): a is string => a !== null))],
+        };
+      }),
+  );
+  return { tenant: ctx.tenant, generated_at: ctx.now().toISOString(), sessions };
+}

@@ -1,0 +1,42 @@
+/**
+ * What every verb runs with (STYLE §1): the caller's tenant and token, the stores, and the clock.
+ */
+import type { Scope, SegmentStore, StateStore, TokenRecord } from '../store/index.js';
+import { AppError, notFound } from './errors.js';
+
+export interface ServiceDeps {
+  segments: SegmentStore;
+  state: StateStore;
+  /** the clock; tests fix it */
+  now?: () => Date;
+}
+
+export interface ServiceContext {
+  tenant: string;
+  caller: TokenRecord;
+  segments: SegmentStore;
+  state: StateStore;
+  now: () => Date;
+}
+
+/** @throws AppError `forbidden` unless the caller has one of `scopes` (`admin` is not a superset) */
+export function requireScope(ctx: ServiceContext, ...scopes: Scope[]): void {
+  if (!scopes.some((s) => ctx.caller.scopes.includes(s))) {
+    throw new AppError('forbidden', `this token lacks the ${scopes.join(' or ')} scope`, {
+      required: scopes,
+    });
+  }
+}
+
+/**
+ * A session-bound token may touch only its own session; for any other it answers as if the session did
+ * not exist, so a harness token cannot probe which sessions exist.
+ * @throws AppError `not_found`
+ */
+export function requireSessionAccess(ctx: ServiceContext, sid: string): void {
+  if (ctx.caller.session !== null && ctx.caller.session !== sid) throw notFound('session');
+}
+
+export function isoNow(ctx: { now: () => Date }): string {
+  return ctx.now().toISOString();
+}

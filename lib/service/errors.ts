@@ -1,0 +1,47 @@
+/**
+ * One error type for every refusal a verb can make (STYLE §6). Its `code` decides the HTTP status in
+ * `lib/http` and the exit code in the CLI; its message is a sentence a person can act on (DESIGN §4).
+ */
+
+/** Error codes and the HTTP status each one maps to. */
+export const ERROR_STATUS = {
+  bad_request: 400,
+  invalid_id: 400,
+  invalid_body: 400,
+  empty_body: 400,
+  incomplete_line: 400,
+  missing_writer_start: 400,
+  misrouted_line: 400,
+  invalid_cursor: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  offset_mismatch: 409,
+  conflict: 409,
+  payload_too_large: 413,
+  unprocessable: 422,
+  internal: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** A refusal with a stable code, a message for a person, and details for a program. */
+export class AppError extends Error {
+  override name = 'AppError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+
+  get status(): (typeof ERROR_STATUS)[ErrorCode] {
+    return ERROR_STATUS[this.code];
+  }
+}
+
+/** The 404 for anything missing or another tenant's: the same body either way (DESIGN §4). */
+export function notFound(what: string): AppError {
+  return new AppError('not_found', `${what} not found`);
+}

@@ -1,0 +1,13 @@
+/**
+ * `lib/service`: hansard's use cases, framework-free and tenant-scoped (STYLE §1). Each verb takes
+ * `{ ctx, … }` and throws `AppError`; routes, the CLI and Lambda handlers only validate, call and map.
+ */
+export * from './board.js';
+export * from './bootstrap.js';
+export * from './context.js';
+export * from './errors.js';
+export * from './ingest.js';
+export * from './sessions.js';
+export * from './status.js';
+export * from './status-schemas.js';
+export * from './tokens.js';

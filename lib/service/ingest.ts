@@ -1,0 +1,189 @@
+/**
+ * `ingestChunk`: accept the next complete lines of a writer's segment (DESIGN §4 chunk route, §5 "What
+ * ingest refuses and what it records").
+ *
+ * Refused: an empty body or one not ending with a newline; a new segment whose first line is not a
+ * parseable `writer.start` of this session and writer; any line that names another session or writer.
+ * Everything else is stored as written, torn lines included (the merged replay skips them, verify reports
+ * them). The bytes are written first, then the writer index advances on the condition that it is still
+ * where it was read; a retry of an accepted chunk gets the same answer with 200.
+ */
+import { createHash } from 'node:crypto';
+import { parseLine } from '../log/codec.js';
+import { ChunkConflictError, StateConflictError, type WriterRecord } from '../store/index.js';
+import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
+import { AppError } from './errors.js';
+
+/** Largest chunk body, in bytes (DESIGN §4, §7). */
+export const MAX_CHUNK_BYTES = 5 * 1024 * 1024;
+
+export interface IngestInput {
+  sid: string;
+  w: string;
+  /** byte offset of the body's first byte in the segment */
+  offset: number;
+  body: Uint8Array;
+}
+
+/** The answer to an accepted chunk; `created` false for a retry of a chunk already accepted. */
+export interface IngestResult {
+  created: boolean;
+  writer: string;
+  length: number;
+  lines: number;
+  last_seq: number | null;
+}
+
+/**
+ * @throws AppError `empty_body`, `incomplete_line`, `payload_too_large`, `missing_writer_start`,
+ *   `misrouted_line` (400/413, nothing stored), `offset_mismatch` (409 with `expected_offset`)
+ */
+export async function ingestChunk({
+  ctx,
+  input,
+}: {
+  ctx: ServiceContext;
+  input: IngestInput;
+}): Promise<IngestResult> {
+  requireScope(ctx, 'ingest');
+  requireSessionAccess(ctx, input.sid);
+  const { sid, w, offset, body } = input;
+  if (body.length === 0)
+    throw new AppError('empty_body', 'the chunk is empty: send at least one complete line');
+  if (body.length > MAX_CHUNK_BYTES) {
+    throw new AppError('payload_too_large', `a chunk may hold at most ${MAX_CHUNK_BYTES} bytes`, {
+      max_bytes: MAX_CHUNK_BYTES,
+    });
+  }
+  if (body[body.length - 1] !== 0x0a) {
+    throw new AppError('incomplete_line', 'the chunk must end with a newline: send complete lines only');
+  }
+  const key = { tenant: ctx.tenant, sid, w };
+  const current = await ctx.state.getWriter(ctx.tenant, sid, w);
+  const length = current?.length ?? 0;
+  const sha256 = createHash('sha256').update(body).digest('hex');
+
+  if (offset !== length) return answerRetry(ctx, input, sha256, length);
+
+  const scan = scanLines(body, sid, w, current);
+  try {
+    await ctx.segments.putChunk(key, offset, body);
+  } catch (err) {
+    if (err instanceof ChunkConflictError) return answerRetry(ctx, input, sha256, length);
+    throw err;
+  }
+  const next = {
+    length: offset + body.length,
+    lines: (current?.lines ?? 0) + scan.lines,
+    last_seq: scan.lastSeq ?? current?.last_seq ?? null,
+    ended: (current?.ended ?? false) || scan.ended,
+    agent: current?.agent ?? scan.agent,
+  };
+  try {
+    await ctx.state.advanceWriter(ctx.tenant, sid, w, length, {
+      ...next,
+      chunk: { offset, length: body.length, sha256, lines: next.lines, last_seq: next.last_seq },
+      at: isoNow(ctx),
+    });
+  } catch (err) {
+    // Another client advanced this writer between our read and our write: answer as for its state now.
+    if (err instanceof StateConflictError)
+      return answerRetry(ctx, input, sha256, err.currentLength ?? length);
+    throw err;
+  }
+  return { created: true, writer: w, length: next.length, lines: next.lines, last_seq: next.last_seq };
+}
+
+/** A chunk not at the stored length: the same chunk again (200, its answer) or a conflict (409). */
+async function answerRetry(
+  ctx: ServiceContext,
+  input: IngestInput,
+  sha256: string,
+  storedLength: number,
+): Promise<IngestResult> {
+  if (input.offset < storedLength) {
+    const chunk = await ctx.state.getChunk(ctx.tenant, input.sid, input.w, input.offset);
+    if (chunk && chunk.sha256 === sha256 && chunk.length === input.body.length) {
+      return {
+        created: false,
+        writer: input.w,
+        length: chunk.offset + chunk.length,
+        lines: chunk.lines,
+        last_seq: chunk.last_seq,
+      };
+    }
+  }
+  throw new AppError(
+    'offset_mismatch',
+    `the server holds ${storedLength} bytes of this writer's segment: send the bytes from offset ${storedLength}`,
+    { expected_offset: storedLength },
+  );
+}
+
+interface Scan {
+  lines: number;
+  lastSeq: number | null;
+  ended: boolean;
+  agent: string | null;
+}
+
+/** Checks what ingest refuses (see the module doc) and counts what the index records. */
+function scanLines(body: Uint8Array, sid: string, w: string, current: WriterRecord | null): Scan {
+  const scan: Scan = { lines: 0, lastSeq: null, ended: false, agent: null };
+  const firstLine = (current?.lines ?? 0) + 1;
+  let start = 0;
+  while (start < body.length) {
+    const nl = body.indexOf(0x0a, start);
+    const bytes = body.subarray(start, nl);
+    const lineNo = firstLine + scan.lines;
+    const parsed = parseLine(bytes, lineNo, start, true);
+    if (current === null && scan.lines === 0) {
+      if (
+        !parsed.ok ||
+        parsed.event.type !== 'writer.start' ||
+        parsed.event.sid !== sid ||
+        parsed.event.w !== w
+      ) {
+        throw new AppError(
+          'missing_writer_start',
+          `line 1 of a new segment must be a writer.start of session ${sid} and writer ${w}`,
+          { line: 1 },
+        );
+      }
+      const meta = parsed.event.obj.meta as Record<string, unknown> | undefined;
+      if (meta && typeof meta.agent === 'string') scan.agent = meta.agent.slice(0, 200);
+    }
+    const named = parsed.ok ? parsed.event.obj : looseObject(bytes);
+    if (
+      named &&
+      ((typeof named.sid === 'string' && named.sid !== sid) || (typeof named.w === 'string' && named.w !== w))
+    ) {
+      throw new AppError(
+        'misrouted_line',
+        `line ${lineNo} belongs to another session or writer than the path names`,
+        {
+          line: lineNo,
+          path: { sid, w },
+          line_names: { sid: named.sid, w: named.w },
+        },
+      );
+    }
+    if (parsed.ok) {
+      scan.lastSeq = parsed.event.seq;
+      if (parsed.event.type === 'writer.end') scan.ended = true;
+    }
+    scan.lines += 1;
+    start = nl + 1;
+  }
+  return scan;
+}
+
+/** A line that is a JSON object but not a complete envelope still must not name another writer. */
+function looseObject(bytes: Uint8Array): Record<string, unknown> | null {
+  try {
+    const v = JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * Reading sessions back: the writer index, the session listing, the merged replay and raw segments
+ * (DESIGN §4). Replay merges the stored segments with the same code the CLI uses on a local directory,
+ * so both give the same bytes.
+ */
+import type { LineProblem } from '../log/codec.js';
+import type { MergeSource } from '../log/merge.js';
+import { readSegment } from '../log/reader.js';
+import { type ReplayFormat, replayLines, replayRaw } from '../log/replay.js';
+import { InvalidCursorError, type SessionRecord, type WriterRecord } from '../store/index.js';
+import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
+import { AppError, notFound } from './errors.js';
+
+/** The public view of a writer's index entry (DESIGN §4 `GET …/writers/{w}`). */
+export interface WriterView {
+  writer: string;
+  length: number;
+  lines: number;
+  last_seq: number | null;
+  ended: boolean;
+  agent: string | null;
+  updated_at: string;
+}
+
+function writerView(r: WriterRecord): WriterView {
+  return {
+    writer: r.w,
+    length: r.length,
+    lines: r.lines,
+    last_seq: r.last_seq,
+    ended: r.ended,
+    agent: r.agent,
+    updated_at: r.updated_at,
+  };
+}
+
+/** `GET /v1/sessions/{sid}/writers/{w}` (scope `ingest` or `read`). @throws AppError `not_found` */
+export async function getWriter({
+  ctx,
+  sid,
+  w,
+}: {
+  ctx: ServiceContext;
+  sid: string;
+  w: string;
+}): Promise<WriterView> {
+  requireScope(ctx, 'ingest', 'read');
+  requireSessionAccess(ctx, sid);
+  const rec = await ctx.state.getWriter(ctx.tenant, sid, w);
+  if (!rec) throw notFound('writer');
+  return writerView(rec);
+}
+
+export interface SessionView extends Omit<SessionRecord, 'tenant'> {}
+
+/**
+ * `GET /v1/sessions` (scope `read`): the tenant's sessions, most recent activity first.
+ * @param limit 1..200 @throws AppError `invalid_cursor`
+ */
+export async function listSessions({
+  ctx,
+  limit,
+  cursor,
+}: {
+  ctx: ServiceContext;
+  limit: number;
+  cursor: string | null;
+}): Promise<{ sessions: SessionView[]; next: string | null }> {
+  requireScope(ctx, 'read');
+  try {
+    const page = await ctx.state.listSessions(ctx.tenant, limit, cursor);
+    const items = page.items
+      .filter((s) => ctx.caller.session === null || s.sid === ctx.caller.session)
+      .map(({ tenant: _t, ...rest }) => rest);
+    return { sessions: items, next: page.next };
+  } catch (err) {
+    if (err instanceof InvalidCursorError)
+      throw new AppError('invalid_cursor', 'the cursor is not one this server gave');
+    throw err;
+  }
+}
+
+/** The merge sources of a stored session: each writer's segment up to its indexed length. */
+async function storedSources(ctx: ServiceContext, sid: string): Promise<MergeSource[]> {
+  const writers = await ctx.state.listWriters(ctx.tenant, sid);
+  if (writers.length === 0) throw notFound('session');
+  return writers.map((wr) => ({
+    w: wr.w,
+    items: readSegment(ctx.segments.readSegment({ tenant: ctx.tenant, sid, w: wr.w }, wr.length)),
+  }));
+}
+
+/**
+ * `GET /v1/sessions/{sid}/replay` (scope `read`): the merged transcript as lines (`ndjson` or `text`).
+ * The session's existence is checked before the first line, so a 404 is still possible; the lines then
+ * stream. @throws AppError `not_found`
+ */
+export async function replaySession({
+  ctx,
+  sid,
+  format,
+  onProblem,
+}: {
+  ctx: ServiceContext;
+  sid: string;
+  format: ReplayFormat;
+  onProblem?: (w: string, p: LineProblem) => void;
+}): Promise<AsyncIterable<string>> {
+  // The board's timeline page shows the replay, so a board token may read it too.
+  requireScope(ctx, 'read', 'board');
+  requireSessionAccess(ctx, sid);
+  const sources = await storedSources(ctx, sid);
+  return replayLines(sources, format, onProblem ? { onProblem } : {});
+}
+
+/**
+ * `replay?raw=1` (scope `read`): every stored line as written, quarantined ones included, in merged order
+ * (DESIGN §5). @throws AppError `not_found`
+ */
+export async function rawSession({
+  ctx,
+  sid,
+}: {
+  ctx: ServiceContext;
+  sid: string;
+}): Promise<AsyncIterable<Uint8Array>> {
+  requireScope(ctx, 'read');
+  requireSessionAccess(ctx, sid);
+  return replayRaw(await storedSources(ctx, sid));
+}
+
+/** `GET /v1/sessions/{sid}/writers/{w}/segment` (scope `read`): the raw segment. @throws AppError `not_found` */
+export async function rawSegment({
+  ctx,
+  sid,
+  w,
+}: {
+  ctx: ServiceContext;
+  sid: string;
+  w: string;
+}): Promise<{ length: number; body: AsyncIterable<Uint8Array> }> {
+  requireScope(ctx, 'read');
+  requireSessionAccess(ctx, sid);
+  const rec = await ctx.state.getWriter(ctx.tenant, sid, w);
+  if (!rec) throw notFound('writer');
+  return { length: rec.length, body: ctx.segments.readSegment({ tenant: ctx.tenant, sid, w }, rec.length) };
+}
+
+/** `GET /v1/sessions/{sid}` (scope `read`): the session index entry and its writers. */
+export async function getSession({ ctx, sid }: { ctx: ServiceContext; sid: string }) {
+  requireScope(ctx, 'read', 'board');
+  requireSessionAccess(ctx, sid);
+  const s = await ctx.state.getSession(ctx.tenant, sid);
+  if (!s) throw notFound('session');
+  const { tenant: _t, ...rest } = s;
+  const writers = (await ctx.state.listWriters(ctx.tenant, sid)).map(writerView);
+  return { ...rest, writers };
+}

@@ -1,0 +1,64 @@
+/**
+ * Agent status reports (seed 000): the latest report of a session, shown on the board. Reports are an
+ * agent's declarations, not proof; the evidence checks against the transcript come with a later issue.
+ */
+import type { StatusRecord } from '../store/index.js';
+import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
+import { AppError, notFound } from './errors.js';
+import { StatusReport } from './status-schemas.js';
+
+/** The public view of a status. */
+export interface StatusView {
+  sid: string;
+  state: string;
+  note: string;
+  events: unknown[];
+  reported_at: string;
+}
+
+function view(s: StatusRecord): StatusView {
+  return { sid: s.sid, state: s.state, note: s.note, events: s.events, reported_at: s.reported_at };
+}
+
+/**
+ * `POST /v1/sessions/{sid}/status` (scope `report`). The session need not have segments yet.
+ * @throws AppError `invalid_body` (400) naming each problem, with nothing stored
+ */
+export async function reportStatus({
+  ctx,
+  sid,
+  input,
+}: {
+  ctx: ServiceContext;
+  sid: string;
+  input: unknown;
+}): Promise<StatusView> {
+  requireScope(ctx, 'report');
+  requireSessionAccess(ctx, sid);
+  const parsed = StatusReport.safeParse(input);
+  if (!parsed.success) {
+    throw new AppError('invalid_body', 'the status report is not valid', {
+      issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
+  }
+  const rec: StatusRecord = {
+    tenant: ctx.tenant,
+    sid,
+    state: parsed.data.state,
+    note: parsed.data.note,
+    events: parsed.data.events,
+    reported_by: ctx.caller.id,
+    reported_at: isoNow(ctx),
+  };
+  await ctx.state.putStatus(rec);
+  return view(rec);
+}
+
+/** `GET /v1/sessions/{sid}/status` (scope `read`). @throws AppError `not_found` when nothing was reported */
+export async function getStatus({ ctx, sid }: { ctx: ServiceContext; sid: string }): Promise<StatusView> {
+  requireScope(ctx, 'read', 'report', 'board');
+  requireSessionAccess(ctx, sid);
+  const s = await ctx.state.getStatus(ctx.tenant, sid);
+  if (!s) throw notFound('status');
+  return view(s);
+}

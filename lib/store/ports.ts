@@ -1,0 +1,178 @@
+/**
+ * The two storage ports every deployment implements (DESIGN §1, §5): `SegmentStore` for the bytes of
+ * segments, `StateStore` for small records with conditional writes. Adapters hold no business logic: the
+ * rules (what ingest accepts, what a retry is) live in `lib/service`.
+ */
+
+/** Where one writer's segment lives. All three parts are validated ids before they reach a store. */
+export interface SegmentKey {
+  tenant: string;
+  sid: string;
+  w: string;
+}
+
+/** The bytes of segments (S3: one object per chunk; filesystem: one appended file per writer). */
+export interface SegmentStore {
+  /**
+   * Stores `bytes` as the chunk starting at byte `offset` of the segment. The caller has checked that
+   * `offset` is the indexed length. Idempotent: when the same bytes are already there (a retry after a
+   * crash between this write and the index update) it resolves. Bytes past `offset` left by a crashed
+   * write are not part of the segment and may be replaced.
+   * @throws ChunkConflictError when other bytes are already stored at `offset` and cannot be replaced
+   */
+  putChunk(key: SegmentKey, offset: number, bytes: Uint8Array): Promise<void>;
+  /**
+   * Streams bytes `[start, end)` of the segment (`end` is the indexed length; anything beyond it was never
+   * acknowledged). Yields nothing for an empty range.
+   */
+  readSegment(key: SegmentKey, end: number, start?: number): AsyncIterable<Uint8Array>;
+}
+
+/** Token scopes (DESIGN §4). */
+export const SCOPES = ['ingest', 'report', 'read', 'board', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** A token as stored: never the secret, only its SHA-256 (hex). Times are ISO 8601 strings. */
+export interface TokenRecord {
+  id: string;
+  tenant: string;
+  hash: string;
+  scopes: Scope[];
+  /** bound to this session only, or null */
+  session: string | null;
+  label: string | null;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+/** One accepted chunk of a writer's segment: what a retry of it is answered with. */
+export interface ChunkRecord {
+  offset: number;
+  length: number;
+  sha256: string;
+  /** the writer's totals after this chunk */
+  lines: number;
+  last_seq: number | null;
+}
+
+/** What is stored of a writer (DESIGN §4 `GET …/writers/{w}`). */
+export interface WriterRecord {
+  tenant: string;
+  sid: string;
+  w: string;
+  length: number;
+  lines: number;
+  last_seq: number | null;
+  ended: boolean;
+  /** `meta.agent` from its writer.start, when it had one */
+  agent: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The session index entry. */
+export interface SessionRecord {
+  tenant: string;
+  sid: string;
+  created_at: string;
+  /** the last time anything of it was ingested or reported */
+  updated_at: string;
+  writers: number;
+  lines: number;
+  bytes: number;
+}
+
+/** An agent's latest status report (seed 000). */
+export interface StatusRecord {
+  tenant: string;
+  sid: string;
+  state: string;
+  note: string;
+  /** declared events as posted (seed 000), kept for the evidence checks */
+  events: unknown[];
+  /** the token id that reported it */
+  reported_by: string;
+  reported_at: string;
+}
+
+/** The writer index after a chunk is accepted. */
+export interface WriterAdvance {
+  length: number;
+  lines: number;
+  last_seq: number | null;
+  ended: boolean;
+  agent: string | null;
+  chunk: ChunkRecord;
+  at: string;
+}
+
+/** A page of a listing; `next` is an opaque cursor, null on the last page. */
+export interface Page<T> {
+  items: T[];
+  next: string | null;
+}
+
+/** Small records with conditional writes (DynamoDB on AWS, SQLite locally). */
+export interface StateStore {
+  /** @throws StateConflictError when the tenant exists */
+  createTenant(tenant: string, at: string): Promise<void>;
+  tenantExists(tenant: string): Promise<boolean>;
+
+  /** @throws StateConflictError when a token with this hash or id exists */
+  putToken(token: TokenRecord): Promise<void>;
+  getTokenByHash(hash: string): Promise<TokenRecord | null>;
+  listTokens(tenant: string): Promise<TokenRecord[]>;
+  /** Marks a token revoked; false when the tenant has no such token. */
+  revokeToken(tenant: string, id: string, at: string): Promise<boolean>;
+  /** Records a use (best effort, may be coarse). */
+  touchToken(hash: string, at: string): Promise<void>;
+
+  getWriter(tenant: string, sid: string, w: string): Promise<WriterRecord | null>;
+  listWriters(tenant: string, sid: string): Promise<WriterRecord[]>;
+  getChunk(tenant: string, sid: string, w: string, offset: number): Promise<ChunkRecord | null>;
+  /**
+   * Advances the writer index from `fromLength` (0 and absent for a new writer), records the chunk and
+   * updates the session index, atomically.
+   * @throws StateConflictError (with the current length) when the stored length is not `fromLength`
+   */
+  advanceWriter(
+    tenant: string,
+    sid: string,
+    w: string,
+    fromLength: number,
+    next: WriterAdvance,
+  ): Promise<void>;
+
+  getSession(tenant: string, sid: string): Promise<SessionRecord | null>;
+  /** newest `updated_at` first */
+  listSessions(tenant: string, limit: number, cursor: string | null): Promise<Page<SessionRecord>>;
+
+  putStatus(status: StatusRecord): Promise<void>;
+  getStatus(tenant: string, sid: string): Promise<StatusRecord | null>;
+
+  close(): Promise<void>;
+}
+
+/** A conditional write lost: the record is not in the state the caller read. */
+export class StateConflictError extends Error {
+  override name = 'StateConflictError';
+  constructor(
+    message: string,
+    /** for writer advances: the length actually stored */
+    readonly currentLength?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Other bytes are already stored at this offset of the segment. */
+export class ChunkConflictError extends Error {
+  override name = 'ChunkConflictError';
+}
+
+/** A listing cursor this store did not make. */
+export class InvalidCursorError extends Error {
+  override name = 'InvalidCursorError';
+}

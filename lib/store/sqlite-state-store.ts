@@ -1,0 +1,280 @@
+/**
+ * `SqliteStateStore`: the embedded `StateStore` of local mode (DESIGN §1), one SQLite file
+ * (`{data}/state.sqlite`, WAL) through better-sqlite3. Conditional writes are transactions that check the
+ * previous value, as DynamoDB's condition expressions do on AWS.
+ */
+import Database from 'better-sqlite3';
+import {
+  type ChunkRecord,
+  InvalidCursorError,
+  type Page,
+  type Scope,
+  type SessionRecord,
+  StateConflictError,
+  type StateStore,
+  type StatusRecord,
+  type TokenRecord,
+  type WriterAdvance,
+  type WriterRecord,
+} from './ports.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tokens (
+  id TEXT PRIMARY KEY, tenant TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL,
+  session TEXT, label TEXT, created_at TEXT NOT NULL, expires_at TEXT, revoked_at TEXT, last_used_at TEXT
+);
+CREATE INDEX IF NOT EXISTS tokens_tenant ON tokens (tenant);
+CREATE TABLE IF NOT EXISTS sessions (
+  tenant TEXT NOT NULL, sid TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+  writers INTEGER NOT NULL, lines INTEGER NOT NULL, bytes INTEGER NOT NULL, PRIMARY KEY (tenant, sid)
+);
+CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (tenant, updated_at DESC, sid DESC);
+CREATE TABLE IF NOT EXISTS writers (
+  tenant TEXT NOT NULL, sid TEXT NOT NULL, w TEXT NOT NULL, length INTEGER NOT NULL, lines INTEGER NOT NULL,
+  last_seq INTEGER, ended INTEGER NOT NULL, agent TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+  PRIMARY KEY (tenant, sid, w)
+);
+CREATE TABLE IF NOT EXISTS chunks (
+  tenant TEXT NOT NULL, sid TEXT NOT NULL, w TEXT NOT NULL, offset INTEGER NOT NULL, length INTEGER NOT NULL,
+  sha256 TEXT NOT NULL, lines INTEGER NOT NULL, last_seq INTEGER, PRIMARY KEY (tenant, sid, w, offset)
+);
+CREATE TABLE IF NOT EXISTS status (
+  tenant TEXT NOT NULL, sid TEXT NOT NULL, state TEXT NOT NULL, note TEXT NOT NULL, events TEXT NOT NULL,
+  reported_by TEXT NOT NULL, reported_at TEXT NOT NULL, PRIMARY KEY (tenant, sid)
+);
+`;
+
+type Row = Record<string, unknown>;
+
+export class SqliteStateStore implements StateStore {
+  private readonly db: Database.Database;
+
+  /** Opens (creating if needed) the database file. `:memory:` works for tests. */
+  constructor(path: string) {
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(SCHEMA);
+  }
+
+  async createTenant(tenant: string, at: string): Promise<void> {
+    const r = this.db
+      .prepare('INSERT OR IGNORE INTO tenants (name, created_at) VALUES (?, ?)')
+      .run(tenant, at);
+    if (r.changes === 0) throw new StateConflictError(`tenant ${tenant} exists`);
+  }
+
+  async tenantExists(tenant: string): Promise<boolean> {
+    return this.db.prepare('SELECT 1 FROM tenants WHERE name = ?').get(tenant) !== undefined;
+  }
+
+  async putToken(t: TokenRecord): Promise<void> {
+    try {
+      this.db
+        .prepare(
+          `INSERT INTO tokens (id, tenant, hash, scopes, session, label, created_at, expires_at, revoked_at, last_used_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          t.id,
+          t.tenant,
+          t.hash,
+          JSON.stringify(t.scopes),
+          t.session,
+          t.label,
+          t.created_at,
+          t.expires_at,
+          t.revoked_at,
+          t.last_used_at,
+        );
+    } catch (err) {
+      if ((err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) {
+        throw new StateConflictError('a token with this id or hash exists');
+      }
+      throw err;
+    }
+  }
+
+  async getTokenByHash(hash: string): Promise<TokenRecord | null> {
+    const row = this.db.prepare('SELECT * FROM tokens WHERE hash = ?').get(hash) as Row | undefined;
+    return row ? toToken(row) : null;
+  }
+
+  async listTokens(tenant: string): Promise<TokenRecord[]> {
+    const rows = this.db
+      .prepare('SELECT * FROM tokens WHERE tenant = ? ORDER BY created_at, id')
+      .all(tenant) as Row[];
+    return rows.map(toToken);
+  }
+
+  async revokeToken(tenant: string, id: string, at: string): Promise<boolean> {
+    const r = this.db
+      .prepare('UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE tenant = ? AND id = ?')
+      .run(at, tenant, id);
+    return r.changes > 0;
+  }
+
+  async touchToken(hash: string, at: string): Promise<void> {
+    this.db.prepare('UPDATE tokens SET last_used_at = ? WHERE hash = ?').run(at, hash);
+  }
+
+  async getWriter(tenant: string, sid: string, w: string): Promise<WriterRecord | null> {
+    const row = this.db
+      .prepare('SELECT * FROM writers WHERE tenant = ? AND sid = ? AND w = ?')
+      .get(tenant, sid, w) as Row | undefined;
+    return row ? toWriter(row) : null;
+  }
+
+  async listWriters(tenant: string, sid: string): Promise<WriterRecord[]> {
+    const rows = this.db
+      .prepare('SELECT * FROM writers WHERE tenant = ? AND sid = ? ORDER BY w')
+      .all(tenant, sid) as Row[];
+    return rows.map(toWriter);
+  }
+
+  async getChunk(tenant: string, sid: string, w: string, offset: number): Promise<ChunkRecord | null> {
+    const row = this.db
+      .prepare(
+        'SELECT offset, length, sha256, lines, last_seq FROM chunks WHERE tenant = ? AND sid = ? AND w = ? AND offset = ?',
+      )
+      .get(tenant, sid, w, offset) as ChunkRecord | undefined;
+    return row ?? null;
+  }
+
+  async advanceWriter(
+    tenant: string,
+    sid: string,
+    w: string,
+    fromLength: number,
+    next: WriterAdvance,
+  ): Promise<void> {
+    const tx = this.db.transaction(() => {
+      const cur = this.db
+        .prepare('SELECT length, lines, created_at FROM writers WHERE tenant = ? AND sid = ? AND w = ?')
+        .get(tenant, sid, w) as { length: number; lines: number; created_at: string } | undefined;
+      const curLength = cur?.length ?? 0;
+      if (curLength !== fromLength || (cur === undefined && fromLength !== 0)) {
+        throw new StateConflictError(`writer ${w} is at ${curLength} bytes, not ${fromLength}`, curLength);
+      }
+      this.db
+        .prepare(
+          `INSERT INTO writers (tenant, sid, w, length, lines, last_seq, ended, agent, created_at, updated_at)
+           VALUES (@tenant, @sid, @w, @length, @lines, @last_seq, @ended, @agent, @at, @at)
+           ON CONFLICT (tenant, sid, w) DO UPDATE SET length = @length, lines = @lines, last_seq = @last_seq,
+             ended = @ended, agent = COALESCE(agent, @agent), updated_at = @at`,
+        )
+        .run({
+          tenant,
+          sid,
+          w,
+          length: next.length,
+          lines: next.lines,
+          last_seq: next.last_seq,
+          ended: next.ended ? 1 : 0,
+          agent: next.agent,
+          at: next.at,
+        });
+      const c = next.chunk;
+      this.db
+        .prepare(
+          'INSERT INTO chunks (tenant, sid, w, offset, length, sha256, lines, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(tenant, sid, w, c.offset, c.length, c.sha256, c.lines, c.last_seq);
+      this.db
+        .prepare(
+          `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes)
+           VALUES (@tenant, @sid, @at, @at, 1, @dl, @db)
+           ON CONFLICT (tenant, sid) DO UPDATE SET updated_at = @at,
+             writers = (SELECT COUNT(*) FROM writers WHERE tenant = @tenant AND sid = @sid),
+             lines = lines + @dl, bytes = bytes + @db`,
+        )
+        .run({ tenant, sid, at: next.at, dl: next.lines - (cur?.lines ?? 0), db: next.length - curLength });
+    });
+    tx();
+  }
+
+  async getSession(tenant: string, sid: string): Promise<SessionRecord | null> {
+    const row = this.db.prepare('SELECT * FROM sessions WHERE tenant = ? AND sid = ?').get(tenant, sid) as
+      | SessionRecord
+      | undefined;
+    return row ?? null;
+  }
+
+  async listSessions(tenant: string, limit: number, cursor: string | null): Promise<Page<SessionRecord>> {
+    let rows: SessionRecord[];
+    if (cursor) {
+      const [updatedAt, sid] = decodeCursor(cursor);
+      rows = this.db
+        .prepare(
+          `SELECT * FROM sessions WHERE tenant = ? AND (updated_at < ? OR (updated_at = ? AND sid < ?))
+           ORDER BY updated_at DESC, sid DESC LIMIT ?`,
+        )
+        .all(tenant, updatedAt, updatedAt, sid, limit + 1) as SessionRecord[];
+    } else {
+      rows = this.db
+        .prepare('SELECT * FROM sessions WHERE tenant = ? ORDER BY updated_at DESC, sid DESC LIMIT ?')
+        .all(tenant, limit + 1) as SessionRecord[];
+    }
+    const items = rows.slice(0, limit);
+    const last = items.at(-1);
+    return { items, next: rows.length > limit && last ? encodeCursor(last.updated_at, last.sid) : null };
+  }
+
+  async putStatus(s: StatusRecord): Promise<void> {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO status (tenant, sid, state, note, events, reported_by, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (tenant, sid) DO UPDATE SET state = excluded.state, note = excluded.note, events = excluded.events,
+             reported_by = excluded.reported_by, reported_at = excluded.reported_at`,
+        )
+        .run(s.tenant, s.sid, s.state, s.note, JSON.stringify(s.events), s.reported_by, s.reported_at);
+      // A report is activity: the session shows on the board even before any segment arrives.
+      this.db
+        .prepare(
+          `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes) VALUES (?, ?, ?, ?, 0, 0, 0)
+           ON CONFLICT (tenant, sid) DO UPDATE SET updated_at = MAX(updated_at, excluded.updated_at)`,
+        )
+        .run(s.tenant, s.sid, s.reported_at, s.reported_at);
+    })();
+  }
+
+  async getStatus(tenant: string, sid: string): Promise<StatusRecord | null> {
+    const row = this.db.prepare('SELECT * FROM status WHERE tenant = ? AND sid = ?').get(tenant, sid) as
+      | Row
+      | undefined;
+    if (!row) return null;
+    return { ...(row as unknown as StatusRecord), events: JSON.parse(row.events as string) as unknown[] };
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}
+
+function toToken(row: Row): TokenRecord {
+  return { ...(row as unknown as TokenRecord), scopes: JSON.parse(row.scopes as string) as Scope[] };
+}
+
+function toWriter(row: Row): WriterRecord {
+  return { ...(row as unknown as WriterRecord), ended: row.ended === 1 };
+}
+
+function encodeCursor(updatedAt: string, sid: string): string {
+  return Buffer.from(JSON.stringify([updatedAt, sid])).toString('base64url');
+}
+
+/** @throws InvalidCursorError for a cursor this store did not make */
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string') {
+      return [v[0], v[1]];
+    }
+  } catch {
+    // fall through
+  }
+  throw new InvalidCursorError('invalid cursor');
+}
