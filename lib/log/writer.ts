@@ -30,8 +30,8 @@ import {
 import { type IdPrefix, isId, newId } from './ids.js';
 import { formatTs, nowMicros } from './time.js';
 
-/** Largest string a field may hold before the writer cuts it and names it in `truncated` (DESIGN §7). */
-export const MAX_FIELD_CHARS = 1024 * 1024;
+/** Largest JSON encoding (UTF-8 bytes) a field may have before the writer cuts it and names it in `truncated` (DESIGN §7). */
+export const MAX_FIELD_BYTES = 1024 * 1024;
 
 /** What `openSession` is told about the writer. */
 export interface SessionMeta {
@@ -176,9 +176,9 @@ export function openSession(dir: string, meta: SessionMeta = {}, options: Writer
       sid: sid!,
       w,
       seq: seq + 1,
-      id: id ?? newId(prefix),
+      id: id ?? newId(prefix, idTime(o)),
       ts: formatTs(o.at ?? clock()),
-      mono: o.mono ?? roundMono(monoClock() - mono0),
+      mono: o.mono !== undefined ? roundMono(o.mono) : roundMono(monoClock() - mono0),
       type,
       ...cut,
       extra: {},
@@ -220,7 +220,7 @@ export function openSession(dir: string, meta: SessionMeta = {}, options: Writer
         o,
       ),
     turnStart: (f = {}, o) => {
-      const id = newId('t');
+      const id = newId('t', idTime(o));
       return emit(
         'turn.start',
         't',
@@ -293,6 +293,11 @@ export function openSession(dir: string, meta: SessionMeta = {}, options: Writer
   };
 }
 
+/** The ms time a ULID should carry: the event's own time when an import gives it. */
+function idTime(o: EmitOptions | undefined): number | undefined {
+  return o?.at === undefined ? undefined : Math.floor(o.at / 1000);
+}
+
 function roundMono(seconds: number): number {
   return Math.round(seconds * 1e6) / 1e6;
 }
@@ -332,6 +337,14 @@ function resumeSegment(fd: number, size: number): number {
   return 0;
 }
 
+/** Fields that hold free text or tool payloads: the only ones the writer may cut (ids and lists never). */
+const CUTTABLE = new Set(['text', 'input', 'output', 'error', 'value', 'reason']);
+
+/**
+ * Cuts any cuttable field whose JSON encoding is over `MAX_FIELD_BYTES` UTF-8 bytes, so that no line we
+ * write can exceed the chunk limit (DESIGN §7). A string keeps its longest prefix that fits (never half a
+ * surrogate pair); any other value is replaced by the prefix of its JSON text.
+ */
 function cutLongFields(fields: Record<string, unknown>): {
   fields: Record<string, unknown>;
   truncated: string[];
@@ -339,16 +352,36 @@ function cutLongFields(fields: Record<string, unknown>): {
   const truncated: string[] = [];
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(fields)) {
-    if (typeof v === 'string' && v.length > MAX_FIELD_CHARS) {
-      out[k] = v.slice(0, MAX_FIELD_CHARS);
-      truncated.push(k);
-    } else if (v !== null && typeof v === 'object' && k !== 'meta') {
-      const json = JSON.stringify(v);
-      if (json.length > MAX_FIELD_CHARS) {
-        out[k] = json.slice(0, MAX_FIELD_CHARS);
-        truncated.push(k);
-      } else out[k] = v;
-    } else out[k] = v;
+    if (!CUTTABLE.has(k) || v === null || (typeof v !== 'string' && typeof v !== 'object')) {
+      out[k] = v;
+      continue;
+    }
+    const text = typeof v === 'string' ? v : JSON.stringify(v);
+    // Cheap exits first: a JSON-escaped character is at most 6 bytes.
+    if (text.length * 6 + 2 <= MAX_FIELD_BYTES || jsonBytes(text) <= MAX_FIELD_BYTES) {
+      out[k] = v;
+      continue;
+    }
+    out[k] = cutToJsonBytes(text, MAX_FIELD_BYTES);
+    truncated.push(k);
   }
   return { fields: out, truncated };
+}
+
+function jsonBytes(s: string): number {
+  return Buffer.byteLength(JSON.stringify(s), 'utf8');
+}
+
+/** The longest prefix of `s` whose JSON string encoding fits in `max` bytes (binary search). */
+function cutToJsonBytes(s: string, max: number): string {
+  let lo = 0;
+  let hi = s.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (jsonBytes(s.slice(0, mid)) <= max) lo = mid;
+    else hi = mid - 1;
+  }
+  const code = s.charCodeAt(lo - 1);
+  if (lo > 0 && code >= 0xd800 && code <= 0xdbff) lo -= 1;
+  return s.slice(0, lo);
 }

@@ -7,7 +7,7 @@ import {
   decodeEvent,
   isId,
   type LogEvent,
-  MAX_FIELD_CHARS,
+  MAX_FIELD_BYTES,
   newSessionId,
   openSession,
   parseTs,
@@ -222,36 +222,53 @@ describe('reopening a segment', () => {
 });
 
 describe('field limits', () => {
+  // The limit is on a field's JSON encoding in UTF-8 bytes, quotes included.
+  const fits = MAX_FIELD_BYTES - 2;
+
   it('cuts a string field over 1 MiB and names it in truncated', async () => {
     const s = openSession(tmp);
-    const big = 'x'.repeat(MAX_FIELD_CHARS + 10);
+    const big = 'x'.repeat(MAX_FIELD_BYTES + 10);
     const ev = s.message({ user_id: 'priya', text: big });
     s.end();
-    expect(ev.text).toHaveLength(MAX_FIELD_CHARS);
+    expect(ev.text).toHaveLength(fits);
     expect(ev.truncated).toEqual(['text']);
     const [, msg] = await readEvents(s.path);
     const decoded = decodeEvent(msg!);
     expect(decoded.truncated).toEqual(['text']);
-    expect((decoded as { text: string }).text).toBe(big.slice(0, MAX_FIELD_CHARS));
+    expect((decoded as { text: string }).text).toBe(big.slice(0, fits));
     expect(serializeEvent(decoded)).toBe(msg!.raw);
   });
 
-  it('cuts a JSON value whose text is over 1 MiB and leaves smaller fields alone', async () => {
+  it('cuts a JSON value whose text is over 1 MiB and leaves fields that fit alone', async () => {
     const s = openSession(tmp);
     const t = s.turnStart();
     const a = s.action({
       turn_id: t.turn_id,
       tool: 'Write',
-      input: { content: 'y'.repeat(MAX_FIELD_CHARS) },
+      input: { content: 'y'.repeat(MAX_FIELD_BYTES) },
     });
-    const small = s.note({ author: 'bot', text: 'y'.repeat(MAX_FIELD_CHARS) });
+    const small = s.note({ author: 'bot', text: 'y'.repeat(fits) });
     s.end();
     expect(a.truncated).toEqual(['input']);
     expect(small.truncated).toBeUndefined();
     const events = await readEvents(s.path);
     expect(events[2]!.obj.truncated).toEqual(['input']);
-    expect(String(events[2]!.obj.input)).toHaveLength(MAX_FIELD_CHARS);
+    expect(Buffer.byteLength(JSON.stringify(events[2]!.obj.input))).toBeLessThanOrEqual(MAX_FIELD_BYTES);
     expect(events[3]!.obj).not.toHaveProperty('truncated');
+  });
+
+  it('measures bytes after JSON escaping, so control characters and multi-byte text cannot make a line over the chunk limit', async () => {
+    const s = openSession(tmp);
+    const ctl = s.note({ author: 'bot', text: '\u0001'.repeat(MAX_FIELD_BYTES) });
+    const cjk = s.note({ author: 'bot', text: '漢'.repeat(MAX_FIELD_BYTES / 2) });
+    const emoji = s.note({ author: 'bot', text: `${'a'.repeat(fits - 1)}😀` });
+    s.end();
+    expect(ctl.truncated).toEqual(['text']);
+    expect(cjk.truncated).toEqual(['text']);
+    expect(emoji.text).toBe('a'.repeat(fits - 1)); // never half a surrogate pair
+    for (const l of readFileSync(s.path, 'utf8').split('\n').filter(Boolean)) {
+      expect(Buffer.byteLength(l)).toBeLessThan(MAX_FIELD_BYTES + 4096);
+    }
   });
 });
 
