@@ -20,6 +20,8 @@ export interface MergeSource {
 /** A merged event with the key it was ordered by. */
 export interface MergedEvent {
   event: RecordedEvent;
+  /** the writer id of the segment it came from (its `MergeSource.w`) */
+  source: string;
   /** the writer's running maximum ts (µs) at this event: the merge key */
   orderMicros: number;
 }
@@ -112,7 +114,7 @@ async function* mergeItems(
   }
   while (heap.length > 0) {
     const top = heap[0]!;
-    if (top.event) yield { event: top.event, orderMicros: top.key };
+    if (top.event) yield { event: top.event, source: top.w, orderMicros: top.key };
     else yield { problem: top.problem!, w: top.w, orderMicros: top.key };
     const next = await advance(top);
     if (next) replaceTop(heap, next);

@@ -1,0 +1,78 @@
+/**
+ * `hansard verify SID|DIR [--json]` and `hansard inspect SID|DIR [--json]` (issue 3, DESIGN §6).
+ * verify exits 1 when any problem has severity `error`.
+ */
+
+import { basename } from 'node:path';
+import type { Command } from 'commander';
+import { isId } from '../log/ids.js';
+import { formatSummary, inspectSession, type SessionSummary } from '../log/inspect.js';
+import { sessionDirSources } from '../log/session-dir.js';
+import { type VerifyReport, verifySession } from '../log/verify.js';
+import { clientFrom } from './config.js';
+import { ExitError, UsageError } from './errors.js';
+import { type Io, printJson } from './io.js';
+import { jsonOption } from './options.js';
+import { sessionTarget } from './session-target.js';
+
+export function registerVerify(program: Command, io: Io): void {
+  program
+    .command('verify')
+    .description('check a session against the log format; exit 1 when any problem is an error')
+    .argument('<session>', 'a session directory, or a session id (s_…) to check on the server')
+    .option('--url <url>', 'server URL (env HANSARD_URL)')
+    .option('--token <token>', 'token with the read scope (env HANSARD_TOKEN)')
+    .addOption(jsonOption())
+    .addHelpText('after', '\nThe codes and their meaning are listed in docs/verify.md.')
+    .action(async (target: string, o: { url?: string; token?: string; json?: boolean }) => {
+      const t = sessionTarget(target, io.cwd);
+      let report: VerifyReport;
+      if (t.kind === 'dir') {
+        const sources = sessionDirSources(t.dir);
+        if (sources.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
+        const name = basename(t.dir);
+        report = await verifySession(sources, isId('s', name) ? { sid: name } : {});
+      } else {
+        report = (await clientFrom(o, io.env).request('GET', `/v1/sessions/${t.sid}/verify`))
+          .body as VerifyReport;
+      }
+      if (o.json) printJson(io, report);
+      else {
+        for (const p of report.problems) {
+          const where = `${p.w}${p.seq !== null ? ` seq ${p.seq}` : ''}${p.line !== null ? ` line ${p.line}` : ''}`;
+          io.stdout.write(`${p.severity.padEnd(7)}  ${p.code.padEnd(26)}  ${where}: ${p.message}\n`);
+        }
+        const s = report.summary;
+        io.stdout.write(
+          `${report.ok ? 'ok' : 'NOT ok'}: ${s.events} events in ${s.writers} writers; ${s.errors} errors, ${s.warnings} warnings, ${s.infos} notes\n`,
+        );
+      }
+      if (!report.ok) throw new ExitError(1);
+    });
+
+  program
+    .command('inspect')
+    .description(
+      'summarize a session: writers, participants, turns, actions by tool, corrections, verify summary',
+    )
+    .argument('<session>', 'a session directory, or a session id (s_…) on the server')
+    .option('--url <url>', 'server URL (env HANSARD_URL)')
+    .option('--token <token>', 'token with the read scope (env HANSARD_TOKEN)')
+    .addOption(jsonOption())
+    .action(async (target: string, o: { url?: string; token?: string; json?: boolean }) => {
+      const t = sessionTarget(target, io.cwd);
+      let summary: SessionSummary;
+      if (t.kind === 'dir') {
+        if (sessionDirSources(t.dir).length === 0)
+          throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
+        const name = basename(t.dir);
+        const report = await verifySession(sessionDirSources(t.dir), isId('s', name) ? { sid: name } : {});
+        summary = await inspectSession(sessionDirSources(t.dir), report);
+      } else {
+        summary = (await clientFrom(o, io.env).request('GET', `/v1/sessions/${t.sid}/inspect`))
+          .body as SessionSummary;
+      }
+      if (o.json) printJson(io, summary);
+      else io.stdout.write(formatSummary(summary));
+    });
+}

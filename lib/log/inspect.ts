@@ -1,0 +1,207 @@
+/**
+ * inspect: a session's summary (seed 001 "replay/verify/inspect", issue 3): its writers, participants,
+ * counts by type, turns and their statuses, actions by tool with failures, corrections, unknown events,
+ * duration, and the verify summary. One pass over the merged events; memory grows with the number of
+ * writers, participants, turns and tools, not with the events.
+ */
+import { decodeEvent } from './codec.js';
+import { isType } from './events.js';
+import { type MergeSource, mergeSegments } from './merge.js';
+import type { VerifyReport } from './verify.js';
+
+export interface WriterSummary {
+  w: string;
+  agent: string | null;
+  app: string | null;
+  hansard_version: string | null;
+  host: string | null;
+  first_ts: string | null;
+  last_ts: string | null;
+  events: number;
+  ended: boolean;
+}
+
+export interface TurnSummary {
+  turn_id: string;
+  w: string;
+  started_at: string;
+  /** the turn.end status, or `open` when the turn has not ended */
+  status: string;
+  actions: number;
+}
+
+export interface SessionSummary {
+  sid: string | null;
+  first_ts: string | null;
+  last_ts: string | null;
+  /** seconds from the first to the last event (by the merge order's instants) */
+  duration_seconds: number;
+  events: number;
+  writers: WriterSummary[];
+  participants: Array<{ user_id: string; display_name: string | null; messages: number }>;
+  counts: Record<string, number>;
+  turns: { total: number; by_status: Record<string, number>; list: TurnSummary[] };
+  actions: { total: number; failed: number; by_tool: Record<string, { calls: number; failed: number }> };
+  corrections: number;
+  unknown_events: Record<string, number>;
+  verify: (VerifyReport['summary'] & { ok: boolean }) | null;
+}
+
+/**
+ * Summarizes a session. `verify` is the session's verify report when the caller has one (inspect shows
+ * its summary). The summary is of the events as recorded: corrections are counted, not applied.
+ */
+export async function inspectSession(
+  sources: MergeSource[],
+  verify: VerifyReport | null = null,
+): Promise<SessionSummary> {
+  const writers = new Map<string, WriterSummary>();
+  const participants = new Map<string, { user_id: string; display_name: string | null; messages: number }>();
+  const counts: Record<string, number> = {};
+  const unknown: Record<string, number> = {};
+  const turns = new Map<string, TurnSummary>();
+  const actions = new Map<string, { tool: string; turn: string }>();
+  const byTool: Record<string, { calls: number; failed: number }> = {};
+  let failed = 0;
+  let corrections = 0;
+  let sid: string | null = null;
+  let first: number | null = null;
+  let last: number | null = null;
+  let firstTs: string | null = null;
+  let lastTs: string | null = null;
+  let events = 0;
+  for (const s of sources) {
+    writers.set(s.w, {
+      w: s.w,
+      agent: null,
+      app: null,
+      hansard_version: null,
+      host: null,
+      first_ts: null,
+      last_ts: null,
+      events: 0,
+      ended: false,
+    });
+  }
+  const person = (user_id: string) => {
+    let p = participants.get(user_id);
+    if (!p) {
+      p = { user_id, display_name: null, messages: 0 };
+      participants.set(user_id, p);
+    }
+    return p;
+  };
+
+  for await (const { event: rec, source, orderMicros } of mergeSegments(sources)) {
+    events += 1;
+    sid ??= rec.sid;
+    if (first === null && Number.isFinite(orderMicros)) {
+      first = orderMicros;
+      firstTs = rec.ts;
+    }
+    if (Number.isFinite(orderMicros)) {
+      last = orderMicros;
+      lastTs = rec.ts;
+    }
+    counts[rec.type] = (counts[rec.type] ?? 0) + 1;
+    const wr = writers.get(source)!;
+    wr.events += 1;
+    wr.first_ts ??= rec.ts;
+    wr.last_ts = rec.ts;
+    const ev = decodeEvent(rec);
+    if ('unknown' in ev) {
+      unknown[ev.type] = (unknown[ev.type] ?? 0) + 1;
+      continue;
+    }
+    if (isType(ev, 'writer.start')) {
+      wr.agent = ev.meta.agent;
+      wr.app = ev.meta.app;
+      wr.hansard_version = ev.meta.hansard_version;
+      wr.host = ev.meta.host;
+    } else if (isType(ev, 'writer.end')) wr.ended = true;
+    else if (isType(ev, 'message')) person(ev.user_id).messages += 1;
+    else if (isType(ev, 'participant.join')) {
+      const p = person(ev.user_id);
+      p.display_name = ev.display_name ?? p.display_name;
+    } else if (isType(ev, 'turn.start')) {
+      turns.set(ev.turn_id || ev.id, {
+        turn_id: ev.turn_id || ev.id,
+        w: ev.w,
+        started_at: ev.ts,
+        status: 'open',
+        actions: 0,
+      });
+    } else if (isType(ev, 'turn.end')) {
+      const t = turns.get(ev.turn_id);
+      if (t) t.status = ev.status;
+    } else if (isType(ev, 'agent.action')) {
+      actions.set(ev.id, { tool: ev.tool, turn: ev.turn_id });
+      const t = turns.get(ev.turn_id);
+      if (t) t.actions += 1;
+      byTool[ev.tool] ??= { calls: 0, failed: 0 };
+      byTool[ev.tool]!.calls += 1;
+    } else if (isType(ev, 'agent.action_result')) {
+      if (ev.status === 'error') {
+        failed += 1;
+        const a = actions.get(ev.action_id);
+        if (a) byTool[a.tool]!.failed += 1;
+      }
+    } else if (isType(ev, 'correction')) {
+      corrections += 1;
+    }
+  }
+  const byStatus: Record<string, number> = {};
+  for (const t of turns.values()) byStatus[t.status] = (byStatus[t.status] ?? 0) + 1;
+  return {
+    sid,
+    first_ts: firstTs,
+    last_ts: lastTs,
+    duration_seconds: first !== null && last !== null ? Math.round(last - first) / 1e6 : 0,
+    events,
+    writers: [...writers.values()],
+    participants: [...participants.values()],
+    counts,
+    turns: { total: turns.size, by_status: byStatus, list: [...turns.values()] },
+    actions: { total: actions.size, failed, by_tool: byTool },
+    corrections,
+    unknown_events: unknown,
+    verify: verify ? { ok: verify.ok, ...verify.summary } : null,
+  };
+}
+
+/** A few lines of readable text for a summary (the CLI without `--json`). */
+export function formatSummary(s: SessionSummary): string {
+  const lines = [
+    `session ${s.sid ?? '?'}: ${s.events} events, ${s.writers.length} writers, ${s.duration_seconds.toFixed(1)} s` +
+      (s.first_ts ? ` (${s.first_ts} to ${s.last_ts})` : ''),
+  ];
+  for (const w of s.writers) {
+    lines.push(
+      `  writer ${w.w}  ${w.agent ?? '-'}${w.app ? ` (${w.app})` : ''}  ${w.events} events${w.ended ? '' : ', open'}`,
+    );
+  }
+  if (s.participants.length) {
+    lines.push(
+      `  participants: ${s.participants.map((p) => `${p.user_id} (${p.messages} messages)`).join(', ')}`,
+    );
+  }
+  const statuses = Object.entries(s.turns.by_status)
+    .map(([k, v]) => `${v} ${k}`)
+    .join(', ');
+  lines.push(`  turns: ${s.turns.total}${statuses ? ` (${statuses})` : ''}`);
+  const tools = Object.entries(s.actions.by_tool)
+    .map(([t, c]) => `${t} ${c.calls}${c.failed ? ` (${c.failed} failed)` : ''}`)
+    .join(', ');
+  lines.push(
+    `  actions: ${s.actions.total}${s.actions.failed ? `, ${s.actions.failed} failed` : ''}${tools ? `: ${tools}` : ''}`,
+  );
+  if (s.corrections) lines.push(`  corrections: ${s.corrections}`);
+  const unknown = Object.entries(s.unknown_events);
+  if (unknown.length) lines.push(`  unknown events: ${unknown.map(([t, n]) => `${t} ${n}`).join(', ')}`);
+  if (s.verify) {
+    lines.push(
+      `  verify: ${s.verify.ok ? 'ok' : 'NOT ok'} (${s.verify.errors} errors, ${s.verify.warnings} warnings, ${s.verify.infos} notes)`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,35 @@
+/**
+ * verify and inspect of a stored session (issue 3; DESIGN §4 `GET …/verify`, `GET …/inspect`): the same
+ * library functions the CLI runs on a local directory, over the stored segments.
+ */
+import { inspectSession, type SessionSummary } from '../log/inspect.js';
+import { type VerifyReport, verifySession } from '../log/verify.js';
+import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
+import { openStoredSources } from './sources.js';
+
+/** `GET /v1/sessions/{sid}/verify` (scope `read`). @throws AppError `not_found` */
+export async function verifyStored({
+  ctx,
+  sid,
+}: {
+  ctx: ServiceContext;
+  sid: string;
+}): Promise<VerifyReport> {
+  requireScope(ctx, 'read');
+  requireSessionAccess(ctx, sid);
+  return verifySession(await openStoredSources(ctx, sid), { sid });
+}
+
+/** `GET /v1/sessions/{sid}/inspect` (scope `read`): the summary with its verify summary. @throws AppError `not_found` */
+export async function inspectStored({
+  ctx,
+  sid,
+}: {
+  ctx: ServiceContext;
+  sid: string;
+}): Promise<SessionSummary> {
+  requireScope(ctx, 'read');
+  requireSessionAccess(ctx, sid);
+  const report = await verifySession(await openStoredSources(ctx, sid), { sid });
+  return inspectSession(await openStoredSources(ctx, sid), report);
+}
