@@ -1,5 +1,9 @@
 /** `hansard upload DIR…` (DESIGN §6): send session directories to the server, resuming where it stopped. */
+import { readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { isId } from '../log/ids.js';
+import { listSegments } from '../log/session-dir.js';
 import { clientFrom } from './config.js';
 import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
@@ -11,7 +15,10 @@ export function registerUpload(program: Command, io: Io): void {
     .description(
       'upload session directories: sends what the server does not have yet, in chunks of complete lines',
     )
-    .argument('<dir...>', 'session directories (s_<ULID>/ holding w_<ULID>.jsonl segments)')
+    .argument(
+      '<dir...>',
+      'session directories (s_<ULID>/ holding w_<ULID>.jsonl segments), or folders of them',
+    )
     .option('--url <url>', 'server URL (env HANSARD_URL)')
     .option('--token <token>', 'token with the ingest scope (env HANSARD_TOKEN)')
     .option('--progress', 'print progress even when stderr is not a terminal')
@@ -50,6 +57,25 @@ export function registerUpload(program: Command, io: Io): void {
         else if (results.length) io.stderr.write(`next: hansard replay ${results[0]!.sid} --format text\n`);
       },
     );
+}
+
+/**
+ * A folder that holds session directories (`./sessions`) stands for all of them; anything else is taken
+ * as a session directory and checked by `uploadSession`.
+ */
+function expandSessionDirs(dirs: string[]): string[] {
+  return dirs.flatMap((dir) => {
+    try {
+      if (listSegments(dir).length > 0) return [dir];
+      const sessions = readdirSync(dir, { withFileTypes: true })
+        .filter((d) => d.isDirectory() && isId('s', d.name))
+        .map((d) => join(dir, d.name))
+        .sort();
+      return sessions.length > 0 ? sessions : [dir];
+    } catch {
+      return [dir];
+    }
+  });
 }
 
 function formatBytes(n: number): string {

@@ -12,6 +12,7 @@ import { registerServe } from './cmd-serve.js';
 import { registerSession } from './cmd-session.js';
 import { registerToken } from './cmd-token.js';
 import { registerUpload } from './cmd-upload.js';
+import { registerVerify } from './cmd-verify.js';
 import { ExitError, UsageError } from './errors.js';
 import type { Io } from './io.js';
 
@@ -46,6 +47,7 @@ Exit codes: 0 success, 1 failure, 2 usage error or refused by the server.`,
   registerToken(program, io);
   registerUpload(program, io);
   registerReplay(program, io);
+  registerVerify(program, io);
   registerSession(program, io);
   registerImport(program, io);
   return program;

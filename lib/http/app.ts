@@ -11,6 +11,7 @@ import type { ServiceDeps } from '../service/context.js';
 import { HANSARD_VERSION } from '../version.js';
 import { type AppEnv, requireAuth } from './auth.js';
 import { errorBody, errorResponse } from './errors.js';
+import { analysisRoutes } from './routes/analysis.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { boardApiRoutes, statusRoutes } from './routes/status.js';
 import { tokenRoutes } from './routes/tokens.js';
@@ -39,6 +40,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   v1.route('/', boardApiRoutes());
   v1.use('*', requireAuth(full));
   v1.route('/', sessionRoutes());
+  v1.route('/', analysisRoutes());
   v1.route('/', statusRoutes());
   v1.route('/', tokenRoutes());
   app.route('/v1', v1);
