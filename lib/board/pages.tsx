@@ -14,7 +14,8 @@ h1 { font-size: 1.3rem; margin: .2rem 0 .6rem; } h1 a { color: inherit; text-dec
 table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: .45rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .85rem; }
-.state { display: inline-block; padding: .05rem .5rem; border-radius: 1rem; font-size: .8rem; font-weight: 600; }
+.state { display: inline-block; padding: .05rem .5rem; border-radius: 1rem; font-size: .8rem; font-weight: 600; white-space: nowrap; }
+time, header button { white-space: nowrap; }
 .working { background: #dbeafe; color: #1e3a8a; } .blocked { background: #fee2e2; color: #7f1d1d; }
 .needs_review { background: #fef3c7; color: #78350f; } .done { background: #dcfce7; color: #14532d; }
 .none { background: #e5e7eb; color: #374151; }

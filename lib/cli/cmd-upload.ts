@@ -34,7 +34,7 @@ export function registerUpload(program: Command, io: Io): void {
           if (!o.json) io.stderr.write(`retrying (attempt ${attempt + 1}): ${reason}\n`);
         });
         const results: SessionUploadResult[] = [];
-        for (const dir of dirs) {
+        for (const dir of expandSessionDirs(dirs.map((d) => resolve(io.cwd, d)))) {
           const r = await uploadSession(dir, {
             client,
             onProgress: showProgress

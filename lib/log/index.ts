@@ -2,6 +2,7 @@
  * `lib/log`: the v3 session log format (seed 001, DESIGN §3). Event schemas and ids, the segment writer,
  * the lenient streaming reader, the k-way merge, and replay. No network I/O here.
  */
+export * from './attribution.js';
 export * from './codec.js';
 export * from './events.js';
 export * from './ids.js';

@@ -11,11 +11,13 @@
 import type { LineProblem, RecordedEvent } from './codec.js';
 import type { SegmentItem } from './reader.js';
 
-/** One segment to merge: the writer id it belongs to and its items in file order. */
-export interface MergeSource {
-  w: string;
-  items: AsyncIterable<SegmentItem>;
-}
+/**
+ * One segment to merge: the writer id it belongs to and its items in file order, either one by one
+ * (`items`) or in batches (`batches`, faster: the reader's `readSegmentBatches`).
+ */
+export type MergeSource =
+  | { w: string; items: AsyncIterable<SegmentItem>; batches?: undefined }
+  | { w: string; batches: AsyncIterable<SegmentItem[]>; items?: undefined };
 
 /** A merged event with the key it was ordered by. */
 export interface MergedEvent {
@@ -38,13 +40,16 @@ export interface MergeOptions {
   onProblem?: (w: string, problem: LineProblem) => void;
 }
 
+/** A segment's cursor in the heap; mutated in place as it advances. */
 interface Head {
   key: number;
   w: string;
   index: number;
   event: RecordedEvent | null;
   problem: LineProblem | null;
-  it: AsyncIterator<SegmentItem>;
+  it: AsyncIterator<SegmentItem[]>;
+  batch: SegmentItem[];
+  pos: number;
   maxTs: number;
 }
 
@@ -54,6 +59,9 @@ function before(a: Head, b: Head): boolean {
   return a.index < b.index;
 }
 
+/** Up to this many merged items go out in one batch. */
+const OUT_BATCH = 1024;
+
 /**
  * Merges segments into one ordered stream of events. Lines that are problems are passed to `onProblem`
  * and skipped. Errors of a source's iterator propagate.
@@ -62,64 +70,96 @@ export async function* mergeSegments(
   sources: MergeSource[],
   options: MergeOptions = {},
 ): AsyncGenerator<MergedEvent> {
-  for await (const item of mergeItems(sources, options, false)) yield item as MergedEvent;
+  for await (const batch of mergeBatches(sources, options, false)) yield* batch as MergedEvent[];
+}
+
+/** `mergeSegments` in batches of up to 1024 events (the replay's hot path: one await per batch). */
+export function mergeSegmentBatches(
+  sources: MergeSource[],
+  options: MergeOptions = {},
+): AsyncGenerator<MergedEvent[]> {
+  return mergeBatches(sources, options, false) as AsyncGenerator<MergedEvent[]>;
 }
 
 /**
  * Like `mergeSegments`, but quarantined lines stay in the stream, each right after its writer's previous
  * event (raw replay). A last line with no newline is still left out: its writer has not finished it.
  */
-export function mergeSegmentsKeepingProblems(
+export async function* mergeSegmentsKeepingProblems(
   sources: MergeSource[],
   options: MergeOptions = {},
 ): AsyncGenerator<MergedEvent | MergedProblem> {
-  return mergeItems(sources, options, true);
+  for await (const batch of mergeBatches(sources, options, true)) yield* batch;
 }
 
-async function* mergeItems(
+async function* singleBatches(items: AsyncIterable<SegmentItem>): AsyncGenerator<SegmentItem[]> {
+  for await (const item of items) yield [item];
+}
+
+async function* mergeBatches(
   sources: MergeSource[],
   options: MergeOptions,
   keepProblems: boolean,
-): AsyncGenerator<MergedEvent | MergedProblem> {
-  const heap: Head[] = [];
-  const advance = async (h: Pick<Head, 'w' | 'index' | 'it' | 'maxTs'>): Promise<Head | null> => {
+): AsyncGenerator<Array<MergedEvent | MergedProblem>> {
+  /** Moves a head to its next item; false when its segment is exhausted. */
+  const advance = async (h: Head): Promise<boolean> => {
     for (;;) {
-      const next = await h.it.next();
-      if (next.done) return null;
-      const item = next.value;
+      if (h.pos >= h.batch.length) {
+        const next = await h.it.next();
+        if (next.done) return false;
+        h.batch = next.value;
+        h.pos = 0;
+        continue;
+      }
+      const item = h.batch[h.pos++]!;
       if (item.kind === 'problem') {
         options.onProblem?.(h.w, item.problem);
         if (keepProblems && item.problem.complete) {
-          return {
-            w: h.w,
-            index: h.index,
-            it: h.it,
-            maxTs: h.maxTs,
-            event: null,
-            problem: item.problem,
-            key: h.maxTs,
-          };
+          h.event = null;
+          h.problem = item.problem;
+          h.key = h.maxTs;
+          return true;
         }
         continue;
       }
       const ts = item.event.tsMicros;
-      const maxTs = ts !== null && ts > h.maxTs ? ts : h.maxTs;
-      return { w: h.w, index: h.index, it: h.it, maxTs, event: item.event, problem: null, key: maxTs };
+      if (ts !== null && ts > h.maxTs) h.maxTs = ts;
+      h.event = item.event;
+      h.problem = null;
+      h.key = h.maxTs;
+      return true;
     }
   };
+  const heap: Head[] = [];
   for (let i = 0; i < sources.length; i++) {
     const src = sources[i]!;
-    const h = await advance({ w: src.w, index: i, it: src.items[Symbol.asyncIterator](), maxTs: -Infinity });
-    if (h) push(heap, h);
+    const batches = src.batches ?? singleBatches(src.items!);
+    const h: Head = {
+      key: -Infinity,
+      w: src.w,
+      index: i,
+      event: null,
+      problem: null,
+      it: batches[Symbol.asyncIterator](),
+      batch: [],
+      pos: 0,
+      maxTs: -Infinity,
+    };
+    if (await advance(h)) push(heap, h);
   }
+  let out: Array<MergedEvent | MergedProblem> = [];
   while (heap.length > 0) {
     const top = heap[0]!;
-    if (top.event) yield { event: top.event, source: top.w, orderMicros: top.key };
-    else yield { problem: top.problem!, w: top.w, orderMicros: top.key };
-    const next = await advance(top);
-    if (next) replaceTop(heap, next);
+    if (top.event) out.push({ event: top.event, source: top.w, orderMicros: top.key });
+    else out.push({ problem: top.problem!, w: top.w, orderMicros: top.key });
+    if (out.length >= OUT_BATCH) {
+      yield out;
+      out = [];
+    }
+    if (await advance(top)) siftDown(heap, 0);
     else popTop(heap);
   }
+  if (out.length > 0) yield out;
 }
 
 function push(heap: Head[], h: Head): void {
@@ -131,11 +171,6 @@ function push(heap: Head[], h: Head): void {
     [heap[i], heap[p]] = [heap[p]!, heap[i]!];
     i = p;
   }
-}
-
-function replaceTop(heap: Head[], h: Head): void {
-  heap[0] = h;
-  siftDown(heap, 0);
 }
 
 function popTop(heap: Head[]): void {

@@ -6,7 +6,7 @@ import { basename, join } from 'node:path';
 import { parseLine } from './codec.js';
 import { isId } from './ids.js';
 import type { MergeSource } from './merge.js';
-import { readSegmentFile, splitLines } from './reader.js';
+import { readSegmentFileBatches, splitLines } from './reader.js';
 
 /** A segment file of a session directory. */
 export interface SegmentFile {
@@ -28,7 +28,7 @@ export function listSegments(dir: string): SegmentFile[] {
 
 /** Merge sources for every segment of a session directory (see `mergeSegments`). */
 export function sessionDirSources(dir: string): MergeSource[] {
-  return listSegments(dir).map((s) => ({ w: s.w, items: readSegmentFile(s.path) }));
+  return listSegments(dir).map((s) => ({ w: s.w, batches: readSegmentFileBatches(s.path) }));
 }
 
 /**

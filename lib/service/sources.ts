@@ -1,6 +1,6 @@
 /** The merge sources of a stored session: each writer's segment, up to its indexed length. */
 import type { MergeSource } from '../log/merge.js';
-import { readSegment } from '../log/reader.js';
+import { readSegmentBatches } from '../log/reader.js';
 import type { ServiceContext } from './context.js';
 import { notFound } from './errors.js';
 
@@ -13,6 +13,6 @@ export async function openStoredSources(ctx: ServiceContext, sid: string): Promi
   if (writers.length === 0) throw notFound('session');
   return writers.map((wr) => ({
     w: wr.w,
-    items: readSegment(ctx.segments.readSegment({ tenant: ctx.tenant, sid, w: wr.w }, wr.length)),
+    batches: readSegmentBatches(ctx.segments.readSegment({ tenant: ctx.tenant, sid, w: wr.w }, wr.length)),
   }));
 }

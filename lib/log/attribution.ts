@@ -1,0 +1,352 @@
+/**
+ * Attribution: which human message(s) each `agent.action` and `agent.output` of a merged session is
+ * attributed to, on what basis, and with what confidence in [0, 1]. Source: DESIGN §3 ("Attribution") and
+ * seed 001 ("null vs []"); the full rules with a worked example per basis are in `docs/attribution.md`.
+ *
+ * Shape of one result:
+ *
+ *     { event_id: 'a_…', type: 'agent.action' | 'agent.output', turn_id: 't_…' | null,
+ *       message_ids: ['m_…', …], basis, confidence,
+ *       candidates?: [{ user_id, message_ids, confidence }, …],   // contested (and cascade from contested)
+ *       cascade_from?: 'a_…' }                                      // cascade only
+ *
+ * Bases, tried in this order for each event; the first that applies wins:
+ *
+ * 1. `recorded` — the event's `caused_by` is a non-empty list: those ids (deduplicated, as written), 1.0.
+ * 2. `recorded_no_cause` — `caused_by: []`: the agent recorded that nothing caused it. No ids, 1.0.
+ * 3. `recorded_context` — `caused_by` is null and the event's turn (its `turn_id` → that turn's
+ *    `turn.start`) has a non-empty `context_message_ids`: those ids, 1.0.
+ * 4. `recorded_empty_context` — `caused_by` null and the turn's `context_message_ids: []`. No ids, 1.0.
+ *
+ * Otherwise nothing was recorded (`caused_by` null, and the turn's context null or the turn unknown), and
+ * the attribution is inferred:
+ *
+ * 5. `cascade` (`agent.action` only) — the latest `agent.action_result` read so far whose `action_id` names
+ *    an earlier `agent.action` A of the SAME `turn_id` (non-empty), when no `message` was read after A
+ *    (neither while A ran nor after its result), and A's own confidence is > 0: A's message ids and
+ *    candidates, every confidence × `CASCADE_DECAY` (0.8). `cascade_from` names A. Chains decay
+ *    geometrically: recorded → 0.8 → 0.64 → …; temporal → 0.56 → …. When the rule does not apply
+ *    (no such result, a message since A, A at confidence 0), the window rules below decide.
+ * 6. `temporal` — the window (below) holds messages of exactly one participant (`user_id`): all of them,
+ *    confidence `TEMPORAL_CONFIDENCE` (0.7).
+ * 7. `contested` — the window holds messages of n ≥ 2 participants: `candidates` lists each participant
+ *    (in the order of their first message in the window) with their message ids and
+ *    `CONTESTED_TOTAL_CONFIDENCE / n` (0.7 / n). The top-level `message_ids` is every message of the window (merged order) and the top-level
+ *    `confidence` is that of one candidate (0.7 / n): no single message set is more likely than another.
+ * 8. `none` — the window holds no message: no ids, confidence 0.
+ *
+ * Confidences are rounded to 6 decimal places (0.7 / 3 → 0.233333; 0.7 × 0.8 → 0.56).
+ *
+ * The window. A turn is *known* once its `turn.start` has been read (a turn.start read later, e.g. after a
+ * clock skew across writers, does not count). The window's *anchor* is the event's turn.start when the turn
+ * is known, else the event itself. Its *writer* is the anchor's writer (`w`). The *previous turn* is the
+ * latest `turn.start` of that same writer read before the anchor (for a known turn, the same-writer
+ * turn.start just before it; for an unknown turn, the writer's latest turn.start before the event). The
+ * window is every `message` after the previous turn's `turn.start` (or from the session's start when there
+ * is none) and before the anchor, in merged order, from any writer. Keying the previous turn by writer
+ * means two agents running turns concurrently each get their own window, and a message can fall in the
+ * windows of both (both may have read it): that is reported, not resolved.
+ *
+ * Leniency (never throws): input may be `LogEvent`s, `RecordedEvent`s (decoded with `decodeEvent`),
+ * `MergedEvent`s or plain event objects; anything that is not an object is skipped. An event whose fields
+ * did not decode (an `UnknownEvent` with type `agent.action` etc.) is read from its `extra`; a `caused_by`
+ * or `context_message_ids` that is not a list of strings counts as not recorded (null). A `turn_id` that
+ * names no known turn falls through to inference. Recorded ids are not checked against the session's
+ * messages (verify's job): a recorded fact is trusted as written. A turn.start with no `turn_id` is keyed by
+ * its own id (the writer gives both the same value); when the same turn id starts twice, the first is kept.
+ * Corrections are not applied here: pass the effective view (corrections folded in) to attribute it.
+ *
+ * Memory: the messages (id, user, position), the turns and the actions read so far: O(messages + turns +
+ * actions), never the events' payloads. Each window lookup is a binary search over the messages.
+ */
+import { decodeEvent, type RecordedEvent } from './codec.js';
+import type { LogEvent } from './events.js';
+import type { MergedEvent } from './merge.js';
+
+/** How an attribution was reached (DESIGN §3), from recorded facts to inference. */
+export type AttributionBasis =
+  | 'recorded'
+  | 'recorded_no_cause'
+  | 'recorded_context'
+  | 'recorded_empty_context'
+  | 'cascade'
+  | 'temporal'
+  | 'contested'
+  | 'none';
+
+/** One rival participant of a contested attribution. */
+export interface AttributionCandidate {
+  user_id: string;
+  /** this participant's messages in the window, in merged order */
+  message_ids: string[];
+  confidence: number;
+}
+
+/** The attribution of one `agent.action` or `agent.output`. */
+export interface Attribution {
+  event_id: string;
+  type: 'agent.action' | 'agent.output';
+  /** the event's `turn_id`, or null when it has none */
+  turn_id: string | null;
+  /** the human message ids it is attributed to (empty for `recorded_no_cause`, `recorded_empty_context`, `none`) */
+  message_ids: string[];
+  basis: AttributionBasis;
+  /** in [0, 1], rounded to 6 decimal places */
+  confidence: number;
+  /** contested (and a cascade from a contested action): each participant with a share of the confidence */
+  candidates?: AttributionCandidate[];
+  /** cascade: the earlier action whose attribution was inherited */
+  cascade_from?: string;
+}
+
+/** Confidence of a recorded basis (`recorded*`). */
+export const RECORDED_CONFIDENCE = 1;
+/** Confidence of `temporal` (one participant's messages in the window). */
+export const TEMPORAL_CONFIDENCE = 0.7;
+/** Confidence of `contested`, shared equally among the n participants of the window (0.7 / n each). */
+export const CONTESTED_TOTAL_CONFIDENCE = 0.7;
+/** Factor a `cascade` applies to the inherited action's confidence (and to each of its candidates'). */
+export const CASCADE_DECAY = 0.8;
+
+/** Anything `attribute` accepts as one event of the merged stream. */
+export type AttributableInput = LogEvent | RecordedEvent | MergedEvent;
+
+interface MessageRef {
+  id: string;
+  user_id: string;
+  pos: number;
+}
+
+interface TurnRef {
+  pos: number;
+  w: string;
+  context: string[] | null;
+  /** position of the same writer's previous turn.start, -1 when none */
+  prevPos: number;
+}
+
+interface ActionRef {
+  id: string;
+  turn_id: string;
+  pos: number;
+  attribution: Attribution;
+}
+
+const round = (x: number): number => Math.round(x * 1e6) / 1e6;
+
+/** A list of strings, deduplicated in order; null for anything else (a malformed list is not a record). */
+function idList(v: unknown): string[] | null {
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) return null;
+  return [...new Set(v as string[])];
+}
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** The event as a typed view; null when it cannot be one (not an object, no string type). */
+function toEvent(x: unknown): LogEvent | null {
+  if (typeof x !== 'object' || x === null) return null;
+  const o = x as Record<string, unknown>;
+  if ('event' in o && 'orderMicros' in o) return toEvent(o.event);
+  let ev: LogEvent;
+  if ('obj' in o && 'raw' in o) {
+    if (typeof o.obj !== 'object' || o.obj === null) return null;
+    ev = decodeEvent(o as unknown as RecordedEvent);
+  } else if (typeof o.extra === 'object' && o.extra !== null) {
+    ev = o as unknown as LogEvent;
+  } else {
+    ev = decodeEvent(o);
+  }
+  return typeof ev.type === 'string' ? ev : null;
+}
+
+/** The event's type fields: the decoded ones, or `extra` when the fields did not decode. */
+function fieldsOf(ev: LogEvent): Record<string, unknown> {
+  return 'unknown' in ev ? (ev.extra ?? {}) : (ev as unknown as Record<string, unknown>);
+}
+
+/**
+ * Streaming attribution: `push` each event of the merged stream in order; it returns the attribution of an
+ * `agent.action` or `agent.output`, and null for every other event. Never throws on odd input.
+ *
+ * @example
+ * const at = new Attributor();
+ * for await (const m of mergeSegments(sessionDirSources(dir))) {
+ *   const a = at.push(m.event);
+ *   if (a) console.log(a.event_id, a.basis, a.confidence);
+ * }
+ */
+export class Attributor {
+  private pos = -1;
+  private readonly messages: MessageRef[] = [];
+  private readonly turns = new Map<string, TurnRef>();
+  private readonly lastTurnPos = new Map<string, number>();
+  private readonly actions = new Map<string, ActionRef>();
+  /** per turn id: the action whose result was read last */
+  private readonly lastResult = new Map<string, ActionRef>();
+  private lastMessagePos = -1;
+
+  /** Reads the next event of the merged stream; returns its attribution when it is an action or output. */
+  push(input: AttributableInput | Record<string, unknown>): Attribution | null {
+    let ev: LogEvent | null;
+    try {
+      ev = toEvent(input);
+    } catch {
+      ev = null;
+    }
+    if (!ev) return null;
+    this.pos += 1;
+    const pos = this.pos;
+    const f = fieldsOf(ev);
+    const w = str(ev.w);
+    switch (ev.type) {
+      case 'message': {
+        const id = str(ev.id);
+        this.messages.push({ id, user_id: str(f.user_id), pos });
+        this.lastMessagePos = pos;
+        return null;
+      }
+      case 'turn.start': {
+        const turnId = str(f.turn_id) || str(ev.id);
+        if (turnId && !this.turns.has(turnId)) {
+          this.turns.set(turnId, {
+            pos,
+            w,
+            context: idList(f.context_message_ids),
+            prevPos: this.lastTurnPos.get(w) ?? -1,
+          });
+        }
+        this.lastTurnPos.set(w, pos);
+        return null;
+      }
+      case 'agent.action_result': {
+        const action = this.actions.get(str(f.action_id));
+        if (action?.turn_id) this.lastResult.set(action.turn_id, action);
+        return null;
+      }
+      case 'agent.action':
+      case 'agent.output': {
+        const a = this.attributeOne(ev.type, str(ev.id), w, str(f.turn_id), idList(f.caused_by), pos);
+        if (ev.type === 'agent.action' && a.event_id) {
+          this.actions.set(a.event_id, { id: a.event_id, turn_id: str(f.turn_id), pos, attribution: a });
+        }
+        return a;
+      }
+      default:
+        return null;
+    }
+  }
+
+  private attributeOne(
+    type: 'agent.action' | 'agent.output',
+    id: string,
+    w: string,
+    turnId: string,
+    causedBy: string[] | null,
+    pos: number,
+  ): Attribution {
+    const base = { event_id: id, type, turn_id: turnId || null };
+    if (causedBy !== null) {
+      return causedBy.length > 0
+        ? { ...base, message_ids: causedBy, basis: 'recorded', confidence: RECORDED_CONFIDENCE }
+        : { ...base, message_ids: [], basis: 'recorded_no_cause', confidence: RECORDED_CONFIDENCE };
+    }
+    const turn = turnId ? this.turns.get(turnId) : undefined;
+    if (turn?.context) {
+      return turn.context.length > 0
+        ? { ...base, message_ids: turn.context, basis: 'recorded_context', confidence: RECORDED_CONFIDENCE }
+        : { ...base, message_ids: [], basis: 'recorded_empty_context', confidence: RECORDED_CONFIDENCE };
+    }
+    if (type === 'agent.action' && turnId) {
+      const prior = this.lastResult.get(turnId);
+      if (prior && prior.attribution.confidence > 0 && this.lastMessagePos < prior.pos) {
+        const from = prior.attribution;
+        const out: Attribution = {
+          ...base,
+          message_ids: [...from.message_ids],
+          basis: 'cascade',
+          confidence: round(from.confidence * CASCADE_DECAY),
+          cascade_from: prior.id,
+        };
+        if (from.candidates) {
+          out.candidates = from.candidates.map((c) => ({
+            user_id: c.user_id,
+            message_ids: [...c.message_ids],
+            confidence: round(c.confidence * CASCADE_DECAY),
+          }));
+        }
+        return out;
+      }
+    }
+    // The window: messages after the previous same-writer turn.start, before the anchor.
+    const end = turn ? turn.pos : pos;
+    const start = turn ? turn.prevPos : (this.lastTurnPos.get(w) ?? -1);
+    const window = this.messagesBetween(start, end);
+    if (window.length === 0) return { ...base, message_ids: [], basis: 'none', confidence: 0 };
+    const byUser = new Map<string, string[]>();
+    for (const m of window) {
+      const ids = byUser.get(m.user_id);
+      if (ids) ids.push(m.id);
+      else byUser.set(m.user_id, [m.id]);
+    }
+    const ids = window.map((m) => m.id);
+    if (byUser.size === 1) {
+      return { ...base, message_ids: ids, basis: 'temporal', confidence: TEMPORAL_CONFIDENCE };
+    }
+    const share = round(CONTESTED_TOTAL_CONFIDENCE / byUser.size);
+    return {
+      ...base,
+      message_ids: ids,
+      basis: 'contested',
+      confidence: share,
+      candidates: [...byUser].map(([user_id, message_ids]) => ({ user_id, message_ids, confidence: share })),
+    };
+  }
+
+  /** Messages with start < pos < end, in merged order. */
+  private messagesBetween(start: number, end: number): MessageRef[] {
+    const first = this.firstAfter(start);
+    const out: MessageRef[] = [];
+    for (let i = first; i < this.messages.length && this.messages[i]!.pos < end; i++) {
+      out.push(this.messages[i]!);
+    }
+    return out;
+  }
+
+  /** Index of the first message whose position is > pos. */
+  private firstAfter(pos: number): number {
+    let lo = 0;
+    let hi = this.messages.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.messages[mid]!.pos <= pos) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+/**
+ * The attribution of every `agent.action` and `agent.output` of `events`, given in merged order (e.g.
+ * `mergeSegments(…)` mapped through `decodeEvent`), in that order. Other events are read (messages, turns,
+ * results) but not attributed. Never throws on odd input.
+ */
+export function attribute(events: Iterable<AttributableInput | Record<string, unknown>>): Attribution[] {
+  const at = new Attributor();
+  const out: Attribution[] = [];
+  for (const ev of events) {
+    const a = at.push(ev);
+    if (a) out.push(a);
+  }
+  return out;
+}
+
+/** Streaming `attribute` over an async source (e.g. `mergeSegments(sessionDirSources(dir))`). */
+export async function* attributeStream(
+  events: AsyncIterable<AttributableInput | Record<string, unknown>>,
+): AsyncGenerator<Attribution> {
+  const at = new Attributor();
+  for await (const ev of events) {
+    const a = at.push(ev);
+    if (a) yield a;
+  }
+}
