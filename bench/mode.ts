@@ -5,15 +5,32 @@
  */
 import { createReadStream, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { replayLines, sessionDirSources, splitLines } from '../lib/log/index.js';
+import { replayLines, sessionDirSources } from '../lib/log/index.js';
 import { parseTs } from '../lib/log/time.js';
 
+/**
+ * The practical limit: read every segment in 64 KiB chunks and JSON.parse every line, with nothing else
+ * (no envelope checks, no order, no output). Decoding a chunk at a time and splitting the string is the
+ * fastest plain way we know to do that in Node.
+ */
 async function parseOnly(dir: string): Promise<number> {
   let n = 0;
   for (const f of readdirSync(dir)) {
-    for await (const l of splitLines(createReadStream(join(dir, f), { highWaterMark: 256 * 1024 }))) {
-      JSON.parse(Buffer.from(l.bytes.buffer, l.bytes.byteOffset, l.bytes.length).toString('utf8'));
-      n++;
+    let carry = '';
+    for await (const chunk of createReadStream(join(dir, f), {
+      highWaterMark: 64 * 1024,
+      encoding: 'utf8',
+    })) {
+      const text = carry + (chunk as string);
+      let pos = 0;
+      for (;;) {
+        const nl = text.indexOf('\n', pos);
+        if (nl === -1) break;
+        JSON.parse(text.slice(pos, nl));
+        n++;
+        pos = nl + 1;
+      }
+      carry = text.slice(pos);
     }
   }
   return n;

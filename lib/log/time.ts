@@ -1,6 +1,8 @@
 /**
  * Timestamps of the v3 format (DESIGN §3): writers emit RFC 3339 UTC with `Z` and 6 fractional digits;
  * readers keep the string and order by the instant it denotes, in microseconds since the epoch.
+ * Microseconds as a JS number are exact from about 1685 to 2255; outside that range, instants keep their
+ * order to within a few microseconds.
  */
 
 const TS_PATTERN =
@@ -74,37 +76,72 @@ export function nowMicros(): number {
   return micros;
 }
 
-const canonicalMs = new Map<string, number>();
-
 /**
- * The writers' own form, `YYYY-MM-DDTHH:MM:SS.ffffffZ`, without a regex: the replay parses one per event.
- * The instant of the whole second is cached for the next event in the same second. Returns null for any
- * other form (the general parser then decides).
+ * The writers' own form, `YYYY-MM-DDTHH:MM:SS.ffffffZ`, read digit by digit without a regex or a
+ * string copy: the replay parses one per event. Returns null for any other form or an impossible date
+ * (the general parser then decides).
  */
 function parseCanonical(ts: string): number | null {
   if (
     ts.length !== 27 ||
-    ts.charCodeAt(26) !== 90 /* Z */ ||
-    ts.charCodeAt(19) !== 46 /* . */ ||
-    ts.charCodeAt(10) !== 84 /* T */
+    ts.charCodeAt(4) !== 45 ||
+    ts.charCodeAt(7) !== 45 ||
+    ts.charCodeAt(10) !== 84 ||
+    ts.charCodeAt(13) !== 58 ||
+    ts.charCodeAt(16) !== 58 ||
+    ts.charCodeAt(19) !== 46 ||
+    ts.charCodeAt(26) !== 90
   ) {
     return null;
   }
-  let micro = 0;
-  for (let i = 20; i < 26; i++) {
-    const d = ts.charCodeAt(i) - 48;
-    if (d < 0 || d > 9) return null;
-    micro = micro * 10 + d;
+  const y = digits(ts, 0, 4);
+  const mo = digits(ts, 5, 2);
+  const d = digits(ts, 8, 2);
+  const h = digits(ts, 11, 2);
+  const mi = digits(ts, 14, 2);
+  const s = digits(ts, 17, 2);
+  const micro = digits(ts, 20, 6);
+  if (
+    y < 0 ||
+    mo < 1 ||
+    mo > 12 ||
+    d < 1 ||
+    h < 0 ||
+    h > 23 ||
+    mi < 0 ||
+    mi > 59 ||
+    s < 0 ||
+    s > 59 ||
+    micro < 0
+  ) {
+    return null;
   }
-  const second = ts.slice(0, 19);
-  let ms = canonicalMs.get(second);
-  if (ms === undefined) {
-    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/.test(second)) return null;
-    const parsed = parseTs(`${second}Z`); // the general path validates the calendar
-    if (parsed === null) return null;
-    ms = parsed.micros / 1000;
-    if (canonicalMs.size > 4096) canonicalMs.clear();
-    canonicalMs.set(second, ms);
+  if (d > daysInMonth(y, mo)) return null;
+  return (daysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s) * 1000000 + micro;
+}
+
+/** The number the decimal digits ts[at, at+n) spell, or -1 when one is not a digit. */
+function digits(ts: string, at: number, n: number): number {
+  let v = 0;
+  for (let i = at; i < at + n; i++) {
+    const c = ts.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    v = v * 10 + c;
   }
-  return ms * 1000 + micro;
+  return v;
+}
+
+function daysInMonth(y: number, m: number): number {
+  if (m === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
+  return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
+}
+
+/** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
+function daysFromCivil(y0: number, m: number, d: number): number {
+  const y = m <= 2 ? y0 - 1 : y0;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
 }

@@ -132,3 +132,34 @@ describe('nowMicros', () => {
     expect(backwards).toBe(0);
   });
 });
+
+describe('parseTs fast path for the writers own form', () => {
+  it('agrees with Date to the microsecond for any instant that µs numbers hold exactly (years 1700 to 2250)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: Date.UTC(1700, 0, 1), max: Date.UTC(2250, 0, 1) }),
+        fc.integer({ min: 0, max: 999 }),
+        (ms, us) => {
+          const micros = ms * 1000 + us;
+          const ts = formatTs(micros);
+          expect(ts).toHaveLength(27);
+          expect(parseTs(ts)).toEqual({ micros, hasZone: true });
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('refuses impossible dates in the canonical form', () => {
+    for (const ts of [
+      '2026-02-29T00:00:00.000000Z',
+      '2026-04-31T00:00:00.000000Z',
+      '2026-13-01T00:00:00.000000Z',
+      '2026-01-01T24:00:00.000000Z',
+      '2026-01-01T00:60:00.000000Z',
+    ]) {
+      expect(parseTs(ts)).toBeNull();
+    }
+    expect(parseTs('2024-02-29T12:00:00.000001Z')).not.toBeNull();
+  });
+});
