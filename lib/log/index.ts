@@ -4,11 +4,13 @@
  */
 export * from './attribution.js';
 export * from './codec.js';
+export * from './corrections.js';
 export * from './events.js';
 export * from './ids.js';
 export * from './inspect.js';
 export * from './merge.js';
 export * from './reader.js';
+export * from './redact.js';
 export * from './replay.js';
 export * from './session-dir.js';
 export * from './time.js';

@@ -8,6 +8,12 @@
  * before it writes anything. `seq` starts at 1 and grows by 1, `ts` is RFC 3339 UTC with 6 fractional
  * digits, `mono` is seconds since the writer started on a monotonic clock.
  *
+ * Redaction (`lib/log/redact.ts`): each event's free-text fields are scanned for credentials before
+ * anything else touches them (the 1 MiB cut included, so a cut never leaves half a secret), each match is
+ * written as `[REDACTED:<pattern>]`, and the event's `redacted` lists the fields that changed. The event a
+ * method returns is the one written, placeholders included. `WriterOptions.redact` adds patterns, turns
+ * scanning off, or hides the host name and pid.
+ *
  * @example
  * const s = openSession('./sessions', { agent: 'support-bot' });
  * const m = s.message({ user_id: 'priya', text: 'restart the payments worker' });
@@ -28,6 +34,14 @@ import {
   WriterMeta,
 } from './events.js';
 import { type IdPrefix, isId, newId } from './ids.js';
+import {
+  compilePatterns,
+  HIDDEN_HOST,
+  HIDDEN_PID,
+  type RedactOptions,
+  type RedactPattern,
+  redactEventFields,
+} from './redact.js';
 import { formatTs, nowMicros } from './time.js';
 
 /** Largest JSON encoding (UTF-8 bytes) a field may have before the writer cuts it and names it in `truncated` (DESIGN §7). */
@@ -56,6 +70,12 @@ export interface WriterOptions {
   clock?: () => number;
   /** monotonic clock in seconds (any origin) */
   monoClock?: () => number;
+  /**
+   * Credential redaction of free-text fields (on by default, with `BUILTIN_PATTERNS`):
+   * `{ patterns: [{ name, regex }] }` adds patterns, `{ disabled: true }` writes text as given,
+   * `{ hideHost: true }` / `{ hidePid: true }` record `"redacted-host"` / `0` in `writer.start` `meta`.
+   */
+  redact?: RedactOptions;
 }
 
 /** Per-event options: imports record the source's own time. */
@@ -130,8 +150,8 @@ export class WriterError extends Error {
 
 /**
  * Opens a writer. `dir` is either a session directory (named by its `s_…` id) or a parent folder, in
- * which the session directory `<sid>/` is created. Throws `WriterError` for an invalid `sid`/`writerId`,
- * and the file system's errors (EACCES, ENOSPC) as they are.
+ * which the session directory `<sid>/` is created. Throws `WriterError` for an invalid `sid`/`writerId`
+ * or redaction pattern, and the file system's errors (EACCES, ENOSPC) as they are.
  */
 export function openSession(dir: string, meta: SessionMeta = {}, options: WriterOptions = {}): SessionWriter {
   const base = basename(dir);
@@ -150,6 +170,15 @@ export function openSession(dir: string, meta: SessionMeta = {}, options: Writer
     throw new WriterError(`invalid writer id ${JSON.stringify(meta.writerId)}`);
   }
   const w = meta.writerId ?? newId('w');
+  const redact = options.redact ?? {};
+  let patterns: readonly RedactPattern[] | null = null;
+  if (!redact.disabled) {
+    try {
+      patterns = compilePatterns(redact.patterns ?? []);
+    } catch (err) {
+      throw new WriterError((err as Error).message);
+    }
+  }
   mkdirSync(sessionDir, { recursive: true });
   const path = join(sessionDir, `${w}.jsonl`);
   const fd = openSync(path, 'a+');
@@ -170,7 +199,13 @@ export function openSession(dir: string, meta: SessionMeta = {}, options: Writer
     id?: string,
   ): Ev<T> => {
     if (closed) throw new WriterError(`writer ${w} is closed`);
-    const { fields: cut, truncated } = cutLongFields(fields);
+    // Redact first: the cut below must never leave half a secret. Only types with `redacted` carry free text.
+    let clean = fields;
+    if (Object.hasOwn(fields, 'redacted')) {
+      const r = patterns === null ? { fields, redacted: [] } : redactEventFields(type, fields, patterns);
+      clean = { ...r.fields, redacted: r.redacted };
+    }
+    const { fields: cut, truncated } = cutLongFields(clean);
     const ev = {
       v: FORMAT_VERSION,
       sid: sid!,
@@ -195,10 +230,13 @@ export function openSession(dir: string, meta: SessionMeta = {}, options: Writer
       agent: meta.agent ?? null,
       app: meta.app ?? null,
       hansard_version: HANSARD_VERSION,
-      host: meta.host !== undefined ? meta.host : hostname(),
-      pid: meta.pid !== undefined ? meta.pid : process.pid,
+      host: redact.hideHost ? HIDDEN_HOST : meta.host !== undefined ? meta.host : hostname(),
+      pid: redact.hidePid ? HIDDEN_PID : meta.pid !== undefined ? meta.pid : process.pid,
       ...meta.extra,
     });
+    // The placeholders win over everything, `meta.extra` included.
+    if (redact.hideHost) m.host = HIDDEN_HOST;
+    if (redact.hidePid) m.pid = HIDDEN_PID;
     emit('writer.start', 'w', { writer_id: w, meta: m, redacted: [] }, {}, w);
   }
 

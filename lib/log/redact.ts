@@ -1,0 +1,456 @@
+/**
+ * Credential redaction (DESIGN §3 `redacted`, §7). The writer runs every event's free-text fields through
+ * `redactValue` before it cuts long fields, so a secret is never written and a 1 MiB cut can never leave
+ * half of one on disk. Each match becomes `[REDACTED:<pattern name>]` and the event's `redacted` list names
+ * the top-level fields that changed. `redactText` / `redactValue` are exported for other checks that must
+ * refuse credentials (work reports, DESIGN §7).
+ *
+ * Speed: the writer is on a hook's 3.5 s path. A string is first tested against one case-insensitive
+ * regex made of the built-in patterns' cheap hints (literal prefixes such as `AKIA`, `ghp_`, `eyJ`); a
+ * string without any hint costs that one test. Only the patterns whose hint occurs are then run.
+ * A pattern without a hint (a configured one, unless it gives one) runs on every string.
+ *
+ * @example
+ * redactText(`key ${'AKIA' + 'IOSFODNN7EXAMPLE'}`) // { text: 'key [REDACTED:aws_access_key]', hits: ['aws_access_key'] }
+ */
+import type { KnownType } from './events.js';
+
+/** A credential shape. The built-in table is `BUILTIN_PATTERNS`; users add theirs through `RedactOptions`. */
+export interface RedactPattern {
+  /** the label in `[REDACTED:<name>]` and in `hits`: 1–64 of `A-Za-z0-9_.-` */
+  name: string;
+  /**
+   * What to replace: the whole match, or, when the regex has a named group `secret`, only that group (so
+   * `Authorization: Bearer` and a URL's user name stay readable). A string is a regex source without flags.
+   * Flags `i`, `m`, `s`, `u`, `v` are kept; `g` (and `d` when needed) are added; `y` is dropped.
+   */
+  regex: RegExp | string;
+  /** what it catches and why it is shaped so (the built-in table documents itself with these) */
+  comment?: string;
+  /**
+   * A regex source (matched case-insensitively) that every string `regex` matches must contain: the cheap
+   * precheck. Leave it out and the pattern runs on every string.
+   */
+  hint?: string;
+}
+
+/** How the writer redacts: `openSession(dir, meta, { redact: { … } })`. */
+export interface RedactOptions {
+  /** more patterns, run after the built-in ones (a match both find is labelled by the built-in) */
+  patterns?: readonly RedactPattern[];
+  /** write free text as given: no pattern (built-in or configured) is run and every `redacted` is `[]` */
+  disabled?: boolean;
+  /**
+   * record `HIDDEN_HOST` (`"redacted-host"`) as `writer.start` `meta.host` instead of the host name (wins
+   * over `SessionMeta.host`). Independent of `disabled`. Not listed in `redacted`: the value says so itself.
+   */
+  hideHost?: boolean;
+  /** record `HIDDEN_PID` (`0`, never a user process's pid) as `meta.pid`; as `hideHost` otherwise */
+  hidePid?: boolean;
+}
+
+/** The `meta.host` written when `RedactOptions.hideHost` is set. */
+export const HIDDEN_HOST = 'redacted-host';
+/** The `meta.pid` written when `RedactOptions.hidePid` is set. */
+export const HIDDEN_PID = 0;
+
+/** Thrown for a configured pattern with a bad name or regex. */
+export class RedactPatternError extends Error {
+  override name = 'RedactPatternError';
+}
+
+/** Not preceded by a token character: a token must start at a boundary, not inside an identifier. */
+const L = '(?<![A-Za-z0-9_])';
+const L_DASH = '(?<![A-Za-z0-9_-])';
+/** Not followed by a token character: for fixed-length tokens, so a longer identifier is not taken. */
+const R = '(?![A-Za-z0-9_])';
+const R_DASH = '(?![A-Za-z0-9_-])';
+/** A label and its `=` / `:` (also JSON's `"key": "`), e.g. `AWS_SECRET_ACCESS_KEY=` or `"authorization": "`. */
+const ASSIGN = `["']?\\s*[:=]\\s*["']?`;
+/** A PEM armour line (BEGIN or END) of any private-key kind: RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … BLOCK. */
+const pem = (edge: 'BEGIN' | 'END') => `-----${edge}[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----`;
+
+/**
+ * The built-in credential patterns, most specific first: when two matches cover the same text, the
+ * earlier row names the placeholder (`Bearer <jwt>` → `[REDACTED:jwt]`). Every row requires a known prefix
+ * or a label, so ids (git shas, ULIDs, UUIDs) and ordinary words are never taken.
+ */
+export const BUILTIN_PATTERNS: readonly RedactPattern[] = [
+  {
+    name: 'private_key',
+    comment:
+      'PEM private key block (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP): BEGIN through END (≤ 32 KiB, real or \\n-escaped newlines); with no END, the BEGIN line and the base64 lines after it.',
+    // The body may not hold `-----` before END: that keeps a scan linear even over many BEGIN lines.
+    regex: new RegExp(
+      `${pem('BEGIN')}(?:(?:[^-]|-(?!----)){0,32768}${pem('END')}|(?:(?:\\r?\\n|\\\\r?\\\\n)[A-Za-z0-9+/=]+)*)`,
+    ),
+    hint: 'PRIVATE KEY',
+  },
+  {
+    name: 'aws_access_key',
+    comment: 'AWS access key id: AKIA (long-term) or ASIA (STS) + 16 upper-case letters/digits.',
+    regex: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/,
+    hint: 'AKIA|ASIA',
+  },
+  {
+    name: 'github_token',
+    comment: 'Classic/OAuth/user/server/refresh tokens: ghp_ gho_ ghu_ ghs_ ghr_ + 36 or more base62.',
+    regex: new RegExp(`${L}gh[pousr]_[A-Za-z0-9]{36,}`),
+    hint: 'gh[pousr]_',
+  },
+  {
+    name: 'github_pat',
+    comment:
+      'Fine-grained personal access token: github_pat_ + 22 base62 + _ + 59 base62 (accept 22 or more).',
+    regex: new RegExp(`${L}github_pat_[A-Za-z0-9_]{22,}`),
+    hint: 'github_pat_',
+  },
+  {
+    name: 'gitlab_token',
+    comment: 'GitLab personal access token: glpat- + 20 or more.',
+    regex: new RegExp(`${L_DASH}glpat-[A-Za-z0-9_-]{20,}`),
+    hint: 'glpat-',
+  },
+  {
+    name: 'slack_token',
+    comment:
+      'Slack tokens xoxb-/xoxa-/xoxp-/xoxr-/xoxs- + 10 or more, with a digit (team and user ids are numeric).',
+    regex: new RegExp(`${L_DASH}xox[baprs]-(?=[A-Za-z-]*[0-9])[A-Za-z0-9-]{10,}`),
+    hint: 'xox[baprs]-',
+  },
+  {
+    name: 'stripe_key',
+    comment: 'Stripe live secret and restricted keys: sk_live_ / rk_live_ + 20 or more base62.',
+    regex: new RegExp(`${L}[sr]k_live_[A-Za-z0-9]{20,}`),
+    hint: '[sr]k_live_',
+  },
+  {
+    name: 'google_api_key',
+    comment: 'Google API key: AIza + exactly 35 of base64url.',
+    regex: new RegExp(`${L_DASH}AIza[A-Za-z0-9_-]{35}${R_DASH}`),
+    hint: 'AIza',
+  },
+  {
+    name: 'anthropic_key',
+    comment: 'Anthropic API/admin keys: sk-ant- + 32 or more (real ones: sk-ant-api03-… ~100 characters).',
+    regex: new RegExp(`${L_DASH}sk-ant-[A-Za-z0-9_-]{32,}`),
+    hint: 'sk-ant-',
+  },
+  {
+    name: 'openai_key',
+    comment:
+      'OpenAI: sk-proj-/sk-svcacct-/sk-admin-/sk-None- + 40 or more, or legacy sk- + 32 or more base62 with a digit (so not kebab-case words).',
+    regex: new RegExp(
+      `${L_DASH}sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,}|(?=[A-Za-z]*[0-9])[A-Za-z0-9]{32,}${R_DASH})`,
+    ),
+    hint: 'sk-',
+  },
+  {
+    name: 'huggingface_token',
+    comment:
+      'Hugging Face user access token: hf_ + 30 or more letters/digits, mixed case (random, not a word).',
+    regex: new RegExp(`${L}hf_(?=[a-z0-9]*[A-Z])(?=[A-Z0-9]*[a-z])[A-Za-z0-9]{30,}${R}`),
+    hint: 'hf_',
+  },
+  {
+    name: 'npm_token',
+    comment: 'npm access token: npm_ + exactly 36 base62.',
+    regex: new RegExp(`${L}npm_[A-Za-z0-9]{36}${R}`),
+    hint: 'npm_',
+  },
+  {
+    name: 'hansard_token',
+    comment: 'Our own API tokens (lib/service/tokens.ts): hns_ + exactly 43 base62.',
+    regex: new RegExp(`${L}hns_[A-Za-z0-9]{43}${R}`),
+    hint: 'hns_',
+  },
+  {
+    name: 'jwt',
+    comment:
+      'JSON Web Token: header and payload are base64url JSON objects (so both start eyJ), then a signature.',
+    regex: new RegExp(`${L_DASH}eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}`),
+    hint: 'eyJ',
+  },
+  {
+    name: 'aws_secret_key',
+    comment:
+      'AWS secret access key, only when labelled (aws_secret_access_key = …, JSON or env): 40 base64 characters alone could be any hash.',
+    regex: new RegExp(
+      `aws[_-]?secret[_-]?access[_-]?key${ASSIGN}(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])`,
+      'i',
+    ),
+    hint: 'secret',
+  },
+  {
+    name: 'bearer_token',
+    comment:
+      '`Authorization: Bearer <token>` (header, curl -H, JSON "authorization": "Bearer …"): any token.',
+    regex: new RegExp(`authorization${ASSIGN}bearer[ \\t]+(?<secret>[A-Za-z0-9._~+/-]+=*)`, 'i'),
+    hint: 'bearer',
+  },
+  {
+    name: 'bearer_token',
+    comment:
+      'A bare `bearer <token>`: 16 or more token characters with a digit, so "the bearer of bad news" stays.',
+    regex: new RegExp(
+      `${L}bearer[ \\t]+(?<secret>(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])`,
+      'i',
+    ),
+    hint: 'bearer',
+  },
+  {
+    name: 'basic_auth',
+    comment: '`Authorization: Basic <base64 user:password>`: the credentials part.',
+    regex: new RegExp(`authorization${ASSIGN}basic[ \\t]+(?<secret>[A-Za-z0-9+/]{4,}=*)`, 'i'),
+    hint: 'authorization',
+  },
+  {
+    name: 'url_password',
+    comment: "A password in a URL's userinfo, scheme://user:password@host: only the password.",
+    regex: /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:/?#@"'<>]+:(?<secret>[^\s/?#@"'<>]+)@/,
+    hint: '://',
+  },
+];
+
+/** `redactText`'s result: the text with each match replaced, and the names of the patterns that matched. */
+export interface RedactTextResult {
+  text: string;
+  /** pattern names, each once, in the order of their first placeholder in `text`; `[]` when unchanged */
+  hits: string[];
+}
+
+/** `redactValue`'s result. `value` is the argument itself (same reference) when nothing was found. */
+export interface RedactValueResult {
+  value: unknown;
+  changed: boolean;
+  /** as `RedactTextResult.hits`, over every string in the value */
+  hits: string[];
+}
+
+/**
+ * Replaces every credential in `s` by `[REDACTED:<name>]`. Overlapping matches are merged into one
+ * placeholder, named by the pattern listed first. Reuse one `patterns` array: its regexes are compiled
+ * once per array. Throws `RedactPatternError` only for a pattern that does not compile (`compilePatterns`
+ * checks configured ones up front).
+ */
+export function redactText(
+  s: string,
+  patterns: readonly RedactPattern[] = BUILTIN_PATTERNS,
+): RedactTextResult {
+  const hits: string[] = [];
+  const text = scan(s, planFor(patterns), 0, hits);
+  return { text, hits };
+}
+
+/**
+ * Redacts every string inside a JSON value (objects and arrays, recursively; keys are never changed). A
+ * string under a key that looks like a label (`AWS_SECRET_ACCESS_KEY`, `Authorization`) is read with its
+ * key, so `{ Authorization: 'Bearer …' }` is caught like the header line. Objects and arrays are copied
+ * only along the paths that change; the argument is never modified. A `toJSON` method is followed, as
+ * `JSON.stringify` would. A cycle is left alone (serializing it throws anyway).
+ */
+export function redactValue(
+  v: unknown,
+  patterns: readonly RedactPattern[] = BUILTIN_PATTERNS,
+): RedactValueResult {
+  const hits: string[] = [];
+  const value = walk(v, '', planFor(patterns), hits, new Set());
+  return { value, changed: value !== v, hits };
+}
+
+/** The free-text fields of each type that carries `redacted`, in field order (the fields the writer scans). */
+export const FREE_TEXT_FIELDS: Readonly<Partial<Record<KnownType, readonly string[]>>> = {
+  'writer.start': ['meta'],
+  message: ['text'],
+  'agent.action': ['input'],
+  'agent.action_result': ['output', 'error'],
+  'agent.output': ['text'],
+  note: ['text'],
+  correction: ['value', 'reason'],
+};
+
+/**
+ * Redacts an event's free-text fields (`FREE_TEXT_FIELDS`). Returns the fields (the same object when
+ * nothing changed) and the names of the fields that changed, in field order.
+ */
+export function redactEventFields(
+  type: string,
+  fields: Record<string, unknown>,
+  patterns: readonly RedactPattern[] = BUILTIN_PATTERNS,
+): { fields: Record<string, unknown>; redacted: string[] } {
+  const names = Object.hasOwn(FREE_TEXT_FIELDS, type) ? FREE_TEXT_FIELDS[type as KnownType]! : [];
+  let out = fields;
+  const redacted: string[] = [];
+  for (const k of names) {
+    if (!Object.hasOwn(fields, k)) continue;
+    const r = redactValue(fields[k], patterns);
+    if (!r.changed) continue;
+    if (out === fields) out = { ...fields };
+    out[k] = r.value;
+    redacted.push(k);
+  }
+  return { fields: out, redacted };
+}
+
+/**
+ * Checks and compiles patterns (built-in ones first when `withBuiltins`), so a bad configured pattern
+ * fails when a writer opens, not on its first event. Returns the list to pass to `redactText` & co.
+ * @throws RedactPatternError for a name that is not 1–64 of `A-Za-z0-9_.-`, or a regex that does not compile
+ */
+export function compilePatterns(
+  extra: readonly RedactPattern[] = [],
+  withBuiltins = true,
+): readonly RedactPattern[] {
+  if (withBuiltins && extra.length === 0) return BUILTIN_PATTERNS;
+  const all = [...(withBuiltins ? BUILTIN_PATTERNS : []), ...extra];
+  for (const p of extra) {
+    if (typeof p?.name !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(p.name)) {
+      throw new RedactPatternError(
+        `redaction pattern name ${JSON.stringify(p?.name)} must be 1-64 letters, digits, _ . or -`,
+      );
+    }
+    if (!(p.regex instanceof RegExp) && typeof p.regex !== 'string') {
+      throw new RedactPatternError(`redaction pattern ${p.name}: regex must be a RegExp or a string`);
+    }
+  }
+  planFor(all);
+  return all;
+}
+
+// ---- internals ----
+
+interface Compiled {
+  name: string;
+  placeholder: string;
+  re: RegExp;
+  /** the regex has a named group `secret`: replace only it */
+  secret: boolean;
+  /** this pattern's own precheck, or null: always run */
+  hint: RegExp | null;
+  /** position in the list: lower wins when two matches cover the same text */
+  order: number;
+}
+
+interface Plan {
+  patterns: Compiled[];
+  /** the union of the hints; null when no pattern has one */
+  anyHint: RegExp | null;
+}
+
+const plans = new WeakMap<readonly RedactPattern[], Plan>();
+
+function planFor(patterns: readonly RedactPattern[]): Plan {
+  let plan = plans.get(patterns);
+  if (plan) return plan;
+  const compiled = patterns.map((p, order) => compile(p, order));
+  const hints = [...new Set(patterns.flatMap((p) => (p.hint ? [p.hint] : [])))];
+  const anyHint = hints.length > 0 ? new RegExp(hints.map((h) => `(?:${h})`).join('|'), 'i') : null;
+  plan = { patterns: compiled, anyHint };
+  plans.set(patterns, plan);
+  return plan;
+}
+
+function compile(p: RedactPattern, order: number): Compiled {
+  let source: string;
+  let flags: string;
+  try {
+    source = typeof p.regex === 'string' ? p.regex : p.regex.source;
+    flags = typeof p.regex === 'string' ? '' : p.regex.flags.replace(/[gdy]/g, '');
+    const secret = /\(\?<secret>/.test(source);
+    const re = new RegExp(source, `${flags}g${secret ? 'd' : ''}`);
+    const hint = p.hint ? new RegExp(p.hint, 'i') : null;
+    return { name: p.name, placeholder: `[REDACTED:${p.name}]`, re, secret, hint, order };
+  } catch (err) {
+    throw new RedactPatternError(`redaction pattern ${p.name}: ${(err as Error).message}`);
+  }
+}
+
+interface Range {
+  start: number;
+  end: number;
+  c: Compiled;
+}
+
+/**
+ * Redacts `s`, of which the first `from` characters are context only (a label read with a value): a
+ * match that starts there is kept from `from` on, and the context is not returned.
+ */
+function scan(s: string, plan: Plan, from: number, hits: string[]): string {
+  const hinted = plan.anyHint?.test(s) === true;
+  let ranges: Range[] | null = null;
+  for (const c of plan.patterns) {
+    if (c.hint !== null && (!hinted || !c.hint.test(s))) continue;
+    const re = c.re;
+    re.lastIndex = 0;
+    for (let m = re.exec(s); m !== null; m = re.exec(s)) {
+      if (m[0].length === 0) re.lastIndex += 1;
+      let start = m.index;
+      let end = start + m[0].length;
+      if (c.secret) {
+        const g = m.indices?.groups?.secret;
+        if (!g) continue;
+        [start, end] = g;
+      }
+      if (end <= from || end <= start) continue;
+      ranges ??= [];
+      ranges.push({ start: Math.max(start, from), end, c });
+    }
+  }
+  if (ranges === null) return from === 0 ? s : s.slice(from);
+  ranges.sort((a, b) => a.start - b.start || b.end - a.end || a.c.order - b.c.order);
+  let out = '';
+  let at = from;
+  let i = 0;
+  while (i < ranges.length) {
+    const first = ranges[i]!;
+    let end = first.end;
+    for (i += 1; i < ranges.length && ranges[i]!.start < end; i++) end = Math.max(end, ranges[i]!.end);
+    out += s.slice(at, first.start) + first.c.placeholder;
+    if (!hits.includes(first.c.name)) hits.push(first.c.name);
+    at = end;
+  }
+  return out + s.slice(at);
+}
+
+function walk(v: unknown, key: string, plan: Plan, hits: string[], stack: Set<object>): unknown {
+  if (typeof v === 'string') {
+    // A label-like key is read with its value (`Authorization: Bearer …`); the key itself is never changed.
+    if (key !== '' && plan.anyHint !== null && plan.anyHint.test(key)) {
+      const context = `${key}: `;
+      const out = scan(context + v, plan, context.length, hits);
+      return out === v ? v : out;
+    }
+    return scan(v, plan, 0, hits);
+  }
+  if (typeof v !== 'object' || v === null || stack.has(v)) return v;
+  if (!Array.isArray(v) && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
+    const json = (v as { toJSON: (k: string) => unknown }).toJSON(key);
+    if (json === v) return v;
+    const r = walk(json, key, plan, hits, stack);
+    return r === json ? v : r;
+  }
+  stack.add(v);
+  try {
+    if (Array.isArray(v)) {
+      let out: unknown[] | null = null;
+      for (let i = 0; i < v.length; i++) {
+        const r = walk(v[i], '', plan, hits, stack);
+        if (r === v[i]) continue;
+        out ??= v.slice();
+        out[i] = r;
+      }
+      return out ?? v;
+    }
+    let out: Record<string, unknown> | null = null;
+    for (const k of Object.keys(v)) {
+      const item = (v as Record<string, unknown>)[k];
+      const r = walk(item, k, plan, hits, stack);
+      if (r === item) continue;
+      out ??= { ...(v as Record<string, unknown>) };
+      out[k] = r;
+    }
+    return out ?? v;
+  } finally {
+    stack.delete(v);
+  }
+}
