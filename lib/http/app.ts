@@ -58,7 +58,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       referrerPolicy: 'no-referrer',
     }),
   );
-  pages.use('*', csrf());
+  // Only the board's own forms take POSTs; a cross-site form cannot sign a browser in or out.
+  pages.use('/login', csrf());
+  pages.use('/logout', csrf());
   pages.route('/', boardRoutes(full));
   app.route('/', pages);
   return app;

@@ -9,6 +9,7 @@
  * where it was read; a retry of an accepted chunk gets the same answer with 200.
  */
 import { createHash } from 'node:crypto';
+import { Mutex } from 'async-mutex';
 import { parseLine } from '../log/codec.js';
 import { ChunkConflictError, StateConflictError, type WriterRecord } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
@@ -47,7 +48,7 @@ export async function ingestChunk({
 }): Promise<IngestResult> {
   requireScope(ctx, 'ingest');
   requireSessionAccess(ctx, input.sid);
-  const { sid, w, offset, body } = input;
+  const { sid, w, body } = input;
   if (body.length === 0)
     throw new AppError('empty_body', 'the chunk is empty: send at least one complete line');
   if (body.length > MAX_CHUNK_BYTES) {
@@ -58,6 +59,14 @@ export async function ingestChunk({
   if (body[body.length - 1] !== 0x0a) {
     throw new AppError('incomplete_line', 'the chunk must end with a newline: send complete lines only');
   }
+  // One chunk of a writer at a time in this process: the store may replace bytes past the indexed length
+  // (left by a crash), so the length read here must still be the indexed length when the bytes are written.
+  return withWriterLock(ctx, sid, w, () => appendChunk(ctx, input));
+}
+
+/** The checks and writes of `ingestChunk` once it holds the writer's lock. */
+async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<IngestResult> {
+  const { sid, w, offset, body } = input;
   const key = { tenant: ctx.tenant, sid, w };
   const current = await ctx.state.getWriter(ctx.tenant, sid, w);
   const length = current?.length ?? 0;
@@ -92,6 +101,35 @@ export async function ingestChunk({
     throw err;
   }
   return { created: true, writer: w, length: next.length, lines: next.lines, last_seq: next.last_seq };
+}
+
+const writerLocks = new WeakMap<object, Map<string, { mutex: Mutex; users: number }>>();
+
+/** Runs `fn` holding the in-process lock of one writer of the context's segment store. */
+async function withWriterLock<T>(
+  ctx: ServiceContext,
+  sid: string,
+  w: string,
+  fn: () => Promise<T>,
+): Promise<T> {
+  let locks = writerLocks.get(ctx.segments);
+  if (!locks) {
+    locks = new Map();
+    writerLocks.set(ctx.segments, locks);
+  }
+  const k = `${ctx.tenant}/${sid}/${w}`;
+  let entry = locks.get(k);
+  if (!entry) {
+    entry = { mutex: new Mutex(), users: 0 };
+    locks.set(k, entry);
+  }
+  entry.users += 1;
+  try {
+    return await entry.mutex.runExclusive(fn);
+  } finally {
+    entry.users -= 1;
+    if (entry.users === 0) locks.delete(k);
+  }
 }
 
 /** A chunk not at the stored length: the same chunk again (200, its answer) or a conflict (409). */

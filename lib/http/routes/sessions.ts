@@ -19,7 +19,12 @@ import type { AppEnv } from '../auth.js';
 import { pathParam, queryParam, SessionId, WriterId } from '../params.js';
 import { toByteStream } from '../stream.js';
 
-const Offset = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+// Digits only: `z.coerce` would read '', ' 0', '0x0' and '1e3' as numbers.
+const Offset = z
+  .string()
+  .regex(/^\d{1,16}$/, 'a byte offset is a non-negative decimal integer')
+  .transform(Number)
+  .pipe(z.number().int().max(Number.MAX_SAFE_INTEGER));
 const Limit = z.coerce.number().int().min(1).max(200).default(50);
 const Format = z.enum(['ndjson', 'text']).default('ndjson');
 const Flag = z
