@@ -98,7 +98,8 @@ export class ApiClient {
           if (TRANSIENT.has(res.status)) {
             const retryAfter = Number(res.headers.get('retry-after'));
             lastReason = `the server answered ${res.status}`;
-            await res.body?.cancel();
+            // not awaited: a cancel that never settles (seen with msw-mocked bodies) must not stall the retry
+            void res.body?.cancel().catch(() => {});
             throw new TransientError(
               lastReason,
               Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : null,

@@ -112,9 +112,12 @@ async function uploadSegment(
         options.onProgress?.({ sid, w, sent: offset, total: size });
       } catch (err) {
         if (err instanceof ServerError && err.code === 'offset_mismatch' && resyncs < 5) {
-          resyncs += 1;
-          offset = Number(err.details.expected_offset);
-          if (!Number.isSafeInteger(offset) || offset > size) throw err;
+          const expected = Number(err.details.expected_offset);
+          if (!Number.isSafeInteger(expected) || expected > size) throw err;
+          // A server that moved ahead (another uploader sent those bytes) is progress, bounded by the file's
+          // size; only a 409 that does not move us forward counts towards giving up.
+          if (expected <= offset) resyncs += 1;
+          offset = expected;
           return 'resync';
         }
         if (err instanceof ServerError && err.status === 413) {
