@@ -92,7 +92,7 @@ export class ApiClient {
               body: init.body as string | Uint8Array<ArrayBuffer> | undefined,
             });
           } catch (err) {
-            lastReason = `cannot reach ${this.url}: ${(err as Error).cause ? String((err as Error & { cause: unknown }).cause) : (err as Error).message}`;
+            lastReason = `cannot reach ${this.url}: ${networkCause(err)}`;
             throw new TransientError(lastReason, null);
           }
           if (TRANSIENT.has(res.status)) {
@@ -161,4 +161,12 @@ async function toServerError(res: Response): Promise<ServerError> {
     e?.message ?? `the server answered ${res.status}`,
     e?.details ?? {},
   );
+}
+
+/** A short reason for a failed fetch: the system error code when there is one (ECONNREFUSED, ENOTFOUND). */
+function networkCause(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code) return cause.code === 'ECONNREFUSED' ? 'connection refused' : cause.code;
+  if (cause?.message) return cause.message;
+  return err instanceof Error ? err.message : 'network error';
 }

@@ -54,7 +54,9 @@ export function registerUpload(program: Command, io: Io): void {
           }
         }
         if (o.json) printJson(io, { sessions: results });
-        else if (results.length) io.stderr.write(`next: hansard replay ${results[0]!.sid} --format text\n`);
+        else if (results.some((r) => r.segments.some((seg) => seg.sent_lines > 0))) {
+          io.stderr.write(`next: hansard replay ${results[0]!.sid} --format text\n`);
+        }
       },
     );
 }

@@ -60,7 +60,10 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const url = `http://${host}:${port}`;
   const boardUrl = `${url}/?token=${board.token}`;
   o.print(`hansard ${HANSARD_VERSION} serving ${url} (data in ${o.data})`);
-  if (admin) {
+  if (admin && o.bootstrapToken) {
+    o.print('');
+    o.print(`Tenant "${LOCAL_TENANT}" created with the admin token from HANSARD_BOOTSTRAP_TOKEN.`);
+  } else if (admin) {
     o.print('');
     o.print(`Tenant "${LOCAL_TENANT}" created. Its admin token (shown once, keep it safe):`);
     o.print(`  ${admin.token}`);

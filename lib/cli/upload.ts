@@ -160,3 +160,12 @@ async function uploadSegment(
 }
 
 const NL = Buffer.from('\n');
+
+/** Words for the file system errors a user meets. */
+function describeFsError(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'no such file or directory';
+  if (code === 'ENOTDIR') return 'not a directory';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  return (err as Error).message;
+}

@@ -28,17 +28,21 @@ export function hashToken(secret: string): string {
 }
 
 /**
- * The token record for a secret presented by a client, or throws `unauthorized` (unknown, malformed,
- * revoked or expired: one message, so a client learns nothing about which).
+ * The token record for a secret presented by a client, or throws `unauthorized`: one message for no
+ * token, another for any refused one (unknown, malformed, revoked or expired alike, so a client learns
+ * nothing about which).
  */
 export async function authenticate(
   state: StateStore,
   secret: string | null | undefined,
   now: Date,
 ): Promise<TokenRecord> {
+  if (!secret) {
+    throw new AppError('unauthorized', 'a token is required: send the header Authorization: Bearer hns_…');
+  }
   const refuse = () =>
-    new AppError('unauthorized', 'a valid token is required: send Authorization: Bearer hns_…');
-  if (!secret || !TOKEN_PATTERN.test(secret)) throw refuse();
+    new AppError('unauthorized', 'the token was not accepted: it is unknown here, revoked or expired');
+  if (!TOKEN_PATTERN.test(secret)) throw refuse();
   const rec = await state.getTokenByHash(hashToken(secret));
   if (!rec || rec.revoked_at !== null) throw refuse();
   if (rec.expires_at !== null && Date.parse(rec.expires_at) <= now.getTime()) throw refuse();
