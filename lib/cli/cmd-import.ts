@@ -1,10 +1,12 @@
 /** `hansard import claude-code TRANSCRIPT.jsonl [--out DIR]` (DESIGN §6): a transcript into a session. */
+import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { importClaudeCodeTranscript } from '../harness/index.js';
 import { UsageError } from './errors.js';
 import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
+import { describeFsError } from './upload.js';
 
 export function registerImport(program: Command, io: Io): void {
   const imp = program.command('import').description("turn another tool's transcript into a hansard session");
@@ -24,8 +26,15 @@ export function registerImport(program: Command, io: Io): void {
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES')
-          throw new UsageError(`cannot read ${file}: ${code}`);
+          throw new UsageError(`cannot read ${file}: ${describeFsError(err)}`);
         throw err;
+      }
+      const c0 = result.counts;
+      if (c0.prompts + c0.actions + c0.results + c0.outputs === 0) {
+        rmSync(result.dir, { recursive: true, force: true });
+        throw new UsageError(
+          `${file} does not look like a Claude Code transcript: it has no user or assistant records (nothing was kept)`,
+        );
       }
       if (o.json) return printJson(io, result);
       const c = result.counts;

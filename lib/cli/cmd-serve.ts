@@ -23,17 +23,32 @@ HANSARD_BOOTSTRAP_TOKEN). Every start prints a board link that signs your browse
       if (!Number.isInteger(port) || port < 0 || port > 65535)
         throw new UsageError(`--port ${opts.port} is not a port number`);
       const bootstrapToken = io.env.HANSARD_BOOTSTRAP_TOKEN || undefined;
-      const server = await startServer({
-        port,
-        host: opts.host,
-        data: resolve(io.cwd, opts.data),
-        bootstrapToken,
-        print: (l) =>
-          io.stdout.write(
-            `${bootstrapToken ? l.replace(bootstrapToken, '(from HANSARD_BOOTSTRAP_TOKEN)') : l}\n`,
-          ),
-        log: (l) => io.stderr.write(`${l}\n`),
-      });
+      let server: Awaited<ReturnType<typeof startServer>>;
+      try {
+        server = await startServer({
+          port,
+          host: opts.host,
+          data: resolve(io.cwd, opts.data),
+          bootstrapToken,
+          print: (l) => io.stdout.write(`${l}\n`),
+          log: (l) => io.stderr.write(`${l}\n`),
+        });
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EADDRINUSE') {
+          throw new UsageError(
+            `port ${port} on ${opts.host} is in use: is hansard already running? Pick another with --port`,
+          );
+        }
+        if (code === 'EACCES')
+          throw new UsageError(
+            `cannot listen on ${opts.host}:${port} (permission denied): pick a port above 1024`,
+          );
+        throw err;
+      }
+      if (server.port !== 8787) {
+        io.stdout.write(`\nCommands reach this server with: export HANSARD_URL=${server.url}\n`);
+      }
       io.keepAlive = true;
       const stop = () => {
         void server.close().then(() => process.exit(0));

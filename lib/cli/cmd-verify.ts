@@ -44,7 +44,7 @@ export function registerVerify(program: Command, io: Io): void {
         }
         const s = report.summary;
         io.stdout.write(
-          `${report.ok ? 'ok' : 'NOT ok'}: ${s.events} events in ${s.writers} writers; ${s.errors} errors, ${s.warnings} warnings, ${s.infos} notes\n`,
+          `${report.ok ? 'ok' : 'NOT ok'}: ${plural(s.events, 'event')} in ${plural(s.writers, 'writer')}; ${plural(s.errors, 'error')}, ${plural(s.warnings, 'warning')}, ${plural(s.infos, 'note')}\n`,
         );
       }
       if (!report.ok) throw new ExitError(1);
@@ -75,4 +75,8 @@ export function registerVerify(program: Command, io: Io): void {
       if (o.json) printJson(io, summary);
       else io.stdout.write(formatSummary(summary));
     });
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }

@@ -28,10 +28,14 @@ export function clientFrom(
       'no token: pass --token or set HANSARD_TOKEN (hansard serve prints an admin token on first start; hansard token create makes more)',
     );
   }
+  let parsed: URL | null = null;
   try {
-    new URL(url);
+    parsed = new URL(url);
   } catch {
-    throw new UsageError(`--url ${JSON.stringify(url)} is not a URL (example: ${DEFAULT_URL})`);
+    // reported below
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    throw new UsageError(`--url ${JSON.stringify(url)} is not an http(s) URL (example: ${DEFAULT_URL})`);
   }
   return new ApiClient({ url, token, ...(onRetry ? { onRetry } : {}) });
 }

@@ -20,8 +20,7 @@ import type { Io } from './io.js';
 export function buildProgram(io: Io): Command {
   const program = new Command('hansard')
     .description(
-      'hansard keeps the record of work by people and AI coding agents: append-only session segments,\n' +
-        'merged replay, status reports and a team status board.',
+      'hansard keeps the record of work by people and AI coding agents: append-only session segments, merged replay, status reports and a team status board.',
     )
     .version(HANSARD_VERSION, '-V, --version')
     .configureOutput({
@@ -77,6 +76,13 @@ function exitCodeFor(err: unknown, io: Io): number {
   }
   if (err instanceof ServerError) {
     io.stderr.write(`hansard: the server refused: ${err.message} (${err.status} ${err.code})\n`);
+    // Validation errors carry one issue per field: show them, they say what to change.
+    const issues = Array.isArray(err.details.issues)
+      ? (err.details.issues as Array<{ path?: unknown; message?: unknown }>)
+      : [];
+    for (const i of issues.slice(0, 10)) {
+      io.stderr.write(`  - ${i.path ? `${String(i.path)}: ` : ''}${String(i.message ?? '')}\n`);
+    }
     if (err.status === 401) io.stderr.write('hint: check HANSARD_TOKEN / --token\n');
     return err.status >= 400 && err.status < 500 ? 2 : 1;
   }

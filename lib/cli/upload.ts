@@ -47,9 +47,7 @@ export async function uploadSession(dir: string, options: UploadOptions): Promis
   try {
     segments = listSegments(dir);
   } catch (err) {
-    throw new UsageError(
-      `cannot read ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
+    throw new UsageError(`cannot read ${dir}: ${describeFsError(err)}`);
   }
   const sid = await sessionIdOf(dir);
   if (!sid || segments.length === 0) {
@@ -162,7 +160,7 @@ async function uploadSegment(
 const NL = Buffer.from('\n');
 
 /** Words for the file system errors a user meets. */
-function describeFsError(err: unknown): string {
+export function describeFsError(err: unknown): string {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return 'no such file or directory';
   if (code === 'ENOTDIR') return 'not a directory';
