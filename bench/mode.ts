@@ -5,7 +5,7 @@
  */
 import { createReadStream, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { replayLines, sessionDirSources } from '../lib/log/index.js';
+import { replayLines, sessionDirSegments } from '../lib/log/index.js';
 import { parseTs } from '../lib/log/time.js';
 
 /**
@@ -39,7 +39,7 @@ async function parseOnly(dir: string): Promise<number> {
 async function replay(dir: string): Promise<number> {
   let n = 0;
   let bytes = 0;
-  for await (const line of replayLines(sessionDirSources(dir), 'ndjson')) {
+  for await (const line of replayLines(sessionDirSegments(dir), 'ndjson')) {
     n++;
     bytes += line.length;
   }

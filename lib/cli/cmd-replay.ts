@@ -1,14 +1,15 @@
 /**
  * `hansard replay SID|DIR [--raw] [--format text|ndjson]` (DESIGN §6): the merged transcript of a local
  * session directory, or of a session on the server. Both use the same merge, so they print the same bytes.
+ * Corrections are applied (a corrected event carries its `corrected` provenance, DESIGN §3); `--raw` gives
+ * every line as written instead.
  */
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { isId } from '../log/ids.js';
-import { replayLines, replayRaw } from '../log/replay.js';
-import { sessionDirSources } from '../log/session-dir.js';
+import { replayLines, replayRaw, sessionDirSegments } from '../log/replay.js';
 import { clientFrom } from './config.js';
 import { UsageError } from './errors.js';
 import { type Io, writeOut } from './io.js';
@@ -19,7 +20,7 @@ export function registerReplay(program: Command, io: Io): void {
     .description('print a session merged into one ordered transcript')
     .argument('<session>', 'a session directory, or a session id (s_…) to read from the server')
     .addOption(new Option('--format <format>', 'output format').choices(['ndjson', 'text']).default('ndjson'))
-    .option('--raw', 'every line as written, quarantined ones included')
+    .option('--raw', 'every line as written (corrections not applied), quarantined ones included')
     .option('--url <url>', 'server URL (env HANSARD_URL)')
     .option('--token <token>', 'token with the read scope (env HANSARD_TOKEN)')
     .action(
@@ -27,12 +28,15 @@ export function registerReplay(program: Command, io: Io): void {
         target: string,
         o: { format: 'ndjson' | 'text'; raw?: boolean; url?: string; token?: string },
       ) => {
+        if (o.raw && o.format === 'text') {
+          throw new UsageError('--raw gives the lines exactly as written (NDJSON); leave out --format text');
+        }
         const dir = resolve(io.cwd, target);
         if (isDirectory(dir)) {
-          const sources = sessionDirSources(dir);
-          if (sources.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
-          if (o.raw) for await (const b of replayRaw(sources)) await writeOut(io, b);
-          else for await (const l of replayLines(sources, o.format)) await writeOut(io, l);
+          const segments = sessionDirSegments(dir);
+          if (segments.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
+          if (o.raw) for await (const b of replayRaw(segments)) await writeOut(io, b);
+          else for await (const l of replayLines(segments, o.format)) await writeOut(io, l);
           return;
         }
         if (!isId('s', target)) {

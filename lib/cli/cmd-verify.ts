@@ -7,8 +7,8 @@ import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { isId } from '../log/ids.js';
 import { formatSummary, inspectSession, type SessionSummary } from '../log/inspect.js';
-import { sessionDirSources } from '../log/session-dir.js';
-import { type VerifyReport, verifySession } from '../log/verify.js';
+import { segmentSources, sessionDirSegments } from '../log/replay.js';
+import { type VerifyReport, verifySegments } from '../log/verify.js';
 import { clientFrom } from './config.js';
 import { ExitError, UsageError } from './errors.js';
 import { type Io, printJson } from './io.js';
@@ -28,10 +28,10 @@ export function registerVerify(program: Command, io: Io): void {
       const t = sessionTarget(target, io.cwd);
       let report: VerifyReport;
       if (t.kind === 'dir') {
-        const sources = sessionDirSources(t.dir);
-        if (sources.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
+        const segments = sessionDirSegments(t.dir);
+        if (segments.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
         const name = basename(t.dir);
-        report = await verifySession(sources, isId('s', name) ? { sid: name } : {});
+        report = await verifySegments(segments, isId('s', name) ? name : undefined);
       } else {
         report = (await clientFrom(o, io.env).request('GET', `/v1/sessions/${t.sid}/verify`))
           .body as VerifyReport;
@@ -63,11 +63,11 @@ export function registerVerify(program: Command, io: Io): void {
       const t = sessionTarget(target, io.cwd);
       let summary: SessionSummary;
       if (t.kind === 'dir') {
-        if (sessionDirSources(t.dir).length === 0)
-          throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
+        const segments = sessionDirSegments(t.dir);
+        if (segments.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
         const name = basename(t.dir);
-        const report = await verifySession(sessionDirSources(t.dir), isId('s', name) ? { sid: name } : {});
-        summary = await inspectSession(sessionDirSources(t.dir), report);
+        const report = await verifySegments(segments, isId('s', name) ? name : undefined);
+        summary = await inspectSession(segmentSources(segments), report);
       } else {
         summary = (await clientFrom(o, io.env).request('GET', `/v1/sessions/${t.sid}/inspect`))
           .body as SessionSummary;

@@ -1,41 +1,152 @@
 /**
- * Replay: a merged session as NDJSON or as readable text (seed 001 "replay", DESIGN §3).
+ * Replay: a merged session as NDJSON or as readable text (seed 001 "replay", DESIGN §3), with corrections
+ * applied; and the raw replay, the bytes as written.
  *
- * NDJSON gives each event's line exactly as its writer wrote it, in merged order, one per line. Text gives
- * one line per event: time, who, what. Both skip quarantined lines (they are in the raw segments, and
- * verify reports them). The same function serves the CLI on a local directory and the server, so the two
- * give the same bytes for the same segments.
+ * NDJSON gives each event's line exactly as its writer wrote it, in merged order, one per line, except an
+ * event a correction changed: that one is `serializeEvent` of its effective view with its provenance as a
+ * last key, `"corrected":[{"by","field","was","reason"},…]` (see `lib/log/corrections`), so no consumer
+ * sees a modified value without knowing. Text gives one line per event: time, who, what, with the effective
+ * values and a ` [corrected: <field> by <correction id>, …]` suffix on a corrected event. Both skip
+ * quarantined lines (they are in the raw segments, and verify reports them). The same function serves the
+ * CLI on a local directory and the server, so the two give the same bytes for the same segments.
+ *
+ * Corrections usually come after their target in merged order, so replay reads a session twice with bounded
+ * memory: pass 1 (`CorrectionIndex.scan`) collects the corrections from the segments' bytes without parsing
+ * the other lines, pass 2 merges and applies them. Hence its input is `ReplaySegment`s, which can be opened
+ * more than once.
  */
-import type { RecordedEvent } from './codec.js';
-import { type MergeOptions, type MergeSource, mergeSegments, mergeSegmentsKeepingProblems } from './merge.js';
+import { createReadStream, statSync } from 'node:fs';
+import { decodeEvent, type RecordedEvent } from './codec.js';
+import { CorrectionIndex, type CorrectionProblem, effectiveLine } from './corrections.js';
+import {
+  type MergedEvent,
+  type MergeOptions,
+  type MergeSource,
+  mergeSegmentBatches,
+  mergeSegmentsKeepingProblems,
+} from './merge.js';
+import { readSegmentBatches } from './reader.js';
+import { listSegments } from './session-dir.js';
 
 export type ReplayFormat = 'ndjson' | 'text';
 
+/** A segment replay can read from its first byte as often as it needs to (pass 1 and pass 2). */
+export interface ReplaySegment {
+  /** the writer id (the segment's name), the merge's tie-break */
+  w: string;
+  /**
+   * A new stream of the segment's bytes from its first byte; every call must give the same bytes.
+   * `chunkBytes` is a hint for the size of the chunks (pass 1 asks for large ones), which a source may ignore.
+   */
+  open: (chunkBytes?: number) => AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+}
+
+export interface ReplayOptions extends MergeOptions {
+  /**
+   * Called after the last line for each correction that changed nothing (target missing, forbidden field,
+   * invalid value), in the merged order of the corrections.
+   */
+  onCorrectionProblem?: (problem: CorrectionProblem) => void;
+}
+
 /**
- * The merged replay of `sources` as lines of text, each ending with `\n`.
+ * The segments of a session directory as `ReplaySegment`s. Each segment's length is taken now, so both
+ * passes of a replay read the same bytes even while a writer is still appending. Throws the file system's
+ * error (ENOENT) when `dir` cannot be read.
+ */
+export function sessionDirSegments(dir: string): ReplaySegment[] {
+  return listSegments(dir).map(({ w, path }) => {
+    const size = statSync(path).size;
+    return {
+      w,
+      open: (chunkBytes = 64 * 1024) =>
+        size === 0 ? [] : createReadStream(path, { start: 0, end: size - 1, highWaterMark: chunkBytes }),
+    };
+  });
+}
+
+/** Fresh merge sources for `segments` (each opened once more). */
+export function segmentSources(segments: readonly ReplaySegment[]): MergeSource[] {
+  return segments.map((s) => ({ w: s.w, batches: readSegmentBatches(s.open()) }));
+}
+
+function isReopenable(x: readonly ReplaySegment[] | readonly MergeSource[]): x is readonly ReplaySegment[] {
+  return x.every((s) => typeof (s as Partial<ReplaySegment>).open === 'function');
+}
+
+/**
+ * The merged replay of a session as lines of text, each ending with `\n`, with corrections applied.
+ *
+ * @param segments the session's segments, which replay opens twice (streaming; memory grows with the
+ *   number of writers and of corrections only). `MergeSource`s, which can be read only once, are accepted
+ *   too, for callers that have nothing else: their merged events are then held in memory for the second
+ *   pass, so memory grows with the session.
  * @param format `ndjson` (default) or `text`
+ * Errors of the segments' streams propagate.
  */
 export async function* replayLines(
-  sources: MergeSource[],
+  segments: readonly ReplaySegment[] | MergeSource[],
   format: ReplayFormat = 'ndjson',
-  options: MergeOptions = {},
+  options: ReplayOptions = {},
 ): AsyncGenerator<string> {
-  const agents = new Map<string, string>();
-  for await (const { event } of mergeSegments(sources, options)) {
-    if (format === 'ndjson') yield `${event.raw}\n`;
-    else yield `${formatTextLine(event, agents)}\n`;
+  let index: CorrectionIndex;
+  let merged: AsyncIterable<MergedEvent[]> | Iterable<MergedEvent[]>;
+  if (isReopenable(segments)) {
+    index = await CorrectionIndex.scan(segments);
+    merged = mergeSegmentBatches(segmentSources(segments), options);
+  } else {
+    const all: MergedEvent[] = [];
+    for await (const batch of mergeSegmentBatches(segments as MergeSource[], options)) all.push(...batch);
+    index = CorrectionIndex.fromEvents(
+      all.filter((m) => m.event.type === 'correction').map((m) => decodeEvent(m.event)),
+    );
+    merged = [all];
   }
+  const agents = new Map<string, string>();
+  const anyCorrections = index.size > 0;
+  for await (const batch of merged) {
+    for (const { event } of batch) {
+      if (anyCorrections) {
+        if (event.type === 'correction') index.passed(event.id);
+        const corrected = index.targets(event.id) ? correctedLine(event, index, format, agents) : null;
+        if (corrected !== null) {
+          yield corrected;
+          continue;
+        }
+      }
+      if (format === 'ndjson') yield `${event.raw}\n`;
+      else yield `${formatTextLine(event, agents)}\n`;
+    }
+  }
+  if (options.onCorrectionProblem) for (const p of index.problems()) options.onCorrectionProblem(p);
+}
+
+/** The replay line of an event some correction names, or null when none changed it. */
+function correctedLine(
+  event: RecordedEvent,
+  index: CorrectionIndex,
+  format: ReplayFormat,
+  agents: Map<string, string>,
+): string | null {
+  const eff = index.apply(decodeEvent(event));
+  if (!eff.corrected) return null;
+  const line = effectiveLine(eff);
+  if (format === 'ndjson') return `${line}\n`;
+  const shown: RecordedEvent = { ...event, obj: JSON.parse(line) as Record<string, unknown> };
+  const marks = eff.corrected.map((c) => `${c.field} by ${c.by}`).join(', ');
+  return `${formatTextLine(shown, agents)} [corrected: ${marks}]\n`;
 }
 
 /**
  * The raw replay: every complete line as written, quarantined ones included (DESIGN §5), in merged order,
- * each followed by `\n`. Bytes, because a quarantined line may not be valid UTF-8.
+ * each followed by `\n`, corrections not applied. Bytes, because a quarantined line may not be valid UTF-8.
  */
 export async function* replayRaw(
-  sources: MergeSource[],
+  segments: readonly ReplaySegment[] | MergeSource[],
   options: MergeOptions = {},
 ): AsyncGenerator<Uint8Array> {
   const NL = Buffer.from('\n');
+  const sources = isReopenable(segments) ? segmentSources(segments) : (segments as MergeSource[]);
   for await (const item of mergeSegmentsKeepingProblems(sources, options)) {
     if ('event' in item) yield Buffer.from(`${item.event.raw}\n`, 'utf8');
     else yield Buffer.concat([item.problem.bytes, NL]);

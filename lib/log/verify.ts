@@ -9,12 +9,14 @@
  * - warning: mono_backwards, ts_backwards, ts_no_timezone, dangling_reference, unknown_version,
  *   causality_skew, invalid_fields, truncated_line (a last line still being written)
  * - info: segment_open (no writer.end yet)
- * Correction problems (correction_target_missing, correction_forbidden_field) are added by the caller
- * from `lib/log/corrections` when it is given them.
+ * Correction problems (correction_target_missing, correction_forbidden_field, correction_invalid_value)
+ * come from the session's `CorrectionIndex` when the caller passes one (see `verifySegments`).
  */
 import { decodeEvent, type LineProblem, type RecordedEvent } from './codec.js';
+import { CorrectionIndex } from './corrections.js';
 import { FORMAT_VERSION, isKnownType } from './events.js';
 import { type MergeSource, mergeSegments } from './merge.js';
+import { type ReplaySegment, segmentSources } from './replay.js';
 import { parseTs } from './time.js';
 
 export type Severity = 'error' | 'warning' | 'info';
@@ -37,6 +39,7 @@ export const VERIFY_CODES = {
   dangling_reference: 'warning',
   correction_target_missing: 'warning',
   correction_forbidden_field: 'warning',
+  correction_invalid_value: 'warning',
   unknown_version: 'warning',
   causality_skew: 'warning',
   invalid_fields: 'warning',
@@ -86,8 +89,9 @@ const REFERENCE_FIELDS: Record<string, string[]> = {
  */
 export async function verifySession(
   sources: MergeSource[],
-  options: { sid?: string; extraProblems?: Problem[] } = {},
+  options: { sid?: string; extraProblems?: Problem[]; corrections?: CorrectionIndex } = {},
 ): Promise<VerifyReport> {
+  const corrections = options.corrections;
   const problems: Problem[] = [];
   const add = (code: VerifyCode, w: string, seq: number | null, line: number | null, message: string) =>
     problems.push({ severity: VERIFY_CODES[code], code, w, seq, line, message });
@@ -167,6 +171,11 @@ export async function verifySession(
       st.lastTs = parsed.micros;
     }
 
+    if (corrections && corrections.size > 0) {
+      // Corrections are checked as their targets pass, exactly as the replay applies them.
+      if (ev.type === 'correction') corrections.passed(ev.id);
+      if (corrections.targets(ev.id)) corrections.apply(decodeEvent(ev));
+    }
     if (ids.has(ev.id)) at('duplicate_id', `id ${ev.id} was already used`);
     else ids.set(ev.id, ev.tsMicros);
 
@@ -224,6 +233,9 @@ export async function verifySession(
   for (const st of writers.values()) {
     if (st.started && !st.ended) add('segment_open', st.w, null, null, `${st.w} has no writer.end yet`);
   }
+  for (const p of corrections?.problems() ?? []) {
+    problems.push({ severity: p.severity, code: p.code, w: p.w, seq: p.seq, line: null, message: p.message });
+  }
   problems.push(...(options.extraProblems ?? []));
   problems.sort((a, b) =>
     a.w < b.w
@@ -248,4 +260,17 @@ export async function verifySession(
 
 function refOf(ev: RecordedEvent, w: string) {
   return { w, seq: ev.seq, line: ev.line, ts: ev.tsMicros };
+}
+
+/**
+ * Verifies a session with its corrections checked too (the CLI's `verify DIR`, the API's verify): reads
+ * the segments twice, once for the corrections (cheap: only lines that name a correction are parsed)
+ * and once for everything else.
+ */
+export async function verifySegments(
+  segments: readonly ReplaySegment[],
+  sid?: string,
+): Promise<VerifyReport> {
+  const corrections = await CorrectionIndex.scan(segments);
+  return verifySession(segmentSources(segments), { ...(sid ? { sid } : {}), corrections });
 }

@@ -3,9 +3,10 @@
  * library functions the CLI runs on a local directory, over the stored segments.
  */
 import { inspectSession, type SessionSummary } from '../log/inspect.js';
-import { type VerifyReport, verifySession } from '../log/verify.js';
+import { segmentSources } from '../log/replay.js';
+import { type VerifyReport, verifySegments } from '../log/verify.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
-import { openStoredSources } from './sources.js';
+import { storedSegments } from './sources.js';
 
 /** `GET /v1/sessions/{sid}/verify` (scope `read`). @throws AppError `not_found` */
 export async function verifyStored({
@@ -17,7 +18,7 @@ export async function verifyStored({
 }): Promise<VerifyReport> {
   requireScope(ctx, 'read');
   requireSessionAccess(ctx, sid);
-  return verifySession(await openStoredSources(ctx, sid), { sid });
+  return verifySegments(await storedSegments(ctx, sid), sid);
 }
 
 /** `GET /v1/sessions/{sid}/inspect` (scope `read`): the summary with its verify summary. @throws AppError `not_found` */
@@ -30,6 +31,7 @@ export async function inspectStored({
 }): Promise<SessionSummary> {
   requireScope(ctx, 'read');
   requireSessionAccess(ctx, sid);
-  const report = await verifySession(await openStoredSources(ctx, sid), { sid });
-  return inspectSession(await openStoredSources(ctx, sid), report);
+  const segments = await storedSegments(ctx, sid);
+  const report = await verifySegments(segments, sid);
+  return inspectSession(segmentSources(segments), report);
 }

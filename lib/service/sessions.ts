@@ -4,12 +4,11 @@
  * so both give the same bytes.
  */
 import type { LineProblem } from '../log/codec.js';
-import type { MergeSource } from '../log/merge.js';
-import { readSegment } from '../log/reader.js';
-import { type ReplayFormat, replayLines, replayRaw } from '../log/replay.js';
+import { type ReplayFormat, replayLines, replayRaw, segmentSources } from '../log/replay.js';
 import { InvalidCursorError, type SessionRecord, type WriterRecord } from '../store/index.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError, notFound } from './errors.js';
+import { storedSegments } from './sources.js';
 
 /** The public view of a writer's index entry (DESIGN §4 `GET …/writers/{w}`). */
 export interface WriterView {
@@ -80,18 +79,9 @@ export async function listSessions({
   }
 }
 
-/** The merge sources of a stored session: each writer's segment up to its indexed length. */
-async function storedSources(ctx: ServiceContext, sid: string): Promise<MergeSource[]> {
-  const writers = await ctx.state.listWriters(ctx.tenant, sid);
-  if (writers.length === 0) throw notFound('session');
-  return writers.map((wr) => ({
-    w: wr.w,
-    items: readSegment(ctx.segments.readSegment({ tenant: ctx.tenant, sid, w: wr.w }, wr.length)),
-  }));
-}
-
 /**
- * `GET /v1/sessions/{sid}/replay` (scope `read`): the merged transcript as lines (`ndjson` or `text`).
+ * `GET /v1/sessions/{sid}/replay` (scope `read`): the merged transcript as lines (`ndjson` or `text`), with
+ * corrections applied (each corrected event carries its `corrected` provenance; DESIGN §3).
  * The session's existence is checked before the first line, so a 404 is still possible; the lines then
  * stream. @throws AppError `not_found`
  */
@@ -109,8 +99,8 @@ export async function replaySession({
   // The board's timeline page shows the replay, so a board token may read it too.
   requireScope(ctx, 'read', 'board');
   requireSessionAccess(ctx, sid);
-  const sources = await storedSources(ctx, sid);
-  return replayLines(sources, format, onProblem ? { onProblem } : {});
+  const segments = await storedSegments(ctx, sid);
+  return replayLines(segments, format, onProblem ? { onProblem } : {});
 }
 
 /**
@@ -126,7 +116,7 @@ export async function rawSession({
 }): Promise<AsyncIterable<Uint8Array>> {
   requireScope(ctx, 'read');
   requireSessionAccess(ctx, sid);
-  return replayRaw(await storedSources(ctx, sid));
+  return replayRaw(segmentSources(await storedSegments(ctx, sid)));
 }
 
 /** `GET /v1/sessions/{sid}/writers/{w}/segment` (scope `read`): the raw segment. @throws AppError `not_found` */

@@ -1,18 +1,18 @@
-/** The merge sources of a stored session: each writer's segment, up to its indexed length. */
-import type { MergeSource } from '../log/merge.js';
-import { readSegmentBatches } from '../log/reader.js';
+/** A stored session's segments, as the replay, verify and inspect read them. */
+import type { ReplaySegment } from '../log/replay.js';
 import type { ServiceContext } from './context.js';
 import { notFound } from './errors.js';
 
 /**
- * Opens every stored segment of a session for one merge pass (call again for another pass).
+ * The segments of a stored session, each up to the length indexed now, so that every pass over them
+ * (corrections, then the merge) reads the same bytes while ingest goes on. Each `open()` starts a new read.
  * @throws AppError `not_found` when the session has no writer (or is another tenant's)
  */
-export async function openStoredSources(ctx: ServiceContext, sid: string): Promise<MergeSource[]> {
+export async function storedSegments(ctx: ServiceContext, sid: string): Promise<ReplaySegment[]> {
   const writers = await ctx.state.listWriters(ctx.tenant, sid);
   if (writers.length === 0) throw notFound('session');
   return writers.map((wr) => ({
     w: wr.w,
-    batches: readSegmentBatches(ctx.segments.readSegment({ tenant: ctx.tenant, sid, w: wr.w }, wr.length)),
+    open: () => ctx.segments.readSegment({ tenant: ctx.tenant, sid, w: wr.w }, wr.length),
   }));
 }

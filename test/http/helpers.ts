@@ -11,7 +11,7 @@ import { join, relative } from 'node:path';
 import { serve } from '@hono/node-server';
 import { expect } from 'vitest';
 import { createApp } from '../../lib/http/index.js';
-import { newId, openSession, replayLines, sessionDirSources } from '../../lib/log/index.js';
+import { newId, openSession, replayLines, sessionDirSegments } from '../../lib/log/index.js';
 import { ensureTenant, mintToken } from '../../lib/service/index.js';
 import { openLocalStores, type Scope, type Stores } from '../../lib/store/index.js';
 
@@ -294,7 +294,7 @@ export function splitLines(bytes: Buffer): Buffer[] {
 /** The merged NDJSON replay the library gives for a local session directory. */
 export async function localReplay(dir: string, format: 'ndjson' | 'text' = 'ndjson'): Promise<string> {
   let out = '';
-  for await (const line of replayLines(sessionDirSources(dir), format)) out += line;
+  for await (const line of replayLines(sessionDirSegments(dir), format)) out += line;
   return out;
 }
 

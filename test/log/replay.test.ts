@@ -9,6 +9,7 @@ import {
   mergeSegments,
   type ReplayFormat,
   replayLines,
+  sessionDirSegments,
   sessionDirSources,
 } from '../../lib/log/index.js';
 
@@ -28,7 +29,7 @@ async function replay(
   onProblem?: (w: string, p: LineProblem) => void,
 ): Promise<string> {
   let out = '';
-  for await (const l of replayLines(sessionDirSources(dir), format, { onProblem })) out += l;
+  for await (const l of replayLines(sessionDirSegments(dir), format, { onProblem })) out += l;
   return out;
 }
 

@@ -5,9 +5,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   newId,
   openSession,
+  sessionDirSegments,
   sessionDirSources,
   VERIFY_CODES,
   type VerifyCode,
+  verifySegments,
   verifySession,
 } from '../../lib/log/index.js';
 
@@ -181,6 +183,30 @@ describe('verify', () => {
     expect(t.severity).toBe('warning');
     expect(t.line).toBe(3);
     expect(r.summary.events).toBe(2);
+  });
+
+  it('reports corrections that change nothing, through the same index the replay applies', async () => {
+    const s = openSession(root, { agent: 'bot' });
+    const n = s.note({ author: 'a', text: 'x' });
+    s.correct({ target_id: 'e_01KZVVGRNTBMSD610TK2GA9BFS', field: 'text', value: 'y', reason: 'typo' });
+    s.correct({ target_id: n.id, field: 'ts', value: '2020-01-01T00:00:00.000000Z', reason: 'clock' });
+    s.correct({ target_id: n.id, field: 'text', value: 5, reason: 'bad' });
+    s.correct({ target_id: n.id, field: 'text', value: 'fixed', reason: 'ok' });
+    s.end();
+    const r = await verifySegments(sessionDirSegments(s.dir));
+    const found = r.problems.map((p) => p.code);
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'correction_target_missing',
+        'correction_forbidden_field',
+        'correction_invalid_value',
+      ]),
+    );
+    expect(
+      found.filter((c) => c.startsWith('correction_')),
+      JSON.stringify(found),
+    ).toHaveLength(3);
+    expect(r.ok).toBe(true); // warnings: the log is still readable as written
   });
 
   it('gives every code a severity and a documented meaning', async () => {
