@@ -5,7 +5,7 @@
  */
 import { createReadStream, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { replayLines, sessionDirSegments } from '../lib/log/index.js';
+import { replayChunks, sessionDirSegments } from '../lib/log/index.js';
 import { parseTs } from '../lib/log/time.js';
 
 /**
@@ -36,14 +36,13 @@ async function parseOnly(dir: string): Promise<number> {
   return n;
 }
 
+/** The merged replay as the CLI and the server run it; counts the lines it gives. */
 async function replay(dir: string): Promise<number> {
   let n = 0;
-  let bytes = 0;
-  for await (const line of replayLines(sessionDirSegments(dir), 'ndjson')) {
-    n++;
-    bytes += line.length;
+  for await (const chunk of replayChunks(sessionDirSegments(dir), 'ndjson')) {
+    for (let i = chunk.indexOf('\n'); i !== -1; i = chunk.indexOf('\n', i + 1)) n++;
   }
-  return bytes >= 0 ? n : 0;
+  return n;
 }
 
 async function naive(dir: string): Promise<number> {

@@ -88,12 +88,15 @@ export function boardRoutes(deps: Required<ServiceDeps>): Hono<AppEnv> {
     const lines: string[] = [];
     let more = false;
     try {
-      for await (const line of await replaySession({ ctx, sid, format: 'text' })) {
-        if (lines.length === MAX_TIMELINE_LINES) {
-          more = true;
-          break;
+      chunks: for await (const chunk of await replaySession({ ctx, sid, format: 'text' })) {
+        for (const line of chunk.split('\n')) {
+          if (line === '') continue;
+          if (lines.length === MAX_TIMELINE_LINES) {
+            more = true;
+            break chunks;
+          }
+          lines.push(line);
         }
-        lines.push(line.trimEnd());
       }
     } catch (err) {
       if (!(err instanceof AppError && err.code === 'not_found')) throw err;

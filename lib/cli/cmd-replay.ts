@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { isId } from '../log/ids.js';
-import { replayLines, replayRaw, sessionDirSegments } from '../log/replay.js';
+import { replayChunks, replayRaw, sessionDirSegments } from '../log/replay.js';
 import { clientFrom } from './config.js';
 import { UsageError } from './errors.js';
 import { type Io, writeOut } from './io.js';
@@ -36,7 +36,7 @@ export function registerReplay(program: Command, io: Io): void {
           const segments = sessionDirSegments(dir);
           if (segments.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
           if (o.raw) for await (const b of replayRaw(segments)) await writeOut(io, b);
-          else for await (const l of replayLines(segments, o.format)) await writeOut(io, l);
+          else for await (const l of replayChunks(segments, o.format)) await writeOut(io, l);
           return;
         }
         if (!isId('s', target)) {

@@ -73,18 +73,23 @@ export function parseLine(bytes: Uint8Array, line: number, offset: number, compl
   if (!isUtf8(bytes))
     return lineProblem('malformed_line', `line ${line} is not valid UTF-8`, bytes, line, offset, true);
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-  return parseLineText(text, line, offset, () => bytes);
+  return parseLineText(text, line, offset, bytes, 0, bytes.length);
 }
 
 /**
  * Like `parseLine` for a complete line already decoded from valid UTF-8 (the reader decodes a whole
- * chunk at once). `bytesOf` gives the line's bytes, asked for only when the line is a problem.
+ * chunk at once). The line's bytes are `buf[start, start + length)`, cut out only when the line is a
+ * problem (no closure per line: this is the replay's hot path). `retain` keeps the parsed object on the
+ * event (see `Recorded`).
  */
 export function parseLineText(
   text: string,
   line: number,
   offset: number,
-  bytesOf: () => Uint8Array,
+  buf: Uint8Array,
+  start: number,
+  length: number,
+  retain = true,
 ): ParsedLine {
   let obj: unknown;
   try {
@@ -95,38 +100,80 @@ export function parseLineText(
     return lineProblem(
       torn ? 'truncated_line' : 'malformed_line',
       `line ${line} is not a JSON object`,
-      bytesOf(),
+      buf.subarray(start, start + length),
       line,
       offset,
       true,
     );
   }
   if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
-    return lineProblem('malformed_line', `line ${line} is not a JSON object`, bytesOf(), line, offset, true);
+    return lineProblem(
+      'malformed_line',
+      `line ${line} is not a JSON object`,
+      buf.subarray(start, start + length),
+      line,
+      offset,
+      true,
+    );
   }
   const o = obj as Record<string, unknown>;
   const missing = envelopeProblem(o);
-  if (missing) return lineProblem('malformed_line', `line ${line} ${missing}`, bytesOf(), line, offset, true);
+  if (missing)
+    return lineProblem(
+      'malformed_line',
+      `line ${line} ${missing}`,
+      buf.subarray(start, start + length),
+      line,
+      offset,
+      true,
+    );
   const ts = o.ts as string;
   const parsed = parseTs(ts);
   return {
     ok: true,
-    event: {
-      v: o.v as number,
-      sid: o.sid as string,
-      w: o.w as string,
-      seq: o.seq as number,
-      id: o.id as string,
-      ts,
-      mono: o.mono as number,
-      type: o.type as string,
-      obj: o,
-      raw: text,
-      tsMicros: parsed ? parsed.micros : null,
-      line,
-      offset,
-    },
+    event: new Recorded(o, text, parsed ? parsed.micros : null, line, offset, retain),
   };
+}
+
+/**
+ * A recorded event. Its parsed object is kept only when asked (`retain`); otherwise `obj` parses `raw`
+ * again on first use. The NDJSON replay needs only the envelope and the raw line, and not keeping a
+ * million parsed trees alive is what holds its memory flat (docs/benchmarks.md).
+ */
+class Recorded implements RecordedEvent {
+  readonly v: number;
+  readonly sid: string;
+  readonly w: string;
+  readonly seq: number;
+  readonly id: string;
+  readonly ts: string;
+  readonly mono: number;
+  readonly type: string;
+  private parsed: Record<string, unknown> | null;
+
+  constructor(
+    o: Record<string, unknown>,
+    readonly raw: string,
+    readonly tsMicros: number | null,
+    readonly line: number,
+    readonly offset: number,
+    retain: boolean,
+  ) {
+    this.v = o.v as number;
+    this.sid = o.sid as string;
+    this.w = o.w as string;
+    this.seq = o.seq as number;
+    this.id = o.id as string;
+    this.ts = o.ts as string;
+    this.mono = o.mono as number;
+    this.type = o.type as string;
+    this.parsed = retain ? o : null;
+  }
+
+  get obj(): Record<string, unknown> {
+    this.parsed ??= JSON.parse(this.raw) as Record<string, unknown>;
+    return this.parsed;
+  }
 }
 
 function lineProblem(

@@ -74,6 +74,14 @@ export async function* splitLines(
   for await (const batch of splitLineBatches(source)) yield* batch;
 }
 
+export interface ReadOptions {
+  /**
+   * Keep each event's parsed object (default true). False saves memory when only the envelope and the
+   * raw line are needed (the NDJSON replay); `obj` then parses the line again if asked.
+   */
+  retainParsed?: boolean;
+}
+
 /** What reading a segment yields, in file order. */
 export type SegmentItem = { kind: 'event'; event: RecordedEvent } | { kind: 'problem'; problem: LineProblem };
 
@@ -84,7 +92,9 @@ export type SegmentItem = { kind: 'event'; event: RecordedEvent } | { kind: 'pro
  */
 export async function* readSegmentBatches(
   source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  options: ReadOptions = {},
 ): AsyncGenerator<SegmentItem[]> {
+  const retain = options.retainParsed ?? true;
   let carry: Uint8Array[] = [];
   let carryLen = 0;
   let offset = 0; // byte offset of the next line
@@ -110,10 +120,7 @@ export async function* readSegmentBatches(
         const nl = text.indexOf('\n', pos);
         const lineText = text.slice(pos, nl);
         const byteLen = ascii ? lineText.length : Buffer.byteLength(lineText, 'utf8');
-        const start = bytePos;
-        items.push(
-          toItem(parseLineText(lineText, line, offset, () => body.subarray(start, start + byteLen))),
-        );
+        items.push(toItem(parseLineText(lineText, line, offset, body, bytePos, byteLen, retain)));
         offset += byteLen + 1;
         bytePos += byteLen + 1;
         line += 1;

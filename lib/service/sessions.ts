@@ -4,7 +4,7 @@
  * so both give the same bytes.
  */
 import type { LineProblem } from '../log/codec.js';
-import { type ReplayFormat, replayLines, replayRaw, segmentSources } from '../log/replay.js';
+import { type ReplayFormat, replayChunks, replayRaw, segmentSources } from '../log/replay.js';
 import { InvalidCursorError, type SessionRecord, type WriterRecord } from '../store/index.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError, notFound } from './errors.js';
@@ -80,7 +80,8 @@ export async function listSessions({
 }
 
 /**
- * `GET /v1/sessions/{sid}/replay` (scope `read`): the merged transcript as lines (`ndjson` or `text`), with
+ * `GET /v1/sessions/{sid}/replay` (scope `read`): the merged transcript as text chunks of whole lines
+ * (`ndjson` or `text`), with
  * corrections applied (each corrected event carries its `corrected` provenance; DESIGN §3).
  * The session's existence is checked before the first line, so a 404 is still possible; the lines then
  * stream. @throws AppError `not_found`
@@ -100,7 +101,7 @@ export async function replaySession({
   requireScope(ctx, 'read', 'board');
   requireSessionAccess(ctx, sid);
   const segments = await storedSegments(ctx, sid);
-  return replayLines(segments, format, onProblem ? { onProblem } : {});
+  return replayChunks(segments, format, onProblem ? { onProblem } : {});
 }
 
 /**

@@ -1,0 +1,115 @@
+/**
+ * The DynamoDB table of the AWS `StateStore` (DESIGN §5), shared by the adapter, the CDK stack and the
+ * tests: attribute and index names, the key of every item, and `createTableInput` for tests and the CLI.
+ *
+ * One table, `pk`/`sk` strings, TTL attribute `expires_at` (epoch seconds, Number), one GSI `gsi1` on
+ * `gsi1pk`/`gsi1sk` (strings, projection ALL):
+ *
+ * | item            | pk                     | sk                      | gsi1pk                | gsi1sk               |
+ * |-----------------|------------------------|-------------------------|-----------------------|----------------------|
+ * | tenant          | `TENANT#{name}`        | `TENANT`                |                       |                      |
+ * | token           | `TOKEN#{sha256}`       | `TOKEN`                 | `T#{tenant}#TOKENS`   | `{created_at}#{id}`  |
+ * | token id guard  | `TOKENID#{id}`         | `TOKENID`               |                       |                      |
+ * | session index   | `T#{tenant}`           | `S#{sid}`               | `T#{tenant}#BOARD`    | `{updated_at}#{sid}` |
+ * | writer index    | `T#{tenant}#S#{sid}`   | `W#{w}`                 |                       |                      |
+ * | chunk record    | `T#{tenant}#S#{sid}`   | `W#{w}#C#{offset:015}`  |                       |                      |
+ * | status          | `T#{tenant}#S#{sid}`   | `STATUS`                |                       |                      |
+ * | work lease      | `T#{tenant}`           | `WORK#{work_id}`        | (seed 004)            |                      |
+ *
+ * The session's `gsi1sk` is its `updated_at` followed by `#{sid}`: the board still reads by `updated_at`
+ * (ISO 8601 strings of one length sort by time), and sessions updated in the same millisecond page in
+ * the same order as the SQLite adapter (sid descending). No item of the state store sets `expires_at`
+ * yet: a token's own expiry is the ISO attribute `token_expires_at`, because an expired token is still
+ * listed (as in SQLite) and must not be removed by TTL.
+ */
+import type { CreateTableCommandInput, UpdateTimeToLiveCommandInput } from '@aws-sdk/client-dynamodb';
+
+/** Partition and sort key attribute names of the table. */
+export const PK = 'pk';
+export const SK = 'sk';
+/** The one global secondary index: its name and key attributes. */
+export const GSI1 = 'gsi1';
+export const GSI1_PK = 'gsi1pk';
+export const GSI1_SK = 'gsi1sk';
+/** The TTL attribute: epoch seconds (Number). DynamoDB deletes expired items within about two days. */
+export const TTL_ATTRIBUTE = 'expires_at';
+
+/** The key of one item. */
+export interface ItemKey {
+  pk: string;
+  sk: string;
+}
+
+/** Item keys (DESIGN §5). Every part is a validated id or name before it reaches these. */
+export const keys = {
+  tenant: (name: string): ItemKey => ({ pk: `TENANT#${name}`, sk: 'TENANT' }),
+  token: (hash: string): ItemKey => ({ pk: `TOKEN#${hash}`, sk: 'TOKEN' }),
+  /** makes token ids unique (as the SQLite primary key does) and finds a token's hash by id */
+  tokenId: (id: string): ItemKey => ({ pk: `TOKENID#${id}`, sk: 'TOKENID' }),
+  session: (tenant: string, sid: string): ItemKey => ({ pk: `T#${tenant}`, sk: `S#${sid}` }),
+  writer: (tenant: string, sid: string, w: string): ItemKey => ({ pk: sessionPk(tenant, sid), sk: `W#${w}` }),
+  chunk: (tenant: string, sid: string, w: string, offset: number): ItemKey => ({
+    pk: sessionPk(tenant, sid),
+    sk: `W#${w}#C#${String(offset).padStart(15, '0')}`,
+  }),
+  status: (tenant: string, sid: string): ItemKey => ({ pk: sessionPk(tenant, sid), sk: 'STATUS' }),
+};
+
+/** GSI keys: a tenant's tokens in creation order, and its board (sessions by last activity). */
+export const gsiKeys = {
+  tokens: (tenant: string, createdAt: string, id: string) => ({
+    gsi1pk: `T#${tenant}#TOKENS`,
+    gsi1sk: `${createdAt}#${id}`,
+  }),
+  board: (tenant: string, updatedAt: string, sid: string) => ({
+    gsi1pk: `T#${tenant}#BOARD`,
+    gsi1sk: `${updatedAt}#${sid}`,
+  }),
+};
+
+/** The partition of one session: its writer index, chunk records and status. */
+export function sessionPk(tenant: string, sid: string): string {
+  return `T#${tenant}#S#${sid}`;
+}
+
+/**
+ * The `CreateTable` request for the state table (on-demand capacity). Tests and `hansard` use it against
+ * DynamoDB Local; the CDK stack declares the same names.
+ * @example
+ * await client.send(new CreateTableCommand(createTableInput('hansard-state')));
+ * await client.send(new UpdateTimeToLiveCommand(timeToLiveInput('hansard-state')));
+ */
+export function createTableInput(tableName: string): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: PK, AttributeType: 'S' },
+      { AttributeName: SK, AttributeType: 'S' },
+      { AttributeName: GSI1_PK, AttributeType: 'S' },
+      { AttributeName: GSI1_SK, AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: PK, KeyType: 'HASH' },
+      { AttributeName: SK, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: GSI1,
+        KeySchema: [
+          { AttributeName: GSI1_PK, KeyType: 'HASH' },
+          { AttributeName: GSI1_SK, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      },
+    ],
+  };
+}
+
+/** The `UpdateTimeToLive` request that turns on TTL over `expires_at` (a separate call from CreateTable). */
+export function timeToLiveInput(tableName: string): UpdateTimeToLiveCommandInput {
+  return {
+    TableName: tableName,
+    TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true },
+  };
+}

@@ -1,0 +1,585 @@
+/**
+ * `DynamoStateStore`: the AWS `StateStore` (DESIGN §1, §5), one DynamoDB table through the AWS SDK v3
+ * document client. Item layout: `dynamo-schema.ts`. It answers exactly as `SqliteStateStore` does (the
+ * contract suite in `test/contract/state-store.contract.ts` runs against both); every write that SQLite
+ * guards with a transaction is a condition expression or one `TransactWriteItems` here.
+ *
+ * Conventions: a record field that is null is not stored (absent reads back as null), so
+ * `if_not_exists` can act on it; reads of single items are strongly consistent. Listings that go
+ * through the GSI (`listTokens`, `listSessions`) are eventually consistent on AWS (a GSI offers nothing
+ * else): a record written a moment ago may be missing from them for a moment, never from `get…`.
+ */
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { GSI1, GSI1_PK, GSI1_SK, gsiKeys, type ItemKey, keys, PK, SK, sessionPk } from './dynamo-schema.js';
+import {
+  type ChunkRecord,
+  InvalidCursorError,
+  type Page,
+  type Scope,
+  type SessionRecord,
+  StateConflictError,
+  type StateStore,
+  type StatusRecord,
+  type TokenRecord,
+  type WriterAdvance,
+  type WriterRecord,
+} from './ports.js';
+
+type Item = Record<string, unknown>;
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** How often a transaction cancelled by a concurrent one (`TransactionConflict`) is tried in all. */
+const TRANSACT_ATTEMPTS = 5;
+
+export interface DynamoStateStoreOptions {
+  tableName: string;
+  /** a client to use; the store leaves it open on `close()` */
+  client?: DynamoDBClient;
+  /** config of a client the store makes (and destroys on `close()`) when `client` is not given */
+  clientConfig?: DynamoDBClientConfig;
+}
+
+/**
+ * @example
+ * const state = new DynamoStateStore({ tableName: 'hansard-state', clientConfig: { region: 'eu-west-1' } });
+ * await state.createTenant('acme', new Date().toISOString());
+ */
+export class DynamoStateStore implements StateStore {
+  private readonly table: string;
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly owned: DynamoDBClient | null;
+
+  constructor(opts: DynamoStateStoreOptions) {
+    this.table = opts.tableName;
+    this.owned = opts.client ? null : new DynamoDBClient(opts.clientConfig ?? {});
+    const client = opts.client ?? this.owned!;
+    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  }
+
+  // ---- tenants: `TENANT#{name}` / `TENANT`
+
+  async createTenant(tenant: string, at: string): Promise<void> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { ...keys.tenant(tenant), tenant, created_at: at },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (err) {
+      if (errorName(err) === 'ConditionalCheckFailedException')
+        throw new StateConflictError(`tenant ${tenant} exists`);
+      throw err;
+    }
+  }
+
+  async tenantExists(tenant: string): Promise<boolean> {
+    return (await this.get(keys.tenant(tenant))) !== null;
+  }
+
+  // ---- tokens: `TOKEN#{sha256}` / `TOKEN` (GSI: the tenant's tokens), `TOKENID#{id}` / `TOKENID`
+
+  /** The token and its id guard in one transaction, each only if absent. */
+  async putToken(t: TokenRecord): Promise<void> {
+    const token = compact({
+      ...keys.token(t.hash),
+      ...gsiKeys.tokens(t.tenant, t.created_at, t.id),
+      id: t.id,
+      tenant: t.tenant,
+      hash: t.hash,
+      scopes: t.scopes,
+      session: t.session,
+      label: t.label,
+      created_at: t.created_at,
+      token_expires_at: t.expires_at,
+      revoked_at: t.revoked_at,
+      last_used_at: t.last_used_at,
+    });
+    const guard = { ...keys.tokenId(t.id), tenant: t.tenant, hash: t.hash };
+    try {
+      await this.transact([
+        { Put: { TableName: this.table, Item: token, ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Put: { TableName: this.table, Item: guard, ConditionExpression: 'attribute_not_exists(pk)' } },
+      ]);
+    } catch (err) {
+      if (cancellationCodes(err).includes('ConditionalCheckFailed'))
+        throw new StateConflictError('a token with this id or hash exists');
+      throw err;
+    }
+  }
+
+  async getTokenByHash(hash: string): Promise<TokenRecord | null> {
+    const item = await this.get(keys.token(hash));
+    return item ? toToken(item) : null;
+  }
+
+  /** Oldest first (`created_at`, then id), as SQLite orders them. */
+  async listTokens(tenant: string): Promise<TokenRecord[]> {
+    const items = await this.queryAll({
+      IndexName: GSI1,
+      KeyConditionExpression: '#g = :g',
+      ExpressionAttributeNames: { '#g': GSI1_PK },
+      ExpressionAttributeValues: { ':g': gsiKeys.tokens(tenant, '', '').gsi1pk },
+    });
+    return items.map(toToken);
+  }
+
+  /** Finds the hash through the id guard, then revokes only if the token is the tenant's. */
+  async revokeToken(tenant: string, id: string, at: string): Promise<boolean> {
+    const guard = await this.get(keys.tokenId(id));
+    if (!guard || guard.tenant !== tenant || typeof guard.hash !== 'string') return false;
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: keys.token(guard.hash),
+          // Revoking twice keeps the first time, as SQLite's COALESCE does.
+          UpdateExpression: 'SET #r = if_not_exists(#r, :at)',
+          ConditionExpression: 'attribute_exists(pk) AND #t = :t AND #id = :id',
+          ExpressionAttributeNames: { '#r': 'revoked_at', '#t': 'tenant', '#id': 'id' },
+          ExpressionAttributeValues: { ':at': at, ':t': tenant, ':id': id },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (errorName(err) === 'ConditionalCheckFailedException') return false;
+      throw err;
+    }
+  }
+
+  /** Sets `last_used_at` of an existing token; a token that is gone is not re-created. */
+  async touchToken(hash: string, at: string): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: keys.token(hash),
+          UpdateExpression: 'SET #u = :at',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#u': 'last_used_at' },
+          ExpressionAttributeValues: { ':at': at },
+        }),
+      );
+    } catch (err) {
+      if (errorName(err) !== 'ConditionalCheckFailedException') throw err;
+    }
+  }
+
+  // ---- writers: `T#{tenant}#S#{sid}` / `W#{w}`, chunks `W#{w}#C#{offset:015}`
+
+  async getWriter(tenant: string, sid: string, w: string): Promise<WriterRecord | null> {
+    const item = await this.get(keys.writer(tenant, sid, w));
+    return item ? toWriter(item) : null;
+  }
+
+  /**
+   * Sorted by w. A writer's chunk records sort right after it (`W#{w}#C#…`), so this skips over them:
+   * one single-item query per writer, from just past the previous writer's chunks (`W#{w}#D`).
+   */
+  async listWriters(tenant: string, sid: string): Promise<WriterRecord[]> {
+    const out: WriterRecord[] = [];
+    let from = 'W#';
+    for (;;) {
+      const res = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+          ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+          ExpressionAttributeValues: { ':pk': sessionPk(tenant, sid), ':from': from, ':to': 'W$' },
+          Limit: 1,
+          ConsistentRead: true,
+        }),
+      );
+      const item = res.Items?.[0];
+      if (!item) return out;
+      const w = String(item.sk).slice(2).split('#')[0];
+      if (item.sk === `W#${w}`) out.push(toWriter(item));
+      from = `W#${w}#D`;
+    }
+  }
+
+  async getChunk(tenant: string, sid: string, w: string, offset: number): Promise<ChunkRecord | null> {
+    const item = await this.get(keys.chunk(tenant, sid, w, offset));
+    if (!item) return null;
+    return {
+      offset: item.offset as number,
+      length: item.length as number,
+      sha256: item.sha256 as string,
+      lines: item.lines as number,
+      last_seq: (item.last_seq as number | undefined) ?? null,
+    };
+  }
+
+  /**
+   * One `TransactWriteItems` of three writes, after reading the writer (for the line delta and to know
+   * whether it is new):
+   *
+   *   absent ──advance(from 0)──▶ length L1 ──advance(from L1)──▶ length L2 …
+   *
+   * 1. the writer index, on condition `attribute_not_exists(pk)` (new writer) or `length = :from`;
+   * 2. the chunk record, on condition `attribute_not_exists(pk)`;
+   * 3. the session index: ADD lines, bytes (and writers 1 for a new writer), SET updated_at and its
+   *    board keys.
+   * Lengths only grow, so a writer found at `from` when the transaction commits is the one read.
+   * @throws StateConflictError (with the stored length) when the writer is not at `fromLength`
+   */
+  async advanceWriter(
+    tenant: string,
+    sid: string,
+    w: string,
+    fromLength: number,
+    next: WriterAdvance,
+  ): Promise<void> {
+    const cur = await this.getWriter(tenant, sid, w);
+    const curLength = cur?.length ?? 0;
+    const conflict = (length: number, what = `writer ${w} is at ${length} bytes, not ${fromLength}`) =>
+      new StateConflictError(what, length);
+    if (curLength !== fromLength) throw conflict(curLength);
+
+    const c = next.chunk;
+    const writer = update(
+      {
+        set: {
+          tenant,
+          sid,
+          w,
+          length: next.length,
+          lines: next.lines,
+          ended: next.ended,
+          updated_at: next.at,
+          ...(next.last_seq === null ? {} : { last_seq: next.last_seq }),
+        },
+        setIfAbsent: { created_at: next.at, ...(next.agent === null ? {} : { agent: next.agent }) },
+        remove: next.last_seq === null ? ['last_seq'] : [],
+      },
+      (x) => (cur === null ? `attribute_not_exists(${x.n(PK)})` : `${x.n('length')} = ${x.v(fromLength)}`),
+    );
+    const chunk = compact({
+      ...keys.chunk(tenant, sid, w, c.offset),
+      tenant,
+      sid,
+      w,
+      offset: c.offset,
+      length: c.length,
+      sha256: c.sha256,
+      lines: c.lines,
+      last_seq: c.last_seq,
+    });
+    const session = update({
+      set: { tenant, sid, updated_at: next.at, ...gsiKeys.board(tenant, next.at, sid) },
+      setIfAbsent: { created_at: next.at },
+      add: { lines: next.lines - (cur?.lines ?? 0), bytes: next.length - curLength, writers: cur ? 0 : 1 },
+    });
+    try {
+      await this.transact([
+        { Update: { TableName: this.table, Key: keys.writer(tenant, sid, w), ...writer } },
+        { Put: { TableName: this.table, Item: chunk, ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Update: { TableName: this.table, Key: keys.session(tenant, sid), ...session } },
+      ]);
+    } catch (err) {
+      const codes = cancellationCodes(err);
+      if (codes[0] === 'ConditionalCheckFailed') {
+        // Another advance won: answer with what it stored.
+        throw conflict((await this.getWriter(tenant, sid, w))?.length ?? 0);
+      }
+      if (codes[1] === 'ConditionalCheckFailed') {
+        const now = (await this.getWriter(tenant, sid, w))?.length ?? 0;
+        throw conflict(now, `a chunk of writer ${w} is already recorded at offset ${c.offset}`);
+      }
+      throw err;
+    }
+  }
+
+  // ---- sessions: `T#{tenant}` / `S#{sid}`, GSI `T#{tenant}#BOARD` / `{updated_at}#{sid}`
+
+  async getSession(tenant: string, sid: string): Promise<SessionRecord | null> {
+    const item = await this.get(keys.session(tenant, sid));
+    return item ? toSession(item) : null;
+  }
+
+  /**
+   * Newest `updated_at` first (ties: sid descending), `limit` per page. The cursor names the last
+   * session of the page, as SQLite's does; it is the GSI position to start after (the query's
+   * `ExclusiveStartKey`). Only session items are taken from the board partition (work leases may share it).
+   * @throws InvalidCursorError for a cursor this store did not make
+   */
+  async listSessions(tenant: string, limit: number, cursor: string | null): Promise<Page<SessionRecord>> {
+    const want = limit + 1;
+    const items: Item[] = [];
+    let start: Item | undefined = cursor === null ? undefined : startKey(tenant, decodeCursor(cursor));
+    do {
+      const res = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: GSI1,
+          KeyConditionExpression: '#g = :g',
+          FilterExpression: 'begins_with(#sk, :s)',
+          ExpressionAttributeNames: { '#g': GSI1_PK, '#sk': SK },
+          ExpressionAttributeValues: { ':g': gsiKeys.board(tenant, '', '').gsi1pk, ':s': 'S#' },
+          ScanIndexForward: false,
+          Limit: Math.max(1, want - items.length),
+          ExclusiveStartKey: start,
+        }),
+      );
+      items.push(...(res.Items ?? []));
+      start = res.LastEvaluatedKey;
+    } while (items.length < want && start);
+    const page = items.slice(0, limit).map(toSession);
+    const last = page.at(-1);
+    return { items: page, next: items.length > limit && last ? encodeCursor(last.updated_at, last.sid) : null };
+  }
+
+  // ---- status: `T#{tenant}#S#{sid}` / `STATUS`
+
+  /**
+   * The status and the session index in one transaction; the session's `updated_at` only moves forward
+   * (SQLite's MAX). When the index is already newer, that condition cancels the transaction and the
+   * status is written alone: the index entry exists, which is all a report needs of it.
+   */
+  async putStatus(s: StatusRecord): Promise<void> {
+    const status: TransactItem = {
+      Put: {
+        TableName: this.table,
+        Item: {
+          ...keys.status(s.tenant, s.sid),
+          tenant: s.tenant,
+          sid: s.sid,
+          state: s.state,
+          note: s.note,
+          events_json: JSON.stringify(s.events),
+          reported_by: s.reported_by,
+          reported_at: s.reported_at,
+        },
+      },
+    };
+    const at = s.reported_at;
+    const session = update(
+      {
+        set: { tenant: s.tenant, sid: s.sid, updated_at: at, ...gsiKeys.board(s.tenant, at, s.sid) },
+        setIfAbsent: { created_at: at, writers: 0, lines: 0, bytes: 0 },
+      },
+      (x) => `attribute_not_exists(${x.n(PK)}) OR ${x.n('updated_at')} < ${x.v(at)}`,
+    );
+    try {
+      await this.transact([
+        status,
+        { Update: { TableName: this.table, Key: keys.session(s.tenant, s.sid), ...session } },
+      ]);
+    } catch (err) {
+      if (cancellationCodes(err)[1] !== 'ConditionalCheckFailed') throw err;
+      await this.doc.send(new PutCommand(status.Put!));
+    }
+  }
+
+  async getStatus(tenant: string, sid: string): Promise<StatusRecord | null> {
+    const item = await this.get(keys.status(tenant, sid));
+    if (!item) return null;
+    return {
+      tenant: item.tenant as string,
+      sid: item.sid as string,
+      state: item.state as string,
+      note: item.note as string,
+      events: JSON.parse(item.events_json as string) as unknown[],
+      reported_by: item.reported_by as string,
+      reported_at: item.reported_at as string,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.owned?.destroy();
+  }
+
+  // ---- primitives
+
+  private async get(key: ItemKey): Promise<Item | null> {
+    const res = await this.doc.send(new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }));
+    return res.Item ?? null;
+  }
+
+  private async queryAll(input: Omit<QueryCommandInput, 'TableName'>): Promise<Item[]> {
+    const out: Item[] = [];
+    let start: Item | undefined;
+    do {
+      const res = await this.doc.send(
+        new QueryCommand({ ...input, TableName: this.table, ExclusiveStartKey: start }),
+      );
+      out.push(...(res.Items ?? []));
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  /**
+   * `TransactWriteItems`, tried again (with jitter) while it is cancelled only because a concurrent
+   * transaction touched the same items (`TransactionConflict`: two writers of one session update its
+   * index at once). Nothing of a cancelled transaction was written, so trying again is safe. Any other
+   * error, and a condition that failed, is thrown as the SDK gave it.
+   */
+  private async transact(items: TransactItem[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
+        return;
+      } catch (err) {
+        const codes = cancellationCodes(err);
+        const onlyConflict =
+          codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
+        if (!onlyConflict || attempt >= TRANSACT_ATTEMPTS) throw err;
+        await new Promise((r) => setTimeout(r, 10 * 2 ** attempt * Math.random()));
+      }
+    }
+  }
+}
+
+/** The parts of an update: SET, SET if absent, ADD, REMOVE; attribute names always go through `#…`. */
+interface UpdateParts {
+  set?: Item;
+  setIfAbsent?: Item;
+  add?: Record<string, number>;
+  remove?: string[];
+}
+
+/** Collects expression attribute names (`#name`) and values (`:vN`). */
+class Expr {
+  readonly names: Record<string, string> = {};
+  readonly values: Item = {};
+  n(attr: string): string {
+    this.names[`#${attr}`] = attr;
+    return `#${attr}`;
+  }
+  v(value: unknown): string {
+    const k = `:v${Object.keys(this.values).length}`;
+    this.values[k] = value;
+    return k;
+  }
+}
+
+/** An `Update` request's expressions from its parts, with an optional condition. */
+function update(parts: UpdateParts, condition?: (x: Expr) => string) {
+  const x = new Expr();
+  const set = [
+    ...Object.entries(parts.set ?? {}).map(([k, v]) => `${x.n(k)} = ${x.v(v)}`),
+    ...Object.entries(parts.setIfAbsent ?? {}).map(([k, v]) => `${x.n(k)} = if_not_exists(${x.n(k)}, ${x.v(v)})`),
+  ];
+  const add = Object.entries(parts.add ?? {}).map(([k, v]) => `${x.n(k)} ${x.v(v)}`);
+  const remove = (parts.remove ?? []).map((k) => x.n(k));
+  const clauses = [
+    set.length ? `SET ${set.join(', ')}` : '',
+    add.length ? `ADD ${add.join(', ')}` : '',
+    remove.length ? `REMOVE ${remove.join(', ')}` : '',
+  ];
+  const conditionExpression = condition?.(x);
+  return {
+    UpdateExpression: clauses.filter(Boolean).join(' '),
+    ...(conditionExpression ? { ConditionExpression: conditionExpression } : {}),
+    ExpressionAttributeNames: x.names,
+    ...(Object.keys(x.values).length ? { ExpressionAttributeValues: x.values } : {}),
+  };
+}
+
+/** The item without its null fields (absent reads back as null). */
+function compact(item: Item): Item {
+  return Object.fromEntries(Object.entries(item).filter(([, v]) => v !== null && v !== undefined));
+}
+
+function errorName(err: unknown): string | undefined {
+  return (err as { name?: string } | null)?.name;
+}
+
+/**
+ * The per-item reasons of a cancelled transaction (`None`, `ConditionalCheckFailed`,
+ * `TransactionConflict`…), in the order of the request's items; empty for any other error.
+ */
+function cancellationCodes(err: unknown): string[] {
+  if (errorName(err) !== 'TransactionCanceledException') return [];
+  const reasons = (err as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons;
+  if (reasons?.length) return reasons.map((r) => r.Code ?? 'None');
+  // Without structured reasons the message lists them: "… reasons [ConditionalCheckFailed, None]".
+  const listed = /\[([^\]]*)\]\s*$/.exec((err as Error).message ?? '');
+  return listed?.[1] ? listed[1].split(',').map((s) => s.trim()) : [];
+}
+
+function toToken(item: Item): TokenRecord {
+  return {
+    id: item.id as string,
+    tenant: item.tenant as string,
+    hash: item.hash as string,
+    scopes: item.scopes as Scope[],
+    session: (item.session as string | undefined) ?? null,
+    label: (item.label as string | undefined) ?? null,
+    created_at: item.created_at as string,
+    expires_at: (item.token_expires_at as string | undefined) ?? null,
+    revoked_at: (item.revoked_at as string | undefined) ?? null,
+    last_used_at: (item.last_used_at as string | undefined) ?? null,
+  };
+}
+
+function toWriter(item: Item): WriterRecord {
+  return {
+    tenant: item.tenant as string,
+    sid: item.sid as string,
+    w: item.w as string,
+    length: item.length as number,
+    lines: item.lines as number,
+    last_seq: (item.last_seq as number | undefined) ?? null,
+    ended: item.ended === true,
+    agent: (item.agent as string | undefined) ?? null,
+    created_at: item.created_at as string,
+    updated_at: item.updated_at as string,
+  };
+}
+
+function toSession(item: Item): SessionRecord {
+  return {
+    tenant: item.tenant as string,
+    sid: item.sid as string,
+    created_at: item.created_at as string,
+    updated_at: item.updated_at as string,
+    writers: (item.writers as number | undefined) ?? 0,
+    lines: (item.lines as number | undefined) ?? 0,
+    bytes: (item.bytes as number | undefined) ?? 0,
+  };
+}
+
+/** The GSI position just after session `sid` updated at `updatedAt` (all four keys of the item). */
+function startKey(tenant: string, [updatedAt, sid]: [string, string]): Item {
+  return { ...keys.session(tenant, sid), ...gsiKeys.board(tenant, updatedAt, sid) };
+}
+
+function encodeCursor(updatedAt: string, sid: string): string {
+  return Buffer.from(JSON.stringify([updatedAt, sid])).toString('base64url');
+}
+
+/** @throws InvalidCursorError for a cursor this store did not make */
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    // Bounded so that a forged cursor cannot make a key DynamoDB refuses (sort keys hold 1 KiB).
+    if (
+      Array.isArray(v) &&
+      v.length === 2 &&
+      typeof v[0] === 'string' &&
+      typeof v[1] === 'string' &&
+      v[0].length > 0 &&
+      v[0].length <= 64 &&
+      v[1].length > 0 &&
+      v[1].length <= 256
+    ) {
+      return [v[0], v[1]];
+    }
+  } catch {
+    // fall through
+  }
+  throw new InvalidCursorError('invalid cursor');
+}

@@ -1,0 +1,340 @@
+/**
+ * `S3SegmentStore`: segments as one S3 object per accepted chunk (DESIGN §1, §5), keyed
+ * `tenants/{tenant}/sessions/{sid}/{w}/{offset:015}.jsonl` by the chunk's byte offset in the segment.
+ * A chunk is written with a conditional put (`If-None-Match: *`) and a SHA-256 checksum that S3 verifies;
+ * a segment is read by listing the writer's prefix and streaming the objects that tile the range.
+ */
+import { Readable } from 'node:stream';
+import {
+  GetObjectCommand,
+  type GetObjectCommandOutput,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { assertSegmentKey } from './keys.js';
+import { ChunkConflictError, type SegmentKey, type SegmentStore } from './ports.js';
+
+/** How old unacknowledged bytes must be before another chunk may replace them: longer than any request. */
+export const DEFAULT_STALE_AFTER_MS = 5 * 60 * 1000;
+
+/** Largest offset the 15-digit key can name. */
+const MAX_OFFSET = 10 ** 15 - 1;
+/** Puts of one chunk before giving up on a key that keeps changing under us (409s, lost If-Match races). */
+const PUT_ATTEMPTS = 5;
+const CHUNK_NAME = /^(\d{15})\.jsonl$/;
+
+export interface S3SegmentStoreOptions {
+  client: S3Client;
+  bucket: string;
+  /** ms after which unacknowledged bytes at an offset may be replaced (default 5 minutes) */
+  staleAfterMs?: number;
+  /** keys per ListObjectsV2 page, 1 to 1000 (default 1000; tests lower it to exercise pagination) */
+  listPageSize?: number;
+}
+
+/**
+ * The prefix of a writer's chunk objects: `tenants/{tenant}/sessions/{sid}/{w}/` (DESIGN §5).
+ * @throws TypeError for an invalid key
+ */
+export function writerPrefix(key: SegmentKey): string {
+  assertSegmentKey(key);
+  return `tenants/${key.tenant}/sessions/${key.sid}/${key.w}/`;
+}
+
+/**
+ * The object key of the chunk at byte `offset`: `…/{w}/{offset:015}.jsonl`, e.g. `…/000000000004096.jsonl`.
+ * @throws TypeError for an invalid key; RangeError for an offset that is not an integer in [0, 10^15)
+ */
+export function chunkObjectKey(key: SegmentKey, offset: number): string {
+  const prefix = writerPrefix(key);
+  if (!Number.isSafeInteger(offset) || offset < 0 || offset > MAX_OFFSET) {
+    throw new RangeError(`chunk offset must be an integer from 0 to ${MAX_OFFSET}, not ${offset}`);
+  }
+  return `${prefix}${String(offset).padStart(15, '0')}.jsonl`;
+}
+
+/** One chunk object as listed. */
+interface ListedChunk {
+  key: string;
+  offset: number;
+  size: number;
+  etag: string | undefined;
+}
+
+/** Bytes `[from, to)` of one chunk object. */
+interface Part {
+  chunk: ListedChunk;
+  from: number;
+  to: number;
+}
+
+/**
+ * @example
+ * const segments = new S3SegmentStore({ client: new S3Client({}), bucket: 'hansard-segments' });
+ * await segments.putChunk({ tenant: 'acme', sid, w }, 0, firstLines);
+ * for await (const bytes of segments.readSegment({ tenant: 'acme', sid, w }, firstLines.length)) …
+ */
+export class S3SegmentStore implements SegmentStore {
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly staleAfterMs: number;
+  private readonly listPageSize: number;
+
+  constructor(opts: S3SegmentStoreOptions) {
+    this.client = opts.client;
+    this.bucket = opts.bucket;
+    this.staleAfterMs = opts.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
+    this.listPageSize = Math.min(1000, Math.max(1, opts.listPageSize ?? 1000));
+  }
+
+  /**
+   * Stores `bytes` as the object of the chunk at `offset`. The caller has checked that `offset` is the
+   * indexed length, so an object already there was never acknowledged. Its life:
+   *
+   *   absent ──put If-None-Match:*──► written ──the index advances past it──► acknowledged, final
+   *   written, the same bytes again  → resolve: a retry after a crash between the put and the index update
+   *   written, other bytes, fresh    → ChunkConflictError: its writer may still be between its put and its
+   *                                    index update; the service answers 409 and the client asks again
+   *   written, other bytes, stale    → overwrite with If-Match:<its ETag>, so of two replacers one wins
+   *
+   * "Stale" is older than `staleAfterMs` (S3's Last-Modified, whole seconds, against this clock). An
+   * acknowledged object is never replaced: a caller can only see its offset as the indexed length if it
+   * read the index before that object's put, i.e. its request has run for longer than `staleAfterMs`.
+   * @throws TypeError for an invalid key, RangeError for an invalid offset
+   * @throws ChunkConflictError when other bytes at `offset` are fresh, or the key keeps changing
+   * @throws S3ServiceException for any other S3 failure
+   */
+  async putChunk(key: SegmentKey, offset: number, bytes: Uint8Array): Promise<void> {
+    const objectKey = chunkObjectKey(key, offset);
+    for (let attempt = 1; attempt <= PUT_ATTEMPTS; attempt++) {
+      if (await this.conditionalPut(objectKey, bytes, { IfNoneMatch: '*' })) return;
+      const there = await this.compareWith(objectKey, bytes);
+      if (there === null) continue; // a 409 on a put that had not landed, or replaced and removed: again
+      if (there.same) return;
+      const age = Date.now() - (there.lastModified?.getTime() ?? Date.now());
+      if (there.etag === undefined || age < this.staleAfterMs) {
+        throw new ChunkConflictError(
+          `other bytes are already stored at offset ${offset} of writer ${key.w} (written ${Math.round(age / 1000)} s ago)`,
+        );
+      }
+      if (await this.conditionalPut(objectKey, bytes, { IfMatch: there.etag })) return;
+    }
+    throw new ChunkConflictError(`the chunk at offset ${offset} of writer ${key.w} kept changing: try again`);
+  }
+
+  /**
+   * Streams bytes `[start, end)` of the segment: lists the writer's chunk objects (every page), keeps those
+   * starting before `end`, checks that they tile `[0, end)` exactly, then streams each part in order with
+   * a ranged GET where a chunk straddles `start` or `end`, conditional on the listed ETag.
+   * @throws TypeError for an invalid key (before any request)
+   * @throws Error naming the missing or overlapping byte range when the chunks do not tile `[0, end)`, or
+   *   naming the chunk when one changes or comes back short while being read
+   */
+  async *readSegment(key: SegmentKey, end: number, start = 0): AsyncIterable<Uint8Array> {
+    const prefix = writerPrefix(key);
+    if (end <= start) return;
+    const chunks = await this.listChunks(prefix, end);
+    for (const part of planParts(prefix, chunks, start, end)) yield* this.streamPart(part);
+  }
+
+  /** PutObject with a condition; false when the condition failed (412) or raced (409), or If-Match found nothing (404). */
+  private async conditionalPut(
+    objectKey: string,
+    bytes: Uint8Array,
+    condition: { IfNoneMatch: '*' } | { IfMatch: string },
+  ): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: objectKey,
+          Body: bytes,
+          ContentLength: bytes.length,
+          ContentType: 'application/x-ndjson',
+          ChecksumAlgorithm: 'SHA256',
+          ...condition,
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionalConflict(err)) {
+        await sleep(20 + Math.random() * 80); // another conditional write of this key is in flight
+        return false;
+      }
+      if (isPreconditionFailed(err) || ('IfMatch' in condition && isNotFound(err))) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Compares the stored object with `bytes` as it streams (stops at the first difference); null when
+   * there is no such object.
+   */
+  private async compareWith(
+    objectKey: string,
+    bytes: Uint8Array,
+  ): Promise<{ same: boolean; etag: string | undefined; lastModified: Date | undefined } | null> {
+    let out: GetObjectCommandOutput;
+    try {
+      out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: objectKey }));
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+    const body = asReadable(out.Body, objectKey);
+    let same = out.ContentLength === undefined || out.ContentLength === bytes.length;
+    let pos = 0;
+    if (same) {
+      for await (const piece of body as AsyncIterable<Buffer>) {
+        if (pos + piece.length > bytes.length || !piece.equals(bytes.subarray(pos, pos + piece.length))) {
+          same = false;
+          break;
+        }
+        pos += piece.length;
+      }
+      same &&= pos === bytes.length;
+    }
+    body.destroy();
+    return { same, etag: out.ETag, lastModified: out.LastModified };
+  }
+
+  /** Every chunk object of the writer that starts before `end`, by offset. */
+  private async listChunks(prefix: string, end: number): Promise<ListedChunk[]> {
+    const chunks: ListedChunk[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: prefix,
+          MaxKeys: this.listPageSize,
+          ContinuationToken: token,
+        }),
+      );
+      for (const obj of page.Contents ?? []) {
+        const m = CHUNK_NAME.exec((obj.Key ?? '').slice(prefix.length));
+        if (!m || !obj.Key?.startsWith(prefix)) continue;
+        const offset = Number(m[1]);
+        if (offset >= end) break; // keys sort by offset: the rest lie past `end` too
+        chunks.push({ key: obj.Key, offset, size: obj.Size ?? 0, etag: obj.ETag });
+      }
+      const last = page.Contents?.at(-1)?.Key;
+      const pastEnd = last !== undefined && chunkOffsetOf(prefix, last) >= end;
+      token = page.IsTruncated && !pastEnd ? page.NextContinuationToken : undefined;
+    } while (token);
+    return chunks.sort((a, b) => a.offset - b.offset);
+  }
+
+  /** Streams one part: a ranged GET unless it is the whole object, exactly `to - from` bytes. */
+  private async *streamPart({ chunk, from, to }: Part): AsyncIterable<Uint8Array> {
+    const whole = from === 0 && to === chunk.size;
+    let out: GetObjectCommandOutput;
+    try {
+      out = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: chunk.key,
+          IfMatch: chunk.etag,
+          Range: whole ? undefined : `bytes=${from}-${to - 1}`,
+        }),
+      );
+    } catch (err) {
+      if (isPreconditionFailed(err) || isNotFound(err)) {
+        throw new Error(`chunk object ${chunk.key} changed or vanished while the segment was read`, {
+          cause: err,
+        });
+      }
+      throw err;
+    }
+    // A server may answer a range with more than was asked (RFC 9110 lets it ignore Range): the
+    // Content-Range says where its bytes begin, and only [from, to) is passed on.
+    const first = Number(/^bytes (\d+)-/.exec(out.ContentRange ?? '')?.[1] ?? 0);
+    let skip = from - first;
+    let left = to - from;
+    const body = asReadable(out.Body, chunk.key);
+    if (skip < 0) {
+      body.destroy();
+      throw new Error(`chunk object ${chunk.key}: asked for bytes from ${from}, got them from ${first}`);
+    }
+    try {
+      for await (const piece of body as AsyncIterable<Buffer>) {
+        const usable = piece.subarray(Math.min(skip, piece.length));
+        skip -= piece.length - usable.length;
+        if (usable.length === 0) continue;
+        const give = usable.subarray(0, left);
+        left -= give.length;
+        yield give;
+        if (left === 0) break;
+      }
+    } finally {
+      body.destroy();
+    }
+    if (left > 0) {
+      throw new Error(
+        `chunk object ${chunk.key} ended ${left} bytes short of segment byte ${chunk.offset + to}`,
+      );
+    }
+  }
+}
+
+/**
+ * The parts of the listed chunks that hold `[start, end)`.
+ * @throws Error naming the first byte range of `[0, end)` no chunk holds, or held by two chunks
+ */
+function planParts(prefix: string, chunks: ListedChunk[], start: number, end: number): Part[] {
+  const parts: Part[] = [];
+  let next = 0;
+  for (const chunk of chunks) {
+    if (chunk.offset > next) {
+      throw new Error(`segment ${prefix} is missing bytes [${next}, ${chunk.offset}): no chunk object holds them`);
+    }
+    if (chunk.offset < next) {
+      throw new Error(
+        `segment ${prefix} has overlapping chunks: ${chunk.key} starts at ${chunk.offset}, inside bytes before ${next}`,
+      );
+    }
+    const from = Math.max(start, chunk.offset) - chunk.offset;
+    const to = Math.min(end, chunk.offset + chunk.size) - chunk.offset;
+    if (to > from) parts.push({ chunk, from, to });
+    next = chunk.offset + chunk.size;
+  }
+  if (next < end) {
+    throw new Error(`segment ${prefix} is missing bytes [${next}, ${end}): no chunk object holds them`);
+  }
+  return parts;
+}
+
+function chunkOffsetOf(prefix: string, objectKey: string): number {
+  const m = CHUNK_NAME.exec(objectKey.slice(prefix.length));
+  return m ? Number(m[1]) : -1;
+}
+
+/** The SDK's GetObject body in Node is a Readable (an IncomingMessage with helpers mixed in). */
+function asReadable(body: unknown, objectKey: string): Readable {
+  if (body instanceof Readable) return body;
+  throw new Error(`S3 answered GET ${objectKey} without a readable body`);
+}
+
+function status(err: unknown): number | undefined {
+  return err instanceof S3ServiceException ? err.$metadata.httpStatusCode : undefined;
+}
+
+/** 412: `If-None-Match: *` found an object, or `If-Match` a different ETag. */
+function isPreconditionFailed(err: unknown): boolean {
+  return err instanceof S3ServiceException && (err.name === 'PreconditionFailed' || status(err) === 412);
+}
+
+/** 409: a concurrent conditional write of the same key; S3 says to try again. */
+function isConditionalConflict(err: unknown): boolean {
+  return err instanceof S3ServiceException && (err.name === 'ConditionalRequestConflict' || status(err) === 409);
+}
+
+function isNotFound(err: unknown): boolean {
+  return err instanceof S3ServiceException && (err.name === 'NoSuchKey' || status(err) === 404);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
