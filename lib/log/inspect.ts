@@ -4,6 +4,7 @@
  * duration, and the verify summary. One pass over the merged events; memory grows with the number of
  * writers, participants, turns and tools, not with the events.
  */
+import { Attributor } from './attribution.js';
 import { decodeEvent } from './codec.js';
 import { isType } from './events.js';
 import { type MergeSource, mergeSegments } from './merge.js';
@@ -44,6 +45,8 @@ export interface SessionSummary {
   actions: { total: number; failed: number; by_tool: Record<string, { calls: number; failed: number }> };
   corrections: number;
   unknown_events: Record<string, number>;
+  /** how the agents' actions and outputs are attributed to people's messages (lib/log/attribution) */
+  attribution: { total: number; by_basis: Record<string, number>; mean_confidence: number | null };
   verify: (VerifyReport['summary'] & { ok: boolean }) | null;
 }
 
@@ -92,8 +95,18 @@ export async function inspectSession(
     return p;
   };
 
+  const attributor = new Attributor();
+  const byBasis: Record<string, number> = {};
+  let attributed = 0;
+  let confidenceSum = 0;
   for await (const { event: rec, source, orderMicros } of mergeSegments(sources)) {
     events += 1;
+    const a = attributor.push(rec);
+    if (a) {
+      attributed += 1;
+      confidenceSum += a.confidence;
+      byBasis[a.basis] = (byBasis[a.basis] ?? 0) + 1;
+    }
     sid ??= rec.sid;
     if (first === null && Number.isFinite(orderMicros)) {
       first = orderMicros;
@@ -165,6 +178,11 @@ export async function inspectSession(
     actions: { total: actions.size, failed, by_tool: byTool },
     corrections,
     unknown_events: unknown,
+    attribution: {
+      total: attributed,
+      by_basis: byBasis,
+      mean_confidence: attributed ? Math.round((confidenceSum / attributed) * 1000) / 1000 : null,
+    },
     verify: verify ? { ok: verify.ok, ...verify.summary } : null,
   };
 }
@@ -172,17 +190,17 @@ export async function inspectSession(
 /** A few lines of readable text for a summary (the CLI without `--json`). */
 export function formatSummary(s: SessionSummary): string {
   const lines = [
-    `session ${s.sid ?? '?'}: ${s.events} events, ${s.writers.length} writers, ${s.duration_seconds.toFixed(1)} s` +
+    `session ${s.sid ?? '?'}: ${plural(s.events, 'event')}, ${plural(s.writers.length, 'writer')}, ${s.duration_seconds.toFixed(1)} s` +
       (s.first_ts ? ` (${s.first_ts} to ${s.last_ts})` : ''),
   ];
   for (const w of s.writers) {
     lines.push(
-      `  writer ${w.w}  ${w.agent ?? '-'}${w.app ? ` (${w.app})` : ''}  ${w.events} events${w.ended ? '' : ', open'}`,
+      `  writer ${w.w}  ${w.agent ?? '-'}${w.app ? ` (${w.app})` : ''}  ${plural(w.events, 'event')}${w.ended ? '' : ', open'}`,
     );
   }
   if (s.participants.length) {
     lines.push(
-      `  participants: ${s.participants.map((p) => `${p.user_id} (${p.messages} messages)`).join(', ')}`,
+      `  participants: ${s.participants.map((p) => `${p.user_id} (${plural(p.messages, 'message')})`).join(', ')}`,
     );
   }
   const statuses = Object.entries(s.turns.by_status)
@@ -196,6 +214,12 @@ export function formatSummary(s: SessionSummary): string {
     `  actions: ${s.actions.total}${s.actions.failed ? `, ${s.actions.failed} failed` : ''}${tools ? `: ${tools}` : ''}`,
   );
   if (s.corrections) lines.push(`  corrections: ${s.corrections}`);
+  if (s.attribution.total) {
+    const bases = Object.entries(s.attribution.by_basis)
+      .map(([b, n]) => `${n} ${b}`)
+      .join(', ');
+    lines.push(`  attribution: ${bases} (mean confidence ${s.attribution.mean_confidence})`);
+  }
   const unknown = Object.entries(s.unknown_events);
   if (unknown.length) lines.push(`  unknown events: ${unknown.map(([t, n]) => `${t} ${n}`).join(', ')}`);
   if (s.verify) {
@@ -204,4 +228,8 @@ export function formatSummary(s: SessionSummary): string {
     );
   }
   return `${lines.join('\n')}\n`;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }

@@ -16,8 +16,14 @@
  * more than once.
  */
 import { createReadStream, statSync } from 'node:fs';
+import { type Attribution, Attributor } from './attribution.js';
 import { decodeEvent, type RecordedEvent } from './codec.js';
-import { CorrectionIndex, type CorrectionProblem, effectiveLine } from './corrections.js';
+import {
+  CorrectionIndex,
+  type CorrectionProblem,
+  type EffectiveEvent,
+  effectiveLine,
+} from './corrections.js';
 import {
   type MergedEvent,
   type MergeOptions,
@@ -125,6 +131,7 @@ async function* replayBatches(
   }
   const agents = new Map<string, string>();
   const anyCorrections = index.size > 0;
+  const attributor = format === 'text' ? new Attributor() : null;
   for await (const batch of merged) {
     if (format === 'ndjson' && !anyCorrections) {
       // The common case: lines as written, one string per batch.
@@ -136,35 +143,54 @@ async function* replayBatches(
     const out: string[] = new Array(batch.length);
     for (let i = 0; i < batch.length; i++) {
       const event = batch[i]!.event;
+      let corrected: { line: string; effective: EffectiveEvent } | null = null;
       if (anyCorrections) {
         if (event.type === 'correction') index.passed(event.id);
-        const corrected = index.targets(event.id) ? correctedLine(event, index, format, agents) : null;
-        if (corrected !== null) {
-          out[i] = corrected;
-          continue;
-        }
+        corrected = index.targets(event.id) ? correctedLine(event, index, format, agents) : null;
       }
-      out[i] = format === 'ndjson' ? `${event.raw}\n` : `${formatTextLine(event, agents)}\n`;
+      if (format === 'ndjson') {
+        out[i] = corrected?.line ?? `${event.raw}\n`;
+        continue;
+      }
+      // Text shows who each action and output is attributed to (DESIGN §3, lib/log/attribution), from
+      // the effective event: a corrected caused_by counts.
+      const a = attributor!.push(corrected?.effective ?? event);
+      const text = corrected === null ? formatTextLine(event, agents) : corrected.line.slice(0, -1);
+      out[i] = a ? `${text} ${attributionMark(a)}\n` : `${text}\n`;
     }
     yield out;
   }
   if (options.onCorrectionProblem) for (const p of index.problems()) options.onCorrectionProblem(p);
 }
 
-/** The replay line of an event some correction names, or null when none changed it. */
+/** How the text replay shows an attribution: `[← m_… temporal 0.7]`, `[← nobody: recorded_no_cause]`. */
+export function attributionMark(a: Attribution): string {
+  const conf = Number(a.confidence.toFixed(2));
+  if (a.basis === 'contested' && a.candidates) {
+    const who = a.candidates.map((c) => `${c.user_id} ${c.message_ids.join(',')}`).join(' | ');
+    return `[← contested: ${who}; ${conf} each]`;
+  }
+  if (a.message_ids.length === 0) return `[← nobody: ${a.basis}]`;
+  return `[← ${a.message_ids.join(', ')}: ${a.basis} ${conf}]`;
+}
+
+/**
+ * The replay line of an event some correction names, with the effective event (for attribution), or
+ * null when no correction changed it.
+ */
 function correctedLine(
   event: RecordedEvent,
   index: CorrectionIndex,
   format: ReplayFormat,
   agents: Map<string, string>,
-): string | null {
+): { line: string; effective: EffectiveEvent } | null {
   const eff = index.apply(decodeEvent(event));
   if (!eff.corrected) return null;
   const line = effectiveLine(eff);
-  if (format === 'ndjson') return `${line}\n`;
+  if (format === 'ndjson') return { line: `${line}\n`, effective: eff };
   const shown: RecordedEvent = { ...event, obj: JSON.parse(line) as Record<string, unknown> };
   const marks = eff.corrected.map((c) => `${c.field} by ${c.by}`).join(', ');
-  return `${formatTextLine(shown, agents)} [corrected: ${marks}]\n`;
+  return { line: `${formatTextLine(shown, agents)} [corrected: ${marks}]\n`, effective: eff };
 }
 
 /**
@@ -237,14 +263,14 @@ function whatOf(ev: RecordedEvent): string {
       return `${str(o.turn_id) || ev.id} begins; ${c}`;
     }
     case 'agent.action':
-      return `${ev.id} ${str(o.tool)} ${compactJson(o.input)}${causes(o.caused_by)}`;
+      return `${ev.id} ${str(o.tool)} ${compactJson(o.input)}`;
     case 'agent.action_result': {
       const exit = o.exit_code === null || o.exit_code === undefined ? '' : ` exit ${show(o.exit_code)}`;
       const body = o.error ? str(o.error) : compactJson(o.output);
       return `${str(o.action_id)} ${str(o.status)}${exit}: ${body}`;
     }
     case 'agent.output':
-      return `${str(o.text)}${causes(o.caused_by)}`;
+      return `${str(o.text)}`;
     case 'turn.end':
       return `${str(o.turn_id)} ends: ${str(o.status)}`;
     case 'note':
@@ -261,11 +287,6 @@ function whatOf(ev: RecordedEvent): string {
       return `(unknown type) ${compactJson(rest)}`;
     }
   }
-}
-
-function causes(c: unknown): string {
-  if (!Array.isArray(c)) return '';
-  return c.length ? ` [caused by ${c.join(', ')}]` : ' [caused by nothing (recorded)]';
 }
 
 function str(v: unknown): string {

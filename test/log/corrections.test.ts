@@ -355,7 +355,7 @@ describe('null and [] in corrections', () => {
       { by: c2.id, field: 'caused_by', was: [m.id], reason: 'unknown after all' },
     ]);
     const text = (await replay(a.dir, 'text')).lines;
-    expect(text.find((l) => l.includes(' agent.action '))).toContain('[caused by nothing (recorded)]');
+    expect(text.find((l) => l.includes(' agent.action '))).toContain('[← nobody: recorded_no_cause]');
     const { events } = applyCorrections(await mergedEvents(a.dir));
     const effAct = events.find((e) => e.id === act.id) as { caused_by: unknown };
     const effOut = events.find((e) => e.id === out.id) as { caused_by: unknown };

@@ -1,6 +1,6 @@
 /** verify and inspect routes (issue 3, DESIGN §4). */
 import { Hono } from 'hono';
-import { inspectStored, verifyStored } from '../../service/analysis.js';
+import { attributionStored, inspectStored, verifyStored } from '../../service/analysis.js';
 import type { AppEnv } from '../auth.js';
 import { pathParam, SessionId } from '../params.js';
 
@@ -11,6 +11,9 @@ export function analysisRoutes(): Hono<AppEnv> {
   );
   r.get('/sessions/:sid/inspect', async (c) =>
     c.json(await inspectStored({ ctx: c.get('ctx'), sid: pathParam(c, 'sid', SessionId) })),
+  );
+  r.get('/sessions/:sid/attribution', async (c) =>
+    c.json(await attributionStored({ ctx: c.get('ctx'), sid: pathParam(c, 'sid', SessionId) })),
   );
   return r;
 }
