@@ -22,6 +22,8 @@ export interface RawLine {
 }
 
 const NL = 0x0a;
+/** Lines parsed per batch the reader yields. */
+const PARSE_BATCH = 16;
 
 /**
  * Splits a byte stream into lines, a batch per chunk of input: the lines that end in that chunk. A last
@@ -110,7 +112,7 @@ export async function* readSegmentBatches(
     const body = carryLen === 0 ? asBuffer(head) : Buffer.concat([...carry, head], carryLen + head.length);
     carry = lastNl + 1 < input.length ? [input.subarray(lastNl + 1)] : [];
     carryLen = input.length - lastNl - 1;
-    const items: SegmentItem[] = [];
+    let items: SegmentItem[] = [];
     if (isUtf8(body)) {
       const text = body.toString('utf8');
       const ascii = text.length === body.length; // then char offsets are byte offsets
@@ -125,6 +127,12 @@ export async function* readSegmentBatches(
         bytePos += byteLen + 1;
         line += 1;
         pos = nl + 1;
+        // Small batches, parsed only when the merge asks for them: parsed events then live briefly
+        // and die young, which keeps the heap flat when many writers are merged (docs/benchmarks.md).
+        if (items.length === PARSE_BATCH && pos < text.length) {
+          yield items;
+          items = [];
+        }
       }
     } else {
       let start = 0;
@@ -136,7 +144,7 @@ export async function* readSegmentBatches(
         start = nl + 1;
       }
     }
-    yield items;
+    if (items.length > 0) yield items;
   }
   if (carryLen > 0) yield [toItem(parseLine(Buffer.concat(carry, carryLen), line, offset, false))];
 }

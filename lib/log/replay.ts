@@ -56,16 +56,27 @@ export interface ReplayOptions extends MergeOptions {
 }
 
 /**
+ * Bytes each segment reads at a time in a merge of `writers` segments: 1 MiB in flight in all, between
+ * 16 KiB and 256 KiB per segment. Memory then stays flat however many writers there are (measured in
+ * docs/benchmarks.md: larger reads keep more parsed events alive and cost more than they save).
+ */
+export function mergeChunkBytes(writers: number): number {
+  return Math.min(256 * 1024, Math.max(16 * 1024, Math.floor((1024 * 1024) / Math.max(1, writers))));
+}
+
+/**
  * The segments of a session directory as `ReplaySegment`s. Each segment's length is taken now, so both
  * passes of a replay read the same bytes even while a writer is still appending. Throws the file system's
  * error (ENOENT) when `dir` cannot be read.
  */
 export function sessionDirSegments(dir: string): ReplaySegment[] {
-  return listSegments(dir).map(({ w, path }) => {
+  const files = listSegments(dir);
+  const defaultChunk = mergeChunkBytes(files.length);
+  return files.map(({ w, path }) => {
     const size = statSync(path).size;
     return {
       w,
-      open: (chunkBytes = 64 * 1024) =>
+      open: (chunkBytes = defaultChunk) =>
         size === 0 ? [] : createReadStream(path, { start: 0, end: size - 1, highWaterMark: chunkBytes }),
     };
   });

@@ -1,5 +1,5 @@
 /** A stored session's segments, as the replay, verify and inspect read them. */
-import type { ReplaySegment } from '../log/replay.js';
+import { mergeChunkBytes, type ReplaySegment } from '../log/replay.js';
 import type { ServiceContext } from './context.js';
 import { notFound } from './errors.js';
 
@@ -11,8 +11,10 @@ import { notFound } from './errors.js';
 export async function storedSegments(ctx: ServiceContext, sid: string): Promise<ReplaySegment[]> {
   const writers = await ctx.state.listWriters(ctx.tenant, sid);
   if (writers.length === 0) throw notFound('session');
+  const defaultChunk = mergeChunkBytes(writers.length);
   return writers.map((wr) => ({
     w: wr.w,
-    open: () => ctx.segments.readSegment({ tenant: ctx.tenant, sid, w: wr.w }, wr.length),
+    open: (chunkBytes = defaultChunk) =>
+      ctx.segments.readSegment({ tenant: ctx.tenant, sid, w: wr.w }, wr.length, 0, chunkBytes),
   }));
 }

@@ -51,7 +51,12 @@ export class FsSegmentStore implements SegmentStore {
     });
   }
 
-  async *readSegment(key: SegmentKey, end: number, start = 0): AsyncIterable<Uint8Array> {
+  async *readSegment(
+    key: SegmentKey,
+    end: number,
+    start = 0,
+    chunkBytes = 256 * 1024,
+  ): AsyncIterable<Uint8Array> {
     if (end <= start) return;
     const path = this.pathOf(key);
     try {
@@ -59,7 +64,7 @@ export class FsSegmentStore implements SegmentStore {
     } catch {
       return;
     }
-    yield* createReadStream(path, { start, end: end - 1, highWaterMark: 256 * 1024 });
+    yield* createReadStream(path, { start, end: end - 1, highWaterMark: chunkBytes });
   }
 
   private lockFor(path: string): Mutex {

@@ -23,9 +23,10 @@ export interface SegmentStore {
   putChunk(key: SegmentKey, offset: number, bytes: Uint8Array): Promise<void>;
   /**
    * Streams bytes `[start, end)` of the segment (`end` is the indexed length; anything beyond it was never
-   * acknowledged). Yields nothing for an empty range.
+   * acknowledged). Yields nothing for an empty range. `chunkBytes` is a hint for the size of the chunks
+   * (a merge of many writers asks for small ones); an adapter may ignore it.
    */
-  readSegment(key: SegmentKey, end: number, start?: number): AsyncIterable<Uint8Array>;
+  readSegment(key: SegmentKey, end: number, start?: number, chunkBytes?: number): AsyncIterable<Uint8Array>;
 }
 
 /** Token scopes (DESIGN §4). */
