@@ -10,6 +10,7 @@ import { registerImport } from './cmd-import.js';
 import { registerReplay } from './cmd-replay.js';
 import { registerServe } from './cmd-serve.js';
 import { registerSession } from './cmd-session.js';
+import { registerTenant } from './cmd-tenant.js';
 import { registerToken } from './cmd-token.js';
 import { registerUpload } from './cmd-upload.js';
 import { registerVerify } from './cmd-verify.js';
@@ -44,6 +45,7 @@ Exit codes: 0 success, 1 failure, 2 usage error or refused by the server.`,
     );
   registerServe(program, io);
   registerToken(program, io);
+  registerTenant(program, io);
   registerUpload(program, io);
   registerReplay(program, io);
   registerVerify(program, io);

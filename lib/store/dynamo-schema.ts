@@ -57,12 +57,14 @@ export const keys = {
 
 /** GSI keys: a tenant's tokens in creation order, and its board (sessions by last activity). */
 export const gsiKeys = {
+  tokensPk: (tenant: string): string => `T#${tenant}#TOKENS`,
   tokens: (tenant: string, createdAt: string, id: string) => ({
-    gsi1pk: `T#${tenant}#TOKENS`,
+    gsi1pk: gsiKeys.tokensPk(tenant),
     gsi1sk: `${createdAt}#${id}`,
   }),
+  boardPk: (tenant: string): string => `T#${tenant}#BOARD`,
   board: (tenant: string, updatedAt: string, sid: string) => ({
-    gsi1pk: `T#${tenant}#BOARD`,
+    gsi1pk: gsiKeys.boardPk(tenant),
     gsi1sk: `${updatedAt}#${sid}`,
   }),
 };

@@ -20,7 +20,7 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { GSI1, GSI1_PK, GSI1_SK, gsiKeys, type ItemKey, keys, PK, SK, sessionPk } from './dynamo-schema.js';
+import { GSI1, GSI1_PK, gsiKeys, type ItemKey, keys, PK, SK, sessionPk } from './dynamo-schema.js';
 import {
   type ChunkRecord,
   InvalidCursorError,
@@ -130,7 +130,7 @@ export class DynamoStateStore implements StateStore {
       IndexName: GSI1,
       KeyConditionExpression: '#g = :g',
       ExpressionAttributeNames: { '#g': GSI1_PK },
-      ExpressionAttributeValues: { ':g': gsiKeys.tokens(tenant, '', '').gsi1pk },
+      ExpressionAttributeValues: { ':g': gsiKeys.tokensPk(tenant) },
     });
     return items.map(toToken);
   }
@@ -326,7 +326,7 @@ export class DynamoStateStore implements StateStore {
           KeyConditionExpression: '#g = :g',
           FilterExpression: 'begins_with(#sk, :s)',
           ExpressionAttributeNames: { '#g': GSI1_PK, '#sk': SK },
-          ExpressionAttributeValues: { ':g': gsiKeys.board(tenant, '', '').gsi1pk, ':s': 'S#' },
+          ExpressionAttributeValues: { ':g': gsiKeys.boardPk(tenant), ':s': 'S#' },
           ScanIndexForward: false,
           Limit: Math.max(1, want - items.length),
           ExclusiveStartKey: start,
@@ -337,7 +337,10 @@ export class DynamoStateStore implements StateStore {
     } while (items.length < want && start);
     const page = items.slice(0, limit).map(toSession);
     const last = page.at(-1);
-    return { items: page, next: items.length > limit && last ? encodeCursor(last.updated_at, last.sid) : null };
+    return {
+      items: page,
+      next: items.length > limit && last ? encodeCursor(last.updated_at, last.sid) : null,
+    };
   }
 
   // ---- status: `T#{tenant}#S#{sid}` / `STATUS`
@@ -403,7 +406,9 @@ export class DynamoStateStore implements StateStore {
   // ---- primitives
 
   private async get(key: ItemKey): Promise<Item | null> {
-    const res = await this.doc.send(new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }));
+    const res = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }),
+    );
     return res.Item ?? null;
   }
 
@@ -470,7 +475,9 @@ function update(parts: UpdateParts, condition?: (x: Expr) => string) {
   const x = new Expr();
   const set = [
     ...Object.entries(parts.set ?? {}).map(([k, v]) => `${x.n(k)} = ${x.v(v)}`),
-    ...Object.entries(parts.setIfAbsent ?? {}).map(([k, v]) => `${x.n(k)} = if_not_exists(${x.n(k)}, ${x.v(v)})`),
+    ...Object.entries(parts.setIfAbsent ?? {}).map(
+      ([k, v]) => `${x.n(k)} = if_not_exists(${x.n(k)}, ${x.v(v)})`,
+    ),
   ];
   const add = Object.entries(parts.add ?? {}).map(([k, v]) => `${x.n(k)} ${x.v(v)}`);
   const remove = (parts.remove ?? []).map((k) => x.n(k));

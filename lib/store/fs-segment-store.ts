@@ -59,11 +59,14 @@ export class FsSegmentStore implements SegmentStore {
   ): AsyncIterable<Uint8Array> {
     if (end <= start) return;
     const path = this.pathOf(key);
+    let size = 0;
     try {
-      await stat(path);
-    } catch {
-      return;
+      size = (await stat(path)).size;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
+    // The index says these bytes were accepted: a shorter file is data loss, and must be loud.
+    if (size < end) throw new Error(`segment ${key.sid}/${key.w} is missing bytes [${size}, ${end})`);
     yield* createReadStream(path, { start, end: end - 1, highWaterMark: chunkBytes });
   }
 

@@ -1,6 +1,7 @@
 /**
  * `lib/store`: the `SegmentStore` and `StateStore` ports (DESIGN §1) and their local adapters
- * (filesystem segments, SQLite state). The AWS adapters come with the AWS issue.
+ * (filesystem segments, SQLite state). The AWS adapters are in `./aws.js` (and their own modules), not
+ * re-exported here: the CLI loads this index on every command, and the AWS SDK costs ~130 ms to load.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -2,7 +2,9 @@
  * `S3SegmentStore`: segments as one S3 object per accepted chunk (DESIGN §1, §5), keyed
  * `tenants/{tenant}/sessions/{sid}/{w}/{offset:015}.jsonl` by the chunk's byte offset in the segment.
  * A chunk is written with a conditional put (`If-None-Match: *`) and a SHA-256 checksum that S3 verifies;
- * a segment is read by listing the writer's prefix and streaming the objects that tile the range.
+ * a segment is read by listing the writer's prefix, checking that the objects tile the range, and
+ * streaming it in windows of bounded size (DESIGN §3: memory grows with the number of writers read, not
+ * with their size).
  */
 import { Readable } from 'node:stream';
 import {
@@ -24,6 +26,15 @@ const MAX_OFFSET = 10 ** 15 - 1;
 /** Puts of one chunk before giving up on a key that keeps changing under us (409s, lost If-Match races). */
 const PUT_ATTEMPTS = 5;
 const CHUNK_NAME = /^(\d{15})\.jsonl$/;
+/**
+ * A segment is read in windows of at most this many bytes, each fetched whole by one GET (ranged where
+ * it is not a whole object), so a reader paused by its consumer (the k-way merge holds every writer's
+ * stream open) never holds a connection: a paused stream holding one would starve the client's socket
+ * pool once more writers are open than it has sockets.
+ */
+const WINDOW_BYTES = 256 * 1024;
+/** Windows fetched ahead of the one being yielded, per segment read (bounds memory to ~1.25 MiB). */
+const READ_AHEAD = 4;
 
 export interface S3SegmentStoreOptions {
   client: S3Client;
@@ -63,7 +74,7 @@ interface ListedChunk {
   etag: string | undefined;
 }
 
-/** Bytes `[from, to)` of one chunk object. */
+/** Bytes `[from, to)` of one chunk object: a window of the segment. */
 interface Part {
   chunk: ListedChunk;
   from: number;
@@ -126,17 +137,32 @@ export class S3SegmentStore implements SegmentStore {
 
   /**
    * Streams bytes `[start, end)` of the segment: lists the writer's chunk objects (every page), keeps those
-   * starting before `end`, checks that they tile `[0, end)` exactly, then streams each part in order with
-   * a ranged GET where a chunk straddles `start` or `end`, conditional on the listed ETag.
+   * starting before `end` and checks that they tile `[0, end)` exactly, then yields the range in order in
+   * windows of at most 256 KiB, each one GET conditional on the listed ETag (ranged where a window is not
+   * a whole object), a few fetched ahead. Stopping early aborts the GETs under way.
    * @throws TypeError for an invalid key (before any request)
-   * @throws Error naming the missing or overlapping byte range when the chunks do not tile `[0, end)`, or
-   *   naming the chunk when one changes or comes back short while being read
+   * @throws Error naming the missing or overlapping byte range when the chunks do not tile `[0, end)`
+   *   (before yielding anything), or naming the object when one changes or comes back short while read
    */
   async *readSegment(key: SegmentKey, end: number, start = 0): AsyncIterable<Uint8Array> {
     const prefix = writerPrefix(key);
     if (end <= start) return;
-    const chunks = await this.listChunks(prefix, end);
-    for (const part of planParts(prefix, chunks, start, end)) yield* this.streamPart(part);
+    const windows = planWindows(prefix, await this.listChunks(prefix, end), start, end);
+    const abort = new AbortController();
+    const ahead: Promise<Uint8Array>[] = [];
+    let next = 0;
+    try {
+      while (next < windows.length || ahead.length > 0) {
+        while (next < windows.length && ahead.length <= READ_AHEAD) {
+          const fetching = this.fetchWindow(windows[next++]!, abort.signal);
+          fetching.catch(() => {}); // awaited in order below; until then a failure is not "unhandled"
+          ahead.push(fetching);
+        }
+        yield await ahead.shift()!;
+      }
+    } finally {
+      abort.abort();
+    }
   }
 
   /** PutObject with a condition; false when the condition failed (412) or raced (409), or If-Match found nothing (404). */
@@ -217,7 +243,8 @@ export class S3SegmentStore implements SegmentStore {
         const m = CHUNK_NAME.exec((obj.Key ?? '').slice(prefix.length));
         if (!m || !obj.Key?.startsWith(prefix)) continue;
         const offset = Number(m[1]);
-        if (offset >= end) break; // keys sort by offset: the rest lie past `end` too
+        // General purpose buckets list keys in UTF-8 binary order, so by offset: the rest lie past `end`.
+        if (offset >= end) break;
         chunks.push({ key: obj.Key, offset, size: obj.Size ?? 0, etag: obj.ETag });
       }
       const last = page.Contents?.at(-1)?.Key;
@@ -227,19 +254,26 @@ export class S3SegmentStore implements SegmentStore {
     return chunks.sort((a, b) => a.offset - b.offset);
   }
 
-  /** Streams one part: a ranged GET unless it is the whole object, exactly `to - from` bytes. */
-  private async *streamPart({ chunk, from, to }: Part): AsyncIterable<Uint8Array> {
+  /** Fetches one window whole: exactly its `to - from` bytes. */
+  private async fetchWindow({ chunk, from, to }: Part, abortSignal: AbortSignal): Promise<Uint8Array> {
     const whole = from === 0 && to === chunk.size;
-    let out: GetObjectCommandOutput;
+    let bytes: Uint8Array;
+    let first = 0;
     try {
-      out = await this.client.send(
+      const out = await this.client.send(
         new GetObjectCommand({
           Bucket: this.bucket,
           Key: chunk.key,
           IfMatch: chunk.etag,
           Range: whole ? undefined : `bytes=${from}-${to - 1}`,
         }),
+        { abortSignal },
       );
+      // A server may answer a range with more than was asked (RFC 9110 lets it ignore Range): the
+      // Content-Range says where its bytes begin, and only [from, to) is passed on.
+      first = Number(/^bytes (\d+)-/.exec(out.ContentRange ?? '')?.[1] ?? 0);
+      if (!out.Body) throw new Error(`S3 answered GET ${chunk.key} without a body`);
+      bytes = await out.Body.transformToByteArray();
     } catch (err) {
       if (isPreconditionFailed(err) || isNotFound(err)) {
         throw new Error(`chunk object ${chunk.key} changed or vanished while the segment was read`, {
@@ -248,56 +282,39 @@ export class S3SegmentStore implements SegmentStore {
       }
       throw err;
     }
-    // A server may answer a range with more than was asked (RFC 9110 lets it ignore Range): the
-    // Content-Range says where its bytes begin, and only [from, to) is passed on.
-    const first = Number(/^bytes (\d+)-/.exec(out.ContentRange ?? '')?.[1] ?? 0);
-    let skip = from - first;
-    let left = to - from;
-    const body = asReadable(out.Body, chunk.key);
-    if (skip < 0) {
-      body.destroy();
-      throw new Error(`chunk object ${chunk.key}: asked for bytes from ${from}, got them from ${first}`);
-    }
-    try {
-      for await (const piece of body as AsyncIterable<Buffer>) {
-        const usable = piece.subarray(Math.min(skip, piece.length));
-        skip -= piece.length - usable.length;
-        if (usable.length === 0) continue;
-        const give = usable.subarray(0, left);
-        left -= give.length;
-        yield give;
-        if (left === 0) break;
-      }
-    } finally {
-      body.destroy();
-    }
-    if (left > 0) {
+    const skip = from - first;
+    const got = skip < 0 ? new Uint8Array() : bytes.subarray(skip, skip + (to - from));
+    if (got.length !== to - from) {
       throw new Error(
-        `chunk object ${chunk.key} ended ${left} bytes short of segment byte ${chunk.offset + to}`,
+        `chunk object ${chunk.key} gave ${got.length} of its bytes [${from}, ${to}) (segment bytes from ${chunk.offset + from})`,
       );
     }
+    return got;
   }
 }
 
 /**
- * The parts of the listed chunks that hold `[start, end)`.
+ * The windows (at most `WINDOW_BYTES` each, within one chunk object) that hold `[start, end)`.
  * @throws Error naming the first byte range of `[0, end)` no chunk holds, or held by two chunks
  */
-function planParts(prefix: string, chunks: ListedChunk[], start: number, end: number): Part[] {
+function planWindows(prefix: string, chunks: ListedChunk[], start: number, end: number): Part[] {
   const parts: Part[] = [];
   let next = 0;
   for (const chunk of chunks) {
     if (chunk.offset > next) {
-      throw new Error(`segment ${prefix} is missing bytes [${next}, ${chunk.offset}): no chunk object holds them`);
+      throw new Error(
+        `segment ${prefix} is missing bytes [${next}, ${chunk.offset}): no chunk object holds them`,
+      );
     }
     if (chunk.offset < next) {
       throw new Error(
         `segment ${prefix} has overlapping chunks: ${chunk.key} starts at ${chunk.offset}, inside bytes before ${next}`,
       );
     }
-    const from = Math.max(start, chunk.offset) - chunk.offset;
     const to = Math.min(end, chunk.offset + chunk.size) - chunk.offset;
-    if (to > from) parts.push({ chunk, from, to });
+    for (let from = Math.max(start, chunk.offset) - chunk.offset; from < to; from += WINDOW_BYTES) {
+      parts.push({ chunk, from, to: Math.min(to, from + WINDOW_BYTES) });
+    }
     next = chunk.offset + chunk.size;
   }
   if (next < end) {
@@ -328,7 +345,9 @@ function isPreconditionFailed(err: unknown): boolean {
 
 /** 409: a concurrent conditional write of the same key; S3 says to try again. */
 function isConditionalConflict(err: unknown): boolean {
-  return err instanceof S3ServiceException && (err.name === 'ConditionalRequestConflict' || status(err) === 409);
+  return (
+    err instanceof S3ServiceException && (err.name === 'ConditionalRequestConflict' || status(err) === 409)
+  );
 }
 
 function isNotFound(err: unknown): boolean {

@@ -1,0 +1,494 @@
+/**
+ * The `StateStore` contract (DESIGN §5, STYLE §3): one suite every adapter runs, so SQLite (local mode)
+ * and DynamoDB (AWS) give the same answers to every method. Each adapter's test calls
+ * `runStateStoreContract` with a factory of empty stores; a case an adapter cannot pass is skipped only
+ * with a written reason, shown in the test report.
+ *
+ * Listings are read right after the writes. DynamoDB serves `listTokens` and `listSessions` from a GSI,
+ * which is eventually consistent on AWS; DynamoDB Local updates its GSIs synchronously, so these cases
+ * hold there. Against a real table they would have to poll.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it, type TestContext } from 'vitest';
+import { newId } from '../../lib/log/ids.js';
+import {
+  InvalidCursorError,
+  type Page,
+  type SessionRecord,
+  StateConflictError,
+  type StateStore,
+  type StatusRecord,
+  type TokenRecord,
+  type WriterAdvance,
+} from '../../lib/store/ports.js';
+
+export interface StateStoreContractOptions {
+  /** the adapter's name, the describe block's title */
+  name: string;
+  /** a new, empty store; closed after each case */
+  newStore: () => Promise<StateStore>;
+  /** cases (by title) this adapter does not pass, each with the reason why */
+  skip?: Record<string, string>;
+}
+
+/** `2026-01-01T00:00:00.000Z` plus `i` seconds: distinct, ordered ISO times. */
+export const at = (i: number): string => new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
+
+/** A token record of `tenant` with a random hash and id. */
+export function tokenRecord(tenant: string, over: Partial<TokenRecord> = {}): TokenRecord {
+  return {
+    id: `tok_${newId('e').slice(2)}`,
+    tenant,
+    hash: createHash('sha256').update(randomBytes(32)).digest('hex'),
+    scopes: ['ingest', 'read'],
+    session: null,
+    label: null,
+    created_at: at(0),
+    expires_at: null,
+    revoked_at: null,
+    last_used_at: null,
+    ...over,
+  };
+}
+
+/** The advance of a writer from `from` by `bytes` bytes and `lines` lines, its totals given. */
+export function advanceOf(
+  from: number,
+  bytes: number,
+  totals: { lines: number; when: number } & Partial<Omit<WriterAdvance, 'chunk' | 'at'>>,
+): WriterAdvance {
+  const last_seq = totals.last_seq === undefined ? totals.lines : totals.last_seq;
+  return {
+    length: from + bytes,
+    lines: totals.lines,
+    last_seq,
+    ended: totals.ended ?? false,
+    agent: totals.agent ?? null,
+    at: at(totals.when),
+    chunk: {
+      offset: from,
+      length: bytes,
+      sha256: createHash('sha256')
+        .update(`${from}:${bytes}:${randomBytes(8).toString('hex')}`)
+        .digest('hex'),
+      lines: totals.lines,
+      last_seq,
+    },
+  };
+}
+
+export function runStateStoreContract(opts: StateStoreContractOptions): void {
+  const skip = opts.skip ?? {};
+  const titles = new Set<string>();
+  let store: StateStore;
+  /** `it`, skipped (with its reason) when the adapter says so. */
+  const contract = (title: string, fn: (store: StateStore) => Promise<void>) => {
+    titles.add(title);
+    it(title, async (ctx: TestContext) => {
+      const reason = skip[title];
+      if (reason !== undefined) ctx.skip(reason);
+      await fn(store);
+    });
+  };
+
+  describe(`StateStore contract: ${opts.name}`, () => {
+    beforeEach(async () => {
+      store = await opts.newStore();
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    describe('tenants', () => {
+      contract('creates a tenant and then reports that it exists', async (s) => {
+        expect(await s.tenantExists('acme')).toBe(false);
+        await s.createTenant('acme', at(0));
+        expect(await s.tenantExists('acme')).toBe(true);
+        expect(await s.tenantExists('globex')).toBe(false);
+      });
+
+      contract('refuses to create a tenant twice with StateConflictError', async (s) => {
+        await s.createTenant('acme', at(0));
+        await expect(s.createTenant('acme', at(1))).rejects.toBeInstanceOf(StateConflictError);
+        expect(await s.tenantExists('acme')).toBe(true);
+      });
+    });
+
+    describe('tokens', () => {
+      contract('stores a token and finds it by its hash, every field as put', async (s) => {
+        const bare = tokenRecord('acme');
+        const full = tokenRecord('acme', {
+          scopes: ['admin', 'read', 'board'],
+          session: newId('s'),
+          label: 'ci runner',
+          expires_at: at(3600),
+          revoked_at: at(10),
+          last_used_at: at(5),
+        });
+        await s.putToken(bare);
+        await s.putToken(full);
+        expect(await s.getTokenByHash(bare.hash)).toEqual(bare);
+        expect(await s.getTokenByHash(full.hash)).toEqual(full);
+        expect(await s.getTokenByHash('0'.repeat(64))).toBeNull();
+      });
+
+      contract('refuses a second token with the same hash or the same id', async (s) => {
+        const t = tokenRecord('acme');
+        await s.putToken(t);
+        const sameHash = tokenRecord('acme', { hash: t.hash });
+        const sameId = tokenRecord('globex', { id: t.id });
+        await expect(s.putToken(sameHash)).rejects.toBeInstanceOf(StateConflictError);
+        await expect(s.putToken(sameId)).rejects.toBeInstanceOf(StateConflictError);
+        expect(await s.getTokenByHash(sameId.hash)).toBeNull();
+        expect(await s.listTokens('acme')).toEqual([t]);
+        expect(await s.listTokens('globex')).toEqual([]);
+      });
+
+      contract("lists only the tenant's own tokens, oldest first", async (s) => {
+        const later = tokenRecord('acme', { created_at: at(20) });
+        const first = tokenRecord('acme', { created_at: at(10) });
+        const other = tokenRecord('globex', { created_at: at(15) });
+        for (const t of [later, other, first]) await s.putToken(t);
+        expect(await s.listTokens('acme')).toEqual([first, later]);
+        expect(await s.listTokens('globex')).toEqual([other]);
+        expect(await s.listTokens('initech')).toEqual([]);
+      });
+
+      contract('revokes a token of its own tenant and keeps the first revocation time', async (s) => {
+        const t = tokenRecord('acme');
+        await s.putToken(t);
+        expect(await s.revokeToken('acme', t.id, at(30))).toBe(true);
+        expect((await s.getTokenByHash(t.hash))?.revoked_at).toBe(at(30));
+        expect(await s.revokeToken('acme', t.id, at(40))).toBe(true);
+        expect((await s.getTokenByHash(t.hash))?.revoked_at).toBe(at(30));
+      });
+
+      contract("answers false for another tenant's token id and leaves it as it was", async (s) => {
+        const theirs = tokenRecord('globex');
+        await s.putToken(theirs);
+        expect(await s.revokeToken('acme', theirs.id, at(30))).toBe(false);
+        expect(await s.getTokenByHash(theirs.hash)).toEqual(theirs);
+        expect(await s.revokeToken('acme', 'tok_NOSUCHTOKEN', at(30))).toBe(false);
+      });
+
+      contract('records a use with touchToken, and creates nothing for an unknown hash', async (s) => {
+        const t = tokenRecord('acme');
+        await s.putToken(t);
+        await s.touchToken(t.hash, at(50));
+        expect(await s.getTokenByHash(t.hash)).toEqual({ ...t, last_used_at: at(50) });
+        const unknown = '1'.repeat(64);
+        await s.touchToken(unknown, at(50));
+        expect(await s.getTokenByHash(unknown)).toBeNull();
+      });
+    });
+
+    describe('writers', () => {
+      contract('advances a new writer from 0 and answers getWriter and getChunk', async (s) => {
+        const sid = newId('s');
+        const w = newId('w');
+        const a = advanceOf(0, 120, { lines: 3, when: 1, agent: 'claude-code' });
+        await s.advanceWriter('acme', sid, w, 0, a);
+        expect(await s.getWriter('acme', sid, w)).toEqual({
+          tenant: 'acme',
+          sid,
+          w,
+          length: 120,
+          lines: 3,
+          last_seq: 3,
+          ended: false,
+          agent: 'claude-code',
+          created_at: at(1),
+          updated_at: at(1),
+        });
+        expect(await s.getChunk('acme', sid, w, 0)).toEqual(a.chunk);
+        expect(await s.getChunk('acme', sid, w, 120)).toBeNull();
+        expect(await s.getWriter('acme', sid, newId('w'))).toBeNull();
+      });
+
+      contract(
+        'advances from the stored length: totals replaced, first agent and created_at kept',
+        async (s) => {
+          const sid = newId('s');
+          const w = newId('w');
+          const first = advanceOf(0, 100, { lines: 2, when: 1, agent: null, last_seq: null });
+          const second = advanceOf(100, 50, { lines: 4, when: 2, agent: 'late-agent' });
+          const third = advanceOf(150, 10, {
+            lines: 5,
+            when: 3,
+            agent: 'other',
+            ended: true,
+            last_seq: null,
+          });
+          await s.advanceWriter('acme', sid, w, 0, first);
+          expect((await s.getWriter('acme', sid, w))?.last_seq).toBeNull();
+          await s.advanceWriter('acme', sid, w, 100, second);
+          await s.advanceWriter('acme', sid, w, 150, third);
+          expect(await s.getWriter('acme', sid, w)).toEqual({
+            tenant: 'acme',
+            sid,
+            w,
+            length: 160,
+            lines: 5,
+            last_seq: null,
+            ended: true,
+            agent: 'late-agent',
+            created_at: at(1),
+            updated_at: at(3),
+          });
+          expect(await s.getChunk('acme', sid, w, 0)).toEqual(first.chunk);
+          expect(await s.getChunk('acme', sid, w, 100)).toEqual(second.chunk);
+          expect(await s.getChunk('acme', sid, w, 150)).toEqual(third.chunk);
+        },
+      );
+
+      contract(
+        'refuses an advance from a wrong length with StateConflictError and the stored length',
+        async (s) => {
+          const sid = newId('s');
+          const w = newId('w');
+          await s.advanceWriter('acme', sid, w, 0, advanceOf(0, 100, { lines: 2, when: 1 }));
+          const before = await s.getWriter('acme', sid, w);
+          for (const from of [0, 40, 160]) {
+            const err = await s
+              .advanceWriter('acme', sid, w, from, advanceOf(from, 10, { lines: 3, when: 2 }))
+              .then(
+                () => null,
+                (e: unknown) => e,
+              );
+            expect(err).toBeInstanceOf(StateConflictError);
+            expect((err as StateConflictError).currentLength).toBe(100);
+          }
+          const fresh = newId('w');
+          const err = await s
+            .advanceWriter('acme', sid, fresh, 100, advanceOf(100, 10, { lines: 1, when: 2 }))
+            .then(
+              () => null,
+              (e: unknown) => e,
+            );
+          expect(err).toBeInstanceOf(StateConflictError);
+          expect((err as StateConflictError).currentLength).toBe(0);
+          expect(await s.getWriter('acme', sid, w)).toEqual(before);
+          expect(await s.getWriter('acme', sid, fresh)).toBeNull();
+          expect(await s.getChunk('acme', sid, w, 40)).toBeNull();
+          expect(await s.getSession('acme', sid)).toMatchObject({ writers: 1, lines: 2, bytes: 100 });
+        },
+      );
+
+      contract('lists the writers of a session sorted by w, and no chunk records', async (s) => {
+        const sid = newId('s');
+        const ws = [newId('w'), newId('w'), newId('w')];
+        // created out of order, each with several chunks
+        for (const w of [ws[2]!, ws[0]!, ws[1]!]) {
+          await s.advanceWriter('acme', sid, w, 0, advanceOf(0, 10, { lines: 1, when: 1 }));
+          await s.advanceWriter('acme', sid, w, 10, advanceOf(10, 10, { lines: 2, when: 2 }));
+          await s.advanceWriter('acme', sid, w, 20, advanceOf(20, 10, { lines: 3, when: 3 }));
+        }
+        await s.advanceWriter('acme', newId('s'), newId('w'), 0, advanceOf(0, 5, { lines: 1, when: 4 }));
+        const listed = await s.listWriters('acme', sid);
+        expect(listed.map((r) => r.w)).toEqual([...ws].sort());
+        expect(listed.every((r) => r.length === 30 && r.lines === 3 && r.sid === sid)).toBe(true);
+        expect(await s.listWriters('acme', newId('s'))).toEqual([]);
+      });
+
+      // Issue 4: "concurrent ingest loses nothing and duplicates nothing".
+      contract('of two concurrent advances from the same length exactly one wins', async (s) => {
+        const sid = newId('s');
+        const w = newId('w');
+        const race = async (from: number, when: number, lines: number) => {
+          const a = advanceOf(from, 30, { lines: lines + 1, when });
+          const b = advanceOf(from, 70, { lines: lines + 2, when });
+          const settled = await Promise.allSettled([
+            s.advanceWriter('acme', sid, w, from, a),
+            s.advanceWriter('acme', sid, w, from, b),
+          ]);
+          const won = settled.filter((r) => r.status === 'fulfilled');
+          const lost = settled.filter((r) => r.status === 'rejected');
+          expect(won).toHaveLength(1);
+          expect(lost).toHaveLength(1);
+          const winner = settled[0]!.status === 'fulfilled' ? a : b;
+          const reason = (lost[0] as PromiseRejectedResult).reason as unknown;
+          expect(reason).toBeInstanceOf(StateConflictError);
+          expect((reason as StateConflictError).currentLength).toBe(winner.length);
+          expect(await s.getWriter('acme', sid, w)).toMatchObject({
+            length: winner.length,
+            lines: winner.lines,
+          });
+          expect(await s.getChunk('acme', sid, w, from)).toEqual(winner.chunk);
+          return winner;
+        };
+        const first = await race(0, 1, 0);
+        const second = await race(first.length, 2, first.lines);
+        expect(await s.getSession('acme', sid)).toMatchObject({
+          writers: 1,
+          lines: second.lines,
+          bytes: second.length,
+        });
+      });
+
+      contract(
+        'counts concurrent first advances of different writers of one session once each',
+        async (s) => {
+          const sid = newId('s');
+          const ws = [newId('w'), newId('w'), newId('w'), newId('w')];
+          await Promise.all(
+            ws.map((w, i) =>
+              s.advanceWriter('acme', sid, w, 0, advanceOf(0, 10 * (i + 1), { lines: i + 1, when: 1 })),
+            ),
+          );
+          expect(await s.getSession('acme', sid)).toMatchObject({ writers: 4, lines: 10, bytes: 100 });
+          expect((await s.listWriters('acme', sid)).map((r) => r.length)).toHaveLength(4);
+        },
+      );
+    });
+
+    describe('sessions', () => {
+      contract('keeps the session index: writers, lines, bytes, first and last activity', async (s) => {
+        const sid = newId('s');
+        const [w1, w2] = [newId('w'), newId('w')];
+        expect(await s.getSession('acme', sid)).toBeNull();
+        await s.advanceWriter('acme', sid, w1, 0, advanceOf(0, 100, { lines: 3, when: 1 }));
+        await s.advanceWriter('acme', sid, w1, 100, advanceOf(100, 50, { lines: 5, when: 2 }));
+        await s.advanceWriter('acme', sid, w2, 0, advanceOf(0, 40, { lines: 2, when: 3 }));
+        expect(await s.getSession('acme', sid)).toEqual({
+          tenant: 'acme',
+          sid,
+          created_at: at(1),
+          updated_at: at(3),
+          writers: 2,
+          lines: 7,
+          bytes: 190,
+        });
+      });
+
+      contract('lists sessions newest first, paging with limit and cursor', async (s) => {
+        const sids = [0, 1, 2, 3, 4].map(() => newId('s'));
+        for (const [i, sid] of sids.entries()) {
+          await s.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 10 + i }));
+        }
+        const newestFirst = [...sids].reverse();
+        const pages: Page<SessionRecord>[] = [];
+        let cursor: string | null = null;
+        do {
+          const page: Page<SessionRecord> = await s.listSessions('acme', 2, cursor);
+          pages.push(page);
+          cursor = page.next;
+        } while (cursor !== null && pages.length < 10);
+        expect(pages.map((p) => p.items.map((r) => r.sid))).toEqual([
+          newestFirst.slice(0, 2),
+          newestFirst.slice(2, 4),
+          newestFirst.slice(4),
+        ]);
+        expect(pages[2]!.next).toBeNull();
+        // A page that ends exactly at the last session has no next page.
+        const all = await s.listSessions('acme', 5, null);
+        expect(all.items.map((r) => r.sid)).toEqual(newestFirst);
+        expect(all.next).toBeNull();
+        expect(all.items[0]).toEqual(await s.getSession('acme', sids[4]!));
+        // New activity moves a session to the front.
+        await s.advanceWriter('acme', sids[0]!, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 99 }));
+        const front = await s.listSessions('acme', 1, null);
+        expect(front.items.map((r) => r.sid)).toEqual([sids[0]]);
+        expect(front.next).not.toBeNull();
+      });
+
+      contract('orders sessions active at the same time by sid, descending', async (s) => {
+        const sids = [newId('s'), newId('s'), newId('s')];
+        for (const sid of [sids[1]!, sids[0]!, sids[2]!]) {
+          await s.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 7 }));
+        }
+        const first = await s.listSessions('acme', 2, null);
+        const rest = await s.listSessions('acme', 2, first.next);
+        expect([...first.items, ...rest.items].map((r) => r.sid)).toEqual([...sids].reverse());
+        expect(rest.next).toBeNull();
+      });
+
+      contract('refuses a cursor it did not make with InvalidCursorError', async (s) => {
+        const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+        for (const cursor of ['garbage!', 'bm90IGpzb24', b64({ a: 1 }), b64([1, 2]), b64(['x'])]) {
+          await expect(s.listSessions('acme', 10, cursor)).rejects.toBeInstanceOf(InvalidCursorError);
+        }
+      });
+
+      contract('keeps tenants apart: sessions, writers, chunks and status', async (s) => {
+        const sid = newId('s');
+        const w = newId('w');
+        await s.advanceWriter('acme', sid, w, 0, advanceOf(0, 10, { lines: 1, when: 1 }));
+        await s.putStatus(statusOf('acme', sid, 2));
+        expect(await s.getSession('globex', sid)).toBeNull();
+        expect(await s.listSessions('globex', 10, null)).toEqual({ items: [], next: null });
+        expect(await s.getWriter('globex', sid, w)).toBeNull();
+        expect(await s.listWriters('globex', sid)).toEqual([]);
+        expect(await s.getChunk('globex', sid, w, 0)).toBeNull();
+        expect(await s.getStatus('globex', sid)).toBeNull();
+        // The same ids in another tenant start from nothing.
+        await s.advanceWriter('globex', sid, w, 0, advanceOf(0, 7, { lines: 1, when: 3 }));
+        expect((await s.getWriter('acme', sid, w))?.length).toBe(10);
+        expect((await s.getSession('globex', sid))?.bytes).toBe(7);
+      });
+    });
+
+    describe('status', () => {
+      contract('stores the latest status and replaces it, events as posted', async (s) => {
+        const sid = newId('s');
+        expect(await s.getStatus('acme', sid)).toBeNull();
+        const first = statusOf('acme', sid, 1);
+        await s.putStatus(first);
+        expect(await s.getStatus('acme', sid)).toEqual(first);
+        const second: StatusRecord = { ...statusOf('acme', sid, 2), state: 'done', note: '', events: [] };
+        await s.putStatus(second);
+        expect(await s.getStatus('acme', sid)).toEqual(second);
+      });
+
+      contract('a report creates the session index entry; its updated_at only moves forward', async (s) => {
+        const sid = newId('s');
+        await s.putStatus(statusOf('acme', sid, 10));
+        const entry = {
+          tenant: 'acme',
+          sid,
+          created_at: at(10),
+          updated_at: at(10),
+          writers: 0,
+          lines: 0,
+          bytes: 0,
+        };
+        expect(await s.getSession('acme', sid)).toEqual(entry);
+        expect((await s.listSessions('acme', 10, null)).items).toEqual([entry]);
+        // An older report is stored, but the session keeps its later activity time.
+        const older = statusOf('acme', sid, 5);
+        await s.putStatus(older);
+        expect(await s.getStatus('acme', sid)).toEqual(older);
+        expect(await s.getSession('acme', sid)).toEqual(entry);
+        await s.putStatus(statusOf('acme', sid, 20));
+        expect((await s.getSession('acme', sid))?.updated_at).toBe(at(20));
+        await s.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 30 }));
+        expect(await s.getSession('acme', sid)).toEqual({
+          ...entry,
+          updated_at: at(30),
+          writers: 1,
+          lines: 1,
+          bytes: 10,
+        });
+      });
+    });
+
+    it('skips only cases of this suite', () => {
+      expect(Object.keys(skip).filter((t) => !titles.has(t))).toEqual([]);
+    });
+  });
+}
+
+/** A status report at time `when`, with events of several JSON shapes. */
+function statusOf(tenant: string, sid: string, when: number): StatusRecord {
+  return {
+    tenant,
+    sid,
+    state: 'working',
+    note: `step ${when}: naïve café ✓`,
+    events: [
+      { kind: 'tests', claim: 'unit tests pass', evidence: [{ ref: 'e_01', n: 3.5, ok: true, none: null }] },
+      { kind: 'note', tags: ['a', 'b'], nested: { deep: { list: [1, [2, 3]] } } },
+    ],
+    reported_by: 'tok_REPORTER',
+    reported_at: at(when),
+  };
+}
