@@ -6,6 +6,7 @@ export * from './attribution.js';
 export * from './codec.js';
 export * from './corrections.js';
 export * from './events.js';
+export * from './field-limits.js';
 export * from './ids.js';
 export * from './inspect.js';
 export * from './merge.js';

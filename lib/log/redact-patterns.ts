@@ -1,0 +1,159 @@
+/**
+ * The built-in credential patterns of redaction (issue 3): one row per kind of secret, most specific first
+ * (when two matches cover the same text, the earlier row names the placeholder). Each row has a cheap
+ * `hint` so text with no candidate skips the regexes. Used by `lib/log/redact.ts`.
+ */
+import type { RedactPattern } from './redact.js';
+
+/** Not preceded by a token character: a token must start at a boundary, not inside an identifier. */
+const L = '(?<![A-Za-z0-9_])';
+const L_DASH = '(?<![A-Za-z0-9_-])';
+/** Not followed by a token character: for fixed-length tokens, so a longer identifier is not taken. */
+const R = '(?![A-Za-z0-9_])';
+const R_DASH = '(?![A-Za-z0-9_-])';
+/** A label and its `=` / `:` (also JSON's `"key": "`), e.g. `AWS_SECRET_ACCESS_KEY=` or `"authorization": "`. */
+const ASSIGN = `["']?\\s*[:=]\\s*["']?`;
+/** A PEM armour line (BEGIN or END) of any private-key kind: RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … BLOCK. */
+const pem = (edge: 'BEGIN' | 'END') => `-----${edge}[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----`;
+
+/**
+ * The built-in credential patterns, most specific first: when two matches cover the same text, the
+ * earlier row names the placeholder (`Bearer <jwt>` → `[REDACTED:jwt]`). Every row requires a known prefix
+ * or a label, so ids (git shas, ULIDs, UUIDs) and ordinary words are never taken.
+ */
+export const BUILTIN_PATTERNS: readonly RedactPattern[] = [
+  {
+    name: 'private_key',
+    comment:
+      'PEM private key block (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP): BEGIN through END (≤ 32 KiB, real or \\n-escaped newlines); with no END, the BEGIN line and the base64 lines after it.',
+    // The body may not hold `-----` before END: that keeps a scan linear even over many BEGIN lines.
+    regex: new RegExp(
+      `${pem('BEGIN')}(?:(?:[^-]|-(?!----)){0,32768}${pem('END')}|(?:(?:\\r?\\n|\\\\r?\\\\n)[A-Za-z0-9+/=]+)*)`,
+    ),
+    hint: 'PRIVATE KEY',
+  },
+  {
+    name: 'aws_access_key',
+    comment: 'AWS access key id: AKIA (long-term) or ASIA (STS) + 16 upper-case letters/digits.',
+    regex: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/,
+    hint: 'AKIA|ASIA',
+  },
+  {
+    name: 'github_token',
+    comment: 'Classic/OAuth/user/server/refresh tokens: ghp_ gho_ ghu_ ghs_ ghr_ + 36 or more base62.',
+    regex: new RegExp(`${L}gh[pousr]_[A-Za-z0-9]{36,}`),
+    hint: 'gh[pousr]_',
+  },
+  {
+    name: 'github_pat',
+    comment:
+      'Fine-grained personal access token: github_pat_ + 22 base62 + _ + 59 base62 (accept 22 or more).',
+    regex: new RegExp(`${L}github_pat_[A-Za-z0-9_]{22,}`),
+    hint: 'github_pat_',
+  },
+  {
+    name: 'gitlab_token',
+    comment: 'GitLab personal access token: glpat- + 20 or more.',
+    regex: new RegExp(`${L_DASH}glpat-[A-Za-z0-9_-]{20,}`),
+    hint: 'glpat-',
+  },
+  {
+    name: 'slack_token',
+    comment:
+      'Slack tokens xoxb-/xoxa-/xoxp-/xoxr-/xoxs- + 10 or more, with a digit (team and user ids are numeric).',
+    regex: new RegExp(`${L_DASH}xox[baprs]-(?=[A-Za-z-]*[0-9])[A-Za-z0-9-]{10,}`),
+    hint: 'xox[baprs]-',
+  },
+  {
+    name: 'stripe_key',
+    comment: 'Stripe live secret and restricted keys: sk_live_ / rk_live_ + 20 or more base62.',
+    regex: new RegExp(`${L}[sr]k_live_[A-Za-z0-9]{20,}`),
+    hint: '[sr]k_live_',
+  },
+  {
+    name: 'google_api_key',
+    comment: 'Google API key: AIza + exactly 35 of base64url.',
+    regex: new RegExp(`${L_DASH}AIza[A-Za-z0-9_-]{35}${R_DASH}`),
+    hint: 'AIza',
+  },
+  {
+    name: 'anthropic_key',
+    comment: 'Anthropic API/admin keys: sk-ant- + 32 or more (real ones: sk-ant-api03-… ~100 characters).',
+    regex: new RegExp(`${L_DASH}sk-ant-[A-Za-z0-9_-]{32,}`),
+    hint: 'sk-ant-',
+  },
+  {
+    name: 'openai_key',
+    comment:
+      'OpenAI: sk-proj-/sk-svcacct-/sk-admin-/sk-None- + 40 or more, or legacy sk- + 32 or more base62 with a digit (so not kebab-case words).',
+    regex: new RegExp(
+      `${L_DASH}sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,}|(?=[A-Za-z]*[0-9])[A-Za-z0-9]{32,}${R_DASH})`,
+    ),
+    hint: 'sk-',
+  },
+  {
+    name: 'huggingface_token',
+    comment:
+      'Hugging Face user access token: hf_ + 30 or more letters/digits, mixed case (random, not a word).',
+    regex: new RegExp(`${L}hf_(?=[a-z0-9]*[A-Z])(?=[A-Z0-9]*[a-z])[A-Za-z0-9]{30,}${R}`),
+    hint: 'hf_',
+  },
+  {
+    name: 'npm_token',
+    comment: 'npm access token: npm_ + exactly 36 base62.',
+    regex: new RegExp(`${L}npm_[A-Za-z0-9]{36}${R}`),
+    hint: 'npm_',
+  },
+  {
+    name: 'hansard_token',
+    comment: 'Our own API tokens (lib/service/tokens.ts): hns_ + exactly 43 base62.',
+    regex: new RegExp(`${L}hns_[A-Za-z0-9]{43}${R}`),
+    hint: 'hns_',
+  },
+  {
+    name: 'jwt',
+    comment:
+      'JSON Web Token: header and payload are base64url JSON objects (so both start eyJ), then a signature.',
+    regex: new RegExp(`${L_DASH}eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}`),
+    hint: 'eyJ',
+  },
+  {
+    name: 'aws_secret_key',
+    comment:
+      'AWS secret access key, only when labelled (aws_secret_access_key = …, JSON or env): 40 base64 characters alone could be any hash.',
+    regex: new RegExp(
+      `aws[_-]?secret[_-]?access[_-]?key${ASSIGN}(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])`,
+      'i',
+    ),
+    hint: 'secret',
+  },
+  {
+    name: 'bearer_token',
+    comment:
+      '`Authorization: Bearer <token>` (header, curl -H, JSON "authorization": "Bearer …"): any token.',
+    regex: new RegExp(`authorization${ASSIGN}bearer[ \\t]+(?<secret>[A-Za-z0-9._~+/-]+=*)`, 'i'),
+    hint: 'bearer',
+  },
+  {
+    name: 'bearer_token',
+    comment:
+      'A bare `bearer <token>`: 16 or more token characters with a digit, so "the bearer of bad news" stays.',
+    regex: new RegExp(
+      `${L}bearer[ \\t]+(?<secret>(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])`,
+      'i',
+    ),
+    hint: 'bearer',
+  },
+  {
+    name: 'basic_auth',
+    comment: '`Authorization: Basic <base64 user:password>`: the credentials part.',
+    regex: new RegExp(`authorization${ASSIGN}basic[ \\t]+(?<secret>[A-Za-z0-9+/]{4,}=*)`, 'i'),
+    hint: 'authorization',
+  },
+  {
+    name: 'url_password',
+    comment: "A password in a URL's userinfo, scheme://user:password@host: only the password.",
+    regex: /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:/?#@"'<>]+:(?<secret>[^\s/?#@"'<>]+)@/,
+    hint: '://',
+  },
+];
