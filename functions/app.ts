@@ -1,0 +1,74 @@
+/**
+ * The app a Lambda function serves: the same `createApp` as every deployment (lib/http), with the AWS
+ * stores (S3 segments, DynamoDB state) and the request log in front. Both entry points build it; tests
+ * build it directly and call `app.request()`, with clients pointed at emulators.
+ *
+ * The replay function is reachable through a public function URL with no authorizer and no API Gateway
+ * throttle, so it serves only what it exists for, streamed reads of a session (`GET` replay and raw
+ * segment download) and `/healthz`; anything else answers 404 before authentication. The app itself
+ * checks the bearer token on those routes, as it does behind API Gateway.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { Hono } from 'hono';
+import { createApp } from '../lib/http/app.js';
+import type { AppEnv } from '../lib/http/auth.js';
+import { errorBody } from '../lib/http/errors.js';
+import { openAwsStores } from '../lib/store/aws.js';
+import type { AwsClients } from './clients.js';
+import type { LambdaConfig } from './config.js';
+import { errorLog, requestLog } from './logging.js';
+
+/** Which routes a function serves: everything (the API) or streamed reads only (the replay URL). */
+export type Serves = 'all' | 'replay';
+
+export interface LambdaAppOptions {
+  config: LambdaConfig;
+  clients: AwsClients;
+  logger: Logger;
+  serves: Serves;
+  /** the clock; tests fix it */
+  now?: () => Date;
+}
+
+/** What a handler factory (functions/api.ts, functions/replay.ts) lets a test replace. */
+export interface HandlerOverrides {
+  clients?: AwsClients;
+  logger?: Logger;
+  now?: () => Date;
+}
+
+/** `GET`/`HEAD` paths the replay function answers (DESIGN §4). */
+const REPLAY_ROUTES = [
+  /^\/healthz$/,
+  /^\/v1\/sessions\/[^/]+\/replay$/,
+  /^\/v1\/sessions\/[^/]+\/writers\/[^/]+\/segment$/,
+];
+
+/** The app of one function, stores built over the given clients. */
+export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
+  const { segments, state } = openAwsStores({
+    s3: o.clients.s3,
+    bucket: o.config.BUCKET_NAME,
+    dynamo: o.clients.dynamodb,
+    table: o.config.TABLE_NAME,
+  });
+  const app = new Hono<AppEnv>();
+  app.use('*', requestLog(o.logger));
+  if (o.serves === 'replay') {
+    app.use('*', async (c, next) => {
+      const method = c.req.method;
+      if ((method === 'GET' || method === 'HEAD') && REPLAY_ROUTES.some((r) => r.test(c.req.path))) {
+        return next();
+      }
+      return c.json(
+        errorBody(
+          'not_found',
+          'this URL serves only GET /v1/sessions/{sid}/replay and GET /v1/sessions/{sid}/writers/{w}/segment; use the API URL for everything else',
+        ),
+        404,
+      );
+    });
+  }
+  app.route('/', createApp({ segments, state, log: errorLog(o.logger), ...(o.now ? { now: o.now } : {}) }));
+  return app;
+}

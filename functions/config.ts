@@ -1,0 +1,85 @@
+/**
+ * The Lambda functions' environment (STYLE §10: zod at the Lambda edge). Parsed once, at cold start, by
+ * each entry point; a bad environment fails the function's init with a message that names every bad key
+ * (never its value), so a misconfigured deployment is visible in the first log line rather than as a
+ * confusing error on the first request.
+ *
+ * Set by the stack (`infra/lambda.ts`): `BUCKET_NAME`, `TABLE_NAME`, `LOG_LEVEL`. Set by Lambda itself:
+ * `AWS_REGION`. For tests against local emulators only: `S3_ENDPOINT`, `DYNAMODB_ENDPOINT`.
+ */
+import { z } from 'zod';
+
+/** Powertools Logger's levels (`@aws-lambda-powertools/logger` `LogLevel`). */
+export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
+
+/** An unset or empty variable reads as absent (Lambda cannot unset a variable, only empty it). */
+const present = (v: unknown) => (v === '' ? undefined : v);
+
+const endpoint = z.preprocess(
+  present,
+  z.url({ protocol: /^https?$/, error: 'expected an http(s) URL such as http://127.0.0.1:4569' }).optional(),
+);
+
+export const LambdaConfig = z.object({
+  /** the segment bucket (DESIGN §5 S3 keys) */
+  BUCKET_NAME: z.preprocess(
+    present,
+    z.string({ error: 'required' }).regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, {
+      error: 'expected an S3 bucket name (3-63 of a-z 0-9 . -)',
+    }),
+  ),
+  /** the state table (DESIGN §5 DynamoDB keys) */
+  TABLE_NAME: z.preprocess(
+    present,
+    z.string({ error: 'required' }).regex(/^[A-Za-z0-9_.-]{3,255}$/, {
+      error: 'expected a DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -)',
+    }),
+  ),
+  /** set by the Lambda runtime */
+  AWS_REGION: z.preprocess(
+    present,
+    z
+      .string({ error: 'required' })
+      .regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, { error: 'expected an AWS region such as us-east-1' }),
+  ),
+  LOG_LEVEL: z.preprocess(
+    (v) => (typeof v === 'string' && v !== '' ? v.toUpperCase() : undefined),
+    z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('INFO'),
+  ),
+  /** tests only: a local S3 emulator (path-style addressing is used with it) */
+  S3_ENDPOINT: endpoint,
+  /** tests only: DynamoDB Local */
+  DYNAMODB_ENDPOINT: endpoint,
+});
+export type LambdaConfig = z.infer<typeof LambdaConfig>;
+
+/** The environment is not one the functions can run with; `keys` names every bad variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  constructor(
+    message: string,
+    readonly keys: string[],
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Reads the functions' configuration from an environment (normally `process.env`).
+ * @throws ConfigError naming each missing or malformed variable, e.g.
+ *   `invalid Lambda environment: BUCKET_NAME (required); LOG_LEVEL (expected one of TRACE, …)`
+ * @example
+ * const config = parseConfig(process.env); // at module scope: once per cold start
+ */
+export function parseConfig(env: Record<string, string | undefined>): LambdaConfig {
+  const result = LambdaConfig.safeParse(env);
+  if (result.success) return result.data;
+  const problems = new Map<string, string>();
+  for (const issue of result.error.issues) {
+    const key = String(issue.path[0] ?? '(environment)');
+    if (!problems.has(key)) problems.set(key, issue.message);
+  }
+  const keys = [...problems.keys()];
+  const list = [...problems].map(([key, why]) => `${key} (${why})`).join('; ');
+  throw new ConfigError(`invalid Lambda environment: ${list}`, keys);
+}

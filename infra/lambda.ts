@@ -1,0 +1,162 @@
+/**
+ * `HansardFunction`: the one Lambda construct of the stack (STYLE §11), a `NodejsFunction` with our
+ * defaults, and the `bind…` helpers that grant a function exactly the data access it needs and set the
+ * environment variable naming the resource, in one call.
+ *
+ * Defaults: Node.js 22 on ARM64 (Graviton, cheaper per GB-second), bundled locally by esbuild (no
+ * Docker) into one minified ESM file with a `createRequire` banner (so bundled CommonJS dependencies can
+ * still `require` Node built-ins) and a source map; the AWS SDK v3 is left to the runtime's copy. Each
+ * function gets its own role and its own log group with a retention, and the role may write only to
+ * that log group: no `AWSLambdaBasicExecutionRole` and its `*` resource.
+ */
+import { fileURLToPath } from 'node:url';
+import { type Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import { GSI1 } from '../lib/store/dynamo-schema.js';
+
+/** The repository root: esbuild's working directory and the root of the dependency lock file. */
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Every segment object lives under this prefix (DESIGN §5); functions may touch nothing else. */
+export const SEGMENT_PREFIX = 'tenants/';
+
+/**
+ * ESM bundles have no `require`; CommonJS dependencies bundled into them (and esbuild's own `__require`
+ * shim) need one for Node built-ins.
+ */
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __hansardCreateRequire } from 'node:module'; const require = __hansardCreateRequire(import.meta.url);";
+
+export interface HansardFunctionProps {
+  /** the entry module, relative to the repository root, e.g. `functions/api.ts`; it exports `handler` */
+  entry: string;
+  description: string;
+  timeout: Duration;
+  /** MB; CPU scales with it */
+  memorySize?: number;
+  logRetention?: RetentionDays;
+  /** `LOG_LEVEL` of the function (functions/config.ts) */
+  logLevel?: string;
+  /** cap on concurrent executions, taken from the account's pool; none by default */
+  reservedConcurrentExecutions?: number;
+}
+
+/** Data access a function is bound with. */
+export type DataAccess = 'read' | 'readwrite';
+
+export class HansardFunction extends NodejsFunction {
+  /** the function's own log group (retention set, removed with the stack: logs are not the record) */
+  readonly logs: LogGroup;
+
+  constructor(scope: Construct, id: string, props: HansardFunctionProps) {
+    const logs = new LogGroup(scope, `${id}Logs`, {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const role = new Role(scope, `${id}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `${props.description}: writes its own logs; data access granted by bind helpers`,
+    });
+    super(scope, id, {
+      entry: `${REPO_ROOT}${props.entry}`,
+      handler: 'handler',
+      description: props.description,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 1024,
+      timeout: props.timeout,
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
+      role,
+      logGroup: logs,
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: `${REPO_ROOT}package-lock.json`,
+      environment: {
+        LOG_LEVEL: props.logLevel ?? 'INFO',
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        mainFields: ['module', 'main'],
+        banner: ESM_REQUIRE_BANNER,
+        externalModules: ['@aws-sdk/*'],
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+        keepNames: true,
+        forceDockerBundling: false,
+      },
+    });
+    this.logs = logs;
+    logs.grantWrite(role);
+  }
+
+  /**
+   * Sets `BUCKET_NAME` and grants the segment objects under `tenants/` and nothing else of the bucket:
+   * `s3:GetObject` (and `s3:PutObject` for `readwrite`) on `arn:…:bucket/tenants/*`, and `s3:ListBucket`
+   * on the bucket only for listings whose prefix is under `tenants/`. No delete: chunks are never
+   * overwritten or removed by the service (DESIGN §5).
+   */
+  bindBucket(bucket: IBucket, access: DataAccess): void {
+    this.addEnvironment('BUCKET_NAME', bucket.bucketName);
+    this.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'SegmentObjects',
+        actions: access === 'readwrite' ? ['s3:GetObject', 's3:PutObject'] : ['s3:GetObject'],
+        resources: [bucket.arnForObjects(`${SEGMENT_PREFIX}*`)],
+      }),
+    );
+    this.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'SegmentListing',
+        actions: ['s3:ListBucket'],
+        resources: [bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': [`${SEGMENT_PREFIX}*`] } },
+      }),
+    );
+  }
+
+  /**
+   * Sets `TABLE_NAME` and grants the item actions `DynamoStateStore` sends (Get/Put/Update, and
+   * `TransactWriteItems`, which DynamoDB authorizes per item as Put/Update) on the table, and `Query` on
+   * it and its one index (`gsi1`): no table administration, no `Scan`, no `Delete`, no `*`
+   * (test/infra/stack.test.ts checks this list against the commands the adapter imports). `read` is
+   * what a read-only front door needs: reads, plus `UpdateItem` on token items only (partition key
+   * `TOKEN#…`), because authenticating a request records the token's last use.
+   */
+  bindTable(table: ITable, access: DataAccess): void {
+    this.addEnvironment('TABLE_NAME', table.tableName);
+    const reads = ['dynamodb:GetItem', 'dynamodb:Query'];
+    const writes = ['dynamodb:PutItem', 'dynamodb:UpdateItem'];
+    this.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'StateItems',
+        actions: access === 'readwrite' ? [...reads, ...writes] : reads,
+        resources: [table.tableArn],
+      }),
+    );
+    this.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'StateIndex',
+        actions: ['dynamodb:Query'],
+        resources: [`${table.tableArn}/index/${GSI1}`],
+      }),
+    );
+    if (access === 'read') {
+      this.addToRolePolicy(
+        new PolicyStatement({
+          sid: 'TokenLastUse',
+          actions: ['dynamodb:UpdateItem'],
+          resources: [table.tableArn],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['TOKEN#*'] } },
+        }),
+      );
+    }
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * `HansardStack`: hansard on AWS (DESIGN §1, §5). One S3 bucket for segments, one DynamoDB table for
+ * state, the API function behind an HTTP API, the replay function behind a response-streaming function
+ * URL, alarms and the outputs the CLI needs. Everything synthesizes offline: no lookups, no account or
+ * region baked in (the stack is environment-agnostic; `cdk deploy` picks the profile's).
+ *
+ * Both data resources are RETAIN: deleting the stack never deletes the record. docs/deploy.md says how
+ * to remove them deliberately.
+ */
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  HttpApi,
+  HttpStage,
+  PayloadFormatVersion,
+  type ThrottleSettings,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import type { Construct } from 'constructs';
+import { LOG_LEVELS } from '../functions/config.js';
+import { GSI1, GSI1_PK, GSI1_SK, PK, SK, TTL_ATTRIBUTE } from '../lib/store/dynamo-schema.js';
+import { HansardFunction } from './lambda.js';
+
+export interface HansardStackProps extends StackProps {
+  /** the HTTP API's default-stage throttle (requests per second, burst); default 50 / 100 */
+  throttle?: ThrottleSettings;
+  /**
+   * reserved concurrency of the replay function, which a public function URL exposes without API
+   * Gateway's throttle; none by default (an account needs 10 unreserved executions left over)
+   */
+  replayConcurrency?: number;
+  logRetention?: RetentionDays;
+  /** `LOG_LEVEL` of both functions; default INFO */
+  logLevel?: string;
+}
+
+/** API Gateway's HTTP API integration timeout is 30 s (not adjustable); the function must end first. */
+export const API_TIMEOUT = Duration.seconds(29);
+/** A 200 MB replay streams at 2 MB/s after its first 6 MB: about 100 s, plus reading and merging. */
+export const REPLAY_TIMEOUT = Duration.minutes(5);
+
+export class HansardStack extends Stack {
+  readonly bucket: Bucket;
+  readonly table: Table;
+  readonly apiFunction: HansardFunction;
+  readonly replayFunction: HansardFunction;
+  readonly api: HttpApi;
+
+  constructor(scope: Construct, id: string, props: HansardStackProps = {}) {
+    super(scope, id, {
+      description: 'hansard: session segments (S3), state (DynamoDB), API and replay (Lambda)',
+      ...props,
+    });
+
+    this.bucket = new Bucket(this, 'Segments', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      versioned: true,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    // `Table` (AWS::DynamoDB::Table), not `TableV2` (AWS::DynamoDB::GlobalTable): one region, and the
+    // resource type most tooling and policies expect.
+    this.table = new Table(this, 'State', {
+      partitionKey: { name: PK, type: AttributeType.STRING },
+      sortKey: { name: SK, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.table.addGlobalSecondaryIndex({
+      indexName: GSI1,
+      partitionKey: { name: GSI1_PK, type: AttributeType.STRING },
+      sortKey: { name: GSI1_SK, type: AttributeType.STRING },
+      projectionType: ProjectionType.ALL,
+    });
+
+    const logLevel = (props.logLevel ?? 'INFO').toUpperCase();
+    if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+      // Caught here rather than as a failed cold start after deploying.
+      throw new Error(`log level ${props.logLevel} is not one of ${LOG_LEVELS.join(', ')}`);
+    }
+    const common = { logRetention: props.logRetention, logLevel };
+    this.apiFunction = new HansardFunction(this, 'ApiFunction', {
+      ...common,
+      entry: 'functions/api.ts',
+      description: 'hansard API (behind the HTTP API)',
+      timeout: API_TIMEOUT,
+    });
+    this.apiFunction.bindBucket(this.bucket, 'readwrite');
+    this.apiFunction.bindTable(this.table, 'readwrite');
+
+    this.replayFunction = new HansardFunction(this, 'ReplayFunction', {
+      ...common,
+      entry: 'functions/replay.ts',
+      description:
+        'hansard streamed replays and segment downloads (function URL, bearer token checked in code)',
+      timeout: REPLAY_TIMEOUT,
+      reservedConcurrentExecutions: props.replayConcurrency,
+    });
+    this.replayFunction.bindBucket(this.bucket, 'read');
+    this.replayFunction.bindTable(this.table, 'read');
+    // No IAM auth and no authorizer: a function URL has none to offer for a bearer token, so the function
+    // itself authenticates every request (the app's `requireAuth`) and serves only GET replay routes.
+    const replayUrl = this.replayFunction.addFunctionUrl({
+      authType: FunctionUrlAuthType.NONE,
+      invokeMode: InvokeMode.RESPONSE_STREAM,
+    });
+
+    this.api = new HttpApi(this, 'HttpApi', {
+      description: 'hansard API',
+      createDefaultStage: false,
+      defaultIntegration: new HttpLambdaIntegration('ApiIntegration', this.apiFunction, {
+        payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
+      }),
+    });
+    const stage = new HttpStage(this, 'DefaultStage', {
+      httpApi: this.api,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: props.throttle ?? { rateLimit: 50, burstLimit: 100 },
+    });
+
+    const alarms = new Topic(this, 'AlarmTopic', { displayName: 'hansard alarms' });
+    const alarm = (id: string, metric: IMetric, threshold: number, description: string) =>
+      new Alarm(this, id, {
+        metric,
+        threshold,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+        alarmDescription: description,
+      }).addAlarmAction(new SnsAction(alarms));
+    const fiveMinutes = { period: Duration.minutes(5), statistic: 'Sum' };
+    alarm('Api5xxAlarm', stage.metricServerError(fiveMinutes), 5, 'HTTP API answered 5xx 5+ times in 5 min');
+    for (const [name, fn] of [
+      ['Api', this.apiFunction],
+      ['Replay', this.replayFunction],
+    ] as const) {
+      alarm(`${name}ErrorsAlarm`, fn.metricErrors(fiveMinutes), 1, `${name} function errors (5 min)`);
+      alarm(
+        `${name}ThrottlesAlarm`,
+        fn.metricThrottles(fiveMinutes),
+        1,
+        `${name} function throttled (5 min)`,
+      );
+    }
+
+    new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'HANSARD_URL for the CLI' });
+    new CfnOutput(this, 'ReplayUrl', {
+      value: replayUrl.url,
+      description: 'streamed replays and segment downloads of any size (GET only)',
+    });
+    new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName });
+    new CfnOutput(this, 'TableName', {
+      value: this.table.tableName,
+      description: 'for hansard tenant create',
+    });
+    new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topicArn, description: 'subscribe to get alarms' });
+  }
+}

@@ -1,0 +1,509 @@
+/**
+ * The CDK stack (infra/), two ways:
+ * - in process with `Template.fromStack`, asserting resources, configuration and least-privilege IAM,
+ *   with asset bundling skipped through CDK's own context key (`aws:cdk:bundling-stacks: []`) so the
+ *   assertions do not wait for esbuild; the template is otherwise the one `cdk synth` writes;
+ * - `npx cdk synth` as a child process, as CI runs it: offline, no AWS credentials, real esbuild bundles,
+ *   which are then loaded and invoked once each.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { API_TIMEOUT, HansardStack, REPLAY_TIMEOUT } from '../../infra/stack.js';
+import { createTableInput } from '../../lib/store/dynamo-schema.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const cdkJson = JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as {
+  app: string;
+  context: Record<string, unknown>;
+};
+
+type Json = Record<string, unknown>;
+interface Statement {
+  Effect: 'Allow' | 'Deny';
+  Action?: string | string[];
+  NotAction?: unknown;
+  Resource?: unknown;
+  NotResource?: unknown;
+  Principal?: unknown;
+  Condition?: Json;
+  Sid?: string;
+}
+
+function synthTemplate(): Template {
+  const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
+  return Template.fromStack(new HansardStack(app, 'Hansard'));
+}
+
+const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+/** Every policy statement anywhere in the template (IAM policies, roles, bucket and topic policies). */
+function allStatements(template: Json): { where: string; statement: Statement }[] {
+  const found: { where: string; statement: Statement }[] = [];
+  const walk = (node: unknown, where: string) => {
+    if (Array.isArray(node)) {
+      node.forEach((n, i) => {
+        walk(n, `${where}[${i}]`);
+      });
+    } else if (node && typeof node === 'object') {
+      for (const [k, v] of Object.entries(node)) {
+        if (k === 'Statement') for (const s of list(v as Statement)) found.push({ where, statement: s });
+        else walk(v, `${where}.${k}`);
+      }
+    }
+  };
+  walk(template.Resources, 'Resources');
+  return found;
+}
+
+/** A resource ARN as a readable string: `Fn::GetAtt`/`Ref` become `<LogicalId>`, joins are joined. */
+function arnText(r: unknown): string {
+  if (typeof r === 'string') return r;
+  const o = r as Json;
+  if (o['Fn::GetAtt']) return `<${(o['Fn::GetAtt'] as string[])[0]}>`;
+  if (o.Ref) return `<${o.Ref as string}>`;
+  if (o['Fn::Join']) return ((o['Fn::Join'] as [string, unknown[]])[1] ?? []).map(arnText).join('');
+  return JSON.stringify(r);
+}
+
+function logicalId(template: Template, type: string, props: Json): string {
+  const found = Object.keys(template.findResources(type, { Properties: Match.objectLike(props) }));
+  expect(found).toHaveLength(1);
+  return found[0]!;
+}
+
+/** The Allow statements of the role of the function whose description starts with `prefix`. */
+function grantsOf(template: Template, prefix: string): Statement[] {
+  const fns = template.findResources('AWS::Lambda::Function');
+  const fn = Object.values(fns).find((f) => String((f.Properties as Json).Description).startsWith(prefix));
+  const roleId = ((fn!.Properties as Json).Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+  const policies = template.findResources('AWS::IAM::Policy');
+  return Object.values(policies)
+    .filter((p) => list((p.Properties as Json).Roles as unknown[]).some((r) => (r as Json).Ref === roleId))
+    .flatMap((p) => list(((p.Properties as Json).PolicyDocument as { Statement: Statement[] }).Statement));
+}
+
+/** `{ "s3:GetObject": ["<Bucket>/tenants/*"], … }` for a set of statements. */
+function actionMap(statements: Statement[]): Record<string, string[]> {
+  const map: Record<string, string[]> = {};
+  for (const s of statements) {
+    for (const a of list(s.Action)) {
+      map[a] = [...(map[a] ?? []), ...list(s.Resource).map(arnText)];
+    }
+  }
+  for (const k of Object.keys(map)) map[k]!.sort();
+  return map;
+}
+
+describe('HansardStack template', () => {
+  let t: Template;
+  let json: Json;
+  let bucket: string;
+  let table: string;
+  beforeAll(() => {
+    t = synthTemplate();
+    json = t.toJSON() as Json;
+    bucket = Object.keys(t.findResources('AWS::S3::Bucket'))[0]!;
+    table = Object.keys(t.findResources('AWS::DynamoDB::Table'))[0]!;
+  });
+
+  it('keeps segments in one private, encrypted, versioned bucket that refuses plain HTTP and outlives the stack', () => {
+    t.resourceCountIs('AWS::S3::Bucket', 1);
+    t.hasResource('AWS::S3::Bucket', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: {
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        VersioningConfiguration: { Status: 'Enabled' },
+        OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
+      },
+    });
+    t.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: bucket },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 's3:*',
+            Principal: { AWS: '*' },
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('declares the state table exactly as dynamo-schema.ts does, on demand, with TTL, PITR, and retained', () => {
+    // `dynamodb.Table`, i.e. AWS::DynamoDB::Table (TableV2 would be AWS::DynamoDB::GlobalTable).
+    t.resourceCountIs('AWS::DynamoDB::Table', 1);
+    t.resourceCountIs('AWS::DynamoDB::GlobalTable', 0);
+    const schema = createTableInput('x');
+    const sortByName = <T extends { AttributeName?: string }>(a: T[]) =>
+      [...a].sort((x, y) => String(x.AttributeName).localeCompare(String(y.AttributeName)));
+    const props = (t.findResources('AWS::DynamoDB::Table')[table] as { Properties: Json }).Properties;
+    expect(props.KeySchema).toEqual(schema.KeySchema);
+    expect(sortByName(props.AttributeDefinitions as { AttributeName: string }[])).toEqual(
+      sortByName(schema.AttributeDefinitions!),
+    );
+    expect(props.GlobalSecondaryIndexes).toEqual(schema.GlobalSecondaryIndexes);
+    t.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: {
+        BillingMode: 'PAY_PER_REQUEST',
+        TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        DeletionProtectionEnabled: true,
+      },
+    });
+  });
+
+  it('runs two functions on nodejs22.x/arm64, each with its own log group, retention and the data names', () => {
+    t.resourceCountIs('AWS::Lambda::Function', 2);
+    for (const [prefix, timeout] of [
+      ['hansard API', API_TIMEOUT.toSeconds()],
+      ['hansard streamed replays', REPLAY_TIMEOUT.toSeconds()],
+    ] as const) {
+      const id = logicalId(t, 'AWS::Lambda::Function', { Description: Match.stringLikeRegexp(`^${prefix}`) });
+      const fn = (t.findResources('AWS::Lambda::Function')[id] as { Properties: Json }).Properties;
+      expect(fn).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        Timeout: timeout,
+        Environment: {
+          Variables: { BUCKET_NAME: { Ref: bucket }, TABLE_NAME: { Ref: table }, LOG_LEVEL: 'INFO' },
+        },
+      });
+      const logGroup = (fn.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
+      t.hasResourceProperties('AWS::Logs::LogGroup', Match.objectLike({ RetentionInDays: 30 }));
+      expect(t.findResources('AWS::Logs::LogGroup')[logGroup]).toBeDefined();
+    }
+    expect(API_TIMEOUT.toSeconds()).toBeLessThan(30); // API Gateway's integration timeout
+  });
+
+  it('puts the API function behind an HTTP API whose default stage is throttled', () => {
+    const apiFn = logicalId(t, 'AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^hansard API'),
+    });
+    t.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
+    t.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
+    t.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
+      IntegrationType: 'AWS_PROXY',
+      PayloadFormatVersion: '2.0',
+      IntegrationUri: { 'Fn::GetAtt': [apiFn, 'Arn'] },
+    });
+    t.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: '$default' });
+    t.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 },
+    });
+  });
+
+  it('gives the replay function a response-streaming function URL, public only to the function URL path', () => {
+    const replayFn = logicalId(t, 'AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^hansard streamed replays'),
+    });
+    t.resourceCountIs('AWS::Lambda::Url', 1);
+    t.hasResourceProperties('AWS::Lambda::Url', {
+      AuthType: 'NONE',
+      InvokeMode: 'RESPONSE_STREAM',
+      TargetFunctionArn: { 'Fn::GetAtt': [replayFn, 'Arn'] },
+    });
+    // Anyone may invoke the replay function, but only through its URL; the API function only from its API.
+    for (const p of Object.values(t.findResources('AWS::Lambda::Permission'))) {
+      const props = p.Properties as Json;
+      if (props.Principal === '*') {
+        expect(props.FunctionName).toEqual({ 'Fn::GetAtt': [replayFn, 'Arn'] });
+        expect(props.FunctionUrlAuthType === 'NONE' || props.InvokedViaFunctionUrl === true).toBe(true);
+      } else {
+        expect(props.Principal).toBe('apigateway.amazonaws.com');
+      }
+    }
+  });
+
+  it('alarms on the API 5xx and on both functions errors and throttles, to one topic', () => {
+    t.resourceCountIs('AWS::CloudWatch::Alarm', 5);
+    const topic = Object.keys(t.findResources('AWS::SNS::Topic'))[0]!;
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/ApiGateway',
+      MetricName: '5xx',
+      AlarmActions: [{ Ref: topic }],
+    });
+    for (const metric of ['Errors', 'Throttles']) {
+      const alarms = t.findResources('AWS::CloudWatch::Alarm', {
+        Properties: { Namespace: 'AWS/Lambda', MetricName: metric, AlarmActions: [{ Ref: topic }] },
+      });
+      expect(Object.keys(alarms)).toHaveLength(2);
+    }
+  });
+
+  it('is environment-agnostic, so synth needs no account, region or lookups', () => {
+    const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
+    expect(new HansardStack(app, 'Hansard').environment).toBe('aws://unknown-account/unknown-region');
+    expect(cdkJson.context['cli-telemetry']).toBe(false);
+  });
+
+  it('outputs what the CLI and the operator need', () => {
+    for (const name of ['ApiUrl', 'ReplayUrl', 'BucketName', 'TableName', 'AlarmTopicArn']) {
+      t.hasOutput(name, {});
+    }
+    t.hasOutput('BucketName', { Value: { Ref: bucket } });
+    t.hasOutput('TableName', { Value: { Ref: table } });
+  });
+
+  describe('IAM', () => {
+    it('grants nothing with a * action or a * resource, and no managed policies', () => {
+      const bad: string[] = [];
+      for (const { where, statement: s } of allStatements(json)) {
+        if (s.NotAction !== undefined || s.NotResource !== undefined)
+          bad.push(`${where}: NotAction/NotResource`);
+        if (s.Effect === 'Deny') {
+          // The only Deny is enforceSSL's, which must cover every action on the bucket.
+          expect(s).toMatchObject({
+            Action: 's3:*',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          });
+          continue;
+        }
+        for (const a of list(s.Action)) {
+          if (a === '*' || a.endsWith(':*')) bad.push(`${where}: action ${a}`);
+        }
+        // Role trust policies have no Resource; every grant must name its resources.
+        if (s.Action && list(s.Action).some((a) => a !== 'sts:AssumeRole')) {
+          for (const r of list(s.Resource)) if (arnText(r) === '*') bad.push(`${where}: resource *`);
+          if (s.Resource === undefined) bad.push(`${where}: no resource`);
+        }
+      }
+      expect(bad).toEqual([]);
+      for (const role of Object.values(t.findResources('AWS::IAM::Role'))) {
+        expect((role.Properties as Json).ManagedPolicyArns).toBeUndefined();
+      }
+    });
+
+    it('grants the API function segments under tenants/, the table and its index, and its own logs', () => {
+      const grants = grantsOf(t, 'hansard API');
+      expect(actionMap(grants)).toEqual({
+        's3:GetObject': [`<${bucket}>/tenants/*`],
+        's3:PutObject': [`<${bucket}>/tenants/*`],
+        's3:ListBucket': [`<${bucket}>`],
+        'dynamodb:GetItem': [`<${table}>`],
+        'dynamodb:PutItem': [`<${table}>`],
+        'dynamodb:UpdateItem': [`<${table}>`],
+        'dynamodb:Query': [`<${table}>`, `<${table}>/index/gsi1`],
+        'logs:CreateLogStream': [expect.stringMatching(/^<ApiFunctionLogs/)],
+        'logs:PutLogEvents': [expect.stringMatching(/^<ApiFunctionLogs/)],
+      });
+      const listing = grants.find((s) => list(s.Action).includes('s3:ListBucket'))!;
+      expect(listing.Condition).toEqual({ StringLike: { 's3:prefix': ['tenants/*'] } });
+    });
+
+    it('grants the replay function reads only, plus UpdateItem on token items for their last use', () => {
+      const grants = grantsOf(t, 'hansard streamed replays');
+      expect(actionMap(grants)).toEqual({
+        's3:GetObject': [`<${bucket}>/tenants/*`],
+        's3:ListBucket': [`<${bucket}>`],
+        'dynamodb:GetItem': [`<${table}>`],
+        'dynamodb:Query': [`<${table}>`, `<${table}>/index/gsi1`],
+        'dynamodb:UpdateItem': [`<${table}>`],
+        'logs:CreateLogStream': [expect.stringMatching(/^<ReplayFunctionLogs/)],
+        'logs:PutLogEvents': [expect.stringMatching(/^<ReplayFunctionLogs/)],
+      });
+      const update = grants.find((s) => list(s.Action).includes('dynamodb:UpdateItem'))!;
+      expect(update.Condition).toEqual({
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['TOKEN#*'] },
+      });
+    });
+
+    it('covers every call the AWS adapters make (so a new call fails here, not in production)', () => {
+      const granted = new Set(Object.keys(actionMap(grantsOf(t, 'hansard API'))));
+      const needed = new Set<string>();
+      const dynamo = readFileSync(join(ROOT, 'lib/store/dynamo-state-store.ts'), 'utf8');
+      const docActions: Record<string, string[]> = {
+        Get: ['GetItem'],
+        Put: ['PutItem'],
+        Update: ['UpdateItem'],
+        Delete: ['DeleteItem'],
+        Query: ['Query'],
+        Scan: ['Scan'],
+        BatchGet: ['BatchGetItem'],
+        BatchWrite: ['BatchWriteItem'],
+        TransactGet: ['GetItem'],
+        TransactWrite: [],
+      };
+      for (const [, name] of dynamo.matchAll(/\bnew (\w+)Command\(/g)) {
+        const actions = docActions[name!];
+        expect(actions, `unknown DynamoDB command ${name}Command`).toBeDefined();
+        for (const a of actions!) needed.add(`dynamodb:${a}`);
+      }
+      // Items of TransactWriteItems are authorized as their own actions.
+      for (const [, kind] of dynamo.matchAll(/\{\s*(Put|Update|Delete|ConditionCheck)\s*:/g)) {
+        needed.add(`dynamodb:${kind === 'ConditionCheck' ? 'ConditionCheckItem' : `${kind}Item`}`);
+      }
+      const s3 = readFileSync(join(ROOT, 'lib/store/s3-segment-store.ts'), 'utf8');
+      const s3Actions: Record<string, string> = {
+        GetObject: 's3:GetObject',
+        HeadObject: 's3:GetObject',
+        PutObject: 's3:PutObject',
+        ListObjectsV2: 's3:ListBucket',
+        DeleteObject: 's3:DeleteObject',
+      };
+      for (const [, name] of s3.matchAll(/\bnew (\w+)Command\(/g)) {
+        expect(s3Actions[name!], `unknown S3 command ${name}Command`).toBeDefined();
+        needed.add(s3Actions[name!]!);
+      }
+      expect(needed.size).toBeGreaterThan(3);
+      expect([...needed].filter((a) => !granted.has(a))).toEqual([]);
+    });
+  });
+});
+
+/** The environment of a CI runner with no AWS account: no credentials anywhere, no metadata service. */
+function offlineEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^(AWS_|CDK_)/.test(k)) env[k] = v;
+  return {
+    ...env,
+    CDK_DISABLE_CLI_TELEMETRY: 'true',
+    AWS_EC2_METADATA_DISABLED: 'true',
+    AWS_SHARED_CREDENTIALS_FILE: join(ROOT, '.test-results', 'no-such-credentials'),
+    AWS_CONFIG_FILE: join(ROOT, '.test-results', 'no-such-config'),
+    NO_COLOR: '1',
+  };
+}
+
+function run(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+): Promise<{ code: number | null; out: string; ms: number }> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out, ms: Date.now() - started });
+    });
+  });
+}
+
+/**
+ * Loads a bundle with the Lambda globals stubbed and answers one function URL / API Gateway v2 event;
+ * prints `{ status, body }` as JSON.
+ */
+const INVOKE = `
+import { PassThrough } from 'node:stream';
+let meta = null;
+globalThis.awslambda = {
+  streamifyResponse: (f) => f,
+  HttpResponseStream: { from: (s, m) => { meta = m; return s; } },
+};
+const [bundle, method, path] = process.argv.slice(1);
+const { handler } = await import(bundle);
+const event = {
+  version: '2.0', routeKey: '$default', rawPath: path, rawQueryString: '', headers: { host: 'test' },
+  isBase64Encoded: false,
+  requestContext: { requestId: 'req-1', domainName: 'test', http: { method, path } },
+};
+const context = { awsRequestId: 'aws-1', functionName: 'f', functionVersion: '1', invokedFunctionArn: 'arn', memoryLimitInMB: '1024' };
+if (handler.length === 3) {
+  const stream = new PassThrough();
+  const parts = [];
+  stream.on('data', (d) => parts.push(d));
+  await handler(event, stream, context);
+  const body = Buffer.concat(parts).toString();
+  process.stdout.write(JSON.stringify({ status: meta?.statusCode, streamed: true, body }) + '\\n');
+} else {
+  const r = await handler(event, context);
+  process.stdout.write(JSON.stringify({ status: r.statusCode, body: r.body }) + '\\n');
+}
+`;
+
+describe('cdk synth (as CI runs it)', () => {
+  const outdir = join(ROOT, '.test-results', 'cdk.out');
+
+  it('synthesizes offline without credentials and bundles both functions into loadable ESM', async () => {
+    rmSync(outdir, { recursive: true, force: true });
+    const synth = await run(
+      'npx',
+      ['cdk', 'synth', '--quiet', '--no-notices', '--output', outdir],
+      offlineEnv(),
+      120_000,
+    );
+    expect(synth.out).not.toMatch(/Error/);
+    expect(synth.code).toBe(0);
+    console.log(`cdk synth took ${(synth.ms / 1000).toFixed(1)} s`);
+
+    const manifest = JSON.parse(readFileSync(join(outdir, 'Hansard.assets.json'), 'utf8')) as {
+      files: Record<string, { source: { path: string; packaging?: string } }>;
+    };
+    const bundles = Object.values(manifest.files)
+      .filter((f) => f.source.packaging === 'zip')
+      .map((f) => join(outdir, f.source.path, 'index.mjs'));
+    expect(bundles).toHaveLength(2);
+    const env = {
+      ...offlineEnv(),
+      BUCKET_NAME: 'hansard-test-bucket',
+      TABLE_NAME: 'hansard-test-table',
+      AWS_REGION: 'us-east-1',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    const answers: string[] = [];
+    for (const bundle of bundles) {
+      expect(existsSync(bundle)).toBe(true);
+      const code = readFileSync(bundle, 'utf8');
+      expect(code.startsWith('import { createRequire')).toBe(true);
+      // The AWS SDK comes from the runtime, not the bundle.
+      expect(code).toMatch(/from\s*"@aws-sdk\/client-s3"/);
+      const invoke = async (method: string, path: string) => {
+        const r = await run('node', ['--input-type=module', '-e', INVOKE, bundle, method, path], env, 30_000);
+        expect(r.code, r.out).toBe(0);
+        const line = r.out.split('\n').find((l) => l.startsWith('{"status"'))!;
+        return { ...(JSON.parse(line) as { status: number; streamed?: boolean; body: string }), out: r.out };
+      };
+      const healthz = await invoke('GET', '/healthz');
+      expect(healthz.status).toBe(200);
+      expect(JSON.parse(healthz.body)).toMatchObject({ ok: true });
+      // One JSON request line on stdout from the logger, with no path and no headers.
+      const log = healthz.out.split('\n').find((l) => l.includes('"message":"request"'))!;
+      expect(JSON.parse(log)).toMatchObject({
+        method: 'GET',
+        route: '/healthz',
+        status: 200,
+        request_id: 'req-1',
+      });
+      answers.push(healthz.streamed ? 'replay' : 'api');
+      if (healthz.streamed) {
+        // The public replay URL serves GET replays and segments only, before any authentication.
+        const other = await invoke('POST', '/v1/tokens');
+        expect(other.status).toBe(404);
+        expect(JSON.parse(other.body)).toMatchObject({ error: { code: 'not_found' } });
+      }
+    }
+    expect(answers.sort()).toEqual(['api', 'replay']);
+    rmSync(outdir, { recursive: true, force: true });
+  }, 180_000);
+});
