@@ -79,7 +79,9 @@ for (const size of sizes) {
     const rs = results[mode]!;
     const s = median(rs.map((x) => x.seconds));
     sec[mode] = s;
-    const { events, bytes } = rs[0]!;
+    const { bytes } = rs[0]!;
+    // replay consumes bytes only: its event count is the session's, which parse counted
+    const events = results.parse![0]!.events;
     const rss = Math.max(...rs.map((x) => x.max_rss_mb));
     rows.push(
       `| ${size.toLocaleString('en')} | ${mode} | ${s.toFixed(3)} | ${Math.round(events / s).toLocaleString('en')} | ${(bytes / 1e6 / s).toFixed(1)} | ${rss.toFixed(0)} |`,
