@@ -13,7 +13,7 @@ import { Hono } from 'hono';
 import { createApp } from '../lib/http/app.js';
 import type { AppEnv } from '../lib/http/auth.js';
 import { errorBody } from '../lib/http/errors.js';
-import { openAwsStores } from '../lib/store/aws.js';
+import { openAwsRateLimiter, openAwsStores } from '../lib/store/aws.js';
 import type { AwsClients } from './clients.js';
 import type { LambdaConfig } from './config.js';
 import { errorLog, requestLog } from './logging.js';
@@ -69,6 +69,25 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
       );
     });
   }
-  app.route('/', createApp({ segments, state, log: errorLog(o.logger), ...(o.now ? { now: o.now } : {}) }));
+  // Per-token limits (issue 5): a DynamoDB counter per token and window; the HTTP API's stage throttle
+  // is the coarse outer limit (docs/adr/0003-rate-limits.md).
+  const rateLimiter = openAwsRateLimiter({
+    dynamo: o.clients.dynamodb,
+    table: o.config.TABLE_NAME,
+    ...(o.config.RATE_LIMIT_PER_MINUTE !== undefined ? { perMinute: o.config.RATE_LIMIT_PER_MINUTE } : {}),
+    ...(o.now ? { now: () => o.now!().getTime() } : {}),
+  });
+  app.route(
+    '/',
+    createApp({
+      segments,
+      state,
+      log: errorLog(o.logger),
+      rateLimiter,
+      limits:
+        o.config.TENANT_QUOTA_BYTES !== undefined ? { tenantQuotaBytes: o.config.TENANT_QUOTA_BYTES } : {},
+      ...(o.now ? { now: o.now } : {}),
+    }),
+  );
   return app;
 }

@@ -5,7 +5,10 @@
  * confusing error on the first request.
  *
  * Set by the stack (`infra/lambda.ts`): `BUCKET_NAME`, `TABLE_NAME`, `LOG_LEVEL`. Set by Lambda itself:
- * `AWS_REGION`. For tests against local emulators only: `S3_ENDPOINT`, `DYNAMODB_ENDPOINT`.
+ * `AWS_REGION`. Optional limits (issue 5): `RATE_LIMIT_PER_MINUTE` (per token, default 600, 0 off: pass
+ * `openAwsRateLimiter` from lib/store/aws.ts to `createApp`), `TENANT_QUOTA_BYTES` (default 10 GiB: pass
+ * `limits: { tenantQuotaBytes }` to `createApp`). For tests against local emulators only: `S3_ENDPOINT`,
+ * `DYNAMODB_ENDPOINT`.
  */
 import { z } from 'zod';
 
@@ -45,6 +48,24 @@ export const LambdaConfig = z.object({
   LOG_LEVEL: z.preprocess(
     (v) => (typeof v === 'string' && v !== '' ? v.toUpperCase() : undefined),
     z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('INFO'),
+  ),
+  /** requests per minute per token (lib/ratelimit, docs/adr/0003-rate-limits.md); unset: 600, 0: off */
+  RATE_LIMIT_PER_MINUTE: z.preprocess(
+    present,
+    z
+      .string()
+      .regex(/^\d{1,7}$/, { error: 'expected a whole number of requests per minute (0 turns the limit off)' })
+      .transform(Number)
+      .optional(),
+  ),
+  /** each tenant's storage quota in bytes (DESIGN §7); unset: 10 GiB */
+  TENANT_QUOTA_BYTES: z.preprocess(
+    present,
+    z
+      .string()
+      .regex(/^[1-9]\d{0,15}$/, { error: 'expected a positive whole number of bytes' })
+      .transform(Number)
+      .optional(),
   ),
   /** tests only: a local S3 emulator (path-style addressing is used with it) */
   S3_ENDPOINT: endpoint,

@@ -51,6 +51,9 @@ function Layout(props: { title: string; signedIn?: boolean; children: Child }) {
             hansard {HANSARD_VERSION}. States are agents' own reports, not proof; the transcript is the
             record.
           </p>
+          <p>
+            <a href="/v1/docs">API reference</a>
+          </p>
         </footer>
       </body>
     </html>

@@ -1,6 +1,9 @@
-/** `hansard serve [--port 8787] [--host 127.0.0.1] [--data DIR]` */
+/**
+ * `hansard serve [--port 8787] [--host 127.0.0.1] [--data DIR] [--quota-bytes 10GiB] [--rate-limit 600]`
+ */
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
+import { parseByteSize } from '../service/limits.js';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
 import { startServer } from './serve.js';
@@ -12,48 +15,76 @@ export function registerServe(program: Command, io: Io): void {
     .addOption(new Option('-p, --port <port>', 'port to listen on (0 picks a free one)').default('8787'))
     .addOption(new Option('--host <host>', 'address to bind').default('127.0.0.1'))
     .addOption(new Option('--data <dir>', 'data directory').env('HANSARD_DATA_DIR').default('./.hansard'))
+    .addOption(
+      new Option('--quota-bytes <size>', "each tenant's storage quota, in bytes or e.g. 500MiB, 10GiB")
+        .env('HANSARD_TENANT_QUOTA_BYTES')
+        .default('10GiB'),
+    )
+    .addOption(
+      new Option('--rate-limit <n>', 'requests per minute per token (0 turns the limit off)')
+        .env('HANSARD_RATE_LIMIT')
+        .default('600'),
+    )
     .addHelpText(
       'after',
       `
 On first start it creates tenant "local" and prints its admin token once (or installs the one in
-HANSARD_BOOTSTRAP_TOKEN). Every start prints a board link that signs your browser in.`,
+HANSARD_BOOTSTRAP_TOKEN). Every start prints a board link that signs your browser in.
+A chunk that would take a tenant past its quota is refused (413 quota_exceeded); a token that sends
+more requests a minute than --rate-limit is answered 429 with Retry-After.`,
     )
-    .action(async (opts: { port: string; host: string; data: string }) => {
-      const port = Number(opts.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535)
-        throw new UsageError(`--port ${opts.port} is not a port number`);
-      const bootstrapToken = io.env.HANSARD_BOOTSTRAP_TOKEN || undefined;
-      let server: Awaited<ReturnType<typeof startServer>>;
-      try {
-        server = await startServer({
-          port,
-          host: opts.host,
-          data: resolve(io.cwd, opts.data),
-          bootstrapToken,
-          print: (l) => io.stdout.write(`${l}\n`),
-          log: (l) => io.stderr.write(`${l}\n`),
-        });
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'EADDRINUSE') {
+    .action(
+      async (opts: { port: string; host: string; data: string; quotaBytes: string; rateLimit: string }) => {
+        const port = Number(opts.port);
+        if (!Number.isInteger(port) || port < 0 || port > 65535)
+          throw new UsageError(`--port ${opts.port} is not a port number`);
+        const quotaBytes = parseByteSize(opts.quotaBytes);
+        if (quotaBytes === null || quotaBytes < 1) {
           throw new UsageError(
-            `port ${port} on ${opts.host} is in use: is hansard already running? Pick another with --port`,
+            `--quota-bytes ${opts.quotaBytes} is not a size: give bytes (10737418240) or a size such as 10GiB`,
           );
         }
-        if (code === 'EACCES')
+        if (!/^\d{1,7}$/.test(opts.rateLimit)) {
           throw new UsageError(
-            `cannot listen on ${opts.host}:${port} (permission denied): pick a port above 1024`,
+            `--rate-limit ${opts.rateLimit} is not a number of requests per minute (0 turns the limit off)`,
           );
-        throw err;
-      }
-      if (server.port !== 8787) {
-        io.stdout.write(`\nCommands reach this server with: export HANSARD_URL=${server.url}\n`);
-      }
-      io.keepAlive = true;
-      const stop = () => {
-        void server.close().then(() => process.exit(0));
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+        }
+        const rateLimit = Number(opts.rateLimit);
+        const bootstrapToken = io.env.HANSARD_BOOTSTRAP_TOKEN || undefined;
+        let server: Awaited<ReturnType<typeof startServer>>;
+        try {
+          server = await startServer({
+            port,
+            host: opts.host,
+            data: resolve(io.cwd, opts.data),
+            bootstrapToken,
+            quotaBytes,
+            rateLimit,
+            print: (l) => io.stdout.write(`${l}\n`),
+            log: (l) => io.stderr.write(`${l}\n`),
+          });
+        } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code === 'EADDRINUSE') {
+            throw new UsageError(
+              `port ${port} on ${opts.host} is in use: is hansard already running? Pick another with --port`,
+            );
+          }
+          if (code === 'EACCES')
+            throw new UsageError(
+              `cannot listen on ${opts.host}:${port} (permission denied): pick a port above 1024`,
+            );
+          throw err;
+        }
+        if (server.port !== 8787) {
+          io.stdout.write(`\nCommands reach this server with: export HANSARD_URL=${server.url}\n`);
+        }
+        io.keepAlive = true;
+        const stop = () => {
+          void server.close().then(() => process.exit(0));
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      },
+    );
 }

@@ -7,6 +7,8 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createApp } from '../http/app.js';
+import { MemoryRateLimiter } from '../ratelimit/memory.js';
+import { NoopRateLimiter } from '../ratelimit/noop.js';
 import { ensureTenant } from '../service/bootstrap.js';
 import { mintToken } from '../service/tokens.js';
 import { openLocalStores } from '../store/index.js';
@@ -25,7 +27,18 @@ export interface ServeOptions {
   print: (line: string) => void;
   /** request and error log (stderr) */
   log: (line: string) => void;
+  /** ms a client may take to send a request's headers before it is disconnected (default 30 s) */
+  headersTimeout?: number;
+  /** ms a client may take to send a whole request, body included (default 60 s) */
+  requestTimeout?: number;
+  /** each tenant's storage quota in bytes (default `DEFAULT_LIMITS`: 10 GiB) */
+  quotaBytes?: number | undefined;
+  /** requests per minute per token, in bursts of as many (default 600); 0 turns the limit off */
+  rateLimit?: number | undefined;
 }
+
+/** The default per-token limit of `hansard serve`: 600 requests a minute. */
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 
 export interface RunningServer {
   url: string;
@@ -45,16 +58,29 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     { scopes: ['board'], label: 'board link', ttl_seconds: BOARD_LINK_TTL_SECONDS },
     now,
   );
+  const perMinute = o.rateLimit ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
   const app = createApp({
     ...stores,
     log: (m, e) => o.log(`${m}: ${e instanceof Error ? (e.stack ?? e.message) : String(e ?? '')}`),
+    ...(o.quotaBytes !== undefined ? { limits: { tenantQuotaBytes: o.quotaBytes } } : {}),
+    rateLimiter:
+      perMinute === 0
+        ? new NoopRateLimiter()
+        : new MemoryRateLimiter({ limit: perMinute, window_seconds: 60 }),
   });
+  // A slow client may not hold a connection open forever: Node answers 408 and closes it once the headers
+  // or the whole request take longer than these (checked every `connectionsCheckingInterval` ms).
+  const requestTimeout = o.requestTimeout ?? 60_000;
+  const headersTimeout = Math.min(o.headersTimeout ?? 30_000, requestTimeout);
+  const serverOptions = {
+    requestTimeout,
+    headersTimeout,
+    connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(headersTimeout / 4))),
+  };
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: o.host, port: o.port }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, hostname: o.host, port: o.port, serverOptions }, () => resolve(s));
     s.once('error', reject);
   });
-  // A slow client may not hold a connection open forever.
-  (server as unknown as { requestTimeout: number }).requestTimeout = 60_000;
   const port = (server.address() as AddressInfo).port;
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
   const url = `http://${host}:${port}`;

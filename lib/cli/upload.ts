@@ -1,6 +1,7 @@
 /**
  * `hansard upload DIR…` (DESIGN §6): for each segment of each session directory, ask the server how much
- * it has, then send the rest in chunks of complete lines of at most 5 MiB, each at its byte offset. A last
+ * it has, then send the rest in chunks of complete lines of at most 5 MiB and 10,000 lines, each at its
+ * byte offset. A last
  * line with no newline (its writer is still writing it) waits for the next upload. A 409 means the server
  * holds a different length (another uploader got there first): resume from the offset it reports.
  */
@@ -12,6 +13,8 @@ import { UsageError } from './errors.js';
 
 /** The chunk limit of the API (DESIGN §4): a body larger than this is refused with 413. */
 export const MAX_CHUNK_BYTES = 5 * 1024 * 1024;
+/** The server's default lines-per-chunk limit (DESIGN §7, issue 5): more is refused with 413. */
+export const MAX_CHUNK_LINES = 10_000;
 
 export interface SegmentUploadResult {
   w: string;
@@ -35,6 +38,8 @@ export interface UploadOptions {
   client: ApiClient;
   /** chunk size limit in bytes (tests make it small) */
   maxChunkBytes?: number;
+  /** most lines per chunk (tests make it small) */
+  maxChunkLines?: number;
   onProgress?: (p: { sid: string; w: string; sent: number; total: number }) => void;
 }
 
@@ -68,6 +73,7 @@ async function uploadSegment(
 ): Promise<SegmentUploadResult> {
   const { client } = options;
   const max = options.maxChunkBytes ?? MAX_CHUNK_BYTES;
+  const maxLines = options.maxChunkLines ?? MAX_CHUNK_LINES;
   const base = `/v1/sessions/${sid}/writers/${w}`;
   const info = await client.request('GET', base, { allow404: true });
   let offset = info.status === 404 ? 0 : (info.body as { length: number }).length;
@@ -118,6 +124,9 @@ async function uploadSegment(
           offset = expected;
           return 'resync';
         }
+        if (err instanceof ServerError && err.code === 'quota_exceeded') {
+          throw new UsageError(`${path}: the server refused a chunk at offset ${offset}: ${err.message}`);
+        }
         if (err instanceof ServerError && err.status === 413) {
           throw new UsageError(
             `${path}: a chunk at offset ${offset} was refused as too large: ${err.message}`,
@@ -143,7 +152,7 @@ async function uploadSegment(
           `${path}: line ${serverLines + partLines + 1} is ${lineBytes} bytes, more than a chunk may hold (${max}); it cannot be uploaded`,
         );
       }
-      if (partBytes + lineBytes > max) {
+      if (partBytes + lineBytes > max || partLines >= maxLines) {
         if ((await send()) === 'resync') continue outer;
       }
       parts.push(line.bytes);

@@ -7,11 +7,15 @@ import { Hono } from 'hono';
 import { csrf } from 'hono/csrf';
 import { secureHeaders } from 'hono/secure-headers';
 import { boardRoutes } from '../board/routes.js';
+import type { RateLimiter } from '../ratelimit/interface.js';
+import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { ServiceDeps } from '../service/context.js';
 import { HANSARD_VERSION } from '../version.js';
 import { type AppEnv, requireAuth } from './auth.js';
 import { errorBody, errorResponse } from './errors.js';
+import { rateLimit } from './ratelimit.js';
 import { analysisRoutes } from './routes/analysis.js';
+import { docsRoutes } from './routes/docs.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { boardApiRoutes, statusRoutes } from './routes/status.js';
 import { tokenRoutes } from './routes/tokens.js';
@@ -19,6 +23,11 @@ import { tokenRoutes } from './routes/tokens.js';
 export interface AppDeps extends ServiceDeps {
   /** where request lines and unhandled errors go; never given a token or an event's text */
   log?: (message: string, err?: unknown) => void;
+  /**
+   * per-token request limit of the `/v1` API, asked after authentication (429 `rate_limited`); default
+   * none (`NoopRateLimiter`): `hansard serve` passes a `MemoryRateLimiter`, Lambda a `DynamoRateLimiter`
+   */
+  rateLimiter?: RateLimiter;
 }
 
 /**
@@ -26,8 +35,14 @@ export interface AppDeps extends ServiceDeps {
  * `/sessions/{sid}` (the board cookie).
  */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
-  const full = { segments: deps.segments, state: deps.state, now: deps.now ?? (() => new Date()) };
+  const full = {
+    segments: deps.segments,
+    state: deps.state,
+    now: deps.now ?? (() => new Date()),
+    limits: deps.limits ?? {},
+  };
   const log = deps.log ?? ((m: string, e?: unknown) => console.error(m, e ?? ''));
+  const limited = rateLimit(deps.rateLimiter ?? new NoopRateLimiter(), log);
   const app = new Hono<AppEnv>();
 
   app.onError((err, c) => errorResponse(c, err, log));
@@ -35,10 +50,13 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.get('/healthz', (c) => c.json({ ok: true, version: HANSARD_VERSION }));
 
+  // The API's own description, without auth: /v1/openapi.json and the reference page /v1/docs.
+  app.route('/v1', docsRoutes());
+
   const v1 = new Hono<AppEnv>();
-  v1.use('/board', requireAuth(full, true));
+  v1.use('/board', requireAuth(full, true), limited);
   v1.route('/', boardApiRoutes());
-  v1.use('*', requireAuth(full));
+  v1.use('*', requireAuth(full), limited);
   v1.route('/', sessionRoutes());
   v1.route('/', analysisRoutes());
   v1.route('/', statusRoutes());

@@ -40,6 +40,7 @@ export function requireAuth(deps: Required<ServiceDeps>, allowCookie = false): M
       segments: deps.segments,
       state: deps.state,
       now: deps.now,
+      limits: deps.limits,
     });
     await next();
   };

@@ -8,11 +8,16 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { AppError, type ErrorCode } from '../service/errors.js';
 
+/** Every error answer's body; `code` is one of `ERROR_STATUS` (its zod schema: `ErrorBody`, ./schemas.ts). */
 export interface ErrorBody {
-  error: { code: string; message: string; details: Record<string, unknown> };
+  error: { code: ErrorCode; message: string; details: Record<string, unknown> };
 }
 
-export function errorBody(code: string, message: string, details: Record<string, unknown> = {}): ErrorBody {
+export function errorBody(
+  code: ErrorCode,
+  message: string,
+  details: Record<string, unknown> = {},
+): ErrorBody {
   return { error: { code, message, details } };
 }
 
@@ -38,6 +43,18 @@ export function errorResponse(c: Context, err: unknown, log: (msg: string, err: 
       status === 413 ? 'the request body is too large' : err.message || 'the request is not valid';
     return c.json(errorBody(code, message), status as ContentfulStatusCode);
   }
+  if (clientWentAway(err)) {
+    // Node closed the connection (the client stalled past the request timeout, sent bytes that are not
+    // HTTP, or hung up) while the body was read: no one is there to answer, and nothing failed here.
+    return c.json(errorBody('bad_request', 'the request body was not received completely'), 400);
+  }
   log('unhandled error', err);
   return c.json(errorBody('internal', 'the server failed to handle this request; it has been logged'), 500);
+}
+
+/** The error Node gives a request body read whose connection closed before the body ended. */
+function clientWentAway(err: unknown): boolean {
+  return (
+    err instanceof Error && err.message === 'aborted' && (err as { code?: unknown }).code === 'ECONNRESET'
+  );
 }

@@ -91,6 +91,16 @@ export function parseLineText(
   length: number,
   retain = true,
 ): ParsedLine {
+  if (text.length > 2 * MAX_LINE_DEPTH && nestedDeeperThan(text, MAX_LINE_DEPTH)) {
+    return lineProblem(
+      'malformed_line',
+      `line ${line} is nested more than ${MAX_LINE_DEPTH} levels deep`,
+      buf.subarray(start, start + length),
+      line,
+      offset,
+      true,
+    );
+  }
   let obj: unknown;
   try {
     obj = JSON.parse(text);
@@ -133,6 +143,29 @@ export function parseLineText(
     ok: true,
     event: new Recorded(o, text, parsed ? parsed.micros : null, line, offset, retain),
   };
+}
+
+/**
+ * How deeply a line's JSON may nest. A deeper line is quarantined like any malformed one: nothing
+ * downstream (serializing, validating, formatting) could walk it without running out of stack.
+ */
+export const MAX_LINE_DEPTH = 512;
+
+/** Whether the JSON text nests arrays and objects more than `max` deep (strings skipped; one pass). */
+function nestedDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) i++;
+      else if (ch === 0x22) inString = false;
+    } else if (ch === 0x22) inString = true;
+    else if (ch === 0x7b || ch === 0x5b) {
+      if (++depth > max) return true;
+    } else if (ch === 0x7d || ch === 0x5d) depth--;
+  }
+  return false;
 }
 
 /**
@@ -242,7 +275,7 @@ export function decodeEvent(source: RecordedEvent | Record<string, unknown>): Lo
     if (result.success && truncatedOk) {
       const extra: Record<string, unknown> = {};
       for (const k of Object.keys(o)) {
-        if (!reserved.has(k) && !fieldNames.has(k) && k !== 'truncated') extra[k] = o[k];
+        if (!reserved.has(k) && !fieldNames.has(k) && k !== 'truncated') setOwn(extra, k, o[k]);
       }
       const ev = { ...env, type, ...result.data, extra } as LogEvent;
       if (truncated !== undefined) ev.truncated = truncated as string[];
@@ -250,7 +283,7 @@ export function decodeEvent(source: RecordedEvent | Record<string, unknown>): Lo
     }
   }
   const extra: Record<string, unknown> = {};
-  for (const k of Object.keys(o)) if (!reserved.has(k)) extra[k] = o[k];
+  for (const k of Object.keys(o)) if (!reserved.has(k)) setOwn(extra, k, o[k]);
   return { ...env, type, extra, unknown: true };
 }
 
@@ -267,6 +300,16 @@ export function serializeEvent(ev: LogEvent): string {
     for (const k of FIELD_ORDER[ev.type]) out[k] = fields[k];
     for (const k of OPTIONAL_TRAILING_FIELDS) if (fields[k] !== undefined) out[k] = fields[k];
   }
-  for (const [k, v] of Object.entries(ev.extra)) if (!Object.hasOwn(out, k)) out[k] = v;
+  for (const [k, v] of Object.entries(ev.extra)) if (!Object.hasOwn(out, k)) setOwn(out, k, v);
   return JSON.stringify(out);
+}
+
+/**
+ * `obj[k] = v` as an own, enumerable property, also for the key `__proto__`, which plain assignment would
+ * take as the object's prototype: a line may carry that key, and an unknown field is never dropped.
+ */
+function setOwn(obj: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__')
+    Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else obj[k] = v;
 }

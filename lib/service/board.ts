@@ -3,11 +3,12 @@
  * each with its latest reported state and note and its writers.
  */
 import { requireScope, type ServiceContext } from './context.js';
+import type { StatusReport } from './status-schemas.js';
 
 export interface BoardSession {
   sid: string;
   /** the latest reported state, or null when no agent reported */
-  state: string | null;
+  state: StatusReport['state'] | null;
   note: string | null;
   reported_at: string | null;
   last_activity: string;
@@ -43,7 +44,8 @@ export async function getBoard({
         ]);
         return {
           sid: s.sid,
-          state: status?.state ?? null,
+          // stored as `reportStatus` parsed it
+          state: (status?.state ?? null) as StatusReport['state'] | null,
           note: status?.note ?? null,
           reported_at: status?.reported_at ?? null,
           last_activity: s.updated_at,

@@ -3,12 +3,15 @@
  */
 import type { Scope, SegmentStore, StateStore, TokenRecord } from '../store/index.js';
 import { AppError, notFound } from './errors.js';
+import type { Limits } from './limits.js';
 
 export interface ServiceDeps {
   segments: SegmentStore;
   state: StateStore;
   /** the clock; tests fix it */
   now?: () => Date;
+  /** the deployment's limits; what it leaves out takes `DEFAULT_LIMITS` */
+  limits?: Partial<Limits>;
 }
 
 export interface ServiceContext {
@@ -17,6 +20,8 @@ export interface ServiceContext {
   segments: SegmentStore;
   state: StateStore;
   now: () => Date;
+  /** the deployment's limits (`resolveLimits` fills in the defaults) */
+  limits?: Partial<Limits>;
 }
 
 /** @throws AppError `forbidden` unless the caller has one of `scopes` (`admin` is not a superset) */

@@ -19,7 +19,10 @@ export const ERROR_STATUS = {
   offset_mismatch: 409,
   conflict: 409,
   payload_too_large: 413,
+  too_many_lines: 413,
+  quota_exceeded: 413,
   unprocessable: 422,
+  rate_limited: 429,
   internal: 500,
 } as const;
 

@@ -2,8 +2,10 @@
  * `ingestChunk`: accept the next complete lines of a writer's segment (DESIGN §4 chunk route, §5 "What
  * ingest refuses and what it records").
  *
- * Refused: an empty body or one not ending with a newline; a new segment whose first line is not a
- * parseable `writer.start` of this session and writer; any line that names another session or writer.
+ * Refused: an empty body or one not ending with a newline; a body over 5 MiB or of more lines than
+ * `Limits.maxChunkLines`; a chunk that would take the tenant past its storage quota; a new segment whose
+ * first line is not a parseable `writer.start` of this session and writer; any line that names another
+ * session or writer.
  * Everything else is stored as written, torn lines included (the merged replay skips them, verify reports
  * them). The bytes are written first, then the writer index advances on the condition that it is still
  * where it was read; a retry of an accepted chunk gets the same answer with 200.
@@ -14,6 +16,7 @@ import { parseLine } from '../log/codec.js';
 import { ChunkConflictError, StateConflictError, type WriterRecord } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError } from './errors.js';
+import { resolveLimits } from './limits.js';
 
 /** Largest chunk body, in bytes (DESIGN §4, §7). */
 export const MAX_CHUNK_BYTES = 5 * 1024 * 1024;
@@ -36,7 +39,8 @@ export interface IngestResult {
 }
 
 /**
- * @throws AppError `empty_body`, `incomplete_line`, `payload_too_large`, `missing_writer_start`,
+ * @throws AppError `empty_body`, `incomplete_line`, `payload_too_large`, `too_many_lines` (with
+ *   `max_lines`), `quota_exceeded` (with `quota_bytes`, `used_bytes`), `missing_writer_start`,
  *   `misrouted_line` (400/413, nothing stored), `offset_mismatch` (409 with `expected_offset`)
  */
 export async function ingestChunk({
@@ -51,17 +55,44 @@ export async function ingestChunk({
   const { sid, w, body } = input;
   if (body.length === 0)
     throw new AppError('empty_body', 'the chunk is empty: send at least one complete line');
-  if (body.length > MAX_CHUNK_BYTES) {
-    throw new AppError('payload_too_large', `a chunk may hold at most ${MAX_CHUNK_BYTES} bytes`, {
-      max_bytes: MAX_CHUNK_BYTES,
-    });
-  }
+  if (body.length > MAX_CHUNK_BYTES) throw await tooLarge(ctx, input);
   if (body[body.length - 1] !== 0x0a) {
     throw new AppError('incomplete_line', 'the chunk must end with a newline: send complete lines only');
+  }
+  const { maxChunkLines } = resolveLimits(ctx.limits);
+  if (hasMoreLinesThan(body, maxChunkLines)) {
+    throw new AppError(
+      'too_many_lines',
+      `a chunk may hold at most ${maxChunkLines} lines: send the segment in smaller chunks`,
+      { max_lines: maxChunkLines },
+    );
   }
   // One chunk of a writer at a time in this process: the store may replace bytes past the indexed length
   // (left by a crash), so the length read here must still be the indexed length when the bytes are written.
   return withWriterLock(ctx, sid, w, () => appendChunk(ctx, input));
+}
+
+/**
+ * The 413 for a body over `MAX_CHUNK_BYTES` (DESIGN §7). When its first line alone is longer than that, no
+ * chunk can carry it: the answer names that line (its number in the segment when the offset is the stored
+ * length, and its byte offset) so the writer can say which line of which segment it is.
+ */
+async function tooLarge(ctx: ServiceContext, input: IngestInput): Promise<AppError> {
+  const nl = input.body.indexOf(0x0a);
+  if (nl !== -1 && nl < MAX_CHUNK_BYTES) {
+    return new AppError(
+      'payload_too_large',
+      `a chunk may hold at most ${MAX_CHUNK_BYTES} bytes: send fewer lines per chunk`,
+      { max_bytes: MAX_CHUNK_BYTES },
+    );
+  }
+  const current = await ctx.state.getWriter(ctx.tenant, input.sid, input.w);
+  const line = (current?.length ?? 0) === input.offset ? (current?.lines ?? 0) + 1 : null;
+  return new AppError(
+    'payload_too_large',
+    `the line${line === null ? '' : ` ${line}`} at byte offset ${input.offset} of writer ${input.w} is longer than ${MAX_CHUNK_BYTES} bytes: no chunk can carry it`,
+    { max_bytes: MAX_CHUNK_BYTES, line, offset: input.offset },
+  );
 }
 
 /** The checks and writes of `ingestChunk` once it holds the writer's lock. */
@@ -75,6 +106,7 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
   if (offset !== length) return answerRetry(ctx, input, sha256, length);
 
   const scan = scanLines(body, sid, w, current);
+  await requireQuota(ctx, body.length);
   try {
     await ctx.segments.putChunk(key, offset, body);
   } catch (err) {
@@ -101,6 +133,33 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
     throw err;
   }
   return { created: true, writer: w, length: next.length, lines: next.lines, last_seq: next.last_seq };
+}
+
+/** True when `body` holds more than `max` newline-terminated lines (stops counting past `max`). */
+function hasMoreLinesThan(body: Uint8Array, max: number): boolean {
+  let lines = 0;
+  for (let nl = body.indexOf(0x0a); nl !== -1; nl = body.indexOf(0x0a, nl + 1)) {
+    if (++lines > max) return true;
+  }
+  return false;
+}
+
+/**
+ * Refuses a chunk that would take the tenant past its quota. The usage is read from the state store, so
+ * every server of a deployment sees the same total; chunks of other writers in flight at the same moment
+ * are not counted yet, so a tenant may pass its quota by at most those (a soft quota).
+ * @throws AppError `quota_exceeded` (413) with `quota_bytes`, `used_bytes` and `chunk_bytes`
+ */
+async function requireQuota(ctx: ServiceContext, chunkBytes: number): Promise<void> {
+  const quota = resolveLimits(ctx.limits).tenantQuotaBytes;
+  if (quota === null) return;
+  const used = (await ctx.state.tenantUsage(ctx.tenant)).bytes;
+  if (used + chunkBytes <= quota) return;
+  throw new AppError(
+    'quota_exceeded',
+    `this chunk of ${chunkBytes} bytes would take the tenant past its storage quota (${used} of ${quota} bytes used): nothing was stored; ask the operator for a larger quota`,
+    { quota_bytes: quota, used_bytes: used, chunk_bytes: chunkBytes },
+  );
 }
 
 const writerLocks = new WeakMap<object, Map<string, { mutex: Mutex; users: number }>>();

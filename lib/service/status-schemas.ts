@@ -36,8 +36,11 @@ export const Evidence = z.strictObject({
     .refine(
       (r) => !r.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(r) && !r.startsWith('~'),
       'a file reference is a relative path',
-    ),
-  result: z.union([z.enum(RESULTS), z.string().regex(/^exit:-?\d{1,5}$/, 'exit:N')]),
+    )
+    .describe('a tool-call id, name, commit hash or relative path; one line, never arguments or output'),
+  result: z
+    .union([z.enum(RESULTS), z.string().regex(/^exit:-?\d{1,5}$/, 'exit:N')])
+    .describe('what came of it; exit:N for an exit status'),
 });
 export type Evidence = z.infer<typeof Evidence>;
 
@@ -55,7 +58,8 @@ export const StatusReport = z.strictObject({
     .string()
     .max(MAX_NOTE_CHARS, `the note is at most ${MAX_NOTE_CHARS} characters`)
     .refine((n) => !/[\r\n]/.test(n), 'the note is one line')
-    .default(''),
+    .default('')
+    .describe('one line for a person'),
   events: z.array(DeclaredEvent).max(4, 'a report has at most four events').default([]),
 });
 export type StatusReport = z.infer<typeof StatusReport>;

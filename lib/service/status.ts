@@ -5,19 +5,26 @@
 import type { StatusRecord } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError, notFound } from './errors.js';
-import { StatusReport } from './status-schemas.js';
+import { type DeclaredEvent, StatusReport } from './status-schemas.js';
 
 /** The public view of a status. */
 export interface StatusView {
   sid: string;
-  state: string;
+  state: StatusReport['state'];
   note: string;
-  events: unknown[];
+  events: DeclaredEvent[];
   reported_at: string;
 }
 
+/** The store keeps a report as `reportStatus` parsed it, so its state and events are the schema's. */
 function view(s: StatusRecord): StatusView {
-  return { sid: s.sid, state: s.state, note: s.note, events: s.events, reported_at: s.reported_at };
+  return {
+    sid: s.sid,
+    state: s.state as StatusReport['state'],
+    note: s.note,
+    events: s.events as DeclaredEvent[],
+    reported_at: s.reported_at,
+  };
 }
 
 /**

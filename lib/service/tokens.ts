@@ -1,11 +1,13 @@
 /**
  * API tokens (DESIGN §4): `hns_` + 43 base62 characters (≈256 random bits); only the SHA-256 is stored.
+ * Admins create any token of their tenant (`createToken`); a harness gets a token bound to its one session
+ * from whoever may already do what it asks (`createSessionToken`).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { newId } from '../log/ids.js';
 import { SCOPES, type Scope, type StateStore, type TokenRecord } from '../store/index.js';
-import { isoNow, requireScope, type ServiceContext } from './context.js';
+import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError } from './errors.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -87,6 +89,19 @@ export async function mintToken(
   secret?: string,
 ): Promise<CreatedToken> {
   const parsed = CreateTokenInput.parse(input);
+  const expiresAt =
+    parsed.ttl_seconds === null ? null : new Date(now.getTime() + parsed.ttl_seconds * 1000).toISOString();
+  return storeToken(state, tenant, { ...parsed, expires_at: expiresAt }, now, secret);
+}
+
+/** Makes and stores a token record with these fields. @throws AppError `bad_request` for a bad `secret` */
+async function storeToken(
+  state: StateStore,
+  tenant: string,
+  fields: Pick<TokenRecord, 'scopes' | 'session' | 'label' | 'expires_at'>,
+  now: Date,
+  secret?: string,
+): Promise<CreatedToken> {
   const token = secret ?? generateTokenSecret();
   if (!TOKEN_PATTERN.test(token)) {
     throw new AppError('bad_request', 'a token must be hns_ followed by 43 letters and digits');
@@ -95,12 +110,11 @@ export async function mintToken(
     id: `tok_${newId('e').slice(2)}`,
     tenant,
     hash: hashToken(token),
-    scopes: [...new Set(parsed.scopes)] as Scope[],
-    session: parsed.session,
-    label: parsed.label,
+    scopes: [...new Set(fields.scopes)] as Scope[],
+    session: fields.session,
+    label: fields.label,
     created_at: now.toISOString(),
-    expires_at:
-      parsed.ttl_seconds === null ? null : new Date(now.getTime() + parsed.ttl_seconds * 1000).toISOString(),
+    expires_at: fields.expires_at,
     revoked_at: null,
     last_used_at: null,
   };
@@ -108,7 +122,25 @@ export async function mintToken(
   return { token, record };
 }
 
-/** `POST /v1/tokens` (scope `admin`): a token in the caller's own tenant. */
+/**
+ * The token administration routes need the `admin` scope on a token bound to no session: a session-bound
+ * token sees nothing outside its session, and the tenant's tokens (their sessions among them) are outside.
+ * @throws AppError `forbidden`
+ */
+function requireTenantAdmin(ctx: ServiceContext): void {
+  requireScope(ctx, 'admin');
+  if (ctx.caller.session !== null) {
+    throw new AppError(
+      'forbidden',
+      'a session-bound token cannot administer tokens: use an unbound admin token',
+      {
+        required: ['admin'],
+      },
+    );
+  }
+}
+
+/** `POST /v1/tokens` (scope `admin`, not session-bound): a token in the caller's own tenant. */
 export async function createToken({
   ctx,
   input,
@@ -116,12 +148,94 @@ export async function createToken({
   ctx: ServiceContext;
   input: unknown;
 }): Promise<CreatedToken> {
-  requireScope(ctx, 'admin');
+  requireTenantAdmin(ctx);
   const parsed = CreateTokenInput.safeParse(input);
   if (!parsed.success) {
     throw new AppError('invalid_body', 'the token request is not valid', { issues: parsed.error.issues });
   }
   return mintToken(ctx.state, ctx.tenant, parsed.data, ctx.now());
+}
+
+/** The scopes a session-bound token may carry: never `admin` or `board`. */
+export const SESSION_SCOPES = ['ingest', 'report', 'read'] as const satisfies readonly Scope[];
+/** A session token's lifetime: 24 hours unless asked, at most 30 days. */
+export const SESSION_TOKEN_DEFAULT_TTL_SECONDS = 86_400;
+export const SESSION_TOKEN_MAX_TTL_SECONDS = 30 * 86_400;
+
+export const CreateSessionTokenInput = z.strictObject({
+  /** checked against `SESSION_SCOPES` after parsing, so that `admin` is refused by name */
+  scopes: z.array(z.enum(SCOPES)).min(1).max(SCOPES.length).default(['ingest', 'report']),
+  ttl_seconds: z
+    .number()
+    .int()
+    .min(60)
+    .max(SESSION_TOKEN_MAX_TTL_SECONDS)
+    .default(SESSION_TOKEN_DEFAULT_TTL_SECONDS),
+  label: z.string().max(120).nullable().default(null),
+});
+export type CreateSessionTokenInput = z.input<typeof CreateSessionTokenInput>;
+
+/**
+ * `POST /v1/sessions/{sid}/tokens`: a token bound to session `sid` for a harness, e.g. an agent that
+ * should ship its own segment and post its status and nothing else. Body
+ * `{scopes?: ('ingest'|'report'|'read')[] = ['ingest','report'], ttl_seconds?: 60…2592000 = 86400, label?}`.
+ *
+ * Who may mint one: an `admin`, or the holder of a token not bound to any session whose scopes include
+ * each requested scope (a token can hand on what it has, never more). A delegated token also expires no
+ * later than the token that minted it. The session need not exist yet: the harness creates it.
+ * @throws AppError `invalid_body` (400) for a malformed body or a scope other than ingest/report/read
+ *   (`details.refused`); `forbidden` (403) for a scope the caller lacks (`details.required`) or a
+ *   session-bound caller that is not an admin; `not_found` (404) for a session-bound caller and another session
+ */
+export async function createSessionToken({
+  ctx,
+  sid,
+  input,
+}: {
+  ctx: ServiceContext;
+  sid: string;
+  input: unknown;
+}): Promise<CreatedToken> {
+  requireSessionAccess(ctx, sid);
+  const parsed = CreateSessionTokenInput.safeParse(input);
+  if (!parsed.success) {
+    throw new AppError('invalid_body', 'the session token request is not valid', {
+      issues: parsed.error.issues,
+    });
+  }
+  const scopes = [...new Set(parsed.data.scopes)];
+  const refused = scopes.filter((s) => !(SESSION_SCOPES as readonly Scope[]).includes(s));
+  if (refused.length > 0) {
+    throw new AppError(
+      'invalid_body',
+      `a session token may carry only the ${SESSION_SCOPES.join(', ')} scopes, not ${refused.join(', ')}`,
+      { refused, allowed: [...SESSION_SCOPES] },
+    );
+  }
+  const now = ctx.now();
+  let expires = now.getTime() + parsed.data.ttl_seconds * 1000;
+  if (!ctx.caller.scopes.includes('admin')) {
+    if (ctx.caller.session !== null) {
+      throw new AppError('forbidden', 'a session-bound token cannot mint tokens: ask with an unbound token', {
+        required: ['admin'],
+      });
+    }
+    const missing = scopes.filter((s) => !ctx.caller.scopes.includes(s));
+    if (missing.length > 0) {
+      throw new AppError(
+        'forbidden',
+        `this token lacks the ${missing.join(', ')} scope, so it cannot hand it on: ask an admin`,
+        { required: missing },
+      );
+    }
+    if (ctx.caller.expires_at !== null) expires = Math.min(expires, Date.parse(ctx.caller.expires_at));
+  }
+  return storeToken(
+    ctx.state,
+    ctx.tenant,
+    { scopes, session: sid, label: parsed.data.label, expires_at: new Date(expires).toISOString() },
+    now,
+  );
 }
 
 /** The public view of a token record (no hash). */
@@ -130,15 +244,15 @@ export function publicToken(t: TokenRecord): Omit<TokenRecord, 'hash'> {
   return rest;
 }
 
-/** `GET /v1/tokens` (scope `admin`). */
+/** `GET /v1/tokens` (scope `admin`, not session-bound). */
 export async function listTokens({ ctx }: { ctx: ServiceContext }) {
-  requireScope(ctx, 'admin');
+  requireTenantAdmin(ctx);
   return (await ctx.state.listTokens(ctx.tenant)).map(publicToken);
 }
 
-/** `DELETE /v1/tokens/{id}` (scope `admin`). @throws AppError `not_found` */
+/** `DELETE /v1/tokens/{id}` (scope `admin`, not session-bound). @throws AppError `not_found` */
 export async function revokeToken({ ctx, id }: { ctx: ServiceContext; id: string }): Promise<void> {
-  requireScope(ctx, 'admin');
+  requireTenantAdmin(ctx);
   if (!(await ctx.state.revokeToken(ctx.tenant, id, isoNow(ctx))))
     throw new AppError('not_found', 'token not found');
 }

@@ -4,6 +4,9 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { DynamoRateLimiter } from '../ratelimit/dynamo.js';
+import type { RateLimitConfigInput, RateLimiter } from '../ratelimit/interface.js';
+import { NoopRateLimiter } from '../ratelimit/noop.js';
 import { DynamoStateStore } from './dynamo-state-store.js';
 import type { Stores } from './index.js';
 import { S3SegmentStore } from './s3-segment-store.js';
@@ -33,6 +36,37 @@ export function openAwsStores(opts: AwsStoresOptions): Stores {
   };
 }
 
+/** The per-token rate limit of an AWS deployment: counters in the state table (issue 5, ADR 0003). */
+export interface AwsRateLimiterOptions {
+  /** the client of the state table (left open) */
+  dynamo: DynamoDBClient;
+  table: string;
+  /** requests per minute per token (default 600); 0 turns the limit off */
+  perMinute?: number | undefined;
+  /** the whole config instead of `perMinute` (e.g. another window) */
+  config?: RateLimitConfigInput;
+  /** the clock in ms; tests fix it */
+  now?: () => number;
+}
+
+/**
+ * The limiter a Lambda entry passes to `createApp({ rateLimiter })`: a `DynamoRateLimiter` over the
+ * state table, or a `NoopRateLimiter` when `perMinute` is 0. API Gateway's stage throttling stays the
+ * coarse outer limit in front of it.
+ * @example
+ * const rateLimiter = openAwsRateLimiter({ dynamo: clients.dynamodb, table: config.TABLE_NAME,
+ *   perMinute: config.RATE_LIMIT_PER_MINUTE });
+ */
+export function openAwsRateLimiter(o: AwsRateLimiterOptions): RateLimiter {
+  if (o.perMinute === 0) return new NoopRateLimiter();
+  return new DynamoRateLimiter({
+    client: o.dynamo,
+    tableName: o.table,
+    config: o.config ?? (o.perMinute === undefined ? {} : { limit: o.perMinute, window_seconds: 60 }),
+    ...(o.now ? { now: o.now } : {}),
+  });
+}
+
 /** Where the operator's tooling finds a state table (`hansard tenant create --table`). */
 export interface DynamoTableOptions {
   table: string;
@@ -56,5 +90,6 @@ export function openDynamoStateStore(o: DynamoTableOptions): DynamoStateStore {
   });
 }
 
+export { DynamoRateLimiter } from '../ratelimit/dynamo.js';
 export { DynamoStateStore } from './dynamo-state-store.js';
 export { S3SegmentStore } from './s3-segment-store.js';

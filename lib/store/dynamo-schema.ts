@@ -15,12 +15,20 @@
  * | chunk record    | `T#{tenant}#S#{sid}`   | `W#{w}#C#{offset:015}`  |                       |                      |
  * | status          | `T#{tenant}#S#{sid}`   | `STATUS`                |                       |                      |
  * | work lease      | `T#{tenant}`           | `WORK#{work_id}`        | (seed 004)            |                      |
+ * | tenant usage    | `T#{tenant}`           | `USAGE#{shard 0-7}`     |                       |                      |
+ * | rate-limit count| `RL#{token id}`        | `{window start, s}`     |                       |                      |
  *
  * The session's `gsi1sk` is its `updated_at` followed by `#{sid}`: the board still reads by `updated_at`
  * (ISO 8601 strings of one length sort by time), and sessions updated in the same millisecond page in
- * the same order as the SQLite adapter (sid descending). No item of the state store sets `expires_at`
- * yet: a token's own expiry is the ISO attribute `token_expires_at`, because an expired token is still
- * listed (as in SQLite) and must not be removed by TTL.
+ * the same order as the SQLite adapter (sid descending). Only the rate-limit counters
+ * (`lib/ratelimit/dynamo.ts`) set `expires_at`: a token's own expiry is the ISO attribute
+ * `token_expires_at`, because an expired token is still listed (as in SQLite) and must not be removed by
+ * TTL.
+ *
+ * A tenant's stored bytes are a running total that every writer advance ADDs to in its transaction,
+ * spread over `USAGE_SHARDS` items chosen by session id: one item would be written by every chunk of the
+ * tenant, and concurrent transactions on one item cancel each other (`TransactionConflict`). Reading the
+ * usage sums the shards (one query of a few small items).
  */
 import type { CreateTableCommandInput, UpdateTimeToLiveCommandInput } from '@aws-sdk/client-dynamodb';
 
@@ -53,7 +61,25 @@ export const keys = {
     sk: `W#${w}#C#${String(offset).padStart(15, '0')}`,
   }),
   status: (tenant: string, sid: string): ItemKey => ({ pk: sessionPk(tenant, sid), sk: 'STATUS' }),
+  /** one shard of a tenant's usage total; `usageShard(sid)` picks a session's */
+  usage: (tenant: string, shard: number): ItemKey => ({ pk: `T#${tenant}`, sk: `${USAGE_PREFIX}${shard}` }),
+  /** a fixed-window request counter of one token (`windowStart` in epoch seconds) */
+  rateLimit: (tokenId: string, windowStart: number): ItemKey => ({
+    pk: `RL#${tokenId}`,
+    sk: String(windowStart),
+  }),
 };
+
+/** How many items a tenant's usage total is spread over, and the sort-key prefix they share. */
+export const USAGE_SHARDS = 8;
+export const USAGE_PREFIX = 'USAGE#';
+
+/** The usage shard of a session: FNV-1a of its id, so a session's chunks always add to one item. */
+export function usageShard(sid: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < sid.length; i++) h = Math.imul(h ^ sid.charCodeAt(i), 0x01000193) >>> 0;
+  return h % USAGE_SHARDS;
+}
 
 /** GSI keys: a tenant's tokens in creation order, and its board (sessions by last activity). */
 export const gsiKeys = {

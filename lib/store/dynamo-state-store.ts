@@ -20,7 +20,18 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { GSI1, GSI1_PK, gsiKeys, type ItemKey, keys, PK, SK, sessionPk } from './dynamo-schema.js';
+import {
+  GSI1,
+  GSI1_PK,
+  gsiKeys,
+  type ItemKey,
+  keys,
+  PK,
+  SK,
+  sessionPk,
+  USAGE_PREFIX,
+  usageShard,
+} from './dynamo-schema.js';
 import {
   type ChunkRecord,
   InvalidCursorError,
@@ -30,6 +41,7 @@ import {
   StateConflictError,
   type StateStore,
   type StatusRecord,
+  type TenantUsage,
   type TokenRecord,
   type WriterAdvance,
   type WriterRecord,
@@ -222,7 +234,7 @@ export class DynamoStateStore implements StateStore {
   }
 
   /**
-   * One `TransactWriteItems` of three writes, after reading the writer (for the line delta and to know
+   * One `TransactWriteItems` of four writes, after reading the writer (for the line delta and to know
    * whether it is new):
    *
    *   absent ──advance(from 0)──▶ length L1 ──advance(from L1)──▶ length L2 …
@@ -230,7 +242,8 @@ export class DynamoStateStore implements StateStore {
    * 1. the writer index, on condition `attribute_not_exists(pk)` (new writer) or `length = :from`;
    * 2. the chunk record, on condition `attribute_not_exists(pk)`;
    * 3. the session index: ADD lines, bytes (and writers 1 for a new writer), SET updated_at and its
-   *    board keys.
+   *    board keys;
+   * 4. the tenant's usage (the session's shard of it): ADD bytes.
    * Lengths only grow, so a writer found at `from` when the transaction commits is the one read.
    * @throws StateConflictError (with the stored length) when the writer is not at `fromLength`
    */
@@ -281,11 +294,13 @@ export class DynamoStateStore implements StateStore {
       setIfAbsent: { created_at: next.at },
       add: { lines: next.lines - (cur?.lines ?? 0), bytes: next.length - curLength, writers: cur ? 0 : 1 },
     });
+    const usage = update({ set: { tenant }, add: { bytes: next.length - curLength } });
     try {
       await this.transact([
         { Update: { TableName: this.table, Key: keys.writer(tenant, sid, w), ...writer } },
         { Put: { TableName: this.table, Item: chunk, ConditionExpression: 'attribute_not_exists(pk)' } },
         { Update: { TableName: this.table, Key: keys.session(tenant, sid), ...session } },
+        { Update: { TableName: this.table, Key: keys.usage(tenant, usageShard(sid)), ...usage } },
       ]);
     } catch (err) {
       const codes = cancellationCodes(err);
@@ -299,6 +314,20 @@ export class DynamoStateStore implements StateStore {
       }
       throw err;
     }
+  }
+
+  // ---- usage: `T#{tenant}` / `USAGE#{shard}`
+
+  /** The sum of the tenant's usage shards (strongly consistent: the items `advanceWriter` committed). */
+  async tenantUsage(tenant: string): Promise<TenantUsage> {
+    const items = await this.queryAll({
+      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :usage)',
+      ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#b': 'bytes' },
+      ExpressionAttributeValues: { ':pk': `T#${tenant}`, ':usage': USAGE_PREFIX },
+      ProjectionExpression: '#b',
+      ConsistentRead: true,
+    });
+    return { bytes: items.reduce((sum, item) => sum + ((item.bytes as number | undefined) ?? 0), 0) };
   }
 
   // ---- sessions: `T#{tenant}` / `S#{sid}`, GSI `T#{tenant}#BOARD` / `{updated_at}#{sid}`

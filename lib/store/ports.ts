@@ -109,6 +109,12 @@ export interface WriterAdvance {
   at: string;
 }
 
+/** A tenant's stored bytes (for the storage quota, DESIGN §7). */
+export interface TenantUsage {
+  /** bytes of segments, every writer of every session */
+  bytes: number;
+}
+
 /** A page of a listing; `next` is an opaque cursor, null on the last page. */
 export interface Page<T> {
   items: T[];
@@ -135,7 +141,7 @@ export interface StateStore {
   getChunk(tenant: string, sid: string, w: string, offset: number): Promise<ChunkRecord | null>;
   /**
    * Advances the writer index from `fromLength` (0 and absent for a new writer), records the chunk and
-   * updates the session index, atomically.
+   * updates the session index and the tenant's usage, atomically.
    * @throws StateConflictError (with the current length) when the stored length is not `fromLength`
    */
   advanceWriter(
@@ -145,6 +151,12 @@ export interface StateStore {
     fromLength: number,
     next: WriterAdvance,
   ): Promise<void>;
+
+  /**
+   * What a tenant stores: the sum of its writers' indexed lengths, kept as a running total by
+   * `advanceWriter` (so it costs one small read, not a scan). A tenant with nothing stored has 0 bytes.
+   */
+  tenantUsage(tenant: string): Promise<TenantUsage>;
 
   getSession(tenant: string, sid: string): Promise<SessionRecord | null>;
   /** newest `updated_at` first */

@@ -13,6 +13,7 @@ import {
   StateConflictError,
   type StateStore,
   type StatusRecord,
+  type TenantUsage,
   type TokenRecord,
   type WriterAdvance,
   type WriterRecord,
@@ -39,6 +40,7 @@ CREATE TABLE IF NOT EXISTS chunks (
   tenant TEXT NOT NULL, sid TEXT NOT NULL, w TEXT NOT NULL, offset INTEGER NOT NULL, length INTEGER NOT NULL,
   sha256 TEXT NOT NULL, lines INTEGER NOT NULL, last_seq INTEGER, PRIMARY KEY (tenant, sid, w, offset)
 );
+CREATE TABLE IF NOT EXISTS tenant_usage (tenant TEXT PRIMARY KEY, bytes INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS status (
   tenant TEXT NOT NULL, sid TEXT NOT NULL, state TEXT NOT NULL, note TEXT NOT NULL, events TEXT NOT NULL,
   reported_by TEXT NOT NULL, reported_at TEXT NOT NULL, PRIMARY KEY (tenant, sid)
@@ -56,7 +58,21 @@ export class SqliteStateStore implements StateStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('busy_timeout = 5000');
     this.db.pragma('synchronous = NORMAL');
-    this.db.exec(SCHEMA);
+    // IMMEDIATE: another process opening the same file at once waits (busy_timeout) instead of failing.
+    this.db
+      .transaction(() => {
+        const hadUsage = this.db
+          .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tenant_usage'")
+          .get();
+        this.db.exec(SCHEMA);
+        // A database from before the usage table: its running totals start from what the sessions hold.
+        if (!hadUsage) {
+          this.db.exec(
+            'INSERT INTO tenant_usage (tenant, bytes) SELECT tenant, SUM(bytes) FROM sessions GROUP BY tenant',
+          );
+        }
+      })
+      .immediate();
   }
 
   async createTenant(tenant: string, at: string): Promise<void> {
@@ -191,8 +207,21 @@ export class SqliteStateStore implements StateStore {
              lines = lines + @dl, bytes = bytes + @db`,
         )
         .run({ tenant, sid, at: next.at, dl: next.lines - (cur?.lines ?? 0), db: next.length - curLength });
+      this.db
+        .prepare(
+          `INSERT INTO tenant_usage (tenant, bytes) VALUES (@tenant, @db)
+           ON CONFLICT (tenant) DO UPDATE SET bytes = bytes + @db`,
+        )
+        .run({ tenant, db: next.length - curLength });
     });
     tx();
+  }
+
+  async tenantUsage(tenant: string): Promise<TenantUsage> {
+    const row = this.db.prepare('SELECT bytes FROM tenant_usage WHERE tenant = ?').get(tenant) as
+      | { bytes: number }
+      | undefined;
+    return { bytes: row?.bytes ?? 0 };
   }
 
   async getSession(tenant: string, sid: string): Promise<SessionRecord | null> {

@@ -427,6 +427,60 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
       });
     });
 
+    // Issue 5: the per-tenant storage quota reads the tenant's bytes from the state store.
+    describe('tenant usage', () => {
+      contract(
+        "sums a tenant's writers' bytes over its sessions, and 0 for a tenant with none",
+        async (s) => {
+          expect(await s.tenantUsage('acme')).toEqual({ bytes: 0 });
+          const [s1, s2] = [newId('s'), newId('s')];
+          const [w1, w2, w3] = [newId('w'), newId('w'), newId('w')];
+          await s.advanceWriter('acme', s1, w1, 0, advanceOf(0, 100, { lines: 1, when: 1 }));
+          await s.advanceWriter('acme', s1, w1, 100, advanceOf(100, 50, { lines: 2, when: 2 }));
+          await s.advanceWriter('acme', s1, w2, 0, advanceOf(0, 7, { lines: 1, when: 3 }));
+          await s.advanceWriter('acme', s2, w3, 0, advanceOf(0, 1000, { lines: 1, when: 4 }));
+          await s.advanceWriter('globex', s1, w1, 0, advanceOf(0, 3, { lines: 1, when: 5 }));
+          expect(await s.tenantUsage('acme')).toEqual({ bytes: 1157 });
+          expect(await s.tenantUsage('globex')).toEqual({ bytes: 3 });
+          expect(await s.tenantUsage('initech')).toEqual({ bytes: 0 });
+          // Reports add no bytes.
+          await s.putStatus(statusOf('acme', newId('s'), 6));
+          expect(await s.tenantUsage('acme')).toEqual({ bytes: 1157 });
+        },
+      );
+
+      contract('counts only the advance that wins, and nothing of a refused one', async (s) => {
+        const sid = newId('s');
+        const w = newId('w');
+        await s.advanceWriter('acme', sid, w, 0, advanceOf(0, 40, { lines: 1, when: 1 }));
+        await expect(
+          s.advanceWriter('acme', sid, w, 0, advanceOf(0, 99, { lines: 1, when: 2 })),
+        ).rejects.toBeInstanceOf(StateConflictError);
+        expect(await s.tenantUsage('acme')).toEqual({ bytes: 40 });
+        const settled = await Promise.allSettled([
+          s.advanceWriter('acme', sid, w, 40, advanceOf(40, 10, { lines: 2, when: 3 })),
+          s.advanceWriter('acme', sid, w, 40, advanceOf(40, 20, { lines: 2, when: 3 })),
+        ]);
+        const won = settled[0]!.status === 'fulfilled' ? 10 : 20;
+        expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        expect(await s.tenantUsage('acme')).toEqual({ bytes: 40 + won });
+      });
+
+      contract('adds up concurrent advances of many sessions of one tenant exactly', async (s) => {
+        const advances = Array.from({ length: 24 }, (_, i) => ({
+          sid: newId('s'),
+          w: newId('w'),
+          bytes: i + 1,
+        }));
+        await Promise.all(
+          advances.map((a) =>
+            s.advanceWriter('acme', a.sid, a.w, 0, advanceOf(0, a.bytes, { lines: 1, when: 1 })),
+          ),
+        );
+        expect(await s.tenantUsage('acme')).toEqual({ bytes: (24 * 25) / 2 });
+      });
+    });
+
     describe('status', () => {
       contract('stores the latest status and replaces it, events as posted', async (s) => {
         const sid = newId('s');

@@ -17,11 +17,12 @@ import {
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/http/app.js';
 import { newId } from '../../lib/log/ids.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
-import { keys } from '../../lib/store/dynamo-schema.js';
+import { keys, USAGE_SHARDS, usageShard } from '../../lib/store/dynamo-schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
 import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
 import { StateConflictError } from '../../lib/store/ports.js';
@@ -36,6 +37,24 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 runStateStoreContract({
   name: 'SqliteStateStore',
   newStore: async () => new SqliteStateStore(join(mkdtempSync(join(tmp, 'sqlite-')), 'state.sqlite')),
+});
+
+describe('SqliteStateStore', () => {
+  it('starts the usage totals of a database made before them from what its sessions hold', async () => {
+    const path = join(mkdtempSync(join(tmp, 'sqlite-')), 'state.sqlite');
+    const store = new SqliteStateStore(path);
+    await store.advanceWriter('acme', newId('s'), newId('w'), 0, advanceOf(0, 120, { lines: 1, when: 1 }));
+    await store.advanceWriter('acme', newId('s'), newId('w'), 0, advanceOf(0, 30, { lines: 1, when: 2 }));
+    await store.advanceWriter('globex', newId('s'), newId('w'), 0, advanceOf(0, 5, { lines: 1, when: 3 }));
+    await store.close();
+    const raw = new Database(path);
+    raw.exec('DROP TABLE tenant_usage');
+    raw.close();
+    const reopened = new SqliteStateStore(path);
+    expect(await reopened.tenantUsage('acme')).toEqual({ bytes: 150 });
+    expect(await reopened.tenantUsage('globex')).toEqual({ bytes: 5 });
+    await reopened.close();
+  });
 });
 
 describe('on DynamoDB Local', () => {
@@ -94,6 +113,28 @@ describe('on DynamoDB Local', () => {
       });
       expect(keys.chunk('acme', sid, w, 12).sk).toBe(`W#${w}#C#000000000000012`);
       expect(await get({ pk: `T#acme#S#${sid}`, sk: 'STATUS' })).toMatchObject({ state: 'working' });
+      await store.close();
+    });
+
+    it("keeps a tenant's usage in USAGE# shards of its partition, a session always in one shard", async () => {
+      const table = await local.freshTable();
+      const store = new DynamoStateStore({ tableName: table, client: local.client });
+      const doc = DynamoDBDocumentClient.from(local.client);
+      const sid = newId('s');
+      const w = newId('w');
+      await store.advanceWriter('acme', sid, w, 0, advanceOf(0, 12, { lines: 1, when: 1 }));
+      await store.advanceWriter('acme', sid, w, 12, advanceOf(12, 8, { lines: 2, when: 2 }));
+      const shard = usageShard(sid);
+      expect(shard).toBeGreaterThanOrEqual(0);
+      expect(shard).toBeLessThan(USAGE_SHARDS);
+      const item = (await doc.send(new GetCommand({ TableName: table, Key: keys.usage('acme', shard) })))
+        .Item;
+      expect(item).toMatchObject({ pk: 'T#acme', sk: `USAGE#${shard}`, bytes: 20 });
+      // Sessions spread over the shards (FNV-1a of the id), and the sum is the same whatever the spread.
+      const shards = new Set(Array.from({ length: 64 }, () => usageShard(newId('s'))));
+      expect(shards.size).toBeGreaterThan(USAGE_SHARDS / 2);
+      // Usage items are not sessions: the board listing does not show them.
+      expect((await store.listSessions('acme', 10, null)).items.map((x) => x.sid)).toEqual([sid]);
       await store.close();
     });
 
@@ -249,6 +290,43 @@ describe('on DynamoDB Local', () => {
         lines: seg.lines.length,
         bytes: seg.bytes.length,
       });
+      await state.close();
+    });
+
+    it('refuses a chunk past the tenant quota from the DynamoDB usage total, storing nothing', async () => {
+      const state = await newStore();
+      const seg = writeSession(mkdtempSync(join(tmp, 'work-')));
+      const head = Buffer.concat(seg.lines.slice(0, 3));
+      const app = createApp({
+        segments: new FsSegmentStore(mkdtempSync(join(tmp, 'segments-'))),
+        state,
+        limits: { tenantQuotaBytes: head.length + 1 },
+        log: (m, e) => {
+          throw new Error(`unexpected server error: ${m} ${String(e)}`);
+        },
+      });
+      const admin = (await ensureTenant(state, 'acme', new Date()))!.token;
+      const post = (offset: number, body: Buffer) =>
+        app.request(`/v1/sessions/${seg.sid}/writers/${seg.w}/chunks?offset=${offset}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/x-ndjson' },
+          body,
+        });
+      expect((await post(0, head)).status).toBe(201);
+      const refused = await post(head.length, seg.lines[3]!);
+      expect(refused.status).toBe(413);
+      expect(await refused.json()).toMatchObject({
+        error: {
+          code: 'quota_exceeded',
+          details: {
+            quota_bytes: head.length + 1,
+            used_bytes: head.length,
+            chunk_bytes: seg.lines[3]!.length,
+          },
+        },
+      });
+      expect(await state.tenantUsage('acme')).toEqual({ bytes: head.length });
+      expect(await state.getWriter('acme', seg.sid, seg.w)).toMatchObject({ length: head.length, lines: 3 });
       await state.close();
     });
   });

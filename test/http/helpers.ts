@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { serve } from '@hono/node-server';
 import { expect } from 'vitest';
-import { createApp } from '../../lib/http/index.js';
+import { type AppDeps, createApp } from '../../lib/http/index.js';
 import { newId, openSession, replayLines, sessionDirSegments } from '../../lib/log/index.js';
 import { ensureTenant, mintToken } from '../../lib/service/index.js';
 import { openLocalStores, type Scope, type Stores } from '../../lib/store/index.js';
@@ -29,14 +29,19 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Starts `createApp` over the local stores on 127.0.0.1 with an OS-chosen port. */
-export async function startServer(): Promise<TestServer> {
+/**
+ * Starts `createApp` over the local stores on 127.0.0.1 with an OS-chosen port.
+ * @param deps more of `createApp`'s dependencies (limits, a rate limiter, a clock)
+ */
+export async function startServer(
+  deps: Omit<AppDeps, 'segments' | 'state' | 'log'> = {},
+): Promise<TestServer> {
   const root = mkdtempSync(join(tmpdir(), 'hansard-http-'));
   const dataDir = join(root, 'data');
   const workDir = join(root, 'work');
   const stores = openLocalStores(dataDir);
   const logged: string[] = [];
-  const app = createApp({ ...stores, log: (m, e) => logged.push(`${m} ${String(e ?? '')}`) });
+  const app = createApp({ ...deps, ...stores, log: (m, e) => logged.push(`${m} ${String(e ?? '')}`) });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
   });

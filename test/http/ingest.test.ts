@@ -251,7 +251,8 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
   it('accepts a body of exactly 5 MiB of lines', async () => {
     const big = writeSession(srv.workDir, { open: true });
     const head = big.lines[0]!;
-    const filler = big.lines[2]!;
+    // ~1 KiB lines, so that 5 MiB stays under the 10,000 lines a chunk may hold
+    const filler = Buffer.from(`${JSON.stringify({ pad: 'x'.repeat(1000) })}\n`);
     // writer.start, then as many copies of a line as fit while leaving room for a padding line
     const copies = Math.floor((MAX_CHUNK_BYTES - head.length - 64) / filler.length);
     const used = head.length + copies * filler.length;

@@ -3,8 +3,6 @@
  * validate, call a verb of `lib/service`, and shape the answer.
  */
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import { z } from 'zod';
 import { AppError } from '../../service/errors.js';
 import { ingestChunk, MAX_CHUNK_BYTES } from '../../service/ingest.js';
 import {
@@ -16,51 +14,39 @@ import {
   replaySession,
 } from '../../service/sessions.js';
 import type { AppEnv } from '../auth.js';
-import { pathParam, queryParam, SessionId, WriterId } from '../params.js';
+import {
+  boundedBody,
+  Cursor,
+  Format,
+  Limit,
+  Offset,
+  pathParam,
+  queryParam,
+  Raw,
+  SessionId,
+  WriterId,
+} from '../params.js';
 import { toByteStream } from '../stream.js';
-
-// Digits only: `z.coerce` would read '', ' 0', '0x0' and '1e3' as numbers.
-const Offset = z
-  .string()
-  .regex(/^\d{1,16}$/, 'a byte offset is a non-negative decimal integer')
-  .transform(Number)
-  .pipe(z.number().int().max(Number.MAX_SAFE_INTEGER));
-const Limit = z.coerce.number().int().min(1).max(200).default(50);
-const Format = z.enum(['ndjson', 'text']).default('ndjson');
-const Flag = z
-  .enum(['0', '1', 'true', 'false'])
-  .optional()
-  .transform((v) => v === '1' || v === 'true');
 
 export function sessionRoutes(): Hono<AppEnv> {
   const r = new Hono<AppEnv>();
 
-  r.post(
-    '/sessions/:sid/writers/:w/chunks',
-    bodyLimit({
-      maxSize: MAX_CHUNK_BYTES,
-      onError: () => {
-        throw new AppError('payload_too_large', `a chunk may hold at most ${MAX_CHUNK_BYTES} bytes`, {
-          max_bytes: MAX_CHUNK_BYTES,
-        });
-      },
-    }),
-    async (c) => {
-      const sid = pathParam(c, 'sid', SessionId);
-      const w = pathParam(c, 'w', WriterId);
-      if (c.req.query('offset') === undefined) {
-        throw new AppError(
-          'bad_request',
-          'the query parameter offset is required: the byte offset of the chunk',
-        );
-      }
-      const offset = queryParam(c, 'offset', Offset);
-      const body = new Uint8Array(await c.req.arrayBuffer());
-      const res = await ingestChunk({ ctx: c.get('ctx'), input: { sid, w, offset, body } });
-      const { created, ...answer } = res;
-      return c.json(answer, created ? 201 : 200);
-    },
-  );
+  r.post('/sessions/:sid/writers/:w/chunks', async (c) => {
+    const sid = pathParam(c, 'sid', SessionId);
+    const w = pathParam(c, 'w', WriterId);
+    if (c.req.query('offset') === undefined) {
+      throw new AppError(
+        'bad_request',
+        'the query parameter offset is required: the byte offset of the chunk',
+      );
+    }
+    const offset = queryParam(c, 'offset', Offset);
+    // At most one byte past the limit is read: enough for `ingestChunk` to refuse it and name the line.
+    const body = await boundedBody(c, MAX_CHUNK_BYTES);
+    const res = await ingestChunk({ ctx: c.get('ctx'), input: { sid, w, offset, body } });
+    const { created, ...answer } = res;
+    return c.json(answer, created ? 201 : 200);
+  });
 
   r.get('/sessions/:sid/writers/:w', async (c) => {
     const sid = pathParam(c, 'sid', SessionId);
@@ -80,7 +66,7 @@ export function sessionRoutes(): Hono<AppEnv> {
 
   r.get('/sessions', async (c) => {
     const limit = queryParam(c, 'limit', Limit);
-    const cursor = c.req.query('cursor') ?? null;
+    const cursor = queryParam(c, 'cursor', Cursor) ?? null;
     return c.json(await listSessions({ ctx: c.get('ctx'), limit, cursor }));
   });
 
@@ -92,7 +78,7 @@ export function sessionRoutes(): Hono<AppEnv> {
   r.get('/sessions/:sid/replay', async (c) => {
     const sid = pathParam(c, 'sid', SessionId);
     const format = queryParam(c, 'format', Format);
-    const raw = queryParam(c, 'raw', Flag);
+    const raw = queryParam(c, 'raw', Raw);
     const ctx = c.get('ctx');
     if (raw) {
       const body = await rawSession({ ctx, sid });

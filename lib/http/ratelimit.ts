@@ -1,0 +1,44 @@
+/**
+ * Per-token rate limiting (issue 5): Hono middleware that runs after authentication and asks the
+ * deployment's `RateLimiter` (lib/ratelimit) about the caller's token id. Over the limit the answer is
+ * 429 `rate_limited` with `Retry-After` (whole seconds) and `details: {limit, window_seconds,
+ * retry_after_seconds}`; the request goes no further. When the limiter itself fails (its backend is
+ * unreachable) the request is let through and the failure logged: the limit protects the service, and an
+ * outage of the counter must not become an outage of the API.
+ */
+import type { MiddlewareHandler } from 'hono';
+import { type RateLimiter, RateLimiterError } from '../ratelimit/interface.js';
+import type { AppEnv } from './auth.js';
+import { errorBody } from './errors.js';
+
+/**
+ * @param log where a limiter failure is reported (never given the token)
+ * @example v1.use('*', requireAuth(deps), rateLimit(limiter, log));
+ */
+export function rateLimit(
+  limiter: RateLimiter,
+  log: (message: string, err?: unknown) => void,
+): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const caller = c.get('ctx').caller;
+    let decision: Awaited<ReturnType<RateLimiter['limit']>>;
+    try {
+      decision = await limiter.limit(caller.id);
+    } catch (err) {
+      if (!(err instanceof RateLimiterError)) throw err;
+      log('rate limiter failed, request let through', err.cause ?? err);
+      return next();
+    }
+    if (decision.allowed) return next();
+    const { limit, window_seconds, retry_after_seconds } = decision;
+    return c.json(
+      errorBody(
+        'rate_limited',
+        `this token may make ${limit} requests per ${window_seconds} s: try again in ${retry_after_seconds} s`,
+        { limit, window_seconds, retry_after_seconds },
+      ),
+      429,
+      { 'Retry-After': String(retry_after_seconds) },
+    );
+  };
+}

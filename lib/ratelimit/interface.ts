@@ -1,0 +1,46 @@
+/**
+ * The rate-limit capability (issue 5, STYLE §8): one interface, a no-op, an in-process token bucket for
+ * local mode (`memory.ts`) and a fixed-window counter in the DynamoDB state table for AWS (`dynamo.ts`).
+ * `lib/http` asks it once per authenticated request, keyed by the token id, and answers 429
+ * `rate_limited` with `Retry-After` when it says no. Why these two backends: `docs/adr/0003-rate-limits.md`.
+ */
+import { z } from 'zod';
+
+/**
+ * How many requests a key may make: `limit` per `window_seconds`. `burst` is how many the in-process
+ * bucket lets through at once after a quiet spell (default `limit`); the fixed-window counter has no
+ * separate burst (it allows `limit` at any moment of a window).
+ */
+export const RateLimitConfig = z.strictObject({
+  limit: z.number().int().min(1).max(1_000_000).default(600),
+  window_seconds: z.number().int().min(1).max(86_400).default(60),
+  burst: z.number().int().min(1).max(1_000_000).optional(),
+});
+export type RateLimitConfig = z.infer<typeof RateLimitConfig>;
+export type RateLimitConfigInput = z.input<typeof RateLimitConfig>;
+
+/** The answer for one request. */
+export interface RateLimitDecision {
+  allowed: boolean;
+  /** the configured `limit` and `window_seconds` (for the 429's details) */
+  limit: number;
+  window_seconds: number;
+  /** requests left now (0 when refused) */
+  remaining: number;
+  /** whole seconds until a refused key may try again, at least 1; 0 when allowed */
+  retry_after_seconds: number;
+}
+
+export interface RateLimiter {
+  /**
+   * Counts one request of `key` (a token id) and says whether it may go ahead. A refused request is not
+   * counted.
+   * @throws RateLimiterError when the limiter's backend cannot answer (the caller decides what to do)
+   */
+  limit(key: string): Promise<RateLimitDecision>;
+}
+
+/** The limiter's backend failed (e.g. DynamoDB unreachable); `cause` is the backend's error. */
+export class RateLimiterError extends Error {
+  override name = 'RateLimiterError';
+}

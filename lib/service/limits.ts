@@ -1,0 +1,46 @@
+/**
+ * The service's configurable limits (DESIGN §7, issue 5): lines per chunk and the per-tenant storage
+ * quota. The chunk body limit (5 MiB, `MAX_CHUNK_BYTES` in `ingest.ts`) is fixed by the API and not here.
+ * A deployment passes its own values through `createApp({ limits })` (`hansard serve --quota-bytes`, the
+ * Lambda environment); anything it leaves out takes the default below.
+ */
+
+/** The limits ingest enforces. */
+export interface Limits {
+  /** most lines (events) one chunk may hold; more is refused with 413 `too_many_lines` */
+  maxChunkLines: number;
+  /**
+   * bytes of segments a tenant may store in all (the sum of its writers' lengths); a chunk that would
+   * pass it is refused with 413 `quota_exceeded`. null: no quota.
+   */
+  tenantQuotaBytes: number | null;
+}
+
+/** 10,000 lines per chunk, 10 GiB per tenant. */
+export const DEFAULT_LIMITS: Limits = {
+  maxChunkLines: 10_000,
+  tenantQuotaBytes: 10 * 1024 ** 3,
+};
+
+/** The limits in force: `DEFAULT_LIMITS` with the deployment's own values over them. */
+export function resolveLimits(own: Partial<Limits> | undefined): Limits {
+  return {
+    maxChunkLines: own?.maxChunkLines ?? DEFAULT_LIMITS.maxChunkLines,
+    tenantQuotaBytes:
+      own?.tenantQuotaBytes === undefined ? DEFAULT_LIMITS.tenantQuotaBytes : own.tenantQuotaBytes,
+  };
+}
+
+const UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
+
+/**
+ * A byte count as an operator writes it: digits, optionally followed by a binary unit (`512MiB`, `10GiB`,
+ * `1T`; `K`/`KiB`, `M`/`MiB`, `G`/`GiB`, `T`/`TiB`, case-insensitive). Returns null for anything else.
+ * @example parseByteSize('10GiB') // 10737418240
+ */
+export function parseByteSize(text: string): number | null {
+  const m = /^\s*(\d{1,16})\s*(?:([kmgt])(?:i?b)?|b)?\s*$/i.exec(text);
+  if (!m) return null;
+  const n = Number(m[1]) * UNITS[(m[2] ?? '').toLowerCase()]!;
+  return Number.isSafeInteger(n) ? n : null;
+}

@@ -1,0 +1,513 @@
+/**
+ * Tenant isolation and authorization over every route of the app (STYLE §9, after unkey's common tests).
+ * One table says how to call each route; a route the app serves without a row here fails the first test.
+ *
+ * Three tenants: A holds the data under attack, B is an ordinary neighbour with data of its own, and C
+ * probes A's ids with an all-scopes token. For every route:
+ *  (a) C on A's ids answers exactly what C gets for fresh random ids: same status, same bytes (for a
+ *      2xx that creates something in C's own tenant, the same bytes once the ids C sent and the values
+ *      minted per request — secret, token id, timestamps — are masked);
+ *  (b) a token of each single scope the route does not allow gets 403 `forbidden` (the HTML board pages
+ *      send such a browser to sign in: 302 to /login), and each allowed scope gets neither;
+ *  (c) no token: 401 `unauthorized` on the API, 302 to /login on the board pages;
+ *  (d) nothing B or C is answered names A's sessions, writers, tokens, token secrets or hashes;
+ *  (e) A's session-bound token on A's other session answers exactly as on a session that does not exist.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../lib/http/index.js';
+import { newId } from '../../lib/log/index.js';
+import { hashToken } from '../../lib/service/index.js';
+import { SCOPES, type Scope } from '../../lib/store/index.js';
+import {
+  type Answer,
+  expectError,
+  type LocalSegment,
+  makeTenant,
+  mint,
+  startServer,
+  type TestServer,
+  type TestTenant,
+  upload,
+  writeSession,
+} from './helpers.js';
+import { leaked, type Req, send, snapshot } from './suite-helpers.js';
+
+/** The ids a route call is made with. */
+interface Ids {
+  sid: string;
+  w: string;
+  tokenId: string;
+  /** a byte offset for a chunk (the writer's stored length when it is the caller's own writer) */
+  offset: number;
+}
+
+interface RouteCase {
+  /** `bearer`: the /v1 API; `page`: an HTML board page (cookie or bearer); `public`: no token needed */
+  auth: 'bearer' | 'page' | 'public';
+  /** the scopes that may call it (for `public`, none) */
+  scopes: Scope[];
+  /** whether the call carries a tenant's session, writer or token id: (a) and (d) probe those */
+  ids: boolean;
+  /** what a caller gets for ids its tenant does not hold (for `ids` routes) */
+  missing?: number;
+  /** what an anonymous caller gets, when not 401 (public routes, pages) */
+  anonymous?: number;
+  call: (ids: Ids) => Req;
+}
+
+const ALL_SCOPES: Scope[] = [...SCOPES];
+
+/** A note event of writer `w` of session `sid` with sequence number `seq`, as one NDJSON line. */
+function noteLine(sid: string, w: string, seq: number): string {
+  const ts = `${new Date().toISOString().slice(0, 23)}000Z`;
+  return `${JSON.stringify({ v: 3, sid, w, seq, id: newId('e'), ts, mono: seq, type: 'note', author: 'isolation', text: 'probe' })}\n`;
+}
+
+const ROUTES: Record<string, RouteCase> = {
+  'GET /healthz': { auth: 'public', scopes: [], ids: false, anonymous: 200, call: () => get('/healthz') },
+  'GET /v1/openapi.json': {
+    auth: 'public',
+    scopes: [],
+    ids: false,
+    anonymous: 200,
+    call: () => get('/v1/openapi.json'),
+  },
+  'GET /v1/docs': { auth: 'public', scopes: [], ids: false, anonymous: 200, call: () => get('/v1/docs') },
+  'GET /v1/board': { auth: 'bearer', scopes: ['board', 'read'], ids: false, call: () => get('/v1/board') },
+  'POST /v1/sessions/:sid/writers/:w/chunks': {
+    auth: 'bearer',
+    scopes: ['ingest'],
+    ids: true,
+    // a caller holding nothing of this writer is told to start at 0
+    missing: 409,
+    call: (i) => ({
+      method: 'POST',
+      path: `/v1/sessions/${i.sid}/writers/${i.w}/chunks?offset=${i.offset}`,
+      body: noteLine(i.sid, i.w, 100 + i.offset),
+    }),
+  },
+  'GET /v1/sessions/:sid/writers/:w': {
+    auth: 'bearer',
+    scopes: ['ingest', 'read'],
+    ids: true,
+    missing: 404,
+    call: (i) => get(`/v1/sessions/${i.sid}/writers/${i.w}`),
+  },
+  'GET /v1/sessions/:sid/writers/:w/segment': {
+    auth: 'bearer',
+    scopes: ['read'],
+    ids: true,
+    missing: 404,
+    call: (i) => get(`/v1/sessions/${i.sid}/writers/${i.w}/segment`),
+  },
+  'GET /v1/sessions': { auth: 'bearer', scopes: ['read'], ids: false, call: () => get('/v1/sessions') },
+  'GET /v1/sessions/:sid': {
+    auth: 'bearer',
+    scopes: ['read', 'board'],
+    ids: true,
+    missing: 404,
+    call: (i) => get(`/v1/sessions/${i.sid}`),
+  },
+  'GET /v1/sessions/:sid/replay': {
+    auth: 'bearer',
+    scopes: ['read', 'board'],
+    ids: true,
+    missing: 404,
+    call: (i) => get(`/v1/sessions/${i.sid}/replay`),
+  },
+  'GET /v1/sessions/:sid/verify': {
+    auth: 'bearer',
+    scopes: ['read'],
+    ids: true,
+    missing: 404,
+    call: (i) => get(`/v1/sessions/${i.sid}/verify`),
+  },
+  'GET /v1/sessions/:sid/inspect': {
+    auth: 'bearer',
+    scopes: ['read'],
+    ids: true,
+    missing: 404,
+    call: (i) => get(`/v1/sessions/${i.sid}/inspect`),
+  },
+  'GET /v1/sessions/:sid/attribution': {
+    auth: 'bearer',
+    scopes: ['read'],
+    ids: true,
+    missing: 404,
+    call: (i) => get(`/v1/sessions/${i.sid}/attribution`),
+  },
+  'POST /v1/sessions/:sid/status': {
+    auth: 'bearer',
+    scopes: ['report'],
+    ids: true,
+    // a report needs no session: it lands in the caller's own tenant
+    missing: 201,
+    call: (i) => ({
+      method: 'POST',
+      path: `/v1/sessions/${i.sid}/status`,
+      json: { state: 'blocked', note: 'isolation probe' },
+    }),
+  },
+  'GET /v1/sessions/:sid/status': {
+    auth: 'bearer',
+    scopes: ['read', 'report', 'board'],
+    ids: true,
+    missing: 404,
+    call: (i) => get(`/v1/sessions/${i.sid}/status`),
+  },
+  'POST /v1/tokens': {
+    auth: 'bearer',
+    scopes: ['admin'],
+    ids: false,
+    call: () => ({ method: 'POST', path: '/v1/tokens', json: { scopes: ['read'], label: 'isolation' } }),
+  },
+  'POST /v1/sessions/:sid/tokens': {
+    auth: 'bearer',
+    // asking for all three session scopes: only an admin (or a token holding all three) may hand them on
+    scopes: ['admin'],
+    ids: true,
+    // a session token needs no session yet: it is minted in the caller's own tenant
+    missing: 201,
+    call: (i) => ({
+      method: 'POST',
+      path: `/v1/sessions/${i.sid}/tokens`,
+      json: { scopes: ['ingest', 'report', 'read'], label: 'isolation' },
+    }),
+  },
+  'GET /v1/tokens': { auth: 'bearer', scopes: ['admin'], ids: false, call: () => get('/v1/tokens') },
+  'DELETE /v1/tokens/:id': {
+    auth: 'bearer',
+    scopes: ['admin'],
+    ids: true,
+    missing: 404,
+    call: (i) => ({ method: 'DELETE', path: `/v1/tokens/${i.tokenId}` }),
+  },
+  'GET /login': { auth: 'public', scopes: [], ids: false, anonymous: 200, call: () => get('/login') },
+  // Signing in takes the token in the form, not the header: without one it shows the form again (401).
+  'POST /login': {
+    auth: 'public',
+    scopes: [],
+    ids: false,
+    anonymous: 401,
+    call: () => ({
+      method: 'POST',
+      path: '/login',
+      body: 'token=',
+      // a browser's form post names its origin; the board's CSRF guard refuses one from elsewhere
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: srv.url },
+    }),
+  },
+  'POST /logout': {
+    auth: 'public',
+    scopes: [],
+    ids: false,
+    anonymous: 303,
+    call: () => ({
+      method: 'POST',
+      path: '/logout',
+      body: '',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: srv.url },
+    }),
+  },
+  'GET /': { auth: 'page', scopes: ['board'], ids: false, anonymous: 302, call: () => get('/') },
+  'GET /sessions/:sid': {
+    auth: 'page',
+    scopes: ['board'],
+    ids: true,
+    missing: 404,
+    anonymous: 302,
+    call: (i) => get(`/sessions/${i.sid}`),
+  },
+};
+
+function get(path: string): Req {
+  return { method: 'GET', path };
+}
+
+/** What a tenant holds for the suite: its session, writer, a token id to revoke, and every secret. */
+interface Held {
+  tenant: TestTenant;
+  seg: LocalSegment;
+  /** a second session (A's session-bound token is bound to it) */
+  other: LocalSegment;
+  /** a token of the tenant that the probes try to revoke */
+  victimTokenId: string;
+  /** one token per scope */
+  single: Record<Scope, string>;
+}
+
+let srv: TestServer;
+let A: Held;
+let B: Held;
+let C: TestTenant;
+/** A's session-bound token (ingest, report, read, board), bound to `A.other` */
+let boundA: string;
+let probers = 0;
+
+async function hold(name: string): Promise<Held> {
+  const tenant = await makeTenant(srv, name);
+  const seg = writeSession(srv.workDir, { open: true, agent: `${name}-agent` });
+  const other = writeSession(srv.workDir, { agent: `${name}-other` });
+  await upload(srv, tenant.admin, seg);
+  await upload(srv, tenant.admin, other);
+  const st = await send(srv, {
+    method: 'POST',
+    path: `/v1/sessions/${seg.sid}/status`,
+    token: tenant.admin,
+    json: { state: 'working', note: `${name} is busy` },
+  });
+  expect(st.status, st.text).toBe(201);
+  const victim = await mint(srv, name, ['read']);
+  const single = {} as Record<Scope, string>;
+  for (const s of SCOPES) single[s] = await mint(srv, name, [s]);
+  return { tenant, seg, other, victimTokenId: await tokenId(victim), single };
+}
+
+async function tokenId(secret: string): Promise<string> {
+  return (await srv.stores.state.getTokenByHash(hashToken(secret)))!.id;
+}
+
+/** A's ids as a caller names them. */
+function idsOf(h: Held): Ids {
+  return { sid: h.seg.sid, w: h.seg.w, tokenId: h.victimTokenId, offset: h.seg.bytes.length };
+}
+
+function freshIds(): Ids {
+  return { sid: newId('s'), w: newId('w'), tokenId: `tok_${newId('e').slice(2)}`, offset: 1234 };
+}
+
+/** Everything of A another tenant must never see: ids, token ids, secrets and their hashes. */
+async function secretsOf(h: Held, extraSecrets: string[]): Promise<Set<string>> {
+  const out = new Set<string>([h.seg.sid, h.seg.w, h.other.sid, h.other.w, h.tenant.name]);
+  for (const t of await srv.stores.state.listTokens(h.tenant.name)) {
+    out.add(t.id);
+    out.add(t.hash);
+  }
+  for (const s of [h.tenant.admin, ...Object.values(h.single), ...extraSecrets]) {
+    out.add(s);
+    out.add(hashToken(s));
+  }
+  return out;
+}
+
+/** The answer with the ids the request carried masked, and what is minted per request. */
+function masked(a: Answer, sent: Ids): string {
+  let t = a.text;
+  for (const v of [sent.sid, sent.w, sent.tokenId]) t = t.replaceAll(v, '<sent id>');
+  return t
+    .replace(/hns_[0-9A-Za-z]{43}/g, '<secret>')
+    .replace(/tok_[0-9A-HJKMNP-TV-Z]{26}/g, '<token id>')
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>');
+}
+
+/** Status, content type and body, for comparing two answers. */
+function shape(a: Answer, body: string): string {
+  return `${a.status} ${a.headers.get('content-type')} ${a.headers.get('location') ?? ''}\n${body}`;
+}
+
+const answered: { what: string; a: Answer; sent: Ids | null }[] = [];
+
+async function call(route: string, ids: Ids, token: string | null): Promise<Answer> {
+  return send(srv, { ...ROUTES[route]!.call(ids), token });
+}
+
+beforeAll(async () => {
+  srv = await startServer();
+  A = await hold('tenant-a-7f3k');
+  B = await hold('tenant-b-9q2m');
+  C = await makeTenant(srv, 'tenant-c-4x8v');
+  boundA = await mint(srv, A.tenant.name, ['ingest', 'report', 'read', 'board'], A.other.sid);
+});
+
+afterAll(async () => {
+  expect(srv.logged).toEqual([]);
+  await srv.close();
+});
+
+describe('the route table', () => {
+  it('has a row for every route the app serves, and no row for a route it does not serve', () => {
+    const app = createApp({ segments: srv.stores.segments, state: srv.stores.state });
+    const served = new Set(app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${r.path}`));
+    expect([...served].sort()).toEqual(Object.keys(ROUTES).sort());
+  });
+});
+
+describe('(a) another tenant on A’s ids answers as for ids that do not exist', () => {
+  for (const [route, rc] of Object.entries(ROUTES)) {
+    if (!rc.ids) continue;
+    it(`${route}: the same status and bytes as a fresh id (${rc.missing})`, async () => {
+      const before = await snapshot(srv, A.tenant.admin, A.seg);
+      const ids = idsOf(A);
+      const fresh = freshIds();
+      // A route that creates in the caller's tenant gets a prober of its own, so that C's later reads of
+      // A's ids still find nothing of C's either.
+      const prober = rc.missing! < 400 ? (await makeTenant(srv, `tenant-p-${++probers}`)).admin : C.admin;
+      const onA = await call(route, ids, prober);
+      const onFresh = await call(route, fresh, prober);
+      answered.push({ what: `C on A: ${route}`, a: onA, sent: ids });
+      expect(onA.status, onA.text).toBe(rc.missing);
+      if (onA.status >= 400) {
+        // an error answer names nothing that was sent: byte for byte the same
+        expect(shape(onA, onA.text)).toBe(shape(onFresh, onFresh.text));
+        if (rc.auth !== 'page') expectError(srv, onA, rc.missing!);
+      } else {
+        expect(shape(onA, masked(onA, ids))).toBe(shape(onFresh, masked(onFresh, fresh)));
+      }
+      // nothing of A changed: its files, its writer, its status, its listing and its tokens
+      expect(await snapshot(srv, A.tenant.admin, A.seg)).toEqual(before);
+    });
+  }
+
+  it('leaves A’s token that C tried to revoke working', async () => {
+    const victim = (await srv.stores.state.listTokens(A.tenant.name)).find((t) => t.id === A.victimTokenId)!;
+    expect(victim.revoked_at).toBeNull();
+  });
+});
+
+describe('(b) a token of a scope the route does not allow is refused', () => {
+  for (const [route, rc] of Object.entries(ROUTES)) {
+    if (rc.auth === 'public') continue;
+    const refused = ALL_SCOPES.filter((s) => !rc.scopes.includes(s));
+    it(`${route}: ${refused.join(', ')} refused; ${rc.scopes.join(', ')} let through`, async () => {
+      for (const scope of refused) {
+        const before = await snapshot(srv, A.tenant.admin, A.seg);
+        const a = await call(route, idsOf(A), A.single[scope]);
+        if (rc.auth === 'page') {
+          // a browser without the board scope is sent to sign in, not shown a JSON error
+          expect(a.status, `${scope}: ${a.text}`).toBe(302);
+          expect(a.headers.get('location')).toBe('/login');
+        } else {
+          const err = expectError(srv, a, 403, 'forbidden');
+          const required = err.details.required as string[];
+          expect(Array.isArray(required) && required.length > 0).toBe(true);
+          if (route !== 'POST /v1/sessions/:sid/tokens')
+            expect([...required].sort()).toEqual([...rc.scopes].sort());
+        }
+        expect(await snapshot(srv, A.tenant.admin, A.seg)).toEqual(before);
+      }
+      for (const scope of rc.scopes) {
+        const throwaway = await tokenId(await mint(srv, A.tenant.name, ['read']));
+        const a = await call(route, { ...idsOf(A), tokenId: throwaway }, A.single[scope]);
+        expect([401, 403], `${scope} on ${route}: ${a.text}`).not.toContain(a.status);
+        if (rc.auth === 'page') expect(a.headers.get('location')).toBeNull();
+      }
+    });
+  }
+});
+
+describe('(c) no token', () => {
+  for (const [route, rc] of Object.entries(ROUTES)) {
+    const expected = rc.anonymous ?? 401;
+    it(`${route}: ${expected}`, async () => {
+      const a = await call(route, idsOf(A), null);
+      expect(a.status, a.text).toBe(expected);
+      if (rc.auth === 'bearer') expectError(srv, a, 401, 'unauthorized');
+      if (rc.auth === 'page') expect(a.headers.get('location')).toBe('/login');
+      expect(leaked(a.text, await secretsOf(A, [boundA]))).toEqual([]);
+    });
+  }
+});
+
+describe('(d) nothing another tenant is answered names A’s things', () => {
+  it('B calling every route on its own ids and listings sees none of A’s ids, tokens or hashes', async () => {
+    const secrets = await secretsOf(A, [boundA]);
+    const own: Ids = {
+      ...idsOf(B),
+      offset: (await srv.stores.state.getWriter(B.tenant.name, B.seg.sid, B.seg.w))!.length,
+    };
+    for (const route of Object.keys(ROUTES)) {
+      const a = await call(route, own, B.tenant.admin);
+      // every route answers B (sign-in alone wants its token in the form, not the header)
+      expect(a.status, `${route}: ${a.text}`).toBeLessThan(route === 'POST /login' ? 402 : 400);
+      const headers = [...a.headers.entries()].map(([k, v]) => `${k}: ${v}`).join('\n');
+      expect(leaked(`${headers}\n${a.text}`, secrets), route).toEqual([]);
+    }
+  });
+
+  it('the answers C got while probing A name nothing of A but the ids C sent', async () => {
+    const secrets = await secretsOf(A, [boundA]);
+    expect(answered.length).toBeGreaterThan(5);
+    for (const { what, a, sent } of answered) {
+      let text = a.text;
+      for (const v of sent ? [sent.sid, sent.w, sent.tokenId] : []) text = text.replaceAll(v, '<sent id>');
+      expect(leaked(text, secrets), what).toEqual([]);
+    }
+  });
+
+  it('B’s board, as JSON and as HTML, and B’s listings show B’s sessions and never A’s', async () => {
+    const secrets = await secretsOf(A, [boundA]);
+    const boardJson = await send(srv, { method: 'GET', path: '/v1/board', token: B.single.board });
+    expect(boardJson.status).toBe(200);
+    expect(boardJson.json.sessions.map((s: { sid: string }) => s.sid).sort()).toEqual(
+      [B.seg.sid, B.other.sid].sort(),
+    );
+    // the page through the sign-in link and its cookie, as a browser gets it
+    const signIn = await send(srv, { method: 'GET', path: `/?token=${B.single.board}` });
+    expect(signIn.status).toBe(303);
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const page = await send(srv, { method: 'GET', path: '/', headers: { cookie } });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(B.seg.sid);
+    const timeline = await send(srv, { method: 'GET', path: `/sessions/${B.seg.sid}`, headers: { cookie } });
+    expect(timeline.status).toBe(200);
+    const theirs = await send(srv, { method: 'GET', path: `/sessions/${A.seg.sid}`, headers: { cookie } });
+    expect(theirs.status).toBe(404);
+    const listing = await send(srv, { method: 'GET', path: '/v1/sessions?limit=200', token: B.tenant.admin });
+    const tokens = await send(srv, { method: 'GET', path: '/v1/tokens', token: B.tenant.admin });
+    for (const a of [boardJson, page, timeline, theirs, listing, tokens]) {
+      expect(leaked(a.text, secrets)).toEqual([]);
+    }
+  });
+
+  it('the server log holds no token secret', () => {
+    const secrets = [A.tenant.admin, B.tenant.admin, C.admin, boundA, ...Object.values(A.single)];
+    expect(leaked(srv.logged.join('\n'), secrets)).toEqual([]);
+    expect(srv.logged.join('\n')).not.toMatch(/hns_[0-9A-Za-z]{43}/);
+  });
+});
+
+describe('(e) a session-bound token on another session of its tenant answers as for a missing one', () => {
+  for (const [route, rc] of Object.entries(ROUTES)) {
+    if (!rc.ids || route.startsWith('DELETE /v1/tokens')) continue;
+    it(`${route}: 404, the same bytes as a session that does not exist`, async () => {
+      const before = await snapshot(srv, A.tenant.admin, A.seg);
+      const onOther = await call(route, idsOf(A), boundA);
+      const onFresh = await call(route, freshIds(), boundA);
+      if (rc.auth === 'page') {
+        expect(onOther.status).toBe(404);
+      } else if (route === 'POST /v1/sessions/:sid/tokens') {
+        // a session-bound token may not mint tokens at all; on another session it is told "not found"
+        expectError(srv, onOther, 404, 'not_found');
+      } else {
+        expectError(srv, onOther, 404, 'not_found');
+      }
+      expect(shape(onOther, onOther.text)).toBe(shape(onFresh, onFresh.text));
+      expect(await snapshot(srv, A.tenant.admin, A.seg)).toEqual(before);
+    });
+  }
+
+  it('its listings and board show its own session only', async () => {
+    for (const path of ['/v1/sessions', '/v1/board']) {
+      const a = await send(srv, { method: 'GET', path, token: boundA });
+      expect(a.status, a.text).toBe(200);
+      expect(a.json.sessions.map((s: { sid: string }) => s.sid)).toEqual([A.other.sid]);
+      expect(a.text).not.toContain(A.seg.sid);
+    }
+  });
+
+  it('a session-bound token, even with the admin scope, cannot list, mint or revoke the tenant’s tokens', async () => {
+    const boundAdmin = await mint(srv, A.tenant.name, ['admin', 'read'], A.other.sid);
+    const tries: Req[] = [
+      get('/v1/tokens'),
+      { method: 'POST', path: '/v1/tokens', json: { scopes: ['read'] } },
+      { method: 'DELETE', path: `/v1/tokens/${A.victimTokenId}` },
+    ];
+    for (const req of tries) {
+      const a = await send(srv, { ...req, token: boundAdmin });
+      expectError(srv, a, 403, 'forbidden');
+      expect(a.text).not.toContain(A.seg.sid);
+    }
+    const victim = (await srv.stores.state.listTokens(A.tenant.name)).find((t) => t.id === A.victimTokenId)!;
+    expect(victim.revoked_at).toBeNull();
+  });
+});

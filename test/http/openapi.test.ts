@@ -1,0 +1,379 @@
+/**
+ * The OpenAPI document (`GET /v1/openapi.json`) and the API reference (`GET /v1/docs`), over real HTTP:
+ * the document is valid OpenAPI 3.1 (@readme/openapi-parser); it documents every route the Hono app
+ * serves and nothing else; real answers of every operation (successes and errors) match the status, media
+ * type, headers and JSON Schema the document gives for them (ajv, draft 2020-12); the reference page shows
+ * every operation and schema.
+ */
+
+import { compileErrors, dereference, validate } from '@readme/openapi-parser';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../lib/http/app.js';
+import { newId } from '../../lib/log/index.js';
+import {
+  type Answer,
+  makeTenant,
+  mint,
+  postChunk,
+  request,
+  startServer,
+  type TestServer,
+  type TestTenant,
+  upload,
+  writeSession,
+} from './helpers.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: the test reads the document field by field
+type Json = Record<string, any>;
+
+let srv: TestServer;
+let tenant: TestTenant;
+/** the document as served */
+let doc: Json;
+/** the document with every $ref resolved, for ajv */
+let resolved: Json;
+const ajv = new Ajv2020({ allErrors: true, strict: true });
+ajv.addFormat('date-time', {
+  type: 'string',
+  validate: (s: string) =>
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(s) && !Number.isNaN(Date.parse(s)),
+});
+const compiled = new Map<string, ValidateFunction>();
+/** `${operationId} ${status}` of every answer checked against the document */
+const checked = new Set<string>();
+
+beforeAll(async () => {
+  srv = await startServer();
+  tenant = await makeTenant(srv, 'local');
+  const a = await request(srv, 'GET', '/v1/openapi.json');
+  expect(a.status).toBe(200);
+  doc = a.json;
+  resolved = await dereference(structuredClone(doc) as never);
+});
+
+afterAll(async () => {
+  expect(srv.logged).toEqual([]);
+  await srv.close();
+});
+
+/** `/v1/sessions/:sid` as an OpenAPI path template. */
+const template = (honoPath: string) => honoPath.replace(/:(\w+)/g, '{$1}');
+const mediaBase = (type: string) => type.split(';')[0]!.trim().toLowerCase();
+
+/** Every `METHOD /path` the document has. */
+function documented(d: Json): string[] {
+  return Object.entries(d.paths as Json).flatMap(([path, item]) =>
+    Object.keys(item as Json).map((m) => `${m.toUpperCase()} ${path}`),
+  );
+}
+
+/**
+ * Checks a real answer against what the document says `method path` answers: its status is documented,
+ * its media type is one of the documented ones, the documented headers are there, and a JSON body is
+ * valid against the documented schema.
+ */
+function expectDocumented(method: string, path: string, a: Answer): void {
+  const op = (resolved.paths as Json)[path]?.[method.toLowerCase()] as Json | undefined;
+  expect(op, `${method} ${path} is documented`).toBeDefined();
+  const res = (op!.responses as Json)[String(a.status)] as Json | undefined;
+  expect(res, `${method} ${path} documents status ${a.status}: ${a.text.slice(0, 200)}`).toBeDefined();
+  for (const header of Object.keys(res!.headers ?? {})) {
+    expect(a.headers.has(header), `${method} ${path} ${a.status} has header ${header}`).toBe(true);
+  }
+  const content = res!.content as Json | undefined;
+  if (!content) {
+    expect(a.bytes.length, `${method} ${path} ${a.status} has no body`).toBe(0);
+  } else {
+    const type = mediaBase(a.headers.get('content-type') ?? '');
+    const key = Object.keys(content).find((k) => mediaBase(k) === type);
+    expect(key, `${method} ${path} ${a.status} documents ${type}: ${Object.keys(content)}`).toBeDefined();
+    if (type === 'application/json') {
+      const id = `${method} ${path} ${a.status}`;
+      let check = compiled.get(id);
+      if (!check) {
+        check = ajv.compile(content[key!].schema);
+        compiled.set(id, check);
+      }
+      const ok = check(JSON.parse(a.text));
+      expect(ok ? null : ajv.errorsText(check.errors), `${id}: ${a.text.slice(0, 300)}`).toBeNull();
+    }
+  }
+  checked.add(`${op!.operationId} ${a.status}`);
+}
+
+/** A request whose answer must match the document; returns the answer. */
+async function call(
+  method: string,
+  path: string,
+  docPath: string,
+  opts: Parameters<typeof request>[3] = {},
+): Promise<Answer> {
+  const a = await request(srv, method, path, { token: tenant.admin, ...opts });
+  expectDocumented(method, docPath, a);
+  return a;
+}
+
+/** A request that does not follow redirects (the board pages answer 302/303). */
+async function raw(method: string, path: string, init: RequestInit = {}): Promise<Answer> {
+  const res = await fetch(`${srv.url}${path}`, { method, redirect: 'manual', ...init });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const text = bytes.toString('utf8');
+  const json = (res.headers.get('content-type') ?? '').includes('application/json') ? JSON.parse(text) : null;
+  return { status: res.status, headers: res.headers, bytes, text, json };
+}
+
+describe('GET /v1/openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document, served without a token', async () => {
+    expect(doc.openapi).toBe('3.1.0');
+    const result = await validate(structuredClone(doc) as never);
+    expect(result.valid ? '' : compileErrors(result)).toBe('');
+    expect(result.warnings).toEqual([]);
+  });
+
+  it('documents every route the app serves, and only those', () => {
+    const app = createApp({ ...srv.stores });
+    const served = new Set(
+      app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${template(r.path)}`),
+    );
+    const inDoc = new Set(documented(doc));
+    expect(
+      [...served].filter((r) => !inDoc.has(r)),
+      'served but not documented',
+    ).toEqual([]);
+    expect(
+      [...inDoc].filter((r) => !served.has(r)),
+      'documented but not served',
+    ).toEqual([]);
+    expect(served.size).toBeGreaterThan(20);
+  });
+
+  it('names its components: every JSON body and answer is a $ref, every error the ErrorBody', () => {
+    for (const [path, item] of Object.entries(doc.paths as Json)) {
+      for (const [method, op] of Object.entries(item as Json)) {
+        const bodies = [
+          ...Object.values((op as Json).requestBody?.content ?? {}),
+          ...Object.values((op as Json).responses as Json).flatMap((r) =>
+            Object.values((r as Json).content ?? {}),
+          ),
+        ];
+        for (const [status, r] of Object.entries((op as Json).responses as Json)) {
+          const json = (r as Json).content?.['application/json']?.schema as Json | undefined;
+          if (Number(status) >= 400 && json) {
+            expect(json.allOf?.[0]?.$ref, `${method} ${path} ${status}`).toBe(
+              '#/components/schemas/ErrorBody',
+            );
+          }
+        }
+        for (const b of bodies) {
+          const schema = (b as Json).schema as Json;
+          if (schema.$ref) expect(doc.components.schemas[schema.$ref.split('/').pop()]).toBeDefined();
+          else expect(schema.allOf ?? schema.contentMediaType, `${method} ${path}`).toBeDefined();
+        }
+        // Every operation answers 500 as an ErrorBody, and each /v1 operation behind a token 401.
+        expect((op as Json).responses['500']).toBeDefined();
+        if (path.startsWith('/v1/') && ((op as Json).security ?? []).length > 0) {
+          expect((op as Json).responses['401'], `${method} ${path}`).toBeDefined();
+        }
+      }
+    }
+    const codes = doc.components.schemas.ErrorBody.properties.error.properties.code.enum as string[];
+    expect(codes).toContain('offset_mismatch');
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('describes query parameters from the schemas the routes validate with', () => {
+    const params = (path: string, method = 'get') =>
+      Object.fromEntries(
+        ((doc.paths[path][method].parameters ?? []) as Json[]).map((p) => [p.name, p]),
+      ) as Record<string, Json>;
+    const chunk = params('/v1/sessions/{sid}/writers/{w}/chunks', 'post');
+    expect(chunk.offset).toMatchObject({ in: 'query', required: true, schema: { type: 'string' } });
+    expect(chunk.sid).toMatchObject({ in: 'path', required: true });
+    expect(chunk.sid!.schema.pattern).toBe('^s_[0-9A-HJKMNP-TV-Z]{26}$');
+    const list = params('/v1/sessions');
+    expect(list.limit).toMatchObject({ required: false, schema: { minimum: 1, maximum: 200, default: 50 } });
+    expect(list.cursor).toMatchObject({ required: false });
+    const replay = params('/v1/sessions/{sid}/replay');
+    expect(replay.format!.schema).toMatchObject({ enum: ['ndjson', 'text'], default: 'ndjson' });
+    expect(replay.raw!.schema.enum).toEqual(['0', '1', 'true', 'false']);
+  });
+});
+
+describe('real answers match the document', () => {
+  it('for every operation: successes and errors', async () => {
+    const reader = await mint(srv, 'local', ['read']);
+    const nobody = { token: null };
+
+    await call('GET', '/healthz', '/healthz', nobody);
+    await call('GET', '/v1/openapi.json', '/v1/openapi.json', nobody);
+    await call('GET', '/v1/docs', '/v1/docs', nobody);
+
+    // ingest: 201, a retry (200), and the refusals
+    const seg = writeSession(srv.workDir);
+    const chunks = '/v1/sessions/{sid}/writers/{w}/chunks';
+    const chunk = (offset: number | null, body: string | Buffer, token: string | null = tenant.admin) =>
+      postChunk(srv, token, seg.sid, seg.w, offset, body);
+    expectDocumented('POST', chunks, await chunk(0, seg.bytes));
+    expectDocumented('POST', chunks, await chunk(0, seg.bytes));
+    expectDocumented('POST', chunks, await chunk(1, seg.bytes)); // 409 offset_mismatch
+    expectDocumented('POST', chunks, await chunk(null, seg.bytes)); // 400 bad_request
+    expectDocumented('POST', chunks, await chunk(seg.bytes.length, 'no newline')); // 400 incomplete_line
+    expectDocumented('POST', chunks, await chunk(seg.bytes.length, seg.bytes, reader)); // 403
+    expectDocumented('POST', chunks, await chunk(seg.bytes.length, seg.bytes, null)); // 401
+    const other = writeSession(srv.workDir, { agent: 'second' });
+    await upload(srv, tenant.admin, other);
+
+    const { sid, w } = seg;
+    await call('GET', `/v1/sessions/${sid}/writers/${w}`, '/v1/sessions/{sid}/writers/{w}');
+    await call('GET', `/v1/sessions/${sid}/writers/${newId('w')}`, '/v1/sessions/{sid}/writers/{w}'); // 404
+    await call('GET', `/v1/sessions/${sid}/writers/${w}/segment`, '/v1/sessions/{sid}/writers/{w}/segment');
+    await call('GET', '/v1/sessions?limit=1', '/v1/sessions');
+    await call('GET', '/v1/sessions?limit=0', '/v1/sessions'); // 400 bad_request
+    await call('GET', '/v1/sessions?cursor=nonsense', '/v1/sessions'); // 400 invalid_cursor
+    await call('GET', '/v1/sessions', '/v1/sessions', nobody); // 401
+    await call('GET', `/v1/sessions/${sid}`, '/v1/sessions/{sid}');
+    await call('GET', '/v1/sessions/not-an-id', '/v1/sessions/{sid}'); // 400 invalid_id
+    for (const q of ['', '?format=text', '?raw=1', '?format=xml']) {
+      await call('GET', `/v1/sessions/${sid}/replay${q}`, '/v1/sessions/{sid}/replay');
+    }
+    await call('GET', `/v1/sessions/${sid}/verify`, '/v1/sessions/{sid}/verify');
+    await call('GET', `/v1/sessions/${newId('s')}/verify`, '/v1/sessions/{sid}/verify'); // 404
+    await call('GET', `/v1/sessions/${sid}/inspect`, '/v1/sessions/{sid}/inspect');
+    await call('GET', `/v1/sessions/${sid}/attribution`, '/v1/sessions/{sid}/attribution');
+
+    // status
+    const status = '/v1/sessions/{sid}/status';
+    await call('GET', `/v1/sessions/${sid}/status`, status); // 404: nothing reported yet
+    const report = {
+      state: 'needs_review',
+      note: 'restarted the payments worker',
+      events: [{ kind: 'evidence', evidence: [{ type: 'command', ref: 'toolu_01', result: 'exit:0' }] }],
+    };
+    await call('POST', `/v1/sessions/${sid}/status`, status, { json: report });
+    await call('POST', `/v1/sessions/${sid}/status`, status, { json: { state: 'asleep' } }); // 400
+    await call('POST', `/v1/sessions/${sid}/status`, status, { json: report, token: reader }); // 403
+    await call('GET', `/v1/sessions/${sid}/status`, status);
+    await call('GET', '/v1/board', '/v1/board');
+    await call('GET', '/v1/board', '/v1/board', nobody); // 401
+
+    // tokens
+    const created = await call('POST', '/v1/tokens', '/v1/tokens', {
+      json: { scopes: ['read'], label: 'openapi test', ttl_seconds: 3600 },
+    });
+    await call('POST', '/v1/tokens', '/v1/tokens', { json: { scopes: ['root'] } }); // 400 invalid_body
+    await call('POST', '/v1/tokens', '/v1/tokens', { json: { scopes: ['read'] }, token: reader }); // 403
+    await call('GET', '/v1/tokens', '/v1/tokens');
+    await call('DELETE', `/v1/tokens/${created.json.id}`, '/v1/tokens/{id}');
+    await call('DELETE', `/v1/tokens/${created.json.id}x`, '/v1/tokens/{id}'); // 400 invalid_id
+    await call('DELETE', `/v1/tokens/${newId('e').replace(/^e_/, 'tok_')}`, '/v1/tokens/{id}'); // 404
+    await call('POST', `/v1/sessions/${sid}/tokens`, '/v1/sessions/{sid}/tokens', { body: '' });
+
+    // the board pages
+    const origin = { origin: srv.url };
+    for (const [method, path, docPath, init] of [
+      ['GET', '/login', '/login', {}],
+      ['GET', '/', '/', {}], // 302 to /login
+      ['GET', `/?token=${tenant.admin}`, '/', {}], // 303, signed in
+      ['GET', `/?token=hns_${'x'.repeat(43)}`, '/', {}], // 401
+      ['GET', `/sessions/${sid}`, '/sessions/{sid}', {}], // 302 to /login
+      [
+        'GET',
+        `/sessions/${sid}`,
+        '/sessions/{sid}',
+        { headers: { authorization: `Bearer ${tenant.admin}` } },
+      ],
+      [
+        'GET',
+        `/sessions/${newId('s')}`,
+        '/sessions/{sid}',
+        { headers: { cookie: `hansard_board=${tenant.admin}` } },
+      ],
+      [
+        'POST',
+        '/login',
+        '/login',
+        {
+          headers: { ...origin, 'content-type': 'application/x-www-form-urlencoded' },
+          body: `token=${tenant.admin}`,
+        },
+      ],
+      [
+        'POST',
+        '/login',
+        '/login',
+        { headers: { ...origin, 'content-type': 'application/x-www-form-urlencoded' }, body: 'token=nope' },
+      ],
+      ['POST', '/logout', '/logout', { headers: origin }],
+      [
+        'POST',
+        '/logout',
+        '/logout',
+        {
+          headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'x=1',
+        },
+      ], // 403
+    ] as const) {
+      expectDocumented(method, docPath, await raw(method, path, init as RequestInit));
+    }
+
+    // Every operation had at least one real answer checked.
+    const exercised = new Set([...checked].map((c) => c.split(' ')[0]));
+    const operations = Object.values(doc.paths as Json).flatMap((item) =>
+      Object.values(item as Json).map((op) => (op as Json).operationId as string),
+    );
+    expect(operations.filter((id) => !exercised.has(id))).toEqual([]);
+    // and the statuses above, among them each kind of error
+    for (const want of [
+      'postChunk 201',
+      'postChunk 200',
+      'postChunk 409',
+      'postChunk 400',
+      'postChunk 401',
+      'postChunk 403',
+      'getWriter 404',
+      'listSessions 400',
+      'getSession 400',
+      'replay 400',
+      'reportStatus 201',
+      'reportStatus 400',
+      'createToken 201',
+      'revokeToken 204',
+      'revokeToken 404',
+      'login 303',
+      'logout 403',
+      'boardPage 302',
+      'boardPage 303',
+      'boardPage 401',
+      'sessionPage 404',
+    ]) {
+      expect(checked, want).toContain(want);
+    }
+  });
+});
+
+describe('GET /v1/docs', () => {
+  it('renders every operation and schema of the document, with no script and a strict CSP', async () => {
+    const a = await request(srv, 'GET', '/v1/docs');
+    expect(a.status).toBe(200);
+    expect(a.headers.get('content-type')).toContain('text/html');
+    expect(a.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(a.text).not.toContain('<script');
+    for (const [path, item] of Object.entries(doc.paths as Json)) {
+      for (const [method, op] of Object.entries(item as Json)) {
+        const at = a.text.indexOf(`id="op-${(op as Json).operationId}"`);
+        expect(at, `${method} ${path}`).toBeGreaterThan(-1);
+        // hono/jsx escapes attributes: `{` and `}` stay as they are
+        expect(a.text.slice(at, at + 300)).toContain(`data-path="${path}" data-method="${method}"`);
+      }
+    }
+    for (const name of Object.keys(doc.components.schemas)) expect(a.text).toContain(`id="schema-${name}"`);
+    expect(a.text).toContain('href="/v1/openapi.json"');
+  });
+
+  it('is linked from the board pages', async () => {
+    const a = await request(srv, 'GET', '/login');
+    expect(a.text).toContain('href="/v1/docs"');
+  });
+});

@@ -1,0 +1,87 @@
+/**
+ * `MemoryRateLimiter` (lib/ratelimit/memory.ts), the token bucket of local mode, on a hand-moved clock:
+ * the allowance, the burst, exact refills and Retry-After, keys apart, and a bad config refused.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryRateLimiter, NoopRateLimiter } from '../../lib/ratelimit/index.js';
+
+/** A limiter on a clock the test moves, and `take(n)`: the decisions of n requests of one key. */
+function limiterAt(config: ConstructorParameters<typeof MemoryRateLimiter>[0]) {
+  const clock = { now: 1_000_000 };
+  const limiter = new MemoryRateLimiter(config, { now: () => clock.now });
+  const take = async (n: number, key = 'tok_A') => {
+    const out = [];
+    for (let i = 0; i < n; i++) out.push(await limiter.limit(key));
+    return out;
+  };
+  return { clock, limiter, take };
+}
+
+describe('MemoryRateLimiter', () => {
+  it('allows `limit` requests at once, then refuses with the wait for one more', async () => {
+    const { take } = limiterAt({ limit: 5, window_seconds: 10 });
+    const first = await take(5);
+    expect(first.map((d) => d.allowed)).toEqual([true, true, true, true, true]);
+    expect(first.map((d) => d.remaining)).toEqual([4, 3, 2, 1, 0]);
+    expect(await take(1)).toEqual([
+      { allowed: false, limit: 5, window_seconds: 10, remaining: 0, retry_after_seconds: 2 },
+    ]);
+  });
+
+  it('refills at limit per window exactly: after Retry-After one request passes, not two', async () => {
+    const { clock, take } = limiterAt({ limit: 3, window_seconds: 60 });
+    await take(3);
+    clock.now += 19_999;
+    expect((await take(1))[0]).toMatchObject({ allowed: false, retry_after_seconds: 1 });
+    clock.now += 1;
+    expect((await take(2)).map((d) => d.allowed)).toEqual([true, false]);
+    clock.now += 3600_000;
+    // Never more than a full bucket, however long the quiet.
+    expect((await take(4)).map((d) => d.allowed)).toEqual([true, true, true, false]);
+  });
+
+  it('lets a burst larger than the steady rate through after a quiet spell', async () => {
+    const { clock, take } = limiterAt({ limit: 60, window_seconds: 60, burst: 10 });
+    expect((await take(11)).filter((d) => d.allowed)).toHaveLength(10);
+    clock.now += 1000;
+    expect((await take(2)).map((d) => d.allowed)).toEqual([true, false]);
+  });
+
+  it('keeps keys apart, and does not count refused requests', async () => {
+    const { clock, take } = limiterAt({ limit: 2, window_seconds: 2 });
+    await take(2, 'tok_A');
+    for (let i = 0; i < 50; i++) await take(1, 'tok_A');
+    expect((await take(2, 'tok_B')).map((d) => d.allowed)).toEqual([true, true]);
+    clock.now += 1000;
+    expect((await take(1, 'tok_A'))[0]!.allowed).toBe(true);
+  });
+
+  it('gives nothing back when the clock steps backwards', async () => {
+    const { clock, take } = limiterAt({ limit: 1, window_seconds: 10 });
+    await take(1);
+    clock.now -= 60_000;
+    expect((await take(1))[0]).toMatchObject({ allowed: false, retry_after_seconds: 10 });
+  });
+
+  it('defaults to 600 a minute, and refuses a bad config', () => {
+    expect(new MemoryRateLimiter().config).toEqual({ limit: 600, window_seconds: 60 });
+    expect(() => new MemoryRateLimiter({ limit: 0 })).toThrow();
+    expect(() => new MemoryRateLimiter({ window_seconds: 1.5 })).toThrow();
+    expect(() => new MemoryRateLimiter({ limit: 5, extra: 1 } as never)).toThrow();
+  });
+
+  it('stays small: buckets that have refilled are dropped when many keys were seen', async () => {
+    const { clock, limiter, take } = limiterAt({ limit: 1, window_seconds: 1 });
+    for (let i = 0; i < 10_000; i++) await take(1, `tok_${i}`);
+    clock.now += 1000;
+    await take(1, 'tok_new');
+    expect((limiter as unknown as { buckets: Map<string, unknown> }).buckets.size).toBe(1);
+  });
+});
+
+describe('NoopRateLimiter', () => {
+  it('allows everything', async () => {
+    const noop = new NoopRateLimiter();
+    for (let i = 0; i < 1000; i++) expect((await noop.limit('tok_A')).allowed).toBe(true);
+  });
+});
