@@ -84,8 +84,12 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
       state,
       log: errorLog(o.logger),
       rateLimiter,
-      limits:
-        o.config.TENANT_QUOTA_BYTES !== undefined ? { tenantQuotaBytes: o.config.TENANT_QUOTA_BYTES } : {},
+      limits: {
+        maxChunkBytes: o.config.MAX_CHUNK_BYTES,
+        ...(o.config.TENANT_QUOTA_BYTES !== undefined
+          ? { tenantQuotaBytes: o.config.TENANT_QUOTA_BYTES }
+          : {}),
+      },
       ...(o.now ? { now: o.now } : {}),
     }),
   );

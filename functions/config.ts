@@ -67,6 +67,17 @@ export const LambdaConfig = z.object({
       .transform(Number)
       .optional(),
   ),
+  // API Gateway hands a binary body to Lambda base64-encoded, and Lambda takes 6 MB: 4 MiB is the most a
+  // chunk can be here (docs/deploy.md). Clients read it from GET /healthz.
+  MAX_CHUNK_BYTES: z.preprocess(
+    present,
+    z
+      .string()
+      .regex(/^[1-9]\d{0,7}$/, { error: 'expected a positive whole number of bytes' })
+      .transform(Number)
+      .pipe(z.number().max(5 * 1024 * 1024, { error: 'at most 5 MiB (5242880)' }))
+      .default(4 * 1024 * 1024),
+  ),
   /** tests only: a local S3 emulator (path-style addressing is used with it) */
   S3_ENDPOINT: endpoint,
   /** tests only: DynamoDB Local */

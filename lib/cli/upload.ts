@@ -60,9 +60,39 @@ export async function uploadSession(dir: string, options: UploadOptions): Promis
       `${dir} is not a session directory: expected s_<ULID>/ holding w_<ULID>.jsonl segments`,
     );
   }
+  const sized = { ...options, ...(await serverChunkLimits(options)) };
   const results: SegmentUploadResult[] = [];
-  for (const seg of segments) results.push(await uploadSegment(sid, seg.w, seg.path, options));
+  for (const seg of segments) results.push(await uploadSegment(sid, seg.w, seg.path, sized));
   return { sid, dir, segments: results };
+}
+
+const advertised = new WeakMap<ApiClient, Promise<{ max_chunk_bytes?: number; max_chunk_lines?: number }>>();
+
+/**
+ * The chunk limits the server advertises on `GET /healthz` (4 MiB behind API Gateway, 5 MiB locally),
+ * never more than the caller's own. Asked once per client; an older server that says nothing leaves the
+ * defaults.
+ */
+async function serverChunkLimits(
+  o: UploadOptions,
+): Promise<{ maxChunkBytes: number; maxChunkLines: number }> {
+  let ask = advertised.get(o.client);
+  if (!ask) {
+    ask = o.client
+      .request('GET', '/healthz')
+      .then(
+        (r) => (r.body as { limits?: { max_chunk_bytes?: number; max_chunk_lines?: number } }).limits ?? {},
+      )
+      .catch(() => ({}));
+    advertised.set(o.client, ask);
+  }
+  const limits = await ask;
+  const pick = (mine: number, theirs: unknown) =>
+    typeof theirs === 'number' && Number.isInteger(theirs) && theirs > 0 ? Math.min(mine, theirs) : mine;
+  return {
+    maxChunkBytes: pick(o.maxChunkBytes ?? MAX_CHUNK_BYTES, limits.max_chunk_bytes),
+    maxChunkLines: pick(o.maxChunkLines ?? MAX_CHUNK_LINES, limits.max_chunk_lines),
+  };
 }
 
 async function uploadSegment(

@@ -10,6 +10,7 @@ import { boardRoutes } from '../board/routes.js';
 import type { RateLimiter } from '../ratelimit/interface.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { ServiceDeps } from '../service/context.js';
+import { resolveLimits } from '../service/limits.js';
 import { HANSARD_VERSION } from '../version.js';
 import { type AppEnv, requireAuth } from './auth.js';
 import { errorBody, errorResponse } from './errors.js';
@@ -48,7 +49,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.onError((err, c) => errorResponse(c, err, log));
   app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
 
-  app.get('/healthz', (c) => c.json({ ok: true, version: HANSARD_VERSION }));
+  const limits = resolveLimits(deps.limits);
+  // Clients size their chunks to what this deployment takes (the CLI's upload reads it first).
+  app.get('/healthz', (c) =>
+    c.json({
+      ok: true as const,
+      version: HANSARD_VERSION,
+      limits: { max_chunk_bytes: limits.maxChunkBytes, max_chunk_lines: limits.maxChunkLines },
+    }),
+  );
 
   // The API's own description, without auth: /v1/openapi.json and the reference page /v1/docs.
   app.route('/v1', docsRoutes());

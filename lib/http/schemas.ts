@@ -44,7 +44,16 @@ named(requestSchemas, 'CreateSessionTokenInput', CreateSessionTokenInput);
 export const Health = named(
   responseSchemas,
   'Health',
-  z.object({ ok: z.literal(true), version: z.string().describe('the server version') }),
+  z.object({
+    ok: z.literal(true),
+    version: z.string().describe('the server version'),
+    limits: z
+      .object({
+        max_chunk_bytes: z.number().int().describe('the largest chunk body this deployment takes'),
+        max_chunk_lines: z.number().int().describe('the most lines one chunk may hold'),
+      })
+      .describe('what clients size their chunks to'),
+  }),
 );
 
 /** The answer to an accepted chunk (201 appended, 200 a retry of an accepted chunk). */

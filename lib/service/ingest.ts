@@ -18,7 +18,7 @@ import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from 
 import { AppError } from './errors.js';
 import { resolveLimits } from './limits.js';
 
-/** Largest chunk body, in bytes (DESIGN §4, §7). */
+/** Largest chunk body any deployment takes, in bytes (DESIGN §4, §7); a deployment may set less (`Limits`). */
 export const MAX_CHUNK_BYTES = 5 * 1024 * 1024;
 
 export interface IngestInput {
@@ -55,7 +55,8 @@ export async function ingestChunk({
   const { sid, w, body } = input;
   if (body.length === 0)
     throw new AppError('empty_body', 'the chunk is empty: send at least one complete line');
-  if (body.length > MAX_CHUNK_BYTES) throw await tooLarge(ctx, input);
+  const maxBytes = resolveLimits(ctx.limits).maxChunkBytes;
+  if (body.length > maxBytes) throw await tooLarge(ctx, input, maxBytes);
   if (body[body.length - 1] !== 0x0a) {
     throw new AppError('incomplete_line', 'the chunk must end with a newline: send complete lines only');
   }
@@ -77,21 +78,21 @@ export async function ingestChunk({
  * chunk can carry it: the answer names that line (its number in the segment when the offset is the stored
  * length, and its byte offset) so the writer can say which line of which segment it is.
  */
-async function tooLarge(ctx: ServiceContext, input: IngestInput): Promise<AppError> {
+async function tooLarge(ctx: ServiceContext, input: IngestInput, maxBytes: number): Promise<AppError> {
   const nl = input.body.indexOf(0x0a);
-  if (nl !== -1 && nl < MAX_CHUNK_BYTES) {
+  if (nl !== -1 && nl < maxBytes) {
     return new AppError(
       'payload_too_large',
-      `a chunk may hold at most ${MAX_CHUNK_BYTES} bytes: send fewer lines per chunk`,
-      { max_bytes: MAX_CHUNK_BYTES },
+      `a chunk may hold at most ${maxBytes} bytes: send fewer lines per chunk`,
+      { max_bytes: maxBytes },
     );
   }
   const current = await ctx.state.getWriter(ctx.tenant, input.sid, input.w);
   const line = (current?.length ?? 0) === input.offset ? (current?.lines ?? 0) + 1 : null;
   return new AppError(
     'payload_too_large',
-    `the line${line === null ? '' : ` ${line}`} at byte offset ${input.offset} of writer ${input.w} is longer than ${MAX_CHUNK_BYTES} bytes: no chunk can carry it`,
-    { max_bytes: MAX_CHUNK_BYTES, line, offset: input.offset },
+    `the line${line === null ? '' : ` ${line}`} at byte offset ${input.offset} of writer ${input.w} is longer than ${maxBytes} bytes: no chunk can carry it`,
+    { max_bytes: maxBytes, line, offset: input.offset },
   );
 }
 

@@ -1,12 +1,18 @@
 /**
  * The service's configurable limits (DESIGN §7, issue 5): lines per chunk and the per-tenant storage
- * quota. The chunk body limit (5 MiB, `MAX_CHUNK_BYTES` in `ingest.ts`) is fixed by the API and not here.
+ * quota, and the chunk body limit (at most 5 MiB, DESIGN §7; lower behind a gateway that needs it).
  * A deployment passes its own values through `createApp({ limits })` (`hansard serve --quota-bytes`, the
  * Lambda environment); anything it leaves out takes the default below.
  */
 
 /** The limits ingest enforces. */
 export interface Limits {
+  /**
+   * most bytes one chunk body may hold (DESIGN §7: 5 MiB). A deployment behind a smaller gateway lowers it
+   * (on AWS 4 MiB: API Gateway hands a binary body to Lambda base64-encoded, and Lambda takes 6 MB).
+   * Clients read it from `GET /healthz` and size their chunks to it.
+   */
+  maxChunkBytes: number;
   /** most lines (events) one chunk may hold; more is refused with 413 `too_many_lines` */
   maxChunkLines: number;
   /**
@@ -16,8 +22,9 @@ export interface Limits {
   tenantQuotaBytes: number | null;
 }
 
-/** 10,000 lines per chunk, 10 GiB per tenant. */
+/** 5 MiB and 10,000 lines per chunk, 10 GiB per tenant. */
 export const DEFAULT_LIMITS: Limits = {
+  maxChunkBytes: 5 * 1024 * 1024,
   maxChunkLines: 10_000,
   tenantQuotaBytes: 10 * 1024 ** 3,
 };
@@ -25,6 +32,7 @@ export const DEFAULT_LIMITS: Limits = {
 /** The limits in force: `DEFAULT_LIMITS` with the deployment's own values over them. */
 export function resolveLimits(own: Partial<Limits> | undefined): Limits {
   return {
+    maxChunkBytes: Math.min(own?.maxChunkBytes ?? DEFAULT_LIMITS.maxChunkBytes, DEFAULT_LIMITS.maxChunkBytes),
     maxChunkLines: own?.maxChunkLines ?? DEFAULT_LIMITS.maxChunkLines,
     tenantQuotaBytes:
       own?.tenantQuotaBytes === undefined ? DEFAULT_LIMITS.tenantQuotaBytes : own.tenantQuotaBytes,

@@ -25,13 +25,21 @@ function refusal(env: Record<string, string | undefined>): ConfigError {
 }
 
 describe('parseConfig', () => {
-  it('accepts a deployed environment and defaults LOG_LEVEL to INFO', () => {
+  it('accepts a deployed environment and defaults LOG_LEVEL to INFO and chunks to 4 MiB', () => {
     expect(parseConfig(good)).toEqual({
       BUCKET_NAME: good.BUCKET_NAME,
       TABLE_NAME: good.TABLE_NAME,
       AWS_REGION: 'eu-west-1',
       LOG_LEVEL: 'INFO',
+      // API Gateway base64-encodes a binary body and Lambda takes 6 MB: 4 MiB is what fits.
+      MAX_CHUNK_BYTES: 4 * 1024 * 1024,
     });
+  });
+
+  it('refuses a chunk limit above the 5 MiB of the API', () => {
+    expect(() => parseConfig({ ...good, MAX_CHUNK_BYTES: String(6 * 1024 * 1024) })).toThrow(
+      /MAX_CHUNK_BYTES/,
+    );
   });
 
   it('reads LOG_LEVEL case-insensitively and takes emulator endpoints for tests', () => {

@@ -62,6 +62,10 @@ describe('the answer schemas and the types the verbs answer with', () => {
     expectTypeOf<Out<typeof S.SessionToken>>().toExtend<
       Deep<{ token: string } & Pick<TokenRecord, 'id' | 'scopes' | 'session' | 'expires_at'>>
     >();
-    expectTypeOf<Out<typeof S.Health>>().toEqualTypeOf<{ ok: true; version: string }>();
+    expectTypeOf<Out<typeof S.Health>>().toEqualTypeOf<{
+      ok: true;
+      version: string;
+      limits: { max_chunk_bytes: number; max_chunk_lines: number };
+    }>();
   });
 });

@@ -4,7 +4,8 @@
  */
 import { Hono } from 'hono';
 import { AppError } from '../../service/errors.js';
-import { ingestChunk, MAX_CHUNK_BYTES } from '../../service/ingest.js';
+import { ingestChunk } from '../../service/ingest.js';
+import { resolveLimits } from '../../service/limits.js';
 import {
   getSession,
   getWriter,
@@ -42,7 +43,8 @@ export function sessionRoutes(): Hono<AppEnv> {
     }
     const offset = queryParam(c, 'offset', Offset);
     // At most one byte past the limit is read: enough for `ingestChunk` to refuse it and name the line.
-    const body = await boundedBody(c, MAX_CHUNK_BYTES);
+    // The deployment's chunk limit (5 MiB at most; 4 MiB behind API Gateway): `GET /healthz` tells clients.
+    const body = await boundedBody(c, resolveLimits(c.get('ctx').limits).maxChunkBytes);
     const res = await ingestChunk({ ctx: c.get('ctx'), input: { sid, w, offset, body } });
     const { created, ...answer } = res;
     return c.json(answer, created ? 201 : 200);

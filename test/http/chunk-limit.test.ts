@@ -1,0 +1,61 @@
+/**
+ * A deployment's chunk limit (issue 4: 4 MiB behind API Gateway): advertised on /healthz, enforced by
+ * ingest, and followed by the CLI's upload, which then needs more, smaller chunks.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../lib/cli/client.js';
+import { uploadSession } from '../../lib/cli/upload.js';
+import { openSession } from '../../lib/log/index.js';
+import {
+  expectError,
+  makeTenant,
+  postChunk,
+  request,
+  startServer,
+  type TestServer,
+  type TestTenant,
+} from './helpers.js';
+
+let srv: TestServer;
+let tenant: TestTenant;
+const LIMIT = 4096;
+
+beforeAll(async () => {
+  srv = await startServer({ limits: { maxChunkBytes: LIMIT } });
+  tenant = await makeTenant(srv, 'local');
+});
+afterAll(() => srv.close());
+
+describe('a deployment with a smaller chunk limit', () => {
+  it('advertises it on /healthz', async () => {
+    const a = await request(srv, 'GET', '/healthz');
+    expect(a.json).toMatchObject({ ok: true, limits: { max_chunk_bytes: LIMIT, max_chunk_lines: 10_000 } });
+  });
+
+  it('refuses a chunk over it with 413 and the limit in the details', async () => {
+    const s = openSession(srv.workDir, { agent: 'big' });
+    for (let i = 0; i < 40; i++) s.note({ author: 'a', text: `line ${i} ${'x'.repeat(100)}` });
+    s.end();
+    const { readFileSync } = await import('node:fs');
+    const bytes = readFileSync(s.path);
+    expect(bytes.length).toBeGreaterThan(LIMIT);
+    const err = expectError(
+      srv,
+      await postChunk(srv, tenant.admin, s.sid, s.w, 0, bytes),
+      413,
+      'payload_too_large',
+    );
+    expect(err.details.max_bytes).toBe(LIMIT);
+  });
+
+  it('is followed by the upload, which sends chunks no larger than it', async () => {
+    const s = openSession(srv.workDir, { agent: 'big' });
+    for (let i = 0; i < 100; i++) s.note({ author: 'a', text: `line ${i} ${'y'.repeat(100)}` });
+    s.end();
+    const client = new ApiClient({ url: srv.url, token: tenant.admin, minTimeoutMs: 5 });
+    const r = await uploadSession(s.dir, { client });
+    const { statSync } = await import('node:fs');
+    expect(r.segments[0]!.length).toBe(statSync(s.path).size);
+    expect(r.segments[0]!.chunks).toBeGreaterThanOrEqual(Math.ceil(statSync(s.path).size / LIMIT));
+  });
+});
