@@ -33,13 +33,15 @@ export const Offset = z
       'or an earlier offset to retry an accepted chunk',
   );
 /** `?limit=` of a listing. */
-export const Limit = z.coerce
-  .number()
-  .int()
-  .min(1)
-  .max(200)
-  .default(50)
-  .describe('how many sessions to answer, 1 to 200');
+// Digits only, as for offsets: `z.coerce` would read '0x10' as 16 and ' 5' as 5.
+export const Limit = z
+  .string()
+  .regex(/^\d{1,3}$/, 'a limit is a whole number from 1 to 200')
+  .transform(Number)
+  .pipe(z.number().int().min(1).max(200))
+  .optional()
+  .transform((v) => v ?? 50)
+  .describe('how many sessions to answer, 1 to 200 (default 50)');
 /** `?cursor=` of a listing: the `next` of the previous page, as given. */
 export const Cursor = z
   .string()
@@ -142,7 +144,7 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
  * or key (a store could not keep it as sent). Duplicate keys: the last one wins, as in `JSON.parse`.
  * @throws AppError `payload_too_large` (413), `empty_body` or `invalid_body` (400)
  */
-export async function jsonBody(c: Context): Promise<unknown> {
+export async function jsonBody(c: Context, options: { emptyAs?: unknown } = {}): Promise<unknown> {
   const tooLarge = () =>
     new AppError('payload_too_large', `a JSON body may hold at most ${MAX_JSON_BYTES} bytes`, {
       max_bytes: MAX_JSON_BYTES,
@@ -160,7 +162,10 @@ export async function jsonBody(c: Context): Promise<unknown> {
   } catch {
     throw new AppError('invalid_body', 'the request body is not valid UTF-8: send JSON in UTF-8');
   }
-  if (text.trim() === '') throw new AppError('empty_body', 'the request body is empty: send a JSON object');
+  if (text.trim() === '') {
+    if ('emptyAs' in options) return options.emptyAs;
+    throw new AppError('empty_body', 'the request body is empty: send a JSON object');
+  }
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;

@@ -192,7 +192,9 @@ describe('GET /v1/openapi.json', () => {
     expect(chunk.sid).toMatchObject({ in: 'path', required: true });
     expect(chunk.sid!.schema.pattern).toBe('^s_[0-9A-HJKMNP-TV-Z]{26}$');
     const list = params('/v1/sessions');
-    expect(list.limit).toMatchObject({ required: false, schema: { minimum: 1, maximum: 200, default: 50 } });
+    // A query value is a string: the schema gives its form, the description its range and default.
+    expect(list.limit).toMatchObject({ required: false, schema: { type: 'string', pattern: '^\\d{1,3}$' } });
+    expect(list.limit!.description).toMatch(/1 to 200/);
     expect(list.cursor).toMatchObject({ required: false });
     const replay = params('/v1/sessions/{sid}/replay');
     expect(replay.format!.schema).toMatchObject({ enum: ['ndjson', 'text'], default: 'ndjson' });

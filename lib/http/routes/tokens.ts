@@ -22,7 +22,7 @@ export function tokenRoutes(): Hono<AppEnv> {
   r.post('/sessions/:sid/tokens', async (c) => {
     const sid = pathParam(c, 'sid', SessionId);
     // Every field has a default: an empty body asks for an ingest + report token for 24 hours.
-    const input = (await c.req.text()).trim() === '' ? {} : await jsonBody(c);
+    const input = await jsonBody(c, { emptyAs: {} });
     const { token, record } = await createSessionToken({ ctx: c.get('ctx'), sid, input });
     const { id, scopes, session, expires_at } = record;
     return c.json({ token, id, scopes, session, expires_at }, 201);
