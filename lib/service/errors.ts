@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+
 /**
  * One error type for every refusal a verb can make (STYLE §6). Its `code` decides the HTTP status in
  * `lib/http` and the exit code in the CLI; its message is a sentence a person can act on (DESIGN §4).
@@ -47,4 +49,17 @@ export class AppError extends Error {
 /** The 404 for anything missing or another tenant's: the same body either way (DESIGN §4). */
 export function notFound(what: string): AppError {
   return new AppError('not_found', `${what} not found`);
+}
+
+/**
+ * `input` through a verb's zod schema: the parsed value, or `invalid_body` (400) whose `details.issues`
+ * name each problem as `{path: "events.0.evidence.0.ref", message}` (one shape for every verb).
+ * @param what the request, for the message ("the status report")
+ */
+export function parseInput<T>(schema: z.ZodType<T>, input: unknown, what: string): T {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  throw new AppError('invalid_body', `${what} is not valid`, {
+    issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
+  });
 }

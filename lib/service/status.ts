@@ -4,7 +4,7 @@
  */
 import type { StatusRecord } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
-import { AppError, notFound } from './errors.js';
+import { notFound, parseInput } from './errors.js';
 import { type DeclaredEvent, StatusReport } from './status-schemas.js';
 
 /** The public view of a status. */
@@ -42,18 +42,13 @@ export async function reportStatus({
 }): Promise<StatusView> {
   requireScope(ctx, 'report');
   requireSessionAccess(ctx, sid);
-  const parsed = StatusReport.safeParse(input);
-  if (!parsed.success) {
-    throw new AppError('invalid_body', 'the status report is not valid', {
-      issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
-    });
-  }
+  const report = parseInput(StatusReport, input, 'the status report');
   const rec: StatusRecord = {
     tenant: ctx.tenant,
     sid,
-    state: parsed.data.state,
-    note: parsed.data.note,
-    events: parsed.data.events,
+    state: report.state,
+    note: report.note,
+    events: report.events,
     reported_by: ctx.caller.id,
     reported_at: isoNow(ctx),
   };

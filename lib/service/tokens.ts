@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { newId } from '../log/ids.js';
 import { SCOPES, type Scope, type StateStore, type TokenRecord } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
-import { AppError } from './errors.js';
+import { AppError, parseInput } from './errors.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const TOKEN_PATTERN = /^hns_[0-9A-Za-z]{43}$/;
@@ -149,11 +149,12 @@ export async function createToken({
   input: unknown;
 }): Promise<CreatedToken> {
   requireTenantAdmin(ctx);
-  const parsed = CreateTokenInput.safeParse(input);
-  if (!parsed.success) {
-    throw new AppError('invalid_body', 'the token request is not valid', { issues: parsed.error.issues });
-  }
-  return mintToken(ctx.state, ctx.tenant, parsed.data, ctx.now());
+  return mintToken(
+    ctx.state,
+    ctx.tenant,
+    parseInput(CreateTokenInput, input, 'the token request'),
+    ctx.now(),
+  );
 }
 
 /** The scopes a session-bound token may carry: never `admin` or `board`. */
@@ -197,13 +198,8 @@ export async function createSessionToken({
   input: unknown;
 }): Promise<CreatedToken> {
   requireSessionAccess(ctx, sid);
-  const parsed = CreateSessionTokenInput.safeParse(input);
-  if (!parsed.success) {
-    throw new AppError('invalid_body', 'the session token request is not valid', {
-      issues: parsed.error.issues,
-    });
-  }
-  const scopes = [...new Set(parsed.data.scopes)];
+  const request = parseInput(CreateSessionTokenInput, input, 'the session token request');
+  const scopes = [...new Set(request.scopes)];
   const refused = scopes.filter((s) => !(SESSION_SCOPES as readonly Scope[]).includes(s));
   if (refused.length > 0) {
     throw new AppError(
@@ -213,7 +209,7 @@ export async function createSessionToken({
     );
   }
   const now = ctx.now();
-  let expires = now.getTime() + parsed.data.ttl_seconds * 1000;
+  let expires = now.getTime() + request.ttl_seconds * 1000;
   if (!ctx.caller.scopes.includes('admin')) {
     if (ctx.caller.session !== null) {
       throw new AppError('forbidden', 'a session-bound token cannot mint tokens: ask with an unbound token', {
@@ -233,7 +229,7 @@ export async function createSessionToken({
   return storeToken(
     ctx.state,
     ctx.tenant,
-    { scopes, session: sid, label: parsed.data.label, expires_at: new Date(expires).toISOString() },
+    { scopes, session: sid, label: request.label, expires_at: new Date(expires).toISOString() },
     now,
   );
 }
