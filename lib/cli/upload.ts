@@ -6,7 +6,7 @@
  * holds a different length (another uploader got there first): resume from the offset it reports.
  */
 import { createReadStream, statSync } from 'node:fs';
-import { splitLines } from '../log/reader.js';
+import { type RawLine, splitLines } from '../log/reader.js';
 import { listSegments, sessionIdOf } from '../log/session-dir.js';
 import { type ApiClient, ServerError } from './client.js';
 import { UsageError } from './errors.js';
@@ -122,6 +122,10 @@ async function uploadSegment(
       `the server holds ${offset} bytes of ${path} but the file has only ${size}: this is not the segment the server has`,
     );
   }
+  if (offset > 0) {
+    const lastSeq = info.status === 404 ? null : (info.body as { last_seq: number | null }).last_seq;
+    await checkSamePrefix(path, offset, serverLines, lastSeq);
+  }
   let resyncs = 0;
   outer: while (offset < size) {
     let parts: Uint8Array[] = [];
@@ -205,4 +209,43 @@ export function describeFsError(err: unknown): string {
   if (code === 'ENOTDIR') return 'not a directory';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
   return (err as Error).message;
+}
+
+/**
+ * A segment is append-only: the file's first `length` bytes must be the ones the server holds, or
+ * appending the rest would splice two different histories. Checked without downloading anything: the
+ * server's length must fall on a line end, the file must have as many lines before it, and the last of
+ * them must carry the server's last seq.
+ * @throws UsageError naming the file when it is not the segment the server has
+ */
+async function checkSamePrefix(
+  path: string,
+  length: number,
+  lines: number,
+  lastSeq: number | null,
+): Promise<void> {
+  let count = 0;
+  let last: RawLine | null = null;
+  for await (const l of splitLines(createReadStream(path, { end: length - 1, highWaterMark: 1024 * 1024 }))) {
+    if (!l.complete) break;
+    count += 1;
+    last = l;
+  }
+  let seq: number | null = null;
+  if (last) {
+    try {
+      const o = JSON.parse(Buffer.from(last.bytes).toString('utf8')) as { seq?: unknown };
+      seq = typeof o.seq === 'number' ? o.seq : null;
+    } catch {
+      seq = null;
+    }
+  }
+  const atLineEnd = last !== null && last.offset + last.bytes.length + 1 === length;
+  if (!atLineEnd || count !== lines || (lastSeq !== null && seq !== null && seq !== lastSeq)) {
+    throw new UsageError(
+      `${path} is not the segment the server has: its first ${length} bytes differ from what was uploaded ` +
+        `(the server has ${lines} lines ending at seq ${lastSeq ?? '-'}). A segment is append-only: record a change ` +
+        'as a correction event, or upload the file as a new writer',
+    );
+  }
 }

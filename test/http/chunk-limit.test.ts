@@ -59,3 +59,26 @@ describe('a deployment with a smaller chunk limit', () => {
     expect(r.segments[0]!.chunks).toBeGreaterThanOrEqual(Math.ceil(statSync(s.path).size / LIMIT));
   });
 });
+
+describe('an upload of a file that is not the segment the server has', () => {
+  it('is refused before anything is sent, and the server keeps what it had', async () => {
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    const s = openSession(srv.workDir, { agent: 'editor' });
+    for (let i = 0; i < 5; i++) s.note({ author: 'a', text: `note ${i}` });
+    s.end();
+    const client = new ApiClient({ url: srv.url, token: tenant.admin, minTimeoutMs: 5 });
+    await uploadSession(s.dir, { client });
+    const stored = (
+      await request(srv, 'GET', `/v1/sessions/${s.sid}/writers/${s.w}/segment`, { token: tenant.admin })
+    ).bytes;
+    // Duplicate the third line: the file grows, but its history changed before the server's length.
+    const lines = readFileSync(s.path, 'utf8').split('\n');
+    lines.splice(2, 0, lines[2]!);
+    writeFileSync(s.path, lines.join('\n'));
+    await expect(uploadSession(s.dir, { client })).rejects.toThrow(/is not the segment the server has/);
+    const after = (
+      await request(srv, 'GET', `/v1/sessions/${s.sid}/writers/${s.w}/segment`, { token: tenant.admin })
+    ).bytes;
+    expect(after.equals(stored)).toBe(true);
+  });
+});
