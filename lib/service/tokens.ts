@@ -140,7 +140,10 @@ function requireTenantAdmin(ctx: ServiceContext): void {
   }
 }
 
-/** `POST /v1/tokens` (scope `admin`, not session-bound): a token in the caller's own tenant. */
+/**
+ * `POST /v1/tokens` (scope `admin`, not session-bound): a token in the caller's own tenant. With
+ * `session`, the rules of `createSessionToken` apply (ingest/report/read only, at most 30 days, 24 h by default).
+ */
 export async function createToken({
   ctx,
   input,
@@ -149,12 +152,21 @@ export async function createToken({
   input: unknown;
 }): Promise<CreatedToken> {
   requireTenantAdmin(ctx);
-  return mintToken(
-    ctx.state,
-    ctx.tenant,
-    parseInput(CreateTokenInput, input, 'the token request'),
-    ctx.now(),
-  );
+  const request = parseInput(CreateTokenInput, input, 'the token request');
+  if (request.session !== null) {
+    // A session-bound token follows the same rules however it is asked for (no admin or board scope,
+    // always an expiry): see createSessionToken.
+    return createSessionToken({
+      ctx,
+      sid: request.session,
+      input: {
+        scopes: request.scopes,
+        label: request.label,
+        ...(request.ttl_seconds !== null ? { ttl_seconds: request.ttl_seconds } : {}),
+      },
+    });
+  }
+  return mintToken(ctx.state, ctx.tenant, request, ctx.now());
 }
 
 /** The scopes a session-bound token may carry: never `admin` or `board`. */

@@ -230,3 +230,29 @@ describe('a minted session token in use', () => {
     expectError(srv, r, 401, 'unauthorized');
   });
 });
+
+describe('POST /v1/tokens with a session', () => {
+  it('follows the session-token rules: no admin scope, and an expiry by default', async () => {
+    const srv2 = await startServer();
+    try {
+      const t = await makeTenant(srv2, 'local');
+      const sid = 's_01KZVVGRNR3D5V708Z4NPGG11H';
+      const refused = await request(srv2, 'POST', '/v1/tokens', {
+        token: t.admin,
+        json: { scopes: ['admin'], session: sid },
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.json.error.details.refused).toEqual(['admin']);
+      const ok = await request(srv2, 'POST', '/v1/tokens', {
+        token: t.admin,
+        json: { scopes: ['ingest'], session: sid },
+      });
+      expect(ok.status).toBe(201);
+      expect(ok.json.session).toBe(sid);
+      expect(Date.parse(ok.json.expires_at) - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
+      expect(Date.parse(ok.json.expires_at) - Date.now()).toBeLessThanOrEqual(24 * 3600 * 1000);
+    } finally {
+      await srv2.close();
+    }
+  });
+});
