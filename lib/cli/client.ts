@@ -97,7 +97,7 @@ export class ApiClient {
           }
           if (TRANSIENT.has(res.status)) {
             const retryAfter = Number(res.headers.get('retry-after'));
-            lastReason = `the server answered ${res.status}`;
+            lastReason = `the server answered ${res.status}${res.status === 429 ? ' (too many requests)' : res.status >= 500 ? ' (a server fault)' : ''}`;
             // not awaited: a cancel that never settles (seen with msw-mocked bodies) must not stall the retry
             void res.body?.cancel().catch(() => {});
             throw new TransientError(

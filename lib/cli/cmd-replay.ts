@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { isId } from '../log/ids.js';
 import { replayChunks, replayRaw, sessionDirSegments } from '../log/replay.js';
-import { clientFrom } from './config.js';
+import { clientFrom, retryNotice } from './config.js';
 import { UsageError } from './errors.js';
 import { type Io, writeOut } from './io.js';
 
@@ -45,7 +45,9 @@ export function registerReplay(program: Command, io: Io): void {
           );
         }
         const query = o.raw ? 'raw=1' : `format=${o.format}`;
-        const res = await clientFrom(o, io.env).stream(`/v1/sessions/${target}/replay?${query}`);
+        const res = await clientFrom(o, io.env, retryNotice(io)).stream(
+          `/v1/sessions/${target}/replay?${query}`,
+        );
         if (res.body) for await (const chunk of res.body) await writeOut(io, chunk);
       },
     );

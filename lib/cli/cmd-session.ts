@@ -2,7 +2,7 @@
 import { type Command, Option } from 'commander';
 import { isId } from '../log/ids.js';
 import { STATES } from '../service/status-schemas.js';
-import { clientFrom } from './config.js';
+import { clientFrom, retryNotice } from './config.js';
 import { UsageError } from './errors.js';
 import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
@@ -53,7 +53,7 @@ export function registerSession(program: Command, io: Io): void {
             throw new UsageError('--events is not valid JSON: give an array such as [{"kind":"plan"}]');
           }
         }
-        const client = clientFrom({ url: o.url, token: o.sessionToken ?? o.token }, io.env);
+        const client = clientFrom({ url: o.url, token: o.sessionToken ?? o.token }, io.env, retryNotice(io));
         const res = await client.request('POST', `/v1/sessions/${o.session}/status`, {
           body: JSON.stringify({ state: o.state, note: o.note, events }),
           contentType: 'application/json',

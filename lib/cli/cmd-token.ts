@@ -1,7 +1,7 @@
 /** `hansard token create|list|revoke` (DESIGN §6): token administration on the server (admin scope). */
 import type { Command } from 'commander';
 import { SCOPES } from '../store/ports.js';
-import { clientFrom } from './config.js';
+import { clientFrom, retryNotice } from './config.js';
 import { UsageError } from './errors.js';
 import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
@@ -44,7 +44,7 @@ export function registerToken(program: Command, io: Io): void {
         const ttl = o.ttl === undefined ? null : Number(o.ttl);
         if (ttl !== null && !Number.isInteger(ttl))
           throw new UsageError('--ttl is a whole number of seconds');
-        const res = await clientFrom(o, io.env).request('POST', '/v1/tokens', {
+        const res = await clientFrom(o, io.env, retryNotice(io)).request('POST', '/v1/tokens', {
           body: JSON.stringify({
             scopes,
             session: o.session ?? null,
@@ -65,7 +65,7 @@ export function registerToken(program: Command, io: Io): void {
   server(token.command('list').description("list the tenant's tokens (never their secrets)"))
     .addOption(jsonOption())
     .action(async (o: { url?: string; token?: string; json?: boolean }) => {
-      const res = await clientFrom(o, io.env).request('GET', '/v1/tokens');
+      const res = await clientFrom(o, io.env, retryNotice(io)).request('GET', '/v1/tokens');
       const { tokens } = res.body as { tokens: Array<Record<string, unknown>> };
       if (o.json) return printJson(io, tokens);
       for (const t of tokens) {
@@ -82,7 +82,7 @@ export function registerToken(program: Command, io: Io): void {
 
   server(token.command('revoke <id>').description('revoke a token by its id (tok_…)')).action(
     async (id: string, o: { url?: string; token?: string }) => {
-      await clientFrom(o, io.env).request('DELETE', `/v1/tokens/${encodeURIComponent(id)}`);
+      await clientFrom(o, io.env, retryNotice(io)).request('DELETE', `/v1/tokens/${encodeURIComponent(id)}`);
       io.stderr.write(`revoked ${id}\n`);
     },
   );

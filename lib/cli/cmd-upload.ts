@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { isId } from '../log/ids.js';
 import { listSegments } from '../log/session-dir.js';
-import { clientFrom } from './config.js';
+import { clientFrom, retryNotice } from './config.js';
 import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
 import { type SessionUploadResult, uploadSession } from './upload.js';
@@ -30,9 +30,7 @@ export function registerUpload(program: Command, io: Io): void {
     .action(
       async (dirs: string[], o: { url?: string; token?: string; json?: boolean; progress?: boolean }) => {
         const showProgress = !o.json && (o.progress || io.stderr.isTTY === true);
-        const client = clientFrom(o, io.env, ({ attempt, reason }) => {
-          if (!o.json) io.stderr.write(`retrying (attempt ${attempt + 1}): ${reason}\n`);
-        });
+        const client = clientFrom(o, io.env, o.json ? undefined : retryNotice(io));
         const results: SessionUploadResult[] = [];
         for (const dir of expandSessionDirs(dirs.map((d) => resolve(io.cwd, d)))) {
           const r = await uploadSession(dir, {

@@ -9,7 +9,7 @@ import { isId } from '../log/ids.js';
 import { formatSummary, inspectSession, type SessionSummary } from '../log/inspect.js';
 import { segmentSources, sessionDirSegments } from '../log/replay.js';
 import { type VerifyReport, verifySegments } from '../log/verify.js';
-import { clientFrom } from './config.js';
+import { clientFrom, retryNotice } from './config.js';
 import { ExitError, UsageError } from './errors.js';
 import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
@@ -33,7 +33,7 @@ export function registerVerify(program: Command, io: Io): void {
         const name = basename(t.dir);
         report = await verifySegments(segments, isId('s', name) ? name : undefined);
       } else {
-        report = (await clientFrom(o, io.env).request('GET', `/v1/sessions/${t.sid}/verify`))
+        report = (await clientFrom(o, io.env, retryNotice(io)).request('GET', `/v1/sessions/${t.sid}/verify`))
           .body as VerifyReport;
       }
       if (o.json) printJson(io, report);
@@ -69,8 +69,9 @@ export function registerVerify(program: Command, io: Io): void {
         const report = await verifySegments(segments, isId('s', name) ? name : undefined);
         summary = await inspectSession(segmentSources(segments), report);
       } else {
-        summary = (await clientFrom(o, io.env).request('GET', `/v1/sessions/${t.sid}/inspect`))
-          .body as SessionSummary;
+        summary = (
+          await clientFrom(o, io.env, retryNotice(io)).request('GET', `/v1/sessions/${t.sid}/inspect`)
+        ).body as SessionSummary;
       }
       if (o.json) printJson(io, summary);
       else io.stdout.write(formatSummary(summary));

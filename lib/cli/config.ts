@@ -39,3 +39,13 @@ export function clientFrom(
   }
   return new ApiClient({ url, token, ...(onRetry ? { onRetry } : {}) });
 }
+
+/** What a command prints on stderr while the client retries a transient failure (429, 5xx, network). */
+export function retryNotice(io: {
+  stderr: { write(s: string): unknown };
+}): NonNullable<ClientOptions['onRetry']> {
+  return ({ reason, delayMs }) => {
+    const wait = delayMs > 0 ? `waiting ${Math.ceil(delayMs / 1000)} s as the server asked, then ` : '';
+    io.stderr.write(`hansard: ${reason}; ${wait}retrying\n`);
+  };
+}
