@@ -7,7 +7,9 @@
  * | `hansard:stackName`          | `Hansard` | the CloudFormation stack's name                        |
  * | `hansard:logLevel`           | `INFO`    | `LOG_LEVEL` of the functions                           |
  * | `hansard:replayConcurrency`  | none      | reserved concurrency of the public replay function     |
- * | `hansard:rateLimit`/`:burstLimit` | 50 / 100 | the HTTP API's throttle                            |
+ * | `hansard:rateLimit`/`:burstLimit` | 50 / 100 | the HTTP API's throttle (per second, all callers)  |
+ * | `hansard:tokenRateLimit`     | 600       | requests a minute per token (the app's own limit)      |
+ * | `hansard:tenantQuotaBytes`   | 10 GiB    | bytes of segments a tenant may store                   |
  *
  * No lookups and no account or region: synth works offline and without credentials.
  */
@@ -34,5 +36,7 @@ new HansardStack(app, ctx('stackName') ?? 'Hansard', {
   logLevel: ctx('logLevel'),
   replayConcurrency: num('replayConcurrency'),
   throttle: { rateLimit: rateLimit ?? 50, burstLimit: burstLimit ?? 100 },
+  tokenRateLimit: num('tokenRateLimit'),
+  tenantQuotaBytes: num('tenantQuotaBytes'),
 });
 app.synth();

@@ -38,6 +38,10 @@ export interface HansardStackProps extends StackProps {
   logRetention?: RetentionDays;
   /** `LOG_LEVEL` of both functions; default INFO */
   logLevel?: string;
+  /** per-token requests a minute (`RATE_LIMIT_PER_MINUTE`; the app's default 600, 0 off) */
+  tokenRateLimit?: number;
+  /** bytes of segments a tenant may store (`TENANT_QUOTA_BYTES`; the app's default 10 GiB) */
+  tenantQuotaBytes?: number;
 }
 
 /** API Gateway's HTTP API integration timeout is 30 s (not adjustable); the function must end first. */
@@ -108,6 +112,14 @@ export class HansardStack extends Stack {
       timeout: REPLAY_TIMEOUT,
       reservedConcurrentExecutions: props.replayConcurrency,
     });
+    // The app's own limits (issue 5), distinct from the HTTP API's throttle: per token and per tenant.
+    for (const fn of [this.apiFunction, this.replayFunction]) {
+      if (props.tokenRateLimit !== undefined)
+        fn.addEnvironment('RATE_LIMIT_PER_MINUTE', String(props.tokenRateLimit));
+      if (props.tenantQuotaBytes !== undefined)
+        fn.addEnvironment('TENANT_QUOTA_BYTES', String(props.tenantQuotaBytes));
+    }
+
     this.replayFunction.bindBucket(this.bucket, 'read');
     this.replayFunction.bindTable(this.table, 'read');
     // No IAM auth and no authorizer: a function URL has none to offer for a bearer token, so the function

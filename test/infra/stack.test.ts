@@ -507,3 +507,20 @@ describe('cdk synth (as CI runs it)', () => {
     rmSync(outdir, { recursive: true, force: true });
   }, 180_000);
 });
+
+describe('the app limits from context', () => {
+  it('reach both functions as RATE_LIMIT_PER_MINUTE and TENANT_QUOTA_BYTES', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new HansardStack(app, 'Limits', { tokenRateLimit: 120, tenantQuotaBytes: 1024 });
+    const fns = Template.fromStack(stack).findResources('AWS::Lambda::Function');
+    const envs = Object.values(fns).map(
+      (f) =>
+        (f as { Properties: { Environment?: { Variables?: Record<string, string> } } }).Properties.Environment
+          ?.Variables ?? {},
+    );
+    const hansard = envs.filter((e) => 'TABLE_NAME' in e);
+    expect(hansard).toHaveLength(2);
+    for (const e of hansard)
+      expect(e).toMatchObject({ RATE_LIMIT_PER_MINUTE: '120', TENANT_QUOTA_BYTES: '1024' });
+  });
+});
