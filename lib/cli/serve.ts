@@ -15,6 +15,8 @@ import { openLocalStores } from '../store/index.js';
 import { HANSARD_VERSION } from '../version.js';
 
 export const LOCAL_TENANT = 'local';
+/** The label of the token a board link carries. */
+const BOARD_LINK_LABEL = 'board link';
 /** Lifetime of the board link's token. */
 const BOARD_LINK_TTL_SECONDS = 30 * 86400;
 
@@ -52,10 +54,17 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const stores = openLocalStores(o.data);
   const now = new Date();
   const admin = await ensureTenant(stores.state, LOCAL_TENANT, now, o.bootstrapToken);
+  // Like Jupyter, each start's link replaces the last one: earlier board links stop working, so they do
+  // not pile up in `token list` (a browser signed in with one is sent to sign in again).
+  for (const t of await stores.state.listTokens(LOCAL_TENANT)) {
+    if (t.label === BOARD_LINK_LABEL && t.revoked_at === null) {
+      await stores.state.revokeToken(LOCAL_TENANT, t.id, now.toISOString());
+    }
+  }
   const board = await mintToken(
     stores.state,
     LOCAL_TENANT,
-    { scopes: ['board'], label: 'board link', ttl_seconds: BOARD_LINK_TTL_SECONDS },
+    { scopes: ['board'], label: BOARD_LINK_LABEL, ttl_seconds: BOARD_LINK_TTL_SECONDS },
     now,
   );
   const perMinute = o.rateLimit ?? DEFAULT_RATE_LIMIT_PER_MINUTE;

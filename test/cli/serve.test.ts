@@ -1,0 +1,33 @@
+/** `hansard serve`'s start (issue 2): the board link of each start replaces the previous one. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startServer } from '../../lib/cli/serve.js';
+
+const data = mkdtempSync(join(tmpdir(), 'hansard-serve-'));
+afterAll(() => rmSync(data, { recursive: true, force: true }));
+
+const start = () => startServer({ port: 0, host: '127.0.0.1', data, print: () => {}, log: () => {} });
+const boardStatus = async (url: string, link: string) => {
+  const token = new URL(link).searchParams.get('token')!;
+  const res = await fetch(`${url}/v1/board`, { headers: { authorization: `Bearer ${token}` } });
+  await res.body?.cancel();
+  return res.status;
+};
+
+describe('the board link', () => {
+  it('of a new start works, and the previous start’s link no longer does', async () => {
+    const first = await start();
+    const firstLink = first.boardUrl;
+    expect(await boardStatus(first.url, firstLink)).toBe(200);
+    await first.close();
+    const second = await start();
+    try {
+      expect(await boardStatus(second.url, second.boardUrl)).toBe(200);
+      expect(await boardStatus(second.url, firstLink)).toBe(401);
+    } finally {
+      await second.close();
+    }
+  });
+});
