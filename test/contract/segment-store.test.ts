@@ -21,7 +21,7 @@ import { newId } from '../../lib/log/index.js';
 import { S3SegmentStore } from '../../lib/store/aws.js';
 import { FsSegmentStore, type SegmentKey } from '../../lib/store/index.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';
-import { CASES, runSegmentStoreContract, type StoreHandle } from './segment-store.contract.js';
+import { runSegmentStoreContract, type StoreHandle } from './segment-store.contract.js';
 
 let s3: LocalS3;
 let bucket: string;

@@ -240,7 +240,9 @@ describe('per-token rate limit', () => {
     expect((await client.request('GET', '/v1/sessions')).status).toBe(200);
     const started = Date.now();
     expect((await client.request('GET', '/v1/sessions')).status).toBe(200);
-    expect(retries).toEqual([{ attempt: 1, reason: 'the server answered 429 (too many requests)', delayMs: 1000 }]);
+    expect(retries).toEqual([
+      { attempt: 1, reason: 'the server answered 429 (too many requests)', delayMs: 1000 },
+    ]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
   });
 });
