@@ -171,16 +171,24 @@ export class CorrectionIndex {
    * Memory: the corrections, plus one line at a time. I/O errors of `open()` propagate.
    */
   static async scan(segments: readonly ReplaySegment[]): Promise<CorrectionIndex> {
-    const found: Found[] = [];
-    for (let src = 0; src < segments.length; src++) {
-      const seg = segments[src]!;
-      await findCandidateLines(seg.open(SCAN_CHUNK_BYTES), (bytes, offset) => {
-        const p = parseLine(bytes, 0, offset, true);
-        if (!p.ok || p.event.type !== 'correction') return;
-        const ev = decodeEvent(p.event);
-        if (isType(ev, 'correction')) found.push({ ev, src, w: seg.w, offset, key: 0 });
-      });
-    }
+    // A few segments at a time: their reads overlap (the file system's thread pool has 4), and only a few
+    // scan buffers are in memory at once. Results keep (segment, offset) order.
+    const perSegment: Found[][] = segments.map(() => []);
+    let next = 0;
+    const worker = async () => {
+      for (let src = next++; src < segments.length; src = next++) {
+        const seg = segments[src]!;
+        const out = perSegment[src]!;
+        await findCandidateLines(seg.open(SCAN_CHUNK_BYTES), (bytes, offset) => {
+          const p = parseLine(bytes, 0, offset, true);
+          if (!p.ok || p.event.type !== 'correction') return;
+          const ev = decodeEvent(p.event);
+          if (isType(ev, 'correction')) out.push({ ev, src, w: seg.w, offset, key: 0 });
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, segments.length) }, worker));
+    const found = perSegment.flat();
     const groups = new Map<string, Found[]>();
     for (const f of found) {
       const list = groups.get(f.ev.target_id);
@@ -363,6 +371,8 @@ async function assignMergeKeys(seg: ReplaySegment, list: Found[]): Promise<void>
 const NL = 0x0a;
 /** Pass 1 does little per byte, so it is bound by reads: it asks for large chunks. */
 const SCAN_CHUNK_BYTES = 1024 * 1024;
+/** Segments scanned at once in the corrections pass. */
+const SCAN_CONCURRENCY = 4;
 const NEEDLE = Buffer.from('"correction"');
 
 function asBuffer(chunk: Uint8Array): Buffer {
