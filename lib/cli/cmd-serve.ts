@@ -62,6 +62,7 @@ more requests a minute than --rate-limit is answered 429 with Retry-After.`,
             rateLimit,
             print: (l) => io.stdout.write(`${l}\n`),
             log: (l) => io.stderr.write(`${l}\n`),
+            requestLog: (l) => io.stderr.write(`${l}\n`),
           });
         } catch (err) {
           const code = (err as NodeJS.ErrnoException).code;

@@ -27,8 +27,10 @@ export interface ServeOptions {
   bootstrapToken?: string | undefined;
   /** where the banner goes (stdout) */
   print: (line: string) => void;
-  /** request and error log (stderr) */
+  /** error log (stderr) */
   log: (line: string) => void;
+  /** one line per request: method, path (never the query), status, duration; `hansard serve` prints it */
+  requestLog?: (line: string) => void;
   /** ms a client may take to send a request's headers before it is disconnected (default 30 s) */
   headersTimeout?: number;
   /** ms a client may take to send a whole request, body included (default 60 s) */
@@ -71,6 +73,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const app = createApp({
     ...stores,
     log: (m, e) => o.log(`${m}: ${e instanceof Error ? (e.stack ?? e.message) : String(e ?? '')}`),
+    ...(o.requestLog ? { requestLog: o.requestLog } : {}),
     ...(o.quotaBytes !== undefined ? { limits: { tenantQuotaBytes: o.quotaBytes } } : {}),
     rateLimiter:
       perMinute === 0

@@ -15,6 +15,7 @@ import { HANSARD_VERSION } from '../version.js';
 import { type AppEnv, requireAuth } from './auth.js';
 import { errorBody, errorResponse } from './errors.js';
 import { rateLimit } from './ratelimit.js';
+import { requestLog } from './request-log.js';
 import { analysisRoutes } from './routes/analysis.js';
 import { docsRoutes } from './routes/docs.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -29,6 +30,8 @@ export interface AppDeps extends ServiceDeps {
    * none (`NoopRateLimiter`): `hansard serve` passes a `MemoryRateLimiter`, Lambda a `DynamoRateLimiter`
    */
   rateLimiter?: RateLimiter;
+  /** one line per request (method, path, status, duration): local servers print it to stderr */
+  requestLog?: (line: string) => void;
 }
 
 /**
@@ -46,6 +49,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const limited = rateLimit(deps.rateLimiter ?? new NoopRateLimiter(), log);
   const app = new Hono<AppEnv>();
 
+  if (deps.requestLog) app.use('*', requestLog(deps.requestLog));
   app.onError((err, c) => errorResponse(c, err, log));
   app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
 

@@ -31,3 +31,27 @@ describe('the board link', () => {
     }
   });
 });
+
+describe('the request log', () => {
+  it('has one line per request with method, path, status and time, and never the query (a board link carries a token)', async () => {
+    const lines: string[] = [];
+    const s = await startServer({
+      port: 0,
+      host: '127.0.0.1',
+      data,
+      print: () => {},
+      log: () => {},
+      requestLog: (l) => lines.push(l),
+    });
+    try {
+      const token = new URL(s.boardUrl).searchParams.get('token')!;
+      await (await fetch(s.boardUrl, { redirect: 'manual' })).body?.cancel();
+      await (await fetch(`${s.url}/healthz`)).body?.cancel();
+      expect(lines[0]).toMatch(/^GET \/ 303 \d+ ms$/);
+      expect(lines[1]).toMatch(/^GET \/healthz 200 \d+ ms$/);
+      expect(lines.join('\n')).not.toContain(token);
+    } finally {
+      await s.close();
+    }
+  });
+});
