@@ -21,6 +21,19 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import {
+  cancellationCodes,
+  compact,
+  decodeCursor,
+  encodeCursor,
+  errorName,
+  type Item,
+  startKey,
+  toSession,
+  toToken,
+  toWriter,
+  update,
+} from './dynamo-items.js';
+import {
   GSI1,
   GSI1_PK,
   gsiKeys,
@@ -34,9 +47,7 @@ import {
 } from './dynamo-schema.js';
 import {
   type ChunkRecord,
-  InvalidCursorError,
   type Page,
-  type Scope,
   type SessionRecord,
   StateConflictError,
   type StateStore,
@@ -47,7 +58,6 @@ import {
   type WriterRecord,
 } from './ports.js';
 
-type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** How often a transaction cancelled by a concurrent one (`TransactionConflict`) is tried in all. */
@@ -474,148 +484,4 @@ export class DynamoStateStore implements StateStore {
       }
     }
   }
-}
-
-/** The parts of an update: SET, SET if absent, ADD, REMOVE; attribute names always go through `#…`. */
-interface UpdateParts {
-  set?: Item;
-  setIfAbsent?: Item;
-  add?: Record<string, number>;
-  remove?: string[];
-}
-
-/** Collects expression attribute names (`#name`) and values (`:vN`). */
-class Expr {
-  readonly names: Record<string, string> = {};
-  readonly values: Item = {};
-  n(attr: string): string {
-    this.names[`#${attr}`] = attr;
-    return `#${attr}`;
-  }
-  v(value: unknown): string {
-    const k = `:v${Object.keys(this.values).length}`;
-    this.values[k] = value;
-    return k;
-  }
-}
-
-/** An `Update` request's expressions from its parts, with an optional condition. */
-function update(parts: UpdateParts, condition?: (x: Expr) => string) {
-  const x = new Expr();
-  const set = [
-    ...Object.entries(parts.set ?? {}).map(([k, v]) => `${x.n(k)} = ${x.v(v)}`),
-    ...Object.entries(parts.setIfAbsent ?? {}).map(
-      ([k, v]) => `${x.n(k)} = if_not_exists(${x.n(k)}, ${x.v(v)})`,
-    ),
-  ];
-  const add = Object.entries(parts.add ?? {}).map(([k, v]) => `${x.n(k)} ${x.v(v)}`);
-  const remove = (parts.remove ?? []).map((k) => x.n(k));
-  const clauses = [
-    set.length ? `SET ${set.join(', ')}` : '',
-    add.length ? `ADD ${add.join(', ')}` : '',
-    remove.length ? `REMOVE ${remove.join(', ')}` : '',
-  ];
-  const conditionExpression = condition?.(x);
-  return {
-    UpdateExpression: clauses.filter(Boolean).join(' '),
-    ...(conditionExpression ? { ConditionExpression: conditionExpression } : {}),
-    ExpressionAttributeNames: x.names,
-    ...(Object.keys(x.values).length ? { ExpressionAttributeValues: x.values } : {}),
-  };
-}
-
-/** The item without its null fields (absent reads back as null). */
-function compact(item: Item): Item {
-  return Object.fromEntries(Object.entries(item).filter(([, v]) => v !== null && v !== undefined));
-}
-
-function errorName(err: unknown): string | undefined {
-  return (err as { name?: string } | null)?.name;
-}
-
-/**
- * The per-item reasons of a cancelled transaction (`None`, `ConditionalCheckFailed`,
- * `TransactionConflict`…), in the order of the request's items; empty for any other error.
- */
-function cancellationCodes(err: unknown): string[] {
-  if (errorName(err) !== 'TransactionCanceledException') return [];
-  const reasons = (err as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons;
-  if (reasons?.length) return reasons.map((r) => r.Code ?? 'None');
-  // Without structured reasons the message lists them: "… reasons [ConditionalCheckFailed, None]".
-  const listed = /\[([^\]]*)\]\s*$/.exec((err as Error).message ?? '');
-  return listed?.[1] ? listed[1].split(',').map((s) => s.trim()) : [];
-}
-
-function toToken(item: Item): TokenRecord {
-  return {
-    id: item.id as string,
-    tenant: item.tenant as string,
-    hash: item.hash as string,
-    scopes: item.scopes as Scope[],
-    session: (item.session as string | undefined) ?? null,
-    label: (item.label as string | undefined) ?? null,
-    created_at: item.created_at as string,
-    expires_at: (item.token_expires_at as string | undefined) ?? null,
-    revoked_at: (item.revoked_at as string | undefined) ?? null,
-    last_used_at: (item.last_used_at as string | undefined) ?? null,
-  };
-}
-
-function toWriter(item: Item): WriterRecord {
-  return {
-    tenant: item.tenant as string,
-    sid: item.sid as string,
-    w: item.w as string,
-    length: item.length as number,
-    lines: item.lines as number,
-    last_seq: (item.last_seq as number | undefined) ?? null,
-    ended: item.ended === true,
-    agent: (item.agent as string | undefined) ?? null,
-    created_at: item.created_at as string,
-    updated_at: item.updated_at as string,
-  };
-}
-
-function toSession(item: Item): SessionRecord {
-  return {
-    tenant: item.tenant as string,
-    sid: item.sid as string,
-    created_at: item.created_at as string,
-    updated_at: item.updated_at as string,
-    writers: (item.writers as number | undefined) ?? 0,
-    lines: (item.lines as number | undefined) ?? 0,
-    bytes: (item.bytes as number | undefined) ?? 0,
-  };
-}
-
-/** The GSI position just after session `sid` updated at `updatedAt` (all four keys of the item). */
-function startKey(tenant: string, [updatedAt, sid]: [string, string]): Item {
-  return { ...keys.session(tenant, sid), ...gsiKeys.board(tenant, updatedAt, sid) };
-}
-
-function encodeCursor(updatedAt: string, sid: string): string {
-  return Buffer.from(JSON.stringify([updatedAt, sid])).toString('base64url');
-}
-
-/** @throws InvalidCursorError for a cursor this store did not make */
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    // Bounded so that a forged cursor cannot make a key DynamoDB refuses (sort keys hold 1 KiB).
-    if (
-      Array.isArray(v) &&
-      v.length === 2 &&
-      typeof v[0] === 'string' &&
-      typeof v[1] === 'string' &&
-      v[0].length > 0 &&
-      v[0].length <= 64 &&
-      v[1].length > 0 &&
-      v[1].length <= 256
-    ) {
-      return [v[0], v[1]];
-    }
-  } catch {
-    // fall through
-  }
-  throw new InvalidCursorError('invalid cursor');
 }
