@@ -143,6 +143,8 @@ async function* replayBatches(
   const agents = new Map<string, string>();
   const anyCorrections = index.size > 0;
   const attributor = format === 'text' ? new Attributor() : null;
+  /** message id → the person who wrote it (text only; memory grows with the messages, not the events) */
+  const authors = new Map<string, string>();
   for await (const batch of merged) {
     if (format === 'ndjson' && !anyCorrections) {
       // The common case: lines as written, one string per batch.
@@ -164,25 +166,34 @@ async function* replayBatches(
         continue;
       }
       // Text shows who each action and output is attributed to (DESIGN §3, lib/log/attribution), from
-      // the effective event: a corrected caused_by counts.
+      // the effective event: a corrected caused_by counts. People are named by their messages' user_id.
+      if (event.type === 'message' && typeof event.obj.user_id === 'string')
+        authors.set(event.id, event.obj.user_id);
       const a = attributor!.push(corrected?.effective ?? event);
       const text = corrected === null ? formatTextLine(event, agents) : corrected.line.slice(0, -1);
-      out[i] = a ? `${text} ${attributionMark(a)}\n` : `${text}\n`;
+      out[i] = a ? `${text} ${attributionMark(a, authors)}\n` : `${text}\n`;
     }
     yield out;
   }
   if (options.onCorrectionProblem) for (const p of index.problems()) options.onCorrectionProblem(p);
 }
 
-/** How the text replay shows an attribution: `[← m_… temporal 0.7]`, `[← nobody: recorded_no_cause]`. */
-export function attributionMark(a: Attribution): string {
+/**
+ * How the text replay shows an attribution: `[← priya m_…: temporal 0.7]`, `[← nobody: recorded_no_cause]`,
+ * `[← contested: priya m_… | sam m_…; 0.35 each]`. `authors` names the person of each message id it knows.
+ */
+export function attributionMark(a: Attribution, authors: ReadonlyMap<string, string> = new Map()): string {
   const conf = Number(a.confidence.toFixed(2));
   if (a.basis === 'contested' && a.candidates) {
     const who = a.candidates.map((c) => `${c.user_id} ${c.message_ids.join(',')}`).join(' | ');
     return `[← contested: ${who}; ${conf} each]`;
   }
   if (a.message_ids.length === 0) return `[← nobody: ${a.basis}]`;
-  return `[← ${a.message_ids.join(', ')}: ${a.basis} ${conf}]`;
+  const people = [
+    ...new Set(a.message_ids.map((m) => authors.get(m)).filter((p): p is string => p !== undefined)),
+  ];
+  const who = people.length > 0 ? `${people.join(', ')} ` : '';
+  return `[← ${who}${a.message_ids.join(', ')}: ${a.basis} ${conf}]`;
 }
 
 /**
@@ -200,7 +211,9 @@ function correctedLine(
   const line = effectiveLine(eff);
   if (format === 'ndjson') return { line: `${line}\n`, effective: eff };
   const shown: RecordedEvent = { ...event, obj: JSON.parse(line) as Record<string, unknown> };
-  const marks = eff.corrected.map((c) => `${c.field} by ${c.by}`).join(', ');
+  const marks = eff.corrected
+    .map((c) => `${c.field} by ${c.by}${c.reason ? ` (${c.reason})` : ''}`)
+    .join(', ');
   return { line: `${formatTextLine(shown, agents)} [corrected: ${marks}]\n`, effective: eff };
 }
 

@@ -115,6 +115,6 @@ describe('GET /v1/sessions/{sid}/attribution', () => {
     await upload(srv, tenant.admin, seg);
     const a = await request(srv, 'GET', `/v1/sessions/${seg.sid}/replay?format=text`, { token: reader });
     const action = a.text.split('\n').find((l) => l.includes('agent.action '))!;
-    expect(action).toMatch(/\[← m_[0-9A-Z]{26}: recorded_context 1\]$/);
+    expect(action).toMatch(/\[← priya m_[0-9A-Z]{26}: recorded_context 1\]$/);
   });
 });

@@ -163,7 +163,7 @@ describe('a corrected turn.end status', () => {
     const ends = lines.filter((l) => / turn\.end +/.test(l));
     expect(ends).toHaveLength(1);
     expect(ends[0]).toContain('ends: failed');
-    expect(ends[0]!.endsWith(` [corrected: status by ${c.id}]`)).toBe(true);
+    expect(ends[0]!.endsWith(` [corrected: status by ${c.id} (raised)]`)).toBe(true);
     expect(lines.filter((l) => l.includes('[corrected:'))).toHaveLength(1);
   });
 });
