@@ -44,7 +44,7 @@ export function registerVerify(program: Command, io: Io): void {
         }
         const s = report.summary;
         io.stdout.write(
-          `${report.ok ? 'ok' : 'NOT ok'}: ${plural(s.events, 'event')} in ${plural(s.writers, 'writer')}; ${plural(s.errors, 'error')}, ${plural(s.warnings, 'warning')}, ${plural(s.infos, 'note')}\n`,
+          `${report.ok ? 'ok' : 'NOT ok'}: ${plural(s.events, 'event')} in ${plural(s.writers, 'writer')}; ${plural(s.errors, 'error')}, ${plural(s.warnings, 'warning')}, ${s.infos} info\n`,
         );
       }
       if (!report.ok) throw new ExitError(1);

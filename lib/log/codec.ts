@@ -109,7 +109,9 @@ export function parseLineText(
     const torn = text.startsWith('{') && !text.trimEnd().endsWith('}');
     return lineProblem(
       torn ? 'truncated_line' : 'malformed_line',
-      `line ${line} is not a JSON object`,
+      torn
+        ? `line ${line} is cut short: a JSON object that never closes (torn by a crash mid-write?)`
+        : `line ${line} is not valid JSON`,
       buf.subarray(start, start + length),
       line,
       offset,

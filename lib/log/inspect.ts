@@ -224,7 +224,7 @@ export function formatSummary(s: SessionSummary): string {
   if (unknown.length) lines.push(`  unknown events: ${unknown.map(([t, n]) => `${t} ${n}`).join(', ')}`);
   if (s.verify) {
     lines.push(
-      `  verify: ${s.verify.ok ? 'ok' : 'NOT ok'} (${s.verify.errors} errors, ${s.verify.warnings} warnings, ${s.verify.infos} notes)`,
+      `  verify: ${s.verify.ok ? 'ok' : 'NOT ok'} (${plural(s.verify.errors, 'error')}, ${plural(s.verify.warnings, 'warning')}, ${s.verify.infos} info)`,
     );
   }
   return `${lines.join('\n')}\n`;

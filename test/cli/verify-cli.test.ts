@@ -40,7 +40,7 @@ describe('hansard verify', () => {
   it('exits 0 and says ok for a clean session', async () => {
     const r = await run(['verify', session()]);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/^ok: 4 events in 1 writer; 0 errors, 0 warnings, 0 notes$/m);
+    expect(r.out).toMatch(/^ok: 4 events in 1 writer; 0 errors, 0 warnings, 0 info$/m);
   });
 
   it('exits 1 and names the code and line when a rule is broken, also with --json', async () => {
