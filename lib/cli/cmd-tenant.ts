@@ -100,7 +100,8 @@ export async function createTenant(name: string, o: TenantCreateOptions, io: Io)
   }
   io.stdout.write(`${token}\n`);
   io.stderr.write(
-    `tenant ${name} created; above is its admin token ${record.id} (scopes ${record.scopes.join(', ')}), shown once: keep it safe\n`,
+    `tenant ${name} created; above is its admin token ${record.id} (scopes ${record.scopes.join(', ')}), shown once: keep it safe\n` +
+      "next: HANSARD_TOKEN=<that token> hansard token create --scopes board   then paste the new token at the board's /login\n",
   );
 }
 
