@@ -53,6 +53,18 @@ export class SqliteStateStore implements StateStore {
   private readonly db: Database.Database;
 
   /** Opens (creating if needed) the database file. `:memory:` works for tests. */
+  /** Prepared statements by SQL: preparing costs more than most of these queries take to run. */
+  private readonly statements = new Map<string, Database.Statement>();
+
+  private q(sql: string): Database.Statement {
+    let st = this.statements.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.statements.set(sql, st);
+    }
+    return st;
+  }
+
   constructor(path: string) {
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
@@ -61,9 +73,9 @@ export class SqliteStateStore implements StateStore {
     // IMMEDIATE: another process opening the same file at once waits (busy_timeout) instead of failing.
     this.db
       .transaction(() => {
-        const hadUsage = this.db
-          .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tenant_usage'")
-          .get();
+        const hadUsage = this.q(
+          "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tenant_usage'",
+        ).get();
         this.db.exec(SCHEMA);
         // A database from before the usage table: its running totals start from what the sessions hold.
         if (!hadUsage) {
@@ -76,35 +88,31 @@ export class SqliteStateStore implements StateStore {
   }
 
   async createTenant(tenant: string, at: string): Promise<void> {
-    const r = this.db
-      .prepare('INSERT OR IGNORE INTO tenants (name, created_at) VALUES (?, ?)')
-      .run(tenant, at);
+    const r = this.q('INSERT OR IGNORE INTO tenants (name, created_at) VALUES (?, ?)').run(tenant, at);
     if (r.changes === 0) throw new StateConflictError(`tenant ${tenant} exists`);
   }
 
   async tenantExists(tenant: string): Promise<boolean> {
-    return this.db.prepare('SELECT 1 FROM tenants WHERE name = ?').get(tenant) !== undefined;
+    return this.q('SELECT 1 FROM tenants WHERE name = ?').get(tenant) !== undefined;
   }
 
   async putToken(t: TokenRecord): Promise<void> {
     try {
-      this.db
-        .prepare(
-          `INSERT INTO tokens (id, tenant, hash, scopes, session, label, created_at, expires_at, revoked_at, last_used_at)
+      this.q(
+        `INSERT INTO tokens (id, tenant, hash, scopes, session, label, created_at, expires_at, revoked_at, last_used_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          t.id,
-          t.tenant,
-          t.hash,
-          JSON.stringify(t.scopes),
-          t.session,
-          t.label,
-          t.created_at,
-          t.expires_at,
-          t.revoked_at,
-          t.last_used_at,
-        );
+      ).run(
+        t.id,
+        t.tenant,
+        t.hash,
+        JSON.stringify(t.scopes),
+        t.session,
+        t.label,
+        t.created_at,
+        t.expires_at,
+        t.revoked_at,
+        t.last_used_at,
+      );
     } catch (err) {
       if ((err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) {
         throw new StateConflictError('a token with this id or hash exists');
@@ -114,48 +122,45 @@ export class SqliteStateStore implements StateStore {
   }
 
   async getTokenByHash(hash: string): Promise<TokenRecord | null> {
-    const row = this.db.prepare('SELECT * FROM tokens WHERE hash = ?').get(hash) as Row | undefined;
+    const row = this.q('SELECT * FROM tokens WHERE hash = ?').get(hash) as Row | undefined;
     return row ? toToken(row) : null;
   }
 
   async listTokens(tenant: string): Promise<TokenRecord[]> {
-    const rows = this.db
-      .prepare('SELECT * FROM tokens WHERE tenant = ? ORDER BY created_at, id')
-      .all(tenant) as Row[];
+    const rows = this.q('SELECT * FROM tokens WHERE tenant = ? ORDER BY created_at, id').all(tenant) as Row[];
     return rows.map(toToken);
   }
 
   async revokeToken(tenant: string, id: string, at: string): Promise<boolean> {
-    const r = this.db
-      .prepare('UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE tenant = ? AND id = ?')
-      .run(at, tenant, id);
+    const r = this.q(
+      'UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE tenant = ? AND id = ?',
+    ).run(at, tenant, id);
     return r.changes > 0;
   }
 
   async touchToken(hash: string, at: string): Promise<void> {
-    this.db.prepare('UPDATE tokens SET last_used_at = ? WHERE hash = ?').run(at, hash);
+    this.q('UPDATE tokens SET last_used_at = ? WHERE hash = ?').run(at, hash);
   }
 
   async getWriter(tenant: string, sid: string, w: string): Promise<WriterRecord | null> {
-    const row = this.db
-      .prepare('SELECT * FROM writers WHERE tenant = ? AND sid = ? AND w = ?')
-      .get(tenant, sid, w) as Row | undefined;
+    const row = this.q('SELECT * FROM writers WHERE tenant = ? AND sid = ? AND w = ?').get(tenant, sid, w) as
+      | Row
+      | undefined;
     return row ? toWriter(row) : null;
   }
 
   async listWriters(tenant: string, sid: string): Promise<WriterRecord[]> {
-    const rows = this.db
-      .prepare('SELECT * FROM writers WHERE tenant = ? AND sid = ? ORDER BY w')
-      .all(tenant, sid) as Row[];
+    const rows = this.q('SELECT * FROM writers WHERE tenant = ? AND sid = ? ORDER BY w').all(
+      tenant,
+      sid,
+    ) as Row[];
     return rows.map(toWriter);
   }
 
   async getChunk(tenant: string, sid: string, w: string, offset: number): Promise<ChunkRecord | null> {
-    const row = this.db
-      .prepare(
-        'SELECT offset, length, sha256, lines, last_seq FROM chunks WHERE tenant = ? AND sid = ? AND w = ? AND offset = ?',
-      )
-      .get(tenant, sid, w, offset) as ChunkRecord | undefined;
+    const row = this.q(
+      'SELECT offset, length, sha256, lines, last_seq FROM chunks WHERE tenant = ? AND sid = ? AND w = ? AND offset = ?',
+    ).get(tenant, sid, w, offset) as ChunkRecord | undefined;
     return row ?? null;
   }
 
@@ -167,65 +172,57 @@ export class SqliteStateStore implements StateStore {
     next: WriterAdvance,
   ): Promise<void> {
     const tx = this.db.transaction(() => {
-      const cur = this.db
-        .prepare('SELECT length, lines, created_at FROM writers WHERE tenant = ? AND sid = ? AND w = ?')
-        .get(tenant, sid, w) as { length: number; lines: number; created_at: string } | undefined;
+      const cur = this.q(
+        'SELECT length, lines, created_at FROM writers WHERE tenant = ? AND sid = ? AND w = ?',
+      ).get(tenant, sid, w) as { length: number; lines: number; created_at: string } | undefined;
       const curLength = cur?.length ?? 0;
       if (curLength !== fromLength || (cur === undefined && fromLength !== 0)) {
         throw new StateConflictError(`writer ${w} is at ${curLength} bytes, not ${fromLength}`, curLength);
       }
-      this.db
-        .prepare(
-          `INSERT INTO writers (tenant, sid, w, length, lines, last_seq, ended, agent, created_at, updated_at)
+      this.q(
+        `INSERT INTO writers (tenant, sid, w, length, lines, last_seq, ended, agent, created_at, updated_at)
            VALUES (@tenant, @sid, @w, @length, @lines, @last_seq, @ended, @agent, @at, @at)
            ON CONFLICT (tenant, sid, w) DO UPDATE SET length = @length, lines = @lines, last_seq = @last_seq,
              ended = @ended, agent = COALESCE(agent, @agent), updated_at = @at`,
-        )
-        .run({
-          tenant,
-          sid,
-          w,
-          length: next.length,
-          lines: next.lines,
-          last_seq: next.last_seq,
-          ended: next.ended ? 1 : 0,
-          agent: next.agent,
-          at: next.at,
-        });
+      ).run({
+        tenant,
+        sid,
+        w,
+        length: next.length,
+        lines: next.lines,
+        last_seq: next.last_seq,
+        ended: next.ended ? 1 : 0,
+        agent: next.agent,
+        at: next.at,
+      });
       const c = next.chunk;
-      this.db
-        .prepare(
-          'INSERT INTO chunks (tenant, sid, w, offset, length, sha256, lines, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-        )
-        .run(tenant, sid, w, c.offset, c.length, c.sha256, c.lines, c.last_seq);
-      this.db
-        .prepare(
-          `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes)
+      this.q(
+        'INSERT INTO chunks (tenant, sid, w, offset, length, sha256, lines, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      ).run(tenant, sid, w, c.offset, c.length, c.sha256, c.lines, c.last_seq);
+      this.q(
+        `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes)
            VALUES (@tenant, @sid, @at, @at, 1, @dl, @db)
            ON CONFLICT (tenant, sid) DO UPDATE SET updated_at = @at,
              writers = (SELECT COUNT(*) FROM writers WHERE tenant = @tenant AND sid = @sid),
              lines = lines + @dl, bytes = bytes + @db`,
-        )
-        .run({ tenant, sid, at: next.at, dl: next.lines - (cur?.lines ?? 0), db: next.length - curLength });
-      this.db
-        .prepare(
-          `INSERT INTO tenant_usage (tenant, bytes) VALUES (@tenant, @db)
+      ).run({ tenant, sid, at: next.at, dl: next.lines - (cur?.lines ?? 0), db: next.length - curLength });
+      this.q(
+        `INSERT INTO tenant_usage (tenant, bytes) VALUES (@tenant, @db)
            ON CONFLICT (tenant) DO UPDATE SET bytes = bytes + @db`,
-        )
-        .run({ tenant, db: next.length - curLength });
+      ).run({ tenant, db: next.length - curLength });
     });
     tx();
   }
 
   async tenantUsage(tenant: string): Promise<TenantUsage> {
-    const row = this.db.prepare('SELECT bytes FROM tenant_usage WHERE tenant = ?').get(tenant) as
+    const row = this.q('SELECT bytes FROM tenant_usage WHERE tenant = ?').get(tenant) as
       | { bytes: number }
       | undefined;
     return { bytes: row?.bytes ?? 0 };
   }
 
   async getSession(tenant: string, sid: string): Promise<SessionRecord | null> {
-    const row = this.db.prepare('SELECT * FROM sessions WHERE tenant = ? AND sid = ?').get(tenant, sid) as
+    const row = this.q('SELECT * FROM sessions WHERE tenant = ? AND sid = ?').get(tenant, sid) as
       | SessionRecord
       | undefined;
     return row ?? null;
@@ -235,16 +232,15 @@ export class SqliteStateStore implements StateStore {
     let rows: SessionRecord[];
     if (cursor) {
       const [updatedAt, sid] = decodeCursor(cursor);
-      rows = this.db
-        .prepare(
-          `SELECT * FROM sessions WHERE tenant = ? AND (updated_at < ? OR (updated_at = ? AND sid < ?))
+      rows = this.q(
+        `SELECT * FROM sessions WHERE tenant = ? AND (updated_at < ? OR (updated_at = ? AND sid < ?))
            ORDER BY updated_at DESC, sid DESC LIMIT ?`,
-        )
-        .all(tenant, updatedAt, updatedAt, sid, limit + 1) as SessionRecord[];
+      ).all(tenant, updatedAt, updatedAt, sid, limit + 1) as SessionRecord[];
     } else {
-      rows = this.db
-        .prepare('SELECT * FROM sessions WHERE tenant = ? ORDER BY updated_at DESC, sid DESC LIMIT ?')
-        .all(tenant, limit + 1) as SessionRecord[];
+      rows = this.q('SELECT * FROM sessions WHERE tenant = ? ORDER BY updated_at DESC, sid DESC LIMIT ?').all(
+        tenant,
+        limit + 1,
+      ) as SessionRecord[];
     }
     const items = rows.slice(0, limit);
     const last = items.at(-1);
@@ -253,25 +249,21 @@ export class SqliteStateStore implements StateStore {
 
   async putStatus(s: StatusRecord): Promise<void> {
     this.db.transaction(() => {
-      this.db
-        .prepare(
-          `INSERT INTO status (tenant, sid, state, note, events, reported_by, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+      this.q(
+        `INSERT INTO status (tenant, sid, state, note, events, reported_by, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (tenant, sid) DO UPDATE SET state = excluded.state, note = excluded.note, events = excluded.events,
              reported_by = excluded.reported_by, reported_at = excluded.reported_at`,
-        )
-        .run(s.tenant, s.sid, s.state, s.note, JSON.stringify(s.events), s.reported_by, s.reported_at);
+      ).run(s.tenant, s.sid, s.state, s.note, JSON.stringify(s.events), s.reported_by, s.reported_at);
       // A report is activity: the session shows on the board even before any segment arrives.
-      this.db
-        .prepare(
-          `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes) VALUES (?, ?, ?, ?, 0, 0, 0)
+      this.q(
+        `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes) VALUES (?, ?, ?, ?, 0, 0, 0)
            ON CONFLICT (tenant, sid) DO UPDATE SET updated_at = MAX(updated_at, excluded.updated_at)`,
-        )
-        .run(s.tenant, s.sid, s.reported_at, s.reported_at);
+      ).run(s.tenant, s.sid, s.reported_at, s.reported_at);
     })();
   }
 
   async getStatus(tenant: string, sid: string): Promise<StatusRecord | null> {
-    const row = this.db.prepare('SELECT * FROM status WHERE tenant = ? AND sid = ?').get(tenant, sid) as
+    const row = this.q('SELECT * FROM status WHERE tenant = ? AND sid = ?').get(tenant, sid) as
       | Row
       | undefined;
     if (!row) return null;
