@@ -74,8 +74,12 @@ export function registerToken(program: Command, io: Io): void {
           : t.expires_at && Date.parse(String(t.expires_at)) < Date.now()
             ? 'expired'
             : 'active';
+        const expires = t.expires_at
+          ? `until ${String(t.expires_at).slice(0, 16).replace('T', ' ')}`
+          : 'no expiry';
+        const session = t.session ? `session ${String(t.session)}` : 'any session';
         io.stdout.write(
-          `${t.id}  ${state.padEnd(7)}  ${(t.scopes as string[]).join(',').padEnd(28)}  ${t.label ?? ''}\n`,
+          `${t.id}  ${state.padEnd(7)}  ${(t.scopes as string[]).join(',').padEnd(28)}  ${session.padEnd(38)}  ${expires.padEnd(22)}  ${t.label ?? ''}\n`,
         );
       }
     });

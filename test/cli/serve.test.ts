@@ -55,3 +55,43 @@ describe('the request log', () => {
     }
   });
 });
+
+describe('hansard token list', () => {
+  it('shows each token’s state, scopes, session binding and expiry, never its secret', async () => {
+    const admin = `hns_${'T'.repeat(43)}`;
+    const dir = mkdtempSync(join(tmpdir(), 'hansard-serve-list-'));
+    const s = await startServer({
+      port: 0,
+      host: '127.0.0.1',
+      data: dir,
+      bootstrapToken: admin,
+      print: () => {},
+      log: () => {},
+    });
+    const { runCli } = await import('../../lib/cli/main.js');
+    let out = '';
+    const io = {
+      stdout: { write: (x: string | Uint8Array) => (out += String(x)) },
+      stderr: { write: () => true },
+      env: { HANSARD_URL: s.url, HANSARD_TOKEN: admin },
+      cwd: dir,
+    };
+    try {
+      const sid = 's_01KZVVGRNR3D5V708Z4NPGG11H';
+      expect(await runCli(['token', 'create', '--scopes', 'ingest', '--session', sid], io)).toBe(0);
+      const secret = out.trim();
+      out = '';
+      expect(await runCli(['token', 'list'], io)).toBe(0);
+      const bound = out.split('\n').find((l) => l.includes(sid))!;
+      expect(bound).toMatch(
+        /active\s+ingest\s+session s_01KZVVGRNR3D5V708Z4NPGG11H\s+until \d{4}-\d\d-\d\d \d\d:\d\d/,
+      );
+      expect(out).toMatch(/admin,.*any session\s+no expiry/);
+      expect(out).not.toContain(secret);
+      expect(out).not.toContain(admin);
+    } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
