@@ -101,16 +101,13 @@ async function* mergeBatches(
   options: MergeOptions,
   keepProblems: boolean,
 ): AsyncGenerator<Array<MergedEvent | MergedProblem>> {
-  /** Moves a head to its next item; false when its segment is exhausted. */
-  const advance = async (h: Head): Promise<boolean> => {
-    for (;;) {
-      if (h.pos >= h.batch.length) {
-        const next = await h.it.next();
-        if (next.done) return false;
-        h.batch = next.value;
-        h.pos = 0;
-        continue;
-      }
+  /**
+   * Moves a head to its next item within its current batch, without awaiting: true when it holds one,
+   * undefined when the batch is used up (then `advance` fetches the next). Most steps end here, so the
+   * merge pays one promise per batch, not one per event.
+   */
+  const step = (h: Head): true | undefined => {
+    while (h.pos < h.batch.length) {
       const item = h.batch[h.pos++]!;
       if (item.kind === 'problem') {
         options.onProblem?.(h.w, item.problem);
@@ -128,6 +125,17 @@ async function* mergeBatches(
       h.problem = null;
       h.key = h.maxTs;
       return true;
+    }
+    return undefined;
+  };
+  /** Moves a head to its next item, fetching batches as needed; false when its segment is exhausted. */
+  const advance = async (h: Head): Promise<boolean> => {
+    for (;;) {
+      if (step(h)) return true;
+      const next = await h.it.next();
+      if (next.done) return false;
+      h.batch = next.value;
+      h.pos = 0;
     }
   };
   const heap: Head[] = [];
@@ -156,7 +164,7 @@ async function* mergeBatches(
       yield out;
       out = [];
     }
-    if (await advance(top)) siftDown(heap, 0);
+    if (step(top) || (await advance(top))) siftDown(heap, 0);
     else popTop(heap);
   }
   if (out.length > 0) yield out;
