@@ -263,6 +263,14 @@ export class CorrectionIndex {
   }
 
   /**
+   * Why the correction `id` changed nothing, when that is already known: its target has passed (`apply`)
+   * and refused it. Undefined while its target has not passed yet, or when it was applied.
+   */
+  problemOf(id: string): CorrectionProblem | undefined {
+    return this.found.get(id);
+  }
+
+  /**
    * Every correction that changed nothing: the ones found by `apply`, and, once every event has passed,
    * those whose target never did (`correction_target_missing`). In the merged order of the corrections
    * (as noted by `passed`; any not noted come last, by writer and seq).

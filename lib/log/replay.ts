@@ -170,7 +170,10 @@ async function* replayBatches(
       if (event.type === 'message' && typeof event.obj.user_id === 'string')
         authors.set(event.id, event.obj.user_id);
       const a = attributor!.push(corrected?.effective ?? event);
-      const text = corrected === null ? formatTextLine(event, agents) : corrected.line.slice(0, -1);
+      let text = corrected === null ? formatTextLine(event, agents) : corrected.line.slice(0, -1);
+      // A correction whose target already passed and refused it is shown as such, not as if applied.
+      const refused = event.type === 'correction' ? index.problemOf(event.id) : undefined;
+      if (refused) text += ` [not applied: ${refused.code}]`;
       out[i] = a ? `${text} ${attributionMark(a, authors)}\n` : `${text}\n`;
     }
     yield out;

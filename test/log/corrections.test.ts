@@ -541,3 +541,20 @@ describe('streaming replay and applyCorrections', () => {
     );
   });
 });
+
+describe('the text replay of a correction that changed nothing', () => {
+  it('marks it not applied, with the code, when its target came first', async () => {
+    const sid = newSessionId();
+    const a = writer(sid, 'agent', steppingClock(T0));
+    const { end } = turn(a);
+    a.correct({ target_id: end.id, field: 'status', value: 42, reason: 'oops' });
+    a.correct({ target_id: end.id, field: 'status', value: 'failed', reason: 'raised' });
+    a.end();
+    const { lines } = await replay(a.dir, 'text');
+    const corrections = lines.filter((l) => / correction +/.test(l));
+    expect(corrections.find((l) => l.includes('(oops)'))).toContain(
+      '[not applied: correction_invalid_value]',
+    );
+    expect(corrections.find((l) => l.includes('(raised)'))).not.toContain('not applied');
+  });
+});
