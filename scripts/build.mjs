@@ -6,6 +6,9 @@ await build({
   entryPoints: { cli: 'lib/cli/main.ts', index: 'lib/index.ts' },
   outdir: 'dist',
   bundle: true,
+  // Dynamic imports (the server stack of `serve`, SQLite, the AWS SDK) become chunks loaded on use.
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   platform: 'node',
   format: 'esm',
   target: 'node20',

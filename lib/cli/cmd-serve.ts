@@ -6,7 +6,6 @@ import { type Command, Option } from 'commander';
 import { parseByteSize } from '../service/limits.js';
 import { UsageError } from './errors.js';
 import type { Io } from './io.js';
-import { startServer } from './serve.js';
 
 export function registerServe(program: Command, io: Io): void {
   program
@@ -51,6 +50,8 @@ more requests a minute than --rate-limit is answered 429 with Retry-After.`,
         }
         const rateLimit = Number(opts.rateLimit);
         const bootstrapToken = io.env.HANSARD_BOOTSTRAP_TOKEN || undefined;
+        // The server stack (Hono, the board, SQLite) loads only for `serve`: other commands start faster.
+        const { startServer } = await import('./serve.js');
         let server: Awaited<ReturnType<typeof startServer>>;
         try {
           server = await startServer({

@@ -7,8 +7,10 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { type CreatedToken, ensureTenant } from '../service/index.js';
-import { isTenantName, openLocalStores, StateConflictError, type StateStore } from '../store/index.js';
+import { ensureTenant } from '../service/bootstrap.js';
+import type { CreatedToken } from '../service/tokens.js';
+import { isTenantName } from '../store/keys.js';
+import { StateConflictError, type StateStore } from '../store/ports.js';
 import { ExitError, UsageError } from './errors.js';
 import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
@@ -105,12 +107,13 @@ export async function createTenant(name: string, o: TenantCreateOptions, io: Io)
   );
 }
 
-/** The state store the options name. The AWS SDK is loaded only for `--table`. */
+/** The state store the options name, loaded when asked for (SQLite or the AWS SDK), not at every CLI start. */
 async function openState(o: TenantCreateOptions, io: Io): Promise<StateStore> {
   if (o.table !== undefined) {
     const { openDynamoStateStore } = await import('../store/aws.js');
     return openDynamoStateStore({ table: o.table, region: o.region, endpoint: o.endpoint });
   }
+  const { openLocalStores } = await import('../store/index.js');
   return openLocalStores(resolve(io.cwd, o.data!)).state;
 }
 
