@@ -14,8 +14,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = join(ROOT, 'bin', 'hansard');
 const SEED = 'test/fixtures/seed-session/s_01KZVVGRNR3D5V708Z4NPGG11H';
 const MULTI_PARENT = 'test/fixtures/multi-writer';
-/** CI checks out shared/ beside the repository. */
-const TRANSCRIPT = '../shared/fixtures/real/ccl-representative_messages.jsonl';
+/** A real Claude Code transcript (test/fixtures/README.md says where it came from). */
+const TRANSCRIPT = 'test/fixtures/real/ccl-representative_messages.jsonl';
 /** A fixed admin token installed through HANSARD_BOOTSTRAP_TOKEN: hns_ and 43 letters and digits. */
 const ADMIN = 'hns_E2eAdminToken0123456789abcdefghijKLMNOPQRST';
 const NOTE = 'e2e: comparing server and local replays';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ImportResult, importClaudeCodeTranscript } from '../../lib/harness/index.js';
 import { decodeEvent, formatTs, type LogEvent, parseTs, readSegmentFile } from '../../lib/log/index.js';
 
-const FIXTURE = '/work/shared/fixtures/real/ccl-representative_messages.jsonl';
+const FIXTURE = 'test/fixtures/real/ccl-representative_messages.jsonl';
 
 const tmpDirs: string[] = [];
 afterAll(() => {

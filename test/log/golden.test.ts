@@ -8,7 +8,7 @@ describe('the seed example lines (golden)', () => {
   const lines = readFileSync(SEED, 'utf8').split('\n').filter(Boolean);
 
   it('are the three lines printed in seed 001', () => {
-    const seed = readFileSync('../shared/seeds/001_722efaa11f8f136a.txt', 'utf8');
+    const seed = readFileSync('docs/spec/001_722efaa11f8f136a.txt', 'utf8');
     expect(lines).toHaveLength(3);
     for (const l of lines) expect(seed).toContain(`\n${l}\n`);
   });
