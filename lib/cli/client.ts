@@ -18,7 +18,7 @@ export class ServerError extends Error {
   }
 }
 
-/** The server could not be reached at all (after the retries). */
+/** The server could not be reached at all (after the retries, or at once when nothing listens on loopback). */
 export class NetworkError extends Error {
   override name = 'NetworkError';
 }
@@ -93,6 +93,8 @@ export class ApiClient {
             });
           } catch (err) {
             lastReason = `cannot reach ${this.url}: ${networkCause(err)}`;
+            // Nothing listens on this machine's port: no retry can change that, so say it at once.
+            if (refusedOnLoopback(this.url, err)) throw new AbortError(new NetworkError(lastReason));
             throw new TransientError(lastReason, null);
           }
           if (TRANSIENT.has(res.status)) {
@@ -161,6 +163,17 @@ async function toServerError(res: Response): Promise<ServerError> {
     e?.message ?? `the server answered ${res.status}`,
     e?.details ?? {},
   );
+}
+
+/**
+ * True when `err` is a refused connection to a loopback address (127.0.0.0/8, ::1, localhost): a server
+ * on this machine is not running, which retrying does not fix. A refused remote host may be restarting.
+ */
+export function refusedOnLoopback(url: string, err: unknown): boolean {
+  const code = (err as { cause?: { code?: string } }).cause?.code;
+  if (code !== 'ECONNREFUSED') return false;
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /** A short reason for a failed fetch: the system error code when there is one (ECONNREFUSED, ENOTFOUND). */
