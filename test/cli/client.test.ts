@@ -16,14 +16,12 @@ async function freePort(): Promise<number> {
 const refused = Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
 
 describe('refusedOnLoopback', () => {
-  it.each([
-    'http://127.0.0.1:8787',
-    'http://127.3.2.1:1',
-    'http://localhost:8787/',
-    'http://[::1]:8787',
-  ])('is true for a refused connection to %s', (url) => {
-    expect(refusedOnLoopback(url, refused)).toBe(true);
-  });
+  it.each(['http://127.0.0.1:8787', 'http://127.3.2.1:1', 'http://localhost:8787/', 'http://[::1]:8787'])(
+    'is true for a refused connection to %s',
+    (url) => {
+      expect(refusedOnLoopback(url, refused)).toBe(true);
+    },
+  );
 
   it.each(['https://hansard.example.com', 'http://10.0.0.5:8787', 'http://128.0.0.1'])(
     'is false for a remote host %s (it may be restarting: retry)',
