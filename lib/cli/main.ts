@@ -86,6 +86,7 @@ function exitCodeFor(err: unknown, io: Io): number {
       io.stderr.write(`  - ${i.path ? `${String(i.path)}: ` : ''}${String(i.message ?? '')}\n`);
     }
     if (err.status === 401) io.stderr.write('hint: check HANSARD_TOKEN / --token\n');
+    if (err.status === 403 && Array.isArray(err.details.required)) io.stderr.write(scopeHint(err.details));
     return err.status >= 400 && err.status < 500 ? 2 : 1;
   }
   if (err instanceof NetworkError) {
@@ -96,6 +97,20 @@ function exitCodeFor(err: unknown, io: Io): number {
     `hansard: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
   );
   return 1;
+}
+
+/** What to do about a token that lacks a scope: which token has it, or how to make one. */
+function scopeHint(details: Record<string, unknown>): string {
+  const required = (details.required as string[]).join(',');
+  const has = Array.isArray(details.has) ? (details.has as string[]) : [];
+  const board = has.length === 1 && has[0] === 'board';
+  return (
+    (board
+      ? 'hint: this is the board link\'s token (it may only show the board). Use the admin token that ' +
+        'hansard serve printed at its first start,\n  or make one for this: '
+      : 'hint: make a token with that scope: ') +
+    `hansard token create --scopes ${required} (run it with an admin token)\n`
+  );
 }
 
 const isMain = process.argv[1] !== undefined && /(?:^|[\\/])(?:hansard|cli\.js)$/.test(process.argv[1]);

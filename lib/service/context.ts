@@ -24,12 +24,19 @@ export interface ServiceContext {
   limits?: Partial<Limits>;
 }
 
-/** @throws AppError `forbidden` unless the caller has one of `scopes` (`admin` is not a superset) */
+/**
+ * @throws AppError `forbidden` unless the caller has one of `scopes` (`admin` is not a superset); its
+ *   details name the scopes `required` and the ones the caller's own token `has`, so a client can say
+ *   which token to use instead
+ */
 export function requireScope(ctx: ServiceContext, ...scopes: Scope[]): void {
   if (!scopes.some((s) => ctx.caller.scopes.includes(s))) {
-    throw new AppError('forbidden', `this token lacks the ${scopes.join(' or ')} scope`, {
-      required: scopes,
-    });
+    const has = ctx.caller.scopes;
+    throw new AppError(
+      'forbidden',
+      `this token lacks the ${scopes.join(' or ')} scope (it has ${has.join(', ') || 'none'}): use a token with ${scopes.join(' or ')}`,
+      { required: scopes, has },
+    );
   }
 }
 

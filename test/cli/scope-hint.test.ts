@@ -1,0 +1,66 @@
+/**
+ * A token without the scope a command needs (issue 9.7): the server names the scopes required and the
+ * ones the token has, and the CLI says which token to use instead, exit 2.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../lib/cli/main.js';
+import { openSession } from '../../lib/log/index.js';
+import { makeTenant, mint, request, startServer, type TestServer } from '../http/helpers.js';
+
+let srv: TestServer;
+let board: string;
+let reader: string;
+beforeAll(async () => {
+  srv = await startServer();
+  const t = await makeTenant(srv, 'acme');
+  board = await mint(srv, t.name, ['board']);
+  reader = await mint(srv, t.name, ['read']);
+});
+afterAll(() => srv.close());
+
+async function cli(args: string[], token: string) {
+  let out = '';
+  let err = '';
+  const code = await runCli(args, {
+    stdout: { write: (s: string | Uint8Array) => (out += String(s)) },
+    stderr: { write: (s: string) => (err += s) },
+    env: { HANSARD_URL: srv.url, HANSARD_TOKEN: token },
+    cwd: srv.workDir,
+  });
+  return { code, out, err };
+}
+
+describe('a token that lacks the scope', () => {
+  it('gets 403 naming the scopes required and the ones it has', async () => {
+    const a = await request(srv, 'GET', '/v1/sessions', { token: board });
+    expect(a.status).toBe(403);
+    expect(a.json.error.code).toBe('forbidden');
+    expect(a.json.error.details).toEqual({ required: ['read'], has: ['board'] });
+    expect(a.json.error.message).toBe(
+      'this token lacks the read scope (it has board): use a token with read',
+    );
+  });
+
+  it("says the board link's token only shows the board and which token to use, exit 2", async () => {
+    const s = openSession(srv.workDir, { agent: 'bot' });
+    s.message({ user_id: 'priya', text: 'hi' });
+    s.end();
+    const r = await cli(['upload', s.dir], board);
+    expect(r.code, r.err).toBe(2);
+    expect(r.err).toContain('lacks the ingest or read scope (it has board)');
+    expect(r.err).toContain("the board link's token");
+    expect(r.err).toContain('admin token that hansard serve printed at its first start');
+    expect(r.err).toContain('hansard token create --scopes ingest,read');
+  });
+
+  it('for another token, says how to make one with the scope', async () => {
+    const r = await cli(
+      ['session', 'report', '--session', 's_01KZVVGRNR3D5V708Z4NPGG11H', '--state', 'working', '--note', 'x'],
+      reader,
+    );
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('lacks the report scope (it has read)');
+    expect(r.err).not.toContain('board link');
+    expect(r.err).toContain('hint: make a token with that scope: hansard token create --scopes report');
+  });
+});
