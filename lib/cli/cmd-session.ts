@@ -1,4 +1,4 @@
-/** `hansard session report --state S --note N` (seed 000): an agent's status report. */
+/** `hansard session report --state S --note N` (seed 000, docs/spec): an agent's status report. */
 import { type Command, Option } from 'commander';
 import { isId } from '../log/ids.js';
 import { STATES } from '../service/status-schemas.js';
@@ -16,7 +16,7 @@ export function registerSession(program: Command, io: Io): void {
     .option('--note <text>', 'one line, at most 240 characters', '')
     .option(
       '--events <json>',
-      'declared events, a JSON array (seed 000): [{"kind":"evidence","evidence":[…]}]',
+      'declared events, a JSON array of at most 4: [{"kind":"evidence","evidence":[{"type":"test","ref":"npm test","result":"passed"}]}]; kinds plan, decision, assumption, evidence, blocked, lesson',
     )
     .addOption(new Option('--session <sid>', 'the session id').env('HANSARD_SESSION_ID'))
     .addOption(
