@@ -1,8 +1,12 @@
 /**
  * The board's server-rendered pages (hono/jsx): the status board, a session's timeline, and sign-in.
  * Plain HTML and a little CSS; no script, so the pages work with JavaScript off and under a strict CSP.
+ * hono/jsx escapes HTML; what writers and agents wrote (names, notes, the timeline) also goes through
+ * `escapeControl`, so a newline cannot forge a timeline line and a bidi override cannot reorder the page
+ * (issue 8.4).
  */
 import type { Child } from 'hono/jsx';
+import { escapeControl } from '../log/escape.js';
 import type { Board, BoardSession } from '../service/board.js';
 import { HANSARD_VERSION } from '../version.js';
 
@@ -71,12 +75,12 @@ function Row({ s }: { s: BoardSession }) {
         <a class="mono" href={`/sessions/${s.sid}`}>
           {s.sid}
         </a>
-        <div class="muted">{s.agents.length ? s.agents.join(', ') : 'no writer yet'}</div>
+        <div class="muted">{s.agents.length ? s.agents.map(escapeControl).join(', ') : 'no writer yet'}</div>
       </td>
       <td>
         <StateBadge state={s.state} />
       </td>
-      <td>{s.note ?? ''}</td>
+      <td>{escapeControl(s.note ?? '')}</td>
       <td>
         <time datetime={s.last_activity}>{s.last_activity.replace('T', ' ').slice(0, 19)}Z</time>
       </td>
@@ -133,9 +137,10 @@ export function SessionPage(props: {
   return (
     <Layout title={props.sid} signedIn>
       <p>
-        <StateBadge state={props.state} /> {props.note ?? ''}
+        <StateBadge state={props.state} /> {escapeControl(props.note ?? '')}
       </p>
-      <pre class="timeline">{props.lines.join('\n')}</pre>
+      {/* The text replay escapes already; again here (it changes nothing then) in case a line did not. */}
+      <pre class="timeline">{props.lines.map(escapeControl).join('\n')}</pre>
       {props.more ? (
         <p class="muted">
           Only the first {props.lines.length} events are shown; download the replay for all.

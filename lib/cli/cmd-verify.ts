@@ -5,6 +5,7 @@
 
 import { basename } from 'node:path';
 import type { Command } from 'commander';
+import { escapeControl } from '../log/escape.js';
 import { isId } from '../log/ids.js';
 import { formatSummary, inspectSession, type SessionSummary } from '../log/inspect.js';
 import { segmentSources, sessionDirSegments } from '../log/replay.js';
@@ -40,7 +41,9 @@ export function registerVerify(program: Command, io: Io): void {
       else {
         for (const p of report.problems) {
           const where = `${p.w}${p.seq !== null ? ` seq ${p.seq}` : ''}${p.line !== null ? ` line ${p.line}` : ''}`;
-          io.stdout.write(`${p.severity.padEnd(7)}  ${p.code.padEnd(26)}  ${where}: ${p.message}\n`);
+          // A report from an older server may quote events' ids raw: never let one reach the terminal.
+          const line = `${p.severity.padEnd(7)}  ${p.code.padEnd(26)}  ${where}: ${p.message}`;
+          io.stdout.write(`${escapeControl(line)}\n`);
         }
         const s = report.summary;
         io.stdout.write(

@@ -5,6 +5,7 @@
 export * from './attribution.js';
 export * from './codec.js';
 export * from './corrections.js';
+export * from './escape.js';
 export * from './events.js';
 export * from './field-limits.js';
 export * from './ids.js';

@@ -6,6 +6,7 @@
  */
 import { Attributor } from './attribution.js';
 import { decodeEvent } from './codec.js';
+import { escapeControl as esc } from './escape.js';
 import { isType } from './events.js';
 import { type MergeSource, mergeSegments } from './merge.js';
 import type { VerifyReport } from './verify.js';
@@ -187,28 +188,31 @@ export async function inspectSession(
   };
 }
 
-/** A few lines of readable text for a summary (the CLI without `--json`). */
+/**
+ * A few lines of readable text for a summary (the CLI without `--json`). Every name and id in it is
+ * passed through `escapeControl`: one line each, no escape sequence reaches the terminal (issue 8.4).
+ */
 export function formatSummary(s: SessionSummary): string {
   const lines = [
-    `session ${s.sid ?? '?'}: ${plural(s.events, 'event')}, ${plural(s.writers.length, 'writer')}, ${s.duration_seconds.toFixed(1)} s` +
-      (s.first_ts ? ` (${s.first_ts} to ${s.last_ts})` : ''),
+    `session ${esc(s.sid ?? '?')}: ${plural(s.events, 'event')}, ${plural(s.writers.length, 'writer')}, ${s.duration_seconds.toFixed(1)} s` +
+      (s.first_ts ? ` (${esc(s.first_ts)} to ${esc(s.last_ts ?? '')})` : ''),
   ];
   for (const w of s.writers) {
     lines.push(
-      `  writer ${w.w}  ${w.agent ?? '-'}${w.app ? ` (${w.app})` : ''}  ${plural(w.events, 'event')}${w.ended ? '' : ', open'}`,
+      `  writer ${esc(w.w)}  ${esc(w.agent ?? '-')}${w.app ? ` (${esc(w.app)})` : ''}  ${plural(w.events, 'event')}${w.ended ? '' : ', open'}`,
     );
   }
   if (s.participants.length) {
     lines.push(
-      `  participants: ${s.participants.map((p) => `${p.user_id} (${plural(p.messages, 'message')})`).join(', ')}`,
+      `  participants: ${s.participants.map((p) => `${esc(p.user_id)} (${plural(p.messages, 'message')})`).join(', ')}`,
     );
   }
   const statuses = Object.entries(s.turns.by_status)
-    .map(([k, v]) => `${v} ${k}`)
+    .map(([k, v]) => `${v} ${esc(k)}`)
     .join(', ');
   lines.push(`  turns: ${s.turns.total}${statuses ? ` (${statuses})` : ''}`);
   const tools = Object.entries(s.actions.by_tool)
-    .map(([t, c]) => `${t} ${c.calls}${c.failed ? ` (${c.failed} failed)` : ''}`)
+    .map(([t, c]) => `${esc(t)} ${c.calls}${c.failed ? ` (${c.failed} failed)` : ''}`)
     .join(', ');
   lines.push(
     `  actions: ${s.actions.total}${s.actions.failed ? `, ${s.actions.failed} failed` : ''}${tools ? `: ${tools}` : ''}`,
@@ -221,7 +225,7 @@ export function formatSummary(s: SessionSummary): string {
     lines.push(`  attribution: ${bases} (mean confidence ${s.attribution.mean_confidence})`);
   }
   const unknown = Object.entries(s.unknown_events);
-  if (unknown.length) lines.push(`  unknown events: ${unknown.map(([t, n]) => `${t} ${n}`).join(', ')}`);
+  if (unknown.length) lines.push(`  unknown events: ${unknown.map(([t, n]) => `${esc(t)} ${n}`).join(', ')}`);
   if (s.verify) {
     lines.push(
       `  verify: ${s.verify.ok ? 'ok' : 'NOT ok'} (${plural(s.verify.errors, 'error')}, ${plural(s.verify.warnings, 'warning')}, ${s.verify.infos} info)`,

@@ -6,7 +6,11 @@
  * event a correction changed: that one is `serializeEvent` of its effective view with its provenance as a
  * last key, `"corrected":[{"by","field","was","reason"},…]` (see `lib/log/corrections`), so no consumer
  * sees a modified value without knowing. Text gives one line per event: time, who, what, with the effective
- * values and a ` [corrected: <field> by <correction id>, …]` suffix on a corrected event. Both skip
+ * values and a ` [corrected: <field> by <correction id>, …]` suffix on a corrected event. A text line is
+ * always one line whatever the events hold (issue 8.4, `lib/log/escape`): ids and names (user ids, agents,
+ * tools, types, ts) show a control character as `\n`, `\x1b`, `\u202e`; free text (a message, an output,
+ * a tool's input and result) shows a newline as ` ⏎ `, a tab as a space, and the other controls escaped
+ * the same way, so nothing a writer wrote can start a line of its own or reach a terminal raw. Both skip
  * quarantined lines (they are in the raw segments, and verify reports them). The same function serves the
  * CLI on a local directory and the server, so the two give the same bytes for the same segments.
  *
@@ -24,6 +28,7 @@ import {
   type EffectiveEvent,
   effectiveLine,
 } from './corrections.js';
+import { escapeControl } from './escape.js';
 import {
   type MergedEvent,
   type MergeOptions,
@@ -187,16 +192,17 @@ async function* replayBatches(
  */
 export function attributionMark(a: Attribution, authors: ReadonlyMap<string, string> = new Map()): string {
   const conf = Number(a.confidence.toFixed(2));
+  const ids = (m: readonly string[], sep: string) => m.map(escapeControl).join(sep);
   if (a.basis === 'contested' && a.candidates) {
-    const who = a.candidates.map((c) => `${c.user_id} ${c.message_ids.join(',')}`).join(' | ');
+    const who = a.candidates.map((c) => `${escapeControl(c.user_id)} ${ids(c.message_ids, ',')}`).join(' | ');
     return `[← contested: ${who}; ${conf} each]`;
   }
   if (a.message_ids.length === 0) return `[← nobody: ${a.basis}]`;
   const people = [
     ...new Set(a.message_ids.map((m) => authors.get(m)).filter((p): p is string => p !== undefined)),
   ];
-  const who = people.length > 0 ? `${people.join(', ')} ` : '';
-  return `[← ${who}${a.message_ids.join(', ')}: ${a.basis} ${conf}]`;
+  const who = people.length > 0 ? `${ids(people, ', ')} ` : '';
+  return `[← ${who}${ids(a.message_ids, ', ')}: ${a.basis} ${conf}]`;
 }
 
 /**
@@ -215,7 +221,10 @@ function correctedLine(
   if (format === 'ndjson') return { line: `${line}\n`, effective: eff };
   const shown: RecordedEvent = { ...event, obj: JSON.parse(line) as Record<string, unknown> };
   const marks = eff.corrected
-    .map((c) => `${c.field} by ${c.by}${c.reason ? ` (${c.reason})` : ''}`)
+    .map(
+      (c) =>
+        `${escapeControl(c.field)} by ${escapeControl(c.by)}${c.reason ? ` (${oneLine(c.reason)})` : ''}`,
+    )
     .join(', ');
   return { line: `${formatTextLine(shown, agents)} [corrected: ${marks}]\n`, effective: eff };
 }
@@ -239,8 +248,9 @@ export async function* replayRaw(
 const MAX_WHAT = 240;
 
 /**
- * One readable line for an event: `ts  who  type  what`. `agents` maps writer ids to the agent named in
- * their `writer.start` (filled as events pass), so an agent's events are shown under its name.
+ * One readable line for an event: `ts  who  type  what`, with no newline or other control character in
+ * it (see the module's doc). `agents` maps writer ids to the agent named in their `writer.start` (filled
+ * as events pass), so an agent's events are shown under its name.
  */
 export function formatTextLine(ev: RecordedEvent, agents: Map<string, string>): string {
   const o = ev.obj;
@@ -248,9 +258,9 @@ export function formatTextLine(ev: RecordedEvent, agents: Map<string, string>): 
     const meta = (o.meta ?? {}) as Record<string, unknown>;
     if (typeof meta.agent === 'string' && meta.agent) agents.set(ev.w, meta.agent);
   }
-  const who = whoOf(ev, agents);
+  const who = escapeControl(whoOf(ev, agents));
   const what = oneLine(whatOf(ev));
-  return `${ev.ts}  ${who.padEnd(14)}  ${ev.type.padEnd(19)}  ${what}`.trimEnd();
+  return `${escapeControl(ev.ts)}  ${who.padEnd(14)}  ${escapeControl(ev.type).padEnd(19)}  ${what}`.trimEnd();
 }
 
 function whoOf(ev: RecordedEvent, agents: Map<string, string>): string {
@@ -267,45 +277,46 @@ function whoOf(ev: RecordedEvent, agents: Map<string, string>): string {
   }
 }
 
+/** What an event says. Ids and names go through `name` (one line, `\n`); free text is left to `oneLine`. */
 function whatOf(ev: RecordedEvent): string {
   const o = ev.obj;
   switch (ev.type) {
     case 'writer.start': {
       const m = (o.meta ?? {}) as Record<string, unknown>;
-      return `writer ${ev.w} starts (agent ${show(m.agent)}, app ${show(m.app)}, host ${show(m.host)}, pid ${show(m.pid)})`;
+      return `writer ${name(ev.w)} starts (agent ${show(m.agent)}, app ${show(m.app)}, host ${show(m.host)}, pid ${show(m.pid)})`;
     }
     case 'participant.join':
-      return `joins${o.display_name ? ` as ${str(o.display_name)}` : ''}`;
+      return `joins${o.display_name ? ` as ${name(o.display_name)}` : ''}`;
     case 'participant.leave':
       return 'leaves';
     case 'message':
-      return `${ev.id}: ${str(o.text)}`;
+      return `${name(ev.id)}: ${str(o.text)}`;
     case 'turn.start': {
       const ctx = o.context_message_ids;
       const c = Array.isArray(ctx)
         ? ctx.length
-          ? `context ${ctx.join(', ')}`
+          ? `context ${ctx.map(name).join(', ')}`
           : 'context: none (recorded)'
         : 'no context recorded';
-      return `${str(o.turn_id) || ev.id} begins; ${c}`;
+      return `${name(o.turn_id) || name(ev.id)} begins; ${c}`;
     }
     case 'agent.action':
-      return `${ev.id} ${str(o.tool)} ${compactJson(o.input)}`;
+      return `${name(ev.id)} ${name(o.tool)} ${compactJson(o.input)}`;
     case 'agent.action_result': {
       const exit = o.exit_code === null || o.exit_code === undefined ? '' : ` exit ${show(o.exit_code)}`;
       const body = o.error ? str(o.error) : compactJson(o.output);
-      return `${str(o.action_id)} ${str(o.status)}${exit}: ${body}`;
+      return `${name(o.action_id)} ${name(o.status)}${exit}: ${body}`;
     }
     case 'agent.output':
       return `${str(o.text)}`;
     case 'turn.end':
-      return `${str(o.turn_id)} ends: ${str(o.status)}`;
+      return `${name(o.turn_id)} ends: ${name(o.status)}`;
     case 'note':
       return str(o.text);
     case 'correction':
-      return `${str(o.target_id)}.${str(o.field)} := ${compactJson(o.value)} (${str(o.reason)})`;
+      return `${name(o.target_id)}.${name(o.field)} := ${compactJson(o.value)} (${str(o.reason)})`;
     case 'writer.end':
-      return `writer ${ev.w} ends${o.reason ? `: ${str(o.reason)}` : ''}`;
+      return `writer ${name(ev.w)} ends${o.reason ? `: ${str(o.reason)}` : ''}`;
     default: {
       const rest: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(o)) {
@@ -320,8 +331,13 @@ function str(v: unknown): string {
   return typeof v === 'string' ? v : v === null || v === undefined ? '' : JSON.stringify(v);
 }
 
+/** An id or a name: always one line, a newline shown as `\n`. */
+function name(v: unknown): string {
+  return escapeControl(str(v));
+}
+
 function show(v: unknown): string {
-  return v === null || v === undefined ? '-' : String(v);
+  return v === null || v === undefined ? '-' : escapeControl(String(v));
 }
 
 function compactJson(v: unknown): string {
@@ -329,8 +345,11 @@ function compactJson(v: unknown): string {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
-/** Newlines and tabs shown as `⏎` and spaces, cut to a screen line. */
+/**
+ * Free text on one line: newlines shown as ` ⏎ `, tabs as spaces, every other control, DEL, C1 and bidi
+ * character escaped (`escapeControl`), cut to a screen line.
+ */
 function oneLine(s: string): string {
-  const flat = s.replace(/\r?\n/g, ' ⏎ ').replace(/\t/g, ' ');
+  const flat = escapeControl(s.replace(/\r?\n/g, ' ⏎ ').replace(/\t/g, ' '));
   return flat.length > MAX_WHAT ? `${flat.slice(0, MAX_WHAT - 1)}…` : flat;
 }

@@ -7,13 +7,16 @@
  * - error: missing_writer_start, writer_id_mismatch, sid_mismatch, seq_gap, seq_duplicate, ts_invalid,
  *   event_after_writer_end, truncated_line (in the middle of a segment), malformed_line, duplicate_id
  * - warning: mono_backwards, ts_backwards, ts_no_timezone, dangling_reference, unknown_version,
- *   causality_skew, invalid_fields, truncated_line (a last line still being written)
+ *   causality_skew, invalid_fields, control_characters, truncated_line (a last line still being written)
  * - info: segment_open (no writer.end yet)
  * Correction problems (correction_target_missing, correction_forbidden_field, correction_invalid_value)
  * come from the session's `CorrectionIndex` when the caller passes one (see `verifySegments`).
+ * Messages quote what the events hold through `escapeControl`, so a report printed to a terminal is as
+ * safe as the text replay (issue 8.4).
  */
 import { decodeEvent, type LineProblem, type RecordedEvent } from './codec.js';
 import { CorrectionIndex } from './corrections.js';
+import { escapeControl, hasControl } from './escape.js';
 import { FORMAT_VERSION, isKnownType } from './events.js';
 import { type MergeSource, mergeSegments } from './merge.js';
 import { type ReplaySegment, segmentSources } from './replay.js';
@@ -43,6 +46,7 @@ export const VERIFY_CODES = {
   unknown_version: 'warning',
   causality_skew: 'warning',
   invalid_fields: 'warning',
+  control_characters: 'warning',
 } as const satisfies Record<string, Severity>;
 
 export type VerifyCode = keyof typeof VERIFY_CODES;
@@ -82,6 +86,49 @@ const REFERENCE_FIELDS: Record<string, string[]> = {
   'turn.end': ['turn_id'],
   correction: ['target_id'],
 };
+
+/**
+ * Ids and names, per type, that a person reads in the text replay, on the board and in inspect: a
+ * control, DEL, C1 or bidi character in one is shown escaped there and reported as `control_characters`
+ * (free text such as a message's text may hold newlines and terminal colours: it is only escaped).
+ * `meta.agent` stands for the field `agent` of `meta`.
+ */
+const NAME_FIELDS: Record<string, string[]> = {
+  'writer.start': ['writer_id', 'meta.agent', 'meta.app', 'meta.host', 'meta.hansard_version'],
+  'participant.join': ['user_id', 'display_name'],
+  'participant.leave': ['user_id'],
+  message: ['user_id'],
+  'turn.start': ['turn_id', 'context_message_ids'],
+  'agent.action': ['turn_id', 'tool', 'caused_by'],
+  'agent.action_result': ['action_id', 'status'],
+  'agent.output': ['turn_id', 'caused_by'],
+  'turn.end': ['turn_id', 'status'],
+  note: ['author'],
+  correction: ['target_id', 'field'],
+};
+const ENVELOPE_NAMES = ['sid', 'w', 'id', 'ts', 'type'] as const;
+
+/** The fields of `ev` that are ids or names and hold a character `escapeControl` rewrites, with their value. */
+function controlFields(ev: RecordedEvent): Array<{ field: string; value: string }> {
+  const found: Array<{ field: string; value: string }> = [];
+  const check = (field: string, v: unknown) => {
+    if (typeof v === 'string' && hasControl(v)) found.push({ field, value: v });
+    else if (Array.isArray(v)) {
+      const bad = v.find((x): x is string => typeof x === 'string' && hasControl(x));
+      if (bad !== undefined) found.push({ field, value: bad });
+    }
+  };
+  for (const f of ENVELOPE_NAMES) check(f, ev[f]);
+  for (const path of NAME_FIELDS[ev.type] ?? []) {
+    const [a, b] = path.split('.') as [string, string | undefined];
+    const v = ev.obj[a];
+    check(
+      path,
+      b === undefined ? v : v && typeof v === 'object' ? (v as Record<string, unknown>)[b] : undefined,
+    );
+  }
+  return found;
+}
 
 /**
  * Verifies a session's segments. `sid` is the expected session id (the directory's or the path's); when
@@ -184,6 +231,13 @@ export async function verifySession(
       if ('unknown' in decoded)
         at('invalid_fields', `the fields of this ${ev.type} do not have the types the format gives them`);
     }
+    for (const { field, value } of controlFields(ev)) {
+      const shown = escapeControl(value.length > 80 ? `${value.slice(0, 79)}…` : value);
+      at(
+        'control_characters',
+        `${field} "${shown}" holds control or bidi characters; replay, inspect and the board show them escaped as here`,
+      );
+    }
     for (const field of REFERENCE_FIELDS[ev.type] ?? []) {
       const v = ev.obj[field];
       if (typeof v === 'string' && v !== '') refs.push({ ...refOf(ev, st.w), field, id: v });
@@ -236,7 +290,8 @@ export async function verifySession(
   for (const p of corrections?.problems() ?? []) {
     problems.push({ severity: p.severity, code: p.code, w: p.w, seq: p.seq, line: null, message: p.message });
   }
-  problems.push(...(options.extraProblems ?? []));
+  problems.push(...(options.extraProblems ?? []).map((p) => ({ ...p })));
+  for (const p of problems) p.message = escapeControl(p.message);
   problems.sort((a, b) =>
     a.w < b.w
       ? -1

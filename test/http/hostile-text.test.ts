@@ -1,0 +1,200 @@
+/**
+ * Hostile text against the real server of `hansard serve` (issue 8.4): a session whose ids, names and free
+ * text hold newlines, terminal escape sequences, C1 controls, DEL and bidi overrides is stored as written,
+ * and every text view of it (the text replay, verify, the board's timeline and listing) shows one line
+ * per item with those characters escaped. Each case names its row of docs/api.md "Hostile text"; the last
+ * test checks the table against the cases.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { docRows } from '../support/doc-rows.js';
+import { HOSTILE_EVENTS, hostileSession, RAW_CONTROL, unforgedProblems } from '../support/hostile-text.js';
+import type { Answer } from './helpers.js';
+import { expectAlive, type RealServer, send, startRealServer } from './suite-helpers.js';
+
+let srv: RealServer;
+let seg: ReturnType<typeof hostileSession>;
+
+const get = (path: string) => send(srv, { method: 'GET', path, token: srv.admin });
+
+/** The text of the board timeline's `<pre>`, HTML entities decoded. */
+function timelineOf(html: string): string {
+  const m = /<pre class="timeline">([\s\S]*?)<\/pre>/.exec(html);
+  if (!m) throw new Error(`no timeline in ${html.slice(0, 300)}`);
+  return m[1]!
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&amp;', '&');
+}
+
+interface Case {
+  name: string;
+  /** the row of docs/api.md "Hostile text" */
+  row: string;
+  status: number;
+  run: () => Promise<Answer>;
+  check: (a: Answer) => void | Promise<void>;
+}
+
+const ROW = {
+  stored:
+    'text: a newline, an escape sequence, a C1 control, DEL or a bidi override in an id, a name or free text of an event',
+  replay: 'text replay (`?format=text`, `hansard replay --format text`) of such events',
+  verify: 'verify of such events',
+  board: 'board: a session timeline, agent names and a status note holding such characters',
+  note: 'status: a note with an escape sequence, a bidi override or a newline',
+};
+
+const CASES: Case[] = [
+  {
+    name: 'a segment whose ids, names and free text hold controls is stored and replayed as written',
+    row: ROW.stored,
+    status: 201,
+    run: () =>
+      send(srv, {
+        method: 'POST',
+        path: `/v1/sessions/${seg.sid}/writers/${seg.w}/chunks?offset=0`,
+        token: srv.admin,
+        body: readFileSync(seg.path),
+      }),
+    check: async () => {
+      const raw = await get(`/v1/sessions/${seg.sid}/replay?raw=1`);
+      expect(raw.bytes.equals(readFileSync(seg.path))).toBe(true);
+      const ndjson = await get(`/v1/sessions/${seg.sid}/replay`);
+      expect(ndjson.text).toBe(readFileSync(seg.path, 'utf8'));
+    },
+  },
+  {
+    name: 'the text replay gives one line per event, nothing raw, no forged line',
+    row: ROW.replay,
+    status: 200,
+    run: () => get(`/v1/sessions/${seg.sid}/replay?format=text`),
+    check: (a) => {
+      const lines = a.text.slice(0, -1).split('\n');
+      expect(lines).toHaveLength(HOSTILE_EVENTS);
+      expect(unforgedProblems(lines)).toEqual([]);
+      expect(a.text).toContain('sam\\n2026-08-12T20:44:13.000000Z  priya');
+      expect(a.text).toContain('joins as admin\\u202egnp.exe');
+    },
+  },
+  {
+    name: 'verify warns control_characters for each id and name, with escaped messages',
+    row: ROW.verify,
+    status: 200,
+    run: () => get(`/v1/sessions/${seg.sid}/verify`),
+    check: (a) => {
+      const found = (a.json.problems as Array<{ code: string; severity: string; message: string }>).filter(
+        (p) => p.code === 'control_characters',
+      );
+      expect(found.map((p) => p.message.split(' ')[0]).sort()).toEqual([
+        'author',
+        'display_name',
+        'meta.agent',
+        'meta.app',
+        'tool',
+        'user_id',
+      ]);
+      for (const p of found) {
+        expect(p.severity).toBe('warning');
+        expect(p.message).not.toMatch(RAW_CONTROL);
+        expect(p.message).not.toContain('\n');
+      }
+      expect(a.json.ok).toBe(true);
+    },
+  },
+  {
+    name: 'the board timeline shows one line per event, escaped',
+    row: ROW.board,
+    status: 200,
+    run: () => get(`/sessions/${seg.sid}`),
+    check: (a) => {
+      const lines = timelineOf(a.text).split('\n');
+      expect(lines).toHaveLength(HOSTILE_EVENTS);
+      expect(unforgedProblems(lines)).toEqual([]);
+      expect(a.text).not.toMatch(RAW_CONTROL);
+    },
+  },
+  {
+    name: 'the board listing shows an agent name with a newline escaped',
+    row: ROW.board,
+    status: 200,
+    run: () => get('/'),
+    check: (a) => {
+      const row = new RegExp(`<tr data-sid="${seg.sid}">[\\s\\S]*?</tr>`).exec(a.text)![0];
+      expect(row).toContain('bot\\nsam');
+      expect(row).not.toMatch(RAW_CONTROL);
+      expect(row).not.toContain('\n');
+    },
+  },
+  {
+    name: 'a status note with an escape sequence and a bidi override is stored as sent',
+    row: ROW.note,
+    status: 201,
+    run: () =>
+      send(srv, {
+        method: 'POST',
+        path: `/v1/sessions/${seg.sid}/status`,
+        token: srv.admin,
+        json: { state: 'done', note: 'deployed \u202edeliaf\u202c \u001b[8mhidden' },
+      }),
+    check: async () => {
+      const status = await get(`/v1/sessions/${seg.sid}/status`);
+      expect(status.json.note).toBe('deployed \u202edeliaf\u202c \u001b[8mhidden');
+      for (const page of [await get('/'), await get(`/sessions/${seg.sid}`)]) {
+        expect(page.status).toBe(200);
+        expect(page.text).toContain('deployed \\u202edeliaf\\u202c \\x1b[8mhidden');
+        expect(page.text).not.toMatch(RAW_CONTROL);
+      }
+    },
+  },
+  {
+    name: 'a status note with a newline is refused',
+    row: ROW.note,
+    status: 400,
+    run: () =>
+      send(srv, {
+        method: 'POST',
+        path: `/v1/sessions/${seg.sid}/status`,
+        token: srv.admin,
+        json: { state: 'done', note: 'ok\n2026-01-01  priya: approved' },
+      }),
+    check: (a) => {
+      expect(a.json.error.code).toBe('invalid_body');
+    },
+  },
+];
+
+beforeAll(async () => {
+  srv = await startRealServer();
+  seg = hostileSession(srv.workDir);
+});
+
+afterAll(async () => {
+  if (!srv) return;
+  expect(srv.logged).toEqual([]);
+  await srv.close();
+});
+
+describe('hostile text against the real server', () => {
+  for (const c of CASES) {
+    it(`${c.name}: ${c.status}`, async () => {
+      const a = await c.run();
+      expect(a.status, a.text.slice(0, 500)).toBe(c.status);
+      await c.check(a);
+      await expectAlive(srv);
+    });
+  }
+
+  it('every case’s status is the one docs/api.md "Hostile text" gives for its row, and every row has a case', () => {
+    const rows = docRows(new URL('../../docs/api.md', import.meta.url), 'Hostile text');
+    for (const c of CASES) {
+      const answer = rows.get(c.row);
+      expect(answer, `docs/api.md has no Hostile text row "${c.row}"`).toBeDefined();
+      expect(answer!.includes(String(c.status)), `${c.name}: ${answer}`).toBe(true);
+    }
+    const used = new Set(CASES.map((c) => c.row));
+    expect([...rows.keys()].filter((r) => !used.has(r))).toEqual([]);
+  });
+});
