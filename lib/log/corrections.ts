@@ -169,25 +169,49 @@ export class CorrectionIndex {
    * their merge key needed, the writer's running maximum ts at each of them; that segment is then read
    * again with the merge's parser up to its last such correction, so the order is exactly the merge's.
    * Memory: the corrections, plus one line at a time. I/O errors of `open()` propagate.
+   *
+   * `signal` stops the scan: it rejects with the signal's reason (an `AbortError`). When it rejects for
+   * any reason, every segment it opened has been closed first, the concurrent scans' included.
    */
-  static async scan(segments: readonly ReplaySegment[]): Promise<CorrectionIndex> {
+  static async scan(segments: readonly ReplaySegment[], signal?: AbortSignal): Promise<CorrectionIndex> {
     // A few segments at a time: their reads overlap (the file system's thread pool has 4), and only a few
     // scan buffers are in memory at once. Results keep (segment, offset) order.
     const perSegment: Found[][] = segments.map(() => []);
+    // One scan failing (or the caller aborting) stops the others at their next chunk, and the scan
+    // settles only once all have stopped: no read is left running after it rejects.
+    signal?.throwIfAborted();
+    const stop = new AbortController();
+    const onAbort = () => stop.abort(signal!.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
     let next = 0;
     const worker = async () => {
       for (let src = next++; src < segments.length; src = next++) {
+        stop.signal.throwIfAborted();
         const seg = segments[src]!;
         const out = perSegment[src]!;
-        await findCandidateLines(seg.open(SCAN_CHUNK_BYTES), (bytes, offset) => {
-          const p = parseLine(bytes, 0, offset, true);
+        const bytes = seg.open(SCAN_CHUNK_BYTES, stop.signal);
+        await findCandidateLines(bytes, stop.signal, (line, offset) => {
+          const p = parseLine(line, 0, offset, true);
           if (!p.ok || p.event.type !== 'correction') return;
           const ev = decodeEvent(p.event);
           if (isType(ev, 'correction')) out.push({ ev, src, w: seg.w, offset, key: 0 });
         });
       }
     };
-    await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, segments.length) }, worker));
+    try {
+      const runs = Array.from({ length: Math.min(SCAN_CONCURRENCY, segments.length) }, () =>
+        worker().catch((err: unknown) => {
+          stop.abort(err);
+          throw err;
+        }),
+      );
+      const settled = await Promise.allSettled(runs);
+      if (stop.signal.aborted) throw stop.signal.reason;
+      const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
     const found = perSegment.flat();
     const groups = new Map<string, Found[]>();
     for (const f of found) {
@@ -207,7 +231,7 @@ export class CorrectionIndex {
         else needKeys.set(f.src, [f]);
       }
     }
-    for (const [src, list] of needKeys) await assignMergeKeys(segments[src]!, list);
+    for (const [src, list] of needKeys) await assignMergeKeys(segments[src]!, list, signal);
     for (const list of mixed) list.sort(mergeOrder);
     const byTarget = new Map<string, CorrectionEvent[]>();
     for (const [target, list] of groups) {
@@ -360,11 +384,12 @@ function mergeOrder(a: Found, b: Found): number {
 }
 
 /** Reads a segment again with the merge's parser, and sets each found correction's merge key. */
-async function assignMergeKeys(seg: ReplaySegment, list: Found[]): Promise<void> {
+async function assignMergeKeys(seg: ReplaySegment, list: Found[], signal?: AbortSignal): Promise<void> {
   const byOffset = new Map(list.map((f) => [f.offset, f]));
   const last = Math.max(...list.map((f) => f.offset));
   let maxTs = Number.NEGATIVE_INFINITY;
-  for await (const batch of readSegmentBatches(seg.open())) {
+  for await (const batch of readSegmentBatches(seg.open(undefined, signal))) {
+    signal?.throwIfAborted();
     for (const item of batch) {
       if (item.kind !== 'event') continue;
       const ts = item.event.tsMicros;
@@ -390,16 +415,19 @@ function asBuffer(chunk: Uint8Array): Buffer {
 /**
  * Calls `onLine(bytes, offset)` for every complete line (ended by a newline) of a byte stream that holds
  * `"correction"`, with the line's bytes (no newline) and the byte offset of its first byte — the same
- * bytes and offset `splitLines` gives. Lines without the needle are never cut out or copied.
+ * bytes and offset `splitLines` gives. Lines without the needle are never cut out or copied. Throws the
+ * reason of `signal` at the next chunk once it is aborted (the source is then closed by `for await`).
  */
 async function findCandidateLines(
   source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  signal: AbortSignal,
   onLine: (bytes: Buffer, offset: number) => void,
 ): Promise<void> {
   let carry: Buffer[] = [];
   let carryLen = 0;
   let base = 0; // offset of the current chunk's first byte
   for await (const chunk of source) {
+    signal.throwIfAborted();
     const buf = asBuffer(chunk);
     let start = 0;
     if (carryLen > 0) {

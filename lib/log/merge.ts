@@ -38,6 +38,11 @@ export interface MergedProblem {
 export interface MergeOptions {
   /** called for every line a segment could not give as an event (quarantined: not in the merged stream) */
   onProblem?: (w: string, problem: LineProblem) => void;
+  /**
+   * Stops the merge: once aborted, the next step throws the signal's reason (an `AbortError`) instead of
+   * reading on. Every source is closed either way (see `mergeSegments`).
+   */
+  signal?: AbortSignal;
 }
 
 /** A segment's cursor in the heap; mutated in place as it advances. */
@@ -59,12 +64,21 @@ function before(a: Head, b: Head): boolean {
   return a.index < b.index;
 }
 
-/** Up to this many merged items go out in one batch. */
+/** Up to this many merged items go out in one batch... */
 const OUT_BATCH = 1024;
+/**
+ * ...and at most about this many bytes of lines (as written), so a batch of long lines does not hold
+ * megabytes: a response's memory stays bounded by the batch, not by the size of the events.
+ */
+const OUT_BATCH_BYTES = 256 * 1024;
 
 /**
  * Merges segments into one ordered stream of events. Lines that are problems are passed to `onProblem`
  * and skipped. Errors of a source's iterator propagate.
+ *
+ * Every source's iterator is closed (`return()`) when the merge ends in any way: exhausted, failed,
+ * aborted through `options.signal`, or closed early by its consumer (`break`, `return()`). A source that
+ * holds a file or a socket (a segment being read) releases it then, not when the process exits.
  */
 export async function* mergeSegments(
   sources: MergeSource[],
@@ -138,36 +152,62 @@ async function* mergeBatches(
       h.pos = 0;
     }
   };
+  const signal = options.signal;
   const heap: Head[] = [];
-  for (let i = 0; i < sources.length; i++) {
-    const src = sources[i]!;
-    const batches = src.batches ?? singleBatches(src.items!);
-    const h: Head = {
-      key: -Infinity,
-      w: src.w,
-      index: i,
-      event: null,
-      problem: null,
-      it: batches[Symbol.asyncIterator](),
-      batch: [],
-      pos: 0,
-      maxTs: -Infinity,
-    };
-    if (await advance(h)) push(heap, h);
-  }
-  let out: Array<MergedEvent | MergedProblem> = [];
-  while (heap.length > 0) {
-    const top = heap[0]!;
-    if (top.event) out.push({ event: top.event, source: top.w, orderMicros: top.key });
-    else out.push({ problem: top.problem!, w: top.w, orderMicros: top.key });
-    if (out.length >= OUT_BATCH) {
-      yield out;
-      out = [];
+  // Every source's iterator, made before any is read, so that all of them are closed at the end.
+  const iterators = sources.map((src) => (src.batches ?? singleBatches(src.items!))[Symbol.asyncIterator]());
+  try {
+    for (let i = 0; i < sources.length; i++) {
+      signal?.throwIfAborted();
+      const h: Head = {
+        key: -Infinity,
+        w: sources[i]!.w,
+        index: i,
+        event: null,
+        problem: null,
+        it: iterators[i]!,
+        batch: [],
+        pos: 0,
+        maxTs: -Infinity,
+      };
+      if (await advance(h)) push(heap, h);
     }
-    if (step(top) || (await advance(top))) siftDown(heap, 0);
-    else popTop(heap);
+    let out: Array<MergedEvent | MergedProblem> = [];
+    let outBytes = 0;
+    while (heap.length > 0) {
+      const top = heap[0]!;
+      if (top.event) {
+        out.push({ event: top.event, source: top.w, orderMicros: top.key });
+        outBytes += top.event.raw.length;
+      } else {
+        out.push({ problem: top.problem!, w: top.w, orderMicros: top.key });
+        outBytes += top.problem!.bytes.length;
+      }
+      if (out.length >= OUT_BATCH || outBytes >= OUT_BATCH_BYTES) {
+        yield out;
+        signal?.throwIfAborted();
+        out = [];
+        outBytes = 0;
+      }
+      if (step(top) || (await advance(top))) siftDown(heap, 0);
+      else popTop(heap);
+    }
+    if (out.length > 0) yield out;
+  } finally {
+    // Without this, a consumer that stops early (a client gone mid-replay) leaves every segment's reader
+    // suspended with its file open: one descriptor per writer per abandoned replay (issue 8).
+    await closeAll(iterators);
   }
-  if (out.length > 0) yield out;
+}
+
+/**
+ * Closes iterators (`return()`), all of them even when some fail; the first failure is rethrown after.
+ * None of them may be mid-`next()` (the merge awaits one source at a time).
+ */
+export async function closeAll(iterators: Iterable<AsyncIterator<unknown>>): Promise<void> {
+  const results = await Promise.allSettled([...iterators].map((it) => it.return?.()));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 function push(heap: Head[], h: Head): void {

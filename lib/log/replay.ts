@@ -48,8 +48,9 @@ export interface ReplaySegment {
   /**
    * A new stream of the segment's bytes from its first byte; every call must give the same bytes.
    * `chunkBytes` is a hint for the size of the chunks (pass 1 asks for large ones), which a source may ignore.
+   * `signal`, when aborted, ends the stream with an error and releases what it holds (a file, a request).
    */
-  open: (chunkBytes?: number) => AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+  open: (chunkBytes?: number, signal?: AbortSignal) => AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
 }
 
 export interface ReplayOptions extends MergeOptions {
@@ -81,15 +82,39 @@ export function sessionDirSegments(dir: string): ReplaySegment[] {
     const size = statSync(path).size;
     return {
       w,
-      open: (chunkBytes = defaultChunk) =>
-        size === 0 ? [] : createReadStream(path, { start: 0, end: size - 1, highWaterMark: chunkBytes }),
+      open: (chunkBytes = defaultChunk, signal?: AbortSignal) =>
+        size === 0 ? [] : readFileRange(path, size, chunkBytes, signal),
     };
   });
 }
 
-/** Fresh merge sources for `segments` (each opened once more). */
-export function segmentSources(segments: readonly ReplaySegment[], options: ReadOptions = {}): MergeSource[] {
-  return segments.map((s) => ({ w: s.w, batches: readSegmentBatches(s.open(), options) }));
+/**
+ * Bytes `[0, size)` of a file, opened only when first read: a stream that is closed before it starts
+ * (a merge that stops early) never holds a descriptor.
+ */
+async function* readFileRange(
+  path: string,
+  size: number,
+  chunkBytes: number,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Uint8Array> {
+  yield* createReadStream(path, {
+    start: 0,
+    end: size - 1,
+    highWaterMark: chunkBytes,
+    ...(signal ? { signal } : {}),
+  });
+}
+
+/** Fresh merge sources for `segments` (each opened once more; `signal` is passed to every `open`). */
+export function segmentSources(
+  segments: readonly ReplaySegment[],
+  options: ReadOptions & { signal?: AbortSignal | undefined } = {},
+): MergeSource[] {
+  return segments.map((s) => ({
+    w: s.w,
+    batches: readSegmentBatches(s.open(undefined, options.signal), options),
+  }));
 }
 
 function isReopenable(x: readonly ReplaySegment[] | readonly MergeSource[]): x is readonly ReplaySegment[] {
@@ -104,6 +129,9 @@ function isReopenable(x: readonly ReplaySegment[] | readonly MergeSource[]): x i
  *   too, for callers that have nothing else: their merged events are then held in memory for the second
  *   pass, so memory grows with the session.
  * @param format `ndjson` (default) or `text`
+ * @param options.signal stops the replay: it throws the signal's reason (an `AbortError`) instead of
+ *   reading on. However it ends (done, failed, aborted, or closed early by its consumer), every segment
+ *   stream it opened is closed.
  * Errors of the segments' streams propagate.
  */
 export async function* replayLines(
@@ -134,9 +162,10 @@ async function* replayBatches(
   let index: CorrectionIndex;
   let merged: AsyncIterable<MergedEvent[]> | Iterable<MergedEvent[]>;
   if (isReopenable(segments)) {
-    index = await CorrectionIndex.scan(segments);
+    index = await CorrectionIndex.scan(segments, options.signal);
     // NDJSON needs only the envelope and the raw line: let the parsed trees die young.
-    merged = mergeSegmentBatches(segmentSources(segments, { retainParsed: format !== 'ndjson' }), options);
+    const sources = segmentSources(segments, { retainParsed: format !== 'ndjson', signal: options.signal });
+    merged = mergeSegmentBatches(sources, options);
   } else {
     const all: MergedEvent[] = [];
     for await (const batch of mergeSegmentBatches(segments as MergeSource[], options)) all.push(...batch);
@@ -238,7 +267,9 @@ export async function* replayRaw(
   options: MergeOptions = {},
 ): AsyncGenerator<Uint8Array> {
   const NL = Buffer.from('\n');
-  const sources = isReopenable(segments) ? segmentSources(segments) : (segments as MergeSource[]);
+  const sources = isReopenable(segments)
+    ? segmentSources(segments, { signal: options.signal })
+    : (segments as MergeSource[]);
   for await (const item of mergeSegmentsKeepingProblems(sources, options)) {
     if ('event' in item) yield Buffer.from(`${item.event.raw}\n`, 'utf8');
     else yield Buffer.concat([item.problem.bytes, NL]);
