@@ -29,6 +29,8 @@ export function registerServe(program: Command, io: Io): void {
       `
 On first start it creates tenant "local" and prints its admin token once (or installs the one in
 HANSARD_BOOTSTRAP_TOKEN). Every start prints a board link that signs your browser in.
+One server per data directory: a second serve on the same --data is refused (exit 2) with the pid of
+the one that holds it (DIR/serve.lock). \`hansard tenant create --data DIR\` works beside a running server.
 A chunk that would take a tenant past its quota is refused (413 quota_exceeded); a token that sends
 more requests a minute than --rate-limit is answered 429 with Retry-After.`,
     )
@@ -52,6 +54,7 @@ more requests a minute than --rate-limit is answered 429 with Retry-After.`,
         const bootstrapToken = io.env.HANSARD_BOOTSTRAP_TOKEN || undefined;
         // The server stack (Hono, the board, SQLite) loads only for `serve`: other commands start faster.
         const { startServer } = await import('./serve.js');
+        const { DataDirLockedError, DataDirUnusableError } = await import('./data-lock.js');
         let server: Awaited<ReturnType<typeof startServer>>;
         try {
           server = await startServer({
@@ -64,8 +67,13 @@ more requests a minute than --rate-limit is answered 429 with Retry-After.`,
             print: (l) => io.stdout.write(`${l}\n`),
             log: (l) => io.stderr.write(`${l}\n`),
             requestLog: (l) => io.stderr.write(`${l}\n`),
+            // Another process may be writing the directory now: stop at once, not after open requests end.
+            onLockLost: () => process.exit(1),
           });
         } catch (err) {
+          // One server per data directory (docs/operations.md): refused with exit 2, naming the holder.
+          if (err instanceof DataDirLockedError || err instanceof DataDirUnusableError)
+            throw new UsageError(err.message);
           const code = (err as NodeJS.ErrnoException).code;
           if (code === 'EADDRINUSE') {
             throw new UsageError(

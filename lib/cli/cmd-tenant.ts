@@ -114,6 +114,8 @@ async function openState(o: TenantCreateOptions, io: Io): Promise<StateStore> {
     return openDynamoStateStore({ table: o.table, region: o.region, endpoint: o.endpoint });
   }
   const { openLocalStores } = await import('../store/index.js');
+  // Not serve's data-directory lock (data-lock.ts): this only writes state.sqlite, whose own locking (WAL,
+  // busy_timeout) lets a tenant be created while the server runs.
   return openLocalStores(resolve(io.cwd, o.data!)).state;
 }
 

@@ -2,7 +2,8 @@
  * `hansard serve`: the local service, the embedded default (DESIGN §1). The app on `@hono/node-server`,
  * with the filesystem and SQLite stores in a data directory. On first start it creates tenant `local` and
  * an admin token, printed once (or installs `HANSARD_BOOTSTRAP_TOKEN`); at every start it prints a board
- * link carrying a fresh board-scoped token, as Jupyter does.
+ * link carrying a fresh board-scoped token, as Jupyter does. One server per data directory: it locks the
+ * directory first (data-lock.ts) and refuses to start on one another server holds.
  */
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
@@ -11,8 +12,9 @@ import { MemoryRateLimiter } from '../ratelimit/memory.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import { ensureTenant } from '../service/bootstrap.js';
 import { mintToken } from '../service/tokens.js';
-import { openLocalStores } from '../store/index.js';
+import { openLocalStores, type Stores } from '../store/index.js';
 import { HANSARD_VERSION } from '../version.js';
+import { type DataDirLock, lockDataDir } from './data-lock.js';
 
 export const LOCAL_TENANT = 'local';
 /** The label of the token a board link carries. */
@@ -39,6 +41,11 @@ export interface ServeOptions {
   quotaBytes?: number | undefined;
   /** requests per minute per token, in bursts of as many (default 600); 0 turns the limit off */
   rateLimit?: number | undefined;
+  /**
+   * Called after the data-directory lock was lost while serving (another process may now write the
+   * directory) and the loss was logged; `hansard serve` exits. Without it the server closes itself.
+   */
+  onLockLost?: () => void;
 }
 
 /** The default per-token limit of `hansard serve`: 600 requests a minute. */
@@ -51,9 +58,35 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Starts the local server; resolves once it listens. */
+/**
+ * Starts the local server; resolves once it listens. `close()` stops it and releases the data directory.
+ * @throws DataDirLockedError when another process serves `o.data` (DataDirUnusableError when it cannot be
+ *   locked at all); the listen errors of `net.Server` (EADDRINUSE, EACCES) after releasing the lock
+ */
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
-  const stores = openLocalStores(o.data);
+  let close: (() => Promise<void>) | null = null;
+  const lock = await lockDataDir(o.data, (err) => {
+    o.log(
+      `hansard: lost the lock on the data directory ${o.data} (${err.message}); another process may ` +
+        'write it now, so this server stops',
+    );
+    if (o.onLockLost) o.onLockLost();
+    else void close?.();
+  });
+  let stores: Stores | null = null;
+  try {
+    stores = openLocalStores(o.data);
+    const running = await listen(o, lock, stores);
+    close = running.close;
+    return running;
+  } catch (err) {
+    await stores?.state.close();
+    await lock.release();
+    throw err;
+  }
+}
+
+async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promise<RunningServer> {
   const now = new Date();
   const admin = await ensureTenant(stores.state, LOCAL_TENANT, now, o.bootstrapToken);
   // Like Jupyter, each start's link replaces the last one: earlier board links stop working, so they do
@@ -97,6 +130,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
   const url = `http://${host}:${port}`;
   const boardUrl = `${url}/?token=${board.token}`;
+  lock.setUrl(url);
   o.print(`hansard ${HANSARD_VERSION} serving ${url} (data in ${o.data})`);
   if (admin && o.bootstrapToken) {
     o.print('');
@@ -116,8 +150,12 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     boardUrl,
     close: () =>
       new Promise<void>((resolve) => {
+        // The lock goes last: a server started next opens the stores only after these are closed.
         server.close(() => {
-          void stores.state.close().then(resolve);
+          void stores.state
+            .close()
+            .then(() => lock.release())
+            .then(resolve);
         });
       }),
   };
