@@ -144,7 +144,10 @@ describe('one hansard serve per data directory', () => {
   it('lets exactly one of two servers started at the same moment on a new directory serve it', async () => {
     const data = join(tmp, 'race');
     const both = [serve(data), serve(data)];
-    const first = await Promise.race(both.map((p, i) => p.exited.then((code) => ({ i, code }))));
+    const first = await Promise.race([
+      ...both.map((p, i) => p.exited.then((code) => ({ i, code }))),
+      sleep(15_000).then(() => ({ i: 0, code: 'both still running' as const })),
+    ]);
     expect(first.code).toBe(2);
     const loser = both[first.i]!;
     const winner = both[1 - first.i]!;
