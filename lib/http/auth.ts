@@ -7,6 +7,7 @@ import type { MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { ServiceContext, ServiceDeps } from '../service/context.js';
 import { authenticate } from '../service/tokens.js';
+import { storageFaultKind } from '../store/storage-errors.js';
 
 export const BOARD_COOKIE = 'hansard_board';
 
@@ -32,7 +33,10 @@ export function requireAuth(deps: Required<ServiceDeps>, allowCookie = false): M
     const caller = await authenticate(deps.state, secret, now);
     // Last-used time is coarse on purpose: at most one write per token a minute.
     if (!caller.last_used_at || now.getTime() - Date.parse(caller.last_used_at) > 60_000) {
-      await deps.state.touchToken(caller.hash, now.toISOString());
+      // Best effort: a full or read-only disk must not turn every read into an error (issue 8).
+      await deps.state.touchToken(caller.hash, now.toISOString()).catch((err: unknown) => {
+        if (storageFaultKind(err) === null) throw err;
+      });
     }
     c.set('ctx', {
       tenant: caller.tenant,

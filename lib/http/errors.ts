@@ -1,12 +1,15 @@
 /**
  * One mapping from errors to HTTP answers (STYLE §6, DESIGN §4): every error is
- * `{"error":{"code","message","details"}}` with its status. Unknown errors become a 500 whose body says
- * nothing of the cause; the cause goes to the server's log.
+ * `{"error":{"code","message","details"}}` with its status. Storage faults get their own codes (507, 503,
+ * 500; docs/operations.md). Unknown errors become a 500 whose body says nothing of the cause; the cause of
+ * every 5xx goes to the server's log.
  */
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { AppError, type ErrorCode } from '../service/errors.js';
+import { storageAppError } from '../service/storage-faults.js';
+import { errorCode } from '../store/storage-errors.js';
 
 /** Every error answer's body; `code` is one of `ERROR_STATUS` (its zod schema: `ErrorBody`, ./schemas.ts). */
 export interface ErrorBody {
@@ -33,8 +36,18 @@ const HTTP_CODES: Partial<Record<number, ErrorCode>> = {
 
 /** The JSON answer for any error thrown while handling a request. */
 export function errorResponse(c: Context, err: unknown, log: (msg: string, err: unknown) => void): Response {
-  if (err instanceof AppError) {
-    return c.json(errorBody(err.code, err.message, err.details), err.status as ContentfulStatusCode);
+  // A disk that is full, read-only or not ours, or a segment shorter than its index: a clear answer
+  // (lib/service/storage-faults.ts), and the cause in the log for the operator (docs/operations.md).
+  const answer = err instanceof AppError ? err : storageAppError(err);
+  if (answer) {
+    if (answer.status >= 500) {
+      const cause = errorCode(answer.cause);
+      log(`answered ${answer.status} ${answer.code}${cause ? ` (${cause})` : ''}`, answer.cause ?? answer);
+    }
+    return c.json(
+      errorBody(answer.code, answer.message, answer.details),
+      answer.status as ContentfulStatusCode,
+    );
   }
   if (err instanceof HTTPException) {
     const status = err.status;

@@ -31,6 +31,8 @@ import {
 const AUTHED: ErrorCode[] = ['unauthorized', 'forbidden', 'rate_limited'];
 /** ... and one with a session id in its path (`not_found` also for a session token of another session). */
 const SESSION: ErrorCode[] = ['invalid_id', ...AUTHED, 'not_found'];
+/** What a write may answer when the storage refuses it (docs/operations.md). */
+const WRITE_FAULTS: ErrorCode[] = ['insufficient_storage', 'storage_read_only', 'storage_permission_denied'];
 /** What reading a JSON body may refuse (`jsonBody` in ./params.ts). */
 const JSON_BODY: ErrorCode[] = ['empty_body', 'invalid_body', 'payload_too_large'];
 
@@ -117,6 +119,8 @@ export const OPERATIONS: readonly Operation[] = [
       'payload_too_large',
       'too_many_lines',
       'quota_exceeded',
+      ...WRITE_FAULTS,
+      'data_loss',
     ],
   },
   {
@@ -130,7 +134,7 @@ export const OPERATIONS: readonly Operation[] = [
     scopes: ['ingest', 'read'],
     pathParams: sidW,
     responses: { 200: { description: "the writer's index entry", content: { [json]: WriterView } } },
-    errors: SESSION,
+    errors: [...SESSION, 'data_loss'],
   },
   {
     method: 'get',
@@ -148,7 +152,7 @@ export const OPERATIONS: readonly Operation[] = [
         content: { [ndjson]: raw('the segment bytes as stored, torn lines included') },
       },
     },
-    errors: SESSION,
+    errors: [...SESSION, 'data_loss'],
   },
   {
     method: 'get',
@@ -199,7 +203,7 @@ export const OPERATIONS: readonly Operation[] = [
         },
       },
     },
-    errors: ['bad_request', ...SESSION],
+    errors: ['bad_request', ...SESSION, 'data_loss'],
   },
   {
     method: 'get',
@@ -225,7 +229,7 @@ export const OPERATIONS: readonly Operation[] = [
     scopes: ['read'],
     pathParams: sid,
     responses: { 200: { description: 'the summary', content: { [json]: SessionSummary } } },
-    errors: SESSION,
+    errors: [...SESSION, 'data_loss'],
   },
   {
     method: 'get',
@@ -240,7 +244,7 @@ export const OPERATIONS: readonly Operation[] = [
     scopes: ['read'],
     pathParams: sid,
     responses: { 200: { description: 'the attributions', content: { [json]: AttributionList } } },
-    errors: SESSION,
+    errors: [...SESSION, 'data_loss'],
   },
   {
     method: 'post',
@@ -258,7 +262,7 @@ export const OPERATIONS: readonly Operation[] = [
     pathParams: sid,
     body: { contentType: json, schema: StatusReport },
     responses: { 201: { description: 'stored: the latest status now', content: { [json]: StatusView } } },
-    errors: [...JSON_BODY, ...SESSION],
+    errors: [...JSON_BODY, ...SESSION, ...WRITE_FAULTS],
   },
   {
     method: 'get',
@@ -295,7 +299,7 @@ export const OPERATIONS: readonly Operation[] = [
     scopes: ['admin'],
     body: { contentType: json, schema: CreateTokenInput },
     responses: { 201: { description: 'created', content: { [json]: CreatedToken } } },
-    errors: [...JSON_BODY, ...AUTHED],
+    errors: [...JSON_BODY, ...AUTHED, ...WRITE_FAULTS],
   },
   {
     method: 'post',
@@ -314,7 +318,7 @@ export const OPERATIONS: readonly Operation[] = [
     pathParams: sid,
     body: { contentType: json, schema: CreateSessionTokenInput, optional: true },
     responses: { 201: { description: 'created', content: { [json]: SessionToken } } },
-    errors: ['invalid_body', 'payload_too_large', ...SESSION],
+    errors: ['invalid_body', 'payload_too_large', ...SESSION, ...WRITE_FAULTS],
   },
   {
     method: 'get',
@@ -337,7 +341,7 @@ export const OPERATIONS: readonly Operation[] = [
     scopes: ['admin'],
     pathParams: { id: TokenId },
     responses: { 204: { description: 'revoked' } },
-    errors: ['invalid_id', ...AUTHED, 'not_found'],
+    errors: ['invalid_id', ...AUTHED, 'not_found', ...WRITE_FAULTS],
   },
   {
     method: 'get',

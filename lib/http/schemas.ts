@@ -228,6 +228,10 @@ export const VerifyProblem = named(
     seq: z.int().nullable().describe('null for a line that is not an event'),
     line: z.int().nullable().describe('the 1-based line in its segment'),
     message: z.string(),
+    range: z
+      .object({ start: Count, end: Count })
+      .optional()
+      .describe('data_loss only: the bytes [start, end) of the segment its store no longer holds'),
   }),
 );
 

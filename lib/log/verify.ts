@@ -5,7 +5,8 @@
  *
  * Codes and severities (docs/verify.md lists them with their meaning):
  * - error: missing_writer_start, writer_id_mismatch, sid_mismatch, seq_gap, seq_duplicate, ts_invalid,
- *   event_after_writer_end, truncated_line (in the middle of a segment), malformed_line, duplicate_id
+ *   event_after_writer_end, truncated_line (in the middle of a segment), malformed_line, duplicate_id,
+ *   data_loss (the API's verify only: the store lost acknowledged bytes; found by `missingBytes`)
  * - warning: mono_backwards, ts_backwards, ts_no_timezone, dangling_reference, unknown_version,
  *   causality_skew, invalid_fields, control_characters, truncated_line (a last line still being written)
  * - info: segment_open (no writer.end yet)
@@ -46,6 +47,7 @@ export const VERIFY_CODES = {
   unknown_version: 'warning',
   causality_skew: 'warning',
   invalid_fields: 'warning',
+  data_loss: 'error',
   control_characters: 'warning',
 } as const satisfies Record<string, Severity>;
 
@@ -59,6 +61,8 @@ export interface Problem {
   seq: number | null;
   line: number | null;
   message: string;
+  /** `data_loss` only: the byte range of the segment its store no longer holds */
+  range?: { start: number; end: number };
 }
 
 export interface VerifyReport {
@@ -320,12 +324,13 @@ function refOf(ev: RecordedEvent, w: string) {
 /**
  * Verifies a session with its corrections checked too (the CLI's `verify DIR`, the API's verify): reads
  * the segments twice, once for the corrections (cheap: only lines that name a correction are parsed)
- * and once for everything else.
+ * and once for everything else. `extraProblems` join the report (the API's `data_loss`, found by the store).
  */
 export async function verifySegments(
   segments: readonly ReplaySegment[],
   sid?: string,
+  extraProblems: Problem[] = [],
 ): Promise<VerifyReport> {
   const corrections = await CorrectionIndex.scan(segments);
-  return verifySession(segmentSources(segments), { ...(sid ? { sid } : {}), corrections });
+  return verifySession(segmentSources(segments), { ...(sid ? { sid } : {}), corrections, extraProblems });
 }

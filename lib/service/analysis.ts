@@ -6,11 +6,15 @@ import { type Attribution, attributeStream } from '../log/attribution.js';
 import { inspectSession, type SessionSummary } from '../log/inspect.js';
 import { mergeSegments } from '../log/merge.js';
 import { segmentSources } from '../log/replay.js';
-import { type VerifyReport, verifySegments } from '../log/verify.js';
+import { type Problem, VERIFY_CODES, type VerifyReport, verifySegments } from '../log/verify.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
-import { storedSegments } from './sources.js';
+import { type SegmentLoss, storedSegments, storedSegmentsAndLosses } from './sources.js';
 
-/** `GET /v1/sessions/{sid}/verify` (scope `read`). @throws AppError `not_found` */
+/**
+ * `GET /v1/sessions/{sid}/verify` (scope `read`). A segment whose store holds less than its index is a
+ * `data_loss` problem (error, with the missing `range`); the bytes before the loss are checked as usual.
+ * @throws AppError `not_found`
+ */
 export async function verifyStored({
   ctx,
   sid,
@@ -20,7 +24,21 @@ export async function verifyStored({
 }): Promise<VerifyReport> {
   requireScope(ctx, 'read');
   requireSessionAccess(ctx, sid);
-  return verifySegments(await storedSegments(ctx, sid), sid);
+  const { segments, losses } = await storedSegmentsAndLosses(ctx, sid);
+  return verifySegments(segments, sid, losses.map(lossProblem));
+}
+
+/** A lost range of a segment as a verify finding. */
+function lossProblem({ w, range }: SegmentLoss): Problem {
+  return {
+    severity: VERIFY_CODES.data_loss,
+    code: 'data_loss',
+    w,
+    seq: null,
+    line: null,
+    message: `bytes [${range.start}, ${range.end}) of ${w}'s segment are gone: the server acknowledged them, but its storage no longer holds them (data loss); the events in them are not checked`,
+    range: { start: range.start, end: range.end },
+  };
 }
 
 /** `GET /v1/sessions/{sid}/inspect` (scope `read`): the summary with its verify summary. @throws AppError `not_found` */

@@ -26,6 +26,11 @@ export const ERROR_STATUS = {
   unprocessable: 422,
   rate_limited: 429,
   internal: 500,
+  // Storage faults (issue 8; docs/operations.md says what each means for an operator).
+  data_loss: 500,
+  storage_permission_denied: 500,
+  storage_read_only: 503,
+  insufficient_storage: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -33,12 +38,14 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 /** A refusal with a stable code, a message for a person, and details for a program. */
 export class AppError extends Error {
   override name = 'AppError';
+  /** @param options.cause what failed underneath (a storage fault): the server's log shows it for a 5xx */
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly details: Record<string, unknown> = {},
+    options: { cause?: unknown } = {},
   ) {
-    super(message);
+    super(message, options);
   }
 
   get status(): (typeof ERROR_STATUS)[ErrorCode] {

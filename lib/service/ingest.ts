@@ -17,6 +17,7 @@ import { ChunkConflictError, StateConflictError, type WriterRecord } from '../st
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError } from './errors.js';
 import { resolveLimits } from './limits.js';
+import { storageAppError } from './storage-faults.js';
 
 /** Largest chunk body any deployment takes, in bytes (DESIGN §4, §7); a deployment may set less (`Limits`). */
 export const MAX_CHUNK_BYTES = 5 * 1024 * 1024;
@@ -41,7 +42,9 @@ export interface IngestResult {
 /**
  * @throws AppError `empty_body`, `incomplete_line`, `payload_too_large`, `too_many_lines` (with
  *   `max_lines`), `quota_exceeded` (with `quota_bytes`, `used_bytes`), `missing_writer_start`,
- *   `misrouted_line` (400/413, nothing stored), `offset_mismatch` (409 with `expected_offset`)
+ *   `misrouted_line` (400/413, nothing stored), `offset_mismatch` (409 with `expected_offset`);
+ *   `insufficient_storage` (507), `storage_read_only` (503), `storage_permission_denied` (500), all with
+ *   `expected_offset` and nothing stored; `data_loss` (500) when the segment lost acknowledged bytes
  */
 export async function ingestChunk({
   ctx,
@@ -109,10 +112,12 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
   const scan = scanLines(body, sid, w, current);
   await requireQuota(ctx, body.length);
   try {
+    // Resolves once every byte is on disk (FsSegmentStore writes them all and fsyncs): only then does
+    // the index advance, so a 201 never counts bytes the store does not hold.
     await ctx.segments.putChunk(key, offset, body);
   } catch (err) {
     if (err instanceof ChunkConflictError) return answerRetry(ctx, input, sha256, length);
-    throw err;
+    throw storageAppError(err, 'this chunk', { expected_offset: offset }) ?? err;
   }
   const next = {
     length: offset + body.length,
@@ -131,7 +136,8 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
     // Another client advanced this writer between our read and our write: answer as for its state now.
     if (err instanceof StateConflictError)
       return answerRetry(ctx, input, sha256, err.currentLength ?? length);
-    throw err;
+    // The bytes are past the indexed length, never acknowledged: a retry at `offset` replaces them.
+    throw storageAppError(err, 'this chunk', { expected_offset: offset }) ?? err;
   }
   return { created: true, writer: w, length: next.length, lines: next.lines, last_seq: next.last_seq };
 }

@@ -9,6 +9,7 @@ import { InvalidCursorError, type SessionRecord, type WriterRecord } from '../st
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError, notFound } from './errors.js';
 import { storedSegments } from './sources.js';
+import { dataLossError } from './storage-faults.js';
 
 /** The public view of a writer's index entry (DESIGN §4 `GET …/writers/{w}`). */
 export interface WriterView {
@@ -33,7 +34,11 @@ function writerView(r: WriterRecord): WriterView {
   };
 }
 
-/** `GET /v1/sessions/{sid}/writers/{w}` (scope `ingest` or `read`). @throws AppError `not_found` */
+/**
+ * `GET /v1/sessions/{sid}/writers/{w}` (scope `ingest` or `read`): the index, once the store is seen to
+ * hold all of it. @throws AppError `not_found`; `data_loss` (500, `{w, range}`) when the segment holds
+ * less than its index (a writer resuming there would append after a hole)
+ */
 export async function getWriter({
   ctx,
   sid,
@@ -47,7 +52,14 @@ export async function getWriter({
   requireSessionAccess(ctx, sid);
   const rec = await ctx.state.getWriter(ctx.tenant, sid, w);
   if (!rec) throw notFound('writer');
+  await requireStored(ctx, sid, rec);
   return writerView(rec);
+}
+
+/** @throws AppError `data_loss` when the store holds less of the writer's segment than its index says */
+async function requireStored(ctx: ServiceContext, sid: string, rec: WriterRecord): Promise<void> {
+  const missing = await ctx.segments.missingBytes({ tenant: ctx.tenant, sid, w: rec.w }, rec.length);
+  if (missing) throw dataLossError(rec.w, missing);
 }
 
 export interface SessionView extends Omit<SessionRecord, 'tenant'> {}
@@ -120,7 +132,10 @@ export async function rawSession({
   return replayRaw(segmentSources(await storedSegments(ctx, sid)));
 }
 
-/** `GET /v1/sessions/{sid}/writers/{w}/segment` (scope `read`): the raw segment. @throws AppError `not_found` */
+/**
+ * `GET /v1/sessions/{sid}/writers/{w}/segment` (scope `read`): the raw segment, its length checked before
+ * the first byte. @throws AppError `not_found`; `data_loss` (500, `{w, range}`)
+ */
 export async function rawSegment({
   ctx,
   sid,
@@ -134,6 +149,7 @@ export async function rawSegment({
   requireSessionAccess(ctx, sid);
   const rec = await ctx.state.getWriter(ctx.tenant, sid, w);
   if (!rec) throw notFound('writer');
+  await requireStored(ctx, sid, rec);
   return { length: rec.length, body: ctx.segments.readSegment({ tenant: ctx.tenant, sid, w }, rec.length) };
 }
 

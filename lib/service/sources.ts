@@ -1,20 +1,56 @@
 /** A stored session's segments, as the replay, verify and inspect read them. */
 import { mergeChunkBytes, type ReplaySegment } from '../log/replay.js';
+import type { ByteRange } from '../store/storage-errors.js';
 import type { ServiceContext } from './context.js';
 import { notFound } from './errors.js';
+import { dataLossError } from './storage-faults.js';
+
+/** A writer whose segment holds less than its index: `range` is gone. */
+export interface SegmentLoss {
+  w: string;
+  range: ByteRange;
+}
 
 /**
  * The segments of a stored session, each up to the length indexed now, so that every pass over them
  * (corrections, then the merge) reads the same bytes while ingest goes on. Each `open()` starts a new read.
- * @throws AppError `not_found` when the session has no writer (or is another tenant's)
+ * Every segment's length is checked against its index first, so a loss is an error status, not a short
+ * stream that already answered 200 (issue 8).
+ * @throws AppError `not_found` when the session has no writer (or is another tenant's); `data_loss` (500,
+ *   `details` `{w, range}`) when a segment lost acknowledged bytes
  */
 export async function storedSegments(ctx: ServiceContext, sid: string): Promise<ReplaySegment[]> {
+  const { segments, losses } = await storedSegmentsAndLosses(ctx, sid);
+  const first = losses[0];
+  if (first) throw dataLossError(first.w, first.range);
+  return segments;
+}
+
+/**
+ * `storedSegments` for verify: no error for a loss, but each writer's missing range, and the segment of
+ * such a writer read only up to where its bytes stop (what is there is still checked).
+ * @throws AppError `not_found` when the session has no writer (or is another tenant's)
+ */
+export async function storedSegmentsAndLosses(
+  ctx: ServiceContext,
+  sid: string,
+): Promise<{ segments: ReplaySegment[]; losses: SegmentLoss[] }> {
   const writers = await ctx.state.listWriters(ctx.tenant, sid);
   if (writers.length === 0) throw notFound('session');
   const defaultChunk = mergeChunkBytes(writers.length);
-  return writers.map((wr) => ({
-    w: wr.w,
-    open: (chunkBytes = defaultChunk) =>
-      ctx.segments.readSegment({ tenant: ctx.tenant, sid, w: wr.w }, wr.length, 0, chunkBytes),
-  }));
+  const missing = await Promise.all(
+    writers.map((wr) => ctx.segments.missingBytes({ tenant: ctx.tenant, sid, w: wr.w }, wr.length)),
+  );
+  const losses: SegmentLoss[] = [];
+  const segments = writers.map((wr, i) => {
+    const range = missing[i] ?? null;
+    if (range) losses.push({ w: wr.w, range });
+    const end = range ? range.start : wr.length;
+    return {
+      w: wr.w,
+      open: (chunkBytes = defaultChunk) =>
+        ctx.segments.readSegment({ tenant: ctx.tenant, sid, w: wr.w }, end, 0, chunkBytes),
+    };
+  });
+  return { segments, losses };
 }

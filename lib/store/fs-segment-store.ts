@@ -4,11 +4,18 @@
  * writer are serialized by an in-process mutex (the state store's conditional advance guards the index).
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, open, stat } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Mutex } from 'async-mutex';
 import { assertSegmentKey } from './keys.js';
-import { ChunkConflictError, type SegmentKey, type SegmentStore } from './ports.js';
+import type { SegmentKey, SegmentStore } from './ports.js';
+import {
+  type ByteRange,
+  errorCode,
+  SegmentDataLossError,
+  StorageFaultError,
+  storageFaultKind,
+} from './storage-errors.js';
 
 export class FsSegmentStore implements SegmentStore {
   private readonly locks = new Map<string, Mutex>();
@@ -22,33 +29,101 @@ export class FsSegmentStore implements SegmentStore {
     return join(this.root, 'tenants', key.tenant, 'sessions', key.sid, `${key.w}.jsonl`);
   }
 
+  /**
+   * Appends `bytes` at `offset` (see `SegmentStore.putChunk`): writes until every byte is down, then
+   * fsyncs, and only then resolves, so the caller advances the index over bytes that are on disk.
+   * @throws StorageFaultError (`full`, `read_only`, `permission`) when the disk refuses the write; the file
+   *   is cut back to `offset` first, so nothing of the chunk stays
+   * @throws SegmentDataLossError when the file holds fewer than `offset` bytes: acknowledged bytes are gone
+   */
   async putChunk(key: SegmentKey, offset: number, bytes: Uint8Array): Promise<void> {
     const path = this.pathOf(key);
     const lock = this.lockFor(path);
     await lock.runExclusive(async () => {
-      await mkdir(dirname(path), { recursive: true });
-      const fh = await open(path, 'a+');
+      const fh = await this.storage('open', () =>
+        mkdir(dirname(path), { recursive: true }).then(() => this.openFile(path, 'a+')),
+      );
       try {
         const size = (await fh.stat()).size;
-        if (size < offset) {
-          throw new ChunkConflictError(`segment holds ${size} bytes, fewer than the offset ${offset}`);
-        }
+        // The index says `offset` bytes were accepted: a shorter file lost some of them. Appending here
+        // would put the chunk at the wrong place, and a 409 would send the writer back to this offset.
+        if (size < offset) throw new SegmentDataLossError(key, { start: size, end: offset });
         if (size > offset) {
           // Bytes past the indexed length were never acknowledged (a crash before the index advanced).
           const there = Buffer.alloc(Math.min(bytes.length, size - offset));
           await fh.read(there, 0, there.length, offset);
           if (there.length === bytes.length && there.equals(bytes)) {
-            if (size > offset + bytes.length) await fh.truncate(offset + bytes.length);
+            // A crashed attempt's bytes may not have been synced yet: they are acknowledged now.
+            await this.storage('truncate', async () => {
+              if (size > offset + bytes.length) await fh.truncate(offset + bytes.length);
+              await fh.sync();
+            });
             return;
           }
-          await fh.truncate(offset);
+          await this.storage('truncate', () => fh.truncate(offset));
         }
-        await fh.write(bytes, 0, bytes.length);
-        await fh.sync();
+        await this.appendAll(fh, offset, bytes);
       } finally {
         await fh.close();
       }
     });
+  }
+
+  /**
+   * Writes every byte of `bytes` at the end of the file (which is `offset` long), then fsyncs. A write may
+   * store fewer bytes than asked (a disk filling up): the loop goes on until all are down or one fails.
+   * On a failure the file is cut back to `offset` and synced, so what the disk keeps is what the index says.
+   */
+  private async appendAll(fh: FileHandle, offset: number, bytes: Uint8Array): Promise<void> {
+    try {
+      for (let done = 0; done < bytes.length; ) {
+        const { bytesWritten } = await fh.write(bytes, done, bytes.length - done);
+        // A write that stores nothing without an error would loop forever: treat it as a full disk.
+        if (bytesWritten <= 0) throw Object.assign(new Error('write stored no bytes'), { code: 'ENOSPC' });
+        done += bytesWritten;
+      }
+      await fh.sync();
+    } catch (err) {
+      try {
+        await fh.truncate(offset);
+        await fh.sync();
+      } catch {
+        // Bytes past the indexed length are never read and the next chunk at `offset` replaces them.
+      }
+      throw this.fault(err, 'write');
+    }
+  }
+
+  /** Runs a file operation, turning a refusal of the disk into a `StorageFaultError`. */
+  private async storage<T>(op: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw this.fault(err, op);
+    }
+  }
+
+  /** `err` as a `StorageFaultError` when the disk refused (full, read-only, permission), else `err`. */
+  private fault(err: unknown, op: string): unknown {
+    const kind = storageFaultKind(err);
+    if (kind === null) return err;
+    return new StorageFaultError(kind, errorCode(err)!, `${op} of a segment file under ${this.root}`, {
+      cause: err,
+    });
+  }
+
+  /**
+   * Opens a segment file (`fs/promises.open`). A seam for tests that inject what a real disk does rarely
+   * (a short write, EACCES): a subclass returns a handle that misbehaves.
+   */
+  protected openFile(path: string, flags: string): Promise<FileHandle> {
+    return open(path, flags);
+  }
+
+  /** The file's size against `end`: `[size, end)` is missing when the file is shorter (see the port). */
+  async missingBytes(key: SegmentKey, end: number): Promise<ByteRange | null> {
+    const size = await fileSize(this.pathOf(key));
+    return size < end ? { start: size, end } : null;
   }
 
   async *readSegment(
@@ -59,15 +134,16 @@ export class FsSegmentStore implements SegmentStore {
   ): AsyncIterable<Uint8Array> {
     if (end <= start) return;
     const path = this.pathOf(key);
-    let size = 0;
-    try {
-      size = (await stat(path)).size;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
+    const size = await fileSize(path);
     // The index says these bytes were accepted: a shorter file is data loss, and must be loud.
-    if (size < end) throw new Error(`segment ${key.sid}/${key.w} is missing bytes [${size}, ${end})`);
-    yield* createReadStream(path, { start, end: end - 1, highWaterMark: chunkBytes });
+    if (size < end) throw new SegmentDataLossError(key, { start: size, end });
+    let at = start;
+    for await (const piece of createReadStream(path, { start, end: end - 1, highWaterMark: chunkBytes })) {
+      at += (piece as Buffer).length;
+      yield piece as Buffer;
+    }
+    // Cut while being read: the stream just ends early, which must not pass for the whole segment.
+    if (at < end) throw new SegmentDataLossError(key, { start: at, end });
   }
 
   private lockFor(path: string): Mutex {
@@ -77,5 +153,15 @@ export class FsSegmentStore implements SegmentStore {
       this.locks.set(path, m);
     }
     return m;
+  }
+}
+
+/** The size of a file in bytes; 0 when it does not exist. */
+async function fileSize(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw err;
   }
 }

@@ -13,6 +13,7 @@ export * from './fs-segment-store.js';
 export * from './keys.js';
 export * from './ports.js';
 export * from './sqlite-state-store.js';
+export * from './storage-errors.js';
 
 /** Both stores of a deployment. */
 export interface Stores {

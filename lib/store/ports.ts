@@ -4,6 +4,8 @@
  * rules (what ingest accepts, what a retry is) live in `lib/service`.
  */
 
+import type { ByteRange } from './storage-errors.js';
+
 /** Where one writer's segment lives. All three parts are validated ids before they reach a store. */
 export interface SegmentKey {
   tenant: string;
@@ -27,6 +29,12 @@ export interface SegmentStore {
    * (a merge of many writers asks for small ones); an adapter may ignore it.
    */
   readSegment(key: SegmentKey, end: number, start?: number, chunkBytes?: number): AsyncIterable<Uint8Array>;
+  /**
+   * The first byte range of `[0, end)` the store does not hold, or null when it holds all of it (`end` is
+   * the indexed length). A range is data loss: bytes acknowledged and gone. Readers ask before they
+   * stream, so a loss is answered with an error status instead of a short body (issue 8).
+   */
+  missingBytes(key: SegmentKey, end: number): Promise<ByteRange | null>;
 }
 
 /** Token scopes (DESIGN §4). */

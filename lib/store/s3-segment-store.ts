@@ -17,6 +17,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { assertSegmentKey } from './keys.js';
 import { ChunkConflictError, type SegmentKey, type SegmentStore } from './ports.js';
+import { type ByteRange, SegmentDataLossError } from './storage-errors.js';
 
 /** How old unacknowledged bytes must be before another chunk may replace them: longer than any request. */
 export const DEFAULT_STALE_AFTER_MS = 5 * 60 * 1000;
@@ -141,13 +142,14 @@ export class S3SegmentStore implements SegmentStore {
    * windows of at most 256 KiB, each one GET conditional on the listed ETag (ranged where a window is not
    * a whole object), a few fetched ahead. Stopping early aborts the GETs under way.
    * @throws TypeError for an invalid key (before any request)
-   * @throws Error naming the missing or overlapping byte range when the chunks do not tile `[0, end)`
-   *   (before yielding anything), or naming the object when one changes or comes back short while read
+   * @throws SegmentDataLossError naming the first missing byte range when the chunks do not reach over
+   *   `[0, end)`, Error naming overlapping chunks (both before yielding anything), or naming the object
+   *   when one changes or comes back short while read
    */
   async *readSegment(key: SegmentKey, end: number, start = 0): AsyncIterable<Uint8Array> {
     const prefix = writerPrefix(key);
     if (end <= start) return;
-    const windows = planWindows(prefix, await this.listChunks(prefix, end), start, end);
+    const windows = planWindows(key, prefix, await this.listChunks(prefix, end), start, end);
     const abort = new AbortController();
     const ahead: Promise<Uint8Array>[] = [];
     let next = 0;
@@ -163,6 +165,12 @@ export class S3SegmentStore implements SegmentStore {
     } finally {
       abort.abort();
     }
+  }
+
+  /** The first range of `[0, end)` no chunk object holds, from one listing (see the port). */
+  async missingBytes(key: SegmentKey, end: number): Promise<ByteRange | null> {
+    if (end <= 0) return null;
+    return firstGap(await this.listChunks(writerPrefix(key), end), end);
   }
 
   /** PutObject with a condition; false when the condition failed (412) or raced (409), or If-Match found nothing (404). */
@@ -295,17 +303,21 @@ export class S3SegmentStore implements SegmentStore {
 
 /**
  * The windows (at most `WINDOW_BYTES` each, within one chunk object) that hold `[start, end)`.
- * @throws Error naming the first byte range of `[0, end)` no chunk holds, or held by two chunks
+ * @throws SegmentDataLossError naming the first byte range of `[0, end)` no chunk holds
+ * @throws Error naming a range held by two chunks
  */
-function planWindows(prefix: string, chunks: ListedChunk[], start: number, end: number): Part[] {
+function planWindows(
+  key: SegmentKey,
+  prefix: string,
+  chunks: ListedChunk[],
+  start: number,
+  end: number,
+): Part[] {
+  const gap = firstGap(chunks, end);
+  if (gap) throw new SegmentDataLossError(key, gap, { where: prefix });
   const parts: Part[] = [];
   let next = 0;
   for (const chunk of chunks) {
-    if (chunk.offset > next) {
-      throw new Error(
-        `segment ${prefix} is missing bytes [${next}, ${chunk.offset}): no chunk object holds them`,
-      );
-    }
     if (chunk.offset < next) {
       throw new Error(
         `segment ${prefix} has overlapping chunks: ${chunk.key} starts at ${chunk.offset}, inside bytes before ${next}`,
@@ -317,10 +329,17 @@ function planWindows(prefix: string, chunks: ListedChunk[], start: number, end: 
     }
     next = chunk.offset + chunk.size;
   }
-  if (next < end) {
-    throw new Error(`segment ${prefix} is missing bytes [${next}, ${end}): no chunk object holds them`);
-  }
   return parts;
+}
+
+/** The first range of `[0, end)` that no listed chunk (sorted by offset) holds, or null. */
+function firstGap(chunks: ListedChunk[], end: number): ByteRange | null {
+  let next = 0;
+  for (const chunk of chunks) {
+    if (chunk.offset > next) return { start: next, end: chunk.offset };
+    next = Math.max(next, chunk.offset + chunk.size);
+  }
+  return next < end ? { start: next, end } : null;
 }
 
 function chunkOffsetOf(prefix: string, objectKey: string): number {
