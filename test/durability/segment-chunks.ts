@@ -2,7 +2,7 @@
  * A segment written by the library writer, cut into chunks at line boundaries, and the requests the
  * storage-fault tests send (issue 8).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { openSession } from '../../lib/log/index.js';
 
 /** A local segment and its chunks, in order; `chunks` concatenated are `bytes`. */
@@ -14,13 +14,18 @@ export interface ChunkedSegment {
 }
 
 /**
- * Writes a session of one writer under `root` with messages of about 1 KiB until the segment holds
- * `minBytes`, and cuts it into chunks of about `chunkBytes` (whole lines each).
+ * Writes a session of one writer under `root` with messages of about `lineBytes` (default 1 KiB) until
+ * the segment holds `minBytes`, and cuts it into chunks of about `chunkBytes` (whole lines each).
  */
-export function chunkedSegment(root: string, minBytes: number, chunkBytes: number): ChunkedSegment {
+export function chunkedSegment(
+  root: string,
+  minBytes: number,
+  chunkBytes: number,
+  lineBytes = 1024,
+): ChunkedSegment {
   const s = openSession(root, { agent: 'disk-filler', host: 'test-host', pid: 4242 });
-  const text = 'the quick brown fox jumps over the lazy dog; '.repeat(22);
-  for (let i = 0; readFileSync(s.path).length < minBytes; i++) {
+  const text = 'the quick brown fox jumps over the lazy dog; '.repeat(Math.ceil(lineBytes / 45));
+  for (let i = 0; statSync(s.path).size < minBytes; i++) {
     s.message({ user_id: 'priya', text: `${i}: ${text}` });
   }
   s.close();
