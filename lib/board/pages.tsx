@@ -169,6 +169,30 @@ export function LoginPage({ error }: { error?: string }) {
   );
 }
 
+/**
+ * Asked instead of signing in when a board link arrives from another site or from a client that does
+ * not say where it came from (lib/board/routes.tsx): the tenant it signs in to, and a button that posts
+ * the token to `/login`.
+ */
+export function ConfirmSignInPage({ tenant, token }: { tenant: string; token: string }) {
+  return (
+    <Layout title="sign in">
+      <p>
+        This link signs this browser in to the board of tenant <strong>{escapeControl(tenant)}</strong>.
+      </p>
+      <p class="muted">
+        Continue only if you opened it yourself (it is the link <code>hansard serve</code> printed, or one you
+        were given to sign in with). Another site may have sent you here to sign you in to a board of its
+        choosing.
+      </p>
+      <form method="post" action="/login">
+        <input type="hidden" name="token" value={token} />
+        <button type="submit">Sign in to {escapeControl(tenant)}</button>
+      </form>
+    </Layout>
+  );
+}
+
 /** A page for a missing session (the same for another tenant's). */
 export function NotFoundPage() {
   return (

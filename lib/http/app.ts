@@ -3,7 +3,7 @@
  * the filesystem and SQLite stores; Lambda passes the AWS ones. No module state: everything comes in
  * through `deps`.
  */
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { csrf } from 'hono/csrf';
 import { secureHeaders } from 'hono/secure-headers';
 import { boardRoutes } from '../board/routes.js';
@@ -33,6 +33,18 @@ export interface AppDeps extends ServiceDeps {
   /** one line per request (method, path, status, duration): local servers print it to stderr */
   requestLog?: (line: string) => void;
 }
+
+/**
+ * Headers of every answer of the API and the board pages, errors included (issue 8.6): nothing of a
+ * tenant's is kept by a browser's or a proxy's cache (`Cache-Control: no-store`), and no answer is sniffed
+ * into another type (`X-Content-Type-Options: nosniff`; the pages get it from `secureHeaders` too). Set
+ * after the handler, so the answers `onError` makes carry them as well.
+ */
+const privateAnswer: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.res.headers.set('Cache-Control', 'no-store');
+  c.res.headers.set('X-Content-Type-Options', 'nosniff');
+};
 
 /**
  * Builds the app. Routes: `/healthz`, `/v1/…` (bearer tokens), and the board pages `/`, `/login`,
@@ -67,6 +79,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1', docsRoutes());
 
   const v1 = new Hono<AppEnv>();
+  v1.use('*', privateAnswer);
   v1.use('/board', requireAuth(full, true), limited);
   v1.route('/', boardApiRoutes());
   v1.use('*', requireAuth(full), limited);
@@ -77,6 +90,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1', v1);
 
   const pages = new Hono<AppEnv>();
+  pages.use('*', privateAnswer);
   pages.use(
     '*',
     secureHeaders({

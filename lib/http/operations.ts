@@ -351,7 +351,9 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'The status board',
     description:
       'With `?token=`: signs the browser in (a token with the board scope), sets the cookie and redirects ' +
-      'here without the token.',
+      'here without the token, when the browser says the user opened the link (`Sec-Fetch-Site: none` or ' +
+      '`same-origin`, a top-level navigation). From another site, or from a client that does not say, it ' +
+      'answers a page that asks to confirm with a button posting to `/login` (no login CSRF).',
     auth: 'cookie',
     scopes: ['board'],
     query: {
@@ -361,7 +363,10 @@ export const OPERATIONS: readonly Operation[] = [
         .describe('sign in with this token: it moves into an HttpOnly cookie and leaves the address bar'),
     },
     responses: {
-      200: { description: 'the board', content: { [html]: PAGE } },
+      200: {
+        description: 'the board; with a `?token=` not opened by the user: the page asking to confirm',
+        content: { [html]: PAGE },
+      },
       302: TO_LOGIN,
       303: { description: 'signed in (`?token=`): to the board', headers: { location: '/' } },
       401: { description: 'the `?token=` was refused: the sign-in page with why', content: { [html]: PAGE } },

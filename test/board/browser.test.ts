@@ -1,10 +1,12 @@
 /**
  * The board in a real browser: Debian's Chromium driven by playwright-core against the app served on
  * loopback with the local stores. Sign-in by link and by form, the cookie's flags, the board and a
- * session's timeline, sign-out, and a token without the board scope. Needs /usr/bin/chromium (`pretest`
- * installs it: scripts/ensure-chromium.mjs).
+ * session's timeline, sign-out, and a token without the board scope; a board link opened from another
+ * site (served as `localhost`, another site than `127.0.0.1`) asks to confirm instead of signing in
+ * (issue 8.6). Needs /usr/bin/chromium (`pretest` installs it: scripts/ensure-chromium.mjs).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -36,6 +38,9 @@ let tmp: string;
 let stores: Stores;
 let server: ServerType;
 let base: string;
+/** another site, linking to the board link: `http://localhost:<port>` */
+let elsewhere: Server;
+let elsewhereBase: string;
 let sid: string;
 let boardToken: string;
 let ingestToken: string;
@@ -80,6 +85,15 @@ beforeAll(async () => {
   });
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
+  // Another site: a page that loads the board link as an image and links to it.
+  elsewhere = createServer((_req, res) => {
+    const link = `${base}/?token=${boardToken}`;
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(`<!doctype html><img id="pixel" src="${link}"><a id="go" href="${link}">see the board</a>`);
+  });
+  await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+  elsewhereBase = `http://localhost:${(elsewhere.address() as AddressInfo).port}`;
+
   // A recorded session, uploaded as one chunk, and an agent's status report for it.
   const s = openSession(join(tmp, 'sessions'), { agent: 'test-agent', host: 'test-host' });
   sid = s.sid;
@@ -107,6 +121,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => {});
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  await new Promise<void>((resolve) => (elsewhere ? elsewhere.close(() => resolve()) : resolve()));
   await stores?.state.close();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
@@ -135,6 +150,30 @@ describe('the board in Chromium', () => {
 
     mkdirSync(dirname(SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  });
+
+  it('asks to confirm a board link followed from another site, and its button signs in', async () => {
+    const ctx = await freshContext();
+    const page = ctx.pages()[0] ?? (await ctx.newPage());
+    // The image's request is made (its answer, an HTML page, is blocked as an image); `goto` waits for it.
+    const pixel = page.waitForRequest((r) => r.url().startsWith(`${base}/?token=`));
+    await page.goto(`${elsewhereBase}/`);
+    await pixel;
+    const signedIn = async () => (await ctx.cookies(base)).some((c) => c.name === 'hansard_board');
+    expect(await signedIn()).toBe(false);
+
+    await page.click('a#go');
+    await page.waitForLoadState();
+    expect(page.url()).toBe(`${base}/?token=${boardToken}`);
+    expect(await page.textContent('body')).toContain(
+      'This link signs this browser in to the board of tenant local',
+    );
+    expect(await signedIn()).toBe(false);
+
+    await page.getByRole('button', { name: 'Sign in to local' }).click();
+    await page.waitForURL(`${base}/`);
+    expect(await signedIn()).toBe(true);
+    expect(await page.locator(`tr[data-sid="${sid}"]`).count()).toBe(1);
   });
 
   it('opens the session timeline from the board', async () => {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { navigate } from '../http/suite-helpers.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = join(ROOT, 'bin', 'hansard');
@@ -228,7 +229,9 @@ describe('hansard CLI end to end', { timeout: 60_000 }, () => {
   });
 
   it('the board link sets an HttpOnly SameSite=Strict cookie, redirects to / and the page shows the sessions', async () => {
-    const signIn = await fetch(boardLink, { redirect: 'manual' });
+    // as a browser opens a link from the terminal (Sec-Fetch-Site: none); fetch() would be asked to confirm
+    const linkUrl = new URL(boardLink);
+    const signIn = await navigate({ url: linkUrl.origin }, `${linkUrl.pathname}${linkUrl.search}`);
     expect([302, 303]).toContain(signIn.status);
     expect(signIn.headers.get('location')).toBe('/');
     const setCookie = signIn.headers.get('set-cookie') ?? '';

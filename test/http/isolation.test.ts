@@ -30,7 +30,7 @@ import {
   upload,
   writeSession,
 } from './helpers.js';
-import { leaked, type Req, send, snapshot } from './suite-helpers.js';
+import { leaked, navigate, type Req, send, snapshot } from './suite-helpers.js';
 
 /** The ids a route call is made with. */
 interface Ids {
@@ -442,7 +442,7 @@ describe('(d) nothing another tenant is answered names A’s things', () => {
       [B.seg.sid, B.other.sid].sort(),
     );
     // the page through the sign-in link and its cookie, as a browser gets it
-    const signIn = await send(srv, { method: 'GET', path: `/?token=${B.single.board}` });
+    const signIn = await navigate(srv, `/?token=${B.single.board}`);
     expect(signIn.status).toBe(303);
     const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
     const page = await send(srv, { method: 'GET', path: '/', headers: { cookie } });

@@ -4,6 +4,7 @@
  * (lying lengths, slow or oversized headers, unnormalized paths), and a snapshot of what a tenant stores.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,6 +95,42 @@ export async function send(srv: { url: string }, req: Req): Promise<Answer> {
   let json: unknown = null;
   if ((res.headers.get('content-type') ?? '').includes('application/json')) json = JSON.parse(text);
   return { status: res.status, headers: res.headers, bytes, text, json };
+}
+
+/** The `Sec-Fetch-*` headers a browser sends with a navigation it made itself (a typed URL, a bookmark). */
+export const TYPED_NAVIGATION = {
+  'sec-fetch-site': 'none',
+  'sec-fetch-mode': 'navigate',
+  'sec-fetch-dest': 'document',
+} as const;
+
+/**
+ * A GET sent exactly as given, as a browser's navigation: `headers` default to `TYPED_NAVIGATION`, which
+ * `fetch` cannot send (it always says `Sec-Fetch-Mode: cors`), hence node:http. Never follows a redirect.
+ */
+export function navigate(
+  srv: { url: string },
+  path: string,
+  headers: Record<string, string> = TYPED_NAVIGATION,
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${srv.url}${path}`, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const bytes = Buffer.concat(chunks);
+        const text = bytes.toString('utf8');
+        const h = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) {
+          for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) h.append(k, one);
+        }
+        const json = (h.get('content-type') ?? '').includes('application/json') ? JSON.parse(text) : null;
+        resolve({ status: res.statusCode ?? 0, headers: h, bytes, text, json });
+      });
+    });
+    req.on('error', reject);
+  });
 }
 
 /** What came back on a raw connection. */
