@@ -3,7 +3,9 @@
  * it has, then send the rest in chunks of complete lines of at most 5 MiB and 10,000 lines, each at its
  * byte offset. A last
  * line with no newline (its writer is still writing it) waits for the next upload. A 409 means the server
- * holds a different length (another uploader got there first): resume from the offset it reports.
+ * holds a different length (another uploader got there first): resume from the offset it reports, or,
+ * when the server already holds at least what this run meant to send and those bytes are this file's,
+ * stop there: the other run did the work (issue 8.8).
  */
 import { createReadStream, statSync } from 'node:fs';
 import { type RawLine, splitLines } from '../log/reader.js';
@@ -108,6 +110,7 @@ async function uploadSegment(
   const info = await client.request('GET', base, { allow404: true });
   let offset = info.status === 404 ? 0 : (info.body as { length: number }).length;
   let serverLines = info.status === 404 ? 0 : (info.body as { lines: number }).lines;
+  // This run's view of the file: it means to send up to here (a writer may append meanwhile).
   const size = statSync(path).size;
   const result: SegmentUploadResult = {
     w,
@@ -131,7 +134,7 @@ async function uploadSegment(
     let parts: Uint8Array[] = [];
     let partBytes = 0;
     let partLines = 0;
-    const send = async (): Promise<'ok' | 'resync'> => {
+    const send = async (): Promise<'ok' | 'resync' | 'done'> => {
       const body = Buffer.concat(
         parts.flatMap((p) => [p, NL]),
         partBytes,
@@ -151,7 +154,14 @@ async function uploadSegment(
       } catch (err) {
         if (err instanceof ServerError && err.code === 'offset_mismatch' && resyncs < 5) {
           const expected = Number(err.details.expected_offset);
-          if (!Number.isSafeInteger(expected) || expected > size) throw err;
+          if (!Number.isSafeInteger(expected)) throw err;
+          if (expected >= size) {
+            // Another upload of this file (racing with this one, or started after the file grew) already
+            // sent all this run meant to send, and maybe more: done, once the server's bytes are this file's.
+            offset = await confirmServerAhead(client, base, path);
+            result.pending_bytes = 0; // whatever this run left for later, the other one has sent
+            return 'done';
+          }
           // A server that moved ahead (another uploader sent those bytes) is progress, bounded by the file's
           // size; only a 409 that does not move us forward counts towards giving up.
           if (expected <= offset) resyncs += 1;
@@ -187,7 +197,9 @@ async function uploadSegment(
         );
       }
       if (partBytes + lineBytes > max || partLines >= maxLines) {
-        if ((await send()) === 'resync') continue outer;
+        const sent = await send();
+        if (sent === 'resync') continue outer;
+        if (sent === 'done') break outer;
       }
       parts.push(line.bytes);
       partBytes += lineBytes;
@@ -201,6 +213,28 @@ async function uploadSegment(
 }
 
 const NL = Buffer.from('\n');
+
+/**
+ * After a 409 saying the server holds at least what this run meant to send: asks the server what it holds
+ * now and checks that it is this file's history (the file, which only grows, holds at least as many bytes
+ * by now, since the other upload read them from it). Returns the server's length.
+ * @throws UsageError when the file is shorter than the server's segment or its first bytes differ
+ */
+async function confirmServerAhead(client: ApiClient, base: string, path: string): Promise<number> {
+  const now = (await client.request('GET', base)).body as {
+    length: number;
+    lines: number;
+    last_seq: number | null;
+  };
+  const size = statSync(path).size;
+  if (now.length > size) {
+    throw new UsageError(
+      `the server holds ${now.length} bytes of ${path} but the file has only ${size}: this is not the segment the server has`,
+    );
+  }
+  await checkSamePrefix(path, now.length, now.lines, now.last_seq);
+  return now.length;
+}
 
 /** Words for the file system errors a user meets. */
 export function describeFsError(err: unknown): string {
