@@ -59,7 +59,7 @@ export async function getWriter({
 /** @throws AppError `data_loss` when the store holds less of the writer's segment than its index says */
 async function requireStored(ctx: ServiceContext, sid: string, rec: WriterRecord): Promise<void> {
   const missing = await ctx.segments.missingBytes({ tenant: ctx.tenant, sid, w: rec.w }, rec.length);
-  if (missing) throw dataLossError(rec.w, missing);
+  if (missing) throw dataLossError({ tenant: ctx.tenant, sid, w: rec.w }, missing);
 }
 
 export interface SessionView extends Omit<SessionRecord, 'tenant'> {}

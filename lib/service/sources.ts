@@ -22,7 +22,7 @@ export interface SegmentLoss {
 export async function storedSegments(ctx: ServiceContext, sid: string): Promise<ReplaySegment[]> {
   const { segments, losses } = await storedSegmentsAndLosses(ctx, sid);
   const first = losses[0];
-  if (first) throw dataLossError(first.w, first.range);
+  if (first) throw dataLossError({ tenant: ctx.tenant, sid, w: first.w }, first.range);
   return segments;
 }
 

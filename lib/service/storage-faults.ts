@@ -12,6 +12,7 @@
  * its operator makes the storage writable (reads still work); 500 for the two the client can do nothing
  * about. The messages never name a path: the server's log has the detail.
  */
+import type { SegmentKey } from '../store/ports.js';
 import {
   type ByteRange,
   SegmentDataLossError,
@@ -31,7 +32,7 @@ export function storageAppError(
   what = 'this request',
   details: Record<string, unknown> = {},
 ): AppError | null {
-  if (err instanceof SegmentDataLossError) return dataLossError(err.key.w, err.range, err);
+  if (err instanceof SegmentDataLossError) return dataLossError(err.key, err.range, err);
   const kind: StorageFaultKind | null = err instanceof StorageFaultError ? err.kind : storageFaultKind(err);
   if (kind === null) return null;
   const cause = { cause: err };
@@ -63,12 +64,14 @@ export function storageAppError(
 /**
  * The 500 `data_loss` for a writer's segment that holds less than its index: `details` `{w, range}`.
  * Every read of the segment answers it (writer, segment, replay, inspect); verify reports it instead.
+ * The cause (by default a `SegmentDataLossError` of `key`) names tenant, session and writer in the
+ * server's log, where the operator looks for the file.
  */
-export function dataLossError(w: string, range: ByteRange, cause?: unknown): AppError {
+export function dataLossError(key: SegmentKey, range: ByteRange, cause?: unknown): AppError {
   return new AppError(
     'data_loss',
-    `the server has lost bytes [${range.start}, ${range.end}) of writer ${w}'s segment: it acknowledged them, but its storage no longer holds them. Tell the operator of this server (verify lists every loss of the session)`,
-    { w, range: { start: range.start, end: range.end } },
-    cause === undefined ? {} : { cause },
+    `the server has lost bytes [${range.start}, ${range.end}) of writer ${key.w}'s segment: it acknowledged them, but its storage no longer holds them. Tell the operator of this server (verify lists every loss of the session)`,
+    { w: key.w, range: { start: range.start, end: range.end } },
+    { cause: cause ?? new SegmentDataLossError(key, range) },
   );
 }

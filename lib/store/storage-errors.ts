@@ -47,7 +47,7 @@ export class SegmentDataLossError extends Error {
     options: { cause?: unknown; where?: string } = {},
   ) {
     super(
-      `segment ${options.where ?? `${key.sid}/${key.w}`} is missing bytes [${range.start}, ${range.end})`,
+      `segment ${options.where ?? `${key.tenant}/${key.sid}/${key.w}`} is missing bytes [${range.start}, ${range.end})`,
       options.cause === undefined ? {} : { cause: options.cause },
     );
   }
