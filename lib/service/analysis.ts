@@ -36,7 +36,7 @@ function lossProblem({ w, range }: SegmentLoss): Problem {
     w,
     seq: null,
     line: null,
-    message: `bytes [${range.start}, ${range.end}) of ${w}'s segment are gone: the server acknowledged them, but its storage no longer holds them (data loss); the events in them are not checked`,
+    message: `bytes [${range.start}, ${range.end}) of ${w}'s segment are gone: the server acknowledged them, but its storage no longer holds them (data loss); the segment is checked up to byte ${range.start}`,
     range: { start: range.start, end: range.end },
   };
 }
