@@ -7,7 +7,8 @@
  * Then checks that nothing was lost: every session's stored length equals what its client was told,
  * and its merged replay holds every accepted event exactly once. Zero 5xx is required. Figures (p50, p99,
  * requests/s, and the ratios to the baseline) go to docs/benchmarks.md between markers.
- * Usage: npm run bench:load [-- --duration 30 --connections 50]
+ * Usage: npm run bench:load [-- --duration 30 --connections 50]; the script builds dist/ first (the server
+ * it starts is the built CLI), so the figures are always those of this tree, never of a stale build.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
