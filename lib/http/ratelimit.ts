@@ -1,6 +1,8 @@
 /**
  * Per-token rate limiting (issue 5): Hono middleware that runs after authentication and asks the
- * deployment's `RateLimiter` (lib/ratelimit) about the caller's token id. Over the limit the answer is
+ * deployment's `RateLimiter` (lib/ratelimit) about the caller's root token: a session token minted from
+ * another token shares that token's allowance (issue 8), so minting tokens never buys more requests, and
+ * minting one costs `MINT_COST` requests' worth. Over the limit the answer is
  * 429 `rate_limited` with `Retry-After` (whole seconds) and `details: {limit, window_seconds,
  * retry_after_seconds}`; the request goes no further. When the limiter itself fails (its backend is
  * unreachable) the request is let through and the failure logged: the limit protects the service, and an
@@ -10,6 +12,15 @@ import type { MiddlewareHandler } from 'hono';
 import { type RateLimiter, RateLimiterError } from '../ratelimit/interface.js';
 import type { AppEnv } from './auth.js';
 import { errorBody } from './errors.js';
+
+/** What minting a token (`POST /v1/tokens`, `POST /v1/sessions/{sid}/tokens`) takes of the allowance. */
+export const MINT_COST = 10;
+
+/** How many requests' worth a request costs: `MINT_COST` for the two routes that mint a token, else 1. */
+export function requestCost(method: string, path: string): number {
+  if (method !== 'POST') return 1;
+  return /^\/v1\/(?:sessions\/[^/]+\/)?tokens$/.test(path) ? MINT_COST : 1;
+}
 
 /**
  * @param log where a limiter failure is reported (never given the token)
@@ -21,9 +32,10 @@ export function rateLimit(
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const caller = c.get('ctx').caller;
+    const cost = requestCost(c.req.method, c.req.path);
     let decision: Awaited<ReturnType<RateLimiter['limit']>>;
     try {
-      decision = await limiter.limit(caller.id);
+      decision = await limiter.limit(caller.root, cost);
     } catch (err) {
       if (!(err instanceof RateLimiterError)) throw err;
       log('rate limiter failed, request let through', err.cause ?? err);
@@ -34,7 +46,9 @@ export function rateLimit(
     return c.json(
       errorBody(
         'rate_limited',
-        `this token may make ${limit} requests per ${window_seconds} s: try again in ${retry_after_seconds} s`,
+        `this token may make ${limit} requests per ${window_seconds} s, together with the tokens minted ` +
+          `from it or from the same token${cost > 1 ? `; minting a token counts as ${cost} requests` : ''}: ` +
+          `try again in ${retry_after_seconds} s`,
         { limit, window_seconds, retry_after_seconds },
       ),
       429,

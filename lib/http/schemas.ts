@@ -181,6 +181,12 @@ export const TokenView = named(
     expires_at: Instant.nullable(),
     revoked_at: Instant.nullable(),
     last_used_at: Instant.nullable().describe('coarse: updated at most once a minute'),
+    parent: TokenId.nullable().describe(
+      'the token that minted it (POST /v1/sessions/{sid}/tokens); it stops working with that token. Null for a token an admin or the operator made',
+    ),
+    root: TokenId.describe(
+      'the first token of its chain (itself when parent is null), whose rate limit it shares',
+    ),
   }),
 );
 

@@ -1,14 +1,14 @@
 /**
  * `DynamoRateLimiter`: a fixed-window request counter per key in the DynamoDB state table (AWS mode,
  * where many Lambda instances serve one token and only a shared counter can count its requests). One item
- * per key and window (`dynamo-schema.ts`): `pk = RL#{token id}`, `sk = {window start, epoch seconds}`.
+ * per key and window (`dynamo-schema.ts`): `pk = RL#{root token id}`, `sk = {window start, epoch seconds}`.
  * Each request is one conditional update:
  *
  *   absent ──ADD 1──▶ 1 ──ADD 1──▶ … ──▶ limit ──(condition fails: 429 until the next window's item)
  *
- * `ADD requests :1` on the condition `attribute_not_exists(requests) OR requests < :limit`, so DynamoDB
- * itself serializes concurrent requests and exactly `limit` of them pass in a window, however many
- * instances ask at once. A refused request does not count. The item's TTL (`expires_at`) is the window's
+ * `ADD requests :cost` (1 for most requests) on the condition `attribute_not_exists(requests) OR
+ * requests <= :limit - :cost`, so DynamoDB itself serializes concurrent requests and at most `limit`
+ * requests' worth pass in a window, however many instances ask at once. A refused request does not count. The item's TTL (`expires_at`) is the window's
  * end plus a slack, so old windows clean themselves up. Why a fixed window: `docs/adr/0003-rate-limits.md`.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -56,9 +56,13 @@ export class DynamoRateLimiter implements RateLimiter {
     this.slack = opts.ttlSlackSeconds ?? 3600;
   }
 
-  /** @throws RateLimiterError for any DynamoDB error other than the refusal itself */
-  async limit(key: string): Promise<RateLimitDecision> {
+  /**
+   * `ADD requests :cost` on the condition that the window has room for all of it.
+   * @throws RateLimiterError for any DynamoDB error other than the refusal itself
+   */
+  async limit(key: string, cost = 1): Promise<RateLimitDecision> {
     const { limit, window_seconds } = this.config;
+    const n = Math.min(Math.max(1, Math.ceil(cost)), limit);
     const nowSeconds = this.now() / 1000;
     const start = Math.floor(nowSeconds / window_seconds) * window_seconds;
     const end = start + window_seconds;
@@ -67,10 +71,10 @@ export class DynamoRateLimiter implements RateLimiter {
         new UpdateCommand({
           TableName: this.table,
           Key: keys.rateLimit(key, start),
-          UpdateExpression: 'ADD #n :one SET #ttl = if_not_exists(#ttl, :ttl)',
-          ConditionExpression: 'attribute_not_exists(#n) OR #n < :limit',
+          UpdateExpression: 'ADD #n :cost SET #ttl = if_not_exists(#ttl, :ttl)',
+          ConditionExpression: 'attribute_not_exists(#n) OR #n <= :room',
           ExpressionAttributeNames: { '#n': 'requests', '#ttl': TTL_ATTRIBUTE },
-          ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':ttl': end + this.slack },
+          ExpressionAttributeValues: { ':cost': n, ':room': limit - n, ':ttl': end + this.slack },
           ReturnValues: 'UPDATED_NEW',
         }),
       );

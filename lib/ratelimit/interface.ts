@@ -33,11 +33,13 @@ export interface RateLimitDecision {
 
 export interface RateLimiter {
   /**
-   * Counts one request of `key` (a token id) and says whether it may go ahead. A refused request is not
-   * counted.
+   * Counts a request of `key` (a root token id) and says whether it may go ahead. A refused request is
+   * not counted.
+   * @param cost how many requests' worth this one takes, 1 by default (minting a token costs more);
+   *   at most `limit` is charged, so no request is refused forever
    * @throws RateLimiterError when the limiter's backend cannot answer (the caller decides what to do)
    */
-  limit(key: string): Promise<RateLimitDecision>;
+  limit(key: string, cost?: number): Promise<RateLimitDecision>;
 }
 
 /** The limiter's backend failed (e.g. DynamoDB unreachable); `cause` is the backend's error. */

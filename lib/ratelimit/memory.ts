@@ -48,16 +48,18 @@ export class MemoryRateLimiter implements RateLimiter {
     this.now = opts.now ?? Date.now;
   }
 
-  async limit(key: string): Promise<RateLimitDecision> {
+  async limit(key: string, cost = 1): Promise<RateLimitDecision> {
     const now = this.now();
     const bucket = this.refill(key, now);
     const { limit, window_seconds } = this.config;
-    if (bucket.units >= this.cost) {
-      bucket.units -= this.cost;
+    // Never more than a full bucket: a request that costs more could never pass.
+    const units = Math.min(Math.max(1, Math.ceil(cost)) * this.cost, this.capacity);
+    if (bucket.units >= units) {
+      bucket.units -= units;
       const remaining = Math.floor(bucket.units / this.cost);
       return { allowed: true, limit, window_seconds, remaining, retry_after_seconds: 0 };
     }
-    const waitMs = (this.cost - bucket.units) / limit;
+    const waitMs = (units - bucket.units) / limit;
     return {
       allowed: false,
       limit,

@@ -24,7 +24,10 @@ export interface Board {
   sessions: BoardSession[];
 }
 
-/** Everything the board shows, newest activity first (at most `limit` sessions). Scope `board` or `read`. */
+/**
+ * Everything the board shows, newest activity first (at most `limit` sessions). Scope `board` or `read`.
+ * A session-bound token sees its own session only (when it exists), however many others are newer.
+ */
 export async function getBoard({
   ctx,
   limit = 100,
@@ -33,28 +36,29 @@ export async function getBoard({
   limit?: number;
 }): Promise<Board> {
   requireScope(ctx, 'board', 'read');
-  const page = await ctx.state.listSessions(ctx.tenant, limit, null);
+  const bound = ctx.caller.session;
+  const own = bound === null ? null : await ctx.state.getSession(ctx.tenant, bound);
+  const items =
+    bound === null ? (await ctx.state.listSessions(ctx.tenant, limit, null)).items : own ? [own] : [];
   const sessions = await Promise.all(
-    page.items
-      .filter((s) => ctx.caller.session === null || s.sid === ctx.caller.session)
-      .map(async (s): Promise<BoardSession> => {
-        const [status, writers] = await Promise.all([
-          ctx.state.getStatus(ctx.tenant, s.sid),
-          ctx.state.listWriters(ctx.tenant, s.sid),
-        ]);
-        return {
-          sid: s.sid,
-          // stored as `reportStatus` parsed it
-          state: (status?.state ?? null) as StatusReport['state'] | null,
-          note: status?.note ?? null,
-          reported_at: status?.reported_at ?? null,
-          last_activity: s.updated_at,
-          created_at: s.created_at,
-          writers: s.writers,
-          lines: s.lines,
-          agents: [...new Set(writers.map((w) => w.agent).filter((a): a is string => a !== null))],
-        };
-      }),
+    items.map(async (s): Promise<BoardSession> => {
+      const [status, writers] = await Promise.all([
+        ctx.state.getStatus(ctx.tenant, s.sid),
+        ctx.state.listWriters(ctx.tenant, s.sid),
+      ]);
+      return {
+        sid: s.sid,
+        // stored as `reportStatus` parsed it
+        state: (status?.state ?? null) as StatusReport['state'] | null,
+        note: status?.note ?? null,
+        reported_at: status?.reported_at ?? null,
+        last_activity: s.updated_at,
+        created_at: s.created_at,
+        writers: s.writers,
+        lines: s.lines,
+        agents: [...new Set(writers.map((w) => w.agent).filter((a): a is string => a !== null))],
+      };
+    }),
   );
   return { tenant: ctx.tenant, generated_at: ctx.now().toISOString(), sessions };
 }

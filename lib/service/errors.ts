@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   offset_mismatch: 409,
   conflict: 409,
+  too_many_tokens: 409,
   payload_too_large: 413,
   too_many_lines: 413,
   quota_exceeded: 413,

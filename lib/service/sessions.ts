@@ -7,6 +7,7 @@ import type { LineProblem } from '../log/codec.js';
 import { type ReplayFormat, replayChunks, replayRaw, segmentSources } from '../log/replay.js';
 import { InvalidCursorError, type SessionRecord, type WriterRecord } from '../store/index.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
+import { openCursor, sealCursor } from './cursors.js';
 import { AppError, notFound } from './errors.js';
 import { storedSegments } from './sources.js';
 import { dataLossError } from './storage-faults.js';
@@ -65,8 +66,11 @@ async function requireStored(ctx: ServiceContext, sid: string, rec: WriterRecord
 export interface SessionView extends Omit<SessionRecord, 'tenant'> {}
 
 /**
- * `GET /v1/sessions` (scope `read`): the tenant's sessions, most recent activity first.
- * @param limit 1..200 @throws AppError `invalid_cursor`
+ * `GET /v1/sessions` (scope `read`): the tenant's sessions, most recent activity first, a page at a time.
+ * `next` is a signed cursor (lib/service/cursors.ts): a client can page only with cursors this server
+ * gave it for this tenant. A session-bound token sees its own session (when it exists) and nothing else:
+ * one page, `next: null`, and every cursor refused (none was ever given to a bound token).
+ * @param limit 1..200 @throws AppError `invalid_cursor` (400)
  */
 export async function listSessions({
   ctx,
@@ -78,15 +82,20 @@ export async function listSessions({
   cursor: string | null;
 }): Promise<{ sessions: SessionView[]; next: string | null }> {
   requireScope(ctx, 'read');
+  const inner = cursor === null ? null : await openCursor(ctx, 'sessions', cursor);
+  const view = ({ tenant: _t, ...rest }: SessionRecord): SessionView => rest;
+  if (ctx.caller.session !== null) {
+    const own = await ctx.state.getSession(ctx.tenant, ctx.caller.session);
+    return { sessions: own ? [view(own)] : [], next: null };
+  }
   try {
-    const page = await ctx.state.listSessions(ctx.tenant, limit, cursor);
-    const items = page.items
-      .filter((s) => ctx.caller.session === null || s.sid === ctx.caller.session)
-      .map(({ tenant: _t, ...rest }) => rest);
-    return { sessions: items, next: page.next };
+    const page = await ctx.state.listSessions(ctx.tenant, limit, inner);
+    const next = page.next === null ? null : await sealCursor(ctx, 'sessions', page.next);
+    return { sessions: page.items.map(view), next };
   } catch (err) {
+    // A signed cursor the store refuses: only if the store changed how it pages since it was given.
     if (err instanceof InvalidCursorError)
-      throw new AppError('invalid_cursor', 'the cursor is not one this server gave');
+      throw new AppError('invalid_cursor', 'the cursor is no longer valid: start from the first page');
     throw err;
   }
 }

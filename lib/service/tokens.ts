@@ -30,9 +30,18 @@ export function hashToken(secret: string): string {
 }
 
 /**
+ * How many links up its chain `authenticate` follows from a token. Chains are one link long today (a
+ * session token cannot mint), so a longer one is refused rather than walked: the bound keeps a request
+ * at a known number of reads.
+ */
+const MAX_CHAIN_LINKS = 4;
+
+/**
  * The token record for a secret presented by a client, or throws `unauthorized`: one message for no
  * token, another for any refused one (unknown, malformed, revoked or expired alike, so a client learns
- * nothing about which).
+ * nothing about which). A token minted by another token (`parent`) is refused as soon as any token up its
+ * chain is revoked, expired or gone: one more read of the state store per link, so that revoking a token
+ * stops everything minted from it at once, however it raced with the minting.
  */
 export async function authenticate(
   state: StateStore,
@@ -48,6 +57,13 @@ export async function authenticate(
   const rec = await state.getTokenByHash(hashToken(secret));
   if (!rec || rec.revoked_at !== null) throw refuse();
   if (rec.expires_at !== null && Date.parse(rec.expires_at) <= now.getTime()) throw refuse();
+  let link = rec;
+  for (let links = 0; link.parent !== null; links++) {
+    const parent = links < MAX_CHAIN_LINKS ? await state.getTokenById(rec.tenant, link.parent) : null;
+    if (!parent || parent.revoked_at !== null) throw refuse();
+    if (parent.expires_at !== null && Date.parse(parent.expires_at) <= now.getTime()) throw refuse();
+    link = parent;
+  }
   return rec;
 }
 
@@ -91,14 +107,18 @@ export async function mintToken(
   const parsed = CreateTokenInput.parse(input);
   const expiresAt =
     parsed.ttl_seconds === null ? null : new Date(now.getTime() + parsed.ttl_seconds * 1000).toISOString();
-  return storeToken(state, tenant, { ...parsed, expires_at: expiresAt }, now, secret);
+  return storeToken(state, tenant, { ...parsed, expires_at: expiresAt }, null, now, secret);
 }
 
-/** Makes and stores a token record with these fields. @throws AppError `bad_request` for a bad `secret` */
+/**
+ * Makes and stores a token record with these fields, minted by `parent` (null: a root token, its own
+ * chain). @throws AppError `bad_request` for a bad `secret`
+ */
 async function storeToken(
   state: StateStore,
   tenant: string,
   fields: Pick<TokenRecord, 'scopes' | 'session' | 'label' | 'expires_at'>,
+  parent: TokenRecord | null,
   now: Date,
   secret?: string,
 ): Promise<CreatedToken> {
@@ -106,8 +126,9 @@ async function storeToken(
   if (!TOKEN_PATTERN.test(token)) {
     throw new AppError('bad_request', 'a token must be hns_ followed by 43 letters and digits');
   }
+  const id = `tok_${newId('e').slice(2)}`;
   const record: TokenRecord = {
-    id: `tok_${newId('e').slice(2)}`,
+    id,
     tenant,
     hash: hashToken(token),
     scopes: [...new Set(fields.scopes)] as Scope[],
@@ -117,6 +138,8 @@ async function storeToken(
     expires_at: fields.expires_at,
     revoked_at: null,
     last_used_at: null,
+    parent: parent?.id ?? null,
+    root: parent?.root ?? id,
   };
   await state.putToken(record);
   return { token, record };
@@ -171,6 +194,11 @@ export async function createToken({
 
 /** The scopes a session-bound token may carry: never `admin` or `board`. */
 export const SESSION_SCOPES = ['ingest', 'report', 'read'] as const satisfies readonly Scope[];
+/**
+ * How many unexpired, unrevoked session tokens one token may have minted at a time: each costs a stored
+ * record, and a flood of them is what the cap stops (they share their root's rate limit anyway).
+ */
+export const MAX_LIVE_CHILD_TOKENS = 100;
 /** A session token's lifetime: 24 hours unless asked, at most 30 days. */
 export const SESSION_TOKEN_DEFAULT_TTL_SECONDS = 86_400;
 export const SESSION_TOKEN_MAX_TTL_SECONDS = 30 * 86_400;
@@ -194,11 +222,14 @@ export type CreateSessionTokenInput = z.input<typeof CreateSessionTokenInput>;
  * `{scopes?: ('ingest'|'report'|'read')[] = ['ingest','report'], ttl_seconds?: 60…2592000 = 86400, label?}`.
  *
  * Who may mint one: an `admin`, or the holder of a token not bound to any session whose scopes include
- * each requested scope (a token can hand on what it has, never more). A delegated token also expires no
- * later than the token that minted it. The session need not exist yet: the harness creates it.
+ * each requested scope (a token can hand on what it has, never more). The new token's `parent` is the
+ * caller: it expires no later than the caller, stops working when the caller is revoked or expires
+ * (`authenticate`), and shares the caller's root's rate limit. A caller may have at most
+ * `MAX_LIVE_CHILD_TOKENS` live ones. The session need not exist yet: the harness creates it.
  * @throws AppError `invalid_body` (400) for a malformed body or a scope other than ingest/report/read
  *   (`details.refused`); `forbidden` (403) for a scope the caller lacks (`details.required`) or a
- *   session-bound caller that is not an admin; `not_found` (404) for a session-bound caller and another session
+ *   session-bound caller that is not an admin; `not_found` (404) for a session-bound caller and another
+ *   session; `too_many_tokens` (409) when the caller already has `MAX_LIVE_CHILD_TOKENS` live ones
  */
 export async function createSessionToken({
   ctx,
@@ -236,12 +267,23 @@ export async function createSessionToken({
         { required: missing },
       );
     }
-    if (ctx.caller.expires_at !== null) expires = Math.min(expires, Date.parse(ctx.caller.expires_at));
+  }
+  // A token never outlives the one that minted it, an admin's included.
+  if (ctx.caller.expires_at !== null) expires = Math.min(expires, Date.parse(ctx.caller.expires_at));
+  const live = await ctx.state.countLiveChildren(ctx.tenant, ctx.caller.id, now.toISOString());
+  if (live >= MAX_LIVE_CHILD_TOKENS) {
+    throw new AppError(
+      'too_many_tokens',
+      `this token already has ${live} unexpired session tokens minted from it, the most it may have: ` +
+        'wait until some expire, have an admin revoke some (DELETE /v1/tokens/{id}), or mint with another token',
+      { max_live_tokens: MAX_LIVE_CHILD_TOKENS, live_tokens: live },
+    );
   }
   return storeToken(
     ctx.state,
     ctx.tenant,
     { scopes, session: sid, label: request.label, expires_at: new Date(expires).toISOString() },
+    ctx.caller,
     now,
   );
 }
@@ -258,7 +300,10 @@ export async function listTokens({ ctx }: { ctx: ServiceContext }) {
   return (await ctx.state.listTokens(ctx.tenant)).map(publicToken);
 }
 
-/** `DELETE /v1/tokens/{id}` (scope `admin`, not session-bound). @throws AppError `not_found` */
+/**
+ * `DELETE /v1/tokens/{id}` (scope `admin`, not session-bound). The session tokens minted from it stop
+ * working too: `authenticate` refuses a token whose parent is revoked. @throws AppError `not_found`
+ */
 export async function revokeToken({ ctx, id }: { ctx: ServiceContext; id: string }): Promise<void> {
   requireTenantAdmin(ctx);
   if (!(await ctx.state.revokeToken(ctx.tenant, id, isoNow(ctx))))

@@ -3,6 +3,7 @@
  * the items ⇄ records of lib/store/ports.ts (the layout is in dynamo-schema.ts, DESIGN §5, ADR 4).
  */
 
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { gsiKeys, keys } from './dynamo-schema.js';
 import {
   InvalidCursorError,
@@ -13,6 +14,9 @@ import {
 } from './ports.js';
 
 export type Item = Record<string, unknown>;
+
+/** One write of a `TransactWriteItems` request. */
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** The parts of an update: SET, SET if absent, ADD, REMOVE; attribute names always go through `#…`. */
 export interface UpdateParts {
@@ -96,6 +100,9 @@ export function toToken(item: Item): TokenRecord {
     expires_at: (item.token_expires_at as string | undefined) ?? null,
     revoked_at: (item.revoked_at as string | undefined) ?? null,
     last_used_at: (item.last_used_at as string | undefined) ?? null,
+    // Tokens stored before chains have neither: they are roots.
+    parent: (item.parent as string | undefined) ?? null,
+    root: (item.root as string | undefined) ?? (item.id as string),
   };
 }
 

@@ -10,6 +10,8 @@
  * | tenant          | `TENANT#{name}`        | `TENANT`                |                       |                      |
  * | token           | `TOKEN#{sha256}`       | `TOKEN`                 | `T#{tenant}#TOKENS`   | `{created_at}#{id}`  |
  * | token id guard  | `TOKENID#{id}`         | `TOKENID`               |                       |                      |
+ * | token child link| `TOKENID#{parent id}`  | `CHILD#{expires_at}#{id}`|                      |                      |
+ * | server secret   | `SECRET#{name}`        | `SECRET`                |                       |                      |
  * | session index   | `T#{tenant}`           | `S#{sid}`               | `T#{tenant}#BOARD`    | `{updated_at}#{sid}` |
  * | writer index    | `T#{tenant}#S#{sid}`   | `W#{w}`                 |                       |                      |
  * | chunk record    | `T#{tenant}#S#{sid}`   | `W#{w}#C#{offset:015}`  |                       |                      |
@@ -54,6 +56,16 @@ export const keys = {
   token: (hash: string): ItemKey => ({ pk: `TOKEN#${hash}`, sk: 'TOKEN' }),
   /** makes token ids unique (as the SQLite primary key does) and finds a token's hash by id */
   tokenId: (id: string): ItemKey => ({ pk: `TOKENID#${id}`, sk: 'TOKENID' }),
+  /**
+   * a token minted by `parent`, beside the parent's id guard and sorted by expiry (`~` for none), so that
+   * its live children are one key-range count
+   */
+  tokenChild: (parent: string, expiresAt: string | null, id: string): ItemKey => ({
+    pk: `TOKENID#${parent}`,
+    sk: `${CHILD_PREFIX}${expiresAt ?? '~'}#${id}`,
+  }),
+  /** a secret of the server (the cursor-signing key), written once by whoever needs it first */
+  serverSecret: (name: string): ItemKey => ({ pk: `SECRET#${name}`, sk: 'SECRET' }),
   session: (tenant: string, sid: string): ItemKey => ({ pk: `T#${tenant}`, sk: `S#${sid}` }),
   writer: (tenant: string, sid: string, w: string): ItemKey => ({ pk: sessionPk(tenant, sid), sk: `W#${w}` }),
   chunk: (tenant: string, sid: string, w: string, offset: number): ItemKey => ({
@@ -69,6 +81,9 @@ export const keys = {
     sk: String(windowStart),
   }),
 };
+
+/** The sort-key prefix of token child links (`keys.tokenChild`). */
+export const CHILD_PREFIX = 'CHILD#';
 
 /** How many items a tenant's usage total is spread over, and the sort-key prefix they share. */
 export const USAGE_SHARDS = 8;

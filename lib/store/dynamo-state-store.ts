@@ -17,8 +17,6 @@ import {
   QueryCommand,
   type QueryCommandInput,
   TransactWriteCommand,
-  type TransactWriteCommandInput,
-  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import {
   cancellationCodes,
@@ -28,8 +26,8 @@ import {
   errorName,
   type Item,
   startKey,
+  type TransactItem,
   toSession,
-  toToken,
   toWriter,
   update,
 } from './dynamo-items.js';
@@ -45,6 +43,7 @@ import {
   USAGE_PREFIX,
   usageShard,
 } from './dynamo-schema.js';
+import { DynamoTokenItems } from './dynamo-tokens.js';
 import {
   type ChunkRecord,
   type Page,
@@ -57,8 +56,6 @@ import {
   type WriterAdvance,
   type WriterRecord,
 } from './ports.js';
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** How often a transaction cancelled by a concurrent one (`TransactionConflict`) is tried in all. */
 const TRANSACT_ATTEMPTS = 5;
@@ -80,12 +77,20 @@ export class DynamoStateStore implements StateStore {
   private readonly table: string;
   private readonly doc: DynamoDBDocumentClient;
   private readonly owned: DynamoDBClient | null;
+  private readonly tokens: DynamoTokenItems;
 
   constructor(opts: DynamoStateStoreOptions) {
     this.table = opts.tableName;
     this.owned = opts.client ? null : new DynamoDBClient(opts.clientConfig ?? {});
     const client = opts.client ?? this.owned!;
     this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+    this.tokens = new DynamoTokenItems({
+      doc: this.doc,
+      table: this.table,
+      get: (key) => this.get(key),
+      queryAll: (input) => this.queryAll(input),
+      transact: (items) => this.transact(items),
+    });
   }
 
   // ---- tenants: `TENANT#{name}` / `TENANT`
@@ -110,92 +115,31 @@ export class DynamoStateStore implements StateStore {
     return (await this.get(keys.tenant(tenant))) !== null;
   }
 
-  // ---- tokens: `TOKEN#{sha256}` / `TOKEN` (GSI: the tenant's tokens), `TOKENID#{id}` / `TOKENID`
+  // ---- tokens, their child links and server secrets: dynamo-tokens.ts
 
-  /** The token and its id guard in one transaction, each only if absent. */
-  async putToken(t: TokenRecord): Promise<void> {
-    const token = compact({
-      ...keys.token(t.hash),
-      ...gsiKeys.tokens(t.tenant, t.created_at, t.id),
-      id: t.id,
-      tenant: t.tenant,
-      hash: t.hash,
-      scopes: t.scopes,
-      session: t.session,
-      label: t.label,
-      created_at: t.created_at,
-      token_expires_at: t.expires_at,
-      revoked_at: t.revoked_at,
-      last_used_at: t.last_used_at,
-    });
-    const guard = { ...keys.tokenId(t.id), tenant: t.tenant, hash: t.hash };
-    try {
-      await this.transact([
-        { Put: { TableName: this.table, Item: token, ConditionExpression: 'attribute_not_exists(pk)' } },
-        { Put: { TableName: this.table, Item: guard, ConditionExpression: 'attribute_not_exists(pk)' } },
-      ]);
-    } catch (err) {
-      if (cancellationCodes(err).includes('ConditionalCheckFailed'))
-        throw new StateConflictError('a token with this id or hash exists');
-      throw err;
-    }
+  putToken(t: TokenRecord): Promise<void> {
+    return this.tokens.putToken(t);
   }
-
-  async getTokenByHash(hash: string): Promise<TokenRecord | null> {
-    const item = await this.get(keys.token(hash));
-    return item ? toToken(item) : null;
+  getTokenByHash(hash: string): Promise<TokenRecord | null> {
+    return this.tokens.getTokenByHash(hash);
   }
-
-  /** Oldest first (`created_at`, then id), as SQLite orders them. */
-  async listTokens(tenant: string): Promise<TokenRecord[]> {
-    const items = await this.queryAll({
-      IndexName: GSI1,
-      KeyConditionExpression: '#g = :g',
-      ExpressionAttributeNames: { '#g': GSI1_PK },
-      ExpressionAttributeValues: { ':g': gsiKeys.tokensPk(tenant) },
-    });
-    return items.map(toToken);
+  listTokens(tenant: string): Promise<TokenRecord[]> {
+    return this.tokens.listTokens(tenant);
   }
-
-  /** Finds the hash through the id guard, then revokes only if the token is the tenant's. */
-  async revokeToken(tenant: string, id: string, at: string): Promise<boolean> {
-    const guard = await this.get(keys.tokenId(id));
-    if (!guard || guard.tenant !== tenant || typeof guard.hash !== 'string') return false;
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: keys.token(guard.hash),
-          // Revoking twice keeps the first time, as SQLite's COALESCE does.
-          UpdateExpression: 'SET #r = if_not_exists(#r, :at)',
-          ConditionExpression: 'attribute_exists(pk) AND #t = :t AND #id = :id',
-          ExpressionAttributeNames: { '#r': 'revoked_at', '#t': 'tenant', '#id': 'id' },
-          ExpressionAttributeValues: { ':at': at, ':t': tenant, ':id': id },
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (errorName(err) === 'ConditionalCheckFailedException') return false;
-      throw err;
-    }
+  revokeToken(tenant: string, id: string, at: string): Promise<boolean> {
+    return this.tokens.revokeToken(tenant, id, at);
   }
-
-  /** Sets `last_used_at` of an existing token; a token that is gone is not re-created. */
-  async touchToken(hash: string, at: string): Promise<void> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: keys.token(hash),
-          UpdateExpression: 'SET #u = :at',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#u': 'last_used_at' },
-          ExpressionAttributeValues: { ':at': at },
-        }),
-      );
-    } catch (err) {
-      if (errorName(err) !== 'ConditionalCheckFailedException') throw err;
-    }
+  touchToken(hash: string, at: string): Promise<void> {
+    return this.tokens.touchToken(hash, at);
+  }
+  getTokenById(tenant: string, id: string): Promise<TokenRecord | null> {
+    return this.tokens.getTokenById(tenant, id);
+  }
+  countLiveChildren(tenant: string, parent: string, at: string): Promise<number> {
+    return this.tokens.countLiveChildren(tenant, parent, at);
+  }
+  serverSecret(name: string, candidate: string): Promise<string> {
+    return this.tokens.serverSecret(name, candidate);
   }
 
   // ---- writers: `T#{tenant}#S#{sid}` / `W#{w}`, chunks `W#{w}#C#{offset:015}`

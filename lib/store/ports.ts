@@ -54,6 +54,13 @@ export interface TokenRecord {
   expires_at: string | null;
   revoked_at: string | null;
   last_used_at: string | null;
+  /**
+   * the token that minted this one (`POST /v1/sessions/{sid}/tokens`), or null for a token made by an
+   * admin or the operator; a token is refused while any token up its chain is revoked or expired
+   */
+  parent: string | null;
+  /** the first token of its chain (its own id when `parent` is null): whose rate-limit allowance it uses */
+  root: string;
 }
 
 /** One accepted chunk of a writer's segment: what a retry of it is answered with. */
@@ -143,6 +150,19 @@ export interface StateStore {
   revokeToken(tenant: string, id: string, at: string): Promise<boolean>;
   /** Records a use (best effort, may be coarse). */
   touchToken(hash: string, at: string): Promise<void>;
+  /** The tenant's token with this id (strongly consistent), or null: how a token's chain is checked. */
+  getTokenById(tenant: string, id: string): Promise<TokenRecord | null>;
+  /**
+   * How many tokens of the tenant `parent` minted that are not revoked and expire after `at` (ISO) or
+   * never: what the cap on a token's live children counts.
+   */
+  countLiveChildren(tenant: string, parent: string, at: string): Promise<number>;
+
+  /**
+   * The server secret called `name`, storing `candidate` first when there is none yet. The first write
+   * wins: every caller, in every process, gets the same value back (e.g. the key cursors are signed with).
+   */
+  serverSecret(name: string, candidate: string): Promise<string>;
 
   getWriter(tenant: string, sid: string, w: string): Promise<WriterRecord | null>;
   listWriters(tenant: string, sid: string): Promise<WriterRecord[]>;

@@ -23,9 +23,11 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tokens (
   id TEXT PRIMARY KEY, tenant TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL,
-  session TEXT, label TEXT, created_at TEXT NOT NULL, expires_at TEXT, revoked_at TEXT, last_used_at TEXT
+  session TEXT, label TEXT, created_at TEXT NOT NULL, expires_at TEXT, revoked_at TEXT, last_used_at TEXT,
+  parent TEXT, root TEXT
 );
 CREATE INDEX IF NOT EXISTS tokens_tenant ON tokens (tenant);
+CREATE TABLE IF NOT EXISTS server_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions (
   tenant TEXT NOT NULL, sid TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
   writers INTEGER NOT NULL, lines INTEGER NOT NULL, bytes INTEGER NOT NULL, PRIMARY KEY (tenant, sid)
@@ -77,6 +79,14 @@ export class SqliteStateStore implements StateStore {
           "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tenant_usage'",
         ).get();
         this.db.exec(SCHEMA);
+        // A database from before token chains: its tokens are all roots (no parent, their own root).
+        const tokenColumns = this.db.pragma('table_info(tokens)') as Array<{ name: string }>;
+        if (!tokenColumns.some((c) => c.name === 'parent')) {
+          this.db.exec(
+            'ALTER TABLE tokens ADD COLUMN parent TEXT; ALTER TABLE tokens ADD COLUMN root TEXT; UPDATE tokens SET root = id',
+          );
+        }
+        this.db.exec('CREATE INDEX IF NOT EXISTS tokens_parent ON tokens (tenant, parent)');
         // A database from before the usage table: its running totals start from what the sessions hold.
         if (!hadUsage) {
           this.db.exec(
@@ -99,8 +109,8 @@ export class SqliteStateStore implements StateStore {
   async putToken(t: TokenRecord): Promise<void> {
     try {
       this.q(
-        `INSERT INTO tokens (id, tenant, hash, scopes, session, label, created_at, expires_at, revoked_at, last_used_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO tokens (id, tenant, hash, scopes, session, label, created_at, expires_at, revoked_at, last_used_at,
+           parent, root) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
         t.id,
         t.tenant,
@@ -112,6 +122,8 @@ export class SqliteStateStore implements StateStore {
         t.expires_at,
         t.revoked_at,
         t.last_used_at,
+        t.parent,
+        t.root,
       );
     } catch (err) {
       if ((err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) {
@@ -140,6 +152,24 @@ export class SqliteStateStore implements StateStore {
 
   async touchToken(hash: string, at: string): Promise<void> {
     this.q('UPDATE tokens SET last_used_at = ? WHERE hash = ?').run(at, hash);
+  }
+
+  async getTokenById(tenant: string, id: string): Promise<TokenRecord | null> {
+    const row = this.q('SELECT * FROM tokens WHERE tenant = ? AND id = ?').get(tenant, id) as Row | undefined;
+    return row ? toToken(row) : null;
+  }
+
+  async countLiveChildren(tenant: string, parent: string, at: string): Promise<number> {
+    const row = this.q(
+      `SELECT COUNT(*) AS n FROM tokens WHERE tenant = ? AND parent = ? AND revoked_at IS NULL
+         AND (expires_at IS NULL OR expires_at > ?)`,
+    ).get(tenant, parent, at) as { n: number };
+    return row.n;
+  }
+
+  async serverSecret(name: string, candidate: string): Promise<string> {
+    this.q('INSERT OR IGNORE INTO server_secrets (name, value) VALUES (?, ?)').run(name, candidate);
+    return (this.q('SELECT value FROM server_secrets WHERE name = ?').get(name) as { value: string }).value;
   }
 
   async getWriter(tenant: string, sid: string, w: string): Promise<WriterRecord | null> {
@@ -276,7 +306,12 @@ export class SqliteStateStore implements StateStore {
 }
 
 function toToken(row: Row): TokenRecord {
-  return { ...(row as unknown as TokenRecord), scopes: JSON.parse(row.scopes as string) as Scope[] };
+  return {
+    ...(row as unknown as TokenRecord),
+    scopes: JSON.parse(row.scopes as string) as Scope[],
+    parent: (row.parent as string | null) ?? null,
+    root: (row.root as string | null) ?? (row.id as string),
+  };
 }
 
 function toWriter(row: Row): WriterRecord {

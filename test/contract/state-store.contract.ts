@@ -36,8 +36,9 @@ export const at = (i: number): string => new Date(Date.UTC(2026, 0, 1) + i * 100
 
 /** A token record of `tenant` with a random hash and id. */
 export function tokenRecord(tenant: string, over: Partial<TokenRecord> = {}): TokenRecord {
+  const id = over.id ?? `tok_${newId('e').slice(2)}`;
   return {
-    id: `tok_${newId('e').slice(2)}`,
+    id,
     tenant,
     hash: createHash('sha256').update(randomBytes(32)).digest('hex'),
     scopes: ['ingest', 'read'],
@@ -47,6 +48,8 @@ export function tokenRecord(tenant: string, over: Partial<TokenRecord> = {}): To
     expires_at: null,
     revoked_at: null,
     last_used_at: null,
+    parent: null,
+    root: id,
     ...over,
   };
 }
@@ -169,6 +172,72 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
         expect(await s.revokeToken('acme', theirs.id, at(30))).toBe(false);
         expect(await s.getTokenByHash(theirs.hash)).toEqual(theirs);
         expect(await s.revokeToken('acme', 'tok_NOSUCHTOKEN', at(30))).toBe(false);
+      });
+
+      // Issue 8: token chains (a session token stops with the token that minted it), the cap on a token's
+      // live children, and the server secret cursors are signed with.
+      contract('stores parent and root, and finds a token by id in its own tenant only', async (s) => {
+        const root = tokenRecord('acme', { scopes: ['admin'] });
+        const child = tokenRecord('acme', {
+          session: newId('s'),
+          expires_at: at(600),
+          parent: root.id,
+          root: root.id,
+        });
+        await s.putToken(root);
+        await s.putToken(child);
+        expect(await s.getTokenByHash(child.hash)).toEqual(child);
+        expect(await s.getTokenById('acme', child.id)).toEqual(child);
+        expect(await s.getTokenById('acme', root.id)).toEqual(root);
+        expect(await s.listTokens('acme')).toEqual([root, child].sort((x, y) => (x.id < y.id ? -1 : 1)));
+        expect(await s.getTokenById('globex', child.id)).toBeNull();
+        expect(await s.getTokenById('acme', 'tok_NOSUCHTOKEN')).toBeNull();
+        expect(await s.revokeToken('acme', root.id, at(30))).toBe(true);
+        expect((await s.getTokenById('acme', root.id))?.revoked_at).toBe(at(30));
+      });
+
+      contract(
+        'counts the live children of a token: unrevoked and expiring after the time given',
+        async (s) => {
+          const parent = tokenRecord('acme');
+          const other = tokenRecord('acme');
+          await s.putToken(parent);
+          await s.putToken(other);
+          const childOf = (p: TokenRecord, over: Partial<TokenRecord>) =>
+            tokenRecord(p.tenant, { parent: p.id, root: p.root, session: newId('s'), ...over });
+          const live = [
+            childOf(parent, { expires_at: at(101) }),
+            childOf(parent, { expires_at: at(5000) }),
+            childOf(parent, { expires_at: null }),
+          ];
+          const notLive = [
+            childOf(parent, { expires_at: at(100) }),
+            childOf(parent, { expires_at: at(50) }),
+            childOf(parent, { expires_at: at(900), revoked_at: at(10) }),
+            childOf(other, { expires_at: at(900) }),
+          ];
+          for (const t of [...live, ...notLive]) await s.putToken(t);
+          expect(await s.countLiveChildren('acme', parent.id, at(100))).toBe(3);
+          expect(await s.countLiveChildren('acme', parent.id, at(0))).toBe(5);
+          expect(await s.countLiveChildren('acme', parent.id, at(6000))).toBe(1);
+          expect(await s.countLiveChildren('acme', other.id, at(100))).toBe(1);
+          expect(await s.countLiveChildren('globex', parent.id, at(100))).toBe(0);
+          expect(await s.countLiveChildren('acme', live[0]!.id, at(100))).toBe(0);
+          // Revoking a child frees its place; revoking it again changes nothing.
+          expect(await s.revokeToken('acme', live[1]!.id, at(20))).toBe(true);
+          expect(await s.revokeToken('acme', live[1]!.id, at(21))).toBe(true);
+          expect(await s.countLiveChildren('acme', parent.id, at(100))).toBe(2);
+          expect((await s.getTokenById('acme', live[1]!.id))?.revoked_at).toBe(at(20));
+        },
+      );
+
+      contract('keeps the first value of a server secret, whoever asks next', async (s) => {
+        expect(await s.serverSecret('cursor-key', 'first')).toBe('first');
+        expect(await s.serverSecret('cursor-key', 'second')).toBe('first');
+        const raced = await Promise.all(['a', 'b', 'c'].map((v) => s.serverSecret('raced', v)));
+        expect(new Set(raced).size).toBe(1);
+        expect(['a', 'b', 'c']).toContain(raced[0]);
+        expect(await s.serverSecret('other-key', 'x')).toBe('x');
       });
 
       contract('records a use with touchToken, and creates nothing for an unknown hash', async (s) => {

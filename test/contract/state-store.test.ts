@@ -57,6 +57,38 @@ describe('SqliteStateStore', () => {
   });
 });
 
+describe('SqliteStateStore, a database from before token chains', () => {
+  it('reads its tokens as roots (no parent, their own root) and then stores and counts children', async () => {
+    const path = join(mkdtempSync(join(tmp, 'sqlite-')), 'state.sqlite');
+    const store = new SqliteStateStore(path);
+    const old = tokenRecord('acme', { scopes: ['admin'], label: 'from before' });
+    await store.putToken(old);
+    await store.close();
+    // What an older hansard made: the tokens table without the chain columns or their index.
+    const raw = new Database(path);
+    raw.exec(
+      'DROP INDEX tokens_parent; ALTER TABLE tokens DROP COLUMN parent; ALTER TABLE tokens DROP COLUMN root',
+    );
+    expect(raw.pragma('table_info(tokens)')).not.toContainEqual(expect.objectContaining({ name: 'parent' }));
+    raw.close();
+    const reopened = new SqliteStateStore(path);
+    expect(await reopened.getTokenByHash(old.hash)).toEqual({ ...old, parent: null, root: old.id });
+    const child = tokenRecord('acme', {
+      parent: old.id,
+      root: old.id,
+      expires_at: '2026-02-01T00:00:00.000Z',
+    });
+    await reopened.putToken(child);
+    expect(await reopened.getTokenById('acme', child.id)).toEqual(child);
+    expect(await reopened.countLiveChildren('acme', old.id, '2026-01-15T00:00:00.000Z')).toBe(1);
+    await reopened.close();
+    // Opening it again migrates nothing twice.
+    const again = new SqliteStateStore(path);
+    expect(await again.listTokens('acme')).toHaveLength(2);
+    await again.close();
+  });
+});
+
 describe('on DynamoDB Local', () => {
   let local: DynamoLocal;
   beforeAll(async () => {
@@ -135,6 +167,36 @@ describe('on DynamoDB Local', () => {
       expect(shards.size).toBeGreaterThan(USAGE_SHARDS / 2);
       // Usage items are not sessions: the board listing does not show them.
       expect((await store.listSessions('acme', 10, null)).items.map((x) => x.sid)).toEqual([sid]);
+      await store.close();
+    });
+
+    it('links a child token beside its parent id guard, sorted by expiry, and keeps server secrets apart', async () => {
+      const table = await local.freshTable();
+      const store = new DynamoStateStore({ tableName: table, client: local.client });
+      const doc = DynamoDBDocumentClient.from(local.client);
+      const get = async (key: { pk: string; sk: string }) =>
+        (await doc.send(new GetCommand({ TableName: table, Key: key }))).Item;
+      const parent = tokenRecord('acme');
+      const child = tokenRecord('acme', {
+        parent: parent.id,
+        root: parent.id,
+        expires_at: '2026-01-02T00:00:00.000Z',
+      });
+      await store.putToken(parent);
+      await store.putToken(child);
+      const linkKey = { pk: `TOKENID#${parent.id}`, sk: `CHILD#2026-01-02T00:00:00.000Z#${child.id}` };
+      expect(keys.tokenChild(parent.id, child.expires_at, child.id)).toEqual(linkKey);
+      expect(await get(linkKey)).toEqual({ ...linkKey, tenant: 'acme', id: child.id });
+      expect(await get({ pk: `TOKEN#${child.hash}`, sk: 'TOKEN' })).toMatchObject({
+        parent: parent.id,
+        root: parent.id,
+      });
+      // A root token has no link and no parent attribute (absent reads back as null).
+      expect(await get({ pk: `TOKEN#${parent.hash}`, sk: 'TOKEN' })).not.toHaveProperty('parent');
+      await store.revokeToken('acme', child.id, '2026-01-01T00:00:05.000Z');
+      expect(await get(linkKey)).toMatchObject({ revoked_at: '2026-01-01T00:00:05.000Z' });
+      await store.serverSecret('cursor-hmac-sha256-v1', 'k1');
+      expect(await get({ pk: 'SECRET#cursor-hmac-sha256-v1', sk: 'SECRET' })).toMatchObject({ value: 'k1' });
       await store.close();
     });
 

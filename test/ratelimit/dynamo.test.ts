@@ -96,6 +96,18 @@ describe('DynamoRateLimiter', () => {
     expect(await limiter.limit('tok_A')).toMatchObject({ allowed: true, remaining: 1 });
   });
 
+  it('counts a request of cost n as n in the window, refuses it whole, and caps the cost at the limit', async () => {
+    const { clock, limiter } = await limiterAt(30);
+    expect(await limiter.limit('tok_A', 10)).toMatchObject({ allowed: true, remaining: 20 });
+    expect(await limiter.limit('tok_A', 10)).toMatchObject({ allowed: true, remaining: 10 });
+    expect(await limiter.limit('tok_A')).toMatchObject({ allowed: true, remaining: 9 });
+    expect(await limiter.limit('tok_A', 10)).toMatchObject({ allowed: false, retry_after_seconds: 60 });
+    expect(await limiter.limit('tok_A', 9)).toMatchObject({ allowed: true, remaining: 0 });
+    clock.now = T0 + 60_000;
+    expect(await limiter.limit('tok_A', 1000)).toMatchObject({ allowed: true, remaining: 0 });
+    expect((await limiter.limit('tok_A')).allowed).toBe(false);
+  });
+
   it('turns a DynamoDB failure into RateLimiterError, with the cause kept', async () => {
     const limiter = new DynamoRateLimiter({ client: local.client, tableName: 'no-such-table' });
     const err = await limiter.limit('tok_A').catch((e: unknown) => e);
@@ -163,7 +175,8 @@ describe('the app on DynamoDB with the DynamoDB limiter, over HTTP', () => {
     expect(await refused.json()).toEqual({
       error: {
         code: 'rate_limited',
-        message: 'this token may make 2 requests per 60 s: try again in 30 s',
+        message:
+          'this token may make 2 requests per 60 s, together with the tokens minted from it or from the same token: try again in 30 s',
         details: { limit: 2, window_seconds: 60, retry_after_seconds: 30 },
       },
     });

@@ -56,6 +56,19 @@ describe('MemoryRateLimiter', () => {
     expect((await take(1, 'tok_A'))[0]!.allowed).toBe(true);
   });
 
+  it('charges a request of cost n as n requests, refuses it whole, and never asks more than a full bucket', async () => {
+    const { clock, limiter } = limiterAt({ limit: 30, window_seconds: 60 });
+    expect(await limiter.limit('tok_A', 10)).toMatchObject({ allowed: true, remaining: 20 });
+    expect(await limiter.limit('tok_A', 10)).toMatchObject({ allowed: true, remaining: 10 });
+    expect(await limiter.limit('tok_A')).toMatchObject({ allowed: true, remaining: 9 });
+    // 9 left: a cost of 10 is refused (nothing taken), with the wait for the one missing; 1 still passes.
+    expect(await limiter.limit('tok_A', 10)).toMatchObject({ allowed: false, retry_after_seconds: 2 });
+    expect(await limiter.limit('tok_A')).toMatchObject({ allowed: true, remaining: 8 });
+    clock.now += 3600_000;
+    // A cost above the limit takes the whole bucket rather than being refused forever.
+    expect(await limiter.limit('tok_A', 1000)).toMatchObject({ allowed: true, remaining: 0 });
+  });
+
   it('gives nothing back when the clock steps backwards', async () => {
     const { clock, take } = limiterAt({ limit: 1, window_seconds: 10 });
     await take(1);
