@@ -27,6 +27,7 @@ time, header button { white-space: nowrap; }
 pre.timeline { white-space: pre-wrap; word-break: break-word; font-size: .8rem; line-height: 1.5; }
 form.inline { display: inline; } button { font: inherit; cursor: pointer; }
 .error { color: #b91c1c; }
+nav.pages { margin: 1rem 0; } p.count { margin: 0 0 .8rem; }
 `;
 
 function Layout(props: { title: string; signedIn?: boolean; children: Child }) {
@@ -91,17 +92,60 @@ function Row({ s }: { s: BoardSession }) {
   );
 }
 
-/** The status board: every session of the tenant, most recent activity first. */
-export function BoardPage({ board }: { board: Board }) {
+/** How many sessions, as a phrase: `1 session`, `312 sessions`. */
+function sessionsPhrase(n: number): string {
+  return `${n.toLocaleString('en')} session${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * The status board: the tenant's sessions, most recent activity first, a page at a time (issue 8.7), with
+ * how many there are in all. `nextHref` links the next page (null on the last); `later` says this is not
+ * the first page (so it links back to it).
+ */
+export function BoardPage({
+  board,
+  nextHref,
+  later,
+}: {
+  board: Board;
+  nextHref: string | null;
+  later: boolean;
+}) {
+  const pages =
+    nextHref || later ? (
+      <nav class="pages">
+        {later ? <a href="/">First page</a> : null}
+        {later && nextHref ? ' · ' : null}
+        {nextHref ? (
+          <a href={nextHref} rel="next">
+            Next page
+          </a>
+        ) : null}
+      </nav>
+    ) : null;
   return (
     <Layout title={`board of ${board.tenant}`} signedIn>
+      <p class="count">
+        <strong>{sessionsPhrase(board.total)}</strong>
+        {board.sessions.length < board.total
+          ? `, ${board.sessions.length.toLocaleString('en')} on this page`
+          : null}
+      </p>
       {board.sessions.length === 0 ? (
         <div class="empty">
-          <p>No sessions yet.</p>
-          <p>
-            Record one with the library or <code>hansard import claude-code TRANSCRIPT.jsonl</code>, then send
-            it with <code>hansard upload ./sessions/s_…</code>. It shows here as soon as it arrives.
-          </p>
+          {later ? (
+            <p>
+              No sessions on this page. Back to the <a href="/">first page</a>.
+            </p>
+          ) : (
+            <>
+              <p>No sessions yet.</p>
+              <p>
+                Record one with the library or <code>hansard import claude-code TRANSCRIPT.jsonl</code>, then
+                send it with <code>hansard upload ./sessions/s_…</code>. It shows here as soon as it arrives.
+              </p>
+            </>
+          )}
         </div>
       ) : (
         <table>
@@ -121,7 +165,20 @@ export function BoardPage({ board }: { board: Board }) {
           </tbody>
         </table>
       )}
+      {pages}
       <p class="muted">As of {board.generated_at}. Reload for the latest.</p>
+    </Layout>
+  );
+}
+
+/** A board link that cannot be followed (a page cursor the server did not give, a bad `?limit=`). */
+export function BadPageLinkPage({ message }: { message: string }) {
+  return (
+    <Layout title="not a page of the board" signedIn>
+      <p class="error">{message}</p>
+      <p>
+        Go to the <a href="/">first page</a> of the board.
+      </p>
     </Layout>
   );
 }

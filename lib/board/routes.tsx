@@ -16,14 +16,21 @@ import { type Context, Hono } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import type { AppEnv } from '../http/auth.js';
 import { BOARD_COOKIE, requireAuth } from '../http/auth.js';
-import { pathParam, SessionId } from '../http/params.js';
-import { getBoard } from '../service/board.js';
+import { BoardLimit, Cursor, pathParam, queryParam, SessionId } from '../http/params.js';
+import { type Board, getBoard } from '../service/board.js';
 import type { ServiceDeps } from '../service/context.js';
 import { AppError } from '../service/errors.js';
 import { replaySession } from '../service/sessions.js';
 import { getStatus, type StatusView } from '../service/status.js';
 import { authenticate } from '../service/tokens.js';
-import { BoardPage, ConfirmSignInPage, LoginPage, NotFoundPage, SessionPage } from './pages.js';
+import {
+  BadPageLinkPage,
+  BoardPage,
+  ConfirmSignInPage,
+  LoginPage,
+  NotFoundPage,
+  SessionPage,
+} from './pages.js';
 
 const MAX_TIMELINE_LINES = 2000;
 
@@ -100,7 +107,28 @@ export function boardRoutes(deps: Required<ServiceDeps>): Hono<AppEnv> {
     });
   }
 
-  r.get('/', async (c) => c.html(<BoardPage board={await getBoard({ ctx: c.get('ctx') })} />));
+  // A page of the board (issue 8.7): `?limit=` and `?cursor=` as `GET /v1/board` takes them; a link that
+  // cannot be followed gets a page that says so, not the API's JSON error.
+  r.get('/', async (c) => {
+    let board: Board;
+    let limit: number;
+    let cursor: string | null;
+    try {
+      limit = queryParam(c, 'limit', BoardLimit);
+      cursor = queryParam(c, 'cursor', Cursor) ?? null;
+      board = await getBoard({ ctx: c.get('ctx'), limit, cursor });
+    } catch (err) {
+      if (!(err instanceof AppError && (err.code === 'bad_request' || err.code === 'invalid_cursor')))
+        throw err;
+      return c.html(
+        <BadPageLinkPage message={`That page of the board cannot be shown: ${err.message}.`} />,
+        400,
+      );
+    }
+    const keep = c.req.query('limit') === undefined ? '' : `&limit=${limit}`;
+    const nextHref = board.next === null ? null : `/?cursor=${encodeURIComponent(board.next)}${keep}`;
+    return c.html(<BoardPage board={board} nextHref={nextHref} later={cursor !== null} />);
+  });
 
   r.get('/sessions/:sid', async (c) => {
     const sid = pathParam(c, 'sid', SessionId);

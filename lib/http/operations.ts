@@ -9,7 +9,7 @@ import { MAX_CHUNK_BYTES } from '../service/ingest.js';
 import { StatusReport } from '../service/status-schemas.js';
 import { CreateSessionTokenInput, CreateTokenInput } from '../service/tokens.js';
 import { type Operation, raw } from './openapi.js';
-import { Cursor, Format, Limit, Offset, Raw, SessionId, TokenId, WriterId } from './params.js';
+import { BoardLimit, Cursor, Format, Limit, Offset, Raw, SessionId, TokenId, WriterId } from './params.js';
 import {
   AttributionList,
   Board,
@@ -285,11 +285,14 @@ export const OPERATIONS: readonly Operation[] = [
     operationId: 'getBoard',
     tag: 'status',
     summary: 'Everything the board shows',
-    description: 'Sessions with their latest state and note, last activity and agents, most recent first.',
+    description:
+      'Sessions with their latest state and note, last activity and agents, most recent first, a page at ' +
+      'a time (signed cursors, as `GET /v1/sessions`), with how many there are in all.',
     auth: 'bearer_or_cookie',
     scopes: ['board', 'read'],
-    responses: { 200: { description: 'the board', content: { [json]: Board } } },
-    errors: AUTHED,
+    query: { limit: BoardLimit, cursor: Cursor },
+    responses: { 200: { description: 'a page of the board', content: { [json]: Board } } },
+    errors: ['bad_request', 'invalid_cursor', ...AUTHED],
   },
   {
     method: 'post',
@@ -358,7 +361,8 @@ export const OPERATIONS: readonly Operation[] = [
       'With `?token=`: signs the browser in (a token with the board scope), sets the cookie and redirects ' +
       'here without the token, when the browser says the user opened the link (`Sec-Fetch-Site: none` or ' +
       '`same-origin`, a top-level navigation). From another site, or from a client that does not say, it ' +
-      'answers a page that asks to confirm with a button posting to `/login` (no login CSRF).',
+      'answers a page that asks to confirm with a button posting to `/login` (no login CSRF). Without it: ' +
+      'a page of the board, with how many sessions there are and a link to the next page.',
     auth: 'cookie',
     scopes: ['board'],
     query: {
@@ -366,6 +370,8 @@ export const OPERATIONS: readonly Operation[] = [
         .string()
         .optional()
         .describe('sign in with this token: it moves into an HttpOnly cookie and leaves the address bar'),
+      limit: BoardLimit,
+      cursor: Cursor,
     },
     responses: {
       200: {
@@ -374,6 +380,10 @@ export const OPERATIONS: readonly Operation[] = [
       },
       302: TO_LOGIN,
       303: { description: 'signed in (`?token=`): to the board', headers: { location: '/' } },
+      400: {
+        description: 'a `?cursor=` this server did not give, or a bad `?limit=`: a page linking to the first',
+        content: { [html]: PAGE },
+      },
       401: { description: 'the `?token=` was refused: the sign-in page with why', content: { [html]: PAGE } },
     },
   },

@@ -42,6 +42,15 @@ export const Limit = z
   .optional()
   .transform((v) => v ?? 50)
   .describe('how many sessions to answer, 1 to 200 (default 50)');
+/** `?limit=` of the board (`GET /v1/board`, `GET /`): a listing's, with the board's page of 100 by default. */
+export const BoardLimit = z
+  .string()
+  .regex(/^\d{1,3}$/, 'a limit is a whole number from 1 to 200')
+  .transform(Number)
+  .pipe(z.number().int().min(1).max(200))
+  .optional()
+  .transform((v) => v ?? 100)
+  .describe('how many sessions on a page, 1 to 200 (default 100)');
 /** `?cursor=` of a listing: the `next` of the previous page, as given. */
 export const Cursor = z
   .string()

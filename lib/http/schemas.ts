@@ -162,7 +162,9 @@ export const Board = named(
     .object({
       tenant: z.string(),
       generated_at: Instant,
-      sessions: z.array(BoardSession).describe('most recent activity first, at most 100'),
+      total: Count.describe('how many sessions the tenant has, on every page'),
+      sessions: z.array(BoardSession).describe('this page: most recent activity first, `limit` at most'),
+      next: z.string().nullable().describe('the cursor of the next page (`?cursor=`), null on the last page'),
     })
     .describe('everything the board shows'),
 );

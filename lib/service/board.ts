@@ -1,8 +1,11 @@
 /**
  * The status board's data (DESIGN §4 `GET /v1/board`): the tenant's sessions, most recent activity first,
- * each with its latest reported state and note and its writers.
+ * each with its latest reported state and note and its writers, a page at a time with how many there are
+ * in all (issue 8.7: it stopped at 100 without a word). Pages come from `sessionsPage`, so the board's
+ * cursors are the listing's signed ones.
  */
 import { requireScope, type ServiceContext } from './context.js';
+import { type SessionView, sessionsPage } from './sessions.js';
 import type { StatusReport } from './status-schemas.js';
 
 export interface BoardSession {
@@ -21,44 +24,62 @@ export interface BoardSession {
 export interface Board {
   tenant: string;
   generated_at: string;
+  /** how many sessions the tenant has (a session-bound token: its own, 1 or 0) */
+  total: number;
+  /** this page's sessions, most recent activity first */
   sessions: BoardSession[];
+  /** the cursor of the next page (`?cursor=`), null on the last page */
+  next: string | null;
 }
 
 /**
- * Everything the board shows, newest activity first (at most `limit` sessions). Scope `board` or `read`.
- * A session-bound token sees its own session only (when it exists), however many others are newer.
+ * A page of everything the board shows, newest activity first: `limit` sessions (1..200) after `cursor`
+ * (a `next` this server gave, or null for the first page), and the tenant's total. Scope `board` or
+ * `read`. A session-bound token sees its own session only (when it exists), however many others are newer.
+ * @throws AppError `invalid_cursor` (400)
  */
 export async function getBoard({
   ctx,
   limit = 100,
+  cursor = null,
 }: {
   ctx: ServiceContext;
   limit?: number;
+  cursor?: string | null;
 }): Promise<Board> {
   requireScope(ctx, 'board', 'read');
-  const bound = ctx.caller.session;
-  const own = bound === null ? null : await ctx.state.getSession(ctx.tenant, bound);
-  const items =
-    bound === null ? (await ctx.state.listSessions(ctx.tenant, limit, null)).items : own ? [own] : [];
-  const sessions = await Promise.all(
-    items.map(async (s): Promise<BoardSession> => {
-      const [status, writers] = await Promise.all([
-        ctx.state.getStatus(ctx.tenant, s.sid),
-        ctx.state.listWriters(ctx.tenant, s.sid),
-      ]);
-      return {
-        sid: s.sid,
-        // stored as `reportStatus` parsed it
-        state: (status?.state ?? null) as StatusReport['state'] | null,
-        note: status?.note ?? null,
-        reported_at: status?.reported_at ?? null,
-        last_activity: s.updated_at,
-        created_at: s.created_at,
-        writers: s.writers,
-        lines: s.lines,
-        agents: [...new Set(writers.map((w) => w.agent).filter((a): a is string => a !== null))],
-      };
-    }),
-  );
-  return { tenant: ctx.tenant, generated_at: ctx.now().toISOString(), sessions };
+  const bound = ctx.caller.session !== null;
+  // The count and the page are read at once; a session made between the two may be counted or listed
+  // and not both (the board says "as of").
+  const [page, total] = await Promise.all([
+    sessionsPage({ ctx, limit, cursor }),
+    bound ? Promise.resolve(null) : ctx.state.countSessions(ctx.tenant),
+  ]);
+  const sessions = await Promise.all(page.sessions.map((s) => boardSession(ctx, s)));
+  return {
+    tenant: ctx.tenant,
+    generated_at: ctx.now().toISOString(),
+    total: total ?? page.sessions.length,
+    sessions,
+    next: page.next,
+  };
+}
+
+async function boardSession(ctx: ServiceContext, s: SessionView): Promise<BoardSession> {
+  const [status, writers] = await Promise.all([
+    ctx.state.getStatus(ctx.tenant, s.sid),
+    ctx.state.listWriters(ctx.tenant, s.sid),
+  ]);
+  return {
+    sid: s.sid,
+    // stored as `reportStatus` parsed it
+    state: (status?.state ?? null) as StatusReport['state'] | null,
+    note: status?.note ?? null,
+    reported_at: status?.reported_at ?? null,
+    last_activity: s.updated_at,
+    created_at: s.created_at,
+    writers: s.writers,
+    lines: s.lines,
+    agents: [...new Set(writers.map((w) => w.agent).filter((a): a is string => a !== null))],
+  };
 }

@@ -82,6 +82,24 @@ export async function listSessions({
   cursor: string | null;
 }): Promise<{ sessions: SessionView[]; next: string | null }> {
   requireScope(ctx, 'read');
+  return sessionsPage({ ctx, limit, cursor });
+}
+
+/**
+ * A page of the tenant's sessions exactly as `listSessions` answers it, signed cursors included, for a
+ * caller that has checked its own scope: the board (`getBoard`, scope `board` or `read`) pages with it,
+ * so a board cursor is signed and checked like a listing's (issue 8.7).
+ * @param limit 1..200 @throws AppError `invalid_cursor` (400)
+ */
+export async function sessionsPage({
+  ctx,
+  limit,
+  cursor,
+}: {
+  ctx: ServiceContext;
+  limit: number;
+  cursor: string | null;
+}): Promise<{ sessions: SessionView[]; next: string | null }> {
   const inner = cursor === null ? null : await openCursor(ctx, 'sessions', cursor);
   const view = ({ tenant: _t, ...rest }: SessionRecord): SessionView => rest;
   if (ctx.caller.session !== null) {

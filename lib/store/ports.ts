@@ -189,6 +189,11 @@ export interface StateStore {
   getSession(tenant: string, sid: string): Promise<SessionRecord | null>;
   /** newest `updated_at` first */
   listSessions(tenant: string, limit: number, cursor: string | null): Promise<Page<SessionRecord>>;
+  /**
+   * How many sessions the tenant has (the board says it, issue 8.7). Like `listSessions`, it may lag a
+   * session made a moment ago on a store whose listings are eventually consistent.
+   */
+  countSessions(tenant: string): Promise<number>;
 
   putStatus(status: StatusRecord): Promise<void>;
   getStatus(tenant: string, sid: string): Promise<StatusRecord | null>;

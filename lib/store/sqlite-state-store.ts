@@ -258,6 +258,10 @@ export class SqliteStateStore implements StateStore {
     return row ?? null;
   }
 
+  async countSessions(tenant: string): Promise<number> {
+    return (this.q('SELECT COUNT(*) AS n FROM sessions WHERE tenant = ?').get(tenant) as { n: number }).n;
+  }
+
   async listSessions(tenant: string, limit: number, cursor: string | null): Promise<Page<SessionRecord>> {
     let rows: SessionRecord[];
     if (cursor) {

@@ -478,6 +478,32 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
         }
       });
 
+      // Issue 8.7: the board says how many sessions there are.
+      contract('counts a tenant’s sessions, each once, made by advances or status reports', async (s) => {
+        expect(await s.countSessions('acme')).toBe(0);
+        const sids = [newId('s'), newId('s'), newId('s')];
+        await s.advanceWriter('acme', sids[0]!, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 1 }));
+        await s.advanceWriter('acme', sids[0]!, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 2 }));
+        await s.putStatus(statusOf('acme', sids[0]!, 3));
+        await s.putStatus(statusOf('acme', sids[1]!, 4));
+        await s.advanceWriter('acme', sids[2]!, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 5 }));
+        await s.putStatus(statusOf('globex', newId('s'), 6));
+        expect(await s.countSessions('acme')).toBe(3);
+        expect(await s.countSessions('globex')).toBe(1);
+        expect(await s.countSessions('initech')).toBe(0);
+        // as many as paging through the listing gives
+        for (let i = 0; i < 30; i++) await s.putStatus(statusOf('acme', newId('s'), 10 + i));
+        let listed = 0;
+        let cursor: string | null = null;
+        do {
+          const page: Page<SessionRecord> = await s.listSessions('acme', 7, cursor);
+          listed += page.items.length;
+          cursor = page.next;
+        } while (cursor !== null);
+        expect(await s.countSessions('acme')).toBe(33);
+        expect(listed).toBe(33);
+      });
+
       contract('keeps tenants apart: sessions, writers, chunks and status', async (s) => {
         const sid = newId('s');
         const w = newId('w');

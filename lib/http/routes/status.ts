@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { getBoard } from '../../service/board.js';
 import { getStatus, reportStatus } from '../../service/status.js';
 import type { AppEnv } from '../auth.js';
-import { jsonBody, pathParam, SessionId } from '../params.js';
+import { BoardLimit, Cursor, jsonBody, pathParam, queryParam, SessionId } from '../params.js';
 
 export function statusRoutes(): Hono<AppEnv> {
   const r = new Hono<AppEnv>();
@@ -19,9 +19,13 @@ export function statusRoutes(): Hono<AppEnv> {
   return r;
 }
 
-/** `GET /v1/board`: mounted with cookie auth allowed. */
+/** `GET /v1/board?limit=&cursor=`: mounted with cookie auth allowed; paged as `GET /v1/sessions` is. */
 export function boardApiRoutes(): Hono<AppEnv> {
   const r = new Hono<AppEnv>();
-  r.get('/board', async (c) => c.json(await getBoard({ ctx: c.get('ctx') })));
+  r.get('/board', async (c) => {
+    const limit = queryParam(c, 'limit', BoardLimit);
+    const cursor = queryParam(c, 'cursor', Cursor) ?? null;
+    return c.json(await getBoard({ ctx: c.get('ctx'), limit, cursor }));
+  });
   return r;
 }
