@@ -14,12 +14,12 @@ import { createApp } from '../lib/http/app.js';
 import type { AppEnv } from '../lib/http/auth.js';
 import { errorBody } from '../lib/http/errors.js';
 import { openAwsRateLimiter, openAwsStores } from '../lib/store/aws.js';
+import { onlyMethods, REPLAY_STATE_METHODS, type Serves } from './access.js';
 import type { AwsClients } from './clients.js';
 import type { LambdaConfig } from './config.js';
 import { errorLog, requestLog } from './logging.js';
 
-/** Which routes a function serves: everything (the API) or streamed reads only (the replay URL). */
-export type Serves = 'all' | 'replay';
+export type { Serves } from './access.js';
 
 export interface LambdaAppOptions {
   config: LambdaConfig;
@@ -46,12 +46,15 @@ const REPLAY_ROUTES = [
 
 /** The app of one function, stores built over the given clients. */
 export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
-  const { segments, state } = openAwsStores({
+  const stores = openAwsStores({
     s3: o.clients.s3,
     bucket: o.config.BUCKET_NAME,
     dynamo: o.clients.dynamodb,
     table: o.config.TABLE_NAME,
   });
+  const { segments } = stores;
+  // The replay function's role allows only what its routes call (functions/access.ts).
+  const state = o.serves === 'replay' ? onlyMethods(stores.state, REPLAY_STATE_METHODS) : stores.state;
   const app = new Hono<AppEnv>();
   app.use('*', requestLog(o.logger));
   if (o.serves === 'replay') {

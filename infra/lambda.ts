@@ -18,7 +18,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { GSI1 } from '../lib/store/dynamo-schema.js';
+import { type DynamoAccess, READ_ACTIONS } from '../lib/store/dynamo-access.js';
 
 /** The repository root: esbuild's working directory and the root of the dependency lock file. */
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -47,7 +47,7 @@ export interface HansardFunctionProps {
   reservedConcurrentExecutions?: number;
 }
 
-/** Data access a function is bound with. */
+/** Data access a function is bound with (to the bucket). */
 export type DataAccess = 'read' | 'readwrite';
 
 export class HansardFunction extends NodejsFunction {
@@ -123,40 +123,48 @@ export class HansardFunction extends NodejsFunction {
   }
 
   /**
-   * Sets `TABLE_NAME` and grants the item actions `DynamoStateStore` sends (Get/Put/Update, and
-   * `TransactWriteItems`, which DynamoDB authorizes per item as Put/Update) on the table, and `Query` on
-   * it and its one index (`gsi1`): no table administration, no `Scan`, no `Delete`, no `*`
-   * (test/infra/stack.test.ts checks this list against the commands the adapter imports). `read` is
-   * what a read-only front door needs: reads, plus `UpdateItem` on token items only (partition key
-   * `TOKEN#…`), because authenticating a request records the token's last use.
+   * Sets `TABLE_NAME` and grants exactly the requests `access` lists (what the function's code sends,
+   * `functions/access.ts`): its read actions (`GetItem`, `Query`) on the table and on each index it
+   * queries, without a key condition; each write action only on items whose partition key starts with one
+   * of the prefixes declared for it (`ForAllValues:StringLike` on `dynamodb:LeadingKeys`, e.g. `RL#*`).
+   * Items of a `TransactWriteItems` are authorized as their own Put/Update, so they need nothing more. No
+   * table administration, no `Scan`, no `*`.
    */
-  bindTable(table: ITable, access: DataAccess): void {
+  bindTable(table: ITable, access: readonly DynamoAccess[]): void {
     this.addEnvironment('TABLE_NAME', table.tableName);
-    const reads = ['dynamodb:GetItem', 'dynamodb:Query'];
-    const writes = ['dynamodb:PutItem', 'dynamodb:UpdateItem'];
-    this.addToRolePolicy(
-      new PolicyStatement({
-        sid: 'StateItems',
-        actions: access === 'readwrite' ? [...reads, ...writes] : reads,
-        resources: [table.tableArn],
-      }),
-    );
-    this.addToRolePolicy(
-      new PolicyStatement({
-        sid: 'StateIndex',
-        actions: ['dynamodb:Query'],
-        resources: [`${table.tableArn}/index/${GSI1}`],
-      }),
-    );
-    if (access === 'read') {
+    const reads = access.filter((a) => READ_ACTIONS.includes(a.action));
+    const writes = access.filter((a) => !READ_ACTIONS.includes(a.action));
+    const tableReads = unique(reads.filter((a) => !a.index).map((a) => `dynamodb:${a.action}`));
+    if (tableReads.length > 0) {
+      this.addToRolePolicy(
+        new PolicyStatement({ sid: 'StateReads', actions: tableReads, resources: [table.tableArn] }),
+      );
+    }
+    const indexes = unique(reads.flatMap((a) => (a.index ? [a.index] : [])));
+    if (indexes.length > 0) {
       this.addToRolePolicy(
         new PolicyStatement({
-          sid: 'TokenLastUse',
-          actions: ['dynamodb:UpdateItem'],
+          sid: 'StateIndexReads',
+          actions: ['dynamodb:Query'],
+          resources: indexes.map((i) => `${table.tableArn}/index/${i}`),
+        }),
+      );
+    }
+    for (const action of unique(writes.map((a) => a.action))) {
+      const prefixes = unique(writes.filter((a) => a.action === action).map((a) => `${a.pk}*`));
+      this.addToRolePolicy(
+        new PolicyStatement({
+          sid: `State${action}`,
+          actions: [`dynamodb:${action}`],
           resources: [table.tableArn],
-          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['TOKEN#*'] } },
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes } },
         }),
       );
     }
   }
+}
+
+/** The distinct values, sorted (so that the template does not change with the declarations' order). */
+function unique<T extends string>(values: T[]): T[] {
+  return [...new Set(values)].sort();
 }

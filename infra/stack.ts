@@ -23,6 +23,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { dynamoAccessOf } from '../functions/access.js';
 import { LOG_LEVELS } from '../functions/config.js';
 import { GSI1, GSI1_PK, GSI1_SK, PK, SK, TTL_ATTRIBUTE } from '../lib/store/dynamo-schema.js';
 import { HansardFunction } from './lambda.js';
@@ -102,7 +103,7 @@ export class HansardStack extends Stack {
       timeout: API_TIMEOUT,
     });
     this.apiFunction.bindBucket(this.bucket, 'readwrite');
-    this.apiFunction.bindTable(this.table, 'readwrite');
+    this.apiFunction.bindTable(this.table, dynamoAccessOf('all'));
 
     this.replayFunction = new HansardFunction(this, 'ReplayFunction', {
       ...common,
@@ -121,7 +122,8 @@ export class HansardStack extends Stack {
     }
 
     this.replayFunction.bindBucket(this.bucket, 'read');
-    this.replayFunction.bindTable(this.table, 'read');
+    // Reads, the tokens' last use and the rate limiter's counters: what its routes send, no more.
+    this.replayFunction.bindTable(this.table, dynamoAccessOf('replay'));
     // No IAM auth and no authorizer: a function URL has none to offer for a bearer token, so the function
     // itself authenticates every request (the app's `requireAuth`) and serves only GET replay routes.
     const replayUrl = this.replayFunction.addFunctionUrl({

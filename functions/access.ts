@@ -1,0 +1,67 @@
+/**
+ * What each Lambda function sends to the state table (issue 8.9), from the declarations of the modules
+ * it runs (lib/store/dynamo-access.ts): `infra/lambda.ts` grants a function's role exactly this, and
+ * test/infra/stack.test.ts checks the template against the modules each bundle holds.
+ *
+ * The API function serves every route, so it may call every state store method. The replay function
+ * serves only streamed reads (functions/app.ts), so its role holds only what those call; its app gets a
+ * state store that refuses every other method (`onlyMethods`), so that a new call on its routes fails in
+ * every test of the replay function instead of being denied by IAM on AWS alone. Both limit requests per
+ * token, so both write the rate limiter's counters.
+ */
+import { RATE_LIMITER_ACCESS } from '../lib/ratelimit/dynamo.js';
+import {
+  accessOf,
+  type DynamoAccess,
+  STATE_STORE_ACCESS,
+  type StateMethod,
+} from '../lib/store/dynamo-access.js';
+import type { StateStore } from '../lib/store/ports.js';
+
+/** Which routes a function serves: everything (the API) or streamed reads only (the replay URL). */
+export type Serves = 'all' | 'replay';
+
+/**
+ * The state store methods the replay function's routes call: authentication (the token, the tokens that
+ * minted it, its last use) and the reads of a replay and a raw segment download.
+ */
+export const REPLAY_STATE_METHODS = [
+  'getTokenByHash',
+  'getTokenById',
+  'touchToken',
+  'getSession',
+  'listWriters',
+  'getWriter',
+] as const satisfies readonly StateMethod[];
+
+/** The state store methods a function calls. */
+export function stateMethodsOf(serves: Serves): readonly StateMethod[] {
+  return serves === 'replay' ? REPLAY_STATE_METHODS : (Object.keys(STATE_STORE_ACCESS) as StateMethod[]);
+}
+
+/** Every kind of request a function sends to the state table: its store methods' and the limiter's. */
+export function dynamoAccessOf(serves: Serves): DynamoAccess[] {
+  return accessOf(stateMethodsOf(serves), RATE_LIMITER_ACCESS);
+}
+
+/**
+ * `state`, answering only `methods` (and `close`): any other method throws, naming itself and this file.
+ * The replay function's app uses it so that its role (`REPLAY_STATE_METHODS`) cannot fall behind its code.
+ */
+export function onlyMethods(state: StateStore, methods: readonly StateMethod[]): StateStore {
+  const allowed = new Set<PropertyKey>([...methods, 'close']);
+  return new Proxy(state, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== 'function') return value;
+      if (!allowed.has(prop)) {
+        return () => {
+          throw new Error(
+            `the replay function called StateStore.${String(prop)}, which its IAM role does not allow: add it to REPLAY_STATE_METHODS (functions/access.ts)`,
+          );
+        };
+      }
+      return (value as (...a: unknown[]) => unknown).bind(target);
+    },
+  });
+}

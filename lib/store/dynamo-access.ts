@@ -1,0 +1,104 @@
+/**
+ * What the code sends to the DynamoDB state table, declared next to it (issue 8.9): for each request, its
+ * IAM action and the prefix of the partition key of every item it touches (`TOKEN#`, `T#`, …; the table
+ * of prefixes is `dynamo-schema.ts`). Each module that sends requests to the table declares its own:
+ * `STATE_STORE_ACCESS` here, per `StateStore` method (`DynamoStateStore` and the token items it delegates
+ * to), and `RATE_LIMITER_ACCESS` in `lib/ratelimit/dynamo.ts`.
+ *
+ * The CDK stack grants each function exactly the union of what its code paths declare
+ * (`functions/access.ts` says which those are, `infra/lambda.ts` turns them into IAM statements, writes
+ * limited to their prefixes by `dynamodb:LeadingKeys`). Why declared rather than read off the code: IAM
+ * is only enforced on AWS, and DynamoDB Local ignores it, so a request no role allows fails only in
+ * production (the replay function's rate-limit counters did). The declarations cannot drift from the
+ * code: test/infra/dynamo-access.test.ts runs each module against DynamoDB Local through a client that
+ * records every request it sends, and fails on a request not declared or a declaration never sent; and
+ * test/infra/stack.test.ts derives each role from the modules its bundle holds (esbuild's metafile).
+ */
+import type { StateStore } from './ports.js';
+
+/** The IAM actions of the item and query requests hansard sends (`dynamodb:<action>`). */
+export type DynamoAction =
+  | 'GetItem'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'ConditionCheckItem'
+  | 'Query';
+
+/** Actions that only read: granted on the whole table (and the indexes queried), without a key condition. */
+export const READ_ACTIONS: readonly DynamoAction[] = ['GetItem', 'Query'];
+
+/** One kind of request to the state table. */
+export interface DynamoAccess {
+  action: DynamoAction;
+  /**
+   * The partition key's prefix, through its first `#` (`TOKEN#` for `TOKEN#{sha256}`); for a query of an
+   * index, the prefix of the index's partition key.
+   */
+  pk: string;
+  /** the index a query reads, when not the table */
+  index?: string;
+}
+
+/** The prefix through the first `#` of a partition key value (`T#acme#S#s_…` → `T#`), or all of it. */
+export function pkPrefix(pk: string): string {
+  const i = pk.indexOf('#');
+  return i === -1 ? pk : pk.slice(0, i + 1);
+}
+
+/** The state store's methods (every `StateStore` member but `close`, which sends nothing). */
+export type StateMethod = Exclude<keyof StateStore, 'close'>;
+
+const get = (pk: string): DynamoAccess => ({ action: 'GetItem', pk });
+const put = (pk: string): DynamoAccess => ({ action: 'PutItem', pk });
+const upd = (pk: string): DynamoAccess => ({ action: 'UpdateItem', pk });
+const query = (pk: string, index?: string): DynamoAccess => ({
+  action: 'Query',
+  pk,
+  ...(index ? { index } : {}),
+});
+
+/**
+ * What each `DynamoStateStore` method sends, transaction items counted as their own actions (DynamoDB
+ * authorizes each item of a `TransactWriteItems` as a Put/Update of that item).
+ */
+export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = {
+  createTenant: [put('TENANT#')],
+  tenantExists: [get('TENANT#')],
+  // the token, its id guard and (for a minted token) the parent's child link `TOKENID#{parent}`
+  putToken: [put('TOKEN#'), put('TOKENID#')],
+  getTokenByHash: [get('TOKEN#')],
+  listTokens: [query('T#', 'gsi1')],
+  // through the id guard; the token and (for a minted token) its child link are marked revoked
+  revokeToken: [get('TOKENID#'), get('TOKEN#'), upd('TOKEN#'), upd('TOKENID#')],
+  touchToken: [upd('TOKEN#')],
+  getTokenById: [get('TOKENID#'), get('TOKEN#')],
+  countLiveChildren: [query('TOKENID#')],
+  serverSecret: [put('SECRET#'), get('SECRET#')],
+  getWriter: [get('T#')],
+  listWriters: [query('T#')],
+  getChunk: [get('T#')],
+  // reads the writer, then one transaction: writer, chunk record, session index, usage shard
+  advanceWriter: [get('T#'), upd('T#'), put('T#')],
+  tenantUsage: [query('T#')],
+  getSession: [get('T#')],
+  countSessions: [query('T#')],
+  listSessions: [query('T#', 'gsi1')],
+  putStatus: [put('T#'), upd('T#')],
+  getStatus: [get('T#')],
+};
+
+/** `STATE_STORE_ACCESS` of the given methods, then `more`, without repeats. */
+export function accessOf(
+  methods: readonly StateMethod[],
+  more: readonly DynamoAccess[] = [],
+): DynamoAccess[] {
+  const out = new Map<string, DynamoAccess>();
+  for (const a of [...methods.flatMap((m) => STATE_STORE_ACCESS[m]), ...more]) out.set(accessKey(a), a);
+  return [...out.values()];
+}
+
+/** `Action pk [index]`, e.g. `UpdateItem RL#` or `Query T# gsi1`: one line of a declaration, for comparing. */
+export function accessKey(a: DynamoAccess): string {
+  return `${a.action} ${a.pk}${a.index ? ` ${a.index}` : ''}`;
+}

@@ -1,0 +1,154 @@
+/**
+ * Each function's DynamoDB grants, derived from the code it bundles (issue 8.9). esbuild bundles each
+ * Lambda entry as the stack does and its metafile names the modules the bundle holds; every one of them
+ * that imports the DynamoDB SDK must have a declaration of what it sends (lib/store/dynamo-access.ts,
+ * checked against the code on DynamoDB Local by dynamo-access.test.ts), and the function's role must
+ * allow exactly their union: reads on the table and the indexes queried, each write action only on the
+ * partition-key prefixes declared for it (`dynamodb:LeadingKeys`). The replay function once lacked its
+ * rate limiter's `UpdateItem` on `RL#` items: IAM denied every count on AWS and the limit failed open.
+ */
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { build } from 'esbuild';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type Serves, stateMethodsOf } from '../../functions/access.js';
+import { HansardStack } from '../../infra/stack.js';
+import { RATE_LIMITER_ACCESS } from '../../lib/ratelimit/dynamo.js';
+import { accessOf, type DynamoAccess, READ_ACTIONS } from '../../lib/store/dynamo-access.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * What each module that imports the DynamoDB SDK sends, for a function serving `serves`. The store and
+ * its token items send what the function's store methods declare; a module that only makes a client
+ * sends nothing itself. A module missing here fails the test: declare what it sends first.
+ */
+const DECLARED: Record<string, (serves: Serves) => readonly DynamoAccess[]> = {
+  'lib/store/dynamo-state-store.ts': (serves) => accessOf(stateMethodsOf(serves)),
+  'lib/store/dynamo-tokens.ts': (serves) => accessOf(stateMethodsOf(serves)),
+  'lib/ratelimit/dynamo.ts': () => RATE_LIMITER_ACCESS,
+  'functions/clients.ts': () => [],
+};
+
+const FUNCTIONS = [
+  { name: 'API', entry: 'functions/api.ts', serves: 'all', description: 'hansard API' },
+  { name: 'replay', entry: 'functions/replay.ts', serves: 'replay', description: 'hansard streamed replays' },
+] as const;
+
+/** The modules of the bundle of `entry` (those with bytes in the output) that import the DynamoDB SDK. */
+async function dynamoModulesOf(entry: string): Promise<string[]> {
+  const { metafile } = await build({
+    entryPoints: [join(ROOT, entry)],
+    absWorkingDir: ROOT,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    mainFields: ['module', 'main'],
+    external: ['@aws-sdk/*'], // as infra/lambda.ts bundles: the runtime's SDK
+    outdir: 'unused',
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+  });
+  const bundled = Object.values(metafile.outputs).flatMap((o) =>
+    Object.entries(o.inputs)
+      .filter(([, i]) => i.bytesInOutput > 0)
+      .map(([path]) => path),
+  );
+  return bundled
+    .filter((path) =>
+      metafile.inputs[path]!.imports.some((i) => /^@aws-sdk\/(client-dynamodb|lib-dynamodb)$/.test(i.path)),
+    )
+    .sort();
+}
+
+type Json = Record<string, unknown>;
+/** Per DynamoDB action: the resources granted and the partition-key prefixes a write is limited to. */
+type Grants = Record<string, { resources: string[]; leadingKeys: string[] | null }>;
+
+/** A resource as text: `<LogicalId>` for a `Fn::GetAtt` or `Ref`, joins joined. */
+function arnText(r: unknown): string {
+  if (typeof r === 'string') return r;
+  const o = r as Json;
+  if (o['Fn::GetAtt']) return `<${(o['Fn::GetAtt'] as string[])[0]}>`;
+  if (o.Ref) return `<${o.Ref as string}>`;
+  if (o['Fn::Join']) return ((o['Fn::Join'] as [string, unknown[]])[1] ?? []).map(arnText).join('');
+  return JSON.stringify(r);
+}
+const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+/** The DynamoDB grants of the role of the function whose description starts with `prefix`. */
+function grantedTo(t: Template, prefix: string): Grants {
+  const fn = Object.values(t.findResources('AWS::Lambda::Function')).find((f) =>
+    String((f.Properties as Json).Description).startsWith(prefix),
+  )!;
+  const role = ((fn.Properties as Json).Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+  const grants: Grants = {};
+  for (const p of Object.values(t.findResources('AWS::IAM::Policy'))) {
+    const props = p.Properties as Json;
+    if (!list(props.Roles as Json[]).some((r) => r.Ref === role)) continue;
+    for (const s of (props.PolicyDocument as { Statement: Json[] }).Statement) {
+      for (const action of list(s.Action as string | string[]).filter((a) => a.startsWith('dynamodb:'))) {
+        const condition = (s.Condition as Json | undefined)?.['ForAllValues:StringLike'] as Json | undefined;
+        const leading = condition?.['dynamodb:LeadingKeys'] as string[] | undefined;
+        expect(Object.keys(s.Condition ?? {}).filter((k) => k !== 'ForAllValues:StringLike')).toEqual([]);
+        grants[action] ??= { resources: [], leadingKeys: null };
+        const g = grants[action]!;
+        g.resources = [...g.resources, ...list(s.Resource).map(arnText)].sort();
+        if (leading) g.leadingKeys = [...(g.leadingKeys ?? []), ...leading].sort();
+      }
+    }
+  }
+  return grants;
+}
+
+/** The grants `access` needs on table `<table>`: reads unconditioned, writes limited to their prefixes. */
+function needed(access: readonly DynamoAccess[], table: string): Grants {
+  const grants: Grants = {};
+  for (const a of access) {
+    const action = `dynamodb:${a.action}`;
+    const resource = a.index ? `<${table}>/index/${a.index}` : `<${table}>`;
+    grants[action] ??= { resources: [], leadingKeys: null };
+    const g = grants[action]!;
+    if (!g.resources.includes(resource)) g.resources = [...g.resources, resource].sort();
+    if (!READ_ACTIONS.includes(a.action) && !g.leadingKeys?.includes(`${a.pk}*`)) {
+      g.leadingKeys = [...(g.leadingKeys ?? []), `${a.pk}*`].sort();
+    }
+  }
+  return grants;
+}
+
+describe('DynamoDB grants derived from what each function bundles', () => {
+  let t: Template;
+  let table: string;
+  const modules = new Map<string, string[]>();
+  beforeAll(async () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    t = Template.fromStack(new HansardStack(app, 'Hansard'));
+    table = Object.keys(t.findResources('AWS::DynamoDB::Table'))[0]!;
+    for (const f of FUNCTIONS) modules.set(f.name, await dynamoModulesOf(f.entry));
+  }, 60_000);
+
+  for (const f of FUNCTIONS) {
+    it(`the ${f.name} function's role allows exactly what the DynamoDB modules it bundles send`, () => {
+      const held = modules.get(f.name)!;
+      // Both functions limit requests per token: the limiter is in both bundles.
+      expect(held).toContain('lib/ratelimit/dynamo.ts');
+      expect(held.filter((m) => !(m in DECLARED))).toEqual([]);
+      const access = held.flatMap((m) => DECLARED[m]!(f.serves));
+      expect(grantedTo(t, f.description)).toEqual(needed(access, table));
+    });
+  }
+
+  it('lets the replay function count its requests (UpdateItem on RL#) and write nothing else but token use', () => {
+    const replay = grantedTo(t, 'hansard streamed replays');
+    expect(replay['dynamodb:UpdateItem']).toEqual({
+      resources: [`<${table}>`],
+      leadingKeys: ['RL#*', 'TOKEN#*'],
+    });
+    expect(Object.keys(replay).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+  });
+});
