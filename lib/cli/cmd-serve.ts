@@ -1,5 +1,6 @@
 /**
- * `hansard serve [--port 8787] [--host 127.0.0.1] [--data DIR] [--quota-bytes 10GiB] [--rate-limit 600]`
+ * `hansard serve [--port 8787] [--host 127.0.0.1] [--data DIR] [--quota-bytes 10GiB] [--rate-limit 600]
+ * [--max-concurrent-replays 4]`
  */
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
@@ -24,6 +25,14 @@ export function registerServe(program: Command, io: Io): void {
         .env('HANSARD_RATE_LIMIT')
         .default('600'),
     )
+    .addOption(
+      new Option(
+        '--max-concurrent-replays <n>',
+        'replays, segment downloads, verifies and inspects one token may run at once',
+      )
+        .env('HANSARD_MAX_CONCURRENT_REPLAYS')
+        .default('4'),
+    )
     .addHelpText(
       'after',
       `
@@ -32,10 +41,18 @@ HANSARD_BOOTSTRAP_TOKEN). Every start prints a board link that signs your browse
 One server per data directory: a second serve on the same --data is refused (exit 2) with the pid of
 the one that holds it (DIR/serve.lock). \`hansard tenant create --data DIR\` works beside a running server.
 A chunk that would take a tenant past its quota is refused (413 quota_exceeded); a token that sends
-more requests a minute than --rate-limit is answered 429 with Retry-After.`,
+more requests a minute than --rate-limit is answered 429 with Retry-After, and so is one more
+whole-session read than --max-concurrent-replays (429 too_many_replays).`,
     )
     .action(
-      async (opts: { port: string; host: string; data: string; quotaBytes: string; rateLimit: string }) => {
+      async (opts: {
+        port: string;
+        host: string;
+        data: string;
+        quotaBytes: string;
+        rateLimit: string;
+        maxConcurrentReplays: string;
+      }) => {
         const port = Number(opts.port);
         if (!Number.isInteger(port) || port < 0 || port > 65535)
           throw new UsageError(`--port ${opts.port} is not a port number`);
@@ -51,6 +68,12 @@ more requests a minute than --rate-limit is answered 429 with Retry-After.`,
           );
         }
         const rateLimit = Number(opts.rateLimit);
+        if (!/^\d{1,5}$/.test(opts.maxConcurrentReplays) || Number(opts.maxConcurrentReplays) < 1) {
+          throw new UsageError(
+            `--max-concurrent-replays ${opts.maxConcurrentReplays} is not a number of replays a token may run at once (1 or more)`,
+          );
+        }
+        const maxConcurrentReplays = Number(opts.maxConcurrentReplays);
         const bootstrapToken = io.env.HANSARD_BOOTSTRAP_TOKEN || undefined;
         // The server stack (Hono, the board, SQLite) loads only for `serve`: other commands start faster.
         const { startServer } = await import('./serve.js');
@@ -64,6 +87,7 @@ more requests a minute than --rate-limit is answered 429 with Retry-After.`,
             bootstrapToken,
             quotaBytes,
             rateLimit,
+            maxConcurrentReplays,
             print: (l) => io.stdout.write(`${l}\n`),
             log: (l) => io.stderr.write(`${l}\n`),
             requestLog: (l) => io.stderr.write(`${l}\n`),

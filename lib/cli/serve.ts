@@ -41,6 +41,8 @@ export interface ServeOptions {
   quotaBytes?: number | undefined;
   /** requests per minute per token, in bursts of as many (default 600); 0 turns the limit off */
   rateLimit?: number | undefined;
+  /** whole-session reads (replay, segment, verify, inspect) one token may run at once (default 4) */
+  maxConcurrentReplays?: number | undefined;
   /**
    * Called after the data-directory lock was lost while serving (another process may now write the
    * directory) and the loss was logged; `hansard serve` exits. Without it the server closes itself.
@@ -107,7 +109,10 @@ async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promi
     ...stores,
     log: (m, e) => o.log(`${m}: ${e instanceof Error ? (e.stack ?? e.message) : String(e ?? '')}`),
     ...(o.requestLog ? { requestLog: o.requestLog } : {}),
-    ...(o.quotaBytes !== undefined ? { limits: { tenantQuotaBytes: o.quotaBytes } } : {}),
+    limits: {
+      ...(o.quotaBytes !== undefined ? { tenantQuotaBytes: o.quotaBytes } : {}),
+      ...(o.maxConcurrentReplays !== undefined ? { maxConcurrentReplays: o.maxConcurrentReplays } : {}),
+    },
     rateLimiter:
       perMinute === 0
         ? new NoopRateLimiter()

@@ -15,6 +15,7 @@ import { HANSARD_VERSION } from '../version.js';
 import { type AppEnv, requireAuth } from './auth.js';
 import { errorBody, errorResponse } from './errors.js';
 import { rateLimit } from './ratelimit.js';
+import { wholeSessionReads } from './replay-slots.js';
 import { requestLog } from './request-log.js';
 import { analysisRoutes } from './routes/analysis.js';
 import { docsRoutes } from './routes/docs.js';
@@ -83,8 +84,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   v1.use('/board', requireAuth(full, true), limited);
   v1.route('/', boardApiRoutes());
   v1.use('*', requireAuth(full), limited);
-  v1.route('/', sessionRoutes());
-  v1.route('/', analysisRoutes());
+  // Whole-session reads: per-token slots (limits.maxConcurrentReplays) and the process's scan gate.
+  const reads = wholeSessionReads();
+  v1.route('/', sessionRoutes(reads));
+  v1.route('/', analysisRoutes(reads));
   v1.route('/', statusRoutes());
   v1.route('/', tokenRoutes());
   app.route('/v1', v1);

@@ -61,8 +61,20 @@ export function errorResponse(c: Context, err: unknown, log: (msg: string, err: 
     // HTTP, or hung up) while the body was read: no one is there to answer, and nothing failed here.
     return c.json(errorBody('bad_request', 'the request body was not received completely'), 400);
   }
+  if (stoppedByClient(c, err)) {
+    // The client went away and the read it asked for (verify, inspect) stopped on the request's signal:
+    // nothing failed here, and no one reads this answer. 499 is how nginx logs a request its client closed.
+    return c.body(null, 499 as ContentfulStatusCode);
+  }
   log('unhandled error', err);
   return c.json(errorBody('internal', 'the server failed to handle this request; it has been logged'), 500);
+}
+
+/** Whether `err` is the request's own abort (its signal's reason, or an `AbortError` after it aborted). */
+function stoppedByClient(c: Context, err: unknown): boolean {
+  const signal = c.req.raw.signal;
+  if (!signal.aborted) return false;
+  return err === signal.reason || (err instanceof Error && err.name === 'AbortError');
 }
 
 /** The error Node gives a request body read whose connection closed before the body ended. */

@@ -79,6 +79,8 @@ const STATUS_TEXT: Record<number, string> = {
 /** Headers an error answer carries besides its body. */
 const ERROR_HEADERS: Partial<Record<ErrorCode, Record<string, string>>> = {
   rate_limited: { 'retry-after': 'whole seconds until this token may make a request again' },
+  // The same header text: both may answer one operation's 429.
+  too_many_replays: { 'retry-after': 'whole seconds until this token may make a request again' },
 };
 
 const COMPONENT_REF = (id: string) => `#/components/schemas/${id}`;

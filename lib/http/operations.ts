@@ -152,7 +152,7 @@ export const OPERATIONS: readonly Operation[] = [
         content: { [ndjson]: raw('the segment bytes as stored, torn lines included') },
       },
     },
-    errors: [...SESSION, 'data_loss'],
+    errors: [...SESSION, 'data_loss', 'too_many_replays'],
   },
   {
     method: 'get',
@@ -191,7 +191,9 @@ export const OPERATIONS: readonly Operation[] = [
     description: [
       "Every writer's segment merged into one order, corrections applied (each corrected event carries",
       'its `corrected` provenance); the same bytes the CLI gives for the same session directory.',
-      '`raw=1` needs the read scope.',
+      '`raw=1` needs the read scope. A token runs at most a few replays, segment downloads, verifies,',
+      'inspects and attributions at once (`too_many_replays`, 429 with `Retry-After`); a replay stops and',
+      'frees its place when its client goes away.',
     ].join(' '),
     auth: 'bearer',
     scopes: ['read', 'board'],
@@ -206,7 +208,7 @@ export const OPERATIONS: readonly Operation[] = [
         },
       },
     },
-    errors: ['bad_request', ...SESSION, 'data_loss'],
+    errors: ['bad_request', ...SESSION, 'data_loss', 'too_many_replays'],
   },
   {
     method: 'get',
@@ -218,7 +220,7 @@ export const OPERATIONS: readonly Operation[] = [
     scopes: ['read'],
     pathParams: sid,
     responses: { 200: { description: 'the findings', content: { [json]: VerifyReport } } },
-    errors: SESSION,
+    errors: [...SESSION, 'too_many_replays'],
   },
   {
     method: 'get',
@@ -232,7 +234,7 @@ export const OPERATIONS: readonly Operation[] = [
     scopes: ['read'],
     pathParams: sid,
     responses: { 200: { description: 'the summary', content: { [json]: SessionSummary } } },
-    errors: [...SESSION, 'data_loss'],
+    errors: [...SESSION, 'data_loss', 'too_many_replays'],
   },
   {
     method: 'get',
@@ -247,7 +249,7 @@ export const OPERATIONS: readonly Operation[] = [
     scopes: ['read'],
     pathParams: sid,
     responses: { 200: { description: 'the attributions', content: { [json]: AttributionList } } },
-    errors: [...SESSION, 'data_loss'],
+    errors: [...SESSION, 'data_loss', 'too_many_replays'],
   },
   {
     method: 'post',

@@ -70,7 +70,7 @@ const OUT_BATCH = 1024;
  * ...and at most about this many bytes of lines (as written), so a batch of long lines does not hold
  * megabytes: a response's memory stays bounded by the batch, not by the size of the events.
  */
-const OUT_BATCH_BYTES = 256 * 1024;
+const OUT_BATCH_BYTES = 64 * 1024;
 
 /**
  * Merges segments into one ordered stream of events. Lines that are problems are passed to `onProblem`
@@ -104,6 +104,14 @@ export async function* mergeSegmentsKeepingProblems(
   options: MergeOptions = {},
 ): AsyncGenerator<MergedEvent | MergedProblem> {
   for await (const batch of mergeBatches(sources, options, true)) yield* batch;
+}
+
+/** `mergeSegmentsKeepingProblems` in batches (as `mergeSegmentBatches`): the raw replay's hot path. */
+export function mergeSegmentBatchesKeepingProblems(
+  sources: MergeSource[],
+  options: MergeOptions = {},
+): AsyncGenerator<Array<MergedEvent | MergedProblem>> {
+  return mergeBatches(sources, options, true);
 }
 
 async function* singleBatches(items: AsyncIterable<SegmentItem>): AsyncGenerator<SegmentItem[]> {

@@ -34,7 +34,7 @@ import {
   type MergeOptions,
   type MergeSource,
   mergeSegmentBatches,
-  mergeSegmentsKeepingProblems,
+  mergeSegmentBatchesKeepingProblems,
 } from './merge.js';
 import { type ReadOptions, readSegmentBatches } from './reader.js';
 import { listSegments } from './session-dir.js';
@@ -59,15 +59,21 @@ export interface ReplayOptions extends MergeOptions {
    * invalid value), in the merged order of the corrections.
    */
   onCorrectionProblem?: (problem: CorrectionProblem) => void;
+  /**
+   * Pass 1 already done: `CorrectionIndex.scan` of these same segments (a server runs it under its scan
+   * gate, lib/service/scan-gate.ts). Used once: an index tracks what has passed.
+   */
+  corrections?: CorrectionIndex;
 }
 
 /**
- * Bytes each segment reads at a time in a merge of `writers` segments: 1 MiB in flight in all, between
- * 16 KiB and 256 KiB per segment. Memory then stays flat however many writers there are (measured in
- * docs/benchmarks.md: larger reads keep more parsed events alive and cost more than they save).
+ * Bytes each segment reads at a time in a merge of `writers` segments: `total` (1 MiB) in flight in all,
+ * between 16 KiB and 256 KiB per segment. Memory then stays flat however many writers there are (measured
+ * in docs/benchmarks.md: larger reads keep more parsed events alive and cost more than they save). A
+ * server, which holds one merge per response, asks for less (lib/service/sources.ts).
  */
-export function mergeChunkBytes(writers: number): number {
-  return Math.min(256 * 1024, Math.max(16 * 1024, Math.floor((1024 * 1024) / Math.max(1, writers))));
+export function mergeChunkBytes(writers: number, total = 1024 * 1024): number {
+  return Math.min(256 * 1024, Math.max(16 * 1024, Math.floor(total / Math.max(1, writers))));
 }
 
 /**
@@ -98,6 +104,8 @@ async function* readFileRange(
   chunkBytes: number,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<Uint8Array> {
+  // Never with an aborted signal: Node 20 then leaks the descriptor (see FsSegmentStore.readSegment).
+  signal?.throwIfAborted();
   yield* createReadStream(path, {
     start: 0,
     end: size - 1,
@@ -162,7 +170,7 @@ async function* replayBatches(
   let index: CorrectionIndex;
   let merged: AsyncIterable<MergedEvent[]> | Iterable<MergedEvent[]>;
   if (isReopenable(segments)) {
-    index = await CorrectionIndex.scan(segments, options.signal);
+    index = options.corrections ?? (await CorrectionIndex.scan(segments, options.signal));
     // NDJSON needs only the envelope and the raw line: let the parsed trees die young.
     const sources = segmentSources(segments, { retainParsed: format !== 'ndjson', signal: options.signal });
     merged = mergeSegmentBatches(sources, options);
@@ -270,9 +278,21 @@ export async function* replayRaw(
   const sources = isReopenable(segments)
     ? segmentSources(segments, { signal: options.signal })
     : (segments as MergeSource[]);
-  for await (const item of mergeSegmentsKeepingProblems(sources, options)) {
-    if ('event' in item) yield Buffer.from(`${item.event.raw}\n`, 'utf8');
-    else yield Buffer.concat([item.problem.bytes, NL]);
+  // One buffer per merged batch, not per line: a line each was most of a raw replay's garbage.
+  for await (const batch of mergeSegmentBatchesKeepingProblems(sources, options)) {
+    const parts: Uint8Array[] = [];
+    let text = '';
+    for (const item of batch) {
+      if ('event' in item) {
+        text += `${item.event.raw}\n`;
+        continue;
+      }
+      if (text) parts.push(Buffer.from(text, 'utf8'));
+      text = '';
+      parts.push(item.problem.bytes, NL);
+    }
+    if (text) parts.push(Buffer.from(text, 'utf8'));
+    yield parts.length === 1 ? parts[0]! : Buffer.concat(parts);
   }
 }
 

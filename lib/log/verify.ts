@@ -330,7 +330,13 @@ export async function verifySegments(
   segments: readonly ReplaySegment[],
   sid?: string,
   extraProblems: Problem[] = [],
+  /** aborts the reads (an AbortError) when the client goes away */
+  signal?: AbortSignal,
 ): Promise<VerifyReport> {
-  const corrections = await CorrectionIndex.scan(segments);
-  return verifySession(segmentSources(segments), { ...(sid ? { sid } : {}), corrections, extraProblems });
+  const corrections = await CorrectionIndex.scan(segments, signal);
+  return verifySession(segmentSources(segments, { signal }), {
+    ...(sid ? { sid } : {}),
+    corrections,
+    extraProblems,
+  });
 }

@@ -18,14 +18,17 @@ import { type SegmentLoss, storedSegments, storedSegmentsAndLosses } from './sou
 export async function verifyStored({
   ctx,
   sid,
+  signal,
 }: {
   ctx: ServiceContext;
   sid: string;
+  /** the request's: aborted when the client goes away, it stops the reads (AbortError) and closes them */
+  signal?: AbortSignal;
 }): Promise<VerifyReport> {
   requireScope(ctx, 'read');
   requireSessionAccess(ctx, sid);
   const { segments, losses } = await storedSegmentsAndLosses(ctx, sid);
-  return verifySegments(segments, sid, losses.map(lossProblem));
+  return verifySegments(segments, sid, losses.map(lossProblem), signal);
 }
 
 /** A lost range of a segment as a verify finding. */
@@ -45,15 +48,18 @@ function lossProblem({ w, range }: SegmentLoss): Problem {
 export async function inspectStored({
   ctx,
   sid,
+  signal,
 }: {
   ctx: ServiceContext;
   sid: string;
+  /** as for `verifyStored` */
+  signal?: AbortSignal;
 }): Promise<SessionSummary> {
   requireScope(ctx, 'read');
   requireSessionAccess(ctx, sid);
   const segments = await storedSegments(ctx, sid);
-  const report = await verifySegments(segments, sid);
-  return inspectSession(segmentSources(segments), report);
+  const report = await verifySegments(segments, sid, [], signal);
+  return inspectSession(segmentSources(segments, { signal }), report);
 }
 
 /**
@@ -63,14 +69,17 @@ export async function inspectStored({
 export async function attributionStored({
   ctx,
   sid,
+  signal,
 }: {
   ctx: ServiceContext;
   sid: string;
+  /** as for `verifyStored` */
+  signal?: AbortSignal;
 }): Promise<{ sid: string; attributions: Attribution[] }> {
   requireScope(ctx, 'read');
   requireSessionAccess(ctx, sid);
   const attributions: Attribution[] = [];
-  for await (const a of attributeStream(mergeSegments(segmentSources(await storedSegments(ctx, sid)))))
-    attributions.push(a);
+  const sources = segmentSources(await storedSegments(ctx, sid), { signal });
+  for await (const a of attributeStream(mergeSegments(sources, { signal }))) attributions.push(a);
   return { sid, attributions };
 }

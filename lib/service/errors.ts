@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   quota_exceeded: 413,
   unprocessable: 422,
   rate_limited: 429,
+  too_many_replays: 429,
   internal: 500,
   // Storage faults (issue 8; docs/operations.md says what each means for an operator).
   data_loss: 500,

@@ -1,11 +1,12 @@
 /**
  * The service's configurable limits (DESIGN §7, issue 5): lines per chunk and the per-tenant storage
- * quota, and the chunk body limit (at most 5 MiB, DESIGN §7; lower behind a gateway that needs it).
- * A deployment passes its own values through `createApp({ limits })` (`hansard serve --quota-bytes`, the
- * Lambda environment); anything it leaves out takes the default below.
+ * quota, and the chunk body limit (at most 5 MiB, DESIGN §7; lower behind a gateway that needs it); and
+ * the whole-session reads a token may run at once (issue 8).
+ * A deployment passes its own values through `createApp({ limits })` (`hansard serve --quota-bytes`,
+ * `--max-concurrent-replays`, the Lambda environment); anything it leaves out takes the default below.
  */
 
-/** The limits ingest enforces. */
+/** The limits ingest and the whole-session reads enforce. */
 export interface Limits {
   /**
    * most bytes one chunk body may hold (DESIGN §7: 5 MiB). A deployment behind a smaller gateway lowers it
@@ -20,13 +21,19 @@ export interface Limits {
    * pass it is refused with 413 `quota_exceeded`. null: no quota.
    */
   tenantQuotaBytes: number | null;
+  /**
+   * most whole-session reads (replay, segment download, verify, inspect, attribution) one token may run
+   * at once; one more is refused with 429 `too_many_replays` (issue 8, docs/operations.md)
+   */
+  maxConcurrentReplays: number;
 }
 
-/** 5 MiB and 10,000 lines per chunk, 10 GiB per tenant. */
+/** 5 MiB and 10,000 lines per chunk, 10 GiB per tenant, 4 whole-session reads at once per token. */
 export const DEFAULT_LIMITS: Limits = {
   maxChunkBytes: 5 * 1024 * 1024,
   maxChunkLines: 10_000,
   tenantQuotaBytes: 10 * 1024 ** 3,
+  maxConcurrentReplays: 4,
 };
 
 /** The limits in force: `DEFAULT_LIMITS` with the deployment's own values over them. */
@@ -36,6 +43,7 @@ export function resolveLimits(own: Partial<Limits> | undefined): Limits {
     maxChunkLines: own?.maxChunkLines ?? DEFAULT_LIMITS.maxChunkLines,
     tenantQuotaBytes:
       own?.tenantQuotaBytes === undefined ? DEFAULT_LIMITS.tenantQuotaBytes : own.tenantQuotaBytes,
+    maxConcurrentReplays: own?.maxConcurrentReplays ?? DEFAULT_LIMITS.maxConcurrentReplays,
   };
 }
 

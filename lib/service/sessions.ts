@@ -4,11 +4,13 @@
  * so both give the same bytes.
  */
 import type { LineProblem } from '../log/codec.js';
+import { CorrectionIndex } from '../log/corrections.js';
 import { type ReplayFormat, replayChunks, replayRaw, segmentSources } from '../log/replay.js';
 import { InvalidCursorError, type SessionRecord, type WriterRecord } from '../store/index.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { openCursor, sealCursor } from './cursors.js';
 import { AppError, notFound } from './errors.js';
+import type { ScanGate } from './scan-gate.js';
 import { storedSegments } from './sources.js';
 import { dataLossError } from './storage-faults.js';
 
@@ -123,40 +125,54 @@ export async function sessionsPage({
  * (`ndjson` or `text`), with
  * corrections applied (each corrected event carries its `corrected` provenance; DESIGN §3).
  * The session's existence is checked before the first line, so a 404 is still possible; the lines then
- * stream. @throws AppError `not_found`
+ * stream. `signal` (the request's: aborted when the client goes away) stops the replay and closes every
+ * segment it reads; closing the returned iterable early does too. With a `gate`, the corrections pass (the
+ * part no client's pace holds back) waits for a place in it. Nothing is read before the first line is
+ * asked for. @throws AppError `not_found`
  */
 export async function replaySession({
   ctx,
   sid,
   format,
   onProblem,
+  signal,
+  gate,
 }: {
   ctx: ServiceContext;
   sid: string;
   format: ReplayFormat;
   onProblem?: (w: string, p: LineProblem) => void;
+  signal?: AbortSignal;
+  gate?: ScanGate;
 }): Promise<AsyncIterable<string>> {
   // The board's timeline page shows the replay, so a board token may read it too.
   requireScope(ctx, 'read', 'board');
   requireSessionAccess(ctx, sid);
   const segments = await storedSegments(ctx, sid);
-  return replayChunks(segments, format, onProblem ? { onProblem } : {});
+  const options = { ...(onProblem ? { onProblem } : {}), signal };
+  if (!gate) return replayChunks(segments, format, options);
+  return (async function* () {
+    const corrections = await gate.run(() => CorrectionIndex.scan(segments, signal), signal);
+    yield* replayChunks(segments, format, { ...options, corrections });
+  })();
 }
 
 /**
  * `replay?raw=1` (scope `read`): every stored line as written, quarantined ones included, in merged order
- * (DESIGN §5). @throws AppError `not_found`
+ * (DESIGN §5). `signal` as for `replaySession`. @throws AppError `not_found`
  */
 export async function rawSession({
   ctx,
   sid,
+  signal,
 }: {
   ctx: ServiceContext;
   sid: string;
+  signal?: AbortSignal;
 }): Promise<AsyncIterable<Uint8Array>> {
   requireScope(ctx, 'read');
   requireSessionAccess(ctx, sid);
-  return replayRaw(segmentSources(await storedSegments(ctx, sid)));
+  return replayRaw(segmentSources(await storedSegments(ctx, sid), { signal }), { signal });
 }
 
 /**
@@ -167,17 +183,21 @@ export async function rawSegment({
   ctx,
   sid,
   w,
+  signal,
 }: {
   ctx: ServiceContext;
   sid: string;
   w: string;
+  /** the request's: aborted when the client goes away, it stops the read and closes the segment */
+  signal?: AbortSignal;
 }): Promise<{ length: number; body: AsyncIterable<Uint8Array> }> {
   requireScope(ctx, 'read');
   requireSessionAccess(ctx, sid);
   const rec = await ctx.state.getWriter(ctx.tenant, sid, w);
   if (!rec) throw notFound('writer');
   await requireStored(ctx, sid, rec);
-  return { length: rec.length, body: ctx.segments.readSegment({ tenant: ctx.tenant, sid, w }, rec.length) };
+  const key = { tenant: ctx.tenant, sid, w };
+  return { length: rec.length, body: ctx.segments.readSegment(key, rec.length, 0, undefined, { signal }) };
 }
 
 /** `GET /v1/sessions/{sid}` (scope `read`): the session index entry and its writers. */

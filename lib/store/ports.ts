@@ -13,6 +13,12 @@ export interface SegmentKey {
   w: string;
 }
 
+/** How a read of a segment may be stopped (`SegmentStore.readSegment`). */
+export interface ReadSegmentOptions {
+  /** aborted when the reader is gone (the client of a replay disconnected): the read stops and closes */
+  signal?: AbortSignal | undefined;
+}
+
 /** The bytes of segments (S3: one object per chunk; filesystem: one appended file per writer). */
 export interface SegmentStore {
   /**
@@ -27,8 +33,19 @@ export interface SegmentStore {
    * Streams bytes `[start, end)` of the segment (`end` is the indexed length; anything beyond it was never
    * acknowledged). Yields nothing for an empty range. `chunkBytes` is a hint for the size of the chunks
    * (a merge of many writers asks for small ones); an adapter may ignore it.
+   *
+   * Nothing is opened before the first read, and whatever is open (a file, a GET) is released as soon as
+   * the stream ends, fails, is closed early by its consumer (`return()`), or `options.signal` is aborted;
+   * an abort ends the stream with the signal's reason (an `AbortError`). An adapter reads at most a few
+   * chunks ahead of its consumer.
    */
-  readSegment(key: SegmentKey, end: number, start?: number, chunkBytes?: number): AsyncIterable<Uint8Array>;
+  readSegment(
+    key: SegmentKey,
+    end: number,
+    start?: number,
+    chunkBytes?: number,
+    options?: ReadSegmentOptions,
+  ): AsyncIterable<Uint8Array>;
   /**
    * The first byte range of `[0, end)` the store does not hold, or null when it holds all of it (`end` is
    * the indexed length). A range is data loss: bytes acknowledged and gone. Readers ask before they

@@ -16,7 +16,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { assertSegmentKey } from './keys.js';
-import { ChunkConflictError, type SegmentKey, type SegmentStore } from './ports.js';
+import { ChunkConflictError, type ReadSegmentOptions, type SegmentKey, type SegmentStore } from './ports.js';
 import { type ByteRange, SegmentDataLossError } from './storage-errors.js';
 
 /** How old unacknowledged bytes must be before another chunk may replace them: longer than any request. */
@@ -140,20 +140,33 @@ export class S3SegmentStore implements SegmentStore {
    * Streams bytes `[start, end)` of the segment: lists the writer's chunk objects (every page), keeps those
    * starting before `end` and checks that they tile `[0, end)` exactly, then yields the range in order in
    * windows of at most 256 KiB, each one GET conditional on the listed ETag (ranged where a window is not
-   * a whole object), a few fetched ahead. Stopping early aborts the GETs under way.
+   * a whole object), a few fetched ahead. Stopping early aborts the GETs under way, and so does
+   * `options.signal` (the read then rejects with the signal's reason). `_chunkBytes` is not used: windows
+   * follow the chunk objects.
    * @throws TypeError for an invalid key (before any request)
    * @throws SegmentDataLossError naming the first missing byte range when the chunks do not reach over
    *   `[0, end)`, Error naming overlapping chunks (both before yielding anything), or naming the object
    *   when one changes or comes back short while read
    */
-  async *readSegment(key: SegmentKey, end: number, start = 0): AsyncIterable<Uint8Array> {
+  async *readSegment(
+    key: SegmentKey,
+    end: number,
+    start = 0,
+    _chunkBytes?: number,
+    options: ReadSegmentOptions = {},
+  ): AsyncIterable<Uint8Array> {
     const prefix = writerPrefix(key);
     if (end <= start) return;
-    const windows = planWindows(key, prefix, await this.listChunks(prefix, end), start, end);
+    const { signal } = options;
+    signal?.throwIfAborted();
+    // One controller for the listing and every GET: the caller's abort and an early stop both end them.
     const abort = new AbortController();
+    const onAbort = () => abort.abort(signal!.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
     const ahead: Promise<Uint8Array>[] = [];
-    let next = 0;
     try {
+      const windows = planWindows(key, prefix, await this.listChunks(prefix, end, abort.signal), start, end);
+      let next = 0;
       while (next < windows.length || ahead.length > 0) {
         while (next < windows.length && ahead.length <= READ_AHEAD) {
           const fetching = this.fetchWindow(windows[next++]!, abort.signal);
@@ -161,8 +174,15 @@ export class S3SegmentStore implements SegmentStore {
           ahead.push(fetching);
         }
         yield await ahead.shift()!;
+        // Windows already fetched ahead are not handed out once the reader is gone.
+        signal?.throwIfAborted();
       }
+    } catch (err) {
+      // The SDK's own abort error says less than the caller's reason.
+      if (signal?.aborted) throw signal.reason;
+      throw err;
     } finally {
+      signal?.removeEventListener('abort', onAbort);
       abort.abort();
     }
   }
@@ -235,7 +255,7 @@ export class S3SegmentStore implements SegmentStore {
   }
 
   /** Every chunk object of the writer that starts before `end`, by offset. */
-  private async listChunks(prefix: string, end: number): Promise<ListedChunk[]> {
+  private async listChunks(prefix: string, end: number, abortSignal?: AbortSignal): Promise<ListedChunk[]> {
     const chunks: ListedChunk[] = [];
     let token: string | undefined;
     do {
@@ -246,6 +266,7 @@ export class S3SegmentStore implements SegmentStore {
           MaxKeys: this.listPageSize,
           ContinuationToken: token,
         }),
+        abortSignal ? { abortSignal } : {},
       );
       for (const obj of page.Contents ?? []) {
         const m = CHUNK_NAME.exec((obj.Key ?? '').slice(prefix.length));

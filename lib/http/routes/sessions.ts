@@ -27,9 +27,14 @@ import {
   SessionId,
   WriterId,
 } from '../params.js';
-import { toByteStream } from '../stream.js';
+import { slotBody, type WholeSessionReads } from '../replay-slots.js';
 
-export function sessionRoutes(): Hono<AppEnv> {
+/**
+ * @param reads the app's guards of whole-session reads: replay and segment download each hold a slot of
+ *   their token while they stream (429 `too_many_replays` over `limits.maxConcurrentReplays`), and a
+ *   replay's corrections pass waits for a place in the scan gate
+ */
+export function sessionRoutes(reads: WholeSessionReads): Hono<AppEnv> {
   const r = new Hono<AppEnv>();
 
   r.post('/sessions/:sid/writers/:w/chunks', async (c) => {
@@ -59,8 +64,9 @@ export function sessionRoutes(): Hono<AppEnv> {
   r.get('/sessions/:sid/writers/:w/segment', async (c) => {
     const sid = pathParam(c, 'sid', SessionId);
     const w = pathParam(c, 'w', WriterId);
-    const seg = await rawSegment({ ctx: c.get('ctx'), sid, w });
-    return c.body(toByteStream(seg.body), 200, {
+    // The request's signal: a client that goes away stops the read and closes the segment.
+    const seg = await rawSegment({ ctx: c.get('ctx'), sid, w, signal: c.req.raw.signal });
+    return slotBody(c, reads, seg.body, {
       'content-type': 'application/x-ndjson',
       'content-length': String(seg.length),
     });
@@ -82,13 +88,14 @@ export function sessionRoutes(): Hono<AppEnv> {
     const format = queryParam(c, 'format', Format);
     const raw = queryParam(c, 'raw', Raw);
     const ctx = c.get('ctx');
+    const signal = c.req.raw.signal;
     if (raw) {
-      const body = await rawSession({ ctx, sid });
-      return c.body(toByteStream(body), 200, { 'content-type': 'application/x-ndjson' });
+      const body = await rawSession({ ctx, sid, signal });
+      return slotBody(c, reads, body, { 'content-type': 'application/x-ndjson' });
     }
-    const lines = await replaySession({ ctx, sid, format });
+    const lines = await replaySession({ ctx, sid, format, signal, gate: reads.gate });
     const type = format === 'text' ? 'text/plain; charset=utf-8' : 'application/x-ndjson';
-    return c.body(toByteStream(lines), 200, { 'content-type': type });
+    return slotBody(c, reads, lines, { 'content-type': type });
   });
 
   return r;

@@ -1,0 +1,131 @@
+/**
+ * What a whole-session read may hold (issue 8, docs/operations.md "Replay caps and abandoned requests").
+ *
+ * Replay (every format, raw included), segment download, verify, inspect and attribution each read every
+ * byte of a session, so:
+ * - a token may run only `limits.maxConcurrentReplays` of them at once (default 4); one more is answered
+ *   429 `too_many_replays` with `Retry-After`. A slot is taken before the read starts and given back when
+ *   the response is over: a streamed body when its last byte is taken, it fails, or the client goes away;
+ *   a JSON answer when it is computed or abandoned. Tokens minted from another count with it, as for the
+ *   rate limit.
+ * - the passes no client's pace holds back (a replay's corrections pass, verify, inspect, attribution) run
+ *   a few at a time in the whole process (`ScanGate`); the others wait their turn.
+ *
+ * The counts live in this process: `hansard serve` is one process, so they are exact there. On Lambda each
+ * instance serves one request at a time, so neither binds; the per-token rate limit and the functions'
+ * reserved concurrency bound reads there.
+ */
+import type { Context } from 'hono';
+import { AppError } from '../service/errors.js';
+import { resolveLimits } from '../service/limits.js';
+import { ScanGate } from '../service/scan-gate.js';
+import type { AppEnv } from './auth.js';
+import { toByteStream } from './stream.js';
+
+/** Seconds a client refused a slot is told to wait: long enough for a typical replay to finish. */
+export const REPLAY_RETRY_AFTER_SECONDS = 5;
+
+/** Counts the whole-session reads each token has running. */
+export class ReplaySlots {
+  private readonly held = new Map<string, number>();
+
+  /** How many reads `key` has running now. */
+  inUse(key: string): number {
+    return this.held.get(key) ?? 0;
+  }
+
+  /**
+   * Takes a slot of `key` unless it already holds `cap`. Returns the function that gives it back (calling
+   * it more than once gives back one slot only), or null when the cap is reached.
+   */
+  tryTake(key: string, cap: number): (() => void) | null {
+    const n = this.inUse(key);
+    if (n >= cap) return null;
+    this.held.set(key, n + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const left = this.inUse(key) - 1;
+      if (left > 0) this.held.set(key, left);
+      else this.held.delete(key);
+    };
+  }
+}
+
+/** The app's guards of whole-session reads: one per `createApp`. */
+export interface WholeSessionReads {
+  slots: ReplaySlots;
+  gate: ScanGate;
+}
+
+/** Fresh guards (`gateSize`: passes at once in the process, default `DEFAULT_SCANS_AT_ONCE`). */
+export function wholeSessionReads(gateSize?: number): WholeSessionReads {
+  return { slots: new ReplaySlots(), gate: new ScanGate(gateSize) };
+}
+
+/**
+ * Takes a replay slot for the request's token, or refuses it.
+ * @returns the release function: call it once the response is over (see the module's doc)
+ * @throws AppError `too_many_replays` (429, `details: {limit, retry_after_seconds}`) when the token
+ *   already runs `maxConcurrentReplays` whole-session reads
+ */
+export function takeReplaySlot(c: Context<AppEnv>, slots: ReplaySlots): () => void {
+  const ctx = c.get('ctx');
+  const limit = resolveLimits(ctx.limits).maxConcurrentReplays;
+  const key = ctx.caller.root;
+  const release = slots.tryTake(key, limit);
+  if (release) return release;
+  c.header('Retry-After', String(REPLAY_RETRY_AFTER_SECONDS));
+  throw new AppError(
+    'too_many_replays',
+    `this token already runs ${limit} replays, segment downloads, verifies or inspects at once, the most ` +
+      `it may: wait for one to finish, or try again in ${REPLAY_RETRY_AFTER_SECONDS} s`,
+    { limit, retry_after_seconds: REPLAY_RETRY_AFTER_SECONDS },
+  );
+}
+
+/**
+ * Runs `work` (a whole-session read answered as JSON: verify, inspect, attribution) holding a replay slot
+ * and a place in the scan gate, with the request's abort signal; gives both back when it settles.
+ * @throws what `takeReplaySlot`, the gate (the signal's reason) and `work` throw
+ */
+export async function withReplaySlot<T>(
+  c: Context<AppEnv>,
+  reads: WholeSessionReads,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const release = takeReplaySlot(c, reads.slots);
+  const signal = c.req.raw.signal;
+  try {
+    return await reads.gate.run(() => work(signal), signal);
+  } finally {
+    release();
+  }
+}
+
+/**
+ * The answer of a streamed whole-session read (replay, segment download): `source` as the body, holding a
+ * replay slot until the body is over (its last byte taken, an error, the client gone). A HEAD request gets
+ * the headers only: it takes no slot and reads nothing (`source` is lazy and never started).
+ * @throws AppError `too_many_replays` (see `takeReplaySlot`)
+ */
+export function slotBody(
+  c: Context<AppEnv>,
+  reads: WholeSessionReads,
+  source: AsyncIterable<string | Uint8Array>,
+  headers: Record<string, string>,
+): Response {
+  if (c.req.method === 'HEAD') return c.body(null, 200, headers);
+  const release = takeReplaySlot(c, reads.slots);
+  // Given back when the body ends or is cancelled, or at once when the request is aborted (whichever is
+  // first): a body the server never started to send is never cancelled either.
+  const signal = c.req.raw.signal;
+  const onAbort = () => release();
+  signal.addEventListener('abort', onAbort, { once: true });
+  const onClose = () => {
+    signal.removeEventListener('abort', onAbort);
+    release();
+  };
+  return c.body(toByteStream(source, { onClose }), 200, headers);
+}
