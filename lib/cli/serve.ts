@@ -147,7 +147,10 @@ async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promi
     o.print('Use it with: export HANSARD_TOKEN=<token>   (then: hansard token create --scopes ingest,read)');
   }
   o.print('');
-  o.print('Open the board (the link signs you in, valid 30 days):');
+  // Each start revokes the previous link (above): say so, not only its 30-day lifetime.
+  o.print(
+    'Open the board (this link signs you in until the next start of hansard serve, which prints a new one):',
+  );
   o.print(`  ${boardUrl}`);
   return {
     url,

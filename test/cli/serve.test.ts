@@ -4,11 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../lib/cli/serve.js';
+import { navigate } from '../http/suite-helpers.js';
 
 const data = mkdtempSync(join(tmpdir(), 'hansard-serve-'));
 afterAll(() => rmSync(data, { recursive: true, force: true }));
 
-const start = () => startServer({ port: 0, host: '127.0.0.1', data, print: () => {}, log: () => {} });
+let printed: string[] = [];
+const start = () =>
+  startServer({ port: 0, host: '127.0.0.1', data, print: (l) => printed.push(l), log: () => {} });
 const boardStatus = async (url: string, link: string) => {
   const token = new URL(link).searchParams.get('token')!;
   const res = await fetch(`${url}/v1/board`, { headers: { authorization: `Bearer ${token}` } });
@@ -17,8 +20,15 @@ const boardStatus = async (url: string, link: string) => {
 };
 
 describe('the board link', () => {
-  it('of a new start works, and the previous start’s link no longer does', async () => {
+  it('of a new start works, and the previous start’s link no longer does, as the start says', async () => {
+    printed = [];
     const first = await start();
+    // The promise printed must be the behaviour below: not "valid 30 days" when a restart ends it.
+    const said = printed.findIndex((l) => l.startsWith('Open the board'));
+    expect(printed[said]).toBe(
+      'Open the board (this link signs you in until the next start of hansard serve, which prints a new one):',
+    );
+    expect(printed[said + 1]).toBe(`  ${first.boardUrl}`);
     const firstLink = first.boardUrl;
     expect(await boardStatus(first.url, firstLink)).toBe(200);
     await first.close();
@@ -45,7 +55,9 @@ describe('the request log', () => {
     });
     try {
       const token = new URL(s.boardUrl).searchParams.get('token')!;
-      await (await fetch(s.boardUrl, { redirect: 'manual' })).body?.cancel();
+      // As a browser opens the printed link (fetch() would get the sign-in confirmation page).
+      const link = new URL(s.boardUrl);
+      await navigate({ url: s.url }, `${link.pathname}${link.search}`);
       await (await fetch(`${s.url}/healthz`)).body?.cancel();
       expect(lines[0]).toMatch(/^GET \/ 303 \d+ ms$/);
       expect(lines[1]).toMatch(/^GET \/healthz 200 \d+ ms$/);
