@@ -8,6 +8,7 @@
  * stop there: the other run did the work (issue 8.8).
  */
 import { createReadStream, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { type RawLine, splitLines } from '../log/reader.js';
 import { listSegments, sessionIdOf } from '../log/session-dir.js';
 import { type ApiClient, ServerError } from './client.js';
@@ -50,6 +51,12 @@ export interface UploadOptions {
  * larger than a chunk; ServerError / NetworkError from the client
  */
 export async function uploadSession(dir: string, options: UploadOptions): Promise<SessionUploadResult> {
+  // A segment file is a common slip (its path is what `ls` shows): name the directory to pass instead.
+  if (/(?:^|[\\/])w_[0-9A-Za-z]{26}\.jsonl$/.test(dir) && isFile(dir)) {
+    throw new UsageError(
+      `${dir} is a segment file: upload its session directory instead, which sends every writer's segment: hansard upload ${dirname(dir) || '.'}`,
+    );
+  }
   let segments: ReturnType<typeof listSegments>;
   try {
     segments = listSegments(dir);
@@ -237,6 +244,14 @@ async function confirmServerAhead(client: ApiClient, base: string, path: string)
 }
 
 /** Words for the file system errors a user meets. */
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 export function describeFsError(err: unknown): string {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return 'no such file or directory';
