@@ -92,6 +92,27 @@ function Row({ s }: { s: BoardSession }) {
   );
 }
 
+function SessionTable({ sessions }: { sessions: BoardSession[] }) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Session</th>
+          <th>State</th>
+          <th>Note</th>
+          <th>Last activity</th>
+          <th>Size</th>
+        </tr>
+      </thead>
+      <tbody>
+        {sessions.map((s) => (
+          <Row s={s} />
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 /** How many sessions, as a phrase: `1 session`, `312 sessions`. */
 function sessionsPhrase(n: number): string {
   return `${n.toLocaleString('en')} session${n === 1 ? '' : 's'}`;
@@ -123,6 +144,9 @@ export function BoardPage({
         ) : null}
       </nav>
     ) : null;
+  // Sessions known only from a status report sit apart, so a typo cannot pass for a session.
+  const recorded = board.sessions.filter((s) => s.writers > 0);
+  const reportedOnly = board.sessions.filter((s) => s.writers === 0);
   return (
     <Layout title={`board of ${board.tenant}`} signedIn>
       <p class="count">
@@ -148,22 +172,19 @@ export function BoardPage({
           )}
         </div>
       ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Session</th>
-              <th>State</th>
-              <th>Note</th>
-              <th>Last activity</th>
-              <th>Size</th>
-            </tr>
-          </thead>
-          <tbody>
-            {board.sessions.map((s) => (
-              <Row s={s} />
-            ))}
-          </tbody>
-        </table>
+        <>
+          {recorded.length > 0 ? <SessionTable sessions={recorded} /> : null}
+          {reportedOnly.length > 0 ? (
+            <section class="no-segments">
+              <h2>No segments yet</h2>
+              <p class="muted">
+                An agent reported on these sessions, but nothing of them was uploaded. A report may come
+                first; a mistyped session id looks the same.
+              </p>
+              <SessionTable sessions={reportedOnly} />
+            </section>
+          ) : null}
+        </>
       )}
       {pages}
       <p class="muted">As of {board.generated_at}. Reload for the latest.</p>

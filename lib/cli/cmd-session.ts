@@ -60,6 +60,13 @@ export function registerSession(program: Command, io: Io): void {
         });
         if (o.json) return printJson(io, res.body);
         io.stdout.write(`reported ${o.state} for ${o.session}\n`);
+        // A report may come before the segments, but a mistyped id also looks like this: say so.
+        if ((res.body as { writers?: number }).writers === 0) {
+          io.stderr.write(
+            `note: the server has no segments of ${o.session} yet. If you expected some, check the session id ` +
+              '(hansard upload prints it; the board lists it under "no segments yet").\n',
+          );
+        }
       },
     );
 }

@@ -133,6 +133,13 @@ export const StatusView = named(
       note: z.string(),
       events: z.array(DeclaredEvent).describe('the declared events as reported (seed 000)'),
       reported_at: Instant,
+      writers: z
+        .number()
+        .int()
+        .nonnegative()
+        .describe(
+          'how many writers of the session have uploaded segments so far; 0 for a report that came first, or for a mistyped session id',
+        ),
     })
     .describe("a session's latest status report: an agent's declaration, not proof"),
 );

@@ -14,21 +14,26 @@ export interface StatusView {
   note: string;
   events: DeclaredEvent[];
   reported_at: string;
+  /** writers with segments so far: 0 when the report came first, or names a mistyped session id */
+  writers: number;
 }
 
 /** The store keeps a report as `reportStatus` parsed it, so its state and events are the schema's. */
-function view(s: StatusRecord): StatusView {
+async function view(ctx: ServiceContext, s: StatusRecord): Promise<StatusView> {
+  const session = await ctx.state.getSession(ctx.tenant, s.sid);
   return {
     sid: s.sid,
     state: s.state as StatusReport['state'],
     note: s.note,
     events: s.events as DeclaredEvent[],
     reported_at: s.reported_at,
+    writers: session?.writers ?? 0,
   };
 }
 
 /**
- * `POST /v1/sessions/{sid}/status` (scope `report`). The session need not have segments yet.
+ * `POST /v1/sessions/{sid}/status` (scope `report`). The session need not have segments yet: the answer's
+ * `writers` says how many have, so a client can warn about a mistyped session id.
  * @throws AppError `invalid_body` (400) naming each problem, with nothing stored
  */
 export async function reportStatus({
@@ -53,7 +58,7 @@ export async function reportStatus({
     reported_at: isoNow(ctx),
   };
   await ctx.state.putStatus(rec);
-  return view(rec);
+  return view(ctx, rec);
 }
 
 /** `GET /v1/sessions/{sid}/status` (scope `read`). @throws AppError `not_found` when nothing was reported */
@@ -62,5 +67,5 @@ export async function getStatus({ ctx, sid }: { ctx: ServiceContext; sid: string
   requireSessionAccess(ctx, sid);
   const s = await ctx.state.getStatus(ctx.tenant, sid);
   if (!s) throw notFound('status');
-  return view(s);
+  return view(ctx, s);
 }
