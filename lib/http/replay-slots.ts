@@ -86,6 +86,21 @@ export function takeReplaySlot(c: Context<AppEnv>, slots: ReplaySlots): () => vo
 }
 
 /**
+ * The request's abort signal (aborted when the client goes away), with an `AbortError` as its reason:
+ * node-server aborts with a string, and a string thrown through a handler never reaches the app's error
+ * handler, so the request would end with no answer and no log line.
+ */
+export function clientSignal(c: Context<AppEnv>): AbortSignal {
+  const raw = c.req.raw.signal;
+  const ac = new AbortController();
+  const abort = () =>
+    ac.abort(new DOMException('the client went away before the answer was complete', 'AbortError'));
+  if (raw.aborted) abort();
+  else raw.addEventListener('abort', abort, { once: true });
+  return ac.signal;
+}
+
+/**
  * Runs `work` (a whole-session read answered as JSON: verify, inspect, attribution) holding a replay slot
  * and a place in the scan gate, with the request's abort signal; gives both back when it settles.
  * @throws what `takeReplaySlot`, the gate (the signal's reason) and `work` throw
@@ -96,7 +111,7 @@ export async function withReplaySlot<T>(
   work: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const release = takeReplaySlot(c, reads.slots);
-  const signal = c.req.raw.signal;
+  const signal = clientSignal(c);
   try {
     return await reads.gate.run(() => work(signal), signal);
   } finally {

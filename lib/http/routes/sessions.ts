@@ -27,7 +27,7 @@ import {
   SessionId,
   WriterId,
 } from '../params.js';
-import { slotBody, type WholeSessionReads } from '../replay-slots.js';
+import { clientSignal, slotBody, type WholeSessionReads } from '../replay-slots.js';
 
 /**
  * @param reads the app's guards of whole-session reads: replay and segment download each hold a slot of
@@ -65,7 +65,7 @@ export function sessionRoutes(reads: WholeSessionReads): Hono<AppEnv> {
     const sid = pathParam(c, 'sid', SessionId);
     const w = pathParam(c, 'w', WriterId);
     // The request's signal: a client that goes away stops the read and closes the segment.
-    const seg = await rawSegment({ ctx: c.get('ctx'), sid, w, signal: c.req.raw.signal });
+    const seg = await rawSegment({ ctx: c.get('ctx'), sid, w, signal: clientSignal(c) });
     return slotBody(c, reads, seg.body, {
       'content-type': 'application/x-ndjson',
       'content-length': String(seg.length),
@@ -88,7 +88,7 @@ export function sessionRoutes(reads: WholeSessionReads): Hono<AppEnv> {
     const format = queryParam(c, 'format', Format);
     const raw = queryParam(c, 'raw', Raw);
     const ctx = c.get('ctx');
-    const signal = c.req.raw.signal;
+    const signal = clientSignal(c);
     if (raw) {
       const body = await rawSession({ ctx, sid, signal });
       return slotBody(c, reads, body, { 'content-type': 'application/x-ndjson' });

@@ -1,0 +1,136 @@
+/**
+ * A client that goes away releases everything (issue 8 item 3), against `hansard serve` as its own
+ * process on a real data directory: 300 replays, text replays, raw replays and segment downloads dropped
+ * after their first bytes, and verifies and inspects dropped mid-way, leave the server's open descriptors
+ * (`/proc/<pid>/fd`) where they started, their token's replay slots free, and a later replay answers every
+ * byte. Before the fix each dropped replay kept one segment file open per writer (8 here), and a few
+ * hundred of them exhausted the descriptors.
+ */
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateSession } from '../../bench/gen.js';
+import { ApiClient } from '../../lib/cli/client.js';
+import { uploadSession } from '../../lib/cli/upload.js';
+import { listSegments, replayChunks, sessionDirSegments } from '../../lib/log/index.js';
+import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
+
+const WRITERS = 8;
+/** ms after which a verify or inspect is dropped: one of this session takes a few hundred. */
+const DROP_MS = 30;
+let srv: ServeProcess;
+let sid: string;
+let writers: string[];
+let expected: Buffer;
+
+beforeAll(async () => {
+  srv = await startServeProcess();
+  // ~12 MiB over 8 writers: far more than a first batch, so every dropped replay is mid-way.
+  const dir = await generateSession(srv.workDir, 40_000, WRITERS);
+  sid = dir.split('/').pop()!;
+  writers = listSegments(dir).map((s) => s.w);
+  await uploadSession(dir, { client: new ApiClient({ url: srv.url, token: srv.admin }) });
+  let text = '';
+  for await (const chunk of replayChunks(sessionDirSegments(dir))) text += chunk;
+  expected = Buffer.from(text, 'utf8');
+}, 120_000);
+
+afterAll(async () => {
+  await srv?.close();
+});
+
+/** GETs `path` on a raw socket and destroys it after `afterMs`, or after the first bytes when null. */
+function dropped(path: string, afterMs: number | null = null): Promise<number | null> {
+  return new Promise((resolve) => {
+    const socket = net.connect(srv.port, '127.0.0.1', () => {
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${srv.admin}\r\n\r\n`);
+      if (afterMs !== null) {
+        setTimeout(() => {
+          socket.destroy();
+          resolve(null);
+        }, afterMs);
+      }
+    });
+    socket.once('data', (d: Buffer) => {
+      if (afterMs !== null) return;
+      socket.destroy();
+      resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(d.toString('latin1'))?.[1] ?? 0));
+    });
+    socket.on('error', () => resolve(null));
+  });
+}
+
+/** Polls the descriptor count until it is at most `limit` (closing a file follows the abort by a tick). */
+async function fdsSettle(limit: number): Promise<number> {
+  for (let i = 0; i < 100 && srv.openFds() > limit; i++) await new Promise((r) => setTimeout(r, 100));
+  return srv.openFds();
+}
+
+async function fullReplay(): Promise<Buffer> {
+  const res = await fetch(`${srv.url}/v1/sessions/${sid}/replay`, {
+    headers: { authorization: `Bearer ${srv.admin}` },
+  });
+  expect(res.status).toBe(200);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+/** Request-log lines of `path` with `status` so far. */
+const logged = (path: string, status: number) =>
+  srv
+    .stderr()
+    .split('\n')
+    .filter((l) => l.startsWith(`GET ${path} ${status} `)).length;
+
+describe('hansard serve, after clients drop their whole-session reads', () => {
+  it('300 dropped replays and segment downloads leave the descriptors where they started, and the next replay answers every byte', async () => {
+    expect((await fullReplay()).equals(expected)).toBe(true); // warm: what a first replay loads stays
+    const base = srv.openFds();
+    const paths = [
+      `/v1/sessions/${sid}/replay`,
+      `/v1/sessions/${sid}/replay?format=text`,
+      `/v1/sessions/${sid}/replay?raw=1`,
+      ...writers.slice(0, 2).map((w) => `/v1/sessions/${sid}/writers/${w}/segment`),
+    ];
+    let refused = 0;
+    for (let i = 0; i < 300; i++) {
+      const status = await dropped(paths[i % paths.length]!);
+      // The server may read the next request before it sees the last one's close: its slot comes back then.
+      if (status === 429 && refused++ < 1000) {
+        await new Promise((r) => setTimeout(r, 10));
+        i -= 1;
+        continue;
+      }
+      expect(status).toBe(200);
+    }
+    // Before the fix: 8 more per dropped replay (one per writer), 1,800 here.
+    expect(await fdsSettle(base + 2)).toBeLessThanOrEqual(base + 2);
+    // Every slot came back: the cap's worth (4) at once, each in full.
+    const four = await Promise.all(Array.from({ length: 4 }, fullReplay));
+    for (const body of four) expect(body.equals(expected)).toBe(true);
+    expect(await fdsSettle(base + 2)).toBeLessThanOrEqual(base + 2);
+  }, 120_000);
+
+  it('a dropped verify or inspect stops (499 in the request log) and leaves no descriptor behind', async () => {
+    const base = srv.openFds();
+    for (const kind of ['verify', 'inspect'] as const) {
+      const path = `/v1/sessions/${sid}/${kind}`;
+      for (let i = 0; i < 10; i++) {
+        const before = logged(path, 499);
+        // A verify of this session takes a few hundred ms: dropped 30 ms in, it is mid-way.
+        await dropped(path, DROP_MS);
+        for (let t = 0; t < 100 && logged(path, 499) === before; t++) {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        expect(
+          logged(path, 499),
+          `${kind} ${i}: the server never stopped it:\n${srv.stderr().slice(-600)}`,
+        ).toBe(before + 1);
+      }
+    }
+    expect(await fdsSettle(base + 2)).toBeLessThanOrEqual(base + 2);
+    const res = await fetch(`${srv.url}/v1/sessions/${sid}/verify`, {
+      headers: { authorization: `Bearer ${srv.admin}` },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { summary: { events: number } }).summary.events).toBe(40_000);
+  }, 120_000);
+});

@@ -1,0 +1,122 @@
+/**
+ * `hansard serve` as its own process (the code under test, run from source through tsx), for tests that
+ * watch what the server process holds: its open file descriptors (`/proc/<pid>/fd`) and its resident
+ * memory (`/proc/<pid>/status` VmRSS). Linux only, as `/proc` is.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** The CLI's `runCli` from source (as test/durability/serve-child.ts runs it); the server keeps it alive. */
+const MAIN = `
+const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/cli/main.ts`)});
+const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+const code = await runCli(process.argv.slice(1), io);
+if (code !== 0 || !io.keepAlive) process.exit(code);
+`;
+
+/** A running `hansard serve` child process. */
+export interface ServeProcess {
+  url: string;
+  port: number;
+  pid: number;
+  /** tenant `local`'s admin token (installed through HANSARD_BOOTSTRAP_TOKEN) */
+  admin: string;
+  dataDir: string;
+  /** scratch space beside the data directory */
+  workDir: string;
+  /** what the process wrote to stderr so far (the request log, errors) */
+  stderr(): string;
+  /** how many file descriptors the process has open now */
+  openFds(): number;
+  /** the process's resident set size now, in bytes */
+  rssBytes(): number;
+  /** stops the process (SIGTERM, then SIGKILL after 5 s) and removes its directories */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `hansard serve --port 0 --data <fresh dir> --rate-limit 0 ARGS` and resolves once it prints the
+ * address it serves. @throws Error with its output when it exits or prints nothing in 45 s
+ */
+export function startServeProcess(args: string[] = []): Promise<ServeProcess> {
+  const root = mkdtempSync(join(tmpdir(), 'hansard-proc-'));
+  const dataDir = join(root, 'data');
+  const workDir = join(root, 'work');
+  const admin = `hns_${'Pr0cess'.repeat(6)}A`;
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HANSARD_')) env[k] = v;
+  env.HANSARD_BOOTSTRAP_TOKEN = admin;
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      MAIN,
+      'serve',
+      '--port',
+      '0',
+      '--data',
+      dataDir,
+      '--rate-limit',
+      '0',
+      ...args,
+    ],
+    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  let err = '';
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => {
+    // Keep the tail only: the request log of a long test is large.
+    err = (err + s).slice(-200_000);
+  });
+  const proc = `/proc/${child.pid}`;
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`hansard serve printed no address in 45 s:\n${out}\n${err}`));
+    }, 45_000);
+    const onExit = (code: number | null) => {
+      clearTimeout(timer);
+      fail(new Error(`hansard serve exited with ${code}:\n${out}\n${err}`));
+    };
+    child.once('exit', onExit);
+    child.stdout!.setEncoding('utf8').on('data', (s: string) => {
+      out += s;
+      const m = /serving (http:\/\/127\.0\.0\.1:(\d+))/.exec(out);
+      if (!m || !/\/\?token=hns_\w+/.test(out)) return;
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      done({
+        url: m[1]!,
+        port: Number(m[2]),
+        pid: child.pid!,
+        admin,
+        dataDir,
+        workDir,
+        stderr: () => err,
+        openFds: () => readdirSync(`${proc}/fd`).length,
+        rssBytes: () => {
+          const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`${proc}/status`, 'utf8'));
+          return Number(kb?.[1] ?? 0) * 1024;
+        },
+        close: async () => {
+          if (child.exitCode === null && child.signalCode === null) {
+            const exited = new Promise((r) => child.once('exit', r));
+            child.kill('SIGTERM');
+            const force = setTimeout(() => child.kill('SIGKILL'), 5000);
+            await exited;
+            clearTimeout(force);
+          }
+          rmSync(root, { recursive: true, force: true });
+        },
+      });
+    });
+  });
+}
