@@ -212,7 +212,7 @@ async function* mergeBatches(
  * Closes iterators (`return()`), all of them even when some fail; the first failure is rethrown after.
  * None of them may be mid-`next()` (the merge awaits one source at a time).
  */
-export async function closeAll(iterators: Iterable<AsyncIterator<unknown>>): Promise<void> {
+async function closeAll(iterators: Iterable<AsyncIterator<unknown>>): Promise<void> {
   const results = await Promise.allSettled([...iterators].map((it) => it.return?.()));
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
