@@ -1,6 +1,6 @@
 /** `hansard token create|list|revoke` (DESIGN §6): token administration on the server (admin scope). */
 import type { Command } from 'commander';
-import { SCOPES } from '../store/ports.js';
+import { SCOPES } from '../service/scopes.js';
 import { clientFrom, retryNotice } from './config.js';
 import { UsageError } from './errors.js';
 import { type Io, printJson } from './io.js';

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { ERROR_STATUS, type ErrorCode } from '../service/errors.js';
-import type { Scope } from '../store/index.js';
+import type { Scope } from '../service/scopes.js';
 import { HANSARD_VERSION } from '../version.js';
 import { type ComponentMeta, ErrorBody, requestSchemas, responseSchemas } from './schemas.js';
 

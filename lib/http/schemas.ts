@@ -11,9 +11,9 @@
 import { z } from 'zod';
 import { VERIFY_CODES } from '../log/verify.js';
 import { ERROR_STATUS, type ErrorCode } from '../service/errors.js';
+import { SCOPES } from '../service/scopes.js';
 import { DeclaredEvent, STATES, StatusReport } from '../service/status-schemas.js';
 import { CreateSessionTokenInput, CreateTokenInput, TOKEN_PATTERN } from '../service/tokens.js';
-import { SCOPES } from '../store/index.js';
 import { SessionId, TokenId, WriterId } from './params.js';
 
 /** What a schema in a registry is called in `components.schemas`. */

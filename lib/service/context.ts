@@ -1,9 +1,10 @@
 /**
  * What every verb runs with (STYLE §1): the caller's tenant and token, the stores, and the clock.
  */
-import type { Scope, SegmentStore, StateStore, TokenRecord } from '../store/index.js';
+import type { SegmentStore, StateStore, TokenRecord } from '../store/index.js';
 import { AppError, notFound } from './errors.js';
 import type { Limits } from './limits.js';
+import type { Scope } from './scopes.js';
 
 export interface ServiceDeps {
   segments: SegmentStore;

@@ -8,6 +8,7 @@ export * from './bootstrap.js';
 export * from './context.js';
 export * from './errors.js';
 export * from './ingest.js';
+export * from './scopes.js';
 export * from './sessions.js';
 export * from './status.js';
 export * from './status-schemas.js';

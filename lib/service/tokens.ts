@@ -6,9 +6,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { newId } from '../log/ids.js';
-import { SCOPES, type Scope, type StateStore, type TokenRecord } from '../store/index.js';
+import type { StateStore, TokenRecord } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError, parseInput } from './errors.js';
+import { isScope, SCOPES, type Scope } from './scopes.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const TOKEN_PATTERN = /^hns_[0-9A-Za-z]{43}$/;
@@ -131,7 +132,7 @@ async function storeToken(
     id,
     tenant,
     hash: hashToken(token),
-    scopes: [...new Set(fields.scopes)] as Scope[],
+    scopes: [...new Set(fields.scopes)],
     session: fields.session,
     label: fields.label,
     created_at: now.toISOString(),
@@ -288,10 +289,16 @@ export async function createSessionToken({
   );
 }
 
-/** The public view of a token record (no hash). */
-export function publicToken(t: TokenRecord): Omit<TokenRecord, 'hash'> {
-  const { hash: _hash, ...rest } = t;
-  return rest;
+/** What the API shows of a token: its record without the hash, with the scopes this version knows. */
+export type TokenView = Omit<TokenRecord, 'hash' | 'scopes'> & { scopes: Scope[] };
+
+/**
+ * The public view of a token record (no hash). A stored scope name this version does not know grants
+ * nothing (`requireScope` asks for known names only), so it is not shown as granted either.
+ */
+export function publicToken(t: TokenRecord): TokenView {
+  const { hash: _hash, scopes, ...rest } = t;
+  return { ...rest, scopes: scopes.filter(isScope) };
 }
 
 /** `GET /v1/tokens` (scope `admin`, not session-bound). */

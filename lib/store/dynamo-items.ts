@@ -5,13 +5,7 @@
 
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { gsiKeys, keys } from './dynamo-schema.js';
-import {
-  InvalidCursorError,
-  type Scope,
-  type SessionRecord,
-  type TokenRecord,
-  type WriterRecord,
-} from './ports.js';
+import { InvalidCursorError, type SessionRecord, type TokenRecord, type WriterRecord } from './ports.js';
 
 export type Item = Record<string, unknown>;
 
@@ -93,7 +87,7 @@ export function toToken(item: Item): TokenRecord {
     id: item.id as string,
     tenant: item.tenant as string,
     hash: item.hash as string,
-    scopes: item.scopes as Scope[],
+    scopes: item.scopes as string[],
     session: (item.session as string | undefined) ?? null,
     label: (item.label as string | undefined) ?? null,
     created_at: item.created_at as string,

@@ -54,16 +54,16 @@ export interface SegmentStore {
   missingBytes(key: SegmentKey, end: number): Promise<ByteRange | null>;
 }
 
-/** Token scopes (DESIGN §4). */
-export const SCOPES = ['ingest', 'report', 'read', 'board', 'admin'] as const;
-export type Scope = (typeof SCOPES)[number];
-
 /** A token as stored: never the secret, only its SHA-256 (hex). Times are ISO 8601 strings. */
 export interface TokenRecord {
   id: string;
   tenant: string;
   hash: string;
-  scopes: Scope[];
+  /**
+   * what the token may do, as given when it was made: scope names (lib/service/scopes.ts), which the
+   * store keeps without giving them a meaning; the service decides what each grants
+   */
+  scopes: string[];
   /** bound to this session only, or null */
   session: string | null;
   label: string | null;

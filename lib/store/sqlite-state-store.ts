@@ -8,7 +8,6 @@ import {
   type ChunkRecord,
   InvalidCursorError,
   type Page,
-  type Scope,
   type SessionRecord,
   StateConflictError,
   type StateStore,
@@ -312,7 +311,7 @@ export class SqliteStateStore implements StateStore {
 function toToken(row: Row): TokenRecord {
   return {
     ...(row as unknown as TokenRecord),
-    scopes: JSON.parse(row.scopes as string) as Scope[],
+    scopes: JSON.parse(row.scopes as string) as string[],
     parent: (row.parent as string | null) ?? null,
     root: (row.root as string | null) ?? (row.id as string),
   };

@@ -13,24 +13,15 @@
  *  (d) nothing B or C is answered names A's sessions, writers, tokens, token secrets or hashes;
  *  (e) A's session-bound token on A's other session answers exactly as on a session that does not exist.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/http/index.js';
 import { newId } from '../../lib/log/index.js';
 import { hashToken } from '../../lib/service/index.js';
-import { SCOPES, type Scope } from '../../lib/store/index.js';
-import {
-  type Answer,
-  expectError,
-  type LocalSegment,
-  makeTenant,
-  mint,
-  startServer,
-  type TestServer,
-  type TestTenant,
-  upload,
-  writeSession,
-} from './helpers.js';
-import { leaked, navigate, type Req, send, snapshot } from './suite-helpers.js';
+import { SCOPES, type Scope } from '../../lib/service/scopes.js';
+import { type Answer, expectError, leaked, navigate, type Req, request } from '../support/http.js';
+import { type LocalSegment, writeSession } from '../support/segments.js';
+import { makeTenant, mint, type TestTenant, useServer } from '../support/server.js';
+import { snapshot, upload } from '../support/stored.js';
 
 /** The ids a route call is made with. */
 interface Ids {
@@ -236,7 +227,7 @@ interface Held {
   single: Record<Scope, string>;
 }
 
-let srv: TestServer;
+const srv = useServer({ tenants: [] });
 let A: Held;
 let B: Held;
 let C: TestTenant;
@@ -250,7 +241,7 @@ async function hold(name: string): Promise<Held> {
   const other = writeSession(srv.workDir, { agent: `${name}-other` });
   await upload(srv, tenant.admin, seg);
   await upload(srv, tenant.admin, other);
-  const st = await send(srv, {
+  const st = await request(srv, {
     method: 'POST',
     path: `/v1/sessions/${seg.sid}/status`,
     token: tenant.admin,
@@ -308,20 +299,14 @@ function shape(a: Answer, body: string): string {
 const answered: { what: string; a: Answer; sent: Ids | null }[] = [];
 
 async function call(route: string, ids: Ids, token: string | null): Promise<Answer> {
-  return send(srv, { ...ROUTES[route]!.call(ids), token });
+  return request(srv, { ...ROUTES[route]!.call(ids), token });
 }
 
 beforeAll(async () => {
-  srv = await startServer();
   A = await hold('tenant-a-7f3k');
   B = await hold('tenant-b-9q2m');
   C = await makeTenant(srv, 'tenant-c-4x8v');
   boundA = await mint(srv, A.tenant.name, ['ingest', 'report', 'read', 'board'], A.other.sid);
-});
-
-afterAll(async () => {
-  expect(srv.logged).toEqual([]);
-  await srv.close();
 });
 
 describe('the route table', () => {
@@ -436,7 +421,7 @@ describe('(d) nothing another tenant is answered names A’s things', () => {
 
   it('B’s board, as JSON and as HTML, and B’s listings show B’s sessions and never A’s', async () => {
     const secrets = await secretsOf(A, [boundA]);
-    const boardJson = await send(srv, { method: 'GET', path: '/v1/board', token: B.single.board });
+    const boardJson = await request(srv, { method: 'GET', path: '/v1/board', token: B.single.board });
     expect(boardJson.status).toBe(200);
     expect(boardJson.json.sessions.map((s: { sid: string }) => s.sid).sort()).toEqual(
       [B.seg.sid, B.other.sid].sort(),
@@ -445,15 +430,15 @@ describe('(d) nothing another tenant is answered names A’s things', () => {
     const signIn = await navigate(srv, `/?token=${B.single.board}`);
     expect(signIn.status).toBe(303);
     const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
-    const page = await send(srv, { method: 'GET', path: '/', headers: { cookie } });
+    const page = await request(srv, { method: 'GET', path: '/', headers: { cookie } });
     expect(page.status).toBe(200);
     expect(page.text).toContain(B.seg.sid);
-    const timeline = await send(srv, { method: 'GET', path: `/sessions/${B.seg.sid}`, headers: { cookie } });
+    const timeline = await request(srv, { method: 'GET', path: `/sessions/${B.seg.sid}`, headers: { cookie } });
     expect(timeline.status).toBe(200);
-    const theirs = await send(srv, { method: 'GET', path: `/sessions/${A.seg.sid}`, headers: { cookie } });
+    const theirs = await request(srv, { method: 'GET', path: `/sessions/${A.seg.sid}`, headers: { cookie } });
     expect(theirs.status).toBe(404);
-    const listing = await send(srv, { method: 'GET', path: '/v1/sessions?limit=200', token: B.tenant.admin });
-    const tokens = await send(srv, { method: 'GET', path: '/v1/tokens', token: B.tenant.admin });
+    const listing = await request(srv, { method: 'GET', path: '/v1/sessions?limit=200', token: B.tenant.admin });
+    const tokens = await request(srv, { method: 'GET', path: '/v1/tokens', token: B.tenant.admin });
     for (const a of [boardJson, page, timeline, theirs, listing, tokens]) {
       expect(leaked(a.text, secrets)).toEqual([]);
     }
@@ -488,7 +473,7 @@ describe('(e) a session-bound token on another session of its tenant answers as 
 
   it('its listings and board show its own session only', async () => {
     for (const path of ['/v1/sessions', '/v1/board']) {
-      const a = await send(srv, { method: 'GET', path, token: boundA });
+      const a = await request(srv, { method: 'GET', path, token: boundA });
       expect(a.status, a.text).toBe(200);
       expect(a.json.sessions.map((s: { sid: string }) => s.sid)).toEqual([A.other.sid]);
       expect(a.text).not.toContain(A.seg.sid);
@@ -503,7 +488,7 @@ describe('(e) a session-bound token on another session of its tenant answers as 
       { method: 'DELETE', path: `/v1/tokens/${A.victimTokenId}` },
     ];
     for (const req of tries) {
-      const a = await send(srv, { ...req, token: boundAdmin });
+      const a = await request(srv, { ...req, token: boundAdmin });
       expectError(srv, a, 403, 'forbidden');
       expect(a.text).not.toContain(A.seg.sid);
     }
