@@ -6,7 +6,6 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import { csrf } from 'hono/csrf';
 import { secureHeaders } from 'hono/secure-headers';
-import { boardRoutes } from '../board/routes.js';
 import type { RateLimiter } from '../ratelimit/interface.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { ServiceDeps } from '../service/context.js';
@@ -18,6 +17,7 @@ import { rateLimit } from './ratelimit.js';
 import { wholeSessionReads } from './replay-slots.js';
 import { requestLog } from './request-log.js';
 import { analysisRoutes } from './routes/analysis.js';
+import { boardRoutes } from './routes/board.js';
 import { docsRoutes } from './routes/docs.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { boardApiRoutes, statusRoutes } from './routes/status.js';

@@ -14,15 +14,6 @@
  */
 import { type Context, Hono } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
-import type { AppEnv } from '../http/auth.js';
-import { BOARD_COOKIE, requireAuth } from '../http/auth.js';
-import { BoardLimit, Cursor, pathParam, queryParam, SessionId } from '../http/params.js';
-import { type Board, getBoard } from '../service/board.js';
-import type { ServiceDeps } from '../service/context.js';
-import { AppError } from '../service/errors.js';
-import { replaySession } from '../service/sessions.js';
-import { getStatus, type StatusView } from '../service/status.js';
-import { authenticate } from '../service/tokens.js';
 import {
   BadPageLinkPage,
   BoardPage,
@@ -30,7 +21,16 @@ import {
   LoginPage,
   NotFoundPage,
   SessionPage,
-} from './pages.js';
+} from '../../board/pages.js';
+import { type Board, getBoard } from '../../service/board.js';
+import type { ServiceDeps } from '../../service/context.js';
+import { AppError } from '../../service/errors.js';
+import { replaySession } from '../../service/sessions.js';
+import { getStatus, type StatusView } from '../../service/status.js';
+import { authenticate } from '../../service/tokens.js';
+import type { AppEnv } from '../auth.js';
+import { BOARD_COOKIE, requireAuth } from '../auth.js';
+import { BoardLimit, Cursor, pathParam, queryParam, SessionId } from '../params.js';
 
 const MAX_TIMELINE_LINES = 2000;
 
