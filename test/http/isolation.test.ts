@@ -433,11 +433,19 @@ describe('(d) nothing another tenant is answered names A’s things', () => {
     const page = await request(srv, { method: 'GET', path: '/', headers: { cookie } });
     expect(page.status).toBe(200);
     expect(page.text).toContain(B.seg.sid);
-    const timeline = await request(srv, { method: 'GET', path: `/sessions/${B.seg.sid}`, headers: { cookie } });
+    const timeline = await request(srv, {
+      method: 'GET',
+      path: `/sessions/${B.seg.sid}`,
+      headers: { cookie },
+    });
     expect(timeline.status).toBe(200);
     const theirs = await request(srv, { method: 'GET', path: `/sessions/${A.seg.sid}`, headers: { cookie } });
     expect(theirs.status).toBe(404);
-    const listing = await request(srv, { method: 'GET', path: '/v1/sessions?limit=200', token: B.tenant.admin });
+    const listing = await request(srv, {
+      method: 'GET',
+      path: '/v1/sessions?limit=200',
+      token: B.tenant.admin,
+    });
     const tokens = await request(srv, { method: 'GET', path: '/v1/tokens', token: B.tenant.admin });
     for (const a of [boardJson, page, timeline, theirs, listing, tokens]) {
       expect(leaked(a.text, secrets)).toEqual([]);

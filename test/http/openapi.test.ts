@@ -8,28 +8,18 @@
 
 import { compileErrors, dereference, validate } from '@readme/openapi-parser';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/http/app.js';
 import { newId } from '../../lib/log/index.js';
-import {
-  type Answer,
-  makeTenant,
-  mint,
-  postChunk,
-  request,
-  startServer,
-  type TestServer,
-  type TestTenant,
-  upload,
-  writeSession,
-} from './helpers.js';
-import { navigate } from './suite-helpers.js';
+import { type Answer, navigate, type RequestOptions, request } from '../support/http.js';
+import { writeSession } from '../support/segments.js';
+import { mint, useServer } from '../support/server.js';
+import { postChunk, upload } from '../support/stored.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the test reads the document field by field
 type Json = Record<string, any>;
 
-let srv: TestServer;
-let tenant: TestTenant;
+const srv = useServer();
 /** the document as served */
 let doc: Json;
 /** the document with every $ref resolved, for ajv */
@@ -45,17 +35,10 @@ const compiled = new Map<string, ValidateFunction>();
 const checked = new Set<string>();
 
 beforeAll(async () => {
-  srv = await startServer();
-  tenant = await makeTenant(srv, 'local');
   const a = await request(srv, 'GET', '/v1/openapi.json');
   expect(a.status).toBe(200);
   doc = a.json;
   resolved = await dereference(structuredClone(doc) as never);
-});
-
-afterAll(async () => {
-  expect(srv.logged).toEqual([]);
-  await srv.close();
 });
 
 /** `/v1/sessions/:sid` as an OpenAPI path template. */
@@ -110,18 +93,14 @@ async function call(
   docPath: string,
   opts: Parameters<typeof request>[3] = {},
 ): Promise<Answer> {
-  const a = await request(srv, method, path, { token: tenant.admin, ...opts });
+  const a = await request(srv, method, path, { token: srv.admin, ...opts });
   expectDocumented(method, docPath, a);
   return a;
 }
 
-/** A request that does not follow redirects (the board pages answer 302/303). */
-async function raw(method: string, path: string, init: RequestInit = {}): Promise<Answer> {
-  const res = await fetch(`${srv.url}${path}`, { method, redirect: 'manual', ...init });
-  const bytes = Buffer.from(await res.arrayBuffer());
-  const text = bytes.toString('utf8');
-  const json = (res.headers.get('content-type') ?? '').includes('application/json') ? JSON.parse(text) : null;
-  return { status: res.status, headers: res.headers, bytes, text, json };
+/** A request with no token (the board pages take it from a cookie or a form); `request` never follows redirects. */
+function raw(method: string, path: string, init: RequestOptions = {}): Promise<Answer> {
+  return request(srv, { ...init, method, path });
 }
 
 describe('GET /v1/openapi.json', () => {
@@ -215,7 +194,7 @@ describe('real answers match the document', () => {
     // ingest: 201, a retry (200), and the refusals
     const seg = writeSession(srv.workDir);
     const chunks = '/v1/sessions/{sid}/writers/{w}/chunks';
-    const chunk = (offset: number | null, body: string | Buffer, token: string | null = tenant.admin) =>
+    const chunk = (offset: number | null, body: string | Buffer, token: string | null = srv.admin) =>
       postChunk(srv, token, seg.sid, seg.w, offset, body);
     expectDocumented('POST', chunks, await chunk(0, seg.bytes));
     expectDocumented('POST', chunks, await chunk(0, seg.bytes));
@@ -225,7 +204,7 @@ describe('real answers match the document', () => {
     expectDocumented('POST', chunks, await chunk(seg.bytes.length, seg.bytes, reader)); // 403
     expectDocumented('POST', chunks, await chunk(seg.bytes.length, seg.bytes, null)); // 401
     const other = writeSession(srv.workDir, { agent: 'second' });
-    await upload(srv, tenant.admin, other);
+    await upload(srv, srv.admin, other);
 
     const { sid, w } = seg;
     await call('GET', `/v1/sessions/${sid}/writers/${w}`, '/v1/sessions/{sid}/writers/{w}');
@@ -277,20 +256,15 @@ describe('real answers match the document', () => {
     for (const [method, path, docPath, init] of [
       ['GET', '/login', '/login', {}],
       ['GET', '/', '/', {}], // 302 to /login
-      ['GET', `/?token=${tenant.admin}`, '/', {}], // 200: fetch is no typed navigation, so it asks to confirm
+      ['GET', `/?token=${srv.admin}`, '/', {}], // 200: fetch is no typed navigation, so it asks to confirm
       ['GET', `/?token=hns_${'x'.repeat(43)}`, '/', {}], // 401
       ['GET', `/sessions/${sid}`, '/sessions/{sid}', {}], // 302 to /login
-      [
-        'GET',
-        `/sessions/${sid}`,
-        '/sessions/{sid}',
-        { headers: { authorization: `Bearer ${tenant.admin}` } },
-      ],
+      ['GET', `/sessions/${sid}`, '/sessions/{sid}', { headers: { authorization: `Bearer ${srv.admin}` } }],
       [
         'GET',
         `/sessions/${newId('s')}`,
         '/sessions/{sid}',
-        { headers: { cookie: `hansard_board=${tenant.admin}` } },
+        { headers: { cookie: `hansard_board=${srv.admin}` } },
       ],
       [
         'POST',
@@ -298,7 +272,7 @@ describe('real answers match the document', () => {
         '/login',
         {
           headers: { ...origin, 'content-type': 'application/x-www-form-urlencoded' },
-          body: `token=${tenant.admin}`,
+          body: `token=${srv.admin}`,
         },
       ],
       [
@@ -318,10 +292,10 @@ describe('real answers match the document', () => {
         },
       ], // 403
     ] as const) {
-      expectDocumented(method, docPath, await raw(method, path, init as RequestInit));
+      expectDocumented(method, docPath, await raw(method, path, init as RequestOptions));
     }
     // 303, signed in: the link as a browser sends it when the user opens it
-    expectDocumented('GET', '/', await navigate(srv, `/?token=${tenant.admin}`));
+    expectDocumented('GET', '/', await navigate(srv, `/?token=${srv.admin}`));
 
     // Every operation had at least one real answer checked.
     const exercised = new Set([...checked].map((c) => c.split(' ')[0]));
