@@ -3,37 +3,21 @@
  * runs on a local directory, over the stored segments.
  */
 import { appendFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inspectSession, segmentSources, sessionDirSegments, verifySegments } from '../../lib/log/index.js';
-import {
-  expectError,
-  makeTenant,
-  mint,
-  readLocal,
-  request,
-  startServer,
-  type TestServer,
-  type TestTenant,
-  upload,
-  writeSession,
-} from './helpers.js';
+import { expectError, request } from '../support/http.js';
+import { readLocal, writeSession } from '../support/segments.js';
+import { mint, useServer } from '../support/server.js';
+import { upload } from '../support/stored.js';
 
-let srv: TestServer;
-let tenant: TestTenant;
-let reader: string;
-
-beforeAll(async () => {
-  srv = await startServer();
-  tenant = await makeTenant(srv, 'local');
-  reader = await mint(srv, 'local', ['read']);
-});
-afterAll(() => srv.close());
+const srv = useServer({ tokens: { reader: ['read'] } });
+const { tokens } = srv;
 
 describe('GET /v1/sessions/{sid}/verify', () => {
   it('answers ok for a clean session and the same report as the library on the local directory', async () => {
     const seg = writeSession(srv.workDir);
-    await upload(srv, tenant.admin, seg);
-    const a = await request(srv, 'GET', `/v1/sessions/${seg.sid}/verify`, { token: reader });
+    await upload(srv, srv.admin, seg);
+    const a = await request(srv, 'GET', `/v1/sessions/${seg.sid}/verify`, { token: tokens.reader });
     expect(a.status).toBe(200);
     expect(a.json).toMatchObject({ ok: true, problems: [] });
     expect(a.json).toEqual(await verifySegments(sessionDirSegments(seg.dir), seg.sid));
@@ -43,8 +27,8 @@ describe('GET /v1/sessions/{sid}/verify', () => {
     const seg = writeSession(srv.workDir, { open: true });
     appendFileSync(seg.path, '{"v":3,"sid":"torn\n');
     const s2 = readLocal(seg);
-    await upload(srv, tenant.admin, s2);
-    const a = await request(srv, 'GET', `/v1/sessions/${seg.sid}/verify`, { token: reader });
+    await upload(srv, srv.admin, s2);
+    const a = await request(srv, 'GET', `/v1/sessions/${seg.sid}/verify`, { token: tokens.reader });
     expect(a.json.ok).toBe(false);
     const torn = a.json.problems.find((p: { code: string }) => p.code === 'truncated_line');
     expect(torn).toMatchObject({ severity: 'error', w: seg.w, line: 9 });
@@ -52,7 +36,7 @@ describe('GET /v1/sessions/{sid}/verify', () => {
 
   it('needs the read scope and answers 404 for an unknown session', async () => {
     const seg = writeSession(srv.workDir);
-    await upload(srv, tenant.admin, seg);
+    await upload(srv, srv.admin, seg);
     const ingestOnly = await mint(srv, 'local', ['ingest']);
     expectError(
       srv,
@@ -62,7 +46,7 @@ describe('GET /v1/sessions/{sid}/verify', () => {
     );
     expectError(
       srv,
-      await request(srv, 'GET', '/v1/sessions/s_01KZVVGRNR3D5V708Z4NPGG11Z/verify', { token: reader }),
+      await request(srv, 'GET', '/v1/sessions/s_01KZVVGRNR3D5V708Z4NPGG11Z/verify', { token: tokens.reader }),
       404,
       'not_found',
     );
@@ -72,8 +56,8 @@ describe('GET /v1/sessions/{sid}/verify', () => {
 describe('GET /v1/sessions/{sid}/inspect', () => {
   it('summarizes writers, participants, turns, actions by tool, attribution and the verify summary', async () => {
     const seg = writeSession(srv.workDir, { agent: 'inspector' });
-    await upload(srv, tenant.admin, seg);
-    const a = await request(srv, 'GET', `/v1/sessions/${seg.sid}/inspect`, { token: reader });
+    await upload(srv, srv.admin, seg);
+    const a = await request(srv, 'GET', `/v1/sessions/${seg.sid}/inspect`, { token: tokens.reader });
     expect(a.status).toBe(200);
     expect(a.json).toMatchObject({
       sid: seg.sid,
@@ -95,8 +79,8 @@ describe('GET /v1/sessions/{sid}/inspect', () => {
 describe('GET /v1/sessions/{sid}/attribution', () => {
   it('lists every action and output with its messages, basis and confidence', async () => {
     const seg = writeSession(srv.workDir);
-    await upload(srv, tenant.admin, seg);
-    const a = await request(srv, 'GET', `/v1/sessions/${seg.sid}/attribution`, { token: reader });
+    await upload(srv, srv.admin, seg);
+    const a = await request(srv, 'GET', `/v1/sessions/${seg.sid}/attribution`, { token: tokens.reader });
     expect(a.status).toBe(200);
     const message = seg.lines.map((l) => JSON.parse(l.toString())).find((e) => e.type === 'message');
     expect(a.json.sid).toBe(seg.sid);
@@ -112,8 +96,10 @@ describe('GET /v1/sessions/{sid}/attribution', () => {
 
   it('shows the attribution in the text replay', async () => {
     const seg = writeSession(srv.workDir);
-    await upload(srv, tenant.admin, seg);
-    const a = await request(srv, 'GET', `/v1/sessions/${seg.sid}/replay?format=text`, { token: reader });
+    await upload(srv, srv.admin, seg);
+    const a = await request(srv, 'GET', `/v1/sessions/${seg.sid}/replay?format=text`, {
+      token: tokens.reader,
+    });
     const action = a.text.split('\n').find((l) => l.includes('agent.action '))!;
     expect(action).toMatch(/\[← priya m_[0-9A-Z]{26}: recorded_context 1\]$/);
   });

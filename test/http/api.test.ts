@@ -3,36 +3,15 @@
  * tenant isolation (another tenant's session answers exactly as a session that does not exist).
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import { hashToken } from '../../lib/service/index.js';
-import {
-  expectError,
-  expectNoStackTrace,
-  type LocalSegment,
-  makeTenant,
-  postChunk,
-  request,
-  startServer,
-  storedSegmentPath,
-  type TestServer,
-  type TestTenant,
-  upload,
-  writeSession,
-} from './helpers.js';
+import { expectError, expectNoStackTrace, request } from '../support/http.js';
+import { type LocalSegment, writeSession } from '../support/segments.js';
+import { makeTenant, type TestTenant, useServer } from '../support/server.js';
+import { postChunk, storedSegmentPath, upload } from '../support/stored.js';
 
-let srv: TestServer;
-let local: TestTenant;
-
-beforeAll(async () => {
-  srv = await startServer();
-  local = await makeTenant(srv, 'local');
-});
-
-afterAll(async () => {
-  expect(srv.logged).toEqual([]);
-  await srv.close();
-});
+const srv = useServer();
 
 describe('GET /healthz', () => {
   it('answers 200 without a token', async () => {
@@ -54,7 +33,7 @@ describe('unknown routes', () => {
     ] as const) {
       // JSON content: the board's CSRF guard (mounted at `/`) refuses a form-like body before routing.
       const json = method === 'GET' ? undefined : {};
-      const a = await request(srv, method, path, { token: local.admin, json });
+      const a = await request(srv, method, path, { token: srv.admin, json });
       const err = expectError(srv, a, 404, 'not_found');
       expect(err.message.length).toBeGreaterThan(0);
     }
@@ -62,7 +41,7 @@ describe('unknown routes', () => {
 
   it('under /v1 still ask for a token first', async () => {
     expectError(srv, await request(srv, 'GET', '/v1/nope'), 401, 'unauthorized');
-    expectError(srv, await request(srv, 'GET', '/v1/nope', { token: local.admin }), 404, 'not_found');
+    expectError(srv, await request(srv, 'GET', '/v1/nope', { token: srv.admin }), 404, 'not_found');
   });
 });
 
@@ -71,21 +50,21 @@ describe('error answers', () => {
     const seg = writeSession(srv.workDir);
     const bad = [
       await request(srv, 'POST', `/v1/sessions/${seg.sid}/writers/${seg.w}/chunks?offset=0`, {
-        token: local.admin,
+        token: srv.admin,
         body: '{"v":3',
       }),
-      await postChunk(srv, local.admin, seg.sid, seg.w, 0, 'not json\n'),
+      await postChunk(srv, srv.admin, seg.sid, seg.w, 0, 'not json\n'),
       await request(srv, 'POST', '/v1/tokens', {
-        token: local.admin,
+        token: srv.admin,
         body: '{"scopes":',
         headers: { 'content-type': 'application/json' },
       }),
       await request(srv, 'POST', `/v1/sessions/${seg.sid}/status`, {
-        token: local.admin,
+        token: srv.admin,
         json: { state: 1 },
       }),
-      await request(srv, 'GET', '/v1/sessions?cursor=%E0%A4%A', { token: local.admin }),
-      await request(srv, 'GET', `/v1/sessions/${seg.sid}/replay?format=%00`, { token: local.admin }),
+      await request(srv, 'GET', '/v1/sessions?cursor=%E0%A4%A', { token: srv.admin }),
+      await request(srv, 'GET', `/v1/sessions/${seg.sid}/replay?format=%00`, { token: srv.admin }),
       await request(srv, 'GET', '/v1/sessions', { headers: { authorization: 'Bearer' } }),
       await request(srv, 'GET', '/v1/sessions', { headers: { authorization: `Basic ${'x'.repeat(5000)}` } }),
     ];
@@ -106,9 +85,9 @@ describe('tenant isolation', () => {
   beforeAll(async () => {
     other = await makeTenant(srv, 'other');
     seg = writeSession(srv.workDir);
-    await upload(srv, local.admin, seg);
+    await upload(srv, srv.admin, seg);
     const r = await request(srv, 'POST', `/v1/sessions/${seg.sid}/status`, {
-      token: local.admin,
+      token: srv.admin,
       json: { state: 'blocked', note: 'waiting on a secret' },
     });
     expect(r.status).toBe(201);
@@ -131,7 +110,7 @@ describe('tenant isolation', () => {
     const nowhere = paths(newId('s'), newId('w'));
     for (let i = 0; i < theirs.length; i++) {
       // the owner sees it
-      const own = await request(srv, 'GET', theirs[i]!, { token: local.admin });
+      const own = await request(srv, 'GET', theirs[i]!, { token: srv.admin });
       expect(own.status, theirs[i]).toBe(200);
       const a = await request(srv, 'GET', theirs[i]!, { token: other.admin });
       const b = await request(srv, 'GET', nowhere[i]!, { token: other.admin });
@@ -155,12 +134,12 @@ describe('tenant isolation', () => {
   });
 
   it("cannot revoke another tenant's token", async () => {
-    const id = (await srv.stores.state.getTokenByHash(hashToken(local.admin)))!.id;
+    const id = (await srv.stores.state.getTokenByHash(hashToken(srv.admin)))!.id;
     const a = await request(srv, 'DELETE', `/v1/tokens/${id}`, { token: other.admin });
     const b = await request(srv, 'DELETE', `/v1/tokens/tok_${newId('e').slice(2)}`, { token: other.admin });
     expectError(srv, a, 404, 'not_found');
     expect(a.text).toBe(b.text);
-    expect((await request(srv, 'GET', '/v1/sessions', { token: local.admin })).status).toBe(200);
+    expect((await request(srv, 'GET', '/v1/sessions', { token: srv.admin })).status).toBe(200);
   });
 
   it('keeps the same session and writer ids of two tenants apart', async () => {
@@ -177,7 +156,7 @@ describe('tenant isolation', () => {
     expect(readFileSync(storedSegmentPath(srv, 'local', seg.sid, seg.w)).equals(before)).toBe(true);
     expect(readFileSync(storedSegmentPath(srv, 'other', seg.sid, seg.w)).equals(forged)).toBe(true);
     const mine = await request(srv, 'GET', `/v1/sessions/${seg.sid}/writers/${seg.w}/segment`, {
-      token: local.admin,
+      token: srv.admin,
     });
     expect(mine.bytes.equals(seg.bytes)).toBe(true);
     const theirs = await request(srv, 'GET', `/v1/sessions/${seg.sid}/replay`, { token: other.admin });

@@ -2,36 +2,16 @@
  * Tokens over real HTTP (DESIGN §4): created by an admin (the secret shown once), listed without secrets
  * or hashes, revoked; scopes and session-bound tokens enforced on the routes.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import { hashToken } from '../../lib/service/index.js';
-import {
-  expectError,
-  makeTenant,
-  mint,
-  postChunk,
-  request,
-  startServer,
-  type TestServer,
-  type TestTenant,
-  tenantsDigest,
-  writeSession,
-} from './helpers.js';
+import { expectError, request } from '../support/http.js';
+import { writeSession } from '../support/segments.js';
+import { mint, useServer } from '../support/server.js';
+import { postChunk, tenantsDigest } from '../support/stored.js';
 
-let srv: TestServer;
-let tenant: TestTenant;
-
-beforeAll(async () => {
-  srv = await startServer();
-  tenant = await makeTenant(srv, 'local');
-});
-
-afterAll(async () => {
-  expect(srv.logged).toEqual([]);
-  await srv.close();
-});
-
-const admin = () => tenant.admin;
+const srv = useServer();
+const admin = () => srv.admin;
 
 describe('POST /v1/tokens, GET /v1/tokens, DELETE /v1/tokens/{id}', () => {
   let created: { token: string; id: string };

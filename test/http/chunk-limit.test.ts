@@ -2,29 +2,16 @@
  * A deployment's chunk limit (issue 4: 4 MiB behind API Gateway): advertised on /healthz, enforced by
  * ingest, and followed by the CLI's upload, which then needs more, smaller chunks.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../lib/cli/client.js';
 import { uploadSession } from '../../lib/cli/upload.js';
 import { openSession } from '../../lib/log/index.js';
-import {
-  expectError,
-  makeTenant,
-  postChunk,
-  request,
-  startServer,
-  type TestServer,
-  type TestTenant,
-} from './helpers.js';
+import { expectError, request } from '../support/http.js';
+import { useServer } from '../support/server.js';
+import { postChunk } from '../support/stored.js';
 
-let srv: TestServer;
-let tenant: TestTenant;
 const LIMIT = 4096;
-
-beforeAll(async () => {
-  srv = await startServer({ limits: { maxChunkBytes: LIMIT } });
-  tenant = await makeTenant(srv, 'local');
-});
-afterAll(() => srv.close());
+const srv = useServer({ deps: { limits: { maxChunkBytes: LIMIT } } });
 
 describe('a deployment with a smaller chunk limit', () => {
   it('advertises it on /healthz', async () => {
@@ -41,7 +28,7 @@ describe('a deployment with a smaller chunk limit', () => {
     expect(bytes.length).toBeGreaterThan(LIMIT);
     const err = expectError(
       srv,
-      await postChunk(srv, tenant.admin, s.sid, s.w, 0, bytes),
+      await postChunk(srv, srv.admin, s.sid, s.w, 0, bytes),
       413,
       'payload_too_large',
     );
@@ -52,7 +39,7 @@ describe('a deployment with a smaller chunk limit', () => {
     const s = openSession(srv.workDir, { agent: 'big' });
     for (let i = 0; i < 100; i++) s.note({ author: 'a', text: `line ${i} ${'y'.repeat(100)}` });
     s.end();
-    const client = new ApiClient({ url: srv.url, token: tenant.admin, minTimeoutMs: 5 });
+    const client = new ApiClient({ url: srv.url, token: srv.admin, minTimeoutMs: 5 });
     const r = await uploadSession(s.dir, { client });
     const { statSync } = await import('node:fs');
     expect(r.segments[0]!.length).toBe(statSync(s.path).size);
@@ -66,10 +53,10 @@ describe('an upload of a file that is not the segment the server has', () => {
     const s = openSession(srv.workDir, { agent: 'editor' });
     for (let i = 0; i < 5; i++) s.note({ author: 'a', text: `note ${i}` });
     s.end();
-    const client = new ApiClient({ url: srv.url, token: tenant.admin, minTimeoutMs: 5 });
+    const client = new ApiClient({ url: srv.url, token: srv.admin, minTimeoutMs: 5 });
     await uploadSession(s.dir, { client });
     const stored = (
-      await request(srv, 'GET', `/v1/sessions/${s.sid}/writers/${s.w}/segment`, { token: tenant.admin })
+      await request(srv, 'GET', `/v1/sessions/${s.sid}/writers/${s.w}/segment`, { token: srv.admin })
     ).bytes;
     // Duplicate the third line: the file grows, but its history changed before the server's length.
     const lines = readFileSync(s.path, 'utf8').split('\n');
@@ -77,7 +64,7 @@ describe('an upload of a file that is not the segment the server has', () => {
     writeFileSync(s.path, lines.join('\n'));
     await expect(uploadSession(s.dir, { client })).rejects.toThrow(/is not the segment the server has/);
     const after = (
-      await request(srv, 'GET', `/v1/sessions/${s.sid}/writers/${s.w}/segment`, { token: tenant.admin })
+      await request(srv, 'GET', `/v1/sessions/${s.sid}/writers/${s.w}/segment`, { token: srv.admin })
     ).bytes;
     expect(after.equals(stored)).toBe(true);
   });

@@ -5,57 +5,33 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { listSegments, newId } from '../../lib/log/index.js';
-import {
-  expectError,
-  type LocalSegment,
-  localReplay,
-  makeTenant,
-  mint,
-  readLocal,
-  request,
-  sleep,
-  splitLines,
-  startServer,
-  type TestServer,
-  upload,
-  writeSession,
-} from './helpers.js';
+import { expectError, request } from '../support/http.js';
+import { type LocalSegment, localReplay, readLocal, splitLines, writeSession } from '../support/segments.js';
+import { makeTenant, mint, useServer } from '../support/server.js';
+import { sleep, upload } from '../support/stored.js';
 
 const FIXTURE = 'test/fixtures/multi-writer/s_01M8MB9XXBAS3J6TGHM02TT9G4';
 
-let srv: TestServer;
-let ingest: string;
-let reader: string;
+const srv = useServer({ tokens: { ingest: ['ingest'], reader: ['read'] } });
+const { tokens } = srv;
 
-beforeAll(async () => {
-  srv = await startServer();
-  await makeTenant(srv, 'local');
-  ingest = await mint(srv, 'local', ['ingest']);
-  reader = await mint(srv, 'local', ['read']);
-});
-
-afterAll(async () => {
-  expect(srv.logged).toEqual([]);
-  await srv.close();
-});
-
-const get = (path: string, token: string | null = reader) => request(srv, 'GET', path, { token });
+const get = (path: string, token: string | null = tokens.reader) => request(srv, 'GET', path, { token });
 
 /** A session of two writers, both uploaded. */
 async function twoWriterSession(): Promise<{ dir: string; segs: LocalSegment[] }> {
   const a = writeSession(srv.workDir, { agent: 'agent-a', text: 'first writer' });
   const b = writeSession(srv.workDir, { sid: a.sid, agent: 'agent-b', text: 'second writer' });
-  for (const s of [a, b]) await upload(srv, ingest, s);
+  for (const s of [a, b]) await upload(srv, tokens.ingest, s);
   return { dir: a.dir, segs: [a, b] };
 }
 
 describe('GET /v1/sessions/{sid}/writers/{w}', () => {
   it('answers what is stored of a writer, for an ingest or a read token', async () => {
     const seg = writeSession(srv.workDir);
-    await upload(srv, ingest, seg);
-    for (const token of [ingest, reader]) {
+    await upload(srv, tokens.ingest, seg);
+    for (const token of [tokens.ingest, tokens.reader]) {
       const a = await get(`/v1/sessions/${seg.sid}/writers/${seg.w}`, token);
       expect(a.status).toBe(200);
       expect(a.json).toMatchObject({
@@ -70,7 +46,7 @@ describe('GET /v1/sessions/{sid}/writers/{w}', () => {
 
   it('answers 404 for a writer or a session it does not hold', async () => {
     const seg = writeSession(srv.workDir);
-    await upload(srv, ingest, seg);
+    await upload(srv, tokens.ingest, seg);
     expectError(srv, await get(`/v1/sessions/${seg.sid}/writers/${newId('w')}`), 404, 'not_found');
     expectError(srv, await get(`/v1/sessions/${newId('s')}/writers/${seg.w}`), 404, 'not_found');
     expectError(srv, await get(`/v1/sessions/${newId('s')}/writers/${newId('w')}/segment`), 404, 'not_found');
@@ -79,7 +55,7 @@ describe('GET /v1/sessions/{sid}/writers/{w}', () => {
   it('refuses a token with neither ingest nor read with 403', async () => {
     const board = await mint(srv, 'local', ['board', 'report']);
     const seg = writeSession(srv.workDir);
-    await upload(srv, ingest, seg);
+    await upload(srv, tokens.ingest, seg);
     expectError(srv, await get(`/v1/sessions/${seg.sid}/writers/${seg.w}`, board), 403, 'forbidden');
   });
 });
@@ -139,7 +115,7 @@ describe('GET /v1/sessions', () => {
   });
 
   it('refuses an ingest-only token with 403', async () => {
-    expectError(srv, await get('/v1/sessions', ingest), 403, 'forbidden');
+    expectError(srv, await get('/v1/sessions', tokens.ingest), 403, 'forbidden');
   });
 });
 
@@ -160,7 +136,7 @@ describe('GET /v1/sessions/{sid}/replay', () => {
       readLocal({ sid: 's_01M8MB9XXBAS3J6TGHM02TT9G4', w: s.w, dir: FIXTURE, path: s.path }),
     );
     expect(segs).toHaveLength(3);
-    for (const s of segs) await upload(srv, ingest, s);
+    for (const s of segs) await upload(srv, tokens.ingest, s);
     const sid = segs[0]!.sid;
     const ndjson = await get(`/v1/sessions/${sid}/replay`);
     expect(ndjson.text).toBe(await localReplay(FIXTURE));

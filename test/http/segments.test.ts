@@ -3,39 +3,17 @@
  * arrives in complete lines, and concurrent uploads of the same chunk store it once.
  */
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openSession } from '../../lib/log/index.js';
-import {
-  localReplay,
-  makeTenant,
-  mint,
-  postChunk,
-  readLocal,
-  request,
-  splitLines,
-  startServer,
-  storedSegmentPath,
-  type TestServer,
-  writeSession,
-} from './helpers.js';
+import { request } from '../support/http.js';
+import { localReplay, readLocal, splitLines, writeSession } from '../support/segments.js';
+import { useServer } from '../support/server.js';
+import { postChunk, storedSegmentPath } from '../support/stored.js';
 
-let srv: TestServer;
-let ingest: string;
-let reader: string;
+const srv = useServer({ tokens: { ingest: ['ingest'], reader: ['read'] } });
+const { tokens } = srv;
 
-beforeAll(async () => {
-  srv = await startServer();
-  await makeTenant(srv, 'local');
-  ingest = await mint(srv, 'local', ['ingest']);
-  reader = await mint(srv, 'local', ['read']);
-});
-
-afterAll(async () => {
-  expect(srv.logged).toEqual([]);
-  await srv.close();
-});
-
-const get = (path: string) => request(srv, 'GET', path, { token: reader });
+const get = (path: string) => request(srv, 'GET', path, { token: tokens.reader });
 
 describe('a segment with a torn line in the middle', () => {
   it('is stored as written; raw replay keeps the torn line, merged replay skips only it', async () => {
@@ -54,7 +32,7 @@ describe('a segment with a torn line in the middle', () => {
     expect(tornIndex).toBe(3);
     expect(seg.lines.length).toBeGreaterThan(tornIndex + 1);
 
-    const a = await postChunk(srv, ingest, seg.sid, seg.w, 0, seg.bytes);
+    const a = await postChunk(srv, tokens.ingest, seg.sid, seg.w, 0, seg.bytes);
     expect(a.status, a.text).toBe(201);
     expect(a.json).toEqual({
       writer: seg.w,
@@ -95,7 +73,7 @@ describe('a segment whose last line is still being written', () => {
     const complete = partial.subarray(0, partial.lastIndexOf(0x0a) + 1);
     expect(complete.length).toBe(cut - 20);
 
-    const first = await postChunk(srv, ingest, full.sid, full.w, 0, complete);
+    const first = await postChunk(srv, tokens.ingest, full.sid, full.w, 0, complete);
     expect(first.status, first.text).toBe(201);
     expect(first.json).toEqual({ writer: full.w, length: complete.length, lines: 5, last_seq: 5 });
 
@@ -106,7 +84,7 @@ describe('a segment whose last line is still being written', () => {
     expect(held.json.length).toBe(complete.length);
     const rest = await postChunk(
       srv,
-      ingest,
+      tokens.ingest,
       full.sid,
       full.w,
       held.json.length,
@@ -132,8 +110,8 @@ describe('concurrent uploads', () => {
     for (let round = 0; round < 5; round++) {
       const seg = writeSession(srv.workDir);
       const answers = await Promise.all([
-        postChunk(srv, ingest, seg.sid, seg.w, 0, seg.bytes),
-        postChunk(srv, ingest, seg.sid, seg.w, 0, seg.bytes),
+        postChunk(srv, tokens.ingest, seg.sid, seg.w, 0, seg.bytes),
+        postChunk(srv, tokens.ingest, seg.sid, seg.w, 0, seg.bytes),
       ]);
       // ingest holds a writer's lock from reading its length to advancing it: the second is a retry
       expect(answers.map((a) => a.status).sort()).toEqual([200, 201]);
@@ -154,9 +132,9 @@ describe('concurrent uploads', () => {
     const seg = writeSession(srv.workDir);
     const head = Buffer.concat(seg.lines.slice(0, 2));
     const tail = seg.bytes.subarray(head.length);
-    expect((await postChunk(srv, ingest, seg.sid, seg.w, 0, head)).status).toBe(201);
+    expect((await postChunk(srv, tokens.ingest, seg.sid, seg.w, 0, head)).status).toBe(201);
     const answers = await Promise.all(
-      [0, 1, 2, 3].map(() => postChunk(srv, ingest, seg.sid, seg.w, head.length, tail)),
+      [0, 1, 2, 3].map(() => postChunk(srv, tokens.ingest, seg.sid, seg.w, head.length, tail)),
     );
     expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
     expect(answers.filter((a) => a.status === 200)).toHaveLength(3);
@@ -168,12 +146,12 @@ describe('concurrent uploads', () => {
     for (let round = 0; round < 5; round++) {
       const seg = writeSession(srv.workDir);
       const head = Buffer.concat(seg.lines.slice(0, 2));
-      expect((await postChunk(srv, ingest, seg.sid, seg.w, 0, head)).status).toBe(201);
+      expect((await postChunk(srv, tokens.ingest, seg.sid, seg.w, 0, head)).status).toBe(201);
       const a = seg.bytes.subarray(head.length);
       const b = Buffer.concat(seg.lines.slice(2, 4));
       const [ra, rb] = await Promise.all([
-        postChunk(srv, ingest, seg.sid, seg.w, head.length, a),
-        postChunk(srv, ingest, seg.sid, seg.w, head.length, b),
+        postChunk(srv, tokens.ingest, seg.sid, seg.w, head.length, a),
+        postChunk(srv, tokens.ingest, seg.sid, seg.w, head.length, b),
       ]);
       expect([ra.status, rb.status].sort()).toEqual([201, 409]);
       const winner = ra.status === 201 ? a : b;

@@ -3,24 +3,20 @@
  * stored, but the answer says `writers: 0`, the CLI warns that the id may be mistyped, and the board lists
  * such sessions apart, under "No segments yet", not among the recorded ones.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/main.js';
 import { newId } from '../../lib/log/index.js';
-import { makeTenant, mint, request, startServer, type TestServer, upload, writeSession } from './helpers.js';
+import { request } from '../support/http.js';
+import { writeSession } from '../support/segments.js';
+import { useServer } from '../support/server.js';
+import { upload } from '../support/stored.js';
 
-let srv: TestServer;
-let admin: string;
-let board: string;
-beforeAll(async () => {
-  srv = await startServer();
-  admin = (await makeTenant(srv, 'acme')).admin;
-  board = await mint(srv, 'acme', ['board']);
-});
-afterAll(() => srv.close());
+const srv = useServer({ tenants: ['acme'], tokens: { board: ['board'] } });
+const { tokens } = srv;
 
 const report = (sid: string) =>
   request(srv, 'POST', `/v1/sessions/${sid}/status`, {
-    token: admin,
+    token: srv.admin,
     json: { state: 'working', note: 'on it' },
   });
 
@@ -32,7 +28,7 @@ async function cliReport(sid: string) {
     {
       stdout: { write: (s: string | Uint8Array) => (out += String(s)) },
       stderr: { write: (s: string) => (err += s) },
-      env: { HANSARD_URL: srv.url, HANSARD_TOKEN: admin },
+      env: { HANSARD_URL: srv.url, HANSARD_TOKEN: srv.admin },
       cwd: srv.workDir,
     },
   );
@@ -45,9 +41,9 @@ describe('a status report for a session with no segments', () => {
     const first = await report(seg.sid);
     expect(first.status).toBe(201);
     expect(first.json).toMatchObject({ sid: seg.sid, state: 'working', writers: 0 });
-    await upload(srv, admin, seg);
+    await upload(srv, srv.admin, seg);
     expect((await report(seg.sid)).json.writers).toBe(1);
-    const got = await request(srv, 'GET', `/v1/sessions/${seg.sid}/status`, { token: admin });
+    const got = await request(srv, 'GET', `/v1/sessions/${seg.sid}/status`, { token: srv.admin });
     expect(got.json.writers).toBe(1);
   });
 
@@ -62,7 +58,7 @@ describe('a status report for a session with no segments', () => {
 
   it('does not warn for a session with segments', async () => {
     const seg = writeSession(srv.workDir);
-    await upload(srv, admin, seg);
+    await upload(srv, srv.admin, seg);
     const r = await cliReport(seg.sid);
     expect(r.code).toBe(0);
     expect(r.err).toBe('');
@@ -70,11 +66,11 @@ describe('a status report for a session with no segments', () => {
 
   it('shows on the board under "No segments yet", apart from recorded sessions', async () => {
     const recorded = writeSession(srv.workDir);
-    await upload(srv, admin, recorded);
+    await upload(srv, srv.admin, recorded);
     await report(recorded.sid);
     const ghost = newId('s');
     await report(ghost);
-    const a = await request(srv, 'GET', '/', { headers: { cookie: `hansard_board=${board}` } });
+    const a = await request(srv, 'GET', '/', { headers: { cookie: `hansard_board=${tokens.board}` } });
     expect(a.status).toBe(200);
     const apart = a.text.indexOf('<h2>No segments yet</h2>');
     expect(apart).toBeGreaterThan(0);

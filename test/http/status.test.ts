@@ -2,39 +2,18 @@
  * Status reports over real HTTP (seed 000, DESIGN §4 and §7 limits): a report is stored and shown on the
  * board; a report over a limit is refused naming the field, and nothing of it is stored.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
-import {
-  type Answer,
-  expectError,
-  makeTenant,
-  mint,
-  request,
-  startServer,
-  type TestServer,
-} from './helpers.js';
+import { type Answer, expectError, request } from '../support/http.js';
+import { mint, useServer } from '../support/server.js';
 
-let srv: TestServer;
-let reporter: string;
-let reader: string;
-let board: string;
+const srv = useServer({ tokens: { reporter: ['report'], reader: ['read'], board: ['board'] } });
+const { tokens } = srv;
 
-beforeAll(async () => {
-  srv = await startServer();
-  await makeTenant(srv, 'local');
-  reporter = await mint(srv, 'local', ['report']);
-  reader = await mint(srv, 'local', ['read']);
-  board = await mint(srv, 'local', ['board']);
-});
-
-afterAll(async () => {
-  expect(srv.logged).toEqual([]);
-  await srv.close();
-});
-
-const post = (sid: string, json: unknown, token: string | null = reporter) =>
+const post = (sid: string, json: unknown, token: string | null = tokens.reporter) =>
   request(srv, 'POST', `/v1/sessions/${sid}/status`, { token, json });
-const getStatus = (sid: string) => request(srv, 'GET', `/v1/sessions/${sid}/status`, { token: reader });
+const getStatus = (sid: string) =>
+  request(srv, 'GET', `/v1/sessions/${sid}/status`, { token: tokens.reader });
 
 const evidence = (n: number) =>
   Array.from({ length: n }, (_, i) => ({ type: 'test', ref: `test/unit-${i}.test.ts`, result: 'passed' }));
@@ -62,7 +41,7 @@ describe('POST /v1/sessions/{sid}/status', () => {
   });
 
   it('shows the report on the board (GET /v1/board with a board token)', async () => {
-    const a = await request(srv, 'GET', '/v1/board', { token: board });
+    const a = await request(srv, 'GET', '/v1/board', { token: tokens.board });
     expect(a.status).toBe(200);
     expect(a.json.tenant).toBe('local');
     const row = a.json.sessions.find((s: { sid: string }) => s.sid === sid);
@@ -74,7 +53,7 @@ describe('POST /v1/sessions/{sid}/status', () => {
     const a =
       typeof body === 'string'
         ? await request(srv, 'POST', `/v1/sessions/${sid}/status`, {
-            token: reporter,
+            token: tokens.reporter,
             body,
             headers: { 'content-type': 'application/json' },
           })
@@ -147,9 +126,14 @@ describe('POST /v1/sessions/{sid}/status', () => {
   });
 
   it('refuses a read-only token with 403 and no token with 401', async () => {
-    const err = expectError(srv, await post(sid, { state: 'done', note: 'x' }, reader), 403, 'forbidden');
+    const err = expectError(
+      srv,
+      await post(sid, { state: 'done', note: 'x' }, tokens.reader),
+      403,
+      'forbidden',
+    );
     expect(err.details.required).toEqual(['report']);
-    expectError(srv, await post(sid, { state: 'done', note: 'x' }, board), 403, 'forbidden');
+    expectError(srv, await post(sid, { state: 'done', note: 'x' }, tokens.board), 403, 'forbidden');
     expectError(srv, await post(sid, { state: 'done', note: 'x' }, null), 401, 'unauthorized');
     expect((await getStatus(sid)).text).toBe(stored.text);
   });
@@ -164,7 +148,7 @@ describe('POST /v1/sessions/{sid}/status', () => {
     expect(a.status).toBe(201);
     const b = await getStatus(sid);
     expect(b.json).toMatchObject({ sid, state: 'needs_review', note: 'ready for review', events: [] });
-    const boardNow = await request(srv, 'GET', '/v1/board', { token: board });
+    const boardNow = await request(srv, 'GET', '/v1/board', { token: tokens.board });
     const row = boardNow.json.sessions.find((s: { sid: string }) => s.sid === sid);
     expect(row).toMatchObject({ state: 'needs_review', note: 'ready for review' });
   });

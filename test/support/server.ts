@@ -12,9 +12,10 @@ import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { startServer as startServe } from '../../lib/cli/serve.js';
+import { openLocalStores } from '../../lib/deploy/local.js';
 import { type AppDeps, createApp } from '../../lib/http/index.js';
 import { ensureTenant, mintToken, type Scope } from '../../lib/service/index.js';
-import { openLocalStores, type Stores } from '../../lib/store/index.js';
+import type { Stores } from '../../lib/store/index.js';
 import { request } from './http.js';
 
 /** A running server and what it stores into. */
