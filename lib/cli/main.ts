@@ -106,7 +106,7 @@ function scopeHint(details: Record<string, unknown>): string {
   const board = has.length === 1 && has[0] === 'board';
   return (
     (board
-      ? 'hint: this is the board link\'s token (it may only show the board). Use the admin token that ' +
+      ? "hint: this is the board link's token (it may only show the board). Use the admin token that " +
         'hansard serve printed at its first start,\n  or make one for this: '
       : 'hint: make a token with that scope: ') +
     `hansard token create --scopes ${required} (run it with an admin token)\n`
