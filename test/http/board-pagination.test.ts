@@ -4,18 +4,20 @@
  * /v1/board` pages the same way with `total` and a signed `next` cursor, as `GET /v1/sessions` does. Over
  * real HTTP on loopback with the local stores.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
-import { expectError, makeTenant, mint, request, startServer, type TestServer } from './helpers.js';
+import { expectError, request } from '../support/http.js';
+import { mint, useServer } from '../support/server.js';
 
 const SESSIONS = 250;
 
-let srv: TestServer;
-let board: string;
+const srv = useServer({ tenants: ['acme', 'globex'], tokens: { board: ['board'], reporter: ['report'] } });
+const { tokens } = srv;
 let sids: string[];
 
 /** A board page, signed in with the board cookie; `path` as given. */
-const page = (path: string) => request(srv, 'GET', path, { headers: { cookie: `hansard_board=${board}` } });
+const page = (path: string) =>
+  request(srv, 'GET', path, { headers: { cookie: `hansard_board=${tokens.board}` } });
 
 /** The sessions a board page lists, in order. */
 const rowsOf = (html: string) => [...html.matchAll(/<tr data-sid="(s_[0-9A-Z]{26})">/g)].map((m) => m[1]!);
@@ -41,17 +43,13 @@ async function walkPages(first: string): Promise<string[][]> {
 }
 
 beforeAll(async () => {
-  srv = await startServer();
-  const t = await makeTenant(srv, 'acme');
-  board = await mint(srv, 'acme', ['board']);
-  const reporter = await mint(srv, 'acme', ['report']);
   sids = Array.from({ length: SESSIONS }, () => newId('s'));
   // A status report makes a session (its index entry): 250 of them, ten at a time.
   for (let i = 0; i < SESSIONS; i += 10) {
     await Promise.all(
       sids.slice(i, i + 10).map(async (sid) => {
         const a = await request(srv, 'POST', `/v1/sessions/${sid}/status`, {
-          token: reporter,
+          token: tokens.reporter,
           json: { state: 'working', note: `session ${sid}` },
         });
         expect(a.status, a.text).toBe(201);
@@ -59,18 +57,13 @@ beforeAll(async () => {
     );
   }
   // another tenant's sessions are not counted
-  const other = await makeTenant(srv, 'globex');
   const a = await request(srv, 'POST', `/v1/sessions/${newId('s')}/status`, {
-    token: other.admin,
+    token: srv.tenants.globex.admin,
     json: { state: 'done', note: 'elsewhere' },
   });
   expect(a.status).toBe(201);
-  expect(t.admin).toBeTruthy();
+  expect(srv.admin).toBeTruthy();
 }, 60_000);
-
-afterAll(async () => {
-  await srv?.close();
-});
 
 describe('the HTML board with 250 sessions', () => {
   it('says how many there are, shows 100, and its Next page links reach all 250 exactly once', async () => {
@@ -109,7 +102,7 @@ describe('GET /v1/board with 250 sessions', () => {
     const sizes: number[] = [];
     do {
       const q: string = cursor === null ? '' : `?cursor=${encodeURIComponent(cursor)}`;
-      const a = await request(srv, 'GET', `/v1/board${q}`, { token: board });
+      const a = await request(srv, 'GET', `/v1/board${q}`, { token: tokens.board });
       expect(a.status, a.text.slice(0, 300)).toBe(200);
       expect(a.json.total).toBe(SESSIONS);
       sizes.push(a.json.sessions.length);
@@ -122,18 +115,23 @@ describe('GET /v1/board with 250 sessions', () => {
   });
 
   it('takes ?limit= up to 200', async () => {
-    const a = await request(srv, 'GET', '/v1/board?limit=200', { token: board });
+    const a = await request(srv, 'GET', '/v1/board?limit=200', { token: tokens.board });
     expect(a.json.sessions).toHaveLength(200);
     const b = await request(srv, 'GET', `/v1/board?limit=200&cursor=${encodeURIComponent(a.json.next)}`, {
-      token: board,
+      token: tokens.board,
     });
     expect(b.json.sessions).toHaveLength(50);
     expect(b.json.next).toBeNull();
-    expectError(srv, await request(srv, 'GET', '/v1/board?limit=201', { token: board }), 400, 'bad_request');
+    expectError(
+      srv,
+      await request(srv, 'GET', '/v1/board?limit=201', { token: tokens.board }),
+      400,
+      'bad_request',
+    );
   });
 
   it('refuses a cursor it did not give (400 invalid_cursor)', async () => {
-    const a = await request(srv, 'GET', '/v1/board?cursor=eyJ0IjoiMjAyNiJ9', { token: board });
+    const a = await request(srv, 'GET', '/v1/board?cursor=eyJ0IjoiMjAyNiJ9', { token: tokens.board });
     expectError(srv, a, 400, 'invalid_cursor');
   });
 

@@ -4,39 +4,16 @@
  * index exactly as they were.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import { MAX_CHUNK_BYTES } from '../../lib/service/index.js';
-import {
-  expectRefusedUnchanged,
-  type LocalSegment,
-  makeTenant,
-  mint,
-  postChunk,
-  request,
-  startServer,
-  storedSegmentPath,
-  type TestServer,
-  type TestTenant,
-  writeSession,
-} from './helpers.js';
+import { request } from '../support/http.js';
+import { type LocalSegment, writeSession } from '../support/segments.js';
+import { mint, useServer } from '../support/server.js';
+import { expectRefusedUnchanged, postChunk, storedSegmentPath } from '../support/stored.js';
 
-let srv: TestServer;
-let tenant: TestTenant;
-let ingest: string;
-let reader: string;
-
-beforeAll(async () => {
-  srv = await startServer();
-  tenant = await makeTenant(srv, 'local');
-  ingest = await mint(srv, 'local', ['ingest']);
-  reader = await mint(srv, 'local', ['read']);
-});
-
-afterAll(async () => {
-  expect(srv.logged).toEqual([]);
-  await srv.close();
-});
+const srv = useServer({ tokens: { ingest: ['ingest'], reader: ['read'] } });
+const { tokens } = srv;
 
 const cat = (parts: Buffer[]) => Buffer.concat(parts);
 
@@ -52,13 +29,13 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
   });
 
   it('appends a new segment with 201 and answers {writer,length,lines,last_seq}', async () => {
-    const a = await postChunk(srv, ingest, seg.sid, seg.w, 0, first);
+    const a = await postChunk(srv, tokens.ingest, seg.sid, seg.w, 0, first);
     expect(a.status, a.text).toBe(201);
     expect(a.json).toEqual({ writer: seg.w, length: first.length, lines: 3, last_seq: 3 });
   });
 
   it('appends the next chunk at the stored length with 201', async () => {
-    const a = await postChunk(srv, ingest, seg.sid, seg.w, first.length, second);
+    const a = await postChunk(srv, tokens.ingest, seg.sid, seg.w, first.length, second);
     expect(a.status, a.text).toBe(201);
     expect(a.json).toEqual({
       writer: seg.w,
@@ -67,7 +44,7 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
       last_seq: seg.lines.length,
     });
     expect(readFileSync(storedSegmentPath(srv, 'local', seg.sid, seg.w)).equals(seg.bytes)).toBe(true);
-    const w = await request(srv, 'GET', `/v1/sessions/${seg.sid}/writers/${seg.w}`, { token: reader });
+    const w = await request(srv, 'GET', `/v1/sessions/${seg.sid}/writers/${seg.w}`, { token: tokens.reader });
     expect(w.status).toBe(200);
     expect(w.json).toMatchObject({
       writer: seg.w,
@@ -80,10 +57,10 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
   });
 
   it('answers a retry of an accepted chunk at its offset with 200 and the same answer', async () => {
-    const again = await postChunk(srv, ingest, seg.sid, seg.w, 0, first);
+    const again = await postChunk(srv, tokens.ingest, seg.sid, seg.w, 0, first);
     expect(again.status, again.text).toBe(200);
     expect(again.json).toEqual({ writer: seg.w, length: first.length, lines: 3, last_seq: 3 });
-    const again2 = await postChunk(srv, ingest, seg.sid, seg.w, first.length, second);
+    const again2 = await postChunk(srv, tokens.ingest, seg.sid, seg.w, first.length, second);
     expect(again2.status).toBe(200);
     expect(again2.json).toEqual({
       writer: seg.w,
@@ -95,13 +72,13 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
   });
 
   it('refuses a chunk at a wrong offset with 409 and the expected offset', async () => {
-    const probe = { token: ingest, sid: seg.sid, w: seg.w };
+    const probe = { token: tokens.ingest, sid: seg.sid, w: seg.w };
     const extra = Buffer.from(`${seg.lines[1]!.toString('utf8')}`);
     for (const offset of [0, 1, first.length, seg.bytes.length + 10]) {
       const err = await expectRefusedUnchanged(
         srv,
         probe,
-        () => postChunk(srv, ingest, seg.sid, seg.w, offset, extra),
+        () => postChunk(srv, tokens.ingest, seg.sid, seg.w, offset, extra),
         409,
         'offset_mismatch',
       );
@@ -111,11 +88,11 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
 
   it('refuses a new segment whose first line is not writer.start with 400 naming line 1', async () => {
     const other = writeSession(srv.workDir);
-    const probe = { token: ingest, sid: other.sid, w: other.w };
+    const probe = { token: tokens.ingest, sid: other.sid, w: other.w };
     const err = await expectRefusedUnchanged(
       srv,
       probe,
-      () => postChunk(srv, ingest, other.sid, other.w, 0, cat(other.lines.slice(1))),
+      () => postChunk(srv, tokens.ingest, other.sid, other.w, 0, cat(other.lines.slice(1))),
       400,
       'missing_writer_start',
     );
@@ -124,7 +101,7 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
     const err2 = await expectRefusedUnchanged(
       srv,
       probe,
-      () => postChunk(srv, ingest, other.sid, newId('w'), 0, other.bytes),
+      () => postChunk(srv, tokens.ingest, other.sid, newId('w'), 0, other.bytes),
       400,
       'missing_writer_start',
     );
@@ -134,7 +111,7 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
     const err3 = await expectRefusedUnchanged(
       srv,
       probe,
-      () => postChunk(srv, ingest, other.sid, other.w, 0, cat([torn, ...other.lines.slice(1)])),
+      () => postChunk(srv, tokens.ingest, other.sid, other.w, 0, cat([torn, ...other.lines.slice(1)])),
       400,
       'missing_writer_start',
     );
@@ -142,7 +119,7 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
   });
 
   it('refuses a line that names another session or writer with 400 naming the line', async () => {
-    const probe = { token: ingest, sid: seg.sid, w: seg.w };
+    const probe = { token: tokens.ingest, sid: seg.sid, w: seg.w };
     // Another writer of the same session: its lines name the right sid but another w.
     const sibling = writeSession(srv.workDir, { sid: seg.sid });
     // Another session altogether.
@@ -157,7 +134,7 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
       const err = await expectRefusedUnchanged(
         srv,
         probe,
-        () => postChunk(srv, ingest, seg.sid, seg.w, seg.bytes.length, body),
+        () => postChunk(srv, tokens.ingest, seg.sid, seg.w, seg.bytes.length, body),
         400,
         'misrouted_line',
       );
@@ -168,21 +145,21 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
     const err = await expectRefusedUnchanged(
       srv,
       probe,
-      () => postChunk(srv, ingest, seg.sid, seg.w, seg.bytes.length, loose),
+      () => postChunk(srv, tokens.ingest, seg.sid, seg.w, seg.bytes.length, loose),
       400,
       'misrouted_line',
     );
     expect(err.details.line).toBe(seg.lines.length + 1);
     // In a new segment too, past its writer.start.
     const fresh = writeSession(srv.workDir);
-    const freshProbe = { token: ingest, sid: fresh.sid, w: fresh.w };
+    const freshProbe = { token: tokens.ingest, sid: fresh.sid, w: fresh.w };
     const err2 = await expectRefusedUnchanged(
       srv,
       freshProbe,
       () =>
         postChunk(
           srv,
-          ingest,
+          tokens.ingest,
           fresh.sid,
           fresh.w,
           0,
@@ -195,7 +172,7 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
   });
 
   it('refuses a body over 5 MiB with 413', async () => {
-    const probe = { token: ingest, sid: seg.sid, w: seg.w };
+    const probe = { token: tokens.ingest, sid: seg.sid, w: seg.w };
     const template = seg.lines[2]!;
     const copies = Math.ceil((MAX_CHUNK_BYTES + 1) / template.length);
     const body = Buffer.concat(Array<Buffer>(copies).fill(template)).subarray(0, MAX_CHUNK_BYTES + 1);
@@ -205,7 +182,7 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
     const err = await expectRefusedUnchanged(
       srv,
       probe,
-      () => postChunk(srv, ingest, seg.sid, seg.w, seg.bytes.length, body),
+      () => postChunk(srv, tokens.ingest, seg.sid, seg.w, seg.bytes.length, body),
       413,
       'payload_too_large',
     );
@@ -213,7 +190,7 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
   });
 
   it('refuses a streamed body (no content-length) over 5 MiB with 413', async () => {
-    const probe = { token: ingest, sid: seg.sid, w: seg.w };
+    const probe = { token: tokens.ingest, sid: seg.sid, w: seg.w };
     const line = seg.lines[2]!;
     const copies = Math.ceil((MAX_CHUNK_BYTES + 1) / line.length);
     await expectRefusedUnchanged(
@@ -234,7 +211,7 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
           `${srv.url}/v1/sessions/${seg.sid}/writers/${seg.w}/chunks?offset=${seg.bytes.length}`,
           {
             method: 'POST',
-            headers: { authorization: `Bearer ${ingest}`, 'content-type': 'application/x-ndjson' },
+            headers: { authorization: `Bearer ${tokens.ingest}`, 'content-type': 'application/x-ndjson' },
             body,
             duplex: 'half',
           } as RequestInit,
@@ -259,18 +236,18 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
     const padded = Buffer.from(`${JSON.stringify({ pad: 'x'.repeat(MAX_CHUNK_BYTES - used - 11) })}\n`);
     const body = Buffer.concat([head, ...Array<Buffer>(copies).fill(filler), padded]);
     expect(body.length).toBe(MAX_CHUNK_BYTES);
-    const a = await postChunk(srv, ingest, big.sid, big.w, 0, body);
+    const a = await postChunk(srv, tokens.ingest, big.sid, big.w, 0, body);
     expect(a.status, a.text).toBe(201);
     expect(a.json.length).toBe(MAX_CHUNK_BYTES);
   });
 
   it('refuses a body that does not end with a newline with 400 incomplete_line', async () => {
-    const probe = { token: ingest, sid: seg.sid, w: seg.w };
+    const probe = { token: tokens.ingest, sid: seg.sid, w: seg.w };
     const body = cat([seg.lines[2]!, seg.lines[3]!.subarray(0, -1)]);
     await expectRefusedUnchanged(
       srv,
       probe,
-      () => postChunk(srv, ingest, seg.sid, seg.w, seg.bytes.length, body),
+      () => postChunk(srv, tokens.ingest, seg.sid, seg.w, seg.bytes.length, body),
       400,
       'incomplete_line',
     );
@@ -278,34 +255,34 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
     const fresh = writeSession(srv.workDir);
     await expectRefusedUnchanged(
       srv,
-      { token: ingest, sid: fresh.sid, w: fresh.w },
-      () => postChunk(srv, ingest, fresh.sid, fresh.w, 0, fresh.bytes.subarray(0, -1)),
+      { token: tokens.ingest, sid: fresh.sid, w: fresh.w },
+      () => postChunk(srv, tokens.ingest, fresh.sid, fresh.w, 0, fresh.bytes.subarray(0, -1)),
       400,
       'incomplete_line',
     );
   });
 
   it('refuses an empty body with 400', async () => {
-    const probe = { token: ingest, sid: seg.sid, w: seg.w };
+    const probe = { token: tokens.ingest, sid: seg.sid, w: seg.w };
     await expectRefusedUnchanged(
       srv,
       probe,
-      () => postChunk(srv, ingest, seg.sid, seg.w, seg.bytes.length, ''),
+      () => postChunk(srv, tokens.ingest, seg.sid, seg.w, seg.bytes.length, ''),
       400,
       'empty_body',
     );
     const fresh = writeSession(srv.workDir);
     await expectRefusedUnchanged(
       srv,
-      { token: ingest, sid: fresh.sid, w: fresh.w },
-      () => postChunk(srv, ingest, fresh.sid, fresh.w, 0, ''),
+      { token: tokens.ingest, sid: fresh.sid, w: fresh.w },
+      () => postChunk(srv, tokens.ingest, fresh.sid, fresh.w, 0, ''),
       400,
       'empty_body',
     );
   });
 
   it('refuses a request without a token with 401', async () => {
-    const probe = { token: ingest, sid: seg.sid, w: seg.w };
+    const probe = { token: tokens.ingest, sid: seg.sid, w: seg.w };
     const fresh = writeSession(srv.workDir);
     await expectRefusedUnchanged(
       srv,
@@ -316,16 +293,16 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
     );
     await expectRefusedUnchanged(
       srv,
-      { token: ingest, sid: fresh.sid, w: fresh.w },
+      { token: tokens.ingest, sid: fresh.sid, w: fresh.w },
       () => postChunk(srv, null, fresh.sid, fresh.w, 0, fresh.bytes),
       401,
       'unauthorized',
     );
     // a malformed or unknown token is the same refusal
-    for (const bad of ['hns_short', `hns_${'A'.repeat(43)}`, `${tenant.admin}x`]) {
+    for (const bad of ['hns_short', `hns_${'A'.repeat(43)}`, `${srv.admin}x`]) {
       await expectRefusedUnchanged(
         srv,
-        { token: ingest, sid: fresh.sid, w: fresh.w },
+        { token: tokens.ingest, sid: fresh.sid, w: fresh.w },
         () => postChunk(srv, bad, fresh.sid, fresh.w, 0, fresh.bytes),
         401,
         'unauthorized',
@@ -335,7 +312,7 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
 
   it('refuses a token without the ingest scope with 403', async () => {
     const fresh = writeSession(srv.workDir);
-    const probe = { token: ingest, sid: fresh.sid, w: fresh.w };
+    const probe = { token: tokens.ingest, sid: fresh.sid, w: fresh.w };
     for (const scopes of [['read'], ['report'], ['board'], ['admin'], ['read', 'report', 'board', 'admin']]) {
       const token = await mint(srv, 'local', scopes as never);
       const err = await expectRefusedUnchanged(
@@ -350,7 +327,7 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
   });
 
   it('refuses invalid ids in the path with 400 invalid_id', async () => {
-    const probe = { token: ingest, sid: seg.sid, w: seg.w };
+    const probe = { token: tokens.ingest, sid: seg.sid, w: seg.w };
     const paths: [string, string, string][] = [
       ['s_bad', seg.w, 'sid'],
       ['..%2Fetc', seg.w, 'sid'],
@@ -368,7 +345,7 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
         probe,
         () =>
           request(srv, 'POST', `/v1/sessions/${sid}/writers/${w}/chunks?offset=0`, {
-            token: ingest,
+            token: tokens.ingest,
             body: seg.bytes,
           }),
         400,
@@ -380,11 +357,11 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
 
   it('refuses a missing or malformed offset with 400', async () => {
     const fresh = writeSession(srv.workDir);
-    const probe = { token: ingest, sid: fresh.sid, w: fresh.w };
+    const probe = { token: tokens.ingest, sid: fresh.sid, w: fresh.w };
     await expectRefusedUnchanged(
       srv,
       probe,
-      () => postChunk(srv, ingest, fresh.sid, fresh.w, null, fresh.bytes),
+      () => postChunk(srv, tokens.ingest, fresh.sid, fresh.w, null, fresh.bytes),
       400,
       'bad_request',
     );
@@ -394,7 +371,7 @@ describe('POST /v1/sessions/{sid}/writers/{w}/chunks', () => {
         probe,
         () =>
           request(srv, 'POST', `/v1/sessions/${fresh.sid}/writers/${fresh.w}/chunks?offset=${q}`, {
-            token: ingest,
+            token: tokens.ingest,
             body: fresh.bytes,
           }),
         400,

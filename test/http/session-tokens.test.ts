@@ -3,35 +3,15 @@
  * harness by an admin or by an unbound token that hands on scopes it holds. Happy cases, refusals
  * (scope escalation 403, admin/board 400, bad bodies 400), and what the bound token may then reach.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import { hashToken, mintToken } from '../../lib/service/index.js';
-import {
-  type Answer,
-  expectError,
-  makeTenant,
-  mint,
-  postChunk,
-  request,
-  startServer,
-  type TestServer,
-  type TestTenant,
-  tenantsDigest,
-  writeSession,
-} from './helpers.js';
+import { type Answer, expectError, request } from '../support/http.js';
+import { writeSession } from '../support/segments.js';
+import { makeTenant, mint, useServer } from '../support/server.js';
+import { postChunk, tenantsDigest } from '../support/stored.js';
 
-let srv: TestServer;
-let tenant: TestTenant;
-
-beforeAll(async () => {
-  srv = await startServer();
-  tenant = await makeTenant(srv, 'acme');
-});
-
-afterAll(async () => {
-  expect(srv.logged).toEqual([]);
-  await srv.close();
-});
+const srv = useServer({ tenants: ['acme'] });
 
 const mintFor = (sid: string, token: string | null, json?: unknown): Promise<Answer> =>
   request(srv, 'POST', `/v1/sessions/${sid}/tokens`, json === undefined ? { token } : { token, json });
@@ -47,7 +27,7 @@ describe('POST /v1/sessions/{sid}/tokens: minting', () => {
   it('gives an admin an ingest + report token for 24 hours by default, its secret once', async () => {
     const seg = writeSession(srv.workDir);
     const before = Date.now();
-    const a = await mintFor(seg.sid, tenant.admin);
+    const a = await mintFor(seg.sid, srv.admin);
     expect(a.status, a.text).toBe(201);
     expect(Object.keys(a.json).sort()).toEqual(['expires_at', 'id', 'scopes', 'session', 'token']);
     expect(a.json.token).toMatch(/^hns_[0-9A-Za-z]{43}$/);
@@ -58,7 +38,7 @@ describe('POST /v1/sessions/{sid}/tokens: minting', () => {
     expect(expires).toBeLessThanOrEqual(Date.now() + 24 * HOUR + 1000);
 
     // Stored as its hash only; listed with its session, never with the secret.
-    const listed = await request(srv, 'GET', '/v1/tokens', { token: tenant.admin });
+    const listed = await request(srv, 'GET', '/v1/tokens', { token: srv.admin });
     const rec = listed.json.tokens.find((t: { id: string }) => t.id === a.json.id);
     expect(rec).toMatchObject({ session: seg.sid, scopes: ['ingest', 'report'], revoked_at: null });
     expect(listed.text).not.toContain(a.json.token);
@@ -67,7 +47,7 @@ describe('POST /v1/sessions/{sid}/tokens: minting', () => {
 
   it('takes scopes, ttl_seconds and a label; 30 days is the longest lifetime', async () => {
     const sid = newId('s');
-    const a = await mintFor(sid, tenant.admin, {
+    const a = await mintFor(sid, srv.admin, {
       scopes: ['read', 'ingest', 'read'],
       ttl_seconds: 30 * 86400,
       label: 'ci job 42',
@@ -124,7 +104,7 @@ describe('POST /v1/sessions/{sid}/tokens: refusals, nothing stored', () => {
   it('refuses admin and board in a session token with 400, even to an admin', async () => {
     const sid = newId('s');
     for (const scopes of [['admin'], ['board'], ['ingest', 'admin']]) {
-      const err = await refused(() => mintFor(sid, tenant.admin, { scopes }), 400, 'invalid_body');
+      const err = await refused(() => mintFor(sid, srv.admin, { scopes }), 400, 'invalid_body');
       expect(err.details).toMatchObject({
         refused: scopes.filter((x) => x === 'admin' || x === 'board'),
         allowed: ['ingest', 'report', 'read'],
@@ -144,18 +124,18 @@ describe('POST /v1/sessions/{sid}/tokens: refusals, nothing stored', () => {
       { label: 'x'.repeat(121) },
       ['ingest'],
     ];
-    for (const json of bad) await refused(() => mintFor(sid, tenant.admin, json), 400, 'invalid_body');
+    for (const json of bad) await refused(() => mintFor(sid, srv.admin, json), 400, 'invalid_body');
     await refused(
       () =>
         request(srv, 'POST', `/v1/sessions/${sid}/tokens`, {
-          token: tenant.admin,
+          token: srv.admin,
           body: '{"scopes":',
           headers: { 'content-type': 'application/json' },
         }),
       400,
       'invalid_body',
     );
-    await refused(() => mintFor('s_not-a-session', tenant.admin, {}), 400, 'invalid_id');
+    await refused(() => mintFor('s_not-a-session', srv.admin, {}), 400, 'invalid_id');
   });
 
   it('refuses a session-bound token: 403 for its own session, 404 for any other', async () => {
@@ -169,7 +149,7 @@ describe('POST /v1/sessions/{sid}/tokens: refusals, nothing stored', () => {
   it("answers 401 without a token; another tenant's admin mints only into its own tenant", async () => {
     await refused(() => mintFor(newId('s'), null, {}), 401, 'unauthorized');
     const seg = writeSession(srv.workDir);
-    await postChunk(srv, tenant.admin, seg.sid, seg.w, 0, seg.bytes);
+    await postChunk(srv, srv.admin, seg.sid, seg.w, 0, seg.bytes);
     const globex = await makeTenant(srv, 'globex');
     const a = await mintFor(seg.sid, globex.admin, {});
     expect(a.status).toBe(201);
@@ -186,7 +166,7 @@ describe('a minted session token in use', () => {
   it('ingests and reports in its session only; another session answers 404 and nothing changes', async () => {
     const mine = writeSession(srv.workDir);
     const other = writeSession(srv.workDir);
-    const minted = await mintFor(mine.sid, tenant.admin);
+    const minted = await mintFor(mine.sid, srv.admin);
     const token = minted.json.token as string;
 
     const up = await postChunk(srv, token, mine.sid, mine.w, 0, mine.bytes);
@@ -197,7 +177,7 @@ describe('a minted session token in use', () => {
     });
     expect(report.status, report.text).toBe(201);
 
-    await postChunk(srv, tenant.admin, other.sid, other.w, 0, other.bytes);
+    await postChunk(srv, srv.admin, other.sid, other.w, 0, other.bytes);
     const before = tenantsDigest(srv);
     const refusals = [
       await postChunk(srv, token, other.sid, other.w, other.bytes.length, other.lines[0]!),
@@ -220,8 +200,8 @@ describe('a minted session token in use', () => {
 
   it('stops working once revoked', async () => {
     const sid = newId('s');
-    const minted = await mintFor(sid, tenant.admin, { scopes: ['report'] });
-    const del = await request(srv, 'DELETE', `/v1/tokens/${minted.json.id}`, { token: tenant.admin });
+    const minted = await mintFor(sid, srv.admin, { scopes: ['report'] });
+    const del = await request(srv, 'DELETE', `/v1/tokens/${minted.json.id}`, { token: srv.admin });
     expect(del.status).toBe(204);
     const r = await request(srv, 'POST', `/v1/sessions/${sid}/status`, {
       token: minted.json.token,
@@ -232,27 +212,24 @@ describe('a minted session token in use', () => {
 });
 
 describe('POST /v1/tokens with a session', () => {
+  // a server of its own: the first server's tenant is acme
+  const srv2 = useServer();
+
   it('follows the session-token rules: no admin scope, and an expiry by default', async () => {
-    const srv2 = await startServer();
-    try {
-      const t = await makeTenant(srv2, 'local');
-      const sid = 's_01KZVVGRNR3D5V708Z4NPGG11H';
-      const refused = await request(srv2, 'POST', '/v1/tokens', {
-        token: t.admin,
-        json: { scopes: ['admin'], session: sid },
-      });
-      expect(refused.status).toBe(400);
-      expect(refused.json.error.details.refused).toEqual(['admin']);
-      const ok = await request(srv2, 'POST', '/v1/tokens', {
-        token: t.admin,
-        json: { scopes: ['ingest'], session: sid },
-      });
-      expect(ok.status).toBe(201);
-      expect(ok.json.session).toBe(sid);
-      expect(Date.parse(ok.json.expires_at) - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
-      expect(Date.parse(ok.json.expires_at) - Date.now()).toBeLessThanOrEqual(24 * 3600 * 1000);
-    } finally {
-      await srv2.close();
-    }
+    const sid = 's_01KZVVGRNR3D5V708Z4NPGG11H';
+    const refused = await request(srv2, 'POST', '/v1/tokens', {
+      token: srv2.admin,
+      json: { scopes: ['admin'], session: sid },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error.details.refused).toEqual(['admin']);
+    const ok = await request(srv2, 'POST', '/v1/tokens', {
+      token: srv2.admin,
+      json: { scopes: ['ingest'], session: sid },
+    });
+    expect(ok.status).toBe(201);
+    expect(ok.json.session).toBe(sid);
+    expect(Date.parse(ok.json.expires_at) - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
+    expect(Date.parse(ok.json.expires_at) - Date.now()).toBeLessThanOrEqual(24 * 3600 * 1000);
   });
 });

@@ -4,40 +4,22 @@
  * chain of a session token (it never outlives the token that minted it, and is refused once that one has
  * expired, even when it was stored with a later expiry of its own).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BOARD_COOKIE } from '../../lib/http/auth.js';
 import { newId } from '../../lib/log/index.js';
 import { generateTokenSecret, hashToken, mintToken } from '../../lib/service/index.js';
-import {
-  expectError,
-  makeTenant,
-  request,
-  startServer,
-  type TestServer,
-  type TestTenant,
-} from './helpers.js';
-import { send } from './suite-helpers.js';
+import { expectError, request } from '../support/http.js';
+import { useServer } from '../support/server.js';
 
 const T0 = Date.UTC(2026, 5, 1, 12);
 let now = T0;
-let srv: TestServer;
-let tenant: TestTenant;
-
-beforeAll(async () => {
-  srv = await startServer({ now: () => new Date(now) });
-  tenant = await makeTenant(srv, 'acme');
-});
-
-afterAll(async () => {
-  expect(srv.logged).toEqual([]);
-  await srv.close();
-});
+const srv = useServer({ tenants: ['acme'], deps: { now: () => new Date(now) } });
 
 /** A token made by the tenant's admin through `POST /v1/tokens` at the current clock. */
 async function created(
   json: Record<string, unknown>,
 ): Promise<{ token: string; id: string; expires_at: string }> {
-  const a = await request(srv, 'POST', '/v1/tokens', { token: tenant.admin, json });
+  const a = await request(srv, 'POST', '/v1/tokens', { token: srv.admin, json });
   expect(a.status, a.text).toBe(201);
   return a.json;
 }
@@ -69,18 +51,18 @@ describe('an expired token', () => {
     const sid = newId('s');
 
     now = T0 + 599_999;
-    expect((await send(srv, { method: 'GET', path: '/', headers: cookie })).status).toBe(200);
-    expect((await send(srv, { method: 'GET', path: '/v1/board', headers: cookie })).status).toBe(200);
+    expect((await request(srv, { method: 'GET', path: '/', headers: cookie })).status).toBe(200);
+    expect((await request(srv, { method: 'GET', path: '/v1/board', headers: cookie })).status).toBe(200);
 
     now = T0 + 600_000;
     for (const path of ['/', `/sessions/${sid}`]) {
-      const page = await send(srv, { method: 'GET', path, headers: cookie });
+      const page = await request(srv, { method: 'GET', path, headers: cookie });
       expect(page.status, path).toBe(302);
       expect(page.headers.get('location')).toBe('/login');
     }
     expectError(
       srv,
-      await send(srv, { method: 'GET', path: '/v1/board', headers: cookie }),
+      await request(srv, { method: 'GET', path: '/v1/board', headers: cookie }),
       401,
       'unauthorized',
     );
@@ -90,7 +72,7 @@ describe('an expired token', () => {
     now = T0;
     const sid = newId('s');
     const minted = await request(srv, 'POST', `/v1/sessions/${sid}/tokens`, {
-      token: tenant.admin,
+      token: srv.admin,
       json: { scopes: ['report'], ttl_seconds: 120 },
     });
     expect(minted.status, minted.text).toBe(201);
