@@ -10,48 +10,76 @@ import { isId } from '../log/ids.js';
 import { formatSummary, inspectSession, type SessionSummary } from '../log/inspect.js';
 import { segmentSources, sessionDirSegments } from '../log/replay.js';
 import { type VerifyReport, verifySegments } from '../log/verify.js';
+import { VERIFY_CODE_INFO } from '../log/verify-codes.js';
 import { clientFrom, retryNotice } from './config.js';
 import { ExitError, UsageError } from './errors.js';
 import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
 import { sessionTarget } from './session-target.js';
 
+/** `hansard verify --codes`: the table of docs/verify.md, from the code that reports them. */
+function printCodes(io: Io, json: boolean): void {
+  if (json) return printJson(io, VERIFY_CODE_INFO);
+  for (const [code, { severity, meaning }] of Object.entries(VERIFY_CODE_INFO)) {
+    io.stdout.write(
+      `${severity.padEnd(7)}  ${code.padEnd(26)}  ${meaning.replaceAll('`', '').replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')}\n`,
+    );
+  }
+}
+
 export function registerVerify(program: Command, io: Io): void {
   program
     .command('verify')
     .description('check a session against the log format; exit 1 when any problem is an error')
-    .argument('<session>', 'a session directory, or a session id (s_…) to check on the server')
+    .argument('[session]', 'a session directory, or a session id (s_…) to check on the server')
     .option('--url <url>', 'server URL (env HANSARD_URL)')
     .option('--token <token>', 'token with the read scope (env HANSARD_TOKEN)')
+    .option('--codes', 'list every problem code, its severity and what it means, and exit')
     .addOption(jsonOption())
-    .addHelpText('after', '\nThe codes and their meaning are listed in docs/verify.md.')
-    .action(async (target: string, o: { url?: string; token?: string; json?: boolean }) => {
-      const t = sessionTarget(target, io.cwd);
-      let report: VerifyReport;
-      if (t.kind === 'dir') {
-        const segments = sessionDirSegments(t.dir);
-        if (segments.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
-        const name = basename(t.dir);
-        report = await verifySegments(segments, isId('s', name) ? name : undefined);
-      } else {
-        report = (await clientFrom(o, io.env, retryNotice(io)).request('GET', `/v1/sessions/${t.sid}/verify`))
-          .body as VerifyReport;
-      }
-      if (o.json) printJson(io, report);
-      else {
-        for (const p of report.problems) {
-          const where = `${p.w}${p.seq !== null ? ` seq ${p.seq}` : ''}${p.line !== null ? ` line ${p.line}` : ''}`;
-          // A report from an older server may quote events' ids raw: never let one reach the terminal.
-          const line = `${p.severity.padEnd(7)}  ${p.code.padEnd(26)}  ${where}: ${p.message}`;
-          io.stdout.write(`${escapeControl(line)}\n`);
+    .addHelpText(
+      'after',
+      '\nEach problem is: severity, code, writer, seq/line, message. Severities: error (the session is not\n' +
+        'ok; exit 1), warning, info. What each code means: hansard verify --codes',
+    )
+    .action(
+      async (
+        target: string | undefined,
+        o: { url?: string; token?: string; json?: boolean; codes?: boolean },
+      ) => {
+        if (o.codes) return printCodes(io, o.json === true);
+        if (target === undefined) {
+          throw new UsageError(
+            'which session? pass a session directory or a session id (s_…); --codes lists the codes',
+          );
         }
-        const s = report.summary;
-        io.stdout.write(
-          `${report.ok ? 'ok' : 'NOT ok'}: ${plural(s.events, 'event')} in ${plural(s.writers, 'writer')}; ${plural(s.errors, 'error')}, ${plural(s.warnings, 'warning')}, ${s.infos} info\n`,
-        );
-      }
-      if (!report.ok) throw new ExitError(1);
-    });
+        const t = sessionTarget(target, io.cwd);
+        let report: VerifyReport;
+        if (t.kind === 'dir') {
+          const segments = sessionDirSegments(t.dir);
+          if (segments.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
+          const name = basename(t.dir);
+          report = await verifySegments(segments, isId('s', name) ? name : undefined);
+        } else {
+          report = (
+            await clientFrom(o, io.env, retryNotice(io)).request('GET', `/v1/sessions/${t.sid}/verify`)
+          ).body as VerifyReport;
+        }
+        if (o.json) printJson(io, report);
+        else {
+          for (const p of report.problems) {
+            const where = `${p.w}${p.seq !== null ? ` seq ${p.seq}` : ''}${p.line !== null ? ` line ${p.line}` : ''}`;
+            // A report from an older server may quote events' ids raw: never let one reach the terminal.
+            const line = `${p.severity.padEnd(7)}  ${p.code.padEnd(26)}  ${where}: ${p.message}`;
+            io.stdout.write(`${escapeControl(line)}\n`);
+          }
+          const s = report.summary;
+          io.stdout.write(
+            `${report.ok ? 'ok' : 'NOT ok'}: ${plural(s.events, 'event')} in ${plural(s.writers, 'writer')}; ${plural(s.errors, 'error')}, ${plural(s.warnings, 'warning')}, ${s.infos} info\n`,
+          );
+        }
+        if (!report.ok) throw new ExitError(1);
+      },
+    );
 
   program
     .command('inspect')

@@ -22,34 +22,14 @@ import { FORMAT_VERSION, isKnownType } from './events.js';
 import { type MergeSource, mergeSegments } from './merge.js';
 import { type ReplaySegment, segmentSources } from './replay.js';
 import { parseTs } from './time.js';
+import { type Severity, VERIFY_CODE_INFO } from './verify-codes.js';
 
-export type Severity = 'error' | 'warning' | 'info';
+export type { Severity };
 
-export const VERIFY_CODES = {
-  missing_writer_start: 'error',
-  writer_id_mismatch: 'error',
-  sid_mismatch: 'error',
-  seq_gap: 'error',
-  seq_duplicate: 'error',
-  mono_backwards: 'warning',
-  ts_backwards: 'warning',
-  ts_no_timezone: 'warning',
-  ts_invalid: 'error',
-  event_after_writer_end: 'error',
-  segment_open: 'info',
-  truncated_line: 'error',
-  malformed_line: 'error',
-  duplicate_id: 'error',
-  dangling_reference: 'warning',
-  correction_target_missing: 'warning',
-  correction_forbidden_field: 'warning',
-  correction_invalid_value: 'warning',
-  unknown_version: 'warning',
-  causality_skew: 'warning',
-  invalid_fields: 'warning',
-  data_loss: 'error',
-  control_characters: 'warning',
-} as const satisfies Record<string, Severity>;
+/** Each code's severity (lib/log/verify-codes.ts has their meanings). */
+export const VERIFY_CODES = Object.fromEntries(
+  Object.entries(VERIFY_CODE_INFO).map(([code, info]) => [code, info.severity]),
+) as { readonly [C in keyof typeof VERIFY_CODE_INFO]: (typeof VERIFY_CODE_INFO)[C]['severity'] };
 
 export type VerifyCode = keyof typeof VERIFY_CODES;
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/main.js';
 import { openSession } from '../../lib/log/index.js';
+import { VERIFY_CODE_INFO } from '../../lib/log/verify-codes.js';
 
 let root: string;
 beforeEach(() => {
@@ -71,5 +72,30 @@ describe('hansard inspect', () => {
     expect(r.out).toContain('participants: priya (1 message)');
     const j = JSON.parse((await run(['inspect', dir, '--json'])).out);
     expect(j).toMatchObject({ events: 4, turns: { total: 1, by_status: { open: 1 } }, verify: { ok: true } });
+  });
+});
+
+describe('hansard verify --codes', () => {
+  it('lists every code with its severity and meaning, from the code that reports them', async () => {
+    const r = await run(['verify', '--codes']);
+    expect(r.code).toBe(0);
+    const lines = r.out.trimEnd().split('\n');
+    expect(lines).toHaveLength(Object.keys(VERIFY_CODE_INFO).length);
+    expect(lines).toContain(
+      "error    seq_gap                     a writer's seq does not start at 1 or skips numbers: events are missing",
+    );
+    // Markdown is the docs' business: no backticks or links in a terminal.
+    expect(r.out).not.toMatch(/`|\]\(|\.md/);
+    const json = await run(['verify', '--codes', '--json']);
+    expect(JSON.parse(json.out)).toEqual(VERIFY_CODE_INFO);
+  });
+
+  it('needs a session otherwise (exit 2), and its help names no repository file', async () => {
+    const r = await run(['verify']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('which session?');
+    const help = await run(['verify', '--help']);
+    expect(help.out).toContain('hansard verify --codes');
+    expect(help.out).not.toMatch(/docs\/|seed|\.md/);
   });
 });

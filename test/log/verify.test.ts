@@ -12,6 +12,7 @@ import {
   verifySegments,
   verifySession,
 } from '../../lib/log/index.js';
+import { VERIFY_CODE_INFO } from '../../lib/log/verify-codes.js';
 
 let root: string;
 beforeEach(() => {
@@ -209,11 +210,16 @@ describe('verify', () => {
     expect(r.ok).toBe(true); // warnings: the log is still readable as written
   });
 
-  it('gives every code a severity and a documented meaning', async () => {
+  it('gives every code a severity and a documented meaning, the same in docs/verify.md and the CLI', async () => {
     const { readFileSync } = await import('node:fs');
     const doc = readFileSync('docs/verify.md', 'utf8');
     for (const [code, severity] of Object.entries(VERIFY_CODES)) {
       expect(doc).toMatch(new RegExp(`\\| \`${code}\` \\| ${severity} \\|`));
     }
+    const rows = [...doc.matchAll(/^\| `([a-z_]+)` \| (error|warning|info) \| (.*) \|$/gm)].map((m) => [
+      m[1],
+      { severity: m[2], meaning: m[3] },
+    ]);
+    expect(Object.fromEntries(rows)).toEqual(VERIFY_CODE_INFO);
   });
 });
