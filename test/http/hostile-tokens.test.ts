@@ -7,22 +7,14 @@
  * that the status asserted is the one documented there, and that no row is left without a case.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import { MemoryRateLimiter } from '../../lib/ratelimit/index.js';
 import { MAX_LIVE_CHILD_TOKENS } from '../../lib/service/index.js';
-import {
-  type Answer,
-  expectError,
-  makeTenant,
-  mint,
-  request,
-  startServer,
-  type TestServer,
-  type TestTenant,
-  upload,
-  writeSession,
-} from './helpers.js';
+import { type Answer, expectError, request } from '../support/http.js';
+import { writeSession } from '../support/segments.js';
+import { mint, type TestServer, type TestTenant, useServer } from '../support/server.js';
+import { upload } from '../support/stored.js';
 
 /** The rows each case asserted, checked against the doc at the end. */
 const asserted: Array<{ row: string; status: number; code?: string }> = [];
@@ -36,9 +28,7 @@ function expectRow(srv: TestServer, row: string, a: Answer, status: number, code
 }
 
 let now = Date.UTC(2026, 3, 1);
-let srv: TestServer;
-let acme: TestTenant;
-let globex: TestTenant;
+const srv = useServer({ tenants: ['acme', 'globex'], deps: { now: () => new Date(now) } });
 /** acme's sessions, newest first */
 let sids: string[];
 
@@ -59,16 +49,8 @@ async function threeSessions(t: TestTenant): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  srv = await startServer({ now: () => new Date(now) });
-  acme = await makeTenant(srv, 'acme');
-  globex = await makeTenant(srv, 'globex');
-  sids = await threeSessions(acme);
-  await threeSessions(globex);
-});
-
-afterAll(async () => {
-  expect(srv.logged).toEqual([]);
-  await srv.close();
+  sids = await threeSessions(srv.tenants.acme);
+  await threeSessions(srv.tenants.globex);
 });
 
 describe('listing cursors', () => {
@@ -76,11 +58,11 @@ describe('listing cursors', () => {
   const BORROWED = 'cursor: one this server gave another tenant, or an unbound token of the tenant';
 
   it('pages with the cursors it gives, and refuses forged and altered ones with 400', async () => {
-    const first = await get('/v1/sessions?limit=1', acme.admin);
+    const first = await get('/v1/sessions?limit=1', srv.admin);
     expect(first.json.sessions.map((s: { sid: string }) => s.sid)).toEqual([sids[0]]);
     const next = first.json.next as string;
     expect(next).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
-    const second = await get(`/v1/sessions?limit=1&cursor=${next}`, acme.admin);
+    const second = await get(`/v1/sessions?limit=1&cursor=${next}`, srv.admin);
     expect(second.json.sessions.map((s: { sid: string }) => s.sid)).toEqual([sids[1]]);
 
     const [inner, tag] = next.split('.') as [string, string];
@@ -115,7 +97,7 @@ describe('listing cursors', () => {
       `.${tag}`,
     ];
     for (const cursor of forged) {
-      const a = await get(`/v1/sessions?limit=1&cursor=${encodeURIComponent(cursor)}`, acme.admin);
+      const a = await get(`/v1/sessions?limit=1&cursor=${encodeURIComponent(cursor)}`, srv.admin);
       const err = expectRow(srv, FORGED, a, 400, 'invalid_cursor')!;
       expect(err.message).toContain('start from the first page');
       expect(a.text).not.toContain(sids[1]!);
@@ -123,11 +105,11 @@ describe('listing cursors', () => {
   });
 
   it("refuses another tenant's cursor, and an unbound token's cursor sent by a bound token", async () => {
-    const theirs = (await get('/v1/sessions?limit=1', globex.admin)).json.next as string;
+    const theirs = (await get('/v1/sessions?limit=1', srv.tenants.globex.admin)).json.next as string;
     expect(typeof theirs).toBe('string');
-    expectRow(srv, BORROWED, await get(`/v1/sessions?cursor=${theirs}`, acme.admin), 400, 'invalid_cursor');
+    expectRow(srv, BORROWED, await get(`/v1/sessions?cursor=${theirs}`, srv.admin), 400, 'invalid_cursor');
 
-    const ours = (await get('/v1/sessions?limit=1', acme.admin)).json.next as string;
+    const ours = (await get('/v1/sessions?limit=1', srv.admin)).json.next as string;
     const bound = await mint(srv, 'acme', ['read'], sids[2]!);
     const a = await get(`/v1/sessions?limit=1&cursor=${ours}`, bound);
     expectRow(srv, BORROWED, a, 400, 'invalid_cursor');
@@ -186,7 +168,7 @@ describe('session tokens of a revoked token', () => {
   it('stop working when the token that minted them is revoked, admin or not', async () => {
     const sid = newId('s');
     const made = async (scopes: string[]) => {
-      const a = await request(srv, 'POST', '/v1/tokens', { token: acme.admin, json: { scopes } });
+      const a = await request(srv, 'POST', '/v1/tokens', { token: srv.admin, json: { scopes } });
       expect(a.status, a.text).toBe(201);
       return a.json as { token: string; id: string };
     };
@@ -199,12 +181,12 @@ describe('session tokens of a revoked token', () => {
           json: { state: 'working' },
         });
       expect((await report()).status).toBe(201);
-      const revoked = await request(srv, 'DELETE', `/v1/tokens/${parent.id}`, { token: acme.admin });
+      const revoked = await request(srv, 'DELETE', `/v1/tokens/${parent.id}`, { token: srv.admin });
       expect(revoked.status).toBe(204);
       const err = expectRow(srv, ROW, await report(), 401, 'unauthorized')!;
       expect(err.message).toBe('the token was not accepted: it is unknown here, revoked or expired');
       // The child itself is not marked revoked: it is refused through its chain.
-      const listed = (await get('/v1/tokens', acme.admin)).json.tokens as Array<Record<string, unknown>>;
+      const listed = (await get('/v1/tokens', srv.admin)).json.tokens as Array<Record<string, unknown>>;
       expect(listed.find((t) => t.id === child.json.id)).toMatchObject({
         parent: parent.id,
         root: parent.id,
@@ -236,9 +218,9 @@ describe('minting a flood of session tokens', () => {
     expect(err.message).toContain('wait until some expire');
     expect((await srv.stores.state.listTokens('acme')).length).toBe(count);
     // Another token of the tenant is not held back by this one's children.
-    expect((await mintFor(sid, acme.admin)).status).toBe(201);
+    expect((await mintFor(sid, srv.admin)).status).toBe(201);
 
-    expect((await request(srv, 'DELETE', `/v1/tokens/${ids[0]}`, { token: acme.admin })).status).toBe(204);
+    expect((await request(srv, 'DELETE', `/v1/tokens/${ids[0]}`, { token: srv.admin })).status).toBe(204);
     expect((await mintFor(sid, parent, { ttl_seconds: 60 })).status).toBe(201);
     expectRow(srv, ROW, await mintFor(sid, parent), 409, 'too_many_tokens');
     // An hour later every one of them has expired.
@@ -250,19 +232,9 @@ describe('minting a flood of session tokens', () => {
 describe('rate limits of minted tokens', () => {
   const SHARED = 'rate limit: the session tokens of one token, together';
   const FLOOD = 'rate limit: minting tokens as fast as possible';
-  let limited: TestServer;
   let at = Date.UTC(2026, 3, 1);
-  let admin: string;
   const limiter = new MemoryRateLimiter({ limit: 50, window_seconds: 60 }, { now: () => at });
-
-  beforeAll(async () => {
-    limited = await startServer({ now: () => new Date(at), rateLimiter: limiter });
-    admin = (await makeTenant(limited, 'acme')).admin;
-  });
-  afterAll(async () => {
-    expect(limited.logged).toEqual([]);
-    await limited.close();
-  });
+  const limited = useServer({ tenants: ['acme'], deps: { now: () => new Date(at), rateLimiter: limiter } });
 
   it('counts every request of a token and of the tokens minted from it against one allowance', async () => {
     const sid = newId('s');
@@ -294,7 +266,7 @@ describe('rate limits of minted tokens', () => {
       'rate_limited',
     );
     // Another root token of the tenant has its own allowance.
-    expect((await request(limited, 'GET', '/v1/sessions', { token: admin })).status).toBe(200);
+    expect((await request(limited, 'GET', '/v1/sessions', { token: limited.admin })).status).toBe(200);
   });
 
   it('charges 10 requests for each mint, so a flood of minting is held back first', async () => {
@@ -302,7 +274,10 @@ describe('rate limits of minted tokens', () => {
     const sid = newId('s');
     const statuses: number[] = [];
     for (let i = 0; i < 8; i++) {
-      const a = await request(limited, 'POST', `/v1/sessions/${sid}/tokens`, { token: admin, json: {} });
+      const a = await request(limited, 'POST', `/v1/sessions/${sid}/tokens`, {
+        token: limited.admin,
+        json: {},
+      });
       statuses.push(a.status);
       if (a.status === 429) {
         const err = expectRow(limited, FLOOD, a, 429, 'rate_limited')!;
@@ -315,13 +290,14 @@ describe('rate limits of minted tokens', () => {
     expectRow(
       limited,
       FLOOD,
-      await request(limited, 'GET', '/v1/sessions', { token: admin }),
+      await request(limited, 'GET', '/v1/sessions', { token: limited.admin }),
       429,
       'rate_limited',
     );
     at += 12_000;
     expect(
-      (await request(limited, 'POST', `/v1/sessions/${sid}/tokens`, { token: admin, json: {} })).status,
+      (await request(limited, 'POST', `/v1/sessions/${sid}/tokens`, { token: limited.admin, json: {} }))
+        .status,
     ).toBe(201);
   });
 });

@@ -6,23 +6,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../lib/cli/client.js';
 import { uploadSession } from '../../lib/cli/upload.js';
 import { MemoryRateLimiter } from '../../lib/ratelimit/index.js';
 import { DEFAULT_LIMITS } from '../../lib/service/limits.js';
-import {
-  expectError,
-  expectRefusedUnchanged,
-  makeTenant,
-  mint,
-  postChunk,
-  request,
-  startServer,
-  type TestServer,
-  tenantsDigest,
-  writeSession,
-} from './helpers.js';
+import { expectError, request } from '../support/http.js';
+import { writeSession } from '../support/segments.js';
+import { makeTenant, startServer, type TestServer, useServer } from '../support/server.js';
+import { expectRefusedUnchanged, postChunk, tenantsDigest } from '../support/stored.js';
 
 const servers: TestServer[] = [];
 async function server(deps: Parameters<typeof startServer>[0] = {}): Promise<TestServer> {
@@ -172,27 +164,19 @@ describe('per-tenant storage quota', () => {
 });
 
 describe('per-token rate limit', () => {
-  let srv: TestServer;
   let now = Date.UTC(2026, 0, 1);
-  let admin: string;
-  let reader: string;
   const limiter = new MemoryRateLimiter({ limit: 3, window_seconds: 60 }, { now: () => now });
-
-  beforeAll(async () => {
-    srv = await startServer({ rateLimiter: limiter });
-    admin = (await makeTenant(srv, 'acme')).admin;
-    reader = await mint(srv, 'acme', ['read', 'board']);
-  });
-  afterAll(async () => {
-    expect(srv.logged).toEqual([]);
-    await srv.close();
+  const srv = useServer({
+    tenants: ['acme'],
+    tokens: { reader: ['read', 'board'] },
+    deps: { rateLimiter: limiter },
   });
 
   const list = (token: string) => request(srv, 'GET', '/v1/sessions', { token });
 
   it('answers the request past the limit 429 with Retry-After; other tokens are unaffected', async () => {
-    for (let i = 0; i < 3; i++) expect((await list(admin)).status).toBe(200);
-    const refused = await list(admin);
+    for (let i = 0; i < 3; i++) expect((await list(srv.admin)).status).toBe(200);
+    const refused = await list(srv.admin);
     const err = expectError(srv, refused, 429, 'rate_limited');
     expect(refused.headers.get('retry-after')).toBe('20');
     expect(err.details).toEqual({ limit: 3, window_seconds: 60, retry_after_seconds: 20 });
@@ -201,28 +185,28 @@ describe('per-token rate limit', () => {
     // Every route behind it, the chunk route included (nothing stored), and the board API.
     const seg = writeSession(srv.workDir);
     const before = tenantsDigest(srv);
-    expectError(srv, await postChunk(srv, admin, seg.sid, seg.w, 0, seg.bytes), 429, 'rate_limited');
+    expectError(srv, await postChunk(srv, srv.admin, seg.sid, seg.w, 0, seg.bytes), 429, 'rate_limited');
     expect(tenantsDigest(srv)).toBe(before);
-    expectError(srv, await request(srv, 'GET', '/v1/board', { token: admin }), 429, 'rate_limited');
+    expectError(srv, await request(srv, 'GET', '/v1/board', { token: srv.admin }), 429, 'rate_limited');
 
     // Another token has its own allowance; no token and healthz are not counted against anyone.
-    expect((await list(reader)).status).toBe(200);
-    expect((await request(srv, 'GET', '/v1/board', { token: reader })).status).toBe(200);
+    expect((await list(srv.tokens.reader)).status).toBe(200);
+    expect((await request(srv, 'GET', '/v1/board', { token: srv.tokens.reader })).status).toBe(200);
     expectError(srv, await list(''), 401, 'unauthorized');
     expect((await request(srv, 'GET', '/healthz')).status).toBe(200);
   });
 
   it('lets the token through again once Retry-After has passed, and a quiet minute refills it', async () => {
     now += 19_000;
-    expectError(srv, await list(admin), 429, 'rate_limited');
+    expectError(srv, await list(srv.admin), 429, 'rate_limited');
     now += 1_000;
-    expect((await list(admin)).status).toBe(200);
-    const again = await list(admin);
+    expect((await list(srv.admin)).status).toBe(200);
+    const again = await list(srv.admin);
     expectError(srv, again, 429, 'rate_limited');
     expect(again.headers.get('retry-after')).toBe('20');
     now += 60_000;
-    for (let i = 0; i < 3; i++) expect((await list(admin)).status).toBe(200);
-    expectError(srv, await list(admin), 429, 'rate_limited');
+    for (let i = 0; i < 3; i++) expect((await list(srv.admin)).status).toBe(200);
+    expectError(srv, await list(srv.admin), 429, 'rate_limited');
   });
 
   it("is waited out by the CLI's client, which honours Retry-After", async () => {
