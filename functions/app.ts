@@ -1,6 +1,6 @@
 /**
- * The app a Lambda function serves: the same `createApp` as every deployment (lib/http), with the AWS
- * stores (S3 segments, DynamoDB state) and the request log in front. Both entry points build it; tests
+ * The app a Lambda function serves: the same `createApp` as every deployment, wired with the AWS stores
+ * (S3 segments, DynamoDB state) and rate limiter in lib/deploy/aws.ts, with the request log in front. Both entry points build it; tests
  * build it directly and call `app.request()`, with clients pointed at emulators.
  *
  * The replay function is reachable through a public function URL with no authorizer and no API Gateway
@@ -10,10 +10,10 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Hono } from 'hono';
-import { createApp } from '../lib/http/app.js';
+import { createAwsApp } from '../lib/deploy/aws.js';
 import type { AppEnv } from '../lib/http/auth.js';
 import { errorBody } from '../lib/http/errors.js';
-import { openAwsRateLimiter, openAwsStores } from '../lib/store/aws.js';
+import type { StateStore } from '../lib/store/ports.js';
 import { onlyMethods, REPLAY_STATE_METHODS, type Serves } from './access.js';
 import type { AwsClients } from './clients.js';
 import type { LambdaConfig } from './config.js';
@@ -46,15 +46,6 @@ const REPLAY_ROUTES = [
 
 /** The app of one function, stores built over the given clients. */
 export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
-  const stores = openAwsStores({
-    s3: o.clients.s3,
-    bucket: o.config.BUCKET_NAME,
-    dynamo: o.clients.dynamodb,
-    table: o.config.TABLE_NAME,
-  });
-  const { segments } = stores;
-  // The replay function's role allows only what its routes call (functions/access.ts).
-  const state = o.serves === 'replay' ? onlyMethods(stores.state, REPLAY_STATE_METHODS) : stores.state;
   const app = new Hono<AppEnv>();
   app.use('*', requestLog(o.logger));
   if (o.serves === 'replay') {
@@ -72,28 +63,25 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
       );
     });
   }
-  // Per-token limits (issue 5): a DynamoDB counter per token and window; the HTTP API's stage throttle
-  // is the coarse outer limit (docs/adr/0003-rate-limits.md).
-  const rateLimiter = openAwsRateLimiter({
-    dynamo: o.clients.dynamodb,
-    table: o.config.TABLE_NAME,
-    ...(o.config.RATE_LIMIT_PER_MINUTE !== undefined ? { perMinute: o.config.RATE_LIMIT_PER_MINUTE } : {}),
-    ...(o.now ? { now: () => o.now!().getTime() } : {}),
-  });
   app.route(
     '/',
-    createApp({
-      segments,
-      state,
-      log: errorLog(o.logger),
-      rateLimiter,
+    createAwsApp({
+      clients: o.clients,
+      bucket: o.config.BUCKET_NAME,
+      table: o.config.TABLE_NAME,
+      rateLimitPerMinute: o.config.RATE_LIMIT_PER_MINUTE,
       limits: {
         maxChunkBytes: o.config.MAX_CHUNK_BYTES,
         ...(o.config.TENANT_QUOTA_BYTES !== undefined
           ? { tenantQuotaBytes: o.config.TENANT_QUOTA_BYTES }
           : {}),
       },
-      ...(o.now ? { now: o.now } : {}),
+      log: errorLog(o.logger),
+      now: o.now,
+      // The replay function's role allows only what its routes call (functions/access.ts).
+      ...(o.serves === 'replay'
+        ? { wrapState: (state: StateStore) => onlyMethods(state, REPLAY_STATE_METHODS) }
+        : {}),
     }),
   );
   return app;

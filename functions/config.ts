@@ -5,10 +5,9 @@
  * confusing error on the first request.
  *
  * Set by the stack (`infra/lambda.ts`): `BUCKET_NAME`, `TABLE_NAME`, `LOG_LEVEL`. Set by Lambda itself:
- * `AWS_REGION`. Optional limits (issue 5): `RATE_LIMIT_PER_MINUTE` (per token, default 600, 0 off: pass
- * `openAwsRateLimiter` from lib/store/aws.ts to `createApp`), `TENANT_QUOTA_BYTES` (default 10 GiB: pass
- * `limits: { tenantQuotaBytes }` to `createApp`). For tests against local emulators only: `S3_ENDPOINT`,
- * `DYNAMODB_ENDPOINT`.
+ * `AWS_REGION`. Optional limits (issue 5), which `createAwsApp` (lib/deploy/aws.ts) applies:
+ * `RATE_LIMIT_PER_MINUTE` (per token, default 600, 0 off) and `TENANT_QUOTA_BYTES` (default 10 GiB). For
+ * tests against local emulators only: `S3_ENDPOINT`, `DYNAMODB_ENDPOINT`.
  */
 import { z } from 'zod';
 

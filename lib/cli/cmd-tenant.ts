@@ -110,10 +110,10 @@ export async function createTenant(name: string, o: TenantCreateOptions, io: Io)
 /** The state store the options name, loaded when asked for (SQLite or the AWS SDK), not at every CLI start. */
 async function openState(o: TenantCreateOptions, io: Io): Promise<StateStore> {
   if (o.table !== undefined) {
-    const { openDynamoStateStore } = await import('../store/aws.js');
+    const { openDynamoStateStore } = await import('../deploy/aws.js');
     return openDynamoStateStore({ table: o.table, region: o.region, endpoint: o.endpoint });
   }
-  const { openLocalStores } = await import('../store/index.js');
+  const { openLocalStores } = await import('../deploy/local.js');
   // Not serve's data-directory lock (data-lock.ts): this only writes state.sqlite, whose own locking (WAL,
   // busy_timeout) lets a tenant be created while the server runs.
   return openLocalStores(resolve(io.cwd, o.data!)).state;

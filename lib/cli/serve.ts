@@ -1,18 +1,15 @@
 /**
- * `hansard serve`: the local service, the embedded default (DESIGN §1). The app on `@hono/node-server`,
- * with the filesystem and SQLite stores in a data directory. On first start it creates tenant `local` and
- * an admin token, printed once (or installs `HANSARD_BOOTSTRAP_TOKEN`); at every start it prints a board
+ * `hansard serve`: the local service, the embedded default (DESIGN §1). The deployment itself (the
+ * filesystem and SQLite stores in a data directory, the app on `@hono/node-server`) is wired in
+ * lib/deploy/local.ts; this is what the command adds. On first start it creates tenant `local` and an
+ * admin token, printed once (or installs `HANSARD_BOOTSTRAP_TOKEN`); at every start it prints a board
  * link carrying a fresh board-scoped token, as Jupyter does. One server per data directory: it locks the
  * directory first (data-lock.ts) and refuses to start on one another server holds.
  */
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
-import { createApp } from '../http/app.js';
-import { MemoryRateLimiter } from '../ratelimit/memory.js';
-import { NoopRateLimiter } from '../ratelimit/noop.js';
+import { createLocalApp, listenLocal, openLocalStores } from '../deploy/local.js';
 import { ensureTenant } from '../service/bootstrap.js';
 import { mintToken } from '../service/tokens.js';
-import { openLocalStores, type Stores } from '../store/index.js';
+import type { Stores } from '../store/index.js';
 import { HANSARD_VERSION } from '../version.js';
 import { type DataDirLock, lockDataDir } from './data-lock.js';
 
@@ -49,9 +46,6 @@ export interface ServeOptions {
    */
   onLockLost?: () => void;
 }
-
-/** The default per-token limit of `hansard serve`: 600 requests a minute. */
-export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 
 export interface RunningServer {
   url: string;
@@ -104,36 +98,22 @@ async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promi
     { scopes: ['board'], label: BOARD_LINK_LABEL, ttl_seconds: BOARD_LINK_TTL_SECONDS },
     now,
   );
-  const perMinute = o.rateLimit ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
-  const app = createApp({
-    ...stores,
+  const app = createLocalApp(stores, {
     log: (m, e) => o.log(`${m}: ${e instanceof Error ? (e.stack ?? e.message) : String(e ?? '')}`),
-    ...(o.requestLog ? { requestLog: o.requestLog } : {}),
+    requestLog: o.requestLog,
+    rateLimit: o.rateLimit,
     limits: {
       ...(o.quotaBytes !== undefined ? { tenantQuotaBytes: o.quotaBytes } : {}),
       ...(o.maxConcurrentReplays !== undefined ? { maxConcurrentReplays: o.maxConcurrentReplays } : {}),
     },
-    rateLimiter:
-      perMinute === 0
-        ? new NoopRateLimiter()
-        : new MemoryRateLimiter({ limit: perMinute, window_seconds: 60 }),
   });
-  // A slow client may not hold a connection open forever: Node answers 408 and closes it once the headers
-  // or the whole request take longer than these (checked every `connectionsCheckingInterval` ms).
-  const requestTimeout = o.requestTimeout ?? 60_000;
-  const headersTimeout = Math.min(o.headersTimeout ?? 30_000, requestTimeout);
-  const serverOptions = {
-    requestTimeout,
-    headersTimeout,
-    connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(headersTimeout / 4))),
-  };
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: o.host, port: o.port, serverOptions }, () => resolve(s));
-    s.once('error', reject);
+  const server = await listenLocal(app, {
+    host: o.host,
+    port: o.port,
+    headersTimeout: o.headersTimeout,
+    requestTimeout: o.requestTimeout,
   });
-  const port = (server.address() as AddressInfo).port;
-  const host = o.host.includes(':') ? `[${o.host}]` : o.host;
-  const url = `http://${host}:${port}`;
+  const { url, port } = server;
   const boardUrl = `${url}/?token=${board.token}`;
   lock.setUrl(url);
   o.print(`hansard ${HANSARD_VERSION} serving ${url} (data in ${o.data})`);
@@ -156,15 +136,11 @@ async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promi
     url,
     port,
     boardUrl,
+    // The lock goes last: a server started next opens the stores only after these are closed.
     close: () =>
-      new Promise<void>((resolve) => {
-        // The lock goes last: a server started next opens the stores only after these are closed.
-        server.close(() => {
-          void stores.state
-            .close()
-            .then(() => lock.release())
-            .then(resolve);
-        });
-      }),
+      server
+        .close()
+        .then(() => stores.state.close())
+        .then(() => lock.release()),
   };
 }

@@ -54,6 +54,12 @@ export interface SegmentStore {
   missingBytes(key: SegmentKey, end: number): Promise<ByteRange | null>;
 }
 
+/** Both stores of a deployment (lib/deploy opens them: local.ts or aws.ts). */
+export interface Stores {
+  segments: SegmentStore;
+  state: StateStore;
+}
+
 /** A token as stored: never the secret, only its SHA-256 (hex). Times are ISO 8601 strings. */
 export interface TokenRecord {
   id: string;

@@ -14,10 +14,11 @@ import { fileURLToPath } from 'node:url';
 import { type ServerType, serve } from '@hono/node-server';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openLocalStores } from '../../lib/deploy/local.js';
 import { createApp } from '../../lib/http/app.js';
 import { openSession } from '../../lib/log/index.js';
 import { ensureTenant, mintToken } from '../../lib/service/index.js';
-import { openLocalStores, type Stores } from '../../lib/store/index.js';
+import type { Stores } from '../../lib/store/index.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [

@@ -9,9 +9,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Io } from '../../lib/cli/io.js';
 import { runCli } from '../../lib/cli/main.js';
+import { openLocalStores } from '../../lib/deploy/local.js';
 import { hashToken } from '../../lib/service/tokens.js';
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
-import { openLocalStores, type StateStore } from '../../lib/store/index.js';
+import type { StateStore } from '../../lib/store/index.js';
 import {
   type DynamoLocal,
   LOCAL_CREDENTIALS,

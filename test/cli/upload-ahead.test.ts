@@ -15,10 +15,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../lib/cli/client.js';
 import { UsageError } from '../../lib/cli/errors.js';
 import { uploadSession } from '../../lib/cli/upload.js';
+import { openLocalStores } from '../../lib/deploy/local.js';
 import { createApp } from '../../lib/http/app.js';
 import { openSession } from '../../lib/log/writer.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
-import { openLocalStores, type Stores } from '../../lib/store/index.js';
+import type { Stores } from '../../lib/store/index.js';
 
 let tmp: string;
 let stores: Stores;

@@ -14,10 +14,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient, ServerError } from '../../lib/cli/client.js';
 import { UsageError } from '../../lib/cli/errors.js';
 import { uploadSession } from '../../lib/cli/upload.js';
+import { openLocalStores } from '../../lib/deploy/local.js';
 import { createApp } from '../../lib/http/app.js';
 import { openSession } from '../../lib/log/writer.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
-import { openLocalStores, type Stores } from '../../lib/store/index.js';
+import type { Stores } from '../../lib/store/index.js';
 
 const CHUNK = 4096;
 

@@ -18,7 +18,9 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/http/index.js';
 import { ensureTenant } from '../../lib/service/index.js';
-import { FsSegmentStore, SqliteStateStore, type WriterAdvance } from '../../lib/store/index.js';
+import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
+import type { WriterAdvance } from '../../lib/store/index.js';
+import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
 import { docRows } from '../support/doc-rows.js';
 import {
   type Answer,

@@ -29,7 +29,7 @@ const DECLARED: Record<string, (serves: Serves) => readonly DynamoAccess[]> = {
   'lib/store/dynamo-state-store.ts': (serves) => accessOf(stateMethodsOf(serves)),
   'lib/store/dynamo-tokens.ts': (serves) => accessOf(stateMethodsOf(serves)),
   'lib/ratelimit/dynamo.ts': () => RATE_LIMITER_ACCESS,
-  'functions/clients.ts': () => [],
+  'lib/deploy/aws.ts': () => [],
 };
 
 const FUNCTIONS = [

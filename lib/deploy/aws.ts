@@ -1,0 +1,171 @@
+/**
+ * The AWS deployment's wiring (DESIGN §1, §2 `lib/deploy`), in one place: the SDK clients, the S3
+ * segment store and the DynamoDB state store over them, the per-token rate limiter on the state table,
+ * and `createApp`. The Lambda entry points (functions/) add what is the function's: its configuration,
+ * its request log, which routes it serves. The operator's tooling (`hansard tenant create --table`) opens
+ * the state table here too.
+ *
+ * Only lib/cli and functions/ import this module (test/architecture.test.ts); nothing here loads SQLite
+ * (test/infra/bundle-contents.test.ts).
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import type { Hono } from 'hono';
+import { createApp } from '../http/app.js';
+import type { AppEnv } from '../http/auth.js';
+import { DynamoRateLimiter } from '../ratelimit/dynamo.js';
+import type { RateLimitConfigInput, RateLimiter } from '../ratelimit/interface.js';
+import { NoopRateLimiter } from '../ratelimit/noop.js';
+import type { Limits } from '../service/limits.js';
+import { DynamoStateStore } from '../store/dynamo-state-store.js';
+import type { StateStore, Stores } from '../store/ports.js';
+import { S3SegmentStore } from '../store/s3-segment-store.js';
+
+/** The SDK clients of a deployment, made once (per Lambda cold start) and reused by every request. */
+export interface AwsClients {
+  s3: S3Client;
+  dynamodb: DynamoDBClient;
+}
+
+export interface AwsClientOptions {
+  region: string;
+  /** an S3 endpoint other than AWS's, e.g. an emulator's (then path-style addressing, which they need) */
+  s3Endpoint?: string | undefined;
+  /** a DynamoDB endpoint other than AWS's, e.g. DynamoDB Local's `http://127.0.0.1:8000` */
+  dynamodbEndpoint?: string | undefined;
+}
+
+/** Clients for `o.region`, or for the emulators the endpoints name. */
+export function createAwsClients(o: AwsClientOptions): AwsClients {
+  return {
+    s3: new S3Client({
+      region: o.region,
+      ...(o.s3Endpoint ? { endpoint: o.s3Endpoint, forcePathStyle: true } : {}),
+    }),
+    dynamodb: new DynamoDBClient({
+      region: o.region,
+      ...(o.dynamodbEndpoint ? { endpoint: o.dynamodbEndpoint } : {}),
+    }),
+  };
+}
+
+export interface AwsStoresOptions {
+  /** an S3 client for the bucket's region (path-style for emulators) */
+  s3: S3Client;
+  /** the segment bucket */
+  bucket: string;
+  /** see `S3SegmentStore`: when unacknowledged bytes may be replaced (default 5 minutes) */
+  staleAfterMs?: number;
+  /** a DynamoDB client for the state table's region (the store leaves it open on `close()`) */
+  dynamo: DynamoDBClient;
+  /** the state table (lib/store/dynamo-schema.ts) */
+  table: string;
+}
+
+/** The AWS stores: S3 segments and DynamoDB state, over the caller's clients. */
+export function openAwsStores(opts: AwsStoresOptions): Stores {
+  return {
+    segments: new S3SegmentStore({
+      client: opts.s3,
+      bucket: opts.bucket,
+      ...(opts.staleAfterMs !== undefined ? { staleAfterMs: opts.staleAfterMs } : {}),
+    }),
+    state: new DynamoStateStore({ tableName: opts.table, client: opts.dynamo }),
+  };
+}
+
+/** The per-token rate limit of an AWS deployment: counters in the state table (issue 5, ADR 0003). */
+export interface AwsRateLimiterOptions {
+  /** the client of the state table (left open) */
+  dynamo: DynamoDBClient;
+  table: string;
+  /** requests per minute per token (default 600); 0 turns the limit off */
+  perMinute?: number | undefined;
+  /** the whole config instead of `perMinute` (e.g. another window) */
+  config?: RateLimitConfigInput;
+  /** the clock in ms; tests fix it */
+  now?: () => number;
+}
+
+/**
+ * The limiter of an AWS deployment: a `DynamoRateLimiter` over the state table, or a `NoopRateLimiter`
+ * when `perMinute` is 0. API Gateway's stage throttling stays the coarse outer limit in front of it.
+ */
+export function openAwsRateLimiter(o: AwsRateLimiterOptions): RateLimiter {
+  if (o.perMinute === 0) return new NoopRateLimiter();
+  return new DynamoRateLimiter({
+    client: o.dynamo,
+    tableName: o.table,
+    config: o.config ?? (o.perMinute === undefined ? {} : { limit: o.perMinute, window_seconds: 60 }),
+    ...(o.now ? { now: o.now } : {}),
+  });
+}
+
+export interface AwsAppOptions {
+  clients: AwsClients;
+  /** the segment bucket */
+  bucket: string;
+  /** the state table */
+  table: string;
+  /** requests per minute per token (default 600); 0 turns the limit off */
+  rateLimitPerMinute?: number | undefined;
+  /** what the deployment changes of `DEFAULT_LIMITS` (on Lambda at least `maxChunkBytes`) */
+  limits?: Partial<Limits> | undefined;
+  /** where unhandled errors go (with the error) */
+  log: (message: string, err?: unknown) => void;
+  /** the clock; tests fix it (the rate limiter's windows follow it) */
+  now?: (() => Date) | undefined;
+  /**
+   * wraps the state store before the app gets it: the replay function passes one that answers only the
+   * methods its IAM role allows (functions/access.ts)
+   */
+  wrapState?: ((state: StateStore) => StateStore) | undefined;
+}
+
+/** `createApp` over the AWS stores and the DynamoDB rate limiter, on the given clients. */
+export function createAwsApp(o: AwsAppOptions): Hono<AppEnv> {
+  const stores = openAwsStores({
+    s3: o.clients.s3,
+    bucket: o.bucket,
+    dynamo: o.clients.dynamodb,
+    table: o.table,
+  });
+  const now = o.now;
+  return createApp({
+    segments: stores.segments,
+    state: o.wrapState ? o.wrapState(stores.state) : stores.state,
+    log: o.log,
+    // Per-token limits (issue 5): a DynamoDB counter per token and window (docs/adr/0003-rate-limits.md).
+    rateLimiter: openAwsRateLimiter({
+      dynamo: o.clients.dynamodb,
+      table: o.table,
+      perMinute: o.rateLimitPerMinute,
+      ...(now ? { now: () => now().getTime() } : {}),
+    }),
+    ...(o.limits ? { limits: o.limits } : {}),
+    ...(now ? { now } : {}),
+  });
+}
+
+/** Where the operator's tooling finds a state table (`hansard tenant create --table`). */
+export interface DynamoTableOptions {
+  table: string;
+  /** default: the SDK's (AWS_REGION, the profile) */
+  region?: string | undefined;
+  /** e.g. DynamoDB Local's `http://127.0.0.1:8000` */
+  endpoint?: string | undefined;
+}
+
+/**
+ * A `DynamoStateStore` with its own client and the caller's credentials (the SDK's default provider
+ * chain); `close()` destroys the client.
+ */
+export function openDynamoStateStore(o: DynamoTableOptions): StateStore {
+  return new DynamoStateStore({
+    tableName: o.table,
+    clientConfig: {
+      ...(o.region ? { region: o.region } : {}),
+      ...(o.endpoint ? { endpoint: o.endpoint } : {}),
+    },
+  });
+}

@@ -1,0 +1,123 @@
+/**
+ * The local deployment's wiring (DESIGN §1, §2 `lib/deploy`), in one place: the filesystem segment store
+ * and the SQLite state store in a data directory, the in-process rate limiter, `createApp`, and the app
+ * on `@hono/node-server`. `hansard serve` (lib/cli/serve.ts) adds what is the command's: the data
+ * directory's lock, tenant `local` and its tokens, the banner.
+ *
+ * Only lib/cli and test code import this module (test/architecture.test.ts): the Lambda bundles never
+ * hold SQLite or better-sqlite3 (test/infra/bundle-contents.test.ts).
+ */
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { serve } from '@hono/node-server';
+import type { Hono } from 'hono';
+import { createApp } from '../http/app.js';
+import type { AppEnv } from '../http/auth.js';
+import { MemoryRateLimiter } from '../ratelimit/memory.js';
+import { NoopRateLimiter } from '../ratelimit/noop.js';
+import type { Limits } from '../service/limits.js';
+import { FsSegmentStore } from '../store/fs-segment-store.js';
+import type { Stores } from '../store/ports.js';
+import { SqliteStateStore } from '../store/sqlite-state-store.js';
+
+/** The default per-token limit of a local server: 600 requests a minute. */
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
+
+/**
+ * The local (embedded) stores in a data directory (created if missing): segments under `tenants/…`
+ * (DESIGN §5) and the state in `state.sqlite`. The caller closes `state` when done.
+ * @throws the filesystem's error when the directory cannot be made; better-sqlite3's when the database
+ *   cannot be opened (e.g. SQLITE_CANTOPEN, SQLITE_NOTADB)
+ */
+export function openLocalStores(dataDir: string): Stores {
+  mkdirSync(dataDir, { recursive: true });
+  return {
+    segments: new FsSegmentStore(dataDir),
+    state: new SqliteStateStore(join(dataDir, 'state.sqlite')),
+  };
+}
+
+export interface LocalAppOptions {
+  /** where unhandled errors go (with the error), never given a token or an event's text */
+  log: (message: string, err?: unknown) => void;
+  /** one line per request: method, path (never the query), status, duration */
+  requestLog?: ((line: string) => void) | undefined;
+  /** requests per minute per token, in bursts of as many (default 600); 0 turns the limit off */
+  rateLimit?: number | undefined;
+  /** what the deployment changes of `DEFAULT_LIMITS` (quota, chunk size, concurrent replays) */
+  limits?: Partial<Limits> | undefined;
+  /** the clock; tests fix it */
+  now?: (() => Date) | undefined;
+}
+
+/**
+ * The app of a local server over `stores`: `createApp` with a `MemoryRateLimiter` of `o.rateLimit`
+ * requests a minute per token (a `NoopRateLimiter` for 0).
+ */
+export function createLocalApp(stores: Stores, o: LocalAppOptions): Hono<AppEnv> {
+  const perMinute = o.rateLimit ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
+  return createApp({
+    ...stores,
+    log: o.log,
+    ...(o.requestLog ? { requestLog: o.requestLog } : {}),
+    ...(o.limits ? { limits: o.limits } : {}),
+    ...(o.now ? { now: o.now } : {}),
+    rateLimiter:
+      perMinute === 0
+        ? new NoopRateLimiter()
+        : new MemoryRateLimiter({ limit: perMinute, window_seconds: 60 }),
+  });
+}
+
+export interface ListenOptions {
+  /** the address to bind, e.g. `127.0.0.1` or `::1` */
+  host: string;
+  /** 0 picks a free port */
+  port: number;
+  /** ms a client may take to send a request's headers before it is disconnected (default 30 s) */
+  headersTimeout?: number | undefined;
+  /** ms a client may take to send a whole request, body included (default 60 s) */
+  requestTimeout?: number | undefined;
+}
+
+export interface LocalListener {
+  /** `http://host:port` (an IPv6 host in brackets) */
+  url: string;
+  port: number;
+  /** stops accepting connections; resolves once the open ones are done. The stores stay open. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `app` on `@hono/node-server`; resolves once it listens.
+ * @throws the listen errors of `net.Server` (EADDRINUSE, EACCES)
+ */
+export async function listenLocal(
+  app: Pick<Hono<AppEnv>, 'fetch'>,
+  o: ListenOptions,
+): Promise<LocalListener> {
+  // A slow client may not hold a connection open forever: Node answers 408 and closes it once the headers
+  // or the whole request take longer than these (checked every `connectionsCheckingInterval` ms).
+  const requestTimeout = o.requestTimeout ?? 60_000;
+  const headersTimeout = Math.min(o.headersTimeout ?? 30_000, requestTimeout);
+  const serverOptions = {
+    requestTimeout,
+    headersTimeout,
+    connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(headersTimeout / 4))),
+  };
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: o.host, port: o.port, serverOptions }, () => resolve(s));
+    s.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = o.host.includes(':') ? `[${o.host}]` : o.host;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+      }),
+  };
+}
