@@ -6,22 +6,15 @@
  * board pages, errors included, carries `Cache-Control: no-store` and `X-Content-Type-Options: nosniff`.
  * Each case names its row of docs/api.md "Hostile sign-in and headers"; the last test checks the table.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import { docRows } from '../support/doc-rows.js';
-import { type Answer, type LocalSegment, writeSession } from './helpers.js';
-import {
-  expectAlive,
-  navigate,
-  type RealServer,
-  send,
-  startRealServer,
-  TYPED_NAVIGATION as TYPED,
-} from './suite-helpers.js';
+import { type Answer, expectAlive, navigate, request, TYPED_NAVIGATION as TYPED } from '../support/http.js';
+import { type LocalSegment, writeSession } from '../support/segments.js';
+import { useServer } from '../support/server.js';
 
-let srv: RealServer;
-let board: string;
-let reader: string;
+const srv = useServer({ real: true, tokens: { board: ['board'], reader: ['read'] } });
+const { tokens } = srv;
 let seg: LocalSegment;
 
 /** What a browser sends with a link followed from another site. */
@@ -29,7 +22,8 @@ const FROM_ELSEWHERE = { ...TYPED, 'sec-fetch-site': 'cross-site' };
 
 const cookieOf = (a: Answer) => (a.headers.get('set-cookie') ?? '').split(';')[0]!;
 /** `GET /?token=` with exactly these request headers. */
-const link = (headers: Record<string, string>, token = board) => navigate(srv, `/?token=${token}`, headers);
+const link = (headers: Record<string, string>, token = tokens.board) =>
+  navigate(srv, `/?token=${token}`, headers);
 
 /** The answer is the confirm page: no cookie, the tenant named, a form posting the token to /login. */
 function expectConfirmPage(a: Answer): void {
@@ -39,12 +33,12 @@ function expectConfirmPage(a: Answer): void {
   expect(a.text).toMatch(
     /<form method="post" action="\/login"><input type="hidden" name="token" value="hns_/,
   );
-  expect(a.text).toContain(`value="${board}"`);
+  expect(a.text).toContain(`value="${tokens.board}"`);
 }
 
 function expectSignedIn(a: Answer): void {
   expect(a.headers.get('location')).toBe('/');
-  expect(cookieOf(a)).toBe(`hansard_board=${board}`);
+  expect(cookieOf(a)).toBe(`hansard_board=${tokens.board}`);
   expect(a.headers.get('set-cookie')).toMatch(/HttpOnly/i);
 }
 
@@ -161,7 +155,7 @@ const CASES: Case[] = [
     name: 'a token without the board scope, typed, gets the sign-in page with why',
     row: ROW.refused,
     status: 401,
-    run: () => link(TYPED, reader),
+    run: () => link(TYPED, tokens.reader),
     check: (a) => {
       expect(a.headers.get('set-cookie')).toBeNull();
       expect(a.text).toContain('needs the board scope');
@@ -174,7 +168,7 @@ const CASES: Case[] = [
     run: async () => {
       const page = await link(FROM_ELSEWHERE);
       const token = /name="token" value="([^"]+)"/.exec(page.text)![1]!;
-      return send(srv, {
+      return request(srv, {
         method: 'POST',
         path: '/login',
         body: `token=${token}`,
@@ -195,10 +189,10 @@ const CASES: Case[] = [
     row: ROW.crossPost,
     status: 403,
     run: () =>
-      send(srv, {
+      request(srv, {
         method: 'POST',
         path: '/login',
-        body: `token=${board}`,
+        body: `token=${tokens.board}`,
         headers: {
           'content-type': 'application/x-www-form-urlencoded',
           origin: 'https://evil.example',
@@ -214,9 +208,9 @@ const CASES: Case[] = [
     [
       ['the session listing', 200, () => '/v1/sessions', () => srv.admin],
       ['a streamed replay', 200, () => `/v1/sessions/${seg.sid}/replay?format=text`, () => srv.admin],
-      ['the board as JSON', 200, () => '/v1/board', () => board],
+      ['the board as JSON', 200, () => '/v1/board', () => tokens.board],
       ['no token', 401, () => '/v1/sessions', () => null],
-      ['a token without the scope', 403, () => '/v1/tokens', () => reader],
+      ['a token without the scope', 403, () => '/v1/tokens', () => tokens.reader],
       ['a session that does not exist', 404, () => `/v1/sessions/${newId('s')}/replay`, () => srv.admin],
       ['an id that is not one', 400, () => '/v1/sessions/s_bad/replay', () => srv.admin],
       ['a route that does not exist', 404, () => '/v1/nothing-here', () => srv.admin],
@@ -226,7 +220,7 @@ const CASES: Case[] = [
       name: `the API: ${what}`,
       row: ROW.api,
       status,
-      run: () => send(srv, { method: 'GET', path: path(), token: token() }),
+      run: () => request(srv, { method: 'GET', path: path(), token: token() }),
       check: expectPrivate,
     }),
   ),
@@ -242,7 +236,8 @@ const CASES: Case[] = [
       name: `the pages: ${what}`,
       row: ROW.pages,
       status,
-      run: () => send(srv, { method: 'GET', path: path(), headers: { cookie: `hansard_board=${board}` } }),
+      run: () =>
+        request(srv, { method: 'GET', path: path(), headers: { cookie: `hansard_board=${tokens.board}` } }),
       check: expectPrivate,
     }),
   ),
@@ -250,34 +245,20 @@ const CASES: Case[] = [
     name: 'the pages: the redirect of a browser that is not signed in',
     row: ROW.pages,
     status: 302,
-    run: () => send(srv, { method: 'GET', path: '/' }),
+    run: () => request(srv, { method: 'GET', path: '/' }),
     check: expectPrivate,
   },
 ];
 
 beforeAll(async () => {
-  srv = await startRealServer();
-  const mint = async (scopes: string[]) => {
-    const a = await send(srv, { method: 'POST', path: '/v1/tokens', token: srv.admin, json: { scopes } });
-    expect(a.status, a.text).toBe(201);
-    return a.json.token as string;
-  };
-  board = await mint(['board']);
-  reader = await mint(['read']);
   seg = writeSession(srv.workDir);
-  const up = await send(srv, {
+  const up = await request(srv, {
     method: 'POST',
     path: `/v1/sessions/${seg.sid}/writers/${seg.w}/chunks?offset=0`,
     token: srv.admin,
     body: seg.bytes,
   });
   expect(up.status, up.text).toBe(201);
-});
-
-afterAll(async () => {
-  if (!srv) return;
-  expect(srv.logged).toEqual([]);
-  await srv.close();
 });
 
 describe('the board’s sign-in link and private headers against the real server', () => {
@@ -292,7 +273,7 @@ describe('the board’s sign-in link and private headers against the real server
 
   it('the public description of the API stays cacheable', async () => {
     for (const path of ['/v1/openapi.json', '/healthz']) {
-      const a = await send(srv, { method: 'GET', path });
+      const a = await request(srv, { method: 'GET', path });
       expect(a.status).toBe(200);
       expect(a.headers.get('cache-control')).toBeNull();
     }

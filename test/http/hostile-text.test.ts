@@ -6,16 +6,16 @@
  * test checks the table against the cases.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { docRows } from '../support/doc-rows.js';
 import { HOSTILE_EVENTS, hostileSession, RAW_CONTROL, unforgedProblems } from '../support/hostile-text.js';
-import type { Answer } from './helpers.js';
-import { expectAlive, type RealServer, send, startRealServer } from './suite-helpers.js';
+import { type Answer, expectAlive, request } from '../support/http.js';
+import { useServer } from '../support/server.js';
 
-let srv: RealServer;
+const srv = useServer({ real: true });
 let seg: ReturnType<typeof hostileSession>;
 
-const get = (path: string) => send(srv, { method: 'GET', path, token: srv.admin });
+const get = (path: string) => request(srv, { method: 'GET', path, token: srv.admin });
 
 /** The text of the board timeline's `<pre>`, HTML entities decoded. */
 function timelineOf(html: string): string {
@@ -53,7 +53,7 @@ const CASES: Case[] = [
     row: ROW.stored,
     status: 201,
     run: () =>
-      send(srv, {
+      request(srv, {
         method: 'POST',
         path: `/v1/sessions/${seg.sid}/writers/${seg.w}/chunks?offset=0`,
         token: srv.admin,
@@ -133,7 +133,7 @@ const CASES: Case[] = [
     row: ROW.note,
     status: 201,
     run: () =>
-      send(srv, {
+      request(srv, {
         method: 'POST',
         path: `/v1/sessions/${seg.sid}/status`,
         token: srv.admin,
@@ -154,7 +154,7 @@ const CASES: Case[] = [
     row: ROW.note,
     status: 400,
     run: () =>
-      send(srv, {
+      request(srv, {
         method: 'POST',
         path: `/v1/sessions/${seg.sid}/status`,
         token: srv.admin,
@@ -167,14 +167,7 @@ const CASES: Case[] = [
 ];
 
 beforeAll(async () => {
-  srv = await startRealServer();
   seg = hostileSession(srv.workDir);
-});
-
-afterAll(async () => {
-  if (!srv) return;
-  expect(srv.logged).toEqual([]);
-  await srv.close();
 });
 
 describe('hostile text against the real server', () => {
