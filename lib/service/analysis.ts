@@ -7,6 +7,7 @@ import { inspectSession, type SessionSummary } from '../log/inspect.js';
 import { mergeSegments } from '../log/merge.js';
 import { segmentSources } from '../log/replay.js';
 import { type Problem, VERIFY_CODES, type VerifyReport, verifySegments } from '../log/verify.js';
+import type { AttributionList } from './analysis-schemas.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { type SegmentLoss, storedSegments, storedSegmentsAndLosses } from './sources.js';
 
@@ -75,7 +76,7 @@ export async function attributionStored({
   sid: string;
   /** as for `verifyStored` */
   signal?: AbortSignal;
-}): Promise<{ sid: string; attributions: Attribution[] }> {
+}): Promise<AttributionList> {
   requireScope(ctx, 'read');
   requireSessionAccess(ctx, sid);
   const attributions: Attribution[] = [];

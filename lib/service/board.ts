@@ -4,33 +4,12 @@
  * in all (issue 8.7: it stopped at 100 without a word). Pages come from `sessionsPage`, so the board's
  * cursors are the listing's signed ones.
  */
+import type { Board, BoardSession } from './board-schemas.js';
 import { requireScope, type ServiceContext } from './context.js';
 import { type SessionView, sessionsPage } from './sessions.js';
 import type { StatusReport } from './status-schemas.js';
 
-export interface BoardSession {
-  sid: string;
-  /** the latest reported state, or null when no agent reported */
-  state: StatusReport['state'] | null;
-  note: string | null;
-  reported_at: string | null;
-  last_activity: string;
-  created_at: string;
-  writers: number;
-  lines: number;
-  agents: string[];
-}
-
-export interface Board {
-  tenant: string;
-  generated_at: string;
-  /** how many sessions the tenant has (a session-bound token: its own, 1 or 0) */
-  total: number;
-  /** this page's sessions, most recent activity first */
-  sessions: BoardSession[];
-  /** the cursor of the next page (`?cursor=`), null on the last page */
-  next: string | null;
-}
+export type { Board, BoardSession } from './board-schemas.js';
 
 /**
  * A page of everything the board shows, newest activity first: `limit` sessions (1..200) after `cursor`

@@ -17,6 +17,7 @@ import { ChunkConflictError, StateConflictError, type WriterRecord } from '../st
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError } from './errors.js';
 import { resolveLimits } from './limits.js';
+import type { IngestAnswer } from './session-schemas.js';
 import { storageAppError } from './storage-faults.js';
 
 /** Largest chunk body any deployment takes, in bytes (DESIGN §4, §7); a deployment may set less (`Limits`). */
@@ -31,13 +32,7 @@ export interface IngestInput {
 }
 
 /** The answer to an accepted chunk; `created` false for a retry of a chunk already accepted. */
-export interface IngestResult {
-  created: boolean;
-  writer: string;
-  length: number;
-  lines: number;
-  last_seq: number | null;
-}
+export type IngestResult = IngestAnswer & { created: boolean };
 
 /**
  * @throws AppError `empty_body`, `incomplete_line`, `payload_too_large`, `too_many_lines` (with

@@ -12,18 +12,10 @@ import { openCursor, sealCursor } from './cursors.js';
 import { AppError, notFound } from './errors.js';
 import type { ScanGate } from './scan-gate.js';
 import { storedSegments } from './sources.js';
+import type { SessionDetail, SessionList, SessionView, WriterView } from './session-schemas.js';
 import { dataLossError } from './storage-faults.js';
 
-/** The public view of a writer's index entry (DESIGN §4 `GET …/writers/{w}`). */
-export interface WriterView {
-  writer: string;
-  length: number;
-  lines: number;
-  last_seq: number | null;
-  ended: boolean;
-  agent: string | null;
-  updated_at: string;
-}
+export type { SessionView, WriterView } from './session-schemas.js';
 
 function writerView(r: WriterRecord): WriterView {
   return {
@@ -65,8 +57,6 @@ async function requireStored(ctx: ServiceContext, sid: string, rec: WriterRecord
   if (missing) throw dataLossError({ tenant: ctx.tenant, sid, w: rec.w }, missing);
 }
 
-export interface SessionView extends Omit<SessionRecord, 'tenant'> {}
-
 /**
  * `GET /v1/sessions` (scope `read`): the tenant's sessions, most recent activity first, a page at a time.
  * `next` is a signed cursor (lib/service/cursors.ts): a client can page only with cursors this server
@@ -82,7 +72,7 @@ export async function listSessions({
   ctx: ServiceContext;
   limit: number;
   cursor: string | null;
-}): Promise<{ sessions: SessionView[]; next: string | null }> {
+}): Promise<SessionList> {
   requireScope(ctx, 'read');
   return sessionsPage({ ctx, limit, cursor });
 }
@@ -101,7 +91,7 @@ export async function sessionsPage({
   ctx: ServiceContext;
   limit: number;
   cursor: string | null;
-}): Promise<{ sessions: SessionView[]; next: string | null }> {
+}): Promise<SessionList> {
   const inner = cursor === null ? null : await openCursor(ctx, 'sessions', cursor);
   const view = ({ tenant: _t, ...rest }: SessionRecord): SessionView => rest;
   if (ctx.caller.session !== null) {
@@ -201,7 +191,7 @@ export async function rawSegment({
 }
 
 /** `GET /v1/sessions/{sid}` (scope `read`): the session index entry and its writers. */
-export async function getSession({ ctx, sid }: { ctx: ServiceContext; sid: string }) {
+export async function getSession({ ctx, sid }: { ctx: ServiceContext; sid: string }): Promise<SessionDetail> {
   requireScope(ctx, 'read', 'board');
   requireSessionAccess(ctx, sid);
   const s = await ctx.state.getSession(ctx.tenant, sid);

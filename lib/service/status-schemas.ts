@@ -3,6 +3,7 @@
  * note, and up to four declared events with up to four evidence items each.
  */
 import { z } from 'zod';
+import { Instant, SessionId } from './id-schemas.js';
 
 export const STATES = ['working', 'blocked', 'needs_review', 'done'] as const;
 export const EVENT_KINDS = ['plan', 'decision', 'assumption', 'evidence', 'blocked', 'lesson'] as const;
@@ -52,14 +53,38 @@ export const DeclaredEvent = z.strictObject({
 export type DeclaredEvent = z.infer<typeof DeclaredEvent>;
 
 /** `POST /v1/sessions/{sid}/status` body and `hansard session report`. */
-export const StatusReport = z.strictObject({
-  state: z.enum(STATES),
-  note: z
-    .string()
-    .max(MAX_NOTE_CHARS, `the note is at most ${MAX_NOTE_CHARS} characters`)
-    .refine((n) => !/[\r\n]/.test(n), 'the note is one line')
-    .default('')
-    .describe('one line for a person'),
-  events: z.array(DeclaredEvent).max(4, 'a report has at most four events').default([]),
-});
+export const StatusReport = z
+  .strictObject({
+    state: z.enum(STATES),
+    note: z
+      .string()
+      .max(MAX_NOTE_CHARS, `the note is at most ${MAX_NOTE_CHARS} characters`)
+      .refine((n) => !/[\r\n]/.test(n), 'the note is one line')
+      .default('')
+      .describe('one line for a person'),
+    events: z.array(DeclaredEvent).max(4, 'a report has at most four events').default([]),
+  })
+  .meta({ id: 'StatusReport' });
 export type StatusReport = z.infer<typeof StatusReport>;
+
+/** `POST` and `GET /v1/sessions/{sid}/status`: a session's latest report (`reportStatus`, `getStatus`). */
+export const StatusView = z
+  .object({
+    sid: SessionId,
+    state: z.enum(STATES),
+    note: z.string(),
+    events: z.array(DeclaredEvent).describe('the declared events as reported (seed 000)'),
+    reported_at: Instant,
+    writers: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe(
+        'how many writers of the session have uploaded segments so far; 0 for a report that came first, or for a mistyped session id',
+      ),
+  })
+  .meta({
+    id: 'StatusView',
+    description: "a session's latest status report: an agent's declaration, not proof",
+  });
+export type StatusView = z.infer<typeof StatusView>;

@@ -5,18 +5,9 @@
 import type { StatusRecord } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { notFound, parseInput } from './errors.js';
-import { type DeclaredEvent, StatusReport } from './status-schemas.js';
+import { type DeclaredEvent, StatusReport, type StatusView } from './status-schemas.js';
 
-/** The public view of a status. */
-export interface StatusView {
-  sid: string;
-  state: StatusReport['state'];
-  note: string;
-  events: DeclaredEvent[];
-  reported_at: string;
-  /** writers with segments so far: 0 when the report came first, or names a mistyped session id */
-  writers: number;
-}
+export type { StatusView } from './status-schemas.js';
 
 /** The store keeps a report as `reportStatus` parsed it, so its state and events are the schema's. */
 async function view(ctx: ServiceContext, s: StatusRecord): Promise<StatusView> {

@@ -10,6 +10,7 @@ import type { StateStore, TokenRecord } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError, parseInput } from './errors.js';
 import { isScope, SCOPES, type Scope } from './scopes.js';
+import type { TokenView } from './token-schemas.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const TOKEN_PATTERN = /^hns_[0-9A-Za-z]{43}$/;
@@ -68,23 +69,25 @@ export async function authenticate(
   return rec;
 }
 
-export const CreateTokenInput = z.strictObject({
-  scopes: z.array(z.enum(SCOPES)).min(1).max(SCOPES.length),
-  session: z
-    .string()
-    .regex(/^s_[0-9A-HJKMNP-TV-Z]{26}$/)
-    .nullable()
-    .default(null),
-  label: z.string().max(120).nullable().default(null),
-  /** lifetime in seconds; null = no expiry */
-  ttl_seconds: z
-    .number()
-    .int()
-    .min(60)
-    .max(10 * 365 * 86400)
-    .nullable()
-    .default(null),
-});
+export const CreateTokenInput = z
+  .strictObject({
+    scopes: z.array(z.enum(SCOPES)).min(1).max(SCOPES.length),
+    session: z
+      .string()
+      .regex(/^s_[0-9A-HJKMNP-TV-Z]{26}$/)
+      .nullable()
+      .default(null),
+    label: z.string().max(120).nullable().default(null),
+    /** lifetime in seconds; null = no expiry */
+    ttl_seconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(10 * 365 * 86400)
+      .nullable()
+      .default(null),
+  })
+  .meta({ id: 'CreateTokenInput' });
 export type CreateTokenInput = z.input<typeof CreateTokenInput>;
 
 /** A created token: the record and the secret, which is shown once and never stored. */
@@ -204,17 +207,19 @@ export const MAX_LIVE_CHILD_TOKENS = 100;
 export const SESSION_TOKEN_DEFAULT_TTL_SECONDS = 86_400;
 export const SESSION_TOKEN_MAX_TTL_SECONDS = 30 * 86_400;
 
-export const CreateSessionTokenInput = z.strictObject({
-  /** checked against `SESSION_SCOPES` after parsing, so that `admin` is refused by name */
-  scopes: z.array(z.enum(SCOPES)).min(1).max(SCOPES.length).default(['ingest', 'report']),
-  ttl_seconds: z
-    .number()
-    .int()
-    .min(60)
-    .max(SESSION_TOKEN_MAX_TTL_SECONDS)
-    .default(SESSION_TOKEN_DEFAULT_TTL_SECONDS),
-  label: z.string().max(120).nullable().default(null),
-});
+export const CreateSessionTokenInput = z
+  .strictObject({
+    /** checked against `SESSION_SCOPES` after parsing, so that `admin` is refused by name */
+    scopes: z.array(z.enum(SCOPES)).min(1).max(SCOPES.length).default(['ingest', 'report']),
+    ttl_seconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(SESSION_TOKEN_MAX_TTL_SECONDS)
+      .default(SESSION_TOKEN_DEFAULT_TTL_SECONDS),
+    label: z.string().max(120).nullable().default(null),
+  })
+  .meta({ id: 'CreateSessionTokenInput' });
 export type CreateSessionTokenInput = z.input<typeof CreateSessionTokenInput>;
 
 /**
@@ -289,9 +294,6 @@ export async function createSessionToken({
   );
 }
 
-/** What the API shows of a token: its record without the hash, with the scopes this version knows. */
-export type TokenView = Omit<TokenRecord, 'hash' | 'scopes'> & { scopes: Scope[] };
-
 /**
  * The public view of a token record (no hash). A stored scope name this version does not know grants
  * nothing (`requireScope` asks for known names only), so it is not shown as granted either.
@@ -302,7 +304,7 @@ export function publicToken(t: TokenRecord): TokenView {
 }
 
 /** `GET /v1/tokens` (scope `admin`, not session-bound). */
-export async function listTokens({ ctx }: { ctx: ServiceContext }) {
+export async function listTokens({ ctx }: { ctx: ServiceContext }): Promise<TokenView[]> {
   requireTenantAdmin(ctx);
   return (await ctx.state.listTokens(ctx.tenant)).map(publicToken);
 }

@@ -1,0 +1,35 @@
+/**
+ * What the board's verb answers (`getBoard`, DESIGN §4 `GET /v1/board`): a page of sessions with their
+ * latest state. `Board` and `BoardSession` are these schemas' `z.infer`.
+ */
+import { z } from 'zod';
+import { Count, Instant, SessionId } from './id-schemas.js';
+import { STATES } from './status-schemas.js';
+
+/** One row of the board. */
+export const BoardSession = z
+  .object({
+    sid: SessionId,
+    state: z.enum(STATES).nullable().describe('the latest reported state, null when no agent reported'),
+    note: z.string().nullable(),
+    reported_at: Instant.nullable(),
+    last_activity: Instant,
+    created_at: Instant,
+    writers: Count,
+    lines: Count,
+    agents: z.array(z.string()).describe("the writers' agents"),
+  })
+  .meta({ id: 'BoardSession' });
+export type BoardSession = z.infer<typeof BoardSession>;
+
+/** `GET /v1/board`. */
+export const Board = z
+  .object({
+    tenant: z.string(),
+    generated_at: Instant,
+    total: Count.describe('how many sessions the tenant has, on every page'),
+    sessions: z.array(BoardSession).describe('this page: most recent activity first, `limit` at most'),
+    next: z.string().nullable().describe('the cursor of the next page (`?cursor=`), null on the last page'),
+  })
+  .meta({ id: 'Board', description: 'everything the board shows' });
+export type Board = z.infer<typeof Board>;

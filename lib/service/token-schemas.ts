@@ -1,0 +1,57 @@
+/**
+ * What the token verbs and routes answer (DESIGN §4): a token as listed (`publicToken`, `listTokens`),
+ * never its hash; a new token with its secret, shown once. The request bodies are in `./tokens.ts`.
+ */
+import { z } from 'zod';
+import { Instant, SessionId, TokenId } from './id-schemas.js';
+import { SCOPES } from './scopes.js';
+import { TOKEN_PATTERN } from './tokens.js';
+
+/** A token as listed: never its secret or hash; only the scopes this version knows. */
+export const TokenView = z
+  .object({
+    id: TokenId,
+    tenant: z.string(),
+    scopes: z.array(z.enum(SCOPES)),
+    session: SessionId.nullable().describe('the one session it is bound to, or null'),
+    label: z.string().nullable(),
+    created_at: Instant,
+    expires_at: Instant.nullable(),
+    revoked_at: Instant.nullable(),
+    last_used_at: Instant.nullable().describe('coarse: updated at most once a minute'),
+    parent: TokenId.nullable().describe(
+      'the token that minted it (POST /v1/sessions/{sid}/tokens); it stops working with that token. Null for a token an admin or the operator made',
+    ),
+    root: TokenId.describe(
+      'the first token of its chain (itself when parent is null), whose rate limit it shares',
+    ),
+  })
+  .meta({ id: 'TokenView' });
+export type TokenView = z.infer<typeof TokenView>;
+
+const Secret = z
+  .string()
+  .regex(TOKEN_PATTERN)
+  .describe('the secret, shown this once: send it as Authorization: Bearer hns_…');
+
+/** `POST /v1/tokens`: the new token's view and its secret. */
+export const CreatedTokenView = z
+  .object({ token: Secret, ...TokenView.shape })
+  .meta({ id: 'CreatedToken', description: 'a new token with its secret' });
+export type CreatedTokenView = z.infer<typeof CreatedTokenView>;
+
+/** `POST /v1/sessions/{sid}/tokens`: a token bound to one session, for a harness. */
+export const SessionTokenView = z
+  .object({
+    token: Secret,
+    id: TokenId,
+    scopes: z.array(z.enum(SCOPES)),
+    session: SessionId.describe('the session it is bound to'),
+    expires_at: Instant,
+  })
+  .meta({ id: 'SessionToken', description: 'a new session token with its secret' });
+export type SessionTokenView = z.infer<typeof SessionTokenView>;
+
+/** `GET /v1/tokens`. */
+export const TokenList = z.object({ tokens: z.array(TokenView) }).meta({ id: 'TokenList' });
+export type TokenList = z.infer<typeof TokenList>;
