@@ -137,10 +137,8 @@ export const Attribution = z
   .meta({ id: 'Attribution' });
 
 /** `GET /v1/sessions/{sid}/attribution`. */
-export const AttributionList = z
-  .object({ sid: SessionId, attributions: z.array(Attribution) })
-  .meta({
-    id: 'AttributionList',
-    description: 'every agent action and output, attributed (docs/attribution.md)',
-  });
+export const AttributionList = z.object({ sid: SessionId, attributions: z.array(Attribution) }).meta({
+  id: 'AttributionList',
+  description: 'every agent action and output, attributed (docs/attribution.md)',
+});
 export type AttributionList = z.infer<typeof AttributionList>;

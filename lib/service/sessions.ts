@@ -11,8 +11,8 @@ import { requireScope, requireSessionAccess, type ServiceContext } from './conte
 import { openCursor, sealCursor } from './cursors.js';
 import { AppError, notFound } from './errors.js';
 import type { ScanGate } from './scan-gate.js';
-import { storedSegments } from './sources.js';
 import type { SessionDetail, SessionList, SessionView, WriterView } from './session-schemas.js';
+import { storedSegments } from './sources.js';
 import { dataLossError } from './storage-faults.js';
 
 export type { SessionView, WriterView } from './session-schemas.js';
