@@ -8,30 +8,20 @@
  * Every refusal leaves the writer's index as it was and the segment file at its indexed length, the next
  * chunk at the same offset is accepted once the fault is gone, and the server still answers /healthz.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { readFileSync, statSync, truncateSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { serve } from '@hono/node-server';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../lib/http/index.js';
 import { ensureTenant } from '../../lib/service/index.js';
 import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
 import type { WriterAdvance } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
 import { docRows } from '../support/doc-rows.js';
-import {
-  type Answer,
-  expectError,
-  type LocalSegment,
-  postChunk,
-  request,
-  storedSegmentPath,
-  type TestServer,
-  writeSession,
-} from './helpers.js';
+import { type Answer, expectError, request } from '../support/http.js';
+import { type LocalSegment, writeSession } from '../support/segments.js';
+import { useServer } from '../support/server.js';
+import { postChunk, storedSegmentPath } from '../support/stored.js';
 
 /**
  * What the next writes to any file handle do: `short` stores half of the first write (and reports it),
@@ -104,58 +94,37 @@ class FaultyState extends SqliteStateStore {
   }
 }
 
-let srv: TestServer & { fs: FaultyFs; state: FaultyState };
-let admin: string;
-
-beforeAll(async () => {
-  const root = mkdtempSync(join(tmpdir(), 'hansard-hostile-storage-'));
-  const dataDir = join(root, 'data');
-  const fs = new FaultyFs(dataDir);
-  await installWritePlans(root);
-  const state = new FaultyState(':memory:');
-  const logged: string[] = [];
-  const app = createApp({ segments: fs, state, log: (m, e) => logged.push(`${m} ${String(e ?? '')}`) });
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
-  });
-  const port = (server.address() as AddressInfo).port;
-  admin = (await ensureTenant(state, 'acme', new Date()))!.token;
-  srv = {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    dataDir,
-    workDir: join(root, 'work'),
-    stores: { segments: fs, state },
-    logged,
-    fs,
-    state,
-    async close() {
-      await new Promise<void>((resolve) => {
-        if ('closeAllConnections' in server) server.closeAllConnections();
-        server.close(() => resolve());
-      });
-      await state.close();
-      rmSync(root, { recursive: true, force: true });
-    },
-  };
+/** The stores the app serves, with their faults to set. */
+let faulty: { fs: FaultyFs; state: FaultyState };
+const srv = useServer({
+  tenants: ['acme'],
+  stores: (dataDir) => {
+    faulty = { fs: new FaultyFs(dataDir), state: new FaultyState(':memory:') };
+    return { segments: faulty.fs, state: faulty.state };
+  },
+  // A storage fault is answered and logged on purpose (the operator's detail): nothing else may be.
+  mayLog: /^answered \d{3} [a-z_]+/,
 });
 
-afterAll(async () => {
+beforeAll(async () => {
+  await installWritePlans(dirname(srv.dataDir));
+});
+
+afterAll(() => {
   restoreWrite?.();
-  await srv?.close();
 });
 
 /** A fresh open segment whose first chunk (its first three lines) is stored; `rest` is the next chunk. */
 async function started(): Promise<{ seg: LocalSegment; at: number; rest: Buffer }> {
   const seg = writeSession(srv.workDir, { open: true });
   const head = Buffer.concat(seg.lines.slice(0, 3));
-  expect((await postChunk(srv, admin, seg.sid, seg.w, 0, head)).status).toBe(201);
+  expect((await postChunk(srv, srv.admin, seg.sid, seg.w, 0, head)).status).toBe(201);
   return { seg, at: head.length, rest: Buffer.concat(seg.lines.slice(3)) };
 }
 
 const fileSize = (seg: LocalSegment) => statSync(storedSegmentPath(srv, 'acme', seg.sid, seg.w)).size;
 const writerOf = (seg: LocalSegment) =>
-  request(srv, 'GET', `/v1/sessions/${seg.sid}/writers/${seg.w}`, { token: admin });
+  request(srv, 'GET', `/v1/sessions/${seg.sid}/writers/${seg.w}`, { token: srv.admin });
 
 /**
  * A chunk refused by a fault: the answer, then nothing acknowledged (index and file at `at`, or the file
@@ -167,11 +136,11 @@ async function refusedThenAccepted(
 ): Promise<Answer> {
   const { seg, at, rest } = await started();
   inject();
-  const a = await postChunk(srv, admin, seg.sid, seg.w, at, rest);
+  const a = await postChunk(srv, srv.admin, seg.sid, seg.w, at, rest);
   expect((await writerOf(seg)).json.length).toBe(at);
   if (opts.bytesPastIndex) expect(fileSize(seg)).toBeGreaterThanOrEqual(at);
   else expect(fileSize(seg)).toBe(at);
-  const again = await postChunk(srv, admin, seg.sid, seg.w, at, rest);
+  const again = await postChunk(srv, srv.admin, seg.sid, seg.w, at, rest);
   expect(again.status, again.text).toBe(201);
   expect(readFileSync(storedSegmentPath(srv, 'acme', seg.sid, seg.w)).equals(seg.bytes)).toBe(true);
   return a;
@@ -211,7 +180,7 @@ const CASES: Case[] = [
     run: async () => {
       const { seg, at, rest } = await started();
       writePlan = 'short';
-      const a = await postChunk(srv, admin, seg.sid, seg.w, at, rest);
+      const a = await postChunk(srv, srv.admin, seg.sid, seg.w, at, rest);
       expect(fileSize(seg)).toBe(seg.bytes.length);
       expect(readFileSync(storedSegmentPath(srv, 'acme', seg.sid, seg.w)).equals(seg.bytes)).toBe(true);
       return a;
@@ -243,7 +212,7 @@ const CASES: Case[] = [
     row: ROW.permission,
     status: 500,
     code: 'storage_permission_denied',
-    run: () => refusedThenAccepted(() => (srv.fs.openError = 'EACCES')),
+    run: () => refusedThenAccepted(() => (faulty.fs.openError = 'EACCES')),
     check: (a) => expect(a.json.error.message).toMatch(/must fix the permissions of its data directory/),
   },
   {
@@ -259,7 +228,7 @@ const CASES: Case[] = [
     status: 507,
     code: 'insufficient_storage',
     run: () =>
-      refusedThenAccepted(() => (srv.state.fail = { method: 'advanceWriter', code: 'SQLITE_FULL' }), {
+      refusedThenAccepted(() => (faulty.state.fail = { method: 'advanceWriter', code: 'SQLITE_FULL' }), {
         bytesPastIndex: true,
       }),
     check: expectExpectedOffset,
@@ -271,9 +240,9 @@ const CASES: Case[] = [
     code: 'insufficient_storage',
     run: async () => {
       const { seg } = await started();
-      srv.state.fail = { method: 'putStatus', code: 'SQLITE_FULL' };
+      faulty.state.fail = { method: 'putStatus', code: 'SQLITE_FULL' };
       return request(srv, 'POST', `/v1/sessions/${seg.sid}/status`, {
-        token: admin,
+        token: srv.admin,
         json: { state: 'working', note: 'on a full disk' },
       });
     },
@@ -286,9 +255,9 @@ const CASES: Case[] = [
     code: 'storage_read_only',
     run: async () => {
       const { seg } = await started();
-      srv.state.fail = { method: 'putStatus', code: 'SQLITE_READONLY' };
+      faulty.state.fail = { method: 'putStatus', code: 'SQLITE_READONLY' };
       return request(srv, 'POST', `/v1/sessions/${seg.sid}/status`, {
-        token: admin,
+        token: srv.admin,
         json: { state: 'working', note: 'on a read-only disk' },
       });
     },
@@ -299,10 +268,10 @@ const CASES: Case[] = [
     status: 200,
     run: async () => {
       const { seg } = await started();
-      const fresh = (await ensureTenant(srv.state, `t-${Date.now()}`, new Date()))!.token;
-      srv.state.fail = { method: 'touchToken', code: 'SQLITE_READONLY' };
+      const fresh = (await ensureTenant(faulty.state, `t-${Date.now()}`, new Date()))!.token;
+      faulty.state.fail = { method: 'touchToken', code: 'SQLITE_READONLY' };
       const a = await request(srv, 'GET', '/v1/sessions', { token: fresh });
-      expect(srv.state.fail).toBeNull(); // the fault was met
+      expect(faulty.state.fail).toBeNull(); // the fault was met
       expect((await writerOf(seg)).status).toBe(200);
       return a;
     },
@@ -325,10 +294,10 @@ const CASES: Case[] = [
       code: 'data_loss',
       run: async () => {
         const { seg, at, rest } = await started();
-        expect((await postChunk(srv, admin, seg.sid, seg.w, at, rest)).status).toBe(201);
+        expect((await postChunk(srv, srv.admin, seg.sid, seg.w, at, rest)).status).toBe(201);
         truncateSync(storedSegmentPath(srv, 'acme', seg.sid, seg.w), at - 7);
         const path = `/v1/sessions/${seg.sid}/${tail.replace('W', seg.w)}`;
-        const a = await request(srv, 'GET', path, { token: admin });
+        const a = await request(srv, 'GET', path, { token: srv.admin });
         expect(a.json.error.details).toEqual({ w: seg.w, range: { start: at - 7, end: seg.bytes.length } });
         return a;
       },
@@ -341,7 +310,7 @@ const CASES: Case[] = [
     run: async () => {
       const { seg, at } = await started();
       truncateSync(storedSegmentPath(srv, 'acme', seg.sid, seg.w), 10);
-      const a = await request(srv, 'GET', `/v1/sessions/${seg.sid}/verify`, { token: admin });
+      const a = await request(srv, 'GET', `/v1/sessions/${seg.sid}/verify`, { token: srv.admin });
       expect(a.json.ok).toBe(false);
       expect(a.json.problems).toContainEqual(
         expect.objectContaining({
@@ -362,7 +331,7 @@ const CASES: Case[] = [
     run: async () => {
       const { seg, at, rest } = await started();
       truncateSync(storedSegmentPath(srv, 'acme', seg.sid, seg.w), 10);
-      return postChunk(srv, admin, seg.sid, seg.w, at, rest);
+      return postChunk(srv, srv.admin, seg.sid, seg.w, at, rest);
     },
   },
 ];
