@@ -1,2 +1,5 @@
-/** hansard's version, recorded in every `writer.start` (`meta.hansard_version`); kept equal to package.json by a test. */
-export const HANSARD_VERSION = '0.1.0';
+/**
+ * hansard's version, equal to package.json's. Defined in lib/log/version.ts, beside the writer that
+ * records it, so that lib/log imports nothing outside itself.
+ */
+export { HANSARD_VERSION } from './log/version.js';

@@ -5,8 +5,8 @@
  * its request log, which routes it serves. The operator's tooling (`hansard tenant create --table`) opens
  * the state table here too.
  *
- * Only lib/cli and functions/ import this module (test/architecture.test.ts); nothing here loads SQLite
- * (test/infra/bundle-contents.test.ts).
+ * Only lib/cli and functions/ import this module (test/architecture/import-graph.test.ts); nothing
+ * here loads SQLite (test/infra/bundle-contents.test.ts).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';

@@ -4,8 +4,8 @@
  * on `@hono/node-server`. `hansard serve` (lib/cli/serve.ts) adds what is the command's: the data
  * directory's lock, tenant `local` and its tokens, the banner.
  *
- * Only lib/cli and test code import this module (test/architecture.test.ts): the Lambda bundles never
- * hold SQLite or better-sqlite3 (test/infra/bundle-contents.test.ts).
+ * Only lib/cli and test code import this module (test/architecture/import-graph.test.ts): the Lambda
+ * bundles never hold SQLite or better-sqlite3 (test/infra/bundle-contents.test.ts).
  */
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';

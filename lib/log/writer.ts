@@ -23,7 +23,6 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
-import { HANSARD_VERSION } from '../version.js';
 import { parseLine, serializeEvent } from './codec.js';
 import {
   type ActionStatus,
@@ -44,6 +43,7 @@ import {
   redactEventFields,
 } from './redact.js';
 import { formatTs, nowMicros } from './time.js';
+import { HANSARD_VERSION } from './version.js';
 
 /** What `openSession` is told about the writer. */
 export interface SessionMeta {

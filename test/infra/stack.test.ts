@@ -481,6 +481,15 @@ describe('cdk synth (as CI runs it)', () => {
       expect(code.startsWith('import { createRequire')).toBe(true);
       // The AWS SDK comes from the runtime, not the bundle.
       expect(code).toMatch(/from\s*"@aws-sdk\/client-s3"/);
+      // Nothing of the local deployment went in (its source map names every module that did; the list
+      // and the reasons: bundle-contents.test.ts).
+      const { sources } = JSON.parse(readFileSync(`${bundle}.map`, 'utf8')) as { sources: string[] };
+      expect(sources.some((s) => s.endsWith('lib/deploy/aws.ts'))).toBe(true);
+      expect(
+        sources.filter((s) =>
+          /better-sqlite3|bindings|sqlite-state-store|fs-segment-store|node-server|deploy\/local/.test(s),
+        ),
+      ).toEqual([]);
       const invoke = async (method: string, path: string) => {
         const r = await run('node', ['--input-type=module', '-e', INVOKE, bundle, method, path], env, 30_000);
         expect(r.code, r.out).toBe(0);

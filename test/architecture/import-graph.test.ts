@@ -1,0 +1,209 @@
+/**
+ * The architecture test (issue 9.4): the import graph of lib/, functions/ and infra/ keeps the rules of
+ * DESIGN §2 (test/architecture/rules.ts): lib/log imports nothing of ours, the service only the store's
+ * ports, adapters only ports and key layouts and are imported by lib/deploy alone, lib/board nothing of
+ * lib/http, lib/deploy is imported only by lib/cli and functions/, and no folders import each other in a
+ * loop. A broken rule fails with one line per offending import, naming file, line, target and rule.
+ *
+ * The graph is read from the source text (type-only imports count); a first test checks that reading
+ * against esbuild's, so an import the regexes miss fails here rather than slipping past the rules.
+ */
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+import {
+  type Edge,
+  importGraph,
+  loopsOf,
+  resolveSpecifier,
+  sourceFiles,
+  specifiersOf,
+  unitOf,
+} from './import-graph.js';
+import { MAY_IMPORT, violations } from './rules.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const files = sourceFiles(ROOT);
+const edges = importGraph(ROOT);
+const ours = edges.filter((e) => !e.pkg);
+
+/**
+ * What esbuild sees each module import (type-only imports are gone by then), as `from -> to`. Every
+ * import is recorded and left external, so each module is read on its own: nothing is linked.
+ */
+async function esbuildImports(): Promise<Set<string>> {
+  const seen = new Set<string>();
+  await build({
+    entryPoints: files.map((f) => join(ROOT, f)),
+    absWorkingDir: ROOT,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    jsx: 'automatic',
+    jsxImportSource: 'hono/jsx',
+    outdir: 'unused',
+    write: false,
+    logLevel: 'silent',
+    plugins: [
+      {
+        name: 'record-imports',
+        setup(b) {
+          b.onResolve({ filter: /.*/ }, (args) => {
+            if (args.kind === 'entry-point') return undefined;
+            const from = relative(ROOT, args.importer).split('\\').join('/');
+            const pkg = !args.path.startsWith('.');
+            seen.add(`${from} -> ${pkg ? args.path : resolveSpecifier(ROOT, from, args.path)}`);
+            return { path: args.path, external: true };
+          });
+        },
+      },
+    ],
+  });
+  return seen;
+}
+
+describe('the import graph', () => {
+  it('is read completely: every import esbuild finds is in it', async () => {
+    expect(files.length).toBeGreaterThan(80);
+    const read = new Set(edges.map((e) => `${e.from} -> ${e.to}`));
+    // The JSX transform imports its runtime itself; the source never names it.
+    const missed = [...(await esbuildImports())].filter(
+      (i) => !read.has(i) && !i.endsWith(' -> hono/jsx/jsx-runtime'),
+    );
+    expect(missed).toEqual([]);
+  });
+
+  it('reads static, multi-line, re-export, side-effect and dynamic imports, and skips comments', () => {
+    const text = [
+      "import type { A } from './a.js';",
+      'import {',
+      '  b,',
+      '  type C,',
+      "} from '../b.js';",
+      "export * from './c.js';",
+      "export { d } from './d.js';",
+      "import './e.js';",
+      "import X, { y } from 'pkg';",
+      ' * const { x } = await import("./in-a-docstring.js");',
+      "  const { f } = await import('./f.js');",
+      "export const g = 'from \\'./not-an-import.js\\'';",
+    ].join('\n');
+    expect(specifiersOf(text).map((s) => `${s.line}:${s.spec}`)).toEqual([
+      '1:./a.js',
+      '2:../b.js',
+      '6:./c.js',
+      '7:./d.js',
+      '8:./e.js',
+      '9:pkg',
+      '11:./f.js',
+    ]);
+  });
+
+  it('keeps the rules of DESIGN §2', () => {
+    expect(violations(edges, files)).toEqual([]);
+  });
+
+  it('has no loops between folders', () => {
+    const units = ours.map((e) => [unitOf(e.from), unitOf(e.to)] as [string, string]);
+    const loops = loopsOf(units).map((loop) => {
+      // One import per step of the loop, so that the message says where to cut it.
+      const steps = ours.filter((e) => loop.includes(unitOf(e.from)) && loop.includes(unitOf(e.to)));
+      const across = steps.filter((e) => unitOf(e.from) !== unitOf(e.to));
+      return `${loop.join(' <-> ')}: ${across.map((e) => `${e.from}:${e.line} -> ${e.to}`).join('; ')}`;
+    });
+    expect(loops).toEqual([]);
+    // The allowed imports themselves form no loop, so no set of allowed imports can make one.
+    const allowed = Object.entries(MAY_IMPORT).flatMap(([u, to]) =>
+      to.map((t) => [u, t] as [string, string]),
+    );
+    expect(loopsOf(allowed)).toEqual([]);
+  });
+});
+
+describe('the rules catch what they are for', () => {
+  const edge = (from: string, to: string): Edge => ({
+    from,
+    to,
+    line: 1,
+    pkg: !to.includes('/') || to.startsWith('@'),
+  });
+  const cases: [string, Edge, RegExp][] = [
+    [
+      'lib/log importing ours',
+      edge('lib/log/writer.ts', 'lib/store/ports.ts'),
+      /lib\/log imports nothing of ours/,
+    ],
+    [
+      'the service importing an adapter',
+      edge('lib/service/x.ts', 'lib/store/sqlite-state-store.ts'),
+      /store ports only/,
+    ],
+    [
+      'the service importing the wiring',
+      edge('lib/service/x.ts', 'lib/deploy/local.ts'),
+      /lib\/service may import only/,
+    ],
+    [
+      'an adapter importing the service',
+      edge('lib/store/fs-segment-store.ts', 'lib/service/errors.ts'),
+      /an adapter imports only/,
+    ],
+    [
+      'an adapter importing another',
+      edge('lib/store/s3-segment-store.ts', 'lib/store/fs-segment-store.ts'),
+      /lib\/deploy only/,
+    ],
+    [
+      'the store barrel exporting an adapter',
+      edge('lib/store/index.ts', 'lib/store/sqlite-state-store.ts'),
+      /a port imports only/,
+    ],
+    ['lib/http importing an adapter', edge('lib/http/app.ts', 'lib/ratelimit/memory.ts'), /lib\/deploy only/],
+    [
+      'lib/board importing lib/http',
+      edge('lib/board/pages.tsx', 'lib/http/auth.ts'),
+      /lib\/board may import only/,
+    ],
+    [
+      'lib/http importing the wiring',
+      edge('lib/http/app.ts', 'lib/deploy/aws.ts'),
+      /imported only by lib\/cli/,
+    ],
+    [
+      'better-sqlite3 outside its adapter',
+      edge('lib/http/app.ts', 'better-sqlite3'),
+      /only lib\/store\/sqlite-state-store.ts imports better-sqlite3/,
+    ],
+    [
+      'node-server in a Lambda function',
+      edge('functions/app.ts', '@hono/node-server'),
+      /only lib\/deploy\/local.ts imports @hono\/node-server/,
+    ],
+    ['the AWS SDK in the service', edge('lib/service/x.ts', '@aws-sdk/client-s3'), /import the AWS SDK/],
+  ];
+  for (const [name, e, says] of cases) {
+    it(name, () => {
+      const found = violations([e], []);
+      expect(found.length, `no rule caught ${e.from} -> ${e.to}`).toBeGreaterThan(0);
+      expect(found.join('\n')).toMatch(says);
+      expect(found[0]).toMatch(new RegExp(`^${e.from}:1 imports ${e.to.replace(/[.*/]/g, '\\$&')}: `));
+    });
+  }
+
+  it('a module of lib/store without a role', () => {
+    expect(violations([], ['lib/store/new-adapter.ts'])).toEqual([
+      expect.stringMatching(/^lib\/store\/new-adapter.ts has no role/),
+    ]);
+  });
+
+  it('a loop between two folders', () => {
+    expect(
+      loopsOf([
+        ['lib/http', 'lib/board'],
+        ['lib/board', 'lib/http'],
+        ['lib/board', 'lib/service'],
+      ]),
+    ).toEqual([['lib/board', 'lib/http']]);
+  });
+});
