@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/main.js';
 import { openSession } from '../../lib/log/index.js';
-import { makeTenant, mint, request, startServer, type TestServer } from '../http/helpers.js';
+import { request } from '../support/http.js';
+import { makeTenant, mint, startServer, type TestServer } from '../support/server.js';
 
 let srv: TestServer;
 let board: string;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../lib/cli/serve.js';
-import { navigate } from '../http/suite-helpers.js';
+import { navigate } from '../support/http.js';
 
 const data = mkdtempSync(join(tmpdir(), 'hansard-serve-'));
 afterAll(() => rmSync(data, { recursive: true, force: true }));

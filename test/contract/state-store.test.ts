@@ -27,8 +27,8 @@ import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
 import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
 import { StateConflictError } from '../../lib/store/ports.js';
 import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
-import { writeSession } from '../http/helpers.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
+import { writeSession } from '../support/segments.js';
 import { advanceOf, runStateStoreContract, tokenRecord } from './state-store.contract.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-state-'));

@@ -13,7 +13,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSession } from '../../lib/log/writer.js';
-import { localReplay, makeTenant, mint, request, startServer, type TestServer } from '../http/helpers.js';
+import { request } from '../support/http.js';
+import { localReplay } from '../support/segments.js';
+import { makeTenant, mint, startServer, type TestServer } from '../support/server.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = join(ROOT, 'bin', 'hansard');

@@ -21,9 +21,9 @@ import type { createReplayHandler } from '../../functions/replay.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
 import { createTableInput } from '../../lib/store/dynamo-schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
-import { type LocalSegment, localReplay, writeSession } from '../http/helpers.js';
 import { type DynamoLocal, LOCAL_REGION, startDynamoLocal } from '../support/dynamodb-local.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { type LocalSegment, localReplay, writeSession } from '../support/segments.js';
 import {
   type ApiRequest,
   apiEvent,

@@ -29,10 +29,10 @@ import {
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
 import type { StateStore } from '../../lib/store/ports.js';
 import { runStateStoreContract } from '../contract/state-store.contract.js';
-import { writeSession } from '../http/helpers.js';
 import { recordingClient } from '../support/dynamo-recorder.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { writeSession } from '../support/segments.js';
 
 let local: DynamoLocal;
 beforeAll(async () => {
