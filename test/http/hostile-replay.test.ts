@@ -8,30 +8,20 @@
  */
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
 import { runCli } from '../../lib/cli/main.js';
 import { listSegments } from '../../lib/log/index.js';
-import {
-  expectError,
-  makeTenant,
-  mint,
-  request,
-  startServer,
-  type TestServer,
-  type TestTenant,
-} from './helpers.js';
+import { expectError, request } from '../support/http.js';
+import { mint, useServer } from '../support/server.js';
 
 const CAP = 2;
-let srv: TestServer;
-let tenant: TestTenant;
+const srv = useServer({ tenants: ['acme'], deps: { limits: { maxConcurrentReplays: CAP } } });
 let sid: string;
 let firstWriter: string;
 let fullLength: number;
 
 beforeAll(async () => {
-  srv = await startServer({ limits: { maxConcurrentReplays: CAP } });
-  tenant = await makeTenant(srv, 'acme');
   // ~18 MB over 4 writers: more than loopback's socket buffers hold, so a reader that stops reading
   // keeps its replay open on the server.
   const dir = await generateSession(srv.workDir, 60_000, 4);
@@ -44,7 +34,7 @@ beforeAll(async () => {
       let end = Math.min(bytes.length, offset + 2 * 1024 * 1024);
       end = bytes.lastIndexOf(0x0a, end - 1) + 1;
       const a = await request(srv, 'POST', `/v1/sessions/${sid}/writers/${w}/chunks?offset=${offset}`, {
-        token: tenant.admin,
+        token: srv.admin,
         body: bytes.subarray(offset, end),
       });
       expect(a.status, a.text).toBe(201);
@@ -52,15 +42,11 @@ beforeAll(async () => {
     }
     firstWriter ??= w;
   }
-  const full = await request(srv, 'GET', `/v1/sessions/${sid}/replay`, { token: tenant.admin });
+  const full = await request(srv, 'GET', `/v1/sessions/${sid}/replay`, { token: srv.admin });
   expect(full.status).toBe(200);
   fullLength = full.bytes.length;
   expect(fullLength).toBeGreaterThan(10 * 1024 * 1024);
 }, 60_000);
-
-afterAll(async () => {
-  await srv?.close();
-});
 
 /** A reader that sends the request, takes the status line and headers, then stops reading. */
 interface StalledReader {
@@ -104,7 +90,7 @@ const replay = () => `/v1/sessions/${sid}/replay`;
 
 describe('the per-token cap on whole-session reads', () => {
   it('refuses one more replay than the cap with 429 too_many_replays and Retry-After; other tokens go on', async () => {
-    const token = await mint(srv, tenant.name, ['read']);
+    const token = await mint(srv, srv.tenant.name, ['read']);
     const held = [await stalledReader(replay(), token), await stalledReader(replay(), token)];
     try {
       expect(held.map((h) => h.status)).toEqual([200, 200]);
@@ -114,7 +100,9 @@ describe('the per-token cap on whole-session reads', () => {
       expect(err.details).toEqual({ limit: CAP, retry_after_seconds: 5 });
       expect(err.message).toContain(`${CAP} replays`);
       // Another token is not held back by this one's reads.
-      const other = await request(srv, 'GET', replay(), { token: await mint(srv, tenant.name, ['read']) });
+      const other = await request(srv, 'GET', replay(), {
+        token: await mint(srv, srv.tenant.name, ['read']),
+      });
       expect(other.status).toBe(200);
       expect(other.bytes.length).toBe(fullLength);
     } finally {
@@ -123,7 +111,7 @@ describe('the per-token cap on whole-session reads', () => {
   });
 
   it('counts every kind of whole-session read: raw and text replay, segment, verify, inspect, attribution', async () => {
-    const token = await mint(srv, tenant.name, ['read']);
+    const token = await mint(srv, srv.tenant.name, ['read']);
     const held = [
       await stalledReader(`${replay()}?raw=1`, token),
       await stalledReader(`/v1/sessions/${sid}/writers/${firstWriter}/segment`, token),
@@ -147,7 +135,7 @@ describe('the per-token cap on whole-session reads', () => {
   });
 
   it('counts the tokens minted from a token with it: minting one does not buy more reads', async () => {
-    const parent = await mint(srv, tenant.name, ['read']);
+    const parent = await mint(srv, srv.tenant.name, ['read']);
     const minted = await request(srv, 'POST', `/v1/sessions/${sid}/tokens`, {
       token: parent,
       json: { scopes: ['read'] },
@@ -165,7 +153,7 @@ describe('the per-token cap on whole-session reads', () => {
 
 describe('a slot comes back', () => {
   it('when the body has been read to its end', async () => {
-    const token = await mint(srv, tenant.name, ['read']);
+    const token = await mint(srv, srv.tenant.name, ['read']);
     for (let i = 0; i < CAP + 2; i++) {
       const a = await request(srv, 'GET', replay(), { token });
       expect(a.status).toBe(200);
@@ -174,7 +162,7 @@ describe('a slot comes back', () => {
   });
 
   it('when the client goes away mid-body: 20 dropped replays, then the cap’s worth at once all answer in full', async () => {
-    const token = await mint(srv, tenant.name, ['read']);
+    const token = await mint(srv, srv.tenant.name, ['read']);
     for (let i = 0; i < 20; i++) {
       const r = await stalledReaderWhenFree(i % 2 ? `${replay()}?raw=1` : replay(), token);
       expect(r.status).toBe(200);
@@ -191,7 +179,7 @@ describe('a slot comes back', () => {
   });
 
   it('at once for a HEAD, which takes none and reads nothing', async () => {
-    const token = await mint(srv, tenant.name, ['read']);
+    const token = await mint(srv, srv.tenant.name, ['read']);
     const held = await stalledReader(replay(), token);
     try {
       for (let i = 0; i < 5; i++) {
