@@ -3,25 +3,21 @@
  * the filesystem and SQLite stores; Lambda passes the AWS ones. No module state: everything comes in
  * through `deps`.
  */
-import { Hono, type MiddlewareHandler } from 'hono';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import { csrf } from 'hono/csrf';
 import { secureHeaders } from 'hono/secure-headers';
 import type { RateLimiter } from '../ratelimit/interface.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { ServiceDeps } from '../service/context.js';
-import { resolveLimits } from '../service/limits.js';
-import { HANSARD_VERSION } from '../version.js';
-import { type AppEnv, requireAuth } from './auth.js';
+import { type AppEnv, type AppServices, requireAuth } from './auth.js';
 import { errorBody, errorResponse } from './errors.js';
+import { type Json, openApiDocument } from './openapi.js';
 import { rateLimit } from './ratelimit.js';
 import { wholeSessionReads } from './replay-slots.js';
 import { requestLog } from './request-log.js';
-import { analysisRoutes } from './routes/analysis.js';
-import { boardRoutes } from './routes/board.js';
-import { docsRoutes } from './routes/docs.js';
-import { sessionRoutes } from './routes/sessions.js';
-import { boardApiRoutes, statusRoutes } from './routes/status.js';
-import { tokenRoutes } from './routes/tokens.js';
+import { type Operation, registerRoute } from './route.js';
+import { API_ROUTES, META_ROUTES, PAGE_ROUTES, ROUTES } from './routes/index.js';
 
 export interface AppDeps extends ServiceDeps {
   /** where request lines and unhandled errors go; never given a token or an event's text */
@@ -47,11 +43,17 @@ const privateAnswer: MiddlewareHandler = async (c, next) => {
   c.res.headers.set('X-Content-Type-Options', 'nosniff');
 };
 
+/** Registers each of `ops` on `app`. */
+function registerAll(app: OpenAPIHono<AppEnv>, ops: readonly Operation[]): void {
+  for (const op of ops) registerRoute(app, op);
+}
+
 /**
- * Builds the app. Routes: `/healthz`, `/v1/…` (bearer tokens), and the board pages `/`, `/login`,
- * `/sessions/{sid}` (the board cookie).
+ * Builds the app from the route declarations (`./routes/index.ts`): `/healthz` and the API's description,
+ * `/v1/…` (bearer tokens; `GET /v1/board` also the board's cookie), and the board pages `/`, `/login`,
+ * `/sessions/{sid}` (the board cookie). Its OpenAPI document is generated from the same declarations.
  */
-export function createApp(deps: AppDeps): Hono<AppEnv> {
+export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const full = {
     segments: deps.segments,
     state: deps.state,
@@ -60,39 +62,43 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   };
   const log = deps.log ?? ((m: string, e?: unknown) => console.error(m, e ?? ''));
   const limited = rateLimit(deps.rateLimiter ?? new NoopRateLimiter(), log);
-  const app = new Hono<AppEnv>();
+  const app = new OpenAPIHono<AppEnv>();
+  let document: Json | null = null;
+  const services: AppServices = {
+    deps: full,
+    // Whole-session reads: per-token slots (limits.maxConcurrentReplays) and the process's scan gate.
+    reads: wholeSessionReads(),
+    document: () => {
+      document ??= openApiDocument(app, ROUTES);
+      return document;
+    },
+  };
 
   if (deps.requestLog) app.use('*', requestLog(deps.requestLog));
+  app.use('*', async (c, next) => {
+    c.set('services', services);
+    await next();
+  });
   app.onError((err, c) => errorResponse(c, err, log));
   app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404));
 
-  const limits = resolveLimits(deps.limits);
-  // Clients size their chunks to what this deployment takes (the CLI's upload reads it first).
-  app.get('/healthz', (c) =>
-    c.json({
-      ok: true as const,
-      version: HANSARD_VERSION,
-      limits: { max_chunk_bytes: limits.maxChunkBytes, max_chunk_lines: limits.maxChunkLines },
-    }),
+  // Liveness and the API's own description, without auth or private headers.
+  registerAll(app, META_ROUTES);
+
+  const v1 = new OpenAPIHono<AppEnv>();
+  v1.use('/v1/*', privateAnswer);
+  // The routes that also take the board's cookie, ahead of the bearer-only check of the rest.
+  const cookieToo = API_ROUTES.filter((op) => op.auth === 'bearer_or_cookie');
+  for (const op of cookieToo) v1.use(op.honoPath, requireAuth(full, true), limited);
+  registerAll(v1, cookieToo);
+  v1.use('/v1/*', requireAuth(full), limited);
+  registerAll(
+    v1,
+    API_ROUTES.filter((op) => op.auth === 'bearer'),
   );
+  app.route('/', v1);
 
-  // The API's own description, without auth: /v1/openapi.json and the reference page /v1/docs.
-  app.route('/v1', docsRoutes());
-
-  const v1 = new Hono<AppEnv>();
-  v1.use('*', privateAnswer);
-  v1.use('/board', requireAuth(full, true), limited);
-  v1.route('/', boardApiRoutes());
-  v1.use('*', requireAuth(full), limited);
-  // Whole-session reads: per-token slots (limits.maxConcurrentReplays) and the process's scan gate.
-  const reads = wholeSessionReads();
-  v1.route('/', sessionRoutes(reads));
-  v1.route('/', analysisRoutes(reads));
-  v1.route('/', statusRoutes());
-  v1.route('/', tokenRoutes());
-  app.route('/v1', v1);
-
-  const pages = new Hono<AppEnv>();
+  const pages = new OpenAPIHono<AppEnv>();
   pages.use('*', privateAnswer);
   pages.use(
     '*',
@@ -109,7 +115,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // Only the board's own forms take POSTs; a cross-site form cannot sign a browser in or out.
   pages.use('/login', csrf());
   pages.use('/logout', csrf());
-  pages.route('/', boardRoutes(full));
+  registerAll(pages, PAGE_ROUTES);
   app.route('/', pages);
   return app;
 }

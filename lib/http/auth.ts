@@ -6,12 +6,28 @@
 import type { MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { ServiceContext, ServiceDeps } from '../service/context.js';
+import { AppError } from '../service/errors.js';
 import { authenticate } from '../service/tokens.js';
 import { storageFaultKind } from '../store/storage-errors.js';
+import type { Json } from './openapi.js';
+import type { WholeSessionReads } from './replay-slots.js';
 
 export const BOARD_COOKIE = 'hansard_board';
 
-export type AppEnv = { Variables: { ctx: ServiceContext } };
+/**
+ * What `createApp` gives every request (STYLE §7: services through the context, no module state), so
+ * that a route declaration's handler is a plain function of its request.
+ */
+export interface AppServices {
+  /** the stores, the clock and the deployment's limits */
+  deps: Required<ServiceDeps>;
+  /** the guards of whole-session reads: a slot of the token and a place in the scan gate */
+  reads: WholeSessionReads;
+  /** the OpenAPI document of this app, built on first use */
+  document: () => Json;
+}
+
+export type AppEnv = { Variables: { ctx: ServiceContext; services: AppServices } };
 
 /** The bearer token of a request, or null. */
 export function bearerToken(header: string | undefined): string | null {
@@ -49,3 +65,18 @@ export function requireAuth(deps: Required<ServiceDeps>, allowCookie = false): M
     await next();
   };
 }
+
+/**
+ * The board pages' check (`auth: 'cookie'` routes): a browser signed in with a board-scoped token goes on;
+ * anyone else is sent to sign in (302 to /login) rather than shown a JSON error.
+ */
+export const pageAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
+  try {
+    await requireAuth(c.get('services').deps, true)(c, async () => {});
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'unauthorized') return c.redirect('/login', 302);
+    throw err;
+  }
+  if (!c.get('ctx').caller.scopes.includes('board')) return c.redirect('/login', 302);
+  return next();
+};

@@ -1,30 +1,26 @@
 /**
  * Path and query parameters, checked with zod before anything reaches a verb or a store (DESIGN §3: a
- * path id that is not `^[swtmae]_<ULID>$` of the right prefix is refused). The routes validate with these
- * schemas and the OpenAPI document (`lib/http/openapi.ts`) describes the parameters from the same ones.
+ * path id that is not `^[swtmae]_<ULID>$` of the right prefix is refused). A route declares them
+ * (./route.ts): `OpenAPIHono` validates with these schemas and the OpenAPI document describes the
+ * parameters from the same ones. And the request bodies, read within a bound.
  */
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { AppError } from '../service/errors.js';
+import { SessionId, TokenId, WriterId } from '../service/id-schemas.js';
 
-const ulid = '[0-9A-HJKMNP-TV-Z]{26}';
-export const SessionId = z
-  .string()
-  .regex(new RegExp(`^s_${ulid}$`), 'a session id is s_ followed by a ULID')
-  .describe('a session id: s_ followed by a ULID');
-export const WriterId = z
-  .string()
-  .regex(new RegExp(`^w_${ulid}$`), 'a writer id is w_ followed by a ULID')
-  .describe("a writer id: w_ followed by a ULID; one writer's segment of a session");
-export const TokenId = z
-  .string()
-  .regex(new RegExp(`^tok_${ulid}$`), 'a token id is tok_ followed by a ULID')
-  .describe('a token id: tok_ followed by a ULID (not the secret)');
+export { SessionId, TokenId, WriterId };
+
+/** `{sid}` of a route's path. */
+export const SessionPath = z.object({ sid: SessionId });
+/** `{sid}` and `{w}` of a route's path. */
+export const WriterPath = z.object({ sid: SessionId, w: WriterId });
 
 // Digits only: `z.coerce` would read '', ' 0', '0x0' and '1e3' as numbers.
 /** `?offset=N` of a chunk: the byte offset of the body's first byte in the writer's segment (required). */
 export const Offset = z
-  .string()
+  // A missing offset is named as such: "the query parameter offset is required: the byte offset of the chunk".
+  .string({ error: (issue) => (issue.input === undefined ? 'the byte offset of the chunk' : undefined) })
   .regex(/^\d{1,16}$/, 'a byte offset is a non-negative decimal integer')
   .transform(Number)
   .pipe(z.number().int().max(Number.MAX_SAFE_INTEGER))
@@ -71,45 +67,6 @@ export const Raw = Flag.describe(
   'raw=1: every stored line as written, in merged order, torn and malformed lines included and ' +
     'corrections not applied (scope read); the format is then always ndjson',
 );
-
-/** The validated path parameter. @throws AppError `invalid_id` (400) */
-export function pathParam<T>(c: Context, name: string, schema: z.ZodType<T>): T {
-  const raw = c.req.param(name);
-  const r = schema.safeParse(raw);
-  if (!r.success) {
-    throw new AppError(
-      'invalid_id',
-      `the ${name} in the path is not valid: ${r.error.issues[0]?.message ?? ''}`,
-      {
-        param: name,
-      },
-    );
-  }
-  return r.data;
-}
-
-/**
- * A query parameter through a zod schema. A parameter given more than once (`?offset=1&offset=2`) is
- * refused rather than read as either value. @throws AppError `bad_request` (400)
- */
-export function queryParam<T>(c: Context, name: string, schema: z.ZodType<T>): T {
-  if ((c.req.queries(name)?.length ?? 0) > 1) {
-    throw new AppError('bad_request', `the query parameter ${name} is given more than once: give it once`, {
-      param: name,
-    });
-  }
-  const r = schema.safeParse(c.req.query(name));
-  if (!r.success) {
-    throw new AppError(
-      'bad_request',
-      `the query parameter ${name} is not valid: ${r.error.issues[0]?.message ?? ''}`,
-      {
-        param: name,
-      },
-    );
-  }
-  return r.data;
-}
 
 /** Largest JSON request body, in bytes (a status record is at most 256 KiB, DESIGN §7). */
 export const MAX_JSON_BYTES = 256 * 1024;

@@ -1,6 +1,6 @@
 /**
- * The zod schemas of the API's answers (lib/http/schemas.ts, the source of /v1/openapi.json) against the
- * TypeScript types the verbs and routes answer with. These are compile-time checks: `tsc --noEmit` (the
+ * The zod schemas of the API's answers (lib/service/*-schemas.ts and lib/http/schemas.ts, the source of
+ * /v1/openapi.json) against the TypeScript types the verbs and routes answer with. These are compile-time checks: `tsc --noEmit` (the
  * first step of `npm test`) fails when a schema and its type disagree; the vitest run only confirms the
  * file loads. The verbs keep their own types, and these checks keep the two equal (not merely assignable)
  * wherever the answer has a named type; answers a route builds inline are checked one way, the schema's
@@ -10,7 +10,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
 import type { ErrorBody as ErrorBodyType } from '../../lib/http/errors.js';
-import type * as S from '../../lib/http/schemas.js';
 import type { Attribution } from '../../lib/log/attribution.js';
 import type { SessionSummary, TurnSummary, WriterSummary } from '../../lib/log/inspect.js';
 import type { Problem, VerifyReport } from '../../lib/log/verify.js';
@@ -21,6 +20,7 @@ import type { getSession, listSessions, SessionView, WriterView } from '../../li
 import type { StatusView } from '../../lib/service/status.js';
 import type { listTokens, publicToken } from '../../lib/service/tokens.js';
 import type { TokenRecord } from '../../lib/store/index.js';
+import type * as S from '../support/answer-schemas.js';
 
 /** A type with every intersection flattened, all the way down, so that equal shapes compare equal. */
 type Deep<T> = T extends object ? { [K in keyof T]: Deep<T[K]> } : T;

@@ -1,0 +1,33 @@
+/** `GET /v1/sessions/{sid}/attribution`: who each agent action answers to; a whole-session read. */
+
+import { attributionStored } from '../../../service/analysis.js';
+import { AttributionList } from '../../../service/analysis-schemas.js';
+import { SessionPath } from '../../params.js';
+import { withReplaySlot } from '../../replay-slots.js';
+import { defineRoute, json, SESSION } from '../../route.js';
+
+export const attribution = defineRoute({
+  route: {
+    method: 'get',
+    path: '/v1/sessions/{sid}/attribution',
+    operationId: 'attribution',
+    tags: ['analysis'],
+    summary: 'Who each agent action and output answers to',
+    description:
+      'Every agent action and output with the human messages it is attributed to, the basis and the ' +
+      'confidence.',
+    request: { params: SessionPath },
+    responses: { 200: json('the attributions', AttributionList) },
+  },
+  auth: 'bearer',
+  scopes: ['read'],
+  errors: [...SESSION, 'data_loss', 'too_many_replays'],
+  handler: async (c) => {
+    const { sid } = c.req.valid('param');
+    const ctx = c.get('ctx');
+    const list = await withReplaySlot(c, c.get('services').reads, (signal) =>
+      attributionStored({ ctx, sid, signal }),
+    );
+    return c.json(list, 200);
+  },
+});

@@ -1,0 +1,32 @@
+/** `GET /v1/sessions/{sid}/inspect`: the session's summary; a whole-session read, as verify is. */
+
+import { inspectStored } from '../../../service/analysis.js';
+import { SessionSummary } from '../../../service/analysis-schemas.js';
+import { SessionPath } from '../../params.js';
+import { withReplaySlot } from '../../replay-slots.js';
+import { defineRoute, json, SESSION } from '../../route.js';
+
+export const inspect = defineRoute({
+  route: {
+    method: 'get',
+    path: '/v1/sessions/{sid}/inspect',
+    operationId: 'inspect',
+    tags: ['analysis'],
+    summary: "The session's summary",
+    description:
+      'Writers, participants, counts, turns, actions, corrections, attribution and verify summaries.',
+    request: { params: SessionPath },
+    responses: { 200: json('the summary', SessionSummary) },
+  },
+  auth: 'bearer',
+  scopes: ['read'],
+  errors: [...SESSION, 'data_loss', 'too_many_replays'],
+  handler: async (c) => {
+    const { sid } = c.req.valid('param');
+    const ctx = c.get('ctx');
+    const summary = await withReplaySlot(c, c.get('services').reads, (signal) =>
+      inspectStored({ ctx, sid, signal }),
+    );
+    return c.json(summary, 200);
+  },
+});

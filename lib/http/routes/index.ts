@@ -1,0 +1,59 @@
+/**
+ * Every operation of the app, one declaration each (../route.ts), grouped as `createApp` serves them. The
+ * folder tree reads like the API: one file per operation, by resource. A new route is a new file and its
+ * line here (docs/adr/0005-one-declaration-per-route.md).
+ */
+import type { Operation } from '../route.js';
+import { attribution } from './analysis/attribution.js';
+import { inspect } from './analysis/inspect.js';
+import { verify } from './analysis/verify.js';
+import { getWriterRoute } from './ingest/get-writer.js';
+import { postChunk } from './ingest/post-chunk.js';
+import { docs } from './meta/docs.js';
+import { health } from './meta/health.js';
+import { openapiJson } from './meta/openapi-json.js';
+import { boardPage } from './pages/board.js';
+import { login, loginPage, logout } from './pages/login.js';
+import { sessionPage } from './pages/session.js';
+import { getSessionRoute } from './sessions/get.js';
+import { listSessionsRoute } from './sessions/list.js';
+import { replay } from './sessions/replay.js';
+import { getSegment } from './sessions/segment.js';
+import { getBoardRoute } from './status/board.js';
+import { getStatusRoute } from './status/get.js';
+import { reportStatusRoute } from './status/report.js';
+import { createTokenRoute } from './tokens/create.js';
+import { createSessionTokenRoute } from './tokens/create-for-session.js';
+import { listTokensRoute } from './tokens/list.js';
+import { revokeTokenRoute } from './tokens/revoke.js';
+
+export { health };
+
+/** Liveness and the API's own description: public, and cacheable (no private headers). */
+export const META_ROUTES: readonly Operation[] = [health, openapiJson, docs];
+
+/** The `/v1` API behind tokens (and the board's cookie where `auth` says so). */
+export const API_ROUTES: readonly Operation[] = [
+  postChunk,
+  getWriterRoute,
+  getSegment,
+  listSessionsRoute,
+  getSessionRoute,
+  replay,
+  verify,
+  inspect,
+  attribution,
+  reportStatusRoute,
+  getStatusRoute,
+  getBoardRoute,
+  createTokenRoute,
+  createSessionTokenRoute,
+  listTokensRoute,
+  revokeTokenRoute,
+];
+
+/** The board's HTML pages, for a browser. */
+export const PAGE_ROUTES: readonly Operation[] = [loginPage, login, logout, boardPage, sessionPage];
+
+/** All of them, in the order the document lists them. */
+export const ROUTES: readonly Operation[] = [...META_ROUTES, ...API_ROUTES, ...PAGE_ROUTES];

@@ -1,0 +1,67 @@
+/**
+ * The board's Jupyter-style sign-in (issue 2): `GET /?token=…` or the sign-in form checks a token with the
+ * `board` scope, sets it in an HttpOnly, SameSite=Strict cookie, and redirects to `/` so the token leaves
+ * the address bar and the history.
+ *
+ * The link signs in at once only when the browser says the user opened it (issue 8.6, login CSRF): a
+ * top-level navigation (`Sec-Fetch-Mode: navigate`, `Sec-Fetch-Dest: document` when sent) from no site
+ * (`Sec-Fetch-Site: none`: typed, pasted, a bookmark, a link from a terminal) or from the board itself
+ * (`same-origin`). Any other request (a link or a redirect from another site, `same-site`, an image, a
+ * frame, or a client that sends no `Sec-Fetch-Site` at all: browsers before 2023, curl, a plain-HTTP
+ * board on a LAN address, to which Chromium sends none) gets a page that names the tenant and asks to
+ * confirm with a button, which posts the token to `/login` (guarded against cross-site posts). So another
+ * site cannot sign a visitor's browser in to a board of its choosing.
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { setCookie } from 'hono/cookie';
+import { ConfirmSignInPage, LoginPage } from '../../../board/pages.js';
+import { AppError } from '../../../service/errors.js';
+import { authenticate } from '../../../service/tokens.js';
+import { type AppEnv, BOARD_COOKIE } from '../../auth.js';
+
+/**
+ * Whether a request is a top-level navigation the user started (see the module's doc): only then does
+ * `GET /?token=` sign in without asking.
+ */
+export function isUserNavigation(header: (name: string) => string | undefined): boolean {
+  const site = header('sec-fetch-site');
+  if (site !== 'none' && site !== 'same-origin') return false;
+  const mode = header('sec-fetch-mode');
+  const dest = header('sec-fetch-dest');
+  return (mode === undefined || mode === 'navigate') && (dest === undefined || dest === 'document');
+}
+
+/**
+ * Checks `secret` (a token with the board scope); with `confirm`, answers the page that asks to sign in,
+ * else sets the cookie and redirects to the board. A refused token gets the sign-in page with why (401).
+ */
+export async function signIn(c: Context<AppEnv>, secret: string | undefined, confirm = false) {
+  const { deps } = c.get('services');
+  try {
+    const rec = await authenticate(deps.state, secret, deps.now());
+    if (!rec.scopes.includes('board')) throw new AppError('forbidden', 'this token has no board scope');
+    if (confirm) return c.html(<ConfirmSignInPage tenant={rec.tenant} token={secret!} />);
+    setCookie(c, BOARD_COOKIE, secret!, {
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: '/',
+      secure: new URL(c.req.url).protocol === 'https:',
+      maxAge: 30 * 86400,
+    });
+    return c.redirect('/', 303);
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    const msg =
+      err.code === 'forbidden'
+        ? 'That token cannot open the board: it needs the board scope.'
+        : 'That token is not valid here (unknown, revoked or expired).';
+    return c.html(<LoginPage error={msg} />, 401);
+  }
+}
+
+/** `GET /?token=…`: signs in (or asks to) before the page checks the cookie; without it, goes on. */
+export const signInLink: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const token = c.req.query('token');
+  if (token !== undefined) return signIn(c, token, !isUserNavigation((h) => c.req.header(h)));
+  return next();
+};
