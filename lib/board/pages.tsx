@@ -249,8 +249,8 @@ export function LoginPage({ error }: { error?: string }) {
 
 /**
  * Asked instead of signing in when a board link arrives from another site or from a client that does
- * not say where it came from (lib/http/routes/board.tsx): the tenant it signs in to, and a button that
- * posts the token to `/login`.
+ * not say where it came from (lib/http/routes/pages/sign-in.tsx): the tenant it signs in to, and a
+ * button that posts the token to `/login`.
  */
 export function ConfirmSignInPage({ tenant, token }: { tenant: string; token: string }) {
   return (

@@ -6,7 +6,7 @@
  * - Scopes are the service's (lib/service/scopes.ts); the store keeps a token's scopes as plain strings
  *   (`TokenRecord.scopes: string[]`), so no store module needs the service.
  * - The board's pages (lib/board) are views of the service; their routes and sign-in live in lib/http
- *   (lib/http/routes/board.tsx), which imports the pages: nothing runs back from lib/board to lib/http.
+ *   (lib/http/routes/pages/), which imports the pages: nothing runs back from lib/board to lib/http.
  * - lib/ratelimit is a port (`interface.ts`, with `noop.ts` as the no-limit default) and adapters
  *   (`memory.ts`, `dynamo.ts`), like lib/store.
  * - `HANSARD_VERSION` lives in lib/log (the writer records it); lib/version.ts re-exports it.
