@@ -1,6 +1,8 @@
 /**
  * Tenant isolation and authorization over every route of the app (STYLE §9, after unkey's common tests).
  * One table says how to call each route; a route the app serves without a row here fails the first test.
+ * How each route authenticates and which scopes it takes come from its declaration (lib/http/routes/),
+ * so (b) proves that what a route declares is what its verb enforces.
  *
  * Three tenants: A holds the data under attack, B is an ordinary neighbour with data of its own, and C
  * probes A's ids with an all-scopes token. For every route:
@@ -15,6 +17,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/http/index.js';
+import { ROUTES as ROUTE_DECLARATIONS } from '../../lib/http/routes/index.js';
 import { newId } from '../../lib/log/index.js';
 import { hashToken } from '../../lib/service/index.js';
 import { SCOPES, type Scope } from '../../lib/service/scopes.js';
@@ -32,11 +35,10 @@ interface Ids {
   offset: number;
 }
 
-interface RouteCase {
-  /** `bearer`: the /v1 API; `page`: an HTML board page (cookie or bearer); `public`: no token needed */
-  auth: 'bearer' | 'page' | 'public';
-  /** the scopes that may call it (for `public`, none) */
-  scopes: Scope[];
+/** How the suite calls a route: the table below. */
+interface CallCase {
+  /** the scopes that may make this call, when not the declaration's (a route that declares none) */
+  scopes?: Scope[];
   /** whether the call carries a tenant's session, writer or token id: (a) and (d) probe those */
   ids: boolean;
   /** what a caller gets for ids its tenant does not hold (for `ids` routes) */
@@ -46,7 +48,18 @@ interface RouteCase {
   call: (ids: Ids) => Req;
 }
 
+/** A route as the suite probes it: the call, with its auth and scopes from the route's declaration. */
+interface RouteCase extends CallCase {
+  /** `bearer`: the /v1 API; `page`: an HTML board page (cookie or bearer); `public`: no token needed */
+  auth: 'bearer' | 'page' | 'public';
+  /** the scopes that may call it (for `public`, none) */
+  scopes: Scope[];
+}
+
 const ALL_SCOPES: Scope[] = [...SCOPES];
+
+/** Every declared operation, by `METHOD /hono/:path` as the app serves it. */
+const DECLARED = new Map(ROUTE_DECLARATIONS.map((op) => [`${op.method.toUpperCase()} ${op.honoPath}`, op]));
 
 /** A note event of writer `w` of session `sid` with sequence number `seq`, as one NDJSON line. */
 function noteLine(sid: string, w: string, seq: number): string {
@@ -54,20 +67,16 @@ function noteLine(sid: string, w: string, seq: number): string {
   return `${JSON.stringify({ v: 3, sid, w, seq, id: newId('e'), ts, mono: seq, type: 'note', author: 'isolation', text: 'probe' })}\n`;
 }
 
-const ROUTES: Record<string, RouteCase> = {
-  'GET /healthz': { auth: 'public', scopes: [], ids: false, anonymous: 200, call: () => get('/healthz') },
+const CALLS: Record<string, CallCase> = {
+  'GET /healthz': { ids: false, anonymous: 200, call: () => get('/healthz') },
   'GET /v1/openapi.json': {
-    auth: 'public',
-    scopes: [],
     ids: false,
     anonymous: 200,
     call: () => get('/v1/openapi.json'),
   },
-  'GET /v1/docs': { auth: 'public', scopes: [], ids: false, anonymous: 200, call: () => get('/v1/docs') },
-  'GET /v1/board': { auth: 'bearer', scopes: ['board', 'read'], ids: false, call: () => get('/v1/board') },
+  'GET /v1/docs': { ids: false, anonymous: 200, call: () => get('/v1/docs') },
+  'GET /v1/board': { ids: false, call: () => get('/v1/board') },
   'POST /v1/sessions/:sid/writers/:w/chunks': {
-    auth: 'bearer',
-    scopes: ['ingest'],
     ids: true,
     // a caller holding nothing of this writer is told to start at 0
     missing: 409,
@@ -78,58 +87,42 @@ const ROUTES: Record<string, RouteCase> = {
     }),
   },
   'GET /v1/sessions/:sid/writers/:w': {
-    auth: 'bearer',
-    scopes: ['ingest', 'read'],
     ids: true,
     missing: 404,
     call: (i) => get(`/v1/sessions/${i.sid}/writers/${i.w}`),
   },
   'GET /v1/sessions/:sid/writers/:w/segment': {
-    auth: 'bearer',
-    scopes: ['read'],
     ids: true,
     missing: 404,
     call: (i) => get(`/v1/sessions/${i.sid}/writers/${i.w}/segment`),
   },
-  'GET /v1/sessions': { auth: 'bearer', scopes: ['read'], ids: false, call: () => get('/v1/sessions') },
+  'GET /v1/sessions': { ids: false, call: () => get('/v1/sessions') },
   'GET /v1/sessions/:sid': {
-    auth: 'bearer',
-    scopes: ['read', 'board'],
     ids: true,
     missing: 404,
     call: (i) => get(`/v1/sessions/${i.sid}`),
   },
   'GET /v1/sessions/:sid/replay': {
-    auth: 'bearer',
-    scopes: ['read', 'board'],
     ids: true,
     missing: 404,
     call: (i) => get(`/v1/sessions/${i.sid}/replay`),
   },
   'GET /v1/sessions/:sid/verify': {
-    auth: 'bearer',
-    scopes: ['read'],
     ids: true,
     missing: 404,
     call: (i) => get(`/v1/sessions/${i.sid}/verify`),
   },
   'GET /v1/sessions/:sid/inspect': {
-    auth: 'bearer',
-    scopes: ['read'],
     ids: true,
     missing: 404,
     call: (i) => get(`/v1/sessions/${i.sid}/inspect`),
   },
   'GET /v1/sessions/:sid/attribution': {
-    auth: 'bearer',
-    scopes: ['read'],
     ids: true,
     missing: 404,
     call: (i) => get(`/v1/sessions/${i.sid}/attribution`),
   },
   'POST /v1/sessions/:sid/status': {
-    auth: 'bearer',
-    scopes: ['report'],
     ids: true,
     // a report needs no session: it lands in the caller's own tenant
     missing: 201,
@@ -140,21 +133,17 @@ const ROUTES: Record<string, RouteCase> = {
     }),
   },
   'GET /v1/sessions/:sid/status': {
-    auth: 'bearer',
-    scopes: ['read', 'report', 'board'],
     ids: true,
     missing: 404,
     call: (i) => get(`/v1/sessions/${i.sid}/status`),
   },
   'POST /v1/tokens': {
-    auth: 'bearer',
-    scopes: ['admin'],
     ids: false,
     call: () => ({ method: 'POST', path: '/v1/tokens', json: { scopes: ['read'], label: 'isolation' } }),
   },
   'POST /v1/sessions/:sid/tokens': {
-    auth: 'bearer',
-    // asking for all three session scopes: only an admin (or a token holding all three) may hand them on
+    // The declaration names no scope (the verb decides from what is asked); this call asks for all three
+    // session scopes, which only an admin (or a token holding all three) may hand on.
     scopes: ['admin'],
     ids: true,
     // a session token needs no session yet: it is minted in the caller's own tenant
@@ -165,19 +154,15 @@ const ROUTES: Record<string, RouteCase> = {
       json: { scopes: ['ingest', 'report', 'read'], label: 'isolation' },
     }),
   },
-  'GET /v1/tokens': { auth: 'bearer', scopes: ['admin'], ids: false, call: () => get('/v1/tokens') },
+  'GET /v1/tokens': { ids: false, call: () => get('/v1/tokens') },
   'DELETE /v1/tokens/:id': {
-    auth: 'bearer',
-    scopes: ['admin'],
     ids: true,
     missing: 404,
     call: (i) => ({ method: 'DELETE', path: `/v1/tokens/${i.tokenId}` }),
   },
-  'GET /login': { auth: 'public', scopes: [], ids: false, anonymous: 200, call: () => get('/login') },
+  'GET /login': { ids: false, anonymous: 200, call: () => get('/login') },
   // Signing in takes the token in the form, not the header: without one it shows the form again (401).
   'POST /login': {
-    auth: 'public',
-    scopes: [],
     ids: false,
     anonymous: 401,
     call: () => ({
@@ -189,8 +174,6 @@ const ROUTES: Record<string, RouteCase> = {
     }),
   },
   'POST /logout': {
-    auth: 'public',
-    scopes: [],
     ids: false,
     anonymous: 303,
     call: () => ({
@@ -200,16 +183,28 @@ const ROUTES: Record<string, RouteCase> = {
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: srv.url },
     }),
   },
-  'GET /': { auth: 'page', scopes: ['board'], ids: false, anonymous: 302, call: () => get('/') },
+  'GET /': { ids: false, anonymous: 302, call: () => get('/') },
   'GET /sessions/:sid': {
-    auth: 'page',
-    scopes: ['board'],
     ids: true,
     missing: 404,
     anonymous: 302,
     call: (i) => get(`/sessions/${i.sid}`),
   },
 };
+
+/**
+ * Each row of `CALLS` with what its route declares (lib/http/routes/): how it authenticates and the
+ * scopes of which a caller needs one. (b) below calls it with every scope, so a declaration that names a
+ * scope its verb does not accept, or leaves out one it does, fails there.
+ */
+const ROUTES: Record<string, RouteCase> = Object.fromEntries(
+  Object.entries(CALLS).map(([route, call]) => {
+    const op = DECLARED.get(route);
+    if (!op) throw new Error(`${route}: no route declares it (lib/http/routes/index.ts)`);
+    const auth = op.auth === 'none' ? 'public' : op.auth === 'cookie' ? 'page' : 'bearer';
+    return [route, { ...call, auth, scopes: call.scopes ?? [...op.scopes] }];
+  }),
+);
 
 function get(path: string): Req {
   return { method: 'GET', path };
