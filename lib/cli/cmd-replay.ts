@@ -4,15 +4,13 @@
  * Corrections are applied (a corrected event carries its `corrected` provenance, DESIGN §3); `--raw` gives
  * every line as written instead.
  */
-import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { isId } from '../log/ids.js';
 import { replayChunks, replayRaw, sessionDirSegments } from '../log/replay.js';
 import { clientFrom, retryNotice } from './config.js';
 import { UsageError } from './errors.js';
 import { type Io, writeOut } from './io.js';
+import { sessionTarget } from './session-target.js';
 
 export function registerReplay(program: Command, io: Io): void {
   program
@@ -31,32 +29,19 @@ export function registerReplay(program: Command, io: Io): void {
         if (o.raw && o.format === 'text') {
           throw new UsageError('--raw gives the lines exactly as written (NDJSON); leave out --format text');
         }
-        const dir = resolve(io.cwd, target);
-        if (isDirectory(dir)) {
-          const segments = sessionDirSegments(dir);
+        const t = sessionTarget(target, io.cwd);
+        if (t.kind === 'dir') {
+          const segments = sessionDirSegments(t.dir);
           if (segments.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
           if (o.raw) for await (const b of replayRaw(segments)) await writeOut(io, b);
           else for await (const l of replayChunks(segments, o.format)) await writeOut(io, l);
           return;
         }
-        if (!isId('s', target)) {
-          throw new UsageError(
-            `${target} is neither a session directory nor a session id (s_ followed by a ULID)`,
-          );
-        }
         const query = o.raw ? 'raw=1' : `format=${o.format}`;
         const res = await clientFrom(o, io.env, retryNotice(io)).stream(
-          `/v1/sessions/${target}/replay?${query}`,
+          `/v1/sessions/${t.sid}/replay?${query}`,
         );
         if (res.body) for await (const chunk of res.body) await writeOut(io, chunk);
       },
     );
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }

@@ -11,13 +11,9 @@ import { createReadStream, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type RawLine, splitLines } from '../log/reader.js';
 import { listSegments, sessionIdOf } from '../log/session-dir.js';
+import { MAX_CHUNK_BYTES, MAX_CHUNK_LINES } from '../service/limits.js';
 import { type ApiClient, ServerError } from './client.js';
 import { UsageError } from './errors.js';
-
-/** The chunk limit of the API (DESIGN §4): a body larger than this is refused with 413. */
-export const MAX_CHUNK_BYTES = 5 * 1024 * 1024;
-/** The server's default lines-per-chunk limit (DESIGN §7, issue 5): more is refused with 413. */
-export const MAX_CHUNK_LINES = 10_000;
 
 export interface SegmentUploadResult {
   w: string;

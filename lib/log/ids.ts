@@ -10,16 +10,30 @@ export type IdPrefix = 's' | 'w' | 'm' | 't' | 'a' | 'e';
 
 const ulid = monotonicFactory();
 
+/**
+ * A ULID as regular-expression source, unanchored: 26 Crockford base32 characters (no I, L, O, U). The
+ * one spelling of it that every id pattern (here, the API's id schemas, token ids) is built from.
+ */
+export const ULID_SOURCE = '[0-9A-HJKMNP-TV-Z]{26}';
+
+/**
+ * The whole-string pattern of an id with this prefix: `prefix_` then a ULID.
+ * @example idPattern('s').test('s_01KZVVGRNTBMSD610TK2GA9BFS') // true; idPattern('tok') for token ids
+ */
+export function idPattern(prefix: string): RegExp {
+  return new RegExp(`^${prefix}_${ULID_SOURCE}$`);
+}
+
 /** The pattern every id of the format matches: a one-letter prefix, `_`, a ULID. */
-export const ID_PATTERN = /^[swtmae]_[0-9A-HJKMNP-TV-Z]{26}$/;
+export const ID_PATTERN = new RegExp(`^[swtmae]_${ULID_SOURCE}$`);
 
 const PREFIX_PATTERNS: Record<IdPrefix, RegExp> = {
-  s: /^s_[0-9A-HJKMNP-TV-Z]{26}$/,
-  w: /^w_[0-9A-HJKMNP-TV-Z]{26}$/,
-  m: /^m_[0-9A-HJKMNP-TV-Z]{26}$/,
-  t: /^t_[0-9A-HJKMNP-TV-Z]{26}$/,
-  a: /^a_[0-9A-HJKMNP-TV-Z]{26}$/,
-  e: /^e_[0-9A-HJKMNP-TV-Z]{26}$/,
+  s: idPattern('s'),
+  w: idPattern('w'),
+  m: idPattern('m'),
+  t: idPattern('t'),
+  a: idPattern('a'),
+  e: idPattern('e'),
 };
 
 /**

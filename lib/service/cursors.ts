@@ -17,6 +17,9 @@ import { AppError } from './errors.js';
 /** The name of the signing key among the server secrets; a new name would start a new key. */
 export const CURSOR_KEY_NAME = 'cursor-hmac-sha256-v1';
 
+/** A cursor as clients see it: base64url of the store's cursor (at most 1,024 characters), `.`, the MAC. */
+export const SEALED_CURSOR = /^([A-Za-z0-9_-]{1,1024})\.([A-Za-z0-9_-]{43})$/;
+
 /** The listings whose cursors are signed; the name is part of what is signed. */
 export type CursorListing = 'sessions';
 
@@ -71,7 +74,7 @@ export async function openCursor(
       'invalid_cursor',
       'the cursor is not one this server gave for this listing: start from the first page',
     );
-  const m = /^([A-Za-z0-9_-]{1,1024})\.([A-Za-z0-9_-]{43})$/.exec(sealed);
+  const m = SEALED_CURSOR.exec(sealed);
   if (!m) throw refuse();
   const inner = Buffer.from(m[1]!, 'base64url').toString('utf8');
   // Only the one encoding this server writes: no second spelling of a cursor is accepted.

@@ -4,8 +4,7 @@
  * (`*-schemas.ts` here) are built from all of them.
  */
 import { z } from 'zod';
-
-const ulid = '[0-9A-HJKMNP-TV-Z]{26}';
+import { ULID_SOURCE as ulid } from '../log/ids.js';
 
 /** `s_` + a ULID. */
 export const SessionId = z

@@ -16,12 +16,12 @@ import { parseLine } from '../log/codec.js';
 import { ChunkConflictError, StateConflictError, type WriterRecord } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError } from './errors.js';
-import { resolveLimits } from './limits.js';
+import { MAX_CHUNK_BYTES, resolveLimits } from './limits.js';
 import type { IngestAnswer } from './session-schemas.js';
 import { storageAppError } from './storage-faults.js';
 
 /** Largest chunk body any deployment takes, in bytes (DESIGN §4, §7); a deployment may set less (`Limits`). */
-export const MAX_CHUNK_BYTES = 5 * 1024 * 1024;
+export { MAX_CHUNK_BYTES };
 
 export interface IngestInput {
   sid: string;

@@ -28,10 +28,15 @@ export interface Limits {
   maxConcurrentReplays: number;
 }
 
+/** Largest chunk body any deployment takes, in bytes (DESIGN §4, §7: 5 MiB); a deployment may set less. */
+export const MAX_CHUNK_BYTES = 5 * 1024 * 1024;
+/** Most lines one chunk holds by default (DESIGN §7, issue 5); more is refused with 413 `too_many_lines`. */
+export const MAX_CHUNK_LINES = 10_000;
+
 /** 5 MiB and 10,000 lines per chunk, 10 GiB per tenant, 4 whole-session reads at once per token. */
 export const DEFAULT_LIMITS: Limits = {
-  maxChunkBytes: 5 * 1024 * 1024,
-  maxChunkLines: 10_000,
+  maxChunkBytes: MAX_CHUNK_BYTES,
+  maxChunkLines: MAX_CHUNK_LINES,
   tenantQuotaBytes: 10 * 1024 ** 3,
   maxConcurrentReplays: 4,
 };

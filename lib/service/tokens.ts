@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { newId } from '../log/ids.js';
+import { idPattern, newId } from '../log/ids.js';
 import type { StateStore, TokenRecord } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError, parseInput } from './errors.js';
@@ -72,11 +72,7 @@ export async function authenticate(
 export const CreateTokenInput = z
   .strictObject({
     scopes: z.array(z.enum(SCOPES)).min(1).max(SCOPES.length),
-    session: z
-      .string()
-      .regex(/^s_[0-9A-HJKMNP-TV-Z]{26}$/)
-      .nullable()
-      .default(null),
+    session: z.string().regex(idPattern('s')).nullable().default(null),
     label: z.string().max(120).nullable().default(null),
     /** lifetime in seconds; null = no expiry */
     ttl_seconds: z

@@ -5,7 +5,7 @@
 
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { gsiKeys, keys } from './dynamo-schema.js';
-import { InvalidCursorError, type SessionRecord, type TokenRecord, type WriterRecord } from './ports.js';
+import type { SessionRecord, TokenRecord, WriterRecord } from './ports.js';
 
 export type Item = Record<string, unknown>;
 
@@ -130,31 +130,4 @@ export function toSession(item: Item): SessionRecord {
 /** The GSI position just after session `sid` updated at `updatedAt` (all four keys of the item). */
 export function startKey(tenant: string, [updatedAt, sid]: [string, string]): Item {
   return { ...keys.session(tenant, sid), ...gsiKeys.board(tenant, updatedAt, sid) };
-}
-
-export function encodeCursor(updatedAt: string, sid: string): string {
-  return Buffer.from(JSON.stringify([updatedAt, sid])).toString('base64url');
-}
-
-/** @throws InvalidCursorError for a cursor this store did not make */
-export function decodeCursor(cursor: string): [string, string] {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    // Bounded so that a forged cursor cannot make a key DynamoDB refuses (sort keys hold 1 KiB).
-    if (
-      Array.isArray(v) &&
-      v.length === 2 &&
-      typeof v[0] === 'string' &&
-      typeof v[1] === 'string' &&
-      v[0].length > 0 &&
-      v[0].length <= 64 &&
-      v[1].length > 0 &&
-      v[1].length <= 256
-    ) {
-      return [v[0], v[1]];
-    }
-  } catch {
-    // fall through
-  }
-  throw new InvalidCursorError('invalid cursor');
 }

@@ -21,8 +21,6 @@ import {
 import {
   cancellationCodes,
   compact,
-  decodeCursor,
-  encodeCursor,
   errorName,
   type Item,
   startKey,
@@ -44,6 +42,7 @@ import {
   usageShard,
 } from './dynamo-schema.js';
 import { DynamoTokenItems } from './dynamo-tokens.js';
+import { decodeCursor, encodeCursor } from './keys.js';
 import {
   type ChunkRecord,
   type Page,

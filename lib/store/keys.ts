@@ -1,9 +1,10 @@
 /**
  * Validation of the parts of storage keys (DESIGN §3, §5): keys and paths are built only from these.
  * Adapters check again what the routes already checked, so a bug upstream cannot become a traversal.
+ * And the store's cursor of the session listing, the same for every adapter.
  */
 import { isId } from '../log/ids.js';
-import type { SegmentKey } from './ports.js';
+import { InvalidCursorError, type SegmentKey } from './ports.js';
 
 /** Tenant names: lower-case letters, digits and `-`, 1 to 63 characters, starting with a letter or digit. */
 export const TENANT_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -20,4 +21,39 @@ export function assertSegmentKey(key: SegmentKey): void {
   if (!isId('s', key.sid))
     throw new TypeError(`invalid session id in storage key: ${JSON.stringify(key.sid)}`);
   if (!isId('w', key.w)) throw new TypeError(`invalid writer id in storage key: ${JSON.stringify(key.w)}`);
+}
+
+/**
+ * The store's cursor of the session listing: the position just after session `sid` updated at
+ * `updatedAt`, as base64url of `[updatedAt, sid]`. Clients never see it bare: the service signs it
+ * (lib/service/cursors.ts).
+ */
+export function encodeCursor(updatedAt: string, sid: string): string {
+  return Buffer.from(JSON.stringify([updatedAt, sid])).toString('base64url');
+}
+
+/**
+ * The position inside a cursor of `encodeCursor`, `[updatedAt, sid]`.
+ * @throws InvalidCursorError for anything else (bounded, so that a forged cursor cannot make a key a
+ *   backend refuses: DynamoDB sort keys hold 1 KiB)
+ */
+export function decodeCursor(cursor: string): [string, string] {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (
+      Array.isArray(v) &&
+      v.length === 2 &&
+      typeof v[0] === 'string' &&
+      typeof v[1] === 'string' &&
+      v[0].length > 0 &&
+      v[0].length <= 64 &&
+      v[1].length > 0 &&
+      v[1].length <= 256
+    ) {
+      return [v[0], v[1]];
+    }
+  } catch {
+    // fall through
+  }
+  throw new InvalidCursorError('invalid cursor');
 }

@@ -4,9 +4,9 @@
  * previous value, as DynamoDB's condition expressions do on AWS.
  */
 import Database from 'better-sqlite3';
+import { decodeCursor, encodeCursor } from './keys.js';
 import {
   type ChunkRecord,
-  InvalidCursorError,
   type Page,
   type SessionRecord,
   StateConflictError,
@@ -319,21 +319,4 @@ function toToken(row: Row): TokenRecord {
 
 function toWriter(row: Row): WriterRecord {
   return { ...(row as unknown as WriterRecord), ended: row.ended === 1 };
-}
-
-function encodeCursor(updatedAt: string, sid: string): string {
-  return Buffer.from(JSON.stringify([updatedAt, sid])).toString('base64url');
-}
-
-/** @throws InvalidCursorError for a cursor this store did not make */
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string') {
-      return [v[0], v[1]];
-    }
-  } catch {
-    // fall through
-  }
-  throw new InvalidCursorError('invalid cursor');
 }

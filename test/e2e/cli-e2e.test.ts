@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { idPattern, ULID_SOURCE } from '../../lib/log/index.js';
 import { navigate } from '../support/http.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -127,7 +128,7 @@ function transcriptCounts(path: string): { prompts: number; toolUses: number; to
 
 function segmentsOf(dir: string): Array<{ w: string; path: string }> {
   return readdirSync(join(ROOT, dir))
-    .filter((n) => /^w_[0-9A-Z]{26}\.jsonl$/.test(n))
+    .filter((n) => new RegExp(`^w_${ULID_SOURCE}\\.jsonl$`).test(n))
     .map((n) => ({ w: n.slice(0, -'.jsonl'.length), path: join(ROOT, dir, n) }));
 }
 
@@ -258,7 +259,7 @@ describe('hansard CLI end to end', { timeout: 60_000 }, () => {
       sid: string;
       dir: string;
     };
-    expect(imported.sid).toMatch(/^s_[0-9A-Z]{26}$/);
+    expect(imported.sid).toMatch(idPattern('s'));
     await ok(['upload', imported.dir], ingestToken);
 
     const replay = await hansard(['replay', imported.sid], ingestToken);

@@ -4,7 +4,13 @@
  */
 import { appendFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { inspectSession, segmentSources, sessionDirSegments, verifySegments } from '../../lib/log/index.js';
+import {
+  inspectSession,
+  segmentSources,
+  sessionDirSegments,
+  ULID_SOURCE,
+  verifySegments,
+} from '../../lib/log/index.js';
 import { expectError, request } from '../support/http.js';
 import { readLocal, writeSession } from '../support/segments.js';
 import { mint, useServer } from '../support/server.js';
@@ -101,6 +107,6 @@ describe('GET /v1/sessions/{sid}/attribution', () => {
       token: tokens.reader,
     });
     const action = a.text.split('\n').find((l) => l.includes('agent.action '))!;
-    expect(action).toMatch(/\[← priya m_[0-9A-Z]{26}: recorded_context 1\]$/);
+    expect(action).toMatch(new RegExp(String.raw`\[← priya m_${ULID_SOURCE}: recorded_context 1\]$`));
   });
 });

@@ -5,7 +5,7 @@
  * real HTTP on loopback with the local stores.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/index.js';
+import { newId, ULID_SOURCE } from '../../lib/log/index.js';
 import { expectError, request } from '../support/http.js';
 import { mint, useServer } from '../support/server.js';
 
@@ -20,7 +20,8 @@ const page = (path: string) =>
   request(srv, 'GET', path, { headers: { cookie: `hansard_board=${tokens.board}` } });
 
 /** The sessions a board page lists, in order. */
-const rowsOf = (html: string) => [...html.matchAll(/<tr data-sid="(s_[0-9A-Z]{26})">/g)].map((m) => m[1]!);
+const rowsOf = (html: string) =>
+  [...html.matchAll(new RegExp(`<tr data-sid="(s_${ULID_SOURCE})">`, 'g'))].map((m) => m[1]!);
 
 /** The href of the page's "Next page" link, HTML entities decoded, or null. */
 function nextOf(html: string): string | null {
