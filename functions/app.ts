@@ -13,6 +13,7 @@ import { Hono } from 'hono';
 import { createAwsApp } from '../lib/deploy/aws.js';
 import type { AppEnv } from '../lib/http/auth.js';
 import { errorBody } from '../lib/http/errors.js';
+import { health, ROUTES } from '../lib/http/routes/index.js';
 import type { StateStore } from '../lib/store/ports.js';
 import { onlyMethods, REPLAY_STATE_METHODS, type Serves } from './access.js';
 import type { AwsClients } from './clients.js';
@@ -37,12 +38,14 @@ export interface HandlerOverrides {
   now?: () => Date;
 }
 
-/** `GET`/`HEAD` paths the replay function answers (DESIGN §4). */
-const REPLAY_ROUTES = [
-  /^\/healthz$/,
-  /^\/v1\/sessions\/[^/]+\/replay$/,
-  /^\/v1\/sessions\/[^/]+\/writers\/[^/]+\/segment$/,
-];
+/** The reads the replay function exists for: the routes whose declarations say their answer streams. */
+const STREAMED = ROUTES.filter((op) => op.streamed);
+
+/** `GET`/`HEAD` paths the replay function answers (DESIGN §4): the streamed routes, and liveness. */
+const REPLAY_ROUTES = [health, ...STREAMED].map((op) => {
+  const path = op.path.replaceAll(/[.*+?^$()|[\]\\]/g, '\\$&').replaceAll(/\{[^}]+\}/g, '[^/]+');
+  return new RegExp(`^${path}$`);
+});
 
 /** The app of one function, stores built over the given clients. */
 export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
@@ -57,7 +60,7 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
       return c.json(
         errorBody(
           'not_found',
-          'this URL serves only GET /v1/sessions/{sid}/replay and GET /v1/sessions/{sid}/writers/{w}/segment; use the API URL for everything else',
+          `this URL serves only ${STREAMED.map((op) => `GET ${op.path}`).join(' and ')}; use the API URL for everything else`,
         ),
         404,
       );

@@ -36,10 +36,10 @@ export const META_ROUTES: readonly Operation[] = [health, openapiJson, docs];
 export const API_ROUTES: readonly Operation[] = [
   postChunk,
   getWriterRoute,
-  getSegment,
   listSessionsRoute,
   getSessionRoute,
   replay,
+  getSegment,
   verify,
   inspect,
   attribution,
