@@ -61,7 +61,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     limits: deps.limits ?? {},
   };
   const log = deps.log ?? ((m: string, e?: unknown) => console.error(m, e ?? ''));
-  const limited = rateLimit(deps.rateLimiter ?? new NoopRateLimiter(), log);
+  const costs = new Map(
+    ROUTES.filter((op) => op.cost !== 1).map((op) => [`${op.method.toUpperCase()} ${op.honoPath}`, op.cost]),
+  );
+  const limited = rateLimit(deps.rateLimiter ?? new NoopRateLimiter(), log, costs);
   const app = new OpenAPIHono<AppEnv>();
   let document: Json | null = null;
   const services: AppServices = {

@@ -2,13 +2,14 @@
  * Per-token rate limiting (issue 5): Hono middleware that runs after authentication and asks the
  * deployment's `RateLimiter` (lib/ratelimit) about the caller's root token: a session token minted from
  * another token shares that token's allowance (issue 8), so minting tokens never buys more requests, and
- * minting one costs `MINT_COST` requests' worth. Over the limit the answer is
+ * minting one costs `MINT_COST` requests' worth (what a route declares as its `cost`, ./route.ts). Over the limit the answer is
  * 429 `rate_limited` with `Retry-After` (whole seconds) and `details: {limit, window_seconds,
  * retry_after_seconds}`; the request goes no further. When the limiter itself fails (its backend is
  * unreachable) the request is let through and the failure logged: the limit protects the service, and an
  * outage of the counter must not become an outage of the API.
  */
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
+import { matchedRoutes } from 'hono/route';
 import { type RateLimiter, RateLimiterError } from '../ratelimit/interface.js';
 import type { AppEnv } from './auth.js';
 import { errorBody } from './errors.js';
@@ -16,23 +17,32 @@ import { errorBody } from './errors.js';
 /** What minting a token (`POST /v1/tokens`, `POST /v1/sessions/{sid}/tokens`) takes of the allowance. */
 export const MINT_COST = 10;
 
-/** How many requests' worth a request costs: `MINT_COST` for the two routes that mint a token, else 1. */
-export function requestCost(method: string, path: string): number {
-  if (method !== 'POST') return 1;
-  return /^\/v1\/(?:sessions\/[^/]+\/)?tokens$/.test(path) ? MINT_COST : 1;
+/**
+ * How many requests' worth a request costs: the `cost` its route declares (`MINT_COST` for the two that
+ * mint a token), else 1. The middleware runs before the route's handler, so the route is found among the
+ * ones the request matched.
+ */
+export function requestCost(c: Context, costs: ReadonlyMap<string, number>): number {
+  for (const route of matchedRoutes(c)) {
+    const cost = costs.get(`${route.method} ${route.path}`);
+    if (cost !== undefined) return cost;
+  }
+  return 1;
 }
 
 /**
  * @param log where a limiter failure is reported (never given the token)
- * @example v1.use('*', requireAuth(deps), rateLimit(limiter, log));
+ * @param costs the cost of each route that costs more than one request, by `METHOD /hono/:path`
+ * @example v1.use('/v1/*', requireAuth(deps), rateLimit(limiter, log, costs));
  */
 export function rateLimit(
   limiter: RateLimiter,
   log: (message: string, err?: unknown) => void,
+  costs: ReadonlyMap<string, number> = new Map(),
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const caller = c.get('ctx').caller;
-    const cost = requestCost(c.req.method, c.req.path);
+    const cost = requestCost(c, costs);
     let decision: Awaited<ReturnType<RateLimiter['limit']>>;
     try {
       decision = await limiter.limit(caller.root, cost);

@@ -97,6 +97,8 @@ export interface RouteSpec<R extends RouteConfig> {
   body?: BodyDoc;
   /** its answer is streamed as it is read: the replay function URL serves it too (functions/app.ts) */
   streamed?: boolean;
+  /** how many requests' worth of the token's rate limit a call takes (default 1; ./ratelimit.ts) */
+  cost?: number;
   handler: Handler<R>;
   /** the answer to a path or query the schemas refuse; default: the `AppError` as JSON (400) */
   onInvalid?: (err: AppError, c: Context<AppEnv>) => Response | Promise<Response>;
@@ -114,6 +116,8 @@ export interface Operation {
   scopes: readonly Scope[];
   errors: readonly ErrorCode[];
   streamed: boolean;
+  /** requests' worth of the rate limit a call takes */
+  cost: number;
   /** the JSON body's schema, documented as a request (`io: 'input'`) component */
   bodySchema: z.ZodType | null;
   /** the route config `OpenAPIHono.openapi` takes: security, scopes, body and error answers filled in */
@@ -186,6 +190,7 @@ export function defineRoute<R extends RouteConfig>(spec: RouteSpec<R>): Operatio
     scopes,
     errors: spec.errors ?? [],
     streamed: spec.streamed ?? false,
+    cost: spec.cost ?? 1,
     bodySchema: body && isZod(body.schema) ? body.schema : null,
     config,
     handler: spec.handler as unknown as Operation['handler'],

@@ -5,6 +5,7 @@
 import { SessionTokenView } from '../../../service/token-schemas.js';
 import { CreateSessionTokenInput, createSessionToken, publicToken } from '../../../service/tokens.js';
 import { jsonBody, SessionPath } from '../../params.js';
+import { MINT_COST } from '../../ratelimit.js';
 import { defineRoute, json, SESSION, WRITE_FAULTS } from '../../route.js';
 
 export const createSessionTokenRoute = defineRoute({
@@ -28,6 +29,7 @@ export const createSessionTokenRoute = defineRoute({
   },
   auth: 'bearer',
   body: { contentType: 'application/json', schema: CreateSessionTokenInput, optional: true },
+  cost: MINT_COST,
   errors: ['invalid_body', 'payload_too_large', ...SESSION, ...WRITE_FAULTS, 'too_many_tokens'],
   handler: async (c) => {
     const { sid } = c.req.valid('param');

@@ -2,6 +2,7 @@
 import { CreatedTokenView } from '../../../service/token-schemas.js';
 import { CreateTokenInput, createToken, publicToken } from '../../../service/tokens.js';
 import { jsonBody } from '../../params.js';
+import { MINT_COST } from '../../ratelimit.js';
 import { AUTHED, defineRoute, JSON_BODY, json, WRITE_FAULTS } from '../../route.js';
 
 export const createTokenRoute = defineRoute({
@@ -17,6 +18,7 @@ export const createTokenRoute = defineRoute({
   auth: 'bearer',
   scopes: ['admin'],
   body: { contentType: 'application/json', schema: CreateTokenInput },
+  cost: MINT_COST,
   errors: [...JSON_BODY, ...AUTHED, ...WRITE_FAULTS],
   handler: async (c) => {
     const created = await createToken({ ctx: c.get('ctx'), input: await jsonBody(c) });
