@@ -1,5 +1,5 @@
 /**
- * The API reference (`GET /v1/docs`): the OpenAPI document of `./openapi.ts` rendered on the server with
+ * The API reference (`GET /v1/docs`): the OpenAPI document (`./openapi.ts`) rendered on the server with
  * hono/jsx. Every operation with its method, path, auth and scopes, parameters, request body and answers;
  * every schema as a table of its fields. Plain HTML and inline CSS, no script: it renders under the same
  * strict CSP as the board.

@@ -1,6 +1,6 @@
 /**
  * `GET /v1/docs`: the API reference, the OpenAPI document rendered on the server (../../docs-page.tsx), no
- * script, under a CSP that allows nothing but its inline styles (docs/adr/0005 says why not a client-side
+ * script, under a CSP that allows nothing but its inline styles (docs/adr/0006 says why not a client-side
  * renderer).
  */
 import { secureHeaders } from 'hono/secure-headers';
