@@ -62,7 +62,7 @@ const ERROR_HEADERS: Partial<Record<ErrorCode, Record<string, string>>> = {
 };
 
 /** `{headers: …}` of a response, or nothing when it has none. */
-export function headerObjects(headers: Record<string, string>): Json {
+function headerObjects(headers: Record<string, string>): Json {
   const entries = Object.entries(headers);
   if (entries.length === 0) return {};
   return {
