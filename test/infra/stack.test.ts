@@ -446,7 +446,8 @@ if (handler.length === 3) {
 `;
 
 describe('cdk synth (as CI runs it)', () => {
-  const outdir = join(ROOT, '.test-results', 'cdk.out');
+  // Its own folder per run: two runs at once (two checkouts' tests, a developer beside CI) must not share one.
+  const outdir = join(ROOT, '.test-results', `cdk.out-${process.pid}`);
 
   it('synthesizes offline without credentials and bundles both functions into loadable ESM', async () => {
     rmSync(outdir, { recursive: true, force: true });
