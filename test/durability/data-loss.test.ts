@@ -10,15 +10,15 @@ import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
 import { type ChunkedSegment, call, chunkedSegment, postChunk } from './segment-chunks.js';
-import { type ServeChild, startServeChild } from './serve-child.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-loss-'));
 const data = join(root, 'data');
-let srv: ServeChild;
+let srv: ServeProcess;
 
 beforeAll(async () => {
-  srv = await startServeChild(data);
+  srv = await startServeProcess({ dataDir: data });
 });
 
 afterAll(async () => {

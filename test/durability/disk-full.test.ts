@@ -21,13 +21,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
 import { call, chunkedSegment, postChunk } from './segment-chunks.js';
-import { type ServeChild, startServeChild } from './serve-child.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-disk-'));
 chmodSync(root, 0o755); // the permission case's server runs as nobody
 const mounted: string[] = [];
-const servers: ServeChild[] = [];
+const servers: ServeProcess[] = [];
 
 /** Mounts a tmpfs of `size` on `dir`; the error's text when that is not allowed here. */
 function mountTmpfs(dir: string, size: string): string | null {
@@ -51,8 +51,8 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-async function serve(data: string, opts: { uid?: number } = {}): Promise<ServeChild> {
-  const s = await startServeChild(data, opts);
+async function serve(data: string, opts: { uid?: number } = {}): Promise<ServeProcess> {
+  const s = await startServeProcess({ dataDir: data, ...opts });
   servers.push(s);
   return s;
 }

@@ -1,7 +1,9 @@
 /**
  * `hansard serve` as its own process (the code under test, run from source through tsx), for tests that
- * watch what the server process holds: its open file descriptors (`/proc/<pid>/fd`) and its resident
- * memory (`/proc/<pid>/status` VmRSS). Linux only, as `/proc` is.
+ * watch what the server process holds (its open file descriptors, `/proc/<pid>/fd`, and its resident
+ * memory, `/proc/<pid>/status` VmRSS; Linux only, as `/proc` is), or that need the disk's own refusals
+ * (ENOSPC, EROFS, EACCES) to reach the real server: on a data directory the test chooses (a small tmpfs,
+ * a directory another user owns), optionally as another user (issue 8).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -11,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** The CLI's `runCli` from source (as test/durability/serve-child.ts runs it); the server keeps it alive. */
+/** The CLI's `runCli` from source; the server keeps the process alive. */
 const MAIN = `
 const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/cli/main.ts`)});
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
@@ -35,17 +37,31 @@ export interface ServeProcess {
   openFds(): number;
   /** the process's resident set size now, in bytes */
   rssBytes(): number;
-  /** stops the process (SIGTERM, then SIGKILL after 5 s) and removes its directories */
+  /**
+   * stops the process (SIGTERM, then SIGKILL after 5 s) and removes its directories (a data directory the
+   * test chose is left to it)
+   */
   close(): Promise<void>;
 }
 
+/** How `startServeProcess` runs the server. */
+export interface ServeProcessOptions {
+  /** more arguments of `hansard serve` */
+  args?: string[];
+  /** its data directory (left in place by `close`); default a fresh one that `close` removes */
+  dataDir?: string;
+  /** run as this user (and `gid`, default the same number): a user the data directory refuses gets EACCES for real */
+  uid?: number;
+  gid?: number;
+}
+
 /**
- * Starts `hansard serve --port 0 --data <fresh dir> --rate-limit 0 ARGS` and resolves once it prints the
- * address it serves. @throws Error with its output when it exits or prints nothing in 45 s
+ * Starts `hansard serve --port 0 --data DATA --rate-limit 0 ARGS` and resolves once it prints the address
+ * it serves. @throws Error with its output when it exits or prints nothing in 45 s
  */
-export function startServeProcess(args: string[] = []): Promise<ServeProcess> {
+export function startServeProcess(opts: ServeProcessOptions = {}): Promise<ServeProcess> {
   const root = mkdtempSync(join(tmpdir(), 'hansard-proc-'));
-  const dataDir = join(root, 'data');
+  const dataDir = opts.dataDir ?? join(root, 'data');
   const workDir = join(root, 'work');
   const admin = `hns_${'Pr0cess'.repeat(6)}A`;
   const env: NodeJS.ProcessEnv = {};
@@ -66,9 +82,14 @@ export function startServeProcess(args: string[] = []): Promise<ServeProcess> {
       dataDir,
       '--rate-limit',
       '0',
-      ...args,
+      ...(opts.args ?? []),
     ],
-    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid ?? opts.uid } : {}),
+    },
   );
   let out = '';
   let err = '';
