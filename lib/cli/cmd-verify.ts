@@ -19,7 +19,10 @@ import { sessionTarget } from './session-target.js';
 
 /** `hansard verify --codes`: the table of docs/verify.md, from the code that reports them. */
 function printCodes(io: Io, json: boolean): void {
-  if (json) return printJson(io, VERIFY_CODE_INFO);
+  if (json) {
+    printJson(io, VERIFY_CODE_INFO);
+    return;
+  }
   for (const [code, { severity, meaning }] of Object.entries(VERIFY_CODE_INFO)) {
     io.stdout.write(
       `${severity.padEnd(7)}  ${code.padEnd(26)}  ${meaning.replaceAll('`', '').replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')}\n`,
@@ -46,7 +49,10 @@ export function registerVerify(program: Command, io: Io): void {
         target: string | undefined,
         o: { url?: string; token?: string; json?: boolean; codes?: boolean },
       ) => {
-        if (o.codes) return printCodes(io, o.json === true);
+        if (o.codes) {
+        printCodes(io, o.json === true);
+        return;
+      }
         if (target === undefined) {
           throw new UsageError(
             'which session? pass a session directory or a session id (s_…); --codes lists the codes',
