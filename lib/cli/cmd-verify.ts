@@ -50,9 +50,9 @@ export function registerVerify(program: Command, io: Io): void {
         o: { url?: string; token?: string; json?: boolean; codes?: boolean },
       ) => {
         if (o.codes) {
-        printCodes(io, o.json === true);
-        return;
-      }
+          printCodes(io, o.json === true);
+          return;
+        }
         if (target === undefined) {
           throw new UsageError(
             'which session? pass a session directory or a session id (s_…); --codes lists the codes',
