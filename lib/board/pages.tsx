@@ -271,6 +271,25 @@ export function ConfirmSignInPage({ tenant, token }: { tenant: string; token: st
   );
 }
 
+/**
+ * A session page the server will not build now (429): the token already runs `limit` whole-session reads
+ * at once (replays, downloads, verifies, inspects, these pages; docs/operations.md "Replay caps").
+ */
+export function BusyPage({ limit, retryAfterSeconds }: { limit: number; retryAfterSeconds: number }) {
+  return (
+    <Layout title="busy" signedIn>
+      <p class="error">
+        This token already reads {limit} whole sessions at once (replays, downloads, verifies or session
+        pages), the most it may.
+      </p>
+      <p>
+        Reload this page in {retryAfterSeconds} seconds, once one of them has finished, or go back to the{' '}
+        <a href="/">board</a>.
+      </p>
+    </Layout>
+  );
+}
+
 /** A page for a missing session (the same for another tenant's). */
 export function NotFoundPage() {
   return (

@@ -28,7 +28,8 @@ export function registerServe(program: Command, io: Io): void {
     .addOption(
       new Option(
         '--max-concurrent-replays <n>',
-        'replays, segment downloads, verifies and inspects one token may run at once',
+        'whole-session reads (replays, segment downloads, verifies, inspects, board session pages) one ' +
+          'token may run at once',
       )
         .env('HANSARD_MAX_CONCURRENT_REPLAYS')
         .default('4'),

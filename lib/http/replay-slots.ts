@@ -1,21 +1,25 @@
 /**
  * What a whole-session read may hold (issue 8, docs/operations.md "Replay caps and abandoned requests").
  *
- * Replay (every format, raw included), segment download, verify, inspect and attribution each read every
- * byte of a session, so:
+ * Replay (every format, raw included), segment download, verify, inspect, attribution and the board's
+ * timeline page each read every byte of a session, so:
  * - a token may run only `limits.maxConcurrentReplays` of them at once (default 4); one more is answered
  *   429 `too_many_replays` with `Retry-After`. A slot is taken before the read starts and given back when
  *   the response is over: a streamed body when its last byte is taken, it fails, or the client goes away;
- *   a JSON answer when it is computed or abandoned. Tokens minted from another count with it, as for the
- *   rate limit.
- * - the passes no client's pace holds back (a replay's corrections pass, verify, inspect, attribution) run
- *   a few at a time in the whole process (`ScanGate`); the others wait their turn.
+ *   an answer built before it is sent (JSON, the timeline page) when it is built or abandoned. Tokens
+ *   minted from another count with it, as for the rate limit.
+ * - the passes no client's pace holds back (a replay's corrections pass, verify, inspect, attribution, the
+ *   timeline page) run a few at a time in the whole process (`ScanGate`); the others wait their turn.
+ * - each stops, closing every segment it opened, when its client goes away (`clientSignal`).
+ * `readWholeSession` does all three for an answer built before it is sent; `slotBody` holds the slot of a
+ * streamed one, whose read takes the signal and the gate itself (lib/service/sessions.ts `replaySession`).
  *
  * The counts live in this process: `hansard serve` is one process, so they are exact there. On Lambda each
  * instance serves one request at a time, so neither binds; the per-token rate limit and the functions'
  * reserved concurrency bound reads there.
  */
 import type { Context } from 'hono';
+import type { ServiceContext } from '../service/context.js';
 import { AppError } from '../service/errors.js';
 import { resolveLimits } from '../service/limits.js';
 import { ScanGate } from '../service/scan-gate.js';
@@ -79,8 +83,8 @@ export function takeReplaySlot(c: Context<AppEnv>, slots: ReplaySlots): () => vo
   c.header('Retry-After', String(REPLAY_RETRY_AFTER_SECONDS));
   throw new AppError(
     'too_many_replays',
-    `this token already runs ${limit} replays, segment downloads, verifies or inspects at once, the most ` +
-      `it may: wait for one to finish, or try again in ${REPLAY_RETRY_AFTER_SECONDS} s`,
+    `this token already runs ${limit} replays, segment downloads, verifies, inspects or board session ` +
+      `pages at once, the most it may: wait for one to finish, or try again in ${REPLAY_RETRY_AFTER_SECONDS} s`,
     { limit, retry_after_seconds: REPLAY_RETRY_AFTER_SECONDS },
   );
 }
@@ -100,20 +104,31 @@ export function clientSignal(c: Context<AppEnv>): AbortSignal {
   return ac.signal;
 }
 
+/** What a whole-session read of the service is given: the caller, the session, the request's signal. */
+export interface WholeSessionRead {
+  ctx: ServiceContext;
+  sid: string;
+  /** aborted when the client goes away: the read stops (AbortError) and closes every segment it opened */
+  signal: AbortSignal;
+}
+
 /**
- * Runs `work` (a whole-session read answered as JSON: verify, inspect, attribution) holding a replay slot
- * and a place in the scan gate, with the request's abort signal; gives both back when it settles.
- * @throws what `takeReplaySlot`, the gate (the signal's reason) and `work` throw
+ * Runs `read` of session `sid`, a whole-session read whose answer is built before it is sent (verify,
+ * inspect, attribution, the board's timeline page), holding a replay slot of the request's token and a
+ * place in the scan gate, with the request's abort signal; gives both back when it settles.
+ * @throws what `takeReplaySlot` (429 `too_many_replays`), the gate (the signal's reason once the client
+ *   is gone) and `read` throw
  */
-export async function withReplaySlot<T>(
+export async function readWholeSession<T>(
   c: Context<AppEnv>,
-  reads: WholeSessionReads,
-  work: (signal: AbortSignal) => Promise<T>,
+  sid: string,
+  read: (args: WholeSessionRead) => Promise<T>,
 ): Promise<T> {
-  const release = takeReplaySlot(c, reads.slots);
+  const { gate, slots } = c.get('services').reads;
+  const release = takeReplaySlot(c, slots);
   const signal = clientSignal(c);
   try {
-    return await reads.gate.run(() => work(signal), signal);
+    return await gate.run(() => read({ ctx: c.get('ctx'), sid, signal }), signal);
   } finally {
     release();
   }

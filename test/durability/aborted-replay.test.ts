@@ -1,10 +1,11 @@
 /**
  * A client that goes away releases everything (issue 8 item 3), against `hansard serve` as its own
  * process on a real data directory: 300 replays, text replays, raw replays and segment downloads dropped
- * after their first bytes, and verifies and inspects dropped mid-way, leave the server's open descriptors
- * (`/proc/<pid>/fd`) where they started, their token's replay slots free, and a later replay answers every
- * byte. Before the fix each dropped replay kept one segment file open per writer (8 here), and a few
- * hundred of them exhausted the descriptors.
+ * after their first bytes, and verifies, inspects and the board's timeline pages dropped mid-way, leave the
+ * server's open descriptors (`/proc/<pid>/fd`) where they started, their token's replay slots free, and a
+ * later replay answers every byte. Before the fix each dropped replay kept one segment file open per writer
+ * (8 here), and a few hundred of them exhausted the descriptors; a dropped timeline page read on to its
+ * end, dozens at once.
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +18,8 @@ import { type ServeProcess, startServeProcess } from '../support/serve-process.j
 const WRITERS = 8;
 /** ms after which a verify or inspect is dropped: one of this session takes a few hundred. */
 const DROP_MS = 30;
+/** ms after which a board timeline page is dropped: one of this session takes about 100. */
+const PAGE_DROP_MS = 10;
 let srv: ServeProcess;
 let sid: string;
 let writers: string[];
@@ -38,20 +41,26 @@ afterAll(async () => {
   await srv?.close();
 });
 
-/** GETs `path` on a raw socket and destroys it after `afterMs`, or after the first bytes when null. */
-function dropped(path: string, afterMs: number | null = null): Promise<number | null> {
+/**
+ * GETs `path` on a raw socket (as the admin: its bearer token, or with `cookie` the board's cookie) and
+ * destroys it after `afterMs`, or after the first bytes when null. Resolves with the answer's status when
+ * it came first, else null.
+ */
+function dropped(path: string, afterMs: number | null = null, cookie = false): Promise<number | null> {
   return new Promise((resolve) => {
+    const auth = cookie ? `Cookie: hansard_board=${srv.admin}` : `Authorization: Bearer ${srv.admin}`;
+    let timer: NodeJS.Timeout | undefined;
     const socket = net.connect(srv.port, '127.0.0.1', () => {
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${srv.admin}\r\n\r\n`);
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n${auth}\r\n\r\n`);
       if (afterMs !== null) {
-        setTimeout(() => {
+        timer = setTimeout(() => {
           socket.destroy();
           resolve(null);
         }, afterMs);
       }
     });
     socket.once('data', (d: Buffer) => {
-      if (afterMs !== null) return;
+      clearTimeout(timer);
       socket.destroy();
       resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(d.toString('latin1'))?.[1] ?? 0));
     });
@@ -132,5 +141,45 @@ describe('hansard serve, after clients drop their whole-session reads', () => {
     });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { summary: { events: number } }).summary.events).toBe(40_000);
+  }, 120_000);
+
+  it('100 board timeline pages dropped mid-way stop (499 in the request log) and leave the descriptors where they started', async () => {
+    const path = `/sessions/${sid}`;
+    const page = () => fetch(`${srv.url}${path}`, { headers: { cookie: `hansard_board=${srv.admin}` } });
+    const warm = await page(); // what a first page loads stays
+    expect(warm.status).toBe(200);
+    expect(await warm.text()).toContain('Only the first 2000 events are shown');
+    const base = srv.openFds();
+    const before = logged(path, 499);
+    let refused = 0;
+    let peak = base;
+    for (let i = 0; i < 100; i++) {
+      peak = Math.max(peak, srv.openFds());
+      // A page of this session takes about 100 ms (its corrections pass reads all 12 MiB): dropped 10 ms
+      // in, it is mid-way.
+      const status = await dropped(path, PAGE_DROP_MS, true);
+      // The server may read the next request before it sees the last one's close: its slot comes back then.
+      if (status === 429 && refused++ < 1000) {
+        await new Promise((r) => setTimeout(r, 10));
+        i -= 1;
+        continue;
+      }
+      expect(status, `page ${i} answered before it was dropped`).toBeNull();
+    }
+    // Before the fix every page read on to its end after its client had gone, 8 files each, many at once
+    // (150 descriptors over the start here); now a page stops when dropped, and at most the cap's worth
+    // (4) reads at any time.
+    expect(peak).toBeLessThanOrEqual(base + 4 * WRITERS + 4);
+    expect(await fdsSettle(base + 2)).toBeLessThanOrEqual(base + 2);
+    for (let t = 0; t < 100 && logged(path, 499) < before + 100; t++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(logged(path, 499), `the server did not stop them all:\n${srv.stderr().slice(-600)}`).toBe(
+      before + 100,
+    );
+    // Every slot came back: the cap's worth (4) at once, each in full.
+    const four = await Promise.all(Array.from({ length: 4 }, page));
+    expect(four.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    for (const r of four) expect(await r.text()).toContain('Only the first 2000 events are shown');
   }, 120_000);
 });

@@ -1,10 +1,10 @@
 /**
  * Hostile readers of whole sessions (issue 8 item 3): a token may run only `maxConcurrentReplays` replays,
- * segment downloads, verifies, inspects and attributions at once (429 `too_many_replays` with
- * `Retry-After`), tokens minted from it count with it, and a slot comes back however the response ends:
- * the body read to its end, the client gone mid-body, a HEAD that never reads. Real HTTP on loopback, a
- * real session of several MiB on disk, and readers that stop reading (raw sockets, paused) so that a
- * replay stays open.
+ * segment downloads, verifies, inspects, attributions and board timeline pages at once (429
+ * `too_many_replays` with `Retry-After`; a 429 page for the board), tokens minted from it count with it,
+ * and a slot comes back however the response ends: the body read to its end, the client gone mid-body, a
+ * HEAD that never reads. Real HTTP on loopback, a real session of several MiB on disk, and readers that
+ * stop reading (raw sockets, paused) so that a replay stays open.
  */
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -132,6 +132,32 @@ describe('the per-token cap on whole-session reads', () => {
     } finally {
       for (const h of held) h.drop();
     }
+  });
+
+  it('counts the board’s timeline page: one more than the cap is a 429 page with Retry-After, and it shows once a slot is free', async () => {
+    const token = await mint(srv, srv.tenant.name, ['board']);
+    const page = () =>
+      request(srv, 'GET', `/sessions/${sid}`, { headers: { cookie: `hansard_board=${token}` } });
+    const held = [await stalledReader(replay(), token), await stalledReader(replay(), token)];
+    try {
+      expect(held.map((h) => h.status)).toEqual([200, 200]);
+      const refused = await page();
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(refused.headers.get('content-type')).toContain('text/html');
+      expect(refused.text).toContain(`This token already reads ${CAP} whole sessions at once`);
+      expect(refused.text).toContain('Reload this page in 5 seconds');
+    } finally {
+      for (const h of held) h.drop();
+    }
+    // The dropped replays' slots come back once the server sees their close.
+    let shown = await page();
+    for (let i = 0; shown.status === 429 && i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      shown = await page();
+    }
+    expect(shown.status).toBe(200);
+    expect(shown.text).toContain('class="timeline"');
   });
 
   it('counts the tokens minted from a token with it: minting one does not buy more reads', async () => {

@@ -3,7 +3,7 @@
 import { attributionStored } from '../../../service/analysis.js';
 import { AttributionList } from '../../../service/analysis-schemas.js';
 import { SessionPath } from '../../params.js';
-import { withReplaySlot } from '../../replay-slots.js';
+import { readWholeSession } from '../../replay-slots.js';
 import { defineRoute, json, SESSION } from '../../route.js';
 
 export const attribution = defineRoute({
@@ -22,12 +22,5 @@ export const attribution = defineRoute({
   auth: 'bearer',
   scopes: ['read'],
   errors: [...SESSION, 'data_loss', 'too_many_replays'],
-  handler: async (c) => {
-    const { sid } = c.req.valid('param');
-    const ctx = c.get('ctx');
-    const list = await withReplaySlot(c, c.get('services').reads, (signal) =>
-      attributionStored({ ctx, sid, signal }),
-    );
-    return c.json(list, 200);
-  },
+  handler: async (c) => c.json(await readWholeSession(c, c.req.valid('param').sid, attributionStored), 200),
 });

@@ -3,7 +3,7 @@
 import { inspectStored } from '../../../service/analysis.js';
 import { SessionSummary } from '../../../service/analysis-schemas.js';
 import { SessionPath } from '../../params.js';
-import { withReplaySlot } from '../../replay-slots.js';
+import { readWholeSession } from '../../replay-slots.js';
 import { defineRoute, json, SESSION } from '../../route.js';
 
 export const inspect = defineRoute({
@@ -21,12 +21,5 @@ export const inspect = defineRoute({
   auth: 'bearer',
   scopes: ['read'],
   errors: [...SESSION, 'data_loss', 'too_many_replays'],
-  handler: async (c) => {
-    const { sid } = c.req.valid('param');
-    const ctx = c.get('ctx');
-    const summary = await withReplaySlot(c, c.get('services').reads, (signal) =>
-      inspectStored({ ctx, sid, signal }),
-    );
-    return c.json(summary, 200);
-  },
+  handler: async (c) => c.json(await readWholeSession(c, c.req.valid('param').sid, inspectStored), 200),
 });

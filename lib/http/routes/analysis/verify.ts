@@ -7,7 +7,7 @@
 import { verifyStored } from '../../../service/analysis.js';
 import { VerifyReport } from '../../../service/analysis-schemas.js';
 import { SessionPath } from '../../params.js';
-import { withReplaySlot } from '../../replay-slots.js';
+import { readWholeSession } from '../../replay-slots.js';
 import { defineRoute, json, SESSION } from '../../route.js';
 
 export const verify = defineRoute({
@@ -23,12 +23,5 @@ export const verify = defineRoute({
   auth: 'bearer',
   scopes: ['read'],
   errors: [...SESSION, 'too_many_replays'],
-  handler: async (c) => {
-    const { sid } = c.req.valid('param');
-    const ctx = c.get('ctx');
-    const report = await withReplaySlot(c, c.get('services').reads, (signal) =>
-      verifyStored({ ctx, sid, signal }),
-    );
-    return c.json(report, 200);
-  },
+  handler: async (c) => c.json(await readWholeSession(c, c.req.valid('param').sid, verifyStored), 200),
 });

@@ -1,13 +1,16 @@
 /**
  * `GET /sessions/{sid}`: a session's timeline, its latest status and the merged replay as text (at most
- * `MAX_TIMELINE_LINES` lines), for a signed-in browser.
+ * `MAX_TIMELINE_LINES` lines), for a signed-in browser. A whole-session read like the API's replay: it
+ * holds a replay slot of the token (one more than the cap gets a page saying so, 429), waits its turn in
+ * the scan gate, and stops when the browser goes away.
  */
-import { NotFoundPage, SessionPage } from '../../../board/pages.js';
+import { BusyPage, NotFoundPage, SessionPage } from '../../../board/pages.js';
 import { AppError } from '../../../service/errors.js';
-import { replaySession } from '../../../service/sessions.js';
+import { sessionTimeline, type Timeline } from '../../../service/sessions.js';
 import { getStatus, type StatusView } from '../../../service/status.js';
 import { pageAuth } from '../../auth.js';
 import { SessionPath } from '../../params.js';
+import { readWholeSession } from '../../replay-slots.js';
 import { defineRoute, page, redirect } from '../../route.js';
 
 const MAX_TIMELINE_LINES = 2000;
@@ -25,6 +28,10 @@ export const sessionPage = defineRoute({
       200: page('its status and the merged replay as text'),
       302: redirect('not signed in: to the sign-in page', '/login'),
       404: page('no such session (or another tenant’s)'),
+      429: page(
+        'the token already runs as many whole-session reads as it may (`too_many_replays`): a page asking ' +
+          'to reload later, `Retry-After` saying when',
+      ),
     },
   },
   auth: 'cookie',
@@ -39,20 +46,16 @@ export const sessionPage = defineRoute({
     } catch (err) {
       if (!(err instanceof AppError && err.code === 'not_found')) throw err;
     }
-    const lines: string[] = [];
-    let more = false;
+    let timeline: Timeline = { lines: [], more: false };
     try {
-      chunks: for await (const chunk of await replaySession({ ctx, sid, format: 'text' })) {
-        for (const line of chunk.split('\n')) {
-          if (line === '') continue;
-          if (lines.length === MAX_TIMELINE_LINES) {
-            more = true;
-            break chunks;
-          }
-          lines.push(line);
-        }
-      }
+      timeline = await readWholeSession(c, sid, (read) =>
+        sessionTimeline({ ...read, maxLines: MAX_TIMELINE_LINES }),
+      );
     } catch (err) {
+      if (err instanceof AppError && err.code === 'too_many_replays') {
+        const { limit, retry_after_seconds } = err.details as { limit: number; retry_after_seconds: number };
+        return c.html(<BusyPage limit={limit} retryAfterSeconds={retry_after_seconds} />, 429);
+      }
       if (!(err instanceof AppError && err.code === 'not_found')) throw err;
       if (!status) return c.html(<NotFoundPage />, 404);
     }
@@ -61,8 +64,8 @@ export const sessionPage = defineRoute({
         sid={sid}
         state={status?.state ?? null}
         note={status?.note ?? null}
-        lines={lines}
-        more={more}
+        lines={timeline.lines}
+        more={timeline.more}
       />,
     );
   },
