@@ -4,61 +4,24 @@
  * this run's first chunk POST while another upload runs. A server at or past what this run meant to send
  * is done when its bytes are this file's, and still an error when they are not.
  */
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
 import { bypass, http } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../lib/cli/client.js';
 import { UsageError } from '../../lib/cli/errors.js';
 import { uploadSession } from '../../lib/cli/upload.js';
-import { openLocalStores } from '../../lib/deploy/local.js';
-import { createApp } from '../../lib/http/app.js';
 import { openSession } from '../../lib/log/writer.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
-import type { Stores } from '../../lib/store/index.js';
+import { useMswServer } from '../support/msw-server.js';
 
-let tmp: string;
-let stores: Stores;
-let httpServer: ReturnType<typeof serve>;
-let url: string;
-let token: string;
-const msw = setupServer();
+const srv = useMswServer();
+const { msw } = srv;
 
-beforeAll(async () => {
-  tmp = mkdtempSync(join(tmpdir(), 'hansard-upload-ahead-'));
-  stores = openLocalStores(join(tmp, 'data'));
-  token = (await ensureTenant(stores.state, 'local', new Date()))!.token;
-  const app = createApp({ ...stores, log: () => {} });
-  httpServer = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    // msw wraps the global Request/Response; the node adapter must not swap them for its own in this process
-    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0, overrideGlobalObjects: false }, () =>
-      resolve(s),
-    );
-  });
-  url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
-  msw.listen({ onUnhandledRequest: 'bypass' });
-});
-
-afterEach(() => {
-  msw.resetHandlers();
-});
-
-afterAll(async () => {
-  msw.close();
-  await new Promise<void>((resolve) => httpServer.close(() => resolve()));
-  await stores.state.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-const client = () => new ApiClient({ url, token, minTimeoutMs: 5 });
+const client = () => new ApiClient({ url: srv.url, token: srv.token, minTimeoutMs: 5 });
 
 /** A new session of one writer with `notes` notes, not ended (its writer may append more). */
 function makeSession(notes: number) {
-  const writer = openSession(mkdtempSync(join(tmp, 'src-')), { agent: 'ahead-test' });
+  const writer = openSession(mkdtempSync(join(srv.tmp, 'src-')), { agent: 'ahead-test' });
   for (let i = 0; i < notes; i++) writer.note({ author: 'tester', text: `note ${i} ${'x'.repeat(100)}` });
   return writer;
 }
@@ -71,7 +34,7 @@ function holdFirstPost(sid: string, w: string, meanwhile: () => Promise<void>): 
   const statuses: number[] = [];
   let held = false;
   msw.use(
-    http.post(`${url}/v1/sessions/${sid}/writers/${w}/chunks`, async ({ request }) => {
+    http.post(`${srv.url}/v1/sessions/${sid}/writers/${w}/chunks`, async ({ request }) => {
       if (!held) {
         held = true;
         await meanwhile();
@@ -86,8 +49,8 @@ function holdFirstPost(sid: string, w: string, meanwhile: () => Promise<void>): 
 
 /** What the server stores of a writer's segment. */
 async function storedBytes(sid: string, w: string): Promise<Buffer> {
-  const res = await fetch(`${url}/v1/sessions/${sid}/writers/${w}/segment`, {
-    headers: { authorization: `Bearer ${token}` },
+  const res = await fetch(`${srv.url}/v1/sessions/${sid}/writers/${w}/segment`, {
+    headers: { authorization: `Bearer ${srv.token}` },
   });
   expect(res.status).toBe(200);
   return Buffer.from(await res.arrayBuffer());
@@ -115,7 +78,7 @@ describe('uploadSession when the server is ahead of this run', { timeout: 30_000
     const writer = makeSession(3);
     writer.end();
     // Another copy of the directory whose segment goes on differently, uploaded while this run waits.
-    const copy = mkdtempSync(join(tmp, 'copy-'));
+    const copy = mkdtempSync(join(srv.tmp, 'copy-'));
     cpSync(writer.dir, copy, { recursive: true });
     const copyPath = join(copy, `${writer.w}.jsonl`);
     appendFileSync(copyPath, `${JSON.stringify({ note: 'only in the copy' })}\n`);
@@ -138,7 +101,7 @@ describe('uploadSession when the server is ahead of this run', { timeout: 30_000
     const stub = JSON.stringify({ seq: 99, pad: '' });
     const other = `${head}${JSON.stringify({ seq: 99, pad: 'y'.repeat(restBytes - stub.length - 1) })}\n`;
     expect(Buffer.byteLength(other)).toBe(file.length);
-    const copy = mkdtempSync(join(tmp, 'copy-'));
+    const copy = mkdtempSync(join(srv.tmp, 'copy-'));
     cpSync(writer.dir, copy, { recursive: true });
     writeFileSync(join(copy, `${writer.w}.jsonl`), other);
     holdFirstPost(writer.sid, writer.w, async () => {

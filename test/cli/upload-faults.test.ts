@@ -3,61 +3,23 @@
  * in-process, with msw in front of it injecting 5xx, 429, network errors and lost answers, then letting
  * the request through to the server. Every case ends with the server holding the file, each byte once.
  */
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
 import { bypass, HttpResponse, http, passthrough } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ApiClient, ServerError } from '../../lib/cli/client.js';
 import { UsageError } from '../../lib/cli/errors.js';
 import { uploadSession } from '../../lib/cli/upload.js';
-import { openLocalStores } from '../../lib/deploy/local.js';
-import { createApp } from '../../lib/http/app.js';
 import { openSession } from '../../lib/log/writer.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
-import type { Stores } from '../../lib/store/index.js';
+import { useMswServer } from '../support/msw-server.js';
 
 const CHUNK = 4096;
 
-let tmp: string;
-let stores: Stores;
-let httpServer: ReturnType<typeof serve>;
-let url: string;
-let token: string;
-const msw = setupServer();
-
-beforeAll(async () => {
-  tmp = mkdtempSync(join(tmpdir(), 'hansard-upload-faults-'));
-  stores = openLocalStores(join(tmp, 'data'));
-  const admin = await ensureTenant(stores.state, 'local', new Date());
-  token = admin!.token;
-  const app = createApp({ ...stores, log: () => {} });
-  httpServer = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    // msw wraps the global Request/Response; the node adapter must not swap them for its own in this process
-    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0, overrideGlobalObjects: false }, () =>
-      resolve(s),
-    );
-  });
-  url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
-  msw.listen({ onUnhandledRequest: 'bypass' });
-});
-
-afterEach(() => {
-  msw.resetHandlers();
-});
-
-afterAll(async () => {
-  msw.close();
-  await new Promise<void>((resolve) => httpServer.close(() => resolve()));
-  await stores.state.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
+const srv = useMswServer();
+const { msw } = srv;
 
 function client(): ApiClient {
-  return new ApiClient({ url, token, minTimeoutMs: 5 });
+  return new ApiClient({ url: srv.url, token: srv.token, minTimeoutMs: 5 });
 }
 
 interface Segment {
@@ -69,7 +31,7 @@ interface Segment {
 
 /** A new session of one writer: `writer.start`, `notes` notes of about `noteBytes` each, `writer.end`. */
 function makeSession(notes: number, noteBytes = 150): Segment {
-  const writer = openSession(mkdtempSync(join(tmp, 'src-')), { agent: 'fault-test' });
+  const writer = openSession(mkdtempSync(join(srv.tmp, 'src-')), { agent: 'fault-test' });
   for (let i = 0; i < notes; i++) {
     writer.note({ author: 'tester', text: `note ${i} ${'x'.repeat(noteBytes)}` });
   }
@@ -79,7 +41,7 @@ function makeSession(notes: number, noteBytes = 150): Segment {
 
 /** The chunk route of a segment, for msw handlers. */
 function chunkRoute(seg: Segment): string {
-  return `${url}/v1/sessions/${seg.sid}/writers/${seg.w}/chunks`;
+  return `${srv.url}/v1/sessions/${seg.sid}/writers/${seg.w}/chunks`;
 }
 
 function offsetOf(request: Request): number {
@@ -88,8 +50,8 @@ function offsetOf(request: Request): number {
 
 /** What the server stores of a writer: its index record and its segment bytes. */
 async function stored(seg: Segment): Promise<{ length: number; lines: number; bytes: Buffer }> {
-  const headers = { authorization: `Bearer ${token}` };
-  const base = `${url}/v1/sessions/${seg.sid}/writers/${seg.w}`;
+  const headers = { authorization: `Bearer ${srv.token}` };
+  const base = `${srv.url}/v1/sessions/${seg.sid}/writers/${seg.w}`;
   const info = await fetch(base, { headers });
   expect(info.status).toBe(200);
   const { length, lines } = (await info.json()) as { length: number; lines: number };
@@ -324,7 +286,7 @@ describe('uploadSession against faults', { timeout: 60_000 }, () => {
   });
 
   it('refuses a line larger than a chunk with a UsageError naming the line and the file', async () => {
-    const writer = openSession(mkdtempSync(join(tmp, 'src-')), { agent: 'fault-test' });
+    const writer = openSession(mkdtempSync(join(srv.tmp, 'src-')), { agent: 'fault-test' });
     writer.note({ author: 'tester', text: 'small' });
     writer.note({ author: 'tester', text: 'y'.repeat(CHUNK + 100) });
     writer.end();

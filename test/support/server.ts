@@ -39,10 +39,13 @@ export type ServerDeps = Omit<AppDeps, 'segments' | 'state' | 'log'>;
  * Starts `createApp` on 127.0.0.1 with an OS-chosen port, over `openLocalStores(<temp>/data)`.
  * @param deps more of `createApp`'s dependencies (limits, a rate limiter, a clock)
  * @param openStores other stores to serve (e.g. ones that inject faults), given the data directory
+ * @param node.overrideGlobalObjects false keeps node-server from swapping the global Request/Response for
+ *   its own (needed where msw wraps them in the same process)
  */
 export async function startServer(
   deps: ServerDeps = {},
   openStores: (dataDir: string) => Stores = openLocalStores,
+  node: { overrideGlobalObjects?: boolean } = {},
 ): Promise<TestServer> {
   const root = mkdtempSync(join(tmpdir(), 'hansard-http-'));
   const dataDir = join(root, 'data');
@@ -51,7 +54,7 @@ export async function startServer(
   const logged: string[] = [];
   const app = createApp({ ...deps, ...stores, log: (m, e) => logged.push(`${m} ${String(e ?? '')}`) });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0, ...node }, () => resolve(s));
   });
   const port = (server.address() as AddressInfo).port;
   return {
