@@ -8,8 +8,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
-import { docRows } from '../support/doc-rows.js';
-import { type Answer, expectAlive, navigate, request, TYPED_NAVIGATION as TYPED } from '../support/http.js';
+import { type DocCase, itEachCase, itMatchesDoc } from '../support/doc-cases.js';
+import { type Answer, navigate, request, TYPED_NAVIGATION as TYPED } from '../support/http.js';
 import { type LocalSegment, writeSession } from '../support/segments.js';
 import { useServer } from '../support/server.js';
 
@@ -48,15 +48,6 @@ function expectPrivate(a: Answer): void {
   expect(a.headers.get('x-content-type-options')).toBe('nosniff');
 }
 
-interface Case {
-  name: string;
-  /** the row of docs/api.md "Hostile sign-in and headers" */
-  row: string;
-  status: number;
-  run: () => Promise<Answer>;
-  check: (a: Answer) => void | Promise<void>;
-}
-
 const ROW = {
   direct: 'sign-in link `GET /?token=` on a navigation from no site or the same origin',
   elsewhere:
@@ -68,7 +59,7 @@ const ROW = {
   pages: 'any answer of the board pages, errors and redirects included',
 };
 
-const CASES: Case[] = [
+const CASES: DocCase[] = [
   {
     name: 'a typed or pasted link signs in',
     row: ROW.direct,
@@ -216,7 +207,7 @@ const CASES: Case[] = [
       ['a route that does not exist', 404, () => '/v1/nothing-here', () => srv.admin],
     ] as const
   ).map(
-    ([what, status, path, token]): Case => ({
+    ([what, status, path, token]): DocCase => ({
       name: `the API: ${what}`,
       row: ROW.api,
       status,
@@ -232,7 +223,7 @@ const CASES: Case[] = [
       ['the sign-in page', 200, () => '/login'],
     ] as const
   ).map(
-    ([what, status, path]): Case => ({
+    ([what, status, path]): DocCase => ({
       name: `the pages: ${what}`,
       row: ROW.pages,
       status,
@@ -262,14 +253,7 @@ beforeAll(async () => {
 });
 
 describe('the board’s sign-in link and private headers against the real server', () => {
-  for (const c of CASES) {
-    it(`${c.name}: ${c.status}`, async () => {
-      const a = await c.run();
-      expect(a.status, a.text.slice(0, 500)).toBe(c.status);
-      await c.check(a);
-      await expectAlive(srv);
-    });
-  }
+  itEachCase(srv, CASES);
 
   it('the public description of the API stays cacheable', async () => {
     for (const path of ['/v1/openapi.json', '/healthz']) {
@@ -279,14 +263,5 @@ describe('the board’s sign-in link and private headers against the real server
     }
   });
 
-  it('every case’s status is the one docs/api.md "Hostile sign-in and headers" gives for its row, and every row has a case', () => {
-    const rows = docRows(new URL('../../docs/api.md', import.meta.url), 'Hostile sign-in and headers');
-    for (const c of CASES) {
-      const answer = rows.get(c.row);
-      expect(answer, `docs/api.md has no row "${c.row}"`).toBeDefined();
-      expect(answer!.includes(String(c.status)), `${c.name}: ${answer}`).toBe(true);
-    }
-    const used = new Set(CASES.map((c) => c.row));
-    expect([...rows.keys()].filter((r) => !used.has(r))).toEqual([]);
-  });
+  itMatchesDoc('Hostile sign-in and headers', CASES);
 });

@@ -6,10 +6,10 @@
  * test checks the table against the cases.
  */
 import { readFileSync } from 'node:fs';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { docRows } from '../support/doc-rows.js';
+import { beforeAll, describe, expect } from 'vitest';
+import { type DocCase, itEachCase, itMatchesDoc } from '../support/doc-cases.js';
 import { HOSTILE_EVENTS, hostileSession, RAW_CONTROL, unforgedProblems } from '../support/hostile-text.js';
-import { type Answer, expectAlive, request } from '../support/http.js';
+import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';
 
 const srv = useServer({ real: true });
@@ -29,15 +29,6 @@ function timelineOf(html: string): string {
     .replaceAll('&amp;', '&');
 }
 
-interface Case {
-  name: string;
-  /** the row of docs/api.md "Hostile text" */
-  row: string;
-  status: number;
-  run: () => Promise<Answer>;
-  check: (a: Answer) => void | Promise<void>;
-}
-
 const ROW = {
   stored:
     'text: a newline, an escape sequence, a C1 control, DEL or a bidi override in an id, a name or free text of an event',
@@ -47,7 +38,7 @@ const ROW = {
   note: 'status: a note with an escape sequence, a bidi override or a newline',
 };
 
-const CASES: Case[] = [
+const CASES: DocCase[] = [
   {
     name: 'a segment whose ids, names and free text hold controls is stored and replayed as written',
     row: ROW.stored,
@@ -171,23 +162,7 @@ beforeAll(async () => {
 });
 
 describe('hostile text against the real server', () => {
-  for (const c of CASES) {
-    it(`${c.name}: ${c.status}`, async () => {
-      const a = await c.run();
-      expect(a.status, a.text.slice(0, 500)).toBe(c.status);
-      await c.check(a);
-      await expectAlive(srv);
-    });
-  }
+  itEachCase(srv, CASES);
 
-  it('every case’s status is the one docs/api.md "Hostile text" gives for its row, and every row has a case', () => {
-    const rows = docRows(new URL('../../docs/api.md', import.meta.url), 'Hostile text');
-    for (const c of CASES) {
-      const answer = rows.get(c.row);
-      expect(answer, `docs/api.md has no Hostile text row "${c.row}"`).toBeDefined();
-      expect(answer!.includes(String(c.status)), `${c.name}: ${answer}`).toBe(true);
-    }
-    const used = new Set(CASES.map((c) => c.row));
-    expect([...rows.keys()].filter((r) => !used.has(r))).toEqual([]);
-  });
+  itMatchesDoc('Hostile text', CASES);
 });
