@@ -7,13 +7,9 @@
  * bundles `cdk synth` writes, through their source maps.
  */
 
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+import { bundleLambda } from './lambda-bundle.js';
 
 /** Modules of the local deployment: none may be in a Lambda bundle. */
 const LOCAL_ONLY = [
@@ -36,22 +32,7 @@ interface Bundle {
 }
 
 async function bundle(entry: string): Promise<Bundle> {
-  const r = await build({
-    entryPoints: [join(ROOT, entry)],
-    absWorkingDir: ROOT,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    mainFields: ['module', 'main'],
-    external: ['@aws-sdk/*'], // as infra/lambda.ts bundles: the runtime's SDK
-    minify: true,
-    keepNames: true,
-    outdir: 'unused',
-    write: false,
-    metafile: true,
-    logLevel: 'silent',
-  });
+  const r = await bundleLambda(entry, { minify: true });
   const js = r.outputFiles.find((f) => f.path.endsWith('.js'))!;
   return {
     inputs: Object.keys(r.metafile.inputs),

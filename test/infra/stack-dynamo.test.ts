@@ -7,18 +7,14 @@
  * partition-key prefixes declared for it (`dynamodb:LeadingKeys`). The replay function once lacked its
  * rate limiter's `UpdateItem` on `RL#` items: IAM denied every count on AWS and the limit failed open.
  */
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Serves, stateMethodsOf } from '../../functions/access.js';
 import { HansardStack } from '../../infra/stack.js';
 import { RATE_LIMITER_ACCESS } from '../../lib/ratelimit/dynamo.js';
 import { accessOf, type DynamoAccess, READ_ACTIONS } from '../../lib/store/dynamo-access.js';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+import { bundleLambda } from './lambda-bundle.js';
 
 /**
  * What each module that imports the DynamoDB SDK sends, for a function serving `serves`. The store and
@@ -39,20 +35,7 @@ const FUNCTIONS = [
 
 /** The modules of the bundle of `entry` (those with bytes in the output) that import the DynamoDB SDK. */
 async function dynamoModulesOf(entry: string): Promise<string[]> {
-  const { metafile } = await build({
-    entryPoints: [join(ROOT, entry)],
-    absWorkingDir: ROOT,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    mainFields: ['module', 'main'],
-    external: ['@aws-sdk/*'], // as infra/lambda.ts bundles: the runtime's SDK
-    outdir: 'unused',
-    write: false,
-    metafile: true,
-    logLevel: 'silent',
-  });
+  const { metafile } = await bundleLambda(entry);
   const bundled = Object.values(metafile.outputs).flatMap((o) =>
     Object.entries(o.inputs)
       .filter(([, i]) => i.bytesInOutput > 0)
