@@ -1,5 +1,6 @@
 /** `hansard token create|list|revoke` (DESIGN §6): token administration on the server (admin scope). */
 import type { Command } from 'commander';
+import { escapeControl } from '../log/escape.js';
 import { SCOPES } from '../service/scopes.js';
 import { clientFrom, retryNotice } from './config.js';
 import { UsageError } from './errors.js';
@@ -78,9 +79,10 @@ export function registerToken(program: Command, io: Io): void {
           ? `until ${String(t.expires_at).slice(0, 16).replace('T', ' ')}`
           : 'no expiry';
         const session = t.session ? `session ${String(t.session)}` : 'any session';
-        io.stdout.write(
-          `${t.id}  ${state.padEnd(7)}  ${(t.scopes as string[]).join(',').padEnd(28)}  ${session.padEnd(38)}  ${expires.padEnd(22)}  ${t.label ?? ''}\n`,
-        );
+        // A label is whatever a token's minter wrote: escaped like the text replay, so it cannot move the
+        // cursor, forge a row or retitle the terminal (issue 8.4's kind).
+        const row = `${t.id}  ${state.padEnd(7)}  ${(t.scopes as string[]).join(',').padEnd(28)}  ${session.padEnd(38)}  ${expires.padEnd(22)}  ${t.label ?? ''}`;
+        io.stdout.write(`${escapeControl(row)}\n`);
       }
     });
 

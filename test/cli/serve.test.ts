@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../lib/cli/serve.js';
+import { hasControl } from '../../lib/log/escape.js';
 import { navigate } from '../support/http.js';
 
 const data = mkdtempSync(join(tmpdir(), 'hansard-serve-'));
@@ -101,6 +102,19 @@ describe('hansard token list', () => {
       expect(out).toMatch(/admin,.*any session\s+no expiry/);
       expect(out).not.toContain(secret);
       expect(out).not.toContain(admin);
+
+      // A label is the minter's words: control characters must not reach the terminal raw.
+      const forged = '\u001b[2K\r\u001b[1A tok_X  revoked  admin\n\u001b]0;pwned\u0007\u202e';
+      out = '';
+      expect(await runCli(['token', 'create', '--scopes', 'read', '--label', forged], io)).toBe(0);
+      out = '';
+      expect(await runCli(['token', 'list'], io)).toBe(0);
+      expect(hasControl(out.replaceAll('\n', ''))).toBe(false);
+      const rows = out.trimEnd().split('\n');
+      expect(rows).toHaveLength(4); // admin, board link, the session token, this one
+      expect(rows.find((r) => r.includes('pwned'))).toContain(
+        '\\x1b[2K\\r\\x1b[1A tok_X  revoked  admin\\n\\x1b]0;pwned\\x07\\u202e',
+      );
     } finally {
       await s.close();
       rmSync(dir, { recursive: true, force: true });
