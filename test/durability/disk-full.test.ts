@@ -8,7 +8,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import {
-  chmodSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -25,7 +24,6 @@ import { type ServeProcess, startServeProcess } from '../support/serve-process.j
 import { call, chunkedSegment, postChunk } from './segment-chunks.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-disk-'));
-chmodSync(root, 0o755); // the permission case's server runs as nobody
 const mounted: string[] = [];
 const servers: ServeProcess[] = [];
 
@@ -51,7 +49,7 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-async function serve(data: string, opts: { uid?: number } = {}): Promise<ServeProcess> {
+async function serve(data: string, opts: { withoutDacOverride?: boolean } = {}): Promise<ServeProcess> {
   const s = await startServeProcess({ dataDir: data, ...opts });
   servers.push(s);
   return s;
@@ -227,13 +225,12 @@ describe('a data directory the server may not write to', () => {
   it('answers 500 storage_permission_denied, naming no path, and takes the chunk once the permissions are fixed', async () => {
     const data = join(root, 'perm');
     mkdirSync(data, { recursive: true });
-    execFileSync('chown', ['nobody:nogroup', data]);
-    // The server runs as nobody; its tenants folder then belongs to root (0755), as after a restore by
-    // the wrong user.
-    const srv = await serve(data, { uid: 65534 });
+    // The server runs as root without the power to ignore permissions; its tenants folder then belongs to
+    // nobody (0755), as after a restore by the wrong user.
+    const srv = await serve(data, { withoutDacOverride: true });
     const seg = chunkedSegment(join(root, 'work-perm'), 16 * 1024, 64 * 1024);
     mkdirSync(join(data, 'tenants'), { recursive: true, mode: 0o755 });
-    execFileSync('chown', ['root:root', join(data, 'tenants')]);
+    execFileSync('chown', ['nobody:nogroup', join(data, 'tenants')]);
 
     const refused = await postChunk(srv.url, srv.admin, seg, 0, seg.chunks[0]!);
     expect(refused.status, JSON.stringify(refused.json)).toBe(500);
@@ -245,7 +242,7 @@ describe('a data directory the server may not write to', () => {
     const writer = await call(srv.url, srv.admin, 'GET', `/v1/sessions/${seg.sid}/writers/${seg.w}`);
     expect(writer.status).toBe(404);
 
-    execFileSync('chown', ['-R', 'nobody:nogroup', join(data, 'tenants')]);
+    execFileSync('chown', ['-R', 'root:root', join(data, 'tenants')]);
     expect((await postChunk(srv.url, srv.admin, seg, 0, seg.chunks[0]!)).status).toBe(201);
   });
 });

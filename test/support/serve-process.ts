@@ -53,6 +53,12 @@ export interface ServeProcessOptions {
   /** run as this user (and `gid`, default the same number): a user the data directory refuses gets EACCES for real */
   uid?: number;
   gid?: number;
+  /**
+   * run as root without the capabilities that let root ignore file permissions (`setpriv`), so a folder
+   * owned by another user with mode 0755 gives it EACCES for real, while it still reads this checkout
+   * (running as another user cannot, where the checkout sits in a folder only root may enter)
+   */
+  withoutDacOverride?: boolean;
 }
 
 /**
@@ -67,30 +73,31 @@ export function startServeProcess(opts: ServeProcessOptions = {}): Promise<Serve
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HANSARD_')) env[k] = v;
   env.HANSARD_BOOTSTRAP_TOKEN = admin;
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      '--input-type=module',
-      '-e',
-      MAIN,
-      'serve',
-      '--port',
-      '0',
-      '--data',
-      dataDir,
-      '--rate-limit',
-      '0',
-      ...(opts.args ?? []),
-    ],
-    {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid ?? opts.uid } : {}),
-    },
-  );
+  const node = [
+    '--import',
+    'tsx',
+    '--input-type=module',
+    '-e',
+    MAIN,
+    'serve',
+    '--port',
+    '0',
+    '--data',
+    dataDir,
+    '--rate-limit',
+    '0',
+    ...(opts.args ?? []),
+  ];
+  const DROP = '-dac_override,-dac_read_search';
+  const [command, args] = opts.withoutDacOverride
+    ? ['setpriv', [`--bounding-set=${DROP}`, `--inh-caps=${DROP}`, process.execPath, ...node]]
+    : [process.execPath, node];
+  const child: ChildProcess = spawn(command, args, {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid ?? opts.uid } : {}),
+  });
   let out = '';
   let err = '';
   child.stderr!.setEncoding('utf8').on('data', (s: string) => {
