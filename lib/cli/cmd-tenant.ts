@@ -113,7 +113,8 @@ async function openState(o: TenantCreateOptions, io: Io): Promise<StateStore> {
     const { openDynamoStateStore } = await import('../deploy/aws.js');
     return openDynamoStateStore({ table: o.table, region: o.region, endpoint: o.endpoint });
   }
-  const { openLocalStores } = await import('../deploy/local.js');
+  // The stores alone: lib/deploy/local.ts would load the whole app (Hono, the routes, node-server).
+  const { openLocalStores } = await import('../deploy/local-stores.js');
   // Not serve's data-directory lock (data-lock.ts): this only writes state.sqlite, whose own locking (WAL,
   // busy_timeout) lets a tenant be created while the server runs.
   return openLocalStores(resolve(io.cwd, o.data!)).state;

@@ -1,15 +1,13 @@
 /**
  * The local deployment's wiring (DESIGN §1, §2 `lib/deploy`), in one place: the filesystem segment store
- * and the SQLite state store in a data directory, the in-process rate limiter, `createApp`, and the app
- * on `@hono/node-server`. `hansard serve` (lib/cli/serve.ts) adds what is the command's: the data
- * directory's lock, tenant `local` and its tokens, the banner.
+ * and the SQLite state store in a data directory (./local-stores.ts, re-exported here), the in-process
+ * rate limiter, `createApp`, and the app on `@hono/node-server`. `hansard serve` (lib/cli/serve.ts) adds
+ * what is the command's: the data directory's lock, tenant `local` and its tokens, the banner.
  *
  * Only lib/cli and test code import this module (test/architecture/import-graph.test.ts): the Lambda
  * bundles never hold SQLite or better-sqlite3 (test/infra/bundle-contents.test.ts).
  */
-import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { createApp } from '../http/app.js';
@@ -17,26 +15,13 @@ import type { AppEnv } from '../http/auth.js';
 import { MemoryRateLimiter } from '../ratelimit/memory.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { Limits } from '../service/limits.js';
-import { FsSegmentStore } from '../store/fs-segment-store.js';
 import type { Stores } from '../store/ports.js';
-import { SqliteStateStore } from '../store/sqlite-state-store.js';
 
 /** The default per-token limit of a local server: 600 requests a minute. */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 
-/**
- * The local (embedded) stores in a data directory (created if missing): segments under `tenants/…`
- * (DESIGN §5) and the state in `state.sqlite`. The caller closes `state` when done.
- * @throws the filesystem's error when the directory cannot be made; better-sqlite3's when the database
- *   cannot be opened (e.g. SQLITE_CANTOPEN, SQLITE_NOTADB)
- */
-export function openLocalStores(dataDir: string): Stores {
-  mkdirSync(dataDir, { recursive: true });
-  return {
-    segments: new FsSegmentStore(dataDir),
-    state: new SqliteStateStore(join(dataDir, 'state.sqlite')),
-  };
-}
+/** The stores alone, for a command that needs no app (`hansard tenant create`). */
+export { openLocalStores } from './local-stores.js';
 
 export interface LocalAppOptions {
   /** where unhandled errors go (with the error), never given a token or an event's text */

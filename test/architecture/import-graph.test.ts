@@ -181,6 +181,16 @@ describe('the rules catch what they are for', () => {
       /only lib\/deploy\/local.ts imports @hono\/node-server/,
     ],
     ['the AWS SDK in the service', edge('lib/service/x.ts', '@aws-sdk/client-s3'), /import the AWS SDK/],
+    [
+      'the stores-only module importing the app',
+      edge('lib/deploy/local-stores.ts', 'lib/http/app.ts'),
+      /local stores alone/,
+    ],
+    [
+      'tenant create loading the whole local wiring',
+      edge('lib/cli/cmd-tenant.ts', 'lib/deploy/local.ts'),
+      /tenant create opens them through it/,
+    ],
   ];
   for (const [name, e, says] of cases) {
     it(name, () => {

@@ -19,6 +19,7 @@ const LOCAL_ONLY = [
   /^lib\/store\/sqlite-state-store\.ts$/,
   /^lib\/store\/fs-segment-store\.ts$/,
   /^lib\/deploy\/local\.ts$/,
+  /^lib\/deploy\/local-stores\.ts$/,
   /^lib\/ratelimit\/memory\.ts$/,
 ];
 
