@@ -46,7 +46,8 @@ describe('an expired token', () => {
   it("signs the board's browser out: pages redirect to sign in, the board API answers 401", async () => {
     now = T0;
     const t = await created({ scopes: ['board'], ttl_seconds: 600 });
-    // What the sign-in link leaves in the browser (lib/board/routes.tsx): the token in the board cookie.
+    // What the sign-in link leaves in the browser (lib/http/routes/pages/sign-in.tsx): the token in the
+    // board cookie.
     const cookie = { cookie: `${BOARD_COOKIE}=${t.token}` };
     const sid = newId('s');
 
