@@ -118,7 +118,10 @@ describe('200 slow readers of a 75 MiB session', () => {
     const latencies: number[] = [];
     const t0 = Date.now();
     try {
-      while (Date.now() - t0 < WATCH_MS) {
+      // Watch for WATCH_MS, and on until every reader has its answer's head: each replay's corrections scan
+      // queues behind the process-wide gate (4 at a time), so on a busy machine the last heads come late.
+      const answered = () => readers.every((r) => r.status() !== null);
+      while (Date.now() - t0 < WATCH_MS || (!answered() && Date.now() - t0 < 3 * WATCH_MS)) {
         latencies.push(await healthzMs());
         peak = Math.max(peak, srv.rssBytes());
         await new Promise((r) => setTimeout(r, 500));
@@ -149,5 +152,5 @@ describe('200 slow readers of a 75 MiB session', () => {
     });
     expect(again.status).toBe(200);
     expect((await again.arrayBuffer()).byteLength).toBe(sessionBytes);
-  }, 120_000);
+  }, 180_000);
 });
