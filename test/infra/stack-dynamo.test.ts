@@ -15,6 +15,7 @@ import { HansardStack } from '../../infra/stack.js';
 import { RATE_LIMITER_ACCESS } from '../../lib/ratelimit/dynamo.js';
 import { accessOf, type DynamoAccess, READ_ACTIONS } from '../../lib/store/dynamo-access.js';
 import { bundleLambda } from './lambda-bundle.js';
+import { arnText, list } from './template-text.js';
 
 /**
  * What each module that imports the DynamoDB SDK sends, for a function serving `serves`. The store and
@@ -51,17 +52,6 @@ async function dynamoModulesOf(entry: string): Promise<string[]> {
 type Json = Record<string, unknown>;
 /** Per DynamoDB action: the resources granted and the partition-key prefixes a write is limited to. */
 type Grants = Record<string, { resources: string[]; leadingKeys: string[] | null }>;
-
-/** A resource as text: `<LogicalId>` for a `Fn::GetAtt` or `Ref`, joins joined. */
-function arnText(r: unknown): string {
-  if (typeof r === 'string') return r;
-  const o = r as Json;
-  if (o['Fn::GetAtt']) return `<${(o['Fn::GetAtt'] as string[])[0]}>`;
-  if (o.Ref) return `<${o.Ref as string}>`;
-  if (o['Fn::Join']) return ((o['Fn::Join'] as [string, unknown[]])[1] ?? []).map(arnText).join('');
-  return JSON.stringify(r);
-}
-const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
 /** The DynamoDB grants of the role of the function whose description starts with `prefix`. */
 function grantedTo(t: Template, prefix: string): Grants {

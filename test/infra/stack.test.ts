@@ -15,6 +15,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { API_TIMEOUT, HansardStack, REPLAY_TIMEOUT } from '../../infra/stack.js';
 import { createTableInput } from '../../lib/store/dynamo-schema.js';
+import { arnText, list } from './template-text.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const cdkJson = JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as {
@@ -39,8 +40,6 @@ function synthTemplate(): Template {
   return Template.fromStack(new HansardStack(app, 'Hansard'));
 }
 
-const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
-
 /** Every policy statement anywhere in the template (IAM policies, roles, bucket and topic policies). */
 function allStatements(template: Json): { where: string; statement: Statement }[] {
   const found: { where: string; statement: Statement }[] = [];
@@ -58,16 +57,6 @@ function allStatements(template: Json): { where: string; statement: Statement }[
   };
   walk(template.Resources, 'Resources');
   return found;
-}
-
-/** A resource ARN as a readable string: `Fn::GetAtt`/`Ref` become `<LogicalId>`, joins are joined. */
-function arnText(r: unknown): string {
-  if (typeof r === 'string') return r;
-  const o = r as Json;
-  if (o['Fn::GetAtt']) return `<${(o['Fn::GetAtt'] as string[])[0]}>`;
-  if (o.Ref) return `<${o.Ref as string}>`;
-  if (o['Fn::Join']) return ((o['Fn::Join'] as [string, unknown[]])[1] ?? []).map(arnText).join('');
-  return JSON.stringify(r);
 }
 
 function logicalId(template: Template, type: string, props: Json): string {
