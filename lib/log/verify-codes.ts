@@ -74,7 +74,12 @@ export const VERIFY_CODE_INFO = {
   data_loss: {
     severity: 'error',
     meaning:
-      "(`GET \u2026/verify` only) the server's store holds less of the segment than it acknowledged: `range` is `{start, end}`, the bytes gone; the segment is checked up to `start` ([operations](operations.md#data_loss))",
+      "(`GET \u2026/verify` only) the server's store holds less of the segment than it acknowledged, or its last byte is not the newline every acknowledged chunk ends with (a torn tail): `range` is `{start, end}`, the bytes gone; the segment is checked up to `start` ([operations](operations.md#data_loss))",
+  },
+  chunk_digest_mismatch: {
+    severity: 'error',
+    meaning:
+      "(`GET \u2026/verify` only) a stored chunk's bytes changed on disk: their SHA-256 differs from the one the server acknowledged them with; `range` is the chunk's `{start, end}` ([operations](operations.md#data_loss))",
   },
   control_characters: {
     severity: 'warning',

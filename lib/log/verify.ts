@@ -6,7 +6,9 @@
  * Codes and severities (docs/verify.md lists them with their meaning):
  * - error: missing_writer_start, writer_id_mismatch, sid_mismatch, seq_gap, seq_duplicate, ts_invalid,
  *   event_after_writer_end, truncated_line (in the middle of a segment), malformed_line, duplicate_id,
- *   data_loss (the API's verify only: the store lost acknowledged bytes; found by `missingBytes`)
+ *   data_loss (the API's verify only: the store lost acknowledged bytes or their tail is torn; found by
+ *   `missingBytes` and `tornTail`), chunk_digest_mismatch (the API's verify only: a chunk's bytes differ
+ *   from the SHA-256 acknowledged; lib/service/chunk-digests.ts)
  * - warning: mono_backwards, ts_backwards, ts_no_timezone, dangling_reference, unknown_version,
  *   causality_skew, invalid_fields, control_characters, truncated_line (a last line still being written)
  * - info: segment_open (no writer.end yet)
@@ -41,7 +43,7 @@ export interface Problem {
   seq: number | null;
   line: number | null;
   message: string;
-  /** `data_loss` only: the byte range of the segment its store no longer holds */
+  /** `data_loss`: the byte range of the segment its store no longer holds; `chunk_digest_mismatch`: the chunk's */
   range?: { start: number; end: number };
 }
 

@@ -22,7 +22,9 @@ export const VerifyProblem = z
     range: z
       .object({ start: Count, end: Count })
       .optional()
-      .describe('data_loss only: the bytes [start, end) of the segment its store no longer holds'),
+      .describe(
+        'data_loss: the bytes [start, end) of the segment its store no longer holds; chunk_digest_mismatch: the changed chunk',
+      ),
   })
   .meta({ id: 'VerifyProblem' });
 

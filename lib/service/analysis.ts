@@ -3,17 +3,28 @@
  * library functions the CLI runs on a local directory, over the stored segments.
  */
 import { type Attribution, attributeStream } from '../log/attribution.js';
+import { CorrectionIndex } from '../log/corrections.js';
 import { inspectSession, type SessionSummary } from '../log/inspect.js';
 import { mergeSegments } from '../log/merge.js';
 import { segmentSources } from '../log/replay.js';
-import { type Problem, VERIFY_CODES, type VerifyReport, verifySegments } from '../log/verify.js';
+import {
+  type Problem,
+  VERIFY_CODES,
+  type VerifyReport,
+  verifySegments,
+  verifySession,
+} from '../log/verify.js';
 import type { AttributionList } from './analysis-schemas.js';
+import { digestChecked } from './chunk-digests.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { type SegmentLoss, storedSegments, storedSegmentsAndLosses } from './sources.js';
 
 /**
- * `GET /v1/sessions/{sid}/verify` (scope `read`). A segment whose store holds less than its index is a
- * `data_loss` problem (error, with the missing `range`); the bytes before the loss are checked as usual.
+ * `GET /v1/sessions/{sid}/verify` (scope `read`). A segment whose store holds less than its index, or
+ * whose last byte is not a newline (a torn tail), is a `data_loss` problem (error, with the lost `range`);
+ * the bytes before the loss are checked as usual. Every whole chunk read is hashed against the SHA-256
+ * ingest acknowledged it with: a chunk whose bytes changed is a `chunk_digest_mismatch` (error, with the
+ * chunk's `range`). The hashing rides on the corrections pass, which reads every byte anyway.
  * @throws AppError `not_found`
  */
 export async function verifyStored({
@@ -28,8 +39,12 @@ export async function verifyStored({
 }): Promise<VerifyReport> {
   requireScope(ctx, 'read');
   requireSessionAccess(ctx, sid);
-  const { segments, losses } = await storedSegmentsAndLosses(ctx, sid);
-  return verifySegments(segments, sid, losses.map(lossProblem), signal);
+  const { segments, losses, ends } = await storedSegmentsAndLosses(ctx, sid);
+  const digests = digestChecked(ctx, sid, segments, ends);
+  // verifySegments' two passes, with the first one (every byte of every segment) hashed on the way.
+  const corrections = await CorrectionIndex.scan(digests.segments, signal);
+  const extraProblems = [...losses.map(lossProblem), ...(await digests.problems(signal))];
+  return verifySession(segmentSources(segments, { signal }), { sid, corrections, extraProblems });
 }
 
 /** A lost range of a segment as a verify finding. */

@@ -18,7 +18,7 @@ import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from 
 import { AppError } from './errors.js';
 import { MAX_CHUNK_BYTES, resolveLimits } from './limits.js';
 import type { IngestAnswer } from './session-schemas.js';
-import { storageAppError } from './storage-faults.js';
+import { dataLossError, storageAppError } from './storage-faults.js';
 
 /** Largest chunk body any deployment takes, in bytes (DESIGN §4, §7); a deployment may set less (`Limits`). */
 export { MAX_CHUNK_BYTES };
@@ -39,7 +39,8 @@ export type IngestResult = IngestAnswer & { created: boolean };
  *   `max_lines`), `quota_exceeded` (with `quota_bytes`, `used_bytes`), `missing_writer_start`,
  *   `misrouted_line` (400/413, nothing stored), `offset_mismatch` (409 with `expected_offset`);
  *   `insufficient_storage` (507), `storage_read_only` (503), `storage_permission_denied` (500), all with
- *   `expected_offset` and nothing stored; `data_loss` (500) when the segment lost acknowledged bytes
+ *   `expected_offset` and nothing stored; `data_loss` (500) when the segment lost acknowledged bytes or
+ *   its tail is torn
  */
 export async function ingestChunk({
   ctx,
@@ -106,6 +107,10 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
 
   const scan = scanLines(body, sid, w, current);
   await requireQuota(ctx, body.length);
+  // A torn tail (a crash zero-filled it): appending after it would acknowledge a segment with a hole.
+  // A file shorter than the index is putChunk's to find (SegmentDataLossError).
+  const torn = offset > 0 ? await ctx.segments.tornTail(key, offset) : null;
+  if (torn) throw dataLossError(key, torn);
   try {
     // Resolves once every byte is on disk (FsSegmentStore writes them all and fsyncs): only then does
     // the index advance, so a 201 never counts bytes the store does not hold.

@@ -12,7 +12,7 @@ import { openCursor, sealCursor } from './cursors.js';
 import { AppError, notFound } from './errors.js';
 import type { ScanGate } from './scan-gate.js';
 import type { SessionDetail, SessionList, SessionView, WriterView } from './session-schemas.js';
-import { storedSegments } from './sources.js';
+import { segmentLoss, storedSegments } from './sources.js';
 import { dataLossError } from './storage-faults.js';
 
 export type { SessionView, WriterView } from './session-schemas.js';
@@ -51,9 +51,12 @@ export async function getWriter({
   return writerView(rec);
 }
 
-/** @throws AppError `data_loss` when the store holds less of the writer's segment than its index says */
+/**
+ * @throws AppError `data_loss` when the store holds less of the writer's segment than its index says, or
+ *   its last byte is not a newline (a torn tail)
+ */
 async function requireStored(ctx: ServiceContext, sid: string, rec: WriterRecord): Promise<void> {
-  const missing = await ctx.segments.missingBytes({ tenant: ctx.tenant, sid, w: rec.w }, rec.length);
+  const missing = await segmentLoss(ctx, { tenant: ctx.tenant, sid, w: rec.w }, rec.length);
   if (missing) throw dataLossError({ tenant: ctx.tenant, sid, w: rec.w }, missing);
 }
 

@@ -17,6 +17,9 @@ import {
   storageFaultKind,
 } from './storage-errors.js';
 
+/** How far `tornTail` reads back at a time, looking for the last newline before a torn tail. */
+const TAIL_WINDOW = 64 * 1024;
+
 export class FsSegmentStore implements SegmentStore {
   private readonly locks = new Map<string, Mutex>();
 
@@ -124,6 +127,37 @@ export class FsSegmentStore implements SegmentStore {
   async missingBytes(key: SegmentKey, end: number): Promise<ByteRange | null> {
     const size = await fileSize(this.pathOf(key));
     return size < end ? { start: size, end } : null;
+  }
+
+  /**
+   * Byte `end - 1` of the file against a newline (see the port): when it is not one, `[after the last
+   * newline before it, end)` is torn. Reads one byte, and walks back 64 KiB at a time only when torn.
+   */
+  async tornTail(key: SegmentKey, end: number): Promise<ByteRange | null> {
+    if (end <= 0) return null;
+    let fh: FileHandle;
+    try {
+      fh = await open(this.pathOf(key), 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null; // missingBytes' to say
+      throw err;
+    }
+    try {
+      if ((await fh.stat()).size < end) return null;
+      const buf = Buffer.alloc(TAIL_WINDOW);
+      await fh.read(buf, 0, 1, end - 1);
+      if (buf[0] === 0x0a) return null;
+      for (let hi = end - 1; hi > 0; ) {
+        const lo = Math.max(0, hi - TAIL_WINDOW);
+        const { bytesRead } = await fh.read(buf, 0, hi - lo, lo);
+        const nl = buf.subarray(0, bytesRead).lastIndexOf(0x0a);
+        if (nl !== -1) return { start: lo + nl + 1, end };
+        hi = lo;
+      }
+      return { start: 0, end };
+    } finally {
+      await fh.close();
+    }
   }
 
   /**

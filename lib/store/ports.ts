@@ -52,6 +52,16 @@ export interface SegmentStore {
    * stream, so a loss is answered with an error status instead of a short body (issue 8).
    */
   missingBytes(key: SegmentKey, end: number): Promise<ByteRange | null>;
+  /**
+   * A torn tail of `[0, end)`, asked once `missingBytes` found the bytes there: `end` is an indexed
+   * length, and every chunk the service acknowledges ends with a newline, so byte `end - 1` must be one.
+   * When it is not (a crash on ext4 or XFS often keeps a file's size but turns its tail into NUL bytes),
+   * the range from the byte after the last newline before it to `end`: bytes that are not the ones
+   * acknowledged (issue 8). Null when the byte is a newline, when `end` is 0, or when the store does not
+   * hold `end` bytes (then `missingBytes` says so). A store whose chunks cannot be torn in place (S3: each
+   * chunk an object written whole) answers null without reading.
+   */
+  tornTail(key: SegmentKey, end: number): Promise<ByteRange | null>;
 }
 
 /** Both stores of a deployment (lib/deploy opens them: local.ts or aws.ts). */

@@ -193,6 +193,14 @@ export class S3SegmentStore implements SegmentStore {
     return firstGap(await this.listChunks(writerPrefix(key), end), end);
   }
 
+  /**
+   * Always null (see the port): a chunk object is written whole by one conditional PUT and checked by its
+   * SHA-256 on upload, so no crash leaves it with a zero-filled tail; a missing one is `missingBytes`'.
+   */
+  async tornTail(_key: SegmentKey, _end: number): Promise<ByteRange | null> {
+    return null;
+  }
+
   /** PutObject with a condition; false when the condition failed (412) or raced (409), or If-Match found nothing (404). */
   private async conditionalPut(
     objectKey: string,
