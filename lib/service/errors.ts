@@ -31,6 +31,7 @@ export const ERROR_STATUS = {
   // Storage faults (issue 8; docs/operations.md says what each means for an operator).
   data_loss: 500,
   storage_permission_denied: 500,
+  storage_layout: 500,
   storage_read_only: 503,
   insufficient_storage: 507,
 } as const;

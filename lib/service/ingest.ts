@@ -107,11 +107,11 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
 
   const scan = scanLines(body, sid, w, current);
   await requireQuota(ctx, body.length);
-  // A torn tail (a crash zero-filled it): appending after it would acknowledge a segment with a hole.
-  // A file shorter than the index is putChunk's to find (SegmentDataLossError).
-  const torn = offset > 0 ? await ctx.segments.tornTail(key, offset) : null;
-  if (torn) throw dataLossError(key, torn);
   try {
+    // A torn tail (a crash zero-filled it): appending after it would acknowledge a segment with a hole.
+    // A file shorter than the index is putChunk's to find (SegmentDataLossError).
+    const torn = offset > 0 ? await ctx.segments.tornTail(key, offset) : null;
+    if (torn) throw dataLossError(key, torn);
     // Resolves once every byte is on disk (FsSegmentStore writes them all and fsyncs): only then does
     // the index advance, so a 201 never counts bytes the store does not hold.
     await ctx.segments.putChunk(key, offset, body);

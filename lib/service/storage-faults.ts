@@ -6,11 +6,12 @@
  * | disk full: ENOSPC, EDQUOT, SQLITE_FULL     | `insufficient_storage`      | 507    |
  * | read-only: EROFS, SQLITE_READONLY*         | `storage_read_only`         | 503    |
  * | permission: EACCES, EPERM, SQLITE_PERM     | `storage_permission_denied` | 500    |
+ * | layout: ENOTDIR, EISDIR, not a file        | `storage_layout`            | 500    |
  * | acknowledged bytes gone                    | `data_loss`                 | 500    |
  *
  * 507 says "try again once there is room" (RFC 4918 §11.5); 503 that the server cannot take writes until
- * its operator makes the storage writable (reads still work); 500 for the two the client can do nothing
- * about. The messages never name a path: the server's log has the detail.
+ * its operator makes the storage writable (reads still work); 500 for the three the client can do
+ * nothing about. The messages never name a path: the server's log has the detail.
  */
 import type { SegmentKey } from '../store/ports.js';
 import {
@@ -55,6 +56,13 @@ export function storageAppError(
       return new AppError(
         'storage_permission_denied',
         `the server may not write to its data directory (permission denied): nothing of ${what} was stored. Tell the operator of this server, who must fix the permissions of its data directory`,
+        details,
+        cause,
+      );
+    case 'layout':
+      return new AppError(
+        'storage_layout',
+        `the server's data directory holds a file where a segment folder should be, or a folder where a segment file should be: nothing of ${what} was read or stored. Tell the operator of this server (docs/operations.md, storage_layout)`,
         details,
         cause,
       );

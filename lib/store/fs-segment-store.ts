@@ -3,7 +3,7 @@
  * (DESIGN §5), the seed's on-disk layout under a tenant folder. For one server process: appends to one
  * writer are serialized by an in-process mutex (the state store's conditional advance guards the index).
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, type Stats } from 'node:fs';
 import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Mutex } from 'async-mutex';
@@ -36,15 +36,18 @@ export class FsSegmentStore implements SegmentStore {
    * Appends `bytes` at `offset` (see `SegmentStore.putChunk`): writes until every byte is down, then
    * fsyncs, and only then resolves, so the caller advances the index over bytes that are on disk.
    * @throws StorageFaultError (`full`, `read_only`, `permission`) when the disk refuses the write; the file
-   *   is cut back to `offset` first, so nothing of the chunk stays
+   *   is cut back to `offset` first, so nothing of the chunk stays; `layout` when the session folder is a
+   *   file or the segment file a folder
    * @throws SegmentDataLossError when the file holds fewer than `offset` bytes: acknowledged bytes are gone
    */
   async putChunk(key: SegmentKey, offset: number, bytes: Uint8Array): Promise<void> {
     const path = this.pathOf(key);
     const lock = this.lockFor(path);
     await lock.runExclusive(async () => {
-      const fh = await this.storage('open', () =>
-        mkdir(dirname(path), { recursive: true }).then(() => this.openFile(path, 'a+')),
+      const fh = await this.storage(
+        'open',
+        () => mkdir(dirname(path), { recursive: true }).then(() => this.openFile(path, 'a+')),
+        path,
       );
       try {
         const size = (await fh.stat()).size;
@@ -98,21 +101,50 @@ export class FsSegmentStore implements SegmentStore {
   }
 
   /** Runs a file operation, turning a refusal of the disk into a `StorageFaultError`. */
-  private async storage<T>(op: string, fn: () => Promise<T>): Promise<T> {
+  private async storage<T>(op: string, fn: () => Promise<T>, path?: string): Promise<T> {
     try {
       return await fn();
     } catch (err) {
-      throw this.fault(err, op);
+      throw this.fault(err, op, path);
     }
   }
 
-  /** `err` as a `StorageFaultError` when the disk refused (full, read-only, permission), else `err`. */
-  private fault(err: unknown, op: string): unknown {
-    const kind = storageFaultKind(err);
-    if (kind === null) return err;
-    return new StorageFaultError(kind, errorCode(err)!, `${op} of a segment file under ${this.root}`, {
-      cause: err,
-    });
+  /**
+   * `err` as a `StorageFaultError` when the disk refused (full, read-only, permission) or the data
+   * directory is laid out wrong, else `err`. A layout fault names `path`: the operator must find the
+   * entry of the wrong kind (as a data loss names its segment); the others name the data directory.
+   */
+  private fault(err: unknown, op: string, path?: string): unknown {
+    // mkdir -p of a session folder whose path is a file: EEXIST, the same fault as ENOTDIR below it.
+    const code = op === 'open' && errorCode(err) === 'EEXIST' ? 'ENOTDIR' : errorCode(err);
+    const kind = code === 'ENOTDIR' ? 'layout' : storageFaultKind(err);
+    if (kind === null || code === null) return err;
+    const where =
+      kind === 'layout' && path ? `${op} of ${path}` : `${op} of a segment file under ${this.root}`;
+    return new StorageFaultError(kind, code, where, { cause: err });
+  }
+
+  /**
+   * The size of a segment file in bytes; 0 when it does not exist.
+   * @throws StorageFaultError `layout` when the path is not a regular file (a folder: no length to trust)
+   *   or a folder on its way is a file (ENOTDIR)
+   */
+  private async fileSize(path: string): Promise<number> {
+    let st: Stats;
+    try {
+      st = await stat(path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw this.fault(err, 'stat', path);
+    }
+    if (!st.isFile()) throw this.notAFile(st, 'stat', path);
+    return st.size;
+  }
+
+  /** The layout fault of a segment path that is something else than a regular file. */
+  private notAFile(st: Stats, op: string, path: string): StorageFaultError {
+    const code = st.isDirectory() ? 'EISDIR' : 'not a regular file';
+    return new StorageFaultError('layout', code, `${op} of ${path}`);
   }
 
   /**
@@ -125,7 +157,7 @@ export class FsSegmentStore implements SegmentStore {
 
   /** The file's size against `end`: `[size, end)` is missing when the file is shorter (see the port). */
   async missingBytes(key: SegmentKey, end: number): Promise<ByteRange | null> {
-    const size = await fileSize(this.pathOf(key));
+    const size = await this.fileSize(this.pathOf(key));
     return size < end ? { start: size, end } : null;
   }
 
@@ -135,15 +167,18 @@ export class FsSegmentStore implements SegmentStore {
    */
   async tornTail(key: SegmentKey, end: number): Promise<ByteRange | null> {
     if (end <= 0) return null;
+    const path = this.pathOf(key);
     let fh: FileHandle;
     try {
-      fh = await open(this.pathOf(key), 'r');
+      fh = await open(path, 'r');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null; // missingBytes' to say
-      throw err;
+      throw this.fault(err, 'open', path);
     }
     try {
-      if ((await fh.stat()).size < end) return null;
+      const st = await fh.stat();
+      if (!st.isFile()) throw this.notAFile(st, 'open', path);
+      if (st.size < end) return null;
       const buf = Buffer.alloc(TAIL_WINDOW);
       await fh.read(buf, 0, 1, end - 1);
       if (buf[0] === 0x0a) return null;
@@ -164,7 +199,8 @@ export class FsSegmentStore implements SegmentStore {
    * Streams bytes `[start, end)` of the segment file (see the port): the file is opened at the first read
    * and closed when the stream ends, fails, is closed early, or `options.signal` aborts it (then the read
    * rejects with an `AbortError`). Node's stream reads at most `chunkBytes` ahead.
-   * @throws SegmentDataLossError when the file holds fewer than `end` bytes
+   * @throws SegmentDataLossError when the file holds fewer than `end` bytes; StorageFaultError `layout`
+   *   when the segment path is not a regular file
    */
   async *readSegment(
     key: SegmentKey,
@@ -176,7 +212,7 @@ export class FsSegmentStore implements SegmentStore {
     if (end <= start) return;
     const { signal } = options;
     const path = this.pathOf(key);
-    const size = await fileSize(path);
+    const size = await this.fileSize(path);
     // The index says these bytes were accepted: a shorter file is data loss, and must be loud.
     if (size < end) throw new SegmentDataLossError(key, { start: size, end });
     // Checked here, with no await before the stream is made: Node 20 leaks the descriptor of a read
@@ -210,15 +246,5 @@ export class FsSegmentStore implements SegmentStore {
       this.locks.set(path, m);
     }
     return m;
-  }
-}
-
-/** The size of a file in bytes; 0 when it does not exist. */
-async function fileSize(path: string): Promise<number> {
-  try {
-    return (await stat(path)).size;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    throw err;
   }
 }

@@ -1,14 +1,18 @@
 /**
  * Typed storage failures (issue 8, "never acknowledge what is not stored"): what an adapter throws when
  * its medium refuses a write (disk full, read-only, permission denied) or no longer holds bytes the index
- * says were accepted (data loss). `lib/service/storage-faults.ts` turns them into the answers
- * docs/operations.md explains: 507 `insufficient_storage`, 503 `storage_read_only`, 500
- * `storage_permission_denied`, 500 `data_loss`.
+ * says were accepted (data loss), or whose data directory holds the wrong kind of entry (layout).
+ * `lib/service/storage-faults.ts` turns them into the answers docs/operations.md explains: 507
+ * `insufficient_storage`, 503 `storage_read_only`, 500 `storage_permission_denied`, 500
+ * `storage_layout`, 500 `data_loss`.
  */
 import type { SegmentKey } from './ports.js';
 
-/** What kind of refusal: the medium is full, mounted read-only, or not ours to write. */
-export type StorageFaultKind = 'full' | 'read_only' | 'permission';
+/**
+ * What kind of refusal: the medium is full, mounted read-only, not ours to write, or laid out wrong (a
+ * file where a folder of the data directory should be, or a folder where a segment file should be).
+ */
+export type StorageFaultKind = 'full' | 'read_only' | 'permission' | 'layout';
 
 /** A half-open byte range `[start, end)` of a segment. */
 export interface ByteRange {
@@ -56,7 +60,7 @@ export class SegmentDataLossError extends Error {
 /**
  * The kind of storage refusal an error from the OS or SQLite is, or null for any other error: ENOSPC,
  * EDQUOT and SQLITE_FULL are `full`; EROFS and SQLITE_READONLY* `read_only`; EACCES, EPERM and
- * SQLITE_PERM `permission`.
+ * SQLITE_PERM `permission`; ENOTDIR and EISDIR `layout`.
  */
 export function storageFaultKind(err: unknown): StorageFaultKind | null {
   const code = errorCode(err);
@@ -64,6 +68,7 @@ export function storageFaultKind(err: unknown): StorageFaultKind | null {
   if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL') return 'full';
   if (code === 'EROFS' || code.startsWith('SQLITE_READONLY')) return 'read_only';
   if (code === 'EACCES' || code === 'EPERM' || code === 'SQLITE_PERM') return 'permission';
+  if (code === 'ENOTDIR' || code === 'EISDIR') return 'layout';
   return null;
 }
 

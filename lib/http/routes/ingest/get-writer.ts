@@ -17,6 +17,6 @@ export const getWriterRoute = defineRoute({
   },
   auth: 'bearer',
   scopes: ['ingest', 'read'],
-  errors: [...SESSION, 'data_loss'],
+  errors: [...SESSION, 'data_loss', 'storage_layout'],
   handler: async (c) => c.json(await getWriter({ ctx: c.get('ctx'), ...c.req.valid('param') }), 200),
 });

@@ -53,6 +53,7 @@ export const postChunk = defineRoute({
     'too_many_lines',
     'quota_exceeded',
     ...WRITE_FAULTS,
+    'storage_layout',
     'data_loss',
   ],
   handler: async (c) => {

@@ -38,7 +38,7 @@ export const replay = defineRoute({
   },
   auth: 'bearer',
   scopes: ['read', 'board'],
-  errors: ['bad_request', ...SESSION, 'data_loss', 'too_many_replays'],
+  errors: ['bad_request', ...SESSION, 'data_loss', 'storage_layout', 'too_many_replays'],
   streamed: true,
   handler: async (c) => {
     const { sid } = c.req.valid('param');

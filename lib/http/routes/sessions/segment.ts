@@ -27,7 +27,7 @@ export const getSegment = defineRoute({
   },
   auth: 'bearer',
   scopes: ['read'],
-  errors: [...SESSION, 'data_loss', 'too_many_replays'],
+  errors: [...SESSION, 'data_loss', 'storage_layout', 'too_many_replays'],
   streamed: true,
   handler: async (c) => {
     const { sid, w } = c.req.valid('param');
