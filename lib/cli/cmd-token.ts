@@ -88,6 +88,12 @@ export function registerToken(program: Command, io: Io): void {
 
   server(token.command('revoke <id>').description('revoke a token by its id (tok_…)')).action(
     async (id: string, o: { url?: string; token?: string }) => {
+      // The secret is what people have at hand; the server knows tokens by id only (it stores no secret).
+      if (id.startsWith('hns_')) {
+        throw new UsageError(
+          "revoke takes the token's id (tok_…, shown by hansard token list and when it was created), not the token itself",
+        );
+      }
       await clientFrom(o, io.env, retryNotice(io)).request('DELETE', `/v1/tokens/${encodeURIComponent(id)}`);
       io.stderr.write(`revoked ${id}\n`);
     },

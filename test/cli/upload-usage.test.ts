@@ -1,4 +1,4 @@
-/** `hansard upload` given something other than a session directory (issue 9.7): exit 2, what to pass. */
+/** Usage slips a newcomer makes (issue 9.7): exit 2 before any request, saying what to pass instead. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,5 +36,21 @@ describe('hansard upload of a segment file', () => {
     const r = await upload(join(root, 'missing', 'w_01KZVVGRNRKM87Z6X6TXYQR7EX.jsonl'));
     expect(r.code).toBe(2);
     expect(r.err).toContain('cannot read');
+  });
+});
+
+describe('hansard token revoke given the token instead of its id', () => {
+  it('exits 2 before any request and says revoke takes the tok_ id', async () => {
+    let err = '';
+    const code = await runCli(['token', 'revoke', `hns_${'b'.repeat(43)}`], {
+      stdout: { write: () => true },
+      stderr: { write: (s: string) => (err += s) },
+      env: { HANSARD_URL: 'http://127.0.0.1:9', HANSARD_TOKEN: `hns_${'a'.repeat(43)}` },
+      cwd: root,
+    });
+    expect(code).toBe(2);
+    expect(err).toBe(
+      "hansard: revoke takes the token's id (tok_…, shown by hansard token list and when it was created), not the token itself\n",
+    );
   });
 });
