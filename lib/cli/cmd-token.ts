@@ -54,11 +54,17 @@ export function registerToken(program: Command, io: Io): void {
           }),
           contentType: 'application/json',
         });
-        const body = res.body as { token: string; id: string; scopes: string[]; expires_at: string | null };
+        const body = res.body as {
+          token: string;
+          id: string;
+          scopes: string[];
+          session: string | null;
+          expires_at: string | null;
+        };
         if (o.json) return printJson(io, body);
         io.stdout.write(`${body.token}\n`);
         io.stderr.write(
-          `token ${body.id} with scopes ${body.scopes.join(', ')}${body.expires_at ? `, expires ${body.expires_at}` : ''}: shown once, keep it safe\n`,
+          `token ${body.id} with scopes ${body.scopes.join(', ')}${body.session ? `, bound to session ${body.session}` : ''}${body.expires_at ? `, expires ${body.expires_at}` : ''}: shown once, keep it safe\n`,
         );
       },
     );

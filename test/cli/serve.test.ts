@@ -83,15 +83,19 @@ describe('hansard token list', () => {
     });
     const { runCli } = await import('../../lib/cli/main.js');
     let out = '';
+    let err = '';
     const io = {
       stdout: { write: (x: string | Uint8Array) => (out += String(x)) },
-      stderr: { write: () => true },
+      stderr: { write: (x: string) => (err += x) },
       env: { HANSARD_URL: s.url, HANSARD_TOKEN: admin },
       cwd: dir,
     };
     try {
       const sid = 's_01KZVVGRNR3D5V708Z4NPGG11H';
       expect(await runCli(['token', 'create', '--scopes', 'ingest', '--session', sid], io)).toBe(0);
+      expect(err).toMatch(
+        new RegExp(`^token tok_\\w+ with scopes ingest, bound to session ${sid}, expires `),
+      );
       const secret = out.trim();
       out = '';
       expect(await runCli(['token', 'list'], io)).toBe(0);
