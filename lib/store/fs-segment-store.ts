@@ -5,7 +5,7 @@
  */
 import { createReadStream, type Stats } from 'node:fs';
 import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Mutex } from 'async-mutex';
 import { assertSegmentKey } from './keys.js';
 import type { ReadSegmentOptions, SegmentKey, SegmentStore } from './ports.js';
@@ -34,7 +34,10 @@ export class FsSegmentStore implements SegmentStore {
 
   /**
    * Appends `bytes` at `offset` (see `SegmentStore.putChunk`): writes until every byte is down, then
-   * fsyncs, and only then resolves, so the caller advances the index over bytes that are on disk.
+   * fsyncs, and only then resolves, so the caller advances the index over bytes that are on disk. The
+   * first chunk of a segment (`offset` 0) also fsyncs the folders from the segment's up to the data
+   * directory (`syncFolders`): a new file's name is in its folder, not in the file, and without this a
+   * power loss after the 201 may lose the whole segment. Later chunks sync only the file.
    * @throws StorageFaultError (`full`, `read_only`, `permission`) when the disk refuses the write; the file
    *   is cut back to `offset` first, so nothing of the chunk stays; `layout` when the session folder is a
    *   file or the segment file a folder
@@ -64,15 +67,43 @@ export class FsSegmentStore implements SegmentStore {
               if (size > offset + bytes.length) await fh.truncate(offset + bytes.length);
               await fh.sync();
             });
+            if (offset === 0) await this.syncFolders(path);
             return;
           }
           await this.storage('truncate', () => fh.truncate(offset));
         }
         await this.appendAll(fh, offset, bytes);
+        if (offset === 0) await this.syncFolders(path);
       } finally {
         await fh.close();
       }
     });
+  }
+
+  /**
+   * fsyncs each folder from the one holding `path` up to the data directory (Linux syncs a folder opened
+   * read-only), deepest first. All of them, not only those `mkdir` created now: an attempt that crashed
+   * between its `mkdir` and its syncs left folders that exist but may not be on disk. Five small syncs,
+   * once per segment.
+   * @throws StorageFaultError when the disk refuses (then nothing is acknowledged; a retry syncs again)
+   */
+  private async syncFolders(path: string): Promise<void> {
+    const top = resolve(this.root);
+    for (let dir = resolve(dirname(path)); dir.startsWith(top); dir = dirname(dir)) {
+      await this.storage(
+        'sync',
+        async () => {
+          const fh = await open(dir, 'r');
+          try {
+            await fh.sync();
+          } finally {
+            await fh.close();
+          }
+        },
+        dir,
+      );
+      if (dir === top || dirname(dir) === dir) break;
+    }
   }
 
   /**
