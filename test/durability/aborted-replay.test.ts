@@ -150,13 +150,16 @@ describe('hansard serve, after clients drop their whole-session reads', () => {
     expect(warm.status).toBe(200);
     expect(await warm.text()).toContain('Only the first 2000 events are shown');
     const base = srv.openFds();
-    const before = logged(path, 499);
+    const outcomes = () => ({ 200: logged(path, 200), 429: logged(path, 429), 499: logged(path, 499) });
+    const before = outcomes();
+    let attempts = 0;
     let refused = 0;
     let peak = base;
     for (let i = 0; i < 100; i++) {
       peak = Math.max(peak, srv.openFds());
       // A page of this session takes about 100 ms (its corrections pass reads all 12 MiB): dropped 10 ms
       // in, it is mid-way.
+      attempts += 1;
       const status = await dropped(path, PAGE_DROP_MS, true);
       // The server may read the next request before it sees the last one's close: its slot comes back then.
       if (status === 429 && refused++ < 1000) {
@@ -171,12 +174,23 @@ describe('hansard serve, after clients drop their whole-session reads', () => {
     // (4) reads at any time.
     expect(peak).toBeLessThanOrEqual(base + 4 * WRITERS + 4);
     expect(await fdsSettle(base + 2)).toBeLessThanOrEqual(base + 2);
-    for (let t = 0; t < 100 && logged(path, 499) < before + 100; t++) {
+    // Each request is logged once: stopped mid-way (499; none before the fix, where every page ran to its
+    // end). On a loaded machine a few may be logged otherwise: refused at the cap (429) or answered in full
+    // (200) before the client's timer dropped them.
+    const count = () => {
+      const now = outcomes();
+      return { 200: now[200] - before[200], 429: now[429] - before[429], 499: now[499] - before[499] };
+    };
+    let seen = count();
+    for (let t = 0; t < 100 && seen[200] + seen[429] + seen[499] < attempts; t++) {
       await new Promise((r) => setTimeout(r, 50));
+      seen = count();
     }
-    expect(logged(path, 499), `the server did not stop them all:\n${srv.stderr().slice(-600)}`).toBe(
-      before + 100,
-    );
+    expect(seen[200] + seen[429] + seen[499]).toBe(attempts);
+    expect(
+      seen[499],
+      `pages not stopped: ${JSON.stringify(seen)}\n${srv.stderr().slice(-600)}`,
+    ).toBeGreaterThanOrEqual(90);
     // Every slot came back: the cap's worth (4) at once, each in full.
     const four = await Promise.all(Array.from({ length: 4 }, page));
     expect(four.map((r) => r.status)).toEqual([200, 200, 200, 200]);
