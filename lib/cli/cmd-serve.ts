@@ -1,6 +1,6 @@
 /**
  * `hansard serve [--port 8787] [--host 127.0.0.1] [--data DIR] [--quota-bytes 10GiB] [--rate-limit 600]
- * [--max-concurrent-replays 4]`
+ * [--max-concurrent-replays 4] [--stream-idle-seconds 60]`
  */
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
@@ -34,6 +34,15 @@ export function registerServe(program: Command, io: Io): void {
         .env('HANSARD_MAX_CONCURRENT_REPLAYS')
         .default('4'),
     )
+    .addOption(
+      new Option(
+        '--stream-idle-seconds <s>',
+        'seconds a client may take none of a replay or segment download before it is aborted and its ' +
+          'replay slot given back',
+      )
+        .env('HANSARD_STREAM_IDLE_SECONDS')
+        .default('60'),
+    )
     .addHelpText(
       'after',
       `
@@ -43,7 +52,8 @@ One server per data directory: a second serve on the same --data is refused (exi
 the one that holds it (DIR/serve.lock). \`hansard tenant create --data DIR\` works beside a running server.
 A chunk that would take a tenant past its quota is refused (413 quota_exceeded); a token that sends
 more requests a minute than --rate-limit is answered 429 with Retry-After, and so is one more
-whole-session read than --max-concurrent-replays (429 too_many_replays).`,
+whole-session read than --max-concurrent-replays (429 too_many_replays). A client that takes none of
+a replay or segment download for --stream-idle-seconds is cut off, and its slot comes back.`,
     )
     .action(
       async (opts: {
@@ -53,6 +63,7 @@ whole-session read than --max-concurrent-replays (429 too_many_replays).`,
         quotaBytes: string;
         rateLimit: string;
         maxConcurrentReplays: string;
+        streamIdleSeconds: string;
       }) => {
         const port = Number(opts.port);
         if (!Number.isInteger(port) || port < 0 || port > 65535)
@@ -75,6 +86,12 @@ whole-session read than --max-concurrent-replays (429 too_many_replays).`,
           );
         }
         const maxConcurrentReplays = Number(opts.maxConcurrentReplays);
+        const streamIdleSeconds = Number(opts.streamIdleSeconds);
+        if (!/^\d{1,6}(\.\d{1,3})?$/.test(opts.streamIdleSeconds) || streamIdleSeconds <= 0) {
+          throw new UsageError(
+            `--stream-idle-seconds ${opts.streamIdleSeconds} is not a number of seconds (more than 0, e.g. 60 or 0.5)`,
+          );
+        }
         const bootstrapToken = io.env.HANSARD_BOOTSTRAP_TOKEN || undefined;
         // The server stack (Hono, the board, SQLite) loads only for `serve`: other commands start faster.
         const { startServer } = await import('./serve.js');
@@ -89,6 +106,7 @@ whole-session read than --max-concurrent-replays (429 too_many_replays).`,
             quotaBytes,
             rateLimit,
             maxConcurrentReplays,
+            streamIdleMs: Math.round(streamIdleSeconds * 1000),
             print: (l) => io.stdout.write(`${l}\n`),
             log: (l) => io.stderr.write(`${l}\n`),
             requestLog: (l) => io.stderr.write(`${l}\n`),

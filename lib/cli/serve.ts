@@ -40,6 +40,8 @@ export interface ServeOptions {
   rateLimit?: number | undefined;
   /** whole-session reads (replay, segment, verify, inspect) one token may run at once (default 4) */
   maxConcurrentReplays?: number | undefined;
+  /** ms a client may take none of a streamed answer before it is aborted (default 60 s) */
+  streamIdleMs?: number | undefined;
   /**
    * Called after the data-directory lock was lost while serving (another process may now write the
    * directory) and the loss was logged; `hansard serve` exits. Without it the server closes itself.
@@ -99,12 +101,14 @@ async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promi
     now,
   );
   const app = createLocalApp(stores, {
-    log: (m, e) => o.log(`${m}: ${e instanceof Error ? (e.stack ?? e.message) : String(e ?? '')}`),
+    log: (m, e) =>
+      o.log(e === undefined ? m : `${m}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
     requestLog: o.requestLog,
     rateLimit: o.rateLimit,
     limits: {
       ...(o.quotaBytes !== undefined ? { tenantQuotaBytes: o.quotaBytes } : {}),
       ...(o.maxConcurrentReplays !== undefined ? { maxConcurrentReplays: o.maxConcurrentReplays } : {}),
+      ...(o.streamIdleMs !== undefined ? { streamIdleMs: o.streamIdleMs } : {}),
     },
   });
   const server = await listenLocal(app, {

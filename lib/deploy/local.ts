@@ -8,7 +8,7 @@
  * bundles never hold SQLite or better-sqlite3 (test/infra/bundle-contents.test.ts).
  */
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import { type HttpBindings, serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { createApp } from '../http/app.js';
 import type { AppEnv } from '../http/auth.js';
@@ -48,6 +48,13 @@ export function createLocalApp(stores: Stores, o: LocalAppOptions): Hono<AppEnv>
     ...(o.requestLog ? { requestLog: o.requestLog } : {}),
     ...(o.limits ? { limits: o.limits } : {}),
     ...(o.now ? { now: o.now } : {}),
+    // A stalled client's answer is aborted; node-server waits for the socket to drain and would never see
+    // it, so its response (and socket) is destroyed here, which cancels the body.
+    dropConnection: (env) => {
+      const outgoing = (env as Partial<HttpBindings> | undefined)?.outgoing;
+      outgoing?.destroy();
+      return outgoing !== undefined;
+    },
     rateLimiter:
       perMinute === 0
         ? new NoopRateLimiter()

@@ -29,6 +29,14 @@ export interface AppDeps extends ServiceDeps {
   rateLimiter?: RateLimiter;
   /** one line per request (method, path, status, duration): local servers print it to stderr */
   requestLog?: (line: string) => void;
+  /**
+   * closes the connection of a request (given the runtime's bindings, Hono's `c.env`) whose streamed
+   * answer its client stopped taking (`limits.streamIdleMs`), returning whether it did: a runtime that
+   * waits for the client to drain never sees the answer's body fail. `hansard serve` destroys
+   * node-server's response; without it the failed body alone ends the answer (Lambda's `streamHandle`
+   * reads it and ends the response).
+   */
+  dropConnection?: (env: unknown) => boolean;
 }
 
 /**
@@ -74,6 +82,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     document: () => {
       document ??= openApiDocument(app, ROUTES);
       return document;
+    },
+    stalled: (c, err) => {
+      log(`${c.req.method} ${c.req.path}: ${err.message}`);
+      return deps.dropConnection?.(c.env) ?? false;
     },
   };
 

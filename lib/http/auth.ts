@@ -3,7 +3,7 @@
  * HttpOnly, SameSite=Strict cookie set by the sign-in link or form (Jupyter-style). The cookie is honoured
  * only by board routes, so a browser never carries more than the board can do.
  */
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { ServiceContext, ServiceDeps } from '../service/context.js';
 import { AppError } from '../service/errors.js';
@@ -25,6 +25,12 @@ export interface AppServices {
   reads: WholeSessionReads;
   /** the OpenAPI document of this app, built on first use */
   document: () => Json;
+  /**
+   * gives up on a streamed answer whose client took none of it for `limits.streamIdleMs`: logs it and
+   * closes the request's connection where the deployment can (`AppDeps.dropConnection`). Returns whether
+   * it closed the connection.
+   */
+  stalled: (c: Context<AppEnv>, err: Error) => boolean;
 }
 
 export type AppEnv = { Variables: { ctx: ServiceContext; services: AppServices } };

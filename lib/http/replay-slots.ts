@@ -10,7 +10,9 @@
  *   minted from another count with it, as for the rate limit.
  * - the passes no client's pace holds back (a replay's corrections pass, verify, inspect, attribution, the
  *   timeline page) run a few at a time in the whole process (`ScanGate`); the others wait their turn.
- * - each stops, closing every segment it opened, when its client goes away (`clientSignal`).
+ * - each stops, closing every segment it opened, when its client goes away (`clientSignal`), and a streamed
+ *   one also when its client keeps the connection but takes none of the body for `limits.streamIdleMs`
+ *   (`slotBody`): a stalled reader cannot hold its slot for as long as it likes.
  * `readWholeSession` does all three for an answer built before it is sent; `slotBody` holds the slot of a
  * streamed one, whose read takes the signal and the gate itself (lib/service/sessions.ts `replaySession`).
  *
@@ -136,8 +138,9 @@ export async function readWholeSession<T>(
 
 /**
  * The answer of a streamed whole-session read (replay, segment download): `source` as the body, holding a
- * replay slot until the body is over (its last byte taken, an error, the client gone). A HEAD request gets
- * the headers only: it takes no slot and reads nothing (`source` is lazy and never started).
+ * replay slot until the body is over (its last byte taken, an error, the client gone, or the client taking
+ * none of it for `limits.streamIdleMs`, when the answer is aborted and its connection closed). A HEAD
+ * request gets the headers only: it takes no slot and reads nothing (`source` is lazy and never started).
  * @throws AppError `too_many_replays` (see `takeReplaySlot`)
  */
 export function slotBody(
@@ -157,5 +160,7 @@ export function slotBody(
     signal.removeEventListener('abort', onAbort);
     release();
   };
-  return c.body(toByteStream(source, { onClose }), 200, headers);
+  const { streamIdleMs } = resolveLimits(c.get('ctx').limits);
+  const onIdle = (err: Error) => c.get('services').stalled(c, err);
+  return c.body(toByteStream(source, { onClose, idleMs: streamIdleMs, onIdle }), 200, headers);
 }

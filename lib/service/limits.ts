@@ -1,9 +1,10 @@
 /**
  * The service's configurable limits (DESIGN §7, issue 5): lines per chunk and the per-tenant storage
  * quota, and the chunk body limit (at most 5 MiB, DESIGN §7; lower behind a gateway that needs it); and
- * the whole-session reads a token may run at once (issue 8).
- * A deployment passes its own values through `createApp({ limits })` (`hansard serve --quota-bytes`,
- * `--max-concurrent-replays`, the Lambda environment); anything it leaves out takes the default below.
+ * the whole-session reads a token may run at once and how long a streamed answer may wait for its client
+ * (issue 8). A deployment passes its own values through `createApp({ limits })` (`hansard serve
+ * --quota-bytes`, `--max-concurrent-replays`, `--stream-idle-seconds`, the Lambda environment); anything it
+ * leaves out takes the default below.
  */
 
 /** The limits ingest and the whole-session reads enforce. */
@@ -26,6 +27,12 @@ export interface Limits {
    * at once; one more is refused with 429 `too_many_replays` (issue 8, docs/operations.md)
    */
   maxConcurrentReplays: number;
+  /**
+   * ms a streamed answer (replay, segment download) waits for a client that takes none of its bytes: past
+   * it the answer is aborted, its files closed and its replay slot given back (docs/operations.md "Replay
+   * caps and abandoned requests"). A client reading slowly but steadily is never cut off.
+   */
+  streamIdleMs: number;
 }
 
 /** Largest chunk body any deployment takes, in bytes (DESIGN §4, §7: 5 MiB); a deployment may set less. */
@@ -33,12 +40,16 @@ export const MAX_CHUNK_BYTES = 5 * 1024 * 1024;
 /** Most lines one chunk holds by default (DESIGN §7, issue 5); more is refused with 413 `too_many_lines`. */
 export const MAX_CHUNK_LINES = 10_000;
 
-/** 5 MiB and 10,000 lines per chunk, 10 GiB per tenant, 4 whole-session reads at once per token. */
+/**
+ * 5 MiB and 10,000 lines per chunk, 10 GiB per tenant, 4 whole-session reads at once per token, and 60 s
+ * for a client to take some of a streamed answer.
+ */
 export const DEFAULT_LIMITS: Limits = {
   maxChunkBytes: MAX_CHUNK_BYTES,
   maxChunkLines: MAX_CHUNK_LINES,
   tenantQuotaBytes: 10 * 1024 ** 3,
   maxConcurrentReplays: 4,
+  streamIdleMs: 60_000,
 };
 
 /** The limits in force: `DEFAULT_LIMITS` with the deployment's own values over them. */
@@ -49,6 +60,7 @@ export function resolveLimits(own: Partial<Limits> | undefined): Limits {
     tenantQuotaBytes:
       own?.tenantQuotaBytes === undefined ? DEFAULT_LIMITS.tenantQuotaBytes : own.tenantQuotaBytes,
     maxConcurrentReplays: own?.maxConcurrentReplays ?? DEFAULT_LIMITS.maxConcurrentReplays,
+    streamIdleMs: own?.streamIdleMs ?? DEFAULT_LIMITS.streamIdleMs,
   };
 }
 
