@@ -1,7 +1,10 @@
 /**
  * The CLI's HTTP client for the hansard API (DESIGN §4, §6). Transient failures (network errors, 429,
  * 5xx) are retried with exponential backoff and jitter (p-retry), honouring `Retry-After`; anything else
- * is a `ServerError` carrying the server's error envelope.
+ * is a `ServerError` carrying the server's error envelope. A storage fault of the server
+ * (docs/operations.md) is not transient: `data_loss`, `storage_layout` and `storage_permission_denied`
+ * are answered at once, `storage_read_only` and `insufficient_storage` after a couple of tries, each as
+ * the server's own error (its code, message and details), never as a generic "unavailable".
  */
 import pRetry, { AbortError } from 'p-retry';
 
@@ -40,7 +43,21 @@ export interface ApiResponse {
   body: unknown;
 }
 
-const TRANSIENT = new Set([408, 425, 429, 500, 502, 503, 504]);
+const TRANSIENT = new Set([408, 425, 429, 500, 502, 503, 504, 507]);
+
+/**
+ * Error codes of the server's storage that no retry changes: its operator must act (docs/operations.md).
+ * Answered to the user at once, with their details (the writer, the byte range).
+ */
+export const STORAGE_FAULTS_FOR_OPERATOR: ReadonlySet<string> = new Set([
+  'data_loss',
+  'storage_layout',
+  'storage_permission_denied',
+]);
+
+/** Storage faults that may pass (a disk freed, a filesystem remounted): tried this many times more. */
+const PASSING_FAULTS: ReadonlySet<string> = new Set(['storage_read_only', 'insufficient_storage']);
+const PASSING_FAULT_RETRIES = 2;
 
 export class ApiClient {
   readonly url: string;
@@ -81,9 +98,11 @@ export class ApiClient {
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
     if (init.contentType) headers['content-type'] = init.contentType;
     let lastReason = '';
+    /** the last transient answer's own error, when it sent one: what the user is told after the retries */
+    const last: { answer: ServerError | null } = { answer: null };
     try {
       return await pRetry(
-        async () => {
+        async (attemptNumber) => {
           let res: Response;
           try {
             res = await fetch(`${this.url}${path}`, {
@@ -99,9 +118,24 @@ export class ApiClient {
           }
           if (TRANSIENT.has(res.status)) {
             const retryAfter = Number(res.headers.get('retry-after'));
-            lastReason = `the server answered ${res.status}${res.status === 429 ? ' (too many requests)' : res.status >= 500 ? ' (a server fault)' : ''}`;
+            const answer = isJson(res) ? await toServerError(res) : null;
+            last.answer = answer;
+            const code = answer?.code;
+            if (answer && code && STORAGE_FAULTS_FOR_OPERATOR.has(code)) throw new AbortError(answer);
+            if (answer && code && PASSING_FAULTS.has(code) && attemptNumber > PASSING_FAULT_RETRIES) {
+              throw new AbortError(answer);
+            }
+            const what =
+              res.status === 429
+                ? ' (too many requests)'
+                : code && code !== 'internal'
+                  ? ` ${code}`
+                  : res.status >= 500
+                    ? ' (a server fault)'
+                    : '';
+            lastReason = `the server answered ${res.status}${what}`;
             // not awaited: a cancel that never settles (seen with msw-mocked bodies) must not stall the retry
-            void res.body?.cancel().catch(() => {});
+            if (!answer) void res.body?.cancel().catch(() => {});
             throw new TransientError(
               lastReason,
               Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : null,
@@ -126,6 +160,8 @@ export class ApiClient {
     } catch (err) {
       if (err instanceof TransientError) {
         if (err.message.startsWith('cannot reach')) throw new NetworkError(`${err.message} (after retries)`);
+        // A storage fault that did not pass: the server's own answer says what failed, not "unavailable".
+        if (last.answer && PASSING_FAULTS.has(last.answer.code)) throw last.answer;
         throw new ServerError(503, 'unavailable', `${err.message} after retries; try again later`);
       }
       if (err instanceof AbortError) throw err.cause ?? err;
@@ -141,6 +177,11 @@ class TransientError extends Error {
   ) {
     super(message);
   }
+}
+
+/** Whether an answer says its body is JSON (the error envelope). */
+function isJson(res: Response): boolean {
+  return (res.headers.get('content-type') ?? '').includes('application/json');
 }
 
 function safeJson(text: string): unknown {

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { replayChunks, replayRaw, sessionDirSegments } from '../log/replay.js';
 import { clientFrom, retryNotice } from './config.js';
-import { UsageError } from './errors.js';
+import { FailureError, UsageError } from './errors.js';
 import { type Io, writeOut } from './io.js';
 import { sessionTarget } from './session-target.js';
 
@@ -41,7 +41,37 @@ export function registerReplay(program: Command, io: Io): void {
         const res = await clientFrom(o, io.env, retryNotice(io)).stream(
           `/v1/sessions/${t.sid}/replay?${query}`,
         );
-        if (res.body) for await (const chunk of res.body) await writeOut(io, chunk);
+        if (res.body) await copyReplay(io, res.body, t.sid);
       },
     );
+}
+
+/**
+ * Writes the replay's body to stdout as it comes. A transfer the server breaks off (a segment cut while
+ * it streams: the server ends it without its last chunk rather than send a short replay as whole) is
+ * said as such, with how much came, never as an unexpected error.
+ * @throws FailureError when the body stops before its end
+ */
+async function copyReplay(io: Io, body: ReadableStream<Uint8Array>, sid: string): Promise<void> {
+  const reader = body.getReader();
+  let got = 0;
+  for (;;) {
+    let next: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      next = await reader.read();
+    } catch (err) {
+      const cause = (err as { cause?: { message?: unknown } }).cause?.message;
+      const why = [err instanceof Error ? err.message : String(err), typeof cause === 'string' ? cause : null]
+        .filter(Boolean)
+        .join(': ');
+      throw new FailureError(
+        `the server stopped sending the replay of ${sid} after ${got} bytes: ${why}. What was printed is ` +
+          `incomplete: check the session with hansard verify ${sid}, or ask the server's operator (the ` +
+          "server's log says why; see docs/operations.md in the hansard repository)",
+      );
+    }
+    if (next.done) return;
+    got += next.value.length;
+    await writeOut(io, next.value);
+  }
 }

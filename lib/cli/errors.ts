@@ -15,3 +15,11 @@ export class ExitError extends Error {
     super(`exit ${exitCode}`);
   }
 }
+
+/**
+ * A failure the command explains in a sentence (a transfer the server broke off): printed as
+ * `hansard: MESSAGE` with no stack trace, exit code 1.
+ */
+export class FailureError extends Error {
+  override name = 'FailureError';
+}

@@ -4,8 +4,9 @@
  * refusal).
  */
 import { Command, CommanderError } from 'commander';
+import { escapeControl } from '../log/escape.js';
 import { HANSARD_VERSION } from '../version.js';
-import { NetworkError, ServerError } from './client.js';
+import { NetworkError, ServerError, STORAGE_FAULTS_FOR_OPERATOR } from './client.js';
 import { registerImport } from './cmd-import.js';
 import { registerReplay } from './cmd-replay.js';
 import { registerServe } from './cmd-serve.js';
@@ -14,7 +15,7 @@ import { registerTenant } from './cmd-tenant.js';
 import { registerToken } from './cmd-token.js';
 import { registerUpload } from './cmd-upload.js';
 import { registerVerify } from './cmd-verify.js';
-import { ExitError, UsageError } from './errors.js';
+import { ExitError, FailureError, UsageError } from './errors.js';
 import type { Io } from './io.js';
 
 /** Builds the program; `io` carries the streams and environment (tests pass their own). */
@@ -76,6 +77,14 @@ function exitCodeFor(err: unknown, io: Io): number {
     io.stderr.write(`hansard: ${err.message}\n`);
     return 2;
   }
+  if (err instanceof FailureError) {
+    io.stderr.write(`hansard: ${err.message}\n`);
+    return 1;
+  }
+  if (err instanceof ServerError && STORAGE_FAULT_CODES.has(err.code)) {
+    io.stderr.write(storageFaultText(err));
+    return 1;
+  }
   if (err instanceof ServerError) {
     io.stderr.write(`hansard: the server refused: ${err.message} (${err.status} ${err.code})\n`);
     // Validation errors carry one issue per field: show them, they say what to change.
@@ -97,6 +106,34 @@ function exitCodeFor(err: unknown, io: Io): number {
     `hansard: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
   );
   return 1;
+}
+
+/** The server's storage faults (docs/operations.md): its operator's to fix, not the user's request. */
+const STORAGE_FAULT_CODES: ReadonlySet<string> = new Set([
+  ...STORAGE_FAULTS_FOR_OPERATOR,
+  'storage_read_only',
+  'insufficient_storage',
+]);
+
+/**
+ * A storage fault of the server as the user sees it: its code and status, the server's message, the
+ * details that locate it (the writer, the byte range, the offset to resume from), and whom to ask.
+ */
+function storageFaultText(err: ServerError): string {
+  const lines = [`hansard: the server's storage failed: ${err.code} (${err.status}): ${err.message}`];
+  const d = err.details;
+  const range = d.range as { start?: unknown; end?: unknown } | undefined;
+  if (typeof d.w === 'string') lines.push(`  writer: ${escapeControl(d.w)}`);
+  if (range && typeof range.start === 'number' && typeof range.end === 'number') {
+    lines.push(`  bytes: [${range.start}, ${range.end}) of its segment`);
+  }
+  if (typeof d.expected_offset === 'number') lines.push(`  resume at: byte ${d.expected_offset}`);
+  const passing = err.code === 'storage_read_only' || err.code === 'insufficient_storage';
+  lines.push(
+    `hint: ${passing ? 'it did not pass while this command tried again; run it again later, or' : 'no retry changes this:'} ` +
+      `ask the server's operator; see docs/operations.md#${err.code} in the hansard repository`,
+  );
+  return `${lines.join('\n')}\n`;
 }
 
 /** What to do about a token that lacks a scope: which token has it, or how to make one. */

@@ -5,7 +5,7 @@
  */
 import { createReadStream, type Stats } from 'node:fs';
 import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { Mutex } from 'async-mutex';
 import { assertSegmentKey } from './keys.js';
 import type { ReadSegmentOptions, SegmentKey, SegmentStore } from './ports.js';
@@ -49,7 +49,7 @@ export class FsSegmentStore implements SegmentStore {
     await lock.runExclusive(async () => {
       const fh = await this.storage(
         'open',
-        () => mkdir(dirname(path), { recursive: true }).then(() => this.openFile(path, 'a+')),
+        () => this.makeFolders(dirname(path)).then(() => this.openFile(path, 'a+')),
         path,
       );
       try {
@@ -78,6 +78,30 @@ export class FsSegmentStore implements SegmentStore {
         await fh.close();
       }
     });
+  }
+
+  /**
+   * `mkdir -p dir`. Node's recursive mkdir reports ENOENT when a folder cannot be made on a read-only
+   * filesystem (EROFS) and for some other refusals: on a failure the folders are made again one at a time
+   * from the data directory down, so the error is the disk's own (EROFS, EACCES, ENOSPC, ENOTDIR).
+   */
+  private async makeFolders(dir: string): Promise<void> {
+    try {
+      await mkdir(dir, { recursive: true });
+      return;
+    } catch (err) {
+      if (errorCode(err) !== 'ENOENT') throw err;
+    }
+    const top = resolve(this.root);
+    let at = top;
+    for (const part of relative(top, resolve(dir)).split(sep)) {
+      at = join(at, part);
+      try {
+        await mkdir(at);
+      } catch (err) {
+        if (errorCode(err) !== 'EEXIST') throw err;
+      }
+    }
   }
 
   /**
