@@ -173,15 +173,35 @@ function writeOwner(dataDir: string, owner: LockOwner): void {
   renameSync(tmp, join(dataDir, OWNER_NAME));
 }
 
-/** True when `owner` ran on this host and its process no longer exists. */
+/** True when `owner` ran on this host and its process no longer runs. */
 function diedOnThisHost(owner: LockOwner): boolean {
   if (owner.hostname !== hostname() || owner.pid === process.pid) return false;
+  return !processRuns(owner.pid);
+}
+
+/**
+ * Whether process `pid` of this host still runs. A zombie does not: a server killed with SIGKILL whose
+ * parent has not reaped it yet (an orphan waiting for its reaper, a supervisor that waits late) keeps
+ * its pid, so `kill(pid, 0)` succeeds, but it holds nothing and never writes again; Linux shows it as
+ * state `Z` in `/proc/PID/stat`. A process of another user (EPERM) runs.
+ */
+export function processRuns(pid: number): boolean {
   try {
-    process.kill(owner.pid, 0);
-    return false;
+    process.kill(pid, 0);
   } catch (err) {
-    // EPERM: the process exists but belongs to another user.
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+  return procState(pid) !== 'Z';
+}
+
+/** The state letter of `/proc/PID/stat` (R, S, D, Z, …), or null without /proc (not Linux) or that pid. */
+function procState(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "PID (COMM) STATE …": COMM may hold spaces and parentheses, so the state follows the last ')'.
+    return /^\s*(\S)/.exec(stat.slice(stat.lastIndexOf(')') + 1))?.[1] ?? null;
+  } catch {
+    return null;
   }
 }
 
