@@ -53,7 +53,8 @@ the one that holds it (DIR/serve.lock). \`hansard tenant create --data DIR\` wor
 A chunk that would take a tenant past its quota is refused (413 quota_exceeded); a token that sends
 more requests a minute than --rate-limit is answered 429 with Retry-After, and so is one more
 whole-session read than --max-concurrent-replays (429 too_many_replays). A client that takes none of
-a replay or segment download for --stream-idle-seconds is cut off, and its slot comes back.`,
+a replay or segment download for --stream-idle-seconds is cut off, and its slot comes back.
+SIGTERM or Ctrl-C stops it: open requests get 5 s to finish, then their connections are closed.`,
     )
     .action(
       async (opts: {
@@ -96,6 +97,7 @@ a replay or segment download for --stream-idle-seconds is cut off, and its slot 
         // The server stack (Hono, the board, SQLite) loads only for `serve`: other commands start faster.
         const { startServer } = await import('./serve.js');
         const { DataDirLockedError, DataDirUnusableError } = await import('./data-lock.js');
+        const { StartRefusedError } = await import('./serve-start.js');
         let server: Awaited<ReturnType<typeof startServer>>;
         try {
           server = await startServer({
@@ -114,8 +116,13 @@ a replay or segment download for --stream-idle-seconds is cut off, and its slot 
             onLockLost: () => process.exit(1),
           });
         } catch (err) {
-          // One server per data directory (docs/operations.md): refused with exit 2, naming the holder.
-          if (err instanceof DataDirLockedError || err instanceof DataDirUnusableError)
+          // One server per data directory (docs/operations.md): refused with exit 2, naming the holder;
+          // and a data directory that cannot hold the first start's state (a full disk) the same way.
+          if (
+            err instanceof DataDirLockedError ||
+            err instanceof DataDirUnusableError ||
+            err instanceof StartRefusedError
+          )
             throw new UsageError(err.message);
           const code = (err as NodeJS.ErrnoException).code;
           if (code === 'EADDRINUSE') {
@@ -133,11 +140,27 @@ a replay or segment download for --stream-idle-seconds is cut off, and its slot 
           io.stdout.write(`\nCommands reach this server with: export HANSARD_URL=${server.url}\n`);
         }
         io.keepAlive = true;
+        // A graceful stop with a deadline (server.close): a client that stopped reading cannot keep the
+        // server, and its data directory's lock, alive. A second signal ends the process at once.
+        let stopping = false;
         const stop = () => {
-          void server.close().then(() => process.exit(0));
+          if (stopping) {
+            io.stderr.write('hansard: stopping now, without waiting for open requests\n');
+            process.exit(1);
+          }
+          stopping = true;
+          server.close().then(
+            () => process.exit(0),
+            (err: unknown) => {
+              io.stderr.write(
+                `hansard: stopping failed: ${err instanceof Error ? err.message : String(err)}\n`,
+              );
+              process.exit(1);
+            },
+          );
         };
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
       },
     );
 }

@@ -6,18 +6,13 @@
  * link carrying a fresh board-scoped token, as Jupyter does. One server per data directory: it locks the
  * directory first (data-lock.ts) and refuses to start on one another server holds.
  */
-import { createLocalApp, listenLocal, openLocalStores } from '../deploy/local.js';
-import { ensureTenant } from '../service/bootstrap.js';
-import { mintToken } from '../service/tokens.js';
+import { createLocalApp, listenLocal, openLocalStores, STOP_GRACE_MS } from '../deploy/local.js';
 import type { Stores } from '../store/index.js';
 import { HANSARD_VERSION } from '../version.js';
 import { type DataDirLock, lockDataDir } from './data-lock.js';
+import { ensureLocalTenant, newBoardLink, refusedStart } from './serve-start.js';
 
 export const LOCAL_TENANT = 'local';
-/** The label of the token a board link carries. */
-const BOARD_LINK_LABEL = 'board link';
-/** Lifetime of the board link's token. */
-const BOARD_LINK_TTL_SECONDS = 30 * 86400;
 
 export interface ServeOptions {
   port: number;
@@ -52,14 +47,25 @@ export interface ServeOptions {
 export interface RunningServer {
   url: string;
   port: number;
+  /**
+   * the board link (it signs a browser in), or the board's address alone when this start could not
+   * store a new link (a full or read-only data directory: see serve-start.ts)
+   */
   boardUrl: string;
-  close(): Promise<void>;
+  /**
+   * Stops the server: stops accepting, gives open requests `graceMs` (default 5 s) to finish, closes the
+   * connections still open then (a client that stopped reading), closes the stores and releases the data
+   * directory. Prints a line when it starts stopping and one when it has stopped.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 /**
  * Starts the local server; resolves once it listens. `close()` stops it and releases the data directory.
  * @throws DataDirLockedError when another process serves `o.data` (DataDirUnusableError when it cannot be
- *   locked at all); the listen errors of `net.Server` (EADDRINUSE, EACCES) after releasing the lock
+ *   locked at all); StartRefusedError when its stores cannot be opened, or tenant `local` cannot be
+ *   created on a first start, because the data directory refuses (full, read-only, not writable); the
+ *   listen errors of `net.Server` (EADDRINUSE, EACCES) after releasing the lock
  */
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   let close: (() => Promise<void>) | null = null;
@@ -73,7 +79,11 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   });
   let stores: Stores | null = null;
   try {
-    stores = openLocalStores(o.data);
+    try {
+      stores = openLocalStores(o.data);
+    } catch (err) {
+      throw refusedStart(err, o.data, 'open its state database') ?? err;
+    }
     const running = await listen(o, lock, stores);
     close = running.close;
     return running;
@@ -86,20 +96,11 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
 
 async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promise<RunningServer> {
   const now = new Date();
-  const admin = await ensureTenant(stores.state, LOCAL_TENANT, now, o.bootstrapToken);
+  const admin = await ensureLocalTenant(stores.state, LOCAL_TENANT, o.data, now, o.bootstrapToken);
   // Like Jupyter, each start's link replaces the last one: earlier board links stop working, so they do
-  // not pile up in `token list` (a browser signed in with one is sent to sign in again).
-  for (const t of await stores.state.listTokens(LOCAL_TENANT)) {
-    if (t.label === BOARD_LINK_LABEL && t.revoked_at === null) {
-      await stores.state.revokeToken(LOCAL_TENANT, t.id, now.toISOString());
-    }
-  }
-  const board = await mintToken(
-    stores.state,
-    LOCAL_TENANT,
-    { scopes: ['board'], label: BOARD_LINK_LABEL, ttl_seconds: BOARD_LINK_TTL_SECONDS },
-    now,
-  );
+  // not pile up in `token list` (a browser signed in with one is sent to sign in again). On a full or
+  // read-only disk there is no new link, and the server serves anyway (its reads work).
+  const board = await newBoardLink(stores.state, LOCAL_TENANT, o.data, now);
   const app = createLocalApp(stores, {
     log: (m, e) =>
       o.log(e === undefined ? m : `${m}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
@@ -118,7 +119,7 @@ async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promi
     requestTimeout: o.requestTimeout,
   });
   const { url, port } = server;
-  const boardUrl = `${url}/?token=${board.token}`;
+  const boardUrl = board.token ? `${url}/?token=${board.token.token}` : `${url}/`;
   lock.setUrl(url);
   o.print(`hansard ${HANSARD_VERSION} serving ${url} (data in ${o.data})`);
   if (admin && o.bootstrapToken) {
@@ -131,20 +132,40 @@ async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promi
     o.print('Use it with: export HANSARD_TOKEN=<token>   (then: hansard token create --scopes ingest,read)');
   }
   o.print('');
-  // Each start revokes the previous link (above): say so, not only its 30-day lifetime.
-  o.print(
-    'Open the board (this link signs you in until the next start of hansard serve, which prints a new one):',
-  );
+  if (board.warning) o.log(`hansard: warning: ${board.warning}`);
+  if (board.token) {
+    // Each start revokes the previous link (above): say so, not only its 30-day lifetime.
+    o.print(
+      'Open the board (this link signs you in until the next start of hansard serve, which prints a new one):',
+    );
+  } else {
+    o.print('The board (no new sign-in link this start: the data directory refused to store it):');
+  }
   o.print(`  ${boardUrl}`);
   return {
     url,
     port,
     boardUrl,
-    // The lock goes last: a server started next opens the stores only after these are closed.
-    close: () =>
-      server
-        .close()
-        .then(() => stores.state.close())
-        .then(() => lock.release()),
+    close: async (graceMs = STOP_GRACE_MS) => {
+      const open = server.openRequests();
+      o.print(
+        open === 0
+          ? 'hansard serve stopping'
+          : `hansard serve stopping: waiting up to ${graceMs / 1000} s for ${requests(open)}`,
+      );
+      const cut = await server.close(graceMs);
+      if (cut > 0) {
+        o.print(
+          `hansard serve: ${requests(cut)} still running after ${graceMs / 1000} s: closed their connections`,
+        );
+      }
+      // The lock goes last: a server started next opens the stores only after these are closed.
+      await stores.state.close();
+      await lock.release();
+      o.print('hansard serve stopped');
+    },
   };
 }
+
+/** `1 open request`, `3 open requests`. */
+const requests = (n: number) => `${n} open request${n === 1 ? '' : 's'}`;

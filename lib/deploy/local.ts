@@ -7,6 +7,7 @@
  * Only lib/cli and test code import this module (test/architecture/import-graph.test.ts): the Lambda
  * bundles never hold SQLite or better-sqlite3 (test/infra/bundle-contents.test.ts).
  */
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type HttpBindings, serve } from '@hono/node-server';
 import type { Hono } from 'hono';
@@ -73,12 +74,22 @@ export interface ListenOptions {
   requestTimeout?: number | undefined;
 }
 
+/** How long `LocalListener.close` lets open requests run before it closes their connections: 5 s. */
+export const STOP_GRACE_MS = 5_000;
+
 export interface LocalListener {
   /** `http://host:port` (an IPv6 host in brackets) */
   url: string;
   port: number;
-  /** stops accepting connections; resolves once the open ones are done. The stores stay open. */
-  close(): Promise<void>;
+  /** requests received and not yet answered in full (a stalled reader's replay counts until it ends) */
+  openRequests(): number;
+  /**
+   * Stops accepting connections and closes the idle ones at once; gives the open requests `graceMs`
+   * (default `STOP_GRACE_MS`) to finish, then closes every connection left (a client that stopped
+   * reading would otherwise hold the server forever). Resolves once every connection is closed, with
+   * how many requests were still open at the deadline (0 when all finished in time). The stores stay open.
+   */
+  close(graceMs?: number): Promise<number>;
 }
 
 /**
@@ -102,14 +113,32 @@ export async function listenLocal(
     const s = serve({ fetch: app.fetch, hostname: o.host, port: o.port, serverOptions }, () => resolve(s));
     s.once('error', reject);
   });
+  let open = 0;
+  server.on('request', (_req, res: ServerResponse) => {
+    open++;
+    res.once('close', () => open--);
+  });
   const port = (server.address() as AddressInfo).port;
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
+  // node-server's `serve` returns its http.Server (or an http2 one when asked, which we never do).
+  const http = server as Server;
   return {
     url: `http://${host}:${port}`,
     port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
+    openRequests: () => open,
+    close: (graceMs = STOP_GRACE_MS) =>
+      new Promise<number>((resolve) => {
+        let cut = 0;
+        const deadline = setTimeout(() => {
+          cut = open;
+          http.closeAllConnections();
+        }, graceMs);
+        http.close(() => {
+          clearTimeout(deadline);
+          resolve(cut);
+        });
+        // Keep-alive connections with no request would otherwise hold close() until they time out.
+        http.closeIdleConnections();
       }),
   };
 }

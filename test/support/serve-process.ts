@@ -3,7 +3,8 @@
  * watch what the server process holds (its open file descriptors, `/proc/<pid>/fd`, and its resident
  * memory, `/proc/<pid>/status` VmRSS; Linux only, as `/proc` is), or that need the disk's own refusals
  * (ENOSPC, EROFS, EACCES) to reach the real server: on a data directory the test chooses (a small tmpfs,
- * a directory another user owns), optionally as another user (issue 8).
+ * a directory another user owns), optionally as another user (issue 8); or that signal it and watch it stop
+ * (`signal`, `exited`, `stdout`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -33,6 +34,12 @@ export interface ServeProcess {
   workDir: string;
   /** what the process wrote to stderr so far (the request log, errors) */
   stderr(): string;
+  /** what the process wrote to stdout so far (the banner, the stop lines) */
+  stdout(): string;
+  /** sends `sig` to the process and returns at once (`close` is the test's cleanup) */
+  signal(sig: NodeJS.Signals): void;
+  /** resolves with the exit code (null when a signal ended it) once the process has exited */
+  exited: Promise<number | null>;
   /** how many file descriptors the process has open now */
   openFds(): number;
   /** the process's resident set size now, in bytes */
@@ -66,6 +73,64 @@ export interface ServeProcessOptions {
  * it serves. @throws Error with its output when it exits or prints nothing in 45 s
  */
 export function startServeProcess(opts: ServeProcessOptions = {}): Promise<ServeProcess> {
+  const { child, root, dataDir, workDir, admin } = spawnServe(opts);
+  let out = '';
+  let err = '';
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => {
+    // Keep the tail only: the request log of a long test is large.
+    err = (err + s).slice(-200_000);
+  });
+  const proc = `/proc/${child.pid}`;
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`hansard serve printed no address in 45 s:\n${out}\n${err}`));
+    }, 45_000);
+    const onExit = (code: number | null) => {
+      clearTimeout(timer);
+      fail(new Error(`hansard serve exited with ${code}:\n${out}\n${err}`));
+    };
+    child.once('exit', onExit);
+    child.stdout!.setEncoding('utf8').on('data', (s: string) => {
+      out += s;
+      const m = /serving (http:\/\/127\.0\.0\.1:(\d+))/.exec(out);
+      if (!m || !/\/\?token=hns_\w+/.test(out)) return;
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      done({
+        url: m[1]!,
+        port: Number(m[2]),
+        pid: child.pid!,
+        admin,
+        dataDir,
+        workDir,
+        stderr: () => err,
+        stdout: () => out,
+        signal: (sig) => child.kill(sig),
+        exited,
+        openFds: () => readdirSync(`${proc}/fd`).length,
+        rssBytes: () => {
+          const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`${proc}/status`, 'utf8'));
+          return Number(kb?.[1] ?? 0) * 1024;
+        },
+        close: async () => {
+          if (child.exitCode === null && child.signalCode === null) {
+            const exited = new Promise((r) => child.once('exit', r));
+            child.kill('SIGTERM');
+            const force = setTimeout(() => child.kill('SIGKILL'), 5000);
+            await exited;
+            clearTimeout(force);
+          }
+          rmSync(root, { recursive: true, force: true });
+        },
+      });
+    });
+  });
+}
+
+/** Spawns `hansard serve` as `startServeProcess` describes. */
+function spawnServe(opts: ServeProcessOptions) {
   const root = mkdtempSync(join(tmpdir(), 'hansard-proc-'));
   const dataDir = opts.dataDir ?? join(root, 'data');
   const workDir = join(root, 'work');
@@ -98,53 +163,5 @@ export function startServeProcess(opts: ServeProcessOptions = {}): Promise<Serve
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.gid ?? opts.uid } : {}),
   });
-  let out = '';
-  let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (s: string) => {
-    // Keep the tail only: the request log of a long test is large.
-    err = (err + s).slice(-200_000);
-  });
-  const proc = `/proc/${child.pid}`;
-  return new Promise((done, fail) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      fail(new Error(`hansard serve printed no address in 45 s:\n${out}\n${err}`));
-    }, 45_000);
-    const onExit = (code: number | null) => {
-      clearTimeout(timer);
-      fail(new Error(`hansard serve exited with ${code}:\n${out}\n${err}`));
-    };
-    child.once('exit', onExit);
-    child.stdout!.setEncoding('utf8').on('data', (s: string) => {
-      out += s;
-      const m = /serving (http:\/\/127\.0\.0\.1:(\d+))/.exec(out);
-      if (!m || !/\/\?token=hns_\w+/.test(out)) return;
-      clearTimeout(timer);
-      child.off('exit', onExit);
-      done({
-        url: m[1]!,
-        port: Number(m[2]),
-        pid: child.pid!,
-        admin,
-        dataDir,
-        workDir,
-        stderr: () => err,
-        openFds: () => readdirSync(`${proc}/fd`).length,
-        rssBytes: () => {
-          const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`${proc}/status`, 'utf8'));
-          return Number(kb?.[1] ?? 0) * 1024;
-        },
-        close: async () => {
-          if (child.exitCode === null && child.signalCode === null) {
-            const exited = new Promise((r) => child.once('exit', r));
-            child.kill('SIGTERM');
-            const force = setTimeout(() => child.kill('SIGKILL'), 5000);
-            await exited;
-            clearTimeout(force);
-          }
-          rmSync(root, { recursive: true, force: true });
-        },
-      });
-    });
-  });
+  return { child, root, dataDir, workDir, admin };
 }
