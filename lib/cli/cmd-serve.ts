@@ -94,6 +94,11 @@ SIGTERM or Ctrl-C stops it: open requests get 5 s to finish, then their connecti
           );
         }
         const bootstrapToken = io.env.HANSARD_BOOTSTRAP_TOKEN || undefined;
+        // Checked before the data directory is touched: a bad one used to leave tenant "local" with no token.
+        if (bootstrapToken !== undefined) {
+          const { TOKEN_PATTERN } = await import('../service/tokens.js');
+          if (!TOKEN_PATTERN.test(bootstrapToken)) throw new UsageError(badBootstrapToken(bootstrapToken));
+        }
         // The server stack (Hono, the board, SQLite) loads only for `serve`: other commands start faster.
         const { startServer } = await import('./serve.js');
         const { DataDirLockedError, DataDirUnusableError } = await import('./data-lock.js');
@@ -163,4 +168,22 @@ SIGTERM or Ctrl-C stops it: open requests get 5 s to finish, then their connecti
         process.on('SIGTERM', stop);
       },
     );
+}
+
+/**
+ * Why `HANSARD_BOOTSTRAP_TOKEN` is refused and what to set instead. Never repeats the value: it may be a
+ * secret of something else.
+ */
+function badBootstrapToken(value: string): string {
+  const rest = value.slice(4);
+  const what = !value.startsWith('hns_')
+    ? 'does not start with hns_'
+    : /[^0-9A-Za-z]/.test(rest)
+      ? 'has characters other than letters and digits after hns_'
+      : `has ${rest.length} characters after hns_`;
+  return (
+    `HANSARD_BOOTSTRAP_TOKEN must be hns_ followed by 43 letters and digits (A-Z, a-z, 0-9); the one set ${what}. ` +
+    'Nothing was created. Set one such as ' +
+    'hns_$(openssl rand -base64 48 | tr -dc A-Za-z0-9 | head -c 43), or unset it to have one made and printed'
+  );
 }

@@ -95,12 +95,6 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
 }
 
 async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promise<RunningServer> {
-  const now = new Date();
-  const admin = await ensureLocalTenant(stores.state, LOCAL_TENANT, o.data, now, o.bootstrapToken);
-  // Like Jupyter, each start's link replaces the last one: earlier board links stop working, so they do
-  // not pile up in `token list` (a browser signed in with one is sent to sign in again). On a full or
-  // read-only disk there is no new link, and the server serves anyway (its reads work).
-  const board = await newBoardLink(stores.state, LOCAL_TENANT, o.data, now);
   const app = createLocalApp(stores, {
     log: (m, e) =>
       o.log(e === undefined ? m : `${m}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
@@ -112,12 +106,27 @@ async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promi
       ...(o.streamIdleMs !== undefined ? { streamIdleMs: o.streamIdleMs } : {}),
     },
   });
+  // The port first, the tenant and its tokens after: a start that cannot listen (the port is taken)
+  // must not leave a tenant whose admin token it never showed (the next start would not show it either).
   const server = await listenLocal(app, {
     host: o.host,
     port: o.port,
     headersTimeout: o.headersTimeout,
     requestTimeout: o.requestTimeout,
   });
+  let admin: Awaited<ReturnType<typeof ensureLocalTenant>>;
+  let board: Awaited<ReturnType<typeof newBoardLink>>;
+  try {
+    const now = new Date();
+    admin = await ensureLocalTenant(stores.state, LOCAL_TENANT, o.data, now, o.bootstrapToken);
+    // Like Jupyter, each start's link replaces the last one: earlier board links stop working, so they do
+    // not pile up in `token list` (a browser signed in with one is sent to sign in again). On a full or
+    // read-only disk there is no new link, and the server serves anyway (its reads work).
+    board = await newBoardLink(stores.state, LOCAL_TENANT, o.data, now);
+  } catch (err) {
+    await server.close(0);
+    throw err;
+  }
   const { url, port } = server;
   const boardUrl = board.token ? `${url}/?token=${board.token.token}` : `${url}/`;
   lock.setUrl(url);

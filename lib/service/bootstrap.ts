@@ -2,12 +2,15 @@
  * First start of a deployment (DESIGN §4): the tenant and its first admin token, created by the operator.
  */
 import type { StateStore } from '../store/index.js';
-import { type CreatedToken, mintToken } from './tokens.js';
+import { AppError } from './errors.js';
+import { type CreatedToken, mintToken, TOKEN_PATTERN } from './tokens.js';
 
 /**
  * Creates `tenant` with an admin token unless it exists. Returns the token (its secret shown once), or
  * null when the tenant was already there.
  * @param secret the admin token to install instead of a random one (`HANSARD_BOOTSTRAP_TOKEN`)
+ * @throws AppError `bad_request` for a `secret` that is not `hns_` + 43 base62 characters, before anything
+ *   is stored (a tenant created without its token could never be used)
  */
 export async function ensureTenant(
   state: StateStore,
@@ -15,6 +18,9 @@ export async function ensureTenant(
   now: Date,
   secret?: string,
 ): Promise<CreatedToken | null> {
+  if (secret !== undefined && !TOKEN_PATTERN.test(secret)) {
+    throw new AppError('bad_request', 'a token must be hns_ followed by 43 letters and digits');
+  }
   if (await state.tenantExists(tenant)) return null;
   await state.createTenant(tenant, now.toISOString());
   return mintToken(

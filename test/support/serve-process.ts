@@ -4,7 +4,7 @@
  * memory, `/proc/<pid>/status` VmRSS; Linux only, as `/proc` is), or that need the disk's own refusals
  * (ENOSPC, EROFS, EACCES) to reach the real server: on a data directory the test chooses (a small tmpfs,
  * a directory another user owns), optionally as another user (issue 8); or that signal it and watch it stop
- * (`signal`, `exited`, `stdout`).
+ * (`signal`, `exited`, `stdout`), or expect a start to fail (`runServeToExit`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -66,6 +66,11 @@ export interface ServeProcessOptions {
    * (running as another user cannot, where the checkout sits in a folder only root may enter)
    */
   withoutDacOverride?: boolean;
+  /**
+   * its environment over the test's (HANSARD_ variables are dropped, then HANSARD_BOOTSTRAP_TOKEN set to
+   * the `admin` token); a variable given as undefined is removed
+   */
+  env?: Record<string, string | undefined>;
 }
 
 /**
@@ -129,7 +134,46 @@ export function startServeProcess(opts: ServeProcessOptions = {}): Promise<Serve
   });
 }
 
-/** Spawns `hansard serve` as `startServeProcess` describes. */
+/** How a `hansard serve` that was expected to exit ended. */
+export interface ServeExit {
+  /** its exit code (null when a signal ended it) */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  dataDir: string;
+  /** removes its directories (a data directory the test chose is left to it) */
+  cleanup(): void;
+}
+
+/**
+ * Runs `hansard serve` as `startServeProcess` does, for a start that should fail: resolves once it exits.
+ * @throws Error with its output when it is still running after `timeoutMs` (it is killed then)
+ */
+export function runServeToExit(opts: ServeProcessOptions = {}, timeoutMs = 30_000): Promise<ServeExit> {
+  const { child, root, dataDir } = spawnServe(opts);
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`hansard serve was still running after ${timeoutMs} ms:\n${out}\n${err}`));
+    }, timeoutMs);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      done({
+        code,
+        stdout: out,
+        stderr: err,
+        dataDir,
+        cleanup: () => rmSync(root, { recursive: true, force: true }),
+      });
+    });
+  });
+}
+
+/** Spawns `hansard serve` as `startServeProcess` and `runServeToExit` describe. */
 function spawnServe(opts: ServeProcessOptions) {
   const root = mkdtempSync(join(tmpdir(), 'hansard-proc-'));
   const dataDir = opts.dataDir ?? join(root, 'data');
@@ -138,6 +182,10 @@ function spawnServe(opts: ServeProcessOptions) {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HANSARD_')) env[k] = v;
   env.HANSARD_BOOTSTRAP_TOKEN = admin;
+  for (const [k, v] of Object.entries(opts.env ?? {})) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
   const node = [
     '--import',
     'tsx',
