@@ -96,6 +96,11 @@ export async function lockDataDir(dataDir: string, onLost: (err: Error) => void)
   } catch (err) {
     if (err instanceof DataDirLockedError) throw err;
     const e = err as NodeJS.ErrnoException;
+    if (isFull(err)) {
+      throw new DataDirUnusableError(
+        `the disk holding ${dataDir} is full: cannot take the data directory's lock (${e.code}). Free some space (df -h ${dataDir}), then start again`,
+      );
+    }
     throw new DataDirUnusableError(
       `cannot lock the data directory ${dataDir} (${e.code ?? e.message}): it must be a directory this user can write`,
     );
@@ -110,9 +115,13 @@ export async function lockDataDir(dataDir: string, onLost: (err: Error) => void)
   try {
     writeOwner(dataDir, owner);
   } catch (err) {
-    await release();
-    const e = err as NodeJS.ErrnoException;
-    throw new DataDirUnusableError(`cannot write ${join(dataDir, OWNER_NAME)} (${e.code ?? e.message})`);
+    // A full disk: the lock is held all the same (the lock folder is what excludes a second server);
+    // only its description is missing, so a refused second start says "did not say which" (issue 8).
+    if (!isFull(err)) {
+      await release();
+      const e = err as NodeJS.ErrnoException;
+      throw new DataDirUnusableError(`cannot write ${join(dataDir, OWNER_NAME)} (${e.code ?? e.message})`);
+    }
   }
   const removeOwner = () => {
     if (readOwner(dataDir)?.pid === process.pid) rmSync(join(dataDir, OWNER_NAME), { force: true });
@@ -124,7 +133,11 @@ export async function lockDataDir(dataDir: string, onLost: (err: Error) => void)
     setUrl(url) {
       if (released) return;
       owner.url = url;
-      writeOwner(dataDir, owner);
+      try {
+        writeOwner(dataDir, owner);
+      } catch {
+        // Best effort (a full disk): the description then lacks the address, the lock is still held.
+      }
     },
     async release() {
       if (released) return;
@@ -166,11 +179,22 @@ async function readOwnerSoon(dataDir: string): Promise<LockOwner | null> {
   return readOwner(dataDir);
 }
 
-/** Written to a temporary name and renamed, so a reader never sees half a file. */
+/** Written to a temporary name and renamed, so a reader never sees half a file (nor a failed write's). */
 function writeOwner(dataDir: string, owner: LockOwner): void {
   const tmp = join(dataDir, `${OWNER_NAME}.${process.pid}.tmp`);
-  writeFileSync(tmp, `${JSON.stringify(owner)}\n`);
+  try {
+    writeFileSync(tmp, `${JSON.stringify(owner)}\n`);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
   renameSync(tmp, join(dataDir, OWNER_NAME));
+}
+
+/** A full disk or quota (ENOSPC, EDQUOT). */
+function isFull(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
 }
 
 /** True when `owner` ran on this host and its process no longer runs. */

@@ -10,7 +10,7 @@ import { createLocalApp, listenLocal, openLocalStores, STOP_GRACE_MS } from '../
 import type { Stores } from '../store/index.js';
 import { HANSARD_VERSION } from '../version.js';
 import { type DataDirLock, lockDataDir } from './data-lock.js';
-import { ensureLocalTenant, newBoardLink, refusedStart } from './serve-start.js';
+import { ensureLocalTenant, exclusiveStateWarning, newBoardLink, refusedStart } from './serve-start.js';
 
 export const LOCAL_TENANT = 'local';
 
@@ -141,7 +141,9 @@ async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promi
     o.print('Use it with: export HANSARD_TOKEN=<token>   (then: hansard token create --scopes ingest,read)');
   }
   o.print('');
-  if (board.warning) o.log(`hansard: warning: ${board.warning}`);
+  for (const warning of [exclusiveStateWarning(stores.state, o.data), board.warning]) {
+    if (warning) o.log(`hansard: warning: ${warning}`);
+  }
   if (board.token) {
     // Each start revokes the previous link (above): say so, not only its 30-day lifetime.
     o.print(

@@ -50,8 +50,11 @@ CREATE TABLE IF NOT EXISTS status (
 
 type Row = Record<string, unknown>;
 
+/** SQLite's answers when its shared-memory file cannot be made, grown or mapped (a full disk). */
+const SHM_FAULTS = new Set(['SQLITE_IOERR_SHMSIZE', 'SQLITE_IOERR_SHMOPEN', 'SQLITE_IOERR_SHMMAP']);
+
 export class SqliteStateStore implements StateStore {
-  private readonly db: Database.Database;
+  private db: Database.Database;
 
   /** Opens (creating if needed) the database file. `:memory:` works for tests. */
   /** Prepared statements by SQL: preparing costs more than most of these queries take to run. */
@@ -66,9 +69,28 @@ export class SqliteStateStore implements StateStore {
     return st;
   }
 
+  /**
+   * True when this store holds its database exclusively: it was opened on a disk too full for SQLite's
+   * shared-memory file (`-shm`), so the WAL index lives in this process's memory and another process
+   * (`hansard tenant create --data`) gets SQLITE_BUSY until this one closes it. Reads work; writes answer
+   * SQLITE_FULL until there is room, and work after (issue 8).
+   */
+  readonly exclusive: boolean = false;
+
   constructor(path: string) {
     this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
+    try {
+      this.db.pragma('journal_mode = WAL');
+    } catch (err) {
+      // A full disk: a WAL database whose -shm file cannot be made or grown cannot even be read (the WAL
+      // index lives there). Holding it exclusively keeps that index in memory instead.
+      if (!SHM_FAULTS.has((err as { code?: unknown }).code as string)) throw err;
+      this.db.close();
+      this.db = new Database(path);
+      this.db.pragma('locking_mode = EXCLUSIVE');
+      this.db.pragma('journal_mode = WAL');
+      this.exclusive = true;
+    }
     this.db.pragma('busy_timeout = 5000');
     this.db.pragma('synchronous = NORMAL');
     // IMMEDIATE: another process opening the same file at once waits (busy_timeout) instead of failing.
