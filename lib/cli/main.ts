@@ -86,20 +86,29 @@ function exitCodeFor(err: unknown, io: Io): number {
     return 1;
   }
   if (err instanceof ServerError) {
-    io.stderr.write(`hansard: the server refused: ${err.message} (${err.status} ${err.code})\n`);
+    const said = err.status === 404 ? 'the server has no such thing' : 'the server refused';
+    io.stderr.write(`hansard: ${said}: ${escapeControl(err.message)} (${err.status} ${err.code})\n`);
     // Validation errors carry one issue per field: show them, they say what to change.
     const issues = Array.isArray(err.details.issues)
       ? (err.details.issues as Array<{ path?: unknown; message?: unknown }>)
       : [];
     for (const i of issues.slice(0, 10)) {
-      io.stderr.write(`  - ${i.path ? `${String(i.path)}: ` : ''}${String(i.message ?? '')}\n`);
+      io.stderr.write(
+        `${escapeControl(`  - ${i.path ? `${String(i.path)}: ` : ''}${String(i.message ?? '')}`)}\n`,
+      );
     }
     if (err.status === 401) io.stderr.write('hint: check HANSARD_TOKEN / --token\n');
+    if (err.status === 404 && err.code === 'not_found') {
+      io.stderr.write('hint: check the id (hansard upload prints the session id; the board lists them)\n');
+    }
     if (err.status === 403 && Array.isArray(err.details.required)) io.stderr.write(scopeHint(err.details));
     return err.status >= 400 && err.status < 500 ? 2 : 1;
   }
   if (err instanceof NetworkError) {
-    io.stderr.write(`hansard: ${err.message}\nhint: is the server running? start one with: hansard serve\n`);
+    io.stderr.write(
+      `hansard: ${err.message}\nhint: is the server running? Start one with npm start in the hansard checkout ` +
+        '(or hansard serve), or point HANSARD_URL / --url at the server you use\n',
+    );
     return 1;
   }
   io.stderr.write(
@@ -138,15 +147,17 @@ function storageFaultText(err: ServerError): string {
 
 /** What to do about a token that lacks a scope: which token has it, or how to make one. */
 function scopeHint(details: Record<string, unknown>): string {
-  const required = (details.required as string[]).join(',');
+  // Any one of the required scopes does: name the first (the one the command needs most, e.g. ingest
+  // for an upload that first reads what the server has).
+  const scope = (details.required as string[])[0];
   const has = Array.isArray(details.has) ? (details.has as string[]) : [];
-  const board = has.length === 1 && has[0] === 'board';
+  const boardOnly = has.length === 1 && has[0] === 'board';
   return (
-    (board
-      ? "hint: this is the board link's token (it may only show the board). Use the admin token that " +
-        'hansard serve printed at its first start,\n  or make one for this: '
+    (boardOnly
+      ? 'hint: this token may only show the board (as the board link printed by hansard serve does). Use the\n' +
+        '  admin token printed at the first start, or make one for this: '
       : 'hint: make a token with that scope: ') +
-    `hansard token create --scopes ${required} (run it with an admin token)\n`
+    `hansard token create --scopes ${scope} (run it with an admin token)\n`
   );
 }
 

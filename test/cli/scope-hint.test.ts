@@ -49,9 +49,12 @@ describe('a token that lacks the scope', () => {
     const r = await cli(['upload', s.dir], board);
     expect(r.code, r.err).toBe(2);
     expect(r.err).toContain('lacks the ingest or read scope (it has board)');
-    expect(r.err).toContain("the board link's token");
-    expect(r.err).toContain('admin token that hansard serve printed at its first start');
-    expect(r.err).toContain('hansard token create --scopes ingest,read');
+    expect(r.err).toContain(
+      'this token may only show the board (as the board link printed by hansard serve does)',
+    );
+    expect(r.err).toContain('admin token printed at the first start');
+    // upload needs ingest (it reads what the server has first, which read would also allow)
+    expect(r.err).toContain('hansard token create --scopes ingest (run it with an admin token)');
   });
 
   it('for another token, says how to make one with the scope', async () => {
@@ -63,5 +66,13 @@ describe('a token that lacks the scope', () => {
     expect(r.err).toContain('lacks the report scope (it has read)');
     expect(r.err).not.toContain('board link');
     expect(r.err).toContain('hint: make a token with that scope: hansard token create --scopes report');
+  });
+
+  it('a session id the server does not have is "no such thing" with a hint to check the id, exit 2', async () => {
+    const r = await cli(['replay', 's_01KZVVGRNR3D5V708Z4NPGG11H'], reader);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^hansard: the server has no such thing: .*\(404 not_found\)\n/);
+    expect(r.err).not.toContain('refused');
+    expect(r.err).toContain('hint: check the id');
   });
 });
