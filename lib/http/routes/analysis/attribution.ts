@@ -21,6 +21,6 @@ export const attribution = defineRoute({
   },
   auth: 'bearer',
   scopes: ['read'],
-  errors: [...SESSION, 'data_loss', 'too_many_replays'],
+  errors: [...SESSION, 'data_loss', 'storage_layout', 'too_many_replays'],
   handler: async (c) => c.json(await readWholeSession(c, c.req.valid('param').sid, attributionStored), 200),
 });

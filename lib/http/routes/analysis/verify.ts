@@ -22,6 +22,6 @@ export const verify = defineRoute({
   },
   auth: 'bearer',
   scopes: ['read'],
-  errors: [...SESSION, 'too_many_replays'],
+  errors: [...SESSION, 'storage_layout', 'too_many_replays'],
   handler: async (c) => c.json(await readWholeSession(c, c.req.valid('param').sid, verifyStored), 200),
 });
