@@ -21,23 +21,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
+import { tmpfsMounts } from '../support/tmpfs.js';
 import { call, chunkedSegment, postChunk } from './segment-chunks.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-disk-'));
-const mounted: string[] = [];
+const tmpfs = tmpfsMounts();
 const servers: ServeProcess[] = [];
 
-/** Mounts a tmpfs of `size` on `dir`; the error's text when that is not allowed here. */
-function mountTmpfs(dir: string, size: string): string | null {
-  mkdirSync(dir, { recursive: true });
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'pipe' });
-    mounted.push(dir);
-    return null;
-  } catch (err) {
-    return String((err as { stderr?: Buffer }).stderr ?? err).trim();
-  }
-}
+const mountTmpfs = (dir: string, size: string) => tmpfs.mount(dir, size);
 
 const probe = join(root, 'probe');
 const cannotMount = mountTmpfs(probe, '64k');
@@ -45,7 +36,7 @@ const skipReason = cannotMount && `mounting a tmpfs is not permitted here (${can
 
 afterAll(async () => {
   for (const s of servers) await s.close();
-  for (const dir of mounted.reverse()) execFileSync('umount', [dir]);
+  tmpfs.unmountAll();
   rmSync(root, { recursive: true, force: true });
 });
 

@@ -5,30 +5,22 @@
  * dying on the start-up writes with a SqliteError and a stack trace; a first start, which cannot create
  * its tenant there, is refused with a sentence (exit 2). Mounting tmpfs needs root: skipped otherwise.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServeProcess } from '../support/serve-process.js';
+import { tmpfsMounts } from '../support/tmpfs.js';
 import { call, chunkedSegment, postChunk } from './segment-chunks.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const root = mkdtempSync(join(tmpdir(), 'hansard-full-start-'));
-const mounted: string[] = [];
+const tmpfs = tmpfsMounts();
 const children: ChildProcess[] = [];
 
-function mountTmpfs(dir: string, size: string): string | null {
-  mkdirSync(dir, { recursive: true });
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'pipe' });
-    mounted.push(dir);
-    return null;
-  } catch (err) {
-    return String((err as { stderr?: Buffer }).stderr ?? err).trim();
-  }
-}
+const mountTmpfs = (dir: string, size: string) => tmpfs.mount(dir, size);
 
 const cannotMount = mountTmpfs(join(root, 'probe'), '64k');
 
@@ -39,7 +31,7 @@ afterAll(async () => {
     c.kill('SIGKILL');
     await exited;
   }
-  for (const dir of mounted.reverse()) execFileSync('umount', [dir]);
+  tmpfs.unmountAll();
   rmSync(root, { recursive: true, force: true });
 });
 
