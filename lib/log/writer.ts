@@ -82,6 +82,8 @@ export interface EmitOptions {
   at?: number;
   /** this event's mono in seconds, instead of the monotonic clock */
   mono?: number;
+  /** the event's `extra` (DESIGN §3: fields outside the type's own, kept by every reader); default `{}` */
+  extra?: Record<string, unknown>;
 }
 
 type Ev<T extends KnownType> = Extract<KnownEvent, { type: T }>;
@@ -214,7 +216,7 @@ export function openSession(dir: string, meta: SessionMeta = {}, options: Writer
       mono: o.mono !== undefined ? roundMono(o.mono) : roundMono(monoClock() - mono0),
       type,
       ...cut,
-      extra: {},
+      extra: o.extra ?? {},
       ...(truncated.length > 0 ? { truncated } : {}),
     } as unknown as Ev<T>;
     const bytes = Buffer.from(`${serializeEvent(ev)}\n`, 'utf8');
