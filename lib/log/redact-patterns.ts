@@ -4,6 +4,7 @@
  * `hint` so text with no candidate skips the regexes. Used by `lib/log/redact.ts`.
  */
 import type { RedactPattern } from './redact.js';
+import { GITLEAKS_PATTERNS } from './redact-gitleaks.js';
 
 /** Not preceded by a token character: a token must start at a boundary, not inside an identifier. */
 const L = '(?<![A-Za-z0-9_])';
@@ -16,12 +17,38 @@ const ASSIGN = `["']?\\s*[:=]\\s*["']?`;
 /** A PEM armour line (BEGIN or END) of any private-key kind: RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … BLOCK. */
 const pem = (edge: 'BEGIN' | 'END') => `-----${edge}[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----`;
 
+/** A value after a credential-like label: 16–512 characters, with a letter and a digit, not a URL or `${VAR}`. */
+const VALUE_CHAR = `[^\\s&@?"'\`,;<>(){}\\[\\]\\\\]`;
+const ASSIGNED = `(?<secret>(?![A-Za-z][A-Za-z0-9+.-]*://|[$%<])(?=${VALUE_CHAR}{0,511}[0-9])(?=${VALUE_CHAR}{0,511}[A-Za-z])${VALUE_CHAR}{16,512})(?!${VALUE_CHAR})`;
+
 /**
- * The built-in credential patterns, most specific first: when two matches cover the same text, the
+ * A credential-like label (`*_KEY`, `*_TOKEN`, `*_SECRET`, `password`, `credentials`, `api_key`) assigned
+ * with `=`, `:`, `:=` or `=>`, in env files, JSON, YAML and code; the value must reach the entropy floor
+ * (`entropy` below, tuned on test/fixtures/redaction: hashes and ids are not under such labels there).
+ */
+export const KEYWORD_ASSIGNMENT: RedactPattern = {
+  name: 'keyword_assignment',
+  comment:
+    'label with key/token/secret/password/pwd/credential, then = : := =>, then a 16-512 character value with a letter, a digit and Shannon entropy >= 3.5 bits/char.',
+  regex: new RegExp(
+    `(?:key|token|secret|passw(?:or)?d|pwd|credential)s?(?:[_.-]?[A-Za-z0-9]){0,24}?["']?[ \\t]*(?::=|=>|[:=])[ \\t]*["'\`]?${ASSIGNED}`,
+    'i',
+  ),
+  hint: 'key|token|secret|passw|pwd|credential',
+  entropy: 3.5,
+};
+
+/**
+ * Our own rows (they name the placeholder when a gitleaks rule finds the same text), then the gitleaks
+ * rules (`redact-gitleaks.ts`, generated), then the keyword assignment, the catch-all.
+ */
+
+/**
+ * Our own credential patterns, most specific first: when two matches cover the same text, the
  * earlier row names the placeholder (`Bearer <jwt>` → `[REDACTED:jwt]`). Every row requires a known prefix
  * or a label, so ids (git shas, ULIDs, UUIDs) and ordinary words are never taken.
  */
-export const BUILTIN_PATTERNS: readonly RedactPattern[] = [
+export const OWN_PATTERNS: readonly RedactPattern[] = [
   {
     name: 'private_key',
     comment:
@@ -111,6 +138,12 @@ export const BUILTIN_PATTERNS: readonly RedactPattern[] = [
     hint: 'hns_',
   },
   {
+    name: 'tavily_key',
+    comment: 'Tavily API key: tvly- (optionally dev-/prod-) + 20 or more base62 (gitleaks has no rule).',
+    regex: new RegExp(`${L_DASH}tvly-(?:dev-|prod-)?[A-Za-z0-9]{20,}${R_DASH}`),
+    hint: 'tvly-',
+  },
+  {
     name: 'jwt',
     comment:
       'JSON Web Token: header and payload are base64url JSON objects (so both start eyJ), then a signature.',
@@ -156,4 +189,11 @@ export const BUILTIN_PATTERNS: readonly RedactPattern[] = [
     regex: /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:/?#@"'<>]+:(?<secret>[^\s/?#@"'<>]+)@/,
     hint: '://',
   },
+];
+
+/** Every built-in pattern, in precedence order: ours, gitleaks', then `KEYWORD_ASSIGNMENT`. */
+export const BUILTIN_PATTERNS: readonly RedactPattern[] = [
+  ...OWN_PATTERNS,
+  ...GITLEAKS_PATTERNS,
+  KEYWORD_ASSIGNMENT,
 ];

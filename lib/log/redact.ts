@@ -35,6 +35,18 @@ export interface RedactPattern {
    * precheck. Leave it out and the pattern runs on every string.
    */
   hint?: string;
+  /**
+   * Literal words (any case) of which one must occur for the pattern to run: the gitleaks-style precheck.
+   * All patterns' keywords are found in one pass per string, so hundreds of rules stay cheap.
+   */
+  keywords?: readonly string[];
+  /** Shannon entropy floor (bits per character) of the secret: a match below it is left alone */
+  entropy?: number;
+  /**
+   * gitleaks' secret group: `n` ≥ 1 replaces capture group `n`; `0` the first non-empty capture group (the
+   * whole match when there is none). Unset: the whole match, or the named group `secret`.
+   */
+  secretGroup?: number;
 }
 
 /** How the writer redacts: `openSession(dir, meta, { redact: { … } })`. */
@@ -179,12 +191,21 @@ interface Compiled {
   hint: RegExp | null;
   /** position in the list: lower wins when two matches cover the same text */
   order: number;
+  /** lower-cased keywords, or null: no keyword precheck */
+  keywords: readonly string[] | null;
+  entropy: number;
+  /** gitleaks secret group (see `RedactPattern.secretGroup`); -1: not set */
+  group: number;
 }
 
 interface Plan {
   patterns: Compiled[];
   /** the union of the hints; null when no pattern has one */
   anyHint: RegExp | null;
+  /** every pattern's keywords as one global, case-insensitive alternation; null when none has any */
+  anyKeyword: RegExp | null;
+  /** lower-cased keyword → every keyword it contains (itself included): a match implies them all */
+  implied: Map<string, readonly string[]>;
 }
 
 const plans = new WeakMap<readonly RedactPattern[], Plan>();
@@ -195,7 +216,13 @@ function planFor(patterns: readonly RedactPattern[]): Plan {
   const compiled = patterns.map((p, order) => compile(p, order));
   const hints = [...new Set(patterns.flatMap((p) => (p.hint ? [p.hint] : [])))];
   const anyHint = hints.length > 0 ? new RegExp(hints.map((h) => `(?:${h})`).join('|'), 'i') : null;
-  plan = { patterns: compiled, anyHint };
+  const words = [...new Set(compiled.flatMap((c) => c.keywords ?? []))].sort((a, b) => b.length - a.length);
+  const anyKeyword =
+    words.length > 0
+      ? new RegExp(words.map((w) => w.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')).join('|'), 'gi')
+      : null;
+  const implied = new Map(words.map((w) => [w, words.filter((x) => w.includes(x))]));
+  plan = { patterns: compiled, anyHint, anyKeyword, implied };
   plans.set(patterns, plan);
   return plan;
 }
@@ -207,9 +234,13 @@ function compile(p: RedactPattern, order: number): Compiled {
     source = typeof p.regex === 'string' ? p.regex : p.regex.source;
     flags = typeof p.regex === 'string' ? '' : p.regex.flags.replace(/[gdy]/g, '');
     const secret = /\(\?<secret>/.test(source);
-    const re = new RegExp(source, `${flags}g${secret ? 'd' : ''}`);
+    const group = typeof p.secretGroup === 'number' ? p.secretGroup : -1;
+    const re = new RegExp(source, `${flags}g${secret || group >= 0 ? 'd' : ''}`);
     const hint = p.hint ? new RegExp(p.hint, 'i') : null;
-    return { name: p.name, placeholder: `[REDACTED:${p.name}]`, re, secret, hint, order };
+    const keywords = p.keywords && p.keywords.length > 0 ? p.keywords.map((k) => k.toLowerCase()) : null;
+    const entropy = p.entropy ?? 0;
+    const placeholder = `[REDACTED:${p.name}]`;
+    return { name: p.name, placeholder, re, secret, hint, order, keywords, entropy, group };
   } catch (err) {
     throw new RedactPatternError(`redaction pattern ${p.name}: ${(err as Error).message}`);
   }
@@ -227,9 +258,11 @@ interface Range {
  */
 function scan(s: string, plan: Plan, from: number, hits: string[]): string {
   const hinted = plan.anyHint?.test(s) === true;
+  const found = keywordsIn(s, plan);
   let ranges: Range[] | null = null;
   for (const c of plan.patterns) {
     if (c.hint !== null && (!hinted || !c.hint.test(s))) continue;
+    if (c.keywords !== null && (found === null || !c.keywords.some((k) => found.has(k)))) continue;
     const re = c.re;
     re.lastIndex = 0;
     for (let m = re.exec(s); m !== null; m = re.exec(s)) {
@@ -240,8 +273,13 @@ function scan(s: string, plan: Plan, from: number, hits: string[]): string {
         const g = m.indices?.groups?.secret;
         if (!g) continue;
         [start, end] = g;
+      } else if (c.group >= 0) {
+        const g = secretGroup(m, c.group);
+        if (g === null) continue;
+        [start, end] = g;
       }
       if (end <= from || end <= start) continue;
+      if (c.entropy > 0 && shannon(s.slice(start, end)) < c.entropy) continue;
       ranges ??= [];
       ranges.push({ start: Math.max(start, from), end, c });
     }
@@ -260,6 +298,46 @@ function scan(s: string, plan: Plan, from: number, hits: string[]): string {
     at = end;
   }
   return out + s.slice(at);
+}
+
+/** The keywords that occur in `s` (lower-cased), or null when none does. */
+function keywordsIn(s: string, plan: Plan): Set<string> | null {
+  const re = plan.anyKeyword;
+  if (re === null) return null;
+  let found: Set<string> | null = null;
+  re.lastIndex = 0;
+  // Step one character past each match start, so overlapping keywords (`key` in `apikey`) are all seen.
+  for (let m = re.exec(s); m !== null; m = re.exec(s)) {
+    found ??= new Set();
+    for (const k of plan.implied.get(m[0].toLowerCase()) ?? []) found.add(k);
+    re.lastIndex = m.index + 1;
+  }
+  return found;
+}
+
+/** gitleaks' choice of secret: group `n`, or (n = 0) the first non-empty group, else the whole match. */
+function secretGroup(m: RegExpExecArray, n: number): [number, number] | null {
+  const ind = m.indices;
+  if (!ind) return null;
+  if (n > 0) return ind[n] ?? null;
+  for (let i = 1; i < ind.length; i++) {
+    const g = ind[i];
+    if (g && g[1] > g[0]) return g;
+  }
+  return [m.index, m.index + m[0].length];
+}
+
+/** Shannon entropy of `s` in bits per character (gitleaks' measure). */
+export function shannon(s: string): number {
+  if (s.length === 0) return 0;
+  const counts = new Map<string, number>();
+  for (const ch of s) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  let h = 0;
+  for (const n of counts.values()) {
+    const p = n / s.length;
+    h -= p * Math.log2(p);
+  }
+  return h;
 }
 
 function walk(v: unknown, key: string, plan: Plan, hits: string[], stack: Set<object>): unknown {

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  BUILTIN_PATTERNS,
   decodeEvent,
   FIELD_ORDER,
   FREE_TEXT_FIELDS,
@@ -21,6 +20,7 @@ import {
   serializeEvent,
   WriterError,
 } from '../../lib/log/index.js';
+import { KEYWORD_ASSIGNMENT, OWN_PATTERNS } from '../../lib/log/redact-patterns.js';
 
 // Every fake credential is assembled at run time, so this file holds nothing a secret scanner would flag.
 
@@ -63,6 +63,10 @@ const CASES: [string, string, string][] = [
   ['huggingface_token', 'HF_TOKEN=%', `hf_${'aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH'}`],
   ['npm_token', '//registry.npmjs.org/:_authToken=%', `npm_${fake(36)}`],
   ['hansard_token', 'HANSARD_TOKEN=%', `hns_${fake(43)}`],
+  ['tavily_key', 'TAVILY_API_KEY=%', `tvly-${fake(32)}`],
+  ['tavily_key', '%', `tvly-dev-${fake(32, 3)}`],
+  ['keyword_assignment', 'ZHIPU_API_KEY=%', `${'50aaed'}${fake(26)}.${fake(10, 2)}`],
+  ['keyword_assignment', 'config = { api_key: "%" }', `${fake(20, 5)}1`],
   [
     'jwt',
     'cookie: session=%; Path=/',
@@ -90,11 +94,11 @@ describe('built-in patterns', () => {
 
   it('covers every built-in pattern name with a case', () => {
     const covered = new Set(CASES.map((c) => c[0]));
-    for (const p of BUILTIN_PATTERNS) expect(covered).toContain(p.name);
+    for (const p of [...OWN_PATTERNS, KEYWORD_ASSIGNMENT]) expect(covered).toContain(p.name);
   });
 
   it('documents each built-in with a name, a regex, a hint and a comment', () => {
-    for (const p of BUILTIN_PATTERNS) {
+    for (const p of [...OWN_PATTERNS, KEYWORD_ASSIGNMENT]) {
       expect(p.name).toMatch(/^[a-z0-9_]+$/);
       expect(p.regex).toBeInstanceOf(RegExp);
       expect(p.hint).toBeTruthy();
