@@ -22,6 +22,7 @@ export type ImportKind =
   | 'compaction'
   | 'meta'
   | 'command'
+  | 'interrupt'
   | 'subagent_prompt'
   | 'abandoned_branch'
   | 'unknown_record'

@@ -112,6 +112,9 @@ describe('importing the real claude-code-log transcript', () => {
         .flatMap((r) => (r.type === 'assistant' ? blocks(r) : []))
         .filter((b) => b.type === 'text').length,
       notes: 1,
+      compactions: 0,
+      interruptions: 0,
+      subagentWriters: 0,
     });
     expect(result.problems).toEqual([]);
   });
@@ -268,12 +271,12 @@ describe('importing hand-made transcripts', () => {
     expect(events[3]!.status).toBe('completed'); // no stop_reason recorded
   });
 
-  it('writes a result that answers no action with an empty action_id, and reports it', async () => {
+  it('writes a result that answers no action with its own tool_use_id as action_id, and reports it', async () => {
     const { result, events } = await importLines([
       user('hi'),
       user([{ type: 'tool_result', tool_use_id: 'nowhere', content: 'x' }]),
     ]);
-    expect(ofType(events, 'agent.action_result')[0]).toMatchObject({ action_id: '', status: 'ok' });
+    expect(ofType(events, 'agent.action_result')[0]).toMatchObject({ action_id: 'nowhere', status: 'ok' });
     expect(result.problems).toHaveLength(1);
     expect(result.problems[0]!.line).toBe(2);
   });

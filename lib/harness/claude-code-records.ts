@@ -1,0 +1,307 @@
+/**
+ * Claude Code transcript records → v3 events over the shared vocabulary (`mapping.ts`); the table is
+ * docs/import.md "Claude Code". Only what a person typed becomes a `message`: subagent (`isSidechain`)
+ * records go to the subagent's own writer, compaction, meta and command records become marked notes,
+ * interrupt and rejection markers cancel the waiting actions and interrupt the turn.
+ */
+import { z } from 'zod';
+import type { EmitOptions, SessionWriter, WriterOptions } from '../log/writer.js';
+import { openSubagentWriter, WriterMapping } from './mapping.js';
+
+/** A transcript line the importer could not take as it is (it was still recorded, as a note). */
+export interface ImportProblem {
+  /** 1-based line number in the transcript */
+  line: number;
+  message: string;
+}
+
+/** Author of the notes the importer writes for what it does not map (unknown lines and blocks). */
+export const IMPORT_NOTE_AUTHOR = 'hansard-import';
+
+// Transcript records (the boundary): lenient, extra keys kept, checked with safeParse.
+const Content = z.union([z.string(), z.array(z.unknown())]);
+const UserRecord = z.looseObject({ type: z.literal('user'), message: z.looseObject({ content: Content }) });
+const AssistantRecord = z.looseObject({
+  type: z.literal('assistant'),
+  message: z.looseObject({ content: Content, stop_reason: z.string().nullish() }),
+});
+const AnyBlock = z.looseObject({ type: z.string() });
+const TextBlock = z.looseObject({ type: z.literal('text'), text: z.string() });
+const ThinkingBlock = z.looseObject({ type: z.literal('thinking'), thinking: z.string() });
+const ToolUseBlock = z.looseObject({
+  type: z.literal('tool_use'),
+  id: z.string(),
+  name: z.string(),
+  input: z.unknown(),
+});
+const ToolResultBlock = z.looseObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string(),
+  content: z.unknown().optional(),
+  is_error: z.boolean().nullish(),
+});
+type ToolResultBlock = z.infer<typeof ToolResultBlock>;
+/** A block the person attached (image, document): named in the prompt, bytes not copied. */
+const AttachedBlock = z.looseObject({
+  type: z.enum(['image', 'document']),
+  source: z.looseObject({ media_type: z.string().optional() }).optional(),
+});
+
+/** Claude Code's own texts for "the person stopped the agent" and "the person refused this tool call". */
+const INTERRUPT_PREFIX = '[Request interrupted by user';
+const REJECTION_PREFIX = "The user doesn't want to proceed with this tool use";
+/** The tags Claude Code wraps slash commands and their local output in. */
+const COMMAND_RE =
+  /^\s*<(command-name|command-message|command-args|local-command-stdout|local-command-stderr)>/;
+/** Tools that launch a subagent whose records follow as a sidechain. */
+const SUBAGENT_TOOLS = new Set(['Task', 'Agent']);
+
+/** One writer's mapping plus the stop_reason of its open turn's last assistant record. */
+interface Stream {
+  m: WriterMapping;
+  /** undefined/null = no information */
+  lastStop: string | null | undefined;
+}
+
+/** Maps transcript records to events: the main writer, and one writer per subagent. */
+export class TranscriptMapper {
+  readonly problems: ImportProblem[] = [];
+  readonly main: Stream;
+  readonly subagents = new Map<string, Stream>();
+  /** the main writer's subagent-launching actions still waiting for their result: call id → action id */
+  private readonly openTasks = new Map<string, string>();
+  private readonly linkedTasks = new Set<string>();
+  /** parentUuid → the uuid of the first record that followed it (for rewinds) */
+  private readonly firstChild = new Map<string, string>();
+
+  constructor(
+    writer: SessionWriter,
+    userId: string,
+    private readonly writerOptions: WriterOptions,
+    private readonly agent: string,
+  ) {
+    this.main = { m: new WriterMapping(writer, userId), lastStop: undefined };
+  }
+
+  problem(line: number, message: string): void {
+    this.problems.push({ line, message });
+  }
+
+  /** Writes the events of one parsed record (`text`: its line exactly, `line`: its 1-based number). */
+  take(line: number, text: string, obj: Record<string, unknown>, o: EmitOptions): void {
+    const s = obj.isSidechain === true ? this.subagent(obj) : this.main;
+    this.rewind(s, obj, o);
+    if (obj.type === 'system' && obj.subtype === 'compact_boundary') {
+      const extra = obj.compactMetadata === undefined ? {} : { compactMetadata: obj.compactMetadata };
+      s.m.compaction('system', typeof obj.content === 'string' ? obj.content : text, o, extra);
+      return;
+    }
+    if (obj.type === 'user') {
+      const r = UserRecord.safeParse(obj);
+      if (r.success) {
+        this.user(s, line, obj, r.data.message.content, o);
+        return;
+      }
+      this.problem(line, `user record not understood: ${zodSummary(r.error)}`);
+    } else if (obj.type === 'assistant') {
+      const r = AssistantRecord.safeParse(obj);
+      if (r.success) {
+        this.assistant(s, line, r.data.message.content, r.data.message.stop_reason, o);
+        return;
+      }
+      this.problem(line, `assistant record not understood: ${zodSummary(r.error)}`);
+    }
+    s.m.marked('unknown_record', IMPORT_NOTE_AUTHOR, text, o);
+  }
+
+  /** A line that is no record at all: kept exactly on the main writer. */
+  unknownLine(text: string, o: EmitOptions): void {
+    this.main.m.marked('unknown_record', IMPORT_NOTE_AUTHOR, text, o);
+  }
+
+  /** Ends every open turn and every writer, subagents first. */
+  finish(o: EmitOptions): void {
+    for (const s of [...this.subagents.values(), this.main]) {
+      s.m.endTurn(turnStatus(s.lastStop), o);
+      s.m.w.end({}, o);
+    }
+  }
+
+  /** Counts over all writers, and the number of subagent writers. */
+  counts() {
+    const all = [this.main, ...this.subagents.values()].map((s) => s.m.counts);
+    const sum = (k: keyof (typeof all)[0]) => all.reduce((n, c) => n + c[k], 0);
+    return {
+      prompts: sum('prompts'),
+      turns: sum('turns'),
+      actions: sum('actions'),
+      results: sum('results'),
+      outputs: sum('outputs'),
+      notes: sum('notes'),
+      compactions: sum('compactions'),
+      interruptions: sum('interruptions'),
+      subagentWriters: this.subagents.size,
+    };
+  }
+
+  /** The subagent's stream, its writer opened on its first record and linked to the Task call waiting. */
+  private subagent(obj: Record<string, unknown>): Stream {
+    const id = typeof obj.agentId === 'string' ? obj.agentId : 'sidechain';
+    let s = this.subagents.get(id);
+    if (s !== undefined) return s;
+    const waiting = [...this.openTasks].filter(([call]) => !this.linkedTasks.has(call)).at(-1);
+    if (waiting !== undefined) this.linkedTasks.add(waiting[0]);
+    const w = openSubagentWriter(
+      this.main.m.w,
+      {
+        agent: this.agent,
+        app: 'hansard import claude-code',
+        subagentId: id,
+        parentActionId: waiting?.[1] ?? null,
+      },
+      this.writerOptions,
+    );
+    s = { m: new WriterMapping(w, this.main.m.userId), lastStop: undefined };
+    this.subagents.set(id, s);
+    return s;
+  }
+
+  /** A second record with the same parent: the branch after the first one was abandoned; say so, keep it. */
+  private rewind(s: Stream, obj: Record<string, unknown>, o: EmitOptions): void {
+    if (typeof obj.parentUuid !== 'string' || typeof obj.uuid !== 'string') return;
+    const first = this.firstChild.get(obj.parentUuid);
+    if (first === undefined) {
+      this.firstChild.set(obj.parentUuid, obj.uuid);
+      return;
+    }
+    if (first === obj.uuid) return;
+    s.m.marked(
+      'abandoned_branch',
+      IMPORT_NOTE_AUTHOR,
+      `the conversation went back to record ${obj.parentUuid}: the branch from record ${first} was abandoned`,
+      o,
+      { parent_uuid: obj.parentUuid, abandoned_from: first, resumed_at: obj.uuid },
+    );
+  }
+
+  private user(
+    s: Stream,
+    line: number,
+    obj: Record<string, unknown>,
+    content: string | unknown[],
+    o: EmitOptions,
+  ): void {
+    const blocks: unknown[] = typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+    const texts: string[] = [];
+    const attached: string[] = [];
+    const results: ToolResultBlock[] = [];
+    const others: unknown[] = [];
+    for (const block of blocks) {
+      const t = TextBlock.safeParse(block);
+      const r = ToolResultBlock.safeParse(block);
+      const a = AttachedBlock.safeParse(block);
+      if (t.success) texts.push(t.data.text);
+      else if (r.success) results.push(r.data);
+      else if (a.success)
+        attached.push(`[${a.data.type}${a.data.source?.media_type ? `: ${a.data.source.media_type}` : ''}]`);
+      else others.push(block);
+    }
+    const text = texts.join('\n\n');
+    if (obj.isCompactSummary === true) s.m.compaction('system', text, o);
+    else if (obj.isMeta === true) s.m.marked('meta', 'claude-code', text, o);
+    else if (texts.length > 0 && COMMAND_RE.test(text)) s.m.marked('command', 'claude-code', text, o);
+    else {
+      // Results answer the actions of the turn already open, so they come before a new prompt ends it.
+      let rejected = false;
+      for (const r of results) rejected = this.result(s, line, r, o) || rejected;
+      if (rejected) s.m.interrupt(REJECTION_PREFIX, o);
+      if (texts.length > 0 && text.startsWith(INTERRUPT_PREFIX)) {
+        s.m.marked('interrupt', 'claude-code', text, o);
+        s.m.interrupt(text, o);
+      } else if (texts.length > 0 || attached.length > 0)
+        this.prompt(s, [text, ...attached].filter(Boolean).join('\n\n'), o);
+    }
+    for (const b of others) this.blockNote(s, line, b, o);
+  }
+
+  /** A person's prompt on the main writer; on a subagent's, the parent agent's instruction (a note). */
+  private prompt(s: Stream, text: string, o: EmitOptions): void {
+    if (s === this.main) s.m.prompt(text, o, turnStatus(s.lastStop));
+    else {
+      s.m.endTurn(turnStatus(s.lastStop), o);
+      s.m.marked('subagent_prompt', 'claude-code', text, o);
+      s.m.openTurn(null, o);
+    }
+    s.lastStop = undefined;
+  }
+
+  /** Writes one tool result; true when it is the person's rejection of the call. */
+  private result(s: Stream, line: number, b: ToolResultBlock, o: EmitOptions): boolean {
+    const error = b.is_error === true;
+    const rejected = error && contentText(b.content).startsWith(REJECTION_PREFIX);
+    const status = rejected ? 'cancelled' : error ? 'error' : 'ok';
+    const { orphan } = s.m.result(
+      {
+        callId: b.tool_use_id,
+        status,
+        output: error ? null : (b.content ?? null),
+        error: error ? contentText(b.content) : null,
+      },
+      o,
+    );
+    if (orphan)
+      this.problem(line, `tool_result ${JSON.stringify(b.tool_use_id)} answers no tool_use seen before it`);
+    if (s === this.main) this.openTasks.delete(b.tool_use_id);
+    return rejected;
+  }
+
+  private assistant(
+    s: Stream,
+    line: number,
+    content: string | unknown[],
+    stop: string | null | undefined,
+    o: EmitOptions,
+  ): void {
+    const blocks: unknown[] = typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+    for (const block of blocks) {
+      const use = ToolUseBlock.safeParse(block);
+      const text = TextBlock.safeParse(block);
+      const thinking = ThinkingBlock.safeParse(block);
+      if (use.success) {
+        const id = s.m.action({ tool: use.data.name, input: use.data.input, callId: use.data.id }, o);
+        if (s === this.main && SUBAGENT_TOOLS.has(use.data.name)) this.openTasks.set(use.data.id, id);
+      } else if (text.success) s.m.output(text.data.text, o);
+      else if (thinking.success)
+        s.m.marked('thinking', 'claude-code', `thinking: ${thinking.data.thinking}`, o);
+      else this.blockNote(s, line, block, o);
+    }
+    s.lastStop = stop;
+  }
+
+  /** A content block the mapping does not know: kept as its JSON. */
+  private blockNote(s: Stream, line: number, block: unknown, o: EmitOptions): void {
+    if (!AnyBlock.safeParse(block).success) this.problem(line, 'content block has no string "type"');
+    s.m.marked('unknown_block', IMPORT_NOTE_AUTHOR, JSON.stringify(block) ?? 'null', o);
+  }
+}
+
+/** `completed` after `end_turn` or when no stop_reason was recorded, else `interrupted`. */
+function turnStatus(stop: string | null | undefined): 'completed' | 'interrupted' {
+  return stop === undefined || stop === null || stop === 'end_turn' ? 'completed' : 'interrupted';
+}
+
+/** A tool_result's content as the text of an error: a string as is, text blocks joined, anything else as JSON. */
+function contentText(content: unknown): string {
+  if (content === undefined || content === null) return '';
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    const texts = content.map((b) => TextBlock.safeParse(b));
+    if (texts.length > 0 && texts.every((t) => t.success)) return texts.map((t) => t.data!.text).join('\n');
+  }
+  return JSON.stringify(content);
+}
+
+/** zod's issues as one line. */
+export function zodSummary(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`).join('; ');
+}
