@@ -50,6 +50,10 @@ export const VERIFY_CODE_INFO = {
     meaning:
       'a `caused_by`, `context_message_ids`, `action_id`, `turn_id` or correction target names no event',
   },
+  empty_reference: {
+    severity: 'warning',
+    meaning: 'an `action_id` or `turn_id` that is empty: the event names nothing it answers or belongs to',
+  },
   correction_target_missing: {
     severity: 'warning',
     meaning: "a correction's target is not in the session: it changes nothing",

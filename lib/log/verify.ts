@@ -9,7 +9,8 @@
  *   data_loss (the API's verify only: the store lost acknowledged bytes or their tail is torn; found by
  *   `missingBytes` and `tornTail`), chunk_digest_mismatch (the API's verify only: a chunk's bytes differ
  *   from the SHA-256 acknowledged; lib/service/chunk-digests.ts)
- * - warning: mono_backwards, ts_backwards, ts_no_timezone, dangling_reference, unknown_version,
+ * - warning: mono_backwards, ts_backwards, ts_no_timezone, dangling_reference, empty_reference,
+ *   unknown_version,
  *   causality_skew, invalid_fields, control_characters, truncated_line (a last line still being written)
  * - info: segment_open (no writer.end yet)
  * Correction problems (correction_target_missing, correction_forbidden_field, correction_invalid_value)
@@ -227,6 +228,8 @@ export async function verifySession(
     for (const field of REFERENCE_FIELDS[ev.type] ?? []) {
       const v = ev.obj[field];
       if (typeof v === 'string' && v !== '') refs.push({ ...refOf(ev, st.w), field, id: v });
+      else if (v === '' && (field === 'action_id' || field === 'turn_id'))
+        at('empty_reference', `${field} is empty: this event names nothing it answers or belongs to`);
       else if (Array.isArray(v))
         for (const id of v) if (typeof id === 'string') refs.push({ ...refOf(ev, st.w), field, id });
     }
