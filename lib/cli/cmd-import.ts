@@ -1,7 +1,11 @@
-/** `hansard import claude-code TRANSCRIPT.jsonl [--out DIR]` (DESIGN §6): a transcript into a session. */
+/**
+ * `hansard import claude-code TRANSCRIPT.jsonl [--out DIR]` and `hansard import codex ROLLOUT.jsonl [--out DIR]`
+ * (DESIGN §6, docs/import.md): another tool's record of a session into a hansard session.
+ */
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { importCodexRollout } from '../harness/codex.js';
 import { importClaudeCodeTranscript } from '../harness/index.js';
 import { UsageError } from './errors.js';
 import { type Io, printJson } from './io.js';
@@ -41,6 +45,43 @@ export function registerImport(program: Command, io: Io): void {
       io.stdout.write(`${result.dir}\n`);
       io.stderr.write(
         `imported ${c.prompts} prompts, ${c.turns} turns, ${c.actions} actions, ${c.results} results, ${c.outputs} outputs, ${c.notes} notes` +
+          `${result.problems.length ? `; ${result.problems.length} lines could not be read (kept as notes)` : ''}\n` +
+          `next: hansard upload ${result.dir}\n`,
+      );
+    });
+  registerImportCodex(imp, io);
+}
+
+/** `hansard import codex FILE`: a Codex CLI session rollout (lib/harness/codex.ts). */
+function registerImportCodex(imp: Command, io: Io): void {
+  imp
+    .command('codex')
+    .description('import a Codex CLI session rollout (~/.codex/sessions/**/rollout-*.jsonl)')
+    .argument('<rollout>', 'the rollout file')
+    .option('--out <dir>', 'where to create the session directory', './sessions')
+    .option('--user <id>', "the user id for the person's prompts", 'user')
+    .addOption(jsonOption())
+    .action(async (file: string, o: { out: string; user: string; json?: boolean }) => {
+      let result: Awaited<ReturnType<typeof importCodexRollout>>;
+      try {
+        result = await importCodexRollout(resolve(io.cwd, file), resolve(io.cwd, o.out), { userId: o.user });
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES')
+          throw new UsageError(`cannot read ${file}: ${describeFsError(err)}`);
+        throw err;
+      }
+      const c = result.counts;
+      if (c.prompts + c.actions + c.results + c.outputs === 0) {
+        rmSync(result.dir, { recursive: true, force: true });
+        throw new UsageError(
+          `${file} does not look like a Codex rollout: it has no prompts, tool calls or answers (nothing was kept)`,
+        );
+      }
+      if (o.json) return printJson(io, result);
+      io.stdout.write(`${result.dir}\n`);
+      io.stderr.write(
+        `imported ${c.prompts} prompts, ${c.turns} turns, ${c.actions} actions, ${c.results} results, ${c.outputs} outputs, ${c.reasoning} reasoning summaries, ${c.notes} notes` +
           `${result.problems.length ? `; ${result.problems.length} lines could not be read (kept as notes)` : ''}\n` +
           `next: hansard upload ${result.dir}\n`,
       );

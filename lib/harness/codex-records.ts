@@ -1,0 +1,94 @@
+/**
+ * Reading Codex rollout lines (`~/.codex/sessions/**\/rollout-*.jsonl`) for lib/harness/codex.ts: the
+ * line reader, the pre-scan, and the shapes inside a `payload` (tool output, call arguments, message parts).
+ * Pure functions; nothing here writes.
+ */
+import { createReadStream } from 'node:fs';
+import { splitLines } from '../log/reader.js';
+import { parseTs } from '../log/time.js';
+
+export type Obj = Record<string, unknown>;
+/** A plain object (not null, not an array). */
+export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** `v` when it is a string, else null. */
+export const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/**
+ * A tool call's output: Codex writes either a JSON string `{"output": …, "metadata": {"exit_code": N}}` or
+ * plain text starting `Exit code: N` (with `Output:` before the command's output); anything else is kept as
+ * it is, with no exit code.
+ */
+export function toolOutput(raw: unknown): { output: unknown; exitCode: number | null } {
+  const text =
+    typeof raw === 'string' ? raw : isObj(raw) && typeof raw.content === 'string' ? raw.content : null;
+  if (text === null) return { output: raw ?? null, exitCode: null };
+  const j = parseObject(text);
+  if (isObj(j) && 'output' in j) {
+    const code = isObj(j.metadata) ? j.metadata.exit_code : undefined;
+    return { output: j.output, exitCode: Number.isInteger(code) ? (code as number) : null };
+  }
+  const m = /^Exit code: (-?\d+)\n/.exec(text);
+  if (m) {
+    const i = text.indexOf('Output:\n');
+    return { output: i >= 0 ? text.slice(i + 'Output:\n'.length) : text, exitCode: Number(m[1]) };
+  }
+  return { output: text, exitCode: null };
+}
+
+/** A `function_call`'s `arguments` (a JSON string) as its value; text that is not JSON is kept as text. */
+export function parseArguments(args: unknown): unknown {
+  if (typeof args !== 'string') return args ?? null;
+  try {
+    return JSON.parse(args);
+  } catch {
+    return args;
+  }
+}
+
+/** A message's `content` parts (`input_text`, `output_text`, …) as one text; a string as it is. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return JSON.stringify(content ?? null);
+  return content
+    .map((c) => (isObj(c) && typeof c.text === 'string' ? c.text : JSON.stringify(c)))
+    .join('\n\n');
+}
+
+/** The parsed line: an object, `null` for JSON that is not an object, `undefined` for text that is not JSON. */
+export function parseObject(text: string): Obj | null | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch {
+    return undefined;
+  }
+  return isObj(v) ? v : null;
+}
+
+/** A rollout's first timestamp (µs), whether any `event_msg/user_message` exists, and the Codex session id. */
+export async function prescan(
+  path: string,
+): Promise<{ firstAt: number | null; hasUserMessages: boolean; codexSessionId: string | null }> {
+  let firstAt: number | null = null;
+  let hasUserMessages = false;
+  let codexSessionId: string | null = null;
+  for await (const l of readLines(path)) {
+    const obj = parseObject(l.text);
+    if (!isObj(obj)) continue;
+    const ts = typeof obj.timestamp === 'string' ? parseTs(obj.timestamp) : null;
+    if (firstAt === null && ts !== null) firstAt = ts.micros;
+    const p = obj.payload;
+    if (obj.type === 'event_msg' && isObj(p) && p.type === 'user_message') hasUserMessages = true;
+    if (obj.type === 'session_meta' && isObj(p) && codexSessionId === null) codexSessionId = str(p.id);
+  }
+  return { firstAt, hasUserMessages, codexSessionId };
+}
+
+const lossyUtf8 = new TextDecoder('utf-8');
+
+/** The rollout's lines (1-based), the last one included whether or not a newline ends it. */
+export async function* readLines(path: string): AsyncGenerator<{ line: number; text: string }> {
+  for await (const l of splitLines(createReadStream(path, { highWaterMark: 256 * 1024 }))) {
+    yield { line: l.line, text: lossyUtf8.decode(l.bytes) };
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * The Codex rollout importer (issue 10 item 2, DESIGN §6 `hansard import codex`): the synthetic rollout with
+ * tool calls and both output shapes, the real rollout cut off mid-turn, and hand-made rollouts for a
+ * malformed line and unknown line types. Counts stated here are read off the fixtures by hand.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../lib/cli/main.js';
+import { type CodexImportResult, importCodexRollout, toolOutput } from '../../lib/harness/codex.js';
+import { decodeEvent, type LogEvent, readSegmentFile } from '../../lib/log/index.js';
+
+const SYNTHETIC = 'test/fixtures/synthetic/codex-rollout-tools.jsonl';
+const REAL = 'test/fixtures/real/cct-sample_codex_session.jsonl';
+
+const tmpDirs: string[] = [];
+afterAll(() => {
+  for (const d of tmpDirs) rmSync(d, { recursive: true, force: true });
+});
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'hansard-codex-import-'));
+  tmpDirs.push(d);
+  return d;
+}
+
+type Ev = LogEvent & Record<string, unknown>;
+async function readBack(path: string): Promise<Ev[]> {
+  const events: Ev[] = [];
+  for await (const item of readSegmentFile(path)) {
+    if (item.kind === 'problem') throw new Error(`segment problem: ${item.problem.message}`);
+    events.push(decodeEvent(item.event) as Ev);
+  }
+  return events;
+}
+const ofType = (events: Ev[], type: string) => events.filter((e) => e.type === type);
+
+/** `hansard verify DIR --json` in-process: the report. */
+async function verify(dir: string): Promise<{ code: number; report: { summary: { errors: number } } }> {
+  let out = '';
+  const io = {
+    stdout: {
+      write: (s: string | Uint8Array) => (out += typeof s === 'string' ? s : Buffer.from(s).toString()),
+    },
+    stderr: { write: (_s: string) => {} },
+    env: {},
+    cwd: process.cwd(),
+  };
+  const code = await runCli(['verify', dir, '--json'], io);
+  return { code, report: JSON.parse(out) };
+}
+
+async function importFile(file: string): Promise<{ result: CodexImportResult; events: Ev[] }> {
+  const result = await importCodexRollout(file, tmp());
+  return { result, events: await readBack(result.path) };
+}
+
+describe('the synthetic rollout (tool calls, both output shapes, cut off after a call)', () => {
+  let result: CodexImportResult;
+  let events: Ev[];
+  beforeAll(async () => {
+    ({ result, events } = await importFile(SYNTHETIC));
+  });
+
+  it('holds 2 prompts, 2 turns, 4 actions, 3 results, 1 answer, 1 reasoning summary, none doubled', () => {
+    expect(ofType(events, 'message')).toHaveLength(2);
+    expect(ofType(events, 'message').map((m) => m.text)).toEqual([
+      'Run the tests and fix the failing one',
+      'Now commit it',
+    ]);
+    expect(ofType(events, 'turn.start')).toHaveLength(2);
+    expect(ofType(events, 'agent.action')).toHaveLength(4);
+    expect(ofType(events, 'agent.action_result')).toHaveLength(3);
+    expect(ofType(events, 'agent.output')).toHaveLength(1);
+    const reasoning = ofType(events, 'note').filter((n) => n.author === 'codex');
+    expect(reasoning.map((n) => n.text)).toEqual(['reasoning summary: Run the suite first']);
+    expect(result.counts).toMatchObject({
+      prompts: 2,
+      turns: 2,
+      actions: 4,
+      results: 3,
+      outputs: 1,
+      reasoning: 1,
+    });
+    expect(result.counts.skipped).toEqual({
+      'response_item/message (prompt copy)': 2,
+      'event_msg/agent_message (answer copy)': 1,
+      'event_msg/token_count': 1,
+    });
+    expect(result.problems).toEqual([]);
+  });
+
+  it('maps each call to an action with its tool and input, and each output to a result with its exit code', () => {
+    const actions = ofType(events, 'agent.action');
+    expect(actions.map((a) => [a.tool, a.call_id])).toEqual([
+      ['shell', 'call_A1'],
+      ['apply_patch', 'call_A2'],
+      ['exec_command', 'call_A3'],
+      ['shell', 'call_B1'],
+    ]);
+    expect(actions[0]!.input).toMatchObject({ command: ['bash', '-lc', 'npm test'] });
+    const results = ofType(events, 'agent.action_result');
+    expect(results.map((r) => r.action_id)).toEqual(actions.slice(0, 3).map((a) => a.id));
+    expect(results.map((r) => r.exit_code)).toEqual([1, 0, 0]);
+    expect(results.map((r) => r.status)).toEqual(['error', 'ok', 'ok']);
+    expect(results[0]!.output).toBe('1 failed, 41 passed\n');
+    expect(results[2]!.output).toBe('42 passed\n');
+  });
+
+  it('ends turn 1 completed and turn 2 (cut off after a call with no output) interrupted', () => {
+    const starts = ofType(events, 'turn.start');
+    const ends = ofType(events, 'turn.end');
+    expect(ends.map((e) => [e.turn_id, e.status])).toEqual([
+      [starts[0]!.turn_id, 'completed'],
+      [starts[1]!.turn_id, 'interrupted'],
+    ]);
+    expect(starts[1]!.context_message_ids).toEqual([ofType(events, 'message')[1]!.id]);
+    expect(events.at(-1)!.type).toBe('writer.end');
+  });
+
+  it('stamps events with the rollout time', () => {
+    expect(events[0]!.ts).toBe('2026-10-05T09:00:00.000000Z');
+    expect(ofType(events, 'message')[1]!.ts).toBe('2026-10-05T09:01:00.001000Z');
+  });
+
+  it('verifies clean', async () => {
+    const v = await verify(result.dir);
+    expect(v.report.summary.errors).toBe(0);
+    expect(v.code).toBe(0);
+  });
+});
+
+describe('the real rollout (cct-sample, cut off after the first prompt)', () => {
+  let result: CodexImportResult;
+  let events: Ev[];
+  beforeAll(async () => {
+    ({ result, events } = await importFile(REAL));
+  });
+
+  // The file: 1 session_meta, 3 response_item user messages (AGENTS.md instructions, <environment_context>,
+  // the prompt), 1 event_msg/user_message (the prompt again), 6 turn_context; no call, output or answer.
+  it('holds 1 prompt, 1 turn left interrupted, no actions, results or answers', () => {
+    expect(result.counts).toMatchObject({
+      prompts: 1,
+      turns: 1,
+      actions: 0,
+      results: 0,
+      outputs: 0,
+      reasoning: 0,
+    });
+    expect(ofType(events, 'message').map((m) => m.text)).toEqual([
+      'can you analyse the MD files in this directory and determine if the info we have is clear enough to start planning the migration?',
+    ]);
+    expect(ofType(events, 'turn.end').map((e) => e.status)).toEqual(['interrupted']);
+    expect(result.counts.skipped).toEqual({ 'response_item/message (prompt copy)': 1 });
+    expect(result.problems).toEqual([]);
+  });
+
+  it('keeps the injected context as codex notes and session_meta/turn_context lines as they are', () => {
+    const notes = ofType(events, 'note');
+    const context = notes.filter((n) => n.author === 'codex').map((n) => String(n.text));
+    expect(context).toHaveLength(2);
+    expect(context[0]).toMatch(/^context: # AGENTS\.md instructions/);
+    expect(context[1]).toMatch(/^context: <environment_context>/);
+    const kept = notes
+      .filter((n) => n.author === 'hansard-import')
+      .map((n) => JSON.parse(String(n.text)).type);
+    expect(kept).toEqual(['session_meta', ...Array(6).fill('turn_context')]);
+    expect(result.counts.notes).toBe(9);
+  });
+
+  it('verifies clean', async () => {
+    expect((await verify(result.dir)).report.summary.errors).toBe(0);
+  });
+});
+
+describe('lines the importer cannot map', () => {
+  it('reports a malformed line by its number and imports the rest', async () => {
+    const lines = readFileSync(SYNTHETIC, 'utf8').trimEnd().split('\n');
+    lines.splice(6, 0, '{"timestamp":"2026-10-05T09:00:05.000Z","type":"response_item","payl');
+    const dir = tmp();
+    const file = join(dir, 'rollout.jsonl');
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const { result, events } = await importFile(file);
+    expect(result.problems).toEqual([{ line: 7, message: 'line is not valid JSON' }]);
+    expect(result.counts).toMatchObject({ prompts: 2, turns: 2, actions: 4, results: 3, outputs: 1 });
+    expect(ofType(events, 'note').some((n) => String(n.text).endsWith('"payl'))).toBe(true);
+    expect((await verify(result.dir)).report.summary.errors).toBe(0);
+  });
+
+  it('keeps unknown line and payload types as notes and counts them', async () => {
+    const dir = tmp();
+    const file = join(dir, 'rollout.jsonl');
+    const rows = [
+      {
+        timestamp: '2026-01-01T00:00:00Z',
+        type: 'event_msg',
+        payload: { type: 'user_message', message: 'hi' },
+      },
+      { timestamp: '2026-01-01T00:00:01Z', type: 'future_line', payload: { x: 1 } },
+      {
+        timestamp: '2026-01-01T00:00:02Z',
+        type: 'response_item',
+        payload: { type: 'web_search_call', q: 'x' },
+      },
+      { timestamp: '2026-01-01T00:00:03Z', type: 'event_msg', payload: { type: 'brand_new_event' } },
+      {
+        timestamp: '2026-01-01T00:00:04Z',
+        type: 'response_item',
+        payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'hello' }] },
+      },
+      { timestamp: '2026-01-01T00:00:05Z', type: 'event_msg', payload: { type: 'task_complete' } },
+    ];
+    writeFileSync(file, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    const { result, events } = await importFile(file);
+    expect(result.counts.unknown).toBe(3);
+    const kept = ofType(events, 'note').map((n) => JSON.parse(String(n.text)));
+    expect(kept).toEqual([rows[1], rows[2], rows[3]]);
+    expect(ofType(events, 'turn.end').map((e) => e.status)).toEqual(['completed']);
+    expect(result.problems).toEqual([]);
+  });
+});
+
+describe('toolOutput', () => {
+  it('reads both output shapes and leaves other text without an exit code', () => {
+    expect(toolOutput('{"output":"x","metadata":{"exit_code":2}}')).toEqual({ output: 'x', exitCode: 2 });
+    expect(toolOutput('Exit code: 0\nWall time: 1 seconds\nOutput:\nok\n')).toEqual({
+      output: 'ok\n',
+      exitCode: 0,
+    });
+    expect(toolOutput('plain')).toEqual({ output: 'plain', exitCode: null });
+  });
+});
