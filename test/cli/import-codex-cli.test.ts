@@ -1,0 +1,70 @@
+/** `hansard import codex FILE` in-process (issue 10 item 2): the session directory, exit codes, help. */
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../lib/cli/main.js';
+
+const SYNTHETIC = resolve('test/fixtures/synthetic/codex-rollout-tools.jsonl');
+const CLAUDE = resolve('test/fixtures/real/ccl-representative_messages.jsonl');
+
+let root: string;
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'hansard-import-codex-cli-'));
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+async function run(args: string[]) {
+  let out = '';
+  let err = '';
+  const io = {
+    stdout: {
+      write: (s: string | Uint8Array) => (out += typeof s === 'string' ? s : Buffer.from(s).toString()),
+    },
+    stderr: { write: (s: string) => (err += s) },
+    env: {},
+    cwd: root,
+  };
+  const code = await runCli(args, io);
+  return { code, out, err };
+}
+
+describe('hansard import codex', () => {
+  it('prints the session directory, says what it imported, and the session verifies clean', async () => {
+    const r = await run(['import', 'codex', SYNTHETIC, '--out', 'sessions']);
+    expect(r.code).toBe(0);
+    const dir = r.out.trim();
+    expect(dir).toMatch(/[/\\]sessions[/\\]s_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(existsSync(dir)).toBe(true);
+    expect(r.err).toContain(
+      'imported 2 prompts, 2 turns, 4 actions, 3 results, 1 outputs, 1 reasoning summaries',
+    );
+    const v = await run(['verify', dir]);
+    expect(v.code).toBe(0);
+    expect(v.out).toMatch(/^ok: .* 0 errors/m);
+  });
+
+  it('exits 2 with a sentence for a missing file', async () => {
+    const r = await run(['import', 'codex', 'nope.jsonl']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/cannot read nope\.jsonl/);
+    expect(r.out).toBe('');
+  });
+
+  it('exits 2 for a file that is not a Codex rollout and keeps nothing', async () => {
+    const r = await run(['import', 'codex', CLAUDE, '--out', 'sessions']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/does not look like a Codex rollout/);
+    expect(existsSync(join(root, 'sessions')) ? readdirSync(join(root, 'sessions')) : []).toEqual([]);
+    writeFileSync(join(root, 'text.jsonl'), 'hello\nworld\n');
+    const t = await run(['import', 'codex', 'text.jsonl', '--out', 'sessions']);
+    expect(t.code).toBe(2);
+    expect(t.err).toMatch(/does not look like a Codex rollout/);
+  });
+
+  it('is listed by hansard import --help', async () => {
+    const r = await run(['import', '--help']);
+    expect(r.out + r.err).toMatch(/codex \[options\] <rollout>/);
+    expect(r.out + r.err).toMatch(/claude-code/);
+  });
+});
