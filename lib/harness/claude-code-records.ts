@@ -47,6 +47,12 @@ const AttachedBlock = z.looseObject({
   source: z.looseObject({ media_type: z.string().optional() }).optional(),
 });
 
+/** A message the person typed while the agent worked, handed to it mid-turn. */
+const QueuedAttachment = z.looseObject({
+  type: z.literal('attachment'),
+  attachment: z.looseObject({ type: z.literal('queued_command'), prompt: z.string() }),
+});
+
 /** Claude Code's own texts for "the person stopped the agent" and "the person refused this tool call". */
 const INTERRUPT_PREFIX = '[Request interrupted by user';
 const REJECTION_PREFIX = "The user doesn't want to proceed with this tool use";
@@ -94,6 +100,11 @@ export class TranscriptMapper {
     if (obj.type === 'system' && obj.subtype === 'compact_boundary') {
       const extra = obj.compactMetadata === undefined ? {} : { compactMetadata: obj.compactMetadata };
       s.m.compaction('system', typeof obj.content === 'string' ? obj.content : text, o, extra);
+      return;
+    }
+    const queued = QueuedAttachment.safeParse(obj);
+    if (queued.success) {
+      s.m.queuedMessage(queued.data.attachment.prompt, o);
       return;
     }
     if (obj.type === 'user') {

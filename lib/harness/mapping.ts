@@ -89,6 +89,16 @@ export class WriterMapping {
     return m.id;
   }
 
+  /**
+   * A message the person sent while the agent worked (queued): a `message`, the open turn going on (it
+   * opens no turn and ends none). Returns the message id.
+   */
+  queuedMessage(text: string, o: EmitOptions): string {
+    const m = this.w.message({ user_id: this.userId, text }, o);
+    this.counts.prompts += 1;
+    return m.id;
+  }
+
   /** Opens a turn (ending none: call `endTurn` first). `context`: message ids, null = not recorded. */
   openTurn(context: string[] | null, o: EmitOptions): string {
     const t = this.w.turnStart({ context_message_ids: context }, o);
