@@ -21,6 +21,10 @@ const pem = (edge: 'BEGIN' | 'END') => `-----${edge}[A-Z0-9 ]{0,40} PRIVATE KEY(
 const VALUE_CHAR = `[^\\s&@?"'\`,;<>(){}\\[\\]\\\\]`;
 const ASSIGNED = `(?<secret>(?![A-Za-z][A-Za-z0-9+.-]*://|[$%<])(?=${VALUE_CHAR}{0,511}[0-9])(?=${VALUE_CHAR}{0,511}[A-Za-z])${VALUE_CHAR}{16,512})(?!${VALUE_CHAR})`;
 
+/** Labels ending in `key` that name ids, not credentials (`cacheKey`, `primary_key`, `sortKey`). */
+const NOT_SECRET_KEY =
+  '(?<!(?:cache|sort|primary|partition|foreign|idempotency|public|row|hash|lookup|dedupe?|object|index|group|event|route|i18n|translation|react|s3)[_.-]?)';
+
 /**
  * A credential-like label (`*_KEY`, `*_TOKEN`, `*_SECRET`, `password`, `credentials`, `api_key`) assigned
  * with `=`, `:`, `:=` or `=>`, in env files, JSON, YAML and code; the value must reach the entropy floor
@@ -29,9 +33,9 @@ const ASSIGNED = `(?<secret>(?![A-Za-z][A-Za-z0-9+.-]*://|[$%<])(?=${VALUE_CHAR}
 export const KEYWORD_ASSIGNMENT: RedactPattern = {
   name: 'keyword_assignment',
   comment:
-    'label with key/token/secret/password/pwd/credential, then = : := =>, then a 16-512 character value with a letter, a digit and Shannon entropy >= 3.5 bits/char.',
+    'label ending in key/token/secret/password/pwd/credential(s) (not cacheKey, primary_key…), then = : := =>, then a 16-512 character value with a letter, a digit and Shannon entropy >= 3.5 bits/char.',
   regex: new RegExp(
-    `(?:key|token|secret|passw(?:or)?d|pwd|credential)s?(?:[_.-]?[A-Za-z0-9]){0,24}?["']?[ \\t]*(?::=|=>|[:=])[ \\t]*["'\`]?${ASSIGNED}`,
+    `(?:${NOT_SECRET_KEY}key|token|secret|passw(?:or)?d|pwd|credential)s?["']?[ \\t]*(?::=|=>|[:=])[ \\t]*["'\`]?${ASSIGNED}`,
     'i',
   ),
   hint: 'key|token|secret|passw|pwd|credential',
@@ -136,6 +140,13 @@ export const OWN_PATTERNS: readonly RedactPattern[] = [
     comment: 'Our own API tokens (lib/service/tokens.ts): hns_ + exactly 43 base62.',
     regex: new RegExp(`${L}hns_[A-Za-z0-9]{43}${R}`),
     hint: 'hns_',
+  },
+  {
+    name: 'docker_pat',
+    comment:
+      'Docker Hub personal/organisation access token: dckr_pat_ / dckr_oat_ + 27 or more (gitleaks has none).',
+    regex: new RegExp(`${L}dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,}${R_DASH}`),
+    hint: 'dckr_',
   },
   {
     name: 'tavily_key',

@@ -63,6 +63,8 @@ const CASES: [string, string, string][] = [
   ['huggingface_token', 'HF_TOKEN=%', `hf_${'aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH'}`],
   ['npm_token', '//registry.npmjs.org/:_authToken=%', `npm_${fake(36)}`],
   ['hansard_token', 'HANSARD_TOKEN=%', `hns_${fake(43)}`],
+  ['docker_pat', 'docker login -u me -p %', `dckr_pat_${fake(27)}`],
+  ['keyword_assignment', '{"client_secret": "%"}', `${fake(30, 6)}7`],
   ['tavily_key', 'TAVILY_API_KEY=%', `tvly-${fake(32)}`],
   ['tavily_key', '%', `tvly-dev-${fake(32, 3)}`],
   ['keyword_assignment', 'ZHIPU_API_KEY=%', `${'50aaed'}${fake(26)}.${fake(10, 2)}`],
