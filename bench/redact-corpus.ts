@@ -15,7 +15,13 @@ export function readCorpus(file: 'secrets.txt' | 'lookalikes.txt'): [string, str
     .filter((l) => l !== '')
     .map((l) => {
       const i = l.indexOf('\t');
-      return [l.slice(0, i), l.slice(i + 1).replace(/\\n/g, '\n').replace(/\\t/g, '\t')];
+      return [
+        l.slice(0, i),
+        l
+          .slice(i + 1)
+          .replace(/\\n/g, '\n')
+          .replace(/\\t/g, '\t'),
+      ];
     });
 }
 
