@@ -221,6 +221,82 @@ describe('lines the importer cannot map', () => {
   });
 });
 
+const kindOf = (e: Ev) => (e.extra as Record<string, unknown>).import_kind ?? null;
+let tick = Date.parse('2026-02-01T00:00:00Z');
+const row = (type: string, payload: Record<string, unknown>) => {
+  tick += 1000;
+  return { timestamp: new Date(tick).toISOString(), type, payload };
+};
+async function importRows(rows: unknown[]) {
+  const file = join(tmp(), 'rollout.jsonl');
+  writeFileSync(file, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+  return importFile(file);
+}
+
+describe('marks and turn ends', () => {
+  it('marks reasoning summaries as thinking and kept lines as meta or unknown_record', async () => {
+    const { events } = await importFile(SYNTHETIC);
+    const notes = ofType(events, 'note');
+    expect(notes.map(kindOf)).toEqual(['meta', 'meta', 'thinking']);
+    expect(notes[2]!.extra).toMatchObject({ codex_type: 'reasoning_summary' });
+  });
+
+  it('turn_aborted cancels the calls still waiting and ends the turn interrupted', async () => {
+    const { result, events } = await importRows([
+      row('event_msg', { type: 'user_message', message: 'build it' }),
+      row('response_item', {
+        type: 'function_call',
+        name: 'shell',
+        arguments: '{"command":["make"]}',
+        call_id: 'c1',
+      }),
+      row('event_msg', { type: 'turn_aborted', reason: 'interrupted' }),
+      row('event_msg', { type: 'user_message', message: 'stop, do this instead' }),
+      row('response_item', {
+        type: 'message',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'ok' }],
+      }),
+    ]);
+    const results = ofType(events, 'agent.action_result');
+    expect(results.map((r) => [r.status, r.action_id])).toEqual([
+      ['cancelled', ofType(events, 'agent.action')[0]!.id],
+    ]);
+    expect(ofType(events, 'turn.end').map((e) => e.status)).toEqual(['interrupted', 'completed']);
+    expect(result.counts).toMatchObject({ prompts: 2, turns: 2, actions: 1, results: 1, interruptions: 1 });
+    expect((await verify(result.dir)).report.summary.errors).toBe(0);
+  });
+
+  it('takes response_item user messages as the prompts when the rollout has no user_message event', async () => {
+    const { result, events } = await importRows([
+      row('response_item', { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] }),
+      row('response_item', {
+        type: 'message',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'hello' }],
+      }),
+    ]);
+    expect(ofType(events, 'message').map((m) => m.text)).toEqual(['hi']);
+    expect(ofType(events, 'turn.end').map((e) => e.status)).toEqual(['completed']);
+    expect(result.counts).toMatchObject({ prompts: 1, outputs: 1, notes: 0 });
+  });
+
+  it('reports an output whose call is not in the file, keeping its call id as action_id', async () => {
+    const { result, events } = await importRows([
+      row('event_msg', { type: 'user_message', message: 'go' }),
+      row('response_item', {
+        type: 'function_call_output',
+        call_id: 'ghost',
+        output: 'Exit code: 3\nOutput:\nx',
+      }),
+    ]);
+    expect(result.problems).toEqual([
+      { line: 2, message: 'function_call_output "ghost" answers no call before it' },
+    ]);
+    expect(ofType(events, 'agent.action_result')[0]).toMatchObject({ action_id: 'ghost', exit_code: 3 });
+  });
+});
+
 describe('toolOutput', () => {
   it('reads both output shapes and leaves other text without an exit code', () => {
     expect(toolOutput('{"output":"x","metadata":{"exit_code":2}}')).toEqual({ output: 'x', exitCode: 2 });
