@@ -45,6 +45,7 @@ export function registerImport(program: Command, io: Io): void {
       io.stdout.write(`${result.dir}\n`);
       io.stderr.write(
         `imported ${c.prompts} prompts, ${c.turns} turns, ${c.actions} actions, ${c.results} results, ${c.outputs} outputs, ${c.notes} notes` +
+          `${c.subagentWriters ? `, ${c.subagentWriters} subagent writers` : ''}${c.compactions ? `, ${c.compactions} compactions` : ''}` +
           `${result.problems.length ? `; ${result.problems.length} lines could not be read (kept as notes)` : ''}\n` +
           `next: hansard upload ${result.dir}\n`,
       );

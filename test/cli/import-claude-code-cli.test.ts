@@ -1,0 +1,54 @@
+/**
+ * `hansard import claude-code FILE` in-process (issue 10 item 1): the summary names the subagent writers
+ * and compactions the transcript held, and the session directory holds one segment per writer.
+ */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { runCli } from '../../lib/cli/main.js';
+
+let root: string;
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'hansard-import-cc-cli-'));
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+async function run(args: string[]) {
+  let out = '';
+  let err = '';
+  const io = {
+    stdout: {
+      write: (s: string | Uint8Array) => (out += typeof s === 'string' ? s : Buffer.from(s).toString()),
+    },
+    stderr: { write: (s: string) => (err += s) },
+    env: {},
+    cwd: root,
+  };
+  const code = await runCli(args, io);
+  return { code, out, err };
+}
+
+it('says how many subagent writers it opened, one segment each beside the main one', async () => {
+  const r = await run([
+    'import',
+    'claude-code',
+    resolve('test/fixtures/cases/01-sidechain-subagent-prompt.jsonl'),
+  ]);
+  expect(r.code).toBe(0);
+  expect(r.err).toContain('imported 1 prompts, 2 turns, 2 actions, 2 results');
+  expect(r.err).toContain(', 1 subagent writers');
+  expect(readdirSync(r.out.trim()).filter((n) => n.endsWith('.jsonl'))).toHaveLength(2);
+});
+
+it('says how many compactions it recorded', async () => {
+  const r = await run([
+    'import',
+    'claude-code',
+    resolve('test/fixtures/cases/02-compact-summary-as-prompt.jsonl'),
+  ]);
+  expect(r.code).toBe(0);
+  expect(r.err).toContain('imported 2 prompts, 2 turns, 0 actions, 0 results');
+  expect(r.err).toContain(', 2 compactions');
+  expect(r.err).not.toContain('subagent');
+});
