@@ -76,7 +76,8 @@ export class TranscriptMapper {
   readonly subagents = new Map<string, Stream>();
   /** the main writer's subagent-launching actions still waiting for their result: call id → action id */
   private readonly openTasks = new Map<string, string>();
-  private readonly linkedTasks = new Set<string>();
+  /** the subagent each linked launching call started: call id → its stream */
+  private readonly subByCall = new Map<string, Stream>();
   /** parentUuid → the uuid of the first record that followed it (for rewinds) */
   private readonly firstChild = new Map<string, string>();
 
@@ -89,6 +90,7 @@ export class TranscriptMapper {
     this.main = { m: new WriterMapping(writer, userId), lastStop: undefined };
   }
 
+  /** Records a problem with transcript line `line` (1-based). */
   problem(line: number, message: string): void {
     this.problems.push({ line, message });
   }
@@ -160,8 +162,7 @@ export class TranscriptMapper {
     const id = typeof obj.agentId === 'string' ? obj.agentId : 'sidechain';
     let s = this.subagents.get(id);
     if (s !== undefined) return s;
-    const waiting = [...this.openTasks].filter(([call]) => !this.linkedTasks.has(call)).at(-1);
-    if (waiting !== undefined) this.linkedTasks.add(waiting[0]);
+    const waiting = [...this.openTasks].filter(([call]) => !this.subByCall.has(call)).at(-1);
     const w = openSubagentWriter(
       this.main.m.w,
       {
@@ -174,6 +175,7 @@ export class TranscriptMapper {
     );
     s = { m: new WriterMapping(w, this.main.m.userId), lastStop: undefined };
     this.subagents.set(id, s);
+    if (waiting !== undefined) this.subByCall.set(waiting[0], s);
     return s;
   }
 
@@ -262,7 +264,12 @@ export class TranscriptMapper {
     );
     if (orphan)
       this.problem(line, `tool_result ${JSON.stringify(b.tool_use_id)} answers no tool_use seen before it`);
-    if (s === this.main) this.openTasks.delete(b.tool_use_id);
+    if (s === this.main) {
+      this.openTasks.delete(b.tool_use_id);
+      // The launching call's result is the subagent's last word: its turn ends there.
+      const sub = this.subByCall.get(b.tool_use_id);
+      if (sub !== undefined) sub.m.endTurn(turnStatus(sub.lastStop), o);
+    }
     return rejected;
   }
 

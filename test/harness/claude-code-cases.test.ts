@@ -103,6 +103,10 @@ describe('01: a subagent (isSidechain) is not the person', () => {
     expect(grep).toMatchObject({ tool: 'Grep', call_id: 'toolu_G1' });
     expect(ofType(sub, 'agent.action_result')[0]).toMatchObject({ action_id: grep.id });
     expect(subW).not.toBe(s.mainW);
+    // the subagent's turn ends when the Task result comes back, not when the import ends
+    expect(ofType(sub, 'turn.end')).toMatchObject([
+      { status: 'completed', ts: ofType(s.main, 'agent.action_result')[0]!.ts },
+    ]);
     expect(await verifyCodes(s)).toEqual([]);
   });
 });
