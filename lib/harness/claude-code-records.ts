@@ -179,7 +179,7 @@ export class TranscriptMapper {
     return s;
   }
 
-  /** A second record with the same parent: the branch after the first one was abandoned; say so, keep it. */
+  /** A prompt whose parent already had a child: the branch after that child was abandoned; say so, keep it. */
   private rewind(s: Stream, obj: Record<string, unknown>, o: EmitOptions): void {
     if (typeof obj.parentUuid !== 'string' || typeof obj.uuid !== 'string') return;
     const first = this.firstChild.get(obj.parentUuid);
@@ -187,7 +187,8 @@ export class TranscriptMapper {
       this.firstChild.set(obj.parentUuid, obj.uuid);
       return;
     }
-    if (first === obj.uuid) return;
+    // Only a person's new prompt is a rewind: parallel tool calls and their results may share a parent.
+    if (first === obj.uuid || !isPromptRecord(obj)) return;
     s.m.marked(
       'abandoned_branch',
       IMPORT_NOTE_AUTHOR,
@@ -301,6 +302,14 @@ export class TranscriptMapper {
     if (!AnyBlock.safeParse(block).success) this.problem(line, 'content block has no string "type"');
     s.m.marked('unknown_block', IMPORT_NOTE_AUTHOR, JSON.stringify(block) ?? 'null', o);
   }
+}
+
+/** A `user` record that holds no `tool_result` block (what a person would type). */
+function isPromptRecord(obj: Record<string, unknown>): boolean {
+  const r = UserRecord.safeParse(obj);
+  if (!r.success) return false;
+  const c = r.data.message.content;
+  return typeof c === 'string' || !c.some((b) => ToolResultBlock.safeParse(b).success);
 }
 
 /** `completed` after `end_turn` or when no stop_reason was recorded, else `interrupted`. */

@@ -151,20 +151,41 @@ describe('what the person typed that does not look like text', () => {
 });
 
 describe('a rewind', () => {
-  it('keeps the abandoned branch and marks where the conversation went back', async () => {
-    const p = user('write a haiku');
-    const first = assistant([{ type: 'text', text: 'old pond' }], 'end_turn', { parentUuid: p.uuid });
-    const again = assistant([{ type: 'text', text: 'autumn moon' }], 'end_turn', { parentUuid: p.uuid });
-    const { events } = await importRecords([p, first, again]);
-    expect(ofType(events, 'agent.output').map((e) => e.text)).toEqual(['old pond', 'autumn moon']);
-    const mark = ofType(events, 'note')[0]!;
-    expect(mark.extra).toMatchObject({
+  it('keeps the abandoned branch and marks where the person went back', async () => {
+    const u1 = user('write a haiku');
+    const a1 = assistant([{ type: 'text', text: 'old pond' }], 'end_turn', { parentUuid: u1.uuid });
+    const u2 = user('make it about frogs', { parentUuid: a1.uuid });
+    const a2 = assistant([{ type: 'text', text: 'frog jumps' }], 'end_turn', { parentUuid: u2.uuid });
+    const u3 = user('make it about the moon', { parentUuid: a1.uuid });
+    const a3 = assistant([{ type: 'text', text: 'autumn moon' }], 'end_turn', { parentUuid: u3.uuid });
+    const { events, result } = await importRecords([u1, a1, u2, a2, u3, a3]);
+    expect(ofType(events, 'message')).toHaveLength(3);
+    expect(ofType(events, 'agent.output').map((e) => e.text)).toEqual([
+      'old pond',
+      'frog jumps',
+      'autumn moon',
+    ]);
+    const marks = ofType(events, 'note');
+    expect(marks).toHaveLength(1);
+    expect(marks[0]!.extra).toMatchObject({
       import_kind: 'abandoned_branch',
-      parent_uuid: p.uuid,
-      abandoned_from: first.uuid,
-      resumed_at: again.uuid,
+      parent_uuid: a1.uuid,
+      abandoned_from: u2.uuid,
+      resumed_at: u3.uuid,
     });
-    expect(events.indexOf(mark)).toBeLessThan(events.findIndex((e) => e.text === 'autumn moon'));
+    expect(events.indexOf(marks[0]!)).toBeLessThan(
+      events.findIndex((e) => e.text === 'make it about the moon'),
+    );
+    expect(result.counts.turns).toBe(3);
+  });
+
+  it('does not take parallel tool results that share a parent for a rewind', async () => {
+    const u1 = user('list both dirs');
+    const a1 = assistant([toolUse('toolu_1'), toolUse('toolu_2')], 'tool_use', { parentUuid: u1.uuid });
+    const r1 = user([toolResult('toolu_1', 'a')], { parentUuid: a1.uuid });
+    const r2 = user([toolResult('toolu_2', 'b')], { parentUuid: a1.uuid });
+    const { events } = await importRecords([u1, a1, r1, r2]);
+    expect(ofType(events, 'note')).toHaveLength(0);
   });
 });
 
