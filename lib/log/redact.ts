@@ -217,10 +217,7 @@ function planFor(patterns: readonly RedactPattern[]): Plan {
   const hints = [...new Set(patterns.flatMap((p) => (p.hint ? [p.hint] : [])))];
   const anyHint = hints.length > 0 ? new RegExp(hints.map((h) => `(?:${h})`).join('|'), 'i') : null;
   const words = [...new Set(compiled.flatMap((c) => c.keywords ?? []))].sort((a, b) => b.length - a.length);
-  const anyKeyword =
-    words.length > 0
-      ? new RegExp(words.map((w) => w.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')).join('|'), 'gi')
-      : null;
+  const anyKeyword = words.length > 0 ? new RegExp(trieSource(words), 'gi') : null;
   const implied = new Map(words.map((w) => [w, words.filter((x) => w.includes(x))]));
   plan = { patterns: compiled, anyHint, anyKeyword, implied };
   plans.set(patterns, plan);
@@ -298,6 +295,40 @@ function scan(s: string, plan: Plan, from: number, hits: string[]): string {
     at = end;
   }
   return out + s.slice(at);
+}
+
+/**
+ * One regex source matching any of `words` (lower case), factored as a trie (`a(?:b|c)` rather than
+ * `ab|ac`): irregexp then tests a position against one character class instead of every keyword, which
+ * made the scan about N× faster on 231 keywords. Longer words come first at each node.
+ */
+function trieSource(words: readonly string[]): string {
+  interface Node {
+    end: boolean;
+    next: Map<string, Node>;
+  }
+  const root: Node = { end: false, next: new Map() };
+  for (const w of words) {
+    let n = root;
+    for (const ch of w) {
+      let c = n.next.get(ch);
+      if (!c) {
+        c = { end: false, next: new Map() };
+        n.next.set(ch, c);
+      }
+      n = c;
+    }
+    n.end = true;
+  }
+  const esc = (ch: string) => ch.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+  const src = (n: Node): string => {
+    const alts = [...n.next].map(([ch, c]) => esc(ch) + src(c));
+    if (alts.length === 0) return '';
+    const body = alts.length === 1 ? alts[0]! : `(?:${alts.join('|')})`;
+    if (!n.end) return body;
+    return alts.length === 1 && alts[0]!.length === 1 ? `${body}?` : `(?:${body})?`;
+  };
+  return src(root);
 }
 
 /** The keywords that occur in `s` (lower-cased), or null when none does. */
