@@ -1,7 +1,7 @@
 /**
  * The built-in credential patterns of redaction (issue 3): one row per kind of secret, most specific first
- * (when two matches cover the same text, the earlier row names the placeholder). Each row has a cheap
- * `hint` so text with no candidate skips the regexes. Used by `lib/log/redact.ts`.
+ * (when two matches cover the same text, the earlier row names the placeholder). Each row has
+ * `keywords` so text with none of them skips its regex. Used by `lib/log/redact.ts`.
  */
 import type { RedactPattern } from './redact.js';
 import { GITLEAKS_PATTERNS } from './redact-gitleaks.js';
@@ -38,7 +38,7 @@ export const KEYWORD_ASSIGNMENT: RedactPattern = {
     `(?:${NOT_SECRET_KEY}key|token|secret|passw(?:or)?d|pwd|credential)s?["']?[ \\t]*(?::=|=>|[:=])[ \\t]*["'\`]?${ASSIGNED}`,
     'i',
   ),
-  hint: 'key|token|secret|passw|pwd|credential',
+  keywords: ['key', 'token', 'secret', 'passw', 'pwd', 'credential'],
   entropy: 3.5,
 };
 
@@ -61,57 +61,57 @@ export const OWN_PATTERNS: readonly RedactPattern[] = [
     regex: new RegExp(
       `${pem('BEGIN')}(?:(?:[^-]|-(?!----)){0,32768}${pem('END')}|(?:(?:\\r?\\n|\\\\r?\\\\n)[A-Za-z0-9+/=]+)*)`,
     ),
-    hint: 'PRIVATE KEY',
+    keywords: ['private key'],
   },
   {
     name: 'aws_access_key',
     comment: 'AWS access key id: AKIA (long-term) or ASIA (STS) + 16 upper-case letters/digits.',
     regex: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/,
-    hint: 'AKIA|ASIA',
+    keywords: ['akia', 'asia'],
   },
   {
     name: 'github_token',
     comment: 'Classic/OAuth/user/server/refresh tokens: ghp_ gho_ ghu_ ghs_ ghr_ + 36 or more base62.',
     regex: new RegExp(`${L}gh[pousr]_[A-Za-z0-9]{36,}`),
-    hint: 'gh[pousr]_',
+    keywords: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'],
   },
   {
     name: 'github_pat',
     comment:
       'Fine-grained personal access token: github_pat_ + 22 base62 + _ + 59 base62 (accept 22 or more).',
     regex: new RegExp(`${L}github_pat_[A-Za-z0-9_]{22,}`),
-    hint: 'github_pat_',
+    keywords: ['github_pat_'],
   },
   {
     name: 'gitlab_token',
     comment: 'GitLab personal access token: glpat- + 20 or more.',
     regex: new RegExp(`${L_DASH}glpat-[A-Za-z0-9_-]{20,}`),
-    hint: 'glpat-',
+    keywords: ['glpat-'],
   },
   {
     name: 'slack_token',
     comment:
       'Slack tokens xoxb-/xoxa-/xoxp-/xoxr-/xoxs- + 10 or more, with a digit (team and user ids are numeric).',
     regex: new RegExp(`${L_DASH}xox[baprs]-(?=[A-Za-z-]*[0-9])[A-Za-z0-9-]{10,}`),
-    hint: 'xox[baprs]-',
+    keywords: ['xoxb-', 'xoxa-', 'xoxp-', 'xoxr-', 'xoxs-'],
   },
   {
     name: 'stripe_key',
     comment: 'Stripe live secret and restricted keys: sk_live_ / rk_live_ + 20 or more base62.',
     regex: new RegExp(`${L}[sr]k_live_[A-Za-z0-9]{20,}`),
-    hint: '[sr]k_live_',
+    keywords: ['sk_live_', 'rk_live_'],
   },
   {
     name: 'google_api_key',
     comment: 'Google API key: AIza + exactly 35 of base64url.',
     regex: new RegExp(`${L_DASH}AIza[A-Za-z0-9_-]{35}${R_DASH}`),
-    hint: 'AIza',
+    keywords: ['aiza'],
   },
   {
     name: 'anthropic_key',
     comment: 'Anthropic API/admin keys: sk-ant- + 32 or more (real ones: sk-ant-api03-… ~100 characters).',
     regex: new RegExp(`${L_DASH}sk-ant-[A-Za-z0-9_-]{32,}`),
-    hint: 'sk-ant-',
+    keywords: ['sk-ant-'],
   },
   {
     name: 'openai_key',
@@ -120,46 +120,46 @@ export const OWN_PATTERNS: readonly RedactPattern[] = [
     regex: new RegExp(
       `${L_DASH}sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,}|(?=[A-Za-z]*[0-9])[A-Za-z0-9]{32,}${R_DASH})`,
     ),
-    hint: 'sk-',
+    keywords: ['sk-'],
   },
   {
     name: 'huggingface_token',
     comment:
       'Hugging Face user access token: hf_ + 30 or more letters/digits, mixed case (random, not a word).',
     regex: new RegExp(`${L}hf_(?=[a-z0-9]*[A-Z])(?=[A-Z0-9]*[a-z])[A-Za-z0-9]{30,}${R}`),
-    hint: 'hf_',
+    keywords: ['hf_'],
   },
   {
     name: 'npm_token',
     comment: 'npm access token: npm_ + exactly 36 base62.',
     regex: new RegExp(`${L}npm_[A-Za-z0-9]{36}${R}`),
-    hint: 'npm_',
+    keywords: ['npm_'],
   },
   {
     name: 'hansard_token',
     comment: 'Our own API tokens (lib/service/tokens.ts): hns_ + exactly 43 base62.',
     regex: new RegExp(`${L}hns_[A-Za-z0-9]{43}${R}`),
-    hint: 'hns_',
+    keywords: ['hns_'],
   },
   {
     name: 'docker_pat',
     comment:
       'Docker Hub personal/organisation access token: dckr_pat_ / dckr_oat_ + 27 or more (gitleaks has none).',
     regex: new RegExp(`${L}dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,}${R_DASH}`),
-    hint: 'dckr_',
+    keywords: ['dckr_'],
   },
   {
     name: 'tavily_key',
     comment: 'Tavily API key: tvly- (optionally dev-/prod-) + 20 or more base62 (gitleaks has no rule).',
     regex: new RegExp(`${L_DASH}tvly-(?:dev-|prod-)?[A-Za-z0-9]{20,}${R_DASH}`),
-    hint: 'tvly-',
+    keywords: ['tvly-'],
   },
   {
     name: 'jwt',
     comment:
       'JSON Web Token: header and payload are base64url JSON objects (so both start eyJ), then a signature.',
     regex: new RegExp(`${L_DASH}eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}`),
-    hint: 'eyJ',
+    keywords: ['eyj'],
   },
   {
     name: 'aws_secret_key',
@@ -169,14 +169,14 @@ export const OWN_PATTERNS: readonly RedactPattern[] = [
       `aws[_-]?secret[_-]?access[_-]?key${ASSIGN}(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])`,
       'i',
     ),
-    hint: 'secret',
+    keywords: ['secret'],
   },
   {
     name: 'bearer_token',
     comment:
       '`Authorization: Bearer <token>` (header, curl -H, JSON "authorization": "Bearer …"): any token.',
     regex: new RegExp(`authorization${ASSIGN}bearer[ \\t]+(?<secret>[A-Za-z0-9._~+/-]+=*)`, 'i'),
-    hint: 'bearer',
+    keywords: ['bearer'],
   },
   {
     name: 'bearer_token',
@@ -186,19 +186,19 @@ export const OWN_PATTERNS: readonly RedactPattern[] = [
       `${L}bearer[ \\t]+(?<secret>(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])`,
       'i',
     ),
-    hint: 'bearer',
+    keywords: ['bearer'],
   },
   {
     name: 'basic_auth',
     comment: '`Authorization: Basic <base64 user:password>`: the credentials part.',
     regex: new RegExp(`authorization${ASSIGN}basic[ \\t]+(?<secret>[A-Za-z0-9+/]{4,}=*)`, 'i'),
-    hint: 'authorization',
+    keywords: ['authorization'],
   },
   {
     name: 'url_password',
     comment: "A password in a URL's userinfo, scheme://user:password@host: only the password.",
     regex: /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:/?#@"'<>]+:(?<secret>[^\s/?#@"'<>]+)@/,
-    hint: '://',
+    keywords: ['://'],
   },
 ];
 

@@ -374,7 +374,7 @@ export function shannon(s: string): number {
 function walk(v: unknown, key: string, plan: Plan, hits: string[], stack: Set<object>): unknown {
   if (typeof v === 'string') {
     // A label-like key is read with its value (`Authorization: Bearer …`); the key itself is never changed.
-    if (key !== '' && plan.anyHint !== null && plan.anyHint.test(key)) {
+    if (key !== '' && (plan.anyHint?.test(key) === true || keywordsIn(key, plan) !== null)) {
       const context = `${key}: `;
       const out = scan(context + v, plan, context.length, hits);
       return out === v ? v : out;

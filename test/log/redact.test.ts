@@ -99,11 +99,11 @@ describe('built-in patterns', () => {
     for (const p of [...OWN_PATTERNS, KEYWORD_ASSIGNMENT]) expect(covered).toContain(p.name);
   });
 
-  it('documents each built-in with a name, a regex, a hint and a comment', () => {
+  it('documents each built-in with a name, a regex, keywords and a comment', () => {
     for (const p of [...OWN_PATTERNS, KEYWORD_ASSIGNMENT]) {
       expect(p.name).toMatch(/^[a-z0-9_]+$/);
       expect(p.regex).toBeInstanceOf(RegExp);
-      expect(p.hint).toBeTruthy();
+      expect(p.keywords?.length).toBeGreaterThan(0);
       expect(p.comment?.length).toBeGreaterThan(10);
     }
   });
