@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compilePatterns, redactText, redactValue } from '../../lib/log/index.js';
-import { shannon } from '../../lib/log/redact.js';
 import { GITLEAKS_PATTERNS } from '../../lib/log/redact-gitleaks.js';
+import { shannon } from '../../lib/log/redact-match.js';
 
 describe('keyword prefilter', () => {
   it('runs a rule whose keyword is a prefix of a longer keyword at the same place', () => {
