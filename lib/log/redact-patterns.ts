@@ -17,9 +17,11 @@ const ASSIGN = `["']?\\s*[:=]\\s*["']?`;
 /** A PEM armour line (BEGIN or END) of any private-key kind: RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … BLOCK. */
 const pem = (edge: 'BEGIN' | 'END') => `-----${edge}[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----`;
 
-/** A value after a credential-like label: 16–512 characters, with a letter and a digit, not a URL or `${VAR}`. */
+/** A value after a credential-like label: 16–512 characters, with a letter and a digit, not a URL, a file path or `${VAR}`. */
 const VALUE_CHAR = `[^\\s&@?"'\`,;<>(){}\\[\\]\\\\]`;
-const ASSIGNED = `(?<secret>(?![A-Za-z][A-Za-z0-9+.-]*://|[$%<])(?=${VALUE_CHAR}{0,511}[0-9])(?=${VALUE_CHAR}{0,511}[A-Za-z])${VALUE_CHAR}{16,512})(?!${VALUE_CHAR})`;
+/** A file path with an extension (`src/a/b.tsx`): a value, not a secret. */
+const PATH = `[\\w.-]*(?:/[\\w.-]+)+\\.[A-Za-z]{1,5}(?!${VALUE_CHAR})`;
+const ASSIGNED = `(?<secret>(?![A-Za-z][A-Za-z0-9+.-]*://|[$%<]|${PATH})(?=${VALUE_CHAR}{0,511}[0-9])(?=${VALUE_CHAR}{0,511}[A-Za-z])${VALUE_CHAR}{16,512})(?!${VALUE_CHAR})`;
 
 /** Labels ending in `key` that name ids, not credentials (`cacheKey`, `primary_key`, `sortKey`). */
 const NOT_SECRET_KEY =

@@ -65,6 +65,7 @@ describe('keyword assignment', () => {
   it.each([
     'cacheKey: node-cache-Linux-x64-npm-3f2a9b8c7d6e5f4a3b2c1d0e9f8a7b6c',
     'primary_key = order_id_2026_11_30_a',
+    'key: src/components/button/Index123.tsx',
     `API_KEY=${'$'}{API_KEY_FROM_VAULT_2026}`,
     'TOKEN_URL=https://auth.example.com/oauth2/token',
     'password: aaaaaaaaaaaaaaaa1',
