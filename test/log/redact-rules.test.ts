@@ -4,7 +4,7 @@
  * row on the forms the issue names (`*_KEY`, `*_TOKEN`, `*_SECRET`, `password`, with `=` or `:`).
  */
 import { describe, expect, it } from 'vitest';
-import { compilePatterns, redactText, redactValue } from '../../lib/log/index.js';
+import { BUILTIN_PATTERNS, compilePatterns, redactText, redactValue } from '../../lib/log/index.js';
 import { GITLEAKS_PATTERNS } from '../../lib/log/redact-gitleaks.js';
 import { shannon } from '../../lib/log/redact-match.js';
 
@@ -77,5 +77,21 @@ describe('keyword assignment', () => {
   it('reads an object key as the label', () => {
     const r = redactValue({ env: { MY_SERVICE_KEY: value } });
     expect(r.value).toEqual({ env: { MY_SERVICE_KEY: '[REDACTED:keyword_assignment]' } });
+  });
+});
+
+describe('speed on hostile text', () => {
+  it('redacts 1 MiB of every keyword followed by runs of word characters in well under 3 s', () => {
+    // gitleaks' regexes were written for RE2 (linear); this is the shape that was slow in a backtracking
+    // engine before their leading `[\w.-]{0,50}?` pairs were dropped (53 s for this text).
+    const keywords = [...new Set(BUILTIN_PATTERNS.flatMap((p) => p.keywords ?? []))];
+    const text = keywords
+      .map((k) => `${k}${'a'.repeat(300)}`)
+      .join(' ')
+      .repeat(20)
+      .slice(0, 1 << 20);
+    const t0 = performance.now();
+    redactText(text);
+    expect(performance.now() - t0).toBeLessThan(3000);
   });
 });
