@@ -162,7 +162,8 @@ export function redactEventFields(
 /**
  * Checks and compiles patterns (built-in ones first when `withBuiltins`), so a bad configured pattern
  * fails when a writer opens, not on its first event. Returns the list to pass to `redactText` & co.
- * @throws RedactPatternError for a name that is not 1–64 of `A-Za-z0-9_.-`, or a regex that does not compile
+ * @throws RedactPatternError for a name that is not 1–64 of `A-Za-z0-9_.-`, a regex that does not compile,
+ *   `keywords` that are not non-empty strings, or a negative `entropy`
  */
 export function compilePatterns(
   extra: readonly RedactPattern[] = [],
@@ -178,6 +179,17 @@ export function compilePatterns(
     }
     if (!(p.regex instanceof RegExp) && typeof p.regex !== 'string') {
       throw new RedactPatternError(`redaction pattern ${p.name}: regex must be a RegExp or a string`);
+    }
+    const kw = p.keywords;
+    if (kw !== undefined && (!Array.isArray(kw) || !kw.every((k) => typeof k === 'string' && k !== ''))) {
+      throw new RedactPatternError(
+        `redaction pattern ${p.name}: keywords must be a list of non-empty strings`,
+      );
+    }
+    if (p.entropy !== undefined && !(typeof p.entropy === 'number' && p.entropy >= 0)) {
+      throw new RedactPatternError(
+        `redaction pattern ${p.name}: entropy must be a number >= 0 (bits per character)`,
+      );
     }
   }
   planFor(all);

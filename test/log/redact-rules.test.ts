@@ -4,7 +4,13 @@
  * row on the forms the issue names (`*_KEY`, `*_TOKEN`, `*_SECRET`, `password`, with `=` or `:`).
  */
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_PATTERNS, compilePatterns, redactText, redactValue } from '../../lib/log/index.js';
+import {
+  BUILTIN_PATTERNS,
+  compilePatterns,
+  RedactPatternError,
+  redactText,
+  redactValue,
+} from '../../lib/log/index.js';
 import { GITLEAKS_PATTERNS } from '../../lib/log/redact-gitleaks.js';
 import { shannon } from '../../lib/log/redact-match.js';
 
@@ -26,6 +32,17 @@ describe('keyword prefilter', () => {
     const list = compilePatterns([{ name: 'k', regex: /\d{6}/, keywords: ['pin'] }], false);
     expect(redactText('code 123456', list).hits).toEqual([]);
     expect(redactText('PIN 123456', list).text).toBe('PIN [REDACTED:k]');
+  });
+});
+
+describe('configured rule checks', () => {
+  it('refuses keywords that are not non-empty strings, and a negative entropy', () => {
+    const bad = [
+      { name: 'k', regex: /x/, keywords: [''] },
+      { name: 'k', regex: /x/, keywords: 'pin' as unknown as string[] },
+      { name: 'k', regex: /x/, entropy: -1 },
+    ];
+    for (const p of bad) expect(() => compilePatterns([p])).toThrow(RedactPatternError);
   });
 });
 
