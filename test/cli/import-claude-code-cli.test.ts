@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { runCli } from '../../lib/cli/main.js';
+import { runHansard } from '../support/cli.js';
 
 let root: string;
 beforeEach(() => {
@@ -14,20 +14,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-async function run(args: string[]) {
-  let out = '';
-  let err = '';
-  const io = {
-    stdout: {
-      write: (s: string | Uint8Array) => (out += typeof s === 'string' ? s : Buffer.from(s).toString()),
-    },
-    stderr: { write: (s: string) => (err += s) },
-    env: {},
-    cwd: root,
-  };
-  const code = await runCli(args, io);
-  return { code, out, err };
-}
+const run = (args: string[]) => runHansard(args, { cwd: root, env: {} });
 
 it('says how many subagent writers it opened, one segment each beside the main one', async () => {
   const r = await run([

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../../lib/cli/main.js';
+import { runHansard } from '../support/cli.js';
 
 const SYNTHETIC = resolve('test/fixtures/synthetic/codex-rollout-tools.jsonl');
 const CLAUDE = resolve('test/fixtures/real/ccl-representative_messages.jsonl');
@@ -14,20 +14,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-async function run(args: string[]) {
-  let out = '';
-  let err = '';
-  const io = {
-    stdout: {
-      write: (s: string | Uint8Array) => (out += typeof s === 'string' ? s : Buffer.from(s).toString()),
-    },
-    stderr: { write: (s: string) => (err += s) },
-    env: {},
-    cwd: root,
-  };
-  const code = await runCli(args, io);
-  return { code, out, err };
-}
+const run = (args: string[]) => runHansard(args, { cwd: root, env: {} });
 
 describe('hansard import codex', () => {
   it('prints the session directory, says what it imported, and the session verifies clean', async () => {

@@ -3,9 +3,9 @@ import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../../lib/cli/main.js';
 import { openSession } from '../../lib/log/index.js';
 import { VERIFY_CODE_INFO } from '../../lib/log/verify-codes.js';
+import { runHansard } from '../support/cli.js';
 
 let root: string;
 beforeEach(() => {
@@ -13,20 +13,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-async function run(args: string[]) {
-  let out = '';
-  let err = '';
-  const io = {
-    stdout: {
-      write: (s: string | Uint8Array) => (out += typeof s === 'string' ? s : Buffer.from(s).toString()),
-    },
-    stderr: { write: (s: string) => (err += s) },
-    env: {},
-    cwd: root,
-  };
-  const code = await runCli(args, io);
-  return { code, out, err };
-}
+const run = (args: string[]) => runHansard(args, { cwd: root, env: {} });
 
 function session(torn = false): string {
   const s = openSession(root, { agent: 'bot' });

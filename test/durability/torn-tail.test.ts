@@ -9,7 +9,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../lib/cli/main.js';
+import { runHansard } from '../support/cli.js';
 import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
 import { type ChunkedSegment, call, chunkedSegment, postChunk } from './segment-chunks.js';
 
@@ -38,21 +38,9 @@ function overwrite(path: string, at: number, bytes: Uint8Array): void {
   }
 }
 
-/** `hansard ARGS` in this process against the server; stdout, stderr and the exit code. */
-async function hansard(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io = {
-    stdout: {
-      write: (s: string | Uint8Array) => (out += typeof s === 'string' ? s : Buffer.from(s).toString()),
-    },
-    stderr: { write: (s: string) => (err += s) },
-    env: { HANSARD_URL: srv.url, HANSARD_TOKEN: srv.admin },
-    cwd: root,
-  };
-  const code = await runCli(args, io);
-  return { code, out, err };
-}
+/** `hansard ARGS` in this process against the server. */
+const hansard = (args: string[]) =>
+  runHansard(args, { cwd: root, env: { HANSARD_URL: srv.url, HANSARD_TOKEN: srv.admin } });
 
 const get = (path: string) => call(srv.url, srv.admin, 'GET', path);
 
