@@ -18,6 +18,7 @@ import { splitLines } from '../log/reader.js';
 import { parseTs } from '../log/time.js';
 import { openSession } from '../log/writer.js';
 import { type ImportProblem, TranscriptMapper } from './claude-code-records.js';
+import type { MappingCounts } from './mapping.js';
 
 export { IMPORT_NOTE_AUTHOR, type ImportProblem } from './claude-code-records.js';
 
@@ -40,17 +41,7 @@ export interface ImportResult {
   /** the segment file written */
   path: string;
   /** events written over all the session's writers, by kind (`writer.*` and `turn.end` not counted) */
-  counts: {
-    prompts: number;
-    turns: number;
-    actions: number;
-    results: number;
-    outputs: number;
-    notes: number;
-    /** notes marked `compaction` (docs/import.md) */
-    compactions: number;
-    /** turns ended `interrupted` by an interrupt or rejection marker */
-    interruptions: number;
+  counts: MappingCounts & {
     /** subagent writers opened (one per `agentId` of the `isSidechain` records) */
     subagentWriters: number;
   };
