@@ -62,8 +62,49 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     await program.parseAsync(argv, { from: 'user' });
     return 0;
   } catch (err) {
-    return exitCodeFor(err, io);
+    if (!argv.includes('--json') || err instanceof CommanderError || err instanceof ExitError) {
+      return exitCodeFor(err, io);
+    }
+    // Asked for machine output: the failure too, as one JSON object on stderr (the same envelope as the
+    // API's errors, plus the exit code); the sentence a person would read is its message.
+    let text = '';
+    const sink = {
+      write: (t: string) => {
+        text += t;
+        return true;
+      },
+    };
+    const code = exitCodeFor(err, { ...io, stderr: sink });
+    io.stderr.write(`${JSON.stringify(jsonError(err, text, code))}\n`);
+    return code;
   }
+}
+
+/** `{"error":{"code","message","details","exit_code"}}` for a failed command run with `--json`. */
+function jsonError(err: unknown, text: string, exitCode: number) {
+  const said = text.trim();
+  if (err instanceof ServerError) {
+    return {
+      error: {
+        code: err.code,
+        message: err.message,
+        details: { ...err.details, status: err.status },
+        exit_code: exitCode,
+      },
+    };
+  }
+  const code =
+    err instanceof UsageError
+      ? 'usage'
+      : err instanceof NetworkError
+        ? 'unreachable'
+        : err instanceof FailureError
+          ? 'failed'
+          : 'internal';
+  // Unexpected errors keep their stack out of machine output; the sentence is enough to report it.
+  const message =
+    code === 'internal' ? String(err instanceof Error ? err.message : err) : said.replace(/^hansard: /, '');
+  return { error: { code, message, details: {}, exit_code: exitCode } };
 }
 
 function exitCodeFor(err: unknown, io: Io): number {

@@ -75,4 +75,26 @@ describe('a token that lacks the scope', () => {
     expect(r.err).not.toContain('refused');
     expect(r.err).toContain('hint: check the id');
   });
+
+  it('with --json, the failure is one JSON error object on stderr and nothing on stdout', async () => {
+    const s = openSession(srv.workDir, { agent: 'bot' });
+    s.end();
+    const r = await cli(['upload', s.dir, '--json'], board);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err.endsWith('\n')).toBe(true);
+    expect(JSON.parse(r.err)).toEqual({
+      error: {
+        code: 'forbidden',
+        message: 'this token lacks the ingest or read scope (it has board): use a token with ingest or read',
+        details: { required: ['ingest', 'read'], has: ['board'], status: 403 },
+        exit_code: 2,
+      },
+    });
+    const usage = await cli(['upload', s.path, '--json'], board);
+    expect(usage.code).toBe(2);
+    expect(JSON.parse(usage.err)).toMatchObject({
+      error: { code: 'usage', message: expect.stringContaining('is a segment file'), exit_code: 2 },
+    });
+  });
 });
