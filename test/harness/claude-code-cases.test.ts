@@ -4,19 +4,16 @@
  * turns, actions, results, subagent writers, compactions) are the source's, and verify is clean where the
  * source was (issue 10, item 1; mapping: docs/import.md).
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { importClaudeCodeTranscript } from '../../lib/harness/index.js';
 import { decodeEvent, type LogEvent, readSegmentFile, sessionDirSources } from '../../lib/log/index.js';
 import { verifySession } from '../../lib/log/verify.js';
+import { tmpDirs } from '../support/tmp.js';
 
 const CASES = 'test/fixtures/cases';
-const tmpDirs: string[] = [];
-afterAll(() => {
-  for (const d of tmpDirs) rmSync(d, { recursive: true, force: true });
-});
+const scratch = tmpDirs('hansard-cc-cases-');
 
 type Ev = LogEvent & Record<string, unknown>;
 
@@ -30,8 +27,7 @@ interface Imported {
 }
 
 async function importFile(file: string): Promise<Imported> {
-  const out = mkdtempSync(join(tmpdir(), 'hansard-cc-cases-'));
-  tmpDirs.push(out);
+  const out = scratch.make();
   const r = await importClaudeCodeTranscript(file, out);
   const writers = new Map<string, Ev[]>();
   for (const name of readdirSync(r.dir).filter((n) => n.endsWith('.jsonl'))) {

@@ -2,25 +2,17 @@
  * The Claude Code transcript importer (DESIGN §6 `hansard import claude-code`): the real fixture from
  * claude-code-log read back as a v3 segment, and small hand-made transcripts for each mapping rule.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type ImportResult, importClaudeCodeTranscript } from '../../lib/harness/index.js';
 import { decodeEvent, formatTs, type LogEvent, parseTs, readSegmentFile } from '../../lib/log/index.js';
+import { tmpDirs } from '../support/tmp.js';
 
 const FIXTURE = 'test/fixtures/real/ccl-representative_messages.jsonl';
 
-const tmpDirs: string[] = [];
-afterAll(() => {
-  for (const d of tmpDirs) rmSync(d, { recursive: true, force: true });
-});
-
-function tmp(): string {
-  const d = mkdtempSync(join(tmpdir(), 'hansard-cc-import-'));
-  tmpDirs.push(d);
-  return d;
-}
+const scratch = tmpDirs('hansard-cc-import-');
+const tmp = () => scratch.make();
 
 /** Just enough of a transcript record for the test to count on its own. */
 interface TranscriptRecord {

@@ -3,18 +3,15 @@
  * it does not look like it): interrupt and rejection markers, meta and command records, a prompt of
  * only an image, a queued message, a rewind, two subagents (issue 10 item 1; docs/import.md).
  */
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type ImportResult, importClaudeCodeTranscript } from '../../lib/harness/index.js';
 import { decodeEvent, type LogEvent, readSegmentFile, sessionDirSources } from '../../lib/log/index.js';
 import { verifySession } from '../../lib/log/verify.js';
+import { tmpDirs } from '../support/tmp.js';
 
-const tmpDirs: string[] = [];
-afterAll(() => {
-  for (const d of tmpDirs) rmSync(d, { recursive: true, force: true });
-});
+const scratch = tmpDirs('hansard-cc-kinds-');
 
 type Ev = LogEvent & Record<string, unknown>;
 
@@ -34,8 +31,7 @@ async function importRecords(records: Record<string, unknown>[]): Promise<{
   segments: number;
   codes: string[];
 }> {
-  const dir = mkdtempSync(join(tmpdir(), 'hansard-cc-kinds-'));
-  tmpDirs.push(dir);
+  const dir = scratch.make();
   const file = join(dir, 't.jsonl');
   writeFileSync(file, `${records.map((r) => JSON.stringify(r)).join('\n')}\n`);
   const result = await importClaudeCodeTranscript(file, join(dir, 'out'));

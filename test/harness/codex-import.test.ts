@@ -3,26 +3,19 @@
  * tool calls and both output shapes, the real rollout cut off mid-turn, and hand-made rollouts for a
  * malformed line and unknown line types. Counts stated here are read off the fixtures by hand.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/main.js';
 import { type CodexImportResult, importCodexRollout, toolOutput } from '../../lib/harness/codex.js';
 import { decodeEvent, type LogEvent, readSegmentFile } from '../../lib/log/index.js';
+import { tmpDirs } from '../support/tmp.js';
 
 const SYNTHETIC = 'test/fixtures/synthetic/codex-rollout-tools.jsonl';
 const REAL = 'test/fixtures/real/cct-sample_codex_session.jsonl';
 
-const tmpDirs: string[] = [];
-afterAll(() => {
-  for (const d of tmpDirs) rmSync(d, { recursive: true, force: true });
-});
-function tmp(): string {
-  const d = mkdtempSync(join(tmpdir(), 'hansard-codex-import-'));
-  tmpDirs.push(d);
-  return d;
-}
+const scratch = tmpDirs('hansard-codex-import-');
+const tmp = () => scratch.make();
 
 type Ev = LogEvent & Record<string, unknown>;
 async function readBack(path: string): Promise<Ev[]> {

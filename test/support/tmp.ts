@@ -1,0 +1,22 @@
+/**
+ * Scratch folders for a suite: `tmpDirs(prefix)` registers an afterAll that removes every folder its
+ * `make()` created, so a suite writes no cleanup of its own.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+
+export function tmpDirs(prefix: string): { make(): string } {
+  const made: string[] = [];
+  afterAll(() => {
+    for (const d of made) rmSync(d, { recursive: true, force: true });
+  });
+  return {
+    make() {
+      const d = mkdtempSync(join(tmpdir(), prefix));
+      made.push(d);
+      return d;
+    },
+  };
+}
