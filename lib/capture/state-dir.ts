@@ -1,0 +1,265 @@
+/**
+ * The capture state directory (issue 11): where the hooks keep their spool, their mapping state, the
+ * shipper's progress and the record of hook failures. This layout is a contract shared with
+ * `hansard doctor` and `hansard integrations sync`; docs/capture.md describes it.
+ *
+ * ```
+ * <state>/config.json                        {"url","token"} (0600, optional; env wins)
+ * <state>/spool/<sid>/w_<ULID>.jsonl          one ordinary session directory per captured session
+ * <state>/shipped.json                       {"version":1,"sessions":{<sid>:{<w>:acked bytes}}}
+ * <state>/claude-code/<session_id>.json      mapping state of one Claude Code session
+ * <state>/codex/<thread id>.json             mapping state of one Codex thread
+ * <state>/hook-failures.json                 {"version":1,"failures":[HookFailure…]} newest last, capped
+ * ```
+ *
+ * Everything here is synchronous and dependency-light: it runs inside every hook invocation.
+ */
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * The state directory: `HANSARD_STATE_DIR`, else `$XDG_STATE_HOME/hansard`, else
+ * `~/.local/state/hansard`. Nothing is created here.
+ */
+export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.HANSARD_STATE_DIR) return env.HANSARD_STATE_DIR;
+  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'hansard');
+  return join(env.HOME || homedir(), '.local', 'state', 'hansard');
+}
+
+/** `<state>/config.json`: where hooks find the server (written by `hansard integrations sync`, mode 0600). */
+export function configPath(state: string): string {
+  return join(state, 'config.json');
+}
+/** `<state>/spool`: one session directory per captured session. */
+export function spoolDir(state: string): string {
+  return join(state, 'spool');
+}
+/** `<state>/shipped.json`: bytes of each spool segment the server acknowledged. */
+export function shippedPath(state: string): string {
+  return join(state, 'shipped.json');
+}
+/** `<state>/hook-failures.json`. */
+export function hookFailuresPath(state: string): string {
+  return join(state, 'hook-failures.json');
+}
+
+/** The harnesses whose mapping state lives in the state directory. */
+export type CaptureHarness = 'claude-code' | 'codex';
+
+/**
+ * `<state>/<harness>/<id>.json`: the mapping state of one harness session. The id is the harness's own
+ * (Claude `session_id`, Codex thread id); characters outside `[A-Za-z0-9._-]` are %-encoded so that no
+ * id can leave the folder.
+ */
+export function mappingStatePath(state: string, harness: CaptureHarness, id: string): string {
+  const safe = id.replace(/[^A-Za-z0-9_-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return join(state, harness, `${safe || '%'}.json`);
+}
+
+/** Server settings for capture: env first, then `<state>/config.json`. */
+export interface CaptureConfig {
+  url?: string;
+  token?: string;
+  /** where each value came from, for `hansard doctor` */
+  source: { url: 'env' | 'config' | null; token: 'env' | 'config' | null };
+}
+
+/**
+ * The server the hooks ship to: `HANSARD_URL` / `HANSARD_TOKEN` when set, else `<state>/config.json`'s
+ * `url` / `token`. A missing or unreadable config file gives nothing (never throws).
+ */
+export function readCaptureConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  state = stateDir(env),
+): CaptureConfig {
+  let file: { url?: unknown; token?: unknown } = {};
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(configPath(state), 'utf8'));
+    if (parsed && typeof parsed === 'object') file = parsed as typeof file;
+  } catch {
+    // absent or unreadable: env only
+  }
+  const pick = (e: string | undefined, f: unknown): [string | undefined, 'env' | 'config' | null] =>
+    e ? [e, 'env'] : typeof f === 'string' && f ? [f, 'config'] : [undefined, null];
+  const [url, urlSource] = pick(env.HANSARD_URL, file.url);
+  const [token, tokenSource] = pick(env.HANSARD_TOKEN, file.token);
+  return {
+    ...(url ? { url } : {}),
+    ...(token ? { token } : {}),
+    source: { url: urlSource, token: tokenSource },
+  };
+}
+
+/**
+ * Writes `data` as JSON to `path` through a temporary file and a rename, so a reader (or a process killed
+ * mid-write) never leaves half a file. Creates the parent folder. @throws the file system's error
+ */
+export function writeJsonAtomic(path: string, data: unknown, mode = 0o600): void {
+  const dir = path.slice(0, path.lastIndexOf('/'));
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const tmp = `${path}.${process.pid}.${Date.now().toString(36)}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(data)}\n`, { mode });
+  renameSync(tmp, path);
+}
+
+/** Reads a JSON file; null when absent or not JSON. */
+export function readJson(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+// ---- hook failures ----
+
+/** Why a hook invocation did not do its whole job. */
+export type HookFailureReason =
+  | 'timeout'
+  | 'bad_input'
+  | 'state_unwritable'
+  | 'server_unreachable'
+  | 'internal';
+
+/** One failure: never any payload content (no prompt text, no tool input). */
+export interface HookFailure {
+  /** RFC 3339 */
+  at: string;
+  /** `claude-code:<hook_event_name>`, `codex:<type>`, `shipper` */
+  hook: string;
+  reason: HookFailureReason;
+  message: string;
+  /** wall time of the invocation so far, ms */
+  ms: number;
+}
+
+/** Failures kept in `hook-failures.json` (the oldest are dropped). */
+export const MAX_HOOK_FAILURES = 500;
+
+/** The recorded failures, oldest first; empty when the file is absent or unreadable. */
+export function readHookFailures(state: string): HookFailure[] {
+  const data = readJson(hookFailuresPath(state)) as { failures?: unknown } | null;
+  return Array.isArray(data?.failures) ? (data.failures as HookFailure[]) : [];
+}
+
+/**
+ * Appends a failure to `<state>/hook-failures.json` (read, append, cap, write through a rename). Best
+ * effort: two hooks failing at the same instant may drop one record; a state dir that cannot be written
+ * records nothing. Never throws.
+ */
+export function recordHookFailure(
+  state: string,
+  failure: Omit<HookFailure, 'at'> & { at?: string },
+): boolean {
+  try {
+    const failures = readHookFailures(state);
+    // The message is ours, but it may quote an error that quotes a path: cap it.
+    failures.push({
+      ...failure,
+      at: failure.at ?? new Date().toISOString(),
+      message: failure.message.slice(0, 300),
+    });
+    writeJsonAtomic(hookFailuresPath(state), { version: 1, failures: failures.slice(-MAX_HOOK_FAILURES) });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// ---- shipping progress and backlog ----
+
+/** `shipped.json`: per session id, per writer id, the segment bytes the server acknowledged. */
+export interface ShippedState {
+  version: 1;
+  sessions: Record<string, Record<string, number>>;
+}
+
+/** The shipper's progress; empty when absent. */
+export function readShipped(state: string): ShippedState {
+  const data = readJson(shippedPath(state)) as ShippedState | null;
+  return data && data.version === 1 && data.sessions && typeof data.sessions === 'object'
+    ? data
+    : { version: 1, sessions: {} };
+}
+
+/**
+ * Records that the server holds `length` bytes of each named segment (only ever raises a figure). Called
+ * by the shipper only, which holds the shipper lock, so read-modify-write is safe here.
+ */
+export function recordShipped(state: string, sid: string, segments: { w: string; length: number }[]): void {
+  const shipped = readShipped(state);
+  const s = shipped.sessions[sid] ?? {};
+  for (const seg of segments) s[seg.w] = Math.max(s[seg.w] ?? 0, seg.length);
+  shipped.sessions[sid] = s;
+  writeJsonAtomic(shippedPath(state), shipped);
+}
+
+/** What one spool session still has to ship. */
+export interface SessionBacklog {
+  sid: string;
+  /** the session directory, `<state>/spool/<sid>` */
+  dir: string;
+  /** bytes on disk not acknowledged by the server */
+  bytes: number;
+  /** complete lines (events) among those bytes */
+  events: number;
+}
+
+/**
+ * Per spool session, the bytes and events not yet acknowledged by the server (by `shipped.json`). Only
+ * sessions with something left are listed. An absent spool gives [].
+ */
+export function spoolBacklog(state: string): SessionBacklog[] {
+  const spool = spoolDir(state);
+  if (!existsSync(spool)) return [];
+  const shipped = readShipped(state);
+  const out: SessionBacklog[] = [];
+  for (const d of readdirSync(spool, { withFileTypes: true })) {
+    if (!d.isDirectory() || !d.name.startsWith('s_')) continue;
+    const dir = join(spool, d.name);
+    let bytes = 0;
+    let events = 0;
+    for (const f of readdirSync(dir)) {
+      if (!/^w_[0-9A-Z]{26}\.jsonl$/.test(f)) continue;
+      const path = join(dir, f);
+      const size = statSync(path).size;
+      const acked = Math.min(shipped.sessions[d.name]?.[f.slice(0, -6)] ?? 0, size);
+      if (size > acked) {
+        bytes += size - acked;
+        events += countNewlines(path, acked, size);
+      }
+    }
+    if (bytes > 0) out.push({ sid: d.name, dir, bytes, events });
+  }
+  return out.sort((a, b) => (a.sid < b.sid ? -1 : 1));
+}
+
+function countNewlines(path: string, from: number, to: number): number {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    let n = 0;
+    for (let pos = from; pos < to; ) {
+      const got = readSync(fd, buf, 0, Math.min(buf.length, to - pos), pos);
+      if (got <= 0) break;
+      for (let i = 0; i < got; i++) if (buf[i] === 10) n++;
+      pos += got;
+    }
+    return n;
+  } finally {
+    closeSync(fd);
+  }
+}
