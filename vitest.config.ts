@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
+    // test/real-client runs the real Claude Code and Codex CLIs (a ~760 MB install): `npm run test:real-client`.
+    exclude: ['**/node_modules/**', 'test/real-client/**'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Tests spawn servers and child processes; two cores here, so keep workers few.
