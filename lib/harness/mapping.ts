@@ -27,7 +27,15 @@ export type ImportKind =
   | 'abandoned_branch'
   | 'unknown_record'
   | 'unknown_block'
-  | 'thinking';
+  | 'thinking'
+  | 'token_usage'
+  // hcn streams (lib/harness/hcn.ts): what a harness run reported that no v3 event says
+  | 'coverage_gap'
+  | 'failure'
+  | 'limit'
+  | 'warning'
+  | 'error'
+  | 'question';
 
 /** Events written through one `WriterMapping`, by kind (`writer.*` and `turn.end` not counted). */
 export interface MappingCounts {
@@ -129,6 +137,21 @@ export class WriterMapping {
     }
     this.counts.actions += 1;
     return a.id;
+  }
+
+  /**
+   * Takes over an action an earlier process wrote (capture hooks run one process per event and keep this
+   * table in their own state): a later `result` for `callId` pairs with `actionId`, and while `pending`
+   * an `interrupt` cancels it.
+   */
+  adopt(callId: string, actionId: string, pending = true): void {
+    this.actionByCall.set(callId, actionId);
+    if (pending) this.pending.set(callId, actionId);
+  }
+
+  /** Call id → action id of the actions still waiting for their result, in call order. */
+  pendingCalls(): [string, string][] {
+    return [...this.pending];
   }
 
   /** The action id a call id names, or undefined when no action of this writer had it. */
