@@ -82,7 +82,7 @@ function registerImportCodex(imp: Command, io: Io): void {
       if (o.json) return printJson(io, result);
       io.stdout.write(`${result.dir}\n`);
       io.stderr.write(
-        `imported ${c.prompts} prompts, ${c.turns} turns, ${c.actions} actions, ${c.results} results, ${c.outputs} outputs, ${c.reasoning} reasoning summaries, ${c.notes} notes` +
+        `imported ${c.prompts} prompts, ${c.turns} turns, ${c.actions} actions, ${c.results} results, ${c.outputs} outputs, ${c.reasoning} reasoning summaries, ${c.tokenUsage} token usage records, ${c.notes} notes` +
           `${result.problems.length ? `; ${result.problems.length} lines could not be read (kept as notes)` : ''}\n` +
           `next: hansard upload ${result.dir}\n`,
       );

@@ -14,9 +14,11 @@ export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== nu
 export const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 /**
- * A tool call's output: Codex writes either a JSON string `{"output": …, "metadata": {"exit_code": N}}` or
- * plain text starting `Exit code: N` (with `Output:` before the command's output); anything else is kept as
- * it is, with no exit code.
+ * A tool call's output, in the three shapes Codex writes: a JSON string
+ * `{"output": …, "metadata": {"exit_code": N}}`; plain text starting `Exit code: N` (with `Output:` before
+ * the command's output); or (Codex 0.169.0's unified exec) a header of `Key: value` lines holding
+ * `Process exited with code N`, then `Output:` and the command's output. Anything else is kept as it is,
+ * with no exit code.
  */
 export function toolOutput(raw: unknown): { output: unknown; exitCode: number | null } {
   const text =
@@ -32,7 +34,31 @@ export function toolOutput(raw: unknown): { output: unknown; exitCode: number | 
     const i = text.indexOf('Output:\n');
     return { output: i >= 0 ? text.slice(i + 'Output:\n'.length) : text, exitCode: Number(m[1]) };
   }
+  // Unified exec: only the header (the lines before the first `Output:` line) is read, so a command
+  // that prints "Process exited with code 0" itself cannot forge its exit code.
+  const out = /^Output:$/m.exec(text);
+  if (out) {
+    const header = text.slice(0, out.index);
+    const exited = /^Process exited with code (-?\d+)$/m.exec(header);
+    if (exited && /^(?:(?:[A-Z][A-Za-z ]*: .*|Process exited with code -?\d+)\n)+$/.test(header))
+      return { output: text.slice(out.index + 'Output:\n'.length), exitCode: Number(exited[1]) };
+  }
   return { output: text, exitCode: null };
+}
+
+/**
+ * Whether a `response_item` user message is context Codex put there rather than what the person typed:
+ * the `<environment_context>` block, the AGENTS.md and user instructions it injects at the start of a
+ * session. Used when a rollout has no separate record of the person's prompts to compare with.
+ */
+export function isInjectedContext(text: string): boolean {
+  const t = text.trimStart();
+  return (
+    t.startsWith('<environment_context>') ||
+    t.startsWith('<user_instructions>') ||
+    t.startsWith('# AGENTS.md instructions') ||
+    t.startsWith('<skills_instructions>')
+  );
 }
 
 /** A `function_call`'s `arguments` (a JSON string) as its value; text that is not JSON is kept as text. */
@@ -65,12 +91,33 @@ export function parseObject(text: string): Obj | null | undefined {
   return isObj(v) ? v : null;
 }
 
-/** A rollout's first timestamp (µs), whether any `event_msg/user_message` exists, and the Codex session id. */
-export async function prescan(
-  path: string,
-): Promise<{ firstAt: number | null; hasUserMessages: boolean; codexSessionId: string | null }> {
+/**
+ * Whether an `event_msg` payload is Codex's own record of what the person typed: `user_message` (before
+ * 0.169), or `item_completed` of a `UserMessage` item (0.169.0).
+ */
+export function isUserMessageEvent(p: Obj): boolean {
+  return (
+    p.type === 'user_message' ||
+    (p.type === 'item_completed' && isObj(p.item) && p.item.type === 'UserMessage')
+  );
+}
+
+/** What `prescan` finds before the import writes anything. */
+export interface RolloutScan {
+  /** the first line's timestamp, µs since the epoch */
+  firstAt: number | null;
+  /** Codex recorded the person's prompts separately (`isUserMessageEvent`) */
+  hasUserMessages: boolean;
+  /** the rollout has `token_usage_record` lines (0.169.0), so `token_count` events only repeat them */
+  hasUsageRecords: boolean;
+  codexSessionId: string | null;
+}
+
+/** A rollout's first timestamp, which prompt and usage records it has, and the Codex session id. */
+export async function prescan(path: string): Promise<RolloutScan> {
   let firstAt: number | null = null;
   let hasUserMessages = false;
+  let hasUsageRecords = false;
   let codexSessionId: string | null = null;
   for await (const l of readLines(path)) {
     const obj = parseObject(l.text);
@@ -78,10 +125,11 @@ export async function prescan(
     const ts = typeof obj.timestamp === 'string' ? parseTs(obj.timestamp) : null;
     if (firstAt === null && ts !== null) firstAt = ts.micros;
     const p = obj.payload;
-    if (obj.type === 'event_msg' && isObj(p) && p.type === 'user_message') hasUserMessages = true;
+    if (obj.type === 'event_msg' && isObj(p) && isUserMessageEvent(p)) hasUserMessages = true;
+    if (obj.type === 'token_usage_record') hasUsageRecords = true;
     if (obj.type === 'session_meta' && isObj(p) && codexSessionId === null) codexSessionId = str(p.id);
   }
-  return { firstAt, hasUserMessages, codexSessionId };
+  return { firstAt, hasUserMessages, hasUsageRecords, codexSessionId };
 }
 
 const lossyUtf8 = new TextDecoder('utf-8');

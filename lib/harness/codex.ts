@@ -21,11 +21,14 @@ import { type EmitOptions, openSession } from '../log/writer.js';
 import { IMPORT_NOTE_AUTHOR, type ImportProblem } from './claude-code-transcript.js';
 import {
   contentText,
+  isInjectedContext,
   isObj,
+  isUserMessageEvent,
   type Obj,
   parseArguments,
   parseObject,
   prescan,
+  type RolloutScan,
   readLines,
   str,
   toolOutput,
@@ -55,6 +58,8 @@ export interface CodexImportResult {
   counts: MappingCounts & {
     /** `note`s by `codex` marked `thinking` that hold a reasoning summary */
     reasoning: number;
+    /** `note`s marked `token_usage`: one per model response's token counts */
+    tokenUsage: number;
     /** lines with a `type` (or payload `type`) this importer does not know, kept as `unknown_record` notes */
     unknown: number;
     /** lines read and deliberately not written, by `type` or `event_msg/<type>` (copies, token counts) */
@@ -103,10 +108,7 @@ export async function importCodexRollout(
     },
     scan.firstAt === null ? {} : { clock: () => at ?? 0, monoClock: () => mono },
   );
-  const importer = new RolloutImporter(
-    new WriterMapping(writer, options.userId ?? 'user'),
-    scan.hasUserMessages,
-  );
+  const importer = new RolloutImporter(new WriterMapping(writer, options.userId ?? 'user'), scan);
   const stamp = (): EmitOptions => (scan.firstAt === null ? {} : { at: at!, mono });
   try {
     for await (const l of readLines(rolloutPath)) {
@@ -133,7 +135,10 @@ export async function importCodexRollout(
 class RolloutImporter {
   readonly problems: ImportProblem[] = [];
   private reasoning = 0;
+  private tokenUsage = 0;
   private unknown = 0;
+  /** exit codes of commands by call id, from `item_completed` `CommandExecution` items (0.169.0) */
+  private readonly execExit = new Map<string, number>();
   private readonly skipped: Record<string, number> = {};
   /** call ids of the open turn still waiting for their output */
   private readonly pending = new Set<string>();
@@ -145,13 +150,23 @@ class RolloutImporter {
   /** a `response_item` user message waiting to learn whether a `user_message` copy follows */
   private held: { text: string; o: EmitOptions } | null = null;
 
+  private readonly hasUserMessages: boolean;
+
   constructor(
     private readonly m: WriterMapping,
-    private readonly hasUserMessages: boolean,
-  ) {}
+    private readonly scan: RolloutScan,
+  ) {
+    this.hasUserMessages = scan.hasUserMessages;
+  }
 
   counts(): CodexImportResult['counts'] {
-    return { ...this.m.counts, reasoning: this.reasoning, unknown: this.unknown, skipped: this.skipped };
+    return {
+      ...this.m.counts,
+      reasoning: this.reasoning,
+      tokenUsage: this.tokenUsage,
+      unknown: this.unknown,
+      skipped: this.skipped,
+    };
   }
 
   problem(line: number, message: string): void {
@@ -162,16 +177,16 @@ class RolloutImporter {
   take(line: number, text: string, obj: Obj | null | undefined, o: EmitOptions): void {
     if (text.trim() === '') return;
     const payload = isObj(obj) ? obj.payload : undefined;
-    const userEvent =
-      isObj(obj) && obj.type === 'event_msg' && isObj(payload) && payload.type === 'user_message';
+    const userEvent = isObj(obj) && obj.type === 'event_msg' && isObj(payload) && isUserMessageEvent(payload);
     if (!userEvent) this.releaseHeld();
     if (obj === undefined) this.keep(line, text, o, 'line is not valid JSON');
     else if (obj === null) this.keep(line, text, o, 'line is not a JSON object');
     else if ((obj.type === 'response_item' || obj.type === 'event_msg') && !isObj(payload))
       this.keep(line, text, o, `${obj.type} line has no payload object`);
-    else if (obj.type === 'session_meta' || obj.type === 'turn_context')
+    else if (obj.type === 'session_meta' || obj.type === 'turn_context' || obj.type === 'world_state')
       // Settings and instructions: no v3 event says them, so they are kept exactly as written.
       this.m.marked('meta', IMPORT_NOTE_AUTHOR, text, o);
+    else if (obj.type === 'token_usage_record') this.usage(obj.payload, o);
     else if (obj.type === 'response_item') this.responseItem(line, text, payload as Obj, o);
     else if (obj.type === 'event_msg') this.eventMsg(text, payload as Obj, o);
     else this.unknownLine(text, o);
@@ -188,7 +203,12 @@ class RolloutImporter {
     switch (p.type) {
       case 'message': {
         const body = contentText(p.content);
-        if (p.role === 'assistant') this.output(body, o);
+        if (p.role === 'assistant' && this.outputsSeen.has(body))
+          // 0.169.0 writes the `item_completed` copy of an answer before this one.
+          this.skip('response_item/message (answer copy)');
+        else if (p.role === 'assistant') this.output(body, o);
+        else if (p.role === 'user' && isInjectedContext(body))
+          this.m.marked('meta', CODEX_NOTE_AUTHOR, `context: ${body}`, o);
         else if (p.role === 'user' && !this.hasUserMessages) this.prompt(body, o);
         else if (p.role === 'user') this.held = { text: body, o };
         else this.m.marked('meta', CODEX_NOTE_AUTHOR, `${String(p.role)} message: ${body}`, o);
@@ -224,7 +244,8 @@ class RolloutImporter {
       case 'function_call_output':
       case 'custom_tool_call_output': {
         const callId = str(p.call_id) ?? '';
-        const r = toolOutput(p.output);
+        const shown = toolOutput(p.output);
+        const r = { output: shown.output, exitCode: shown.exitCode ?? this.execExit.get(callId) ?? null };
         const failed = r.exitCode !== null && r.exitCode !== 0;
         const { orphan } = this.m.result(
           {
@@ -250,6 +271,10 @@ class RolloutImporter {
   private eventMsg(text: string, p: Obj, o: EmitOptions): void {
     const type = String(p.type);
     const message = str(p.message) ?? '';
+    if (type === 'item_completed') {
+      this.itemCompleted(text, isObj(p.item) ? p.item : {}, o);
+      return;
+    }
     if (type === 'user_message') {
       if (this.held !== null && this.held.text === message) {
         this.held = null;
@@ -271,8 +296,55 @@ class RolloutImporter {
       this.skip('event_msg/turn_aborted');
       this.m.interrupt(`turn aborted${str(p.reason) ? ` (${str(p.reason)})` : ''}`, o);
       this.resetTurn();
-    } else if (SKIPPED_EVENTS.has(type)) this.skip(`event_msg/${type}`);
+    } else if (type === 'token_count' && !this.scan.hasUsageRecords && isObj(p.info)) {
+      // Before 0.169.0 this is the only record of token usage; `last_token_usage` is this response's.
+      this.usage({ usage: p.info.last_token_usage, thread_token_usage: p.info.total_token_usage }, o);
+    } else if (type === 'thread_settings_applied') this.m.marked('meta', IMPORT_NOTE_AUTHOR, text, o);
+    else if (SKIPPED_EVENTS.has(type)) this.skip(`event_msg/${type}`);
     else this.unknownLine(text, o);
+  }
+
+  /**
+   * `event_msg/item_completed` (Codex 0.169.0): the item each `response_item` also records, in the app's
+   * own terms. A `UserMessage` is the person's prompt (its `response_item` copy is held just before it), an
+   * `AgentMessage` the answer (its `response_item` copy follows), a `CommandExecution` the exit code of a
+   * call whose output may not state it. Other item types are kept as unknown records.
+   */
+  private itemCompleted(text: string, item: Obj, o: EmitOptions): void {
+    const body = contentText(item.content);
+    if (item.type === 'UserMessage') {
+      if (this.held !== null && this.held.text === body) {
+        this.held = null;
+        this.skip('response_item/message (prompt copy)');
+      } else this.releaseHeld();
+      this.prompt(body, o);
+    } else if (item.type === 'AgentMessage') {
+      if (this.outputsSeen.has(body)) this.skip('event_msg/item_completed (answer copy)');
+      else this.output(body, o);
+    } else if (item.type === 'CommandExecution') {
+      const id = str(item.id);
+      if (id !== null && Number.isInteger(item.exit_code)) this.execExit.set(id, item.exit_code as number);
+      this.skip('event_msg/item_completed (CommandExecution)');
+    } else this.unknownLine(text, o);
+  }
+
+  /**
+   * A model response's token counts, as a `token_usage` note whose `extra` holds Codex's figures. The text
+   * gives the response's own counts (`usage`), or the thread's running total when that is all the line has.
+   */
+  private usage(p: unknown, o: EmitOptions): void {
+    const u = isObj(p) ? p : {};
+    const own = isObj(u.usage);
+    const fig = own ? (u.usage as Obj) : isObj(u.thread_token_usage) ? u.thread_token_usage : {};
+    const n = (k: string) => (Number.isFinite(fig[k]) ? (fig[k] as number) : 0);
+    const text =
+      `token usage${own ? '' : ' (thread total)'}: input ${n('input_tokens')} (cached ${n('cached_input_tokens')}), ` +
+      `output ${n('output_tokens')} (reasoning ${n('reasoning_output_tokens')}), total ${n('total_tokens') || n('input_tokens') + n('output_tokens')}`;
+    const extra: Record<string, unknown> = { codex_type: 'token_usage' };
+    for (const k of ['usage', 'turn_token_usage', 'thread_token_usage', 'response_id'])
+      if (u[k] !== undefined) extra[k] = u[k];
+    this.m.marked('token_usage', CODEX_NOTE_AUTHOR, text, o, extra);
+    this.tokenUsage += 1;
   }
 
   /** A held `response_item` user message with no `user_message` copy: context Codex injected. */

@@ -65,8 +65,13 @@ describe('the synthetic rollout (tool calls, both output shapes, cut off after a
     expect(ofType(events, 'agent.action')).toHaveLength(4);
     expect(ofType(events, 'agent.action_result')).toHaveLength(3);
     expect(ofType(events, 'agent.output')).toHaveLength(1);
-    const reasoning = ofType(events, 'note').filter((n) => n.author === 'codex');
+    const reasoning = ofType(events, 'note').filter((n) => kindOf(n) === 'thinking');
     expect(reasoning.map((n) => n.text)).toEqual(['reasoning summary: Run the suite first']);
+    // The rollout's only token record is a thread total (no `last_token_usage`): kept, labelled as such.
+    const usage = ofType(events, 'note').filter((n) => kindOf(n) === 'token_usage');
+    expect(usage.map((n) => n.text)).toEqual([
+      'token usage (thread total): input 5200 (cached 0), output 310 (reasoning 0), total 5510',
+    ]);
     expect(result.counts).toMatchObject({
       prompts: 2,
       turns: 2,
@@ -74,11 +79,11 @@ describe('the synthetic rollout (tool calls, both output shapes, cut off after a
       results: 3,
       outputs: 1,
       reasoning: 1,
+      tokenUsage: 1,
     });
     expect(result.counts.skipped).toEqual({
       'response_item/message (prompt copy)': 2,
       'event_msg/agent_message (answer copy)': 1,
-      'event_msg/token_count': 1,
     });
     expect(result.problems).toEqual([]);
   });
@@ -226,11 +231,104 @@ async function importRows(rows: unknown[]) {
   return importFile(file);
 }
 
+// The real Codex CLI 0.169.0 (`codex exec "run the greeting"` against a scripted model; its README in
+// test/fixtures/real-client/): 1 session_meta, task_started, a developer message (skills instructions),
+// the <environment_context> user message, world_state, turn_context, thread_settings_applied, the prompt
+// as a response_item and again as item_completed/UserMessage, one exec_command call, its
+// item_completed/CommandExecution, its output in the third shape ("Process exited with code 0"), the
+// answer as item_completed/AgentMessage then as a response_item, 2 token_usage_record + 2 token_count,
+// task_complete.
+describe('the real Codex 0.169.0 rollout (one command, one answer)', () => {
+  let result: CodexImportResult;
+  let events: Ev[];
+  beforeAll(async () => {
+    ({ result, events } = await importFile('test/fixtures/real-client/codex-0.169.0-rollout.jsonl'));
+  });
+
+  it('holds 1 person prompt, 1 turn, 1 action with exit code 0 and its output, 1 answer, 2 token usages', () => {
+    expect(result.counts).toMatchObject({
+      prompts: 1,
+      turns: 1,
+      actions: 1,
+      results: 1,
+      outputs: 1,
+      reasoning: 0,
+      tokenUsage: 2,
+      unknown: 0,
+      compactions: 0,
+      interruptions: 0,
+    });
+    expect(ofType(events, 'message').map((m) => m.text)).toEqual(['run the greeting']);
+    const [action] = ofType(events, 'agent.action');
+    expect([action!.tool, action!.input, action!.call_id]).toEqual([
+      'exec_command',
+      { cmd: 'echo hello-from-codex' },
+      'call_fake1',
+    ]);
+    const [res] = ofType(events, 'agent.action_result');
+    expect([res!.status, res!.exit_code, res!.output, res!.action_id]).toEqual([
+      'ok',
+      0,
+      'hello-from-codex\n',
+      action!.id,
+    ]);
+    expect(ofType(events, 'agent.output').map((e) => e.text)).toEqual(['Done: the greeting was printed.']);
+    expect(ofType(events, 'turn.end').map((e) => e.status)).toEqual(['completed']);
+    expect(result.counts.skipped).toEqual({
+      'event_msg/task_started': 1,
+      'response_item/message (prompt copy)': 1,
+      'event_msg/item_completed (CommandExecution)': 1,
+      'event_msg/token_count': 2,
+      'response_item/message (answer copy)': 1,
+      'event_msg/task_complete': 1,
+    });
+    expect(result.problems).toEqual([]);
+  });
+
+  it('keeps the environment context and developer message as codex notes, not prompts', () => {
+    const codex = ofType(events, 'note').filter((n) => n.author === 'codex' && kindOf(n) === 'meta');
+    expect(codex.map((n) => String(n.text).split('\n')[0])).toEqual([
+      'developer message: <skills_instructions>',
+      'context: <environment_context>',
+    ]);
+    const kept = ofType(events, 'note')
+      .filter((n) => n.author === 'hansard-import')
+      .map((n) => {
+        const line = JSON.parse(String(n.text));
+        return line.type === 'event_msg' ? `event_msg/${line.payload.type}` : line.type;
+      });
+    expect(kept).toEqual([
+      'session_meta',
+      'world_state',
+      'turn_context',
+      'event_msg/thread_settings_applied',
+    ]);
+  });
+
+  it("records each response's token usage with its figures", () => {
+    const usage = ofType(events, 'note').filter((n) => kindOf(n) === 'token_usage');
+    expect(usage.map((n) => n.text)).toEqual([
+      'token usage: input 50 (cached 0), output 12 (reasoning 0), total 62',
+      'token usage: input 50 (cached 0), output 12 (reasoning 0), total 62',
+    ]);
+    expect(usage[1]!.extra).toMatchObject({
+      response_id: 'resp_2',
+      thread_token_usage: { input_tokens: 100, output_tokens: 24, total_tokens: 124 },
+    });
+  });
+
+  it('verifies clean', async () => {
+    const v = await verify(result.dir);
+    expect(v.report.summary.errors).toBe(0);
+    expect(v.code).toBe(0);
+  });
+});
+
 describe('marks and turn ends', () => {
   it('marks reasoning summaries as thinking and kept lines as meta or unknown_record', async () => {
     const { events } = await importFile(SYNTHETIC);
     const notes = ofType(events, 'note');
-    expect(notes.map(kindOf)).toEqual(['meta', 'meta', 'thinking']);
+    expect(notes.map(kindOf)).toEqual(['meta', 'meta', 'thinking', 'token_usage']);
     expect(notes[2]!.extra).toMatchObject({ codex_type: 'reasoning_summary' });
   });
 
@@ -298,5 +396,37 @@ describe('toolOutput', () => {
       exitCode: 0,
     });
     expect(toolOutput('plain')).toEqual({ output: 'plain', exitCode: null });
+  });
+
+  it('reads the unified-exec shape (0.169.0) from its header only', () => {
+    const head = 'Chunk ID: fc3b21\nWall time: 0.1 seconds\n';
+    expect(toolOutput(`${head}Process exited with code 7\nOriginal token count: 5\nOutput:\nboom\n`)).toEqual(
+      {
+        output: 'boom\n',
+        exitCode: 7,
+      },
+    );
+    // A command that prints the phrase itself does not set the exit code: it is below `Output:`.
+    const forged = `${head}Output:\nProcess exited with code 0\n`;
+    expect(toolOutput(forged)).toEqual({ output: forged, exitCode: null });
+    // Free text that merely contains the phrase is not a header.
+    const prose = 'I think the Process exited with code 0\nOutput:\nx';
+    expect(toolOutput(prose)).toEqual({ output: prose, exitCode: null });
+  });
+
+  it('takes the exit code of a call whose output does not state it from its CommandExecution item', async () => {
+    const { events } = await importRows([
+      row('event_msg', {
+        type: 'item_completed',
+        item: { type: 'UserMessage', content: [{ type: 'text', text: 'go' }] },
+      }),
+      row('response_item', { type: 'function_call', name: 'exec_command', arguments: '{}', call_id: 'c1' }),
+      row('event_msg', {
+        type: 'item_completed',
+        item: { type: 'CommandExecution', id: 'c1', exit_code: 4 },
+      }),
+      row('response_item', { type: 'function_call_output', call_id: 'c1', output: 'no header here' }),
+    ]);
+    expect(ofType(events, 'agent.action_result').map((r) => [r.status, r.exit_code])).toEqual([['error', 4]]);
   });
 });
