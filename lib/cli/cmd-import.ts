@@ -7,13 +7,20 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { importCodexRollout } from '../harness/codex.js';
 import { importClaudeCodeTranscript } from '../harness/index.js';
+import { registerImportHcn } from './cmd-hcn.js';
 import { UsageError } from './errors.js';
 import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
 import { describeFsError } from './upload.js';
 
 export function registerImport(program: Command, io: Io): void {
-  const imp = program.command('import').description("turn another tool's transcript into a hansard session");
+  const imp = program
+    .command('import')
+    .description("turn another tool's transcript into a hansard session")
+    .addHelpText(
+      'after',
+      '\nSources: claude-code (transcripts), codex (rollouts), hcn (hcn run --json and hcn-observer/1 streams).',
+    );
   imp
     .command('claude-code')
     .description('import a Claude Code transcript (~/.claude/projects/…/*.jsonl)')
@@ -51,6 +58,7 @@ export function registerImport(program: Command, io: Io): void {
       );
     });
   registerImportCodex(imp, io);
+  registerImportHcn(imp, io);
 }
 
 /** `hansard import codex FILE`: a Codex CLI session rollout (lib/harness/codex.ts). */

@@ -7,8 +7,10 @@ import { Command, CommanderError } from 'commander';
 import { escapeControl } from '../log/escape.js';
 import { HANSARD_VERSION } from '../version.js';
 import { NetworkError, ServerError, STORAGE_FAULTS_FOR_OPERATOR } from './client.js';
+import { registerObserve } from './cmd-hcn.js';
 import { registerImport } from './cmd-import.js';
 import { registerReplay } from './cmd-replay.js';
+import { registerRun } from './cmd-run.js';
 import { registerServe } from './cmd-serve.js';
 import { registerSession } from './cmd-session.js';
 import { registerTenant } from './cmd-tenant.js';
@@ -52,6 +54,8 @@ Exit codes: 0 success, 1 failure, 2 usage error or refused by the server.`,
   registerVerify(program, io);
   registerSession(program, io);
   registerImport(program, io);
+  registerObserve(program, io);
+  registerRun(program, io);
   return program;
 }
 

@@ -1,0 +1,145 @@
+/**
+ * hcn streams into sessions (seed 002, DESIGN §6, docs/import.md "hcn"): `hansard import hcn FILE` (a
+ * saved `hcn run --json` or `hcn-observer/1` stream) and `hansard observe` (an `hcn-observer/1` stream on
+ * stdin, for `HCN_OBSERVER`). Both feed lib/harness/hcn.ts's `HcnRecorder`; `hansard run` is in
+ * cmd-run.ts. Sessions go to `--out DIR` (default ./sessions); `--upload` then ships them.
+ */
+import { createReadStream, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import type { Command } from 'commander';
+import { HcnFormatError, HcnRecorder, type HcnRecordResult } from '../harness/hcn.js';
+import { clientFrom, retryNotice } from './config.js';
+import { UsageError } from './errors.js';
+import { type Io, printJson } from './io.js';
+import { jsonOption } from './options.js';
+import { describeFsError, uploadSession } from './upload.js';
+
+/** An `Io` that may carry the stdin to read (tests pass their own; the CLI reads process.stdin). */
+export type IoWithStdin = Io & { stdin?: Readable };
+
+/** The flags `observe` and `run` share: where the session goes and whether to ship it. */
+export interface RecordFlags {
+  out: string;
+  user: string;
+  upload?: boolean;
+  url?: string;
+  token?: string;
+}
+
+/** Adds `--out`, `--user`, `--upload`, `--url`, `--token` to a recording command. */
+export function recordOptions(cmd: Command): Command {
+  return cmd
+    .option('--out <dir>', 'where to create the session directory', './sessions')
+    .option('--user <id>', "the user id for the person's prompt", 'user')
+    .option('--upload', 'upload the session when the run ends (as hansard upload does)')
+    .option('--url <url>', 'server URL for --upload (env HANSARD_URL)')
+    .option('--token <token>', 'token with the ingest scope for --upload (env HANSARD_TOKEN)');
+}
+
+/** `hansard import hcn FILE`: a saved hcn stream. */
+export function registerImportHcn(imp: Command, io: Io): void {
+  imp
+    .command('hcn')
+    .description('import a saved hcn stream (hcn run --json NDJSON, or an hcn-observer/1 stream)')
+    .argument('<stream>', 'the .ndjson file')
+    .option('--out <dir>', 'where to create the session directory', './sessions')
+    .option('--user <id>', "the user id for the person's prompts", 'user')
+    .addOption(jsonOption())
+    .action(async (file: string, o: { out: string; user: string; json?: boolean }) => {
+      const recorder = new HcnRecorder({
+        outDir: resolve(io.cwd, o.out),
+        app: 'hansard import hcn',
+        userId: o.user,
+      });
+      const result = await feed(recorder, () => createReadStream(resolve(io.cwd, file)), file);
+      if (result === null) throw new UsageError(`${file} is empty: no hcn records (nothing was kept)`);
+      if (result.format === 'unknown') {
+        rmSync(result.dir, { recursive: true, force: true });
+        throw new UsageError(
+          `${file} does not look like an hcn stream: its first record has no "kind" (hcn run --json) or "record" (hcn-observer/1) (nothing was kept)`,
+        );
+      }
+      if (o.json) return printJson(io, result);
+      io.stdout.write(`${result.dir}\n`);
+      io.stderr.write(`imported ${summary(result)}\nnext: hansard upload ${result.dir}\n`);
+    });
+}
+
+/** `hansard observe`: an `hcn-observer/1` stream on stdin (`HCN_OBSERVER`). */
+export function registerObserve(program: Command, io: IoWithStdin): void {
+  recordOptions(
+    program
+      .command('observe')
+      .description(
+        'record an hcn run from its hcn-observer/1 stream on stdin (point HCN_OBSERVER at a script that runs this)',
+      ),
+  )
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      '\nExample observer script (HCN_OBSERVER must be its absolute path; hcn ignores its output and exit code):\n' +
+        '  #!/bin/sh\n  exec hansard observe --out "$HOME/hansard-sessions" --upload\n' +
+        'A stream that ends without done is recorded as an interrupted run.',
+    )
+    .action(async (o: RecordFlags & { json?: boolean }) => {
+      const recorder = new HcnRecorder({
+        outDir: resolve(io.cwd, o.out),
+        app: 'hansard observe',
+        userId: o.user,
+      });
+      const result = await feed(recorder, () => io.stdin ?? process.stdin, 'stdin');
+      if (result === null) throw new UsageError('stdin held no hcn-observer/1 records (nothing was kept)');
+      const uploaded = o.upload ? await upload(io, result.dir, o) : null;
+      if (o.json) return printJson(io, { ...result, ...(uploaded ? { uploaded } : {}) });
+      io.stdout.write(`${result.dir}\n`);
+      io.stderr.write(`recorded ${summary(result)}\n`);
+    });
+}
+
+/**
+ * Feeds a byte stream to `recorder` and finishes it. Throws `UsageError` for a file that cannot be read
+ * and for a harness's own output (`HcnFormatError`); the recorder's writer is closed on any error.
+ */
+async function feed(
+  recorder: HcnRecorder,
+  open: () => AsyncIterable<Buffer | string>,
+  name: string,
+): Promise<HcnRecordResult | null> {
+  try {
+    for await (const chunk of open()) recorder.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    return recorder.finish();
+  } catch (err) {
+    recorder.abort();
+    const dir = recorder.writer?.dir;
+    if (err instanceof HcnFormatError) {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      throw new UsageError(`${name}: ${err.message} (nothing was kept)`);
+    }
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES')
+      throw new UsageError(`cannot read ${name}: ${describeFsError(err)}`);
+    throw err;
+  }
+}
+
+/** `N turns, N actions, …` for the line a recording command prints. */
+export function summary(r: HcnRecordResult): string {
+  const c = r.counts;
+  return (
+    `${c.prompts} prompts, ${c.turns} turns, ${c.actions} actions, ${c.results} results, ${c.outputs} outputs, ${c.notes} notes` +
+    `${c.compactions ? `, ${c.compactions} compactions` : ''}${c.coverageGaps ? `, ${c.coverageGaps} skipped records (coverage gaps)` : ''}` +
+    `${r.done ? `; hcn ${r.done.cause} (exit ${r.done.exitCode})` : ''}${r.interrupted ? '; no done: recorded as interrupted' : ''}` +
+    `${r.problems.length ? `; ${r.problems.length} lines could not be read (kept as notes, first: line ${r.problems[0]!.line}: ${r.problems[0]!.message})` : ''}`
+  );
+}
+
+/** Ships a recorded session (`--upload`); the session stays on disk whatever happens. */
+export async function upload(
+  io: Io,
+  dir: string,
+  o: RecordFlags,
+): Promise<{ sid: string; sent_lines: number }> {
+  const r = await uploadSession(dir, { client: clientFrom(o, io.env, retryNotice(io)) });
+  return { sid: r.sid, sent_lines: r.segments.reduce((n, s) => n + s.sent_lines, 0) };
+}

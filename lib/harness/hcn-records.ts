@@ -1,0 +1,158 @@
+/**
+ * The records of an hcn stream (seed 002, docs/spec/002_*.txt "Event schema", "Session machine surface",
+ * "Run lifecycle observer"; hcn's docs/observer.md), read at the boundary with zod: which format a stream
+ * is (decided by its first JSON object), and each known record's shape. Pure; nothing here writes.
+ *
+ * - `hcn-json`: `hcn run --json` / `hcn session --json` NDJSON, one `{"kind": …}` event a line (a session
+ *   adds `session`, `turn`, `disposition`, `closed` framing around the run events).
+ * - `observer`: `hcn-observer/1`, one `{"record": "started" | "event" | "skipped", …}` a line; an `event`
+ *   record wraps one run event exactly as `--json` prints it, the run's `done` included.
+ * - `claude-stream-json`, `codex-exec-json`: the harnesses' own output that hcn normalizes (its test
+ *   fixtures `hcn-harnesses-*`): recognized so the import can say what they are, not recorded.
+ */
+import { z } from 'zod';
+
+export type Obj = Record<string, unknown>;
+export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** What a stream is, from its first JSON object (`detectFormat`). */
+export type HcnFormat = 'hcn-json' | 'observer' | 'claude-stream-json' | 'codex-exec-json' | 'unknown';
+
+/** The stream's format from its first JSON object (`obj`). */
+export function detectFormat(obj: Obj): HcnFormat {
+  if (typeof obj.record === 'string') return 'observer';
+  if (typeof obj.kind === 'string') return 'hcn-json';
+  const type = typeof obj.type === 'string' ? obj.type : '';
+  if (['system', 'assistant', 'user', 'stream_event', 'result', 'rate_limit_event'].includes(type))
+    return 'claude-stream-json';
+  if (type.startsWith('thread.') || type.startsWith('turn.') || type.startsWith('item.'))
+    return 'codex-exec-json';
+  return 'unknown';
+}
+
+/**
+ * One line parsed: the object, `null` for JSON that is not an object, `undefined` for text that is not
+ * JSON (a leading BOM is ignored).
+ */
+export function parseLine(text: string): Obj | null | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch {
+    return undefined;
+  }
+  return isObj(v) ? v : null;
+}
+
+const optStr = z.string().nullish();
+const optNum = z.number().nullish();
+
+/** The run events hansard maps (seed 002 "Event schema"); other fields are kept as read. */
+export const HcnEvent = z.discriminatedUnion('kind', [
+  z.looseObject({ kind: z.literal('identity'), sessionId: z.string(), authority: optStr }),
+  z.looseObject({ kind: z.literal('token'), text: z.string() }),
+  z.looseObject({ kind: z.literal('progress'), label: optStr }),
+  z.looseObject({ kind: z.literal('context'), usedPct: optNum }),
+  z.looseObject({ kind: z.literal('message'), role: z.string(), text: z.string() }),
+  z.looseObject({ kind: z.literal('tool'), name: z.string(), input: z.unknown(), callId: optStr }),
+  z.looseObject({
+    kind: z.literal('tool-result'),
+    name: optStr,
+    callId: optStr,
+    result: z.unknown(),
+    isError: z.boolean().nullish(),
+  }),
+  z.looseObject({ kind: z.literal('usage'), scope: z.string() }),
+  z.looseObject({
+    kind: z.literal('compaction'),
+    state: z.string(),
+    trigger: optStr,
+    tokensBefore: optNum,
+    tokensAfter: optNum,
+    durationMs: optNum,
+  }),
+  z.looseObject({ kind: z.literal('limit'), code: z.string(), message: z.string() }),
+  z.looseObject({ kind: z.literal('warning'), message: z.string() }),
+  z.looseObject({ kind: z.literal('error'), message: z.string(), terminal: z.boolean().nullish() }),
+  z.looseObject({
+    kind: z.literal('failure'),
+    class: z.string(),
+    retryable: z.boolean().nullish(),
+    message: optStr,
+  }),
+  z.looseObject({
+    kind: z.literal('question'),
+    question: z.string(),
+    options: z.array(z.unknown()).nullish(),
+  }),
+  z.looseObject({
+    kind: z.literal('done'),
+    exitCode: z.number().int().nullable(),
+    cause: z.string(),
+    completion: optStr,
+    denialCount: optNum,
+  }),
+  // `hcn session --json` framing (seed 002 "Session machine surface")
+  z.looseObject({ kind: z.literal('session'), sessionId: optStr, harness: optStr }),
+  z.looseObject({ kind: z.literal('turn'), turnId: optStr }),
+  z.looseObject({ kind: z.literal('disposition'), disposition: z.string() }),
+  z.looseObject({ kind: z.literal('closed'), exitCode: z.number().int().nullable(), cause: z.string() }),
+]);
+export type HcnEvent = z.infer<typeof HcnEvent>;
+
+/** The `kind`s `HcnEvent` knows; any other kind is an unknown record (kept, never a crash). */
+export const KNOWN_KINDS: ReadonlySet<string> = new Set(HcnEvent.options.map((o) => o.shape.kind.value));
+
+/** The observer's records (hcn docs/observer.md). */
+export const ObserverRecord = z.discriminatedUnion('record', [
+  z.looseObject({
+    record: z.literal('started'),
+    schema: optStr,
+    invocationId: optStr,
+    at: optStr,
+    command: optStr,
+    harness: optStr,
+    cwd: optStr,
+    hcnVersion: optStr,
+  }),
+  z.looseObject({ record: z.literal('event'), at: optStr, event: z.record(z.string(), z.unknown()) }),
+  z.looseObject({ record: z.literal('skipped'), at: optStr, reason: optStr }),
+]);
+export type ObserverRecord = z.infer<typeof ObserverRecord>;
+export type StartedRecord = Extract<ObserverRecord, { record: 'started' }>;
+
+/** The first zod issue as a sentence (`path: message`). */
+export function firstIssue(err: z.ZodError): string {
+  const i = err.issues[0];
+  if (!i) return 'invalid';
+  return `${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`;
+}
+
+/** Done causes (seed 002 "Done causes") → the v3 turn status the turn ends with. */
+export function turnStatusFor(
+  cause: string,
+  exitCode: number | null,
+): 'completed' | 'failed' | 'interrupted' | 'awaiting_input' {
+  switch (cause) {
+    case 'clean':
+      return 'completed';
+    case 'awaiting-input':
+      return 'awaiting_input';
+    case 'killed':
+      return 'interrupted';
+    case 'limit':
+    case 'crash':
+    case 'stall':
+    case 'failed':
+      return 'failed';
+    default:
+      return exitCode === 0 ? 'completed' : 'failed';
+  }
+}
+
+/** A tool result's exit code when the native result carries one (`exitCode` / `exit_code`), else null. */
+export function resultExitCode(result: unknown): number | null {
+  if (!isObj(result)) return null;
+  const c = result.exitCode ?? result.exit_code;
+  return Number.isInteger(c) ? (c as number) : null;
+}

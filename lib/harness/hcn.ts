@@ -1,0 +1,432 @@
+/**
+ * Recording hcn streams (seed 002; issue 10 item 3; docs/import.md "hcn"): `hansard observe` (an
+ * `hcn-observer/1` stream on stdin), `hansard run` (the `hcn run --json` NDJSON of a child) and
+ * `hansard import hcn FILE` (a saved stream) all feed one `HcnRecorder`, a line at a time, so events are
+ * written as they arrive: a run killed half way leaves what was seen, and a stream that ends without `done`
+ * ends its turn `interrupted`.
+ *
+ * One run is one turn. It opens at the run's first record (`hansard run` opens it with the person's
+ * prompt as a `message`, so `context_message_ids` names it); `done` ends it with the status its cause
+ * gives (`turnStatusFor`), `extra.hcn_cause` and `extra.hcn_exit_code`. Actions and results pair by hcn's
+ * `callId`; a call without one pairs with the first waiting call of the same tool name. What no v3 event
+ * says (identity, usage, failure, limit, warning, error, question, a skipped record) is a `note` by `hcn`
+ * marked `extra.import_kind`, its text the event exactly as hcn printed it; a record of a kind this build
+ * does not know is an `unknown_record` note, and a line that is not JSON is kept the same way and
+ * reported with its line number.
+ */
+import { nowMicros, parseTs } from '../log/time.js';
+import { type EmitOptions, openSession, type SessionWriter } from '../log/writer.js';
+import { IMPORT_NOTE_AUTHOR, type ImportProblem } from './claude-code-transcript.js';
+import {
+  detectFormat,
+  firstIssue,
+  type HcnEvent,
+  HcnEvent as HcnEventSchema,
+  type HcnFormat,
+  isObj,
+  KNOWN_KINDS,
+  type Obj,
+  ObserverRecord,
+  parseLine,
+  resultExitCode,
+  type StartedRecord,
+  turnStatusFor,
+} from './hcn-records.js';
+import { type ImportKind, type MappingCounts, WriterMapping } from './mapping.js';
+
+export type { HcnFormat } from './hcn-records.js';
+
+/** Author of the notes that hold what hcn reported (identity, usage, failures, skipped records). */
+export const HCN_NOTE_AUTHOR = 'hcn';
+
+/** What an `HcnRecorder` is told. */
+export interface HcnRecorderOptions {
+  /** where the session directory is created (`openSession`'s parent folder) */
+  outDir: string;
+  /** `writer.start` `meta.app`: `hansard observe`, `hansard run`, `hansard import hcn` */
+  app: string;
+  /** `meta.agent`; default: the observer's `started.harness`, else `hcn` */
+  agent?: string;
+  /** the person's prompt (`hansard run`): a `message` that opens the run's turn */
+  prompt?: string | null;
+  /** the prompt's `user_id`; default `user` */
+  userId?: string;
+  /** more `writer.start` `meta` keys (the hcn argv of `hansard run`) */
+  meta?: Record<string, unknown>;
+}
+
+/** What a stream was recorded as. */
+export interface HcnRecordResult {
+  sid: string;
+  w: string;
+  dir: string;
+  path: string;
+  format: HcnFormat;
+  counts: MappingCounts & {
+    /** `skipped` records of an observer stream, each a `coverage_gap` note */
+    coverageGaps: number;
+    /** records of a kind this build does not know and lines that are not JSON: `unknown_record` notes */
+    unknown: number;
+    /** subagent writers: hcn reports none (always 0; stated so the counts read like the others) */
+    subagentWriters: number;
+    /** records read and deliberately not written, by kind (`token` deltas repeat the `message`) */
+    skipped: Record<string, number>;
+  };
+  /** the last `done` (or session `closed`): hcn's exit code and cause; null when the stream had none */
+  done: { exitCode: number | null; cause: string } | null;
+  /** the stream ended with a turn open (no `done`): that turn ended `interrupted` */
+  interrupted: boolean;
+  /** lines that could not be taken as they are (each still recorded, as a note), 1-based */
+  problems: ImportProblem[];
+}
+
+/** Thrown by `line` for a stream that is the harness's own output, not hcn's (nothing is written). */
+export class HcnFormatError extends Error {
+  override name = 'HcnFormatError';
+  constructor(
+    readonly format: HcnFormat,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const NATIVE: Partial<Record<HcnFormat, string>> = {
+  'claude-stream-json': "Claude Code's own --output-format stream-json output",
+  'codex-exec-json': "Codex's own `codex exec --json` output",
+};
+
+/** Kinds read and not written: `token` deltas (the whole `message` follows), progress, context pings. */
+const DROPPED = new Set(['token', 'progress', 'context']);
+
+/** hcn event kinds kept as a marked note, and the `import_kind` each gets. */
+const NOTE_KINDS: Record<string, ImportKind> = {
+  identity: 'meta',
+  session: 'meta',
+  disposition: 'meta',
+  usage: 'token_usage',
+  limit: 'limit',
+  warning: 'warning',
+  error: 'error',
+  failure: 'failure',
+  question: 'question',
+};
+
+/**
+ * Records one hcn stream as one writer's segment, fed a line at a time (`line`, or bytes through `push`),
+ * then `finish()`. The writer opens at the first non-blank line (an observer's `started` record gives its
+ * `meta`); methods write synchronously and throw only `WriterError` and the file system's errors, plus
+ * `HcnFormatError` when the first record shows the stream is a harness's own output (nothing written).
+ */
+export class HcnRecorder {
+  readonly problems: ImportProblem[] = [];
+  format: HcnFormat | null = null;
+  private m: WriterMapping | null = null;
+  private lineNo = 0;
+  private readonly extra = { coverageGaps: 0, unknown: 0, skipped: {} as Record<string, number> };
+  private done: HcnRecordResult['done'] = null;
+  /** the open turn has its `done` (a session's next `turn` opens the next one) */
+  private turnDone = false;
+  /** actions whose call carried no `callId`, waiting for a result: action id and tool name */
+  private uncalled: Array<{ id: string; name: string }> = [];
+  private firstAt: number | null = null;
+  private lastAt: number | null = null;
+  private mono = 0;
+  private rest: Buffer = Buffer.alloc(0);
+  private readonly decoder = new TextDecoder('utf-8');
+
+  constructor(private readonly opts: HcnRecorderOptions) {}
+
+  /** The writer, once the first line opened it. */
+  get writer(): SessionWriter | null {
+    return this.m?.w ?? null;
+  }
+
+  /** Opens the writer now (`hansard run`: the prompt and its turn are written before hcn starts). */
+  start(): void {
+    if (this.m === null) this.open(null, this.stamp(undefined));
+  }
+
+  /** Feeds raw bytes: each complete line is recorded now, a partial one waits for its newline. */
+  push(chunk: Buffer): void {
+    let buf = this.rest.length ? Buffer.concat([this.rest, chunk]) : chunk;
+    for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10)) {
+      this.line(this.decoder.decode(buf.subarray(0, nl)).replace(/\r$/, ''));
+      buf = buf.subarray(nl + 1);
+    }
+    this.rest = Buffer.from(buf);
+  }
+
+  /** Records one line (without its newline). */
+  line(text: string) {
+    this.lineNo += 1;
+    if (text.trim() === '') return;
+    const obj = parseLine(text);
+    if (this.format === null && isObj(obj)) {
+      this.format = detectFormat(obj);
+      const native = NATIVE[this.format];
+      if (native && this.m === null)
+        throw new HcnFormatError(
+          this.format,
+          `this is ${native}, not an hcn stream: record the run through hcn (\`hansard run\`, or hcn run --json > FILE) and import that`,
+        );
+    }
+    const o = this.stamp(isObj(obj) ? obj.at : undefined);
+    const m = this.open(isObj(obj) && obj.record === 'started' ? obj : null, o);
+    if (obj === undefined) return this.keep(text, o, 'line is not valid JSON');
+    if (obj === null) return this.keep(text, o, 'line is not a JSON object');
+    if (typeof obj.record === 'string') return this.observerRecord(m, obj, text, o);
+    this.event(m, obj, text, o);
+  }
+
+  /**
+   * The end of the stream: a partial last line is recorded, a turn still open ends `interrupted` (its
+   * waiting calls get `cancelled` results), and `writer.end` closes the segment. Returns what was
+   * written, or null when the stream held no line at all (nothing was written).
+   */
+  finish(): HcnRecordResult | null {
+    if (this.rest.length) {
+      const last = this.decoder.decode(this.rest);
+      this.rest = Buffer.alloc(0);
+      this.line(last);
+    }
+    const m = this.m;
+    if (m === null) return null;
+    const o = this.stamp(undefined);
+    const interrupted = m.turnId !== null;
+    if (interrupted) this.interrupt(m, 'the hcn stream ended without done', o);
+    else m.endTurn('completed', o);
+    m.w.end(
+      {
+        reason: interrupted
+          ? 'interrupted: the hcn stream ended without done'
+          : this.done
+            ? `hcn ${this.done.cause} (exit ${this.done.exitCode})`
+            : null,
+      },
+      o,
+    );
+    const { sid, w, dir, path } = m.w;
+    return {
+      sid,
+      w,
+      dir,
+      path,
+      format: this.format ?? 'unknown',
+      counts: { ...m.counts, ...this.extra, subagentWriters: 0 },
+      done: this.done,
+      interrupted,
+      problems: this.problems,
+    };
+  }
+
+  /** Closes the segment without `writer.end` (an error stopped the recording). */
+  abort(): void {
+    this.m?.w.close();
+  }
+
+  /** Opens the writer (and, for `hansard run`, the prompt's turn) at the first line. */
+  private open(started: Obj | null, o: EmitOptions): WriterMapping {
+    if (this.m !== null) return this.m;
+    const s = started ? ObserverRecord.safeParse(started) : null;
+    const rec = s?.success ? (s.data as StartedRecord) : null;
+    const w = openSession(
+      this.opts.outDir,
+      {
+        agent: this.opts.agent ?? rec?.harness ?? 'hcn',
+        app: this.opts.app,
+        extra: {
+          ...this.opts.meta,
+          ...(rec
+            ? {
+                hcn_invocation_id: rec.invocationId ?? null,
+                hcn_version: rec.hcnVersion ?? null,
+                hcn_harness: rec.harness ?? null,
+                hcn_command: rec.command ?? null,
+              }
+            : {}),
+        },
+      },
+      { clock: () => this.lastAt ?? nowMicros(), monoClock: () => this.mono },
+    );
+    this.m = new WriterMapping(w, this.opts.userId ?? 'user');
+    if (this.opts.prompt != null) this.m.prompt(this.opts.prompt, o);
+    return this.m;
+  }
+
+  /** This record's time: its `at` when it has one, else the previous record's, else now. */
+  private stamp(at: unknown): EmitOptions {
+    const parsed = typeof at === 'string' ? parseTs(at) : null;
+    const micros = parsed?.micros ?? (this.format === 'observer' ? this.lastAt : null) ?? nowMicros();
+    this.firstAt ??= micros;
+    this.lastAt = micros;
+    this.mono = Math.max(this.mono, (micros - this.firstAt) / 1e6);
+    return { at: micros, mono: this.mono };
+  }
+
+  private observerRecord(m: WriterMapping, obj: Obj, text: string, o: EmitOptions) {
+    const known = obj.record === 'started' || obj.record === 'event' || obj.record === 'skipped';
+    if (!known) return this.unknown(text, o);
+    const r = ObserverRecord.safeParse(obj);
+    if (!r.success) return this.keep(text, o, `${String(obj.record)} record: ${firstIssue(r.error)}`);
+    const rec = r.data;
+    if (rec.record === 'started') {
+      if (rec.schema != null && rec.schema !== 'hcn-observer/1')
+        this.problem(`started record has schema ${JSON.stringify(rec.schema)}, not hcn-observer/1`);
+      m.marked('meta', HCN_NOTE_AUTHOR, text, o, { hcn_record: 'started' });
+      this.ensureTurn(m, o);
+    } else if (rec.record === 'skipped') {
+      // hcn replaced a record over 1 MiB by this marker: the session misses what it held.
+      m.marked('coverage_gap', HCN_NOTE_AUTHOR, text, o, {
+        hcn_record: 'skipped',
+        hcn_reason: rec.reason ?? null,
+      });
+      this.extra.coverageGaps += 1;
+    } else this.event(m, rec.event, JSON.stringify(rec.event), o);
+  }
+
+  /** One run event (an `hcn --json` line, or an observer `event` record's `event`). */
+  private event(m: WriterMapping, obj: Obj, text: string, o: EmitOptions) {
+    const kind = typeof obj.kind === 'string' ? obj.kind : null;
+    if (kind === null || !KNOWN_KINDS.has(kind)) return this.unknown(text, o);
+    if (DROPPED.has(kind)) {
+      this.extra.skipped[kind] = (this.extra.skipped[kind] ?? 0) + 1;
+      return;
+    }
+    const r = HcnEventSchema.safeParse(obj);
+    if (!r.success) return this.keep(text, o, `${kind} event: ${firstIssue(r.error)}`);
+    const ev: HcnEvent = r.data;
+    if (ev.kind === 'turn') {
+      // A session's next turn: the previous one ended with its `done` (or is cut off here).
+      if (m.turnId !== null && !this.turnDone) this.interrupt(m, 'a new turn began without done', o);
+      else m.endTurn('completed', o);
+      m.openTurn(null, o);
+      this.turnDone = false;
+      return m.marked('meta', HCN_NOTE_AUTHOR, text, o, { hcn_kind: 'turn' });
+    }
+    if (ev.kind === 'closed') {
+      this.done = { exitCode: ev.exitCode, cause: ev.cause };
+      if (m.turnId !== null && !this.turnDone) this.interrupt(m, `the session closed (${ev.cause})`, o);
+      return m.marked('meta', HCN_NOTE_AUTHOR, text, o, { hcn_kind: 'closed', hcn_cause: ev.cause });
+    }
+    if (ev.kind !== 'session') this.ensureTurn(m, o);
+    switch (ev.kind) {
+      case 'message':
+        if (ev.role === 'assistant') return m.output(ev.text, o);
+        return m.marked('meta', HCN_NOTE_AUTHOR, text, o, { hcn_kind: 'message', hcn_role: ev.role });
+      case 'tool': {
+        const id = m.action({ tool: ev.name, input: ev.input ?? null, callId: ev.callId ?? null }, o);
+        if (ev.callId == null) this.uncalled.push({ id, name: ev.name });
+        return;
+      }
+      case 'tool-result':
+        return this.toolResult(m, ev, text, o);
+      case 'compaction': {
+        const extra = {
+          hcn_kind: 'compaction',
+          hcn_state: ev.state,
+          ...(ev.trigger != null ? { hcn_trigger: ev.trigger } : {}),
+        };
+        // hcn: "count `compacted`, not `started`"; the other states say a compaction began or did not happen.
+        if (ev.state === 'compacted') return m.compaction(HCN_NOTE_AUTHOR, text, o, extra);
+        return m.marked('meta', HCN_NOTE_AUTHOR, text, o, extra);
+      }
+      case 'done':
+        return this.doneEvent(m, ev, text, o);
+      default: {
+        const extra: Record<string, unknown> = { hcn_kind: ev.kind };
+        if (ev.kind === 'failure') extra.hcn_class = ev.class;
+        if (ev.kind === 'limit') extra.hcn_code = ev.code;
+        if (ev.kind === 'error' && isObj(ev.denial)) extra.hcn_denial = true;
+        if (ev.kind === 'identity') extra.hcn_session_id = ev.sessionId;
+        return m.marked(NOTE_KINDS[ev.kind] ?? 'meta', HCN_NOTE_AUTHOR, text, o, extra);
+      }
+    }
+  }
+
+  private toolResult(
+    m: WriterMapping,
+    ev: Extract<HcnEvent, { kind: 'tool-result' }>,
+    text: string,
+    o: EmitOptions,
+  ) {
+    const failed = ev.isError === true;
+    const fields = {
+      status: failed ? ('error' as const) : ('ok' as const),
+      output: ev.result ?? null,
+      error: failed ? (typeof ev.result === 'string' ? ev.result : 'the tool reported an error') : null,
+      exitCode: resultExitCode(ev.result),
+    };
+    if (ev.callId != null) {
+      const { orphan } = m.result({ callId: ev.callId, ...fields }, o);
+      if (orphan) this.problem(`tool-result ${JSON.stringify(ev.callId)} answers no tool call before it`);
+      return;
+    }
+    // No call id: the first waiting call of that tool (hcn: "names … can be absent").
+    const i = this.uncalled.findIndex((u) => ev.name == null || u.name === ev.name);
+    if (i < 0) {
+      this.problem('tool-result without callId answers no waiting tool call');
+      return this.keep(text, o, null);
+    }
+    const [u] = this.uncalled.splice(i, 1);
+    this.writeResult(m, u!.id, fields, o);
+  }
+
+  private doneEvent(m: WriterMapping, ev: Extract<HcnEvent, { kind: 'done' }>, text: string, o: EmitOptions) {
+    this.done = { exitCode: ev.exitCode, cause: ev.cause };
+    const extra = { hcn_cause: ev.cause, hcn_exit_code: ev.exitCode };
+    if (ev.completion != null || ev.denialCount != null || ev.failure !== undefined)
+      m.marked('meta', HCN_NOTE_AUTHOR, text, o, { hcn_kind: 'done', ...extra });
+    const status = turnStatusFor(ev.cause, ev.exitCode);
+    if (status === 'interrupted') this.interrupt(m, `hcn: ${ev.cause}`, { ...o, extra });
+    else m.endTurn(status, { ...o, extra });
+    this.turnDone = true;
+  }
+
+  /** Opens the run's turn unless one is open (or the open one has had its `done`: a later run's). */
+  private ensureTurn(m: WriterMapping, o: EmitOptions): void {
+    if (m.turnId !== null && !this.turnDone) return;
+    if (this.turnDone) this.turnDone = false;
+    m.openTurn(null, o);
+  }
+
+  /** Cancels every waiting call (with or without a call id) and ends the turn `interrupted`. */
+  private interrupt(m: WriterMapping, reason: string, o: EmitOptions): void {
+    for (const u of this.uncalled.splice(0))
+      this.writeResult(m, u.id, { status: 'cancelled', output: null, error: reason, exitCode: null }, o);
+    m.interrupt(reason, o);
+  }
+
+  private writeResult(
+    m: WriterMapping,
+    actionId: string,
+    f: {
+      status: 'ok' | 'error' | 'cancelled';
+      output: unknown;
+      error: string | null;
+      exitCode: number | null;
+    },
+    o: EmitOptions,
+  ): void {
+    m.w.actionResult(
+      { action_id: actionId, status: f.status, output: f.output, error: f.error, exit_code: f.exitCode },
+      o,
+    );
+    m.counts.results += 1;
+  }
+
+  private unknown(text: string, o: EmitOptions): void {
+    this.extra.unknown += 1;
+    this.m!.marked('unknown_record', IMPORT_NOTE_AUTHOR, text, o);
+  }
+
+  /** A line kept exactly as written (an `unknown_record` note), with why it could not be mapped. */
+  private keep(text: string, o: EmitOptions, why: string | null): void {
+    if (why !== null) this.problem(why);
+    this.unknown(text, o);
+  }
+
+  private problem(message: string): void {
+    this.problems.push({ line: this.lineNo, message });
+  }
+}
