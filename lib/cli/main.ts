@@ -9,6 +9,7 @@ import { HANSARD_VERSION } from '../version.js';
 import { NetworkError, ServerError, STORAGE_FAULTS_FOR_OPERATOR } from './client.js';
 import { registerObserve } from './cmd-hcn.js';
 import { registerImport } from './cmd-import.js';
+import { registerIntegrations } from './cmd-integrations.js';
 import { registerReplay } from './cmd-replay.js';
 import { registerRun } from './cmd-run.js';
 import { registerServe } from './cmd-serve.js';
@@ -56,6 +57,7 @@ Exit codes: 0 success, 1 failure, 2 usage error or refused by the server.`,
   registerImport(program, io);
   registerObserve(program, io);
   registerRun(program, io);
+  registerIntegrations(program, io);
   return program;
 }
 
