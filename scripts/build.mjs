@@ -19,3 +19,24 @@ await build({
   jsxImportSource: 'hono/jsx',
   logLevel: 'warning',
 });
+
+// `hansard hook …` (issue 11): its own bundle, dependencies included (zod, proper-lockfile, ulid), minified:
+// loading zod from node_modules file by file costs more than the rest of a hook. bin/hansard runs it.
+await build({
+  entryPoints: { hook: 'lib/capture/hook-entry.ts' },
+  outdir: process.env.HANSARD_BUILD_OUTDIR || 'dist',
+  bundle: true,
+  splitting: true,
+  chunkNames: 'hook-chunks/[name]-[hash]',
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  minify: true,
+  external: ['better-sqlite3', '@aws-sdk/*'],
+  // proper-lockfile is CommonJS and requires node builtins: give the ESM bundle a `require`.
+  banner: {
+    js: "import { createRequire as __hansardRequire } from 'node:module'; const require = __hansardRequire(import.meta.url);",
+  },
+  sourcemap: true,
+  logLevel: 'warning',
+});

@@ -1,0 +1,90 @@
+/**
+ * Codex `notify` payloads → v3 events (issue 11). Codex runs its `notify` program after each turn with
+ * one JSON argument: `{"type":"agent-turn-complete","thread-id","turn-id","cwd","client",
+ * "input-messages":[…],"last-assistant-message"}` (test/fixtures/real-client/codex-0.169.0-notify.json).
+ * Each thread is one hansard session with one writer: the input messages become `message`s, a
+ * `turn.start` naming them, the last assistant message an `agent.output`, then `turn.end`. A turn id seen
+ * before is not written again (notify may run twice for one turn). Other types are kept as marked notes.
+ */
+import { z } from 'zod';
+import { WriterMapping } from '../harness/mapping.js';
+import { newId } from '../log/ids.js';
+import { type EmitOptions, openSession } from '../log/writer.js';
+import { HOOK_NOTE_AUTHOR, type MonoClock, newMonoClock, tickMono } from './claude-code.js';
+
+/** A notify payload: tolerant, unknown keys kept. */
+export const CodexNotifyPayload = z.looseObject({
+  type: z.string().min(1),
+  'thread-id': z.string().min(1).optional(),
+  'turn-id': z.string().optional(),
+  cwd: z.string().optional(),
+  client: z.string().optional(),
+  'input-messages': z.array(z.unknown()).optional(),
+  'last-assistant-message': z.string().nullish(),
+});
+export type CodexNotifyPayload = z.infer<typeof CodexNotifyPayload>;
+
+/** What `<state>/codex/<thread id>.json` holds. */
+export interface CodexState {
+  version: 1;
+  sid: string;
+  w: string;
+  /** turn ids already written, newest last (at most `MAX_SEEN`) */
+  turns: string[];
+  cwd: string | null;
+  clock: MonoClock;
+}
+
+const MAX_SEEN = 200;
+const AGENT = 'codex';
+const APP = 'hansard hook codex';
+
+/** A new mapping state for a Codex thread. */
+export function newCodexState(cwd: string | null): CodexState {
+  return { version: 1, sid: newId('s'), w: newId('w'), turns: [], cwd, clock: newMonoClock() };
+}
+
+/**
+ * Writes the events of one notify payload into the spool and updates `st` in place. Returns the number
+ * of events written (0 for a turn already recorded). Throws only the writer's errors.
+ */
+export function applyCodexEvent(
+  p: CodexNotifyPayload,
+  st: CodexState,
+  opts: { spool: string; userId: string },
+): number {
+  const turnId = p['turn-id'];
+  if (turnId && st.turns.includes(turnId)) return 0;
+  const w = openSession(opts.spool, {
+    sid: st.sid,
+    writerId: st.w,
+    agent: AGENT,
+    app: APP,
+    extra: { codex_thread_id: p['thread-id'] ?? null },
+  });
+  const extra: Record<string, unknown> = { hook_event: p.type };
+  if (turnId) extra.codex_turn_id = turnId;
+  if (p.client) extra.client = p.client;
+  st.clock ??= newMonoClock();
+  const o: EmitOptions = { extra, mono: tickMono(st.clock) };
+  const m = new WriterMapping(w, opts.userId);
+  try {
+    if (p.type === 'agent-turn-complete') {
+      const ids = (p['input-messages'] ?? []).map((t) =>
+        m.queuedMessage(typeof t === 'string' ? t : JSON.stringify(t), o),
+      );
+      m.openTurn(ids, o);
+      const last = p['last-assistant-message'];
+      if (last) m.output(last, o);
+      m.endTurn('completed', o);
+    } else {
+      m.marked('unknown_record', HOOK_NOTE_AUTHOR, JSON.stringify(p), o);
+    }
+  } finally {
+    w.close();
+  }
+  if (turnId) st.turns = [...st.turns, turnId].slice(-MAX_SEEN);
+  const c = m.counts;
+  // turn.end is not counted by the mapping; it was written when a turn was.
+  return c.prompts + c.turns * 2 + c.outputs + c.notes;
+}

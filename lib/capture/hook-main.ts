@@ -1,0 +1,71 @@
+/**
+ * The entry of `dist/hook.js`: `bin/hansard` runs it instead of the whole CLI for `hansard hook
+ * claude-code`, `hansard hook codex` and `hansard hook ship`, so that a hook loads only what it needs (no
+ * commander, no server stack): the hook runs on every tool call of the agent and must stay cheap.
+ *
+ * The deadline lives here: a timer that, when the budget (3.5 s) is spent, prints nothing, records
+ * `timeout` in hook-failures.json and exits 0, whatever the hook is still waiting for (a lock, the
+ * server). Exit status is 0 in every case (Claude Code blocks the tool call on 2 and shows other codes as
+ * errors).
+ * `lib/capture/hook-entry.ts` runs it; tests import it without running it.
+ */
+import { hookBudgetMs, runClaudeHook, runCodexHook } from './hook.js';
+import { recordHookFailure, stateDir } from './state-dir.js';
+
+/** Runs `hansard hook <what> …` (argv without node and the script). Resolves to the exit code. */
+export async function hookMain(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const what = argv[1];
+  if (what === 'ship') {
+    const { runShipper } = await import('./ship.js');
+    await runShipper(stateDir(env), env).catch(() => {});
+    return 0;
+  }
+  /** what the timeout is recorded under: the harness, then `harness:event` once the payload is read */
+  let hook = what === 'codex' ? 'codex:unknown' : 'claude-code:unknown';
+  let answered = false;
+  const answer = (out: string): void => {
+    if (answered) return;
+    answered = true;
+    if (out) process.stdout.write(`${out}\n`);
+  };
+  const timer = setTimeout(
+    () => {
+      if (answered) return;
+      answer('');
+      recordHookFailure(stateDir(env), {
+        hook,
+        reason: 'timeout',
+        message: `no answer within ${hookBudgetMs(env)} ms (a held session lock, a slow disk or server): answered empty`,
+        ms: Math.round(performance.now()),
+      });
+      process.exit(0);
+    },
+    Math.max(0, hookBudgetMs(env) - performance.now()),
+  );
+  const ctx = {
+    env,
+    selfCommand: [process.execPath, process.argv[1]!],
+    onEvent: (name: string) => {
+      hook = name;
+    },
+  };
+  try {
+    const out =
+      what === 'codex'
+        ? await runCodexHook(argv.at(-1) === 'codex' ? undefined : argv.at(-1), ctx)
+        : await runClaudeHook(await readStdin(), ctx);
+    answer(out);
+  } catch {
+    // runClaudeHook/runCodexHook do not throw; this is the last guard of "exit 0, stdout clean".
+    answer('');
+  }
+  clearTimeout(timer);
+  return 0;
+}
+
+/** All of stdin as text (Claude Code writes the payload and closes it). */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

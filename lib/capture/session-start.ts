@@ -1,0 +1,110 @@
+/**
+ * What a Claude Code `SessionStart` hook answers (issue 11, seed 000): the hansard session identity and a
+ * short project context as `additionalContext`, and a session-bound token for the agent's status reports
+ * (`POST /v1/sessions/{sid}/tokens`, scope `report`), minted once per session and reused while it is
+ * valid. No server configured, or none answering within the budget: the context says so and capture goes
+ * on (the spool ships later); the token is tried again at the next SessionStart.
+ */
+import { readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { ClaudeState } from './claude-code.js';
+import type { CaptureConfig } from './state-dir.js';
+
+/** Claude Code's hook JSON output for SessionStart. */
+export interface SessionStartOutput {
+  hookSpecificOutput: { hookEventName: 'SessionStart'; additionalContext: string };
+}
+
+/** A minted token as the state keeps it. */
+export type MintedToken = NonNullable<ClaudeState['token']>;
+
+/** A token still valid for at least this long is reused rather than minted again. */
+const REUSE_MARGIN_MS = 60 * 60 * 1000;
+
+/** The state's token when it is still good for an hour, else null. */
+export function reusableToken(st: ClaudeState, now = Date.now()): MintedToken | null {
+  const t = st.token;
+  if (!t) return null;
+  const exp = Date.parse(t.expires_at);
+  return Number.isFinite(exp) && exp - now > REUSE_MARGIN_MS ? t : null;
+}
+
+/**
+ * Mints a session-bound `report` token for `sid`, giving up after `timeoutMs`. Returns the token, or a
+ * sentence saying why there is none (never throws).
+ */
+export async function mintSessionToken(
+  config: CaptureConfig,
+  sid: string,
+  timeoutMs: number,
+): Promise<MintedToken | string> {
+  if (!config.token) return 'no server is configured (run `hansard integrations sync`)';
+  const url = (config.url ?? 'http://127.0.0.1:8787').replace(/\/+$/, '');
+  try {
+    const res = await fetch(`${url}/v1/sessions/${sid}/tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${config.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ scopes: ['report'] }),
+      signal: AbortSignal.timeout(Math.max(1, timeoutMs)),
+    });
+    const body = (await res.json().catch(() => null)) as {
+      token?: string;
+      id?: string;
+      expires_at?: string;
+      error?: { code?: string; message?: string };
+    } | null;
+    if (res.status === 201 && body?.token && body.id && body.expires_at)
+      return { token: body.token, id: body.id, expires_at: body.expires_at };
+    return `the server at ${url} refused a session token (${res.status} ${body?.error?.code ?? ''})`.trim();
+  } catch (err) {
+    const e = err as Error;
+    return e.name === 'TimeoutError' || e.name === 'AbortError'
+      ? `the server at ${url} did not answer in time`
+      : `the server at ${url} is unreachable`;
+  }
+}
+
+/** The git branch of `cwd` from `.git/HEAD` (no git process: the hook must stay cheap), or null. */
+function gitBranch(cwd: string): string | null {
+  try {
+    const head = readFileSync(join(cwd, '.git', 'HEAD'), 'utf8').trim();
+    const m = /^ref: refs\/heads\/(.+)$/.exec(head);
+    return m ? m[1]! : `detached at ${head.slice(0, 12)}`;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The SessionStart answer. `token`: the minted token, or why there is none; `declaredEvents`: the seed 000
+ * switch (`HANSARD_DECLARED_EVENTS=1`) that asks for declared events in reports.
+ */
+export function sessionStartOutput(f: {
+  sid: string | null;
+  cwd: string | null;
+  token: MintedToken | string | null;
+  shipping: string;
+  declaredEvents: boolean;
+}): SessionStartOutput {
+  const lines: string[] = [];
+  if (f.sid === null) {
+    lines.push(`hansard is not recording this session: ${f.shipping}.`);
+  } else {
+    lines.push(`hansard is recording this session as ${f.sid} (${f.shipping}).`);
+    if (f.cwd) {
+      const branch = gitBranch(f.cwd);
+      lines.push(`Project: ${basename(f.cwd)} (${f.cwd})${branch ? `, git branch ${branch}` : ''}.`);
+    }
+    const tokenArg = typeof f.token === 'object' && f.token ? ` --session-token ${f.token.token}` : '';
+    lines.push(
+      `Report progress with: hansard session report --session ${f.sid}${tokenArg} --state working|blocked|needs_review|done --note "<one line>".`,
+    );
+    if (typeof f.token === 'string') lines.push(`No session token: ${f.token}.`);
+    if (f.declaredEvents) {
+      lines.push(
+        'With each report, declare what you did with --events: a JSON array of at most 4 events, kinds plan, decision, assumption, evidence, blocked, lesson; evidence items (at most 4 per event) are {"type":"command"|"test"|"commit"|"file","ref":"<tool-call id, name, commit hash or relative path, at most 160 characters, no arguments or output>","result":"passed"|"failed"|"completed"|"interrupted"|"cancelled"|"present"|"created"|"modified"|"deleted"|"exit:N"}. Example: --events \'[{"kind":"evidence","evidence":[{"type":"test","ref":"parser-unit-tests","result":"passed"}]}]\'. Reports are declarations, not proof: claims are checked against the recorded results.',
+      );
+    }
+  }
+  return { hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: lines.join('\n') } };
+}

@@ -1,0 +1,133 @@
+/**
+ * The shipper (issue 11): drains the capture spool to the server. A hook never waits for it: it starts
+ * `hansard hook ship` as a detached process (`spawnShipper`) and returns. One shipper runs per state
+ * directory (a `proper-lockfile` lock, `<state>/ship.lock`); each session goes up with `uploadSession`,
+ * which resumes from the server's own offsets, so a shipper killed at any point neither loses nor
+ * duplicates anything: the next one sends what the server does not hold. What the server acknowledged is
+ * written to `<state>/shipped.json` (the backlog `hansard doctor` shows). Server down: the events stay in
+ * the spool and the next hook's shipper tries again.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { lock } from 'proper-lockfile';
+import { ApiClient, NetworkError } from '../cli/client.js';
+import { uploadSession } from '../cli/upload.js';
+import { SHIP_LOCK, SHIP_STALE_MS } from './spawn.js';
+import {
+  type CaptureConfig,
+  readCaptureConfig,
+  recordHookFailure,
+  recordShipped,
+  spoolBacklog,
+} from './state-dir.js';
+
+/** What one `shipSpool` run did. */
+export interface ShipReport {
+  /** false when another shipper held the lock (it does the work) */
+  ran: boolean;
+  /** sessions uploaded completely in this run */
+  shipped: string[];
+  /** sessions left for later, with the reason */
+  failed: { sid: string; reason: string }[];
+  /** no server configured (no token): nothing is shipped, the spool keeps everything */
+  unconfigured: boolean;
+}
+
+/** Options of `shipSpool`. */
+export interface ShipOptions {
+  config?: CaptureConfig;
+  /** client retries of a transient failure (default 2: the next hook tries again anyway) */
+  retries?: number;
+  /** passes over the spool (new events may arrive while one runs); default 5 */
+  maxPasses?: number;
+}
+
+/**
+ * Uploads every spool session with something unacknowledged, under the shipper lock (none taken: returns
+ * `ran: false` at once). Never throws for the server's or the network's failures: they are recorded in
+ * hook-failures.json (`hook: "shipper"`) and left for the next run.
+ */
+export async function shipSpool(
+  state: string,
+  env: NodeJS.ProcessEnv,
+  options: ShipOptions = {},
+): Promise<ShipReport> {
+  const config = options.config ?? readCaptureConfig(env, state);
+  const report: ShipReport = { ran: false, shipped: [], failed: [], unconfigured: false };
+  if (!config.token) {
+    report.unconfigured = true;
+    return report;
+  }
+  mkdirSync(state, { recursive: true, mode: 0o700 });
+  const lockPath = join(state, SHIP_LOCK);
+  let release: () => Promise<void>;
+  try {
+    release = await lock(state, {
+      lockfilePath: lockPath,
+      realpath: false,
+      stale: SHIP_STALE_MS,
+      retries: 0,
+      // Lost to a takeover (this process stalled past the stale time): the uploads stay correct, they
+      // resume by the server's offsets; only the progress record may lag, so nothing to do.
+      onCompromised: () => {},
+    });
+  } catch {
+    return report;
+  }
+  report.ran = true;
+  const started = Date.now();
+  const client = new ApiClient({
+    url: config.url ?? 'http://127.0.0.1:8787',
+    token: config.token,
+    retries: options.retries ?? 2,
+  });
+  try {
+    const maxPasses = options.maxPasses ?? 5;
+    for (let pass = 0; pass < maxPasses; pass++) {
+      const backlog = spoolBacklog(state);
+      if (backlog.length === 0) break;
+      let unreachable = false;
+      let progressed = false;
+      for (const b of backlog) {
+        try {
+          const r = await uploadSession(b.dir, { client });
+          recordShipped(
+            state,
+            r.sid,
+            r.segments.map((s) => ({ w: s.w, length: s.length })),
+          );
+          report.shipped.push(r.sid);
+          progressed = true;
+        } catch (err) {
+          const reason = err instanceof Error ? err.message : String(err);
+          report.failed.push({ sid: b.sid, reason });
+          unreachable = err instanceof NetworkError;
+          recordHookFailure(state, {
+            hook: 'shipper',
+            reason: unreachable ? 'server_unreachable' : 'internal',
+            message: `${b.sid}: ${reason}`,
+            ms: Date.now() - started,
+          });
+          if (unreachable) break;
+        }
+      }
+      if (unreachable || !progressed) break;
+    }
+  } finally {
+    await release().catch(() => {});
+  }
+  return report;
+}
+
+/**
+ * `hansard hook ship`: ship, then, when the server took everything offered and new events arrived while
+ * the lock was held (a hook saw it held and started no shipper), ship again. Returns the last report.
+ */
+export async function runShipper(state: string, env: NodeJS.ProcessEnv): Promise<ShipReport> {
+  let report = await shipSpool(state, env);
+  for (let again = 0; again < 3 && report.ran && report.failed.length === 0; again++) {
+    if (spoolBacklog(state).length === 0) break;
+    report = await shipSpool(state, env);
+  }
+  return report;
+}
