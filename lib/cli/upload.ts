@@ -14,6 +14,7 @@ import { listSegments, sessionIdOf } from '../log/session-dir.js';
 import { MAX_CHUNK_BYTES, MAX_CHUNK_LINES } from '../service/limits.js';
 import { type ApiClient, ServerError } from './client.js';
 import { UsageError } from './errors.js';
+import { checkUploadedDigests } from './upload-digests.js';
 
 export interface SegmentUploadResult {
   w: string;
@@ -131,6 +132,7 @@ async function uploadSegment(
   if (offset > 0) {
     const lastSeq = info.status === 404 ? null : (info.body as { last_seq: number | null }).last_seq;
     await checkSamePrefix(path, offset, serverLines, lastSeq);
+    await checkUploadedDigests(client, base, path, offset);
   }
   let resyncs = 0;
   outer: while (offset < size) {
@@ -236,6 +238,7 @@ async function confirmServerAhead(client: ApiClient, base: string, path: string)
     );
   }
   await checkSamePrefix(path, now.length, now.lines, now.last_seq);
+  await checkUploadedDigests(client, base, path, now.length);
   return now.length;
 }
 

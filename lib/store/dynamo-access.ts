@@ -78,6 +78,7 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   getWriter: [get('T#')],
   listWriters: [query('T#')],
   getChunk: [get('T#')],
+  listChunks: [query('T#')],
   // reads the writer, then one transaction: writer, chunk record, session index, usage shard
   advanceWriter: [get('T#'), upd('T#'), put('T#')],
   tenantUsage: [query('T#')],

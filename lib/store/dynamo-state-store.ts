@@ -176,14 +176,36 @@ export class DynamoStateStore implements StateStore {
 
   async getChunk(tenant: string, sid: string, w: string, offset: number): Promise<ChunkRecord | null> {
     const item = await this.get(keys.chunk(tenant, sid, w, offset));
-    if (!item) return null;
-    return {
-      offset: item.offset as number,
-      length: item.length as number,
-      sha256: item.sha256 as string,
-      lines: item.lines as number,
-      last_seq: (item.last_seq as number | undefined) ?? null,
-    };
+    return item ? toChunk(item) : null;
+  }
+
+  /**
+   * One Query over the writer's chunk records (`W#{w}#C#{offset:015}` sort in offset order), from the
+   * key of `from`. A page cut short by DynamoDB's 1 MB limit returns fewer: the caller asks again from
+   * the last offset it got.
+   */
+  async listChunks(
+    tenant: string,
+    sid: string,
+    w: string,
+    from: number,
+    limit: number,
+  ): Promise<ChunkRecord[]> {
+    const res = await this.doc.send(
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+        ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+        ExpressionAttributeValues: {
+          ':pk': sessionPk(tenant, sid),
+          ':from': keys.chunk(tenant, sid, w, from).sk,
+          ':to': `W#${w}#C#~`,
+        },
+        Limit: limit,
+        ConsistentRead: true,
+      }),
+    );
+    return (res.Items ?? []).map(toChunk);
   }
 
   /**
@@ -454,4 +476,15 @@ export class DynamoStateStore implements StateStore {
       }
     }
   }
+}
+
+/** A chunk record item as the port's `ChunkRecord`. */
+function toChunk(item: Item): ChunkRecord {
+  return {
+    offset: item.offset as number,
+    length: item.length as number,
+    sha256: item.sha256 as string,
+    lines: item.lines as number,
+    last_seq: (item.last_seq as number | undefined) ?? null,
+  };
 }

@@ -201,6 +201,11 @@ export interface StateStore {
   listWriters(tenant: string, sid: string): Promise<WriterRecord[]>;
   getChunk(tenant: string, sid: string, w: string, offset: number): Promise<ChunkRecord | null>;
   /**
+   * A writer's chunk records with `offset >= from`, by offset, at most `limit` (1..1000) of them: what an
+   * upload compares its file's bytes with (SHA-256 per chunk) before it sends more.
+   */
+  listChunks(tenant: string, sid: string, w: string, from: number, limit: number): Promise<ChunkRecord[]>;
+  /**
    * Advances the writer index from `fromLength` (0 and absent for a new writer), records the chunk and
    * updates the session index and the tenant's usage, atomically.
    * @throws StateConflictError (with the current length) when the stored length is not `fromLength`

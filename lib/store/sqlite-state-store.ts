@@ -215,6 +215,18 @@ export class SqliteStateStore implements StateStore {
     return row ?? null;
   }
 
+  async listChunks(
+    tenant: string,
+    sid: string,
+    w: string,
+    from: number,
+    limit: number,
+  ): Promise<ChunkRecord[]> {
+    return this.q(
+      'SELECT offset, length, sha256, lines, last_seq FROM chunks WHERE tenant = ? AND sid = ? AND w = ? AND offset >= ? ORDER BY offset LIMIT ?',
+    ).all(tenant, sid, w, from, limit) as ChunkRecord[];
+  }
+
   async advanceWriter(
     tenant: string,
     sid: string,

@@ -311,6 +311,34 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
       );
 
       contract(
+        "lists a writer's chunks by offset from a given offset, at most `limit`, no other writer's",
+        async (s) => {
+          const sid = newId('s');
+          // Two writers whose ids sort next to each other: the listing must not run into the other's chunks.
+          const [w, v] = [newId('w'), newId('w')].sort();
+          const chunks: WriterAdvance[] = [];
+          let from = 0;
+          // 12 chunks, offsets past 9 and 99 (the sort key pads offsets: 10 after 9, 100 after 99).
+          for (let i = 0; i < 12; i++) {
+            const a = advanceOf(from, i < 5 ? 3 : 40, { lines: i + 1, when: i + 1 });
+            await s.advanceWriter('acme', sid, w!, from, a);
+            chunks.push(a);
+            from = a.length;
+          }
+          await s.advanceWriter('acme', sid, v!, 0, advanceOf(0, 10, { lines: 1, when: 20 }));
+          expect(await s.listChunks('acme', sid, w!, 0, 1000)).toEqual(chunks.map((c) => c.chunk));
+          expect(await s.listChunks('acme', sid, w!, 0, 3)).toEqual(chunks.slice(0, 3).map((c) => c.chunk));
+          const mid = chunks[6]!.chunk.offset;
+          expect(await s.listChunks('acme', sid, w!, mid, 2)).toEqual(chunks.slice(6, 8).map((c) => c.chunk));
+          // From an offset inside a chunk: the chunks that start after it.
+          expect(await s.listChunks('acme', sid, w!, mid + 1, 1)).toEqual([chunks[7]!.chunk]);
+          expect(await s.listChunks('acme', sid, w!, from, 10)).toEqual([]);
+          expect(await s.listChunks('acme', sid, v!, 0, 10)).toHaveLength(1);
+          expect(await s.listChunks('globex', sid, w!, 0, 10)).toEqual([]);
+        },
+      );
+
+      contract(
         'refuses an advance from a wrong length with StateConflictError and the stored length',
         async (s) => {
           const sid = newId('s');

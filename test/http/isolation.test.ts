@@ -91,6 +91,11 @@ const CALLS: Record<string, CallCase> = {
     missing: 404,
     call: (i) => get(`/v1/sessions/${i.sid}/writers/${i.w}`),
   },
+  'GET /v1/sessions/:sid/writers/:w/chunks': {
+    ids: true,
+    missing: 404,
+    call: (i) => get(`/v1/sessions/${i.sid}/writers/${i.w}/chunks`),
+  },
   'GET /v1/sessions/:sid/writers/:w/segment': {
     ids: true,
     missing: 404,

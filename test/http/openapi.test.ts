@@ -210,6 +210,10 @@ describe('real answers match the document', () => {
     await call('GET', `/v1/sessions/${sid}/writers/${w}`, '/v1/sessions/{sid}/writers/{w}');
     await call('GET', `/v1/sessions/${sid}/writers/${newId('w')}`, '/v1/sessions/{sid}/writers/{w}'); // 404
     await call('GET', `/v1/sessions/${sid}/writers/${w}/segment`, '/v1/sessions/{sid}/writers/{w}/segment');
+    const listing = '/v1/sessions/{sid}/writers/{w}/chunks';
+    await call('GET', `/v1/sessions/${sid}/writers/${w}/chunks?limit=1`, listing);
+    await call('GET', `/v1/sessions/${sid}/writers/${w}/chunks?limit=0`, listing); // 400
+    await call('GET', `/v1/sessions/${sid}/writers/${newId('w')}/chunks`, listing); // 404
     await call('GET', '/v1/sessions?limit=1', '/v1/sessions');
     await call('GET', '/v1/sessions?limit=0', '/v1/sessions'); // 400 bad_request
     await call('GET', '/v1/sessions?cursor=nonsense', '/v1/sessions'); // 400 invalid_cursor
@@ -312,6 +316,9 @@ describe('real answers match the document', () => {
       'postChunk 401',
       'postChunk 403',
       'getWriter 404',
+      'listChunks 200',
+      'listChunks 400',
+      'listChunks 404',
       'listSessions 400',
       'getSession 400',
       'replay 400',

@@ -8,6 +8,7 @@ import { attribution } from './analysis/attribution.js';
 import { inspect } from './analysis/inspect.js';
 import { verify } from './analysis/verify.js';
 import { getWriterRoute } from './ingest/get-writer.js';
+import { listChunksRoute } from './ingest/list-chunks.js';
 import { postChunk } from './ingest/post-chunk.js';
 import { docs } from './meta/docs.js';
 import { health } from './meta/health.js';
@@ -36,6 +37,7 @@ export const META_ROUTES: readonly Operation[] = [health, openapiJson, docs];
 export const API_ROUTES: readonly Operation[] = [
   postChunk,
   getWriterRoute,
+  listChunksRoute,
   listSessionsRoute,
   getSessionRoute,
   replay,
