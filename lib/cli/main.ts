@@ -8,6 +8,7 @@ import { escapeControl } from '../log/escape.js';
 import { HANSARD_VERSION } from '../version.js';
 import { NetworkError, ServerError, STORAGE_FAULTS_FOR_OPERATOR } from './client.js';
 import { registerObserve } from './cmd-hcn.js';
+import { registerHook } from './cmd-hook.js';
 import { registerImport } from './cmd-import.js';
 import { registerIntegrations } from './cmd-integrations.js';
 import { registerReplay } from './cmd-replay.js';
@@ -58,6 +59,7 @@ Exit codes: 0 success, 1 failure, 2 usage error or refused by the server.`,
   registerObserve(program, io);
   registerRun(program, io);
   registerIntegrations(program, io);
+  registerHook(program, io);
   return program;
 }
 

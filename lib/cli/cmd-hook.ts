@@ -1,0 +1,48 @@
+/**
+ * `hansard hook claude-code|codex|ship` in the full CLI (issue 11). `bin/hansard` normally runs these from
+ * their own small bundle (`dist/hook.js`, `lib/capture/hook-main.ts`) before commander loads; this
+ * registration lists them in `hansard --help` and runs them when the CLI is used in-process. Like the
+ * bundle, they exit 0 whatever happens: a hook must never get in the agent's way.
+ */
+import type { Command } from 'commander';
+import { runClaudeHook, runCodexHook } from '../capture/hook.js';
+import { runShipper } from '../capture/ship.js';
+import { stateDir } from '../capture/state-dir.js';
+import type { Io } from './io.js';
+
+/** Registers `hansard hook …`. */
+export function registerHook(program: Command, io: Io): void {
+  const hook = program
+    .command('hook')
+    .description('capture as it happens: the programs Claude Code and Codex run (docs/capture.md)');
+  const ctx = { env: io.env, selfCommand: [process.execPath, process.argv[1] ?? 'hansard'] };
+  hook
+    .command('claude-code')
+    .description('a Claude Code hook: the event JSON on stdin; prints nothing or the SessionStart answer')
+    .action(async () => {
+      const chunks: Buffer[] = [];
+      for await (const c of process.stdin) chunks.push(c as Buffer);
+      const out = await runClaudeHook(Buffer.concat(chunks).toString('utf8'), ctx);
+      if (out) io.stdout.write(`${out}\n`);
+    });
+  hook
+    .command('codex')
+    .description("Codex's notify program: the event JSON is the last argument")
+    .argument('[json]', 'the notify payload')
+    .action(async (json?: string) => {
+      await runCodexHook(json, ctx);
+    });
+  hook
+    .command('ship')
+    .description('upload the capture spool now (hooks start this on their own, detached)')
+    .action(async () => {
+      const r = await runShipper(stateDir(io.env), io.env);
+      io.stderr.write(
+        r.unconfigured
+          ? 'hansard: no server configured (HANSARD_TOKEN or `hansard integrations sync`): the spool keeps everything\n'
+          : !r.ran
+            ? 'hansard: another shipper is running\n'
+            : `hansard: shipped ${r.shipped.length} session(s)${r.failed.length ? `, ${r.failed.length} left for later: ${r.failed[0]!.reason}` : ''}\n`,
+      );
+    });
+}
