@@ -1,7 +1,8 @@
 /**
  * The records of an hcn stream (seed 002, docs/spec/002_*.txt "Event schema", "Session machine surface",
  * "Run lifecycle observer"; hcn's docs/observer.md), read at the boundary with zod: which format a stream
- * is (decided by its first JSON object), and each known record's shape. Pure; nothing here writes.
+ * is (decided by its first JSON object), each known record's shape, and the options and result types of
+ * lib/harness/hcn.ts's `HcnRecorder`. Pure; nothing here writes.
  *
  * - `hcn-json`: `hcn run --json` / `hcn session --json` NDJSON, one `{"kind": …}` event a line (a session
  *   adds `session`, `turn`, `disposition`, `closed` framing around the run events).
@@ -11,6 +12,8 @@
  *   fixtures `hcn-harnesses-*`): recognized so the import can say what they are, not recorded.
  */
 import { z } from 'zod';
+import type { ImportProblem } from './claude-code-records.js';
+import type { ImportKind, MappingCounts } from './mapping.js';
 
 export type Obj = Record<string, unknown>;
 export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -156,3 +159,79 @@ export function resultExitCode(result: unknown): number | null {
   const c = result.exitCode ?? result.exit_code;
   return Number.isInteger(c) ? (c as number) : null;
 }
+
+/** Author of the notes that hold what hcn reported (identity, usage, failures, skipped records). */
+export const HCN_NOTE_AUTHOR = 'hcn';
+
+/** What an `HcnRecorder` is told. */
+export interface HcnRecorderOptions {
+  /** where the session directory is created (`openSession`'s parent folder) */
+  outDir: string;
+  /** `writer.start` `meta.app`: `hansard observe`, `hansard run`, `hansard import hcn` */
+  app: string;
+  /** `meta.agent`; default: the observer's `started.harness`, else `hcn` */
+  agent?: string;
+  /** the person's prompt (`hansard run`): a `message` that opens the run's turn */
+  prompt?: string | null;
+  /** the prompt's `user_id`; default `user` */
+  userId?: string;
+  /** more `writer.start` `meta` keys (the hcn argv of `hansard run`) */
+  meta?: Record<string, unknown>;
+}
+
+/** What a stream was recorded as. */
+export interface HcnRecordResult {
+  sid: string;
+  w: string;
+  dir: string;
+  path: string;
+  format: HcnFormat;
+  counts: MappingCounts & {
+    /** `skipped` records of an observer stream, each a `coverage_gap` note */
+    coverageGaps: number;
+    /** records of a kind this build does not know and lines that are not JSON: `unknown_record` notes */
+    unknown: number;
+    /** subagent writers: hcn reports none (always 0; stated so the counts read like the others) */
+    subagentWriters: number;
+    /** records read and deliberately not written, by kind (`token` deltas repeat the `message`) */
+    skipped: Record<string, number>;
+  };
+  /** the last `done` (or session `closed`): hcn's exit code and cause; null when the stream had none */
+  done: { exitCode: number | null; cause: string } | null;
+  /** the stream ended with a turn open (no `done`): that turn ended `interrupted` */
+  interrupted: boolean;
+  /** lines that could not be taken as they are (each still recorded, as a note), 1-based */
+  problems: ImportProblem[];
+}
+
+/** Thrown by `line` for a stream that is the harness's own output, not hcn's (nothing is written). */
+export class HcnFormatError extends Error {
+  override name = 'HcnFormatError';
+  constructor(
+    readonly format: HcnFormat,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const NATIVE: Partial<Record<HcnFormat, string>> = {
+  'claude-stream-json': "Claude Code's own --output-format stream-json output",
+  'codex-exec-json': "Codex's own `codex exec --json` output",
+};
+
+/** Kinds read and not written: `token` deltas (the whole `message` follows), progress, context pings. */
+export const DROPPED = new Set(['token', 'progress', 'context']);
+
+/** hcn event kinds kept as a marked note, and the `import_kind` each gets. */
+export const NOTE_KINDS: Record<string, ImportKind> = {
+  identity: 'meta',
+  session: 'meta',
+  disposition: 'meta',
+  usage: 'token_usage',
+  limit: 'limit',
+  warning: 'warning',
+  error: 'error',
+  failure: 'failure',
+  question: 'question',
+};

@@ -18,13 +18,20 @@ import { nowMicros, parseTs } from '../log/time.js';
 import { type EmitOptions, openSession, type SessionWriter } from '../log/writer.js';
 import { IMPORT_NOTE_AUTHOR, type ImportProblem } from './claude-code-transcript.js';
 import {
+  DROPPED,
   detectFormat,
   firstIssue,
+  HCN_NOTE_AUTHOR,
   type HcnEvent,
   HcnEvent as HcnEventSchema,
   type HcnFormat,
+  HcnFormatError,
+  type HcnRecorderOptions,
+  type HcnRecordResult,
   isObj,
   KNOWN_KINDS,
+  NATIVE,
+  NOTE_KINDS,
   type Obj,
   ObserverRecord,
   parseLine,
@@ -32,85 +39,15 @@ import {
   type StartedRecord,
   turnStatusFor,
 } from './hcn-records.js';
-import { type ImportKind, type MappingCounts, WriterMapping } from './mapping.js';
+import { WriterMapping } from './mapping.js';
 
-export type { HcnFormat } from './hcn-records.js';
-
-/** Author of the notes that hold what hcn reported (identity, usage, failures, skipped records). */
-export const HCN_NOTE_AUTHOR = 'hcn';
-
-/** What an `HcnRecorder` is told. */
-export interface HcnRecorderOptions {
-  /** where the session directory is created (`openSession`'s parent folder) */
-  outDir: string;
-  /** `writer.start` `meta.app`: `hansard observe`, `hansard run`, `hansard import hcn` */
-  app: string;
-  /** `meta.agent`; default: the observer's `started.harness`, else `hcn` */
-  agent?: string;
-  /** the person's prompt (`hansard run`): a `message` that opens the run's turn */
-  prompt?: string | null;
-  /** the prompt's `user_id`; default `user` */
-  userId?: string;
-  /** more `writer.start` `meta` keys (the hcn argv of `hansard run`) */
-  meta?: Record<string, unknown>;
-}
-
-/** What a stream was recorded as. */
-export interface HcnRecordResult {
-  sid: string;
-  w: string;
-  dir: string;
-  path: string;
-  format: HcnFormat;
-  counts: MappingCounts & {
-    /** `skipped` records of an observer stream, each a `coverage_gap` note */
-    coverageGaps: number;
-    /** records of a kind this build does not know and lines that are not JSON: `unknown_record` notes */
-    unknown: number;
-    /** subagent writers: hcn reports none (always 0; stated so the counts read like the others) */
-    subagentWriters: number;
-    /** records read and deliberately not written, by kind (`token` deltas repeat the `message`) */
-    skipped: Record<string, number>;
-  };
-  /** the last `done` (or session `closed`): hcn's exit code and cause; null when the stream had none */
-  done: { exitCode: number | null; cause: string } | null;
-  /** the stream ended with a turn open (no `done`): that turn ended `interrupted` */
-  interrupted: boolean;
-  /** lines that could not be taken as they are (each still recorded, as a note), 1-based */
-  problems: ImportProblem[];
-}
-
-/** Thrown by `line` for a stream that is the harness's own output, not hcn's (nothing is written). */
-export class HcnFormatError extends Error {
-  override name = 'HcnFormatError';
-  constructor(
-    readonly format: HcnFormat,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const NATIVE: Partial<Record<HcnFormat, string>> = {
-  'claude-stream-json': "Claude Code's own --output-format stream-json output",
-  'codex-exec-json': "Codex's own `codex exec --json` output",
-};
-
-/** Kinds read and not written: `token` deltas (the whole `message` follows), progress, context pings. */
-const DROPPED = new Set(['token', 'progress', 'context']);
-
-/** hcn event kinds kept as a marked note, and the `import_kind` each gets. */
-const NOTE_KINDS: Record<string, ImportKind> = {
-  identity: 'meta',
-  session: 'meta',
-  disposition: 'meta',
-  usage: 'token_usage',
-  limit: 'limit',
-  warning: 'warning',
-  error: 'error',
-  failure: 'failure',
-  question: 'question',
-};
+export {
+  HCN_NOTE_AUTHOR,
+  type HcnFormat,
+  HcnFormatError,
+  type HcnRecorderOptions,
+  type HcnRecordResult,
+} from './hcn-records.js';
 
 /**
  * Records one hcn stream as one writer's segment, fed a line at a time (`line`, or bytes through `push`),
