@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { escapeControl } from '../log/escape.js';
 import { HANSARD_VERSION } from '../version.js';
 import { NetworkError, ServerError, STORAGE_FAULTS_FOR_OPERATOR } from './client.js';
+import { registerDoctor } from './cmd-doctor.js';
 import { registerObserve } from './cmd-hcn.js';
 import { registerHook } from './cmd-hook.js';
 import { registerImport } from './cmd-import.js';
@@ -60,6 +61,7 @@ Exit codes: 0 success, 1 failure, 2 usage error or refused by the server.`,
   registerRun(program, io);
   registerIntegrations(program, io);
   registerHook(program, io);
+  registerDoctor(program, io);
   return program;
 }
 

@@ -1,0 +1,47 @@
+/**
+ * `hansard doctor [--project DIR] [--json]` (issue 11 item 3, DESIGN §6, seed 000): is capture working
+ * here (lib/capture/doctor.ts)? One line per check, ✓ or ✗, and under a ✗ the command that fixes it.
+ * Exit 0 when all is well, 1 when something needs action.
+ */
+import type { Command } from 'commander';
+import { runDoctor } from '../capture/doctor.js';
+import { escapeControl } from '../log/escape.js';
+import { ExitError } from './errors.js';
+import { type Io, printJson } from './io.js';
+import { jsonOption } from './options.js';
+
+export function registerDoctor(program: Command, io: Io): void {
+  program
+    .command('doctor')
+    .description(
+      "check capture: the server and token the hooks use, the state directory, hansard's hooks in Claude Code and Codex, events not shipped yet, and hook failures of the last 7 days",
+    )
+    .option(
+      '--project <dir>',
+      'the project whose .claude/settings.json is checked too (default: this folder)',
+    )
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      '\nExit 0 when all is well, 1 when something needs action (each ✗ says the command that fixes it).',
+    )
+    .action(async (o: { project?: string; json?: boolean }) => {
+      const report = await runDoctor({
+        env: io.env,
+        cwd: io.cwd,
+        ...(o.project ? { project: o.project } : {}),
+      });
+      if (o.json) {
+        printJson(io, report);
+      } else {
+        for (const f of report.findings) {
+          const [first, ...more] = f.message.split('\n');
+          io.stdout.write(`${f.ok ? '✓' : '✗'} ${f.check.padEnd(17)} ${escapeControl(first ?? '')}\n`);
+          for (const line of more) io.stdout.write(`  ${escapeControl(line)}\n`);
+          if (!f.ok && f.fix) io.stdout.write(`    fix: ${escapeControl(f.fix)}\n`);
+        }
+        io.stdout.write(report.ok ? 'all is well\n' : 'something needs action: see the fixes above\n');
+      }
+      if (!report.ok) throw new ExitError(1);
+    });
+}
