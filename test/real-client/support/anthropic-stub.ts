@@ -11,7 +11,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** One content block of a scripted answer. */
-export type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown };
+export type Block =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown };
 
 /** A scripted answer: its blocks and why it stopped (`tool_use` when it has tool calls). */
 export interface Reply {
@@ -66,14 +68,22 @@ export async function startAnthropicStub(script: Script): Promise<AnthropicStub>
     if (req.method !== 'POST' || !path.startsWith('/v1/messages')) {
       res
         .writeHead(404, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `no ${path} here` } }));
+        .end(
+          JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `no ${path} here` } }),
+        );
       return;
     }
     const reply = script(body, n++);
     const id = `msg_stub${String(++msg).padStart(4, '0')}`;
     const model = body.model ?? 'claude-stub';
-    const stop = reply.stop_reason ?? (reply.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
-    const usage = { input_tokens: 12, output_tokens: 7, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    const stop =
+      reply.stop_reason ?? (reply.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+    const usage = {
+      input_tokens: 12,
+      output_tokens: 7,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    };
     if (!body.stream) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(
         JSON.stringify({
@@ -90,7 +100,8 @@ export async function startAnthropicStub(script: Script): Promise<AnthropicStub>
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const send = (event: string, data: unknown) =>
+      res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     send('message_start', {
       type: 'message_start',
       message: {
@@ -106,8 +117,16 @@ export async function startAnthropicStub(script: Script): Promise<AnthropicStub>
     });
     reply.content.forEach((b, index) => {
       if (b.type === 'text') {
-        send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-        send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: b.text } });
+        send('content_block_start', {
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'text', text: '' },
+        });
+        send('content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'text_delta', text: b.text },
+        });
       } else {
         send('content_block_start', {
           type: 'content_block_start',
@@ -152,16 +171,6 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-/** The `tool_result` blocks of a request's last user message (what the client ran since the last answer). */
-export function lastToolResults(req: MessagesRequest): { tool_use_id: string; is_error?: boolean; content: unknown }[] {
-  const last = req.messages?.at(-1);
-  if (!last || last.role !== 'user' || !Array.isArray(last.content)) return [];
-  return last.content.filter(
-    (b): b is { type: 'tool_result'; tool_use_id: string; is_error?: boolean; content: unknown } =>
-      typeof b === 'object' && b !== null && (b as { type?: unknown }).type === 'tool_result',
-  );
-}
-
 /** The text of a request's first user message (the prompt a main loop or a subagent started from). */
 export function firstUserText(req: MessagesRequest): string {
   const first = req.messages?.find((m) => m.role === 'user');
@@ -169,6 +178,10 @@ export function firstUserText(req: MessagesRequest): string {
   if (typeof first.content === 'string') return first.content;
   if (!Array.isArray(first.content)) return '';
   return first.content
-    .map((b) => (typeof b === 'object' && b !== null && typeof (b as { text?: unknown }).text === 'string' ? (b as { text: string }).text : ''))
+    .map((b) =>
+      typeof b === 'object' && b !== null && typeof (b as { text?: unknown }).text === 'string'
+        ? (b as { text: string }).text
+        : '',
+    )
     .join('\n');
 }

@@ -48,7 +48,11 @@ export async function startResponsesStub(script: ResponsesScript): Promise<Respo
     if (req.method !== 'POST' || !/\/responses(\?|$)/.test(path)) {
       res
         .writeHead(404, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ error: { message: `no ${req.method} ${path} here`, type: 'invalid_request_error' } }));
+        .end(
+          JSON.stringify({
+            error: { message: `no ${req.method} ${path} here`, type: 'invalid_request_error' },
+          }),
+        );
       return;
     }
     const i = n++;
