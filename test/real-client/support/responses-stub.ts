@@ -46,13 +46,11 @@ export async function startResponsesStub(script: ResponsesScript): Promise<Respo
     }
     requests.push({ path, body });
     if (req.method !== 'POST' || !/\/responses(\?|$)/.test(path)) {
-      res
-        .writeHead(404, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            error: { message: `no ${req.method} ${path} here`, type: 'invalid_request_error' },
-          }),
-        );
+      res.writeHead(404, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          error: { message: `no ${req.method} ${path} here`, type: 'invalid_request_error' },
+        }),
+      );
       return;
     }
     const i = n++;
