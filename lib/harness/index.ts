@@ -1,7 +1,9 @@
 /**
  * `lib/harness`: mapping what coding agents leave behind to v3 log events (DESIGN §2): the Claude Code
  * transcript importer behind `hansard import claude-code` and the Codex rollout importer behind
- * `hansard import codex` (DESIGN §6, docs/import.md).
+ * `hansard import codex`, and the hcn stream recorder behind `hansard import hcn`, `observe` and `run`
+ * (DESIGN §6, docs/import.md).
  */
 export * from './claude-code-transcript.js';
 export * from './codex.js';
+export * from './hcn.js';

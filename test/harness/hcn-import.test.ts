@@ -299,7 +299,7 @@ describe('mapping rules (hand-made hcn --json streams)', () => {
     for (const [file, format] of [
       ['hcn-harnesses-claude.ndjson', 'claude-stream-json'],
       ['hcn-harnesses-codex-tool.ndjson', 'codex-exec-json'],
-    ]) {
+    ] as const) {
       const out = scratch.make();
       const rec = new HcnRecorder({ outDir: out, app: 'test' });
       const first = readFileSync(join(REAL, file), 'utf8').split('\n')[0]!;
