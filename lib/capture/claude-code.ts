@@ -118,9 +118,12 @@ export interface MonoClock {
   last: number;
 }
 
-/** A clock starting now. */
+/**
+ * A clock starting now. Its origin is one second back: the `writer.start` a new writer stamps with its
+ * own clock (a few ms after its opening) must not be above the events that follow it.
+ */
 export function newMonoClock(): MonoClock {
-  return { origin: performance.timeOrigin + performance.now(), last: 0 };
+  return { origin: performance.timeOrigin + performance.now() - 1000, last: 0 };
 }
 
 /**
