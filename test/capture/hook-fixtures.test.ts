@@ -17,8 +17,7 @@ const cli = useBuiltCli('fixtures');
 const tmp = tmpDirs('hansard-hook-fixtures-');
 
 type Ev = Record<string, unknown> & { type: string };
-const events = (state: string): Ev[] =>
-  spoolSessions(state).flatMap((d) => sessionEvents(d) as Ev[]);
+const events = (state: string): Ev[] => spoolSessions(state).flatMap((d) => sessionEvents(d) as Ev[]);
 const claude = (state: string, payload: string, env: Record<string, string> = {}) =>
   runHook(cli.bin, ['claude-code'], payload, { HANSARD_STATE_DIR: state, ...env });
 
