@@ -90,7 +90,13 @@ export function registerObserve(program: Command, io: IoWithStdin): void {
       });
       const result = await feed(recorder, () => io.stdin ?? process.stdin, 'stdin');
       if (result === null) throw new UsageError('stdin held no hcn-observer/1 records (nothing was kept)');
-      const uploaded = o.upload ? await upload(io, result.dir, o) : null;
+      let uploaded: Awaited<ReturnType<typeof upload>> | null = null;
+      try {
+        if (o.upload) uploaded = await upload(io, result.dir, o);
+      } catch (err) {
+        io.stderr.write(`hansard: the session stays in ${result.dir}\n`);
+        throw err;
+      }
       if (o.json) return printJson(io, { ...result, ...(uploaded ? { uploaded } : {}) });
       io.stdout.write(`${result.dir}\n`);
       io.stderr.write(`recorded ${summary(result)}\n`);

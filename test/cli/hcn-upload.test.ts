@@ -63,6 +63,13 @@ describe('recording commands with --upload', () => {
     ]);
   });
 
+  it('observe --upload without a token: exit 2, naming the session directory that stays', async () => {
+    const stream = readFileSync(join(REAL, 'hcn-observer-doc-example.ndjson'));
+    const r = await cli(['observe', '--out', scratch.make(), '--upload'], stream, { HANSARD_TOKEN: '' });
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^hansard: the session stays in \S+s_\w+\nhansard: no token: pass --token/);
+  });
+
   it('observe with an empty stdin: exit 2, nothing kept', async () => {
     const r = await cli(['observe', '--out', scratch.make()], Buffer.alloc(0));
     expect([r.code, r.err]).toEqual([
