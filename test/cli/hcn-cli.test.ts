@@ -95,6 +95,9 @@ describe('hansard import', () => {
     expect(r.code).toBe(0);
     for (const s of ['claude-code', 'codex', 'hcn']) expect(r.out).toMatch(new RegExp(`^  ${s} `, 'm'));
     expect(r.out).toContain('Sources: claude-code (transcripts), codex (rollouts), hcn');
+    const bare = await runHansard(['import'], { cwd: ROOT }); // no source: the same list, as a usage error
+    expect(bare.code).toBe(2);
+    expect(bare.err).toMatch(/^ {2}hcn \[options\] <stream> /m);
   });
 
   it('import hcn FILE --json: the counts of the recorded stream', async () => {
