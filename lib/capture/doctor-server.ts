@@ -114,6 +114,16 @@ export async function probeToken(url: string, token: string, timeoutMs = 3000): 
       const named = (e.details.has as unknown[]).filter((s): s is Scope =>
         (SCOPES as readonly string[]).includes(String(s)),
       );
+      // A session-bound token answers the ingest probe's made-up session with 404: ask it when the
+      // scopes did not come from that probe (a bound token cannot capture arbitrary sessions).
+      if (!sessionBound && named.includes('ingest') && p.scope !== 'ingest') {
+        try {
+          const ingest = probes[1]!;
+          sessionBound = (await call(url, ingest.path, { ...ingest, token, timeoutMs })).status === 404;
+        } catch {
+          // unknown: reported as unbound
+        }
+      }
       return { valid: true, scopes: named, sessionBound };
     }
     if (r.status === 403) {
