@@ -222,7 +222,13 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
       case 'SessionStart': {
         const x = mainStream();
         if (opts.existing || (p.source && p.source !== 'startup'))
-          x.m.marked('meta', AGENT, `Claude Code session start (source: ${p.source ?? 'unknown'})`, o);
+          x.m.marked(
+            'meta',
+            AGENT,
+            `Claude Code session start (source: ${p.source ?? 'unknown'})`,
+            o,
+            o.extra,
+          );
         break;
       }
       case 'UserPromptSubmit': {
@@ -281,12 +287,12 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
       case 'PreCompact': {
         const trigger = p.trigger ?? 'unknown';
         const text = `context compaction (${trigger})${p.custom_instructions ? `: ${p.custom_instructions}` : ''}`;
-        mainStream().m.compaction(AGENT, text, o, { trigger });
+        mainStream().m.compaction(AGENT, text, o, { ...o.extra, trigger });
         break;
       }
       case 'Notification':
         streamFor().m.marked('meta', AGENT, p.message ?? '', o, {
-          hook_event: 'Notification',
+          ...o.extra,
           ...(p.notification_type ? { notification_type: p.notification_type } : {}),
         });
         break;
@@ -308,9 +314,8 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
       }
       default:
         // An event this version does not know: kept whole, as what it is.
-        streamFor().m.marked('unknown_record', HOOK_NOTE_AUTHOR, JSON.stringify(p), o, {
-          hook_event: p.hook_event_name,
-        });
+        // `marked`'s extra replaces the options' own: pass them on.
+        streamFor().m.marked('unknown_record', HOOK_NOTE_AUTHOR, JSON.stringify(p), o, o.extra);
     }
     written = countOf(streams) - before;
   } finally {
