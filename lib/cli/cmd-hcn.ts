@@ -52,7 +52,7 @@ export function registerImportHcn(imp: Command, io: Io): void {
         app: 'hansard import hcn',
         userId: o.user,
       });
-      const result = await feed(recorder, () => createReadStream(resolve(io.cwd, file)), file);
+      const result = await feed(recorder, () => createReadStream(resolve(io.cwd, file)), file, o.out);
       if (result === null) throw new UsageError(`${file} is empty: no hcn records (nothing was kept)`);
       if (result.format === 'unknown') {
         rmSync(result.dir, { recursive: true, force: true });
@@ -88,7 +88,7 @@ export function registerObserve(program: Command, io: IoWithStdin): void {
         app: 'hansard observe',
         userId: o.user,
       });
-      const result = await feed(recorder, () => io.stdin ?? process.stdin, 'stdin');
+      const result = await feed(recorder, () => io.stdin ?? process.stdin, 'stdin', o.out);
       if (result === null) throw new UsageError('stdin held no hcn-observer/1 records (nothing was kept)');
       let uploaded: Awaited<ReturnType<typeof upload>> | null = null;
       try {
@@ -104,27 +104,35 @@ export function registerObserve(program: Command, io: IoWithStdin): void {
 }
 
 /**
- * Feeds a byte stream to `recorder` and finishes it. Throws `UsageError` for a file that cannot be read
- * and for a harness's own output (`HcnFormatError`); the recorder's writer is closed on any error.
+ * Feeds a byte stream to `recorder` and finishes it. Throws `UsageError` for a source that cannot be read,
+ * an `out` folder the session cannot be written to, and a harness's own output (`HcnFormatError`); the
+ * recorder's writer is closed on any error.
  */
 async function feed(
   recorder: HcnRecorder,
   open: () => AsyncIterable<Buffer | string>,
   name: string,
+  out: string,
 ): Promise<HcnRecordResult | null> {
+  let writing = false;
   try {
-    for await (const chunk of open()) recorder.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    for await (const chunk of open()) {
+      writing = true;
+      recorder.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+      writing = false;
+    }
+    writing = true;
     return recorder.finish();
   } catch (err) {
     recorder.abort();
-    const dir = recorder.writer?.dir;
-    if (err instanceof HcnFormatError) {
-      if (dir) rmSync(dir, { recursive: true, force: true });
-      throw new UsageError(`${name}: ${err.message} (nothing was kept)`);
-    }
+    if (err instanceof HcnFormatError) throw new UsageError(`${name}: ${err.message} (nothing was kept)`);
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES')
-      throw new UsageError(`cannot read ${name}: ${describeFsError(err)}`);
+    if (['ENOENT', 'EISDIR', 'ENOTDIR', 'EACCES', 'EPERM'].includes(code ?? ''))
+      throw new UsageError(
+        writing
+          ? `cannot write the session under ${out}: ${describeFsError(err)}`
+          : `cannot read ${name}: ${describeFsError(err)}`,
+      );
     throw err;
   }
 }

@@ -135,6 +135,41 @@ describe('hansard import', () => {
   });
 });
 
+describe('import hcn and run when the file or the session folder fails', () => {
+  it('import hcn: a missing file says it cannot be read; an --out that is a file says the session cannot be written', async () => {
+    const missing = await runHansard(['import', 'hcn', 'nope.ndjson', '--out', scratch.make()], {
+      cwd: ROOT,
+    });
+    expect([missing.code, missing.err]).toEqual([
+      2,
+      'hansard: cannot read nope.ndjson: no such file or directory\n',
+    ]);
+    const file = join(scratch.make(), 'a-file');
+    writeFileSync(file, '');
+    const r = await runHansard(['import', 'hcn', join(REAL, 'hcn-bare-codex.ndjson'), '--out', file], {
+      cwd: ROOT,
+    });
+    expect([r.code, r.err]).toEqual([
+      2,
+      `hansard: cannot write the session under ${file}: not a directory\n`,
+    ]);
+  });
+
+  it("run: a session that cannot be written never stops the run (output passes through, exit code is hcn's)", async () => {
+    const s = standIn();
+    const file = join(scratch.make(), 'a-file');
+    writeFileSync(file, '');
+    const r = await runHansard(['run', '--hcn', s.hcn, '--out', file, 'codex', '--', 'hi'], {
+      cwd: ROOT,
+      env: { ...process.env, STANDIN_FIXTURE: join(REAL, 'hcn-bare-codex.ndjson'), STANDIN_EXIT: '5' },
+    });
+    expect(r.code).toBe(5);
+    expect(r.out).toBe(readFileSync(join(REAL, 'hcn-bare-codex.ndjson'), 'utf8'));
+    expect(r.err).toContain("hansard: recording stopped (hcn's output still passes through): ");
+    expect(r.err).not.toContain('hansard: recorded');
+  });
+});
+
 describe('hansard observe (a real child reading the observer stream on stdin)', () => {
   it('records the doc example: started opens the writer, skipped is a coverage gap, no done → interrupted', async () => {
     const out = scratch.make();
