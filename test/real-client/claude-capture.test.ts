@@ -221,4 +221,20 @@ describe('capture from the real Claude Code 2.1.328', () => {
     }
     expectAttributedToPrompt(c.stored);
   });
+
+  it("a background subagent: the <task-notification> Claude Code submits as a prompt is not the person's", async () => {
+    const c = await capture('subagentAsync');
+    expectClean(c);
+    // Claude Code 2.1.328 hands the finished subagent's result back through UserPromptSubmit (the
+    // payload suite shows it); the person typed one prompt.
+    expect(prompts(c.stored)).toEqual(['delegate the echo to a subagent']);
+    const p = pairs(c.stored);
+    expect(p.map((x) => `${x.action.tool}:${x.action.call_id}`).sort()).toEqual([
+      'Agent:toolu_task0001',
+      'Bash:toolu_sub0001',
+    ]);
+    for (const { action, result } of p)
+      expect(result, `the result of ${action.tool} ${action.call_id}`).toBeDefined();
+    expectAttributedToPrompt(c.stored);
+  });
 });
