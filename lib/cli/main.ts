@@ -12,6 +12,7 @@ import { registerObserve } from './cmd-hcn.js';
 import { registerHook } from './cmd-hook.js';
 import { registerImport } from './cmd-import.js';
 import { registerIntegrations } from './cmd-integrations.js';
+import { registerMcp } from './cmd-mcp.js';
 import { registerReplay } from './cmd-replay.js';
 import { registerRun } from './cmd-run.js';
 import { registerServe } from './cmd-serve.js';
@@ -62,6 +63,7 @@ Exit codes: 0 success, 1 failure, 2 usage error or refused by the server.`,
   registerIntegrations(program, io);
   registerHook(program, io);
   registerDoctor(program, io);
+  registerMcp(program, io);
   return program;
 }
 

@@ -1,0 +1,32 @@
+/**
+ * `hansard mcp serve [--status]` (issue 12 item 3, docs/mcp.md): hansard's MCP server over stdio. The
+ * server is loaded on use, so other commands do not pay for the MCP SDK. `bin/hansard` runs `mcp serve`
+ * from its own small bundle (`dist/mcp.js`) to start fast; this registration serves `--help` and the
+ * in-process runs of the tests.
+ */
+import type { Command } from 'commander';
+import type { Io } from './io.js';
+
+export function registerMcp(program: Command, io: Io): void {
+  const mcp = program.command('mcp').description("hansard's MCP server for agents (docs/mcp.md)");
+  mcp
+    .command('serve')
+    .description(
+      'serve MCP over stdio: report_status, session_context, capture_subagent_messages (stdout is the protocol; logs go to stderr)',
+    )
+    .option('--status', 'the status tools only: no messaging or helper launches (hansard has none yet)')
+    .addHelpText(
+      'after',
+      `
+The session: the call's session_token, else HANSARD_SESSION_TOKEN (with HANSARD_SESSION_ID), else
+HANSARD_SESSION_ID with HANSARD_TOKEN, else the live Claude Code session hansard's hooks capture in this
+directory. The server: HANSARD_URL, else <state>/config.json (hansard integrations sync writes it).
+
+Claude Code:  claude mcp add hansard -- hansard mcp serve --status
+Codex:        [mcp_servers.hansard] command = "hansard", args = ["mcp", "serve", "--status"]`,
+    )
+    .action(async (o: { status?: boolean }) => {
+      const { serveMcp } = await import('../mcp/index.js');
+      await serveMcp({ env: io.env, cwd: io.cwd, statusOnly: !!o.status });
+    });
+}

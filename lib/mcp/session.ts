@@ -1,0 +1,201 @@
+/**
+ * Which hansard session an MCP tool call acts on, and with which token (issue 12 item 3, seed 000,
+ * docs/mcp.md "Session resolution"). In order:
+ *
+ * 1. the call's `session_token`, else `HANSARD_SESSION_TOKEN`: a session-bound token. Its session is
+ *    `HANSARD_SESSION_ID`, else the hook state entry minted with that token (a bare token does not name its
+ *    session: the API has no route that tells);
+ * 2. `HANSARD_SESSION_ID` with the server's token (`HANSARD_TOKEN`, else `<state>/config.json`);
+ * 3. the Claude Code hook's state (`<state>/claude-code/*.json`): among the sessions not ended whose `cwd`
+ *    is the MCP server's working directory, the one whose state file was written last (every hook writes
+ *    it, so that is the session active most recently). Claude Code starts its MCP servers in the project
+ *    directory, the `cwd` its hooks report;
+ * 4. otherwise a `SessionUnresolved` error saying what to set.
+ *
+ * Nothing here writes to stdout (it is the MCP protocol's).
+ */
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { ClaudeState } from '../capture/claude-code.js';
+import { readCaptureConfig, readJson, stateDir } from '../capture/state-dir.js';
+import { DEFAULT_URL } from '../cli/config.js';
+import { isId } from '../log/ids.js';
+
+/** How a session was found, for `session_context` and error messages. */
+export type SessionSource =
+  | 'session_token'
+  | 'HANSARD_SESSION_TOKEN'
+  | 'HANSARD_SESSION_ID'
+  | 'claude-code hook state';
+
+/** The session a tool call acts on. */
+export interface ResolvedSession {
+  sid: string;
+  /** the server's base URL (no trailing slash) */
+  url: string;
+  /** the token for status reports and reads: the session-bound one when there is one */
+  token: string;
+  /**
+   * the token for uploads (`ingest` scope): the hook's shipping token (`<state>/config.json` or
+   * `HANSARD_TOKEN`) for a session found in the hook's state, whose minted token has `report` only
+   */
+  ingestToken: string;
+  source: SessionSource;
+  /** the project directory: the hook state's `cwd`, else the server's */
+  cwd: string;
+  /** Claude Code's own session id, when the session came from the hook's state */
+  claudeSessionId: string | null;
+}
+
+/** No session could be resolved: the message says what to set. */
+export class SessionUnresolved extends Error {
+  override name = 'SessionUnresolved';
+}
+
+/** What resolution reads: the server's environment and working directory. */
+export interface ResolveContext {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+/** A Claude Code session from the hook's state, as `liveClaudeSessions` lists it. */
+export interface HookSession {
+  claudeSessionId: string;
+  sid: string;
+  cwd: string;
+  /** the state file's mtime, ms since the epoch */
+  writtenAt: number;
+  /** the minted session token, when it is valid for another minute */
+  token: string | null;
+}
+
+/** A minted token used until this close to its expiry (the hook mints a fresh one at the next start). */
+const EXPIRY_MARGIN_MS = 60_000;
+
+/**
+ * The Claude Code sessions of the hook state whose writer has not ended and whose `cwd` is `cwd` (both
+ * resolved through symlinks), most recently written first. An absent or unreadable state gives [].
+ */
+export function liveClaudeSessions(state: string, cwd: string, now = Date.now()): HookSession[] {
+  const dir = join(state, 'claude-code');
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith('.json'));
+  } catch {
+    return [];
+  }
+  const here = canonical(cwd);
+  const out: HookSession[] = [];
+  for (const name of names) {
+    const path = join(dir, name);
+    const st = readJson(path) as Partial<ClaudeState> | null;
+    if (st?.version !== 1 || typeof st.sid !== 'string' || !isId('s', st.sid)) continue;
+    if (st.main?.ended !== false || typeof st.cwd !== 'string' || canonical(st.cwd) !== here) continue;
+    let writtenAt: number;
+    try {
+      writtenAt = statSync(path).mtimeMs;
+    } catch {
+      continue;
+    }
+    const t = st.token;
+    const valid = t && typeof t.token === 'string' && Date.parse(t.expires_at) - now > EXPIRY_MARGIN_MS;
+    out.push({
+      claudeSessionId: decodeURIComponent(name.slice(0, -5)),
+      sid: st.sid,
+      cwd: st.cwd,
+      writtenAt,
+      token: valid ? t.token : null,
+    });
+  }
+  return out.sort((a, b) => b.writtenAt - a.writtenAt);
+}
+
+function canonical(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+}
+
+/**
+ * Resolves the session of one tool call (the order is this module's doc). `sessionToken` is the call's
+ * `session_token`. Reads files only (no request). @throws SessionUnresolved saying what to set
+ */
+export function resolveSession(sessionToken: string | undefined, ctx: ResolveContext): ResolvedSession {
+  const state = stateDir(ctx.env);
+  const config = readCaptureConfig(ctx.env, state);
+  const url = (config.url ?? DEFAULT_URL).replace(/\/+$/, '');
+  const envSid = ctx.env.HANSARD_SESSION_ID || undefined;
+  if (envSid !== undefined && !isId('s', envSid)) {
+    throw new SessionUnresolved(
+      `HANSARD_SESSION_ID=${JSON.stringify(String(envSid).slice(0, 40))} is not a session id (s_ followed by a ULID)`,
+    );
+  }
+  const given = sessionToken || ctx.env.HANSARD_SESSION_TOKEN || undefined;
+  const base = { url, cwd: ctx.cwd, claudeSessionId: null };
+  if (given !== undefined) {
+    const source: SessionSource = sessionToken ? 'session_token' : 'HANSARD_SESSION_TOKEN';
+    const hooked = allClaudeSessions(state).find((s) => s.token === given);
+    const sid = envSid ?? hooked?.sid;
+    if (!sid) {
+      throw new SessionUnresolved(
+        `the ${source === 'session_token' ? 'session_token given' : 'HANSARD_SESSION_TOKEN'} does not say which session it is bound to: ` +
+          'set HANSARD_SESSION_ID=s_… in the MCP server’s environment beside it',
+      );
+    }
+    return { ...base, sid, token: given, ingestToken: given, source };
+  }
+  if (envSid !== undefined) {
+    if (!config.token) {
+      throw new SessionUnresolved(
+        'HANSARD_SESSION_ID is set but there is no token: set HANSARD_SESSION_TOKEN (a session token) or HANSARD_TOKEN',
+      );
+    }
+    return {
+      ...base,
+      sid: envSid,
+      token: config.token,
+      ingestToken: config.token,
+      source: 'HANSARD_SESSION_ID',
+    };
+  }
+  const live = liveClaudeSessions(state, ctx.cwd)[0];
+  if (live) {
+    const token = live.token ?? config.token;
+    if (!token) {
+      throw new SessionUnresolved(
+        `Claude Code session ${live.claudeSessionId} is hansard session ${live.sid}, but it has no session token yet and no server token is configured: run \`hansard integrations sync\` (or set HANSARD_TOKEN), then start a new Claude Code session`,
+      );
+    }
+    return {
+      url,
+      sid: live.sid,
+      token,
+      ingestToken: config.token ?? token,
+      source: 'claude-code hook state',
+      cwd: live.cwd,
+      claudeSessionId: live.claudeSessionId,
+    };
+  }
+  throw new SessionUnresolved(
+    'no hansard session for this MCP server: pass session_token, or set HANSARD_SESSION_TOKEN and HANSARD_SESSION_ID ' +
+      '(a token from `hansard token create` or POST /v1/sessions/{sid}/tokens) in its environment, ' +
+      `or run it in a Claude Code session that hansard captures (\`hansard integrations sync\`) in this directory (${ctx.cwd}); ` +
+      `no live captured session there in ${join(state, 'claude-code')}`,
+  );
+}
+
+/** Every Claude Code session of the hook state with a usable token, wherever it runs. */
+function allClaudeSessions(state: string): { sid: string; token: string | null }[] {
+  const dir = join(state, 'claude-code');
+  try {
+    return readdirSync(dir)
+      .filter((n) => n.endsWith('.json'))
+      .map((n) => readJson(join(dir, n)) as Partial<ClaudeState> | null)
+      .filter((s): s is ClaudeState => !!s && typeof s.sid === 'string' && isId('s', s.sid))
+      .map((s) => ({ sid: s.sid, token: s.token?.token ?? null }));
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * The status tools of `hansard mcp serve` (issue 12 item 3, seed 000 "Agent status and declared events",
+ * docs/mcp.md): `report_status` posts a report (`POST /v1/sessions/{sid}/status`) and `session_context`
+ * says which session this is, its latest report, its open work and the project context a session-start
+ * hook gives. Both talk to the server over HTTP only (`ApiClient`).
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { sessionStartOutput } from '../capture/session-start.js';
+import { ApiClient } from '../cli/client.js';
+import { StatusReport } from '../service/status-schemas.js';
+import { type ToolResult, toolError } from './errors.js';
+import { type ResolveContext, type ResolvedSession, resolveSession } from './session.js';
+
+/** `session_token`, optional on every tool: Claude Code and Codex leave it out (seed 000). */
+export const SessionTokenInput = z
+  .string()
+  .min(1)
+  .max(200)
+  .optional()
+  .describe(
+    'a hansard session token, when the harness gave you one; leave it out otherwise (the server finds the session)',
+  );
+
+/**
+ * `report_status`'s input: the API's own `StatusReport` (so the limits and their messages are the API's:
+ * note ≤ 240 characters, ≤ 4 events × ≤ 4 evidence items, ref ≤ 160 characters) and `session_token`.
+ */
+export const ReportStatusInput = StatusReport.extend({ session_token: SessionTokenInput });
+
+/** A client of the resolved session's server; tool calls retry a transient failure twice, briefly. */
+export function clientOf(s: ResolvedSession, token = s.token): ApiClient {
+  return new ApiClient({ url: s.url, token, retries: 2, minTimeoutMs: 200 });
+}
+
+/** Registers `report_status` and `session_context` on `server`. */
+export function registerStatusTools(server: McpServer, ctx: ResolveContext): void {
+  server.registerTool(
+    'report_status',
+    {
+      title: 'Report status to hansard',
+      description:
+        'Post a status report for this session: state working, blocked, needs_review or done, a one-line note (at most 240 characters), and optionally up to 4 declared events with up to 4 evidence items each. A report is a declaration, not proof: command and test evidence is checked against the recorded transcript.',
+      inputSchema: ReportStatusInput,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+    },
+    async (args) => {
+      let s: ResolvedSession | null = null;
+      try {
+        s = resolveSession(args.session_token, ctx);
+        const body = { state: args.state, note: args.note, events: args.events };
+        const res = await clientOf(s).request('POST', `/v1/sessions/${s.sid}/status`, {
+          body: JSON.stringify(body),
+          contentType: 'application/json',
+        });
+        const view = res.body as Record<string, unknown>;
+        const lines = [`reported ${args.state} for ${s.sid}`];
+        if (view.writers === 0) {
+          lines.push(
+            `note: the server has no segments of ${s.sid} yet (normal right at the start; otherwise check the session)`,
+          );
+        }
+        return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: view } as ToolResult;
+      } catch (err) {
+        return toolError(err, s?.url ?? null);
+      }
+    },
+  );
+
+  server.registerTool(
+    'session_context',
+    {
+      title: 'hansard session context',
+      description:
+        "This session's hansard identity, its latest status report, its open work, and the project context a session-start hook gives (with the reporting instructions).",
+      inputSchema: z.strictObject({ session_token: SessionTokenInput }),
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (args) => {
+      let s: ResolvedSession | null = null;
+      try {
+        s = resolveSession(args.session_token, ctx);
+        return await sessionContext(s, ctx);
+      } catch (err) {
+        return toolError(err, s?.url ?? null);
+      }
+    },
+  );
+}
+
+/** `session_context`'s answer for a resolved session. @throws ServerError, NetworkError */
+async function sessionContext(s: ResolvedSession, ctx: ResolveContext): Promise<ToolResult> {
+  const client = clientOf(s);
+  const got = await client.request('GET', `/v1/sessions/${s.sid}/status`, { allow404: true });
+  const status = got.status === 404 ? null : (got.body as Record<string, unknown>);
+  const work = await openWork(client);
+  const project = sessionStartOutput({
+    sid: s.sid,
+    cwd: s.cwd,
+    // The agent reports through this server's tools: no token goes into the text.
+    token: null,
+    shipping: `shipped to ${s.url}`,
+    declaredEvents: ctx.env.HANSARD_DECLARED_EVENTS === '1',
+  }).hookSpecificOutput.additionalContext;
+  const lines = [
+    `Session: ${s.sid} (found through ${s.source}${s.claudeSessionId ? `, Claude Code session ${s.claudeSessionId}` : ''}; server ${s.url})`,
+    `Latest status: ${status ? statusLine(status) : 'none yet'}`,
+    `Open work: ${work.text}`,
+    'Project context:',
+    project,
+    'Through this MCP server, report with the report_status tool (leave session_token out unless you were given one).',
+  ];
+  return {
+    content: [{ type: 'text', text: lines.join('\n') }],
+    structuredContent: {
+      session: {
+        sid: s.sid,
+        source: s.source,
+        server: s.url,
+        claude_session_id: s.claudeSessionId,
+        cwd: s.cwd,
+      },
+      status,
+      open_work: work.items,
+      project_context: project,
+    },
+  };
+}
+
+/** One line for a status view: its state, note, time and declared events (the fields any version has). */
+function statusLine(v: Record<string, unknown>): string {
+  const events = Array.isArray(v.events) ? v.events.length : 0;
+  const note = typeof v.note === 'string' && v.note ? ` "${v.note}"` : '';
+  return `${String(v.state)}${note} (reported ${String(v.reported_at)}; ${events} declared event${events === 1 ? '' : 's'})`;
+}
+
+/**
+ * The session's open work (work leases: `GET /v1/work`, a later issue). A server without the route
+ * answers 404: "none recorded". @throws ServerError other than 404, NetworkError
+ */
+async function openWork(client: ApiClient): Promise<{ text: string; items: unknown[] }> {
+  const res = await client.request('GET', '/v1/work', { allow404: true });
+  if (res.status === 404) return { text: 'none recorded', items: [] };
+  const body = res.body as { work?: unknown; items?: unknown } | unknown[];
+  const items = Array.isArray(body)
+    ? body
+    : Array.isArray((body as { work?: unknown }).work)
+      ? ((body as { work: unknown[] }).work as unknown[])
+      : Array.isArray((body as { items?: unknown }).items)
+        ? ((body as { items: unknown[] }).items as unknown[])
+        : [];
+  return { text: items.length === 0 ? 'none recorded' : `${items.length} open item(s)`, items };
+}
