@@ -40,3 +40,24 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
 });
+
+// `hansard mcp serve` (issue 12): its own bundle too, dependencies included (the MCP SDK, zod, ajv),
+// minified: an MCP client waits for its `initialize` answer at every start. bin/hansard runs it.
+await build({
+  entryPoints: { mcp: 'lib/mcp/mcp-entry.ts' },
+  outdir: process.env.HANSARD_BUILD_OUTDIR || 'dist',
+  bundle: true,
+  splitting: true,
+  chunkNames: 'mcp-chunks/[name]-[hash]',
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  minify: true,
+  external: ['better-sqlite3', '@aws-sdk/*'],
+  // ajv and others are CommonJS and require node builtins: give the ESM bundle a `require`.
+  banner: {
+    js: "import { createRequire as __hansardRequire } from 'node:module'; const require = __hansardRequire(import.meta.url);",
+  },
+  sourcemap: true,
+  logLevel: 'warning',
+});
