@@ -108,8 +108,14 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   const claude = claudeFinding(opts);
   const codex = codexFinding(opts.env);
   // One harness not set up on this machine at all is fine when the other captures.
-  if (claude.absent && !codex.finding.ok) claude.finding.ok = false;
-  if (codex.absent && !claude.finding.ok) codex.finding.ok = false;
+  const captures = (h: typeof claude) => !h.absent && h.finding.ok;
+  if (!captures(claude) && !captures(codex)) {
+    for (const h of [claude, codex]) {
+      if (!h.absent) continue;
+      h.finding.ok = false;
+      h.finding.message += ": no agent on this machine has hansard's hooks";
+    }
+  }
   findings.push(claude.finding, codex.finding);
   findings.push(spoolFinding(state, now));
   findings.push(failuresFinding(state, now, findings));

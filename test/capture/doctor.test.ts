@@ -4,6 +4,7 @@
  * with its finding and the command that fixes it; failures older than 7 days are not counted; the token
  * probes write nothing on the server.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -100,6 +101,14 @@ describe('hansard doctor', () => {
     expect(r.out).toMatch(/something needs action/);
   });
 
+  it('neither Claude Code nor Codex set up: both ✗ (nothing would be captured)', async () => {
+    const root = dirs.make();
+    const d = await doctor(root, { HANSARD_URL: srv.url, HANSARD_TOKEN: srv.tokens.capture });
+    expect(d.code).toBe(1);
+    expect(failed(d.report)).toEqual(['claude_code_hooks', 'codex_notify']);
+    expect(d.by.claude_code_hooks!.fix).toBe('hansard integrations sync');
+  });
+
   it('no token: server_config ✗ with the sync fix', async () => {
     const root = dirs.make();
     const d = await doctor(root, { HANSARD_URL: srv.url });
@@ -150,6 +159,27 @@ describe('hansard doctor', () => {
     expect(failed(d.report)).toEqual(['state_dir']);
     expect(d.by.state_dir!.message).toContain('ENOTDIR');
     expect(d.by.state_dir!.fix).toContain(`mkdir -p ${state}`);
+  });
+
+  it('a read-only state directory (a read-only tmpfs; needs root to mount): state_dir ✗ with EROFS', async (ctx) => {
+    const state = join(dirs.make(), 'state');
+    mkdirSync(state);
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', state], { stdio: 'pipe' });
+    } catch {
+      ctx.skip(); // mounting is not allowed here
+    }
+    try {
+      const d = await doctor(healthy, {
+        HANSARD_STATE_DIR: state,
+        HANSARD_URL: srv.url,
+        HANSARD_TOKEN: srv.tokens.capture,
+      });
+      expect(failed(d.report)).toEqual(['state_dir']);
+      expect(d.by.state_dir!.message).toContain('EROFS');
+    } finally {
+      execFileSync('umount', [state]);
+    }
   });
 
   it('Claude Code: a missing event, a command that no longer exists, malformed settings: ✗ with the fix', async () => {
