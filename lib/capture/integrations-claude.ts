@@ -13,14 +13,20 @@
  */
 import { applyEdits, modify } from 'jsonc-parser';
 
-/** The Claude Code hook events hansard records (issue 11 item 1). */
+/**
+ * The Claude Code hook events hansard records: the nine of issue 11 item 1, plus PostToolUseFailure (the
+ * only result a failing tool call gets: Claude Code 2.1 never sends PostToolUse for it) and SubagentStart
+ * (where a subagent's part begins), both of which `hansard hook claude-code` maps.
+ */
 export const CLAUDE_HOOK_EVENTS = [
   'SessionStart',
   'UserPromptSubmit',
   'PreToolUse',
   'PostToolUse',
+  'PostToolUseFailure',
   'Notification',
   'Stop',
+  'SubagentStart',
   'SubagentStop',
   'PreCompact',
   'SessionEnd',
@@ -28,7 +34,7 @@ export const CLAUDE_HOOK_EVENTS = [
 export type ClaudeHookEvent = (typeof CLAUDE_HOOK_EVENTS)[number];
 
 /** Events whose matcher selects tools: hansard matches every tool. The others take no matcher (all). */
-const TOOL_EVENTS: ReadonlySet<string> = new Set(['PreToolUse', 'PostToolUse']);
+const TOOL_EVENTS: ReadonlySet<string> = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure']);
 
 /**
  * Claude Code's timeout for hansard's hook, in seconds. The hook itself answers within 3.5 s (seed 000:
