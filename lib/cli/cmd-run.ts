@@ -1,7 +1,7 @@
 /**
  * `hansard run HARNESS [hcn flags] -- PROMPT…` (seed 002, DESIGN §6, docs/import.md "hcn"): runs
  * `hcn run HARNESS --json [hcn flags] --prompt "PROMPT…"` and records its NDJSON as a session while
- * passing hcn's stdout through byte for byte (stderr too), forwarding SIGINT/SIGTERM to hcn, and exiting
+ * passing hcn's stdout through byte for byte (stderr too), forwarding SIGINT/SIGTERM/SIGHUP to hcn, and exiting
  * with hcn's exit code. hcn is `--hcn PATH`, else `hcn` on PATH. Recording never stops the run: a failure
  * to write is reported once on stderr and the passthrough goes on.
  */
@@ -149,17 +149,21 @@ async function runHcn(
     }
   };
   record(() => recorder.start());
-  // hcn reads stdin only for `--prompt-file -`; otherwise it gets none, so a terminal stays ours.
+  // hcn reads stdin only for `--prompt-file -`; otherwise it gets none, so a terminal stays ours. It runs
+  // in its own process group so a terminal's Ctrl-C reaches it once, through us, not twice (hcn may take a
+  // second SIGINT as "force"); with stdin inherited it stays in ours, as a background group cannot read a tty.
+  const stdinInherited = argv.includes('-');
   const child: ChildProcess = spawn(hcn, argv, {
     cwd: io.cwd,
     env: io.env,
-    stdio: [argv.includes('-') ? 'inherit' : 'ignore', 'pipe', 'pipe'],
+    stdio: [stdinInherited ? 'inherit' : 'ignore', 'pipe', 'pipe'],
+    detached: !stdinInherited,
   });
-  const forward = (sig: NodeJS.Signals) => () => child.kill(sig);
-  const onInt = forward('SIGINT');
-  const onTerm = forward('SIGTERM');
-  process.on('SIGINT', onInt);
-  process.on('SIGTERM', onTerm);
+  const forwards = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((sig) => {
+    const fn = () => child.kill(sig);
+    process.on(sig, fn);
+    return () => process.off(sig, fn);
+  });
   try {
     const exit = new Promise<number>((done, fail) => {
       child.on('error', (err: NodeJS.ErrnoException) =>
@@ -209,7 +213,6 @@ async function runHcn(
     }
     return code;
   } finally {
-    process.off('SIGINT', onInt);
-    process.off('SIGTERM', onTerm);
+    for (const off of forwards) off();
   }
 }

@@ -17,8 +17,17 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const REAL = join(ROOT, 'test/fixtures/real');
 const scratch = tmpDirs('hansard-hcn-cli-');
 const children: ChildProcess[] = [];
+/** stand-in folders: each holds its `hcn`'s pid, killed after the test (it runs in its own process group) */
+const standIns: string[] = [];
 afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const dir of standIns.splice(0)) {
+    try {
+      process.kill(Number(readFileSync(join(dir, 'pid'), 'utf8')), 'SIGKILL');
+    } catch {
+      // not started, or already gone
+    }
+  }
 });
 
 type Ev = LogEvent & Record<string, unknown>;
@@ -36,19 +45,27 @@ const types = (events: Ev[], type: string) => events.filter((e) => e.type === ty
 
 /**
  * A stand-in `hcn` in a fresh folder: prints `STANDIN_FIXTURE` to stdout (all of it, or with
- * `STANDIN_HANG=N` its first N lines, then waits to be killed), `err` to stderr, records its argv in
- * `argv.json`, and exits with `STANDIN_EXIT`.
+ * `STANDIN_HANG=N` its first N lines, then waits to be killed), a provenance line to stderr, records its
+ * argv in `argv.json`, and exits with `STANDIN_EXIT`. On SIGINT it does what hcn does (prints `done` with
+ * cause `killed`, exits 130) and counts the SIGINTs it got in `sigints`.
  */
-function standIn(): { dir: string; hcn: string; argv: () => string[] } {
+function standIn(): { dir: string; hcn: string; argv: () => string[]; sigints: () => number } {
   const dir = scratch.make();
   const hcn = join(dir, 'hcn');
   writeFileSync(
     hcn,
     `#!${process.execPath}
 const fs = require('node:fs');
+fs.writeFileSync(${JSON.stringify(join(dir, 'pid'))}, String(process.pid));
 fs.writeFileSync(${JSON.stringify(join(dir, 'argv.json'))}, JSON.stringify(process.argv.slice(2)));
 const bytes = fs.readFileSync(process.env.STANDIN_FIXTURE);
 process.stderr.write('provenance: effort = "medium" (profile)\\n');
+let sigints = 0;
+process.on('SIGINT', () => {
+  // as hcn does: end the run, say so with done (cause killed), exit; count the SIGINTs that arrived
+  fs.writeFileSync(${JSON.stringify(join(dir, 'sigints'))}, String(++sigints));
+  if (sigints === 1) setTimeout(() => process.stdout.write('{"kind":"done","exitCode":null,"cause":"killed"}\\n', () => process.exit(130)), 300);
+});
 if (process.env.STANDIN_HANG) {
   const n = Number(process.env.STANDIN_HANG);
   let at = 0;
@@ -61,13 +78,19 @@ if (process.env.STANDIN_HANG) {
 `,
   );
   chmodSync(hcn, 0o755);
-  return { dir, hcn, argv: () => JSON.parse(readFileSync(join(dir, 'argv.json'), 'utf8')) };
+  standIns.push(dir);
+  return {
+    dir,
+    hcn,
+    argv: () => JSON.parse(readFileSync(join(dir, 'argv.json'), 'utf8')),
+    sigints: () => Number(readFileSync(join(dir, 'sigints'), 'utf8')),
+  };
 }
 
 /** The CLI from source in its own process: stdout as bytes, stderr as text, the exit code. */
 function hansardProcess(
   args: string[],
-  opts: { env?: Record<string, string>; stdin?: Buffer } = {},
+  opts: { env?: Record<string, string>; stdin?: Buffer; detached?: boolean } = {},
 ): { child: ChildProcess; out: () => Buffer; err: () => string; exited: Promise<number | null> } {
   const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/cli/main.ts`)});
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
@@ -76,6 +99,7 @@ process.exitCode = await runCli(process.argv.slice(1), io);`;
     cwd: ROOT,
     env: { ...process.env, ...opts.env },
     stdio: ['pipe', 'pipe', 'pipe'],
+    detached: opts.detached ?? false,
   });
   children.push(child);
   const out: Buffer[] = [];
@@ -252,6 +276,28 @@ describe('hansard run (a stand-in hcn)', () => {
     expect(p.err()).toMatch(
       /lines could not be read \(kept as notes, first: line \d+: line is not valid JSON\)/,
     );
+  }, 30_000);
+
+  it("a terminal's Ctrl-C (SIGINT to hansard's process group) reaches hcn once; its done killed is recorded", async () => {
+    const s = standIn();
+    const out = scratch.make();
+    // hansard in a process group of its own, as a shell's foreground job is: the group gets the SIGINT
+    const p = hansardProcess(['run', '--hcn', s.hcn, '--out', out, 'codex', '--', 'go'], {
+      env: { STANDIN_FIXTURE: join(REAL, 'hcn-bare-codex.ndjson'), STANDIN_HANG: '2' },
+      detached: true,
+    });
+    const started = Date.now();
+    while (!p.out().toString().includes('"OK"') && Date.now() - started < 20_000)
+      await new Promise((r) => setTimeout(r, 50));
+    process.kill(-p.child.pid!, 'SIGINT');
+    expect(await p.exited).toBe(130);
+    expect(s.sigints()).toBe(1);
+    const dir = /recorded (\S+):/.exec(p.err())![1]!;
+    const events = await sessionEvents(dir);
+    const end = types(events, 'turn.end');
+    expect(end.map((e) => [e.status, (e.extra as Record<string, unknown>).hcn_cause])).toEqual([
+      ['interrupted', 'killed'],
+    ]);
   }, 30_000);
 
   it('forwards SIGTERM to hcn; the run killed mid-stream keeps what was seen, its turn interrupted', async () => {
