@@ -130,9 +130,9 @@ export class HcnRecorder {
     const m = this.m;
     if (m === null) return null;
     const o = this.stamp(undefined);
+    // Every `done` (and `closed`) ends its turn: one still open never had one.
     const interrupted = m.turnId !== null;
     if (interrupted) this.interrupt(m, 'the hcn stream ended without done', o);
-    else m.endTurn('completed', o);
     m.w.end(
       {
         reason: interrupted
