@@ -69,7 +69,8 @@ export class HcnRecorder {
   private firstAt: number | null = null;
   private lastAt: number | null = null;
   private mono = 0;
-  private rest: Buffer = Buffer.alloc(0);
+  /** the bytes of the line not complete yet */
+  private rest: Buffer[] = [];
   private readonly decoder = new TextDecoder('utf-8');
 
   constructor(private readonly opts: HcnRecorderOptions) {}
@@ -86,12 +87,17 @@ export class HcnRecorder {
 
   /** Feeds raw bytes: each complete line is recorded now, a partial one waits for its newline. */
   push(chunk: Buffer): void {
-    let buf = this.rest.length ? Buffer.concat([this.rest, chunk]) : chunk;
-    for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10)) {
-      this.line(this.decoder.decode(buf.subarray(0, nl)).replace(/\r$/, ''));
-      buf = buf.subarray(nl + 1);
+    let from = 0;
+    for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, from)) {
+      // a long line's earlier chunks are joined once, when its newline arrives
+      const bytes = this.rest.length
+        ? Buffer.concat([...this.rest, chunk.subarray(from, nl)])
+        : chunk.subarray(from, nl);
+      this.rest = [];
+      from = nl + 1;
+      this.line(this.decoder.decode(bytes).replace(/\r$/, ''));
     }
-    this.rest = Buffer.from(buf);
+    if (from < chunk.length) this.rest.push(Buffer.from(chunk.subarray(from)));
   }
 
   /** Records one line (without its newline). */
@@ -123,8 +129,8 @@ export class HcnRecorder {
    */
   finish(): HcnRecordResult | null {
     if (this.rest.length) {
-      const last = this.decoder.decode(this.rest);
-      this.rest = Buffer.alloc(0);
+      const last = this.decoder.decode(Buffer.concat(this.rest));
+      this.rest = [];
       this.line(last);
     }
     const m = this.m;

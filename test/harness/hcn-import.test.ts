@@ -244,10 +244,10 @@ describe('mapping rules (hand-made hcn --json streams)', () => {
         { kind: 'telepathy', level: 9 },
         { kind: 'tool', input: 'no name' },
         { kind: 'tool-result', callId: 'nobody', result: 1 },
-        { kind: 'message', role: 'assistant', text: 'two' },
+        { kind: 'message', role: 'assistant', text: 'twö — ✓' },
         { kind: 'done', exitCode: 0, cause: 'clean' },
       ),
-      { chunk: 7 },
+      { chunk: 7 }, // lines and multi-byte characters split across chunks
     );
     expect(r.problems).toEqual([
       { line: 2, message: 'line is not valid JSON' },
@@ -260,7 +260,7 @@ describe('mapping rules (hand-made hcn --json streams)', () => {
       '{"kind":"telepathy","level":9}',
       '{"kind":"tool","input":"no name"}',
     ]);
-    expect(ofType(events, 'agent.output').map((e) => e.text)).toEqual(['one', 'two']);
+    expect(ofType(events, 'agent.output').map((e) => e.text)).toEqual(['one', 'twö — ✓']);
     // the orphan result keeps its call id (verify names it); nothing else is wrong
     const v = await verifySession(r.dir);
     expect(v.problems.map((p) => p.code)).toEqual(['dangling_reference']);
