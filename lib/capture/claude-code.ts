@@ -16,6 +16,7 @@ import { openSubagentWriter, WriterMapping } from '../harness/mapping.js';
 import type { ActionStatus } from '../log/events.js';
 import { newId } from '../log/ids.js';
 import { type EmitOptions, openSession, type SessionWriter } from '../log/writer.js';
+import type { InboxProgress } from './inbox.js';
 
 /** A hook payload: only `hook_event_name` and `session_id` are needed; everything else is optional. */
 export const ClaudeHookPayload = z.looseObject({
@@ -50,7 +51,7 @@ export interface StreamState {
 }
 
 /** What `<state>/claude-code/<session_id>.json` holds. */
-export interface ClaudeState {
+export interface ClaudeState extends InboxProgress {
   version: 1;
   /** the hansard session id */
   sid: string;

@@ -11,6 +11,7 @@ import { WriterMapping } from '../harness/mapping.js';
 import { newId } from '../log/ids.js';
 import { type EmitOptions, openSession } from '../log/writer.js';
 import { HOOK_NOTE_AUTHOR, type MonoClock, newMonoClock, tickMono } from './claude-code.js';
+import type { InboxProgress } from './inbox.js';
 
 /** A notify payload: tolerant, unknown keys kept. */
 export const CodexNotifyPayload = z.looseObject({
@@ -25,7 +26,7 @@ export const CodexNotifyPayload = z.looseObject({
 export type CodexNotifyPayload = z.infer<typeof CodexNotifyPayload>;
 
 /** What `<state>/codex/<thread id>.json` holds. */
-export interface CodexState {
+export interface CodexState extends InboxProgress {
   version: 1;
   sid: string;
   w: string;

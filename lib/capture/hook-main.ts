@@ -9,7 +9,10 @@
  * errors).
  * `lib/capture/hook-entry.ts` runs it; tests import it without running it.
  */
-import { hookBudgetMs, runClaudeHook, runCodexHook } from './hook.js';
+import { readFileSync } from 'node:fs';
+import { isatty } from 'node:tty';
+import { type HookProgress, hookBudgetMs, runClaudeHook, runCodexHook } from './hook.js';
+import { appendInbox } from './inbox.js';
 import { recordHookFailure, stateDir } from './state-dir.js';
 
 /** Runs `hansard hook <what> …` (argv without node and the script). Resolves to the exit code. */
@@ -20,8 +23,11 @@ export async function hookMain(argv: string[], env: NodeJS.ProcessEnv): Promise<
     await runShipper(stateDir(env), env).catch(() => {});
     return 0;
   }
-  /** what the timeout is recorded under: the harness, then `harness:event` once the payload is read */
-  let hook = what === 'codex' ? 'codex:unknown' : 'claude-code:unknown';
+  const progress: HookProgress = {
+    hook: what === 'codex' ? 'codex:unknown' : 'claude-code:unknown',
+    defer: null,
+    committed: false,
+  };
   let answered = false;
   const answer = (out: string): void => {
     if (answered) return;
@@ -32,10 +38,21 @@ export async function hookMain(argv: string[], env: NodeJS.ProcessEnv): Promise<
     () => {
       if (answered) return;
       answer('');
+      // Parsed but not written: the payload waits in the session's inbox for its next hook (or the
+      // shipper), so the agent goes on and the event is not lost.
+      let deferred = false;
+      if (progress.defer && !progress.committed) {
+        try {
+          appendInbox(progress.defer.inbox, progress.defer.payload);
+          deferred = true;
+        } catch {
+          // the state directory refuses it: the failure below says so
+        }
+      }
       recordHookFailure(stateDir(env), {
-        hook,
+        hook: progress.hook,
         reason: 'timeout',
-        message: `no answer within ${hookBudgetMs(env)} ms (a held session lock, a slow disk or server): answered empty`,
+        message: `no answer within ${hookBudgetMs(env)} ms (a held session lock, a slow disk or server): answered empty${deferred ? "; the event was deferred to the session's next hook" : progress.committed ? '; the events were written' : '; the event was not recorded'}`,
         ms: Math.round(performance.now()),
       });
       process.exit(0);
@@ -45,9 +62,7 @@ export async function hookMain(argv: string[], env: NodeJS.ProcessEnv): Promise<
   const ctx = {
     env,
     selfCommand: [process.execPath, process.argv[1]!],
-    onEvent: (name: string) => {
-      hook = name;
-    },
+    progress,
   };
   try {
     const out =
@@ -63,9 +78,20 @@ export async function hookMain(argv: string[], env: NodeJS.ProcessEnv): Promise<
   return 0;
 }
 
-/** All of stdin as text (Claude Code writes the payload and closes it). */
+/**
+ * All of stdin as text. Read synchronously: the payload is then parsed before the first await, so a
+ * deadline that fires later (a queue at the lock, a machine too busy to run the hook in time) can always
+ * defer it rather than lose it. Claude Code writes the payload and closes stdin; a terminal gives ''.
+ */
 async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  if (isatty(0)) return '';
+  try {
+    return readFileSync(0, 'utf8');
+  } catch (err) {
+    // A non-blocking stdin inherited from the caller (EAGAIN): read it as a stream instead.
+    if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') return '';
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
 }

@@ -9,7 +9,8 @@
  * rename), unlock, then start the detached shipper without waiting for it. The 3.5 s deadline is the
  * caller's (`hook-main.ts`): a timer that answers empty and exits 0 whatever is still pending.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
 import {
   type ApplyOptions,
@@ -19,6 +20,7 @@ import {
   newClaudeState,
 } from './claude-code.js';
 import { applyCodexEvent, CodexNotifyPayload, type CodexState, newCodexState } from './codex.js';
+import { type InboxProgress, inboxPath, readInbox, takeInbox } from './inbox.js';
 import { shipperRunning, spawnShipper } from './spawn.js';
 import {
   type CaptureConfig,
@@ -47,8 +49,19 @@ export interface HookContext {
   startedAt?: number;
   /** test seam: called after the events are written, before the state is saved */
   afterWrite?: () => void;
-  /** told `harness:event` once the payload is parsed (what a timeout is recorded under) */
-  onEvent?: (hook: string) => void;
+  /** what the deadline timer needs to know (`hook-main.ts`) */
+  progress?: HookProgress;
+}
+
+/**
+ * How far an invocation got, for its deadline: past the budget, a payload that is parsed but not yet
+ * `committed` (events written, state saved) is deferred to the session's inbox (`inbox.ts`), not lost.
+ */
+export interface HookProgress {
+  /** `harness:event` once the payload is parsed: what a failure is recorded under */
+  hook: string;
+  defer: { inbox: string; payload: unknown } | null;
+  committed: boolean;
 }
 
 /** A failure with the reason hook-failures.json records. */
@@ -88,20 +101,27 @@ export async function runClaudeHook(raw: string, ctx: HookContext): Promise<stri
     return '';
   }
   hook = `claude-code:${payload.hook_event_name.slice(0, 60)}`;
-  ctx.onEvent?.(hook);
+  if (ctx.progress) {
+    ctx.progress.hook = hook;
+    ctx.progress.defer = {
+      inbox: inboxPath(mappingStatePath(state, 'claude-code', payload.session_id)),
+      payload: { ...payload, hook_deferred: true },
+    };
+  }
   const config = readCaptureConfig(ctx.env, state);
   const isStart = payload.hook_event_name === 'SessionStart';
   const declaredEvents = ctx.env.HANSARD_DECLARED_EVENTS === '1';
   let st: ClaudeState;
   try {
-    st = await withSessionState<ClaudeState>(state, 'claude-code', payload.session_id, (loaded) => {
-      const existing = loaded?.version === 1 && typeof loaded.sid === 'string';
-      const s = existing ? loaded : newClaudeState(payload.cwd ?? null);
-      const opts: ApplyOptions = { spool: spoolDir(state), userId: userOf(ctx.env), existing };
-      applyClaudeEvent(payload, s, opts);
-      ctx.afterWrite?.();
-      return s;
-    });
+    st = await withSessionState<ClaudeState>(
+      state,
+      'claude-code',
+      payload.session_id,
+      (loaded, deferred) => applyClaude(state, ctx, loaded, [...deferred, payload]),
+      () => {
+        if (ctx.progress) ctx.progress.committed = true;
+      },
+    );
   } catch (err) {
     const f = asFailure(err);
     fail(state, hook, f.reason, f.message, started);
@@ -143,15 +163,24 @@ export async function runCodexHook(raw: string | undefined, ctx: HookContext): P
     return '';
   }
   const hook = `codex:${payload.type.slice(0, 60)}`;
-  ctx.onEvent?.(hook);
+  const thread = payload['thread-id'] ?? 'unknown-thread';
+  if (ctx.progress) {
+    ctx.progress.hook = hook;
+    ctx.progress.defer = {
+      inbox: inboxPath(mappingStatePath(state, 'codex', thread)),
+      payload: { ...payload, hook_deferred: true },
+    };
+  }
   try {
-    await withSessionState<CodexState>(state, 'codex', payload['thread-id'] ?? 'unknown-thread', (loaded) => {
-      const s =
-        loaded?.version === 1 && typeof loaded.sid === 'string' ? loaded : newCodexState(payload.cwd ?? null);
-      applyCodexEvent(payload, s, { spool: spoolDir(state), userId: userOf(ctx.env) });
-      ctx.afterWrite?.();
-      return s;
-    });
+    await withSessionState<CodexState>(
+      state,
+      'codex',
+      thread,
+      (loaded, deferred) => applyCodex(state, ctx, loaded, [...deferred, payload]),
+      () => {
+        if (ctx.progress) ctx.progress.committed = true;
+      },
+    );
   } catch (err) {
     const f = asFailure(err);
     fail(state, hook, f.reason, f.message, started);
@@ -166,11 +195,12 @@ export async function runCodexHook(raw: string | undefined, ctx: HookContext): P
  * @throws HookFailure (`state_unwritable` for the file system's refusals, `timeout`-free: the caller's
  * deadline bounds the lock wait)
  */
-async function withSessionState<S>(
+async function withSessionState<S extends InboxProgress>(
   state: string,
   harness: CaptureHarness,
   id: string,
-  update: (loaded: S | null) => S,
+  update: (loaded: S | null, deferred: unknown[]) => S,
+  onSaved?: () => void,
 ): Promise<S> {
   const path = mappingStatePath(state, harness, id);
   try {
@@ -193,8 +223,16 @@ async function withSessionState<S>(
     throw new HookFailure('state_unwritable', `cannot take the session lock: ${codeOf(err)}`);
   }
   try {
-    const st = update(readJson(path) as S | null);
+    const loaded = readJson(path) as S | null;
+    const progress: InboxProgress = {
+      ...(loaded?.inboxOffset !== undefined ? { inboxOffset: loaded.inboxOffset } : {}),
+      ...(loaded?.inboxOldSize !== undefined ? { inboxOldSize: loaded.inboxOldSize } : {}),
+    };
+    const deferred = takeInbox(inboxPath(path), progress);
+    const st = update(loaded, deferred);
+    Object.assign(st, progress);
     writeJsonAtomic(path, st);
+    onSaved?.();
     return st;
   } catch (err) {
     if (err instanceof HookFailure) throw err;
@@ -224,8 +262,8 @@ async function sessionStart(
     token = await ss.mintSessionToken(config, st.sid, Math.min(1_500, left));
     if (typeof token === 'object') {
       const minted = token;
-      await withSessionState<ClaudeState>(state, 'claude-code', payload.session_id, (loaded) => {
-        const s = loaded ?? st;
+      await withSessionState<ClaudeState>(state, 'claude-code', payload.session_id, (loaded, deferred) => {
+        const s = applyClaude(state, ctx, loaded ?? st, deferred);
         s.token = minted;
         return s;
       }).catch((err) =>
@@ -253,6 +291,82 @@ async function sessionStart(
 function startShipper(state: string, config: CaptureConfig, ctx: HookContext): void {
   if (!config.token || ctx.selfCommand === null) return;
   if (!shipperRunning(state)) spawnShipper(state, ctx.selfCommand, ctx.env);
+}
+
+/** Writes the events of `payloads` (deferred ones first) onto the loaded state, or a new one. */
+function applyClaude(
+  state: string,
+  ctx: HookContext,
+  loaded: ClaudeState | null,
+  payloads: unknown[],
+): ClaudeState {
+  const existing = loaded?.version === 1 && typeof loaded.sid === 'string';
+  let s: ClaudeState | null = existing ? loaded : null;
+  for (const raw of payloads) {
+    const p = ClaudeHookPayload.safeParse(raw);
+    if (!p.success) continue;
+    s ??= newClaudeState(p.data.cwd ?? null);
+    const opts: ApplyOptions = {
+      spool: spoolDir(state),
+      userId: userOf(ctx.env),
+      existing: existing || s !== null,
+    };
+    applyClaudeEvent(p.data, s, opts);
+  }
+  ctx.afterWrite?.();
+  return s ?? newClaudeState(null);
+}
+
+function applyCodex(
+  state: string,
+  ctx: HookContext,
+  loaded: CodexState | null,
+  payloads: unknown[],
+): CodexState {
+  let s: CodexState | null = loaded?.version === 1 && typeof loaded.sid === 'string' ? loaded : null;
+  for (const raw of payloads) {
+    const p = CodexNotifyPayload.safeParse(raw);
+    if (!p.success) continue;
+    s ??= newCodexState(p.data.cwd ?? null);
+    applyCodexEvent(p.data, s, { spool: spoolDir(state), userId: userOf(ctx.env) });
+  }
+  ctx.afterWrite?.();
+  return s ?? newCodexState(null);
+}
+
+/**
+ * Writes the events of every deferred payload no hook has taken yet (the shipper runs this before it
+ * ships, so that a session's last deferred event does not wait for a hook that never comes). Never throws.
+ */
+export async function drainInboxes(state: string, env: NodeJS.ProcessEnv): Promise<number> {
+  let n = 0;
+  for (const harness of ['claude-code', 'codex'] as const) {
+    let names: string[];
+    try {
+      names = readdirSync(join(state, harness)).filter((f) => f.endsWith('.inbox'));
+    } catch {
+      continue;
+    }
+    for (const f of names) {
+      const statePath = join(state, harness, `${f.slice(0, -'.inbox'.length)}.json`);
+      const st = readJson(statePath) as InboxProgress | null;
+      if (readInbox(join(state, harness, f), st?.inboxOffset ?? 0).lines.length === 0) continue;
+      const id = decodeURIComponent(f.slice(0, -'.inbox'.length));
+      const ctx: HookContext = { env, selfCommand: null };
+      await (harness === 'claude-code'
+        ? withSessionState<ClaudeState>(state, harness, id, (loaded, deferred) =>
+            applyClaude(state, ctx, loaded, deferred),
+          )
+        : withSessionState<CodexState>(state, harness, id, (loaded, deferred) =>
+            applyCodex(state, ctx, loaded, deferred),
+          )
+      ).then(
+        () => n++,
+        () => {},
+      );
+    }
+  }
+  return n;
 }
 
 function userOf(env: NodeJS.ProcessEnv): string {

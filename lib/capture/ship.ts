@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
 import { ApiClient, NetworkError } from '../cli/client.js';
 import { uploadSession } from '../cli/upload.js';
+import { drainInboxes } from './hook.js';
 import { SHIP_LOCK, SHIP_STALE_MS } from './spawn.js';
 import {
   type CaptureConfig,
@@ -124,6 +125,8 @@ export async function shipSpool(
  * the lock was held (a hook saw it held and started no shipper), ship again. Returns the last report.
  */
 export async function runShipper(state: string, env: NodeJS.ProcessEnv): Promise<ShipReport> {
+  // Deferred payloads first: a session's last events may wait in its inbox for a hook that never comes.
+  await drainInboxes(state, env).catch(() => 0);
   let report = await shipSpool(state, env);
   for (let again = 0; again < 3 && report.ran && report.failed.length === 0; again++) {
     if (spoolBacklog(state).length === 0) break;

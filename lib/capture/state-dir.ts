@@ -28,6 +28,7 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { lockSync } from 'proper-lockfile';
 
 /**
  * The state directory: `HANSARD_STATE_DIR`, else `$XDG_STATE_HOME/hansard`, else
@@ -61,12 +62,20 @@ export type CaptureHarness = 'claude-code' | 'codex';
 
 /**
  * `<state>/<harness>/<id>.json`: the mapping state of one harness session. The id is the harness's own
- * (Claude `session_id`, Codex thread id); characters outside `[A-Za-z0-9._-]` are %-encoded so that no
- * id can leave the folder.
+ * (Claude `session_id`, Codex thread id); characters outside `[A-Za-z0-9_-]` are %-encoded
+ * (`encodeStateId`, undone by `decodeURIComponent`) so that no id can leave the folder.
  */
 export function mappingStatePath(state: string, harness: CaptureHarness, id: string): string {
-  const safe = id.replace(/[^A-Za-z0-9_-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-  return join(state, harness, `${safe || '%'}.json`);
+  return join(state, harness, `${encodeStateId(id)}.json`);
+}
+
+/** An id as a file name: `encodeURIComponent`, with `.!~*'()` %-encoded too (no `..`, decodable). */
+export function encodeStateId(id: string): string {
+  const safe = encodeURIComponent(id).replace(
+    /[.!~*'()]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return safe || '%00';
 }
 
 /** Server settings for capture: env first, then `<state>/config.json`. */
@@ -156,15 +165,31 @@ export function readHookFailures(state: string): HookFailure[] {
 }
 
 /**
- * Appends a failure to `<state>/hook-failures.json` (read, append, cap, write through a rename). Best
- * effort: two hooks failing at the same instant may drop one record; a state dir that cannot be written
- * records nothing. Never throws.
+ * Appends a failure to `<state>/hook-failures.json` (read, append, cap, write through a rename) under a
+ * lock (`hook-failures.lock`, proper-lockfile), so that parallel hooks failing together keep every
+ * record. The lock is waited for at most ~250 ms; past that, or when the lock cannot be made, the record
+ * is written unlocked (best effort). A state dir that cannot be written records nothing. Never throws.
  */
 export function recordHookFailure(
   state: string,
   failure: Omit<HookFailure, 'at'> & { at?: string },
 ): boolean {
+  let release: (() => void) | null = null;
   try {
+    mkdirSync(state, { recursive: true, mode: 0o700 });
+    for (let i = 0; i < 50 && release === null; i++) {
+      try {
+        release = lockSync(hookFailuresPath(state), {
+          lockfilePath: join(state, 'hook-failures.lock'),
+          realpath: false,
+          stale: 2_000,
+          onCompromised: () => {},
+        });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') break;
+        Atomics.wait(SLEEPER, 0, 0, 5);
+      }
+    }
     const failures = readHookFailures(state);
     // The message is ours, but it may quote an error that quotes a path: cap it.
     failures.push({
@@ -176,8 +201,17 @@ export function recordHookFailure(
     return true;
   } catch {
     return false;
+  } finally {
+    try {
+      release?.();
+    } catch {
+      // already gone
+    }
   }
 }
+
+/** A synchronous sleep for the lock wait above (`Atomics.wait` on a buffer nobody signals). */
+const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
 
 // ---- shipping progress and backlog ----
 

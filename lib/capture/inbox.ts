@@ -1,0 +1,98 @@
+/**
+ * Deferred payloads (issue 11): a hook that cannot write its events within its budget (the session lock
+ * held by a queue of parallel hooks, a machine too busy to start it in time) still answers at once, but
+ * first appends its payload, one line with one `O_APPEND` write, to `<state>/<harness>/<id>.inbox`. The
+ * next hook of that session (or the shipper) takes the lock and writes the deferred payloads' events
+ * before its own, in the order they were deferred, so a hook that exited 0 never loses its event.
+ *
+ * The state records how far the inbox was taken (`inboxOffset`). An inbox taken to its end and grown past
+ * `ROTATE_BYTES` is renamed to `.inbox.old` (appends are not locked, so it cannot be truncated); a line
+ * that landed in the old file after its last reading (an append racing the rename) is taken at the next
+ * rotation, before the old file is removed.
+ */
+import { appendFileSync, closeSync, openSync, readSync, renameSync, statSync, unlinkSync } from 'node:fs';
+
+/** An inbox taken to its end is rotated once it is this large. */
+export const ROTATE_BYTES = 64 * 1024;
+
+/** `<state>/<harness>/<id>.inbox` beside the mapping state `<id>.json`. */
+export function inboxPath(statePath: string): string {
+  return `${statePath.slice(0, -'.json'.length)}.inbox`;
+}
+
+/** Appends one payload (compact JSON, no newline inside) with one write. @throws the file system's error */
+export function appendInbox(path: string, payload: unknown): void {
+  appendFileSync(path, `${JSON.stringify(payload)}\n`, { mode: 0o600 });
+}
+
+/** What the inbox holds past `offset`: complete lines only, and the offset after them. */
+export function readInbox(path: string, offset: number): { lines: string[]; end: number } {
+  let size: number;
+  try {
+    size = statSync(path).size;
+  } catch {
+    return { lines: [], end: offset };
+  }
+  if (size <= offset) return { lines: [], end: Math.min(offset, size) };
+  const buf = Buffer.alloc(size - offset);
+  const fd = openSync(path, 'r');
+  try {
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, offset + got);
+      if (n <= 0) break;
+      got += n;
+    }
+    const text = buf.subarray(0, got).toString('utf8');
+    const last = text.lastIndexOf('\n');
+    if (last < 0) return { lines: [], end: offset };
+    return {
+      lines: text.slice(0, last).split('\n').filter(Boolean),
+      end: offset + Buffer.byteLength(text.slice(0, last + 1)),
+    };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The inbox part of a mapping state. */
+export interface InboxProgress {
+  /** bytes of `<id>.inbox` already written as events */
+  inboxOffset?: number;
+  /** bytes of `<id>.inbox.old` read when it was rotated */
+  inboxOldSize?: number;
+}
+
+/**
+ * Every deferred payload not taken yet (the old file's stragglers first), parsed; advances `progress`.
+ * Call under the session lock; lines that do not parse are skipped (they were written by this code).
+ */
+export function takeInbox(path: string, progress: InboxProgress): unknown[] {
+  const out: unknown[] = [];
+  const parse = (lines: string[]) => {
+    for (const l of lines) {
+      try {
+        out.push(JSON.parse(l));
+      } catch {
+        // not ours, or torn by a kill mid-append: nothing to recover
+      }
+    }
+  };
+  const cur = readInbox(path, progress.inboxOffset ?? 0);
+  parse(cur.lines);
+  progress.inboxOffset = cur.end;
+  if (cur.end >= ROTATE_BYTES) {
+    const old = `${path}.old`;
+    parse(readInbox(old, progress.inboxOldSize ?? 0).lines);
+    try {
+      unlinkSync(old);
+    } catch {
+      // none yet
+    }
+    renameSync(path, old);
+    progress.inboxOldSize = cur.end;
+    progress.inboxOffset = 0;
+    // Appends that raced the rename went to the old file; a later rotation reads them.
+  }
+  return out;
+}
