@@ -50,6 +50,7 @@ export function claudeFinding(opts: { env: NodeJS.ProcessEnv; cwd: string; proje
   }
   const problems: { message: string; fix: string }[] = [];
   const installed: string[] = [];
+  const commands: string[] = [];
   for (const f of files) {
     let text: string;
     try {
@@ -75,6 +76,15 @@ export function claudeFinding(opts: { env: NodeJS.ProcessEnv; cwd: string; proje
         fix: f.fix,
       });
     if (lacking.length === 0 && gone.length === 0) installed.push(f.path);
+    commands.push(...state.commands);
+  }
+  // Claude Code runs the hooks of both files; it merges identical commands only, so two different
+  // hansard commands would record every event twice.
+  if (new Set(commands).size > 1) {
+    problems.push({
+      message: `hansard's hook is installed with different commands (${[...new Set(commands)].join(' | ')}): each event would be recorded more than once`,
+      fix: files.map((f) => f.fix).join(' && '),
+    });
   }
   if (problems.length > 0) {
     return {

@@ -220,9 +220,31 @@ describe('hansard doctor', () => {
         hooks: { Stop: [{ hooks: [{ type: 'command', command: 'hansard hook claude-code' }] }] },
       }),
     );
-    const d = await doctor(project, { HOME: root });
+    const d = await doctor(project, { HOME: root, HANSARD_STATE_DIR: join(root, 'state') });
     expect(d.code).toBe(1);
-    expect(d.by.claude_code_hooks!.fix).toBe(`hansard integrations sync --project ${project}`);
+    expect(d.by.claude_code_hooks!.message).toContain(
+      `${join(project, '.claude', 'settings.json')} lacks hansard's hook for`,
+    );
+    expect(d.by.claude_code_hooks!.fix).toContain(`hansard integrations sync --project ${project}`);
+  });
+
+  it('user and project settings running different hansard commands: ✗ (every event recorded twice)', async () => {
+    const root = await healthyHome();
+    const project = join(root, 'repo');
+    const r = await runHansard(['integrations', 'sync', '--project', project], {
+      cwd: root,
+      env: { HOME: root, HANSARD_STATE_DIR: join(root, 'state') },
+    });
+    expect(r.code).toBe(0);
+    expect((await doctor(project, { HOME: root, HANSARD_STATE_DIR: join(root, 'state') })).code).toBe(0); // the same command: Claude Code runs it once
+    const path = join(project, '.claude', 'settings.json');
+    writeFileSync(path, readFileSync(path, 'utf8').replaceAll(' hook claude-code', ' hook  claude-code'));
+    const d = await doctor(project, { HOME: root, HANSARD_STATE_DIR: join(root, 'state') });
+    expect(d.code).toBe(1);
+    expect(d.by.claude_code_hooks!.message).toContain('more than once');
+    expect(d.by.claude_code_hooks!.fix).toBe(
+      `hansard integrations sync --only claude-code && hansard integrations sync --project ${project}`,
+    );
   });
 
   it("Codex: no notify, or another program's: ✗ with the fix", async () => {
