@@ -13,7 +13,6 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
 import {
-  type ApplyOptions,
   applyClaudeEvent,
   ClaudeHookPayload,
   type ClaudeState,
@@ -300,18 +299,14 @@ function applyClaude(
   loaded: ClaudeState | null,
   payloads: unknown[],
 ): ClaudeState {
-  const existing = loaded?.version === 1 && typeof loaded.sid === 'string';
-  let s: ClaudeState | null = existing ? loaded : null;
+  let s: ClaudeState | null = loaded?.version === 1 && typeof loaded.sid === 'string' ? loaded : null;
   for (const raw of payloads) {
     const p = ClaudeHookPayload.safeParse(raw);
     if (!p.success) continue;
+    // Seen before: loaded, or made by an earlier (deferred) payload of this batch.
+    const seen = s !== null;
     s ??= newClaudeState(p.data.cwd ?? null);
-    const opts: ApplyOptions = {
-      spool: spoolDir(state),
-      userId: userOf(ctx.env),
-      existing: existing || s !== null,
-    };
-    applyClaudeEvent(p.data, s, opts);
+    applyClaudeEvent(p.data, s, { spool: spoolDir(state), userId: userOf(ctx.env), existing: seen });
   }
   ctx.afterWrite?.();
   return s ?? newClaudeState(null);
