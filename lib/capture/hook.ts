@@ -12,12 +12,7 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
-import {
-  applyClaudeEvent,
-  ClaudeHookPayload,
-  type ClaudeState,
-  newClaudeState,
-} from './claude-code.js';
+import { applyClaudeEvent, ClaudeHookPayload, type ClaudeState, newClaudeState } from './claude-code.js';
 import { applyCodexEvent, CodexNotifyPayload, type CodexState, newCodexState } from './codex.js';
 import { type InboxProgress, inboxPath, readInbox, takeInbox } from './inbox.js';
 import { shipperRunning, spawnShipper } from './spawn.js';
