@@ -235,7 +235,7 @@ function applyEdit(text: string, edit: Edit): string {
   const formattingOptions = {
     insertSpaces: !indent.startsWith('\t'),
     tabSize: indent.startsWith('\t') ? 1 : indent.length,
-    eol: '\n',
+    eol: '\n', // jsonc-parser keeps a CRLF file's own line ends (test: keeps CRLF line ends)
   };
   const changes = modify(text, edit.path, edit.value, {
     formattingOptions,

@@ -212,6 +212,15 @@ describe('hansard integrations sync', () => {
     expect(r.out).toContain('dry run: nothing was written');
   });
 
+  it('keeps CRLF line ends in a CRLF settings file', async () => {
+    const crlf = FOREIGN_SETTINGS.replaceAll('\n', '\r\n');
+    const h = home(crlf, null);
+    expect((await sync(h.root)).code).toBe(0);
+    const text = read(h.settings);
+    expect(text).toContain('hook claude-code');
+    expect(text.replaceAll('\r\n', '')).not.toContain('\n');
+  });
+
   it('refuses malformed JSON settings with exit 2 and writes nothing, the Codex config neither', async () => {
     const bad = '{ "hooks": { "Stop": [ }\n';
     const h = home(bad, FOREIGN_TOML);
