@@ -49,12 +49,13 @@ async function boardSession(ctx: ServiceContext, s: SessionView): Promise<BoardS
     ctx.state.getStatus(ctx.tenant, s.sid),
     ctx.state.listWriters(ctx.tenant, s.sid),
   ]);
+  const latest = status?.reports.at(-1);
   return {
     sid: s.sid,
     // stored as `reportStatus` parsed it
-    state: (status?.state ?? null) as StatusReport['state'] | null,
-    note: status?.note ?? null,
-    reported_at: status?.reported_at ?? null,
+    state: (latest?.state ?? null) as StatusReport['state'] | null,
+    note: latest?.note ?? null,
+    reported_at: latest?.reported_at ?? null,
     last_activity: s.updated_at,
     created_at: s.created_at,
     writers: s.writers,

@@ -3,7 +3,7 @@
  * note, and up to four declared events with up to four evidence items each.
  */
 import { z } from 'zod';
-import { Instant, SessionId } from './id-schemas.js';
+import { Count, Instant, SessionId } from './id-schemas.js';
 
 export const STATES = ['working', 'blocked', 'needs_review', 'done'] as const;
 export const EVENT_KINDS = ['plan', 'decision', 'assumption', 'evidence', 'blocked', 'lesson'] as const;
@@ -23,6 +23,9 @@ const RESULTS = [
 export const MAX_NOTE_CHARS = 240;
 export const MAX_REF_CHARS = 160;
 
+/** What only arguments or output put in a reference: an option, quotes, shell operators, expansions. */
+const ARGUMENTS_OR_OUTPUT = /(?:^|\s)--?[A-Za-z0-9]|["'`|;&<>$]/;
+
 /** One evidence item: a reference (no arguments, no output) and its result. */
 export const Evidence = z.strictObject({
   type: z.enum(EVIDENCE_TYPES),
@@ -37,6 +40,10 @@ export const Evidence = z.strictObject({
     .refine(
       (r) => !r.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(r) && !r.startsWith('~'),
       'a file reference is a relative path',
+    )
+    .refine(
+      (r) => !ARGUMENTS_OR_OUTPUT.test(r),
+      'a reference names a tool call, test, command, commit or file, with no arguments or output: no options (-x, --flag), quotes, pipes, redirections or ; & $ ` (seed 000)',
     )
     .describe('a tool-call id, name, commit hash or relative path; one line, never arguments or output'),
   result: z
@@ -67,14 +74,58 @@ export const StatusReport = z
   .meta({ id: 'StatusReport' });
 export type StatusReport = z.infer<typeof StatusReport>;
 
-/** `POST` and `GET /v1/sessions/{sid}/status`: a session's latest report (`reportStatus`, `getStatus`). */
+/** The verdict on one declared evidence item (lib/log/evidence.ts, docs/status.md). */
+export const EvidenceCheckView = z
+  .object({
+    verdict: z
+      .enum(['supported', 'unsupported', 'unchecked'])
+      .describe(
+        'supported: a recorded result agrees; unsupported: missing or conflicting; unchecked: file, commit',
+      ),
+    reason: z.string().describe('why, for a person'),
+    action_id: z.string().nullable().describe('the recorded action the ref matched'),
+    matched_by: z
+      .enum(['id', 'call_id', 'command', 'command_prefix', 'command_word'])
+      .nullable()
+      .describe('how the ref matched it'),
+    exit_code: z.int().nullable().describe("the matched result's exit code"),
+  })
+  .meta({ id: 'EvidenceCheck', description: 'a declared claim checked against the recorded transcript' });
+
+/** A declared event as reported, each evidence item with its check (computed when read). */
+export const CheckedEvent = z
+  .object({
+    kind: z.enum(EVENT_KINDS),
+    evidence: z.array(Evidence.extend({ check: EvidenceCheckView })),
+  })
+  .meta({ id: 'CheckedEvent', description: 'a declared event, its evidence checked' });
+export type CheckedEvent = z.infer<typeof CheckedEvent>;
+
+/** Verdict counts over every kept declared evidence item. */
+export const VerdictCounts = z
+  .object({ supported: Count, unsupported: Count, unchecked: Count })
+  .meta({ id: 'VerdictCounts', description: 'declared evidence items by verdict' });
+export type VerdictCounts = z.infer<typeof VerdictCounts>;
+
+/** One kept report of a session's history. */
+export const StatusHistoryEntry = z
+  .object({
+    state: z.enum(STATES),
+    note: z.string(),
+    events: z.array(CheckedEvent).describe('its declared events still kept'),
+    events_dropped: Count.describe('its events retention dropped (oldest first)'),
+    reported_at: Instant,
+  })
+  .meta({ id: 'StatusHistoryEntry', description: 'one status report as kept' });
+
+/** `POST` and `GET /v1/sessions/{sid}/status`: a session's status (`reportStatus`, `getStatus`). */
 export const StatusView = z
   .object({
     sid: SessionId,
-    state: z.enum(STATES),
-    note: z.string(),
-    events: z.array(DeclaredEvent).describe('the declared events as reported (seed 000)'),
-    reported_at: Instant,
+    state: z.enum(STATES).describe("the latest report's"),
+    note: z.string().describe("the latest report's"),
+    events: z.array(CheckedEvent).describe("the latest report's declared events (seed 000), checked"),
+    reported_at: Instant.describe('when the latest report was made'),
     writers: z
       .number()
       .int()
@@ -82,9 +133,18 @@ export const StatusView = z
       .describe(
         'how many writers of the session have uploaded segments so far; 0 for a report that came first, or for a mistyped session id',
       ),
+    history: z
+      .array(StatusHistoryEntry)
+      .describe('every kept report, oldest first; the last is the latest (seed 000 retention)'),
+    dropped_events: Count.describe(
+      'declared events retention dropped: past 128 events or 128 KiB, oldest first',
+    ),
+    dropped_reports: Count.describe('whole reports dropped to keep the record within 256 KiB, oldest first'),
+    evidence: VerdictCounts.describe('verdicts over every kept evidence item'),
   })
   .meta({
     id: 'StatusView',
-    description: "a session's latest status report: an agent's declaration, not proof",
+    description:
+      "a session's status reports: an agent's declarations, not proof; evidence checked against the transcript when read",
   });
 export type StatusView = z.infer<typeof StatusView>;

@@ -1,31 +1,40 @@
 /**
- * Agent status reports (seed 000): the latest report of a session, shown on the board. Reports are an
- * agent's declarations, not proof; the evidence checks against the transcript come with a later issue.
+ * Agent status reports (seed 000, issue 12, docs/status.md): every report of a session is kept within the
+ * seed's retention (lib/service/status-retention.ts), and the evidence declared in them is checked
+ * against the session's recorded transcript each time the status is read (lib/log/evidence.ts), so a
+ * verdict changes as segments arrive. Reports are an agent's declarations, not proof: nothing here writes
+ * into the transcript.
  */
-import type { StatusRecord } from '../store/index.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EvidenceIndex } from '../log/evidence.js';
+import { mergeSegmentBatches } from '../log/merge.js';
+import { segmentSources } from '../log/replay.js';
+import { parseTs } from '../log/time.js';
+import { StateConflictError, type StatusEntry, type StatusRecord } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
-import { notFound, parseInput } from './errors.js';
-import { type DeclaredEvent, StatusReport, type StatusView } from './status-schemas.js';
+import { AppError, notFound, parseInput } from './errors.js';
+import { storedSegments } from './sources.js';
+import { appendReport } from './status-retention.js';
+import {
+  type CheckedEvent,
+  type DeclaredEvent,
+  StatusReport,
+  type StatusView,
+  type VerdictCounts,
+} from './status-schemas.js';
 
 export type { StatusView } from './status-schemas.js';
 
-/** The store keeps a report as `reportStatus` parsed it, so its state and events are the schema's. */
-async function view(ctx: ServiceContext, s: StatusRecord): Promise<StatusView> {
-  const session = await ctx.state.getSession(ctx.tenant, s.sid);
-  return {
-    sid: s.sid,
-    state: s.state as StatusReport['state'],
-    note: s.note,
-    events: s.events as DeclaredEvent[],
-    reported_at: s.reported_at,
-    writers: session?.writers ?? 0,
-  };
-}
+/** How many times a report is tried again when another report of the session was written meanwhile. */
+const CONFLICT_RETRIES = 8;
 
 /**
- * `POST /v1/sessions/{sid}/status` (scope `report`). The session need not have segments yet: the answer's
- * `writers` says how many have, so a client can warn about a mistyped session id.
- * @throws AppError `invalid_body` (400) naming each problem, with nothing stored
+ * `POST /v1/sessions/{sid}/status` (scope `report`): appends the report to the session's kept history.
+ * Two reports at once both land: each is written on condition that the history is the one it read, and
+ * tried again on a fresh read when not. The session need not have segments yet: the answer's `writers`
+ * says how many have, so a client can warn about a mistyped session id.
+ * @throws AppError `invalid_body` (400) naming each problem, with nothing stored; `conflict` (409) when
+ *   the session's status kept changing under it through every retry
  */
 export async function reportStatus({
   ctx,
@@ -39,24 +48,141 @@ export async function reportStatus({
   requireScope(ctx, 'report');
   requireSessionAccess(ctx, sid);
   const report = parseInput(StatusReport, input, 'the status report');
-  const rec: StatusRecord = {
-    tenant: ctx.tenant,
-    sid,
+  const entry = {
     state: report.state,
     note: report.note,
     events: report.events,
     reported_by: ctx.caller.id,
     reported_at: isoNow(ctx),
   };
-  await ctx.state.putStatus(rec);
-  return view(ctx, rec);
+  for (let attempt = 0; ; attempt++) {
+    const next = appendReport(await ctx.state.getStatus(ctx.tenant, sid), { tenant: ctx.tenant, sid }, entry);
+    try {
+      await ctx.state.putStatus(next);
+      // The answer is not a read of the transcript (an agent reporting often would make every report a
+      // whole-session scan): its claims say they are checked when the status is read.
+      return await view(ctx, next, { check: false });
+    } catch (err) {
+      if (!(err instanceof StateConflictError)) throw err;
+      if (attempt >= CONFLICT_RETRIES) {
+        throw new AppError(
+          'conflict',
+          `the status of ${sid} changed ${CONFLICT_RETRIES + 1} times while this report was being stored: nothing was stored; send it again`,
+        );
+      }
+      await sleep(Math.random() * 10 * 2 ** Math.min(attempt, 5));
+    }
+  }
 }
 
-/** `GET /v1/sessions/{sid}/status` (scope `read`). @throws AppError `not_found` when nothing was reported */
-export async function getStatus({ ctx, sid }: { ctx: ServiceContext; sid: string }): Promise<StatusView> {
+/**
+ * `GET /v1/sessions/{sid}/status` (scope `read`, `report` or `board`): the kept reports with their
+ * evidence checked against the transcript as stored now.
+ * @throws AppError `not_found` when nothing was reported
+ */
+export async function getStatus({
+  ctx,
+  sid,
+  signal,
+}: {
+  ctx: ServiceContext;
+  sid: string;
+  /** the request's: a client gone away stops the transcript read */
+  signal?: AbortSignal;
+}): Promise<StatusView> {
   requireScope(ctx, 'read', 'report', 'board');
   requireSessionAccess(ctx, sid);
   const s = await ctx.state.getStatus(ctx.tenant, sid);
   if (!s) throw notFound('status');
-  return view(ctx, s);
+  return view(ctx, s, { check: true, signal });
+}
+
+/** Whether any kept report declares evidence that is checked against the transcript. */
+function hasCheckedClaims(s: StatusRecord): boolean {
+  return s.reports.some((r) =>
+    (r.events as DeclaredEvent[]).some((e) =>
+      e.evidence.some((i) => i.type === 'command' || i.type === 'test'),
+    ),
+  );
+}
+
+/**
+ * The session's recorded actions and results, for the evidence checks: one merged read of its stored
+ * segments, made only when some report has something to check.
+ */
+async function evidenceIndex(ctx: ServiceContext, sid: string, signal?: AbortSignal): Promise<EvidenceIndex> {
+  const index = new EvidenceIndex();
+  const segments = await storedSegments(ctx, sid);
+  for await (const batch of mergeSegmentBatches(segmentSources(segments, { signal }), { signal })) {
+    for (const m of batch) index.add(m.event);
+  }
+  return index;
+}
+
+/** Each kept report's events with their checks, the verdict counts, and the latest report on top. */
+async function view(
+  ctx: ServiceContext,
+  s: StatusRecord,
+  { check, signal }: { check: boolean; signal?: AbortSignal },
+): Promise<StatusView> {
+  const session = await ctx.state.getSession(ctx.tenant, s.sid);
+  // A report may come before any segment: then every claim is checked against an empty transcript.
+  const index = !check
+    ? null
+    : session && session.writers > 0 && hasCheckedClaims(s)
+      ? await evidenceIndex(ctx, s.sid, signal)
+      : new EvidenceIndex();
+  const counts: VerdictCounts = { supported: 0, unsupported: 0, unchecked: 0 };
+  const history = s.reports.map((r) => {
+    const at = parseTs(r.reported_at)?.micros ?? Date.parse(r.reported_at) * 1000;
+    return { ...entryView(r), events: checked(r, at, index, counts) };
+  });
+  const latest = history.at(-1)!;
+  return {
+    sid: s.sid,
+    state: latest.state,
+    note: latest.note,
+    events: latest.events,
+    reported_at: latest.reported_at,
+    writers: session?.writers ?? 0,
+    history,
+    dropped_events: s.dropped_events,
+    dropped_reports: s.dropped_reports,
+    evidence: counts,
+  };
+}
+
+/** The store keeps a report as `reportStatus` parsed it, so its state and events are the schema's. */
+function entryView(r: StatusEntry) {
+  return {
+    state: r.state as StatusReport['state'],
+    note: r.note,
+    events_dropped: r.events_dropped,
+    reported_at: r.reported_at,
+  };
+}
+
+/** A check not made: the answer to a report, which does not read the transcript. */
+const NOT_READ = {
+  verdict: 'unchecked',
+  reason: 'checked against the transcript when the status is read (GET /v1/sessions/{sid}/status)',
+  action_id: null,
+  matched_by: null,
+  exit_code: null,
+} as const;
+
+function checked(
+  r: StatusEntry,
+  atMicros: number,
+  index: EvidenceIndex | null,
+  counts: VerdictCounts,
+): CheckedEvent[] {
+  return (r.events as DeclaredEvent[]).map((e) => ({
+    kind: e.kind,
+    evidence: e.evidence.map((item) => {
+      const check = index ? index.check(item, atMicros) : NOT_READ;
+      counts[check.verdict] += 1;
+      return { ...item, check };
+    }),
+  }));
 }

@@ -55,6 +55,7 @@ import {
   type WriterAdvance,
   type WriterRecord,
 } from './ports.js';
+import { decodeStatus, encodeStatus, legacyStatus } from './status-record.js';
 
 /** How often a transaction cancelled by a concurrent one (`TransactionConflict`) is tried in all. */
 const TRANSACT_ATTEMPTS = 5;
@@ -377,27 +378,31 @@ export class DynamoStateStore implements StateStore {
   // ---- status: `T#{tenant}#S#{sid}` / `STATUS`
 
   /**
-   * The status and the session index in one transaction; the session's `updated_at` only moves forward
-   * (SQLite's MAX). When the index is already newer, that condition cancels the transaction and the
-   * status is written alone: the index entry exists, which is all a report needs of it.
+   * The status and the session index in one transaction. The status Put holds the version condition
+   * (`attribute_not_exists(version)` for version 1: no item, or one an earlier hansard wrote); the session's
+   * `updated_at` only moves forward (SQLite's MAX). When only the index's condition fails (it is already
+   * newer), the status is written alone, under its own condition: the index entry exists, which is all a
+   * report needs of it.
+   * @throws StateConflictError when the stored status is not at `s.version - 1`
    */
   async putStatus(s: StatusRecord): Promise<void> {
-    const status: TransactItem = {
-      Put: {
-        TableName: this.table,
-        Item: {
-          ...keys.status(s.tenant, s.sid),
-          tenant: s.tenant,
-          sid: s.sid,
-          state: s.state,
-          note: s.note,
-          events_json: JSON.stringify(s.events),
-          reported_by: s.reported_by,
-          reported_at: s.reported_at,
-        },
+    const prev = s.version - 1;
+    const status = {
+      TableName: this.table,
+      Item: {
+        ...keys.status(s.tenant, s.sid),
+        tenant: s.tenant,
+        sid: s.sid,
+        record_json: encodeStatus(s),
+        version: s.version,
       },
+      ConditionExpression: prev === 0 ? 'attribute_not_exists(#version)' : '#version = :prev',
+      ExpressionAttributeNames: { '#version': 'version' },
+      ...(prev === 0 ? {} : { ExpressionAttributeValues: { ':prev': prev } }),
     };
-    const at = s.reported_at;
+    const conflict = () =>
+      new StateConflictError(`the status of ${s.sid} changed since it was read (expected version ${prev})`);
+    const at = s.reports.at(-1)!.reported_at;
     const session = update(
       {
         set: { tenant: s.tenant, sid: s.sid, updated_at: at, ...gsiKeys.board(s.tenant, at, s.sid) },
@@ -407,27 +412,34 @@ export class DynamoStateStore implements StateStore {
     );
     try {
       await this.transact([
-        status,
+        { Put: status },
         { Update: { TableName: this.table, Key: keys.session(s.tenant, s.sid), ...session } },
       ]);
     } catch (err) {
-      if (cancellationCodes(err)[1] !== 'ConditionalCheckFailed') throw err;
-      await this.doc.send(new PutCommand(status.Put!));
+      const codes = cancellationCodes(err);
+      if (codes[0] === 'ConditionalCheckFailed') throw conflict();
+      if (codes[1] !== 'ConditionalCheckFailed') throw err;
+      try {
+        await this.doc.send(new PutCommand(status));
+      } catch (e) {
+        if (errorName(e) === 'ConditionalCheckFailedException') throw conflict();
+        throw e;
+      }
     }
   }
 
   async getStatus(tenant: string, sid: string): Promise<StatusRecord | null> {
     const item = await this.get(keys.status(tenant, sid));
     if (!item) return null;
-    return {
-      tenant: item.tenant as string,
-      sid: item.sid as string,
+    if (typeof item.record_json === 'string')
+      return decodeStatus(tenant, sid, item.record_json, item.version as number);
+    return legacyStatus(tenant, sid, {
       state: item.state as string,
       note: item.note as string,
       events: JSON.parse(item.events_json as string) as unknown[],
       reported_by: item.reported_by as string,
       reported_at: item.reported_at as string,
-    };
+    });
   }
 
   async close(): Promise<void> {

@@ -133,17 +133,34 @@ export interface SessionRecord {
   bytes: number;
 }
 
-/** An agent's latest status report (seed 000). */
-export interface StatusRecord {
-  tenant: string;
-  sid: string;
+/** One status report as kept (seed 000). */
+export interface StatusEntry {
   state: string;
   note: string;
-  /** declared events as posted (seed 000), kept for the evidence checks */
+  /** declared events as posted (seed 000), kept for the evidence checks; [] once retention dropped them */
   events: unknown[];
+  /** how many of this report's events retention dropped */
+  events_dropped: number;
   /** the token id that reported it */
   reported_by: string;
   reported_at: string;
+}
+
+/**
+ * A session's status: every report retention kept, oldest first (lib/service/status-retention.ts). The
+ * store keeps it as given and gives it no meaning beyond `version` and the last report's time.
+ */
+export interface StatusRecord {
+  tenant: string;
+  sid: string;
+  /** oldest first; the last is the session's current status; never empty */
+  reports: StatusEntry[];
+  /** declared events dropped by retention, over all reports (kept ones and dropped ones) */
+  dropped_events: number;
+  /** whole reports dropped to keep the record within its size */
+  dropped_reports: number;
+  /** 1 for the first write of the session's status, one more for each write after: `putStatus`'s condition */
+  version: number;
 }
 
 /** The writer index after a chunk is accepted. */
@@ -233,6 +250,11 @@ export interface StateStore {
    */
   countSessions(tenant: string): Promise<number>;
 
+  /**
+   * Writes a session's status when the stored one is at `status.version - 1` (none stored counts as 0), and
+   * moves the session index's `updated_at` forward to its last report's time (creating the entry).
+   * @throws StateConflictError when another write got there first (read it again and retry)
+   */
   putStatus(status: StatusRecord): Promise<void>;
   getStatus(tenant: string, sid: string): Promise<StatusRecord | null>;
 

@@ -17,6 +17,7 @@ import {
   type WriterAdvance,
   type WriterRecord,
 } from './ports.js';
+import { decodeStatus, encodeStatus, legacyStatus } from './status-record.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, created_at TEXT NOT NULL);
@@ -45,6 +46,10 @@ CREATE TABLE IF NOT EXISTS tenant_usage (tenant TEXT PRIMARY KEY, bytes INTEGER 
 CREATE TABLE IF NOT EXISTS status (
   tenant TEXT NOT NULL, sid TEXT NOT NULL, state TEXT NOT NULL, note TEXT NOT NULL, events TEXT NOT NULL,
   reported_by TEXT NOT NULL, reported_at TEXT NOT NULL, PRIMARY KEY (tenant, sid)
+);
+CREATE TABLE IF NOT EXISTS status_records (
+  tenant TEXT NOT NULL, sid TEXT NOT NULL, record TEXT NOT NULL, version INTEGER NOT NULL,
+  PRIMARY KEY (tenant, sid)
 );
 `;
 
@@ -314,27 +319,52 @@ export class SqliteStateStore implements StateStore {
     return { items, next: rows.length > limit && last ? encodeCursor(last.updated_at, last.sid) : null };
   }
 
+  /**
+   * In one transaction: the version check, the record (a status of an earlier hansard, in table `status`,
+   * goes: it is version 0 of this one), and the session index.
+   */
   async putStatus(s: StatusRecord): Promise<void> {
+    const at = s.reports.at(-1)!.reported_at;
     this.db.transaction(() => {
+      const row = this.q('SELECT version FROM status_records WHERE tenant = ? AND sid = ?').get(
+        s.tenant,
+        s.sid,
+      ) as { version: number } | undefined;
+      if ((row?.version ?? 0) !== s.version - 1) {
+        throw new StateConflictError(
+          `the status of ${s.sid} changed since it was read (version ${row?.version ?? 0})`,
+        );
+      }
       this.q(
-        `INSERT INTO status (tenant, sid, state, note, events, reported_by, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (tenant, sid) DO UPDATE SET state = excluded.state, note = excluded.note, events = excluded.events,
-             reported_by = excluded.reported_by, reported_at = excluded.reported_at`,
-      ).run(s.tenant, s.sid, s.state, s.note, JSON.stringify(s.events), s.reported_by, s.reported_at);
+        `INSERT INTO status_records (tenant, sid, record, version) VALUES (?, ?, ?, ?)
+           ON CONFLICT (tenant, sid) DO UPDATE SET record = excluded.record, version = excluded.version`,
+      ).run(s.tenant, s.sid, encodeStatus(s), s.version);
+      this.q('DELETE FROM status WHERE tenant = ? AND sid = ?').run(s.tenant, s.sid);
       // A report is activity: the session shows on the board even before any segment arrives.
       this.q(
         `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes) VALUES (?, ?, ?, ?, 0, 0, 0)
            ON CONFLICT (tenant, sid) DO UPDATE SET updated_at = MAX(updated_at, excluded.updated_at)`,
-      ).run(s.tenant, s.sid, s.reported_at, s.reported_at);
+      ).run(s.tenant, s.sid, at, at);
     })();
   }
 
   async getStatus(tenant: string, sid: string): Promise<StatusRecord | null> {
+    const rec = this.q('SELECT record, version FROM status_records WHERE tenant = ? AND sid = ?').get(
+      tenant,
+      sid,
+    ) as { record: string; version: number } | undefined;
+    if (rec) return decodeStatus(tenant, sid, rec.record, rec.version);
     const row = this.q('SELECT * FROM status WHERE tenant = ? AND sid = ?').get(tenant, sid) as
       | Row
       | undefined;
     if (!row) return null;
-    return { ...(row as unknown as StatusRecord), events: JSON.parse(row.events as string) as unknown[] };
+    return legacyStatus(tenant, sid, {
+      state: row.state as string,
+      note: row.note as string,
+      events: JSON.parse(row.events as string) as unknown[],
+      reported_by: row.reported_by as string,
+      reported_at: row.reported_at as string,
+    });
   }
 
   async close(): Promise<void> {

@@ -605,15 +605,49 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
     });
 
     describe('status', () => {
-      contract('stores the latest status and replaces it, events as posted', async (s) => {
+      contract(
+        'stores a status with its reports and counters as given, and replaces it version by version',
+        async (s) => {
+          const sid = newId('s');
+          expect(await s.getStatus('acme', sid)).toBeNull();
+          const first = statusOf('acme', sid, 1);
+          await s.putStatus(first);
+          expect(await s.getStatus('acme', sid)).toEqual(first);
+          const second: StatusRecord = {
+            ...statusOf('acme', sid, 2, 2),
+            reports: [
+              ...first.reports,
+              { ...statusOf('acme', sid, 2).reports[0]!, state: 'done', events_dropped: 3 },
+            ],
+            dropped_events: 3,
+            dropped_reports: 1,
+          };
+          await s.putStatus(second);
+          expect(await s.getStatus('acme', sid)).toEqual(second);
+        },
+      );
+
+      contract('refuses a status whose version does not follow the stored one', async (s) => {
         const sid = newId('s');
+        await expect(s.putStatus(statusOf('acme', sid, 1, 2))).rejects.toBeInstanceOf(StateConflictError);
         expect(await s.getStatus('acme', sid)).toBeNull();
-        const first = statusOf('acme', sid, 1);
-        await s.putStatus(first);
-        expect(await s.getStatus('acme', sid)).toEqual(first);
-        const second: StatusRecord = { ...statusOf('acme', sid, 2), state: 'done', note: '', events: [] };
-        await s.putStatus(second);
-        expect(await s.getStatus('acme', sid)).toEqual(second);
+        await s.putStatus(statusOf('acme', sid, 1));
+        // Another writer read version 0 too: its write is refused, the stored one stays.
+        await expect(s.putStatus(statusOf('acme', sid, 2))).rejects.toBeInstanceOf(StateConflictError);
+        await expect(s.putStatus(statusOf('acme', sid, 3, 3))).rejects.toBeInstanceOf(StateConflictError);
+        expect(await s.getStatus('acme', sid)).toEqual(statusOf('acme', sid, 1));
+      });
+
+      contract('of two writes from the same version, exactly one lands', async (s) => {
+        const sid = newId('s');
+        await s.putStatus(statusOf('acme', sid, 1));
+        const a = { ...statusOf('acme', sid, 2, 2), dropped_events: 10 };
+        const b = { ...statusOf('acme', sid, 3, 2), dropped_events: 20 };
+        const settled = await Promise.allSettled([s.putStatus(a), s.putStatus(b)]);
+        expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        const lost = settled.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+        expect(lost.reason).toBeInstanceOf(StateConflictError);
+        expect(await s.getStatus('acme', sid)).toEqual(settled[0]!.status === 'fulfilled' ? a : b);
       });
 
       contract('a report creates the session index entry; its updated_at only moves forward', async (s) => {
@@ -630,12 +664,12 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
         };
         expect(await s.getSession('acme', sid)).toEqual(entry);
         expect((await s.listSessions('acme', 10, null)).items).toEqual([entry]);
-        // An older report is stored, but the session keeps its later activity time.
-        const older = statusOf('acme', sid, 5);
+        // A status whose last report is older is stored, but the session keeps its later activity time.
+        const older = statusOf('acme', sid, 5, 2);
         await s.putStatus(older);
         expect(await s.getStatus('acme', sid)).toEqual(older);
         expect(await s.getSession('acme', sid)).toEqual(entry);
-        await s.putStatus(statusOf('acme', sid, 20));
+        await s.putStatus(statusOf('acme', sid, 20, 3));
         expect((await s.getSession('acme', sid))?.updated_at).toBe(at(20));
         await s.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 30 }));
         expect(await s.getSession('acme', sid)).toEqual({
@@ -654,18 +688,30 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
   });
 }
 
-/** A status report at time `when`, with events of several JSON shapes. */
-function statusOf(tenant: string, sid: string, when: number): StatusRecord {
+/** A status of one report made at time `when`, with events of several JSON shapes, at `version`. */
+function statusOf(tenant: string, sid: string, when: number, version = 1): StatusRecord {
   return {
     tenant,
     sid,
-    state: 'working',
-    note: `step ${when}: naïve café ✓`,
-    events: [
-      { kind: 'tests', claim: 'unit tests pass', evidence: [{ ref: 'e_01', n: 3.5, ok: true, none: null }] },
-      { kind: 'note', tags: ['a', 'b'], nested: { deep: { list: [1, [2, 3]] } } },
+    reports: [
+      {
+        state: 'working',
+        note: `step ${when}: naïve café ✓`,
+        events: [
+          {
+            kind: 'tests',
+            claim: 'unit tests pass',
+            evidence: [{ ref: 'e_01', n: 3.5, ok: true, none: null }],
+          },
+          { kind: 'note', tags: ['a', 'b'], nested: { deep: { list: [1, [2, 3]] } } },
+        ],
+        events_dropped: 0,
+        reported_by: 'tok_REPORTER',
+        reported_at: at(when),
+      },
     ],
-    reported_by: 'tok_REPORTER',
-    reported_at: at(when),
+    dropped_events: 0,
+    dropped_reports: 0,
+    version,
   };
 }

@@ -29,7 +29,7 @@ import { StateConflictError } from '../../lib/store/ports.js';
 import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 import { writeSession } from '../support/segments.js';
-import { advanceOf, runStateStoreContract, tokenRecord } from './state-store.contract.js';
+import { advanceOf, at, runStateStoreContract, tokenRecord } from './state-store.contract.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-state-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -54,6 +54,46 @@ describe('SqliteStateStore', () => {
     expect(await reopened.tenantUsage('acme')).toEqual({ bytes: 150 });
     expect(await reopened.tenantUsage('globex')).toEqual({ bytes: 5 });
     await reopened.close();
+  });
+});
+
+describe('SqliteStateStore, a database from before report history', () => {
+  it('reads its status as one report at version 0, and the next report replaces it', async () => {
+    const path = join(mkdtempSync(join(tmp, 'sqlite-')), 'state.sqlite');
+    const store = new SqliteStateStore(path);
+    const sid = newId('s');
+    // What an older hansard wrote: the latest report alone, in table `status`.
+    (store as unknown as { db: Database.Database }).db
+      .prepare(
+        'INSERT INTO status (tenant, sid, state, note, events, reported_by, reported_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run('acme', sid, 'blocked', 'waiting', '[{"kind":"plan","evidence":[]}]', 'tok_OLD', at(1));
+    const old = await store.getStatus('acme', sid);
+    expect(old).toEqual({
+      tenant: 'acme',
+      sid,
+      reports: [
+        {
+          state: 'blocked',
+          note: 'waiting',
+          events: [{ kind: 'plan', evidence: [] }],
+          events_dropped: 0,
+          reported_by: 'tok_OLD',
+          reported_at: at(1),
+        },
+      ],
+      dropped_events: 0,
+      dropped_reports: 0,
+      version: 0,
+    });
+    const next = {
+      ...old!,
+      reports: [...old!.reports, { ...old!.reports[0]!, state: 'done', reported_at: at(2) }],
+      version: 1,
+    };
+    await store.putStatus(next);
+    expect(await store.getStatus('acme', sid)).toEqual(next);
+    await store.close();
   });
 });
 
@@ -120,11 +160,19 @@ describe('on DynamoDB Local', () => {
       await store.putStatus({
         tenant: 'acme',
         sid,
-        state: 'working',
-        note: '',
-        events: [],
-        reported_by: token.id,
-        reported_at: '2026-01-01T00:00:03.000Z',
+        reports: [
+          {
+            state: 'working',
+            note: '',
+            events: [],
+            events_dropped: 0,
+            reported_by: token.id,
+            reported_at: '2026-01-01T00:00:03.000Z',
+          },
+        ],
+        dropped_events: 0,
+        dropped_reports: 0,
+        version: 1,
       });
       expect(await get({ pk: 'TENANT#acme', sk: 'TENANT' })).toBeDefined();
       expect(await get({ pk: `TOKEN#${token.hash}`, sk: 'TOKEN' })).toMatchObject({
@@ -144,7 +192,9 @@ describe('on DynamoDB Local', () => {
         length: 8,
       });
       expect(keys.chunk('acme', sid, w, 12).sk).toBe(`W#${w}#C#000000000000012`);
-      expect(await get({ pk: `T#acme#S#${sid}`, sk: 'STATUS' })).toMatchObject({ state: 'working' });
+      const status = await get({ pk: `T#acme#S#${sid}`, sk: 'STATUS' });
+      expect(status).toMatchObject({ version: 1 });
+      expect(JSON.parse(status!.record_json as string).reports[0]).toMatchObject({ state: 'working' });
       await store.close();
     });
 

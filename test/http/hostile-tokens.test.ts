@@ -149,11 +149,19 @@ describe('a session-bound token on the board API', () => {
       srv.stores.state.putStatus({
         tenant: 'acme',
         sid,
-        state: 'working',
-        note: '',
-        events: [],
-        reported_by: 'tok_TEST',
-        reported_at: new Date(at).toISOString(),
+        reports: [
+          {
+            state: 'working',
+            note: '',
+            events: [],
+            events_dropped: 0,
+            reported_by: 'tok_TEST',
+            reported_at: new Date(at).toISOString(),
+          },
+        ],
+        dropped_events: 0,
+        dropped_reports: 0,
+        version: 1,
       });
     await report(oldest, now - 86_400_000);
     for (let i = 0; i < 100; i++) await report(newId('s'), now + i);

@@ -37,7 +37,27 @@ describe('POST /v1/sessions/{sid}/status', () => {
     expect(Date.parse(a.json.reported_at)).not.toBeNaN();
     stored = await getStatus(sid);
     expect(stored.status).toBe(200);
-    expect(stored.json).toEqual(a.json);
+    // The answer to a report does not read the transcript; a read checks the claims (no segments: none found).
+    expect(a.json.events[1].evidence[0].check).toMatchObject({
+      verdict: 'unchecked',
+      reason: /when the status is read/,
+    });
+    expect(stored.json.events[1].evidence[0].check).toMatchObject({
+      verdict: 'unsupported',
+      reason: 'no recorded action matches "npm test"',
+    });
+    const withoutChecks = (j: {
+      events: { evidence: { check?: unknown }[] }[];
+      evidence?: unknown;
+      history?: unknown;
+    }) =>
+      JSON.stringify({
+        ...j,
+        evidence: null,
+        history: null,
+        events: j.events.map((e) => ({ ...e, evidence: e.evidence.map(({ check: _, ...i }) => i) })),
+      });
+    expect(withoutChecks(stored.json)).toEqual(withoutChecks(a.json));
   });
 
   it('shows the report on the board (GET /v1/board with a board token)', async () => {
