@@ -304,6 +304,19 @@ describe('hansard integrations sync', () => {
     expect(read(h.codex)).toBe(FOREIGN_TOML);
   });
 
+  it('--project without a folder means this one; with --only codex it is a usage error', async () => {
+    const h = home(null, null);
+    const project = join(h.root, 'repo');
+    mkdirSync(project);
+    const r = await runHansard(['integrations', 'sync', '--project'], { cwd: project, env: env(h.root) });
+    expect(r.code).toBe(0);
+    expect(existsSync(join(project, '.claude', 'settings.json'))).toBe(true);
+    expect(existsSync(h.settings)).toBe(false);
+    const bad = await sync(h.root, ['--project', '--only', 'codex']);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('--project');
+  });
+
   it('respects CODEX_HOME and CLAUDE_CONFIG_DIR', async () => {
     const h = home(null, null);
     const more = { CODEX_HOME: join(h.root, 'cx'), CLAUDE_CONFIG_DIR: join(h.root, 'cc') };
