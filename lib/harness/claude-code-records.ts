@@ -162,7 +162,14 @@ export class TranscriptMapper {
     const id = typeof obj.agentId === 'string' ? obj.agentId : 'sidechain';
     let s = this.subagents.get(id);
     if (s !== undefined) return s;
-    const waiting = [...this.openTasks].filter(([call]) => !this.subByCall.has(call)).at(-1);
+    // A stream-json record names its launching call (`parent_tool_use_id`); a transcript's does not, so
+    // its subagent is linked to the last launching call still waiting.
+    const launch = typeof obj.parent_tool_use_id === 'string' ? obj.parent_tool_use_id : undefined;
+    const named = launch === undefined ? undefined : this.main.m.actionFor(launch);
+    const waiting: [string, string] | undefined =
+      launch !== undefined && named !== undefined
+        ? [launch, named]
+        : [...this.openTasks].filter(([call]) => !this.subByCall.has(call)).at(-1);
     const w = openSubagentWriter(
       this.main.m.w,
       {
