@@ -200,8 +200,8 @@ class StreamImporter {
 
   /**
    * `result`: the run's end. Its figures become a `token_usage` note (the answer text it repeats is
-   * left out: it is the last output already); an error result also an `error` note. The main turn ends
-   * `completed` on success, `failed` on an error, `interrupted` (calls cancelled) when calls still wait.
+   * left out: it is the last output already); an error result also an `error` note. Calls still waiting
+   * get `cancelled` results; the main turn ends `completed` on success, `failed` on an error.
    */
   private resultRecord(r: Obj, o: EmitOptions): void {
     const m = this.mapper.main.m;
@@ -227,8 +227,9 @@ class StreamImporter {
         o,
       );
     }
-    if (m.pendingCalls().length > 0) m.interrupt(`the run ended (${str(r.subtype) ?? 'result'})`, o);
-    else m.endTurn(isError ? 'failed' : 'completed', o);
+    for (const [callId] of m.pendingCalls())
+      m.result({ callId, status: 'cancelled', error: `the run ended (${str(r.subtype) ?? 'result'})` }, o);
+    m.endTurn(isError ? 'failed' : 'completed', o);
   }
 
   private skip(what: string): void {
