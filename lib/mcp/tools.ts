@@ -59,7 +59,7 @@ export function registerStatusTools(server: McpServer, ctx: ResolveContext): voi
           contentType: 'application/json',
         });
         const view = res.body as Record<string, unknown>;
-        const lines = [`reported ${args.state} for ${s.sid}`];
+        const lines = [`reported ${args.state} for ${s.sid}`, ...verdictLines(view)];
         if (view.writers === 0) {
           lines.push(
             `note: the server has no segments of ${s.sid} yet (normal right at the start; otherwise check the session)`,
@@ -110,6 +110,7 @@ async function sessionContext(s: ResolvedSession, ctx: ResolveContext): Promise<
   const lines = [
     `Session: ${s.sid} (found through ${s.source}${s.claudeSessionId ? `, Claude Code session ${s.claudeSessionId}` : ''}; server ${s.url})`,
     `Latest status: ${status ? statusLine(status) : 'none yet'}`,
+    ...(status ? verdictLines(status) : []),
     `Open work: ${work.text}`,
     'Project context:',
     project,
@@ -137,6 +138,32 @@ function statusLine(v: Record<string, unknown>): string {
   const events = Array.isArray(v.events) ? v.events.length : 0;
   const note = typeof v.note === 'string' && v.note ? ` "${v.note}"` : '';
   return `${String(v.state)}${note} (reported ${String(v.reported_at)}; ${events} declared event${events === 1 ? '' : 's'})`;
+}
+
+/**
+ * The evidence verdicts of a status view (issue 12 item 2: `evidence` counts and each item's `check`,
+ * computed by the server on read), as lines for the agent: the counts, then each unsupported claim of
+ * the latest report with the server's reason. Nothing when the view has no evidence or no verdicts.
+ */
+export function verdictLines(v: Record<string, unknown>): string[] {
+  const c = v.evidence as { supported?: unknown; unsupported?: unknown; unchecked?: unknown } | undefined;
+  if (!c || typeof c.supported !== 'number') return [];
+  const total = Number(c.supported) + Number(c.unsupported ?? 0) + Number(c.unchecked ?? 0);
+  if (total === 0) return [];
+  const lines = [
+    `Declared evidence (all kept reports): ${c.supported} supported, ${String(c.unsupported)} unsupported, ${String(c.unchecked)} unchecked`,
+  ];
+  const events = Array.isArray(v.events) ? (v.events as { evidence?: unknown }[]) : [];
+  for (const e of events) {
+    for (const item of Array.isArray(e.evidence) ? (e.evidence as Record<string, unknown>[]) : []) {
+      const check = item.check as { verdict?: unknown; reason?: unknown } | undefined;
+      if (check?.verdict !== 'unsupported') continue;
+      lines.push(
+        `- unsupported: ${String(item.type)} ${String(item.ref)} ${String(item.result)}: ${String(check.reason)}`,
+      );
+    }
+  }
+  return lines;
 }
 
 /**

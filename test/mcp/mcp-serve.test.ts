@@ -9,6 +9,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ApiClient } from '../../lib/cli/client.js';
+import { uploadSession } from '../../lib/cli/upload.js';
+import { openSession } from '../../lib/log/writer.js';
 import { useBuiltCli } from '../capture/helpers.js';
 import { useServer } from '../support/server.js';
 import { tmpDirs } from '../support/tmp.js';
@@ -100,7 +103,7 @@ describe('hansard mcp serve --status', () => {
         arguments: { state: 'needs_review', note: 'parser fixed, tests pass', events },
       })) as Result;
       expect(r.isError, text(r)).toBeFalsy();
-      expect(text(r)).toBe(`reported needs_review for ${s.sid}`);
+      expect(text(r).split('\n')[0]).toBe(`reported needs_review for ${s.sid}`);
       expect(r.structuredContent).toMatchObject({
         sid: s.sid,
         state: 'needs_review',
@@ -277,6 +280,43 @@ describe('hansard mcp serve --status', () => {
       expect(sub[4]).toMatchObject({ status: 'ok', exit_code: 0 });
       expect(sub[5].text).toBe('all 12 parser tests pass');
       expect(lines.find((e) => e.type === 'message' && e.w !== w).text).toBe('fix the parser');
+    } finally {
+      await mcp.close();
+    }
+  }, 60_000);
+
+  it("shows the server's evidence verdicts: a passed claim on exit code 1 is unsupported", async () => {
+    const s = await boundSession();
+    // The agent's own writer: two recorded commands, one failing, one passing.
+    const w = openSession(srv.workDir, { sid: s.sid, agent: 'claude-code' });
+    const t = w.turnStart({ context_message_ids: [] });
+    for (const [call, code] of [
+      ['toolu_fail', 1],
+      ['toolu_ok', 0],
+    ] as const) {
+      const a = w.action({ turn_id: t.turn_id, tool: 'Bash', input: { command: 'npm test' }, call_id: call });
+      w.actionResult({ action_id: a.id, status: code === 0 ? 'ok' : 'error', output: '…', exit_code: code });
+    }
+    w.turnEnd({ turn_id: t.turn_id, status: 'completed' });
+    w.end();
+    await uploadSession(w.dir, { client: new ApiClient({ url: srv.url, token: srv.admin }) });
+    const mcp = await connectMcp(cli.bin, s.env, dirs.make());
+    try {
+      const evidence = [
+        { type: 'command', ref: 'toolu_fail', result: 'passed' },
+        { type: 'command', ref: 'toolu_ok', result: 'passed' },
+      ];
+      const r = (await mcp.client.callTool({
+        name: 'report_status',
+        arguments: { state: 'done', note: 'tests pass', events: [{ kind: 'evidence', evidence }] },
+      })) as Result;
+      expect(r.isError, text(r)).toBeFalsy();
+      const c = (await mcp.client.callTool({ name: 'session_context', arguments: {} })) as Result;
+      expect(text(c)).toContain(
+        'Declared evidence (all kept reports): 1 supported, 1 unsupported, 0 unchecked',
+      );
+      expect(text(c)).toMatch(/- unsupported: command toolu_fail passed: .*1/);
+      expect(text(c)).not.toContain('unsupported: command toolu_ok');
     } finally {
       await mcp.close();
     }
