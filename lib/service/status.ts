@@ -25,8 +25,12 @@ import {
 
 export type { StatusView } from './status-schemas.js';
 
-/** How many times a report is tried again when another report of the session was written meanwhile. */
-const CONFLICT_RETRIES = 8;
+/**
+ * How many times a report is tried again when another report of the session was written meanwhile: each
+ * round lets one racing report through, so this bounds how many may race at once (with jittered backoff
+ * up to 200 ms a round, some seconds in all).
+ */
+const CONFLICT_RETRIES = 40;
 
 /**
  * `POST /v1/sessions/{sid}/status` (scope `report`): appends the report to the session's kept history.
@@ -70,7 +74,7 @@ export async function reportStatus({
           `the status of ${sid} changed ${CONFLICT_RETRIES + 1} times while this report was being stored: nothing was stored; send it again`,
         );
       }
-      await sleep(Math.random() * 10 * 2 ** Math.min(attempt, 5));
+      await sleep(Math.random() * Math.min(200, 5 * 2 ** attempt));
     }
   }
 }

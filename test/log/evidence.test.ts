@@ -1,0 +1,159 @@
+/**
+ * Declared evidence checked against a recorded transcript (lib/log/evidence.ts, seed 000 "Read declared
+ * evidence", docs/status.md): a real session written with the library writer, merged back from disk, and
+ * each kind of claim asked about.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CLOCK_SKEW_MICROS, commandOf, EvidenceIndex } from '../../lib/log/evidence.js';
+import { mergeSegments, openSession, sessionDirSources } from '../../lib/log/index.js';
+
+const T0 = Date.UTC(2026, 5, 1) * 1000;
+const at = (s: number) => T0 + s * 1_000_000;
+let index: EvidenceIndex;
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
+  const w = openSession(mkdtempSync(join(tmpdir(), 'hansard-evidence-')), { agent: 'tester' });
+  const m = w.message({ user_id: 'ann', text: 'fix it' }, { at: at(0) });
+  const t = w.turnStart({ context_message_ids: [m.id] }, { at: at(1) });
+  const act = (name: string, input: unknown, callId: string | null, s: number) => {
+    const a = w.action({ turn_id: t.turn_id, tool: 'Bash', input, call_id: callId }, { at: at(s) });
+    ids[name] = a.id;
+    return a;
+  };
+  act('unit', { command: 'npm test -- --run parser' }, 'toolu_unit', 2);
+  w.actionResult({ action_id: ids.unit!, status: 'ok', exit_code: 0 }, { at: at(3) });
+  act('lint', { command: 'npm run lint' }, 'toolu_lint', 4);
+  w.actionResult({ action_id: ids.lint!, status: 'error', exit_code: 1 }, { at: at(5) });
+  act('build', { cmd: ['bash', '-lc', 'npm run build'] }, 'call_build', 6); // no result yet
+  act('noexit', 'make docs', null, 7);
+  w.actionResult({ action_id: ids.noexit!, status: 'ok', exit_code: null }, { at: at(8) });
+  act('stopped', { command: 'npm run e2e' }, 'toolu_e2e', 9);
+  w.actionResult({ action_id: ids.stopped!, status: 'cancelled', exit_code: null }, { at: at(10) });
+  // The same command twice: failed, then passed.
+  act('flaky1', { command: 'npx vitest run flaky.test.ts' }, 'toolu_f1', 11);
+  w.actionResult({ action_id: ids.flaky1!, status: 'error', exit_code: 1 }, { at: at(12) });
+  act('flaky2', { command: 'npx vitest run flaky.test.ts' }, 'toolu_f2', 90);
+  w.actionResult({ action_id: ids.flaky2!, status: 'ok', exit_code: 0 }, { at: at(91) });
+  // Long after the reports below.
+  act('late', { command: 'cargo test' }, 'toolu_late', 500);
+  w.actionResult({ action_id: ids.late!, status: 'ok', exit_code: 0 }, { at: at(501) });
+  w.end({}, { at: at(502) });
+  index = new EvidenceIndex();
+  for await (const m of mergeSegments(sessionDirSources(w.dir))) index.add(m.event);
+});
+
+const REPORT = at(100);
+const check = (type: string, ref: string, result: string, when = REPORT) =>
+  index.check({ type, ref, result }, when);
+
+describe('EvidenceIndex.check', () => {
+  it('supports a pass on a recorded exit code 0, found by call id, action id, command or its first words', () => {
+    expect(check('test', 'toolu_unit', 'passed')).toMatchObject({
+      verdict: 'supported',
+      action_id: ids.unit,
+      matched_by: 'call_id',
+      exit_code: 0,
+    });
+    expect(check('command', ids.unit!, 'exit:0')).toMatchObject({ verdict: 'supported', matched_by: 'id' });
+    expect(check('command', 'npm test -- --run parser', 'completed')).toMatchObject({
+      verdict: 'supported',
+      matched_by: 'command',
+    });
+    expect(check('command', 'npm test', 'passed')).toMatchObject({
+      verdict: 'supported',
+      matched_by: 'command_prefix',
+    });
+    expect(check('test', 'parser', 'passed')).toMatchObject({
+      verdict: 'supported',
+      matched_by: 'command_word',
+    });
+    // An argv behind `bash -lc` is the command it runs.
+    expect(check('command', 'npm run build', 'passed')).toMatchObject({
+      action_id: ids.build,
+      matched_by: 'command',
+    });
+  });
+
+  it('does not support a pass on exit code 1, and says what was recorded', () => {
+    const c = check('command', 'npm run lint', 'passed');
+    expect(c).toMatchObject({ verdict: 'unsupported', action_id: ids.lint, exit_code: 1 });
+    expect(c.reason).toBe(`claimed passed; action ${ids.lint} recorded exit code 1`);
+  });
+
+  it('checks claims of failure the same way', () => {
+    expect(check('command', 'npm run lint', 'failed').verdict).toBe('supported');
+    expect(check('command', 'npm run lint', 'exit:1').verdict).toBe('supported');
+    expect(check('command', 'npm run lint', 'exit:2').verdict).toBe('unsupported');
+    expect(check('test', 'toolu_unit', 'failed').verdict).toBe('unsupported');
+    expect(check('command', 'npm run e2e', 'cancelled').verdict).toBe('supported');
+    expect(check('command', 'npm run e2e', 'interrupted').verdict).toBe('supported');
+    expect(check('command', 'npm run lint', 'interrupted').verdict).toBe('unsupported');
+  });
+
+  it('does not support a claim with a missing result, no exit code, or no matching action', () => {
+    expect(check('command', 'npm run build', 'passed')).toMatchObject({
+      verdict: 'unsupported',
+      reason: `action ${ids.build} has no recorded result`,
+    });
+    expect(check('command', 'make docs', 'passed')).toMatchObject({
+      verdict: 'unsupported',
+      reason: `claimed passed; action ${ids.noexit} recorded no exit code (status ok)`,
+    });
+    expect(check('test', 'no-such-suite', 'passed')).toEqual({
+      verdict: 'unsupported',
+      reason: 'no recorded action matches "no-such-suite"',
+      action_id: null,
+      matched_by: null,
+      exit_code: null,
+    });
+    // A word of a command is a test name only for `test` claims, and only a whole word.
+    expect(check('command', 'parser', 'passed').verdict).toBe('unsupported');
+    expect(check('test', 'pars', 'passed').verdict).toBe('unsupported');
+    expect(check('command', 'npm tes', 'passed').verdict).toBe('unsupported');
+  });
+
+  it('takes the last matching action no later than the report', () => {
+    expect(check('command', 'npx vitest run flaky.test.ts', 'passed')).toMatchObject({
+      verdict: 'supported',
+      action_id: ids.flaky2,
+    });
+    // A report made between the two runs (more than the clock slack before the second) is about the first.
+    expect(check('command', 'npx vitest run flaky.test.ts', 'passed', at(15))).toMatchObject({
+      verdict: 'unsupported',
+      action_id: ids.flaky1,
+    });
+  });
+
+  it('does not count an action recorded after the report (beyond the clock slack)', () => {
+    expect(check('command', 'cargo test', 'passed').reason).toBe(
+      'the only recorded action matching "cargo test" came after the report',
+    );
+    expect(check('command', 'cargo test', 'passed', at(500) - CLOCK_SKEW_MICROS).verdict).toBe('supported');
+    // A call id names its action whenever it was recorded.
+    expect(check('command', 'toolu_late', 'passed').verdict).toBe('supported');
+  });
+
+  it('leaves file and commit claims unchecked, and refuses results that are not a command’s', () => {
+    expect(check('file', 'src/a.ts', 'modified')).toMatchObject({ verdict: 'unchecked', action_id: null });
+    expect(check('commit', 'abc1234', 'created').verdict).toBe('unchecked');
+    expect(check('command', 'npm run lint', 'created')).toMatchObject({
+      verdict: 'unsupported',
+      reason: '"created" is a result of a file, not of a command',
+    });
+  });
+});
+
+describe('commandOf', () => {
+  it('reads string inputs, command/cmd fields and shell-wrapped argv', () => {
+    expect(commandOf('  ls   -la ')).toBe('ls -la');
+    expect(commandOf({ command: 'npm  test' })).toBe('npm test');
+    expect(commandOf({ cmd: ['/bin/bash', '-lc', 'echo hi'] })).toBe('echo hi');
+    expect(commandOf({ cmd: ['git', 'status'] })).toBe('git status');
+    expect(commandOf({ file_path: 'a.ts' })).toBeNull();
+    expect(commandOf(null)).toBeNull();
+  });
+});
