@@ -1,6 +1,7 @@
 /**
  * `hansard import claude-code TRANSCRIPT.jsonl [--out DIR]` and `hansard import codex ROLLOUT.jsonl [--out DIR]`
- * (DESIGN §6, docs/import.md): another tool's record of a session into a hansard session.
+ * (DESIGN §6, docs/import.md): another tool's record of a session into a hansard session. Each also takes
+ * the tool's own streamed output, told apart by its first JSON object (cmd-import-streams.ts).
  */
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -8,6 +9,7 @@ import type { Command } from 'commander';
 import { importCodexRollout } from '../harness/codex.js';
 import { importClaudeCodeTranscript } from '../harness/index.js';
 import { registerImportHcn } from './cmd-hcn.js';
+import { importStreamIfAny } from './cmd-import-streams.js';
 import { UsageError } from './errors.js';
 import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
@@ -19,16 +21,20 @@ export function registerImport(program: Command, io: Io): void {
     .description("turn another tool's transcript into a hansard session")
     .addHelpText(
       'after',
-      '\nSources: claude-code (transcripts), codex (rollouts), hcn (hcn run --json and hcn-observer/1 streams).',
+      '\nSources: claude-code (transcripts), codex (rollouts), hcn (hcn run --json and hcn-observer/1 streams).\n' +
+        'claude-code also takes claude -p --output-format stream-json output, codex also codex exec --json output.',
     );
   imp
     .command('claude-code')
-    .description('import a Claude Code transcript (~/.claude/projects/…/*.jsonl)')
+    .description(
+      'import a Claude Code transcript (~/.claude/projects/…/*.jsonl) or claude -p --output-format stream-json output',
+    )
     .argument('<transcript>', 'the transcript file')
     .option('--out <dir>', 'where to create the session directory', './sessions')
     .option('--user <id>', "the user id for the person's prompts", 'user')
     .addOption(jsonOption())
     .action(async (file: string, o: { out: string; user: string; json?: boolean }) => {
+      if (await importStreamIfAny(io, file, o, 'claude-code')) return;
       let result: Awaited<ReturnType<typeof importClaudeCodeTranscript>>;
       try {
         result = await importClaudeCodeTranscript(resolve(io.cwd, file), resolve(io.cwd, o.out), {
@@ -65,12 +71,15 @@ export function registerImport(program: Command, io: Io): void {
 function registerImportCodex(imp: Command, io: Io): void {
   imp
     .command('codex')
-    .description('import a Codex CLI session rollout (~/.codex/sessions/**/rollout-*.jsonl)')
+    .description(
+      'import a Codex CLI session rollout (~/.codex/sessions/**/rollout-*.jsonl) or codex exec --json output',
+    )
     .argument('<rollout>', 'the rollout file')
     .option('--out <dir>', 'where to create the session directory', './sessions')
     .option('--user <id>', "the user id for the person's prompts", 'user')
     .addOption(jsonOption())
     .action(async (file: string, o: { out: string; user: string; json?: boolean }) => {
+      if (await importStreamIfAny(io, file, o, 'codex')) return;
       let result: Awaited<ReturnType<typeof importCodexRollout>>;
       try {
         result = await importCodexRollout(resolve(io.cwd, file), resolve(io.cwd, o.out), { userId: o.user });
