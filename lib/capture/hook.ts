@@ -9,12 +9,20 @@
  * rename), unlock, then start the detached shipper without waiting for it. The 3.5 s deadline is the
  * caller's (`hook-main.ts`): a timer that answers empty and exits 0 whatever is still pending.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
 import { applyClaudeEvent, ClaudeHookPayload, type ClaudeState, newClaudeState } from './claude-code.js';
 import { applyCodexEvent, CodexNotifyPayload, type CodexState, newCodexState } from './codex.js';
-import { type InboxProgress, inboxPath, readInbox, takeInbox } from './inbox.js';
+import {
+  type InboxProgress,
+  inboxPath,
+  readInbox,
+  segmentSizes,
+  takeInbox,
+  uncommittedDeferrals,
+} from './inbox.js';
 import { shipperRunning, spawnShipper } from './spawn.js';
 import {
   type CaptureConfig,
@@ -99,7 +107,7 @@ export async function runClaudeHook(raw: string, ctx: HookContext): Promise<stri
     ctx.progress.hook = hook;
     ctx.progress.defer = {
       inbox: inboxPath(mappingStatePath(state, 'claude-code', payload.session_id)),
-      payload: { ...payload, hook_deferred: true },
+      payload: { ...payload, hook_deferred: randomUUID() },
     };
   }
   const config = readCaptureConfig(ctx.env, state);
@@ -111,7 +119,7 @@ export async function runClaudeHook(raw: string, ctx: HookContext): Promise<stri
       state,
       'claude-code',
       payload.session_id,
-      (loaded, deferred) => applyClaude(state, ctx, loaded, [...deferred, payload]),
+      (loaded, deferred, persistNew) => applyClaude(state, ctx, loaded, [...deferred, payload], persistNew),
       () => {
         if (ctx.progress) ctx.progress.committed = true;
       },
@@ -162,7 +170,7 @@ export async function runCodexHook(raw: string | undefined, ctx: HookContext): P
     ctx.progress.hook = hook;
     ctx.progress.defer = {
       inbox: inboxPath(mappingStatePath(state, 'codex', thread)),
-      payload: { ...payload, hook_deferred: true },
+      payload: { ...payload, hook_deferred: randomUUID() },
     };
   }
   try {
@@ -170,7 +178,7 @@ export async function runCodexHook(raw: string | undefined, ctx: HookContext): P
       state,
       'codex',
       thread,
-      (loaded, deferred) => applyCodex(state, ctx, loaded, [...deferred, payload]),
+      (loaded, deferred, persistNew) => applyCodex(state, ctx, loaded, [...deferred, payload], persistNew),
       () => {
         if (ctx.progress) ctx.progress.committed = true;
       },
@@ -193,7 +201,7 @@ async function withSessionState<S extends InboxProgress>(
   state: string,
   harness: CaptureHarness,
   id: string,
-  update: (loaded: S | null, deferred: unknown[]) => S,
+  update: (loaded: S | null, deferred: unknown[], persistNew: (s: S) => void) => S,
   onSaved?: () => void,
 ): Promise<S> {
   const path = mappingStatePath(state, harness, id);
@@ -222,9 +230,20 @@ async function withSessionState<S extends InboxProgress>(
       ...(loaded?.inboxOffset !== undefined ? { inboxOffset: loaded.inboxOffset } : {}),
       ...(loaded?.inboxOldSize !== undefined ? { inboxOldSize: loaded.inboxOldSize } : {}),
     };
-    const deferred = takeInbox(inboxPath(path), progress);
-    const st = update(loaded, deferred);
+    const before = { ...progress };
+    let deferred = takeInbox(inboxPath(path), progress);
+    const sid = (loaded as { sid?: unknown } | null)?.sid;
+    if (typeof sid === 'string' && loaded?.spoolBytes) {
+      const done = uncommittedDeferrals(join(spoolDir(state), sid), loaded.spoolBytes);
+      if (done.size > 0)
+        deferred = deferred.filter((p) => !done.has((p as { hook_deferred?: string }).hook_deferred ?? ''));
+    }
+    // A new session's identity is saved before its first event: a hook killed after writing leaves the
+    // next one the same session (and the inbox where it was), not a second session.
+    const persistNew = (s: S) => writeJsonAtomic(path, { ...s, ...before, spoolBytes: {} });
+    const st = update(loaded, deferred, persistNew);
     Object.assign(st, progress);
+    st.spoolBytes = segmentSizes(join(spoolDir(state), (st as { sid?: string }).sid ?? '-'));
     writeJsonAtomic(path, st);
     onSaved?.();
     return st;
@@ -256,8 +275,8 @@ async function sessionStart(
     token = await ss.mintSessionToken(config, st.sid, Math.min(1_500, left));
     if (typeof token === 'object') {
       const minted = token;
-      await withSessionState<ClaudeState>(state, 'claude-code', payload.session_id, (loaded, deferred) => {
-        const s = applyClaude(state, ctx, loaded ?? st, deferred);
+      await withSessionState<ClaudeState>(state, 'claude-code', payload.session_id, (loaded, deferred, p) => {
+        const s = applyClaude(state, ctx, loaded ?? st, deferred, p);
         s.token = minted;
         return s;
       }).catch((err) =>
@@ -293,6 +312,7 @@ function applyClaude(
   ctx: HookContext,
   loaded: ClaudeState | null,
   payloads: unknown[],
+  persistNew: (s: ClaudeState) => void,
 ): ClaudeState {
   let s: ClaudeState | null = loaded?.version === 1 && typeof loaded.sid === 'string' ? loaded : null;
   for (const raw of payloads) {
@@ -300,7 +320,10 @@ function applyClaude(
     if (!p.success) continue;
     // Seen before: loaded, or made by an earlier (deferred) payload of this batch.
     const seen = s !== null;
-    s ??= newClaudeState(p.data.cwd ?? null);
+    if (s === null) {
+      s = newClaudeState(p.data.cwd ?? null);
+      persistNew(s);
+    }
     applyClaudeEvent(p.data, s, { spool: spoolDir(state), userId: userOf(ctx.env), existing: seen });
   }
   ctx.afterWrite?.();
@@ -312,12 +335,16 @@ function applyCodex(
   ctx: HookContext,
   loaded: CodexState | null,
   payloads: unknown[],
+  persistNew: (s: CodexState) => void,
 ): CodexState {
   let s: CodexState | null = loaded?.version === 1 && typeof loaded.sid === 'string' ? loaded : null;
   for (const raw of payloads) {
     const p = CodexNotifyPayload.safeParse(raw);
     if (!p.success) continue;
-    s ??= newCodexState(p.data.cwd ?? null);
+    if (s === null) {
+      s = newCodexState(p.data.cwd ?? null);
+      persistNew(s);
+    }
     applyCodexEvent(p.data, s, { spool: spoolDir(state), userId: userOf(ctx.env) });
   }
   ctx.afterWrite?.();
@@ -344,11 +371,11 @@ export async function drainInboxes(state: string, env: NodeJS.ProcessEnv): Promi
       const id = decodeURIComponent(f.slice(0, -'.inbox'.length));
       const ctx: HookContext = { env, selfCommand: null };
       await (harness === 'claude-code'
-        ? withSessionState<ClaudeState>(state, harness, id, (loaded, deferred) =>
-            applyClaude(state, ctx, loaded, deferred),
+        ? withSessionState<ClaudeState>(state, harness, id, (loaded, deferred, p) =>
+            applyClaude(state, ctx, loaded, deferred, p),
           )
-        : withSessionState<CodexState>(state, harness, id, (loaded, deferred) =>
-            applyCodex(state, ctx, loaded, deferred),
+        : withSessionState<CodexState>(state, harness, id, (loaded, deferred, p) =>
+            applyCodex(state, ctx, loaded, deferred, p),
           )
       ).then(
         () => n++,

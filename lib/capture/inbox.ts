@@ -10,7 +10,17 @@
  * that landed in the old file after its last reading (an append racing the rename) is taken at the next
  * rotation, before the old file is removed.
  */
-import { appendFileSync, closeSync, openSync, readSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs';
+import { join } from 'node:path';
 
 /** An inbox taken to its end is rotated once it is this large. */
 export const ROTATE_BYTES = 64 * 1024;
@@ -61,6 +71,8 @@ export interface InboxProgress {
   inboxOffset?: number;
   /** bytes of `<id>.inbox.old` read when it was rotated */
   inboxOldSize?: number;
+  /** each spool segment's size when the state was last saved (writer id → bytes) */
+  spoolBytes?: Record<string, number>;
 }
 
 /**
@@ -95,4 +107,39 @@ export function takeInbox(path: string, progress: InboxProgress): unknown[] {
     // Appends that raced the rename went to the old file; a later rotation reads them.
   }
   return out;
+}
+
+/** The size of each segment of a spool session directory (writer id → bytes); {} when there is none. */
+export function segmentSizes(dir: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return out;
+  }
+  for (const f of names) if (f.endsWith('.jsonl')) out[f.slice(0, -6)] = statSync(join(dir, f)).size;
+  return out;
+}
+
+/**
+ * The deferral ids (`hook_deferred`) of events past the sizes the state recorded: a hook killed after it
+ * wrote a deferred payload's events but before it saved the state left them there, and its inbox offset
+ * behind; the next hook must not write them again. Only reads when a segment grew past its record.
+ */
+export function uncommittedDeferrals(dir: string, recorded: Record<string, number>): Set<string> {
+  const ids = new Set<string>();
+  for (const [w, size] of Object.entries(segmentSizes(dir))) {
+    const from = recorded[w] ?? 0;
+    if (size <= from) continue;
+    for (const line of readInbox(join(dir, `${w}.jsonl`), from).lines) {
+      try {
+        const ev = JSON.parse(line) as { hook_deferred?: unknown };
+        if (typeof ev.hook_deferred === 'string') ids.add(ev.hook_deferred);
+      } catch {
+        // a torn line: not an event
+      }
+    }
+  }
+  return ids;
 }

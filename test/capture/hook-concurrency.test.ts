@@ -61,7 +61,9 @@ describe('24 concurrent hook processes on one session', () => {
     }
     const deferred = failures.filter((f) => f.message.includes('deferred'));
     expect((await runHook(cli.bin, ['claude-code'], fixture('real-client/07-Stop.json'), env)).code).toBe(0);
-    expect((await runHook(cli.bin, ['claude-code'], fixture('real-client/08-SessionEnd.json'), env)).code).toBe(0);
+    expect(
+      (await runHook(cli.bin, ['claude-code'], fixture('real-client/08-SessionEnd.json'), env)).code,
+    ).toBe(0);
 
     const dirs = spoolSessions(state);
     expect(dirs).toHaveLength(1);
@@ -90,7 +92,9 @@ describe('24 concurrent hook processes on one session', () => {
     expect(evs.at(-1)).toMatchObject({ type: 'writer.end' });
     // Each deferral recorded is an event written later (a record may be missed when the failures file's
     // lock stays busy past its short wait: that log is best effort, the events are not).
-    expect(evs.filter((e) => e.hook_deferred === true).length).toBeGreaterThanOrEqual(deferred.length);
+    expect(evs.filter((e) => typeof e.hook_deferred === 'string').length).toBeGreaterThanOrEqual(
+      deferred.length,
+    );
     expect(await verifyDir(dirs[0]!)).toEqual([]);
   }, 120_000);
 });
