@@ -111,7 +111,7 @@ export class HcnRecorder {
       if (native && this.m === null)
         throw new HcnFormatError(
           this.format,
-          `this is ${native}, not an hcn stream: record the run through hcn (\`hansard run\`, or hcn run --json > FILE) and import that`,
+          `this is ${native}, not an hcn stream: import it with \`hansard import ${this.format === 'claude-stream-json' ? 'claude-code' : 'codex'} FILE\` (or record the run through hcn: \`hansard run\`, or hcn run --json > FILE)`,
         );
     }
     const o = this.stamp(isObj(obj) ? obj.at : undefined);
