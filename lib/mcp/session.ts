@@ -100,7 +100,7 @@ export function liveClaudeSessions(state: string, cwd: string, now = Date.now())
     const t = st.token;
     const valid = t && typeof t.token === 'string' && Date.parse(t.expires_at) - now > EXPIRY_MARGIN_MS;
     out.push({
-      claudeSessionId: decodeURIComponent(name.slice(0, -5)),
+      claudeSessionId: decodeName(name.slice(0, -5)),
       sid: st.sid,
       cwd: st.cwd,
       writtenAt,
@@ -108,6 +108,15 @@ export function liveClaudeSessions(state: string, cwd: string, now = Date.now())
     });
   }
   return out.sort((a, b) => b.writtenAt - a.writtenAt);
+}
+
+/** A state file's name back to Claude's session id (`mappingStatePath` %-encodes it); as is when malformed. */
+function decodeName(name: string): string {
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
 }
 
 function canonical(p: string): string {

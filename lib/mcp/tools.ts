@@ -7,7 +7,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { sessionStartOutput } from '../capture/session-start.js';
-import { ApiClient } from '../cli/client.js';
+import { ApiClient, ServerError } from '../cli/client.js';
 import { StatusReport } from '../service/status-schemas.js';
 import { type ToolResult, toolError } from './errors.js';
 import { type ResolveContext, type ResolvedSession, resolveSession } from './session.js';
@@ -96,16 +96,17 @@ export function registerStatusTools(server: McpServer, ctx: ResolveContext): voi
 /** `session_context`'s answer for a resolved session. @throws ServerError, NetworkError */
 async function sessionContext(s: ResolvedSession, ctx: ResolveContext): Promise<ToolResult> {
   const client = clientOf(s);
-  const got = await client.request('GET', `/v1/sessions/${s.sid}/status`, { allow404: true });
-  const status = got.status === 404 ? null : (got.body as Record<string, unknown>);
+  const status = await latestStatus(client, s.sid);
   const work = await openWork(client);
+  // seed 000: the switch changes the instructions only; reports with events are always accepted.
+  const declaredEvents = ctx.env.HANSARD_DECLARED_EVENTS === '1';
   const project = sessionStartOutput({
     sid: s.sid,
     cwd: s.cwd,
     // The agent reports through this server's tools: no token goes into the text.
     token: null,
     shipping: `shipped to ${s.url}`,
-    declaredEvents: ctx.env.HANSARD_DECLARED_EVENTS === '1',
+    declaredEvents,
   }).hookSpecificOutput.additionalContext;
   const lines = [
     `Session: ${s.sid} (found through ${s.source}${s.claudeSessionId ? `, Claude Code session ${s.claudeSessionId}` : ''}; server ${s.url})`,
@@ -115,6 +116,11 @@ async function sessionContext(s: ResolvedSession, ctx: ResolveContext): Promise<
     'Project context:',
     project,
     'Through this MCP server, report with the report_status tool (leave session_token out unless you were given one).',
+    ...(declaredEvents
+      ? [
+          "Declare events there in report_status's events: the same array as --events above, with the same limits.",
+        ]
+      : []),
   ];
   return {
     content: [{ type: 'text', text: lines.join('\n') }],
@@ -131,6 +137,20 @@ async function sessionContext(s: ResolvedSession, ctx: ResolveContext): Promise<
       project_context: project,
     },
   };
+}
+
+/**
+ * `GET /v1/sessions/{sid}/status`, or null when nothing was reported yet. Only the 404 that says so
+ * ("status not found") is "none yet": a session this token may not see is a 404 too, and an error.
+ * @throws ServerError, NetworkError
+ */
+async function latestStatus(client: ApiClient, sid: string): Promise<Record<string, unknown> | null> {
+  try {
+    return (await client.request('GET', `/v1/sessions/${sid}/status`)).body as Record<string, unknown>;
+  } catch (err) {
+    if (err instanceof ServerError && err.status === 404 && err.message === 'status not found') return null;
+    throw err;
+  }
 }
 
 /** One line for a status view: its state, note, time and declared events (the fields any version has). */
