@@ -21,7 +21,7 @@ export interface HansardRun {
   stderr: string;
 }
 
-/** Runs this checkout's built `bin/hansard ARGS` with exactly `env` (plus PATH). */
+/** Runs this checkout's built `bin/hansard ARGS` with exactly `env` (plus PATH), stdin closed. */
 export function hansard(
   args: string[],
   env: Record<string, string>,
@@ -29,34 +29,36 @@ export function hansard(
 ): Promise<HansardRun> {
   const bin = inject('hansardBin');
   return new Promise((done) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [bin, ...args],
       { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, timeout: timeoutMs, encoding: 'utf8' },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        done({ code, stdout, stderr });
+        done({ code, stdout, stderr: err?.killed ? `killed after ${timeoutMs} ms\n${stderr}` : stderr });
       },
     );
+    // A hook reads its event from stdin: an open pipe would keep it waiting.
+    child.stdin?.end();
   });
 }
 
 /**
- * Fails the test, with what is missing, unless this checkout built and its CLI has `hansard hook <harness>`
- * and `hansard integrations sync`.
+ * Fails the test, with what is missing, unless this checkout built and its CLI lists `hook <harness>` and
+ * `integrations sync` in their help (a hook's own `--help` may be taken as an event and print nothing).
  */
 export async function requireCapture(harness: 'claude-code' | 'codex'): Promise<void> {
   const buildError = inject('hansardBuildError');
   expect(buildError, 'the capture suites run the CLI of this checkout').toBe('');
-  for (const words of [
+  for (const [group, sub] of [
     ['hook', harness],
     ['integrations', 'sync'],
-  ]) {
-    const r = await hansard([...words, '--help'], {});
+  ] as const) {
+    const r = await hansard([group, '--help'], {}, 20_000);
     expect(
-      r.code,
-      `\`hansard ${words.join(' ')}\` is not there yet (\`hansard ${words.join(' ')} --help\` exited ${r.code}: ${r.stderr.trim()})`,
-    ).toBe(0);
+      new RegExp(`^\\s+${sub}\\b`, 'm').test(r.stdout),
+      `\`hansard ${group} ${sub}\` is not there yet (\`hansard ${group} --help\` exited ${r.code}: ${r.stdout}${r.stderr})`,
+    ).toBe(true);
   }
 }
 
