@@ -9,6 +9,8 @@
  * recorded. Scenarios: two parallel Bash calls, a failing command, a subagent.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -52,8 +54,8 @@ function sandbox(): { home: string; state: string; env: Record<string, string> }
 }
 
 /** `integrations sync` into the sandbox's HOME, with the server and token it keeps in `<state>/config.json`. */
-async function sync(env: Record<string, string>): Promise<void> {
-  const r = await hansard(['integrations', 'sync', '--url', cs.url, '--token', cs.token], env);
+async function sync(env: Record<string, string>, url = cs.url): Promise<void> {
+  const r = await hansard(['integrations', 'sync', '--url', url, '--token', cs.token], env);
   expect(r.code, `integrations sync: ${r.stdout}${r.stderr}`).toBe(0);
 }
 
@@ -64,13 +66,19 @@ interface Captured {
   sid: string;
   stored: StoredSession;
   state: string;
+  /** the environment hansard and the client ran with */
+  env: Record<string, string>;
   shippedByItself: boolean;
 }
 
-async function capture(name: ClaudeScenario['name']): Promise<Captured> {
+/**
+ * Plays scenario `name` with hansard's hooks shipping to `serverUrl` (default the test server; a URL
+ * nothing listens on plays the session offline), then ships the spool to the test server.
+ */
+async function capture(name: ClaudeScenario['name'], serverUrl = cs.url): Promise<Captured> {
   await requireCapture('claude-code');
   const { home, state, env } = sandbox();
-  await sync(env);
+  await sync(env, serverUrl);
   const sc = claudeScenario(name);
   const stub = await startAnthropicStub(sc.script);
   stubs.push(stub);
@@ -89,7 +97,10 @@ async function capture(name: ClaudeScenario['name']): Promise<Captured> {
   const sids = spooledSessions(state);
   expect(sids, `one spooled session under ${state}/spool`).toHaveLength(1);
   const sid = sids[0]!;
-  const shippedByItself = await waitForSession(cs, sid, 10_000);
+  const offline = serverUrl !== cs.url;
+  const shippedByItself = await waitForSession(cs, sid, offline ? 0 : 10_000);
+  if (offline)
+    expect(shippedByItself, 'nothing reached the test server while its URL was not configured').toBe(false);
   const up = await hansard(['upload', join(state, 'spool'), '--json'], {
     ...env,
     HANSARD_URL: cs.url,
@@ -100,7 +111,7 @@ async function capture(name: ClaudeScenario['name']): Promise<Captured> {
   console.info(
     `${name}: claude ${run.ms} ms, ${stored.events.length} events, shipped by the hook itself: ${shippedByItself}`,
   );
-  return { sc, stub, sid, stored, state, shippedByItself };
+  return { sc, stub, sid, stored, state, env, shippedByItself };
 }
 
 /** The checks every captured session passes. */
@@ -138,6 +149,25 @@ function expectAttributedToPrompt(s: StoredSession): void {
   }
 }
 
+/** What the `parallel` scenario must leave on the server. */
+function expectParallel(s: StoredSession): void {
+  expect(prompts(s)).toEqual(['run the greeting']);
+  expect(ofType(s, 'turn.start')).toHaveLength(1);
+  expect(ofType(s, 'turn.end')).toHaveLength(1);
+  const p = pairs(s);
+  expect(p.map((x) => x.action.call_id).sort()).toEqual(['toolu_fake0001a', 'toolu_fake0001b']);
+  for (const { action, result } of p) {
+    expect(action.tool).toBe('Bash');
+    expect(result, `the result of ${action.call_id}`).toBeDefined();
+    expect(result!.status).toBe('ok');
+    const printed = action.call_id === 'toolu_fake0001a' ? 'hello-from-tool' : 'second-parallel-call';
+    expect(JSON.stringify(action.input)).toContain(`echo ${printed}`);
+    expect(JSON.stringify(result!.output)).toContain(printed);
+  }
+  expect(ofType(s, 'agent.action_result')).toHaveLength(2);
+  expectAttributedToPrompt(s);
+}
+
 describe('capture from the real Claude Code 2.1.328', () => {
   it('integrations sync installs a hansard hook for every event Claude Code fires with something to record', async () => {
     await requireCapture('claude-code');
@@ -169,21 +199,27 @@ describe('capture from the real Claude Code 2.1.328', () => {
   it('two parallel Bash calls: one prompt, two actions each with its result, attributed to the prompt', async () => {
     const c = await capture('parallel');
     expectClean(c);
-    expect(prompts(c.stored)).toEqual(['run the greeting']);
-    expect(ofType(c.stored, 'turn.start')).toHaveLength(1);
-    expect(ofType(c.stored, 'turn.end')).toHaveLength(1);
-    const p = pairs(c.stored);
-    expect(p.map((x) => x.action.call_id).sort()).toEqual(['toolu_fake0001a', 'toolu_fake0001b']);
-    for (const { action, result } of p) {
-      expect(action.tool).toBe('Bash');
-      expect(result, `the result of ${action.call_id}`).toBeDefined();
-      expect(result!.status).toBe('ok');
-      const printed = action.call_id === 'toolu_fake0001a' ? 'hello-from-tool' : 'second-parallel-call';
-      expect(JSON.stringify(action.input)).toContain(`echo ${printed}`);
-      expect(JSON.stringify(result!.output)).toContain(printed);
-    }
-    expect(ofType(c.stored, 'agent.action_result')).toHaveLength(2);
-    expectAttributedToPrompt(c.stored);
+    expectParallel(c.stored);
+    // doctor, in the same HOME and state dir, finds nothing to do once the session is on the server.
+    const doctor = await hansard(['doctor', '--json'], c.env);
+    const findings = JSON.parse(doctor.stdout || '{}').findings ?? [];
+    expect(
+      findings.filter((f: { ok: boolean }) => !f.ok),
+      `hansard doctor: ${doctor.stdout}${doctor.stderr}`,
+    ).toEqual([]);
+    expect(doctor.code).toBe(0);
+  });
+
+  it('offline: with the server unreachable the session runs as usual, and nothing is lost once shipped', async () => {
+    // A loopback port nothing listens on: the hooks can only spool.
+    const dead = createServer();
+    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
+    const { port } = dead.address() as AddressInfo;
+    await new Promise((r) => dead.close(r));
+    const c = await capture('parallel', `http://127.0.0.1:${port}`);
+    const problems = c.stored.verify.problems.filter((p: { severity: string }) => p.severity !== 'info');
+    expect(problems, 'verify of the stored session').toEqual([]);
+    expectParallel(c.stored);
   });
 
   it('a failing command: its result is recorded as an error with exit code 2', async () => {
