@@ -199,6 +199,32 @@ describe('hand-made streams', () => {
     ]);
   });
 
+  it('a replayed user message is the prompt; a compact_boundary is a compaction, not a prompt', async () => {
+    const boundary = {
+      type: 'system',
+      subtype: 'compact_boundary',
+      session_id: SID,
+      compact_metadata: { trigger: 'auto', pre_tokens: 150000 },
+    };
+    const { result, events } = await importLines([
+      init,
+      user('fix the build', 1),
+      assistant([{ type: 'text', text: 'fixed' }], 2),
+      success,
+      boundary,
+      user('now test it', 3),
+      assistant([{ type: 'text', text: 'tested' }], 4),
+      success,
+    ]);
+    expect(ofType(events, 'message').map((m) => m.text)).toEqual(['fix the build', 'now test it']);
+    expect(result).toMatchObject({ promptRecorded: true, notices: [] });
+    const [c] = marked(events, 'compaction');
+    expect(c!.extra).toMatchObject({ compactMetadata: { trigger: 'auto', pre_tokens: 150000 } });
+    expect(result.counts).toMatchObject({ prompts: 2, turns: 2, compactions: 1, outputs: 2 });
+    expect(ofType(events, 'turn.end').map((e) => e.status)).toEqual(['completed', 'completed']);
+    expect((await verify(result.dir)).summary).toMatchObject({ errors: 0, warnings: 0 });
+  });
+
   it('a malformed line is reported with its line number and the rest is imported', async () => {
     const { result, events } = await importLines([
       init,
