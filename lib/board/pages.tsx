@@ -69,6 +69,21 @@ function StateBadge({ state }: { state: string | null }) {
   return <span class={`state ${state ?? 'none'}`}>{state ? state.replace('_', ' ') : 'no report'}</span>;
 }
 
+/** The declared evidence's verdicts under the note (docs/status.md): declared, so marked as such. */
+function Verdicts({ evidence: e }: { evidence: BoardSession['evidence'] }) {
+  if (!e || e.supported + e.unsupported + e.unchecked === 0) return null;
+  const parts = [
+    e.supported ? `${e.supported} supported` : '',
+    e.unsupported ? `${e.unsupported} unsupported` : '',
+    e.unchecked ? `${e.unchecked} unchecked` : '',
+  ].filter(Boolean);
+  return (
+    <div class="muted" data-evidence={`${e.supported}/${e.unsupported}/${e.unchecked}`}>
+      Declared evidence: {parts.join(', ')}
+    </div>
+  );
+}
+
 function Row({ s }: { s: BoardSession }) {
   return (
     <tr data-sid={s.sid}>
@@ -81,7 +96,10 @@ function Row({ s }: { s: BoardSession }) {
       <td>
         <StateBadge state={s.state} />
       </td>
-      <td>{escapeControl(s.note ?? '')}</td>
+      <td>
+        {escapeControl(s.note ?? '')}
+        <Verdicts evidence={s.evidence} />
+      </td>
       <td>
         <time datetime={s.last_activity}>{s.last_activity.replace('T', ' ').slice(0, 19)}Z</time>
       </td>

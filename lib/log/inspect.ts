@@ -49,6 +49,23 @@ export interface SessionSummary {
   /** how the agents' actions and outputs are attributed to people's messages (lib/log/attribution) */
   attribution: { total: number; by_basis: Record<string, number>; mean_confidence: number | null };
   verify: (VerifyReport['summary'] & { ok: boolean }) | null;
+  /**
+   * The agents' status reports with their claims checked (a server's inspect only; lib/service/declared.ts):
+   * declarations, shown apart from what was recorded. Null when none, absent for a local directory.
+   */
+  declared?: DeclaredSection | null;
+}
+
+/** `SessionSummary.declared`: a session's status reports as inspect shows them. */
+export interface DeclaredSection {
+  state: string;
+  note: string;
+  reported_at: string;
+  reports: number;
+  dropped_events: number;
+  dropped_reports: number;
+  evidence: { supported: number; unsupported: number; unchecked: number };
+  unsupported: { kind: string; type: string; ref: string; result: string; reason: string }[];
 }
 
 /**
@@ -230,6 +247,18 @@ export function formatSummary(s: SessionSummary): string {
     lines.push(
       `  verify: ${s.verify.ok ? 'ok' : 'NOT ok'} (${plural(s.verify.errors, 'error')}, ${plural(s.verify.warnings, 'warning')}, ${s.verify.infos} info)`,
     );
+  }
+  if (s.declared) {
+    const d = s.declared;
+    const e = d.evidence;
+    lines.push(
+      `  declared (agents' reports, not proof): ${esc(d.state)}${d.note ? ` "${esc(d.note)}"` : ''} at ${esc(d.reported_at)}, ${plural(d.reports, 'report')}` +
+        `${d.dropped_events || d.dropped_reports ? ` (${d.dropped_events} older events, ${d.dropped_reports} reports not kept)` : ''}`,
+      `    evidence: ${e.supported} supported, ${e.unsupported} unsupported, ${e.unchecked} unchecked`,
+    );
+    for (const u of d.unsupported) {
+      lines.push(`    unsupported: ${esc(u.type)} "${esc(u.ref)}" ${esc(u.result)}: ${esc(u.reason)}`);
+    }
   }
   return `${lines.join('\n')}\n`;
 }

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { VERIFY_CODES } from '../log/verify.js';
 import { Count, Counts, SessionId } from './id-schemas.js';
+import { VerdictCounts } from './status-schemas.js';
 
 type VerifyCode = keyof typeof VERIFY_CODES;
 
@@ -74,6 +75,30 @@ export const TurnSummary = z
   })
   .meta({ id: 'TurnSummary' });
 
+/** Inspect's section of the agents' status reports (lib/service/declared.ts): declared, never observed. */
+export const DeclaredSummary = z
+  .object({
+    state: z.string(),
+    note: z.string(),
+    reported_at: z.string(),
+    reports: Count.describe('reports kept'),
+    dropped_events: Count,
+    dropped_reports: Count,
+    evidence: VerdictCounts,
+    unsupported: z
+      .array(
+        z.object({
+          kind: z.string(),
+          type: z.string(),
+          ref: z.string(),
+          result: z.string(),
+          reason: z.string(),
+        }),
+      )
+      .describe('every kept claim the transcript does not support, with why'),
+  })
+  .meta({ id: 'DeclaredSummary', description: "the agents' status reports: declarations, not proof" });
+
 /** `GET /v1/sessions/{sid}/inspect`. */
 export const SessionSummary = z
   .object({
@@ -101,6 +126,11 @@ export const SessionSummary = z
       mean_confidence: z.number().nullable(),
     }),
     verify: VerifySummary.extend({ ok: z.boolean() }).nullable().describe("verify's summary"),
+    declared: DeclaredSummary.nullable()
+      .optional()
+      .describe(
+        "the agents' status reports, their claims checked: null when none (absent for a local directory)",
+      ),
   })
   .meta({
     id: 'SessionSummary',

@@ -17,7 +17,9 @@ import {
 import type { AttributionList } from './analysis-schemas.js';
 import { digestChecked } from './chunk-digests.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
+import { type DeclaredSummary, declaredSummary } from './declared.js';
 import { type SegmentLoss, storedSegments, storedSegmentsAndLosses } from './sources.js';
+import { checkedStatus } from './status.js';
 
 /**
  * `GET /v1/sessions/{sid}/verify` (scope `read`). A segment whose store holds less than its index, or
@@ -60,7 +62,10 @@ function lossProblem({ w, range }: SegmentLoss): Problem {
   };
 }
 
-/** `GET /v1/sessions/{sid}/inspect` (scope `read`): the summary with its verify summary. @throws AppError `not_found` */
+/**
+ * `GET /v1/sessions/{sid}/inspect` (scope `read`): the summary with its verify summary, and the agents'
+ * status reports with their claims checked (`declared`, null when none). @throws AppError `not_found`
+ */
 export async function inspectStored({
   ctx,
   sid,
@@ -70,12 +75,15 @@ export async function inspectStored({
   sid: string;
   /** as for `verifyStored` */
   signal?: AbortSignal;
-}): Promise<SessionSummary> {
+}): Promise<SessionSummary & { declared: DeclaredSummary | null }> {
   requireScope(ctx, 'read');
   requireSessionAccess(ctx, sid);
   const segments = await storedSegments(ctx, sid);
   const report = await verifySegments(segments, sid, [], signal);
-  return inspectSession(segmentSources(segments, { signal }), report);
+  const summary = await inspectSession(segmentSources(segments, { signal }), report);
+  // The agents' reports are a section of their own: a declared event never fills an observed field.
+  const status = await checkedStatus(ctx, sid, signal);
+  return { ...summary, declared: status ? declaredSummary(status) : null };
 }
 
 /**

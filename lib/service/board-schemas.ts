@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { Count, Instant, SessionId } from './id-schemas.js';
-import { STATES } from './status-schemas.js';
+import { STATES, VerdictCounts } from './status-schemas.js';
 
 /** One row of the board. */
 export const BoardSession = z
@@ -18,6 +18,9 @@ export const BoardSession = z
     writers: Count,
     lines: Count,
     agents: z.array(z.string()).describe("the writers' agents"),
+    evidence: VerdictCounts.nullable().describe(
+      "the agents' declared evidence by verdict, checked against the transcript; null when no agent reported",
+    ),
   })
   .meta({ id: 'BoardSession' });
 export type BoardSession = z.infer<typeof BoardSession>;

@@ -4,10 +4,13 @@
  * in all (issue 8.7: it stopped at 100 without a word). Pages come from `sessionsPage`, so the board's
  * cursors are the listing's signed ones.
  */
+
+import type { StatusRecord } from '../store/index.js';
 import type { Board, BoardSession } from './board-schemas.js';
 import { requireScope, type ServiceContext } from './context.js';
 import { type SessionView, sessionsPage } from './sessions.js';
-import type { StatusReport } from './status-schemas.js';
+import { checkedView } from './status.js';
+import type { StatusReport, VerdictCounts } from './status-schemas.js';
 
 export type { Board, BoardSession } from './board-schemas.js';
 
@@ -34,7 +37,12 @@ export async function getBoard({
     sessionsPage({ ctx, limit, cursor }),
     bound ? Promise.resolve(null) : ctx.state.countSessions(ctx.tenant),
   ]);
-  const sessions = await Promise.all(page.sessions.map((s) => boardSession(ctx, s)));
+  const rows = await Promise.all(page.sessions.map((s) => boardSession(ctx, s)));
+  // Verdicts read transcripts: one session at a time, and only those whose reports or segments changed.
+  const sessions: BoardSession[] = [];
+  for (const { row, status, bytes } of rows) {
+    sessions.push({ ...row, evidence: status ? await verdicts(ctx, status, bytes) : null });
+  }
   return {
     tenant: ctx.tenant,
     generated_at: ctx.now().toISOString(),
@@ -44,13 +52,37 @@ export async function getBoard({
   };
 }
 
-async function boardSession(ctx: ServiceContext, s: SessionView): Promise<BoardSession> {
+/** The verdict counts last computed per session, with what they were computed from (LRU by insertion). */
+const VERDICTS = new Map<string, { from: string; counts: VerdictCounts }>();
+const VERDICTS_KEPT = 2000;
+
+/**
+ * The verdict counts of a session's declared evidence (lib/service/status.ts). They change only when a
+ * report is added (the record's version) or a segment grows (the session's bytes), so they are computed
+ * again only then.
+ */
+async function verdicts(ctx: ServiceContext, status: StatusRecord, bytes: number): Promise<VerdictCounts> {
+  const key = `${ctx.tenant}/${status.sid}`;
+  const from = `${status.version}:${bytes}`;
+  const known = VERDICTS.get(key);
+  if (known?.from === from) return known.counts;
+  const counts = (await checkedView(ctx, status)).evidence;
+  VERDICTS.delete(key);
+  VERDICTS.set(key, { from, counts });
+  if (VERDICTS.size > VERDICTS_KEPT) VERDICTS.delete(VERDICTS.keys().next().value!);
+  return counts;
+}
+
+async function boardSession(
+  ctx: ServiceContext,
+  s: SessionView,
+): Promise<{ row: Omit<BoardSession, 'evidence'>; status: StatusRecord | null; bytes: number }> {
   const [status, writers] = await Promise.all([
     ctx.state.getStatus(ctx.tenant, s.sid),
     ctx.state.listWriters(ctx.tenant, s.sid),
   ]);
   const latest = status?.reports.at(-1);
-  return {
+  const row = {
     sid: s.sid,
     // stored as `reportStatus` parsed it
     state: (latest?.state ?? null) as StatusReport['state'] | null,
@@ -62,4 +94,5 @@ async function boardSession(ctx: ServiceContext, s: SessionView): Promise<BoardS
     lines: s.lines,
     agents: [...new Set(writers.map((w) => w.agent).filter((a): a is string => a !== null))],
   };
+  return { row, status, bytes: s.bytes };
 }

@@ -9,10 +9,12 @@ import { type ReplayFormat, replayChunks, replayRaw, segmentSources } from '../l
 import { InvalidCursorError, type SessionRecord, type WriterRecord } from '../store/index.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { openCursor, sealCursor } from './cursors.js';
+import { declaredRows, interleaveDeclared } from './declared.js';
 import { AppError, notFound } from './errors.js';
 import type { ScanGate } from './scan-gate.js';
 import type { SessionDetail, SessionList, SessionView, WriterView } from './session-schemas.js';
 import { segmentLoss, storedSegments } from './sources.js';
+import { checkedStatus } from './status.js';
 import { dataLossError } from './storage-faults.js';
 
 export type { SessionView, WriterView } from './session-schemas.js';
@@ -143,10 +145,23 @@ export async function replaySession({
   requireSessionAccess(ctx, sid);
   const segments = await storedSegments(ctx, sid);
   const options = { ...(onProblem ? { onProblem } : {}), signal };
-  if (!gate) return replayChunks(segments, format, options);
+  // The text replay shows the agents' status reports as rows marked Declared, their claims checked.
+  const declared = async () => {
+    const status = format === 'text' ? await checkedStatus(ctx, sid, signal) : null;
+    return status ? declaredRows(status) : [];
+  };
+  if (!gate) {
+    return (async function* () {
+      const rows = await declared();
+      yield* interleaveDeclared(replayChunks(segments, format, options), rows);
+    })();
+  }
   return (async function* () {
-    const corrections = await gate.run(() => CorrectionIndex.scan(segments, signal), signal);
-    yield* replayChunks(segments, format, { ...options, corrections });
+    const [corrections, rows] = await gate.run(
+      () => Promise.all([CorrectionIndex.scan(segments, signal), declared()]),
+      signal,
+    );
+    yield* interleaveDeclared(replayChunks(segments, format, { ...options, corrections }), rows);
   })();
 }
 

@@ -96,8 +96,27 @@ export async function getStatus({
 }): Promise<StatusView> {
   requireScope(ctx, 'read', 'report', 'board');
   requireSessionAccess(ctx, sid);
+  const checked = await checkedStatus(ctx, sid, signal);
+  if (!checked) throw notFound('status');
+  return checked;
+}
+
+/**
+ * A session's status with its evidence checked against the stored transcript, or null when nothing was
+ * reported. For the verbs that show it beside something else (inspect, the text replay, the board); the
+ * caller has checked the scopes.
+ */
+export async function checkedStatus(
+  ctx: ServiceContext,
+  sid: string,
+  signal?: AbortSignal,
+): Promise<StatusView | null> {
   const s = await ctx.state.getStatus(ctx.tenant, sid);
-  if (!s) throw notFound('status');
+  return s ? view(ctx, s, { check: true, signal }) : null;
+}
+
+/** `checkedStatus` of a record already read (the board has it). */
+export function checkedView(ctx: ServiceContext, s: StatusRecord, signal?: AbortSignal): Promise<StatusView> {
   return view(ctx, s, { check: true, signal });
 }
 
