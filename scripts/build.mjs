@@ -20,26 +20,27 @@ await build({
   logLevel: 'warning',
 });
 
-// `hansard hook …` (issue 11): its own bundle, dependencies included (zod, proper-lockfile, ulid), minified:
-// loading zod from node_modules file by file costs more than the rest of a hook. bin/hansard runs it.
-await build({
-  entryPoints: { hook: 'lib/capture/hook-entry.ts' },
+// `hansard hook …` (issue 11): its own bundle, dependencies included (zod, proper-lockfile, ulid), minified,
+// CommonJS so that dist/hook.cjs (lib/capture/hook-loader.ts) can run it through V8's code cache: a hook
+// runs on every tool call, and compiling this bundle is most of its cost after Node's start.
+// bin/hansard loads dist/hook.cjs.
+const hookBuild = {
   outdir: process.env.HANSARD_BUILD_OUTDIR || 'dist',
   bundle: true,
-  splitting: true,
-  chunkNames: 'hook-chunks/[name]-[hash]',
   platform: 'node',
-  format: 'esm',
+  format: 'cjs',
+  outExtension: { '.js': '.cjs' },
   target: 'node20',
-  minify: true,
   external: ['better-sqlite3', '@aws-sdk/*'],
-  // proper-lockfile is CommonJS and requires node builtins: give the ESM bundle a `require`.
-  banner: {
-    js: "import { createRequire as __hansardRequire } from 'node:module'; const require = __hansardRequire(import.meta.url);",
-  },
-  sourcemap: true,
   logLevel: 'warning',
+};
+await build({
+  ...hookBuild,
+  entryPoints: { 'hook-bundle': 'lib/capture/hook-entry.ts' },
+  minify: true,
+  sourcemap: true,
 });
+await build({ ...hookBuild, entryPoints: { hook: 'lib/capture/hook-loader.ts' } });
 
 // `hansard mcp serve` (issue 12): its own bundle too, dependencies included (the MCP SDK, zod, ajv),
 // minified: an MCP client waits for its `initialize` answer at every start. bin/hansard runs it.

@@ -2,7 +2,6 @@
  * Starting the shipper from a hook (issue 11), kept apart from `ship.ts` so that the hook's fast path
  * loads only node builtins for it: the HTTP client and the uploader load in the shipper process.
  */
-import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { recordHookFailure } from './state-dir.js';
@@ -33,6 +32,9 @@ export function shipperRunning(state: string): boolean {
 export function spawnShipper(state: string, command: string[], env: NodeJS.ProcessEnv): void {
   try {
     const [bin, ...args] = command;
+    // Loaded here, not at the top: child_process (with net and dgram) costs every hook a few ms to load,
+    // and most hooks start no shipper (one runs already, or no server is configured).
+    const { spawn } = process.getBuiltinModule('node:child_process') as typeof import('node:child_process');
     const child = spawn(bin!, [...args, 'hook', 'ship'], {
       detached: true,
       stdio: 'ignore',

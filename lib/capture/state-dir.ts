@@ -26,19 +26,12 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { lockSync } from 'proper-lockfile';
 
-/**
- * The state directory: `HANSARD_STATE_DIR`, else `$XDG_STATE_HOME/hansard`, else
- * `~/.local/state/hansard`. Nothing is created here.
- */
-export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.HANSARD_STATE_DIR) return env.HANSARD_STATE_DIR;
-  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'hansard');
-  return join(env.HOME || homedir(), '.local', 'state', 'hansard');
-}
+import { stateDir } from './state-path.js';
+
+export { stateDir };
 
 /** `<state>/config.json`: where hooks find the server (written by `hansard integrations sync`, mode 0600). */
 export function configPath(state: string): string {

@@ -1,0 +1,68 @@
+/**
+ * `dist/hook.cjs`, what `bin/hansard` loads for `hansard hook …`: runs the hook bundle
+ * (`dist/hook-bundle.cjs`, `hook-entry.ts` with its dependencies) through V8's code cache. A hook runs on
+ * every tool call, and compiling the half-megabyte bundle (zod most of it) is the largest part of its
+ * cost after Node's own start (docs/benchmarks.md); with the cache V8 skips it. Node 20 has no
+ * `module.enableCompileCache`, hence `vm.Script` with `cachedData`.
+ *
+ * The cache lives in the state directory (`<state>/cache/`, private to the user: V8 trusts a cache it
+ * accepts), named by Node version and the bundle's size and mtime; one V8 rejects (another build) is
+ * written anew at exit. Anything going wrong here falls back to a plain `require` of the bundle.
+ */
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire, wrap } from 'node:module';
+import { dirname, join } from 'node:path';
+import { Script } from 'node:vm';
+import { stateDir } from './state-path.js';
+
+const bundle = join(__dirname, 'hook-bundle.cjs');
+
+function runCached(): void {
+  const source = readFileSync(bundle, 'utf8');
+  let cacheFile: string | null = null;
+  let cached: Buffer | undefined;
+  try {
+    const st = statSync(bundle);
+    cacheFile = join(
+      stateDir(process.env),
+      'cache',
+      `hook-${process.version}-${st.size}-${Math.floor(st.mtimeMs)}.v8`,
+    );
+    cached = readFileSync(cacheFile);
+  } catch {
+    // no cache yet (or no state directory): compile, and write one at exit
+  }
+  const script = new Script(wrap(source), { filename: bundle, ...(cached ? { cachedData: cached } : {}) });
+  if (cacheFile !== null && (cached === undefined || script.cachedDataRejected)) {
+    const file = cacheFile;
+    // At exit, so that the functions the hook ran are in the cache too.
+    process.once('exit', () => {
+      try {
+        mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+        const tmp = `${file}.${process.pid}.tmp`;
+        writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
+        renameSync(tmp, file);
+      } catch {
+        // a read-only state directory: no cache, the hook still ran
+      }
+    });
+  }
+  const fn = script.runInThisContext() as (
+    exports: unknown,
+    require: NodeJS.Require,
+    module: { exports: unknown },
+    filename: string,
+    dirname: string,
+  ) => void;
+  const mod = { exports: {} };
+  fn.call(mod.exports, mod.exports, createRequire(bundle), mod, bundle, dirname(bundle));
+}
+
+let ran = false;
+try {
+  runCached();
+  ran = true;
+} catch {
+  // fall through to a plain require below
+}
+if (!ran) createRequire(__filename)(bundle);
