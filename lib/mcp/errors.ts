@@ -10,7 +10,6 @@ import { SessionUnresolved } from './session.js';
 export interface ToolResult {
   [key: string]: unknown;
   content: { type: 'text'; text: string }[];
-  structuredContent?: Record<string, unknown>;
   isError?: boolean;
 }
 

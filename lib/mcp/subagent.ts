@@ -132,10 +132,7 @@ async function captureSubagent(
   }
   rmSync(spool, { recursive: true, force: true });
   const text = `captured ${args.messages.length} message${args.messages.length === 1 ? '' : 's'} of ${args.agent} as writer ${w.w} of ${s.sid} (${length} bytes uploaded)`;
-  return {
-    content: [{ type: 'text', text }],
-    structuredContent: { sid: s.sid, w: w.w, events: w.events, bytes: length },
-  };
+  return { content: [{ type: 'text', text }] };
 }
 
 /** A fresh folder for one call's segment: under `<state>/mcp-spool/`, else the system's temp folder. */

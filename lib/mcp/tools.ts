@@ -3,6 +3,10 @@
  * docs/mcp.md): `report_status` posts a report (`POST /v1/sessions/{sid}/status`) and `session_context`
  * says which session this is, its latest report, its open work and the project context a session-start
  * hook gives. Both talk to the server over HTTP only (`ApiClient`).
+ *
+ * Answers are text only, no `structuredContent`: Claude Code 2.1.328 hands the model the structured
+ * content instead of the text when there is one (seen in test/real-client/claude-mcp.test.ts), and the
+ * text is what is written for the model.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
@@ -65,7 +69,7 @@ export function registerStatusTools(server: McpServer, ctx: ResolveContext): voi
             `note: the server has no segments of ${s.sid} yet (normal right at the start; otherwise check the session)`,
           );
         }
-        return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: view } as ToolResult;
+        return { content: [{ type: 'text', text: lines.join('\n') }] } as ToolResult;
       } catch (err) {
         return toolError(err, s?.url ?? null);
       }
@@ -122,21 +126,7 @@ async function sessionContext(s: ResolvedSession, ctx: ResolveContext): Promise<
         ]
       : []),
   ];
-  return {
-    content: [{ type: 'text', text: lines.join('\n') }],
-    structuredContent: {
-      session: {
-        sid: s.sid,
-        source: s.source,
-        server: s.url,
-        claude_session_id: s.claudeSessionId,
-        cwd: s.cwd,
-      },
-      status,
-      open_work: work.items,
-      project_context: project,
-    },
-  };
+  return { content: [{ type: 'text', text: lines.join('\n') }] };
 }
 
 /**
