@@ -24,7 +24,10 @@ const report = (n: number, pad = 10, note = '') => ({
 });
 const eventsOf = (s: StatusRecord) => s.reports.reduce((n, r) => n + r.events.length, 0);
 const eventBytes = (s: StatusRecord) =>
-  s.reports.reduce((n, r) => n + r.events.reduce((m, e) => m + Buffer.byteLength(JSON.stringify(e)), 0), 0);
+  s.reports.reduce(
+    (n, r) => n + r.events.reduce<number>((m, e) => m + Buffer.byteLength(JSON.stringify(e)), 0),
+    0,
+  );
 
 function reportsOf(counts: number[], pad = 10): StatusRecord {
   let s: StatusRecord | null = null;
