@@ -46,13 +46,14 @@ export interface RawRun {
 
 /**
  * Runs the server with `messages` written as JSON-RPC lines, one after each answer to the one before it
- * (notifications answer nothing: the next follows at once), then closes stdin and waits for the exit.
+ * (notifications and raw string lines answer nothing: the next follows at once), then closes stdin and
+ * waits for the exit.
  */
 export function rawMcp(
   bin: string,
   env: Record<string, string>,
   cwd: string,
-  messages: Record<string, unknown>[],
+  messages: (Record<string, unknown> | string)[],
 ): Promise<RawRun> {
   const started = performance.now();
   const child = spawn(process.execPath, [bin, 'mcp', 'serve', '--status'], { env, cwd });
@@ -63,6 +64,11 @@ export function rawMcp(
   const send = () => {
     while (next < messages.length) {
       const m = messages[next++]!;
+      // A string is written as it is (a line that is not JSON-RPC): no answer is awaited.
+      if (typeof m === 'string') {
+        child.stdin.write(`${m}\n`);
+        continue;
+      }
       child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...m })}\n`);
       if ('id' in m) return;
     }

@@ -322,7 +322,7 @@ describe('hansard mcp serve --status', () => {
     }
   }, 60_000);
 
-  it('writes nothing but JSON-RPC lines on stdout, even when a library logs, and answers initialize fast', async () => {
+  it('writes nothing but JSON-RPC lines on stdout, even when a library logs or stdin holds garbage, and answers initialize fast', async () => {
     const s = await boundSession();
     const noise = join(dirs.make(), 'stray-log.mjs');
     mkdirSync(join(noise, '..'), { recursive: true });
@@ -346,6 +346,8 @@ describe('hansard mcp serve --status', () => {
           },
         },
         { method: 'notifications/initialized' },
+        'not json at all',
+        '{"jsonrpc":"2.0","id":',
         { id: 2, method: 'tools/list' },
         {
           id: 3,
@@ -370,6 +372,8 @@ describe('hansard mcp serve --status', () => {
     expect(answers[5].error.code).toBe(-32601);
     expect(run.stderr).toContain('a library logs');
     expect(run.stderr).toContain('and informs');
+    // Lines that are not JSON-RPC are reported on stderr and skipped; the session goes on.
+    expect(run.stderr).toMatch(/hansard mcp: .*not valid JSON/);
     // The client's start-up wait (Claude Code's MCP_TIMEOUT default is 30 s); logged for the report.
     console.info(`mcp serve: initialize answered in ${Math.round(run.initializeMs)} ms`);
     expect(run.initializeMs).toBeLessThan(10_000);
