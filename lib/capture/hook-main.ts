@@ -18,8 +18,10 @@ import { recordHookFailure, stateDir } from './state-dir.js';
 export async function hookMain(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const what = argv[1];
   if (what === 'ship') {
-    const { runShipper } = await import('./ship.js');
-    await runShipper(stateDir(env), env).catch(() => {});
+    const { runShipper, shipSummary } = await import('./ship.js');
+    // Detached (from a hook) its stderr goes nowhere; run by hand (doctor's fix) it says what it did.
+    const report = await runShipper(stateDir(env), env).catch(() => null);
+    if (report) process.stderr.write(`${shipSummary(report)}\n`);
     return 0;
   }
   const progress: HookProgress = {

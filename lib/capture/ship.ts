@@ -134,3 +134,12 @@ export async function runShipper(state: string, env: NodeJS.ProcessEnv): Promise
   }
   return report;
 }
+
+/** One line saying what a shipper run did, for `hansard hook ship` run by hand. */
+export function shipSummary(r: ShipReport): string {
+  if (r.unconfigured)
+    return 'hansard: no server configured (HANSARD_TOKEN, or `hansard integrations sync`): the spool keeps everything';
+  if (!r.ran) return 'hansard: another shipper is running';
+  const left = r.failed.length > 0 ? `; ${r.failed.length} left for later: ${r.failed[0]!.reason}` : '';
+  return `hansard: shipped ${r.shipped.length} session(s)${left}`;
+}

@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { runClaudeHook, runCodexHook } from '../capture/hook.js';
-import { runShipper } from '../capture/ship.js';
+import { runShipper, shipSummary } from '../capture/ship.js';
 import { stateDir } from '../capture/state-dir.js';
 import type { Io } from './io.js';
 
@@ -36,13 +36,6 @@ export function registerHook(program: Command, io: Io): void {
     .command('ship')
     .description('upload the capture spool now (hooks start this on their own, detached)')
     .action(async () => {
-      const r = await runShipper(stateDir(io.env), io.env);
-      io.stderr.write(
-        r.unconfigured
-          ? 'hansard: no server configured (HANSARD_TOKEN or `hansard integrations sync`): the spool keeps everything\n'
-          : !r.ran
-            ? 'hansard: another shipper is running\n'
-            : `hansard: shipped ${r.shipped.length} session(s)${r.failed.length ? `, ${r.failed.length} left for later: ${r.failed[0]!.reason}` : ''}\n`,
-      );
+      io.stderr.write(`${shipSummary(await runShipper(stateDir(io.env), io.env))}\n`);
     });
 }
