@@ -72,7 +72,13 @@ export class ApiClient {
   async request(
     method: string,
     path: string,
-    init: { body?: Uint8Array | string; contentType?: string; allow404?: boolean } = {},
+    init: {
+      body?: Uint8Array | string;
+      contentType?: string;
+      allow404?: boolean;
+      /** more request headers, e.g. `Idempotency-Key` */
+      headers?: Record<string, string>;
+    } = {},
   ): Promise<ApiResponse> {
     const res = await this.raw(method, path, init);
     if (res.ok || (init.allow404 && res.status === 404)) {
@@ -92,9 +98,9 @@ export class ApiClient {
   private async raw(
     method: string,
     path: string,
-    init: { body?: Uint8Array | string; contentType?: string },
+    init: { body?: Uint8Array | string; contentType?: string; headers?: Record<string, string> },
   ): Promise<Response> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { ...init.headers, accept: 'application/json' };
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
     if (init.contentType) headers['content-type'] = init.contentType;
     let lastReason = '';

@@ -21,6 +21,7 @@ import { registerTenant } from './cmd-tenant.js';
 import { registerToken } from './cmd-token.js';
 import { registerUpload } from './cmd-upload.js';
 import { registerVerify } from './cmd-verify.js';
+import { registerWork } from './cmd-work.js';
 import { ExitError, FailureError, UsageError } from './errors.js';
 import type { Io } from './io.js';
 
@@ -64,6 +65,7 @@ Exit codes: 0 success, 1 failure, 2 usage error or refused by the server.`,
   registerHook(program, io);
   registerDoctor(program, io);
   registerMcp(program, io);
+  registerWork(program, io);
   return program;
 }
 

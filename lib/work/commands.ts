@@ -1,0 +1,260 @@
+/**
+ * What `hansard work …` does (seed 004, docs/work.md); `lib/cli/cmd-work.ts` only parses the flags. Exit
+ * codes (DESIGN §6): 0 done; 1 not sent (the server did not answer: the operation is pending, a partial
+ * result, not success); 2 usage or refused by the server. Heartbeat and status answer from this machine
+ * when the server does not (exit 0, said on stderr).
+ */
+import { type ApiClient, NetworkError, ServerError } from '../cli/client.js';
+import { ExitError, UsageError } from '../cli/errors.js';
+import { type Io, printJson } from '../cli/io.js';
+import { escapeControl } from '../log/escape.js';
+import type { WorkList, WorkView } from '../service/work-schemas.js';
+import {
+  forgetItem,
+  listItems,
+  listPending,
+  type PendingOp,
+  pendingOf,
+  readItem,
+  renewLease,
+} from './local.js';
+import { newOp, type SendOutcome, sendOp } from './send.js';
+import { renderRows, type ServerAnswer, statusRows } from './status.js';
+
+/** Who the operation is for and how to reach the server; `client` is null without a token. */
+export interface WorkCtx {
+  io: Io;
+  state: string;
+  client: ApiClient | null;
+  json: boolean;
+}
+
+export type Owner = { session: string; system: string; actor: string };
+
+/** Sends a new semantic operation (start, checkpoint, wait, stop) and reports it. */
+export async function runSemantic(
+  ctx: WorkCtx,
+  op: PendingOp['op'],
+  workId: string | null,
+  body: Record<string, unknown>,
+): Promise<void> {
+  const client = needClient(ctx);
+  if (workId) {
+    const p = pendingOf(ctx.state, workId);
+    if (p) {
+      throw new UsageError(
+        `${workId} has a ${p.op?.op ?? 'pending operation'} not yet acknowledged (${p.path}): run \`hansard work resume\` first; operations of one item are sent in order`,
+      );
+    }
+  }
+  const outcome = await sendOp(client, ctx.state, newOp(op, workId, body), 'direct');
+  const code = report(ctx, op, workId, outcome);
+  if (code !== 0) throw new ExitError(code);
+}
+
+/** Sends every pending operation again exactly (or only `id`'s); exit 0 all done, 1 some unsent, 2 some refused. */
+export async function runResume(ctx: WorkCtx, id: string | undefined): Promise<void> {
+  const all = listPending(ctx.state).filter((p) => !id || p.path.endsWith(`/${id}.pending.json`));
+  if (all.length === 0) {
+    if (ctx.json) printJson(ctx.io, { resumed: [] });
+    else ctx.io.stdout.write(`nothing pending on this machine${id ? ` for ${id}` : ''}\n`);
+    return;
+  }
+  const client = needClient(ctx);
+  let worst = 0;
+  const results: unknown[] = [];
+  for (const p of all) {
+    if (!p.op) {
+      ctx.io.stderr.write(`hansard: ${p.path}: ${p.problem}; not sent (delete it to drop it)\n`);
+      results.push({ file: p.path, sent: false, problem: p.problem });
+      worst = Math.max(worst, 2);
+      continue;
+    }
+    const outcome = await sendOp(client, ctx.state, p.op, 'resume', p.path);
+    results.push({ file: p.path, op: p.op.op, work_id: p.op.work_id, ...summary(outcome) });
+    worst = Math.max(
+      worst,
+      report({ ...ctx, json: false, quiet: ctx.json }, p.op.op, p.op.work_id, outcome, true),
+    );
+    // Unreachable: the others would wait for the same retries; they stay pending.
+    if (outcome.kind === 'unsent') break;
+  }
+  if (ctx.json) printJson(ctx.io, { resumed: results });
+  if (worst !== 0) throw new ExitError(worst);
+}
+
+/**
+ * Renews the lease: on the server when it answers, and always on this machine (the local lease says
+ * "observed on this machine" while the server is away). @throws UsageError for an item that is closing
+ */
+export async function runHeartbeat(
+  ctx: WorkCtx,
+  id: string,
+  owner: Owner,
+  ttl: number | undefined,
+): Promise<void> {
+  const p = pendingOf(ctx.state, id);
+  if (p?.op?.op === 'stop') {
+    throw new UsageError(
+      `${id} is closing: its stop is not yet acknowledged. Run \`hansard work resume\`; a closing item is not renewed (seed 004 step 6)`,
+    );
+  }
+  const lease = ttl ?? readItem(ctx.state, id)?.ttl_seconds ?? 900;
+  let why: string;
+  if (ctx.client) {
+    try {
+      const res = await ctx.client.request('POST', `/v1/work/${id}/heartbeat`, {
+        body: JSON.stringify({ ...owner, ...(ttl ? { ttl_seconds: ttl } : {}) }),
+        contentType: 'application/json',
+      });
+      const v = res.body as WorkView;
+      renewLease(ctx.state, id, v.ttl_seconds ?? lease, Date.now(), true);
+      if (ctx.json) return printJson(ctx.io, { sent: true, work: v });
+      ctx.io.stdout.write(`${id}: observed, lease renewed until ${v.freshness.lease_expires_at}\n`);
+      return;
+    } catch (err) {
+      if (err instanceof ServerError && err.status < 500) {
+        // The server says the item is over or not this caller's: no local lease may claim otherwise.
+        if (err.code === 'work_stopped' || err.code === 'not_found') forgetItem(ctx.state, id);
+        throw err;
+      }
+      if (!(err instanceof NetworkError || err instanceof ServerError)) throw err;
+      why = err.message;
+    }
+  } else {
+    why = 'no token (set HANSARD_SESSION_TOKEN or HANSARD_TOKEN)';
+  }
+  const l = renewLease(ctx.state, id, lease, Date.now(), false);
+  ctx.io.stderr.write(
+    `hansard: the server was not told (${escapeControl(why)}); the lease is renewed on this machine only\n`,
+  );
+  if (ctx.json) return printJson(ctx.io, { sent: false, local_lease: l });
+  ctx.io.stdout.write(`${id}: observed on this machine, lease until ${l.expires_at}\n`);
+}
+
+/** Lists the items of `sessions` (or of those this machine knows) with their freshness. */
+export async function runStatus(ctx: WorkCtx, session: string | undefined): Promise<void> {
+  const known = new Set<string>();
+  if (session) known.add(session);
+  else {
+    for (const i of listItems(ctx.state)) known.add(i.session);
+    for (const p of listPending(ctx.state)) if (p.op) known.add(String(p.op.body.session));
+  }
+  const answer: ServerAnswer = { items: [], as_of: null, answered: new Set() };
+  const unanswered: string[] = [];
+  for (const s of known) {
+    if (!ctx.client) {
+      unanswered.push('no token (set HANSARD_SESSION_TOKEN or HANSARD_TOKEN)');
+      break;
+    }
+    try {
+      const res = await ctx.client.request('GET', `/v1/work?session=${encodeURIComponent(s)}`);
+      const list = res.body as WorkList;
+      answer.items.push(...list.items);
+      answer.as_of = list.as_of;
+      answer.answered.add(s);
+    } catch (err) {
+      if (err instanceof NetworkError || (err instanceof ServerError && err.status >= 500)) {
+        unanswered.push(err.message);
+        break;
+      }
+      throw err;
+    }
+  }
+  const rows = statusRows(ctx.state, answer, session ? known : null, Date.now());
+  const unreachable = unanswered[0] ?? null;
+  if (ctx.json) {
+    return printJson(ctx.io, {
+      as_of: new Date().toISOString(),
+      server: { answered: [...answer.answered], not_answered: unreachable },
+      items: rows,
+    });
+  }
+  if (unreachable) {
+    ctx.io.stderr.write(
+      `hansard: the server did not answer (${escapeControl(unreachable)}): showing what this machine holds\n`,
+    );
+  }
+  if (rows.length === 0) {
+    ctx.io.stdout.write(
+      known.size === 0
+        ? 'no work items known on this machine (pass --session s_… to ask the server)\n'
+        : `no work items for ${[...known].join(', ')}\n`,
+    );
+    return;
+  }
+  ctx.io.stdout.write(renderRows(rows));
+}
+
+function needClient(ctx: WorkCtx): ApiClient {
+  if (!ctx.client) {
+    throw new UsageError(
+      'no token: set HANSARD_SESSION_TOKEN (a session-bound token) or HANSARD_TOKEN, or pass --token; nothing was written',
+    );
+  }
+  return ctx.client;
+}
+
+function summary(o: SendOutcome): Record<string, unknown> {
+  if (o.kind === 'done') return { sent: true, work: o.view };
+  if (o.kind === 'unsent') return { sent: false, pending: true, reason: o.reason };
+  return {
+    sent: true,
+    refused: {
+      status: o.error.status,
+      code: o.error.code,
+      message: o.error.message,
+      details: o.error.details,
+    },
+    pending: o.kept,
+  };
+}
+
+const DONE: Record<PendingOp['op'], (v: WorkView) => string> = {
+  start: (v) => `started ${v.id}: ${v.mode}, observed, lease ${Math.round(v.ttl_seconds / 60)} min`,
+  checkpoint: (v) => `checkpoint recorded for ${v.id}: ${v.mode}`,
+  wait: (v) => `${v.id} waiting on ${v.waiting_on?.dependency.kind ?? 'a dependency'}`,
+  stop: (v) => `stopped ${v.id} (${v.outcome ?? 'stopped'})`,
+};
+
+/** Prints an outcome; returns its exit code. */
+function report(
+  ctx: WorkCtx & { quiet?: boolean },
+  op: PendingOp['op'],
+  workId: string | null,
+  o: SendOutcome,
+  resumed = false,
+): number {
+  const { io } = ctx;
+  const what = `the ${op}${workId ? ` of ${workId}` : ''}`;
+  if (o.kind === 'done') {
+    if (ctx.json) printJson(io, o.view);
+    else if (!ctx.quiet) io.stdout.write(`${resumed ? 'resumed: ' : ''}${DONE[op](o.view)}\n`);
+    return 0;
+  }
+  if (o.kind === 'unsent') {
+    io.stderr.write(
+      `hansard: not sent: ${escapeControl(o.reason)}\n  ${what} is kept in ${o.path}; run \`hansard work resume\` when the server is back\n`,
+    );
+    if (ctx.json) printJson(io, { sent: false, pending: { op, work_id: workId, file: o.path } });
+    return 1;
+  }
+  const e = o.error;
+  const d = e.details as { field?: unknown; rule?: unknown };
+  const rule = e.code === 'content_rule' ? ` (field ${String(d.field)}, rule ${String(d.rule)})` : '';
+  io.stderr.write(
+    `hansard: the server refused ${what}: ${escapeControl(e.message)} (${e.status} ${e.code})${rule}\n`,
+  );
+  if (e.code === 'idempotency_mismatch') {
+    io.stderr.write(
+      `  ${o.path} is not what was first sent with its key: it changed after it was sent, and the server keeps the first.\n` +
+        '  Restore it, or delete the file to drop it.\n',
+    );
+  } else if (o.kept) {
+    io.stderr.write(`  it is kept in ${o.path}: fix the cause, then run \`hansard work resume\`\n`);
+  } else {
+    io.stderr.write('  nothing was stored; the operation was dropped\n');
+  }
+  if (ctx.json) printJson(io, { sent: true, ...summary(o) });
+  return 2;
+}

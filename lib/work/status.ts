@@ -1,0 +1,202 @@
+/**
+ * `hansard work status` (seed 004 step 7, docs/work.md): the caller's work items as the server answers
+ * them, merged with what this machine holds (its leases and its pending operations). Freshness words, and
+ * only these: `observed` (the server's unexpired lease), `observed on this machine` (a local lease, the
+ * server not asked or not answering), `unknown (…)` (an expired, missing or unreadable lease), `stopped
+ * (completed|paused)`, `closing` (a stop not yet acknowledged), `not started` (a start not yet
+ * acknowledged). Expiry is never shown as idle, finished or abandoned.
+ */
+
+import { escapeControl } from '../log/escape.js';
+import type { WorkView } from '../service/work-schemas.js';
+import {
+  type LeaseReading,
+  type LocalItem,
+  listItems,
+  listPending,
+  type PendingRead,
+  readLease,
+} from './local.js';
+
+/** One item as `status` shows it. */
+export interface StatusRow {
+  /** null for a start not yet acknowledged */
+  id: string | null;
+  session: string;
+  mode: string;
+  summary: string;
+  shown: 'observed' | 'observed_here' | 'unknown' | 'stopped' | 'closing' | 'not_started';
+  /** the freshness in words, as the human output prints it */
+  freshness: string;
+  /** the server's view of its freshness, when the server answered for it */
+  server: WorkView['freshness'] | null;
+  state: WorkView['state'] | null;
+  outcome: WorkView['outcome'];
+  local_lease: { state: LeaseReading['state']; expires_at?: string };
+  pending: { op: string; created_at: string; file: string } | null;
+}
+
+/** What the server said: the items of the sessions it answered for (`answered`), at its `as_of`. */
+export interface ServerAnswer {
+  items: WorkView[];
+  as_of: string | null;
+  answered: Set<string>;
+}
+
+/** Merges the server's items with this machine's items, leases and pending operations, at `now` (ms). */
+export function statusRows(
+  state: string,
+  server: ServerAnswer,
+  sessions: Set<string> | null,
+  now: number,
+): StatusRow[] {
+  const pending = listPending(state);
+  const pendingById = new Map<string, PendingRead>();
+  for (const p of pending) if (p.op?.work_id) pendingById.set(p.op.work_id, p);
+  const local = listItems(state).filter((i) => !sessions || sessions.has(i.session));
+  const rows: StatusRow[] = [];
+  const seen = new Set<string>();
+  const asOf = Date.parse(server.as_of ?? '') || now;
+  for (const v of server.items) {
+    seen.add(v.id);
+    rows.push(fromServer(v, readLease(state, v.id, now), pendingById.get(v.id) ?? null, asOf));
+  }
+  for (const i of local) {
+    if (seen.has(i.id)) continue;
+    const answered = server.answered.has(i.session);
+    rows.push(fromLocal(i, readLease(state, i.id, now), pendingById.get(i.id) ?? null, now, answered));
+  }
+  for (const p of pending) {
+    if (!p.op || p.op.work_id !== null) continue;
+    const b = p.op.body as { session?: string; mode?: string; summary?: string };
+    if (sessions && !sessions.has(String(b.session))) continue;
+    rows.push({
+      id: null,
+      session: String(b.session ?? ''),
+      mode: String(b.mode ?? ''),
+      summary: String(b.summary ?? ''),
+      shown: 'not_started',
+      freshness: 'not started: the start was not acknowledged (run `hansard work resume`)',
+      server: null,
+      state: null,
+      outcome: null,
+      local_lease: { state: 'missing' },
+      pending: pendingInfo(p),
+    });
+  }
+  return rows;
+}
+
+function fromServer(v: WorkView, lease: LeaseReading, pending: PendingRead | null, asOf: number): StatusRow {
+  const f = v.freshness;
+  const reported = `last reported ${f.last_reported.op} ${ago(asOf - Date.parse(f.last_reported.at))}`;
+  let words: string;
+  let shown: StatusRow['shown'] = f.shown;
+  if (pending?.op?.op === 'stop' && v.state !== 'stopped') {
+    shown = 'closing';
+    words = 'closing: the stop was not acknowledged (run `hansard work resume`)';
+  } else if (f.shown === 'stopped') {
+    words = `stopped (${v.outcome ?? 'outcome not recorded'}) ${ago(asOf - Date.parse(f.last_reported.at))}`;
+  } else if (f.shown === 'observed') {
+    words = `observed; ${reported}`;
+  } else {
+    words = `unknown (lease expired ${ago(asOf - Date.parse(f.lease_expires_at))}); ${reported}`;
+    // The server's lease ran out but this machine renewed its own: say both, each with its authority.
+    if (lease.state === 'observed')
+      words += '; observed on this machine (its heartbeat not yet acknowledged)';
+  }
+  if (pending && pending.op?.op !== 'stop') words += pendingWords(pending);
+  return {
+    id: v.id,
+    session: v.session,
+    mode: v.mode,
+    summary: v.summary,
+    shown,
+    freshness: words,
+    server: f,
+    state: v.state,
+    outcome: v.outcome,
+    local_lease: leaseInfo(lease),
+    pending: pending ? pendingInfo(pending) : null,
+  };
+}
+
+function fromLocal(
+  i: LocalItem,
+  lease: LeaseReading,
+  pending: PendingRead | null,
+  now: number,
+  serverAnswered: boolean,
+): StatusRow {
+  let shown: StatusRow['shown'];
+  let words: string;
+  if (pending?.op?.op === 'stop') {
+    shown = 'closing';
+    words = 'closing: the stop was not acknowledged (run `hansard work resume`)';
+  } else if (lease.state === 'observed') {
+    shown = 'observed_here';
+    words = `observed on this machine (lease until ${clock(lease.expires_at)})`;
+  } else {
+    shown = 'unknown';
+    words =
+      lease.state === 'expired'
+        ? `unknown (lease on this machine expired ${ago(now - Date.parse(lease.expires_at))})`
+        : lease.state === 'missing'
+          ? 'unknown (no lease on this machine)'
+          : 'unknown (the lease file on this machine is unreadable)';
+  }
+  if (serverAnswered) words += '; the server did not list it';
+  if (pending && pending.op?.op !== 'stop') words += pendingWords(pending);
+  return {
+    id: i.id,
+    session: i.session,
+    mode: i.mode,
+    summary: i.summary,
+    shown,
+    freshness: words,
+    server: null,
+    state: null,
+    outcome: null,
+    local_lease: leaseInfo(lease),
+    pending: pending ? pendingInfo(pending) : null,
+  };
+}
+
+/** One line per item: id, mode, summary, freshness. */
+export function renderRows(rows: StatusRow[]): string {
+  return rows
+    .map(
+      (r) =>
+        `${r.id ?? '(pending start)'}  ${escapeControl(r.mode)}  "${escapeControl(r.summary)}"  ${r.freshness}\n`,
+    )
+    .join('');
+}
+
+function pendingWords(p: PendingRead): string {
+  return `; a ${p.op?.op ?? 'changed'} not yet acknowledged (run \`hansard work resume\`)`;
+}
+
+function pendingInfo(p: PendingRead): StatusRow['pending'] {
+  return { op: p.op?.op ?? 'unreadable', created_at: p.op?.created_at ?? '', file: p.path };
+}
+
+function leaseInfo(l: LeaseReading): StatusRow['local_lease'] {
+  return l.state === 'observed' || l.state === 'expired'
+    ? { state: l.state, expires_at: l.expires_at }
+    : { state: l.state };
+}
+
+/** A duration in ms as "12 s ago", "3 min ago", "5 h ago", "2 d ago" (a clock ahead reads "just now"). */
+export function ago(ms: number): string {
+  if (!Number.isFinite(ms)) return 'at an unknown time';
+  const s = Math.floor(ms / 1000);
+  if (s < 1) return 'just now';
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 172_800) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86_400)} d ago`;
+}
+
+function clock(iso: string): string {
+  return `${iso.slice(11, 19)} UTC`;
+}
