@@ -368,7 +368,12 @@ export async function drainInboxes(state: string, env: NodeJS.ProcessEnv): Promi
       const statePath = join(state, harness, `${f.slice(0, -'.inbox'.length)}.json`);
       const st = readJson(statePath) as InboxProgress | null;
       if (readInbox(join(state, harness, f), st?.inboxOffset ?? 0).lines.length === 0) continue;
-      const id = decodeURIComponent(f.slice(0, -'.inbox'.length));
+      let id: string;
+      try {
+        id = decodeURIComponent(f.slice(0, -'.inbox'.length));
+      } catch {
+        continue; // not a name this code made
+      }
       const ctx: HookContext = { env, selfCommand: null };
       await (harness === 'claude-code'
         ? withSessionState<ClaudeState>(state, harness, id, (loaded, deferred, p) =>
