@@ -4,7 +4,7 @@
  * HANSARD_SESSION_ID, the token HANSARD_SESSION_TOKEN, else HANSARD_TOKEN, else `<state>/config.json`'s;
  * the URL HANSARD_URL, else the config's; system `hansard-cli`; actor `$USER`.
  */
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { readCaptureConfig, stateDir } from '../capture/state-dir.js';
 import {
   DEPENDENCY_KINDS,
@@ -45,13 +45,12 @@ export function registerWork(program: Command, io: Io): void {
     .description('report current work (seed 004): who works on what now, with freshness that never lies');
   const common = (c: Command) =>
     c
-      .addOption(new Option('--session <sid>', 'the session the work belongs to').env('HANSARD_SESSION_ID'))
+      .option('--session <sid>', 'the session the work belongs to (env HANSARD_SESSION_ID)')
       .option('--system <name>', 'the harness or system reporting (default hansard-cli)')
       .option('--actor <name>', 'who reports (default $USER)')
-      .addOption(
-        new Option('--session-token <token>', 'a session-bound token (instead of HANSARD_TOKEN)').env(
-          'HANSARD_SESSION_TOKEN',
-        ),
+      .option(
+        '--session-token <token>',
+        'a session-bound token (env HANSARD_SESSION_TOKEN; before HANSARD_TOKEN)',
       )
       .option('--url <url>', 'server URL (env HANSARD_URL)')
       .option('--token <token>', 'token with the report scope (env HANSARD_TOKEN)')
@@ -173,7 +172,15 @@ export function registerWork(program: Command, io: Io): void {
   );
 }
 
+/** The flags with the environment's defaults (io.env, not process.env: tests run commands in-process). */
+function withEnv(o: Common, io: Io): void {
+  o.session ??= io.env.HANSARD_SESSION_ID;
+  o.sessionToken ??= io.env.HANSARD_SESSION_TOKEN;
+}
+
+/** The state directory and the client; fills `o` with the environment's defaults first. */
 function ctxOf(o: Common, io: Io): WorkCtx {
+  withEnv(o, io);
   const state = stateDir(io.env);
   const config = readCaptureConfig(io.env, state);
   const url = o.url ?? config.url ?? DEFAULT_URL;

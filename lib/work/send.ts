@@ -32,7 +32,17 @@ export function newIdempotencyKey(): string {
 }
 
 /** Refusals about the operation itself: sending it again cannot succeed, so its pending file goes. */
-const FINAL_REFUSALS = new Set(['invalid_body', 'content_rule', 'not_found', 'not_owner', 'work_stopped']);
+const FINAL_REFUSALS = new Set([
+  'bad_request',
+  'invalid_id',
+  'invalid_body',
+  'empty_body',
+  'unprocessable',
+  'content_rule',
+  'not_found',
+  'not_owner',
+  'work_stopped',
+]);
 
 /**
  * Writes `op` as pending, then sends it (`via: 'direct'` to its own route with an `Idempotency-Key`
