@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
+import { renewSessionLeases } from '../work/hook-heartbeat.js';
 import { applyClaudeEvent, ClaudeHookPayload, type ClaudeState, newClaudeState } from './claude-code.js';
 import { applyCodexEvent, CodexNotifyPayload, type CodexState, newCodexState } from './codex.js';
 import {
@@ -139,6 +140,8 @@ export async function runClaudeHook(raw: string, ctx: HookContext): Promise<stri
       }),
     );
   }
+  // Its session's open work items: their local leases, at most once per TTL/3; the shipper sends them.
+  renewSessionLeases(state, st.sid);
   let out = '';
   if (isStart) out = await sessionStart(state, payload, st, config, ctx, declaredEvents);
   startShipper(state, config, ctx);

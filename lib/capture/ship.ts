@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
 import { ApiClient, NetworkError } from '../cli/client.js';
 import { uploadSession } from '../cli/upload.js';
+import { sendDueHeartbeats } from '../work/hook-heartbeat.js';
 import { drainInboxes } from './hook.js';
 import { SHIP_LOCK, SHIP_STALE_MS } from './spawn.js';
 import {
@@ -127,12 +128,28 @@ export async function shipSpool(
 export async function runShipper(state: string, env: NodeJS.ProcessEnv): Promise<ShipReport> {
   // Deferred payloads first: a session's last events may wait in its inbox for a hook that never comes.
   await drainInboxes(state, env).catch(() => 0);
+  // The work items whose lease the hooks renewed (lib/work/hook-heartbeat.ts): before the spool, and
+  // again after it, for a hook that renewed one meanwhile and started no shipper (this one ran).
+  await shipHeartbeats(state, env);
   let report = await shipSpool(state, env);
   for (let again = 0; again < 3 && report.ran && report.failed.length === 0; again++) {
     if (spoolBacklog(state).length === 0) break;
     report = await shipSpool(state, env);
   }
+  await shipHeartbeats(state, env);
   return report;
+}
+
+/** Sends the work heartbeats the hooks renewed locally, with the capture token. Never throws. */
+async function shipHeartbeats(state: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const config = readCaptureConfig(env, state);
+  if (!config.token) return;
+  const client = new ApiClient({
+    url: config.url ?? 'http://127.0.0.1:8787',
+    token: config.token,
+    retries: 1,
+  });
+  await sendDueHeartbeats(state, client).catch(() => {});
 }
 
 /** One line saying what a shipper run did, for `hansard hook ship` run by hand. */

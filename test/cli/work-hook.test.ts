@@ -1,0 +1,155 @@
+/**
+ * The Claude Code hook heartbeats its session's open work item (issue 13 item 6, seed 004 step 3):
+ * `renewSessionLeases` (in the hook: local lease only, at most once per TTL/3, only the hook's session,
+ * never a closing item) and `sendDueHeartbeats` (in the shipper) against the real server; then end to end:
+ * the real built hook process (SessionStart gives the session and its token, `hansard work start` uses
+ * them), a later hook renews the lease and its detached shipper sends the heartbeat.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ApiClient } from '../../lib/cli/client.js';
+import { runCli } from '../../lib/cli/main.js';
+import { newId } from '../../lib/log/ids.js';
+import { renewSessionLeases, sendDueHeartbeats } from '../../lib/work/hook-heartbeat.js';
+import { leasePath, readLease, writePending } from '../../lib/work/local.js';
+import { fixture, runHook, useBuiltCli } from '../capture/helpers.js';
+import { request } from '../support/http.js';
+import { useServer } from '../support/server.js';
+
+const srv = useServer({ real: true, tokens: { reporter: ['report', 'read'] } });
+const cli = useBuiltCli('work-hook');
+
+async function work(args: string[], env: Record<string, string>) {
+  let out = '';
+  let err = '';
+  const code = await runCli(['work', ...args], {
+    stdout: { write: (s: string | Uint8Array) => (out += String(s)) },
+    stderr: { write: (s: string) => (err += s) },
+    env: { HANSARD_URL: srv.url, USER: 'priya', ...env },
+    cwd: tmpdir(),
+  });
+  return { code, out, err };
+}
+
+async function startIn(state: string, sid: string, token: string, ttl = '15m'): Promise<string> {
+  const r = await work(['start', '--mode', 'implementing', '--summary', 'Parser work', '--ttl', ttl], {
+    HANSARD_STATE_DIR: state,
+    HANSARD_SESSION_ID: sid,
+    HANSARD_TOKEN: token,
+  });
+  expect([r.code, r.err]).toEqual([0, '']);
+  return /started (wk_\w{26})/.exec(r.out)![1]!;
+}
+
+async function lastHeartbeat(id: string): Promise<string> {
+  const r = await request(srv, 'GET', `/v1/work/${id}`, { token: srv.tokens.reporter });
+  return r.json.freshness.last_heartbeat_at as string;
+}
+
+/** Moves the lease's renewal (and its acknowledgement) `ms` into the past, its expiry unchanged. */
+function backdate(state: string, id: string, ms: number): void {
+  const l = JSON.parse(readFileSync(leasePath(state, id), 'utf8'));
+  const then = new Date(Date.now() - ms).toISOString();
+  writeFileSync(leasePath(state, id), JSON.stringify({ ...l, renewed_at: then, sent_at: then }));
+}
+
+describe('the hook heartbeats its session’s work items', () => {
+  it('renews at most once per TTL/3, only its own session, never a closing item; the shipper half sends each once', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'hansard-work-hook-'));
+    const [mine, other] = [newId('s'), newId('s')];
+    const a = await startIn(state, mine, srv.tokens.reporter);
+    const b = await startIn(state, other, srv.tokens.reporter);
+    const now = Date.now();
+    // Just started: within TTL/3 (5 min of 15), nothing to renew.
+    expect(renewSessionLeases(state, mine, now)).toEqual([]);
+    expect(renewSessionLeases(state, mine, now + 4 * 60_000)).toEqual([]);
+    expect(renewSessionLeases(state, mine, now + 5 * 60_000 + 1000)).toEqual([a]);
+    const lease = readLease(state, a, now + 5 * 60_000 + 1000);
+    expect(lease.state).toBe('observed');
+    // Renewed at that time: again not before another TTL/3.
+    expect(renewSessionLeases(state, mine, now + 6 * 60_000)).toEqual([]);
+
+    // The shipper half: the renewed lease goes to the server once; the other session's is not due.
+    backdate(state, a, 6 * 60_000);
+    expect(renewSessionLeases(state, mine)).toEqual([a]);
+    const before = await lastHeartbeat(a);
+    const client = new ApiClient({ url: srv.url, token: srv.tokens.reporter, retries: 0 });
+    expect(await sendDueHeartbeats(state, client)).toEqual({ sent: [a], forgotten: [], failed: [] });
+    expect((await lastHeartbeat(a)) > before).toBe(true);
+    expect(await sendDueHeartbeats(state, client)).toEqual({ sent: [], forgotten: [], failed: [] });
+
+    // A pending stop: closing, not renewed (seed 004 step 6).
+    backdate(state, b, 6 * 60_000);
+    writePending(state, {
+      version: 1,
+      op: 'stop',
+      work_id: b,
+      body: { session: other, system: 'hansard-cli', actor: 'priya', outcome: 'completed' },
+      idempotency_key: 'wkop_test-closing',
+      created_at: new Date().toISOString(),
+    });
+    expect(renewSessionLeases(state, other)).toEqual([]);
+  });
+
+  it('an item the server says is stopped is forgotten by the shipper half, not renewed again', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'hansard-work-hook-'));
+    const sid = newId('s');
+    const id = await startIn(state, sid, srv.tokens.reporter);
+    // Stopped elsewhere (through the API directly): this machine still holds the item.
+    const stop = await request(srv, 'POST', `/v1/work/${id}/stop`, {
+      token: srv.tokens.reporter,
+      json: { session: sid, system: 'hansard-cli', actor: 'priya', outcome: 'completed' },
+    });
+    expect(stop.status).toBe(200);
+    backdate(state, id, 6 * 60_000);
+    expect(renewSessionLeases(state, sid)).toEqual([id]);
+    const client = new ApiClient({ url: srv.url, token: srv.tokens.reporter, retries: 0 });
+    expect(await sendDueHeartbeats(state, client)).toEqual({ sent: [], forgotten: [id], failed: [] });
+    expect(readLease(state, id).state).toBe('missing');
+    expect(renewSessionLeases(state, sid)).toEqual([]);
+  });
+
+  it('end to end: the real hook renews the lease of the item started with its session token, its shipper sends it', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'hansard-work-hook-e2e-'));
+    const env = { HANSARD_STATE_DIR: state, HANSARD_URL: srv.url, HANSARD_TOKEN: srv.admin };
+    const first = await runHook(cli.bin, ['claude-code'], fixture('real-client/01-SessionStart.json'), env);
+    expect(first.code).toBe(0);
+    const ctx = JSON.parse(first.stdout).hookSpecificOutput.additionalContext as string;
+    const sid = /recording this session as (s_[0-9A-Z]{26})/.exec(ctx)![1]!;
+    const token = /--session-token (hns_\S+)/.exec(ctx)![1]!;
+    const r = await work(['start', '--mode', 'implementing', '--summary', 'Parser work'], {
+      HANSARD_STATE_DIR: state,
+      HANSARD_SESSION_ID: sid,
+      HANSARD_SESSION_TOKEN: token,
+    });
+    expect([r.code, r.err]).toEqual([0, '']);
+    const id = /started (wk_\w{26})/.exec(r.out)![1]!;
+    const started = await lastHeartbeat(id);
+    backdate(state, id, 6 * 60_000);
+
+    const hook = await runHook(
+      cli.bin,
+      ['claude-code'],
+      fixture('real-client/02-UserPromptSubmit.json'),
+      env,
+    );
+    expect(hook.code).toBe(0);
+    const renewed = readLease(state, id);
+    expect(renewed.state).toBe('observed');
+    expect(
+      Date.now() - Date.parse((renewed as { lease: { renewed_at: string } }).lease.renewed_at),
+    ).toBeLessThan(60_000);
+    // The detached shipper sends it: wait for the server to see it.
+    let seen = started;
+    for (let i = 0; i < 100 && seen === started; i++) {
+      await new Promise((res) => setTimeout(res, 100));
+      seen = await lastHeartbeat(id);
+    }
+    expect(seen > started).toBe(true);
+    const history = (await request(srv, 'GET', `/v1/work/${id}`, { token: srv.tokens.reporter })).json
+      .history;
+    expect(history.map((h: { op: string }) => h.op)).toEqual(['start']);
+  }, 120_000);
+});
