@@ -23,7 +23,8 @@ export type Serves = 'all' | 'replay';
 
 /**
  * The state store methods the replay function's routes call: authentication (the token, the tokens that
- * minted it, its last use) and the reads of a replay and a raw segment download.
+ * minted it, its last use), the reads of a replay and a raw segment download, and the session's status
+ * (the text replay's Declared rows).
  */
 export const REPLAY_STATE_METHODS = [
   'getTokenByHash',
@@ -32,6 +33,8 @@ export const REPLAY_STATE_METHODS = [
   'getSession',
   'listWriters',
   'getWriter',
+  // the text replay shows the agents' status reports as Declared rows (docs/status.md)
+  'getStatus',
 ] as const satisfies readonly StateMethod[];
 
 /** The state store methods a function calls. */

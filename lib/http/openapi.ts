@@ -166,6 +166,7 @@ export const TAGS: Array<{ name: string; description: string }> = [
   { name: 'sessions', description: 'reading sessions back' },
   { name: 'analysis', description: 'verify, inspect and attribution of a stored session' },
   { name: 'status', description: "agents' status reports and the board's data" },
+  { name: 'work', description: 'work leases: who is working on what now, and how fresh that is (seed 004)' },
   { name: 'tokens', description: 'token administration' },
   { name: 'board pages', description: 'the HTML board, for a browser' },
 ];

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { Count, Instant, SessionId } from './id-schemas.js';
 import { STATES, VerdictCounts } from './status-schemas.js';
+import { WorkView } from './work-schemas.js';
 
 /** One row of the board. */
 export const BoardSession = z
@@ -18,6 +19,9 @@ export const BoardSession = z
     writers: Count,
     lines: Count,
     agents: z.array(z.string()).describe("the writers' agents"),
+    work: z
+      .array(WorkView.omit({ history: true }))
+      .describe("the session's work items (seed 004), newest first, freshness decided now; at most 20"),
     evidence: VerdictCounts.nullable().describe(
       "the agents' declared evidence by verdict, checked against the transcript; null when no agent reported",
     ),

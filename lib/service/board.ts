@@ -11,6 +11,7 @@ import { requireScope, type ServiceContext } from './context.js';
 import { type SessionView, sessionsPage } from './sessions.js';
 import { checkedView } from './status.js';
 import type { StatusReport, VerdictCounts } from './status-schemas.js';
+import { workView } from './work-view.js';
 
 export type { Board, BoardSession } from './board-schemas.js';
 
@@ -77,10 +78,12 @@ async function boardSession(
   ctx: ServiceContext,
   s: SessionView,
 ): Promise<{ row: Omit<BoardSession, 'evidence'>; status: StatusRecord | null; bytes: number }> {
-  const [status, writers] = await Promise.all([
+  const [status, writers, work] = await Promise.all([
     ctx.state.getStatus(ctx.tenant, s.sid),
     ctx.state.listWriters(ctx.tenant, s.sid),
+    ctx.state.listWork(ctx.tenant, { session: s.sid, limit: 20 }),
   ]);
+  const now = ctx.now();
   const latest = status?.reports.at(-1);
   const row = {
     sid: s.sid,
@@ -93,6 +96,10 @@ async function boardSession(
     writers: s.writers,
     lines: s.lines,
     agents: [...new Set(writers.map((w) => w.agent).filter((a): a is string => a !== null))],
+    work: work.map((i) => {
+      const { history: _, ...rest } = workView(i, now);
+      return rest;
+    }),
   };
   return { row, status, bytes: s.bytes };
 }

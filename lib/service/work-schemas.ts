@@ -148,13 +148,20 @@ export const WorkView = z
     state: z.enum(['active', 'waiting', 'stopped']),
     outcome: z.enum(['completed', 'paused']).nullable(),
     waiting_on: z
-      .object({ dependency: z.object({ kind: z.string(), ref: z.string().optional() }), reason: z.string(), since: Instant })
+      .object({
+        dependency: z.object({ kind: z.string(), ref: z.string().optional() }),
+        reason: z.string(),
+        since: Instant,
+      })
       .nullable(),
     freshness: Freshness,
     started_at: Instant,
     history: z.array(WorkHistoryEntry).describe('semantic operations, oldest first (at most 100 kept)'),
   })
-  .meta({ id: 'WorkView', description: 'a work item: what an actor reports it is doing, and how fresh that is' });
+  .meta({
+    id: 'WorkView',
+    description: 'a work item: what an actor reports it is doing, and how fresh that is',
+  });
 export type WorkView = z.infer<typeof WorkView>;
 
 /** `GET /v1/work`. */

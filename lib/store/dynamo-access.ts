@@ -87,6 +87,9 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   listSessions: [query('T#', 'gsi1')],
   putStatus: [put('T#'), upd('T#')],
   getStatus: [get('T#')],
+  putWork: [upd('T#')],
+  getWork: [get('T#')],
+  listWork: [query('T#'), query('T#', 'gsi1')],
 };
 
 /** `STATE_STORE_ACCESS` of the given methods, then `more`, without repeats. */

@@ -16,7 +16,7 @@
  * | writer index    | `T#{tenant}#S#{sid}`   | `W#{w}`                 |                       |                      |
  * | chunk record    | `T#{tenant}#S#{sid}`   | `W#{w}#C#{offset:015}`  |                       |                      |
  * | status          | `T#{tenant}#S#{sid}`   | `STATUS`                |                       |                      |
- * | work lease      | `T#{tenant}`           | `WORK#{work_id}`        | (seed 004)            |                      |
+ * | work item       | `T#{tenant}`           | `WORK#{work_id}`        | `T#{tenant}#WORKS#{sid}` | `{work_id}`       |
  * | tenant usage    | `T#{tenant}`           | `USAGE#{shard 0-7}`     |                       |                      |
  * | rate-limit count| `RL#{token id}`        | `{window start, s}`     |                       |                      |
  *
@@ -73,6 +73,8 @@ export const keys = {
     sk: `W#${w}#C#${String(offset).padStart(15, '0')}`,
   }),
   status: (tenant: string, sid: string): ItemKey => ({ pk: sessionPk(tenant, sid), sk: 'STATUS' }),
+  /** a work item (seed 004) beside the tenant's session index entries */
+  work: (tenant: string, id: string): ItemKey => ({ pk: `T#${tenant}`, sk: `${WORK_PREFIX}${id}` }),
   /** one shard of a tenant's usage total; `usageShard(sid)` picks a session's */
   usage: (tenant: string, shard: number): ItemKey => ({ pk: `T#${tenant}`, sk: `${USAGE_PREFIX}${shard}` }),
   /** a fixed-window request counter of one token (`windowStart` in epoch seconds) */
@@ -84,6 +86,8 @@ export const keys = {
 
 /** The sort-key prefix of token child links (`keys.tokenChild`). */
 export const CHILD_PREFIX = 'CHILD#';
+/** The sort key prefix of work items in a tenant's partition. */
+export const WORK_PREFIX = 'WORK#';
 
 /** How many items a tenant's usage total is spread over, and the sort-key prefix they share. */
 export const USAGE_SHARDS = 8;
@@ -103,6 +107,8 @@ export const gsiKeys = {
     gsi1pk: gsiKeys.tokensPk(tenant),
     gsi1sk: `${createdAt}#${id}`,
   }),
+  /** a session's work items, newest first by id (a ULID) */
+  workPk: (tenant: string, sid: string): string => `T#${tenant}#WORKS#${sid}`,
   boardPk: (tenant: string): string => `T#${tenant}#BOARD`,
   board: (tenant: string, updatedAt: string, sid: string) => ({
     gsi1pk: gsiKeys.boardPk(tenant),

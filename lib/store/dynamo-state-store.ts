@@ -17,6 +17,7 @@ import {
   QueryCommand,
   type QueryCommandInput,
   TransactWriteCommand,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import {
   cancellationCodes,
@@ -32,14 +33,17 @@ import {
 import {
   GSI1,
   GSI1_PK,
+  GSI1_SK,
   gsiKeys,
   type ItemKey,
   keys,
   PK,
   SK,
   sessionPk,
+  TTL_ATTRIBUTE,
   USAGE_PREFIX,
   usageShard,
+  WORK_PREFIX,
 } from './dynamo-schema.js';
 import { DynamoTokenItems } from './dynamo-tokens.js';
 import { decodeCursor, encodeCursor } from './keys.js';
@@ -52,10 +56,14 @@ import {
   type StatusRecord,
   type TenantUsage,
   type TokenRecord,
+  type WorkItem,
   type WriterAdvance,
   type WriterRecord,
 } from './ports.js';
 import { decodeStatus, encodeStatus, legacyStatus } from './status-record.js';
+
+/** How long a work item stays in the table past its lease (TTL cleanup only): 30 days, in seconds. */
+const WORK_KEPT_SECONDS = 30 * 86_400;
 
 /** How often a transaction cancelled by a concurrent one (`TransactionConflict`) is tried in all. */
 const TRANSACT_ATTEMPTS = 5;
@@ -440,6 +448,87 @@ export class DynamoStateStore implements StateStore {
       reported_by: item.reported_by as string,
       reported_at: item.reported_at as string,
     });
+  }
+
+  // ---- work items (seed 004): `T#{tenant}` / `WORK#{id}`, by session on gsi1
+
+  /**
+   * A conditional write of the whole item (`attribute_not_exists(version)` for version 1). Its TTL attribute
+   * is 30 days past the lease or this write, whichever is later (a service clock set in the past must not
+   * have it cleaned at once): DynamoDB's TTL only cleans up; expiry is decided at read time.
+   * @throws StateConflictError when the stored item is not at `item.version - 1`
+   */
+  async putWork(item: WorkItem): Promise<void> {
+    const prev = item.version - 1;
+    // One conditional UpdateItem setting every attribute: the whole item, written or not at all.
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: keys.work(item.tenant, item.id),
+          UpdateExpression:
+            'SET #g1pk = :g1pk, #g1sk = :g1sk, #tenant = :tenant, #sid = :sid, #item = :item, #version = :version, #ttl = :ttl',
+          ConditionExpression: prev === 0 ? 'attribute_not_exists(#version)' : '#version = :prev',
+          ExpressionAttributeNames: {
+            '#g1pk': GSI1_PK,
+            '#g1sk': GSI1_SK,
+            '#tenant': 'tenant',
+            '#sid': 'sid',
+            '#item': 'item_json',
+            '#version': 'version',
+            '#ttl': TTL_ATTRIBUTE,
+          },
+          ExpressionAttributeValues: {
+            ':g1pk': gsiKeys.workPk(item.tenant, item.session),
+            ':g1sk': item.id,
+            ':tenant': item.tenant,
+            ':sid': item.session,
+            ':item': JSON.stringify(item),
+            ':version': item.version,
+            ':ttl':
+              Math.floor(Math.max(Date.parse(item.lease_expires_at), Date.now()) / 1000) + WORK_KEPT_SECONDS,
+            ...(prev === 0 ? {} : { ':prev': prev }),
+          },
+        }),
+      );
+    } catch (err) {
+      if (errorName(err) === 'ConditionalCheckFailedException')
+        throw new StateConflictError(`work ${item.id} changed since it was read (expected version ${prev})`);
+      throw err;
+    }
+  }
+
+  async getWork(tenant: string, id: string): Promise<WorkItem | null> {
+    const item = await this.get(keys.work(tenant, id));
+    return item ? (JSON.parse(item.item_json as string) as WorkItem) : null;
+  }
+
+  /** A tenant's items: its partition's `WORK#` range; one session's: gsi1 (eventually consistent on AWS). */
+  async listWork(tenant: string, options: { session?: string; limit: number }): Promise<WorkItem[]> {
+    const res = await this.doc.send(
+      new QueryCommand(
+        options.session === undefined
+          ? {
+              TableName: this.table,
+              KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :work)',
+              ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+              ExpressionAttributeValues: { ':pk': `T#${tenant}`, ':work': WORK_PREFIX },
+              ScanIndexForward: false,
+              Limit: options.limit,
+              ConsistentRead: true,
+            }
+          : {
+              TableName: this.table,
+              IndexName: GSI1,
+              KeyConditionExpression: '#pk = :pk',
+              ExpressionAttributeNames: { '#pk': GSI1_PK },
+              ExpressionAttributeValues: { ':pk': gsiKeys.workPk(tenant, options.session) },
+              ScanIndexForward: false,
+              Limit: options.limit,
+            },
+      ),
+    );
+    return (res.Items ?? []).map((i) => JSON.parse(i.item_json as string) as WorkItem);
   }
 
   async close(): Promise<void> {

@@ -163,6 +163,37 @@ export interface StatusRecord {
   version: number;
 }
 
+/**
+ * A work item (seed 004, lib/service/work.ts): what an actor reports it is doing, its lease and its
+ * history. The store keeps it as given; it reads only the keys, `version` and `lease_expires_at`.
+ */
+export interface WorkItem {
+  tenant: string;
+  /** `wk_` + ULID */
+  id: string;
+  session: string;
+  system: string;
+  actor: string;
+  subject: { kind: string; ref: string };
+  mode: string;
+  summary: string;
+  ttl_seconds: number;
+  state: 'active' | 'waiting' | 'stopped';
+  outcome: 'completed' | 'paused' | null;
+  waiting_on: { dependency: { kind: string; ref?: string }; reason: string; since: string } | null;
+  started_at: string;
+  lease_expires_at: string;
+  last_heartbeat_at: string;
+  last_reported: { op: string; at: string };
+  /** semantic operations, oldest first */
+  history: Array<Record<string, unknown> & { op: string; at: string }>;
+  /** the semantic operations applied with an idempotency key (the last few): what a retry is told from */
+  applied: Array<{ key: string; op: string; hash: string; at: string }>;
+  updated_at: string;
+  /** 1 when started, one more for each write: `putWork`'s condition */
+  version: number;
+}
+
 /** The writer index after a chunk is accepted. */
 export interface WriterAdvance {
   length: number;
@@ -256,6 +287,15 @@ export interface StateStore {
    * @throws StateConflictError when another write got there first (read it again and retry)
    */
   putStatus(status: StatusRecord): Promise<void>;
+
+  /**
+   * Writes a work item when the stored one is at `item.version - 1` (none stored counts as 0).
+   * @throws StateConflictError when another write got there first (read it again and retry)
+   */
+  putWork(item: WorkItem): Promise<void>;
+  getWork(tenant: string, id: string): Promise<WorkItem | null>;
+  /** The tenant's work items (of one session when given), newest started first, at most `limit` (1..500). */
+  listWork(tenant: string, options: { session?: string; limit: number }): Promise<WorkItem[]>;
   getStatus(tenant: string, sid: string): Promise<StatusRecord | null>;
 
   close(): Promise<void>;

@@ -14,6 +14,7 @@ import {
   type StatusRecord,
   type TenantUsage,
   type TokenRecord,
+  type WorkItem,
   type WriterAdvance,
   type WriterRecord,
 } from './ports.js';
@@ -47,6 +48,11 @@ CREATE TABLE IF NOT EXISTS status (
   tenant TEXT NOT NULL, sid TEXT NOT NULL, state TEXT NOT NULL, note TEXT NOT NULL, events TEXT NOT NULL,
   reported_by TEXT NOT NULL, reported_at TEXT NOT NULL, PRIMARY KEY (tenant, sid)
 );
+CREATE TABLE IF NOT EXISTS work_items (
+  tenant TEXT NOT NULL, id TEXT NOT NULL, sid TEXT NOT NULL, item TEXT NOT NULL, version INTEGER NOT NULL,
+  PRIMARY KEY (tenant, id)
+);
+CREATE INDEX IF NOT EXISTS work_items_session ON work_items (tenant, sid, id);
 CREATE TABLE IF NOT EXISTS status_records (
   tenant TEXT NOT NULL, sid TEXT NOT NULL, record TEXT NOT NULL, version INTEGER NOT NULL,
   PRIMARY KEY (tenant, sid)
@@ -365,6 +371,47 @@ export class SqliteStateStore implements StateStore {
       reported_by: row.reported_by as string,
       reported_at: row.reported_at as string,
     });
+  }
+
+  async putWork(item: WorkItem): Promise<void> {
+    this.db.transaction(() => {
+      const row = this.q('SELECT version FROM work_items WHERE tenant = ? AND id = ?').get(
+        item.tenant,
+        item.id,
+      ) as { version: number } | undefined;
+      if ((row?.version ?? 0) !== item.version - 1) {
+        throw new StateConflictError(
+          `work ${item.id} changed since it was read (version ${row?.version ?? 0})`,
+        );
+      }
+      this.q(
+        `INSERT INTO work_items (tenant, id, sid, item, version) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (tenant, id) DO UPDATE SET item = excluded.item, version = excluded.version`,
+      ).run(item.tenant, item.id, item.session, JSON.stringify(item), item.version);
+    })();
+  }
+
+  async getWork(tenant: string, id: string): Promise<WorkItem | null> {
+    const row = this.q('SELECT item FROM work_items WHERE tenant = ? AND id = ?').get(tenant, id) as
+      | { item: string }
+      | undefined;
+    return row ? (JSON.parse(row.item) as WorkItem) : null;
+  }
+
+  async listWork(tenant: string, options: { session?: string; limit: number }): Promise<WorkItem[]> {
+    const rows = (
+      options.session === undefined
+        ? this.q('SELECT item FROM work_items WHERE tenant = ? ORDER BY id DESC LIMIT ?').all(
+            tenant,
+            options.limit,
+          )
+        : this.q('SELECT item FROM work_items WHERE tenant = ? AND sid = ? ORDER BY id DESC LIMIT ?').all(
+            tenant,
+            options.session,
+            options.limit,
+          )
+    ) as { item: string }[];
+    return rows.map((r) => JSON.parse(r.item) as WorkItem);
   }
 
   async close(): Promise<void> {

@@ -19,6 +19,7 @@ import {
   type StateStore,
   type StatusRecord,
   type TokenRecord,
+  type WorkItem,
   type WriterAdvance,
 } from '../../lib/store/ports.js';
 
@@ -682,6 +683,65 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
       });
     });
 
+    describe('work items', () => {
+      contract(
+        'stores a work item as given, replaces it version by version, refuses a stale version',
+        async (s) => {
+          const item = workOf('acme', newId('s'), 1);
+          expect(await s.getWork('acme', item.id)).toBeNull();
+          await expect(s.putWork({ ...item, version: 2 })).rejects.toBeInstanceOf(StateConflictError);
+          await s.putWork(item);
+          expect(await s.getWork('acme', item.id)).toEqual(item);
+          await expect(s.putWork(item)).rejects.toBeInstanceOf(StateConflictError);
+          const next: WorkItem = { ...item, state: 'stopped', outcome: 'completed', version: 2 };
+          await s.putWork(next);
+          expect(await s.getWork('acme', item.id)).toEqual(next);
+          expect(await s.getWork('globex', item.id)).toBeNull();
+        },
+      );
+
+      contract('of two writes from the same version, exactly one lands', async (s) => {
+        const item = workOf('acme', newId('s'), 1);
+        await s.putWork(item);
+        const a = { ...item, summary: 'a', version: 2 };
+        const b = { ...item, summary: 'b', version: 2 };
+        const settled = await Promise.allSettled([s.putWork(a), s.putWork(b)]);
+        expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        expect((settled.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toBeInstanceOf(
+          StateConflictError,
+        );
+        expect((await s.getWork('acme', item.id))!.summary).toBe(
+          settled[0]!.status === 'fulfilled' ? 'a' : 'b',
+        );
+      });
+
+      contract("lists a tenant's or a session's items, newest started first, at most `limit`", async (s) => {
+        const [sa, sb] = [newId('s'), newId('s')];
+        const items = [
+          workOf('acme', sa, 1),
+          workOf('acme', sb, 2),
+          workOf('acme', sa, 3),
+          workOf('globex', sa, 4),
+        ];
+        for (const i of items) await s.putWork(i);
+        const ids = (l: WorkItem[]) => l.map((i) => i.id);
+        expect(ids(await s.listWork('acme', { session: sa, limit: 10 }))).toEqual([
+          items[2]!.id,
+          items[0]!.id,
+        ]);
+        expect(ids(await s.listWork('acme', { limit: 10 }))).toEqual([
+          items[2]!.id,
+          items[1]!.id,
+          items[0]!.id,
+        ]);
+        expect(ids(await s.listWork('acme', { limit: 2 }))).toEqual([items[2]!.id, items[1]!.id]);
+        expect(await s.listWork('globex', { session: sb, limit: 10 })).toEqual([]);
+        // An update keeps its place and shows its new content.
+        await s.putWork({ ...items[0]!, mode: 'testing', version: 2 });
+        expect((await s.listWork('acme', { session: sa, limit: 10 }))[1]!.mode).toBe('testing');
+      });
+    });
+
     it('skips only cases of this suite', () => {
       expect(Object.keys(skip).filter((t) => !titles.has(t))).toEqual([]);
     });
@@ -712,6 +772,32 @@ function statusOf(tenant: string, sid: string, when: number, version = 1): Statu
     ],
     dropped_events: 0,
     dropped_reports: 0,
+    version,
+  };
+}
+
+/** A work item of `sid` started at time `when` (ids sort by it), at `version`. */
+function workOf(tenant: string, sid: string, when: number, version = 1): WorkItem {
+  return {
+    tenant,
+    id: `wk_${newId('e', Date.UTC(2026, 0, 1) + when * 1000).slice(2)}`,
+    session: sid,
+    system: 'claude-code',
+    actor: 'coder',
+    subject: { kind: 'session', ref: sid },
+    mode: 'implementing',
+    summary: `step ${when}: naïve café ✓`,
+    ttl_seconds: 900,
+    state: 'active',
+    outcome: null,
+    waiting_on: null,
+    started_at: at(when),
+    lease_expires_at: at(when + 900),
+    last_heartbeat_at: at(when),
+    last_reported: { op: 'start', at: at(when) },
+    history: [{ op: 'start', at: at(when), summary: 'first', nested: { list: [1, [2]] } }],
+    applied: [{ key: 'key-00000001', op: 'start', hash: 'ab'.repeat(32), at: at(when) }],
+    updated_at: at(when),
     version,
   };
 }

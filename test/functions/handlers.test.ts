@@ -273,7 +273,10 @@ describe('API handler (HTTP API events)', () => {
     expect(text.status, text.text).toBe(200);
     expect(text.headers['content-type']).toMatch(/^text\/plain/);
     expect(text.base64).toBe(false);
-    expect(text.text).toBe(await localReplay(seg.dir, 'text'));
+    // The library's replay of the directory, then the agent's status report as a Declared row (docs/status.md).
+    const local = await localReplay(seg.dir, 'text');
+    expect(text.text.slice(0, local.length)).toBe(local);
+    expect(text.text.slice(local.length)).toMatch(/^\S+Z {2}declared {8}status\.report {8}Declared: working "[^"]+"; plan\n$/);
     expect(text.text).toContain(EVENT_TEXTS[0]);
   });
 
@@ -314,7 +317,10 @@ describe('replay handler (function URL events, streamed)', () => {
       query: 'format=text',
     });
     expect(text.status, text.text).toBe(200);
-    expect(text.text).toBe(await localReplay(seg.dir, 'text'));
+    // The library's replay of the directory, then the agent's status report as a Declared row (docs/status.md).
+    const local = await localReplay(seg.dir, 'text');
+    expect(text.text.slice(0, local.length)).toBe(local);
+    expect(text.text.slice(local.length)).toMatch(/^\S+Z {2}declared {8}status\.report {8}Declared: working "[^"]+"; plan\n$/);
   });
 
   it('streams the raw segment as uploaded', async () => {

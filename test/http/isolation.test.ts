@@ -31,6 +31,8 @@ interface Ids {
   sid: string;
   w: string;
   tokenId: string;
+  /** a work item of the session (seed 004) */
+  workId: string;
   /** a byte offset for a chunk (the writer's stored length when it is the caller's own writer) */
   offset: number;
 }
@@ -165,6 +167,61 @@ const CALLS: Record<string, CallCase> = {
     missing: 404,
     call: (i) => ({ method: 'DELETE', path: `/v1/tokens/${i.tokenId}` }),
   },
+  'POST /v1/work': {
+    ids: true,
+    // a work item names its session; it is started in the caller's own tenant
+    missing: 201,
+    call: (i) => ({ method: 'POST', path: '/v1/work', json: { ...workOwner(i), ...WORK_START } }),
+  },
+  'GET /v1/work': { ids: false, call: () => get('/v1/work') },
+  'GET /v1/work/:id': { ids: true, missing: 404, call: (i) => get(`/v1/work/${i.workId}`) },
+  'POST /v1/work/:id/heartbeat': {
+    ids: true,
+    missing: 404,
+    call: (i) => ({ method: 'POST', path: `/v1/work/${i.workId}/heartbeat`, json: workOwner(i) }),
+  },
+  'POST /v1/work/:id/checkpoint': {
+    ids: true,
+    missing: 404,
+    call: (i) => ({
+      method: 'POST',
+      path: `/v1/work/${i.workId}/checkpoint`,
+      json: { ...workOwner(i), summary: 'isolation probe' },
+    }),
+  },
+  'POST /v1/work/:id/wait': {
+    ids: true,
+    missing: 404,
+    call: (i) => ({
+      method: 'POST',
+      path: `/v1/work/${i.workId}/wait`,
+      json: { ...workOwner(i), dependency: { kind: 'review' }, reason: 'isolation probe' },
+    }),
+  },
+  'POST /v1/work/:id/resume': {
+    ids: true,
+    missing: 404,
+    call: (i) => ({
+      method: 'POST',
+      path: `/v1/work/${i.workId}/resume`,
+      json: {
+        ...workOwner(i),
+        op: 'checkpoint',
+        idempotency_key: 'isolation-0001',
+        body: { mode: 'testing' },
+      },
+    }),
+  },
+  // Last of the work routes: after it, the others would be told the item is stopped.
+  'POST /v1/work/:id/stop': {
+    ids: true,
+    missing: 404,
+    call: (i) => ({
+      method: 'POST',
+      path: `/v1/work/${i.workId}/stop`,
+      json: { ...workOwner(i), outcome: 'paused' },
+    }),
+  },
   'GET /login': { ids: false, anonymous: 200, call: () => get('/login') },
   // Signing in takes the token in the form, not the header: without one it shows the form again (401).
   'POST /login': {
@@ -211,6 +268,16 @@ const ROUTES: Record<string, RouteCase> = Object.fromEntries(
   }),
 );
 
+/** The owner fields of a work request on the session of `i`. */
+function workOwner(i: Ids) {
+  return { session: i.sid, system: 'isolation', actor: 'prober' };
+}
+const WORK_START = {
+  subject: { kind: 'free', ref: 'isolation' },
+  mode: 'testing',
+  summary: 'isolation probe',
+};
+
 function get(path: string): Req {
   return { method: 'GET', path };
 }
@@ -223,6 +290,8 @@ interface Held {
   other: LocalSegment;
   /** a token of the tenant that the probes try to revoke */
   victimTokenId: string;
+  /** a work item in `seg`'s session */
+  workId: string;
   /** one token per scope */
   single: Record<Scope, string>;
 }
@@ -251,7 +320,14 @@ async function hold(name: string): Promise<Held> {
   const victim = await mint(srv, name, ['read']);
   const single = {} as Record<Scope, string>;
   for (const s of SCOPES) single[s] = await mint(srv, name, [s]);
-  return { tenant, seg, other, victimTokenId: await tokenId(victim), single };
+  const work = await request(srv, {
+    method: 'POST',
+    path: '/v1/work',
+    token: single.report,
+    json: { session: seg.sid, system: 'isolation', actor: 'prober', ...WORK_START },
+  });
+  expect(work.status, work.text).toBe(201);
+  return { tenant, seg, other, victimTokenId: await tokenId(victim), workId: work.json.id, single };
 }
 
 async function tokenId(secret: string): Promise<string> {
@@ -260,16 +336,28 @@ async function tokenId(secret: string): Promise<string> {
 
 /** A's ids as a caller names them. */
 function idsOf(h: Held): Ids {
-  return { sid: h.seg.sid, w: h.seg.w, tokenId: h.victimTokenId, offset: h.seg.bytes.length };
+  return {
+    sid: h.seg.sid,
+    w: h.seg.w,
+    tokenId: h.victimTokenId,
+    workId: h.workId,
+    offset: h.seg.bytes.length,
+  };
 }
 
 function freshIds(): Ids {
-  return { sid: newId('s'), w: newId('w'), tokenId: `tok_${newId('e').slice(2)}`, offset: 1234 };
+  return {
+    sid: newId('s'),
+    w: newId('w'),
+    tokenId: `tok_${newId('e').slice(2)}`,
+    workId: `wk_${newId('e').slice(2)}`,
+    offset: 1234,
+  };
 }
 
 /** Everything of A another tenant must never see: ids, token ids, secrets and their hashes. */
 async function secretsOf(h: Held, extraSecrets: string[]): Promise<Set<string>> {
-  const out = new Set<string>([h.seg.sid, h.seg.w, h.other.sid, h.other.w, h.tenant.name]);
+  const out = new Set<string>([h.seg.sid, h.seg.w, h.other.sid, h.other.w, h.tenant.name, h.workId]);
   for (const t of await srv.stores.state.listTokens(h.tenant.name)) {
     out.add(t.id);
     out.add(t.hash);
@@ -284,10 +372,11 @@ async function secretsOf(h: Held, extraSecrets: string[]): Promise<Set<string>> 
 /** The answer with the ids the request carried masked, and what is minted per request. */
 function masked(a: Answer, sent: Ids): string {
   let t = a.text;
-  for (const v of [sent.sid, sent.w, sent.tokenId]) t = t.replaceAll(v, '<sent id>');
+  for (const v of [sent.sid, sent.w, sent.tokenId, sent.workId]) t = t.replaceAll(v, '<sent id>');
   return t
     .replace(/hns_[0-9A-Za-z]{43}/g, '<secret>')
     .replace(/tok_[0-9A-HJKMNP-TV-Z]{26}/g, '<token id>')
+    .replace(/wk_[0-9A-HJKMNP-TV-Z]{26}/g, '<work id>')
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>');
 }
 
@@ -414,7 +503,8 @@ describe('(d) nothing another tenant is answered names A’s things', () => {
     expect(answered.length).toBeGreaterThan(5);
     for (const { what, a, sent } of answered) {
       let text = a.text;
-      for (const v of sent ? [sent.sid, sent.w, sent.tokenId] : []) text = text.replaceAll(v, '<sent id>');
+      for (const v of sent ? [sent.sid, sent.w, sent.tokenId, sent.workId] : [])
+        text = text.replaceAll(v, '<sent id>');
       expect(leaked(text, secrets), what).toEqual([]);
     }
   });

@@ -243,6 +243,45 @@ describe('real answers match the document', () => {
     await call('GET', '/v1/board', '/v1/board');
     await call('GET', '/v1/board', '/v1/board', nobody); // 401
 
+    // work leases
+    const owner = { session: sid, system: 'openapi', actor: 'tester' };
+    const workStart = {
+      ...owner,
+      subject: { kind: 'session', ref: sid },
+      mode: 'testing',
+      summary: 'the API document',
+    };
+    const headers = { 'idempotency-key': 'openapi-start-1' };
+    const started = await call('POST', '/v1/work', '/v1/work', { json: workStart, headers }); // 201
+    await call('POST', '/v1/work', '/v1/work', { json: workStart, headers }); // 200: the same key and body
+    await call('POST', '/v1/work', '/v1/work', { json: { ...workStart, summary: 'npm test -- --run' } }); // 422
+    await call('POST', '/v1/work', '/v1/work', { json: { ...workStart, summary: 'x' }, headers }); // 409 mismatch
+    const wid = started.json.id as string;
+    const item = (op: string) => `/v1/work/{id}/${op}`;
+    await call('GET', '/v1/work', '/v1/work');
+    await call('GET', `/v1/work/${wid}`, '/v1/work/{id}');
+    await call('GET', `/v1/work/wk_${newId('e').slice(2)}`, '/v1/work/{id}'); // 404
+    await call('POST', `/v1/work/${wid}/heartbeat`, item('heartbeat'), { json: owner });
+    await call('POST', `/v1/work/${wid}/heartbeat`, item('heartbeat'), {
+      json: { ...owner, actor: 'other' },
+    }); // 403
+    await call('POST', `/v1/work/${wid}/checkpoint`, item('checkpoint'), {
+      json: { ...owner, mode: 'reviewing' },
+    });
+    await call('POST', `/v1/work/${wid}/wait`, item('wait'), {
+      json: { ...owner, dependency: { kind: 'ci' }, reason: 'the pipeline has not run yet' },
+    });
+    await call('POST', `/v1/work/${wid}/resume`, item('resume'), {
+      json: {
+        ...owner,
+        op: 'checkpoint',
+        idempotency_key: 'openapi-cp-1',
+        body: { summary: 'the reference page' },
+      },
+    });
+    await call('POST', `/v1/work/${wid}/stop`, item('stop'), { json: { ...owner, outcome: 'completed' } });
+    await call('POST', `/v1/work/${wid}/stop`, item('stop'), { json: { ...owner, outcome: 'completed' } }); // 409
+
     // tokens
     const created = await call('POST', '/v1/tokens', '/v1/tokens', {
       json: { scopes: ['read'], label: 'openapi test', ttl_seconds: 3600 },
@@ -324,6 +363,13 @@ describe('real answers match the document', () => {
       'replay 400',
       'reportStatus 201',
       'reportStatus 400',
+      'workStart 201',
+      'workStart 200',
+      'workStart 409',
+      'workStart 422',
+      'workGet 404',
+      'workHeartbeat 403',
+      'workStop 409',
       'createToken 201',
       'revokeToken 204',
       'revokeToken 404',

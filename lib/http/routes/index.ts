@@ -27,6 +27,14 @@ import { createTokenRoute } from './tokens/create.js';
 import { createSessionTokenRoute } from './tokens/create-for-session.js';
 import { listTokensRoute } from './tokens/list.js';
 import { revokeTokenRoute } from './tokens/revoke.js';
+import { workCheckpointRoute } from './work/checkpoint.js';
+import { workGetRoute } from './work/get.js';
+import { workHeartbeatRoute } from './work/heartbeat.js';
+import { workListRoute } from './work/list.js';
+import { workResumeRoute } from './work/resume.js';
+import { workStartRoute } from './work/start.js';
+import { workStopRoute } from './work/stop.js';
+import { workWaitRoute } from './work/wait.js';
 
 export { health };
 
@@ -52,6 +60,14 @@ export const API_ROUTES: readonly Operation[] = [
   createSessionTokenRoute,
   listTokensRoute,
   revokeTokenRoute,
+  workStartRoute,
+  workListRoute,
+  workGetRoute,
+  workHeartbeatRoute,
+  workCheckpointRoute,
+  workWaitRoute,
+  workStopRoute,
+  workResumeRoute,
 ];
 
 /** The board's HTML pages, for a browser. */
