@@ -220,7 +220,10 @@ describe.each(Object.keys(backends))('work leases on %s', (name) => {
           : call('POST', `/v1/work/${id}/heartbeat`, owner(sid), { app: apps[i % 2] }),
       ),
     );
-    expect(writes.map((w) => w.status), JSON.stringify(writes.find((w) => w.status !== 200)?.json)).toEqual(Array(12).fill(200));
+    expect(
+      writes.map((w) => w.status),
+      JSON.stringify(writes.find((w) => w.status !== 200)?.json),
+    ).toEqual(Array(12).fill(200));
     const item = (await state.getWork('acme', id))!;
     expect(item.version).toBe(13);
     expect(item.history.filter((h) => h.op === 'checkpoint')).toHaveLength(4);

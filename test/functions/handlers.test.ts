@@ -276,7 +276,9 @@ describe('API handler (HTTP API events)', () => {
     // The library's replay of the directory, then the agent's status report as a Declared row (docs/status.md).
     const local = await localReplay(seg.dir, 'text');
     expect(text.text.slice(0, local.length)).toBe(local);
-    expect(text.text.slice(local.length)).toMatch(/^\S+Z {2}declared {8}status\.report {8}Declared: working "[^"]+"; plan\n$/);
+    expect(text.text.slice(local.length)).toMatch(
+      /^\S+Z {2}declared {8}status\.report {8}Declared: working "[^"]+"; plan\n$/,
+    );
     expect(text.text).toContain(EVENT_TEXTS[0]);
   });
 
@@ -320,7 +322,9 @@ describe('replay handler (function URL events, streamed)', () => {
     // The library's replay of the directory, then the agent's status report as a Declared row (docs/status.md).
     const local = await localReplay(seg.dir, 'text');
     expect(text.text.slice(0, local.length)).toBe(local);
-    expect(text.text.slice(local.length)).toMatch(/^\S+Z {2}declared {8}status\.report {8}Declared: working "[^"]+"; plan\n$/);
+    expect(text.text.slice(local.length)).toMatch(
+      /^\S+Z {2}declared {8}status\.report {8}Declared: working "[^"]+"; plan\n$/,
+    );
   });
 
   it('streams the raw segment as uploaded', async () => {
