@@ -173,6 +173,8 @@ ${rows.join('\n')}
 
 What dominates: starting Node itself (the \`node -e 0\` row). Then loading the hook (the "load only" row less \`node -e 0\`): \`bin/hansard\` is an ES module, \`dist/hook.cjs\` runs \`dist/hook-bundle.cjs\` (${bundleKb} KiB minified, about four fifths of it zod, then the redaction rules) through V8's code cache in \`<state>/cache/\`, so it is not compiled again, but its modules still initialise and Node loads the builtins it needs (crypto for ids, fs, path, os). The hook's own work (the lock, reading the state, reopening the segment, redacting and writing its lines, saving the state) is the difference between the "hook" and "load only" rows; starting the detached shipper (loading child_process, a fork) the difference between the last two. A CPU profile of one PreToolUse hook (68 ms in all under the profiler) gave about 16 ms to the hook's run, 12 ms to loading Node builtins, 5 ms to the bundle's module initialisation and 5 ms to reading the cached code.
 
+The machine is shared (2 cores, other engineers' test runs): the p95s carry their load spikes, \`node -e 0`'s as much as the hook's, so the p50 ratio is the steadier figure. Earlier in the work, before the V8 code cache and the lazy child_process, a CPU-time comparison (30 runs, p50) gave the hook 165 ms against 70 ms for \`node -e 0` (2.4×); after, 143 ms against 83 ms (1.7×).
+
 ${offlineLine}
 <!-- bench:hook:end -->`;
 const doc = join(ROOT, 'docs', 'benchmarks.md');
