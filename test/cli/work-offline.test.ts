@@ -195,6 +195,24 @@ describe('hansard work with the server away', () => {
     expect(files(env)).toEqual([]);
   });
 
+  it('a start whose answer was lost is resumed to the same item: one item on the server', async () => {
+    await proxy.up();
+    const env = newEnv();
+    proxy.mode = 'drop';
+    const r = await work(['start', '--mode', 'implementing', '--summary', 'Lexer rewrite'], env);
+    proxy.mode = 'pass';
+    expect(r.code).toBe(1);
+    expect(files(env)).toEqual([expect.stringMatching(/^start-.*\.pending\.json$/)]);
+    const again = await work(['resume'], env);
+    expect([again.code, again.err]).toEqual([0, '']);
+    const id = /resumed: started (wk_\w{26})/.exec(again.out)?.[1];
+    const list = await request(srv, 'GET', `/v1/work?session=${env.HANSARD_SESSION_ID}`, {
+      token: srv.tokens.reporter,
+    });
+    expect((list.json.items as { id: string }[]).map((i) => i.id)).toEqual([id]);
+    expect(files(env)).toEqual([`${id}.json`, `${id}.lease.json`]);
+  });
+
   it('a pending operation changed after it was sent is refused on resume (409), shown, and kept', async () => {
     await proxy.up();
     const env = newEnv();
