@@ -42,7 +42,16 @@ interface Common {
 export function registerWork(program: Command, io: Io): void {
   const work = program
     .command('work')
-    .description('report current work (seed 004): who works on what now, with freshness that never lies');
+    .description('report current work (seed 004): who works on what now, with freshness that never lies')
+    .addHelpText(
+      'after',
+      `
+Freshness: observed, observed on this machine, unknown (an expired or missing lease: nobody knows), stopped,
+closing (a stop not yet acknowledged). A semantic operation (start, checkpoint, wait, stop) is kept in
+HANSARD_STATE_DIR/work until the server answers; \`hansard work resume\` sends it again exactly.
+Exit codes: 0 done; 1 not sent (pending: run resume when the server is back); 2 usage or refused.
+docs/work.md has the harness loop in seven steps.`,
+    );
   const common = (c: Command) =>
     c
       .option('--session <sid>', 'the session the work belongs to (env HANSARD_SESSION_ID)')
@@ -60,7 +69,7 @@ export function registerWork(program: Command, io: Io): void {
     .option('--subject <subject>', 'session:s_…, thread:REF or free:TEXT (default: this session)')
     .requiredOption('--mode <mode>', 'one lowercase word: implementing, testing, reviewing…')
     .requiredOption('--summary <text>', 'one line, at most 240 characters: what is being done')
-    .option('--ttl <duration>', 'the lease: 60s to 24h, e.g. 15m (default)', '15m')
+    .option('--ttl <duration>', 'the lease: 60s to 24h', '15m')
     .action(async (o: Common & { subject?: string; mode: string; summary: string; ttl: string }) => {
       const c = ctxOf(o, io);
       const owner = ownerOf(o, io, null);
@@ -184,7 +193,8 @@ function ctxOf(o: Common, io: Io): WorkCtx {
   const state = stateDir(io.env);
   const config = readCaptureConfig(io.env, state);
   const url = o.url ?? config.url ?? DEFAULT_URL;
-  const token = o.sessionToken ?? o.token ?? config.token;
+  // An explicit --token first, then the session-bound token, then HANSARD_TOKEN / config.json.
+  const token = o.token ?? o.sessionToken ?? config.token;
   // Few retries: a semantic operation not answered stays pending (resume is safe), and heartbeat and
   // status answer from this machine; neither should wait long for a server that is away.
   const client = token ? new ApiClient({ url, token, retries: 2, minTimeoutMs: 200 }) : null;
