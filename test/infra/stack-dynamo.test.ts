@@ -18,13 +18,14 @@ import { bundleLambda } from './lambda-bundle.js';
 import { arnText, list } from './template-text.js';
 
 /**
- * What each module that imports the DynamoDB SDK sends, for a function serving `serves`. The store and
- * its token items send what the function's store methods declare; a module that only makes a client
+ * What each module that imports the DynamoDB SDK sends, for a function serving `serves`. The store, its
+ * token items and its status and work items send what the function's store methods declare; a module that only makes a client
  * sends nothing itself. A module missing here fails the test: declare what it sends first.
  */
 const DECLARED: Record<string, (serves: Serves) => readonly DynamoAccess[]> = {
   'lib/store/dynamo-state-store.ts': (serves) => accessOf(stateMethodsOf(serves)),
   'lib/store/dynamo-tokens.ts': (serves) => accessOf(stateMethodsOf(serves)),
+  'lib/store/dynamo-status-work.ts': (serves) => accessOf(stateMethodsOf(serves)),
   'lib/ratelimit/dynamo.ts': () => RATE_LIMITER_ACCESS,
   'lib/deploy/aws.ts': () => [],
 };

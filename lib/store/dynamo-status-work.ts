@@ -1,0 +1,179 @@
+/**
+ * The status and work items of `DynamoStateStore` (dynamo-schema.ts): a session's status
+ * `T#{tenant}#S#{sid}` / `STATUS` (seed 000 history, lib/service/status-retention.ts) and work items
+ * `T#{tenant}` / `WORK#{id}`, by session on gsi1 (seed 004). Both are whole records written on condition
+ * of their `version`. Split from the store so that each file stays readable; the store delegates here and
+ * lends its primitives (as to dynamo-tokens.ts).
+ */
+import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { cancellationCodes, errorName, update } from './dynamo-items.js';
+import {
+  GSI1,
+  GSI1_PK,
+  GSI1_SK,
+  gsiKeys,
+  keys,
+  PK,
+  SK,
+  TTL_ATTRIBUTE,
+  WORK_PREFIX,
+} from './dynamo-schema.js';
+import type { DynamoPrimitives } from './dynamo-tokens.js';
+import { StateConflictError, type StatusRecord, type WorkItem } from './ports.js';
+import { decodeStatus, encodeStatus, legacyStatus } from './status-record.js';
+
+/** How long a work item stays in the table past its lease (TTL cleanup only): 30 days, in seconds. */
+const WORK_KEPT_SECONDS = 30 * 86_400;
+
+/** The `StateStore` status and work methods on DynamoDB; each answers as `SqliteStateStore`'s does. */
+export class DynamoStatusWorkItems {
+  constructor(private readonly x: DynamoPrimitives) {}
+
+  // ---- status: `T#{tenant}#S#{sid}` / `STATUS`
+
+  /**
+   * The status and the session index in one transaction. The status Put holds the version condition
+   * (`attribute_not_exists(version)` for version 1: no item, or one an earlier hansard wrote); the session's
+   * `updated_at` only moves forward (SQLite's MAX). When only the index's condition fails (it is already
+   * newer), the status is written alone, under its own condition: the index entry exists, which is all a
+   * report needs of it.
+   * @throws StateConflictError when the stored status is not at `s.version - 1`
+   */
+  async putStatus(s: StatusRecord): Promise<void> {
+    const prev = s.version - 1;
+    const status = {
+      TableName: this.x.table,
+      Item: {
+        ...keys.status(s.tenant, s.sid),
+        tenant: s.tenant,
+        sid: s.sid,
+        record_json: encodeStatus(s),
+        version: s.version,
+      },
+      ConditionExpression: prev === 0 ? 'attribute_not_exists(#version)' : '#version = :prev',
+      ExpressionAttributeNames: { '#version': 'version' },
+      ...(prev === 0 ? {} : { ExpressionAttributeValues: { ':prev': prev } }),
+    };
+    const conflict = () =>
+      new StateConflictError(`the status of ${s.sid} changed since it was read (expected version ${prev})`);
+    const at = s.reports.at(-1)!.reported_at;
+    const session = update(
+      {
+        set: { tenant: s.tenant, sid: s.sid, updated_at: at, ...gsiKeys.board(s.tenant, at, s.sid) },
+        setIfAbsent: { created_at: at, writers: 0, lines: 0, bytes: 0 },
+      },
+      (x) => `attribute_not_exists(${x.n(PK)}) OR ${x.n('updated_at')} < ${x.v(at)}`,
+    );
+    try {
+      await this.x.transact([
+        { Put: status },
+        { Update: { TableName: this.x.table, Key: keys.session(s.tenant, s.sid), ...session } },
+      ]);
+    } catch (err) {
+      const codes = cancellationCodes(err);
+      if (codes[0] === 'ConditionalCheckFailed') throw conflict();
+      if (codes[1] !== 'ConditionalCheckFailed') throw err;
+      try {
+        await this.x.doc.send(new PutCommand(status));
+      } catch (e) {
+        if (errorName(e) === 'ConditionalCheckFailedException') throw conflict();
+        throw e;
+      }
+    }
+  }
+
+  async getStatus(tenant: string, sid: string): Promise<StatusRecord | null> {
+    const item = await this.x.get(keys.status(tenant, sid));
+    if (!item) return null;
+    if (typeof item.record_json === 'string')
+      return decodeStatus(tenant, sid, item.record_json, item.version as number);
+    return legacyStatus(tenant, sid, {
+      state: item.state as string,
+      note: item.note as string,
+      events: JSON.parse(item.events_json as string) as unknown[],
+      reported_by: item.reported_by as string,
+      reported_at: item.reported_at as string,
+    });
+  }
+
+  // ---- work items (seed 004): `T#{tenant}` / `WORK#{id}`, by session on gsi1
+
+  /**
+   * A conditional write of the whole item (`attribute_not_exists(version)` for version 1). Its TTL attribute
+   * is 30 days past the lease or this write, whichever is later (a service clock set in the past must not
+   * have it cleaned at once): DynamoDB's TTL only cleans up; expiry is decided at read time.
+   * @throws StateConflictError when the stored item is not at `item.version - 1`
+   */
+  async putWork(item: WorkItem): Promise<void> {
+    const prev = item.version - 1;
+    // One conditional UpdateItem setting every attribute: the whole item, written or not at all.
+    try {
+      await this.x.doc.send(
+        new UpdateCommand({
+          TableName: this.x.table,
+          Key: keys.work(item.tenant, item.id),
+          UpdateExpression:
+            'SET #g1pk = :g1pk, #g1sk = :g1sk, #tenant = :tenant, #sid = :sid, #item = :item, #version = :version, #ttl = :ttl',
+          ConditionExpression: prev === 0 ? 'attribute_not_exists(#version)' : '#version = :prev',
+          ExpressionAttributeNames: {
+            '#g1pk': GSI1_PK,
+            '#g1sk': GSI1_SK,
+            '#tenant': 'tenant',
+            '#sid': 'sid',
+            '#item': 'item_json',
+            '#version': 'version',
+            '#ttl': TTL_ATTRIBUTE,
+          },
+          ExpressionAttributeValues: {
+            ':g1pk': gsiKeys.workPk(item.tenant, item.session),
+            ':g1sk': item.id,
+            ':tenant': item.tenant,
+            ':sid': item.session,
+            ':item': JSON.stringify(item),
+            ':version': item.version,
+            ':ttl':
+              Math.floor(Math.max(Date.parse(item.lease_expires_at), Date.now()) / 1000) + WORK_KEPT_SECONDS,
+            ...(prev === 0 ? {} : { ':prev': prev }),
+          },
+        }),
+      );
+    } catch (err) {
+      if (errorName(err) === 'ConditionalCheckFailedException')
+        throw new StateConflictError(`work ${item.id} changed since it was read (expected version ${prev})`);
+      throw err;
+    }
+  }
+
+  async getWork(tenant: string, id: string): Promise<WorkItem | null> {
+    const item = await this.x.get(keys.work(tenant, id));
+    return item ? (JSON.parse(item.item_json as string) as WorkItem) : null;
+  }
+
+  /** A tenant's items: its partition's `WORK#` range; one session's: gsi1 (eventually consistent on AWS). */
+  async listWork(tenant: string, options: { session?: string; limit: number }): Promise<WorkItem[]> {
+    const res = await this.x.doc.send(
+      new QueryCommand(
+        options.session === undefined
+          ? {
+              TableName: this.x.table,
+              KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :work)',
+              ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+              ExpressionAttributeValues: { ':pk': `T#${tenant}`, ':work': WORK_PREFIX },
+              ScanIndexForward: false,
+              Limit: options.limit,
+              ConsistentRead: true,
+            }
+          : {
+              TableName: this.x.table,
+              IndexName: GSI1,
+              KeyConditionExpression: '#pk = :pk',
+              ExpressionAttributeNames: { '#pk': GSI1_PK },
+              ExpressionAttributeValues: { ':pk': gsiKeys.workPk(tenant, options.session) },
+              ScanIndexForward: false,
+              Limit: options.limit,
+            },
+      ),
+    );
+    return (res.Items ?? []).map((i) => JSON.parse(i.item_json as string) as WorkItem);
+  }
+}
