@@ -108,7 +108,8 @@ export async function runHeartbeat(
         contentType: 'application/json',
       });
       const v = res.body as WorkView;
-      renewLease(ctx.state, id, v.ttl_seconds ?? lease, Date.now(), true);
+      // The lease this heartbeat asked for (--ttl), else the item's: as long as the server's, no longer.
+      renewLease(ctx.state, id, ttl ?? v.ttl_seconds ?? lease, Date.now(), true);
       if (ctx.json) return printJson(ctx.io, { sent: true, work: v });
       ctx.io.stdout.write(`${id}: observed, lease renewed until ${v.freshness.lease_expires_at}\n`);
       return;
@@ -157,6 +158,14 @@ export async function runStatus(ctx: WorkCtx, session: string | undefined): Prom
       if (err instanceof NetworkError || (err instanceof ServerError && err.status >= 500)) {
         unanswered.push(err.message);
         break;
+      }
+      // A session this token may not read (a session-bound token is answered 404 for another session's
+      // items on this machine): the others are still shown; this one from what this machine holds.
+      if (err instanceof ServerError && (err.status === 403 || err.status === 404) && !session) {
+        ctx.io.stderr.write(
+          `hansard: ${s}: ${escapeControl(err.message)} (${err.status} ${err.code}); shown from this machine\n`,
+        );
+        continue;
       }
       throw err;
     }

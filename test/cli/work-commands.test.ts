@@ -170,6 +170,22 @@ describe('hansard work against the real server', () => {
     expect((await onServer(id)).history.map((h) => h.op)).toEqual(['start']);
   });
 
+  it('status with a session-bound token shows an item of another session from this machine, and goes on', async () => {
+    const env = stateEnv();
+    const mine = await started(env);
+    const unbound = { ...env, HANSARD_SESSION_TOKEN: undefined, HANSARD_TOKEN: srv.tokens.reporter };
+    const o = await work(
+      ['start', '--session', OTHER, '--mode', 'testing', '--summary', 'Other work'],
+      unbound,
+    );
+    const theirs = /started (wk_\w{26})/.exec(o.out)![1]!;
+    const s = await work(['status'], { ...env, HANSARD_SESSION_ID: undefined });
+    expect(s.code).toBe(0);
+    expect(s.err).toMatch(new RegExp(`^hansard: ${OTHER}: .*\\(40[34] \\w+\\); shown from this machine\n$`));
+    expect(s.out).toContain(`${mine}  implementing  "Parser error recovery"  observed; last reported start`);
+    expect(s.out).toContain(`${theirs}  testing  "Other work"  observed on this machine (lease until `);
+  });
+
   it('usage mistakes are refused before anything is written (exit 2)', async () => {
     const env = stateEnv();
     const none = await work(['heartbeat'], env);
