@@ -9,9 +9,17 @@
  * accepts), named by Node version and the bundle's size and mtime; one V8 rejects (another build) is
  * written anew at exit. Anything going wrong here falls back to a plain `require` of the bundle.
  */
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire, wrap } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 import { stateDir } from './state-path.js';
 
@@ -42,6 +50,9 @@ function runCached(): void {
         const tmp = `${file}.${process.pid}.tmp`;
         writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
         renameSync(tmp, file);
+        // The caches of earlier builds (or Node versions) are of no use any more.
+        for (const f of readdirSync(dirname(file)))
+          if (/^hook-.*\.v8$/.test(f) && f !== basename(file)) unlinkSync(join(dirname(file), f));
       } catch {
         // a read-only state directory: no cache, the hook still ran
       }

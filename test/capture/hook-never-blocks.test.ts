@@ -4,7 +4,7 @@
  * directory, an unreachable server, a lock it cannot get), answers within its budget (3.5 s), and records
  * what went wrong in hook-failures.json without any payload content.
  */
-import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mappingStatePath, readHookFailures } from '../../lib/capture/state-dir.js';
@@ -121,9 +121,21 @@ describe('the budget', () => {
         expect.objectContaining({ hook: 'claude-code:UserPromptSubmit', reason: 'timeout' }),
       ]);
       expect(JSON.stringify(f)).not.toContain('What is 2+2?');
+      expect(f[0]!.message).toContain('deferred');
     } finally {
       held.stop();
     }
+    // The lock's holder goes away: the session's next hook writes the deferred prompt first.
+    rmSync(mappingStatePath(state, 'claude-code', 'test-session-id').replace(/\.json$/, '.lock'), {
+      recursive: true,
+    });
+    const stop = await runHook(cli.bin, ['claude-code'], fixture('real/hook-Stop.json'), {
+      HANSARD_STATE_DIR: state,
+    });
+    expect(stop.code).toBe(0);
+    const evs = sessionEvents(spoolSessions(state)[0]!);
+    expect(evs.map((e) => e.type)).toEqual(['writer.start', 'message', 'turn.start', 'turn.end']);
+    expect(evs[1]).toMatchObject({ text: 'What is 2+2?', hook_deferred: expect.any(String) });
   });
 
   it('the default budget is 3.5 s: a SessionStart blocked on its lock answers empty within it', async () => {
@@ -145,4 +157,30 @@ describe('the budget', () => {
       held.stop();
     }
   }, 15_000);
+});
+
+describe('the code cache (dist/hook.cjs)', () => {
+  it('is written at the first run, reused, and a corrupt one is replaced while the hook still works', async () => {
+    const state = tmp.make();
+    const env = { HANSARD_STATE_DIR: state };
+    const cacheFiles = () => readdirSync(join(state, 'cache')).filter((f) => f.endsWith('.v8'));
+    expect((await runHook(cli.bin, ['claude-code'], fixture('real/hook-SessionStart.json'), env)).code).toBe(
+      0,
+    );
+    expect(cacheFiles()).toHaveLength(1);
+    const file = join(state, 'cache', cacheFiles()[0]!);
+    const written = statSync(file).mtimeMs;
+    await runHook(cli.bin, ['claude-code'], fixture('real/hook-UserPromptSubmit.json'), env);
+    expect(statSync(file).mtimeMs).toBe(written);
+    writeFileSync(file, 'not a V8 code cache');
+    const r = await runHook(cli.bin, ['claude-code'], fixture('real/hook-Stop.json'), env);
+    expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(statSync(file).size).toBeGreaterThan(1000);
+    expect(sessionEvents(spoolSessions(state)[0]!).map((e) => e.type)).toEqual([
+      'writer.start',
+      'message',
+      'turn.start',
+      'turn.end',
+    ]);
+  });
 });
