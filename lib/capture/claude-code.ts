@@ -67,6 +67,8 @@ export interface ClaudeState extends InboxProgress {
   /** a session-bound token minted for the agent's status reports */
   token: { token: string; id: string; expires_at: string } | null;
   cwd: string | null;
+  /** the `message` id of the person's last prompt: context of a turn the agent starts on its own */
+  lastPromptId?: string | null;
   /** the session's monotonic clock across hook processes: its origin (ms since the epoch), its last value (s) */
   clock: MonoClock;
 }
@@ -89,6 +91,18 @@ const MAPPED_KEYS = new Set([
 ]);
 /** An unknown field's value is kept in `extra` only when its JSON is this small (it is not redacted there). */
 const MAX_EXTRA_JSON = 512;
+
+/**
+ * Prompts Claude Code submits itself (a background subagent's `<task-notification>`, seen from 2.1.328 in
+ * test/real-client/claude-payloads.test.ts): not a person's message.
+ */
+const NOT_A_PERSON = /^\s*<task-notification>/;
+
+/** A launching call answered at once while its subagent runs on (`{isAsync: true}`). */
+function isAsyncLaunch(response: unknown): boolean {
+  const r = response as { isAsync?: unknown; status?: unknown } | null;
+  return r !== null && typeof r === 'object' && (r.isAsync === true || r.status === 'async_launched');
+}
 
 /** Tools that launch a subagent (as in the transcript importer). */
 const SUBAGENT_TOOLS = new Set(['Task', 'Agent']);
@@ -234,8 +248,16 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
       }
       case 'UserPromptSubmit': {
         const x = mainStream();
+        const text = p.prompt ?? '';
+        if (NOT_A_PERSON.test(text)) {
+          // Claude Code hands a background subagent's result back as a prompt of its own: not the
+          // person's. Kept as a marked note; the work it starts goes on from the person's last prompt.
+          x.m.marked('meta', AGENT, text, o, { ...o.extra, injected: true });
+          if (x.m.turnId === null) x.m.openTurn(st.lastPromptId ? [st.lastPromptId] : null, o);
+          break;
+        }
         cancelPending(x, 'a new prompt arrived before this call finished', o);
-        x.m.prompt(p.prompt ?? '', o);
+        st.lastPromptId = x.m.prompt(text, o);
         break;
       }
       case 'PreToolUse': {
@@ -262,7 +284,9 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
           );
         }
         x.m.result({ callId, ...resultOf(p) }, o);
-        st.tasks = st.tasks.filter(([c]) => c !== callId);
+        // A background subagent (`isAsync`) starts after its launching call has answered: keep the call
+        // for it to link to.
+        if (!isAsyncLaunch(p.tool_response)) st.tasks = st.tasks.filter(([c]) => c !== callId);
         break;
       }
       case 'Stop': {

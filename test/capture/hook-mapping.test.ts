@@ -124,6 +124,64 @@ describe('a session with a subagent and a failing command', () => {
   }, 120_000);
 });
 
+describe('a background subagent (Claude Code 2.1.328: the Agent call answers at once)', () => {
+  it("its <task-notification> prompt is not the person's; the work it starts is attributed to the person's prompt", async () => {
+    const state = tmp.make();
+    const bash = { tool_name: 'Bash', tool_input: { command: 'echo hi' } };
+    await runAll(state, [
+      { hook_event_name: 'SessionStart', source: 'startup' },
+      { hook_event_name: 'UserPromptSubmit', prompt: 'delegate the echo to a subagent' },
+      {
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Agent',
+        tool_input: { prompt: 'echo hi' },
+        tool_use_id: 'toolu_task0001',
+      },
+      {
+        hook_event_name: 'PostToolUse',
+        tool_name: 'Agent',
+        tool_use_id: 'toolu_task0001',
+        tool_response: { isAsync: true, status: 'async_launched' },
+      },
+      {
+        hook_event_name: 'Stop',
+        last_assistant_message: 'Started it.',
+        background_tasks: [{ type: 'subagent', status: 'running' }],
+      },
+      { hook_event_name: 'SubagentStart', agent_id: 'bg-1', agent_type: 'general-purpose' },
+      { hook_event_name: 'PreToolUse', ...bash, tool_use_id: 'toolu_sub0001', agent_id: 'bg-1' },
+      {
+        hook_event_name: 'PostToolUse',
+        ...bash,
+        tool_use_id: 'toolu_sub0001',
+        agent_id: 'bg-1',
+        tool_response: { stdout: 'hi', stderr: '', interrupted: false },
+      },
+      { hook_event_name: 'SubagentStop', agent_id: 'bg-1', last_assistant_message: 'echoed hi' },
+      {
+        hook_event_name: 'UserPromptSubmit',
+        prompt:
+          '<task-notification>\n<task-id>a1b2</task-id>\n<tool-use-id>toolu_task0001</tool-use-id>\n<result>echoed hi</result>\n</task-notification>',
+      },
+      { hook_event_name: 'Stop', last_assistant_message: 'The subagent echoed hi.' },
+      { hook_event_name: 'SessionEnd', reason: 'other' },
+    ]);
+    const dir = spoolSessions(state)[0]!;
+    expect(await verifyDir(dir)).toEqual([]);
+    const evs = sessionEvents(dir);
+    const messages = evs.filter((e) => e.type === 'message');
+    expect(messages.map((e) => e.text)).toEqual(['delegate the echo to a subagent']);
+    expect(evs.find((e) => e.injected === true)).toMatchObject({ type: 'note', import_kind: 'meta' });
+    const agent = evs.find((e) => e.type === 'agent.action' && e.tool === 'Agent')!;
+    const sub = evs.find((e) => e.type === 'writer.start' && (e.meta as Ev).subagent_id === 'bg-1')!;
+    expect((sub.meta as Ev).parent_action_id).toBe(agent.id);
+    const merged = [...evs].sort((x, y) => String(x.ts).localeCompare(String(y.ts)));
+    const attributed = attribute(merged);
+    expect(attributed.filter((a) => a.type === 'agent.action')).toHaveLength(2);
+    for (const a of attributed) expect(a.message_ids, `${a.type} ${a.event_id}`).toEqual([messages[0]!.id]);
+  }, 60_000);
+});
+
 describe('what the hook writes', () => {
   it('is redacted as the library writer redacts (a GitHub token in a prompt and a command)', async () => {
     const state = tmp.make();
