@@ -130,18 +130,21 @@ export async function runShipper(state: string, env: NodeJS.ProcessEnv): Promise
   await drainInboxes(state, env).catch(() => 0);
   // The work items whose lease the hooks renewed (lib/work/hook-heartbeat.ts): before the spool, and
   // again after it, for a hook that renewed one meanwhile and started no shipper (this one ran).
-  await shipHeartbeats(state, env);
+  await shipHeartbeats(state, env, false);
   let report = await shipSpool(state, env);
   for (let again = 0; again < 3 && report.ran && report.failed.length === 0; again++) {
     if (spoolBacklog(state).length === 0) break;
     report = await shipSpool(state, env);
   }
-  await shipHeartbeats(state, env);
+  await shipHeartbeats(state, env, true);
   return report;
 }
 
-/** Sends the work heartbeats the hooks renewed locally, with the capture token. Never throws. */
-async function shipHeartbeats(state: string, env: NodeJS.ProcessEnv): Promise<void> {
+/**
+ * Sends the work heartbeats the hooks renewed locally, with the capture token; `record`: failures go to
+ * hook-failures.json (the run's last pass only: the first pass's failures are tried again). Never throws.
+ */
+async function shipHeartbeats(state: string, env: NodeJS.ProcessEnv, record: boolean): Promise<void> {
   const config = readCaptureConfig(env, state);
   if (!config.token) return;
   const client = new ApiClient({
@@ -149,7 +152,16 @@ async function shipHeartbeats(state: string, env: NodeJS.ProcessEnv): Promise<vo
     token: config.token,
     retries: 1,
   });
-  await sendDueHeartbeats(state, client).catch(() => {});
+  const r = await sendDueHeartbeats(state, client).catch(() => null);
+  // Left for the next run; recorded so that `hansard doctor` shows why (e.g. a token without `report`).
+  for (const f of record ? (r?.failed ?? []) : []) {
+    recordHookFailure(state, {
+      hook: 'shipper',
+      reason: f.reason.startsWith('cannot reach') ? 'server_unreachable' : 'internal',
+      message: `work heartbeat of ${f.id}: ${f.reason}`,
+      ms: 0,
+    });
+  }
 }
 
 /** One line saying what a shipper run did, for `hansard hook ship` run by hand. */

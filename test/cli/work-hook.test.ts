@@ -9,6 +9,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runShipper } from '../../lib/capture/ship.js';
+import { readHookFailures } from '../../lib/capture/state-dir.js';
 import { ApiClient } from '../../lib/cli/client.js';
 import { runCli } from '../../lib/cli/main.js';
 import { newId } from '../../lib/log/ids.js';
@@ -18,7 +20,7 @@ import { fixture, runHook, useBuiltCli } from '../capture/helpers.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';
 
-const srv = useServer({ real: true, tokens: { reporter: ['report', 'read'] } });
+const srv = useServer({ real: true, tokens: { reporter: ['report', 'read'], ingestOnly: ['ingest'] } });
 const cli = useBuiltCli('work-hook');
 
 async function work(args: string[], env: Record<string, string>) {
@@ -109,6 +111,23 @@ describe('the hook heartbeats its session’s work items', () => {
     expect(await sendDueHeartbeats(state, client)).toEqual({ sent: [], forgotten: [id], failed: [] });
     expect(readLease(state, id).state).toBe('missing');
     expect(renewSessionLeases(state, sid)).toEqual([]);
+  });
+
+  it('a heartbeat the shipper cannot send is left due and recorded for doctor (a token without report)', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'hansard-work-hook-'));
+    const sid = newId('s');
+    const id = await startIn(state, sid, srv.tokens.reporter);
+    backdate(state, id, 6 * 60_000);
+    expect(renewSessionLeases(state, sid)).toEqual([id]);
+    await runShipper(state, { HANSARD_URL: srv.url, HANSARD_TOKEN: srv.tokens.ingestOnly });
+    const failures = readHookFailures(state).filter((f) => f.message.startsWith('work heartbeat'));
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({
+      hook: 'shipper',
+      message: expect.stringContaining(`work heartbeat of ${id}:`),
+    });
+    const lease = readLease(state, id);
+    expect(lease.state === 'observed' && (lease.lease.sent_at ?? '') < lease.lease.renewed_at).toBe(true);
   });
 
   it('end to end: the real hook renews the lease of the item started with its session token, its shipper sends it', async () => {
