@@ -69,6 +69,30 @@ function StateBadge({ state }: { state: string | null }) {
   return <span class={`state ${state ?? 'none'}`}>{state ? state.replace('_', ' ') : 'no report'}</span>;
 }
 
+/**
+ * One work item under the note (seed 004): what it says and how fresh that is, in the words of
+ * docs/work.md. An expired lease is `unknown`, with when it was last reported: never idle.
+ */
+function WorkLine({ w }: { w: BoardSession['work'][number] }) {
+  const f = w.freshness;
+  const ago = (iso: string) => {
+    const min = Math.max(0, Math.round((Date.parse(f.as_of) - Date.parse(iso)) / 60_000));
+    return min < 1 ? 'just now' : min < 120 ? `${min} min ago` : `${Math.round(min / 60)} h ago`;
+  };
+  const fresh =
+    f.shown === 'observed'
+      ? 'observed'
+      : f.shown === 'stopped'
+        ? `stopped (${w.outcome}) ${ago(f.last_reported.at)}`
+        : `unknown: last reported ${ago(f.last_reported.at)}`;
+  const waiting = w.waiting_on ? `; waiting on ${w.waiting_on.dependency.kind}: ${w.waiting_on.reason}` : '';
+  return (
+    <div class="muted" data-work={w.id} data-freshness={f.shown}>
+      {escapeControl(`${w.actor} ${w.mode}: ${w.summary}${waiting}`)} ({fresh})
+    </div>
+  );
+}
+
 /** The declared evidence's verdicts under the note (docs/status.md): declared, so marked as such. */
 function Verdicts({ evidence: e }: { evidence: BoardSession['evidence'] }) {
   if (!e || e.supported + e.unsupported + e.unchecked === 0) return null;
@@ -99,6 +123,9 @@ function Row({ s }: { s: BoardSession }) {
       <td>
         {escapeControl(s.note ?? '')}
         <Verdicts evidence={s.evidence} />
+        {s.work.map((w) => (
+          <WorkLine w={w} />
+        ))}
       </td>
       <td>
         <time datetime={s.last_activity}>{s.last_activity.replace('T', ' ').slice(0, 19)}Z</time>

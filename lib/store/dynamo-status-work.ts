@@ -6,7 +6,7 @@
  * lends its primitives (as to dynamo-tokens.ts).
  */
 import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { cancellationCodes, errorName, update } from './dynamo-items.js';
+import { cancellationCodes, errorName, type TransactItem, update } from './dynamo-items.js';
 import {
   GSI1,
   GSI1_PK,
@@ -32,11 +32,9 @@ export class DynamoStatusWorkItems {
   // ---- status: `T#{tenant}#S#{sid}` / `STATUS`
 
   /**
-   * The status and the session index in one transaction. The status Put holds the version condition
-   * (`attribute_not_exists(version)` for version 1: no item, or one an earlier hansard wrote); the session's
-   * `updated_at` only moves forward (SQLite's MAX). When only the index's condition fails (it is already
-   * newer), the status is written alone, under its own condition: the index entry exists, which is all a
-   * report needs of it.
+   * The status and the session index in one transaction (`withSessionTouch`). The status Put holds the
+   * version condition (`attribute_not_exists(version)` for version 1: no item, or one an earlier hansard
+   * wrote).
    * @throws StateConflictError when the stored status is not at `s.version - 1`
    */
   async putStatus(s: StatusRecord): Promise<void> {
@@ -56,30 +54,7 @@ export class DynamoStatusWorkItems {
     };
     const conflict = () =>
       new StateConflictError(`the status of ${s.sid} changed since it was read (expected version ${prev})`);
-    const at = s.reports.at(-1)!.reported_at;
-    const session = update(
-      {
-        set: { tenant: s.tenant, sid: s.sid, updated_at: at, ...gsiKeys.board(s.tenant, at, s.sid) },
-        setIfAbsent: { created_at: at, writers: 0, lines: 0, bytes: 0 },
-      },
-      (x) => `attribute_not_exists(${x.n(PK)}) OR ${x.n('updated_at')} < ${x.v(at)}`,
-    );
-    try {
-      await this.x.transact([
-        { Put: status },
-        { Update: { TableName: this.x.table, Key: keys.session(s.tenant, s.sid), ...session } },
-      ]);
-    } catch (err) {
-      const codes = cancellationCodes(err);
-      if (codes[0] === 'ConditionalCheckFailed') throw conflict();
-      if (codes[1] !== 'ConditionalCheckFailed') throw err;
-      try {
-        await this.x.doc.send(new PutCommand(status));
-      } catch (e) {
-        if (errorName(e) === 'ConditionalCheckFailedException') throw conflict();
-        throw e;
-      }
-    }
+    await this.withSessionTouch({ Put: status }, s.tenant, s.sid, s.reports.at(-1)!.reported_at, conflict);
   }
 
   async getStatus(tenant: string, sid: string): Promise<StatusRecord | null> {
@@ -99,7 +74,8 @@ export class DynamoStatusWorkItems {
   // ---- work items (seed 004): `T#{tenant}` / `WORK#{id}`, by session on gsi1
 
   /**
-   * A conditional write of the whole item (`attribute_not_exists(version)` for version 1). Its TTL attribute
+   * A conditional write of the whole item (`attribute_not_exists(version)` for version 1), with the session
+   * index (`withSessionTouch`: a work item is activity, the session shows on the board). Its TTL attribute
    * is 30 days past the lease or this write, whichever is later (a service clock set in the past must not
    * have it cleaned at once): DynamoDB's TTL only cleans up; expiry is decided at read time.
    * @throws StateConflictError when the stored item is not at `item.version - 1`
@@ -107,40 +83,75 @@ export class DynamoStatusWorkItems {
   async putWork(item: WorkItem): Promise<void> {
     const prev = item.version - 1;
     // One conditional UpdateItem setting every attribute: the whole item, written or not at all.
+    const work = {
+      TableName: this.x.table,
+      Key: keys.work(item.tenant, item.id),
+      UpdateExpression:
+        'SET #g1pk = :g1pk, #g1sk = :g1sk, #tenant = :tenant, #sid = :sid, #item = :item, #version = :version, #ttl = :ttl',
+      ConditionExpression: prev === 0 ? 'attribute_not_exists(#version)' : '#version = :prev',
+      ExpressionAttributeNames: {
+        '#g1pk': GSI1_PK,
+        '#g1sk': GSI1_SK,
+        '#tenant': 'tenant',
+        '#sid': 'sid',
+        '#item': 'item_json',
+        '#version': 'version',
+        '#ttl': TTL_ATTRIBUTE,
+      },
+      ExpressionAttributeValues: {
+        ':g1pk': gsiKeys.workPk(item.tenant, item.session),
+        ':g1sk': item.id,
+        ':tenant': item.tenant,
+        ':sid': item.session,
+        ':item': JSON.stringify(item),
+        ':version': item.version,
+        ':ttl':
+          Math.floor(Math.max(Date.parse(item.lease_expires_at), Date.now()) / 1000) + WORK_KEPT_SECONDS,
+        ...(prev === 0 ? {} : { ':prev': prev }),
+      },
+    };
+    const conflict = () =>
+      new StateConflictError(`work ${item.id} changed since it was read (expected version ${prev})`);
+    await this.withSessionTouch({ Update: work }, item.tenant, item.session, item.updated_at, conflict);
+  }
+
+  /**
+   * `write` (a conditional Put or Update of the record) and the session index in one transaction: the
+   * entry is created, and its `updated_at` only moves forward (SQLite's MAX). When only the index's
+   * condition fails (it is already newer), the record is written alone, under its own condition: the
+   * index entry exists, which is all a report or a work item needs of it.
+   * @throws what `conflict` makes when the record's own condition fails
+   */
+  private async withSessionTouch(
+    write: TransactItem,
+    tenant: string,
+    sid: string,
+    at: string,
+    conflict: () => StateConflictError,
+  ): Promise<void> {
+    const session = update(
+      {
+        set: { tenant, sid, updated_at: at, ...gsiKeys.board(tenant, at, sid) },
+        setIfAbsent: { created_at: at, writers: 0, lines: 0, bytes: 0 },
+      },
+      (x) => `attribute_not_exists(${x.n(PK)}) OR ${x.n('updated_at')} < ${x.v(at)}`,
+    );
     try {
-      await this.x.doc.send(
-        new UpdateCommand({
-          TableName: this.x.table,
-          Key: keys.work(item.tenant, item.id),
-          UpdateExpression:
-            'SET #g1pk = :g1pk, #g1sk = :g1sk, #tenant = :tenant, #sid = :sid, #item = :item, #version = :version, #ttl = :ttl',
-          ConditionExpression: prev === 0 ? 'attribute_not_exists(#version)' : '#version = :prev',
-          ExpressionAttributeNames: {
-            '#g1pk': GSI1_PK,
-            '#g1sk': GSI1_SK,
-            '#tenant': 'tenant',
-            '#sid': 'sid',
-            '#item': 'item_json',
-            '#version': 'version',
-            '#ttl': TTL_ATTRIBUTE,
-          },
-          ExpressionAttributeValues: {
-            ':g1pk': gsiKeys.workPk(item.tenant, item.session),
-            ':g1sk': item.id,
-            ':tenant': item.tenant,
-            ':sid': item.session,
-            ':item': JSON.stringify(item),
-            ':version': item.version,
-            ':ttl':
-              Math.floor(Math.max(Date.parse(item.lease_expires_at), Date.now()) / 1000) + WORK_KEPT_SECONDS,
-            ...(prev === 0 ? {} : { ':prev': prev }),
-          },
-        }),
-      );
+      await this.x.transact([
+        write,
+        { Update: { TableName: this.x.table, Key: keys.session(tenant, sid), ...session } },
+      ]);
     } catch (err) {
-      if (errorName(err) === 'ConditionalCheckFailedException')
-        throw new StateConflictError(`work ${item.id} changed since it was read (expected version ${prev})`);
-      throw err;
+      const codes = cancellationCodes(err);
+      if (codes[0] === 'ConditionalCheckFailed') throw conflict();
+      if (codes[1] !== 'ConditionalCheckFailed') throw err;
+      try {
+        if (write.Put) await this.x.doc.send(new PutCommand(write.Put));
+        else await this.x.doc.send(new UpdateCommand(write.Update!));
+      } catch (e) {
+        if (errorName(e) === 'ConditionalCheckFailedException') throw conflict();
+        throw e;
+      }
     }
   }
 

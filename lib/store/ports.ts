@@ -289,7 +289,8 @@ export interface StateStore {
   putStatus(status: StatusRecord): Promise<void>;
 
   /**
-   * Writes a work item when the stored one is at `item.version - 1` (none stored counts as 0).
+   * Writes a work item when the stored one is at `item.version - 1` (none stored counts as 0), and moves
+   * the session index's `updated_at` forward to the item's `updated_at` (creating the entry).
    * @throws StateConflictError when another write got there first (read it again and retry)
    */
   putWork(item: WorkItem): Promise<void>;

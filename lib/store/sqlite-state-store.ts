@@ -388,6 +388,11 @@ export class SqliteStateStore implements StateStore {
         `INSERT INTO work_items (tenant, id, sid, item, version) VALUES (?, ?, ?, ?, ?)
            ON CONFLICT (tenant, id) DO UPDATE SET item = excluded.item, version = excluded.version`,
       ).run(item.tenant, item.id, item.session, JSON.stringify(item), item.version);
+      // A work item is activity: the session shows on the board even before any segment arrives.
+      this.q(
+        `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes) VALUES (?, ?, ?, ?, 0, 0, 0)
+           ON CONFLICT (tenant, sid) DO UPDATE SET updated_at = MAX(updated_at, excluded.updated_at)`,
+      ).run(item.tenant, item.session, item.updated_at, item.updated_at);
     })();
   }
 
