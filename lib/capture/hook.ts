@@ -40,8 +40,15 @@ import {
 
 /** The budget a hook answers within (seed 000: before the agent's five-second limit). */
 export const HOOK_BUDGET_MS = 3_500;
-/** A session lock not refreshed for this long is a dead hook's: taken over (proper-lockfile's minimum). */
-const SESSION_LOCK_STALE_MS = 2_000;
+/**
+ * A session lock not refreshed for this long is a dead hook's and is taken over. Its holder refreshes it
+ * every second (`SESSION_LOCK_UPDATE_MS`); at 2 s (proper-lockfile's minimum) a holder starved of CPU on
+ * a loaded machine was taken over while it wrote, and two hooks reused a seq (the concurrency test caught
+ * it with every capture suite running at once). After a kill -9 of a holder the next hooks wait: they
+ * answer empty at the budget and defer their payloads, nothing is lost.
+ */
+const SESSION_LOCK_STALE_MS = 5_000;
+const SESSION_LOCK_UPDATE_MS = 1_000;
 
 /** How a hook runs. */
 export interface HookContext {
@@ -220,6 +227,7 @@ async function withSessionState<S extends InboxProgress>(
       lockfilePath: `${path.slice(0, -'.json'.length)}.lock`,
       realpath: false,
       stale: SESSION_LOCK_STALE_MS,
+      update: SESSION_LOCK_UPDATE_MS,
       // Parallel tool calls queue here; the caller's deadline, not a retry count, bounds the wait.
       retries: { retries: 1_000, factor: 1, minTimeout: 5, maxTimeout: 15, randomize: true },
       onCompromised: () => {},
