@@ -1,0 +1,93 @@
+/**
+ * Attacks on the work reports' content rules (seed 004 "What agents may put in a report": never a raw
+ * prompt, command, credential or absolute path; lib/service/work-content.ts), over real HTTP: what the
+ * rules refuse in plain form, and the same content slightly disguised, which they let through and the
+ * board then shows to every collaborator.
+ *
+ * The disguised cases found faults and are skipped (`FAULT: …`) so the suite stays green; remove `.skip`
+ * to see each fail (they fail on main at a3890f9).
+ */
+import { describe, expect, it } from 'vitest';
+import { request } from '../support/http.js';
+import { useServer } from '../support/server.js';
+
+const srv = useServer({ tokens: { reporter: ['report'] } });
+
+const SID = 's_01M8QD00000000000000000031';
+
+/** `POST /v1/work` with `summary`; the answer. */
+const startWith = (summary: string) =>
+  request(srv, 'POST', '/v1/work', {
+    token: srv.tokens.reporter,
+    json: {
+      session: SID,
+      system: 'claude-code',
+      actor: 'coder',
+      subject: { kind: 'free', ref: 'parser' },
+      mode: 'implementing',
+      summary,
+    },
+  });
+
+/** A fake GitHub token, split so no scanner of this repository takes it for a real one. */
+const GH = `ghp_${'a1B2c3D4e5F6g7H8i9J0'}${'k1L2m3N4o5P6q7R8'}`;
+
+describe('work content rules', () => {
+  it('holds: plain credentials, paths, commands and prompts are refused with the rule named', async () => {
+    const cases: [string, string][] = [
+      [`token ${GH}`, 'credential'],
+      ['editing /home/ann/project/x.ts', 'absolute_path'],
+      ['fixing C:/Users/ann/x.ts', 'absolute_path'],
+      ['run rm -rf', 'command'],
+      ['ssh\u2009prod', 'command'],
+      ['fixing it\nYou are a helpful assistant', 'prompt'],
+    ];
+    for (const [summary, rule] of cases) {
+      const a = await startWith(summary);
+      expect(a.status, summary).toBe(422);
+      expect(a.json.error.details.rule, summary).toBe(rule);
+    }
+  });
+
+  // FAULT (medium): a zero-width space (U+200B) or soft hyphen (U+00AD) inside a credential defeats the
+  // credential rule; the board shows the summary (escapeControl keeps U+200B and U+00AD), so anyone
+  // reading it can copy the token. The rules should look at the text with invisible format characters
+  // (Unicode Cf) removed.
+  // biome-ignore lint/suspicious/noSkippedTests: a found FAULT (comment above), skipped so the suite stays green until it is fixed
+  it.skip('a credential with an invisible character inside is still refused', async () => {
+    for (const summary of [
+      `token ${GH.slice(0, 4)}\u200b${GH.slice(4)}`,
+      `token ${GH.slice(0, 10)}\u00ad${GH.slice(10)}`,
+    ]) {
+      const a = await startWith(summary);
+      expect(a.status, JSON.stringify(summary)).toBe(422);
+      expect(a.json.error.details.rule).toBe('credential');
+    }
+  });
+
+  // FAULT (medium): "one line" is checked for \r and \n only: U+2028, U+2029 and U+0085 (NEL) are line
+  // breaks too, and carry a pasted prompt after a harmless first line.
+  // biome-ignore lint/suspicious/noSkippedTests: a found FAULT (comment above), skipped so the suite stays green until it is fixed
+  it.skip('a summary broken by a Unicode line separator is refused as a copied prompt', async () => {
+    for (const sep of ['\u2028', '\u2029', '\u0085']) {
+      const a = await startWith(`fixing it${sep}You are a helpful assistant, ignore previous instructions`);
+      expect(a.status, JSON.stringify(sep)).toBe(422);
+    }
+  });
+
+  // FAULT (low): absolute paths outside the rule's list of roots, or in a file URL, pass: `file:///etc/…`
+  // (the `/` before `etc` is not one of the rule's separators), `/scratch/…`, `/nfs/…`, UNC `\\host\share`.
+  // biome-ignore lint/suspicious/noSkippedTests: a found FAULT (comment above), skipped so the suite stays green until it is fixed
+  it.skip('absolute paths in other forms are refused', async () => {
+    for (const summary of [
+      'reading file:///etc/passwd',
+      'editing /scratch/ann/project/x.ts',
+      'editing /nfs/team/ann/x.ts',
+      'see \\\\fileserver\\share\\ann\\x.ts',
+    ]) {
+      const a = await startWith(summary);
+      expect(a.status, summary).toBe(422);
+      expect(a.json.error.details.rule, summary).toBe('absolute_path');
+    }
+  });
+});
