@@ -1,0 +1,69 @@
+/**
+ * Attack on `POST /v1/work` with an `Idempotency-Key` (seed 004: a pending start is resumed by sending it
+ * again; lib/service/work.ts `startWork`): ten identical starts under one key sent at once, as a client
+ * does that retries while its first request is still in flight. Over real HTTP on loopback, the app over
+ * the files and DynamoDB Local (the AWS deployment's state store).
+ *
+ * On SQLite the same ten land as one item (each request's look-up and write run without yielding); on
+ * DynamoDB the look-up (`listWork`) and the write (`putWork`, conditional on a new id only) are separate
+ * round trips, so several starts see no item under the key and each creates one.
+ */
+import { mkdirSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
+import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
+import { request } from '../support/http.js';
+import { useServer } from '../support/server.js';
+
+let dynamo: DynamoLocal | undefined;
+let table = '';
+// Registered before useServer's own beforeAll, so the table exists when the server opens its stores.
+beforeAll(async () => {
+  dynamo = await startDynamoLocal();
+  table = await dynamo.freshTable();
+}, 60_000);
+afterAll(async () => {
+  await dynamo?.stop();
+});
+
+const srv = useServer({
+  tokens: { reporter: ['report'], reader: ['read'] },
+  stores: (dataDir) => {
+    mkdirSync(dataDir, { recursive: true });
+    return {
+      segments: new FsSegmentStore(dataDir),
+      state: new DynamoStateStore({ tableName: table, client: dynamo!.client }),
+    };
+  },
+});
+
+const SID = 's_01M8QD00000000000000000041';
+
+describe('work start idempotency on DynamoDB', () => {
+  // FAULT (high): 10 concurrent starts with one Idempotency-Key made 6 work items (201 ×6, 200 ×4) in
+  // the attack run: the key's look-up and the item's write are not one conditional write, so retries of
+  // one start show as several parallel work streams of the same actor on the board.
+  // biome-ignore lint/suspicious/noSkippedTests: a found FAULT (comment above), skipped so the suite stays green until it is fixed
+  it.skip('ten identical starts under one key at once make one work item', async () => {
+    const start = () =>
+      request(srv, 'POST', '/v1/work', {
+        token: srv.tokens.reporter,
+        headers: { 'idempotency-key': 'start-once-0001' },
+        json: {
+          session: SID,
+          system: 'claude-code',
+          actor: 'coder',
+          subject: { kind: 'free', ref: 'parser' },
+          mode: 'implementing',
+          summary: 'fixing the parser',
+        },
+      });
+    const answers = await Promise.all(Array.from({ length: 10 }, start));
+    for (const a of answers) expect([200, 201], a.text).toContain(a.status);
+    expect(new Set(answers.map((a) => a.json.id)).size).toBe(1);
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+    const list = await request(srv, 'GET', `/v1/work?session=${SID}`, { token: srv.tokens.reader });
+    expect(list.json.items).toHaveLength(1);
+  });
+});
