@@ -1,0 +1,59 @@
+/**
+ * Attacks on `Idempotency-Key` games with work items (lib/service/work.ts), over real HTTP on the local
+ * stores: a key reused with changed content, for another verb, and a start key resent after the item
+ * has been through 50 keyed operations (the item keeps the last 50 keys, MAX_APPLIED).
+ */
+import { describe, expect, it } from 'vitest';
+import { request } from '../support/http.js';
+import { useServer } from '../support/server.js';
+
+const srv = useServer({ tokens: { reporter: ['report'], reader: ['read'] } });
+
+const SID = 's_01M8QD00000000000000000061';
+const owner = { session: SID, system: 'claude-code', actor: 'coder' };
+const START = {
+  ...owner,
+  subject: { kind: 'free', ref: 'parser' },
+  mode: 'implementing',
+  summary: 'fixing the parser',
+};
+
+const post = (path: string, json: object, key: string) =>
+  request(srv, 'POST', path, { token: srv.tokens.reporter, json, headers: { 'idempotency-key': key } });
+
+describe('idempotency keys of work items', () => {
+  it('holds: a key resent with changed content, or for another verb, is refused 409', async () => {
+    const a = await post('/v1/work', START, 'games-key-0001');
+    expect(a.status).toBe(201);
+    const changed = await post('/v1/work', { ...START, summary: 'something else' }, 'games-key-0001');
+    expect(changed.status).toBe(409);
+    expect(changed.json.error.code).toBe('idempotency_mismatch');
+    const cp = await post(
+      `/v1/work/${a.json.id}/checkpoint`,
+      { ...owner, summary: 'step two' },
+      'games-key-0001',
+    );
+    expect(cp.status).toBe(409);
+    expect(cp.json.error.code).toBe('idempotency_mismatch');
+  });
+
+  // FAULT (low): the start's key is one of the item's last 50 applied keys; after 50 keyed checkpoints it
+  // is dropped, and the same start resent under its key (a client resuming a start whose answer it lost)
+  // makes a second work item (201) instead of answering the first (200).
+  // biome-ignore lint/suspicious/noSkippedTests: a found FAULT (comment above), skipped so the suite stays green until it is fixed
+  it.skip('a start resent under its key after 50 keyed checkpoints answers the same item', async () => {
+    const a = await post('/v1/work', { ...START, actor: 'coder2' }, 'start-key-0002');
+    expect(a.status).toBe(201);
+    for (let i = 0; i < 50; i++) {
+      const c = await post(
+        `/v1/work/${a.json.id}/checkpoint`,
+        { ...owner, actor: 'coder2', summary: `step ${i}` },
+        `cp-key-${i}-0002`,
+      );
+      expect(c.status, c.text).toBe(200);
+    }
+    const again = await post('/v1/work', { ...START, actor: 'coder2' }, 'start-key-0002');
+    expect(again.json.id).toBe(a.json.id);
+    expect(again.status).toBe(200);
+  });
+});
