@@ -21,7 +21,7 @@ import {
 import { createRequire, wrap } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
-import { stateDir } from './state-path.js';
+import { stateDir } from '../client/state-path.js';
 
 const bundle = join(__dirname, 'hook-bundle.cjs');
 

@@ -10,8 +10,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
-import { ApiClient, NetworkError } from '../cli/client.js';
-import { uploadSession } from '../cli/upload.js';
+import { ApiClient, NetworkError } from '../client/client.js';
+import { uploadSession } from '../client/upload.js';
 import { sendDueHeartbeats } from '../work/hook-heartbeat.js';
 import { drainInboxes } from './hook.js';
 import { SHIP_LOCK, SHIP_STALE_MS } from './spawn.js';

@@ -22,14 +22,13 @@ import {
   readdirSync,
   readFileSync,
   readSync,
-  renameSync,
   statSync,
-  writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { lockSync } from 'proper-lockfile';
 
-import { stateDir } from './state-path.js';
+import { readJson, writeJsonAtomic } from '../client/json-files.js';
+import { stateDir } from '../client/state-path.js';
 
 export { stateDir };
 
@@ -105,26 +104,7 @@ export function readCaptureConfig(
   };
 }
 
-/**
- * Writes `data` as JSON to `path` through a temporary file and a rename, so a reader (or a process killed
- * mid-write) never leaves half a file. Creates the parent folder. @throws the file system's error
- */
-export function writeJsonAtomic(path: string, data: unknown, mode = 0o600): void {
-  const dir = path.slice(0, path.lastIndexOf('/'));
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.${Date.now().toString(36)}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(data)}\n`, { mode });
-  renameSync(tmp, path);
-}
-
-/** Reads a JSON file; null when absent or not JSON. */
-export function readJson(path: string): unknown {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8'));
-  } catch {
-    return null;
-  }
-}
+export { readJson, writeJsonAtomic };
 
 // ---- hook failures ----
 

@@ -5,9 +5,9 @@
  */
 import type { Command } from 'commander';
 import { runDoctor } from '../capture/doctor.js';
+import { ExitError } from '../client/errors.js';
+import { type Io, printJson } from '../client/io.js';
 import { escapeControl } from '../log/escape.js';
-import { ExitError } from './errors.js';
-import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
 
 export function registerDoctor(program: Command, io: Io): void {

@@ -8,12 +8,12 @@ import { createReadStream, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Command } from 'commander';
+import { clientFrom, retryNotice } from '../client/config.js';
+import { UsageError } from '../client/errors.js';
+import { type Io, printJson } from '../client/io.js';
+import { describeFsError, uploadSession } from '../client/upload.js';
 import { HcnFormatError, HcnRecorder, type HcnRecordResult } from '../harness/hcn.js';
-import { clientFrom, retryNotice } from './config.js';
-import { UsageError } from './errors.js';
-import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
-import { describeFsError, uploadSession } from './upload.js';
 
 /** An `Io` that may carry the stdin to read (tests pass their own; the CLI reads process.stdin). */
 export type IoWithStdin = Io & { stdin?: Readable };

@@ -5,12 +5,12 @@
  */
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { UsageError } from '../client/errors.js';
+import { type Io, printJson } from '../client/io.js';
+import { describeFsError } from '../client/upload.js';
 import { importClaudeCodeStream, isClaudeStreamJson } from '../harness/claude-code-stream.js';
 import { importCodexExec, isCodexExecJson } from '../harness/codex-exec.js';
 import { firstObject } from '../harness/stream-lines.js';
-import { UsageError } from './errors.js';
-import { type Io, printJson } from './io.js';
-import { describeFsError } from './upload.js';
 
 /** What the import commands take. */
 interface ImportFlags {

@@ -6,14 +6,14 @@
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { UsageError } from '../client/errors.js';
+import { type Io, printJson } from '../client/io.js';
+import { describeFsError } from '../client/upload.js';
 import { importCodexRollout } from '../harness/codex.js';
 import { importClaudeCodeTranscript } from '../harness/index.js';
 import { registerImportHcn } from './cmd-hcn.js';
 import { importStreamIfAny } from './cmd-import-streams.js';
-import { UsageError } from './errors.js';
-import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
-import { describeFsError } from './upload.js';
 
 export function registerImport(program: Command, io: Io): void {
   const imp = program

@@ -9,9 +9,9 @@ import { type Command, Option } from 'commander';
 import { IntegrationsInputError, type SyncResult, syncIntegrations } from '../capture/integrations.js';
 import { SettingsFormatError } from '../capture/integrations-claude.js';
 import { CodexConfigError } from '../capture/integrations-codex.js';
+import { ExitError, UsageError } from '../client/errors.js';
+import { type Io, printJson } from '../client/io.js';
 import { escapeControl } from '../log/escape.js';
-import { ExitError, UsageError } from './errors.js';
-import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
 
 interface SyncFlags {

@@ -6,10 +6,10 @@
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
+import { clientFrom, retryNotice } from '../client/config.js';
+import { FailureError, UsageError } from '../client/errors.js';
+import { type Io, writeOut } from '../client/io.js';
 import { replayChunks, replayRaw, sessionDirSegments } from '../log/replay.js';
-import { clientFrom, retryNotice } from './config.js';
-import { FailureError, UsageError } from './errors.js';
-import { type Io, writeOut } from './io.js';
 import { sessionTarget } from './session-target.js';
 
 export function registerReplay(program: Command, io: Io): void {

@@ -10,9 +10,9 @@ import { accessSync, constants, readFileSync, rmSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { ExitError, UsageError } from '../client/errors.js';
 import { HcnRecorder, type HcnRecordResult } from '../harness/hcn.js';
 import { type IoWithStdin, type RecordFlags, recordOptions, summary, upload } from './cmd-hcn.js';
-import { ExitError, UsageError } from './errors.js';
 
 const INSTALL_HINT =
   'install hcn (harness-cli-normalizer, https://github.com/dungle-scrubs/harness-cli-normalizer) so `hcn` is on PATH, or pass --hcn /path/to/hcn';

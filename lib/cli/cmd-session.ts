@@ -3,11 +3,11 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { type Command, Option } from 'commander';
+import { clientFrom, retryNotice } from '../client/config.js';
+import { UsageError } from '../client/errors.js';
+import { type Io, printJson } from '../client/io.js';
 import { isId } from '../log/ids.js';
 import { MAX_NOTE_CHARS, MAX_REF_CHARS, STATES, StatusReport } from '../service/status-schemas.js';
-import { clientFrom, retryNotice } from './config.js';
-import { UsageError } from './errors.js';
-import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
 
 /** An `Io` that may carry the stdin `--events-file -` reads (tests pass their own; the CLI reads process.stdin). */

@@ -7,12 +7,12 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { ExitError, UsageError } from '../client/errors.js';
+import { type Io, printJson } from '../client/io.js';
 import { ensureTenant } from '../service/bootstrap.js';
 import type { CreatedToken } from '../service/tokens.js';
 import { isTenantName } from '../store/keys.js';
 import { StateConflictError, type StateStore } from '../store/ports.js';
-import { ExitError, UsageError } from './errors.js';
-import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
 
 export interface TenantCreateOptions {

@@ -1,10 +1,10 @@
 /** `hansard token create|list|revoke` (DESIGN §6): token administration on the server (admin scope). */
 import type { Command } from 'commander';
+import { clientFrom, retryNotice } from '../client/config.js';
+import { UsageError } from '../client/errors.js';
+import { type Io, printJson } from '../client/io.js';
 import { escapeControl } from '../log/escape.js';
 import { SCOPES } from '../service/scopes.js';
-import { clientFrom, retryNotice } from './config.js';
-import { UsageError } from './errors.js';
-import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
 
 export function registerToken(program: Command, io: Io): void {

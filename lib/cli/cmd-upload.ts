@@ -2,12 +2,12 @@
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { clientFrom, retryNotice } from '../client/config.js';
+import { type Io, printJson } from '../client/io.js';
+import { type SessionUploadResult, uploadSession } from '../client/upload.js';
 import { isId } from '../log/ids.js';
 import { listSegments } from '../log/session-dir.js';
-import { clientFrom, retryNotice } from './config.js';
-import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
-import { type SessionUploadResult, uploadSession } from './upload.js';
 
 export function registerUpload(program: Command, io: Io): void {
   program

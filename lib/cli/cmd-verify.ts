@@ -5,15 +5,15 @@
 
 import { basename } from 'node:path';
 import type { Command } from 'commander';
+import { clientFrom, retryNotice } from '../client/config.js';
+import { ExitError, UsageError } from '../client/errors.js';
+import { type Io, printJson } from '../client/io.js';
 import { escapeControl } from '../log/escape.js';
 import { isId } from '../log/ids.js';
 import { formatSummary, inspectSession, type SessionSummary } from '../log/inspect.js';
 import { segmentSources, sessionDirSegments } from '../log/replay.js';
 import { type VerifyReport, verifySegments } from '../log/verify.js';
 import { VERIFY_CODE_INFO } from '../log/verify-codes.js';
-import { clientFrom, retryNotice } from './config.js';
-import { ExitError, UsageError } from './errors.js';
-import { type Io, printJson } from './io.js';
 import { jsonOption } from './options.js';
 import { sessionTarget } from './session-target.js';
 

@@ -6,6 +6,10 @@
  */
 import type { Command } from 'commander';
 import { readCaptureConfig, stateDir } from '../capture/state-dir.js';
+import { ApiClient } from '../client/client.js';
+import { DEFAULT_URL } from '../client/config.js';
+import { UsageError } from '../client/errors.js';
+import type { Io } from '../client/io.js';
 import {
   DEPENDENCY_KINDS,
   WORK_TTL,
@@ -23,10 +27,6 @@ import {
   type WorkCtx,
 } from '../work/commands.js';
 import { isWorkId, listItems, readItem } from '../work/local.js';
-import { ApiClient } from './client.js';
-import { DEFAULT_URL } from './config.js';
-import { UsageError } from './errors.js';
-import type { Io } from './io.js';
 import { jsonOption } from './options.js';
 
 interface Common {

@@ -4,9 +4,11 @@
  * refusal).
  */
 import { Command, CommanderError } from 'commander';
+import { NetworkError, ServerError, STORAGE_FAULTS_FOR_OPERATOR } from '../client/client.js';
+import { ExitError, FailureError, UsageError } from '../client/errors.js';
+import type { Io } from '../client/io.js';
 import { escapeControl } from '../log/escape.js';
 import { HANSARD_VERSION } from '../version.js';
-import { NetworkError, ServerError, STORAGE_FAULTS_FOR_OPERATOR } from './client.js';
 import { registerDoctor } from './cmd-doctor.js';
 import { registerObserve } from './cmd-hcn.js';
 import { registerHook } from './cmd-hook.js';
@@ -22,8 +24,6 @@ import { registerToken } from './cmd-token.js';
 import { registerUpload } from './cmd-upload.js';
 import { registerVerify } from './cmd-verify.js';
 import { registerWork } from './cmd-work.js';
-import { ExitError, FailureError, UsageError } from './errors.js';
-import type { Io } from './io.js';
 
 /** Builds the program; `io` carries the streams and environment (tests pass their own). */
 export function buildProgram(io: Io): Command {

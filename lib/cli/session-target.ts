@@ -4,8 +4,8 @@
  */
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { UsageError } from '../client/errors.js';
 import { isId } from '../log/ids.js';
-import { UsageError } from './errors.js';
 
 export type SessionTarget = { kind: 'dir'; dir: string } | { kind: 'server'; sid: string };
 

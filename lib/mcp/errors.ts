@@ -3,7 +3,7 @@
  * that says what went wrong and what to do, never a stack trace. The SDK turns a thrown error into such
  * a result itself; these are the sentences.
  */
-import { NetworkError, ServerError } from '../cli/client.js';
+import { NetworkError, ServerError } from '../client/client.js';
 import { SessionUnresolved } from './session.js';
 
 /** A tool result as the MCP SDK takes it. */

@@ -18,7 +18,7 @@ import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ClaudeState } from '../capture/claude-code.js';
 import { readCaptureConfig, readJson, stateDir } from '../capture/state-dir.js';
-import { DEFAULT_URL } from '../cli/config.js';
+import { DEFAULT_URL } from '../client/config.js';
 import { isId } from '../log/ids.js';
 
 /** How a session was found, for `session_context` and error messages. */

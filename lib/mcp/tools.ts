@@ -11,7 +11,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { sessionStartOutput } from '../capture/session-start.js';
-import { ApiClient, ServerError } from '../cli/client.js';
+import { ApiClient, ServerError } from '../client/client.js';
 import { StatusReport } from '../service/status-schemas.js';
 import { type ToolResult, toolError } from './errors.js';
 import { type ResolveContext, type ResolvedSession, resolveSession } from './session.js';

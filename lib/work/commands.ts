@@ -4,9 +4,9 @@
  * result, not success); 2 usage or refused by the server. Heartbeat and status answer from this machine
  * when the server does not (exit 0, said on stderr).
  */
-import { type ApiClient, NetworkError, ServerError } from '../cli/client.js';
-import { ExitError, UsageError } from '../cli/errors.js';
-import { type Io, printJson } from '../cli/io.js';
+import { type ApiClient, NetworkError, ServerError } from '../client/client.js';
+import { ExitError, UsageError } from '../client/errors.js';
+import { type Io, printJson } from '../client/io.js';
 import { escapeControl } from '../log/escape.js';
 import type { WorkList, WorkView } from '../service/work-schemas.js';
 import {

@@ -17,7 +17,7 @@
  */
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { readJson, writeJsonAtomic } from '../capture/state-dir.js';
+import { readJson, writeJsonAtomic } from '../client/json-files.js';
 
 /** `<state>/work`. */
 export function workDir(state: string): string {

@@ -25,7 +25,25 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   'lib/http': ['lib/log', 'lib/service', 'lib/board', 'lib/store', 'lib/ratelimit', 'lib/version.ts'],
   'lib/harness': ['lib/log'],
   'lib/deploy': ['lib/http', 'lib/service', 'lib/store', 'lib/ratelimit'],
-  'lib/cli': ['lib/log', 'lib/service', 'lib/store', 'lib/harness', 'lib/deploy', 'lib/version.ts'],
+  // talking to a server from this machine: the HTTP client, its settings, upload, the state dir's place
+  'lib/client': ['lib/log', 'lib/service'],
+  // local work leases and pending operations (seed 004)
+  'lib/work': ['lib/log', 'lib/service', 'lib/client'],
+  // capture as it happens: hooks, spool, shipper, doctor, integrations
+  'lib/capture': ['lib/log', 'lib/service', 'lib/harness', 'lib/client', 'lib/work', 'lib/version.ts'],
+  'lib/mcp': ['lib/log', 'lib/service', 'lib/client', 'lib/capture', 'lib/version.ts'],
+  'lib/cli': [
+    'lib/log',
+    'lib/service',
+    'lib/store',
+    'lib/harness',
+    'lib/deploy',
+    'lib/version.ts',
+    'lib/client',
+    'lib/capture',
+    'lib/mcp',
+    'lib/work',
+  ],
   functions: ['lib/deploy', 'lib/http', 'lib/store', 'lib/ratelimit'],
   infra: ['functions', 'lib/store'],
 };
@@ -40,6 +58,8 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   'lib/store/ports.ts': 'port',
   'lib/store/storage-errors.ts': 'port',
   'lib/store/keys.ts': 'port',
+  // how both adapters encode a status record (and read one an earlier hansard wrote)
+  'lib/store/status-record.ts': 'port',
   'lib/store/dynamo-schema.ts': 'keys',
   'lib/store/dynamo-access.ts': 'keys',
   'lib/store/fs-segment-store.ts': { adapter: 'fs' },
@@ -48,6 +68,7 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   'lib/store/dynamo-state-store.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-tokens.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-items.ts': { adapter: 'dynamo' },
+  'lib/store/dynamo-status-work.ts': { adapter: 'dynamo' },
   'lib/ratelimit/index.ts': { adapter: 'limiters' },
   'lib/ratelimit/interface.ts': 'port',
   'lib/ratelimit/noop.ts': 'port',

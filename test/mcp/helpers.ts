@@ -8,8 +8,8 @@ import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ApiClient } from '../../lib/cli/client.js';
-import { uploadSession } from '../../lib/cli/upload.js';
+import { ApiClient } from '../../lib/client/client.js';
+import { uploadSession } from '../../lib/client/upload.js';
 import { openSession } from '../../lib/log/writer.js';
 
 /** A connected SDK client and what the server process wrote to stderr. */

@@ -9,8 +9,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ApiClient } from '../../lib/cli/client.js';
-import { uploadSession } from '../../lib/cli/upload.js';
+import { ApiClient } from '../../lib/client/client.js';
+import { uploadSession } from '../../lib/client/upload.js';
 import { openSession } from '../../lib/log/writer.js';
 import { useBuiltCli } from '../capture/helpers.js';
 import { useServer } from '../support/server.js';

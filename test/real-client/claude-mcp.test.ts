@@ -100,7 +100,9 @@ describe('hansard mcp serve --status in the real Claude Code', () => {
       },
       60_000,
     ).catch((err: Error) => {
-      const seen = stub?.requests.map((r) => `${r.path} tools=${r.body.tools?.length ?? 0} msgs=${r.body.messages?.length ?? 0}`);
+      const seen = stub?.requests.map(
+        (r) => `${r.path} tools=${r.body.tools?.length ?? 0} msgs=${r.body.messages?.length ?? 0}`,
+      );
       throw new Error(`${err.message.slice(0, 3000)}\nrequests: ${JSON.stringify(seen)}`);
     });
     expect(run.code, run.stderr).toBe(0);
