@@ -30,7 +30,8 @@ const PROMPT_START =
 /** The first rule `text` breaks, or null. */
 export function brokenRule(text: string): ContentRule | null {
   if (redactText(text).hits.length > 0) return 'credential';
-  if (/[\r\n]/.test(text) || PROMPT_START.test(text.trim())) return 'prompt';
+  // More than one line (any line terminator, U+2028 and U+2029 included) is a pasted text, not a summary.
+  if (/[\r\n\v\f\u0085\u2028\u2029]/.test(text) || PROMPT_START.test(text.trim())) return 'prompt';
   if (ABSOLUTE_PATH.test(text)) return 'absolute_path';
   if (SHELL.test(text) || COMMAND_START.test(text.trim())) return 'command';
   return null;

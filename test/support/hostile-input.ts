@@ -42,6 +42,7 @@ export interface HostileCase {
 export const HOSTILE_SURFACES: Record<string, string> = {
   'JSON body': 'hostile-json',
   status: 'hostile-json',
+  work: 'hostile-work',
   chunk: 'hostile-chunks',
   path: 'hostile-urls',
   query: 'hostile-urls',
