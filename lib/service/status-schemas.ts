@@ -23,6 +23,9 @@ const RESULTS = [
 export const MAX_NOTE_CHARS = 240;
 export const MAX_REF_CHARS = 160;
 
+/** Any line terminator, U+2028 and U+2029 included: a note and a ref are one line. */
+const LINE_BREAK = /[\r\n\v\f\u0085\u2028\u2029]/;
+
 /** What only arguments or output put in a reference: an option, quotes, shell operators, expansions. */
 const ARGUMENTS_OR_OUTPUT = /(?:^|\s)--?[A-Za-z0-9]|["'`|;&<>$]/;
 
@@ -34,7 +37,7 @@ export const Evidence = z.strictObject({
     .min(1)
     .max(MAX_REF_CHARS, `a reference is at most ${MAX_REF_CHARS} characters`)
     .refine(
-      (r) => !/[\r\n]/.test(r),
+      (r) => !LINE_BREAK.test(r),
       'a reference is one line: a tool-call id, name, commit hash or relative path',
     )
     .refine(
@@ -66,7 +69,7 @@ export const StatusReport = z
     note: z
       .string()
       .max(MAX_NOTE_CHARS, `the note is at most ${MAX_NOTE_CHARS} characters`)
-      .refine((n) => !/[\r\n]/.test(n), 'the note is one line')
+      .refine((n) => !LINE_BREAK.test(n), 'the note is one line')
       .default('')
       .describe('one line for a person'),
     events: z.array(DeclaredEvent).max(4, 'a report has at most four events').default([]),

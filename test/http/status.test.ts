@@ -98,6 +98,14 @@ describe('POST /v1/sessions/{sid}/status', () => {
 
   it('refuses a note of more than one line', async () => {
     await refused({ state: 'working', note: 'one\ntwo' }, 'note');
+    // Every line terminator, not only \n: a line or paragraph separator splits the board's row too.
+    await refused({ state: 'working', note: 'one\u2028two' }, 'note');
+    await refused({ state: 'working', note: 'one\u2029two' }, 'note');
+    await refused({ state: 'working', note: 'one\rtwo' }, 'note');
+    const ref = [
+      { kind: 'evidence', evidence: [{ type: 'test', ref: 'unit\u2028tests', result: 'passed' }] },
+    ];
+    await refused({ state: 'working', events: ref }, 'events.0.evidence.0.ref');
   });
 
   it('refuses an invalid state', async () => {
