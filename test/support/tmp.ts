@@ -10,7 +10,8 @@ import { afterAll } from 'vitest';
 export function tmpDirs(prefix: string): { make(): string } {
   const made: string[] = [];
   afterAll(() => {
-    for (const d of made) rmSync(d, { recursive: true, force: true });
+    // Retries: a detached process a test started (the hook's shipper) may still be writing in it.
+    for (const d of made) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   });
   return {
     make() {
