@@ -51,6 +51,12 @@ export interface WorkAnswer {
 /**
  * `POST /v1/work` (scope `report`): a new work item, its lease running `ttl_seconds` from now. With an
  * idempotency key already used for a start in this session: that item, unchanged (`created: false`).
+ *
+ * The key is claimed in the store for the new item's id and the start's content hash
+ * (`StateStore.claimKey`, scope `work:start:{session}`) before the item is written: of any number of
+ * starts sent at once under one key, one claim wins and all of them answer its item. Whoever finds the
+ * claimed item not written yet (its winner still on the way, or gone) writes it under the claimed id,
+ * on condition that no item has it: exactly one write lands (201); the others answer it (200).
  * @throws AppError `invalid_body` (400), `content_rule` (422), `not_found` (a bound token naming another
  *   session), `idempotency_mismatch` (409)
  */
@@ -71,18 +77,32 @@ export async function startWork({
     ['subject', body.subject.ref],
   ]);
   const hash = contentHash('start', body);
+  let id = `wk_${ulid()}`;
   if (idempotencyKey) {
-    const items = await ctx.state.listWork(ctx.tenant, { session: body.session, limit: 500 });
-    const done = items.find((i) => i.applied.some((a) => a.key === idempotencyKey));
-    if (done) {
-      requireSameContent(done, idempotencyKey, hash);
-      return { view: workView(done, ctx.now()), created: false };
+    const claimed = await ctx.state.claimKey(
+      ctx.tenant,
+      `work:start:${body.session}`,
+      idempotencyKey,
+      `${id} ${hash}`,
+    );
+    const [claimedId = '', claimedHash] = claimed.split(' ');
+    if (claimedHash !== hash) {
+      throw new AppError(
+        'idempotency_mismatch',
+        `Idempotency-Key ${JSON.stringify(idempotencyKey)} was used for another start in session ${body.session} (work ${claimedId}): a resumed start must be sent exactly as it was first sent (use a new key for a new start)`,
+        { work_id: claimedId, op: 'start' },
+      );
+    }
+    if (claimedId !== id) {
+      id = claimedId;
+      const done = await ctx.state.getWork(ctx.tenant, id);
+      if (done) return { view: workView(done, ctx.now()), created: false };
     }
   }
   const now = isoNow(ctx);
   const item: WorkItem = {
     tenant: ctx.tenant,
-    id: `wk_${ulid()}`,
+    id,
     session: body.session,
     system: body.system,
     actor: body.actor,
@@ -102,7 +122,14 @@ export async function startWork({
     updated_at: now,
     version: 1,
   };
-  await ctx.state.putWork(item);
+  try {
+    await ctx.state.putWork(item);
+  } catch (err) {
+    // Another start under the same key wrote the claimed item first: answer it.
+    const first = err instanceof StateConflictError ? await ctx.state.getWork(ctx.tenant, id) : null;
+    if (!first) throw err;
+    return { view: workView(first, ctx.now()), created: false };
+  }
   return { view: workView(item, ctx.now()), created: true };
 }
 

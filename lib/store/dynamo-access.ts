@@ -90,6 +90,8 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   putWork: [upd('T#')],
   getWork: [get('T#')],
   listWork: [query('T#'), query('T#', 'gsi1')],
+  // a conditional Put of `T#{tenant}#KEY#…`; when it is claimed already, a Get of the claim
+  claimKey: [put('T#'), get('T#')],
 };
 
 /** `STATE_STORE_ACCESS` of the given methods, then `more`, without repeats. */

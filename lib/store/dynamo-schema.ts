@@ -18,14 +18,15 @@
  * | status          | `T#{tenant}#S#{sid}`   | `STATUS`                |                       |                      |
  * | work item       | `T#{tenant}`           | `WORK#{work_id}`        | `T#{tenant}#WORKS#{sid}` | `{work_id}`       |
  * | tenant usage    | `T#{tenant}`           | `USAGE#{shard 0-7}`     |                       |                      |
+ * | claimed key     | `T#{tenant}#KEY#{sha256(scope, key)}` | `KEY`    |                       |                      |
  * | rate-limit count| `RL#{token id}`        | `{window start, s}`     |                       |                      |
  *
  * The session's `gsi1sk` is its `updated_at` followed by `#{sid}`: the board still reads by `updated_at`
  * (ISO 8601 strings of one length sort by time), and sessions updated in the same millisecond page in
  * the same order as the SQLite adapter (sid descending). Only the rate-limit counters
- * (`lib/ratelimit/dynamo.ts`) set `expires_at`: a token's own expiry is the ISO attribute
- * `token_expires_at`, because an expired token is still listed (as in SQLite) and must not be removed by
- * TTL.
+ * (`lib/ratelimit/dynamo.ts`), work items and claimed keys set `expires_at`: a token's own expiry is
+ * the ISO attribute `token_expires_at`, because an expired token is still listed (as in SQLite) and
+ * must not be removed by TTL.
  *
  * A tenant's stored bytes are a running total that every writer advance ADDs to in its transaction,
  * spread over `USAGE_SHARDS` items chosen by session id: one item would be written by every chunk of the
@@ -77,6 +78,8 @@ export const keys = {
   work: (tenant: string, id: string): ItemKey => ({ pk: `T#${tenant}`, sk: `${WORK_PREFIX}${id}` }),
   /** one shard of a tenant's usage total; `usageShard(sid)` picks a session's */
   usage: (tenant: string, shard: number): ItemKey => ({ pk: `T#${tenant}`, sk: `${USAGE_PREFIX}${shard}` }),
+  /** a claimed key (`StateStore.claimKey`): `hash` is the SHA-256 of its scope and key, hex */
+  claim: (tenant: string, hash: string): ItemKey => ({ pk: `T#${tenant}#KEY#${hash}`, sk: 'KEY' }),
   /** a fixed-window request counter of one token (`windowStart` in epoch seconds) */
   rateLimit: (tokenId: string, windowStart: number): ItemKey => ({
     pk: `RL#${tokenId}`,

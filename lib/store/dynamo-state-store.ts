@@ -401,6 +401,10 @@ export class DynamoStateStore implements StateStore {
     return this.items.listWork(tenant, options);
   }
 
+  claimKey(tenant: string, scope: string, key: string, value: string): Promise<string> {
+    return this.items.claimKey(tenant, scope, key, value);
+  }
+
   async close(): Promise<void> {
     this.owned?.destroy();
   }

@@ -5,7 +5,8 @@
  * of their `version`. Split from the store so that each file stays readable; the store delegates here and
  * lends its primitives (as to dynamo-tokens.ts).
  */
-import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createHash } from 'node:crypto';
+import { PutCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { cancellationCodes, errorName, type TransactItem, update } from './dynamo-items.js';
 import {
   GSI1,
@@ -24,6 +25,8 @@ import { decodeStatus, encodeStatus, legacyStatus } from './status-record.js';
 
 /** How long a work item stays in the table past its lease (TTL cleanup only): 30 days, in seconds. */
 const WORK_KEPT_SECONDS = 30 * 86_400;
+/** How long a claimed key is kept (TTL cleanup): 30 days, in seconds. */
+const CLAIM_KEPT_SECONDS = 30 * 86_400;
 
 /** The `StateStore` status and work methods on DynamoDB; each answers as `SqliteStateStore`'s does. */
 export class DynamoStatusWorkItems {
@@ -160,31 +163,75 @@ export class DynamoStatusWorkItems {
     return item ? (JSON.parse(item.item_json as string) as WorkItem) : null;
   }
 
-  /** A tenant's items: its partition's `WORK#` range; one session's: gsi1 (eventually consistent on AWS). */
+  /**
+   * A tenant's items: its partition's `WORK#` range; one session's: gsi1 (eventually consistent on AWS).
+   * One Query answers at most 1 MB and an item may be about 250 KB (100 history entries), so pages are
+   * followed until `limit` items or the end.
+   */
   async listWork(tenant: string, options: { session?: string; limit: number }): Promise<WorkItem[]> {
-    const res = await this.x.doc.send(
-      new QueryCommand(
-        options.session === undefined
-          ? {
-              TableName: this.x.table,
-              KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :work)',
-              ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-              ExpressionAttributeValues: { ':pk': `T#${tenant}`, ':work': WORK_PREFIX },
-              ScanIndexForward: false,
-              Limit: options.limit,
-              ConsistentRead: true,
-            }
-          : {
-              TableName: this.x.table,
-              IndexName: GSI1,
-              KeyConditionExpression: '#pk = :pk',
-              ExpressionAttributeNames: { '#pk': GSI1_PK },
-              ExpressionAttributeValues: { ':pk': gsiKeys.workPk(tenant, options.session) },
-              ScanIndexForward: false,
-              Limit: options.limit,
-            },
-      ),
-    );
-    return (res.Items ?? []).map((i) => JSON.parse(i.item_json as string) as WorkItem);
+    const query: QueryCommandInput =
+      options.session === undefined
+        ? {
+            TableName: this.x.table,
+            KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :work)',
+            ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+            ExpressionAttributeValues: { ':pk': `T#${tenant}`, ':work': WORK_PREFIX },
+            ScanIndexForward: false,
+            ConsistentRead: true,
+          }
+        : {
+            TableName: this.x.table,
+            IndexName: GSI1,
+            KeyConditionExpression: '#pk = :pk',
+            ExpressionAttributeNames: { '#pk': GSI1_PK },
+            ExpressionAttributeValues: { ':pk': gsiKeys.workPk(tenant, options.session) },
+            ScanIndexForward: false,
+          };
+    const out: WorkItem[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const res = await this.x.doc.send(
+        new QueryCommand({ ...query, Limit: options.limit - out.length, ExclusiveStartKey: start }),
+      );
+      for (const i of res.Items ?? []) out.push(JSON.parse(i.item_json as string) as WorkItem);
+      start = res.LastEvaluatedKey;
+    } while (start && out.length < options.limit);
+    return out;
+  }
+
+  // ---- claimed keys: `T#{tenant}#KEY#{sha256(scope, key)}` / `KEY`
+
+  /**
+   * `StateStore.claimKey`: a Put on condition that no claim exists; when one does, a consistent Get of
+   * it. The key's partition is a hash of scope and key, so any text fits in it. Its TTL is 30 days.
+   */
+  async claimKey(tenant: string, scope: string, key: string, value: string): Promise<string> {
+    const hash = createHash('sha256')
+      .update(JSON.stringify([scope, key]))
+      .digest('hex');
+    const k = keys.claim(tenant, hash);
+    try {
+      await this.x.doc.send(
+        new PutCommand({
+          TableName: this.x.table,
+          Item: {
+            ...k,
+            tenant,
+            value,
+            claimed_at: new Date().toISOString(),
+            [TTL_ATTRIBUTE]: Math.floor(Date.now() / 1000) + CLAIM_KEPT_SECONDS,
+          },
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': PK },
+        }),
+      );
+      return value;
+    } catch (err) {
+      if (errorName(err) !== 'ConditionalCheckFailedException') throw err;
+    }
+    const held = await this.x.get(k);
+    // A claim removed (TTL) between the failed Put and this Get: so long unused that none holds it.
+    if (!held) return this.claimKey(tenant, scope, key, value);
+    return held.value as string;
   }
 }

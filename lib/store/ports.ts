@@ -299,6 +299,15 @@ export interface StateStore {
   listWork(tenant: string, options: { session?: string; limit: number }): Promise<WorkItem[]>;
   getStatus(tenant: string, sid: string): Promise<StatusRecord | null>;
 
+  /**
+   * Claims `key` within `scope` (both free text, e.g. an `Idempotency-Key` within `work:start:{sid}`) for
+   * `value`, unless it is claimed already: one conditional write, so of any number of concurrent claims
+   * of one key, in any number of processes, exactly one wins and every caller is answered the same value.
+   * A claim is kept at least 30 days (DynamoDB: removed by TTL after that; SQLite: kept).
+   * @returns the value the key holds: `value` when this call claimed it, the first claimant's otherwise
+   */
+  claimKey(tenant: string, scope: string, key: string, value: string): Promise<string>;
+
   close(): Promise<void>;
 }
 

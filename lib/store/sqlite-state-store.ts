@@ -53,6 +53,10 @@ CREATE TABLE IF NOT EXISTS work_items (
   PRIMARY KEY (tenant, id)
 );
 CREATE INDEX IF NOT EXISTS work_items_session ON work_items (tenant, sid, id);
+CREATE TABLE IF NOT EXISTS claimed_keys (
+  tenant TEXT NOT NULL, scope TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, claimed_at TEXT NOT NULL,
+  PRIMARY KEY (tenant, scope, key)
+);
 CREATE TABLE IF NOT EXISTS status_records (
   tenant TEXT NOT NULL, sid TEXT NOT NULL, record TEXT NOT NULL, version INTEGER NOT NULL,
   PRIMARY KEY (tenant, sid)
@@ -417,6 +421,22 @@ export class SqliteStateStore implements StateStore {
           )
     ) as { item: string }[];
     return rows.map((r) => JSON.parse(r.item) as WorkItem);
+  }
+
+  async claimKey(tenant: string, scope: string, key: string, value: string): Promise<string> {
+    // The primary key makes the first INSERT the claim; the SELECT answers whichever won.
+    return this.db.transaction(() => {
+      this.q(
+        `INSERT INTO claimed_keys (tenant, scope, key, value, claimed_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (tenant, scope, key) DO NOTHING`,
+      ).run(tenant, scope, key, value, new Date().toISOString());
+      const row = this.q('SELECT value FROM claimed_keys WHERE tenant = ? AND scope = ? AND key = ?').get(
+        tenant,
+        scope,
+        key,
+      ) as { value: string };
+      return row.value;
+    })();
   }
 
   async close(): Promise<void> {

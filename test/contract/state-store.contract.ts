@@ -740,6 +740,48 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
         await s.putWork({ ...items[0]!, mode: 'testing', version: 2 });
         expect((await s.listWork('acme', { session: sa, limit: 10 }))[1]!.mode).toBe('testing');
       });
+
+      contract('lists items past one 1 MB read: six of about 250 KB each, all of them', async (s) => {
+        const sid = newId('s');
+        const heavy = (i: WorkItem): WorkItem => ({
+          ...i,
+          history: Array.from({ length: 100 }, (_, k) => ({
+            op: 'checkpoint',
+            at: at(k),
+            summary: 'x'.repeat(2400),
+          })),
+        });
+        const items = [1, 2, 3, 4, 5, 6].map((w) => heavy(workOf('acme', sid, w)));
+        for (const i of items) await s.putWork(i);
+        const newest = items.map((i) => i.id).reverse();
+        expect((await s.listWork('acme', { limit: 10 })).map((i) => i.id)).toEqual(newest);
+        expect((await s.listWork('acme', { session: sid, limit: 10 })).map((i) => i.id)).toEqual(newest);
+        expect((await s.listWork('acme', { session: sid, limit: 5 })).map((i) => i.id)).toEqual(
+          newest.slice(0, 5),
+        );
+      });
+    });
+
+    describe('claimed keys', () => {
+      contract('keeps the first value claimed for a key, per tenant and scope', async (s) => {
+        expect(await s.claimKey('acme', 'work:start:s1', 'key-00000001', 'first')).toBe('first');
+        expect(await s.claimKey('acme', 'work:start:s1', 'key-00000001', 'second')).toBe('first');
+        expect(await s.claimKey('acme', 'work:start:s2', 'key-00000001', 'other scope')).toBe('other scope');
+        expect(await s.claimKey('globex', 'work:start:s1', 'key-00000001', 'other tenant')).toBe(
+          'other tenant',
+        );
+        // Scope and key are not simply joined: ('a:b', 'c') and ('a', 'b:c') are two claims.
+        expect(await s.claimKey('acme', 'a:b', 'c', 'one')).toBe('one');
+        expect(await s.claimKey('acme', 'a', 'b:c', 'two')).toBe('two');
+      });
+
+      contract('of twenty concurrent claims of one key exactly one wins, and all are told it', async (s) => {
+        const values = Array.from({ length: 20 }, (_, i) => `claimant-${i}`);
+        const answers = await Promise.all(values.map((v) => s.claimKey('acme', 'race', 'key-00000002', v)));
+        expect(new Set(answers).size).toBe(1);
+        expect(values).toContain(answers[0]);
+        expect(await s.claimKey('acme', 'race', 'key-00000002', 'late')).toBe(answers[0]);
+      });
     });
 
     it('skips only cases of this suite', () => {
