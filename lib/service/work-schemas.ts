@@ -96,10 +96,20 @@ export const WorkStop = Owner.extend({
 export const SEMANTIC_OPS = ['start', 'checkpoint', 'wait', 'stop'] as const;
 export type SemanticOp = (typeof SEMANTIC_OPS)[number];
 
+/**
+ * An idempotency key, as the `Idempotency-Key` header or resume's `idempotency_key`: 8 to 128 printable
+ * ASCII characters without spaces (it is echoed in error messages: no control, bidi or other invisible
+ * characters). One rule for both, so that a key one accepts the other does too.
+ */
+export const IDEMPOTENCY_KEY_RULE = /^[\x21-\x7e]{8,128}$/;
+export const IDEMPOTENCY_KEY_MESSAGE =
+  'an idempotency key is 8 to 128 printable ASCII characters without spaces';
+export const IdempotencyKey = z.string().regex(IDEMPOTENCY_KEY_RULE, IDEMPOTENCY_KEY_MESSAGE);
+
 /** `POST /v1/work/{id}/resume`: a pending operation repeated exactly (same key, same content). */
 export const WorkResume = Owner.extend({
   op: z.enum(SEMANTIC_OPS),
-  idempotency_key: z.string().min(8).max(128),
+  idempotency_key: IdempotencyKey,
   body: z.record(z.string(), z.unknown()).describe('the operation body exactly as first sent'),
 }).meta({ id: 'WorkResume' });
 

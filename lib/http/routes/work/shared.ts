@@ -2,7 +2,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { AppError, type ErrorCode } from '../../../service/errors.js';
-import { WorkId } from '../../../service/work-schemas.js';
+import { IDEMPOTENCY_KEY_RULE, WorkId } from '../../../service/work-schemas.js';
 import type { AppEnv } from '../../auth.js';
 import { AUTHED, JSON_BODY, WRITE_FAULTS } from '../../route.js';
 
@@ -14,7 +14,9 @@ export const IDEMPOTENCY_HEADER = z.object({
   'idempotency-key': z
     .string()
     .optional()
-    .describe('8 to 128 characters: the same key with the same body is answered as before and stored once'),
+    .describe(
+      '8 to 128 printable ASCII characters without spaces: the same key with the same body is answered as before and stored once',
+    ),
 });
 
 /**
@@ -24,7 +26,7 @@ export const IDEMPOTENCY_HEADER = z.object({
 export function idempotencyKey(c: Context<AppEnv>): string | null {
   const key = c.req.header('idempotency-key');
   if (key === undefined) return null;
-  if (!/^[\x21-\x7e]{8,128}$/.test(key)) {
+  if (!IDEMPOTENCY_KEY_RULE.test(key)) {
     throw new AppError(
       'bad_request',
       'Idempotency-Key is 8 to 128 printable ASCII characters without spaces',
