@@ -5,17 +5,19 @@
  * `agent.action_result`, and gives a verdict:
  *
  * - `supported`: a recorded result agrees with the claim. A pass (`passed`, `completed`, `exit:0`) needs a
- *   recorded exit code 0; a failure (`failed`, `exit:N`) a recorded non-zero exit code (N itself for
- *   `exit:N`); `interrupted` / `cancelled` a result of that status.
- * - `unsupported`: no recorded action matches, its result is missing, or the result conflicts with the
- *   claim; `reason` says which.
+ *   recorded status `ok` with exit code 0; a failure (`failed`, `exit:N`) a recorded non-zero exit code (N
+ *   itself for `exit:N`); `interrupted` / `cancelled` a result of that status.
+ * - `unsupported`: no recorded action matches, its result is missing, the action has results that
+ *   disagree (a second result never overrides the first), or the result conflicts with the claim;
+ *   `reason` says which.
  * - `unchecked`: `file` and `commit` items (the transcript does not record them).
  *
  * Which action a ref names, best match first: its event id (`a_…`) or tool-call id (`call_id`); a
- * command equal to the ref; a command that starts with the ref's words; for `test` items, a command one
- * of whose words is the ref. Among actions matching equally well, the last one recorded no later than
- * the report (with `CLOCK_SKEW_MICROS` of slack: writers' clocks are not the server's). Declared events
- * are never written into the transcript: this only reads it.
+ * command equal to the ref; a command that starts with the ref's words (two words at least) followed by
+ * arguments only (no `|`, `||`, `&&`, `;`, `&`, redirection or substitution after them, which could turn
+ * a failure into a success). Among actions matching equally well, the last one recorded no later than the
+ * report (with `CLOCK_SKEW_MICROS` of slack: writers' clocks are not the server's). Feed it the effective
+ * events (corrections applied). Declared events are never written into the transcript: this only reads it.
  */
 import type { RecordedEvent } from './codec.js';
 
@@ -23,7 +25,7 @@ import type { RecordedEvent } from './codec.js';
 export type Verdict = 'supported' | 'unsupported' | 'unchecked';
 
 /** How the ref found its action (`null`: it found none). */
-export type MatchBasis = 'id' | 'call_id' | 'command' | 'command_prefix' | 'command_word';
+export type MatchBasis = 'id' | 'call_id' | 'command' | 'command_prefix';
 
 /** One evidence item as declared (seed 000): the fields a check reads. */
 export interface DeclaredEvidence {
@@ -48,6 +50,8 @@ export interface EvidenceCheck {
 export const CLOCK_SKEW_MICROS = 60_000_000;
 
 const PASS = new Set(['passed', 'completed', 'exit:0']);
+/** What may follow a command's words and change its outcome: pipes, lists, background, redirection, substitution. */
+const SHELL_CONTROL = /[|;&<>`]|\$\(/;
 const STOPPED = new Set(['interrupted', 'cancelled']);
 
 interface RecordedAction {
@@ -56,7 +60,8 @@ interface RecordedAction {
   /** the command it ran, whitespace collapsed, or null when its input names none */
   command: string | null;
   tsMicros: number;
-  result: { status: string; exitCode: number | null } | null;
+  /** every result recorded for it, in merged order */
+  results: { status: string; exitCode: number | null }[];
 }
 
 /**
@@ -67,7 +72,7 @@ export class EvidenceIndex {
   private readonly actions: RecordedAction[] = [];
   private readonly byId = new Map<string, RecordedAction>();
   /** results whose action came later in merged order (or never): by the id they name */
-  private readonly early = new Map<string, { status: string; exitCode: number | null }>();
+  private readonly early = new Map<string, { status: string; exitCode: number | null }[]>();
 
   /** Takes one recorded event; anything but `agent.action` and `agent.action_result` is ignored. */
   add(ev: RecordedEvent): void {
@@ -78,21 +83,21 @@ export class EvidenceIndex {
         callId: typeof o.call_id === 'string' && o.call_id !== '' ? o.call_id : null,
         command: commandOf(o.input),
         tsMicros: ev.tsMicros ?? 0,
-        result: null,
+        results: [],
       };
       this.actions.push(a);
       this.byId.set(a.id, a);
       if (a.callId !== null && !this.byId.has(a.callId)) this.byId.set(a.callId, a);
-      const r = this.early.get(a.id) ?? (a.callId !== null ? this.early.get(a.callId) : undefined);
-      if (r) a.result = r;
+      a.results.push(...(this.early.get(a.id) ?? []));
+      if (a.callId !== null) a.results.push(...(this.early.get(a.callId) ?? []));
     } else if (ev.type === 'agent.action_result' && typeof o.action_id === 'string') {
       const r = {
         status: typeof o.status === 'string' ? o.status : 'ok',
         exitCode: Number.isInteger(o.exit_code) ? (o.exit_code as number) : null,
       };
       const a = this.byId.get(o.action_id);
-      if (a) a.result = r;
-      else this.early.set(o.action_id, r);
+      if (a) a.results.push(r);
+      else this.early.set(o.action_id, [...(this.early.get(o.action_id) ?? []), r]);
     }
   }
 
@@ -110,11 +115,19 @@ export class EvidenceIndex {
     }
     if (found === null) return none('unsupported', `no recorded action matches "${e.ref}"`);
     const { action: a, basis } = found;
-    const base = { action_id: a.id, matched_by: basis, exit_code: a.result?.exitCode ?? null };
-    if (a.result === null) {
-      return { ...base, verdict: 'unsupported', reason: `action ${a.id} has no recorded result` };
+    const first = a.results[0];
+    const base = { action_id: a.id, matched_by: basis, exit_code: first?.exitCode ?? null };
+    if (!first) return { ...base, verdict: 'unsupported', reason: `action ${a.id} has no recorded result` };
+    const shown = (r: { status: string; exitCode: number | null }) =>
+      r.exitCode === null ? `status ${r.status}` : `status ${r.status}, exit code ${r.exitCode}`;
+    if (a.results.some((r) => r.status !== first.status || r.exitCode !== first.exitCode)) {
+      return {
+        ...base,
+        verdict: 'unsupported',
+        reason: `action ${a.id} has conflicting results (${a.results.map(shown).join('; then ')})`,
+      };
     }
-    const { status, exitCode } = a.result;
+    const { status, exitCode } = first;
     const verdict = (ok: boolean, reason: string): EvidenceCheck => ({
       ...base,
       verdict: ok ? 'supported' : 'unsupported',
@@ -122,7 +135,11 @@ export class EvidenceIndex {
     });
     const recorded = exitCode === null ? `no exit code (status ${status})` : `exit code ${exitCode}`;
     if (PASS.has(e.result)) {
-      return verdict(exitCode === 0, `claimed ${e.result}; action ${a.id} recorded ${recorded}`);
+      const why = status !== 'ok' && exitCode === 0 ? ` but status ${status}` : '';
+      return verdict(
+        exitCode === 0 && status === 'ok',
+        `claimed ${e.result}; action ${a.id} recorded ${recorded}${why}`,
+      );
     }
     const exit = /^exit:(-?\d+)$/.exec(e.result);
     if (exit)
@@ -152,13 +169,13 @@ export class EvidenceIndex {
     const direct = this.byId.get(e.ref);
     if (direct) return { action: direct, basis: direct.id === e.ref ? 'id' : 'call_id' };
     const ref = collapse(e.ref);
-    const words = ref.split(' ');
-    const levels: [MatchBasis, (cmd: string) => boolean][] = [
-      ['command', (cmd) => cmd === ref],
-      ['command_prefix', (cmd) => cmd.startsWith(`${ref} `)],
-    ];
-    if (e.type === 'test' && words.length === 1)
-      levels.push(['command_word', (cmd) => cmd.split(' ').includes(ref)]);
+    const levels: [MatchBasis, (cmd: string) => boolean][] = [['command', (cmd) => cmd === ref]];
+    if (ref.includes(' ')) {
+      levels.push([
+        'command_prefix',
+        (cmd) => cmd.startsWith(`${ref} `) && !SHELL_CONTROL.test(cmd.slice(ref.length)),
+      ]);
+    }
     let later = false;
     for (const [basis, matches] of levels) {
       let best: RecordedAction | null = null;

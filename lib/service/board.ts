@@ -42,7 +42,9 @@ export async function getBoard({
   // Verdicts read transcripts: one session at a time, and only those whose reports or segments changed.
   const sessions: BoardSession[] = [];
   for (const { row, status, bytes } of rows) {
-    sessions.push({ ...row, evidence: status ? await verdicts(ctx, status, bytes) : null });
+    // One session whose transcript cannot be read must not take the tenant's board down with it.
+    const evidence = status ? await verdicts(ctx, status, bytes).catch(() => null) : null;
+    sessions.push({ ...row, evidence });
   }
   return {
     tenant: ctx.tenant,

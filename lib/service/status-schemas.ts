@@ -88,7 +88,7 @@ export const EvidenceCheckView = z
     reason: z.string().describe('why, for a person'),
     action_id: z.string().nullable().describe('the recorded action the ref matched'),
     matched_by: z
-      .enum(['id', 'call_id', 'command', 'command_prefix', 'command_word'])
+      .enum(['id', 'call_id', 'command', 'command_prefix'])
       .nullable()
       .describe('how the ref matched it'),
     exit_code: z.int().nullable().describe("the matched result's exit code"),

@@ -6,6 +6,8 @@
  * into the transcript.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { decodeEvent } from '../log/codec.js';
+import { CorrectionIndex } from '../log/corrections.js';
 import { EvidenceIndex } from '../log/evidence.js';
 import { mergeSegmentBatches } from '../log/merge.js';
 import { segmentSources } from '../log/replay.js';
@@ -130,16 +132,47 @@ function hasCheckedClaims(s: StatusRecord): boolean {
 }
 
 /**
- * The session's recorded actions and results, for the evidence checks: one merged read of its stored
+ * The session's recorded actions and results, corrections applied (a result corrected to exit 2 is exit
+ * 2 here, as in the replay), for the evidence checks: a corrections pass and one merged read of its stored
  * segments, made only when some report has something to check.
  */
 async function evidenceIndex(ctx: ServiceContext, sid: string, signal?: AbortSignal): Promise<EvidenceIndex> {
   const index = new EvidenceIndex();
   const segments = await storedSegments(ctx, sid);
+  const corrections = await CorrectionIndex.scan(segments, signal);
+  const any = corrections.size > 0;
   for await (const batch of mergeSegmentBatches(segmentSources(segments, { signal }), { signal })) {
-    for (const m of batch) index.add(m.event);
+    for (const { event } of batch) {
+      if (any && event.type === 'correction') corrections.passed(event.id);
+      if (any && corrections.targets(event.id)) {
+        const effective = corrections.apply(decodeEvent(event));
+        index.add({ ...event, obj: effective as unknown as Record<string, unknown> });
+      } else index.add(event);
+    }
   }
   return index;
+}
+
+/**
+ * `evidenceIndex`, or why it could not be read: a session whose storage lost bytes (`data_loss`) or is
+ * laid out wrong still shows its reports, their claims unchecked with that reason, instead of failing the
+ * status, the board and the replay that show it.
+ */
+async function readableIndex(
+  ctx: ServiceContext,
+  sid: string,
+  signal?: AbortSignal,
+): Promise<EvidenceIndex | { unreadable: string }> {
+  try {
+    return await evidenceIndex(ctx, sid, signal);
+  } catch (err) {
+    if (err instanceof AppError && (err.code === 'data_loss' || err.code === 'storage_layout')) {
+      return {
+        unreadable: `not checked: the session's transcript could not be read (${err.code}: ${err.message})`,
+      };
+    }
+    throw err;
+  }
 }
 
 /** Each kept report's events with their checks, the verdict counts, and the latest report on top. */
@@ -151,9 +184,9 @@ async function view(
   const session = await ctx.state.getSession(ctx.tenant, s.sid);
   // A report may come before any segment: then every claim is checked against an empty transcript.
   const index = !check
-    ? null
+    ? { unreadable: NOT_READ.reason }
     : session && session.writers > 0 && hasCheckedClaims(s)
-      ? await evidenceIndex(ctx, s.sid, signal)
+      ? await readableIndex(ctx, s.sid, signal)
       : new EvidenceIndex();
   const counts: VerdictCounts = { supported: 0, unsupported: 0, unchecked: 0 };
   const history = s.reports.map((r) => {
@@ -197,13 +230,19 @@ const NOT_READ = {
 function checked(
   r: StatusEntry,
   atMicros: number,
-  index: EvidenceIndex | null,
+  index: EvidenceIndex | { unreadable: string },
   counts: VerdictCounts,
 ): CheckedEvent[] {
   return (r.events as DeclaredEvent[]).map((e) => ({
     kind: e.kind,
     evidence: e.evidence.map((item) => {
-      const check = index ? index.check(item, atMicros) : NOT_READ;
+      const notChecked = { ...NOT_READ, reason: 'unreadable' in index ? index.unreadable : '' };
+      const check =
+        'unreadable' in index && (item.type === 'command' || item.type === 'test')
+          ? notChecked
+          : 'unreadable' in index
+            ? new EvidenceIndex().check(item, atMicros)
+            : index.check(item, atMicros);
       counts[check.verdict] += 1;
       return { ...item, check };
     }),

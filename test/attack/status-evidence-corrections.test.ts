@@ -22,12 +22,11 @@ const srv = useServer({ tokens: { reader: ['read'], reporter: ['report'] } });
 const past = (s: number) => (Date.now() - 600_000 + s * 1000) * 1000;
 
 describe('declared evidence and corrections', () => {
-  // FAULT (medium): the evidence check reads the raw merged events (lib/service/status.ts evidenceIndex
+  // Was a FAULT (medium): the evidence check reads the raw merged events (lib/service/status.ts evidenceIndex
   // uses mergeSegmentBatches, no CorrectionIndex), so a correction is ignored: the text replay shows
   // "action_result … error exit 2 [corrected: …]" and, rows below, "npm run lint passed: supported". (The
   // other way round, a correction to exit 0 leaves "passed" unsupported while the replay shows exit 0.)
-  // biome-ignore lint/suspicious/noSkippedTests: a found FAULT (comment above), skipped so the suite stays green until it is fixed
-  it.skip('a pass whose result a correction changed to exit 2 is not supported', async () => {
+  it('a pass whose result a correction changed to exit 2 is not supported', async () => {
     mkdirSync(srv.workDir, { recursive: true });
     const w = openSession(mkdtempSync(join(srv.workDir, 'corr-')), { agent: 'coder' });
     const t = w.turnStart({ context_message_ids: [] }, { at: past(0) });

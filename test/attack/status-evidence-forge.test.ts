@@ -72,22 +72,20 @@ describe('forging a supported verdict', () => {
     );
   });
 
-  // FAULT (high): two results for one action, exit 1 then exit 0 (a second result appended by any writer
+  // Was a FAULT (high): two results for one action, exit 1 then exit 0 (a second result appended by any writer
   // of the session, even after the report), make `passed` supported: the last result silently wins
   // (lib/log/evidence.ts EvidenceIndex.add overwrites a.result). The seed says a conflicting result marks
   // the claim unsupported.
-  // biome-ignore lint/suspicious/noSkippedTests: a found FAULT (comment above), skipped so the suite stays green until it is fixed
-  it.skip('a claim on an action with conflicting results (exit 1, then exit 0) is unsupported', async () => {
+  it('a claim on an action with conflicting results (exit 1, then exit 0) is unsupported', async () => {
     const sid = await sessionWith([{ command: 'npm test', exits: [1, 0] }]);
     const c = await checkOf(sid, { type: 'test', ref: 'npm test', result: 'passed' });
     expect(c.verdict).toBe('unsupported');
   });
 
-  // FAULT (high): a one-word test ref matches any command holding that word (rule 4, `command_word`), and
+  // Was a FAULT (high): a one-word test ref matches any command holding that word (rule 4, `command_word`), and
   // among equal matches the last counts: the real run `npx vitest run parser-unit` exited 1, then
   // `echo parser-unit` exited 0, and "parser-unit passed" is supported by the echo.
-  // biome-ignore lint/suspicious/noSkippedTests: a found FAULT (comment above), skipped so the suite stays green until it is fixed
-  it.skip('a failing test run is not made supported by a later command that merely names the test', async () => {
+  it('a failing test run is not made supported by a later command that merely names the test', async () => {
     const sid = await sessionWith([
       { command: 'npx vitest run parser-unit', exits: [1] },
       { command: 'echo parser-unit', exits: [0] },
@@ -96,19 +94,17 @@ describe('forging a supported verdict', () => {
     expect(c.verdict).toBe('unsupported');
   });
 
-  // FAULT (medium): the prefix rule (`command_prefix`) takes a command whose exit code is not the ref's:
+  // Was a FAULT (medium): the prefix rule (`command_prefix`) takes a command whose exit code is not the ref's:
   // `npm test || true` exits 0 whatever the tests did, and supports "npm test passed".
-  // biome-ignore lint/suspicious/noSkippedTests: a found FAULT (comment above), skipped so the suite stays green until it is fixed
-  it.skip('`npm test || true` does not support "npm test passed"', async () => {
+  it('`npm test || true` does not support "npm test passed"', async () => {
     const sid = await sessionWith([{ command: 'npm test || true', exits: [0] }]);
     const c = await checkOf(sid, { type: 'test', ref: 'npm test', result: 'passed' });
     expect(c.verdict).toBe('unsupported');
   });
 
-  // FAULT (medium): a one-word ref is a prefix of every command of that program: "test npm passed" is
+  // Was a FAULT (medium): a one-word ref is a prefix of every command of that program: "test npm passed" is
   // supported by `npm --version` after `npm test` exited 1.
-  // biome-ignore lint/suspicious/noSkippedTests: a found FAULT (comment above), skipped so the suite stays green until it is fixed
-  it.skip('a one-word ref is not supported by an unrelated command of the same program', async () => {
+  it('a one-word ref is not supported by an unrelated command of the same program', async () => {
     const sid = await sessionWith([
       { command: 'npm test', exits: [1] },
       { command: 'npm --version', exits: [0] },
@@ -117,10 +113,9 @@ describe('forging a supported verdict', () => {
     expect(c.verdict).toBe('unsupported');
   });
 
-  // FAULT (low): a result with status `error` and exit code 0 supports `passed` (only the exit code is
+  // Was a FAULT (low): a result with status `error` and exit code 0 supports `passed` (only the exit code is
   // read); status and exit code conflict, which the seed calls unsupported.
-  // biome-ignore lint/suspicious/noSkippedTests: a found FAULT (comment above), skipped so the suite stays green until it is fixed
-  it.skip('a result recorded as an error with exit code 0 does not support "passed"', async () => {
+  it('a result recorded as an error with exit code 0 does not support "passed"', async () => {
     const sid = await sessionWith([{ command: 'make check', exits: [0], status: 'error' }]);
     const c = await checkOf(sid, { type: 'command', ref: 'make check', result: 'passed' });
     expect(c.verdict).toBe('unsupported');
