@@ -170,6 +170,10 @@ async function uploadSegment(
           // A server that moved ahead (another uploader sent those bytes) is progress, bounded by the file's
           // size; only a 409 that does not move us forward counts towards giving up.
           if (expected <= offset) resyncs += 1;
+          // The bytes another uploader sent are taken as this file's only once they are seen to be: the
+          // server's chunks up to `expected` against this file, digest by digest (else a changed line of
+          // this file would be skipped over and the rest spliced after the other copy's bytes).
+          if (expected > offset) await checkUploadedDigests(client, base, path, expected);
           offset = expected;
           return 'resync';
         }
