@@ -103,7 +103,7 @@ function Verdicts({ evidence: e }: { evidence: BoardSession['evidence'] }) {
   ].filter(Boolean);
   return (
     <div class="muted" data-evidence={`${e.supported}/${e.unsupported}/${e.unchecked}`}>
-      Declared evidence: {parts.join(', ')}
+      Declared evidence, all reports kept: {parts.join(', ')}
     </div>
   );
 }

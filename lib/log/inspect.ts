@@ -254,7 +254,7 @@ export function formatSummary(s: SessionSummary): string {
     lines.push(
       `  declared (agents' reports, not proof): ${esc(d.state)}${d.note ? ` "${esc(d.note)}"` : ''} at ${esc(d.reported_at)}, ${plural(d.reports, 'report')}` +
         `${d.dropped_events || d.dropped_reports ? ` (${d.dropped_events} older events, ${d.dropped_reports} reports not kept)` : ''}`,
-      `    evidence: ${e.supported} supported, ${e.unsupported} unsupported, ${e.unchecked} unchecked`,
+      `    evidence of all reports kept: ${e.supported} supported, ${e.unsupported} unsupported, ${e.unchecked} unchecked`,
     );
     for (const u of d.unsupported) {
       lines.push(`    unsupported: ${esc(u.type)} "${esc(u.ref)}" ${esc(u.result)}: ${esc(u.reason)}`);
