@@ -41,8 +41,10 @@ export interface ResolvedSession {
    */
   ingestToken: string;
   source: SessionSource;
-  /** the project directory: the hook state's `cwd`, else the server's */
+  /** the project directory: the hook state's `cwd`, else the MCP server's working directory */
   cwd: string;
+  /** where `cwd` comes from: the session's hook state, or the MCP server's own working directory */
+  cwdFrom: 'hook state' | 'mcp server';
   /** Claude Code's own session id, when the session came from the hook's state */
   claudeSessionId: string | null;
 }
@@ -142,7 +144,7 @@ export function resolveSession(sessionToken: string | undefined, ctx: ResolveCon
     );
   }
   const given = sessionToken || ctx.env.HANSARD_SESSION_TOKEN || undefined;
-  const base = { url, cwd: ctx.cwd, claudeSessionId: null };
+  const base = { url, cwd: ctx.cwd, cwdFrom: 'mcp server' as const, claudeSessionId: null };
   if (given !== undefined) {
     const source: SessionSource = sessionToken ? 'session_token' : 'HANSARD_SESSION_TOKEN';
     const hooked = allClaudeSessions(state).find((s) => s.token === given);
@@ -153,7 +155,10 @@ export function resolveSession(sessionToken: string | undefined, ctx: ResolveCon
           'set HANSARD_SESSION_ID=s_… in the MCP server’s environment beside it',
       );
     }
-    return { ...base, sid, token: given, ingestToken: given, source };
+    // The hook state of the token's own session says where that session runs (not where this server does).
+    const where =
+      hooked?.cwd && hooked.sid === sid ? { cwd: hooked.cwd, cwdFrom: 'hook state' as const } : {};
+    return { ...base, ...where, sid, token: given, ingestToken: given, source };
   }
   if (envSid !== undefined) {
     if (!config.token) {
@@ -184,6 +189,7 @@ export function resolveSession(sessionToken: string | undefined, ctx: ResolveCon
       ingestToken: config.token ?? token,
       source: 'claude-code hook state',
       cwd: live.cwd,
+      cwdFrom: 'hook state',
       claudeSessionId: live.claudeSessionId,
     };
   }
@@ -196,14 +202,18 @@ export function resolveSession(sessionToken: string | undefined, ctx: ResolveCon
 }
 
 /** Every Claude Code session of the hook state with a usable token, wherever it runs. */
-function allClaudeSessions(state: string): { sid: string; token: string | null }[] {
+function allClaudeSessions(state: string): { sid: string; token: string | null; cwd: string | null }[] {
   const dir = join(state, 'claude-code');
   try {
     return readdirSync(dir)
       .filter((n) => n.endsWith('.json'))
       .map((n) => readJson(join(dir, n)) as Partial<ClaudeState> | null)
       .filter((s): s is ClaudeState => !!s && typeof s.sid === 'string' && isId('s', s.sid))
-      .map((s) => ({ sid: s.sid, token: s.token?.token ?? null }));
+      .map((s) => ({
+        sid: s.sid,
+        token: s.token?.token ?? null,
+        cwd: typeof s.cwd === 'string' ? s.cwd : null,
+      }));
   } catch {
     return [];
   }

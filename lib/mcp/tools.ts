@@ -12,6 +12,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { sessionStartOutput } from '../capture/session-start.js';
 import { ApiClient, ServerError } from '../client/client.js';
+import { escapeControl } from '../log/escape.js';
 import { StatusReport } from '../service/status-schemas.js';
 import { type ToolResult, toolError } from './errors.js';
 import { type ResolveContext, type ResolvedSession, resolveSession } from './session.js';
@@ -63,7 +64,7 @@ export function registerStatusTools(server: McpServer, ctx: ResolveContext): voi
           contentType: 'application/json',
         });
         const view = res.body as Record<string, unknown>;
-        const lines = [`reported ${args.state} for ${s.sid}`, ...verdictLines(view)];
+        const lines = [`reported ${args.state} for ${s.sid}`, ...(await readVerdicts(clientOf(s), s.sid))];
         if (view.writers === 0) {
           lines.push(
             `note: the server has no segments of ${s.sid} yet (normal right at the start; otherwise check the session)`,
@@ -97,11 +98,29 @@ export function registerStatusTools(server: McpServer, ctx: ResolveContext): voi
   );
 }
 
+/**
+ * The verdicts of the session's kept reports, as `verdictLines` gives them. The POST's answer does not
+ * check claims (its items say "checked … when the status is read"): the verdicts come from
+ * `GET /v1/sessions/{sid}/status` (docs/mcp.md `report_status`). A failed read never fails the report:
+ * it is stored, and the line says where the verdicts are.
+ */
+async function readVerdicts(client: ApiClient, sid: string): Promise<string[]> {
+  try {
+    const read = await client.request('GET', `/v1/sessions/${sid}/status`);
+    return verdictLines(read.body as Record<string, unknown>);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return [
+      `the report was stored; its evidence verdicts could not be read now (${why}): they come with session_context`,
+    ];
+  }
+}
+
 /** `session_context`'s answer for a resolved session. @throws ServerError, NetworkError */
 async function sessionContext(s: ResolvedSession, ctx: ResolveContext): Promise<ToolResult> {
   const client = clientOf(s);
   const status = await latestStatus(client, s.sid);
-  const work = await openWork(client);
+  const work = await openWork(client, s.sid);
   // seed 000: the switch changes the instructions only; reports with events are always accepted.
   const declaredEvents = ctx.env.HANSARD_DECLARED_EVENTS === '1';
   const project = sessionStartOutput({
@@ -117,8 +136,14 @@ async function sessionContext(s: ResolvedSession, ctx: ResolveContext): Promise<
     `Latest status: ${status ? statusLine(status) : 'none yet'}`,
     ...(status ? verdictLines(status) : []),
     `Open work: ${work.text}`,
+    ...work.lines,
     'Project context:',
     project,
+    ...(s.cwdFrom === 'mcp server'
+      ? [
+          `(The project folder above is this MCP server's working directory: the session was found through ${s.source}, which does not say where the session runs.)`,
+        ]
+      : []),
     'Through this MCP server, report with the report_status tool (leave session_token out unless you were given one).',
     ...(declaredEvents
       ? [
@@ -177,19 +202,39 @@ export function verdictLines(v: Record<string, unknown>): string[] {
 }
 
 /**
- * The session's open work (work leases: `GET /v1/work`, a later issue). A server without the route
- * answers 404: "none recorded". @throws ServerError other than 404, NetworkError
+ * The session's open work: its work leases (`GET /v1/work?session=`, docs/work.md) whose state is not
+ * `stopped`, each as a line with its freshness word (`observed`, `unknown`: seed 004's two observations)
+ * and what it waits on. A server without the route answers 404: "none recorded".
+ * @throws ServerError other than 404, NetworkError
  */
-async function openWork(client: ApiClient): Promise<{ text: string; items: unknown[] }> {
-  const res = await client.request('GET', '/v1/work', { allow404: true });
-  if (res.status === 404) return { text: 'none recorded', items: [] };
-  const body = res.body as { work?: unknown; items?: unknown } | unknown[];
-  const items = Array.isArray(body)
-    ? body
-    : Array.isArray((body as { work?: unknown }).work)
-      ? ((body as { work: unknown[] }).work as unknown[])
-      : Array.isArray((body as { items?: unknown }).items)
-        ? ((body as { items: unknown[] }).items as unknown[])
-        : [];
-  return { text: items.length === 0 ? 'none recorded' : `${items.length} open item(s)`, items };
+export async function openWork(client: ApiClient, sid: string): Promise<{ text: string; lines: string[] }> {
+  const res = await client.request('GET', `/v1/work?session=${encodeURIComponent(sid)}&limit=500`, {
+    allow404: true,
+  });
+  if (res.status === 404) return { text: 'none recorded', lines: [] };
+  const body = res.body as { items?: unknown };
+  const all = Array.isArray(body?.items) ? (body.items as Record<string, unknown>[]) : [];
+  const items = all.filter((i) => i && i.state !== 'stopped');
+  if (all.length === 0) return { text: 'none recorded', lines: [] };
+  if (items.length === 0) return { text: `none open (${all.length} stopped)`, lines: [] };
+  return {
+    text: `${items.length} open item${items.length === 1 ? '' : 's'}`,
+    lines: items.map(workLine),
+  };
+}
+
+/** `- <id> <mode> "<summary>": <freshness>[; waiting on <kind>[:<ref>]: <reason>]`, one line. */
+function workLine(i: Record<string, unknown>): string {
+  const f = i.freshness as { shown?: unknown } | undefined;
+  const w = i.waiting_on as { dependency?: { kind?: unknown; ref?: unknown }; reason?: unknown } | null;
+  const dep = w?.dependency;
+  const waiting = dep
+    ? `; waiting on ${String(dep.kind)}${dep.ref ? `:${String(dep.ref)}` : ''}: ${oneLine(w?.reason)}`
+    : '';
+  return `- ${String(i.id)} ${oneLine(i.mode)} "${oneLine(i.summary)}": ${String(f?.shown ?? 'unknown')}${waiting}`;
+}
+
+/** A reported string with control characters escaped (`escapeControl`): one line for the model. */
+function oneLine(v: unknown): string {
+  return escapeControl(String(v ?? ''));
 }
