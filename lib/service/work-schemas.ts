@@ -174,8 +174,19 @@ export const WorkView = z
   });
 export type WorkView = z.infer<typeof WorkView>;
 
+/** A work item as `GET /v1/work` lists it: without its history (that is `GET /v1/work/{id}`'s). */
+export const WorkSummary = WorkView.omit({ history: true }).meta({
+  id: 'WorkSummary',
+  description: 'a work item without its history: what it reports now, and how fresh that is',
+});
+export type WorkSummary = z.infer<typeof WorkSummary>;
+
+/** `?limit=` of `GET /v1/work`: 1 to 500 items, 100 by default. */
+export const WORK_LIST_LIMIT = { default: 100, max: 500 } as const;
+
 /** `GET /v1/work`. */
-export const WorkList = z
-  .object({ items: z.array(WorkView), as_of: Instant })
-  .meta({ id: 'WorkList', description: 'work items, most recently updated first' });
+export const WorkList = z.object({ items: z.array(WorkSummary), as_of: Instant }).meta({
+  id: 'WorkList',
+  description: 'work items without their history, newest started first (GET /v1/work/{id} has the history)',
+});
 export type WorkList = z.infer<typeof WorkList>;

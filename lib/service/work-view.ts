@@ -4,7 +4,7 @@
  * once it has (absence or expiry is never idle, finished or abandoned), `stopped` after a stop.
  */
 import type { WorkItem } from '../store/index.js';
-import type { Freshness, WorkView } from './work-schemas.js';
+import type { Freshness, WorkSummary, WorkView } from './work-schemas.js';
 
 /** The freshness of `item` at `now`. */
 export function freshnessOf(item: WorkItem, now: Date): Freshness {
@@ -21,6 +21,11 @@ export function freshnessOf(item: WorkItem, now: Date): Freshness {
 
 /** `item` as the API answers it (`WorkView`), freshness at `now`. */
 export function workView(item: WorkItem, now: Date): WorkView {
+  return { ...workSummary(item, now), history: item.history as WorkView['history'] };
+}
+
+/** `item` as `GET /v1/work` lists it (`WorkSummary`: no history), freshness at `now`. */
+export function workSummary(item: WorkItem, now: Date): WorkSummary {
   return {
     id: item.id,
     session: item.session,
@@ -35,6 +40,5 @@ export function workView(item: WorkItem, now: Date): WorkView {
     waiting_on: item.waiting_on,
     freshness: freshnessOf(item, now),
     started_at: item.started_at,
-    history: item.history as WorkView['history'],
   };
 }

@@ -149,7 +149,7 @@ export async function runStatus(ctx: WorkCtx, session: string | undefined): Prom
       break;
     }
     try {
-      const res = await ctx.client.request('GET', `/v1/work?session=${encodeURIComponent(s)}`);
+      const res = await ctx.client.request('GET', `/v1/work?session=${encodeURIComponent(s)}&limit=500`);
       const list = res.body as WorkList;
       answer.items.push(...list.items);
       answer.as_of = list.as_of;

@@ -8,7 +8,7 @@
  */
 
 import { escapeControl } from '../log/escape.js';
-import type { WorkView } from '../service/work-schemas.js';
+import type { WorkSummary } from '../service/work-schemas.js';
 import {
   type LeaseReading,
   type LocalItem,
@@ -29,16 +29,16 @@ export interface StatusRow {
   /** the freshness in words, as the human output prints it */
   freshness: string;
   /** the server's view of its freshness, when the server answered for it */
-  server: WorkView['freshness'] | null;
-  state: WorkView['state'] | null;
-  outcome: WorkView['outcome'];
+  server: WorkSummary['freshness'] | null;
+  state: WorkSummary['state'] | null;
+  outcome: WorkSummary['outcome'];
   local_lease: { state: LeaseReading['state']; expires_at?: string };
   pending: { op: string; created_at: string; file: string } | null;
 }
 
 /** What the server said: the items of the sessions it answered for (`answered`), at its `as_of`. */
 export interface ServerAnswer {
-  items: WorkView[];
+  items: WorkSummary[];
   as_of: string | null;
   answered: Set<string>;
 }
@@ -87,7 +87,12 @@ export function statusRows(
   return rows;
 }
 
-function fromServer(v: WorkView, lease: LeaseReading, pending: PendingRead | null, asOf: number): StatusRow {
+function fromServer(
+  v: WorkSummary,
+  lease: LeaseReading,
+  pending: PendingRead | null,
+  asOf: number,
+): StatusRow {
   const f = v.freshness;
   const reported = `last reported ${f.last_reported.op} ${ago(asOf - Date.parse(f.last_reported.at))}`;
   let words: string;
