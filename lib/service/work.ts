@@ -22,8 +22,8 @@ import { requirePlainContent } from './work-content.js';
 import {
   type Owner,
   type SemanticOp,
-  WorkCheckpoint,
   WORK_LIST_LIMIT,
+  WorkCheckpoint,
   WorkHeartbeat,
   type WorkList,
   WorkResume,
