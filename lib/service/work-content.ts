@@ -16,9 +16,19 @@ export const CONTENT_RULES = {
 } as const;
 export type ContentRule = keyof typeof CONTENT_RULES;
 
-// A path from a file system root, a home folder or a drive, not a URL path or a `a/b` relative one.
-const ABSOLUTE_PATH =
-  /(?:^|[\s"'(=:,])(?:~\/|[A-Za-z]:\\|\/(?:home|Users|root|etc|var|tmp|usr|opt|mnt|srv|private|Volumes|workspace|proc|sys|dev|bin|sbin|lib|nix|run|snap|media|data|app|srv|boot)(?:\/|\b))/;
+// A path from a file system root, a home folder or a drive, not a URL path or a `a/b` relative one:
+// a well-known root (`/etc`, `/home/…`), or any `/a/b…` of two segments or more, where it starts a word
+// (after a space, a quote, a bracket, `=`, `:` or `,`: a URL's path follows its host, so it is not one);
+// `~/…`; a drive (`C:\…`, `C:/…`); a UNC path (`\\host\share`); a `file:` URL.
+const ABSOLUTE_PATH = new RegExp(
+  [
+    String.raw`(?:^|[\s"'(\[<{=:,])(?:~\/|[A-Za-z]:[\\/]|\\\\[^\\\s]+\\` +
+      String.raw`|\/(?:home|Users|root|etc|var|tmp|usr|opt|mnt|srv|private|Volumes|workspace|proc|sys|dev|bin|sbin|lib|nix|run|snap|media|data|app|boot|scratch|nfs)(?:\/|\b)` +
+      String.raw`|\/[^\s/"'<>|]+\/[^\s/"'<>|])`,
+    String.raw`\bfile:\/`,
+  ].join('|'),
+  'i',
+);
 // Shell syntax, or a line that starts with a command and its arguments.
 const SHELL =
   /&&|\|\||(?:^|\s)\|(?:\s|$)|;\s*\S|`|\$\(|(?:^|\s)>{1,2}\s*\S|(?:^|\s)--?[A-Za-z][\w-]*(?:=|\s|$)|^\$\s/;
@@ -27,8 +37,23 @@ const COMMAND_START =
 const PROMPT_START =
   /^(?:you are|you're an?|please\b|can you|could you|would you|i want you|i need you|act as|ignore (?:all|the|previous)|system:|user:|assistant:|<\/?[a-z_-]+>)/i;
 
-/** The first rule `text` breaks, or null. */
-export function brokenRule(text: string): ContentRule | null {
+// Invisible format characters (Unicode Cf: zero-width space and joiners U+200B–U+200F, soft hyphen
+// U+00AD, word joiner U+2060, BOM U+FEFF, bidi controls…): a reader does not see them, so a credential
+// or a path with one inside reads (and copies) as the plain one. The rules look at the text without
+// them, NFKC-normalized (fullwidth `ｇｈｐ＿` is `ghp_`); what is stored is the text as sent.
+const FORMAT_CHARS = /\p{Cf}/gu;
+
+/**
+ * The text the rules look at: `text` without invisible format characters (Unicode Cf), NFKC-normalized.
+ * Exported for tests.
+ */
+export function visibleText(text: string): string {
+  return text.replace(FORMAT_CHARS, '').normalize('NFKC');
+}
+
+/** The first rule `text` breaks (judged on `visibleText(text)`), or null. */
+export function brokenRule(sent: string): ContentRule | null {
+  const text = visibleText(sent);
   if (redactText(text).hits.length > 0) return 'credential';
   // More than one line (any line terminator, U+2028 and U+2029 included) is a pasted text, not a summary.
   if (/[\r\n\v\f\u0085\u2028\u2029]/.test(text) || PROMPT_START.test(text.trim())) return 'prompt';

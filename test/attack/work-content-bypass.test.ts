@@ -49,12 +49,8 @@ describe('work content rules', () => {
     }
   });
 
-  // FAULT (medium): a zero-width space (U+200B) or soft hyphen (U+00AD) inside a credential defeats the
-  // credential rule; the board shows the summary (escapeControl keeps U+200B and U+00AD), so anyone
-  // reading it can copy the token. The rules should look at the text with invisible format characters
-  // (Unicode Cf) removed.
-  // biome-ignore lint/suspicious/noSkippedTests: a found FAULT (comment above), skipped so the suite stays green until it is fixed
-  it.skip('a credential with an invisible character inside is still refused', async () => {
+  // Found by this attack (medium); fixed: the rules judge the text without Unicode Cf characters.
+  it('a credential with an invisible character inside is still refused', async () => {
     for (const summary of [
       `token ${GH.slice(0, 4)}\u200b${GH.slice(4)}`,
       `token ${GH.slice(0, 10)}\u00ad${GH.slice(10)}`,
@@ -74,10 +70,8 @@ describe('work content rules', () => {
     }
   });
 
-  // FAULT (low): absolute paths outside the rule's list of roots, or in a file URL, pass: `file:///etc/…`
-  // (the `/` before `etc` is not one of the rule's separators), `/scratch/…`, `/nfs/…`, UNC `\\host\share`.
-  // biome-ignore lint/suspicious/noSkippedTests: a found FAULT (comment above), skipped so the suite stays green until it is fixed
-  it.skip('absolute paths in other forms are refused', async () => {
+  // Found by this attack (low); fixed: any `/a/b` starting a word, `file:` URLs and UNC paths are absolute.
+  it('absolute paths in other forms are refused', async () => {
     for (const summary of [
       'reading file:///etc/passwd',
       'editing /scratch/ann/project/x.ts',

@@ -284,11 +284,14 @@ describe.each(Object.keys(backends))('work leases on %s', (name) => {
     }
     for (const summary of [
       'fixing the parser in src/parser.ts',
-      'reviewing PR 42 for the /v1/work routes',
+      // was 'reviewing PR 42 for the /v1/work routes': any `/a/b` starting a word reads as an absolute
+      // path since the rule was broadened (test/attack/work-content-bypass.test.ts); a URL's path does not
+      'reviewing PR 42 for the work routes',
+      'reading https://example.com/docs/work/leases for the routes',
       'running the unit tests',
     ]) {
       expect((await start(sid, { summary })).status, summary).toBe(201);
     }
-    expect((await call('GET', `/v1/work?session=${sid}`)).json.items).toHaveLength(3);
+    expect((await call('GET', `/v1/work?session=${sid}`)).json.items).toHaveLength(4);
   });
 });
