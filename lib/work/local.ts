@@ -113,9 +113,14 @@ export function forgetItem(state: string, id: string): void {
   rmSync(leasePath(state, id), { force: true });
 }
 
+/** The longest lease a heartbeat writes (the server's TTL bound, lib/service/work-schemas.ts WORK_TTL), ms. */
+const MAX_LEASE_MS = 86_400_000;
+
 /**
  * The local lease of `id` at `now`: `observed` before its `expires_at`, `expired` after, `missing` without
- * a file, `corrupt` when the file is not a lease (never repaired: seed 004 failure posture).
+ * a file, `corrupt` when the file is not a lease (never repaired: seed 004 failure posture). A lease that
+ * expires more than the longest TTL (24 h) after its `renewed_at`, or after `now`, is not one a heartbeat
+ * of this machine wrote (a clock that ran ahead, a hand edit): corrupt too, never observed activity.
  */
 export function readLease(state: string, id: string, now = Date.now()): LeaseReading {
   let raw: unknown;
@@ -128,6 +133,10 @@ export function readLease(state: string, id: string, now = Date.now()): LeaseRea
   const l = raw as LocalLease | null;
   const exp = Date.parse(typeof l?.expires_at === 'string' ? l.expires_at : '');
   if (l?.version !== 1 || l.id !== id || !Number.isFinite(exp)) return { state: 'corrupt' };
+  const renewed = Date.parse(typeof l.renewed_at === 'string' ? l.renewed_at : '');
+  if (!Number.isFinite(renewed) || exp - renewed > MAX_LEASE_MS || exp - now > MAX_LEASE_MS) {
+    return { state: 'corrupt' };
+  }
   return exp > now
     ? { state: 'observed', expires_at: l.expires_at, lease: l }
     : { state: 'expired', expires_at: l.expires_at, lease: l };
