@@ -8,16 +8,11 @@
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Scope } from '../service/scopes.js';
+import { failuresFinding } from './doctor-failures.js';
 import { claudeFinding, codexFinding } from './doctor-hooks.js';
 import { checkHealth, probeToken } from './doctor-server.js';
 import { shellLine } from './integrations.js';
-import {
-  readCaptureConfig,
-  readHookFailures,
-  type SessionBacklog,
-  spoolBacklog,
-  stateDir,
-} from './state-dir.js';
+import { readCaptureConfig, type SessionBacklog, spoolBacklog, stateDir } from './state-dir.js';
 
 /** One check's answer. */
 export interface Finding {
@@ -58,8 +53,7 @@ export interface DoctorOptions {
   timeoutMs?: number;
 }
 
-/** Hook failures older than this are not reported (seed 000: the past seven days). */
-export const FAILURE_WINDOW_MS = 7 * 24 * 3600 * 1000;
+export { FAILURE_WINDOW_MS } from './doctor-failures.js';
 /** A spool session written to this recently is being shipped, not stuck. */
 export const IN_FLIGHT_MS = 2 * 60 * 1000;
 /** The scopes capture needs: ship segments, and hand the agent a session token for its reports. */
@@ -118,7 +112,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   }
   findings.push(claude.finding, codex.finding);
   findings.push(spoolFinding(state, now));
-  findings.push(failuresFinding(state, now, findings));
+  findings.push(failuresFinding(state, now, findings, url));
   return { ok: findings.every((f) => f.ok), state_dir: state, findings };
 }
 
@@ -231,62 +225,4 @@ function newestWrite(dir: string): Date {
     // gone meanwhile: counts as old
   }
   return new Date(newest);
-}
-
-/** What to do about failures whose latest reason is this. */
-function failureFix(reason: string, findings: Finding[]): string {
-  const fixOf = (check: Finding['check']) => findings.find((f) => f.check === check && !f.ok)?.fix;
-  const refresh = 'hansard integrations sync, then restart Claude Code / Codex';
-  if (reason === 'server_unreachable') return fixOf('server') ?? fixOf('server_config') ?? refresh;
-  if (reason === 'state_unwritable') return fixOf('state_dir') ?? refresh;
-  return refresh;
-}
-
-function failuresFinding(state: string, now: Date, findings: Finding[]): Finding {
-  const since = now.getTime() - FAILURE_WINDOW_MS;
-  const recent = readHookFailures(state).filter((f) => {
-    const at = Date.parse(f?.at);
-    return Number.isFinite(at) && at >= since;
-  });
-  if (recent.length === 0) {
-    return { check: 'hook_failures', ok: true, message: 'no hook failures in the last 7 days', fix: null };
-  }
-  const groups = new Map<
-    string,
-    { hook: string; count: number; last_at: string; last_reason: string; last_message: string }
-  >();
-  for (const f of recent) {
-    const hook = String(f.hook);
-    const g = groups.get(hook);
-    if (!g) {
-      groups.set(hook, {
-        hook,
-        count: 1,
-        last_at: f.at,
-        last_reason: String(f.reason),
-        last_message: String(f.message ?? ''),
-      });
-      continue;
-    }
-    g.count++;
-    if (Date.parse(f.at) >= Date.parse(g.last_at)) {
-      Object.assign(g, {
-        last_at: f.at,
-        last_reason: String(f.reason),
-        last_message: String(f.message ?? ''),
-      });
-    }
-  }
-  const hooks = [...groups.values()].sort((a, b) => b.count - a.count || a.hook.localeCompare(b.hook));
-  const latest = hooks.reduce((a, b) => (Date.parse(b.last_at) > Date.parse(a.last_at) ? b : a));
-  const lines = hooks.map(
-    (h) => `${h.hook}: ${h.count}, last ${h.last_reason} at ${h.last_at} (${h.last_message})`,
-  );
-  return {
-    check: 'hook_failures',
-    ok: false,
-    message: `${recent.length} hook failure(s) in the last 7 days:\n${lines.map((l) => `  ${l}`).join('\n')}`,
-    fix: failureFix(latest.last_reason, findings),
-    details: { hooks },
-  };
 }

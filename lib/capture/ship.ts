@@ -19,6 +19,7 @@ import {
   type CaptureConfig,
   readCaptureConfig,
   recordHookFailure,
+  recordLastShip,
   recordShipped,
   spoolBacklog,
 } from './state-dir.js';
@@ -115,6 +116,10 @@ export async function shipSpool(
       }
       if (unreachable || !progressed) break;
     }
+    // Everything acknowledged: `hansard doctor` counts the server_unreachable failures before now as over.
+    if (report.shipped.length > 0 && report.failed.length === 0 && spoolBacklog(state).length === 0) {
+      recordLastShip(state, new Date());
+    }
   } finally {
     await release().catch(() => {});
   }
@@ -169,6 +174,7 @@ export function shipSummary(r: ShipReport): string {
   if (r.unconfigured)
     return 'hansard: no server configured (HANSARD_TOKEN, or `hansard integrations sync`): the spool keeps everything';
   if (!r.ran) return 'hansard: another shipper is running';
+  if (r.shipped.length === 0 && r.failed.length === 0) return 'hansard: nothing to ship';
   const left = r.failed.length > 0 ? `; ${r.failed.length} left for later: ${r.failed[0]!.reason}` : '';
   return `hansard: shipped ${r.shipped.length} session(s)${left}`;
 }

@@ -10,6 +10,7 @@
  * <state>/claude-code/<session_id>.json      mapping state of one Claude Code session
  * <state>/codex/<thread id>.json             mapping state of one Codex thread
  * <state>/hook-failures.json                 {"version":1,"failures":[HookFailure…]} newest last, capped
+ * <state>/last-ship.json                     {"version":1,"at"}: the last shipper run that left nothing to ship
  * ```
  *
  * Everything here is synchronous and dependency-light: it runs inside every hook invocation.
@@ -44,6 +45,31 @@ export function spoolDir(state: string): string {
 export function shippedPath(state: string): string {
   return join(state, 'shipped.json');
 }
+/** `<state>/last-ship.json`: `{"version":1,"at"}`, when a shipper run last left nothing to ship. */
+export function lastShipPath(state: string): string {
+  return join(state, 'last-ship.json');
+}
+
+/**
+ * When a shipper run last shipped and left the spool empty (RFC 3339), or null when none is recorded.
+ * `hansard doctor` counts a `server_unreachable` failure before it as over (docs/capture.md).
+ */
+export function readLastShip(state: string): string | null {
+  const data = readJson(lastShipPath(state)) as { version?: unknown; at?: unknown } | null;
+  return data?.version === 1 && typeof data.at === 'string' && Number.isFinite(Date.parse(data.at))
+    ? data.at
+    : null;
+}
+
+/** Records `at` as the last successful ship (the shipper, under its lock). Never throws. */
+export function recordLastShip(state: string, at: Date): void {
+  try {
+    writeJsonAtomic(lastShipPath(state), { version: 1, at: at.toISOString() });
+  } catch {
+    // best effort: doctor then counts the failures as it did
+  }
+}
+
 /** `<state>/hook-failures.json`. */
 export function hookFailuresPath(state: string): string {
   return join(state, 'hook-failures.json');
@@ -147,6 +173,37 @@ export function recordHookFailure(
   state: string,
   failure: Omit<HookFailure, 'at'> & { at?: string },
 ): boolean {
+  return updateHookFailures(state, (failures) => {
+    // The message is ours, but it may quote an error that quotes a path: cap it.
+    failures.push({
+      ...failure,
+      at: failure.at ?? new Date().toISOString(),
+      message: failure.message.slice(0, 300),
+    });
+    return failures.slice(-MAX_HOOK_FAILURES);
+  });
+}
+
+/**
+ * Empties `<state>/hook-failures.json` (`hansard doctor --clear-failures`, docs/capture.md), under the
+ * lock `recordHookFailure` takes. Returns how many records were cleared, or null when the file could not
+ * be written.
+ */
+export function clearHookFailures(state: string): number | null {
+  let cleared = 0;
+  const ok = updateHookFailures(state, (failures) => {
+    cleared = failures.length;
+    return [];
+  });
+  return ok ? cleared : null;
+}
+
+/**
+ * Read, change and write `hook-failures.json` through a rename under its lock (waited for ~250 ms at
+ * most; past that, or when the lock cannot be made, unlocked: best effort). Never throws: false when the
+ * state dir cannot be written.
+ */
+function updateHookFailures(state: string, change: (failures: HookFailure[]) => HookFailure[]): boolean {
   let release: (() => void) | null = null;
   try {
     mkdirSync(state, { recursive: true, mode: 0o700 });
@@ -163,14 +220,7 @@ export function recordHookFailure(
         Atomics.wait(SLEEPER, 0, 0, 5);
       }
     }
-    const failures = readHookFailures(state);
-    // The message is ours, but it may quote an error that quotes a path: cap it.
-    failures.push({
-      ...failure,
-      at: failure.at ?? new Date().toISOString(),
-      message: failure.message.slice(0, 300),
-    });
-    writeJsonAtomic(hookFailuresPath(state), { version: 1, failures: failures.slice(-MAX_HOOK_FAILURES) });
+    writeJsonAtomic(hookFailuresPath(state), { version: 1, failures: change(readHookFailures(state)) });
     return true;
   } catch {
     return false;

@@ -1,11 +1,12 @@
 /**
- * `hansard doctor [--project DIR] [--json]` (issue 11 item 3, DESIGN §6, seed 000): is capture working
+ * `hansard doctor [--project DIR] [--clear-failures] [--json]` (issue 11 item 3, DESIGN §6, seed 000): is capture working
  * here (lib/capture/doctor.ts)? One line per check, ✓ or ✗, and under a ✗ the command that fixes it.
  * Exit 0 when all is well, 1 when something needs action.
  */
 import type { Command } from 'commander';
 import { runDoctor } from '../capture/doctor.js';
-import { ExitError } from '../client/errors.js';
+import { clearHookFailures, hookFailuresPath, stateDir } from '../capture/state-dir.js';
+import { ExitError, FailureError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
 import { escapeControl } from '../log/escape.js';
 import { jsonOption } from './options.js';
@@ -20,12 +21,29 @@ export function registerDoctor(program: Command, io: Io): void {
       '--project <dir>',
       'the project whose .claude/settings.json is checked too (default: this folder)',
     )
+    .option(
+      '--clear-failures',
+      'empty the record of hook failures (<state>/hook-failures.json) first, once their cause is fixed',
+    )
     .addOption(jsonOption())
     .addHelpText(
       'after',
       '\nExit 0 when all is well, 1 when something needs action (each ✗ says the command that fixes it).',
     )
-    .action(async (o: { project?: string; json?: boolean }) => {
+    .action(async (o: { project?: string; json?: boolean; clearFailures?: boolean }) => {
+      if (o.clearFailures) {
+        const state = stateDir(io.env);
+        const cleared = clearHookFailures(state);
+        if (cleared === null) {
+          throw new FailureError(
+            `cannot write ${hookFailuresPath(state)}: the record of hook failures is kept`,
+          );
+        }
+        // On stderr: with --json, stdout holds the report only.
+        io.stderr.write(
+          `hansard: cleared ${cleared} hook failure record${cleared === 1 ? '' : 's'} (${hookFailuresPath(state)})\n`,
+        );
+      }
       const report = await runDoctor({
         env: io.env,
         cwd: io.cwd,
