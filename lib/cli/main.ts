@@ -154,7 +154,11 @@ function exitCodeFor(err: unknown, io: Io): number {
     }
     if (err.status === 401) io.stderr.write('hint: check HANSARD_TOKEN / --token\n');
     if (err.status === 404 && err.code === 'not_found') {
-      io.stderr.write('hint: check the id (hansard upload prints the session id; the board lists them)\n');
+      // A session token sees its own session only: another session's routes answer 404, as an unknown id.
+      const sessionRoute = err.path?.startsWith('/v1/sessions/') ?? false;
+      io.stderr.write(
+        `hint: check the id (hansard upload prints the session id; the board lists them)${sessionRoute ? ', or the token is bound to another session (a session token sees its own session only)' : ''}\n`,
+      );
     }
     if (err.status === 403 && Array.isArray(err.details.required)) io.stderr.write(scopeHint(err.details));
     return err.status >= 400 && err.status < 500 ? 2 : 1;

@@ -11,6 +11,8 @@ import pRetry, { AbortError } from 'p-retry';
 /** An answer the server gave that was not a success; `body` is its `{"error":…}` envelope when it sent one. */
 export class ServerError extends Error {
   override name = 'ServerError';
+  /** the request's path (`/v1/sessions/s_…/status`), when `ApiClient.request` or `stream` threw it */
+  path: string | null = null;
   constructor(
     readonly status: number,
     readonly code: string,
@@ -85,13 +87,20 @@ export class ApiClient {
       const text = await res.text();
       return { status: res.status, headers: res.headers, body: text ? safeJson(text) : null };
     }
-    throw await toServerError(res);
+    const err = await toServerError(res);
+    // The CLI's hints read it: a 404 on a session route may be a token bound to another session.
+    err.path = path;
+    throw err;
   }
 
   /** Like `request` but returns the response for streaming. @throws ServerError, NetworkError */
   async stream(path: string): Promise<Response> {
     const res = await this.raw('GET', path, {});
-    if (!res.ok) throw await toServerError(res);
+    if (!res.ok) {
+      const err = await toServerError(res);
+      err.path = path;
+      throw err;
+    }
     return res;
   }
 
