@@ -32,6 +32,8 @@ export interface StatusRow {
   server: WorkSummary['freshness'] | null;
   state: WorkSummary['state'] | null;
   outcome: WorkSummary['outcome'];
+  /** what a waiting item waits on, as the server answered it (null when not waiting or not answered) */
+  waiting_on: WorkSummary['waiting_on'];
   local_lease: { state: LeaseReading['state']; expires_at?: string };
   pending: { op: string; created_at: string; file: string } | null;
 }
@@ -80,6 +82,7 @@ export function statusRows(
       server: null,
       state: null,
       outcome: null,
+      waiting_on: null,
       local_lease: { state: 'missing' },
       pending: pendingInfo(p),
     });
@@ -121,6 +124,7 @@ function fromServer(
     server: f,
     state: v.state,
     outcome: v.outcome,
+    waiting_on: v.state === 'waiting' ? (v.waiting_on ?? null) : null,
     local_lease: leaseInfo(lease),
     pending: pending ? pendingInfo(pending) : null,
   };
@@ -162,19 +166,27 @@ function fromLocal(
     server: null,
     state: null,
     outcome: null,
+    waiting_on: null,
     local_lease: leaseInfo(lease),
     pending: pending ? pendingInfo(pending) : null,
   };
 }
 
-/** One line per item: id, mode, summary, freshness. */
+/** One line per item: id, mode, summary, freshness, and for a waiting item what it waits on. */
 export function renderRows(rows: StatusRow[]): string {
   return rows
     .map(
       (r) =>
-        `${r.id ?? '(pending start)'}  ${escapeControl(r.mode)}  "${escapeControl(r.summary)}"  ${r.freshness}\n`,
+        `${r.id ?? '(pending start)'}  ${escapeControl(r.mode)}  "${escapeControl(r.summary)}"  ${r.freshness}${waitingWords(r.waiting_on)}\n`,
     )
     .join('');
+}
+
+/** `; waiting on <kind>[:<ref>]: <reason>` (docs/work.md), or nothing. */
+function waitingWords(w: StatusRow['waiting_on']): string {
+  if (!w) return '';
+  const d = w.dependency;
+  return `; waiting on ${escapeControl(d.kind)}${d.ref ? `:${escapeControl(d.ref)}` : ''}: ${escapeControl(w.reason)}`;
 }
 
 function pendingWords(p: PendingRead): string {
