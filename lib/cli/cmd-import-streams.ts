@@ -11,6 +11,7 @@ import { describeFsError } from '../client/upload.js';
 import { importClaudeCodeStream, isClaudeStreamJson } from '../harness/claude-code-stream.js';
 import { importCodexExec, isCodexExecJson } from '../harness/codex-exec.js';
 import { firstObject } from '../harness/stream-lines.js';
+import { counted } from './import-words.js';
 
 /** What the import commands take. */
 interface ImportFlags {
@@ -82,10 +83,10 @@ export async function importClaudeStreamCommand(io: Io, file: string, o: ImportF
   if (o.json) return printJson(io, result);
   io.stdout.write(`${result.dir}\n`);
   io.stderr.write(
-    `imported Claude Code stream-json: ${c.prompts} prompts, ${c.turns} turns, ${c.actions} actions, ${c.results} results, ${c.outputs} outputs, ${c.notes} notes` +
-      `${c.subagentWriters ? `, ${c.subagentWriters} subagent writers` : ''}${c.compactions ? `, ${c.compactions} compactions` : ''}` +
+    `imported Claude Code stream-json: ${counted(c.prompts, 'prompt')}, ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.notes, 'note')}` +
+      `${c.subagentWriters ? `, ${counted(c.subagentWriters, 'subagent writer')}` : ''}${c.compactions ? `, ${counted(c.compactions, 'compaction')}` : ''}` +
       `${result.result === null ? '; the stream ends with no result record (cut off): its turn is interrupted' : ''}` +
-      `${result.problems.length ? `; ${result.problems.length} lines could not be read (kept as notes)` : ''}\n` +
+      `${result.problems.length ? `; ${counted(result.problems.length, 'line')} could not be read (kept as notes)` : ''}\n` +
       result.notices.map((n) => `note: ${n}\n`).join('') +
       `next: hansard upload ${result.dir}\n`,
   );
@@ -106,9 +107,9 @@ export async function importCodexExecCommand(io: Io, file: string, o: ImportFlag
   if (o.json) return printJson(io, result);
   io.stdout.write(`${result.dir}\n`);
   io.stderr.write(
-    `imported codex exec --json: ${c.turns} turns, ${c.actions} actions, ${c.results} results, ${c.outputs} outputs, ${c.reasoning} reasoning notes, ${c.tokenUsage} token usage records, ${c.errors} errors, ${c.notes} notes` +
+    `imported codex exec --json: ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.reasoning, 'reasoning note')}, ${counted(c.tokenUsage, 'token usage record')}, ${counted(c.errors, 'error')}, ${counted(c.notes, 'note')}` +
       `${result.interrupted ? '; the stream ends mid-turn (cut off): its turn is interrupted' : ''}` +
-      `${result.problems.length ? `; ${result.problems.length} lines could not be read (kept as notes)` : ''}\n` +
+      `${result.problems.length ? `; ${counted(result.problems.length, 'line')} could not be read (kept as notes)` : ''}\n` +
       result.notices.map((n) => `note: ${n}\n`).join('') +
       `next: hansard upload ${result.dir}\n`,
   );

@@ -13,6 +13,7 @@ import { importCodexRollout } from '../harness/codex.js';
 import { importClaudeCodeTranscript } from '../harness/index.js';
 import { registerImportHcn } from './cmd-hcn.js';
 import { importStreamIfAny } from './cmd-import-streams.js';
+import { counted, otherImporter } from './import-words.js';
 import { jsonOption } from './options.js';
 
 export function registerImport(program: Command, io: Io): void {
@@ -50,16 +51,16 @@ export function registerImport(program: Command, io: Io): void {
       if (c0.prompts + c0.actions + c0.results + c0.outputs === 0) {
         rmSync(result.dir, { recursive: true, force: true });
         throw new UsageError(
-          `${file} does not look like a Claude Code transcript: it has no user or assistant records (nothing was kept)`,
+          `${file} does not look like a Claude Code transcript: it has no user or assistant records (nothing was kept)${otherImporter(resolve(io.cwd, file), file, 'claude-code')}`,
         );
       }
       if (o.json) return printJson(io, result);
       const c = result.counts;
       io.stdout.write(`${result.dir}\n`);
       io.stderr.write(
-        `imported ${c.prompts} prompts, ${c.turns} turns, ${c.actions} actions, ${c.results} results, ${c.outputs} outputs, ${c.notes} notes` +
-          `${c.subagentWriters ? `, ${c.subagentWriters} subagent writers` : ''}${c.compactions ? `, ${c.compactions} compactions` : ''}` +
-          `${result.problems.length ? `; ${result.problems.length} lines could not be read (kept as notes)` : ''}\n` +
+        `imported ${counted(c.prompts, 'prompt')}, ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.notes, 'note')}` +
+          `${c.subagentWriters ? `, ${counted(c.subagentWriters, 'subagent writer')}` : ''}${c.compactions ? `, ${counted(c.compactions, 'compaction')}` : ''}` +
+          `${result.problems.length ? `; ${counted(result.problems.length, 'line')} could not be read (kept as notes)` : ''}\n` +
           `next: hansard upload ${result.dir}\n`,
       );
     });
@@ -93,14 +94,14 @@ function registerImportCodex(imp: Command, io: Io): void {
       if (c.prompts + c.actions + c.results + c.outputs === 0) {
         rmSync(result.dir, { recursive: true, force: true });
         throw new UsageError(
-          `${file} does not look like a Codex rollout: it has no prompts, tool calls or answers (nothing was kept)`,
+          `${file} does not look like a Codex rollout: it has no prompts, tool calls or answers (nothing was kept)${otherImporter(resolve(io.cwd, file), file, 'codex')}`,
         );
       }
       if (o.json) return printJson(io, result);
       io.stdout.write(`${result.dir}\n`);
       io.stderr.write(
-        `imported ${c.prompts} prompts, ${c.turns} turns, ${c.actions} actions, ${c.results} results, ${c.outputs} outputs, ${c.reasoning} reasoning summaries, ${c.tokenUsage} token usage records, ${c.notes} notes` +
-          `${result.problems.length ? `; ${result.problems.length} lines could not be read (kept as notes)` : ''}\n` +
+        `imported ${counted(c.prompts, 'prompt')}, ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.reasoning, 'reasoning summary', 'reasoning summaries')}, ${counted(c.tokenUsage, 'token usage record')}, ${counted(c.notes, 'note')}` +
+          `${result.problems.length ? `; ${counted(result.problems.length, 'line')} could not be read (kept as notes)` : ''}\n` +
           `next: hansard upload ${result.dir}\n`,
       );
     });

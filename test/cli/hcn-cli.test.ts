@@ -203,7 +203,7 @@ describe('hansard observe (a real child reading the observer stream on stdin)', 
     expect(await p.exited).toBe(0);
     const dir = p.out().toString().trim();
     expect(dirname(dir)).toBe(out);
-    expect(p.err()).toContain('1 skipped records (coverage gaps); no done: recorded as interrupted');
+    expect(p.err()).toContain('1 skipped record (coverage gaps); no done: recorded as interrupted');
     const events = await sessionEvents(dir);
     expect(events[0]!.meta).toMatchObject({ agent: 'claude', app: 'hansard observe' });
     expect(types(events, 'turn.end').map((e) => e.status)).toEqual(['interrupted']);

@@ -23,8 +23,8 @@ it('says how many subagent writers it opened, one segment each beside the main o
     resolve('test/fixtures/cases/01-sidechain-subagent-prompt.jsonl'),
   ]);
   expect(r.code).toBe(0);
-  expect(r.err).toContain('imported 1 prompts, 2 turns, 2 actions, 2 results');
-  expect(r.err).toContain(', 1 subagent writers');
+  expect(r.err).toContain('imported 1 prompt, 2 turns, 2 actions, 2 results');
+  expect(r.err).toMatch(/, 1 subagent writer(?!s)/);
   expect(readdirSync(r.out.trim()).filter((n) => n.endsWith('.jsonl'))).toHaveLength(2);
 });
 
@@ -38,4 +38,14 @@ it('says how many compactions it recorded', async () => {
   expect(r.err).toContain('imported 2 prompts, 2 turns, 0 actions, 0 results');
   expect(r.err).toContain(', 2 compactions');
   expect(r.err).not.toContain('subagent');
+});
+
+it('refuses a Codex rollout and names the command that imports it', async () => {
+  const rollout = resolve('test/fixtures/synthetic/codex-rollout-tools.jsonl');
+  const r = await run(['import', 'claude-code', rollout, '--out', 'sessions']);
+  expect(r.code).toBe(2);
+  expect(r.err).toContain('does not look like a Claude Code transcript');
+  expect(r.err).toContain(
+    `it looks like a Codex rollout: import it with \`hansard import codex ${rollout}\``,
+  );
 });

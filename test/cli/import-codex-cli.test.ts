@@ -24,7 +24,7 @@ describe('hansard import codex', () => {
     expect(dir).toMatch(/[/\\]sessions[/\\]s_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(existsSync(dir)).toBe(true);
     expect(r.err).toContain(
-      'imported 2 prompts, 2 turns, 4 actions, 3 results, 1 outputs, 1 reasoning summaries',
+      'imported 2 prompts, 2 turns, 4 actions, 3 results, 1 output, 1 reasoning summary,',
     );
     const v = await run(['verify', dir]);
     expect(v.code).toBe(0);
@@ -42,11 +42,15 @@ describe('hansard import codex', () => {
     const r = await run(['import', 'codex', CLAUDE, '--out', 'sessions']);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/does not look like a Codex rollout/);
+    expect(r.err).toContain(
+      `it looks like a Claude Code transcript: import it with \`hansard import claude-code ${CLAUDE}\``,
+    );
     expect(existsSync(join(root, 'sessions')) ? readdirSync(join(root, 'sessions')) : []).toEqual([]);
     writeFileSync(join(root, 'text.jsonl'), 'hello\nworld\n');
     const t = await run(['import', 'codex', 'text.jsonl', '--out', 'sessions']);
     expect(t.code).toBe(2);
     expect(t.err).toMatch(/does not look like a Codex rollout/);
+    expect(t.err).not.toContain('it looks like');
   });
 
   it('is listed by hansard import --help', async () => {

@@ -259,7 +259,7 @@ describe('the commands', () => {
     const r = await runHansard(['import', 'claude-code', REAL, '--out', out], { cwd: ROOT });
     expect(r.code).toBe(0);
     expect(r.err).toContain(
-      'imported Claude Code stream-json: 0 prompts, 1 turns, 0 actions, 0 results, 1 outputs',
+      'imported Claude Code stream-json: 0 prompts, 1 turn, 0 actions, 0 results, 1 output',
     );
     expect(r.err).toContain(`note: ${NO_PROMPT_NOTICE}`);
     const j = await runHansard(['import', 'claude-code', REAL, '--out', out, '--json'], { cwd: ROOT });

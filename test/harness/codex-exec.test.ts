@@ -207,7 +207,7 @@ describe('the commands', () => {
     const out = scratch.make();
     const r = await runHansard(['import', 'codex', REAL, '--out', out], { cwd: ROOT });
     expect(r.code).toBe(0);
-    expect(r.err).toContain('imported codex exec --json: 1 turns, 1 actions, 1 results, 2 outputs');
+    expect(r.err).toContain('imported codex exec --json: 1 turn, 1 action, 1 result, 2 outputs');
     expect(r.err).toContain(`note: ${NO_EXEC_PROMPT_NOTICE}`);
     // a rollout still goes to the rollout importer
     const rollout = join(ROOT, 'test/fixtures/real/cct-sample_codex_session.jsonl');
