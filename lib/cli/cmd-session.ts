@@ -37,7 +37,7 @@ export function registerSession(program: Command, io: IoWithStdin): void {
     .addHelpText(
       'after',
       `
-Limits (seed 000): a note of at most 240 characters on one line; at most 4 events, each with at most 4
+Limits (docs/status.md "Sending a report"): a note of at most 240 characters on one line; at most 4 events, each with at most 4
 evidence items; an evidence ref of at most 160 characters (a tool-call id, name, commit hash or relative
 path: no arguments or output). A report breaking one is refused with exit code 2 and nothing is sent.
 

@@ -42,7 +42,7 @@ interface Common {
 export function registerWork(program: Command, io: Io): void {
   const work = program
     .command('work')
-    .description('report current work (seed 004): who works on what now, with freshness that never lies')
+    .description('report current work (docs/work.md): who works on what now, with freshness that never lies')
     .addHelpText(
       'after',
       `
@@ -100,7 +100,7 @@ docs/work.md has the harness loop in seven steps.`,
         if (every > lease / 3) {
           io.stderr.write(
             `warning: a heartbeat every ${o.interval} is longer than a third of the ${fmt(lease)} lease (${fmt(Math.floor(lease / 3))}): ` +
-              'the lease may expire to unknown between heartbeats (seed 004 step 3)\n',
+              'the lease may expire to unknown between heartbeats (docs/work.md, the harness loop, step 3)\n',
           );
         }
       }

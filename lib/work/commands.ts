@@ -96,7 +96,7 @@ export async function runHeartbeat(
   const p = pendingOf(ctx.state, id);
   if (p?.op?.op === 'stop') {
     throw new UsageError(
-      `${id} is closing: its stop is not yet acknowledged. Run \`hansard work resume\`; a closing item is not renewed (seed 004 step 6)`,
+      `${id} is closing: its stop is not yet acknowledged. Run \`hansard work resume\`; a closing item is not renewed (docs/work.md, the harness loop, step 6)`,
     );
   }
   const lease = ttl ?? readItem(ctx.state, id)?.ttl_seconds ?? 900;
