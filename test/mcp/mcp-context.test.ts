@@ -6,6 +6,8 @@
  * is the session's own when the hook state says where the session runs.
  */
 import { realpathSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../lib/client/client.js';
 import { uploadSession } from '../../lib/client/upload.js';
@@ -68,6 +70,69 @@ describe('report_status', () => {
     expect(out).toContain('Declared evidence (all kept reports): 1 supported, 1 unsupported, 0 unchecked');
     expect(out).toMatch(/- unsupported: command toolu_fail passed: .*1/);
     expect(out).not.toContain('unsupported: command toolu_ok');
+  }, 60_000);
+});
+
+/**
+ * A loopback proxy to the real server that answers `GET /v1/sessions/{sid}/status` with a 403 (a read the
+ * token may not do) and forwards everything else as it is. Returns its URL and a closer.
+ */
+async function refusingStatusReads(target: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer(async (req, res) => {
+    if (req.method === 'GET' && /^\/v1\/sessions\/[^/]+\/status$/.test(req.url ?? '')) {
+      res.writeHead(403, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({ error: { code: 'forbidden', message: 'status reads refused here', details: {} } }),
+      );
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)),
+    ) as Record<string, string>;
+    const up = await fetch(`${target}${req.url}`, {
+      method: req.method,
+      headers,
+      ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
+    });
+    res.writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json' });
+    res.end(Buffer.from(await up.arrayBuffer()));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+describe('report_status when the status cannot be read back', () => {
+  it('says the report was stored and that the verdicts come with session_context', async () => {
+    const sid = await seedSession(srv.url, srv.admin, srv.workDir);
+    const token = await sessionToken(srv.url, srv.admin, sid, ['report']);
+    const proxy = await refusingStatusReads(srv.url);
+    try {
+      const env = {
+        HANSARD_URL: proxy.url,
+        HANSARD_SESSION_TOKEN: token,
+        HANSARD_SESSION_ID: sid,
+        HANSARD_STATE_DIR: dirs.make(),
+      };
+      const out = await call(env, dirs.make(), 'report_status', {
+        state: 'working',
+        events: [
+          { kind: 'evidence', evidence: [{ type: 'test', ref: 'parser-unit-tests', result: 'passed' }] },
+        ],
+      });
+      expect(out.split('\n')[0]).toBe(`reported working for ${sid}`);
+      expect(out).toContain('the report was stored');
+      expect(out).toContain('status reads refused here');
+      expect(out).toContain('they come with session_context');
+      const stored = await fetch(`${srv.url}/v1/sessions/${sid}/status`, {
+        headers: { authorization: `Bearer ${srv.admin}` },
+      });
+      expect(((await stored.json()) as { state: string }).state).toBe('working');
+    } finally {
+      await proxy.close();
+    }
   }, 60_000);
 });
 
