@@ -145,12 +145,107 @@ describe('EvidenceIndex.check', () => {
   });
 });
 
+describe('EvidenceIndex, event by event', () => {
+  let n = 0;
+  const ev = (type: string, obj: Record<string, unknown>, s: number) =>
+    ({ type, obj: { type, ...obj }, tsMicros: at(s), raw: '', line: ++n, offset: 0 }) as never;
+  const action = (id: string, command: string, s: number, callId: string | null = null) =>
+    ev('agent.action', { id, call_id: callId, input: { command } }, s);
+  const result = (actionId: string, status: string, exitCode: number | null, s: number) =>
+    ev('agent.action_result', { action_id: actionId, status, exit_code: exitCode }, s);
+  const claim = (idx: EvidenceIndex, ref: string, r: string, type = 'command') =>
+    idx.check({ type, ref, result: r }, at(100));
+
+  it('supports nothing on an action whose results disagree, whichever came last', () => {
+    const idx = new EvidenceIndex();
+    idx.add(action('a_1', 'npm test', 1));
+    idx.add(result('a_1', 'error', 1, 2));
+    idx.add(result('a_1', 'ok', 0, 3));
+    expect(claim(idx, 'npm test', 'passed')).toMatchObject({
+      verdict: 'unsupported',
+      reason: 'action a_1 has conflicting results (status error, exit code 1; then status ok, exit code 0)',
+    });
+    expect(claim(idx, 'npm test', 'failed').verdict).toBe('unsupported');
+    // The same result twice is no conflict.
+    const same = new EvidenceIndex();
+    same.add(action('a_2', 'npm test', 1));
+    same.add(result('a_2', 'ok', 0, 2));
+    same.add(result('a_2', 'ok', 0, 3));
+    expect(claim(same, 'npm test', 'passed').verdict).toBe('supported');
+  });
+
+  it('takes a result merged before its action (another writer, an earlier clock), by id or call id', () => {
+    const idx = new EvidenceIndex();
+    idx.add(result('a_3', 'ok', 0, 1));
+    idx.add(result('toolu_4', 'error', 2, 1));
+    idx.add(action('a_3', 'make build', 2));
+    idx.add(action('a_4', 'make lint', 2, 'toolu_4'));
+    expect(claim(idx, 'make build', 'passed')).toMatchObject({
+      verdict: 'supported',
+      action_id: 'a_3',
+      exit_code: 0,
+    });
+    expect(claim(idx, 'make lint', 'exit:2')).toMatchObject({ verdict: 'supported', action_id: 'a_4' });
+    expect(claim(idx, 'toolu_4', 'exit:2')).toMatchObject({ verdict: 'supported', matched_by: 'call_id' });
+    // An empty call id names nothing.
+    const blank = new EvidenceIndex();
+    blank.add(action('a_5', 'make docs', 1, ''));
+    expect(claim(blank, '', 'passed').matched_by).toBeNull();
+  });
+
+  it('needs status ok with exit 0 for a pass, a recorded non-zero exit for a failure, exit N exactly', () => {
+    const idx = new EvidenceIndex();
+    idx.add(action('a_6', 'make a', 1));
+    idx.add(result('a_6', 'error', 0, 2));
+    idx.add(action('a_7', 'make b', 1));
+    idx.add(result('a_7', 'error', null, 2));
+    idx.add(action('a_8', 'make c', 1));
+    idx.add(result('a_8', 'error', 12, 2));
+    idx.add(action('a_9', 'make d', 1));
+    idx.add(result('a_9', 'interrupted', null, 2));
+    expect(claim(idx, 'make a', 'passed')).toMatchObject({
+      verdict: 'unsupported',
+      reason: 'claimed passed; action a_6 recorded exit code 0 but status error',
+    });
+    expect(claim(idx, 'make b', 'failed')).toMatchObject({
+      verdict: 'unsupported',
+      reason: 'claimed failed; action a_7 recorded no exit code (status error)',
+    });
+    expect(claim(idx, 'make c', 'exit:12').verdict).toBe('supported');
+    expect(claim(idx, 'make c', 'exit:1').verdict).toBe('unsupported');
+    expect(claim(idx, 'make c', 'failed').verdict).toBe('supported');
+    expect(claim(idx, 'make d', 'interrupted')).toMatchObject({
+      verdict: 'supported',
+      reason: 'claimed interrupted; action a_9 recorded status interrupted',
+    });
+    expect(claim(idx, 'make d', 'cancelled').verdict).toBe('supported');
+    expect(claim(idx, 'make c', 'cancelled').verdict).toBe('unsupported');
+  });
+
+  it('ignores other events and results that name no action id', () => {
+    const idx = new EvidenceIndex();
+    idx.add(ev('note', { id: 'e_1', text: 'npm test' }, 1));
+    idx.add(ev('agent.action', { call_id: 'x', input: { command: 'npm test' } }, 1));
+    idx.add(ev('agent.action_result', { status: 'ok', exit_code: 0 }, 2));
+    expect(claim(idx, 'npm test', 'passed').verdict).toBe('unsupported');
+    expect(claim(idx, 'npm test', 'passed').reason).toBe('no recorded action matches "npm test"');
+  });
+});
+
 describe('commandOf', () => {
   it('reads string inputs, command/cmd fields and shell-wrapped argv', () => {
     expect(commandOf('  ls   -la ')).toBe('ls -la');
     expect(commandOf({ command: 'npm  test' })).toBe('npm test');
     expect(commandOf({ cmd: ['/bin/bash', '-lc', 'echo hi'] })).toBe('echo hi');
     expect(commandOf({ cmd: ['git', 'status'] })).toBe('git status');
+    expect(commandOf({ cmd: ['sh', '-c', 'make  all'] })).toBe('make all');
+    expect(commandOf({ cmd: ['/usr/bin/zsh', '-lc', 'ls'] })).toBe('ls');
+    // Not a `sh -c` wrapper: kept whole.
+    expect(commandOf({ cmd: ['bash', '-x', 'run.sh'] })).toBe('bash -x run.sh');
+    expect(commandOf({ cmd: ['bash', '-lc', 'ls', 'extra'] })).toBe('bash -lc ls extra');
+    expect(commandOf({ cmd: ['fish', '-c', 'ls'] })).toBe('fish -c ls');
+    expect(commandOf({ cmd: ['ls', 3] })).toBeNull();
+    expect(commandOf(['npm', 'test'])).toBeNull();
     expect(commandOf({ file_path: 'a.ts' })).toBeNull();
     expect(commandOf(null)).toBeNull();
   });
