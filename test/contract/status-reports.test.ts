@@ -1,67 +1,18 @@
-/**
- * Status report history over the API on both state stores (issue 12 item 1, seed 000 "Retention"): every
- * report kept, reports racing each other all landing (each write is conditional on the version it read;
- * on DynamoDB two apps share the table, as two Lambda instances do), and the seed's limits applied at
- * their exact numbers: 128 events, 128 KiB of events, a 256 KiB record. `createApp` over files and
- * SQLite or DynamoDB Local, requests through `app.request`.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../lib/http/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
 import { STATUS_RETENTION } from '../../lib/service/status-retention.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
-import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
 import type { StateStore } from '../../lib/store/index.js';
-import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
 import { encodeStatus } from '../../lib/store/status-record.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
+import { type App, BACKENDS, useAppBackends } from '../support/app-backends.js';
 
-const tmp = mkdtempSync(join(tmpdir(), 'hansard-status-'));
-let dynamo: DynamoLocal;
-const closers: (() => Promise<void>)[] = [];
+const backends = useAppBackends('hansard-status-');
 
-beforeAll(async () => {
-  dynamo = await startDynamoLocal();
-}, 60_000);
-afterAll(async () => {
-  for (const close of closers) await close();
-  await dynamo?.stop();
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-const backends: Record<string, () => Promise<{ state: () => StateStore; shared: boolean }>> = {
-  SQLite: async () => {
-    const dir = mkdtempSync(join(tmp, 'sqlite-'));
-    return { state: () => new SqliteStateStore(join(dir, 'state.sqlite')), shared: false };
-  },
-  DynamoDB: async () => {
-    const table = await dynamo.freshTable();
-    return { state: () => new DynamoStateStore({ tableName: table, client: dynamo.client }), shared: true };
-  },
-};
-
-type App = ReturnType<typeof createApp>;
-
-describe.each(Object.keys(backends))('status history on %s', (name) => {
+describe.each(BACKENDS)('status history on %s', (name) => {
   let apps: [App, App];
   let token: string;
   let state: StateStore;
   beforeAll(async () => {
-    const b = await backends[name]!();
-    const dir = mkdtempSync(join(tmp, 'segments-'));
-    const open = () => {
-      const s = b.state();
-      closers.push(() => s.close());
-      return { s, app: createApp({ segments: new FsSegmentStore(dir), state: s, log: () => {} }) };
-    };
-    const first = open();
-    state = first.s;
-    token = (await ensureTenant(first.s, 'acme', new Date()))!.token;
-    apps = [first.app, b.shared ? open().app : first.app];
+    ({ apps, token, state } = await backends.open(name));
   });
 
   const call = async (

@@ -1,52 +1,14 @@
-/**
- * Work leases over the API on both state stores (issue 13, seed 004): start → heartbeat → checkpoint →
- * wait → stop, expiry to `unknown` under a controlled clock (never idle), ownership refusals, concurrent
- * heartbeats and stops by two clients (on DynamoDB through two apps sharing the table) with no lost
- * update, a semantic operation resumed exactly under its idempotency key, and a changed one refused.
- * `createApp` over files and SQLite or DynamoDB Local, requests through `app.request`.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../lib/http/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
 import { mintToken } from '../../lib/service/index.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
-import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
 import type { StateStore } from '../../lib/store/index.js';
-import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
+import { type App, BACKENDS, useAppBackends } from '../support/app-backends.js';
 
-const tmp = mkdtempSync(join(tmpdir(), 'hansard-work-'));
-let dynamo: DynamoLocal;
-const closers: (() => Promise<void>)[] = [];
-beforeAll(async () => {
-  dynamo = await startDynamoLocal();
-}, 60_000);
-afterAll(async () => {
-  for (const close of closers) await close();
-  await dynamo?.stop();
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-const backends: Record<string, () => Promise<{ state: () => StateStore; shared: boolean }>> = {
-  SQLite: async () => {
-    const dir = mkdtempSync(join(tmp, 'sqlite-'));
-    return { state: () => new SqliteStateStore(join(dir, 'state.sqlite')), shared: false };
-  },
-  DynamoDB: async () => {
-    const table = await dynamo.freshTable();
-    return { state: () => new DynamoStateStore({ tableName: table, client: dynamo.client }), shared: true };
-  },
-};
-
-type App = ReturnType<typeof createApp>;
+const backends = useAppBackends('hansard-work-');
 // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field
 type Answer = { status: number; json: any };
 
-describe.each(Object.keys(backends))('work leases on %s', (name) => {
+describe.each(BACKENDS)('work leases on %s', (name) => {
   let apps: [App, App];
   let token: string;
   let state: StateStore;
@@ -55,25 +17,7 @@ describe.each(Object.keys(backends))('work leases on %s', (name) => {
     clock += seconds * 1000;
   };
   beforeAll(async () => {
-    const b = await backends[name]!();
-    const dir = mkdtempSync(join(tmp, 'segments-'));
-    const open = () => {
-      const s = b.state();
-      closers.push(() => s.close());
-      return {
-        s,
-        app: createApp({
-          segments: new FsSegmentStore(dir),
-          state: s,
-          log: () => {},
-          now: () => new Date(clock),
-        }),
-      };
-    };
-    const first = open();
-    state = first.s;
-    token = (await ensureTenant(first.s, 'acme', new Date()))!.token;
-    apps = [first.app, b.shared ? open().app : first.app];
+    ({ apps, token, state } = await backends.open(name, () => new Date(clock)));
   });
 
   const call = async (
