@@ -187,10 +187,13 @@ describe('hansard serve, after clients drop their whole-session reads', () => {
       seen = count();
     }
     expect(seen[200] + seen[429] + seen[499]).toBe(attempts);
+    // What the fix changed is that a dropped page no longer reads on to its end (logged 200): refused at
+    // the cap (429: nothing read) is as good as stopped, and a loaded machine refuses more of them.
     expect(
-      seen[499],
+      seen[499] + seen[429],
       `pages not stopped: ${JSON.stringify(seen)}\n${srv.stderr().slice(-600)}`,
     ).toBeGreaterThanOrEqual(90);
+    expect(seen[499], `pages not stopped: ${JSON.stringify(seen)}`).toBeGreaterThanOrEqual(50);
     // Every slot came back: the cap's worth (4) at once, each in full.
     const four = await Promise.all(Array.from({ length: 4 }, page));
     expect(four.map((r) => r.status)).toEqual([200, 200, 200, 200]);
