@@ -56,22 +56,27 @@ export async function getBoard({
 }
 
 /** The verdict counts last computed per session, with what they were computed from (LRU by insertion). */
-const VERDICTS = new Map<string, { from: string; counts: VerdictCounts }>();
+const VERDICTS = new Map<string, { from: string; counts: Promise<VerdictCounts> }>();
 const VERDICTS_KEPT = 2000;
 
 /**
  * The verdict counts of a session's declared evidence (lib/service/status.ts). They change only when a
  * report is added (the record's version) or a segment grows (the session's bytes), so they are computed
- * again only then.
+ * again only then, and once: board reads at the same moment share the one computation in flight (five
+ * reads after a report read a 108 MB transcript five times).
  */
-async function verdicts(ctx: ServiceContext, status: StatusRecord, bytes: number): Promise<VerdictCounts> {
+function verdicts(ctx: ServiceContext, status: StatusRecord, bytes: number): Promise<VerdictCounts> {
   const key = `${ctx.tenant}/${status.sid}`;
   const from = `${status.version}:${bytes}`;
   const known = VERDICTS.get(key);
   if (known?.from === from) return known.counts;
-  const counts = (await checkedView(ctx, status)).evidence;
+  const counts = checkedView(ctx, status).then((v) => v.evidence);
   VERDICTS.delete(key);
   VERDICTS.set(key, { from, counts });
+  // A failed computation is not kept: the next read tries again.
+  counts.catch(() => {
+    if (VERDICTS.get(key)?.counts === counts) VERDICTS.delete(key);
+  });
   if (VERDICTS.size > VERDICTS_KEPT) VERDICTS.delete(VERDICTS.keys().next().value!);
   return counts;
 }
