@@ -18,7 +18,7 @@ import {
   type WriterAdvance,
   type WriterRecord,
 } from './ports.js';
-import { decodeStatus, encodeStatus, legacyStatus } from './status-record.js';
+import { SqliteStatusWorkItems } from './sqlite-status-work.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, created_at TEXT NOT NULL);
@@ -74,6 +74,11 @@ export class SqliteStateStore implements StateStore {
   /** Opens (creating if needed) the database file. `:memory:` works for tests. */
   /** Prepared statements by SQL: preparing costs more than most of these queries take to run. */
   private readonly statements = new Map<string, Database.Statement>();
+  /** the status, work item and claimed key methods, over this store's database */
+  private readonly items = new SqliteStatusWorkItems({
+    transaction: (fn) => this.db.transaction(fn)(),
+    q: (sql) => this.q(sql),
+  });
 
   private q(sql: string): Database.Statement {
     let st = this.statements.get(sql);
@@ -329,114 +334,30 @@ export class SqliteStateStore implements StateStore {
     return { items, next: rows.length > limit && last ? encodeCursor(last.updated_at, last.sid) : null };
   }
 
-  /**
-   * In one transaction: the version check, the record (a status of an earlier hansard, in table `status`,
-   * goes: it is version 0 of this one), and the session index.
-   */
-  async putStatus(s: StatusRecord): Promise<void> {
-    const at = s.reports.at(-1)!.reported_at;
-    this.db.transaction(() => {
-      const row = this.q('SELECT version FROM status_records WHERE tenant = ? AND sid = ?').get(
-        s.tenant,
-        s.sid,
-      ) as { version: number } | undefined;
-      if ((row?.version ?? 0) !== s.version - 1) {
-        throw new StateConflictError(
-          `the status of ${s.sid} changed since it was read (version ${row?.version ?? 0})`,
-        );
-      }
-      this.q(
-        `INSERT INTO status_records (tenant, sid, record, version) VALUES (?, ?, ?, ?)
-           ON CONFLICT (tenant, sid) DO UPDATE SET record = excluded.record, version = excluded.version`,
-      ).run(s.tenant, s.sid, encodeStatus(s), s.version);
-      this.q('DELETE FROM status WHERE tenant = ? AND sid = ?').run(s.tenant, s.sid);
-      // A report is activity: the session shows on the board even before any segment arrives.
-      this.q(
-        `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes) VALUES (?, ?, ?, ?, 0, 0, 0)
-           ON CONFLICT (tenant, sid) DO UPDATE SET updated_at = MAX(updated_at, excluded.updated_at)`,
-      ).run(s.tenant, s.sid, at, at);
-    })();
+  // ---- status, work items and claimed keys: sqlite-status-work.ts
+
+  putStatus(st: StatusRecord): Promise<void> {
+    return this.items.putStatus(st);
   }
 
-  async getStatus(tenant: string, sid: string): Promise<StatusRecord | null> {
-    const rec = this.q('SELECT record, version FROM status_records WHERE tenant = ? AND sid = ?').get(
-      tenant,
-      sid,
-    ) as { record: string; version: number } | undefined;
-    if (rec) return decodeStatus(tenant, sid, rec.record, rec.version);
-    const row = this.q('SELECT * FROM status WHERE tenant = ? AND sid = ?').get(tenant, sid) as
-      | Row
-      | undefined;
-    if (!row) return null;
-    return legacyStatus(tenant, sid, {
-      state: row.state as string,
-      note: row.note as string,
-      events: JSON.parse(row.events as string) as unknown[],
-      reported_by: row.reported_by as string,
-      reported_at: row.reported_at as string,
-    });
+  getStatus(tenant: string, sid: string): Promise<StatusRecord | null> {
+    return this.items.getStatus(tenant, sid);
   }
 
-  async putWork(item: WorkItem): Promise<void> {
-    this.db.transaction(() => {
-      const row = this.q('SELECT version FROM work_items WHERE tenant = ? AND id = ?').get(
-        item.tenant,
-        item.id,
-      ) as { version: number } | undefined;
-      if ((row?.version ?? 0) !== item.version - 1) {
-        throw new StateConflictError(
-          `work ${item.id} changed since it was read (version ${row?.version ?? 0})`,
-        );
-      }
-      this.q(
-        `INSERT INTO work_items (tenant, id, sid, item, version) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (tenant, id) DO UPDATE SET item = excluded.item, version = excluded.version`,
-      ).run(item.tenant, item.id, item.session, JSON.stringify(item), item.version);
-      // A work item is activity: the session shows on the board even before any segment arrives.
-      this.q(
-        `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes) VALUES (?, ?, ?, ?, 0, 0, 0)
-           ON CONFLICT (tenant, sid) DO UPDATE SET updated_at = MAX(updated_at, excluded.updated_at)`,
-      ).run(item.tenant, item.session, item.updated_at, item.updated_at);
-    })();
+  putWork(item: WorkItem): Promise<void> {
+    return this.items.putWork(item);
   }
 
-  async getWork(tenant: string, id: string): Promise<WorkItem | null> {
-    const row = this.q('SELECT item FROM work_items WHERE tenant = ? AND id = ?').get(tenant, id) as
-      | { item: string }
-      | undefined;
-    return row ? (JSON.parse(row.item) as WorkItem) : null;
+  getWork(tenant: string, id: string): Promise<WorkItem | null> {
+    return this.items.getWork(tenant, id);
   }
 
-  async listWork(tenant: string, options: { session?: string; limit: number }): Promise<WorkItem[]> {
-    const rows = (
-      options.session === undefined
-        ? this.q('SELECT item FROM work_items WHERE tenant = ? ORDER BY id DESC LIMIT ?').all(
-            tenant,
-            options.limit,
-          )
-        : this.q('SELECT item FROM work_items WHERE tenant = ? AND sid = ? ORDER BY id DESC LIMIT ?').all(
-            tenant,
-            options.session,
-            options.limit,
-          )
-    ) as { item: string }[];
-    return rows.map((r) => JSON.parse(r.item) as WorkItem);
+  listWork(tenant: string, options: { session?: string; limit: number }): Promise<WorkItem[]> {
+    return this.items.listWork(tenant, options);
   }
 
-  async claimKey(tenant: string, scope: string, key: string, value: string): Promise<string> {
-    // The primary key makes the first INSERT the claim; the SELECT answers whichever won.
-    return this.db.transaction(() => {
-      this.q(
-        `INSERT INTO claimed_keys (tenant, scope, key, value, claimed_at) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (tenant, scope, key) DO NOTHING`,
-      ).run(tenant, scope, key, value, new Date().toISOString());
-      const row = this.q('SELECT value FROM claimed_keys WHERE tenant = ? AND scope = ? AND key = ?').get(
-        tenant,
-        scope,
-        key,
-      ) as { value: string };
-      return row.value;
-    })();
+  claimKey(tenant: string, scope: string, key: string, value: string): Promise<string> {
+    return this.items.claimKey(tenant, scope, key, value);
   }
 
   async close(): Promise<void> {

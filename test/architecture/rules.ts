@@ -64,6 +64,7 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   'lib/store/dynamo-access.ts': 'keys',
   'lib/store/fs-segment-store.ts': { adapter: 'fs' },
   'lib/store/sqlite-state-store.ts': { adapter: 'sqlite' },
+  'lib/store/sqlite-status-work.ts': { adapter: 'sqlite' },
   'lib/store/s3-segment-store.ts': { adapter: 's3' },
   'lib/store/dynamo-state-store.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-tokens.ts': { adapter: 'dynamo' },

@@ -1,0 +1,141 @@
+/**
+ * The status, work item and claimed key methods of `SqliteStateStore` (tables `status_records` (and the
+ * legacy `status`), `work_items`, `claimed_keys`; the schema is the store's): whole records written in a
+ * transaction on condition of their `version`, each moving the session index forward. Split from the
+ * store so that each file stays readable, as the DynamoDB adapter's dynamo-status-work.ts is.
+ */
+import { StateConflictError, type StatusRecord, type WorkItem } from './ports.js';
+import { decodeStatus, encodeStatus, legacyStatus } from './status-record.js';
+
+type Row = Record<string, unknown>;
+
+/** A prepared statement, as much of better-sqlite3's as these methods use (only the store imports it). */
+export interface SqliteStatement {
+  run(...params: unknown[]): unknown;
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+}
+
+/** What the methods borrow of the store: a transaction of its database and its prepared statements. */
+export interface SqlitePrimitives {
+  /** runs `fn` in one transaction (rolled back if it throws) and gives its value */
+  transaction<T>(fn: () => T): T;
+  q(sql: string): SqliteStatement;
+}
+
+/** The `StateStore` status, work and key-claim methods on SQLite. */
+export class SqliteStatusWorkItems {
+  constructor(private readonly x: SqlitePrimitives) {}
+
+  /**
+   * In one transaction: the version check, the record (a status of an earlier hansard, in table `status`,
+   * goes: it is version 0 of this one), and the session index.
+   */
+  async putStatus(s: StatusRecord): Promise<void> {
+    const at = s.reports.at(-1)!.reported_at;
+    this.x.transaction(() => {
+      const row = this.x
+        .q('SELECT version FROM status_records WHERE tenant = ? AND sid = ?')
+        .get(s.tenant, s.sid) as { version: number } | undefined;
+      if ((row?.version ?? 0) !== s.version - 1) {
+        throw new StateConflictError(
+          `the status of ${s.sid} changed since it was read (version ${row?.version ?? 0})`,
+        );
+      }
+      this.x
+        .q(
+          `INSERT INTO status_records (tenant, sid, record, version) VALUES (?, ?, ?, ?)
+           ON CONFLICT (tenant, sid) DO UPDATE SET record = excluded.record, version = excluded.version`,
+        )
+        .run(s.tenant, s.sid, encodeStatus(s), s.version);
+      this.x.q('DELETE FROM status WHERE tenant = ? AND sid = ?').run(s.tenant, s.sid);
+      // A report is activity: the session shows on the board even before any segment arrives.
+      this.x
+        .q(
+          `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes) VALUES (?, ?, ?, ?, 0, 0, 0)
+           ON CONFLICT (tenant, sid) DO UPDATE SET updated_at = MAX(updated_at, excluded.updated_at)`,
+        )
+        .run(s.tenant, s.sid, at, at);
+    });
+  }
+
+  async getStatus(tenant: string, sid: string): Promise<StatusRecord | null> {
+    const rec = this.x
+      .q('SELECT record, version FROM status_records WHERE tenant = ? AND sid = ?')
+      .get(tenant, sid) as { record: string; version: number } | undefined;
+    if (rec) return decodeStatus(tenant, sid, rec.record, rec.version);
+    const row = this.x.q('SELECT * FROM status WHERE tenant = ? AND sid = ?').get(tenant, sid) as
+      | Row
+      | undefined;
+    if (!row) return null;
+    return legacyStatus(tenant, sid, {
+      state: row.state as string,
+      note: row.note as string,
+      events: JSON.parse(row.events as string) as unknown[],
+      reported_by: row.reported_by as string,
+      reported_at: row.reported_at as string,
+    });
+  }
+
+  async putWork(item: WorkItem): Promise<void> {
+    this.x.transaction(() => {
+      const row = this.x
+        .q('SELECT version FROM work_items WHERE tenant = ? AND id = ?')
+        .get(item.tenant, item.id) as { version: number } | undefined;
+      if ((row?.version ?? 0) !== item.version - 1) {
+        throw new StateConflictError(
+          `work ${item.id} changed since it was read (version ${row?.version ?? 0})`,
+        );
+      }
+      this.x
+        .q(
+          `INSERT INTO work_items (tenant, id, sid, item, version) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (tenant, id) DO UPDATE SET item = excluded.item, version = excluded.version`,
+        )
+        .run(item.tenant, item.id, item.session, JSON.stringify(item), item.version);
+      // A work item is activity: the session shows on the board even before any segment arrives.
+      this.x
+        .q(
+          `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes) VALUES (?, ?, ?, ?, 0, 0, 0)
+           ON CONFLICT (tenant, sid) DO UPDATE SET updated_at = MAX(updated_at, excluded.updated_at)`,
+        )
+        .run(item.tenant, item.session, item.updated_at, item.updated_at);
+    });
+  }
+
+  async getWork(tenant: string, id: string): Promise<WorkItem | null> {
+    const row = this.x.q('SELECT item FROM work_items WHERE tenant = ? AND id = ?').get(tenant, id) as
+      | { item: string }
+      | undefined;
+    return row ? (JSON.parse(row.item) as WorkItem) : null;
+  }
+
+  async listWork(tenant: string, options: { session?: string; limit: number }): Promise<WorkItem[]> {
+    const rows = (
+      options.session === undefined
+        ? this.x
+            .q('SELECT item FROM work_items WHERE tenant = ? ORDER BY id DESC LIMIT ?')
+            .all(tenant, options.limit)
+        : this.x
+            .q('SELECT item FROM work_items WHERE tenant = ? AND sid = ? ORDER BY id DESC LIMIT ?')
+            .all(tenant, options.session, options.limit)
+    ) as { item: string }[];
+    return rows.map((r) => JSON.parse(r.item) as WorkItem);
+  }
+
+  async claimKey(tenant: string, scope: string, key: string, value: string): Promise<string> {
+    // The primary key makes the first INSERT the claim; the SELECT answers whichever won.
+    return this.x.transaction(() => {
+      this.x
+        .q(
+          `INSERT INTO claimed_keys (tenant, scope, key, value, claimed_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (tenant, scope, key) DO NOTHING`,
+        )
+        .run(tenant, scope, key, value, new Date().toISOString());
+      const row = this.x
+        .q('SELECT value FROM claimed_keys WHERE tenant = ? AND scope = ? AND key = ?')
+        .get(tenant, scope, key) as { value: string };
+      return row.value;
+    });
+  }
+}
