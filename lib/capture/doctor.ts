@@ -148,7 +148,11 @@ async function tokenFinding(
       details,
     };
   }
-  return { check: 'token', ok: true, message: `the token is valid: ${scopes}`, fix: null, details };
+  // Works, but it can administer the whole tenant, and <state>/config.json and every hook process hold it.
+  const admin = probe.scopes.includes('admin')
+    ? `; it is an admin token, kept in the state dir's config.json for the hooks: a narrower one is safer (${newToken})`
+    : '';
+  return { check: 'token', ok: true, message: `the token is valid: ${scopes}${admin}`, fix: null, details };
 }
 
 function stateDirFinding(state: string): Finding {

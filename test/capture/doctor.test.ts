@@ -84,6 +84,11 @@ describe('hansard doctor', () => {
     // an admin token runs every probe (admin, ingest, report, read, board): still nothing stored
     const admin = await doctor(healthy, { HANSARD_TOKEN: srv.admin });
     expect(admin.by.token!.details!.scopes).toEqual(['ingest', 'report', 'read', 'board', 'admin']);
+    // It works, and doctor says a narrower token is safer (the capture token gets no such advice).
+    expect(admin.by.token!.ok).toBe(true);
+    expect(admin.by.token!.message).toContain('it is an admin token');
+    expect(admin.by.token!.message).toContain('hansard token create --scopes ingest,report,read');
+    expect(d.by.token!.message).not.toContain('admin token');
     const list = await request(srv, 'GET', '/v1/sessions', { token: srv.admin });
     expect(list.json.sessions).toEqual([]);
   });
