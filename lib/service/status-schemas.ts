@@ -23,8 +23,8 @@ const RESULTS = [
 export const MAX_NOTE_CHARS = 240;
 export const MAX_REF_CHARS = 160;
 
-/** Any line terminator, U+2028 and U+2029 included: a note and a ref are one line. */
-const LINE_BREAK = /[\r\n\v\f\u0085\u2028\u2029]/;
+/** Any line terminator, U+2028 and U+2029 included: a note, a ref, a work summary are one line. */
+export const LINE_BREAK = /[\r\n\v\f\u0085\u2028\u2029]/;
 
 /** What only arguments or output put in a reference: an option, quotes, shell operators, expansions. */
 const ARGUMENTS_OR_OUTPUT = /(?:^|\s)--?[A-Za-z0-9]|["'`|;&<>$]/;

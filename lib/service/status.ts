@@ -227,22 +227,26 @@ const NOT_READ = {
   exit_code: null,
 } as const;
 
+/** The index of a transcript with nothing in it: file and commit claims read `unchecked` from it. */
+const EMPTY = new EvidenceIndex();
+
 function checked(
   r: StatusEntry,
   atMicros: number,
   index: EvidenceIndex | { unreadable: string },
   counts: VerdictCounts,
 ): CheckedEvent[] {
+  // Without a readable transcript, command and test claims say why; file and commit ones are as always.
+  const checkOf = (item: DeclaredEvent['evidence'][number]) =>
+    !('unreadable' in index)
+      ? index.check(item, atMicros)
+      : item.type === 'command' || item.type === 'test'
+        ? { ...NOT_READ, reason: index.unreadable }
+        : EMPTY.check(item, atMicros);
   return (r.events as DeclaredEvent[]).map((e) => ({
     kind: e.kind,
     evidence: e.evidence.map((item) => {
-      const notChecked = { ...NOT_READ, reason: 'unreadable' in index ? index.unreadable : '' };
-      const check =
-        'unreadable' in index && (item.type === 'command' || item.type === 'test')
-          ? notChecked
-          : 'unreadable' in index
-            ? new EvidenceIndex().check(item, atMicros)
-            : index.check(item, atMicros);
+      const check = checkOf(item);
       counts[check.verdict] += 1;
       return { ...item, check };
     }),

@@ -6,6 +6,7 @@
  */
 import { redactText } from '../log/redact.js';
 import { AppError } from './errors.js';
+import { LINE_BREAK } from './status-schemas.js';
 
 /** The rules, by name, with what a refusal tells the agent. */
 export const CONTENT_RULES = {
@@ -56,7 +57,7 @@ export function brokenRule(sent: string): ContentRule | null {
   const text = visibleText(sent);
   if (redactText(text).hits.length > 0) return 'credential';
   // More than one line (any line terminator, U+2028 and U+2029 included) is a pasted text, not a summary.
-  if (/[\r\n\v\f\u0085\u2028\u2029]/.test(text) || PROMPT_START.test(text.trim())) return 'prompt';
+  if (LINE_BREAK.test(text) || PROMPT_START.test(text.trim())) return 'prompt';
   if (ABSOLUTE_PATH.test(text)) return 'absolute_path';
   if (SHELL.test(text) || COMMAND_START.test(text.trim())) return 'command';
   return null;

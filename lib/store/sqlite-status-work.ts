@@ -28,6 +28,19 @@ export class SqliteStatusWorkItems {
   constructor(private readonly x: SqlitePrimitives) {}
 
   /**
+   * A report or a work item is activity: the session's index entry is made (the session shows on the board
+   * before any segment arrives) and its `updated_at` only moves forward. Inside the caller's transaction.
+   */
+  private touchSession(tenant: string, sid: string, at: string): void {
+    this.x
+      .q(
+        `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes) VALUES (?, ?, ?, ?, 0, 0, 0)
+           ON CONFLICT (tenant, sid) DO UPDATE SET updated_at = MAX(updated_at, excluded.updated_at)`,
+      )
+      .run(tenant, sid, at, at);
+  }
+
+  /**
    * In one transaction: the version check, the record (a status of an earlier hansard, in table `status`,
    * goes: it is version 0 of this one), and the session index.
    */
@@ -49,13 +62,7 @@ export class SqliteStatusWorkItems {
         )
         .run(s.tenant, s.sid, encodeStatus(s), s.version);
       this.x.q('DELETE FROM status WHERE tenant = ? AND sid = ?').run(s.tenant, s.sid);
-      // A report is activity: the session shows on the board even before any segment arrives.
-      this.x
-        .q(
-          `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes) VALUES (?, ?, ?, ?, 0, 0, 0)
-           ON CONFLICT (tenant, sid) DO UPDATE SET updated_at = MAX(updated_at, excluded.updated_at)`,
-        )
-        .run(s.tenant, s.sid, at, at);
+      this.touchSession(s.tenant, s.sid, at);
     });
   }
 
@@ -93,13 +100,7 @@ export class SqliteStatusWorkItems {
            ON CONFLICT (tenant, id) DO UPDATE SET item = excluded.item, version = excluded.version`,
         )
         .run(item.tenant, item.id, item.session, JSON.stringify(item), item.version);
-      // A work item is activity: the session shows on the board even before any segment arrives.
-      this.x
-        .q(
-          `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes) VALUES (?, ?, ?, ?, 0, 0, 0)
-           ON CONFLICT (tenant, sid) DO UPDATE SET updated_at = MAX(updated_at, excluded.updated_at)`,
-        )
-        .run(item.tenant, item.session, item.updated_at, item.updated_at);
+      this.touchSession(item.tenant, item.session, item.updated_at);
     });
   }
 

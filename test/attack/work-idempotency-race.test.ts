@@ -8,35 +8,11 @@
  * DynamoDB the look-up (`listWork`) and the write (`putWork`, conditional on a new id only) are separate
  * round trips, so several starts see no item under the key and each creates one.
  */
-import { mkdirSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
-import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
+import { describe, expect, it } from 'vitest';
+import { useDynamoServer } from '../support/dynamo-server.js';
 import { request } from '../support/http.js';
-import { useServer } from '../support/server.js';
 
-let dynamo: DynamoLocal | undefined;
-let table = '';
-// Registered before useServer's own beforeAll, so the table exists when the server opens its stores.
-beforeAll(async () => {
-  dynamo = await startDynamoLocal();
-  table = await dynamo.freshTable();
-}, 60_000);
-afterAll(async () => {
-  await dynamo?.stop();
-});
-
-const srv = useServer({
-  tokens: { reporter: ['report'], reader: ['read'] },
-  stores: (dataDir) => {
-    mkdirSync(dataDir, { recursive: true });
-    return {
-      segments: new FsSegmentStore(dataDir),
-      state: new DynamoStateStore({ tableName: table, client: dynamo!.client }),
-    };
-  },
-});
+const srv = useDynamoServer({ reporter: ['report'], reader: ['read'] });
 
 const SID = 's_01M8QD00000000000000000041';
 
