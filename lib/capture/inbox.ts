@@ -13,6 +13,7 @@
 import {
   appendFileSync,
   closeSync,
+  existsSync,
   openSync,
   readdirSync,
   readSync,
@@ -21,6 +22,7 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { readJson } from '../client/json-files.js';
 
 /** An inbox taken to its end is rotated once it is this large. */
 export const ROTATE_BYTES = 64 * 1024;
@@ -142,4 +144,29 @@ export function uncommittedDeferrals(dir: string, recorded: Record<string, numbe
     }
   }
   return ids;
+}
+
+/**
+ * How many sessions have deferred payloads not yet written as events (complete lines of an inbox, or of
+ * its rotated `.inbox.old`, past what its mapping state `<id>.json` says was taken): events a hook
+ * acknowledged that are not in the spool yet, so not in `spoolBacklog` either. The next hook of the
+ * session or the shipper (`drainInboxes`) writes them. A line torn by a kill mid-append does not count.
+ */
+export function deferredSessions(state: string): number {
+  let n = 0;
+  for (const harness of ['claude-code', 'codex']) {
+    const dir = join(state, harness);
+    if (!existsSync(dir)) continue;
+    for (const f of readdirSync(dir)) {
+      if (!f.endsWith('.inbox')) continue;
+      const p = (readJson(join(dir, `${f.slice(0, -'.inbox'.length)}.json`)) ?? {}) as InboxProgress;
+      const inbox = join(dir, f);
+      if (
+        readInbox(inbox, p.inboxOffset ?? 0).lines.length > 0 ||
+        (existsSync(`${inbox}.old`) && readInbox(`${inbox}.old`, p.inboxOldSize ?? 0).lines.length > 0)
+      )
+        n += 1;
+    }
+  }
+  return n;
 }
