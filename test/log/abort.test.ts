@@ -54,7 +54,7 @@ async function fdsBackTo(base: number): Promise<number> {
 describe('closing a replay early', () => {
   for (const kind of ['ndjson', 'text', 'raw'] as const) {
     it(`(${kind}) after its first chunk closes every segment file`, async () => {
-      const base = openFds();
+      const base = await fdsBackTo(0); // whatever the last test or the set-up left open closes first
       const it =
         kind === 'raw'
           ? replayRaw(sessionDirSegments(dir))[Symbol.asyncIterator]()
@@ -69,7 +69,7 @@ describe('closing a replay early', () => {
   }
 
   it('a merge left with `break` closes every segment file', async () => {
-    const base = openFds();
+    const base = await fdsBackTo(0); // whatever the last test or the set-up left open closes first
     let n = 0;
     for await (const _ of mergeSegments(sessionDirSources(dir))) if (++n === 10) break;
     expect(await fdsBackTo(base)).toBe(base);
@@ -78,7 +78,7 @@ describe('closing a replay early', () => {
 
 describe('an aborted signal', () => {
   it('stops a replay mid-way with an AbortError and closes every segment file', async () => {
-    const base = openFds();
+    const base = await fdsBackTo(0); // whatever the last test or the set-up left open closes first
     const ac = new AbortController();
     const it = replayChunks(sessionDirSegments(dir), 'ndjson', { signal: ac.signal })[Symbol.asyncIterator]();
     expect((await it.next()).done).toBe(false);
@@ -88,7 +88,7 @@ describe('an aborted signal', () => {
   });
 
   it('given before the start reads nothing', async () => {
-    const base = openFds();
+    const base = await fdsBackTo(0); // whatever the last test or the set-up left open closes first
     const ac = new AbortController();
     ac.abort();
     let opened = 0;
