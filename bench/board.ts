@@ -1,0 +1,252 @@
+/**
+ * `npm run bench:board`: the board's overview at 5,000 sessions (issue 14, "done when"). Starts the built
+ * `bin/hansard serve` on loopback with a fresh data directory, signs a browser-like client in with a board
+ * token, and measures `GET /` (the overview page) and `GET /v1/board/overview` (its JSON):
+ * 1. with no session (the baseline of the same run);
+ * 2. after SESSIONS sessions arrived through the API (one chunk each: writer.start, participant.join,
+ *    the prompt; a status report on four in five, of every state).
+ * Figures: median and p95 of the time to the first byte of the body and to the last, over REQUESTS
+ * requests each, the page's bytes and its gzip size, and the ratios to the empty board. They go to
+ * docs/benchmarks.md between `<!-- bench:board:start -->` and `<!-- bench:board:end -->`.
+ * Usage: npm run bench:board [-- --sessions 5000 --requests 30]
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { formatTs, type LogEvent, newId, serializeEvent } from '../lib/log/index.js';
+
+const args = process.argv.slice(2);
+const arg = (name: string, def: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] ? args[i + 1]! : def;
+};
+const SESSIONS = Number(arg('sessions', '5000'));
+const REQUESTS = Number(arg('requests', '30'));
+const PARALLEL = 16;
+const ADMIN = `hns_${'B'.repeat(43)}`;
+const STATES = ['working', 'blocked', 'needs_review', 'done'] as const;
+const AGENTS = ['claude-code', 'codex', 'ci'];
+const PEOPLE = ['priya', 'tomasz', 'amara', 'li', 'jon', 'sofia', 'noor', 'mateo'];
+
+async function startServer(data: string): Promise<{ url: string; proc: ChildProcess }> {
+  const proc = spawn(process.execPath, ['bin/hansard', 'serve', '--port', '0', '--data', data], {
+    env: { ...process.env, HANSARD_BOOTSTRAP_TOKEN: ADMIN, HANSARD_RATE_LIMIT: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /serving (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    proc.once('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
+  });
+  return { url, proc };
+}
+
+async function api(
+  url: string,
+  path: string,
+  init: RequestInit & { token?: string } = {},
+): Promise<Response> {
+  const res = await fetch(`${url}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${init.token ?? ADMIN}`, ...(init.headers ?? {}) },
+  });
+  if (res.status >= 300)
+    throw new Error(`${init.method ?? 'GET'} ${path}: ${res.status} ${await res.text()}`);
+  return res;
+}
+
+/** One session's first chunk: writer.start, the person joining, the prompt. */
+function firstChunk(i: number): { sid: string; w: string; body: string } {
+  const sid = newId('s');
+  const w = newId('w');
+  const person = PEOPLE[i % PEOPLE.length]!;
+  const t = Date.now() * 1000 - (SESSIONS - i) * 60_000_000;
+  let seq = 0;
+  const env = (type: string, id: string) => ({
+    v: 3,
+    sid,
+    w,
+    seq: ++seq,
+    id,
+    ts: formatTs(t + seq),
+    mono: seq / 1000,
+    type,
+    extra: {},
+  });
+  const lines = [
+    {
+      ...env('writer.start', w),
+      writer_id: w,
+      meta: { agent: AGENTS[i % AGENTS.length], app: null, hansard_version: '0.1.0', host: 'bench', pid: 1 },
+      redacted: [],
+    },
+    { ...env('participant.join', newId('e')), user_id: person, display_name: null },
+    {
+      ...env('message', newId('e')),
+      user_id: person,
+      text: `Session ${i}: fix the flaky ${['payments', 'search', 'billing', 'auth'][i % 4]} test and open a PR`,
+      client_ts: null,
+      redacted: [],
+    },
+  ];
+  return { sid, w, body: `${lines.map((l) => serializeEvent(l as LogEvent)).join('\n')}\n` };
+}
+
+async function seed(url: string): Promise<void> {
+  let next = 0;
+  const one = async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= SESSIONS) return;
+      const { sid, w, body } = firstChunk(i);
+      await api(url, `/v1/sessions/${sid}/writers/${w}/chunks?offset=0`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-ndjson' },
+        body,
+      });
+      if (i % 5 !== 4) {
+        const state = STATES[i % STATES.length]!;
+        await api(url, `/v1/sessions/${sid}/status`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ state, note: `${state} on item ${i}` }),
+        });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: PARALLEL }, one));
+}
+
+/** The board cookie, as a browser gets it from the link `hansard serve` prints. */
+async function signIn(url: string): Promise<string> {
+  const res = await api(url, '/v1/tokens', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ scopes: ['board'], label: 'bench' }),
+  });
+  const { secret } = (await res.json()) as { secret: string };
+  const link = await fetch(`${url}/?token=${encodeURIComponent(secret)}`, {
+    redirect: 'manual',
+    headers: { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+  });
+  const cookie = link.headers.get('set-cookie');
+  if (!cookie) throw new Error(`sign-in gave ${link.status} without a cookie`);
+  return cookie.split(';')[0]!;
+}
+
+interface Timing {
+  ttfb: number;
+  total: number;
+  bytes: number;
+  gzip: number;
+}
+
+/** One GET with its time to the first byte of the body and to the last, in ms. */
+function timedGet(url: string, headers: Record<string, string>): Promise<Timing> {
+  return new Promise((resolve, reject) => {
+    const start = process.hrtime.bigint();
+    let first = 0;
+    const parts: Buffer[] = [];
+    const req = request(url, { headers }, (res) => {
+      res.on('data', (b: Buffer) => {
+        if (first === 0) first = Number(process.hrtime.bigint() - start) / 1e6;
+        parts.push(b);
+      });
+      res.on('end', () => {
+        if (res.statusCode !== 200) return reject(new Error(`${url}: ${res.statusCode}`));
+        const body = Buffer.concat(parts);
+        const total = Number(process.hrtime.bigint() - start) / 1e6;
+        resolve({ ttfb: first, total, bytes: body.length, gzip: gzipSync(body).length });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+};
+
+async function measure(url: string, headers: Record<string, string>) {
+  await timedGet(url, headers); // warm
+  const runs: Timing[] = [];
+  for (let i = 0; i < REQUESTS; i++) runs.push(await timedGet(url, headers));
+  return {
+    ttfb50: quantile(
+      runs.map((r) => r.ttfb),
+      0.5,
+    ),
+    ttfb95: quantile(
+      runs.map((r) => r.ttfb),
+      0.95,
+    ),
+    total50: quantile(
+      runs.map((r) => r.total),
+      0.5,
+    ),
+    bytes: runs[0]!.bytes,
+    gzip: runs[0]!.gzip,
+  };
+}
+
+const data = mkdtempSync(join(tmpdir(), 'hansard-bench-board-'));
+const { url, proc } = await startServer(data);
+try {
+  const cookie = await signIn(url);
+  const page = { cookie };
+  const json = { authorization: `Bearer ${ADMIN}` };
+  const targets = [
+    { label: '`GET /` (page)', path: '/', headers: page },
+    { label: '`GET /v1/board/overview` (JSON)', path: '/v1/board/overview', headers: json },
+  ];
+  const empty = [];
+  for (const t of targets) empty.push(await measure(`${url}${t.path}`, t.headers));
+  const t0 = Date.now();
+  await seed(url);
+  const seedSeconds = (Date.now() - t0) / 1000;
+  const full = [];
+  for (const t of targets) full.push(await measure(`${url}${t.path}`, t.headers));
+
+  const kb = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
+  const rows = targets.flatMap((t, i) => {
+    const e = empty[i]!;
+    const f = full[i]!;
+    return [
+      `| ${t.label} | 0 | ${e.ttfb50.toFixed(1)} | ${e.ttfb95.toFixed(1)} | ${e.total50.toFixed(1)} | ${kb(e.bytes)} | ${kb(e.gzip)} | |`,
+      `| ${t.label} | ${SESSIONS.toLocaleString('en')} | ${f.ttfb50.toFixed(1)} | ${f.ttfb95.toFixed(1)} | ${f.total50.toFixed(1)} | ${kb(f.bytes)} | ${kb(f.gzip)} | ${(f.ttfb50 / e.ttfb50).toFixed(1)}× |`,
+    ];
+  });
+  console.log(rows.join('\n'));
+  const section = `<!-- bench:board:start -->
+## The board's overview at ${SESSIONS.toLocaleString('en')} sessions (issue 14)
+
+\`npm run bench:board\` on ${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model.trim() ?? 'unknown CPU'} (${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB), Node ${process.version}: the built \`hansard serve\` on loopback with the embedded stores. Each line is ${REQUESTS} requests one after another (after one to warm up), first on the empty board, then after ${SESSIONS.toLocaleString('en')} sessions arrived through the API (${seedSeconds.toFixed(1)} s: one chunk each, and a status report on four in five of them, of every state). Time to first byte is to the first byte of the body; the ratio is the median TTFB at ${SESSIONS.toLocaleString('en')} sessions to the empty board's, in the same run.
+
+| what | sessions | TTFB p50 ms | TTFB p95 ms | whole answer p50 ms | bytes | gzip | ratio |
+|---|---:|---:|---:|---:|---:|---:|---:|
+${rows.join('\n')}
+
+The page shows one page of rows (50) whatever the total; what grows with the sessions is reading and grouping the tenant's session summaries (one listing of the session index, no transcript, no status record), which a ~1 s cache shares between the live page's checks.
+<!-- bench:board:end -->`;
+  const doc = join(import.meta.dirname, '..', 'docs', 'benchmarks.md');
+  const before = readFileSync(doc, 'utf8');
+  writeFileSync(
+    doc,
+    before.includes('<!-- bench:board:start -->')
+      ? before.replace(/<!-- bench:board:start -->[\s\S]*<!-- bench:board:end -->/, section)
+      : `${before.trimEnd()}\n\n${section}\n`,
+  );
+} finally {
+  proc.kill('SIGTERM');
+  await new Promise((r) => proc.once('exit', r));
+  rmSync(data, { recursive: true, force: true });
+}
