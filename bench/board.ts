@@ -208,12 +208,12 @@ try {
     { label: '`GET /` (page)', path: '/', headers: page },
     { label: '`GET /v1/board/overview` (JSON)', path: '/v1/board/overview', headers: json },
   ];
-  const empty = [];
+  const empty: Awaited<ReturnType<typeof measure>>[] = [];
   for (const t of targets) empty.push(await measure(`${url}${t.path}`, t.headers));
   const t0 = Date.now();
   await seed(url);
   const seedSeconds = (Date.now() - t0) / 1000;
-  const full = [];
+  const full: Awaited<ReturnType<typeof measure>>[] = [];
   for (const t of targets) full.push(await measure(`${url}${t.path}`, t.headers));
 
   const kb = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
