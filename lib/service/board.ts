@@ -6,12 +6,11 @@
  */
 
 import type { StatusRecord } from '../store/index.js';
+import { verdicts, workRows } from './board-rows.js';
 import type { Board, BoardSession } from './board-schemas.js';
 import { requireScope, type ServiceContext } from './context.js';
 import { type SessionView, sessionsPage } from './sessions.js';
-import { checkedView } from './status.js';
-import type { StatusReport, VerdictCounts } from './status-schemas.js';
-import { workView } from './work-view.js';
+import type { StatusReport } from './status-schemas.js';
 
 export type { Board, BoardSession } from './board-schemas.js';
 
@@ -55,32 +54,6 @@ export async function getBoard({
   };
 }
 
-/** The verdict counts last computed per session, with what they were computed from (LRU by insertion). */
-const VERDICTS = new Map<string, { from: string; counts: Promise<VerdictCounts> }>();
-const VERDICTS_KEPT = 2000;
-
-/**
- * The verdict counts of a session's declared evidence (lib/service/status.ts). They change only when a
- * report is added (the record's version) or a segment grows (the session's bytes), so they are computed
- * again only then, and once: board reads at the same moment share the one computation in flight (five
- * reads after a report read a 108 MB transcript five times).
- */
-function verdicts(ctx: ServiceContext, status: StatusRecord, bytes: number): Promise<VerdictCounts> {
-  const key = `${ctx.tenant}/${status.sid}`;
-  const from = `${status.version}:${bytes}`;
-  const known = VERDICTS.get(key);
-  if (known?.from === from) return known.counts;
-  const counts = checkedView(ctx, status).then((v) => v.evidence);
-  VERDICTS.delete(key);
-  VERDICTS.set(key, { from, counts });
-  // A failed computation is not kept: the next read tries again.
-  counts.catch(() => {
-    if (VERDICTS.get(key)?.counts === counts) VERDICTS.delete(key);
-  });
-  if (VERDICTS.size > VERDICTS_KEPT) VERDICTS.delete(VERDICTS.keys().next().value!);
-  return counts;
-}
-
 async function boardSession(
   ctx: ServiceContext,
   s: SessionView,
@@ -103,10 +76,7 @@ async function boardSession(
     writers: s.writers,
     lines: s.lines,
     agents: [...new Set(writers.map((w) => w.agent).filter((a): a is string => a !== null))],
-    work: work.map((i) => {
-      const { history: _, ...rest } = workView(i, now);
-      return rest;
-    }),
+    work: workRows(work, now),
   };
   return { row, status, bytes: s.bytes };
 }

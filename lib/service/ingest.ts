@@ -13,7 +13,13 @@
 import { createHash } from 'node:crypto';
 import { Mutex } from 'async-mutex';
 import { parseLine } from '../log/codec.js';
-import { ChunkConflictError, StateConflictError, type WriterRecord } from '../store/index.js';
+import {
+  ChunkConflictError,
+  StateConflictError,
+  type SummaryDelta,
+  type WriterRecord,
+} from '../store/index.js';
+import { isEmptyDelta, TITLE_MAX } from '../store/session-summary.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError } from './errors.js';
 import { MAX_CHUNK_BYTES, resolveLimits } from './limits.js';
@@ -139,7 +145,25 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
     // The bytes are past the indexed length, never acknowledged: a retry at `offset` replaces them.
     throw storageAppError(err, 'this chunk', { expected_offset: offset }) ?? err;
   }
+  await noteSummary(ctx, sid, scan.summary);
   return { created: true, writer: w, length: next.length, lines: next.lines, last_seq: next.last_seq };
+}
+
+/**
+ * Adds what the chunk showed (its earliest message, people, agent) to the session's summary, the
+ * overview's view of it (issue 14.1). After the chunk is acknowledged by the writer index and never
+ * failing it: a summary not updated (a store fault, a merge losing five races) is logged and left for
+ * the session's next chunk to mend; a retry of this chunk is answered from the index and does not redo it.
+ */
+async function noteSummary(ctx: ServiceContext, sid: string, delta: SummaryDelta): Promise<void> {
+  if (isEmptyDelta(delta)) return;
+  try {
+    await ctx.state.mergeSessionSummary(ctx.tenant, sid, delta);
+  } catch (err) {
+    console.warn(
+      `hansard: the board summary of session ${sid} was not updated (the chunk is stored): ${(err as Error).message}`,
+    );
+  }
 }
 
 /** True when `body` holds more than `max` newline-terminated lines (stops counting past `max`). */
@@ -229,11 +253,47 @@ interface Scan {
   lastSeq: number | null;
   ended: boolean;
   agent: string | null;
+  /** what the chunk adds to the session's summary */
+  summary: SummaryDelta;
+}
+
+/** The first line of a message's text, trimmed, at most `TITLE_MAX` characters; null when blank. */
+export function titleOf(text: string): string | null {
+  const line = text.trimStart().split(/\r?\n/, 1)[0]!.trim();
+  return line === '' ? null : line.slice(0, TITLE_MAX);
+}
+
+/** A summary delta's part of one parsed event (message, participant.join, writer.start). */
+function addToSummary(
+  delta: SummaryDelta,
+  type: string,
+  obj: Record<string, unknown>,
+  at: number | null,
+): void {
+  if (type === 'message' || type === 'participant.join') {
+    const who = obj.user_id;
+    if (typeof who === 'string' && who !== '' && !delta.people.includes(who)) delta.people.push(who);
+  }
+  if (type === 'message' && typeof obj.text === 'string' && at !== null) {
+    const text = titleOf(obj.text);
+    if (text !== null && (delta.title === null || at < delta.title.at)) delta.title = { text, at };
+  }
+  if (type === 'writer.start') {
+    const meta = obj.meta as Record<string, unknown> | undefined;
+    if (meta && typeof meta.agent === 'string' && meta.agent !== '' && !delta.agents.includes(meta.agent))
+      delta.agents.push(meta.agent.slice(0, 200));
+  }
 }
 
 /** Checks what ingest refuses (see the module doc) and counts what the index records. */
 function scanLines(body: Uint8Array, sid: string, w: string, current: WriterRecord | null): Scan {
-  const scan: Scan = { lines: 0, lastSeq: null, ended: false, agent: null };
+  const scan: Scan = {
+    lines: 0,
+    lastSeq: null,
+    ended: false,
+    agent: null,
+    summary: { title: null, people: [], agents: [] },
+  };
   const firstLine = (current?.lines ?? 0) + 1;
   let start = 0;
   while (start < body.length) {
@@ -275,6 +335,7 @@ function scanLines(body: Uint8Array, sid: string, w: string, current: WriterReco
     if (parsed.ok) {
       scan.lastSeq = parsed.event.seq;
       if (parsed.event.type === 'writer.end') scan.ended = true;
+      addToSummary(scan.summary, parsed.event.type, parsed.event.obj, parsed.event.tsMicros);
     }
     scan.lines += 1;
     start = nl + 1;

@@ -13,6 +13,7 @@ import { mergeSegmentBatches } from '../log/merge.js';
 import { segmentSources } from '../log/replay.js';
 import { parseTs } from '../log/time.js';
 import { StateConflictError, type StatusEntry, type StatusRecord } from '../store/index.js';
+import { statusSummaryOf } from '../store/session-summary.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError, notFound, parseInput } from './errors.js';
 import { storedSegments } from './sources.js';
@@ -62,7 +63,13 @@ export async function reportStatus({
     reported_at: isoNow(ctx),
   };
   for (let attempt = 0; ; attempt++) {
-    const next = appendReport(await ctx.state.getStatus(ctx.tenant, sid), { tenant: ctx.tenant, sid }, entry);
+    const prev = await ctx.state.getStatus(ctx.tenant, sid);
+    const next = appendReport(prev, { tenant: ctx.tenant, sid }, entry);
+    // The board's "blocked since": a report of the same state continues the run, another state starts one.
+    next.state_since =
+      prev && prev.reports.at(-1)!.state === entry.state
+        ? statusSummaryOf(prev).state_since
+        : entry.reported_at;
     try {
       await ctx.state.putStatus(next);
       // The answer is not a read of the transcript (an agent reporting often would make every report a

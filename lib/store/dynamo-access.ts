@@ -85,6 +85,9 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   getSession: [get('T#')],
   countSessions: [query('T#')],
   listSessions: [query('T#', 'gsi1')],
+  listSessionSummaries: [query('T#')],
+  // a consistent read of the session item; an update of it when the merge changes anything
+  mergeSessionSummary: [get('T#'), upd('T#')],
   putStatus: [put('T#'), upd('T#')],
   getStatus: [get('T#')],
   putWork: [upd('T#')],

@@ -5,7 +5,7 @@
 
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { gsiKeys, keys } from './dynamo-schema.js';
-import type { SessionRecord, TokenRecord, WriterRecord } from './ports.js';
+import type { SessionRecord, SessionSummary, TokenRecord, WriterRecord } from './ports.js';
 
 export type Item = Record<string, unknown>;
 
@@ -124,6 +124,23 @@ export function toSession(item: Item): SessionRecord {
     writers: (item.writers as number | undefined) ?? 0,
     lines: (item.lines as number | undefined) ?? 0,
     bytes: (item.bytes as number | undefined) ?? 0,
+  };
+}
+
+/** A session item as `SessionSummary`: summary attributes never set read as null and []. */
+export function toSessionSummary(item: Item): SessionSummary {
+  const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+  const names = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : []);
+  return {
+    ...toSession(item),
+    title: text(item.title),
+    first_note: text(item.first_note),
+    people: names(item.people),
+    agents: names(item.agents),
+    state: text(item.state),
+    state_since: text(item.state_since),
+    note: text(item.note),
+    reported_at: text(item.reported_at),
   };
 }
 

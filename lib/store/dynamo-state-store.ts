@@ -26,6 +26,7 @@ import {
   startKey,
   type TransactItem,
   toSession,
+  toSessionSummary,
   toWriter,
   update,
 } from './dynamo-items.js';
@@ -48,9 +49,11 @@ import {
   type ChunkRecord,
   type Page,
   type SessionRecord,
+  type SessionSummary,
   StateConflictError,
   type StateStore,
   type StatusRecord,
+  type SummaryDelta,
   type TenantUsage,
   type TokenRecord,
   type WorkItem,
@@ -377,6 +380,23 @@ export class DynamoStateStore implements StateStore {
       items: page,
       next: items.length > limit && last ? encodeCursor(last.updated_at, last.sid) : null,
     };
+  }
+
+  /**
+   * The session items of the tenant's partition (`S#` sort keys), 1 MB a page, eventually consistent (half
+   * the read units; a write shows within about a second): ~1 KB a session, so 5,000 sessions are ~5 pages.
+   */
+  async listSessionSummaries(tenant: string): Promise<SessionSummary[]> {
+    const items = await this.queryAll({
+      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :s)',
+      ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+      ExpressionAttributeValues: { ':pk': `T#${tenant}`, ':s': 'S#' },
+    });
+    return items.map(toSessionSummary);
+  }
+
+  mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta): Promise<void> {
+    return this.items.mergeSessionSummary(tenant, sid, delta);
   }
 
   // ---- status and work items: dynamo-status-work.ts

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { PutCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { cancellationCodes, errorName, type TransactItem, update } from './dynamo-items.js';
+import { cancellationCodes, errorName, type Item, type TransactItem, update } from './dynamo-items.js';
 import {
   GSI1,
   GSI1_PK,
@@ -20,13 +20,16 @@ import {
   WORK_PREFIX,
 } from './dynamo-schema.js';
 import type { DynamoPrimitives } from './dynamo-tokens.js';
-import { StateConflictError, type StatusRecord, type WorkItem } from './ports.js';
+import { StateConflictError, type StatusRecord, type SummaryDelta, type WorkItem } from './ports.js';
+import { mergeSummary, statusSummaryOf } from './session-summary.js';
 import { decodeStatus, encodeStatus, legacyStatus } from './status-record.js';
 
 /** How long a work item stays in the table past its lease (TTL cleanup only): 30 days, in seconds. */
 const WORK_KEPT_SECONDS = 30 * 86_400;
 /** How long a claimed key is kept (TTL cleanup): 30 days, in seconds. */
 const CLAIM_KEPT_SECONDS = 30 * 86_400;
+/** How often a summary merge that lost to a concurrent one is tried in all. */
+const SUMMARY_ATTEMPTS = 5;
 
 /** The `StateStore` status and work methods on DynamoDB; each answers as `SqliteStateStore`'s does. */
 export class DynamoStatusWorkItems {
@@ -37,11 +40,13 @@ export class DynamoStatusWorkItems {
   /**
    * The status and the session index in one transaction (`withSessionTouch`). The status Put holds the
    * version condition (`attribute_not_exists(version)` for version 1: no item, or one an earlier hansard
-   * wrote).
+   * wrote); the session index takes the status summary in the same transaction, so summaries are written
+   * in the order of the versions.
    * @throws StateConflictError when the stored status is not at `s.version - 1`
    */
   async putStatus(s: StatusRecord): Promise<void> {
     const prev = s.version - 1;
+    const sum = statusSummaryOf(s);
     const status = {
       TableName: this.x.table,
       Item: {
@@ -57,7 +62,58 @@ export class DynamoStatusWorkItems {
     };
     const conflict = () =>
       new StateConflictError(`the status of ${s.sid} changed since it was read (expected version ${prev})`);
-    await this.withSessionTouch({ Put: status }, s.tenant, s.sid, s.reports.at(-1)!.reported_at, conflict);
+    await this.withSessionTouch({ Put: status }, s.tenant, s.sid, s.reports.at(-1)!.reported_at, conflict, {
+      set: { state: sum.state, state_since: sum.state_since, note: sum.note, reported_at: sum.reported_at },
+      setIfAbsent: sum.note === '' ? {} : { first_note: sum.note },
+    });
+  }
+
+  // ---- the session summary's names and title (issue 14.1): attributes of `T#{tenant}` / `S#{sid}`
+
+  /**
+   * `StateStore.mergeSessionSummary`: a consistent read of the session item, the merge (`mergeSummary`),
+   * and, when it changes anything, an update on condition that the item's `summary_rev` is still the one
+   * read (tried again from a fresh read when a concurrent merge got there first). Most chunks change
+   * nothing and cost the read alone.
+   */
+  async mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta): Promise<void> {
+    const key = keys.session(tenant, sid);
+    for (let attempt = 1; ; attempt++) {
+      const item = await this.x.get(key);
+      if (!item) return;
+      const names = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : []);
+      const next = mergeSummary(
+        {
+          title: (item.title as string | undefined) ?? null,
+          title_at: (item.title_at as number | undefined) ?? null,
+          people: names(item.people),
+          agents: names(item.agents),
+        },
+        delta,
+      );
+      if (!next) return;
+      const rev = (item.summary_rev as number | undefined) ?? 0;
+      const expr = update(
+        {
+          set: {
+            people: next.people,
+            agents: next.agents,
+            summary_rev: rev + 1,
+            ...(next.title === null ? {} : { title: next.title, title_at: next.title_at }),
+          },
+        },
+        (x) =>
+          rev === 0
+            ? `attribute_exists(${x.n(PK)}) AND attribute_not_exists(${x.n('summary_rev')})`
+            : `${x.n('summary_rev')} = ${x.v(rev)}`,
+      );
+      try {
+        await this.x.doc.send(new UpdateCommand({ TableName: this.x.table, Key: key, ...expr }));
+        return;
+      } catch (err) {
+        if (errorName(err) !== 'ConditionalCheckFailedException' || attempt >= SUMMARY_ATTEMPTS) throw err;
+      }
+    }
   }
 
   async getStatus(tenant: string, sid: string): Promise<StatusRecord | null> {
@@ -122,7 +178,8 @@ export class DynamoStatusWorkItems {
    * `write` (a conditional Put or Update of the record) and the session index in one transaction: the
    * entry is created, and its `updated_at` only moves forward (SQLite's MAX). When only the index's
    * condition fails (it is already newer), the record is written alone, under its own condition: the
-   * index entry exists, which is all a report or a work item needs of it.
+   * index entry exists, which is all a report or a work item needs of it; `summary` (attributes of the
+   * entry a report sets) is then written with it in a transaction of its own, without that condition.
    * @throws what `conflict` makes when the record's own condition fails
    */
   private async withSessionTouch(
@@ -131,11 +188,12 @@ export class DynamoStatusWorkItems {
     sid: string,
     at: string,
     conflict: () => StateConflictError,
+    summary?: { set: Item; setIfAbsent: Item },
   ): Promise<void> {
     const session = update(
       {
-        set: { tenant, sid, updated_at: at, ...gsiKeys.board(tenant, at, sid) },
-        setIfAbsent: { created_at: at, writers: 0, lines: 0, bytes: 0 },
+        set: { tenant, sid, updated_at: at, ...gsiKeys.board(tenant, at, sid), ...summary?.set },
+        setIfAbsent: { created_at: at, writers: 0, lines: 0, bytes: 0, ...summary?.setIfAbsent },
       },
       (x) => `attribute_not_exists(${x.n(PK)}) OR ${x.n('updated_at')} < ${x.v(at)}`,
     );
@@ -149,10 +207,17 @@ export class DynamoStatusWorkItems {
       if (codes[0] === 'ConditionalCheckFailed') throw conflict();
       if (codes[1] !== 'ConditionalCheckFailed') throw err;
       try {
-        if (write.Put) await this.x.doc.send(new PutCommand(write.Put));
+        if (summary) {
+          const only = update(summary);
+          await this.x.transact([
+            write,
+            { Update: { TableName: this.x.table, Key: keys.session(tenant, sid), ...only } },
+          ]);
+        } else if (write.Put) await this.x.doc.send(new PutCommand(write.Put));
         else await this.x.doc.send(new UpdateCommand(write.Update!));
       } catch (e) {
         if (errorName(e) === 'ConditionalCheckFailedException') throw conflict();
+        if (cancellationCodes(e)[0] === 'ConditionalCheckFailed') throw conflict();
         throw e;
       }
     }

@@ -133,6 +133,46 @@ export interface SessionRecord {
   bytes: number;
 }
 
+/**
+ * A session index entry with the compact summary the board's overview shows (issue 14.1), kept up to date
+ * as chunks are ingested (`mergeSessionSummary`) and reports are written (`putStatus`), so listing every
+ * session of a tenant never reads a transcript or a status record. Sessions stored before it read as
+ * null and [] until their next chunk or report.
+ */
+export interface SessionSummary extends SessionRecord {
+  /** the first line of the session's earliest `message` (by its ts, across writers), at most 160 chars */
+  title: string | null;
+  /** the note of the first report that had one (a title for a session without messages) */
+  first_note: string | null;
+  /** user_ids of `message` and `participant.join` events, in the order first seen, at most 20 */
+  people: string[];
+  /** the writers' `meta.agent`, in the order first seen, at most 20 */
+  agents: string[];
+  /** the latest report's state, note and time; null when nothing was reported */
+  state: string | null;
+  /** when the trailing run of reports of `state` began */
+  state_since: string | null;
+  note: string | null;
+  reported_at: string | null;
+}
+
+/** What one chunk adds to its session's summary (what ingest found while it scanned the lines). */
+export interface SummaryDelta {
+  /** the chunk's earliest message: its title text and its `ts` in µs since the epoch */
+  title: { text: string; at: number } | null;
+  people: string[];
+  agents: string[];
+}
+
+/** What the session index keeps of the latest report (`putStatus` writes it; `statusSummaryOf`). */
+export interface StatusSummary {
+  state: string;
+  /** when the trailing run of reports of this state began (the latest's time when the state changed) */
+  state_since: string;
+  note: string;
+  reported_at: string;
+}
+
 /** One status report as kept (seed 000). */
 export interface StatusEntry {
   state: string;
@@ -161,6 +201,11 @@ export interface StatusRecord {
   dropped_reports: number;
   /** 1 for the first write of the session's status, one more for each write after: `putStatus`'s condition */
   version: number;
+  /**
+   * when the trailing run of reports of the latest state began, kept across retention (reportStatus sets
+   * it); absent in records written before it: then the first of the kept trailing reports of that state
+   */
+  state_since?: string;
 }
 
 /**
@@ -280,10 +325,25 @@ export interface StateStore {
    * session made a moment ago on a store whose listings are eventually consistent.
    */
   countSessions(tenant: string): Promise<number>;
+  /**
+   * Every session of the tenant with its summary, in no particular order: what the overview groups and
+   * filters (5,000 sessions: one query on SQLite; 1 MB pages of one partition's Query on DynamoDB).
+   */
+  listSessionSummaries(tenant: string): Promise<SessionSummary[]>;
+  /**
+   * Adds what a chunk found to the session's summary (lib/store/session-summary.ts `mergeSummary`: an
+   * earlier title replaces a later one; people and agents are added, up to 20 each). Nothing happens when
+   * the session has no index entry. Separate from `advanceWriter` on purpose: the chunk is acknowledged by
+   * the writer index alone, and a summary that could not be updated never fails it (ingest logs and goes
+   * on; the summary is a view for the board, the transcript is the record).
+   */
+  mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta): Promise<void>;
 
   /**
    * Writes a session's status when the stored one is at `status.version - 1` (none stored counts as 0), and
-   * moves the session index's `updated_at` forward to its last report's time (creating the entry).
+   * moves the session index's `updated_at` forward to its last report's time (creating the entry), and
+   * sets the index's state, state_since, note and reported_at from the record (session-summary.ts
+   * `statusSummaryOf`) in the same write.
    * @throws StateConflictError when another write got there first (read it again and retry)
    */
   putStatus(status: StatusRecord): Promise<void>;

@@ -9,16 +9,20 @@ import {
   type ChunkRecord,
   type Page,
   type SessionRecord,
+  type SessionSummary,
   StateConflictError,
   type StateStore,
   type StatusRecord,
+  type SummaryDelta,
   type TenantUsage,
   type TokenRecord,
   type WorkItem,
   type WriterAdvance,
   type WriterRecord,
 } from './ports.js';
+import { mergeSummary } from './session-summary.js';
 import { SqliteStatusWorkItems } from './sqlite-status-work.js';
+import { addSummaryColumns, SESSION_COLUMNS, toSummary } from './sqlite-summary.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, created_at TEXT NOT NULL);
@@ -134,6 +138,10 @@ export class SqliteStateStore implements StateStore {
             'INSERT INTO tenant_usage (tenant, bytes) SELECT tenant, SUM(bytes) FROM sessions GROUP BY tenant',
           );
         }
+        // A database from before the overview's session summary (issue 14.1): its columns are added.
+        addSummaryColumns({ exec: (sql) => this.db.exec(sql), q: (sql) => this.q(sql) }, () =>
+          this.db.pragma('table_info(sessions)'),
+        );
       })
       .immediate();
   }
@@ -305,9 +313,10 @@ export class SqliteStateStore implements StateStore {
   }
 
   async getSession(tenant: string, sid: string): Promise<SessionRecord | null> {
-    const row = this.q('SELECT * FROM sessions WHERE tenant = ? AND sid = ?').get(tenant, sid) as
-      | SessionRecord
-      | undefined;
+    const row = this.q(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant = ? AND sid = ?`).get(
+      tenant,
+      sid,
+    ) as SessionRecord | undefined;
     return row ?? null;
   }
 
@@ -320,18 +329,36 @@ export class SqliteStateStore implements StateStore {
     if (cursor) {
       const [updatedAt, sid] = decodeCursor(cursor);
       rows = this.q(
-        `SELECT * FROM sessions WHERE tenant = ? AND (updated_at < ? OR (updated_at = ? AND sid < ?))
+        `SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant = ? AND (updated_at < ? OR (updated_at = ? AND sid < ?))
            ORDER BY updated_at DESC, sid DESC LIMIT ?`,
       ).all(tenant, updatedAt, updatedAt, sid, limit + 1) as SessionRecord[];
     } else {
-      rows = this.q('SELECT * FROM sessions WHERE tenant = ? ORDER BY updated_at DESC, sid DESC LIMIT ?').all(
-        tenant,
-        limit + 1,
-      ) as SessionRecord[];
+      rows = this.q(
+        `SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant = ? ORDER BY updated_at DESC, sid DESC LIMIT ?`,
+      ).all(tenant, limit + 1) as SessionRecord[];
     }
     const items = rows.slice(0, limit);
     const last = items.at(-1);
     return { items, next: rows.length > limit && last ? encodeCursor(last.updated_at, last.sid) : null };
+  }
+
+  async listSessionSummaries(tenant: string): Promise<SessionSummary[]> {
+    return (this.q('SELECT * FROM sessions WHERE tenant = ?').all(tenant) as Row[]).map(toSummary);
+  }
+
+  async mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta): Promise<void> {
+    this.db.transaction(() => {
+      const row = this.q(
+        'SELECT title, title_at, people, agents FROM sessions WHERE tenant = ? AND sid = ?',
+      ).get(tenant, sid) as Row | undefined;
+      if (!row) return;
+      const cur = toSummary(row);
+      const next = mergeSummary({ ...cur, title_at: (row.title_at as number | null) ?? null }, delta);
+      if (!next) return;
+      this.q(
+        'UPDATE sessions SET title = ?, title_at = ?, people = ?, agents = ? WHERE tenant = ? AND sid = ?',
+      ).run(next.title, next.title_at, JSON.stringify(next.people), JSON.stringify(next.agents), tenant, sid);
+    })();
   }
 
   // ---- status, work items and claimed keys: sqlite-status-work.ts

@@ -5,6 +5,7 @@
  * store so that each file stays readable, as the DynamoDB adapter's dynamo-status-work.ts is.
  */
 import { StateConflictError, type StatusRecord, type WorkItem } from './ports.js';
+import { statusSummaryOf } from './session-summary.js';
 import { decodeStatus, encodeStatus, legacyStatus } from './status-record.js';
 
 type Row = Record<string, unknown>;
@@ -42,10 +43,11 @@ export class SqliteStatusWorkItems {
 
   /**
    * In one transaction: the version check, the record (a status of an earlier hansard, in table `status`,
-   * goes: it is version 0 of this one), and the session index.
+   * goes: it is version 0 of this one), and the session index with its status summary.
    */
   async putStatus(s: StatusRecord): Promise<void> {
     const at = s.reports.at(-1)!.reported_at;
+    const sum = statusSummaryOf(s);
     this.x.transaction(() => {
       const row = this.x
         .q('SELECT version FROM status_records WHERE tenant = ? AND sid = ?')
@@ -63,6 +65,12 @@ export class SqliteStatusWorkItems {
         .run(s.tenant, s.sid, encodeStatus(s), s.version);
       this.x.q('DELETE FROM status WHERE tenant = ? AND sid = ?').run(s.tenant, s.sid);
       this.touchSession(s.tenant, s.sid, at);
+      this.x
+        .q(
+          `UPDATE sessions SET state = ?, state_since = ?, note = ?, reported_at = ?,
+             first_note = COALESCE(first_note, NULLIF(?, '')) WHERE tenant = ? AND sid = ?`,
+        )
+        .run(sum.state, sum.state_since, sum.note, sum.reported_at, sum.note, s.tenant, s.sid);
     });
   }
 

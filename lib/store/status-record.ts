@@ -1,6 +1,6 @@
 /**
- * Encoding a `StatusRecord` for the adapters (one JSON text of its reports and counters, the version
- * beside it), and reading what an earlier hansard stored: the latest report alone (`state`, `note`,
+ * Encoding a `StatusRecord` for the adapters (one JSON text of its reports, counters and `state_since`, the
+ * version beside it), and reading what an earlier hansard stored: the latest report alone (`state`, `note`,
  * `events`, `reported_by`, `reported_at`), read as a record of that one report at version 0 so that the
  * next report replaces it under the same condition as a missing one.
  */
@@ -12,12 +12,16 @@ export function encodeStatus(s: StatusRecord): string {
     reports: s.reports,
     dropped_events: s.dropped_events,
     dropped_reports: s.dropped_reports,
+    ...(s.state_since === undefined ? {} : { state_since: s.state_since }),
   });
 }
 
 /** `encodeStatus`'s text back, with its keys. @throws SyntaxError when the text is not what it wrote */
 export function decodeStatus(tenant: string, sid: string, json: string, version: number): StatusRecord {
-  const o = JSON.parse(json) as Pick<StatusRecord, 'reports' | 'dropped_events' | 'dropped_reports'>;
+  const o = JSON.parse(json) as Pick<
+    StatusRecord,
+    'reports' | 'dropped_events' | 'dropped_reports' | 'state_since'
+  >;
   return {
     tenant,
     sid,
@@ -25,6 +29,7 @@ export function decodeStatus(tenant: string, sid: string, json: string, version:
     dropped_events: o.dropped_events,
     dropped_reports: o.dropped_reports,
     version,
+    ...(typeof o.state_since === 'string' ? { state_since: o.state_since } : {}),
   };
 }
 

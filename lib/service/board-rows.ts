@@ -1,0 +1,45 @@
+/**
+ * What a board row shows beyond the session index, shared by the board (`getBoard`) and the overview
+ * (`getOverview`): the session's work items with their freshness decided now, and its declared evidence's
+ * verdict counts, computed again only when a report or a segment changed them.
+ */
+import type { StatusRecord, WorkItem } from '../store/index.js';
+import type { BoardSession } from './board-schemas.js';
+import type { ServiceContext } from './context.js';
+import { checkedView } from './status.js';
+import type { VerdictCounts } from './status-schemas.js';
+import { workView } from './work-view.js';
+
+/** Work items as a board row lists them (no history), freshness at `now`. */
+export function workRows(items: WorkItem[], now: Date): BoardSession['work'] {
+  return items.map((i) => {
+    const { history: _, ...rest } = workView(i, now);
+    return rest;
+  });
+}
+
+/** The verdict counts last computed per session, with what they were computed from (LRU by insertion). */
+const VERDICTS = new Map<string, { from: string; counts: Promise<VerdictCounts> }>();
+const VERDICTS_KEPT = 2000;
+
+/**
+ * The verdict counts of a session's declared evidence (lib/service/status.ts). They change only when a
+ * report is added (the record's version) or a segment grows (the session's bytes), so they are computed
+ * again only then, and once: board reads at the same moment share the one computation in flight (five
+ * reads after a report read a 108 MB transcript five times).
+ */
+export function verdicts(ctx: ServiceContext, status: StatusRecord, bytes: number): Promise<VerdictCounts> {
+  const key = `${ctx.tenant}/${status.sid}`;
+  const from = `${status.version}:${bytes}`;
+  const known = VERDICTS.get(key);
+  if (known?.from === from) return known.counts;
+  const counts = checkedView(ctx, status).then((v) => v.evidence);
+  VERDICTS.delete(key);
+  VERDICTS.set(key, { from, counts });
+  // A failed computation is not kept: the next read tries again.
+  counts.catch(() => {
+    if (VERDICTS.get(key)?.counts === counts) VERDICTS.delete(key);
+  });
+  if (VERDICTS.size > VERDICTS_KEPT) VERDICTS.delete(VERDICTS.keys().next().value!);
+  return counts;
+}

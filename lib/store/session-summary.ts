@@ -1,0 +1,77 @@
+/**
+ * The session summary's storage rules, shared by both adapters so they keep the same fields the same way
+ * (ports.ts `SessionSummary`, issue 14.1): how a chunk's findings merge into what is stored, the bounds
+ * that keep a DynamoDB session item small, and the default status summary of a record.
+ */
+import type { StatusRecord, StatusSummary, SummaryDelta } from './ports.js';
+
+/** Longest title kept, in characters (UTF-16 units). */
+export const TITLE_MAX = 160;
+/** Most people and most agents kept per session. */
+export const SUMMARY_NAMES_MAX = 20;
+/** Longest user_id or agent name kept, in characters (longer ones are cut). */
+export const SUMMARY_NAME_CHARS = 200;
+/** Longest note kept in the index (a report's note is bounded by its schema; this bounds the item). */
+export const SUMMARY_NOTE_CHARS = 2000;
+
+/** The stored part of a summary a chunk can change. */
+export interface StoredSummaryNames {
+  title: string | null;
+  /** the title message's ts, µs since the epoch */
+  title_at: number | null;
+  people: string[];
+  agents: string[];
+}
+
+/**
+ * `cur` with `delta` added: the earlier title wins (a tie keeps the stored one), and new names are
+ * appended in order, cut to `SUMMARY_NAME_CHARS`, until `SUMMARY_NAMES_MAX`. Null when nothing changes,
+ * so an adapter can skip the write (most chunks repeat the people already known).
+ */
+export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): StoredSummaryNames | null {
+  let changed = false;
+  let { title, title_at } = cur;
+  if (delta.title && (title_at === null || delta.title.at < title_at)) {
+    title = delta.title.text.slice(0, TITLE_MAX);
+    title_at = delta.title.at;
+    changed = true;
+  }
+  const add = (have: string[], more: string[]): string[] => {
+    const out = [...have];
+    for (const raw of more) {
+      if (out.length >= SUMMARY_NAMES_MAX) break;
+      const name = raw.slice(0, SUMMARY_NAME_CHARS);
+      if (name === '' || out.includes(name)) continue;
+      out.push(name);
+      changed = true;
+    }
+    return out;
+  };
+  const people = add(cur.people, delta.people);
+  const agents = add(cur.agents, delta.agents);
+  return changed ? { title, title_at, people, agents } : null;
+}
+
+/** Whether a delta carries anything at all (ingest skips the store call for chunks that do not). */
+export function isEmptyDelta(delta: SummaryDelta): boolean {
+  return delta.title === null && delta.people.length === 0 && delta.agents.length === 0;
+}
+
+/**
+ * What the session index keeps of a status record: the last report's state, note and time, and
+ * `state_since` the record's own, else (a record from before it) the first report of the trailing run of
+ * that state among the kept reports.
+ */
+export function statusSummaryOf(s: StatusRecord): StatusSummary {
+  const last = s.reports.at(-1)!;
+  let since = last.reported_at;
+  for (let i = s.reports.length - 1; i >= 0 && s.reports[i]!.state === last.state; i--) {
+    since = s.reports[i]!.reported_at;
+  }
+  return {
+    state: last.state,
+    state_since: s.state_since ?? since,
+    note: last.note.slice(0, SUMMARY_NOTE_CHARS),
+    reported_at: last.reported_at,
+  };
+}

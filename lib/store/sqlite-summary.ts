@@ -1,0 +1,85 @@
+/**
+ * The session summary's columns of `SqliteStateStore` (table `sessions`, issue 14.1): added to a database
+ * made before them, filled from the status reports it already holds, and read back as `SessionSummary`.
+ * `people` and `agents` are JSON arrays of text; `title_at` is the title message's ts in µs.
+ */
+import type { SessionSummary } from './ports.js';
+import { statusSummaryOf } from './session-summary.js';
+import type { SqliteStatement } from './sqlite-status-work.js';
+import { decodeStatus } from './status-record.js';
+
+/** The index entry's own columns: what `getSession` and `listSessions` answer (`SessionRecord`). */
+export const SESSION_COLUMNS = 'tenant, sid, created_at, updated_at, writers, lines, bytes';
+
+const SUMMARY_COLUMNS: ReadonlyArray<[string, string]> = [
+  ['title', 'TEXT'],
+  ['title_at', 'INTEGER'],
+  ['first_note', 'TEXT'],
+  ['people', 'TEXT'],
+  ['agents', 'TEXT'],
+  ['state', 'TEXT'],
+  ['state_since', 'TEXT'],
+  ['note', 'TEXT'],
+  ['reported_at', 'TEXT'],
+];
+
+/**
+ * Adds the summary columns a database lacks (inside the store's opening transaction). When they are new,
+ * the sessions with a status report get its state, state_since, note and reported_at, so an old data
+ * directory's board shows its states at once; titles and people come with the next chunk.
+ */
+export function addSummaryColumns(
+  db: { exec(sql: string): void; q(sql: string): SqliteStatement },
+  tableInfo: () => unknown,
+): void {
+  const have = new Set((tableInfo() as Array<{ name: string }>).map((c) => c.name));
+  const missing = SUMMARY_COLUMNS.filter(([name]) => !have.has(name));
+  if (missing.length === 0) return;
+  for (const [name, type] of missing) db.exec(`ALTER TABLE sessions ADD COLUMN ${name} ${type}`);
+  const set = db.q(
+    `UPDATE sessions SET state = ?, state_since = ?, note = ?, reported_at = ?, first_note = ?
+       WHERE tenant = ? AND sid = ?`,
+  );
+  const records = db.q('SELECT tenant, sid, record, version FROM status_records').all() as Array<{
+    tenant: string;
+    sid: string;
+    record: string;
+    version: number;
+  }>;
+  for (const r of records) {
+    const s = decodeStatus(r.tenant, r.sid, r.record, r.version);
+    const sum = statusSummaryOf(s);
+    const first = s.reports.find((x) => x.note !== '')?.note ?? null;
+    set.run(sum.state, sum.state_since, sum.note, sum.reported_at, first, r.tenant, r.sid);
+  }
+  // A status of an earlier hansard still: its one report.
+  const legacy = db.q('SELECT tenant, sid, state, note, reported_at FROM status').all() as Array<
+    Record<string, string>
+  >;
+  for (const r of legacy) {
+    set.run(r.state, r.reported_at, r.note, r.reported_at, r.note || null, r.tenant, r.sid);
+  }
+}
+
+/** A `sessions` row (all columns) as `SessionSummary`; summary columns never set read as null and []. */
+export function toSummary(row: Record<string, unknown>): SessionSummary {
+  const names = (v: unknown): string[] => (typeof v === 'string' ? (JSON.parse(v) as string[]) : []);
+  const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+  return {
+    tenant: row.tenant as string,
+    sid: row.sid as string,
+    created_at: row.created_at as string,
+    updated_at: row.updated_at as string,
+    writers: row.writers as number,
+    lines: row.lines as number,
+    bytes: row.bytes as number,
+    title: text(row.title),
+    first_note: text(row.first_note),
+    people: names(row.people),
+    agents: names(row.agents),
+    state: text(row.state),
+    state_since: text(row.state_since),
+    note: text(row.note),
+    reported_at: text(row.reported_at),
+  };
+}
