@@ -24,6 +24,7 @@ import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from 
 import { AppError } from './errors.js';
 import { MAX_CHUNK_BYTES, resolveLimits } from './limits.js';
 import type { IngestAnswer } from './session-schemas.js';
+import { summariesChanged } from './summary-cache.js';
 import { dataLossError, storageAppError } from './storage-faults.js';
 
 /** Largest chunk body any deployment takes, in bytes (DESIGN §4, §7); a deployment may set less (`Limits`). */
@@ -146,6 +147,7 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
     throw storageAppError(err, 'this chunk', { expected_offset: offset }) ?? err;
   }
   await noteSummary(ctx, sid, scan.summary);
+  summariesChanged(ctx.state, ctx.tenant);
   return { created: true, writer: w, length: next.length, lines: next.lines, last_seq: next.last_seq };
 }
 

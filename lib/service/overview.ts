@@ -5,7 +5,7 @@
  * the rows of the page read their work items and status (for the verdict counts, cached as the board's).
  */
 import { createHash } from 'node:crypto';
-import type { SessionSummary, StateStore, StatusRecord } from '../store/index.js';
+import type { SessionSummary, StatusRecord } from '../store/index.js';
 import { statusSummaryOf } from '../store/session-summary.js';
 import { verdicts, workRows } from './board-rows.js';
 import { requireScope, type ServiceContext } from './context.js';
@@ -19,17 +19,12 @@ import {
   type OverviewGroup,
   type OverviewRow,
 } from './overview-schemas.js';
+import { SUMMARIES_MAX_AGE_MS, summaries } from './summary-cache.js';
 
 export type { Overview, OverviewFilters, OverviewGroup, OverviewRow } from './overview-schemas.js';
 
 /** Most agents and most people the facets list. */
 const FACETS_MAX = 200;
-/**
- * How long one listing of a tenant's summaries answers every overview of it, in ms: a page open in many
- * browsers asking every second reads the store about twice a second, and a write shows within this plus
- * the listing's own time (well under 1 s).
- */
-export const SUMMARIES_MAX_AGE_MS = 500;
 
 /** The groups whose rows wait on someone: oldest `state_since` first. */
 const WAITING: ReadonlySet<OverviewGroup> = new Set(['blocked', 'needs_review', 'working', 'done_recently']);
@@ -234,28 +229,4 @@ function etagOf(shown: Omit<Overview, 'generated_at' | 'etag'>, now: Date): stri
   return createHash('sha256')
     .update(JSON.stringify({ ...shown, rows }))
     .digest('base64url');
-}
-
-/** Listings in flight or recent, per store and tenant (`SUMMARIES_MAX_AGE_MS`). */
-const LISTINGS = new WeakMap<StateStore, Map<string, { started: number; list: Promise<SessionSummary[]> }>>();
-
-/** The tenant's summaries, from a listing started at most `maxAgeMs` ago (shared) or a new one. */
-function summaries(state: StateStore, tenant: string, maxAgeMs: number): Promise<SessionSummary[]> {
-  let byTenant = LISTINGS.get(state);
-  if (!byTenant) {
-    byTenant = new Map();
-    LISTINGS.set(state, byTenant);
-  }
-  const t = performance.now();
-  const known = byTenant.get(tenant);
-  if (known && t - known.started <= maxAgeMs) return known.list;
-  const list = state.listSessionSummaries(tenant);
-  const entry = { started: t, list };
-  byTenant.set(tenant, entry);
-  list.catch(() => {
-    if (byTenant.get(tenant) === entry) byTenant.delete(tenant);
-  });
-  // Old tenants' entries go once stale (a map of every tenant ever asked would only grow).
-  for (const [k, v] of byTenant) if (t - v.started > 10 * SUMMARIES_MAX_AGE_MS) byTenant.delete(k);
-  return list;
 }

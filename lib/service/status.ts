@@ -18,6 +18,7 @@ import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from 
 import { AppError, notFound, parseInput } from './errors.js';
 import { storedSegments } from './sources.js';
 import { appendReport } from './status-retention.js';
+import { summariesChanged } from './summary-cache.js';
 import {
   type CheckedEvent,
   type DeclaredEvent,
@@ -72,6 +73,7 @@ export async function reportStatus({
         : entry.reported_at;
     try {
       await ctx.state.putStatus(next);
+      summariesChanged(ctx.state, ctx.tenant);
       // The answer is not a read of the transcript (an agent reporting often would make every report a
       // whole-session scan): its claims say they are checked when the status is read.
       return await view(ctx, next, { check: false });

@@ -22,6 +22,7 @@ import {
   type WorkItem,
   type WriterAdvance,
 } from '../../lib/store/ports.js';
+import { sessionSummaryCases } from './session-summary.contract.js';
 
 export interface StateStoreContractOptions {
   /** the adapter's name, the describe block's title */
@@ -552,6 +553,8 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
     });
 
     // Issue 5: the per-tenant storage quota reads the tenant's bytes from the state store.
+    sessionSummaryCases(contract);
+
     describe('tenant usage', () => {
       contract(
         "sums a tenant's writers' bytes over its sessions, and 0 for a tenant with none",

@@ -1,0 +1,209 @@
+/**
+ * The `StateStore` contract's session summary cases (issue 14.1, ports.ts `SessionSummary`): what the
+ * index keeps for the overview as chunks (`mergeSessionSummary`) and reports (`putStatus`) arrive, and
+ * `listSessionSummaries`. Run by `runStateStoreContract` (./state-store.contract.ts) on every adapter.
+ */
+import { describe, expect } from 'vitest';
+import { newId } from '../../lib/log/ids.js';
+import type { StateStore, StatusEntry, StatusRecord } from '../../lib/store/ports.js';
+import { SUMMARY_NAMES_MAX, TITLE_MAX } from '../../lib/store/session-summary.js';
+import { advanceOf, at } from './state-store.contract.js';
+
+type Contract = (title: string, fn: (store: StateStore) => Promise<void>) => void;
+
+/** µs since the epoch of `at(i)`. */
+const micros = (i: number): number => Date.parse(at(i)) * 1000;
+
+/** The record after `states` were reported in turn, one second apart from `at(first)`. */
+function reportsOf(sid: string, states: string[], first = 100): StatusRecord {
+  const reports: StatusEntry[] = states.map((state, i) => ({
+    state,
+    note: `${state} ${i}`,
+    events: [],
+    events_dropped: 0,
+    reported_by: 'tok_R',
+    reported_at: at(first + i),
+  }));
+  return { tenant: 'acme', sid, reports, dropped_events: 0, dropped_reports: 0, version: states.length };
+}
+
+/** The records of reporting `states` one by one, each written on the previous. */
+async function report(s: StateStore, sid: string, states: string[], first = 100): Promise<void> {
+  for (let n = 1; n <= states.length; n++) await s.putStatus(reportsOf(sid, states.slice(0, n), first));
+}
+
+export function sessionSummaryCases(contract: Contract): void {
+  describe('session summaries', () => {
+    const summaryOf = async (s: StateStore, sid: string, tenant = 'acme') =>
+      (await s.listSessionSummaries(tenant)).find((x) => x.sid === sid);
+
+    contract('a session with neither messages nor reports reads null and []', async (s) => {
+      const sid = newId('s');
+      await s.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 1 }));
+      expect(await s.listSessionSummaries('acme')).toEqual([
+        {
+          ...(await s.getSession('acme', sid)),
+          title: null,
+          first_note: null,
+          people: [],
+          agents: [],
+          state: null,
+          state_since: null,
+          note: null,
+          reported_at: null,
+        },
+      ]);
+      // getSession and listSessions answer the index entry alone, as before summaries
+      expect(Object.keys((await s.getSession('acme', sid))!).sort()).toEqual(
+        ['bytes', 'created_at', 'lines', 'sid', 'tenant', 'updated_at', 'writers'].sort(),
+      );
+      expect(Object.keys((await s.listSessions('acme', 5, null)).items[0]!)).toHaveLength(7);
+    });
+
+    contract('the earliest message by ts is the title, whichever chunk brings it', async (s) => {
+      const sid = newId('s');
+      await s.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 1 }));
+      await s.mergeSessionSummary('acme', sid, {
+        title: { text: 'second prompt', at: micros(20) },
+        people: [],
+        agents: [],
+      });
+      expect((await summaryOf(s, sid))?.title).toBe('second prompt');
+      // a later one does not replace it; an earlier one (another writer's, shipped late) does
+      await s.mergeSessionSummary('acme', sid, {
+        title: { text: 'later', at: micros(30) },
+        people: [],
+        agents: [],
+      });
+      expect((await summaryOf(s, sid))?.title).toBe('second prompt');
+      await s.mergeSessionSummary('acme', sid, {
+        title: { text: 'first', at: micros(10) },
+        people: [],
+        agents: [],
+      });
+      expect((await summaryOf(s, sid))?.title).toBe('first');
+      // a delta without a title keeps it
+      await s.mergeSessionSummary('acme', sid, { title: null, people: ['priya'], agents: [] });
+      expect(await summaryOf(s, sid)).toMatchObject({ title: 'first', people: ['priya'] });
+      await s.mergeSessionSummary('acme', sid, {
+        title: { text: 'x'.repeat(500), at: micros(1) },
+        people: [],
+        agents: [],
+      });
+      expect((await summaryOf(s, sid))?.title).toBe('x'.repeat(TITLE_MAX));
+    });
+
+    contract('people and agents: added in the order first seen, once each, at most 20', async (s) => {
+      const sid = newId('s');
+      await s.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 1 }));
+      await s.mergeSessionSummary('acme', sid, {
+        title: null,
+        people: ['priya', 'sam'],
+        agents: ['claude-code'],
+      });
+      await s.mergeSessionSummary('acme', sid, {
+        title: null,
+        people: ['sam', 'ana'],
+        agents: ['codex', 'claude-code'],
+      });
+      expect(await summaryOf(s, sid)).toMatchObject({
+        people: ['priya', 'sam', 'ana'],
+        agents: ['claude-code', 'codex'],
+      });
+      const many = Array.from({ length: 30 }, (_, i) => `user-${String(i).padStart(2, '0')}`);
+      await s.mergeSessionSummary('acme', sid, { title: null, people: many, agents: many });
+      const got = (await summaryOf(s, sid))!;
+      expect(got.people).toHaveLength(SUMMARY_NAMES_MAX);
+      expect(got.people.slice(0, 4)).toEqual(['priya', 'sam', 'ana', 'user-00']);
+      expect(got.agents).toHaveLength(SUMMARY_NAMES_MAX);
+      // full: a new name is not taken, and nothing else changes
+      await s.mergeSessionSummary('acme', sid, { title: null, people: ['zed'], agents: [] });
+      expect((await summaryOf(s, sid))!.people).toEqual(got.people);
+    });
+
+    contract('concurrent merges of one session lose no name', async (s) => {
+      const sid = newId('s');
+      await s.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 1 }));
+      const names = ['a', 'b', 'c', 'd', 'e', 'f'];
+      await Promise.all(
+        names.map((n, i) =>
+          s.mergeSessionSummary('acme', sid, {
+            title: { text: n, at: micros(50 - i) },
+            people: [n],
+            agents: [],
+          }),
+        ),
+      );
+      const got = (await summaryOf(s, sid))!;
+      expect([...got.people].sort()).toEqual(names);
+      expect(got.title).toBe('f');
+    });
+
+    contract('a merge for a session without an index entry does nothing', async (s) => {
+      await s.mergeSessionSummary('acme', newId('s'), { title: null, people: ['priya'], agents: [] });
+      expect(await s.listSessionSummaries('acme')).toEqual([]);
+    });
+
+    contract(
+      'a report sets state, note and reported_at; state_since runs across reports of one state',
+      async (s) => {
+        const sid = newId('s');
+        await report(s, sid, ['working', 'blocked']);
+        expect(await summaryOf(s, sid)).toMatchObject({
+          state: 'blocked',
+          state_since: at(101),
+          note: 'blocked 1',
+          reported_at: at(101),
+          first_note: 'working 0',
+        });
+        // working → blocked → blocked keeps the first blocked's time
+        await s.putStatus(reportsOf(sid, ['working', 'blocked', 'blocked']));
+        expect(await summaryOf(s, sid)).toMatchObject({
+          state: 'blocked',
+          state_since: at(101),
+          reported_at: at(102),
+        });
+        // working → blocked → blocked → working starts again
+        await s.putStatus(reportsOf(sid, ['working', 'blocked', 'blocked', 'working']));
+        expect(await summaryOf(s, sid)).toMatchObject({
+          state: 'working',
+          state_since: at(103),
+          note: 'working 3',
+        });
+      },
+    );
+
+    contract(
+      "a record's own state_since wins over its kept reports (retention dropped the run's start)",
+      async (s) => {
+        const sid = newId('s');
+        await s.putStatus({ ...reportsOf(sid, ['blocked']), state_since: at(5), dropped_reports: 3 });
+        expect(await summaryOf(s, sid)).toMatchObject({ state: 'blocked', state_since: at(5) });
+        expect((await s.getStatus('acme', sid))?.state_since).toBe(at(5));
+      },
+    );
+
+    contract('a report older than the last activity still sets the summary', async (s) => {
+      const sid = newId('s');
+      await s.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 500 }));
+      await report(s, sid, ['needs_review']);
+      expect(await summaryOf(s, sid)).toMatchObject({
+        updated_at: at(500),
+        state: 'needs_review',
+        state_since: at(100),
+        writers: 1,
+      });
+    });
+
+    contract('lists every session of the tenant and only of it (230 of them)', async (s) => {
+      const sids = Array.from({ length: 230 }, () => newId('s'));
+      for (const [i, sid] of sids.entries()) {
+        await s.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: i }));
+      }
+      await s.advanceWriter('globex', newId('s'), newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 1 }));
+      const all = await s.listSessionSummaries('acme');
+      expect(all.map((x) => x.sid).sort()).toEqual([...sids].sort());
+      expect(await s.listSessionSummaries('initech')).toEqual([]);
+    });
+  });
+}
