@@ -78,6 +78,7 @@ const CALLS: Record<string, CallCase> = {
   },
   'GET /v1/docs': { ids: false, anonymous: 200, call: () => get('/v1/docs') },
   'GET /v1/board': { ids: false, call: () => get('/v1/board') },
+  'GET /v1/board/overview': { ids: false, call: () => get('/v1/board/overview') },
   'POST /v1/sessions/:sid/writers/:w/chunks': {
     ids: true,
     // a caller holding nothing of this writer is told to start at 0

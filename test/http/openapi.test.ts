@@ -242,6 +242,13 @@ describe('real answers match the document', () => {
     await call('GET', `/v1/sessions/${sid}/status`, status);
     await call('GET', '/v1/board', '/v1/board');
     await call('GET', '/v1/board', '/v1/board', nobody); // 401
+    const overview = '/v1/board/overview';
+    const filtered = `${overview}?state=needs_review&q=payments`;
+    const o = await call('GET', filtered, overview);
+    expect(o.json.rows.map((r: { sid: string }) => r.sid)).toEqual([sid]);
+    await call('GET', filtered, overview, { headers: { 'if-none-match': o.headers.get('etag')! } }); // 304
+    await call('GET', `${overview}?limit=0`, overview); // 400
+    await call('GET', overview, overview, nobody); // 401
 
     // work leases
     const owner = { session: sid, system: 'openapi', actor: 'tester' };
@@ -363,6 +370,9 @@ describe('real answers match the document', () => {
       'replay 400',
       'reportStatus 201',
       'reportStatus 400',
+      'getOverview 200',
+      'getOverview 304',
+      'getOverview 400',
       'workStart 201',
       'workStart 200',
       'workStart 409',

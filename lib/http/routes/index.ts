@@ -22,6 +22,7 @@ import { replay } from './sessions/replay.js';
 import { getSegment } from './sessions/segment.js';
 import { getBoardRoute } from './status/board.js';
 import { getStatusRoute } from './status/get.js';
+import { getOverviewRoute } from './status/overview.js';
 import { reportStatusRoute } from './status/report.js';
 import { createTokenRoute } from './tokens/create.js';
 import { createSessionTokenRoute } from './tokens/create-for-session.js';
@@ -56,6 +57,7 @@ export const API_ROUTES: readonly Operation[] = [
   reportStatusRoute,
   getStatusRoute,
   getBoardRoute,
+  getOverviewRoute,
   createTokenRoute,
   createSessionTokenRoute,
   listTokensRoute,
