@@ -3,4 +3,8 @@
  * `lib/service` answers. Their routes and sign-in are lib/http's (`lib/http/routes/pages/`), so that
  * no import runs back from here to lib/http.
  */
+export * from './assets.js';
+export * from './components.js';
+export * from './layout.js';
+export * from './overview.js';
 export * from './pages.js';

@@ -12,9 +12,10 @@ import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { ServiceDeps } from '../service/context.js';
 import { type AppEnv, type AppServices, requireAuth } from './auth.js';
 import { errorBody, errorResponse } from './errors.js';
+import { DEFAULT_LIVE_TIMING, type LiveMode, type LiveTiming } from './live.js';
 import { type Json, openApiDocument } from './openapi.js';
 import { rateLimit } from './ratelimit.js';
-import { wholeSessionReads } from './replay-slots.js';
+import { ReplaySlots, wholeSessionReads } from './replay-slots.js';
 import { requestLog } from './request-log.js';
 import { type Operation, registerRoute } from './route.js';
 import { API_ROUTES, META_ROUTES, PAGE_ROUTES, ROUTES } from './routes/index.js';
@@ -37,6 +38,14 @@ export interface AppDeps extends ServiceDeps {
    * reads it and ends the response).
    */
   dropConnection?: (env: unknown) => boolean;
+  /**
+   * how the board's pages update themselves (issue 14.2): `sse`, server-sent events from
+   * `GET /board/events` (the default: `hansard serve` streams), or `poll`, a conditional poll of
+   * `GET /board/fragment` where the runtime buffers answers (the API function behind API Gateway)
+   */
+  live?: LiveMode;
+  /** the live updates' timing and per-token cap (default `DEFAULT_LIVE_TIMING`; tests shorten it) */
+  liveTiming?: Partial<LiveTiming>;
 }
 
 /**
@@ -59,7 +68,9 @@ function registerAll(app: OpenAPIHono<AppEnv>, ops: readonly Operation[]): void 
 /**
  * Builds the app from the route declarations (`./routes/index.ts`): `/healthz` and the API's description,
  * `/v1/…` (bearer tokens; `GET /v1/board` also the board's cookie), and the board pages `/`, `/login`,
- * `/sessions/{sid}` (the board cookie). Its OpenAPI document is generated from the same declarations.
+ * `/sessions/{sid}`, `/people/{user_id}`,
+ * `/agents/{agent}`, and the live updates `/board/events`, `/board/fragment` (the board cookie); the
+ * pages' scripts `/assets/{name}` (public, cached). Its OpenAPI document is generated from the same declarations.
  */
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const full = {
@@ -87,6 +98,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       log(`${c.req.method} ${c.req.path}: ${err.message}`);
       return deps.dropConnection?.(c.env) ?? false;
     },
+    live: deps.live ?? 'sse',
+    liveTiming: { ...DEFAULT_LIVE_TIMING, ...deps.liveTiming },
+    liveStreams: new ReplaySlots(),
+    log,
   };
 
   if (deps.requestLog) app.use('*', requestLog(deps.requestLog));
@@ -120,6 +135,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     secureHeaders({
       contentSecurityPolicy: {
         defaultSrc: ["'none'"],
+        // Our own served scripts only (htmx, its SSE extension, ours: /assets/); no inline script, no eval.
+        scriptSrc: ["'self'"],
+        // The live updates: the SSE stream and the poll of the overview region.
+        connectSrc: ["'self'"],
         styleSrc: ["'unsafe-inline'"],
         formAction: ["'self'"],
         frameAncestors: ["'none'"],

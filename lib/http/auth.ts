@@ -9,8 +9,9 @@ import type { ServiceContext, ServiceDeps } from '../service/context.js';
 import { AppError } from '../service/errors.js';
 import { authenticate } from '../service/tokens.js';
 import { storageFaultKind } from '../store/storage-errors.js';
+import type { LiveMode, LiveTiming } from './live.js';
 import type { Json } from './openapi.js';
-import type { WholeSessionReads } from './replay-slots.js';
+import type { ReplaySlots, WholeSessionReads } from './replay-slots.js';
 
 export const BOARD_COOKIE = 'hansard_board';
 
@@ -31,6 +32,14 @@ export interface AppServices {
    * it closed the connection.
    */
   stalled: (c: Context<AppEnv>, err: Error) => boolean;
+  /** how the board's pages update themselves (`AppDeps.live`) */
+  live: LiveMode;
+  /** the live updates' timing and cap (./live.ts) */
+  liveTiming: LiveTiming;
+  /** the live streams each token holds open (`GET /board/events`) */
+  liveStreams: ReplaySlots;
+  /** where an error that answers no request goes (a live stream's failed check) */
+  log: (message: string, err?: unknown) => void;
 }
 
 export type AppEnv = { Variables: { ctx: ServiceContext; services: AppServices } };

@@ -31,6 +31,7 @@ export const ERROR_STATUS = {
   content_rule: 422,
   rate_limited: 429,
   too_many_replays: 429,
+  too_many_streams: 429,
   internal: 500,
   // Storage faults (issue 8; docs/operations.md says what each means for an operator).
   data_loss: 500,

@@ -253,6 +253,12 @@ const CALLS: Record<string, CallCase> = {
     anonymous: 302,
     call: (i) => get(`/sessions/${i.sid}`),
   },
+  'GET /people/:user_id': { ids: false, anonymous: 302, call: () => get('/people/priya') },
+  'GET /agents/:agent': { ids: false, anonymous: 302, call: () => get('/agents/claude-code') },
+  // The live updates answer a script: JSON errors, no redirect to sign-in.
+  'GET /board/events': { ids: false, call: () => get('/board/events') },
+  'GET /board/fragment': { ids: false, call: () => get('/board/fragment') },
+  'GET /assets/:name': { ids: false, anonymous: 200, call: () => get('/assets/board.js') },
 };
 
 /**
@@ -297,7 +303,8 @@ interface Held {
   single: Record<Scope, string>;
 }
 
-const srv = useServer({ tenants: [] });
+// A live board stream ends after 300 ms here, so that every call of it has a whole answer to compare.
+const srv = useServer({ tenants: [], deps: { liveTiming: { lifetimeMs: 300, checkMs: 100 } } });
 let A: Held;
 let B: Held;
 let C: TestTenant;

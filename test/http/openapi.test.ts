@@ -347,6 +347,42 @@ describe('real answers match the document', () => {
     // 303, signed in: the link as a browser sends it when the user opens it
     expectDocumented('GET', '/', await navigate(srv, `/?token=${srv.admin}`));
 
+    // the overview's views, live updates and scripts (issue 14)
+    const signedIn = { headers: { cookie: `hansard_board=${srv.admin}` } };
+    const frag = await raw('GET', '/board/fragment', signedIn);
+    for (const [path, docPath, init] of [
+      ['/?state=working&page=2', '/', signedIn],
+      ['/?page=0', '/', signedIn], // 400
+      ['/people/priya', '/people/{user_id}', signedIn],
+      ['/people/priya?limit=0', '/people/{user_id}', signedIn], // 400
+      ['/agents/claude-code', '/agents/{agent}', {}], // 302 to /login
+      ['/agents/claude-code', '/agents/{agent}', signedIn],
+      ['/board/fragment', '/board/fragment', signedIn],
+      [
+        '/board/fragment',
+        '/board/fragment',
+        { headers: { ...signedIn.headers, 'if-none-match': frag.headers.get('etag')! } },
+      ], // 304
+      ['/board/fragment?state=asleep', '/board/fragment', signedIn], // 400
+      ['/board/fragment', '/board/fragment', {}], // 401
+      ['/board/events', '/board/events', {}], // 401
+      ['/assets/htmx.min.js', '/assets/{name}', {}],
+      ['/assets/nothing.js', '/assets/{name}', {}], // 404
+    ] as const) {
+      expectDocumented('GET', docPath, await raw('GET', path, init as RequestOptions));
+    }
+    // the stream: its status and type, read no further
+    const ac = new AbortController();
+    const stream = await fetch(`${srv.url}/board/events`, { ...signedIn, signal: ac.signal });
+    expectDocumented('GET', '/board/events', {
+      status: stream.status,
+      headers: stream.headers,
+      bytes: Buffer.from('x'),
+      text: '',
+      json: null,
+    });
+    ac.abort();
+
     // Every operation had at least one real answer checked.
     const exercised = new Set([...checked].map((c) => c.split(' ')[0]));
     const operations = Object.values(doc.paths as Json).flatMap((item) =>
@@ -373,6 +409,14 @@ describe('real answers match the document', () => {
       'getOverview 200',
       'getOverview 304',
       'getOverview 400',
+      'boardPage 400',
+      'personPage 200',
+      'agentPage 302',
+      'boardFragment 304',
+      'boardFragment 401',
+      'boardEvents 200',
+      'boardAsset 200',
+      'boardAsset 404',
       'workStart 201',
       'workStart 200',
       'workStart 409',

@@ -7,14 +7,19 @@ import type { Operation } from '../route.js';
 import { attribution } from './analysis/attribution.js';
 import { inspect } from './analysis/inspect.js';
 import { verify } from './analysis/verify.js';
+import { assetRoute } from './board/assets.js';
+import { boardEvents } from './board/events.js';
+import { boardFragment } from './board/fragment.js';
 import { getWriterRoute } from './ingest/get-writer.js';
 import { listChunksRoute } from './ingest/list-chunks.js';
 import { postChunk } from './ingest/post-chunk.js';
 import { docs } from './meta/docs.js';
 import { health } from './meta/health.js';
 import { openapiJson } from './meta/openapi-json.js';
+import { agentPage } from './pages/agents.js';
 import { boardPage } from './pages/board.js';
 import { login, loginPage, logout } from './pages/login.js';
+import { personPage } from './pages/people.js';
 import { sessionPage } from './pages/session.js';
 import { getSessionRoute } from './sessions/get.js';
 import { listSessionsRoute } from './sessions/list.js';
@@ -40,7 +45,7 @@ import { workWaitRoute } from './work/wait.js';
 export { health };
 
 /** Liveness and the API's own description: public, and cacheable (no private headers). */
-export const META_ROUTES: readonly Operation[] = [health, openapiJson, docs];
+export const META_ROUTES: readonly Operation[] = [health, openapiJson, docs, assetRoute];
 
 /** The `/v1` API behind tokens (and the board's cookie where `auth` says so). */
 export const API_ROUTES: readonly Operation[] = [
@@ -73,7 +78,17 @@ export const API_ROUTES: readonly Operation[] = [
 ];
 
 /** The board's HTML pages, for a browser. */
-export const PAGE_ROUTES: readonly Operation[] = [loginPage, login, logout, boardPage, sessionPage];
+export const PAGE_ROUTES: readonly Operation[] = [
+  loginPage,
+  login,
+  logout,
+  boardPage,
+  sessionPage,
+  personPage,
+  agentPage,
+  boardEvents,
+  boardFragment,
+];
 
 /** All of them, in the order the document lists them. */
 export const ROUTES: readonly Operation[] = [...META_ROUTES, ...API_ROUTES, ...PAGE_ROUTES];

@@ -1,0 +1,110 @@
+/**
+ * Pieces of a board row (hono/jsx), shared by the overview and the per-person and per-agent views: a
+ * work item with its freshness, the declared evidence's verdicts, ages, and links to a person's and an
+ * agent's view. Whatever a writer or an agent wrote goes through `escapeControl` (issue 8.4) besides the
+ * HTML escaping hono/jsx does.
+ */
+import { escapeControl } from '../log/escape.js';
+import type { BoardSession } from '../service/board.js';
+
+/**
+ * How long ago `iso` was at `now` (both ISO instants), in words: `just now`, `12 min`, `3 h`, `4 d`.
+ * A time after `now` (clock skew) reads `just now`.
+ */
+export function age(iso: string, now: string): string {
+  const min = Math.max(0, Math.floor((Date.parse(now) - Date.parse(iso)) / 60_000));
+  if (min < 1) return 'just now';
+  if (min < 120) return `${min} min`;
+  const h = Math.floor(min / 60);
+  return h < 48 ? `${h} h` : `${Math.floor(h / 24)} d`;
+}
+
+/** `age` as a phrase after a verb: `just now`, `12 min ago`. */
+export function ago(iso: string, now: string): string {
+  const a = age(iso, now);
+  return a === 'just now' ? a : `${a} ago`;
+}
+
+/** An instant as a `<time>`: readable relative text, the exact instant in `datetime` and on hover. */
+export function When({ iso, now }: { iso: string; now: string }) {
+  return (
+    <time datetime={iso} title={`${iso.replace('T', ' ').slice(0, 19)} UTC`}>
+      {ago(iso, now)}
+    </time>
+  );
+}
+
+/** The page of one person (`/people/{user_id}`). */
+export function personHref(userId: string): string {
+  return `/people/${encodeURIComponent(userId)}`;
+}
+
+/** The page of one agent (`/agents/{agent}`). */
+export function agentHref(agent: string): string {
+  return `/agents/${encodeURIComponent(agent)}`;
+}
+
+/** A session's timeline, for a person's view with `?person=`. */
+export function sessionHref(sid: string, person?: string): string {
+  return `/sessions/${sid}${person === undefined ? '' : `?person=${encodeURIComponent(person)}`}`;
+}
+
+/**
+ * One work item under the note (seed 004): what it says and how fresh that is, in the words of
+ * docs/work.md. An expired lease is `unknown`, with when it was last reported: never idle.
+ */
+export function WorkLine({ w }: { w: BoardSession['work'][number] }) {
+  const f = w.freshness;
+  const when = (iso: string) => ago(iso, f.as_of);
+  const fresh =
+    f.shown === 'observed'
+      ? 'observed'
+      : f.shown === 'stopped'
+        ? `stopped (${w.outcome}) ${when(f.last_reported.at)}`
+        : `unknown: last reported ${when(f.last_reported.at)}`;
+  const waiting = w.waiting_on ? `; waiting on ${w.waiting_on.dependency.kind}: ${w.waiting_on.reason}` : '';
+  return (
+    <div class="muted" data-work={w.id} data-freshness={f.shown}>
+      {escapeControl(`${w.actor} ${w.mode}: ${w.summary}${waiting}`)} ({fresh})
+    </div>
+  );
+}
+
+/** The declared evidence's verdicts under the note (docs/status.md): declared, so marked as such. */
+export function Verdicts({ evidence: e }: { evidence: BoardSession['evidence'] }) {
+  if (!e || e.supported + e.unsupported + e.unchecked === 0) return null;
+  const parts = [
+    e.supported ? `${e.supported} supported` : '',
+    e.unsupported ? `${e.unsupported} unsupported` : '',
+    e.unchecked ? `${e.unchecked} unchecked` : '',
+  ].filter(Boolean);
+  return (
+    <div class="muted" data-evidence={`${e.supported}/${e.unsupported}/${e.unchecked}`}>
+      Declared evidence, all reports kept: {parts.join(', ')}
+    </div>
+  );
+}
+
+/** Links to the views of `names` (agents or people), or `none` in words. */
+export function NameLinks({
+  names,
+  href,
+  label,
+  none,
+}: {
+  names: readonly string[];
+  href: (name: string) => string;
+  label: string;
+  none: string;
+}) {
+  if (names.length === 0) return <div class="muted">{none}</div>;
+  return (
+    <ul class="who" aria-label={label}>
+      {names.map((n) => (
+        <li>
+          <a href={href(n)}>{escapeControl(n)}</a>
+        </li>
+      ))}
+    </ul>
+  );
+}

@@ -1,0 +1,61 @@
+/**
+ * The board's CSS, one stylesheet inlined in every page (`style-src 'unsafe-inline'` is the only
+ * relaxation of the CSP, and it is for styles alone). Light and dark colours follow the system
+ * (`prefers-color-scheme`); each pair keeps text at 4.5:1 or more against its background (checked by
+ * axe-core in test/board/overview.browser.test.ts in both). Focus is always visible; under 700 px the
+ * session tables become stacked cards, and nothing scrolls sideways down to 360 px.
+ */
+export const CSS = `
+:root { color-scheme: light dark; --bg: #ffffff; --fg: #111827; --muted: #4b5563; --line: #d1d5db;
+  --link: #1d4ed8; --focus: #2563eb; --card: #f9fafb; --error: #b91c1c; --ok: #15803d; }
+@media (prefers-color-scheme: dark) {
+  :root { --bg: #0f172a; --fg: #e5e7eb; --muted: #a3acb9; --line: #334155; --link: #93c5fd; --focus: #60a5fa;
+    --card: #1e293b; --error: #fca5a5; --ok: #86efac; }
+}
+* { box-sizing: border-box; }
+body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 1rem 1.5rem;
+  background: var(--bg); color: var(--fg); }
+a { color: var(--link); } a:visited { color: var(--link); }
+:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; border-radius: 2px; }
+.skip { position: absolute; left: -9999px; top: 0; } .skip:focus { left: 1rem; top: .5rem; background: var(--bg); padding: .3rem .6rem; z-index: 1; }
+header { display: flex; flex-wrap: wrap; gap: .5rem 1rem; justify-content: space-between; align-items: baseline; border-bottom: 1px solid var(--line); margin-bottom: 1rem; }
+header .tools { display: flex; gap: 1rem; align-items: baseline; }
+h1 { font-size: 1.3rem; margin: .2rem 0 .6rem; } h1 a, h1 a:visited { color: inherit; text-decoration: none; }
+h2 { font-size: 1.05rem; margin: 1.4rem 0 .4rem; }
+table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: .45rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
+th { font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
+code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .85rem; }
+small.mono { font-size: .78rem; }
+.state { display: inline-block; padding: .05rem .5rem; border-radius: 1rem; font-size: .8rem; font-weight: 600; white-space: nowrap; }
+time, header button { white-space: nowrap; }
+.working { background: #dbeafe; color: #1e3a8a; } .blocked { background: #fee2e2; color: #7f1d1d; }
+.needs_review { background: #fef3c7; color: #78350f; } .done { background: #dcfce7; color: #14532d; }
+.none { background: #e5e7eb; color: #374151; }
+@media (prefers-color-scheme: dark) {
+  .working { background: #1e3a8a; color: #dbeafe; } .blocked { background: #7f1d1d; color: #fee2e2; }
+  .needs_review { background: #78350f; color: #fef3c7; } .done { background: #14532d; color: #dcfce7; }
+  .none { background: #374151; color: #e5e7eb; }
+}
+.muted { color: var(--muted); } .empty { padding: 2rem 0; }
+pre.timeline { white-space: pre-wrap; word-break: break-word; font-size: .8rem; line-height: 1.5; }
+form.inline { display: inline; } button, input, select { font: inherit; } button { cursor: pointer; }
+.error { color: var(--error); }
+nav.pages { margin: 1rem 0; display: flex; flex-wrap: wrap; gap: .5rem 1rem; } p.count { margin: 0 0 .8rem; }
+.live { margin: 0; font-size: .85rem; } .live[data-state="live"] { color: var(--ok); }
+.live[data-state="disconnected"] { color: var(--error); font-weight: 600; }
+form.filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: flex-end; margin: 0 0 1rem; }
+form.filters label { display: flex; flex-direction: column; font-size: .85rem; color: var(--muted); }
+form.filters select, form.filters input { min-width: 9rem; max-width: 100%; color: var(--fg); background: var(--bg); border: 1px solid var(--muted); border-radius: 4px; padding: .25rem .4rem; }
+ul.summary { list-style: none; display: flex; flex-wrap: wrap; gap: .4rem 1.2rem; padding: 0; margin: 0 0 1rem; }
+.reason { font-weight: 600; } .row-title { font-weight: 600; }
+td ul.who { list-style: none; padding: 0; margin: .2rem 0 0; display: flex; flex-wrap: wrap; gap: 0 .6rem; }
+@media (max-width: 700px) {
+  body { padding: .6rem .8rem; }
+  table, thead, tbody, tr, th, td { display: block; width: 100%; }
+  thead { position: absolute; left: -9999px; }
+  tr { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 .8rem; padding: .3rem .2rem; background: var(--card); }
+  td { border: 0; padding: .25rem .5rem; }
+  td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); font-size: .8rem; }
+  form.filters label, form.filters select, form.filters input { width: 100%; }
+}
+`;
