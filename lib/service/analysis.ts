@@ -22,7 +22,8 @@ import { type SegmentLoss, storedSegments, storedSegmentsAndLosses } from './sou
 import { checkedStatus } from './status.js';
 
 /**
- * `GET /v1/sessions/{sid}/verify` (scope `read`). A segment whose store holds less than its index, or
+ * `GET /v1/sessions/{sid}/verify` (scope `read`, or `board`: the session page shows its findings and links
+ * the report). A segment whose store holds less than its index, or
  * whose last byte is not a newline (a torn tail), is a `data_loss` problem (error, with the lost `range`);
  * the bytes before the loss are checked as usual. Every whole chunk read is hashed against the SHA-256
  * ingest acknowledged it with: a chunk whose bytes changed is a `chunk_digest_mismatch` (error, with the
@@ -39,7 +40,7 @@ export async function verifyStored({
   /** the request's: aborted when the client goes away, it stops the reads (AbortError) and closes them */
   signal?: AbortSignal;
 }): Promise<VerifyReport> {
-  requireScope(ctx, 'read');
+  requireScope(ctx, 'read', 'board');
   requireSessionAccess(ctx, sid);
   const { segments, losses, ends } = await storedSegmentsAndLosses(ctx, sid);
   const digests = digestChecked(ctx, sid, segments, ends);

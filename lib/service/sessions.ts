@@ -203,7 +203,7 @@ export async function sessionTimeline({
 }
 
 /**
- * `replay?raw=1` (scope `read`): every stored line as written, quarantined ones included, in merged order
+ * `replay?raw=1` (scope `read`, or `board`: the session page links it): every stored line as written, quarantined ones included, in merged order
  * (DESIGN §5). `signal` as for `replaySession`. @throws AppError `not_found`
  */
 export async function rawSession({
@@ -215,13 +215,14 @@ export async function rawSession({
   sid: string;
   signal?: AbortSignal;
 }): Promise<AsyncIterable<Uint8Array>> {
-  requireScope(ctx, 'read');
+  requireScope(ctx, 'read', 'board');
   requireSessionAccess(ctx, sid);
   return replayRaw(segmentSources(await storedSegments(ctx, sid), { signal }), { signal });
 }
 
 /**
- * `GET /v1/sessions/{sid}/writers/{w}/segment` (scope `read`): the raw segment, its length checked before
+ * `GET /v1/sessions/{sid}/writers/{w}/segment` (scope `read`, or `board`: the session page links each
+ * writer's): the raw segment, its length checked before
  * the first byte. @throws AppError `not_found`; `data_loss` (500, `{w, range}`)
  */
 export async function rawSegment({
@@ -236,7 +237,7 @@ export async function rawSegment({
   /** the request's: aborted when the client goes away, it stops the read and closes the segment */
   signal?: AbortSignal;
 }): Promise<{ length: number; body: AsyncIterable<Uint8Array> }> {
-  requireScope(ctx, 'read');
+  requireScope(ctx, 'read', 'board');
   requireSessionAccess(ctx, sid);
   const rec = await ctx.state.getWriter(ctx.tenant, sid, w);
   if (!rec) throw notFound('writer');

@@ -182,7 +182,7 @@ describe('the board in Chromium', () => {
     const page = signedIn.pages()[0]!;
     await page.getByRole('link', { name: sid }).click();
     await page.waitForURL(`${base}/sessions/${sid}`);
-    const timeline = await page.locator('pre.timeline').textContent();
+    const timeline = await page.locator('ol.tl').first().textContent();
     expect(timeline).toContain(MESSAGE);
     expect(timeline).toContain(OUTPUT);
     expect(await page.locator('.state').first().textContent()).toBe('blocked');

@@ -157,7 +157,7 @@ describe('the per-token cap on whole-session reads', () => {
       shown = await page();
     }
     expect(shown.status).toBe(200);
-    expect(shown.text).toContain('class="timeline"');
+    expect(shown.text).toContain('data-kind="message"');
   });
 
   it('counts the tokens minted from a token with it: minting one does not buy more reads', async () => {

@@ -20,8 +20,9 @@ export const verify = defineRoute({
     request: { params: SessionPath },
     responses: { 200: json('the findings', VerifyReport) },
   },
-  auth: 'bearer',
-  scopes: ['read'],
+  // The session page links the verify report: the board's cookie downloads it.
+  auth: 'bearer_or_cookie',
+  scopes: ['read', 'board'],
   errors: [...SESSION, 'storage_layout', 'too_many_replays'],
   handler: async (c) => c.json(await readWholeSession(c, c.req.valid('param').sid, verifyStored), 200),
 });

@@ -1,19 +1,43 @@
 /**
- * `GET /sessions/{sid}`: a session's timeline, its latest status and the merged replay as text (at most
- * `MAX_TIMELINE_LINES` lines), for a signed-in browser. A whole-session read like the API's replay: it
- * holds a replay slot of the token (one more than the cap gets a page saying so, 429), waits its turn in
- * the scan gate, and stops when the browser goes away.
+ * `GET /sessions/{sid}?after=&person=`: a session's timeline as structured rows (issue 14.3;
+ * lib/service/timeline.ts, lib/board/timeline.tsx), a page of `TIMELINE_PAGE_ROWS` at a time, for a
+ * signed-in browser. A whole-session read like the API's replay: it holds a replay slot of the token (one
+ * more than the cap gets a page saying so, 429), waits its turn in the scan gate, and stops when the
+ * browser goes away.
  */
-import { BusyPage, NotFoundPage, SessionPage } from '../../../board/pages.js';
+import { z } from 'zod';
+import { BusyPage, NotFoundPage } from '../../../board/pages.js';
+import { SessionTimelinePage, StatusOnlyPage } from '../../../board/timeline.js';
 import { AppError } from '../../../service/errors.js';
-import { sessionTimeline, type Timeline } from '../../../service/sessions.js';
-import { getStatus, type StatusView } from '../../../service/status.js';
+import { getStatus } from '../../../service/status.js';
+import { TIMELINE_PAGE_ROWS, type TimelinePage, timelinePage } from '../../../service/timeline.js';
+import { listWork } from '../../../service/work.js';
 import { pageAuth } from '../../auth.js';
 import { SessionPath } from '../../params.js';
 import { readWholeSession } from '../../replay-slots.js';
 import { defineRoute, page, redirect } from '../../route.js';
 
-const MAX_TIMELINE_LINES = 2000;
+/**
+ * `?after=N`: the position of the last row already shown. Read leniently: a link that is not a position
+ * shows the timeline from its start, as a page without it does.
+ */
+const After = z
+  .string()
+  .optional()
+  .describe(
+    'show the rows after this position (the "Load more" link gives it); not a number: from the start',
+  );
+const Person = z
+  .string()
+  .optional()
+  .describe(
+    "only this person's messages and the turns attributed to them (a user_id, at most 200 characters)",
+  );
+
+/** `?after=` as a position, −1 (the start) when it is not one. */
+function afterOf(v: string | undefined): number {
+  return v !== undefined && /^\d{1,9}$/.test(v) ? Number(v) : -1;
+}
 
 export const sessionPage = defineRoute({
   route: {
@@ -22,10 +46,15 @@ export const sessionPage = defineRoute({
     operationId: 'sessionPage',
     tags: ['board pages'],
     summary: "A session's timeline",
+    description:
+      'The merged transcript as rows (writers, people, messages, turns with their actions, results and ' +
+      'outputs, attribution, corrections, declared status reports with their verdicts, quarantined lines, ' +
+      `verify findings), ${TIMELINE_PAGE_ROWS} rows a page (\`?after=\`), with the status history, the work ` +
+      'items and download links beside it.',
     middleware: [pageAuth],
-    request: { params: SessionPath },
+    request: { params: SessionPath, query: z.object({ after: After, person: Person }) },
     responses: {
-      200: page('its status and the merged replay as text'),
+      200: page('the timeline'),
       302: redirect('not signed in: to the sign-in page', '/login'),
       404: page('no such session (or another tenant’s)'),
       429: page(
@@ -39,34 +68,29 @@ export const sessionPage = defineRoute({
   errors: ['invalid_id'],
   handler: async (c) => {
     const { sid } = c.req.valid('param');
+    const query = c.req.valid('query');
+    const after = afterOf(query.after);
+    const person = query.person && query.person.length <= 200 ? query.person : null;
     const ctx = c.get('ctx');
-    let status: StatusView | null = null;
+    let tl: TimelinePage;
     try {
-      status = await getStatus({ ctx, sid });
-    } catch (err) {
-      if (!(err instanceof AppError && err.code === 'not_found')) throw err;
-    }
-    let timeline: Timeline = { lines: [], more: false };
-    try {
-      timeline = await readWholeSession(c, sid, (read) =>
-        sessionTimeline({ ...read, maxLines: MAX_TIMELINE_LINES }),
-      );
+      tl = await readWholeSession(c, sid, (read) => timelinePage({ ...read, after, person }));
     } catch (err) {
       if (err instanceof AppError && err.code === 'too_many_replays') {
         const { limit, retry_after_seconds } = err.details as { limit: number; retry_after_seconds: number };
         return c.html(<BusyPage limit={limit} retryAfterSeconds={retry_after_seconds} />, 429);
       }
       if (!(err instanceof AppError && err.code === 'not_found')) throw err;
-      if (!status) return c.html(<NotFoundPage />, 404);
+      // No segment: a status report may still have come first.
+      try {
+        const status = await getStatus({ ctx, sid });
+        return c.html(<StatusOnlyPage sid={sid} status={status} />);
+      } catch (e) {
+        if (e instanceof AppError && e.code === 'not_found') return c.html(<NotFoundPage />, 404);
+        throw e;
+      }
     }
-    return c.html(
-      <SessionPage
-        sid={sid}
-        state={status?.state ?? null}
-        note={status?.note ?? null}
-        lines={timeline.lines}
-        more={timeline.more}
-      />,
-    );
+    const work = (await listWork({ ctx, session: sid, limit: 50 })).items;
+    return c.html(<SessionTimelinePage tl={tl} work={work} after={after} />);
   },
 });

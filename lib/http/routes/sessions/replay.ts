@@ -19,7 +19,7 @@ export const replay = defineRoute({
     description: [
       "Every writer's segment merged into one order, corrections applied (each corrected event carries",
       'its `corrected` provenance); the same bytes the CLI gives for the same session directory.',
-      '`raw=1` needs the read scope. A token runs at most a few replays, segment downloads, verifies,',
+      'A signed-in board browser may download it too (its cookie, scope board). A token runs at most a few replays, segment downloads, verifies,',
       'inspects and attributions at once (`too_many_replays`, 429 with `Retry-After`); a replay stops and',
       'frees its place when its client goes away.',
     ].join(' '),
@@ -36,7 +36,8 @@ export const replay = defineRoute({
       },
     },
   },
-  auth: 'bearer',
+  // The session page links the merged and raw replays: the board's cookie downloads them.
+  auth: 'bearer_or_cookie',
   scopes: ['read', 'board'],
   errors: ['bad_request', ...SESSION, 'data_loss', 'storage_layout', 'too_many_replays'],
   streamed: true,

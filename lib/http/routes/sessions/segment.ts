@@ -25,8 +25,9 @@ export const getSegment = defineRoute({
       },
     },
   },
-  auth: 'bearer',
-  scopes: ['read'],
+  // The session page links each writer's segment: the board's cookie downloads it.
+  auth: 'bearer_or_cookie',
+  scopes: ['read', 'board'],
   errors: [...SESSION, 'data_loss', 'storage_layout', 'too_many_replays'],
   streamed: true,
   handler: async (c) => {

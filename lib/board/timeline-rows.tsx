@@ -1,0 +1,454 @@
+/**
+ * The rows of a session's timeline (issue 14.3; hono/jsx, no script): one `<li>` per row with a stable
+ * `id` (its anchor), the writer's colour and name, what happened, and below it the verify findings and
+ * corrections that concern it; a turn's rows folded in a `<details open>`. hono/jsx escapes HTML; every
+ * id, name and text a writer wrote also goes through `escapeControl` (one line) or `keepLines` (free
+ * text), so markup shows as text and no control or bidi character reaches the page raw.
+ */
+import type { Child } from 'hono/jsx';
+import { escapeControl } from '../log/escape.js';
+import type {
+  AttributedMessage,
+  RowAttribution,
+  TimelineProblem,
+  TimelineRow,
+} from '../service/timeline-schemas.js';
+import { keepLines, oneLine } from '../service/timeline-text.js';
+
+/** One line of writer-given text, escaped. */
+export const t = (s: string | null | undefined): string => escapeControl(s ?? '');
+
+/** The writers' colour classes by writer id; people by a hash of their user_id. */
+export interface Colours {
+  writer: (w: string | null) => string;
+  person: (userId: string) => string;
+  /** a writer's name (its agent, else its id) */
+  name: (w: string | null) => string;
+}
+
+/** `HH:MM:SS` of an RFC 3339 ts (as written), the whole ts as its `datetime` and title. */
+export function Ts({ ts, anchor }: { ts: string; anchor: string }) {
+  const m = /T(\d{2}:\d{2}:\d{2})/.exec(ts);
+  const short = m ? m[1]! : t(ts).slice(0, 19) || 'no time';
+  return (
+    <a class="ts" href={`#${anchor}`} title={`${t(ts)} (link to this row)`}>
+      <time datetime={t(ts)}>{short}</time>
+    </a>
+  );
+}
+
+function clock(ts: string | null): string {
+  const m = ts ? /T(\d{2}:\d{2})/.exec(ts) : null;
+  return m ? m[1]! : 'an unknown time';
+}
+
+export function Problems({ problems }: { problems: readonly TimelineProblem[] }) {
+  if (problems.length === 0) return null;
+  return (
+    <ul class="problems" aria-label="verify findings">
+      {problems.map((p) => (
+        <li data-problem={p.code}>
+          <span class="sev">verify {p.severity}</span> <code>{p.code}</code>
+          {p.line !== null ? ` (line ${p.line})` : ''}: {t(p.message)}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function value(v: unknown): string {
+  return oneLine(v === undefined ? 'undefined' : (JSON.stringify(v) ?? String(v)), 200);
+}
+
+function Corrected({ row }: { row: TimelineRow }) {
+  if (!row.corrected?.length) return null;
+  return (
+    <p class="corrected" data-corrected="true">
+      Corrected:{' '}
+      {row.corrected.map((c, i) => (
+        <>
+          {i > 0 ? '; ' : ''}
+          <code>{t(c.field)}</code> was <code>{value(c.was)}</code> (
+          <a href={`#${c.by_anchor}`}>correction {t(c.by)}</a>
+          {c.reason ? `: ${oneLine(c.reason)}` : ''})
+        </>
+      ))}
+    </p>
+  );
+}
+
+function MessageLink({ m, names }: { m: AttributedMessage; names: Map<string, string> }) {
+  const who = m.user_id === null ? 'a message' : `${t(names.get(m.user_id) ?? m.user_id)}'s message`;
+  if (!m.anchor) return <>{`${who} ${t(m.id)} (not in this session)`}</>;
+  return <a href={`#${m.anchor}`}>{`${who} at ${clock(m.ts)}`}</a>;
+}
+
+function list(items: Child[]): Child[] {
+  return items.flatMap((x, i) => (i === 0 ? [x] : [i === items.length - 1 ? ' and ' : ', ', x]));
+}
+
+const BASIS: Record<string, string> = {
+  recorded: 'recorded by the agent',
+  recorded_context: "from the turn's recorded context",
+  temporal: 'inferred: the only person who wrote before this turn',
+  cascade: 'inferred: it follows the result of',
+};
+
+/** The Attributor's answer in words (docs/attribution.md), its messages linked. */
+export function AttributionLine({ a, names }: { a: RowAttribution | null; names: Map<string, string> }) {
+  if (!a) return null;
+  const conf = Number(a.confidence.toFixed(2));
+  let body: Child;
+  if (a.basis === 'contested' && a.candidates) {
+    body = (
+      <>
+        contested: it may answer{' '}
+        {list(
+          a.candidates.map((c) => <>{list(c.messages.map((m) => <MessageLink m={m} names={names} />))}</>),
+        )}{' '}
+        ({conf} each; the transcript does not say which)
+      </>
+    );
+  } else if (a.basis === 'none') {
+    body = <>attributed to no one: no message came before it</>;
+  } else if (a.basis === 'recorded_no_cause') {
+    body = <>the agent recorded that no message caused it</>;
+  } else if (a.basis === 'recorded_empty_context') {
+    body = <>its turn began having seen no message (recorded)</>;
+  } else {
+    body = (
+      <>
+        answers to {list(a.messages.map((m) => <MessageLink m={m} names={names} />))} (
+        {BASIS[a.basis] ?? a.basis}
+        {a.cascade_from ? (
+          <>
+            {' '}
+            <a href={`#${a.cascade_from.anchor}`}>{t(a.cascade_from.id)}</a>
+          </>
+        ) : null}
+        , confidence {conf})
+      </>
+    );
+  }
+  return (
+    <p class="attr" data-basis={a.basis}>
+      {body}
+    </p>
+  );
+}
+
+function Head({
+  row,
+  kind,
+  who,
+  whoClass,
+}: {
+  row: TimelineRow;
+  kind: string;
+  who: string;
+  whoClass: string;
+}) {
+  return (
+    <div class="row-head">
+      <span class={`chip ${whoClass}`}>{who}</span>
+      <span class="kind">{kind}</span>
+      {row.ts ? <Ts ts={row.ts} anchor={row.anchor} /> : <a href={`#${row.anchor}`}>link to this row</a>}
+    </div>
+  );
+}
+
+function Cut({ more }: { more: number }) {
+  return more > 0 ? (
+    <p class="cut">… {more.toLocaleString('en')} more bytes (the replay download has all of it)</p>
+  ) : null;
+}
+
+function duration(ms: number | null): string {
+  if (ms === null) return '';
+  if (ms < 0) return ' · finished before it started (clock skew)';
+  return ms < 1000 ? ` · ${Math.round(ms)} ms` : ` · ${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+}
+
+/** A row's contents (not its `<li>`). */
+function RowBody({ row, c, names }: { row: TimelineRow; c: Colours; names: Map<string, string> }) {
+  const wc = c.writer(row.w);
+  switch (row.kind) {
+    case 'writer_start':
+      return (
+        <>
+          <Head row={row} kind="writer starts" who={t(row.name)} whoClass={wc} />
+          <p class="row-body">
+            Writer <code>{t(row.w)}</code>
+            {row.agent ? ` (agent ${t(row.agent)})` : ''}
+            {row.app ? `, app ${t(row.app)}` : ''}
+            {row.host ? `, host ${t(row.host)}` : ''}
+          </p>
+        </>
+      );
+    case 'writer_end':
+      return (
+        <>
+          <Head row={row} kind="writer ends" who={t(row.name)} whoClass={wc} />
+          {row.reason ? <p class="row-body">{t(row.reason)}</p> : null}
+        </>
+      );
+    case 'join':
+    case 'leave':
+      return (
+        <>
+          <Head
+            row={row}
+            kind={row.kind === 'join' ? 'joins' : 'leaves'}
+            who={t(row.display_name ?? row.user_id)}
+            whoClass={`person-chip ${c.person(row.user_id)}`}
+          />
+          <p class="row-body">
+            <code>{t(row.user_id)}</code> {row.kind === 'join' ? 'joins the session' : 'leaves the session'}
+          </p>
+        </>
+      );
+    case 'message':
+      return (
+        <>
+          <Head
+            row={row}
+            kind="message"
+            who={t(row.name)}
+            whoClass={`person-chip ${c.person(row.user_id)}`}
+          />
+          <p class="text">{keepLines(row.text)}</p>
+          <Cut more={row.more_bytes} />
+        </>
+      );
+    case 'action':
+      return (
+        <>
+          <Head row={row} kind="action" who={t(row.by)} whoClass={wc} />
+          <p class="row-body">
+            <code>{t(row.tool)}</code> <code class="summary">{t(row.summary)}</code>
+          </p>
+          <AttributionLine a={row.attribution} names={names} />
+        </>
+      );
+    case 'result': {
+      const failed = row.status !== 'ok' || (row.exit_code !== null && row.exit_code !== 0);
+      return (
+        <>
+          <Head row={row} kind="result" who={t(row.by)} whoClass={wc} />
+          <p class="row-body">
+            Result of{' '}
+            {row.action_anchor ? (
+              <a href={`#${row.action_anchor}`}>{t(row.tool ?? row.action_id)}</a>
+            ) : (
+              t(row.action_id)
+            )}
+            :{' '}
+            <span class={failed ? 'fail' : 'okay'}>
+              {failed ? `failed (${t(row.status)})` : t(row.status)}
+            </span>
+            {row.exit_code !== null ? ` · exit ${row.exit_code}` : ''}
+            {duration(row.duration_ms)}
+          </p>
+          {row.error ? <p class="text fail">{keepLines(row.error)}</p> : null}
+          {row.output ? <pre class="out">{keepLines(row.output)}</pre> : null}
+          <Cut more={row.more_bytes} />
+        </>
+      );
+    }
+    case 'output':
+      return (
+        <>
+          <Head row={row} kind="agent says" who={t(row.by)} whoClass={wc} />
+          <p class="text">{keepLines(row.text)}</p>
+          <Cut more={row.more_bytes} />
+          <AttributionLine a={row.attribution} names={names} />
+        </>
+      );
+    case 'turn_start':
+      return (
+        <>
+          <Head row={row} kind="turn begins" who={t(row.by)} whoClass={wc} />
+          <p class="row-body">
+            {row.context === null
+              ? 'No context recorded.'
+              : row.context.length === 0
+                ? 'Began having seen no message (recorded).'
+                : `Context: ${row.context.length} message${row.context.length === 1 ? '' : 's'} (recorded).`}
+          </p>
+        </>
+      );
+    case 'turn_end':
+      return (
+        <>
+          <Head row={row} kind="turn ends" who={t(row.by)} whoClass={wc} />
+          <p class="row-body">
+            Turn <code>{t(row.turn_id)}</code> ends:{' '}
+            <span class={row.status === 'completed' ? 'okay' : 'fail'}>{t(row.status)}</span>
+          </p>
+        </>
+      );
+    case 'note':
+      return (
+        <>
+          <Head row={row} kind="note" who={t(row.author)} whoClass={wc} />
+          <p class="text">{keepLines(row.text)}</p>
+          <Cut more={row.more_bytes} />
+        </>
+      );
+    case 'correction':
+      return (
+        <>
+          <Head row={row} kind="correction" who={t(row.by)} whoClass={wc} />
+          <p class="row-body">
+            Corrects <code>{t(row.field)}</code> of <a href={`#${row.target_anchor}`}>{t(row.target_id)}</a>:{' '}
+            {row.was ? <code>{value(row.was.value)}</code> : 'the value before (shown at that row)'} →{' '}
+            <code>{value(row.value)}</code>. By {t(row.by)}, because: {oneLine(row.reason)}
+          </p>
+          {row.refused ? <p class="fail">Not applied: {t(row.refused)}</p> : null}
+        </>
+      );
+    case 'declared':
+      return <DeclaredBody row={row} />;
+    case 'quarantined':
+      return (
+        <>
+          <Head row={row} kind="quarantined line" who={t(c.name(row.w))} whoClass={wc} />
+          <p class="row-body">
+            Line {row.line} of this writer's segment ({row.bytes.toLocaleString('en')} bytes) is not an event:{' '}
+            <code>{row.code}</code>: {t(row.message)}. It is kept in the raw replay and left out of the merge.
+          </p>
+          <pre class="out">{t(row.excerpt)}</pre>
+        </>
+      );
+    default:
+      return (
+        <>
+          <Head row={row} kind={t(row.type)} who={t(row.by)} whoClass={wc} />
+          <p class="row-body">
+            <code>{t(row.summary)}</code>
+          </p>
+        </>
+      );
+  }
+}
+
+function DeclaredBody({ row }: { row: Extract<TimelineRow, { kind: 'declared' }> }) {
+  const r = row.report;
+  const claims = r.events.flatMap((e) =>
+    e.evidence.length === 0
+      ? [<li>{e.kind} (no evidence given)</li>]
+      : e.evidence.map((i) => (
+          <li data-verdict={i.check.verdict}>
+            {e.kind}: {i.type} <code>{t(i.ref)}</code> {t(i.result)} —{' '}
+            <span class={`verdict ${i.check.verdict}`}>{i.check.verdict}</span>
+            {i.check.verdict !== 'supported' || !i.check.action_id ? `: ${t(i.check.reason)}` : ''}
+            {i.check.action_id && row.action_anchors[i.check.action_id] ? (
+              <>
+                {' '}
+                (<a href={`#${row.action_anchors[i.check.action_id]}`}>the recorded action</a>)
+              </>
+            ) : null}
+          </li>
+        )),
+  );
+  return (
+    <>
+      <div class="row-head">
+        <span class="declared-badge">Declared</span>
+        <span class={`state ${r.state}`}>{r.state.replace('_', ' ')}</span>
+        <Ts ts={r.reported_at} anchor={row.anchor} />
+      </div>
+      <p class="row-body">
+        An agent's status report (its own words, not proof){r.note ? ': ' : '.'}
+        {r.note ? <q>{t(r.note)}</q> : null}
+      </p>
+      {claims.length > 0 ? <ul class="claims">{claims}</ul> : null}
+      {r.events_dropped ? (
+        <p class="cut">{r.events_dropped} older events of this report were not kept.</p>
+      ) : null}
+    </>
+  );
+}
+
+/** One row as an `<li>`. */
+export function Row({ row, c, names }: { row: TimelineRow; c: Colours; names: Map<string, string> }) {
+  const cls = `${row.kind === 'declared' ? '' : c.writer(row.w)} k-${row.kind}`;
+  return (
+    <li id={row.anchor} class={cls} data-kind={row.kind} data-pos={row.pos}>
+      <RowBody row={row} c={c} names={names} />
+      <Corrected row={row} />
+      <Problems problems={row.problems} />
+    </li>
+  );
+}
+
+/** Consecutive rows of one turn, folded: the turn's start (when on this page) heads it. */
+export function TurnGroup({
+  rows,
+  c,
+  names,
+}: {
+  rows: TimelineRow[];
+  c: Colours;
+  names: Map<string, string>;
+}) {
+  const first = rows[0]!;
+  const start = first.kind === 'turn_start' ? first : null;
+  const end = rows.find((r) => r.kind === 'turn_end');
+  const actions = rows.filter((r) => r.kind === 'action').length;
+  const failed = rows.filter(
+    (r) => r.kind === 'result' && (r.status !== 'ok' || (r.exit_code ?? 0) !== 0),
+  ).length;
+  const by = 'by' in first ? first.by : '';
+  const rest = start ? rows.slice(1) : rows;
+  return (
+    <li class={`turn ${c.writer(first.w)}`} id={start ? start.anchor : undefined} data-turn={t(first.turn)}>
+      <details class={`turn-box ${c.writer(first.w)}`} open>
+        <summary>
+          <span class={`chip ${c.writer(first.w)}`}>{t(by)}</span> Turn <code>{t(first.turn)}</code>
+          {start ? '' : ' (continued)'}: {actions} action{actions === 1 ? '' : 's'}
+          {failed ? `, ${failed} failed` : ''}
+          {end && end.kind === 'turn_end' ? `, ended ${t(end.status)}` : ', not ended here'}
+        </summary>
+        {start ? (
+          <div class="turn-start" data-kind="turn_start" data-pos={start.pos}>
+            <RowBody row={start} c={c} names={names} />
+            <Corrected row={start} />
+            <Problems problems={start.problems} />
+          </div>
+        ) : null}
+        <ol class="tl">
+          {rest.map((r) => (
+            <Row row={r} c={c} names={names} />
+          ))}
+        </ol>
+      </details>
+    </li>
+  );
+}
+
+/** `rows` as the timeline's list: runs of one turn folded, the rest one `<li>` each. */
+export function Rows({
+  rows,
+  c,
+  names,
+}: {
+  rows: readonly TimelineRow[];
+  c: Colours;
+  names: Map<string, string>;
+}) {
+  const out: Child[] = [];
+  for (let i = 0; i < rows.length; ) {
+    const row = rows[i]!;
+    if (row.turn === null) {
+      out.push(<Row row={row} c={c} names={names} />);
+      i += 1;
+      continue;
+    }
+    let j = i + 1;
+    while (j < rows.length && rows[j]!.turn === row.turn && rows[j]!.kind !== 'turn_start') j += 1;
+    out.push(<TurnGroup rows={rows.slice(i, j)} c={c} names={names} />);
+    i = j;
+  }
+  return <ol class="tl">{out}</ol>;
+}

@@ -1,0 +1,243 @@
+/**
+ * The session page (`/sessions/{sid}`, issue 14.3): a session's timeline an auditor can read. A header
+ * (the first prompt as title, the state, people and agents), a legend of the writers each with its colour
+ * and name, the rows (./timeline-rows.tsx; turns folded in `<details open>`, no script needed), "Load
+ * more" as a plain link (`?after=`), and a side panel (`<aside>`, under the rows on a phone) with the
+ * status history and its verdicts, the work items with their freshness (never "idle") and the downloads
+ * (the API routes, which take the board's cookie). Server-rendered; works with JavaScript off.
+ */
+import { escapeControl } from '../log/escape.js';
+import type { StatusView } from '../service/status-schemas.js';
+import type { TimelinePage } from '../service/timeline-schemas.js';
+import type { WorkSummary } from '../service/work-schemas.js';
+import { agentHref, personHref, WorkLine } from './components.js';
+import { Layout, StateBadge } from './layout.js';
+import { type Colours, Problems, Rows, t } from './timeline-rows.js';
+import { PALETTE_SIZE, TIMELINE_CSS } from './timeline-styles.js';
+
+/** A palette index for a person: a stable hash of their user_id (people are not writers). */
+function personColour(userId: string): number {
+  let h = 0;
+  for (let i = 0; i < userId.length; i++) h = (h * 31 + userId.charCodeAt(i)) >>> 0;
+  return h % PALETTE_SIZE;
+}
+
+function colours(tl: TimelinePage): Colours {
+  const index = new Map(tl.writers.map((w) => [w.w, w.index % PALETTE_SIZE]));
+  const names = new Map(tl.writers.map((w) => [w.w, w.name]));
+  return {
+    writer: (w) => (w !== null && index.has(w) ? `wc${index.get(w)}` : ''),
+    person: (u) => `wc${personColour(u)}`,
+    name: (w) => (w === null ? '' : (names.get(w) ?? w)),
+  };
+}
+
+function StatusHistory({ status }: { status: StatusView | null }) {
+  if (!status) return <p class="muted">No agent reported a status for this session.</p>;
+  const e = status.evidence;
+  return (
+    <>
+      <p class="muted">
+        Declared by the agents, oldest first; claims checked against the transcript: {e.supported} supported,{' '}
+        {e.unsupported} unsupported, {e.unchecked} unchecked.
+        {status.dropped_reports ? ` ${status.dropped_reports} older reports were not kept.` : ''}
+      </p>
+      <ol class="history">
+        {status.history.map((r, i) => {
+          const items = r.events.flatMap((ev) => ev.evidence.map((x) => ({ kind: ev.kind, ...x })));
+          const count = (v: string) => items.filter((x) => x.check.verdict === v).length;
+          return (
+            <li data-report={i}>
+              <StateBadge state={r.state} />{' '}
+              <time datetime={r.reported_at}>{r.reported_at.replace('T', ' ').slice(0, 19)} UTC</time> (
+              <a href={`#d-${i}`}>in the timeline</a>){r.note ? <div>{t(r.note)}</div> : null}
+              {items.length > 0 ? (
+                <>
+                  <div class="muted">
+                    {count('supported')} supported, {count('unsupported')} unsupported, {count('unchecked')}{' '}
+                    unchecked
+                  </div>
+                  <ul class="claims">
+                    {items.map((x) => (
+                      <li data-verdict={x.check.verdict}>
+                        {x.kind} {x.type} <code>{t(x.ref)}</code> {x.result}:{' '}
+                        <span class={`verdict ${x.check.verdict}`}>{x.check.verdict}</span>
+                        {x.check.verdict === 'supported' ? '' : ` (${t(x.check.reason)})`}
+                      </li>
+                    ))}
+                  </ul>
+                </>
+              ) : null}
+            </li>
+          );
+        })}
+      </ol>
+    </>
+  );
+}
+
+function Downloads({ tl }: { tl: TimelinePage }) {
+  const base = `/v1/sessions/${tl.sid}`;
+  return (
+    <ul class="downloads">
+      <li>
+        <a href={`${base}/replay`} download={`${tl.sid}.ndjson`}>
+          Merged replay (NDJSON)
+        </a>
+      </li>
+      <li>
+        <a href={`${base}/replay?format=text`} download={`${tl.sid}.txt`}>
+          Merged replay (text)
+        </a>
+      </li>
+      <li>
+        <a href={`${base}/replay?raw=1`} download={`${tl.sid}.raw.ndjson`}>
+          Raw replay (every line as written)
+        </a>
+      </li>
+      {tl.writers.map((w) => (
+        <li>
+          <a href={`${base}/writers/${w.w}/segment`} download={`${tl.sid}-${w.w}.ndjson`}>
+            Segment of {t(w.name)}
+          </a>{' '}
+          <small class="mono">{w.w}</small>
+        </li>
+      ))}
+      <li>
+        <a href={`${base}/verify`} download={`${tl.sid}.verify.json`}>
+          Verify report (JSON)
+        </a>
+      </li>
+    </ul>
+  );
+}
+
+/** What the page is given: the timeline page, the session's work items, and how it was asked for. */
+export interface SessionTimelineProps {
+  tl: TimelinePage;
+  work: WorkSummary[];
+  /** `?after=` of this page, −1 for the first */
+  after: number;
+}
+
+function pageHref(sid: string, after: number, person: string | null): string {
+  const q = new URLSearchParams();
+  if (after >= 0) q.set('after', String(after));
+  if (person !== null) q.set('person', person);
+  const s = q.toString();
+  return `/sessions/${sid}${s ? `?${s}` : ''}`;
+}
+
+/** The session page (see the module's doc). */
+export function SessionTimelinePage({ tl, work, after }: SessionTimelineProps) {
+  const c = colours(tl);
+  const names = new Map(tl.people.map((p) => [p.user_id, p.display_name ?? p.user_id]));
+  const agents = [...new Set(tl.writers.map((w) => w.agent).filter((a): a is string => a !== null))];
+  const title = tl.title ?? tl.sid;
+  const state = tl.status?.state ?? null;
+  const v = tl.verify;
+  return (
+    <Layout title={escapeControl(title)} signedIn>
+      {/* A constant of ours, not user text: given as is so that its `>` selectors stay selectors. */}
+      <style dangerouslySetInnerHTML={{ __html: TIMELINE_CSS }} />
+      <div class="session">
+        <section aria-labelledby="tl-title">
+          <h2 id="tl-title">{t(title)}</h2>
+          <p>
+            <StateBadge state={state} /> {t(tl.status?.note ?? '')} <small class="mono">{tl.sid}</small>
+          </p>
+          <p>
+            People:{' '}
+            {tl.people.length === 0
+              ? 'none so far'
+              : tl.people.map((p, i) => (
+                  <>
+                    {i > 0 ? ', ' : ''}
+                    <a href={personHref(p.user_id)}>{t(p.display_name ?? p.user_id)}</a>
+                    {p.display_name ? <> ({t(p.user_id)})</> : null}
+                  </>
+                ))}
+            {tl.more ? ' (so far)' : ''}. Agents:{' '}
+            {agents.length === 0
+              ? 'none named'
+              : agents.map((a, i) => (
+                  <>
+                    {i > 0 ? ', ' : ''}
+                    <a href={agentHref(a)}>{t(a)}</a>
+                  </>
+                ))}
+            .
+          </p>
+          <h3>Writers</h3>
+          <ul class="legend" aria-label="writers and their colours">
+            {tl.writers.map((w) => (
+              <li data-writer={w.w}>
+                <span class={`chip ${c.writer(w.w)}`}>{t(w.name)}</span> <small class="mono">{w.w}</small>
+                {w.ended ? ' ended' : ' open'}, {w.lines.toLocaleString('en')} lines
+                <Problems problems={w.problems} />
+              </li>
+            ))}
+          </ul>
+          <p data-verify={v.ok ? 'ok' : 'problems'}>
+            Verify: {v.ok ? 'no errors' : `${v.errors} error${v.errors === 1 ? '' : 's'}`}, {v.warnings}{' '}
+            warning
+            {v.warnings === 1 ? '' : 's'}, {v.infos} note{v.infos === 1 ? '' : 's'}; each is shown at its row.
+          </p>
+          <Problems problems={tl.session_problems} />
+          {tl.person !== null ? (
+            <p class="filter">
+              Showing what <strong>{t(names.get(tl.person) ?? tl.person)}</strong> wrote and the turns
+              attributed to them. <a href={pageHref(tl.sid, -1, null)}>Show the whole session</a>.
+            </p>
+          ) : null}
+          <h3 id="rows">Timeline{after >= 0 ? ' (continued)' : ''}</h3>
+          {after >= 0 ? (
+            <nav class="page-nav" aria-label="timeline pages">
+              <a href={pageHref(tl.sid, -1, tl.person)}>Back to the start</a>
+            </nav>
+          ) : null}
+          {tl.rows.length === 0 ? <p class="empty">No rows{after >= 0 ? ' after this point' : ''}.</p> : null}
+          <Rows rows={tl.rows} c={c} names={names} />
+          {tl.more && tl.next_after !== null ? (
+            <nav class="page-nav" aria-label="more of the timeline">
+              <a class="more" rel="next" href={`${pageHref(tl.sid, tl.next_after, tl.person)}#rows`}>
+                Load more (the next {tl.rows.length} rows)
+              </a>
+            </nav>
+          ) : (
+            <p class="muted">End of the session as stored now.</p>
+          )}
+        </section>
+        <aside aria-labelledby="side-status">
+          <h2 id="side-status">Status history</h2>
+          <StatusHistory status={tl.status} />
+          <h2>Work items</h2>
+          {work.length === 0 ? (
+            <p class="muted">No work item names this session.</p>
+          ) : (
+            work.map((w) => <WorkLine w={w} />)
+          )}
+          <h2>Downloads</h2>
+          <Downloads tl={tl} />
+        </aside>
+      </div>
+    </Layout>
+  );
+}
+
+/** A session with no segments yet, but a status report: the report alone (a mistyped id looks the same). */
+export function StatusOnlyPage({ sid, status }: { sid: string; status: StatusView }) {
+  return (
+    <Layout title={sid} signedIn>
+      <p>
+        <StateBadge state={status.state} /> {t(status.note)}
+      </p>
+      <p class="muted">
+        An agent reported on this session, but nothing of it was uploaded. A report may come first; a mistyped
+        session id looks the same.
+      </p>
+      <h2>Status history</h2>
+      <StatusHistory status={status} />
+    </Layout>
+  );
+}

@@ -1,0 +1,185 @@
+/**
+ * A session's timeline as structured rows (issue 14.3), for the board's session page: the merged
+ * transcript (seed 001, DESIGN §3) with corrections applied, each action and output with its attribution
+ * (lib/log/attribution.ts), quarantined lines where they sit (DESIGN §5), the agents' status reports as
+ * rows marked Declared with their verdicts (seed 000), and verify's findings at the row or writer they
+ * concern (docs/verify.md). A page at a time: rows after position `after`, at most `limit`.
+ *
+ * A whole-session read: the corrections pass, verify and the evidence checks read every segment before
+ * the first row, so a caller holds a replay slot and a place in the scan gate around it
+ * (lib/http/replay-slots.ts `readWholeSession`). The merge itself stops once the page is full (or the
+ * signal aborts) and closes every segment. A page reads the transcript from its start, since attribution
+ * and corrections depend on what came before: page n costs the events up to its end.
+ */
+import { decodeEvent, type RecordedEvent } from '../log/codec.js';
+import { CorrectionIndex, type EffectiveEvent } from '../log/corrections.js';
+import { mergeSegmentBatchesKeepingProblems } from '../log/merge.js';
+import { segmentSources } from '../log/replay.js';
+import { parseTs } from '../log/time.js';
+import { verifyStored } from './analysis.js';
+import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
+import { storedSegments } from './sources.js';
+import { checkedStatus } from './status.js';
+import { RowBuilder } from './timeline-build.js';
+import type { TimelinePage, TimelineProblem, TimelineRow, TimelineWriter } from './timeline-schemas.js';
+import { oneLine } from './timeline-text.js';
+
+export type { TimelinePage, TimelineRow } from './timeline-schemas.js';
+
+/** Rows a page shows when the caller does not say. */
+export const TIMELINE_PAGE_ROWS = 200;
+
+/** A problem's key: writer and line (or seq when it has no line). */
+const lineKey = (w: string, line: number) => `${w}\u0000L${line}`;
+const seqKey = (w: string, seq: number) => `${w}\u0000S${seq}`;
+
+/**
+ * One page of session `sid`'s timeline (scope `board` or `read`): at most `limit` rows whose position is
+ * greater than `after` (−1 for the first page), with whether more follow, the writers (with the verify
+ * findings no row shows), the people read so far, the title (the first message), verify's counts and the
+ * checked status. With `person`, only that person's joins, leaves and messages and the actions and outputs
+ * attributed to them (their results and turns with them); positions stay those of the whole timeline.
+ * `signal`: the client gone, the reads stop (AbortError) and close.
+ * @throws AppError `not_found` (no writer: the caller may still show a status), `data_loss` (500)
+ */
+export async function timelinePage({
+  ctx,
+  sid,
+  after = -1,
+  limit = TIMELINE_PAGE_ROWS,
+  person = null,
+  signal,
+}: {
+  ctx: ServiceContext;
+  sid: string;
+  after?: number;
+  limit?: number;
+  person?: string | null;
+  signal?: AbortSignal;
+}): Promise<TimelinePage> {
+  requireScope(ctx, 'read', 'board');
+  requireSessionAccess(ctx, sid);
+  const segments = await storedSegments(ctx, sid);
+  const records = await ctx.state.listWriters(ctx.tenant, sid);
+  const [corrections, status, report] = await Promise.all([
+    CorrectionIndex.scan(segments, signal),
+    checkedStatus(ctx, sid, signal),
+    verifyStored({ ctx, sid, signal }),
+  ]);
+
+  // Verify's findings, by the row they concern: a line of a writer (events and quarantined lines), or a
+  // seq when the finding has no line; the rest are the writer's (or the session's).
+  const placed = new Map<string, TimelineProblem[]>();
+  const byWriter = new Map<string, TimelineProblem[]>();
+  const sessionProblems: TimelineProblem[] = [];
+  const known = new Set(records.map((r) => r.w));
+  for (const p of report.problems) {
+    const tp: TimelineProblem = {
+      severity: p.severity,
+      code: p.code,
+      message: p.message,
+      w: p.w,
+      seq: p.seq,
+      line: p.line,
+    };
+    if (!known.has(p.w)) sessionProblems.push(tp);
+    else if (p.line === null && p.seq === null) {
+      const list = byWriter.get(p.w) ?? [];
+      list.push(tp);
+      byWriter.set(p.w, list);
+    } else {
+      const key = p.line !== null ? lineKey(p.w, p.line) : seqKey(p.w, p.seq!);
+      const list = placed.get(key) ?? [];
+      list.push(tp);
+      placed.set(key, list);
+    }
+  }
+  const writers: TimelineWriter[] = records.map((r, index) => ({
+    w: r.w,
+    name: oneLine(r.agent ?? r.w, 80),
+    agent: r.agent,
+    index,
+    ended: r.ended,
+    lines: r.lines,
+    problems: byWriter.get(r.w) ?? [],
+  }));
+
+  const build = new RowBuilder(writers, corrections, status);
+  const declared = status?.history ?? [];
+  const declaredAt = declared.map((r) => parseTs(r.reported_at)?.micros ?? Date.parse(r.reported_at) * 1000);
+  let nextDeclared = 0;
+  let pos = -1;
+  const rows: TimelineRow[] = [];
+  let more = false;
+  /** Takes the row at the next position: false once the page is full and a row past it exists. */
+  const take = (row: TimelineRow | null): boolean => {
+    if (row === null || row.pos <= after) return true;
+    if (person !== null && !build.concerns(row, person)) return true;
+    for (const held of build.heldFor(row, person)) {
+      if (held.pos > after && !admit(held)) return false;
+    }
+    return admit(row);
+  };
+  const admit = (row: TimelineRow): boolean => {
+    if (rows.length >= limit) {
+      more = true;
+      return false;
+    }
+    rows.push(row);
+    return true;
+  };
+  const sources = segmentSources(segments, { signal });
+  walk: for await (const batch of mergeSegmentBatchesKeepingProblems(sources, { signal })) {
+    for (const item of batch) {
+      if ('problem' in item) {
+        const p = item.problem;
+        const row = build.quarantined(++pos, item.w, p, placed.get(lineKey(item.w, p.line)) ?? []);
+        if (!take(row)) break walk;
+        continue;
+      }
+      const ev: RecordedEvent = item.event;
+      const at = ev.tsMicros;
+      // A report goes before the first event recorded after it (as the text replay interleaves them).
+      while (at !== null && nextDeclared < declared.length && declaredAt[nextDeclared]! < at) {
+        if (!take(build.declared(++pos, nextDeclared++))) break walk;
+      }
+      const eff = effectiveOf(ev, corrections);
+      const w = item.source;
+      const problems = placed.get(lineKey(w, ev.line)) ?? placed.get(seqKey(w, ev.seq)) ?? [];
+      pos += 1;
+      if (!take(build.event(pos, w, ev, eff, problems, pos > after))) break walk;
+    }
+  }
+  if (!more) {
+    while (nextDeclared < declared.length) {
+      if (!take(build.declared(++pos, nextDeclared++))) break;
+    }
+  }
+  return {
+    sid,
+    title: build.title,
+    writers: build.writerList(),
+    people: build.peopleList(),
+    rows,
+    more,
+    next_after: more && rows.length > 0 ? rows.at(-1)!.pos : null,
+    verify: {
+      ok: report.ok,
+      errors: report.summary.errors,
+      warnings: report.summary.warnings,
+      infos: report.summary.infos,
+    },
+    session_problems: sessionProblems,
+    status,
+    person,
+  };
+}
+
+/** The event's effective view when some correction changed it, else null (corrections noted as they pass). */
+function effectiveOf(ev: RecordedEvent, index: CorrectionIndex): EffectiveEvent | null {
+  if (index.size === 0) return null;
+  if (ev.type === 'correction') index.passed(ev.id);
+  if (!index.targets(ev.id)) return null;
+  const eff = index.apply(decodeEvent(ev));
+  return eff.corrected ? eff : null;
+}
