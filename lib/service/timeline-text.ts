@@ -88,11 +88,7 @@ export function excerpt(text: string, maxBytes: number): { text: string; more_by
  * four spaces (no raw control character reaches the page, a tab included).
  */
 export function keepLines(s: string): string {
-  return s
-    .replace(/\t/g, '    ')
-    .split(/\r?\n/)
-    .map(escapeControl)
-    .join('\n');
+  return s.replace(/\t/g, '    ').split(/\r?\n/).map(escapeControl).join('\n');
 }
 
 /** An action's output as text: a string as it is, anything else as indented JSON; '' for none. */
