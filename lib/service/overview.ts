@@ -223,7 +223,7 @@ function etagOf(shown: Omit<Overview, 'generated_at' | 'etag'>, now: Date): stri
     work: r.work.map(({ freshness: { as_of: _, ...fresh }, ...w }) => ({
       ...w,
       freshness: fresh,
-      ages: [fresh.last_heartbeat_at, fresh.last_reported.at, fresh.lease_expires_at].map(minutes),
+      ages: [fresh.last_heartbeat_at, fresh.last_reported.at].map(minutes),
     })),
   }));
   return createHash('sha256')
