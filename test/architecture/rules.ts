@@ -60,11 +60,13 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   'lib/store/keys.ts': 'port',
   // how both adapters encode a status record (and read one an earlier hansard wrote)
   'lib/store/status-record.ts': 'port',
+  'lib/store/session-summary.ts': 'port',
   'lib/store/dynamo-schema.ts': 'keys',
   'lib/store/dynamo-access.ts': 'keys',
   'lib/store/fs-segment-store.ts': { adapter: 'fs' },
   'lib/store/sqlite-state-store.ts': { adapter: 'sqlite' },
   'lib/store/sqlite-status-work.ts': { adapter: 'sqlite' },
+  'lib/store/sqlite-summary.ts': { adapter: 'sqlite' },
   'lib/store/s3-segment-store.ts': { adapter: 's3' },
   'lib/store/dynamo-state-store.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-tokens.ts': { adapter: 'dynamo' },
