@@ -23,6 +23,12 @@ import { type DynamoAccess, READ_ACTIONS } from '../lib/store/dynamo-access.js';
 /** The repository root: esbuild's working directory and the root of the dependency lock file. */
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
+/**
+ * The npm files the board's pages load (lib/board/assets.ts `VENDOR_ASSETS`, whose test checks the two
+ * lists agree), copied beside each bundle into `board-assets/`.
+ */
+export const BOARD_ASSET_FILES = ['htmx.org/dist/htmx.min.js', 'htmx-ext-sse/dist/sse.min.js'] as const;
+
 /** Every segment object lives under this prefix (DESIGN §5); functions may touch nothing else. */
 export const SEGMENT_PREFIX = 'tenants/';
 
@@ -91,6 +97,18 @@ export class HansardFunction extends NodejsFunction {
         sourcesContent: false,
         keepNames: true,
         forceDockerBundling: false,
+        // The board's scripts (lib/board/assets.ts): the bundle has no node_modules, so they go beside it,
+        // where the pages' asset route looks when the package cannot be resolved.
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (inputDir: string, outputDir: string) => [
+            `mkdir -p "${outputDir}/board-assets"`,
+            ...BOARD_ASSET_FILES.map(
+              (f) => `cp "${inputDir}/node_modules/${f}" "${outputDir}/board-assets/"`,
+            ),
+          ],
+        },
       },
     });
     this.logs = logs;

@@ -222,7 +222,7 @@ function Group({
   view: OverviewView;
 }) {
   return (
-    <section id={`group-${group}`} class={`group ${group}`} aria-label={GROUP_LABEL[group]}>
+    <section id={`group-${group}`} class="group" aria-label={GROUP_LABEL[group]}>
       <h2>{GROUP_LABEL[group]}</h2>
       {group === 'no_segments' ? (
         <p class="muted">

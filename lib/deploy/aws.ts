@@ -144,6 +144,9 @@ export function createAwsApp(o: AwsAppOptions): Hono<AppEnv> {
     }),
     ...(o.limits ? { limits: o.limits } : {}),
     ...(now ? { now } : {}),
+    // API Gateway buffers a Lambda's answer: the board's pages poll GET /board/fragment (304 when unchanged)
+    // instead of holding a stream that would never flush (issue 14.2).
+    live: 'poll',
   });
 }
 
