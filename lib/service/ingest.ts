@@ -24,8 +24,8 @@ import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from 
 import { AppError } from './errors.js';
 import { MAX_CHUNK_BYTES, resolveLimits } from './limits.js';
 import type { IngestAnswer } from './session-schemas.js';
-import { summariesChanged } from './summary-cache.js';
 import { dataLossError, storageAppError } from './storage-faults.js';
+import { summariesChanged } from './summary-cache.js';
 
 /** Largest chunk body any deployment takes, in bytes (DESIGN §4, §7); a deployment may set less (`Limits`). */
 export { MAX_CHUNK_BYTES };

@@ -18,7 +18,6 @@ import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from 
 import { AppError, notFound, parseInput } from './errors.js';
 import { storedSegments } from './sources.js';
 import { appendReport } from './status-retention.js';
-import { summariesChanged } from './summary-cache.js';
 import {
   type CheckedEvent,
   type DeclaredEvent,
@@ -26,6 +25,7 @@ import {
   type StatusView,
   type VerdictCounts,
 } from './status-schemas.js';
+import { summariesChanged } from './summary-cache.js';
 
 export type { StatusView } from './status-schemas.js';
 
