@@ -163,6 +163,35 @@ function Cut({ more }: { more: number }) {
   ) : null;
 }
 
+/** Lines of output shown open; a longer one is folded under a summary saying how long it is. */
+const OPEN_LINES = 8;
+
+/** An action's output: short ones as they are, longer ones folded (a `<details>`, closed). */
+function Output({ text, more }: { text: string; more: number }) {
+  if (!text) return <Cut more={more} />;
+  const lines = text.split('\n').length;
+  const pre = <pre class="out">{keepLines(text)}</pre>;
+  if (lines <= OPEN_LINES && text.length <= 800) {
+    return (
+      <>
+        {pre}
+        <Cut more={more} />
+      </>
+    );
+  }
+  const size = Buffer.byteLength(text, 'utf8') + more;
+  return (
+    <details class="output">
+      <summary>
+        Output: {lines.toLocaleString('en')} lines{more > 0 ? ' shown' : ''}, {size.toLocaleString('en')}{' '}
+        bytes
+      </summary>
+      {pre}
+      <Cut more={more} />
+    </details>
+  );
+}
+
 function duration(ms: number | null): string {
   if (ms === null) return '';
   if (ms < 0) return ' · finished before it started (clock skew)';
@@ -250,8 +279,7 @@ function RowBody({ row, c, names }: { row: TimelineRow; c: Colours; names: Map<s
             {duration(row.duration_ms)}
           </p>
           {row.error ? <p class="text fail">{keepLines(row.error)}</p> : null}
-          {row.output ? <pre class="out">{keepLines(row.output)}</pre> : null}
-          <Cut more={row.more_bytes} />
+          <Output text={row.output} more={row.more_bytes} />
         </>
       );
     }

@@ -55,7 +55,8 @@ details.turn-box > summary { cursor: pointer; padding: .15rem 0; }
 .row-body { margin: .2rem 0 0; }
 .text { white-space: pre-wrap; margin: .2rem 0 0; font: inherit; overflow-wrap: anywhere; }
 pre.out { white-space: pre-wrap; overflow-wrap: anywhere; margin: .3rem 0 0; padding: .35rem .5rem; background: var(--card);
-  border: 1px solid var(--line); border-radius: 4px; font-size: .8rem; max-height: 24rem; overflow: auto; }
+  border: 1px solid var(--line); border-radius: 4px; font-size: .8rem; }
+details.output > summary { cursor: pointer; font-size: .85rem; margin: .2rem 0 0; }
 .fail { color: var(--error); font-weight: 600; } .okay { color: var(--ok); font-weight: 600; }
 .attr, .corrected, .cut { font-size: .85rem; color: var(--muted); margin: .2rem 0 0; }
 ul.problems { list-style: none; margin: .3rem 0 0; padding: .3rem .5rem; border: 1px dashed var(--error); border-radius: 4px; font-size: .85rem; }
