@@ -26,7 +26,6 @@ import {
   startKey,
   type TransactItem,
   toSession,
-  toSessionSummary,
   toWriter,
   update,
 } from './dynamo-items.js';
@@ -382,17 +381,10 @@ export class DynamoStateStore implements StateStore {
     };
   }
 
-  /**
-   * The session items of the tenant's partition (`S#` sort keys), 1 MB a page, eventually consistent (half
-   * the read units; a write shows within about a second): ~1 KB a session, so 5,000 sessions are ~5 pages.
-   */
-  async listSessionSummaries(tenant: string): Promise<SessionSummary[]> {
-    const items = await this.queryAll({
-      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :s)',
-      ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-      ExpressionAttributeValues: { ':pk': `T#${tenant}`, ':s': 'S#' },
-    });
-    return items.map(toSessionSummary);
+  // ---- session summaries: dynamo-status-work.ts
+
+  listSessionSummaries(tenant: string): Promise<SessionSummary[]> {
+    return this.items.listSessionSummaries(tenant);
   }
 
   mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta): Promise<void> {

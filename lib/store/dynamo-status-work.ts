@@ -2,12 +2,20 @@
  * The status and work items of `DynamoStateStore` (dynamo-schema.ts): a session's status
  * `T#{tenant}#S#{sid}` / `STATUS` (seed 000 history, lib/service/status-retention.ts) and work items
  * `T#{tenant}` / `WORK#{id}`, by session on gsi1 (seed 004). Both are whole records written on condition
- * of their `version`. Split from the store so that each file stays readable; the store delegates here and
- * lends its primitives (as to dynamo-tokens.ts).
+ * of their `version`. And the session summary the overview lists (issue 14.1, ADR 4): attributes of the
+ * session items, set with each report and merged after each chunk. Split from the store so that each file
+ * stays readable; the store delegates here and lends its primitives (as to dynamo-tokens.ts).
  */
 import { createHash } from 'node:crypto';
 import { PutCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { cancellationCodes, errorName, type Item, type TransactItem, update } from './dynamo-items.js';
+import {
+  cancellationCodes,
+  errorName,
+  type Item,
+  type TransactItem,
+  toSessionSummary,
+  update,
+} from './dynamo-items.js';
 import {
   GSI1,
   GSI1_PK,
@@ -20,7 +28,13 @@ import {
   WORK_PREFIX,
 } from './dynamo-schema.js';
 import type { DynamoPrimitives } from './dynamo-tokens.js';
-import { StateConflictError, type StatusRecord, type SummaryDelta, type WorkItem } from './ports.js';
+import {
+  type SessionSummary,
+  StateConflictError,
+  type StatusRecord,
+  type SummaryDelta,
+  type WorkItem,
+} from './ports.js';
 import { mergeSummary, statusSummaryOf } from './session-summary.js';
 import { decodeStatus, encodeStatus, legacyStatus } from './status-record.js';
 
@@ -31,7 +45,7 @@ const CLAIM_KEPT_SECONDS = 30 * 86_400;
 /** How often a summary merge that lost to a concurrent one is tried in all. */
 const SUMMARY_ATTEMPTS = 5;
 
-/** The `StateStore` status and work methods on DynamoDB; each answers as `SqliteStateStore`'s does. */
+/** The `StateStore` status, work and session summary methods on DynamoDB; each answers as SQLite's does. */
 export class DynamoStatusWorkItems {
   constructor(private readonly x: DynamoPrimitives) {}
 
@@ -68,7 +82,20 @@ export class DynamoStatusWorkItems {
     });
   }
 
-  // ---- the session summary's names and title (issue 14.1): attributes of `T#{tenant}` / `S#{sid}`
+  // ---- the session summary (issue 14.1): attributes of the session items `T#{tenant}` / `S#{sid}`
+
+  /**
+   * The session items of the tenant's partition (`S#` sort keys), 1 MB a page, eventually consistent (half
+   * the read units; a write shows within about a second): ~600 bytes a session, so 5,000 are ~3 pages.
+   */
+  async listSessionSummaries(tenant: string): Promise<SessionSummary[]> {
+    const items = await this.x.queryAll({
+      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :s)',
+      ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+      ExpressionAttributeValues: { ':pk': `T#${tenant}`, ':s': 'S#' },
+    });
+    return items.map(toSessionSummary);
+  }
 
   /**
    * `StateStore.mergeSessionSummary`: a consistent read of the session item, the merge (`mergeSummary`),

@@ -20,9 +20,8 @@ import {
   type WriterAdvance,
   type WriterRecord,
 } from './ports.js';
-import { mergeSummary } from './session-summary.js';
 import { SqliteStatusWorkItems } from './sqlite-status-work.js';
-import { addSummaryColumns, SESSION_COLUMNS, toSummary } from './sqlite-summary.js';
+import { addSummaryColumns, listSummaries, mergeSummaryRow, SESSION_COLUMNS } from './sqlite-summary.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, created_at TEXT NOT NULL);
@@ -79,10 +78,11 @@ export class SqliteStateStore implements StateStore {
   /** Prepared statements by SQL: preparing costs more than most of these queries take to run. */
   private readonly statements = new Map<string, Database.Statement>();
   /** the status, work item and claimed key methods, over this store's database */
-  private readonly items = new SqliteStatusWorkItems({
-    transaction: (fn) => this.db.transaction(fn)(),
-    q: (sql) => this.q(sql),
-  });
+  private readonly primitives = {
+    transaction: <T>(fn: () => T): T => this.db.transaction(fn)(),
+    q: (sql: string) => this.q(sql),
+  };
+  private readonly items = new SqliteStatusWorkItems(this.primitives);
 
   private q(sql: string): Database.Statement {
     let st = this.statements.get(sql);
@@ -342,23 +342,14 @@ export class SqliteStateStore implements StateStore {
     return { items, next: rows.length > limit && last ? encodeCursor(last.updated_at, last.sid) : null };
   }
 
+  // ---- session summaries: sqlite-summary.ts
+
   async listSessionSummaries(tenant: string): Promise<SessionSummary[]> {
-    return (this.q('SELECT * FROM sessions WHERE tenant = ?').all(tenant) as Row[]).map(toSummary);
+    return listSummaries(this.primitives, tenant);
   }
 
   async mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta): Promise<void> {
-    this.db.transaction(() => {
-      const row = this.q(
-        'SELECT title, title_at, people, agents FROM sessions WHERE tenant = ? AND sid = ?',
-      ).get(tenant, sid) as Row | undefined;
-      if (!row) return;
-      const cur = toSummary(row);
-      const next = mergeSummary({ ...cur, title_at: (row.title_at as number | null) ?? null }, delta);
-      if (!next) return;
-      this.q(
-        'UPDATE sessions SET title = ?, title_at = ?, people = ?, agents = ? WHERE tenant = ? AND sid = ?',
-      ).run(next.title, next.title_at, JSON.stringify(next.people), JSON.stringify(next.agents), tenant, sid);
-    })();
+    mergeSummaryRow(this.primitives, tenant, sid, delta);
   }
 
   // ---- status, work items and claimed keys: sqlite-status-work.ts

@@ -1,11 +1,12 @@
 /**
  * The session summary's columns of `SqliteStateStore` (table `sessions`, issue 14.1): added to a database
  * made before them, filled from the status reports it already holds, and read back as `SessionSummary`.
- * `people` and `agents` are JSON arrays of text; `title_at` is the title message's ts in µs.
+ * `people` and `agents` are JSON arrays of text; `title_at` is the title message's ts in µs. Also the two
+ * `StateStore` methods that only the summary has (the store delegates here, as to sqlite-status-work.ts).
  */
-import type { SessionSummary } from './ports.js';
-import { statusSummaryOf } from './session-summary.js';
-import type { SqliteStatement } from './sqlite-status-work.js';
+import type { SessionSummary, SummaryDelta } from './ports.js';
+import { mergeSummary, statusSummaryOf } from './session-summary.js';
+import type { SqlitePrimitives, SqliteStatement } from './sqlite-status-work.js';
 import { decodeStatus } from './status-record.js';
 
 /** The index entry's own columns: what `getSession` and `listSessions` answer (`SessionRecord`). */
@@ -82,4 +83,35 @@ export function toSummary(row: Record<string, unknown>): SessionSummary {
     note: text(row.note),
     reported_at: text(row.reported_at),
   };
+}
+
+/** `StateStore.listSessionSummaries`: one query of the tenant's rows. */
+export function listSummaries(x: SqlitePrimitives, tenant: string): SessionSummary[] {
+  return (x.q('SELECT * FROM sessions WHERE tenant = ?').all(tenant) as Array<Record<string, unknown>>).map(
+    toSummary,
+  );
+}
+
+/** `StateStore.mergeSessionSummary`: read, merge and write back in one transaction (nothing when unchanged). */
+export function mergeSummaryRow(x: SqlitePrimitives, tenant: string, sid: string, delta: SummaryDelta): void {
+  x.transaction(() => {
+    const row = x
+      .q('SELECT title, title_at, people, agents FROM sessions WHERE tenant = ? AND sid = ?')
+      .get(tenant, sid) as Record<string, unknown> | undefined;
+    if (!row) return;
+    const names = (v: unknown): string[] => (typeof v === 'string' ? (JSON.parse(v) as string[]) : []);
+    const next = mergeSummary(
+      {
+        title: (row.title as string | null) ?? null,
+        title_at: (row.title_at as number | null) ?? null,
+        people: names(row.people),
+        agents: names(row.agents),
+      },
+      delta,
+    );
+    if (!next) return;
+    x.q(
+      'UPDATE sessions SET title = ?, title_at = ?, people = ?, agents = ? WHERE tenant = ? AND sid = ?',
+    ).run(next.title, next.title_at, JSON.stringify(next.people), JSON.stringify(next.agents), tenant, sid);
+  });
 }
