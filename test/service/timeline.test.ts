@@ -5,11 +5,16 @@
  * with its verdicts, the quarantined line where it sits, verify findings at their row, paging that gives
  * every row exactly once, and the person filter.
  */
+import { readdirSync, readlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { openSession } from '../../lib/log/index.js';
 import type { ServiceContext } from '../../lib/service/context.js';
 import { type TimelineRow, timelinePage } from '../../lib/service/timeline.js';
 import { authenticate } from '../../lib/service/tokens.js';
+import { readLocal, writeSession } from '../support/segments.js';
 import { useServer } from '../support/server.js';
+import { upload } from '../support/stored.js';
 import { HOSTILE, storeTimelineSession, type TimelineSession } from '../support/timeline-session.js';
 
 const srv = useServer({ tokens: { board: ['board'], reporter: ['report'] } });
@@ -27,6 +32,19 @@ beforeAll(async () => {
     now: () => new Date(),
   };
 }, 60_000);
+
+/** This process's open descriptors of files under `root`. */
+function openUnder(root: string): number {
+  let n = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`).startsWith(root)) n++;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return n;
+}
 
 type Kind = TimelineRow['kind'];
 const of = <K extends Kind>(rows: TimelineRow[], kind: K) =>
@@ -205,6 +223,34 @@ describe('timelinePage', () => {
     }
     // positions are the whole timeline's
     expect(rows.every((r, i) => i === 0 || r.pos > rows[i - 1]!.pos)).toBe(true);
+  });
+
+  it('shows a finding about no row under its writer (a segment left open)', async () => {
+    const open = writeSession(srv.workDir, { open: true });
+    await upload(srv, srv.tenant.admin, open);
+    const tl = await timelinePage({ ctx, sid: open.sid });
+    expect(tl.writers).toHaveLength(1);
+    expect(tl.writers[0]!.problems.map((p) => p.code)).toEqual(['segment_open']);
+    expect(tl.rows.flatMap((r) => r.problems)).toEqual([]);
+  });
+
+  it('closes every segment it opened once the page is full', async () => {
+    // larger than a read (128 KiB a segment here), so the page is full long before the segment ends
+    const w = openSession(srv.workDir, { agent: 'noter' });
+    for (let i = 0; i < 3000; i++) w.note({ author: 'noter', text: `note ${i} ${'x'.repeat(100)}` });
+    w.end();
+    await upload(srv, srv.tenant.admin, readLocal({ sid: w.sid, w: w.w, dir: w.dir, path: w.path }));
+    const p = await timelinePage({ ctx, sid: w.sid, limit: 3 });
+    expect(p.rows).toHaveLength(3);
+    expect(p.more).toBe(true);
+    // a stream's descriptor closes a tick after the merge lets it go
+    const segments = join(srv.dataDir, 'tenants');
+    let open = openUnder(segments);
+    for (let i = 0; open > 0 && i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      open = openUnder(segments);
+    }
+    expect(open).toBe(0);
   });
 
   it('stops with the signal', async () => {
