@@ -143,7 +143,7 @@ async function main() {
     await get(base, path, cookie); // warm
     const firsts: number[] = [];
     const totals: number[] = [];
-    let body = Buffer.alloc(0);
+    let body: Buffer = Buffer.alloc(0);
     for (let i = 0; i < REQUESTS; i++) {
       const r = await get(base, path, cookie);
       if (r.status !== 200) throw new Error(`${path}: ${r.status}`);
