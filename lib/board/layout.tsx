@@ -5,6 +5,7 @@
  * served assets (./assets.ts), and htmx is configured from a meta tag (no eval), so the pages keep a CSP
  * with `script-src 'self'` only.
  */
+import { raw } from 'hono/html';
 import type { Child } from 'hono/jsx';
 import { HANSARD_VERSION } from '../version.js';
 import { assetHref, liveAssetsPresent } from './assets.js';
@@ -58,7 +59,8 @@ export function Layout(props: LayoutProps) {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="color-scheme" content="light dark" />
         <title>{props.title}</title>
-        <style>{CSS}</style>
+        {/* Our constant stylesheet, not escaped: an escaped quote would void its attribute selectors. */}
+        <style>{raw(CSS)}</style>
         {live ? (
           <>
             <meta name="htmx-config" content={HTMX_CONFIG} />

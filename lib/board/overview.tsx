@@ -191,7 +191,9 @@ function Row({ s, now, view }: { s: OverviewRow; now: string; view: OverviewView
       <td data-label="Note">
         {s.group === 'blocked' && since ? (
           <div class="reason">
-            Blocked since <When iso={since} now={now} />
+            <strong>
+              Blocked since <When iso={since} now={now} />
+            </strong>
             {s.note ? `: ${escapeControl(s.note)}` : ''}
           </div>
         ) : (
