@@ -202,6 +202,8 @@ describe('the pages and their assets', () => {
       expect(attrs).toMatch(/src="\/assets\/[a-z.]+\.js\?v=[0-9a-f]{16}"/);
     }
     expect(html).toContain('sse-connect="/board/events"');
+    // the stylesheet is sent as written: an escaped quote would void its attribute selectors
+    expect(html).toContain('.live[data-state="live"]');
     const p = await (await fetch(`${poll.base}/`, { headers: cookie(poll) })).text();
     expect(p).toContain('hx-get="/board/fragment"');
     expect(p).not.toContain('sse.min.js');
