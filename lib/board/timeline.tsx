@@ -137,11 +137,11 @@ export function SessionTimelinePage({ tl, work, after }: SessionTimelineProps) {
   const state = tl.status?.state ?? null;
   const v = tl.verify;
   return (
-    <Layout title={escapeControl(title)} signedIn>
+    <Layout title={escapeControl(title)} signedIn ownMain>
       {/* A constant of ours, not user text: given as is so that its `>` selectors stay selectors. */}
       <style dangerouslySetInnerHTML={{ __html: TIMELINE_CSS }} />
       <div class="session">
-        <section aria-labelledby="tl-title">
+        <main id="content" aria-labelledby="tl-title">
           <h2 id="tl-title">{t(title)}</h2>
           <p>
             <StateBadge state={state} /> {t(tl.status?.note ?? '')} <small class="mono">{tl.sid}</small>
@@ -154,7 +154,14 @@ export function SessionTimelinePage({ tl, work, after }: SessionTimelineProps) {
                   <>
                     {i > 0 ? ', ' : ''}
                     <a href={personHref(p.user_id)}>{t(p.display_name ?? p.user_id)}</a>
-                    {p.display_name ? <> ({t(p.user_id)})</> : null}
+                    {p.display_name ? <> ({t(p.user_id)})</> : null}{' '}
+                    <small>
+                      (
+                      <a
+                        href={pageHref(tl.sid, -1, p.user_id)}
+                      >{`only ${t(p.display_name ?? p.user_id)}'s rows`}</a>
+                      )
+                    </small>
                   </>
                 ))}
             {tl.more ? ' (so far)' : ''}. Agents:{' '}
@@ -207,7 +214,7 @@ export function SessionTimelinePage({ tl, work, after }: SessionTimelineProps) {
           ) : (
             <p class="muted">End of the session as stored now.</p>
           )}
-        </section>
+        </main>
         <aside aria-labelledby="side-status">
           <h2 id="side-status">Status history</h2>
           <StatusHistory status={tl.status} />
