@@ -1,12 +1,11 @@
 /**
- * The board's server-rendered pages (hono/jsx) other than the overview (./overview.tsx): a session's
- * timeline, sign-in, and the pages that say why something cannot be shown. They share the frame of
- * ./layout.tsx. hono/jsx escapes HTML; what writers and agents wrote (names, notes, the timeline) also goes
- * through `escapeControl`, so a newline cannot forge a timeline line and a bidi override cannot reorder the
- * page (issue 8.4).
+ * The board's server-rendered pages (hono/jsx) other than the overview (./overview.tsx) and a session's
+ * timeline (./timeline.tsx): sign-in, and the pages that say why something cannot be shown. They share
+ * the frame of ./layout.tsx. hono/jsx escapes HTML; what writers and agents wrote also goes through
+ * `escapeControl`, so a newline cannot forge a line and a bidi override cannot reorder the page (issue 8.4).
  */
 import { escapeControl } from '../log/escape.js';
-import { Layout, StateBadge } from './layout.js';
+import { Layout } from './layout.js';
 
 /** A board link that cannot be followed (a bad `?page=`, `?limit=` or filter). */
 export function BadPageLinkPage({ message }: { message: string }) {
@@ -16,30 +15,6 @@ export function BadPageLinkPage({ message }: { message: string }) {
       <p>
         Go to the <a href="/">first page</a> of the board.
       </p>
-    </Layout>
-  );
-}
-
-/** A session's timeline: its status and the merged replay as text. */
-export function SessionPage(props: {
-  sid: string;
-  state: string | null;
-  note: string | null;
-  lines: string[];
-  more: boolean;
-}) {
-  return (
-    <Layout title={props.sid} signedIn>
-      <p>
-        <StateBadge state={props.state} /> {escapeControl(props.note ?? '')}
-      </p>
-      {/* The text replay escapes already; again here (it changes nothing then) in case a line did not. */}
-      <pre class="timeline">{props.lines.map(escapeControl).join('\n')}</pre>
-      {props.more ? (
-        <p class="muted">
-          Only the first {props.lines.length} events are shown; download the replay for all.
-        </p>
-      ) : null}
     </Layout>
   );
 }

@@ -140,7 +140,7 @@ export async function replaySession({
   signal?: AbortSignal;
   gate?: ScanGate;
 }): Promise<AsyncIterable<string>> {
-  // The board's timeline page shows the replay, so a board token may read it too.
+  // The board's session page links the replay's downloads, so a board token may read it too.
   requireScope(ctx, 'read', 'board');
   requireSessionAccess(ctx, sid);
   const segments = await storedSegments(ctx, sid);
@@ -163,43 +163,6 @@ export async function replaySession({
     );
     yield* interleaveDeclared(replayChunks(segments, format, { ...options, corrections }), rows);
   })();
-}
-
-/** The first lines of a session's text replay, as the board's timeline page shows them. */
-export interface Timeline {
-  lines: string[];
-  /** the replay goes on past `maxLines` */
-  more: boolean;
-}
-
-/**
- * The board's timeline of a session (scope `board` or `read`): the first `maxLines` lines of its text
- * replay, corrections applied, without their `\n`. A whole-session read (its corrections pass reads every
- * segment before the first line) built before it is sent, so the caller holds a replay slot and a place in
- * the scan gate around it (lib/http/replay-slots.ts `readWholeSession`). `signal` as for `replaySession`:
- * the client gone, the reads stop and close. @throws AppError `not_found`
- */
-export async function sessionTimeline({
-  ctx,
-  sid,
-  signal,
-  maxLines,
-}: {
-  ctx: ServiceContext;
-  sid: string;
-  signal?: AbortSignal;
-  maxLines: number;
-}): Promise<Timeline> {
-  const lines: string[] = [];
-  // Returning from inside the loop closes the replay, and with it every segment it opened.
-  for await (const chunk of await replaySession({ ctx, sid, format: 'text', signal })) {
-    for (const line of chunk.split('\n')) {
-      if (line === '') continue;
-      if (lines.length === maxLines) return { lines, more: true };
-      lines.push(line);
-    }
-  }
-  return { lines, more: false };
 }
 
 /**
