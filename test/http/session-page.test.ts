@@ -161,6 +161,19 @@ describe('the session page', () => {
     expect(sam.text).toContain(`id="e-${s.ids.failing}"`);
   });
 
+  it('shows the reports of a session that has a status but no segment yet', async () => {
+    const sid = newId('s');
+    const st = await request(srv, 'POST', `/v1/sessions/${sid}/status`, {
+      token: srv.tokens.reporter,
+      json: { state: 'blocked', note: 'waiting for <b>access</b>' },
+    });
+    expect(st.status, st.text).toBe(201);
+    const a = await page(`/sessions/${sid}`);
+    expect(a.status).toBe(200);
+    expect(a.text).toContain('nothing of it was uploaded');
+    expect(a.text).toContain('waiting for &lt;b&gt;access&lt;/b&gt;');
+  });
+
   it('answers the 404 page for a session that does not exist, and sends a browser without a cookie to sign in', async () => {
     const missing = await page(`/sessions/${newId('s')}`);
     expect(missing.status).toBe(404);
