@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
@@ -467,6 +467,10 @@ describe('cdk synth (as CI runs it)', () => {
     const answers: string[] = [];
     for (const bundle of bundles) {
       expect(existsSync(bundle)).toBe(true);
+      // The board's scripts beside it (infra/lambda.ts copies them; lib/board/assets.ts reads them there).
+      for (const f of ['htmx.min.js', 'sse.min.js']) {
+        expect(existsSync(join(dirname(bundle), 'board-assets', f)), f).toBe(true);
+      }
       const code = readFileSync(bundle, 'utf8');
       expect(code.startsWith('import { createRequire')).toBe(true);
       // The AWS SDK comes from the runtime, not the bundle.
