@@ -113,12 +113,16 @@ export async function timelinePage({
   let more = false;
   /** Takes the row at the next position: false once the page is full and a row past it exists. */
   const take = (row: TimelineRow | null): boolean => {
-    if (row === null || row.pos <= after) return true;
-    if (person !== null && !build.concerns(row, person)) return true;
-    for (const held of build.heldFor(row, person)) {
-      if (held.pos > after && !admit(held)) return false;
+    if (row === null) return true;
+    // The person filter judges every row, those before the page too: a result is theirs when its action
+    // (maybe on an earlier page) was.
+    if (person !== null) {
+      if (!build.concerns(row, person)) return true;
+      for (const held of build.heldFor(row, person)) {
+        if (held.pos > after && !admit(held)) return false;
+      }
     }
-    return admit(row);
+    return row.pos <= after || admit(row);
   };
   const admit = (row: TimelineRow): boolean => {
     if (rows.length >= limit) {
@@ -147,7 +151,7 @@ export async function timelinePage({
       const w = item.source;
       const problems = placed.get(lineKey(w, ev.line)) ?? placed.get(seqKey(w, ev.seq)) ?? [];
       pos += 1;
-      if (!take(build.event(pos, w, ev, eff, problems, pos > after))) break walk;
+      if (!take(build.event(pos, w, ev, eff, problems, pos > after || person !== null))) break walk;
     }
   }
   if (!more) {

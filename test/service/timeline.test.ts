@@ -225,6 +225,19 @@ describe('timelinePage', () => {
     expect(rows.every((r, i) => i === 0 || r.pos > rows[i - 1]!.pos)).toBe(true);
   });
 
+  it('pages under the person filter: the same rows as one page, each once', async () => {
+    const whole = (await timelinePage({ ctx, sid: s.sid, person: 'sam' })).rows.map((r) => r.anchor);
+    const seen: string[] = [];
+    let after = -1;
+    for (let pages = 0; pages < 20; pages++) {
+      const p = await timelinePage({ ctx, sid: s.sid, after, limit: 2, person: 'sam' });
+      seen.push(...p.rows.map((r) => r.anchor));
+      if (!p.more) break;
+      after = p.next_after!;
+    }
+    expect(seen).toEqual(whole);
+  });
+
   it('shows a finding about no row under its writer (a segment left open)', async () => {
     const open = writeSession(srv.workDir, { open: true });
     await upload(srv, srv.tenant.admin, open);
