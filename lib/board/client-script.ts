@@ -1,7 +1,9 @@
 /**
  * The board's one script of its own (served as `/assets/board.js`, ./assets.ts): it keeps the live
  * indicator (`#live-status`, `aria-live="polite"`) saying whether the page is up to date, and, in poll
- * mode, sends the last ETag of the overview region as `If-None-Match` so an unchanged board costs a 304.
+ * mode, sends the last ETag of the overview region as `If-None-Match` so an unchanged board costs a 304;
+ * and when the region is swapped it puts the keyboard focus back on the same link (a keyboard user's place
+ * survives an update).
  * htmx and its SSE extension do the fetching and swapping; this only listens to their events. Plain ES2017,
  * no eval, no inline handlers (the CSP allows scripts from our origin only).
  */
@@ -12,6 +14,7 @@ export const BOARD_SCRIPT = `(function () {
   function indicator(state) {
     var el = document.getElementById('live-status');
     if (!el || el.getAttribute('data-state') === state) return;
+    el.hidden = false;
     el.setAttribute('data-state', state);
     el.textContent = state === 'live' ? LIVE : DOWN;
   }
@@ -43,6 +46,25 @@ export const BOARD_SCRIPT = `(function () {
     }
   });
   document.addEventListener('htmx:sendError', function (evt) { if (region(evt)) indicator('disconnected'); });
+  // Focus: remember the focused link of the region before a swap, focus its twin after.
+  var kept = null;
+  function remember() {
+    var a = document.activeElement;
+    var main = document.getElementById('overview');
+    kept = a && main && main.contains(a) && a.getAttribute('href') ? a.getAttribute('href') : null;
+  }
+  function restore() {
+    if (!kept) return;
+    var links = document.querySelectorAll('#overview a[href]');
+    for (var i = 0; i < links.length; i++) {
+      if (links[i].getAttribute('href') === kept) { links[i].focus({ preventScroll: true }); break; }
+    }
+    kept = null;
+  }
+  document.addEventListener('htmx:sseBeforeMessage', remember);
+  document.addEventListener('htmx:sseMessage', restore);
+  document.addEventListener('htmx:beforeSwap', remember);
+  document.addEventListener('htmx:afterSwap', restore);
   document.addEventListener('DOMContentLoaded', function () {
     var el = document.getElementById('live-status');
     // A poll page is live as soon as it has loaded; an SSE page once its stream opens.

@@ -80,8 +80,9 @@ export function Layout(props: LayoutProps) {
           </h1>
           <div class="tools">
             {live ? (
-              <p id="live-status" class="live" role="status" aria-live="polite" data-live={live}>
-                Live updates start once the page has loaded
+              // Shown by our script once it knows; without JavaScript the page is a static one.
+              <p id="live-status" class="live" role="status" aria-live="polite" data-live={live} hidden>
+                Connecting for live updates
               </p>
             ) : null}
             {props.signedIn ? (

@@ -338,6 +338,7 @@ export function OverviewRegion({
       <Pages overview={o} view={view} limit={limit} />
       <p class="muted">
         As of <time datetime={o.generated_at}>{o.generated_at.replace('T', ' ').slice(0, 19)} UTC</time>.
+        <noscript> Reload for the latest.</noscript>
       </p>
     </>
   );

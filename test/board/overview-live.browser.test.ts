@@ -20,7 +20,7 @@ interface El {
   getAttribute(name: string): string | null;
   closest(selector: string): El | null;
 }
-declare const document: { querySelector(selector: string): El | null };
+declare const document: { querySelector(selector: string): El | null; activeElement: El | null };
 declare const window: { marker?: number };
 
 let sse: BoardFixture;
@@ -123,6 +123,20 @@ describe('the overview updates itself', () => {
     expect(errors).toEqual([]);
     await page.context().close();
   }, 40_000);
+
+  it('keeps the keyboard focus on the same link when an update swaps the region', async () => {
+    const { page } = await boardPage(sse);
+    await page.waitForSelector('#live-status[data-state="live"]');
+    const sid = (await topRow(page)).sid!;
+    const link = page.locator(`tr[data-sid="${sid}"] a[href="/sessions/${sid}"]`);
+    await link.focus();
+    const other = await sse.record('codex', 'lee', 'a session that changes the region');
+    await page.waitForSelector(`tr[data-sid="${other}"]`, { timeout: 3000 });
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('href') ?? null)).toBe(
+      `/sessions/${sid}`,
+    );
+    await page.context().close();
+  });
 
   it('says when it is disconnected, and catches up with what changed when the server is back', async () => {
     const { page } = await boardPage(sse);

@@ -126,6 +126,21 @@ describe('the overview in Chromium', () => {
     await page.context().close();
   });
 
+  it('reads and filters without JavaScript: server-rendered rows, a GET form, no live indicator', async () => {
+    const ctx = await open.fresh({ javaScriptEnabled: false });
+    await ctx.addCookies([{ name: 'hansard_board', value: f.board, url: f.base }]);
+    const page = ctx.pages()[0] ?? (await ctx.newPage());
+    await page.goto(`${f.base}/`);
+    expect(await rows(page)).toHaveLength(5);
+    expect(await page.isVisible('#live-status')).toBe(false);
+    expect(await page.textContent('main#overview')).toContain('Reload for the latest.');
+    await page.selectOption('select[name="state"]', 'blocked');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/state=blocked/);
+    expect(await rows(page)).toEqual([sids.c]);
+    await ctx.close();
+  });
+
   it('reaches every control with Tab alone, with a visible focus, and follows a link with Enter', async () => {
     const page = await boardPage('/?limit=2');
     const controls = await page

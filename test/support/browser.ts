@@ -24,7 +24,7 @@ export function browsers(tmp: () => string) {
   return {
     /** A new browser with its own empty profile (no cookies). */
     async fresh(
-      opts: { width?: number; height?: number; bypassCSP?: boolean } = {},
+      opts: { width?: number; height?: number; javaScriptEnabled?: boolean } = {},
     ): Promise<BrowserContext> {
       const profile = mkdtempSync(join(tmp(), 'profile-'));
       const ctx = await chromium.launchPersistentContext(profile, {
@@ -32,7 +32,7 @@ export function browsers(tmp: () => string) {
         headless: true,
         args: CHROMIUM_ARGS,
         viewport: { width: opts.width ?? 1100, height: opts.height ?? 700 },
-        ...(opts.bypassCSP ? { bypassCSP: true } : {}),
+        javaScriptEnabled: opts.javaScriptEnabled ?? true,
       });
       contexts.push(ctx);
       return ctx;
