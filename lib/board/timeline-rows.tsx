@@ -478,5 +478,9 @@ export function Rows({
     out.push(<TurnGroup rows={rows.slice(i, j)} c={c} names={names} />);
     i = j;
   }
-  return <ol class="tl">{out}</ol>;
+  return (
+    <ol class="tl" id="rows-list">
+      {out}
+    </ol>
+  );
 }

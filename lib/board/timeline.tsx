@@ -2,16 +2,18 @@
  * The session page (`/sessions/{sid}`, issue 14.3): a session's timeline an auditor can read. A header
  * (the first prompt as title, the state, people and agents), a legend of the writers each with its colour
  * and name, the rows (./timeline-rows.tsx; turns folded in `<details open>`, no script needed), "Load
- * more" as a plain link (`?after=`), and a side panel (`<aside>`, under the rows on a phone) with the
- * status history and its verdicts, the work items with their freshness (never "idle") and the downloads
- * (the API routes, which take the board's cookie). Server-rendered; works with JavaScript off.
+ * more" as a link (`?after=`; with JavaScript, htmx appends the next rows in place), and a side panel
+ * (`<aside>`, under the rows on a phone) with the status history and its verdicts, the work items with
+ * their freshness (never "idle") and the downloads (the API routes, which take the board's cookie).
+ * Server-rendered; works with JavaScript off.
  */
 import { escapeControl } from '../log/escape.js';
 import type { StatusView } from '../service/status-schemas.js';
 import type { TimelinePage } from '../service/timeline-schemas.js';
 import type { WorkSummary } from '../service/work-schemas.js';
+import { assetHref } from './assets.js';
 import { agentHref, personHref, WorkLine } from './components.js';
-import { Layout, StateBadge } from './layout.js';
+import { HTMX_CONFIG, Layout, StateBadge } from './layout.js';
 import { type Colours, Problems, Rows, t } from './timeline-rows.js';
 import { PALETTE_SIZE, TIMELINE_CSS } from './timeline-styles.js';
 
@@ -112,6 +114,55 @@ function Downloads({ tl }: { tl: TimelinePage }) {
   );
 }
 
+/**
+ * "Load more": a link to the next page (`?after=`), which works without JavaScript. Where htmx is served
+ * (./assets.ts), the link also loads the next rows once it scrolls into view and appends them to the list
+ * (`hx-select` of the next page's rows, `hx-swap="beforeend"`), replacing itself with the next page's
+ * link (`hx-select-oob`): the page coordinates with htmx through these attributes alone, no script of ours.
+ */
+function MoreRows({ tl }: { tl: TimelinePage }) {
+  if (!tl.more || tl.next_after === null) {
+    return (
+      <div id="more-rows">
+        <p class="muted">End of the session as stored now.</p>
+      </div>
+    );
+  }
+  const href = pageHref(tl.sid, tl.next_after, tl.person);
+  const htmx = assetHref('htmx.min.js');
+  const append = htmx
+    ? {
+        'hx-get': href,
+        'hx-trigger': 'revealed',
+        'hx-select': '#rows-list > li',
+        'hx-target': '#rows-list',
+        'hx-swap': 'beforeend',
+        'hx-select-oob': '#more-rows',
+      }
+    : {};
+  return (
+    <div id="more-rows">
+      <nav class="page-nav" aria-label="more of the timeline">
+        <a class="more" rel="next" href={`${href}#rows`} {...append}>
+          Load more rows
+        </a>
+      </nav>
+    </div>
+  );
+}
+
+/** htmx for "Load more" (when it is served), configured as the board's other pages configure it. */
+function Htmx() {
+  const src = assetHref('htmx.min.js');
+  if (!src) return null;
+  return (
+    <>
+      <meta name="htmx-config" content={HTMX_CONFIG} />
+      <script src={src} defer />
+    </>
+  );
+}
+
 /** What the page is given: the timeline page, the session's work items, and how it was asked for. */
 export interface SessionTimelineProps {
   tl: TimelinePage;
@@ -140,6 +191,7 @@ export function SessionTimelinePage({ tl, work, after }: SessionTimelineProps) {
     <Layout title={escapeControl(title)} signedIn ownMain>
       {/* A constant of ours, not user text: given as is so that its `>` selectors stay selectors. */}
       <style dangerouslySetInnerHTML={{ __html: TIMELINE_CSS }} />
+      <Htmx />
       <div class="session">
         <main id="content" aria-labelledby="tl-title">
           <h2 id="tl-title">{t(title)}</h2>
@@ -205,15 +257,7 @@ export function SessionTimelinePage({ tl, work, after }: SessionTimelineProps) {
           ) : null}
           {tl.rows.length === 0 ? <p class="empty">No rows{after >= 0 ? ' after this point' : ''}.</p> : null}
           <Rows rows={tl.rows} c={c} names={names} />
-          {tl.more && tl.next_after !== null ? (
-            <nav class="page-nav" aria-label="more of the timeline">
-              <a class="more" rel="next" href={`${pageHref(tl.sid, tl.next_after, tl.person)}#rows`}>
-                Load more (the next {tl.rows.length} rows)
-              </a>
-            </nav>
-          ) : (
-            <p class="muted">End of the session as stored now.</p>
-          )}
+          <MoreRows tl={tl} />
         </main>
         <aside aria-labelledby="side-status">
           <h2 id="side-status">Status history</h2>

@@ -4,19 +4,23 @@
  * kind; an attribution link lands on the message it names; turns fold and unfold with a click and with
  * the keyboard; Tab alone reaches every link and summary of the page, each with a visible focus ring;
  * nothing scrolls sideways at 390 and 360 px; axe-core finds no serious or critical violation in light
- * and dark, at desktop and phone width. Screenshots go to .test-results/.
+ * and dark, at desktop and phone width; with JavaScript, "Load more" appends the next rows in place (htmx
+ * under the page's CSP). Screenshots go to .test-results/.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSession } from '../../lib/log/index.js';
+import { TIMELINE_PAGE_ROWS } from '../../lib/service/timeline.js';
 import { browsers } from '../support/browser.js';
+import { request } from '../support/http.js';
 import { storeTimelineSession, type TimelineSession } from '../support/timeline-session.js';
 import { type BoardFixture, startBoard } from './overview-fixture.js';
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SHOTS = fileURLToPath(new URL('../../.test-results/', import.meta.url));
 const KINDS = [
   'writer_start',
@@ -59,21 +63,26 @@ interface Violation {
 }
 
 let board: BoardFixture;
+/** the long session's id, and its rows (three pages) */
+let longSid: string;
+const LONG_ROWS = 2 * TIMELINE_PAGE_ROWS + 37;
 let s: TimelineSession;
 const open = browsers(() => board.tmp);
 
-/** A signed-in page (axe is injected as a script, so the CSP is bypassed for it). */
-async function signedIn(width = 1100, height = 800): Promise<Page> {
-  const ctx = await open.fresh({ width, height, bypassCSP: true });
+/** A signed-in page of the 50-row session (or `path`), under the page's own CSP. */
+async function signedIn(width = 1100, height = 800, path?: string): Promise<Page> {
+  const ctx = await open.fresh({ width, height });
   const page = ctx.pages()[0] ?? (await ctx.newPage());
   await page.goto(`${board.base}/?token=${board.board}`);
-  await page.goto(`${board.base}/sessions/${s.sid}`);
+  await page.goto(`${board.base}${path ?? `/sessions/${s.sid}`}`);
   return page;
 }
 
 /** axe-core's serious and critical violations of the page as it is shown now. */
 async function axeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE });
+  // Evaluated through the DevTools protocol, which the page's CSP (`script-src 'self'`) does not govern: a
+  // script tag of axe would be refused, as it should be.
+  await page.evaluate(AXE_SOURCE);
   const found = await page.evaluate(async () => {
     const r = await window.axe.run(document, { resultTypes: ['violations'] });
     return r.violations.map((v) => ({
@@ -95,6 +104,21 @@ beforeAll(async () => {
     board.admin,
     board.reporter,
   );
+  // a session of LONG_ROWS rows (a writer of notes), for "Load more"
+  const w = openSession(join(board.tmp, 'sessions'), { agent: 'noter' });
+  for (let i = 0; i < LONG_ROWS - 2; i++) w.note({ author: 'noter', text: `note ${i}` });
+  w.end();
+  const up = await request(
+    { url: board.base },
+    'POST',
+    `/v1/sessions/${w.sid}/writers/${w.w}/chunks?offset=0`,
+    {
+      token: board.admin,
+      body: readFileSync(w.path),
+    },
+  );
+  expect(up.status, up.text).toBe(201);
+  longSid = w.sid;
   mkdirSync(SHOTS, { recursive: true });
 }, 60_000);
 
@@ -191,6 +215,32 @@ describe('the session timeline in Chromium', () => {
       );
     expect(reached).toContain(String(await indexOf('details.turn-box > summary')));
     expect(reached).toContain(String(await indexOf(`a[href="/v1/sessions/${s.sid}/verify"]`)));
+  });
+
+  it('appends the next rows in place as "Load more" scrolls into view (htmx, under the CSP), each row once', async () => {
+    const page = await signedIn(1100, 800, `/sessions/${longSid}`);
+    const errors: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    const rows = () => page.locator('#rows-list > li').count();
+    expect(await rows()).toBe(TIMELINE_PAGE_ROWS);
+    for (let i = 0; i < 10 && (await page.locator('a.more').count()) > 0; i++) {
+      const before = await rows();
+      await page.locator('a.more').scrollIntoViewIfNeeded();
+      await expect.poll(rows, { timeout: 5000 }).toBeGreaterThan(before);
+    }
+    expect(page.url()).toBe(`${board.base}/sessions/${longSid}`);
+    const positions = await page
+      .locator('#rows-list > li')
+      .evaluateAll((els) =>
+        els.map((e) =>
+          Number((e as unknown as { getAttribute(n: string): string }).getAttribute('data-pos')),
+        ),
+      );
+    expect(positions).toEqual([...Array(LONG_ROWS).keys()]);
+    expect(await page.locator('#more-rows').textContent()).toContain('End of the session');
+    expect(errors).toEqual([]);
   });
 
   it('downloads the verify report with the signed-in cookie', async () => {
