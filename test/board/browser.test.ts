@@ -19,17 +19,8 @@ import { createApp } from '../../lib/http/app.js';
 import { openSession } from '../../lib/log/index.js';
 import { ensureTenant, mintToken } from '../../lib/service/index.js';
 import type { Stores } from '../../lib/store/index.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SCREENSHOT = fileURLToPath(new URL('../../.test-results/board.png', import.meta.url));
 const MESSAGE = 'restart the payments worker';
 const OUTPUT = 'The payments worker restarted cleanly.';
