@@ -95,7 +95,10 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
 }
 
 async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promise<RunningServer> {
+  // Aborted on stop: open board pages' live streams end at once rather than hold the stop for its grace.
+  const stopping = new AbortController();
   const app = createLocalApp(stores, {
+    stopping: stopping.signal,
     log: (m, e) =>
       o.log(e === undefined ? m : `${m}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
     requestLog: o.requestLog,
@@ -158,6 +161,9 @@ async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promi
     port,
     boardUrl,
     close: async (graceMs = STOP_GRACE_MS) => {
+      stopping.abort();
+      // The live streams end within a tick of it: only the other requests are waited for.
+      await new Promise((resolve) => setTimeout(resolve, 10));
       const open = server.openRequests();
       o.print(
         open === 0

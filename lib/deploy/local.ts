@@ -35,6 +35,8 @@ export interface LocalAppOptions {
   limits?: Partial<Limits> | undefined;
   /** the clock; tests fix it */
   now?: (() => Date) | undefined;
+  /** aborted when the server stops: the board's live streams end at once (`AppDeps.stopping`) */
+  stopping?: AbortSignal | undefined;
 }
 
 /**
@@ -49,6 +51,7 @@ export function createLocalApp(stores: Stores, o: LocalAppOptions): Hono<AppEnv>
     ...(o.requestLog ? { requestLog: o.requestLog } : {}),
     ...(o.limits ? { limits: o.limits } : {}),
     ...(o.now ? { now: o.now } : {}),
+    ...(o.stopping ? { stopping: o.stopping } : {}),
     // A stalled client's answer is aborted; node-server waits for the socket to drain and would never see
     // it, so its response (and socket) is destroyed here, which cancels the body.
     dropConnection: (env) => {

@@ -46,6 +46,11 @@ export interface AppDeps extends ServiceDeps {
   live?: LiveMode;
   /** the live updates' timing and per-token cap (default `DEFAULT_LIVE_TIMING`; tests shorten it) */
   liveTiming?: Partial<LiveTiming>;
+  /**
+   * aborted when the server stops (`hansard serve` on Ctrl-C): the live streams end at once instead of
+   * holding the stop for its grace period; their pages show they are disconnected and reconnect
+   */
+  stopping?: AbortSignal;
 }
 
 /**
@@ -101,6 +106,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     live: deps.live ?? 'sse',
     liveTiming: { ...DEFAULT_LIVE_TIMING, ...deps.liveTiming },
     liveStreams: new ReplaySlots(),
+    stopping: deps.stopping ?? new AbortController().signal,
     log,
   };
 

@@ -38,6 +38,8 @@ export interface AppServices {
   liveTiming: LiveTiming;
   /** the live streams each token holds open (`GET /board/events`) */
   liveStreams: ReplaySlots;
+  /** aborted when the server stops: live streams end (`AppDeps.stopping`) */
+  stopping: AbortSignal;
   /** where an error that answers no request goes (a live stream's failed check) */
   log: (message: string, err?: unknown) => void;
 }

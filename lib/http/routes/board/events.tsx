@@ -61,6 +61,8 @@ export const boardEvents = defineRoute({
       const stop = () => ac.abort();
       stream.onAbort(stop);
       signal.addEventListener('abort', stop, { once: true });
+      services.stopping.addEventListener('abort', stop, { once: true });
+      if (services.stopping.aborted) stop();
       try {
         await pumpOverview(
           stream,
@@ -78,6 +80,7 @@ export const boardEvents = defineRoute({
         );
       } finally {
         signal.removeEventListener('abort', stop);
+        services.stopping.removeEventListener('abort', stop);
         release();
       }
     });
