@@ -16,13 +16,13 @@ import { CorrectionIndex, type EffectiveEvent } from '../log/corrections.js';
 import { mergeSegmentBatchesKeepingProblems } from '../log/merge.js';
 import { segmentSources } from '../log/replay.js';
 import { parseTs } from '../log/time.js';
-import { verifyStored } from './analysis.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { storedSegments } from './sources.js';
 import { checkedStatus } from './status.js';
 import { RowBuilder } from './timeline-build.js';
 import type { TimelinePage, TimelineProblem, TimelineRow, TimelineWriter } from './timeline-schemas.js';
 import { oneLine } from './timeline-text.js';
+import { pageVerify } from './timeline-verify.js';
 
 export type { TimelinePage, TimelineRow } from './timeline-schemas.js';
 
@@ -64,7 +64,7 @@ export async function timelinePage({
   const [corrections, status, report] = await Promise.all([
     CorrectionIndex.scan(segments, signal),
     checkedStatus(ctx, sid, signal),
-    verifyStored({ ctx, sid, signal }),
+    pageVerify(ctx, sid, records, signal),
   ]);
 
   // Verify's findings, by the row they concern: a line of a writer (events and quarantined lines), or a

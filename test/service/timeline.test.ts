@@ -8,13 +8,13 @@
 import { readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { openSession } from '../../lib/log/index.js';
+import { newId, openSession } from '../../lib/log/index.js';
 import type { ServiceContext } from '../../lib/service/context.js';
 import { type TimelineRow, timelinePage } from '../../lib/service/timeline.js';
 import { authenticate } from '../../lib/service/tokens.js';
 import { readLocal, writeSession } from '../support/segments.js';
 import { useServer } from '../support/server.js';
-import { upload } from '../support/stored.js';
+import { postChunk, upload } from '../support/stored.js';
 import { HOSTILE, storeTimelineSession, type TimelineSession } from '../support/timeline-session.js';
 
 const srv = useServer({ tokens: { board: ['board'], reporter: ['report'] } });
@@ -245,6 +245,30 @@ describe('timelinePage', () => {
     expect(tl.writers).toHaveLength(1);
     expect(tl.writers[0]!.problems.map((p) => p.code)).toEqual(['segment_open']);
     expect(tl.rows.flatMap((r) => r.problems)).toEqual([]);
+  });
+
+  it('shows what verify finds in a chunk that arrived after the last page was made', async () => {
+    const open = writeSession(srv.workDir, { open: true });
+    await upload(srv, srv.tenant.admin, open);
+    const before = await timelinePage({ ctx, sid: open.sid });
+    expect(before.rows.flatMap((r) => r.problems.map((p) => p.code))).toEqual([]);
+    // the next event skips four seqs: verify's seq_gap, at that row
+    const last = JSON.parse(open.lines.at(-1)!.toString()) as { seq: number; mono: number };
+    const ts = `${new Date().toISOString().slice(0, 23)}000Z`;
+    const gap = {
+      v: 3,
+      sid: open.sid,
+      w: open.w,
+      seq: last.seq + 5,
+      id: newId('e'),
+      ts,
+      mono: last.mono + 1,
+    };
+    const line = `${JSON.stringify({ ...gap, type: 'note', author: 'late', text: 'after a gap' })}\n`;
+    const a = await postChunk(srv, srv.tenant.admin, open.sid, open.w, open.bytes.length, line);
+    expect(a.status, a.text).toBe(201);
+    const after = await timelinePage({ ctx, sid: open.sid });
+    expect(after.rows.flatMap((r) => r.problems.map((p) => p.code))).toEqual(['seq_gap']);
   });
 
   it('closes every segment it opened once the page is full', async () => {
