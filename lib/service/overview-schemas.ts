@@ -12,7 +12,14 @@ import { Count, Instant } from './id-schemas.js';
 import { STATES } from './status-schemas.js';
 
 /** The overview's groups, in the order the board shows them. */
-export const OVERVIEW_GROUPS = ['blocked', 'needs_review', 'working', 'done_recently', 'rest', 'no_segments'] as const;
+export const OVERVIEW_GROUPS = [
+  'blocked',
+  'needs_review',
+  'working',
+  'done_recently',
+  'rest',
+  'no_segments',
+] as const;
 export type OverviewGroup = (typeof OVERVIEW_GROUPS)[number];
 
 /** A `done` report younger than this many hours puts its session in `done_recently`. */
@@ -45,7 +52,9 @@ export const OverviewRow = BoardSession.extend({
   title: z
     .string()
     .nullable()
-    .describe("the session's first prompt (first line, at most 160 characters), else the first report's note"),
+    .describe(
+      "the session's first prompt (first line, at most 160 characters), else the first report's note",
+    ),
   people: z.array(z.string()).describe('user_ids of the people who wrote messages or joined (at most 20)'),
   state_since: Instant.nullable().describe(
     'when the session entered its latest state: the first of the trailing reports of that state',
@@ -59,7 +68,7 @@ export const Overview = z
     tenant: z.string(),
     generated_at: Instant,
     filters: OverviewFilters,
-    total: Count.describe("how many sessions the tenant has, filters aside"),
+    total: Count.describe('how many sessions the tenant has, filters aside'),
     matched: Count.describe('how many match the filters'),
     groups: z
       .array(z.object({ group: z.enum(OVERVIEW_GROUPS), count: Count }))
