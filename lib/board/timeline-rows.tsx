@@ -6,136 +6,23 @@
  * text), so markup shows as text and no control or bidi character reaches the page raw.
  */
 import type { Child } from 'hono/jsx';
-import { escapeControl } from '../log/escape.js';
-import type {
-  AttributedMessage,
-  RowAttribution,
-  TimelineProblem,
-  TimelineRow,
-} from '../service/timeline-schemas.js';
+import type { TimelineRow } from '../service/timeline-schemas.js';
 import { keepLines, oneLine } from '../service/timeline-text.js';
+import {
+  AttributionLine,
+  type Colours,
+  Corrected,
+  Cut,
+  DeclaredBody,
+  duration,
+  Output,
+  Problems,
+  Ts,
+  t,
+  value,
+} from './timeline-parts.js';
 
-/** One line of writer-given text, escaped. */
-export const t = (s: string | null | undefined): string => escapeControl(s ?? '');
-
-/** The writers' colour classes by writer id; people by a hash of their user_id. */
-export interface Colours {
-  writer: (w: string | null) => string;
-  person: (userId: string) => string;
-  /** a writer's name (its agent, else its id) */
-  name: (w: string | null) => string;
-}
-
-/** `HH:MM:SS` of an RFC 3339 ts (as written), the whole ts as its `datetime` and title. */
-export function Ts({ ts, anchor }: { ts: string; anchor: string }) {
-  const m = /T(\d{2}:\d{2}:\d{2})/.exec(ts);
-  const short = m ? m[1]! : t(ts).slice(0, 19) || 'no time';
-  return (
-    <a class="ts" href={`#${anchor}`} title={`${t(ts)} (link to this row)`}>
-      <time datetime={t(ts)}>{short}</time>
-    </a>
-  );
-}
-
-function clock(ts: string | null): string {
-  const m = ts ? /T(\d{2}:\d{2})/.exec(ts) : null;
-  return m ? m[1]! : 'an unknown time';
-}
-
-export function Problems({ problems }: { problems: readonly TimelineProblem[] }) {
-  if (problems.length === 0) return null;
-  return (
-    <ul class="problems" aria-label="verify findings">
-      {problems.map((p) => (
-        <li data-problem={p.code}>
-          <span class="sev">verify {p.severity}</span> <code>{p.code}</code>
-          {p.line !== null ? ` (line ${p.line})` : ''}: {t(p.message)}
-        </li>
-      ))}
-    </ul>
-  );
-}
-
-function value(v: unknown): string {
-  return oneLine(v === undefined ? 'undefined' : (JSON.stringify(v) ?? String(v)), 200);
-}
-
-function Corrected({ row }: { row: TimelineRow }) {
-  if (!row.corrected?.length) return null;
-  return (
-    <p class="corrected" data-corrected="true">
-      Corrected:{' '}
-      {row.corrected.map((c, i) => (
-        <>
-          {i > 0 ? '; ' : ''}
-          <code>{t(c.field)}</code> was <code>{value(c.was)}</code> (
-          <a href={`#${c.by_anchor}`}>correction {t(c.by)}</a>
-          {c.reason ? `: ${oneLine(c.reason)}` : ''})
-        </>
-      ))}
-    </p>
-  );
-}
-
-function MessageLink({ m, names }: { m: AttributedMessage; names: Map<string, string> }) {
-  const who = m.user_id === null ? 'a message' : `${t(names.get(m.user_id) ?? m.user_id)}'s message`;
-  if (!m.anchor) return <>{`${who} ${t(m.id)} (not in this session)`}</>;
-  return <a href={`#${m.anchor}`}>{`${who} at ${clock(m.ts)}`}</a>;
-}
-
-function list(items: Child[]): Child[] {
-  return items.flatMap((x, i) => (i === 0 ? [x] : [i === items.length - 1 ? ' and ' : ', ', x]));
-}
-
-const BASIS: Record<string, string> = {
-  recorded: 'recorded by the agent',
-  recorded_context: "from the turn's recorded context",
-  temporal: 'inferred: the only person who wrote before this turn',
-  cascade: 'inferred: it follows the result of',
-};
-
-/** The Attributor's answer in words (docs/attribution.md), its messages linked. */
-export function AttributionLine({ a, names }: { a: RowAttribution | null; names: Map<string, string> }) {
-  if (!a) return null;
-  const conf = Number(a.confidence.toFixed(2));
-  let body: Child;
-  if (a.basis === 'contested' && a.candidates) {
-    body = (
-      <>
-        contested: it may answer{' '}
-        {list(
-          a.candidates.map((c) => <>{list(c.messages.map((m) => <MessageLink m={m} names={names} />))}</>),
-        )}{' '}
-        ({conf} each; the transcript does not say which)
-      </>
-    );
-  } else if (a.basis === 'none') {
-    body = <>attributed to no one: no message came before it</>;
-  } else if (a.basis === 'recorded_no_cause') {
-    body = <>the agent recorded that no message caused it</>;
-  } else if (a.basis === 'recorded_empty_context') {
-    body = <>its turn began having seen no message (recorded)</>;
-  } else {
-    body = (
-      <>
-        answers to {list(a.messages.map((m) => <MessageLink m={m} names={names} />))} (
-        {BASIS[a.basis] ?? a.basis}
-        {a.cascade_from ? (
-          <>
-            {' '}
-            <a href={`#${a.cascade_from.anchor}`}>{t(a.cascade_from.id)}</a>
-          </>
-        ) : null}
-        , confidence {conf})
-      </>
-    );
-  }
-  return (
-    <p class="attr" data-basis={a.basis}>
-      {body}
-    </p>
-  );
-}
+export { type Colours, Problems, t } from './timeline-parts.js';
 
 function Head({
   row,
@@ -155,47 +42,6 @@ function Head({
       {row.ts ? <Ts ts={row.ts} anchor={row.anchor} /> : <a href={`#${row.anchor}`}>link to this row</a>}
     </div>
   );
-}
-
-function Cut({ more }: { more: number }) {
-  return more > 0 ? (
-    <p class="cut">… {more.toLocaleString('en')} more bytes (the replay download has all of it)</p>
-  ) : null;
-}
-
-/** Lines of output shown open; a longer one is folded under a summary saying how long it is. */
-const OPEN_LINES = 8;
-
-/** An action's output: short ones as they are, longer ones folded (a `<details>`, closed). */
-function Output({ text, more }: { text: string; more: number }) {
-  if (!text) return <Cut more={more} />;
-  const lines = text.split('\n').length;
-  const pre = <pre class="out">{keepLines(text)}</pre>;
-  if (lines <= OPEN_LINES && text.length <= 800) {
-    return (
-      <>
-        {pre}
-        <Cut more={more} />
-      </>
-    );
-  }
-  const size = Buffer.byteLength(text, 'utf8') + more;
-  return (
-    <details class="output">
-      <summary>
-        Output: {lines.toLocaleString('en')} lines{more > 0 ? ' shown' : ''}, {size.toLocaleString('en')}{' '}
-        bytes
-      </summary>
-      {pre}
-      <Cut more={more} />
-    </details>
-  );
-}
-
-function duration(ms: number | null): string {
-  if (ms === null) return '';
-  if (ms < 0) return ' · finished before it started (clock skew)';
-  return ms < 1000 ? ` · ${Math.round(ms)} ms` : ` · ${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
 }
 
 /** A row's contents (not its `<li>`). */
@@ -358,44 +204,6 @@ function RowBody({ row, c, names }: { row: TimelineRow; c: Colours; names: Map<s
         </>
       );
   }
-}
-
-function DeclaredBody({ row }: { row: Extract<TimelineRow, { kind: 'declared' }> }) {
-  const r = row.report;
-  const claims = r.events.flatMap((e) =>
-    e.evidence.length === 0
-      ? [<li>{e.kind} (no evidence given)</li>]
-      : e.evidence.map((i) => (
-          <li data-verdict={i.check.verdict}>
-            {e.kind}: {i.type} <code>{t(i.ref)}</code> {t(i.result)} —{' '}
-            <span class={`verdict ${i.check.verdict}`}>{i.check.verdict}</span>
-            {i.check.verdict !== 'supported' || !i.check.action_id ? `: ${t(i.check.reason)}` : ''}
-            {i.check.action_id && row.action_anchors[i.check.action_id] ? (
-              <>
-                {' '}
-                (<a href={`#${row.action_anchors[i.check.action_id]}`}>the recorded action</a>)
-              </>
-            ) : null}
-          </li>
-        )),
-  );
-  return (
-    <>
-      <div class="row-head">
-        <span class="declared-badge">Declared</span>
-        <span class={`state ${r.state}`}>{r.state.replace('_', ' ')}</span>
-        <Ts ts={r.reported_at} anchor={row.anchor} />
-      </div>
-      <p class="row-body">
-        An agent's status report (its own words, not proof){r.note ? ': ' : '.'}
-        {r.note ? <q>{t(r.note)}</q> : null}
-      </p>
-      {claims.length > 0 ? <ul class="claims">{claims}</ul> : null}
-      {r.events_dropped ? (
-        <p class="cut">{r.events_dropped} older events of this report were not kept.</p>
-      ) : null}
-    </>
-  );
 }
 
 /** One row as an `<li>`. */
