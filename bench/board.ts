@@ -131,7 +131,7 @@ async function signIn(url: string): Promise<string> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ scopes: ['board'], label: 'bench' }),
   });
-  const { secret } = (await res.json()) as { secret: string };
+  const { token: secret } = (await res.json()) as { token: string };
   const link = await fetch(`${url}/?token=${encodeURIComponent(secret)}`, {
     redirect: 'manual',
     headers: { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },

@@ -45,7 +45,7 @@ try {
     headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
     body: JSON.stringify({ scopes: ['board'], label: 'screenshots' }),
   });
-  const { secret } = (await res.json()) as { secret: string };
+  const { token: secret } = (await res.json()) as { token: string };
   mkdirSync(OUT, { recursive: true });
   const sizes = { desktop: { width: 1280, height: 860 }, phone: { width: 390, height: 844 } } as const;
   for (const scheme of ['light', 'dark'] as const) {
