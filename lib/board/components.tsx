@@ -6,6 +6,7 @@
  */
 import { escapeControl } from '../log/escape.js';
 import type { BoardSession } from '../service/board.js';
+import type { OverviewRow } from '../service/overview-schemas.js';
 
 /**
  * How long ago `iso` was at `now` (both ISO instants), in words: `just now`, `12 min`, `3 h`, `4 d`.
@@ -106,5 +107,25 @@ export function NameLinks({
         </li>
       ))}
     </ul>
+  );
+}
+
+/**
+ * A row's title: the session's (its first prompt), or in a person's view what that person asked first
+ * (issue 14.4), with the session's title beneath when it is someone else's prompt. A person with no
+ * prompt kept (joined only, or a session summarized before prompts were kept) gets the session's title.
+ */
+export function RowTitle({ s, person }: { s: OverviewRow; person: string | undefined }) {
+  const asked = person === undefined ? undefined : s.asked?.find((a) => a.user_id === person);
+  if (!asked) return s.title ? <div class="row-title">{escapeControl(s.title)}</div> : null;
+  return (
+    <>
+      <div class="row-title" data-asked="">
+        {escapeControl(asked.text)}
+      </div>
+      {s.title && s.title !== asked.text ? (
+        <div class="row-sub muted">Session: {escapeControl(s.title)}</div>
+      ) : null}
+    </>
   );
 }

@@ -16,6 +16,7 @@ import {
   agentHref,
   NameLinks,
   personHref,
+  RowTitle,
   sessionHref,
   Verdicts,
   When,
@@ -176,7 +177,7 @@ function Row({ s, now, view }: { s: OverviewRow; now: string; view: OverviewView
   return (
     <tr data-sid={s.sid}>
       <td data-label="Session">
-        {s.title ? <div class="row-title">{escapeControl(s.title)}</div> : null}
+        <RowTitle s={s} person={person} />
         <small class="mono">
           <a href={sessionHref(s.sid, person)}>{s.sid}</a>
         </small>
@@ -378,8 +379,10 @@ export function OverviewPage({
     <Layout title={viewTitle(overview, view)} signedIn live={live} mainId="overview" ownMain>
       {view.kind === 'all' ? null : (
         <p>
-          {view.kind === 'person' ? 'What this person took part in' : 'What this agent wrote in'}, urgent
-          first. <a href="/">All sessions</a>
+          {view.kind === 'person'
+            ? 'What this person took part in, each with what they asked first'
+            : 'What this agent wrote in'}
+          , urgent first. <a href="/">All sessions</a>
         </p>
       )}
       <FilterForm overview={overview} view={view} />

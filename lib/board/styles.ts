@@ -47,7 +47,7 @@ form.filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: fle
 form.filters label { display: flex; flex-direction: column; font-size: .85rem; color: var(--muted); }
 form.filters select, form.filters input { min-width: 9rem; max-width: 100%; color: var(--fg); background: var(--bg); border: 1px solid var(--muted); border-radius: 4px; padding: .25rem .4rem; }
 ul.summary { list-style: none; display: flex; flex-wrap: wrap; gap: .4rem 1.2rem; padding: 0; margin: 0 0 1rem; }
-.reason strong { font-weight: 600; } .row-title { font-weight: 600; }
+.reason strong { font-weight: 600; } .row-title { font-weight: 600; } .row-sub { font-size: .85rem; }
 td ul.who { list-style: none; padding: 0; margin: .2rem 0 0; display: flex; flex-wrap: wrap; gap: 0 .6rem; }
 @media (max-width: 700px) {
   body { padding: .6rem .8rem; }

@@ -279,6 +279,15 @@ function addToSummary(
   if (type === 'message' && typeof obj.text === 'string' && at !== null) {
     const text = titleOf(obj.text);
     if (text !== null && (delta.title === null || at < delta.title.at)) delta.title = { text, at };
+    // what this person asked first (the person's own title, issue 14.4)
+    const who = obj.user_id;
+    if (text !== null && typeof who === 'string' && who !== '') {
+      delta.asked ??= [];
+      const asked = delta.asked;
+      const have = asked.findIndex((a) => a.user_id === who);
+      if (have === -1) asked.push({ user_id: who, text, at });
+      else if (at < asked[have]!.at) asked[have] = { user_id: who, text, at };
+    }
   }
   if (type === 'writer.start') {
     const meta = obj.meta as Record<string, unknown> | undefined;

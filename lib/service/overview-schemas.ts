@@ -56,6 +56,19 @@ export const OverviewRow = BoardSession.extend({
       "the session's first prompt (first line, at most 160 characters), else the first report's note",
     ),
   people: z.array(z.string()).describe('user_ids of the people who wrote messages or joined (at most 20)'),
+  asked: z
+    .array(
+      z.object({
+        user_id: z.string(),
+        text: z.string().describe("the first line of the person's earliest message, at most 160 characters"),
+        ts: Instant.describe("that message's ts"),
+      }),
+    )
+    .optional()
+    .describe(
+      'what each of `people` asked first (earliest message by ts), in the order of `people`; a person who ' +
+        'only joined has no entry',
+    ),
   state_since: Instant.nullable().describe(
     'when the session entered its latest state: the first of the trailing reports of that state',
   ),

@@ -185,6 +185,10 @@ async function rowsOf(
       group,
       title: s.title ?? s.first_note,
       people: s.people,
+      asked: s.asked.flatMap((a) => {
+        const ts = isoOfMicros(a.at);
+        return ts === null ? [] : [{ user_id: a.user_id, text: a.text, ts }];
+      }),
       // stored as `reportStatus` parsed it
       state: latest.state as OverviewRow['state'],
       state_since: latest.state_since,
@@ -200,6 +204,12 @@ async function rowsOf(
     });
   }
   return rows;
+}
+
+/** µs since the epoch as an ISO instant (to the millisecond: for showing); null outside Date's range. */
+function isoOfMicros(us: number): string | null {
+  const d = new Date(Math.floor(us / 1000));
+  return Number.isNaN(d.getTime()) ? null : d.toISOString();
 }
 
 /** The latest report as the row shows it: the summary's, or (a session from before summaries) the record's. */

@@ -6,6 +6,7 @@
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { gsiKeys, keys } from './dynamo-schema.js';
 import type { SessionRecord, SessionSummary, TokenRecord, WriterRecord } from './ports.js';
+import { askedOf } from './session-summary.js';
 
 export type Item = Record<string, unknown>;
 
@@ -137,6 +138,7 @@ export function toSessionSummary(item: Item): SessionSummary {
     first_note: text(item.first_note),
     people: names(item.people),
     agents: names(item.agents),
+    asked: askedOf(item.asked),
     state: text(item.state),
     state_since: text(item.state_since),
     note: text(item.note),

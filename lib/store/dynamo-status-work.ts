@@ -35,7 +35,7 @@ import {
   type SummaryDelta,
   type WorkItem,
 } from './ports.js';
-import { mergeSummary, statusSummaryOf } from './session-summary.js';
+import { askedOf, mergeSummary, statusSummaryOf } from './session-summary.js';
 import { decodeStatus, encodeStatus, legacyStatus } from './status-record.js';
 
 /** How long a work item stays in the table past its lease (TTL cleanup only): 30 days, in seconds. */
@@ -115,6 +115,7 @@ export class DynamoStatusWorkItems {
           title_at: (item.title_at as number | undefined) ?? null,
           people: names(item.people),
           agents: names(item.agents),
+          asked: askedOf(item.asked),
         },
         delta,
       );
@@ -125,6 +126,8 @@ export class DynamoStatusWorkItems {
           set: {
             people: next.people,
             agents: next.agents,
+            // a list of at most 20 maps of ≤ 200 + 160 characters: bounded as the names are
+            asked: next.asked,
             summary_rev: rev + 1,
             ...(next.title === null ? {} : { title: next.title, title_at: next.title_at }),
           },

@@ -148,6 +148,11 @@ export interface SessionSummary extends SessionRecord {
   people: string[];
   /** the writers' `meta.agent`, in the order first seen, at most 20 */
   agents: string[];
+  /**
+   * what each of `people` asked first: the first line of their earliest `message` (by its ts), at most 160
+   * chars, in the order of `people`; a person without a message (joined only) has no entry (issue 14.4)
+   */
+  asked: AskedFirst[];
   /** the latest report's state, note and time; null when nothing was reported */
   state: string | null;
   /** when the trailing run of reports of `state` began */
@@ -156,12 +161,23 @@ export interface SessionSummary extends SessionRecord {
   reported_at: string | null;
 }
 
+/** One person's first prompt in a session (`SessionSummary.asked`). */
+export interface AskedFirst {
+  user_id: string;
+  /** the first line of the message's text, trimmed, at most 160 chars */
+  text: string;
+  /** the message's `ts`, µs since the epoch */
+  at: number;
+}
+
 /** What one chunk adds to its session's summary (what ingest found while it scanned the lines). */
 export interface SummaryDelta {
   /** the chunk's earliest message: its title text and its `ts` in µs since the epoch */
   title: { text: string; at: number } | null;
   people: string[];
   agents: string[];
+  /** each person's earliest message in the chunk (absent: none) */
+  asked?: AskedFirst[];
 }
 
 /** What the session index keeps of the latest report (`putStatus` writes it; `statusSummaryOf`). */

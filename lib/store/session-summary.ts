@@ -3,7 +3,7 @@
  * (ports.ts `SessionSummary`, issue 14.1): how a chunk's findings merge into what is stored, the bounds
  * that keep a DynamoDB session item small, and the default status summary of a record.
  */
-import type { StatusRecord, StatusSummary, SummaryDelta } from './ports.js';
+import type { AskedFirst, StatusRecord, StatusSummary, SummaryDelta } from './ports.js';
 
 /** Longest title kept, in characters (UTF-16 units). */
 export const TITLE_MAX = 160;
@@ -21,12 +21,16 @@ export interface StoredSummaryNames {
   title_at: number | null;
   people: string[];
   agents: string[];
+  /** each kept person's first prompt, in the order of `people` */
+  asked: AskedFirst[];
 }
 
 /**
  * `cur` with `delta` added: the earlier title wins (a tie keeps the stored one), and new names are
- * appended in order, cut to `SUMMARY_NAME_CHARS`, until `SUMMARY_NAMES_MAX`. Null when nothing changes,
- * so an adapter can skip the write (most chunks repeat the people already known).
+ * appended in order, cut to `SUMMARY_NAME_CHARS`, until `SUMMARY_NAMES_MAX`. Each person's first prompt
+ * (`asked`) follows the title's rule per person, and only for the people kept, so it holds at most
+ * `SUMMARY_NAMES_MAX` entries of `TITLE_MAX` characters. Null when nothing changes, so an adapter can
+ * skip the write (most chunks repeat the people already known and bring no earlier prompt).
  */
 export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): StoredSummaryNames | null {
   let changed = false;
@@ -49,12 +53,41 @@ export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): Stor
   };
   const people = add(cur.people, delta.people);
   const agents = add(cur.agents, delta.agents);
-  return changed ? { title, title_at, people, agents } : null;
+  const firsts = new Map(cur.asked.map((a) => [a.user_id, a]));
+  for (const a of delta.asked ?? []) {
+    const who = a.user_id.slice(0, SUMMARY_NAME_CHARS);
+    const have = firsts.get(who);
+    if (!people.includes(who) || (have && have.at <= a.at)) continue;
+    firsts.set(who, { user_id: who, text: a.text.slice(0, TITLE_MAX), at: a.at });
+    changed = true;
+  }
+  // in the order of `people`, whatever order the entries came in
+  const asked = people.flatMap((p) => firsts.get(p) ?? []);
+  return changed ? { title, title_at, people, agents, asked } : null;
+}
+
+/** A stored `asked` (JSON or a DynamoDB list) read back; anything malformed is left out, absent is []. */
+export function askedOf(v: unknown): AskedFirst[] {
+  if (!Array.isArray(v)) return [];
+  return (v as Array<Record<string, unknown> | null>).flatMap((a) =>
+    a !== null &&
+    typeof a === 'object' &&
+    typeof a.user_id === 'string' &&
+    typeof a.text === 'string' &&
+    typeof a.at === 'number'
+      ? [{ user_id: a.user_id, text: a.text, at: a.at }]
+      : [],
+  );
 }
 
 /** Whether a delta carries anything at all (ingest skips the store call for chunks that do not). */
 export function isEmptyDelta(delta: SummaryDelta): boolean {
-  return delta.title === null && delta.people.length === 0 && delta.agents.length === 0;
+  return (
+    delta.title === null &&
+    delta.people.length === 0 &&
+    delta.agents.length === 0 &&
+    (delta.asked ?? []).length === 0
+  );
 }
 
 /**

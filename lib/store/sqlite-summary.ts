@@ -1,11 +1,12 @@
 /**
  * The session summary's columns of `SqliteStateStore` (table `sessions`, issue 14.1): added to a database
  * made before them, filled from the status reports it already holds, and read back as `SessionSummary`.
- * `people` and `agents` are JSON arrays of text; `title_at` is the title message's ts in µs. Also the two
+ * `people` and `agents` are JSON arrays of text, `asked` a JSON array of `{user_id, text, at}` (each
+ * person's first prompt, ports.ts `AskedFirst`); `title_at` is the title message's ts in µs. Also the two
  * `StateStore` methods that only the summary has (the store delegates here, as to sqlite-status-work.ts).
  */
 import type { SessionSummary, SummaryDelta } from './ports.js';
-import { mergeSummary, statusSummaryOf } from './session-summary.js';
+import { askedOf, mergeSummary, statusSummaryOf } from './session-summary.js';
 import type { SqlitePrimitives, SqliteStatement } from './sqlite-status-work.js';
 import { decodeStatus } from './status-record.js';
 
@@ -22,6 +23,7 @@ const SUMMARY_COLUMNS: ReadonlyArray<[string, string]> = [
   ['state_since', 'TEXT'],
   ['note', 'TEXT'],
   ['reported_at', 'TEXT'],
+  ['asked', 'TEXT'],
 ];
 
 /**
@@ -37,6 +39,8 @@ export function addSummaryColumns(
   const missing = SUMMARY_COLUMNS.filter(([name]) => !have.has(name));
   if (missing.length === 0) return;
   for (const [name, type] of missing) db.exec(`ALTER TABLE sessions ADD COLUMN ${name} ${type}`);
+  // A database that has the states already (made before `asked` alone) needs no filling.
+  if (!missing.some(([name]) => name === 'state')) return;
   const set = db.q(
     `UPDATE sessions SET state = ?, state_since = ?, note = ?, reported_at = ?, first_note = ?
        WHERE tenant = ? AND sid = ?`,
@@ -78,6 +82,7 @@ export function toSummary(row: Record<string, unknown>): SessionSummary {
     first_note: text(row.first_note),
     people: names(row.people),
     agents: names(row.agents),
+    asked: askedOf(typeof row.asked === 'string' ? JSON.parse(row.asked) : null),
     state: text(row.state),
     state_since: text(row.state_since),
     note: text(row.note),
@@ -96,7 +101,7 @@ export function listSummaries(x: SqlitePrimitives, tenant: string): SessionSumma
 export function mergeSummaryRow(x: SqlitePrimitives, tenant: string, sid: string, delta: SummaryDelta): void {
   x.transaction(() => {
     const row = x
-      .q('SELECT title, title_at, people, agents FROM sessions WHERE tenant = ? AND sid = ?')
+      .q('SELECT title, title_at, people, agents, asked FROM sessions WHERE tenant = ? AND sid = ?')
       .get(tenant, sid) as Record<string, unknown> | undefined;
     if (!row) return;
     const names = (v: unknown): string[] => (typeof v === 'string' ? (JSON.parse(v) as string[]) : []);
@@ -106,12 +111,21 @@ export function mergeSummaryRow(x: SqlitePrimitives, tenant: string, sid: string
         title_at: (row.title_at as number | null) ?? null,
         people: names(row.people),
         agents: names(row.agents),
+        asked: askedOf(typeof row.asked === 'string' ? JSON.parse(row.asked) : null),
       },
       delta,
     );
     if (!next) return;
     x.q(
-      'UPDATE sessions SET title = ?, title_at = ?, people = ?, agents = ? WHERE tenant = ? AND sid = ?',
-    ).run(next.title, next.title_at, JSON.stringify(next.people), JSON.stringify(next.agents), tenant, sid);
+      'UPDATE sessions SET title = ?, title_at = ?, people = ?, agents = ?, asked = ? WHERE tenant = ? AND sid = ?',
+    ).run(
+      next.title,
+      next.title_at,
+      JSON.stringify(next.people),
+      JSON.stringify(next.agents),
+      JSON.stringify(next.asked),
+      tenant,
+      sid,
+    );
   });
 }

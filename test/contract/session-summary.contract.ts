@@ -47,6 +47,7 @@ export function sessionSummaryCases(contract: Contract): void {
           first_note: null,
           people: [],
           agents: [],
+          asked: [],
           state: null,
           state_since: null,
           note: null,
@@ -119,6 +120,57 @@ export function sessionSummaryCases(contract: Contract): void {
       // full: a new name is not taken, and nothing else changes
       await s.mergeSessionSummary('acme', sid, { title: null, people: ['zed'], agents: [] });
       expect((await summaryOf(s, sid))!.people).toEqual(got.people);
+    });
+
+    contract("each person's first prompt: earliest ts per person, only for people kept", async (s) => {
+      const sid = newId('s');
+      await s.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 1 }));
+      const ask = (user_id: string, text: string, i: number) => ({ user_id, text, at: micros(i) });
+      await s.mergeSessionSummary('acme', sid, {
+        title: { text: 'restart payments', at: micros(20) },
+        people: ['priya', 'sam'],
+        agents: [],
+        asked: [ask('sam', 'sam later', 30), ask('priya', 'restart payments', 20)],
+      });
+      // in the order of people, whatever order the chunk listed them in
+      expect((await summaryOf(s, sid))?.asked).toEqual([
+        ask('priya', 'restart payments', 20),
+        ask('sam', 'sam later', 30),
+      ]);
+      // another writer's chunk, shipped late, holds sam's earlier prompt; priya's later one changes nothing
+      await s.mergeSessionSummary('acme', sid, {
+        title: { text: 'sam earlier', at: micros(25) },
+        people: ['sam', 'ana'],
+        agents: [],
+        asked: [ask('sam', 'sam earlier', 25), ask('priya', 'priya later', 40)],
+      });
+      const got = (await summaryOf(s, sid))!;
+      expect(got.title).toBe('restart payments');
+      expect(got.asked).toEqual([ask('priya', 'restart payments', 20), ask('sam', 'sam earlier', 25)]);
+      // ana joined without asking: no entry; a tie keeps the stored prompt; text cut to TITLE_MAX
+      await s.mergeSessionSummary('acme', sid, {
+        title: null,
+        people: [],
+        agents: [],
+        asked: [ask('priya', 'same time', 20), ask('ana', 'y'.repeat(500), 50)],
+      });
+      expect((await summaryOf(s, sid))!.asked).toEqual([
+        ask('priya', 'restart payments', 20),
+        ask('sam', 'sam earlier', 25),
+        ask('ana', 'y'.repeat(TITLE_MAX), 50),
+      ]);
+      // at most the 20 people kept: a 21st person's prompt is not kept
+      const many = Array.from({ length: 30 }, (_, i) => `user-${String(i).padStart(2, '0')}`);
+      await s.mergeSessionSummary('acme', sid, {
+        title: null,
+        people: many,
+        agents: [],
+        asked: many.map((u, i) => ask(u, `from ${u}`, 60 + i)),
+      });
+      const full = (await summaryOf(s, sid))!;
+      expect(full.people).toHaveLength(SUMMARY_NAMES_MAX);
+      expect(full.asked.map((a) => a.user_id)).toEqual(full.people);
+      expect(full.asked.some((a) => a.user_id === 'user-29')).toBe(false);
     });
 
     contract('concurrent merges of one session lose no name', async (s) => {
