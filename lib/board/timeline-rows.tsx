@@ -35,9 +35,13 @@ function Head({
   who: string;
   whoClass: string;
 }) {
+  // a writer's chip keeps its id on hover (a person's chip is named by their user_id already)
+  const title = whoClass.startsWith('person-chip') || row.w === null ? undefined : row.w;
   return (
     <div class="row-head">
-      <span class={`chip ${whoClass}`}>{who}</span>
+      <span class={`chip ${whoClass}`} title={title}>
+        {who}
+      </span>
       <span class="kind">{kind}</span>
       {row.ts ? <Ts ts={row.ts} anchor={row.anchor} /> : <a href={`#${row.anchor}`}>link to this row</a>}
     </div>

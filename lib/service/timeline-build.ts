@@ -69,7 +69,7 @@ export class RowBuilder {
     for (const wr of writers) this.names.set(wr.w, wr.name);
   }
 
-  /** The writers, named by their writer.start as read. */
+  /** The writers, as named (timeline-writers.ts). */
   writerList(): TimelineWriter[] {
     return this.writers.map((wr) => ({ ...wr, name: this.names.get(wr.w) ?? wr.name }));
   }
@@ -126,7 +126,8 @@ export class RowBuilder {
       case 'writer.start': {
         const meta = (f.meta ?? {}) as Record<string, unknown>;
         const agent = strOrNull(meta.agent);
-        const name = oneLine(agent || str(f.writer_id) || w, 80);
+        // the writer's name as the legend has it (timeline-writers.ts), so no page names it otherwise
+        const name = this.names.get(w) ?? oneLine(agent || str(f.writer_id) || w, 80);
         this.names.set(w, name);
         if (!make) return null;
         const app = strOrNull(meta.app);

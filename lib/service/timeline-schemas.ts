@@ -151,7 +151,10 @@ export type TimelineRow = RowBase &
 /** A writer of the session, as the legend shows it. */
 export interface TimelineWriter {
   w: string;
-  /** `meta.agent`, else the writer id */
+  /**
+   * `meta.agent`, else the one person all its joins and messages are by (display name, else user_id),
+   * else the writer id; a repeated name gets " 2", " 3" (lib/service/timeline-writers.ts)
+   */
   name: string;
   agent: string | null;
   /** 0-based: the palette colour (writers sorted by id) */

@@ -21,8 +21,8 @@ import { storedSegments } from './sources.js';
 import { checkedStatus } from './status.js';
 import { RowBuilder } from './timeline-build.js';
 import type { TimelinePage, TimelineProblem, TimelineRow, TimelineWriter } from './timeline-schemas.js';
-import { oneLine } from './timeline-text.js';
 import { pageVerify } from './timeline-verify.js';
+import { soloPeople, writerNames } from './timeline-writers.js';
 
 export type { TimelinePage, TimelineRow } from './timeline-schemas.js';
 
@@ -61,10 +61,11 @@ export async function timelinePage({
   requireSessionAccess(ctx, sid);
   const segments = await storedSegments(ctx, sid);
   const records = await ctx.state.listWriters(ctx.tenant, sid);
-  const [corrections, status, report] = await Promise.all([
+  const [corrections, status, report, solo] = await Promise.all([
     CorrectionIndex.scan(segments, signal),
     checkedStatus(ctx, sid, signal),
     pageVerify(ctx, sid, records, signal),
+    soloPeople(segments, new Set(records.filter((r) => !r.agent).map((r) => r.w)), signal),
   ]);
 
   // Verify's findings, by the row they concern: a line of a writer (events and quarantined lines), or a
@@ -94,9 +95,10 @@ export async function timelinePage({
       placed.set(key, list);
     }
   }
+  const names = writerNames(records, solo);
   const writers: TimelineWriter[] = records.map((r, index) => ({
     w: r.w,
-    name: oneLine(r.agent ?? r.w, 80),
+    name: names.get(r.w)!,
     agent: r.agent,
     index,
     ended: r.ended,
