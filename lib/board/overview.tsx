@@ -233,7 +233,14 @@ function Group({
           mistyped session id looks the same.
         </p>
       ) : null}
-      <table>
+      <table class="overview">
+        <colgroup>
+          <col class="c-session" />
+          <col class="c-who" />
+          <col class="c-state" />
+          <col class="c-note" />
+          <col class="c-last" />
+        </colgroup>
         <thead>
           <tr>
             <th scope="col">Session</th>

@@ -2,8 +2,9 @@
  * The board's CSS, one stylesheet inlined in every page (`style-src 'unsafe-inline'` is the only
  * relaxation of the CSP, and it is for styles alone). Light and dark colours follow the system
  * (`prefers-color-scheme`); each pair keeps text at 4.5:1 or more against its background (checked by
- * axe-core in test/board/overview.browser.test.ts in both). Focus is always visible; under 700 px the
- * session tables become stacked cards, and nothing scrolls sideways down to 360 px.
+ * axe-core in test/board/overview.browser.test.ts in both). Focus is always visible; the overview's group
+ * tables share fixed column widths (`table.overview`, its `<colgroup>`), so the groups line up; under
+ * 700 px the session tables become stacked cards, and nothing scrolls sideways down to 360 px.
  */
 export const CSS = `
 :root { color-scheme: light dark; --bg: #ffffff; --fg: #111827; --muted: #4b5563; --line: #d1d5db;
@@ -48,10 +49,13 @@ form.filters label { display: flex; flex-direction: column; font-size: .85rem; c
 form.filters select, form.filters input { min-width: 9rem; max-width: 100%; color: var(--fg); background: var(--bg); border: 1px solid var(--muted); border-radius: 4px; padding: .25rem .4rem; }
 ul.summary { list-style: none; display: flex; flex-wrap: wrap; gap: .4rem 1.2rem; padding: 0; margin: 0 0 1rem; }
 .reason strong { font-weight: 600; } .row-title { font-weight: 600; } .row-sub { font-size: .85rem; }
+table.overview { table-layout: fixed; }
+col.c-session { width: 28%; } col.c-who { width: 17%; } col.c-state { width: 12.5rem; } col.c-last { width: 7rem; }
+@media (max-width: 1000px) { col.c-state { width: 8rem; } table.overview .state { white-space: normal; } }
 td ul.who { list-style: none; padding: 0; margin: .2rem 0 0; display: flex; flex-wrap: wrap; gap: 0 .6rem; }
 @media (max-width: 700px) {
   body { padding: .6rem .8rem; }
-  table, thead, tbody, tr, th, td { display: block; width: 100%; }
+  table, thead, tbody, tr, th, td { display: block; width: 100%; } colgroup { display: none; }
   thead { position: absolute; left: -9999px; }
   tr { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 .8rem; padding: .3rem .2rem; background: var(--card); }
   td { border: 0; padding: .25rem .5rem; }
