@@ -3,7 +3,7 @@
  * declared evidence and one session an auditor would read (two people, an agent with actions that pass
  * and fail, a correction, a quarantined line). Written through the API of a running server, as clients
  * would. Used by `npm run screenshots` (scripts/screenshots.ts); also handy by hand:
- * `tsx scripts/board-demo.ts URL ADMIN_TOKEN` fills a local server's board.
+ * `npx tsx scripts/board-demo.ts URL ADMIN_TOKEN` fills a local server's board.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -228,7 +228,7 @@ export async function seedBoardDemo(base: string, token: string): Promise<{ audi
 if (import.meta.url === `file://${process.argv[1]}`) {
   const [base, token] = process.argv.slice(2);
   if (!base || !token) {
-    console.error('usage: tsx scripts/board-demo.ts URL ADMIN_TOKEN');
+    console.error('usage: npx tsx scripts/board-demo.ts URL ADMIN_TOKEN');
     process.exit(2);
   }
   const { audited } = await seedBoardDemo(base, token);
