@@ -1,0 +1,80 @@
+/**
+ * The session summary after a failed summary write (lib/service/ingest.ts `noteSummary`): the chunk is
+ * acknowledged first (good: a summary fault never fails or un-acknowledges a chunk), the failure is logged,
+ * and the summary is "left for the session's next chunk to mend". But a chunk's delta holds only what that
+ * chunk showed, and a retry of the acknowledged chunk is answered from the index without redoing it: the
+ * first prompt (the board's title), the people and the agent of the first chunk are never written. The
+ * next message that arrives becomes the title, or, when none does, the session has no title and its
+ * person is not found by `/people/{user_id}` or `?person=` for good. Over real HTTP, local stores whose
+ * summary write fails once (a full disk, a DynamoDB throttle, five lost merge races).
+ *
+ * The case found a fault and is skipped (`FAULT: …`) so the suite stays green; remove `.skip` to see it fail.
+ */
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { openSession } from '../../lib/log/index.js';
+import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
+import type { SummaryDelta } from '../../lib/store/ports.js';
+import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
+import { request } from '../support/http.js';
+import { useServer } from '../support/server.js';
+
+let failNext = 0;
+class FlakySummaryStore extends SqliteStateStore {
+  override async mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta): Promise<void> {
+    if (failNext > 0) {
+      failNext -= 1;
+      throw Object.assign(new Error('SQLITE_FULL: database or disk is full'), { code: 'SQLITE_FULL' });
+    }
+    return super.mergeSessionSummary(tenant, sid, delta);
+  }
+}
+
+const srv = useServer({
+  tokens: { board: ['board'] },
+  stores: (dataDir) => {
+    mkdirSync(dataDir, { recursive: true });
+    return {
+      segments: new FsSegmentStore(dataDir),
+      state: new FlakySummaryStore(join(dataDir, 'state.sqlite')),
+    };
+  },
+});
+
+describe('a summary write that failed once', () => {
+  // FAULT: when the summary write of a session's first chunk fails, its title (first prompt) and people are never written: later chunks carry only their own delta and the retry is answered from the index.
+  // biome-ignore lint/suspicious/noSkippedTests: a found fault, skipped until it is fixed
+  it.skip('is mended by a later chunk or a retry', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      mkdirSync(srv.workDir, { recursive: true });
+      const s = openSession(mkdtempSync(join(srv.workDir, 'lost-')), { agent: 'coder' });
+      const m = s.message({ user_id: 'alice', text: 'Fix the login redirect loop' });
+      const first = readFileSync(s.path);
+      const t = s.turnStart({ context_message_ids: [m.id] });
+      s.output({ turn_id: t.id, text: 'done' });
+      s.turnEnd({ turn_id: t.id, status: 'completed' });
+      s.end();
+      const all = readFileSync(s.path);
+      const post = (offset: number, body: Buffer) =>
+        request(srv, 'POST', `/v1/sessions/${s.sid}/writers/${s.w}/chunks?offset=${offset}`, {
+          token: srv.admin,
+          body,
+        });
+
+      failNext = 1;
+      expect((await post(0, first)).status).toBe(201); // acknowledged although the summary failed
+      expect((await post(0, first)).status).toBeLessThan(300); // the client's retry: answered from the index
+      expect((await post(first.length, all.subarray(first.length))).status).toBe(201); // the rest
+
+      const ov = await request(srv, 'GET', '/v1/board/overview', { token: srv.tokens.board });
+      expect(ov.json.rows[0].title).toBe('Fix the login redirect loop');
+      expect(ov.json.rows[0].people).toEqual(['alice']);
+      const alice = await request(srv, 'GET', '/v1/board/overview?person=alice', { token: srv.tokens.board });
+      expect(alice.json.matched).toBe(1);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});
