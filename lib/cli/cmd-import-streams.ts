@@ -11,7 +11,7 @@ import { describeFsError } from '../client/upload.js';
 import { importClaudeCodeStream, isClaudeStreamJson } from '../harness/claude-code-stream.js';
 import { importCodexExec, isCodexExecJson } from '../harness/codex-exec.js';
 import { firstObject } from '../harness/stream-lines.js';
-import { counted } from './import-words.js';
+import { counted, personLine } from './import-words.js';
 
 /** What the import commands take. */
 interface ImportFlags {
@@ -88,6 +88,7 @@ export async function importClaudeStreamCommand(io: Io, file: string, o: ImportF
       `${result.result === null ? '; the stream ends with no result record (cut off): its turn is interrupted' : ''}` +
       `${result.problems.length ? `; ${counted(result.problems.length, 'line')} could not be read (kept as notes)` : ''}\n` +
       result.notices.map((n) => `note: ${n}\n`).join('') +
+      personLine(c.prompts, o.user) +
       `next: hansard upload ${result.dir}\n`,
   );
 }
@@ -111,6 +112,7 @@ export async function importCodexExecCommand(io: Io, file: string, o: ImportFlag
       `${result.interrupted ? '; the stream ends mid-turn (cut off): its turn is interrupted' : ''}` +
       `${result.problems.length ? `; ${counted(result.problems.length, 'line')} could not be read (kept as notes)` : ''}\n` +
       result.notices.map((n) => `note: ${n}\n`).join('') +
+      personLine(c.prompts, o.user) +
       `next: hansard upload ${result.dir}\n`,
   );
 }

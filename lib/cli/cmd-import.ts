@@ -13,7 +13,7 @@ import { importCodexRollout } from '../harness/codex.js';
 import { importClaudeCodeTranscript } from '../harness/index.js';
 import { registerImportHcn } from './cmd-hcn.js';
 import { importStreamIfAny } from './cmd-import-streams.js';
-import { counted, otherImporter } from './import-words.js';
+import { counted, DEFAULT_IMPORT_USER, otherImporter, personLine } from './import-words.js';
 import { jsonOption } from './options.js';
 
 export function registerImport(program: Command, io: Io): void {
@@ -32,7 +32,7 @@ export function registerImport(program: Command, io: Io): void {
     )
     .argument('<transcript>', 'the transcript file')
     .option('--out <dir>', 'where to create the session directory', './sessions')
-    .option('--user <id>', "the user id for the person's prompts", 'user')
+    .option('--user <id>', "the user id for the person's prompts", DEFAULT_IMPORT_USER)
     .addOption(jsonOption())
     .action(async (file: string, o: { out: string; user: string; json?: boolean }) => {
       if (await importStreamIfAny(io, file, o, 'claude-code')) return;
@@ -61,6 +61,7 @@ export function registerImport(program: Command, io: Io): void {
         `imported ${counted(c.prompts, 'prompt')}, ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.notes, 'note')}` +
           `${c.subagentWriters ? `, ${counted(c.subagentWriters, 'subagent writer')}` : ''}${c.compactions ? `, ${counted(c.compactions, 'compaction')}` : ''}` +
           `${result.problems.length ? `; ${counted(result.problems.length, 'line')} could not be read (kept as notes)` : ''}\n` +
+          personLine(c.prompts, o.user) +
           `next: hansard upload ${result.dir}\n`,
       );
     });
@@ -77,7 +78,7 @@ function registerImportCodex(imp: Command, io: Io): void {
     )
     .argument('<rollout>', 'the rollout file')
     .option('--out <dir>', 'where to create the session directory', './sessions')
-    .option('--user <id>', "the user id for the person's prompts", 'user')
+    .option('--user <id>', "the user id for the person's prompts", DEFAULT_IMPORT_USER)
     .addOption(jsonOption())
     .action(async (file: string, o: { out: string; user: string; json?: boolean }) => {
       if (await importStreamIfAny(io, file, o, 'codex')) return;
@@ -102,6 +103,7 @@ function registerImportCodex(imp: Command, io: Io): void {
       io.stderr.write(
         `imported ${counted(c.prompts, 'prompt')}, ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.reasoning, 'reasoning summary', 'reasoning summaries')}, ${counted(c.tokenUsage, 'token usage record')}, ${counted(c.notes, 'note')}` +
           `${result.problems.length ? `; ${counted(result.problems.length, 'line')} could not be read (kept as notes)` : ''}\n` +
+          personLine(c.prompts, o.user) +
           `next: hansard upload ${result.dir}\n`,
       );
     });

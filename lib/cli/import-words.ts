@@ -10,6 +10,21 @@ export function counted(n: number, word: string, plural = `${word}s`): string {
   return `${n} ${n === 1 ? word : plural}`;
 }
 
+/** The `--user` default of the import commands: the person every imported prompt is recorded as. */
+export const DEFAULT_IMPORT_USER = 'user';
+
+/**
+ * The summary's line on who the prompts were recorded as (issue 14 finding 8): a transcript does not name
+ * the person, so the import records `--user` (default `user`) and says so, with how to change it.
+ * Empty when nothing was recorded as a person (no prompts).
+ */
+export function personLine(prompts: number, user: string): string {
+  if (prompts === 0) return '';
+  return user === DEFAULT_IMPORT_USER
+    ? `recorded prompts as person '${user}': pass --user NAME to name them\n`
+    : `recorded prompts as person '${user}'\n`;
+}
+
 /** How much of a file `transcriptKind` reads: its first lines are enough to tell the two apart. */
 const SNIFF_BYTES = 64 * 1024;
 
