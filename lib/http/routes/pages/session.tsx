@@ -6,7 +6,7 @@
  * browser goes away.
  */
 import { z } from 'zod';
-import { BusyPage, NotFoundPage } from '../../../board/pages.js';
+import { BadPageLinkPage, BusyPage, NotFoundPage } from '../../../board/pages.js';
 import { SessionTimelinePage, StatusOnlyPage } from '../../../board/timeline.js';
 import { AppError } from '../../../service/errors.js';
 import { getStatus } from '../../../service/status.js';
@@ -56,6 +56,7 @@ export const sessionPage = defineRoute({
     responses: {
       200: page('the timeline'),
       302: redirect('not signed in: to the sign-in page', '/login'),
+      400: page('a session id that is not one (`invalid_id`): a page saying why, linking to the board'),
       404: page('no such session (or another tenant’s)'),
       429: page(
         'the token already runs as many whole-session reads as it may (`too_many_replays`): a page asking ' +
@@ -65,7 +66,9 @@ export const sessionPage = defineRoute({
   },
   auth: 'cookie',
   scopes: ['board'],
-  errors: ['invalid_id'],
+  // A person followed a link: a page like the rest of the board's, not the API's JSON.
+  onInvalid: (err, c) =>
+    c.html(<BadPageLinkPage message={`That session link cannot be shown: ${err.message}.`} />, 400),
   handler: async (c) => {
     const { sid } = c.req.valid('param');
     const query = c.req.valid('query');
