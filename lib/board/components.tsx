@@ -5,6 +5,7 @@
  * HTML escaping hono/jsx does.
  */
 import { escapeControl } from '../log/escape.js';
+import { uriComponent } from '../log/text-cut.js';
 import type { BoardSession } from '../service/board.js';
 import type { OverviewRow } from '../service/overview-schemas.js';
 
@@ -35,19 +36,19 @@ export function When({ iso, now }: { iso: string; now: string }) {
   );
 }
 
-/** The page of one person (`/people/{user_id}`). */
+/** The page of one person (`/people/{user_id}`); never throws (a lone surrogate is sent as U+FFFD). */
 export function personHref(userId: string): string {
-  return `/people/${encodeURIComponent(userId)}`;
+  return `/people/${uriComponent(userId)}`;
 }
 
 /** The page of one agent (`/agents/{agent}`). */
 export function agentHref(agent: string): string {
-  return `/agents/${encodeURIComponent(agent)}`;
+  return `/agents/${uriComponent(agent)}`;
 }
 
 /** A session's timeline, for a person's view with `?person=`. */
 export function sessionHref(sid: string, person?: string): string {
-  return `/sessions/${sid}${person === undefined ? '' : `?person=${encodeURIComponent(person)}`}`;
+  return `/sessions/${sid}${person === undefined ? '' : `?person=${uriComponent(person)}`}`;
 }
 
 /**

@@ -15,6 +15,7 @@ export * from './reader.js';
 export * from './redact.js';
 export * from './replay.js';
 export * from './session-dir.js';
+export * from './text-cut.js';
 export * from './time.js';
 export * from './verify.js';
 export * from './writer.js';

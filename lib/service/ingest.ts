@@ -13,13 +13,14 @@
 import { createHash } from 'node:crypto';
 import { Mutex } from 'async-mutex';
 import { parseLine } from '../log/codec.js';
+import { cutText } from '../log/text-cut.js';
 import {
   ChunkConflictError,
   StateConflictError,
   type SummaryDelta,
   type WriterRecord,
 } from '../store/index.js';
-import { isEmptyDelta, TITLE_MAX } from '../store/session-summary.js';
+import { isEmptyDelta, SUMMARY_NAME_CHARS, TITLE_MAX } from '../store/session-summary.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError } from './errors.js';
 import { MAX_CHUNK_BYTES, resolveLimits } from './limits.js';
@@ -262,7 +263,7 @@ interface Scan {
 /** The first line of a message's text, trimmed, at most `TITLE_MAX` characters; null when blank. */
 export function titleOf(text: string): string | null {
   const line = text.trimStart().split(/\r?\n/, 1)[0]!.trim();
-  return line === '' ? null : line.slice(0, TITLE_MAX);
+  return line === '' ? null : cutText(line, TITLE_MAX);
 }
 
 /** A summary delta's part of one parsed event (message, participant.join, writer.start). */
@@ -292,7 +293,7 @@ function addToSummary(
   if (type === 'writer.start') {
     const meta = obj.meta as Record<string, unknown> | undefined;
     if (meta && typeof meta.agent === 'string' && meta.agent !== '' && !delta.agents.includes(meta.agent))
-      delta.agents.push(meta.agent.slice(0, 200));
+      delta.agents.push(cutText(meta.agent, SUMMARY_NAME_CHARS));
   }
 }
 
@@ -326,7 +327,7 @@ function scanLines(body: Uint8Array, sid: string, w: string, current: WriterReco
         );
       }
       const meta = parsed.event.obj.meta as Record<string, unknown> | undefined;
-      if (meta && typeof meta.agent === 'string') scan.agent = meta.agent.slice(0, 200);
+      if (meta && typeof meta.agent === 'string') scan.agent = cutText(meta.agent, SUMMARY_NAME_CHARS);
     }
     const named = parsed.ok ? parsed.event.obj : looseObject(bytes);
     if (

@@ -4,6 +4,7 @@
  * (`escapeControl`, lib/log/escape.ts) where it is one line; free text keeps its newlines only.
  */
 import { escapeControl } from '../log/escape.js';
+import { cutText } from '../log/text-cut.js';
 
 /** Ids that make a readable anchor as they are; others are hashed (an id may hold anything). */
 const SAFE_ID = /^[A-Za-z0-9_.:-]{1,120}$/;
@@ -36,7 +37,7 @@ export const TEXT_BYTES = 8192;
 /** One line, escaped, cut to `max` characters with `…`. */
 export function oneLine(s: string, max = SUMMARY_CHARS): string {
   const flat = escapeControl(s.replace(/\r?\n/g, ' ⏎ ').replace(/\t/g, ' '));
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return flat.length > max ? `${cutText(flat, max - 1)}…` : flat;
 }
 
 const SHELL_KEYS = ['command', 'cmd', 'script'] as const;

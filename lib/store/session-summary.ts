@@ -3,6 +3,7 @@
  * (ports.ts `SessionSummary`, issue 14.1): how a chunk's findings merge into what is stored, the bounds
  * that keep a DynamoDB session item small, and the default status summary of a record.
  */
+import { cutText } from '../log/text-cut.js';
 import type { AskedFirst, StatusRecord, StatusSummary, SummaryDelta } from './ports.js';
 
 /** Longest title kept, in characters (UTF-16 units). */
@@ -27,7 +28,8 @@ export interface StoredSummaryNames {
 
 /**
  * `cur` with `delta` added: the earlier title wins (a tie keeps the stored one), and new names are
- * appended in order, cut to `SUMMARY_NAME_CHARS`, until `SUMMARY_NAMES_MAX`. Each person's first prompt
+ * appended in order, made well-formed and cut to `SUMMARY_NAME_CHARS` on a character boundary
+ * (lib/log/text-cut.ts), until `SUMMARY_NAMES_MAX`. Each person's first prompt
  * (`asked`) follows the title's rule per person, and only for the people kept, so it holds at most
  * `SUMMARY_NAMES_MAX` entries of `TITLE_MAX` characters. Null when nothing changes, so an adapter can
  * skip the write (most chunks repeat the people already known and bring no earlier prompt).
@@ -36,7 +38,7 @@ export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): Stor
   let changed = false;
   let { title, title_at } = cur;
   if (delta.title && (title_at === null || delta.title.at < title_at)) {
-    title = delta.title.text.slice(0, TITLE_MAX);
+    title = cutText(delta.title.text, TITLE_MAX);
     title_at = delta.title.at;
     changed = true;
   }
@@ -44,7 +46,7 @@ export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): Stor
     const out = [...have];
     for (const raw of more) {
       if (out.length >= SUMMARY_NAMES_MAX) break;
-      const name = raw.slice(0, SUMMARY_NAME_CHARS);
+      const name = cutText(raw, SUMMARY_NAME_CHARS);
       if (name === '' || out.includes(name)) continue;
       out.push(name);
       changed = true;
@@ -55,10 +57,10 @@ export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): Stor
   const agents = add(cur.agents, delta.agents);
   const firsts = new Map(cur.asked.map((a) => [a.user_id, a]));
   for (const a of delta.asked ?? []) {
-    const who = a.user_id.slice(0, SUMMARY_NAME_CHARS);
+    const who = cutText(a.user_id, SUMMARY_NAME_CHARS);
     const have = firsts.get(who);
     if (!people.includes(who) || (have && have.at <= a.at)) continue;
-    firsts.set(who, { user_id: who, text: a.text.slice(0, TITLE_MAX), at: a.at });
+    firsts.set(who, { user_id: who, text: cutText(a.text, TITLE_MAX), at: a.at });
     changed = true;
   }
   // in the order of `people`, whatever order the entries came in
@@ -104,7 +106,7 @@ export function statusSummaryOf(s: StatusRecord): StatusSummary {
   return {
     state: last.state,
     state_since: s.state_since ?? since,
-    note: last.note.slice(0, SUMMARY_NOTE_CHARS),
+    note: cutText(last.note, SUMMARY_NOTE_CHARS),
     reported_at: last.reported_at,
   };
 }

@@ -1,0 +1,66 @@
+/**
+ * lib/log/text-cut.ts: cuts of user text never split a surrogate pair and leave well-formed strings, and
+ * the board's link builders never throw on a lone surrogate (test/attack/board-lone-surrogate over HTTP).
+ */
+import { describe, expect, it } from 'vitest';
+import { agentHref, personHref, sessionHref } from '../../lib/board/components.js';
+import { cutText, uriComponent, wellFormed } from '../../lib/log/text-cut.js';
+import { mergeSummary } from '../../lib/store/session-summary.js';
+
+const EMOJI = '\u{1F600}';
+const isWell = (s: string) => !/\p{Cs}/u.test(s);
+
+describe('cutText', () => {
+  it('cuts before a pair that straddles the cut, after one that fits', () => {
+    expect(cutText(`ab${EMOJI}`, 3)).toBe('ab');
+    expect(cutText(`ab${EMOJI}`, 4)).toBe(`ab${EMOJI}`);
+    expect(cutText(`a${EMOJI}c`, 3)).toBe(`a${EMOJI}`);
+  });
+
+  it('leaves every cut of an emoji string well-formed', () => {
+    const s = `x${EMOJI.repeat(50)}`;
+    for (let n = 1; n <= s.length; n++) {
+      const cut = cutText(s, n);
+      expect(cut.length).toBeLessThanOrEqual(n);
+      expect(isWell(cut)).toBe(true);
+    }
+  });
+
+  it('replaces lone surrogates with U+FFFD', () => {
+    expect(wellFormed('a\ud83db')).toBe('a\ufffdb');
+    expect(cutText('\udc00abc', 10)).toBe('\ufffdabc');
+  });
+});
+
+describe('links and summaries of names with lone surrogates', () => {
+  it('never throw', () => {
+    for (const bad of ['a\ud83d', '\ude00', `u${EMOJI.repeat(3)}`.slice(0, 4)]) {
+      expect(() => personHref(bad)).not.toThrow();
+      expect(() => agentHref(bad)).not.toThrow();
+      expect(() => sessionHref('s_x', bad)).not.toThrow();
+      expect(() => uriComponent(bad)).not.toThrow();
+    }
+    expect(personHref('a\ud83d')).toBe('/people/a%EF%BF%BD');
+  });
+
+  it('the summary keeps names, titles and asked well-formed', () => {
+    const name = `u-${EMOJI.repeat(99)}x`; // the 200-unit cut falls inside an emoji
+    const next = mergeSummary(
+      { title: null, title_at: null, people: [], agents: [], asked: [] },
+      {
+        title: { text: `t${EMOJI.repeat(100)}`, at: 1 },
+        people: [name, 'b\ud83d'],
+        agents: [`a${EMOJI.repeat(120)}`],
+        asked: [{ user_id: name, text: `q${EMOJI.repeat(100)}`, at: 1 }],
+      },
+    )!;
+    for (const s of [
+      next.title!,
+      ...next.people,
+      ...next.agents,
+      ...next.asked.flatMap((a) => [a.user_id, a.text]),
+    ])
+      expect(isWell(s), JSON.stringify(s)).toBe(true);
+    expect(next.asked).toHaveLength(1);
+  });
+});
