@@ -18,6 +18,7 @@ import { monotonicFactory } from 'ulid';
 import { StateConflictError, type WorkItem } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError, notFound, parseInput } from './errors.js';
+import { summariesChanged } from './summary-cache.js';
 import { requirePlainContent } from './work-content.js';
 import {
   type Owner,
@@ -32,7 +33,6 @@ import {
   type WorkView,
   WorkWait,
 } from './work-schemas.js';
-
 import { workSummary, workView } from './work-view.js';
 
 export { freshnessOf, workSummary, workView } from './work-view.js';
@@ -125,6 +125,8 @@ export async function startWork({
   };
   try {
     await ctx.state.putWork(item);
+    // The write touched the session's last activity: the overview's shared listing is stale.
+    summariesChanged(ctx.state, ctx.tenant);
   } catch (err) {
     // Another start under the same key wrote the claimed item first: answer it.
     const first = err instanceof StateConflictError ? await ctx.state.getWork(ctx.tenant, id) : null;
@@ -342,6 +344,7 @@ async function write(
     next.version = item.version + 1;
     try {
       await ctx.state.putWork(next);
+      summariesChanged(ctx.state, ctx.tenant);
       return { view: workView(next, ctx.now()), created: false };
     } catch (err) {
       if (!(err instanceof StateConflictError)) throw err;

@@ -306,6 +306,26 @@ describe.each(BACKENDS)('the overview on %s', (name) => {
     expect((await overview('?state=blocked')).json.etag).toBe(expired.json.etag);
   });
 
+  it('a work write shows in the next overview at once: it drops the shared listing as chunks and reports do', async () => {
+    clock = min(20);
+    const before = (await overview()).json.rows.find((r: { sid: string }) => r.sid === S.b);
+    clock = min(21);
+    const started = await call('POST', '/v1/work', {
+      session: S.b,
+      system: 'ci',
+      actor: 'agent',
+      subject: { kind: 'session', ref: S.b },
+      mode: 'testing',
+      summary: 'running the search tests',
+      ttl_seconds: 600,
+    });
+    expect(started.status, JSON.stringify(started.json)).toBe(201);
+    // Within the listing's 500 ms: without the drop, the row keeps its old last activity.
+    const after = (await overview()).json.rows.find((r: { sid: string }) => r.sid === S.b);
+    expect(after.last_activity).toBe(new Date(min(21)).toISOString());
+    expect(after.last_activity).not.toBe(before.last_activity);
+  });
+
   it('a session-bound token sees its own session only, counts and facets included', async () => {
     const minted = await call('POST', `/v1/sessions/${S.c}/tokens`, { scopes: ['read'] });
     expect(minted.status, JSON.stringify(minted.json)).toBe(201);
