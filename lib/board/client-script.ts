@@ -4,6 +4,10 @@
  * mode, sends the last ETag of the overview region as `If-None-Match` so an unchanged board costs a 304;
  * and when the region is swapped it puts the keyboard focus back on the same link (a keyboard user's place
  * survives an update).
+ * When the stream drops or a poll fails it asks why: a 401 (or a redirect to /login) from the fragment
+ * URL means the browser is signed out (`hansard serve` revokes the previous board link at each start), so
+ * it stops reconnecting and says so with a link to sign in again (issue 14 finding 1); any other failure
+ * (the server is down, a 5xx) keeps the reconnecting.
  * htmx and its SSE extension do the fetching and swapping; this only listens to their events. Plain ES2017,
  * no eval, no inline handlers (the CSP allows scripts from our origin only).
  */
@@ -18,15 +22,68 @@ export const BOARD_SCRIPT = `(function () {
     el.setAttribute('data-state', state);
     el.textContent = state === 'live' ? LIVE : DOWN;
   }
+  var OUT = 'Signed out (the server restarted or the sign-in ended): ';
+  var signedOut = false;
+  var checking = false;
   function region(evt) {
     var elt = evt && evt.detail && evt.detail.elt;
     return elt && elt.id === 'overview' ? elt : null;
   }
+  // Signed out: no more reconnecting or polling, and a plain sentence with the way back.
+  function signOut() {
+    signedOut = true;
+    var main = document.getElementById('overview');
+    if (main) main.removeAttribute('sse-connect');
+    var el = document.getElementById('live-status');
+    if (!el || el.getAttribute('data-state') === 'signedout') return;
+    el.hidden = false;
+    el.setAttribute('data-state', 'signedout');
+    el.textContent = OUT;
+    var a = document.createElement('a');
+    a.href = '/login';
+    a.textContent = 'sign in again';
+    el.appendChild(a);
+  }
+  function isLogin(url) {
+    try { return new URL(url, location.href).pathname === '/login'; } catch (e) { return false; }
+  }
+  // Why did the stream or the poll fail? Only a refused sign-in stops the retries.
+  function diagnose() {
+    var main = document.getElementById('overview');
+    if (checking || signedOut || !main || typeof fetch !== 'function') return;
+    var url = main.getAttribute('hx-get') || (main.getAttribute('sse-connect') || '').replace('/board/events', '/board/fragment');
+    if (!url) return;
+    checking = true;
+    fetch(url, { credentials: 'same-origin', cache: 'no-store' }).then(function (res) {
+      checking = false;
+      if (res.status === 401 || (res.redirected && isLogin(res.url))) signOut();
+    }, function () { checking = false; });
+  }
   // Server-sent events (htmx-ext-sse): open is live; an error means the stream dropped and is retried.
-  document.addEventListener('htmx:sseOpen', function () { indicator('live'); });
-  document.addEventListener('htmx:sseError', function () { indicator('disconnected'); });
-  document.addEventListener('htmx:sseClose', function () { indicator('disconnected'); });
+  document.addEventListener('htmx:sseOpen', function () { if (!signedOut) indicator('live'); });
+  document.addEventListener('htmx:sseError', function (evt) {
+    if (signedOut) {
+      // A retry the extension had already scheduled: close it at once.
+      var src = evt.detail && evt.detail.source;
+      if (src && src.close) src.close();
+      return;
+    }
+    indicator('disconnected');
+    diagnose();
+  });
+  document.addEventListener('htmx:sseClose', function () { if (!signedOut) indicator('disconnected'); });
   // The conditional poll: send the last ETag, keep the new one, and say whether the server answered.
+  document.addEventListener('htmx:beforeRequest', function (evt) {
+    if (signedOut && region(evt)) evt.preventDefault();
+  });
+  document.addEventListener('htmx:beforeSwap', function (evt) {
+    var xhr = evt.detail && evt.detail.xhr;
+    if (!region(evt) || !xhr) return;
+    if (xhr.status === 401 || isLogin(xhr.responseURL)) {
+      evt.detail.shouldSwap = false;
+      signOut();
+    }
+  });
   document.addEventListener('htmx:configRequest', function (evt) {
     var elt = region(evt);
     if (!elt) return;
@@ -37,7 +94,10 @@ export const BOARD_SCRIPT = `(function () {
     var elt = region(evt);
     if (!elt) return;
     var xhr = evt.detail.xhr;
-    if (xhr && (xhr.status === 200 || xhr.status === 304)) {
+    if (signedOut) return;
+    if (xhr && (xhr.status === 401 || isLogin(xhr.responseURL))) {
+      signOut();
+    } else if (xhr && (xhr.status === 200 || xhr.status === 304)) {
       var etag = xhr.getResponseHeader('ETag');
       if (etag) elt.setAttribute('data-etag', etag);
       indicator('live');
@@ -45,7 +105,7 @@ export const BOARD_SCRIPT = `(function () {
       indicator('disconnected');
     }
   });
-  document.addEventListener('htmx:sendError', function (evt) { if (region(evt)) indicator('disconnected'); });
+  document.addEventListener('htmx:sendError', function (evt) { if (region(evt) && !signedOut) indicator('disconnected'); });
   // Focus: remember the focused link of the region before a swap, focus its twin after.
   var kept = null;
   function remember() {
