@@ -24,6 +24,7 @@ import { escapeControl, hasControl } from './escape.js';
 import { FORMAT_VERSION, isKnownType } from './events.js';
 import { type MergeSource, mergeSegments } from './merge.js';
 import { type ReplaySegment, segmentSources } from './replay.js';
+import { cutText } from './text-cut.js';
 import { parseTs } from './time.js';
 import { type Severity, VERIFY_CODE_INFO } from './verify-codes.js';
 
@@ -76,7 +77,7 @@ const REFERENCE_FIELDS: Record<string, string[]> = {
 
 /**
  * Ids and names, per type, that a person reads in the text replay, on the board and in inspect: a
- * control, DEL, C1 or bidi character in one is shown escaped there and reported as `control_characters`
+ * control, DEL, C1, bidi or zero-width character in one is shown escaped there and reported as `control_characters`
  * (free text such as a message's text may hold newlines and terminal colours: it is only escaped).
  * `meta.agent` stands for the field `agent` of `meta`.
  */
@@ -219,10 +220,10 @@ export async function verifySession(
         at('invalid_fields', `the fields of this ${ev.type} do not have the types the format gives them`);
     }
     for (const { field, value } of controlFields(ev)) {
-      const shown = escapeControl(value.length > 80 ? `${value.slice(0, 79)}…` : value);
+      const shown = escapeControl(value.length > 80 ? `${cutText(value, 79)}…` : value);
       at(
         'control_characters',
-        `${field} "${shown}" holds control or bidi characters; replay, inspect and the board show them escaped as here`,
+        `${field} "${shown}" holds control, bidi or zero-width characters; replay, inspect and the board show them escaped as here`,
       );
     }
     for (const field of REFERENCE_FIELDS[ev.type] ?? []) {

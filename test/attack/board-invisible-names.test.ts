@@ -24,8 +24,7 @@ const shownText = (html: string) => html.replace(/="[^"]*"/g, '=""');
 
 describe('invisible characters in a user_id', () => {
   // FAULT: zero-width characters (U+200B/C/D, U+2060, U+FEFF) in user_ids and agent names are shown raw, so 'ali\u200bce' reads as 'alice' on the board and the timeline.
-  // biome-ignore lint/suspicious/noSkippedTests: a found fault, skipped until it is fixed
-  it.skip('are shown as escapes, like control and bidi characters', async () => {
+  it('are shown as escapes, like control and bidi characters', async () => {
     mkdirSync(srv.workDir, { recursive: true });
     const s = openSession(mkdtempSync(join(srv.workDir, 'zw-')), { agent: 'co\u2060der' });
     s.message({ user_id: 'ali\u200bce', text: 'please push to prod' });
