@@ -38,6 +38,7 @@ export const ERROR_STATUS = {
   storage_permission_denied: 500,
   storage_layout: 500,
   storage_read_only: 503,
+  summary_not_updated: 503,
   insufficient_storage: 507,
 } as const;
 

@@ -48,7 +48,8 @@ export type IngestResult = IngestAnswer & { created: boolean };
  *   `misrouted_line` (400/413, nothing stored), `offset_mismatch` (409 with `expected_offset`);
  *   `insufficient_storage` (507), `storage_read_only` (503), `storage_permission_denied` (500), all with
  *   `expected_offset` and nothing stored; `data_loss` (500) when the segment lost acknowledged bytes or
- *   its tail is torn
+ *   its tail is torn; `summary_not_updated` (503, with `length`) when the chunk is stored but the session's
+ *   board summary was not updated (send the same chunk again)
  */
 export async function ingestChunk({
   ctx,
@@ -147,26 +148,39 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
     // The bytes are past the indexed length, never acknowledged: a retry at `offset` replaces them.
     throw storageAppError(err, 'this chunk', { expected_offset: offset }) ?? err;
   }
-  await noteSummary(ctx, sid, scan.summary);
   summariesChanged(ctx.state, ctx.tenant);
+  await mergeSummaryOrFail(ctx, sid, scan.summary, next.length);
   return { created: true, writer: w, length: next.length, lines: next.lines, last_seq: next.last_seq };
 }
 
 /**
  * Adds what the chunk showed (its earliest message, people, agent) to the session's summary, the
- * overview's view of it (issue 14.1). After the chunk is acknowledged by the writer index and never
- * failing it: a summary not updated (a store fault, a merge losing five races) is logged and left for
- * the session's next chunk to mend; a retry of this chunk is answered from the index and does not redo it.
+ * overview's view of it (issue 14.1). It runs after the writer index advanced: the session's index entry
+ * the summary lives in is made by that advance (a session's first chunk has none before). A merge that
+ * fails (a store fault, five lost merge races) fails the request with 503 `summary_not_updated`, saying
+ * the chunk is stored: the client sends it again, the retry is answered 200 from the index and redoes the
+ * merge (`answerRetry`), which is idempotent (unions of names, the earliest title wins). So no chunk's
+ * summary is lost for good, and a 2xx still means stored, indexed and summarised.
+ * @throws AppError `summary_not_updated` (503) with `length`, the writer's stored length
  */
-async function noteSummary(ctx: ServiceContext, sid: string, delta: SummaryDelta): Promise<void> {
+async function mergeSummaryOrFail(
+  ctx: ServiceContext,
+  sid: string,
+  delta: SummaryDelta,
+  length: number,
+): Promise<void> {
   if (isEmptyDelta(delta)) return;
   try {
     await ctx.state.mergeSessionSummary(ctx.tenant, sid, delta);
   } catch (err) {
-    console.warn(
-      `hansard: the board summary of session ${sid} was not updated (the chunk is stored): ${(err as Error).message}`,
+    throw new AppError(
+      'summary_not_updated',
+      `this chunk is stored (the segment holds ${length} bytes), but the board's summary of session ${sid} was not updated: send the same chunk again to finish it`,
+      { length },
+      { cause: err },
     );
   }
+  summariesChanged(ctx.state, ctx.tenant);
 }
 
 /** True when `body` holds more than `max` newline-terminated lines (stops counting past `max`). */
@@ -235,6 +249,13 @@ async function answerRetry(
   if (input.offset < storedLength) {
     const chunk = await ctx.state.getChunk(ctx.tenant, input.sid, input.w, input.offset);
     if (chunk && chunk.sha256 === sha256 && chunk.length === input.body.length) {
+      // The same bytes as stored: redo their summary merge (idempotent; most often it writes nothing),
+      // which mends a summary whose merge failed when the chunk was first stored.
+      const writer = await ctx.state.getWriter(ctx.tenant, input.sid, input.w);
+      if (writer) {
+        const scan = scanLines(input.body, input.sid, input.w, writer);
+        await mergeSummaryOrFail(ctx, input.sid, scan.summary, writer.length);
+      }
       return {
         created: false,
         writer: input.w,

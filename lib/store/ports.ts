@@ -349,9 +349,9 @@ export interface StateStore {
   /**
    * Adds what a chunk found to the session's summary (lib/store/session-summary.ts `mergeSummary`: an
    * earlier title replaces a later one; people and agents are added, up to 20 each). Nothing happens when
-   * the session has no index entry. Separate from `advanceWriter` on purpose: the chunk is acknowledged by
-   * the writer index alone, and a summary that could not be updated never fails it (ingest logs and goes
-   * on; the summary is a view for the board, the transcript is the record).
+   * the session has no index entry. Separate from `advanceWriter` on purpose (a condition in the advance
+   * would fail chunks); idempotent, so ingest runs it after the advance and again for a retry of a stored
+   * chunk: a failed merge answers 503 `summary_not_updated` and the client's retry mends it.
    */
   mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta): Promise<void>;
 
