@@ -75,14 +75,16 @@ export function WorkLine({ w }: { w: BoardSession['work'][number] }) {
 /** The declared evidence's verdicts under the note (docs/status.md): declared, so marked as such. */
 export function Verdicts({ evidence: e }: { evidence: BoardSession['evidence'] }) {
   if (!e || e.supported + e.unsupported + e.unchecked === 0) return null;
-  const parts = [
-    e.supported ? `${e.supported} supported` : '',
-    e.unsupported ? `${e.unsupported} unsupported` : '',
-    e.unchecked ? `${e.unchecked} unchecked` : '',
-  ].filter(Boolean);
+  const rest = [e.supported ? `${e.supported} supported` : '', e.unchecked ? `${e.unchecked} unchecked` : '']
+    .filter(Boolean)
+    .join(', ');
+  // An unsupported claim is what an auditor scans for: it stands out, the rest stays quiet.
   return (
-    <div class="muted" data-evidence={`${e.supported}/${e.unsupported}/${e.unchecked}`}>
-      Declared evidence, all reports kept: {parts.join(', ')}
+    <div class="verdicts" data-evidence={`${e.supported}/${e.unsupported}/${e.unchecked}`}>
+      <span class="muted">Declared evidence: </span>
+      {e.unsupported ? <strong class="unsupported">{e.unsupported} unsupported</strong> : null}
+      {e.unsupported && rest ? <span class="muted">, </span> : null}
+      {rest ? <span class="muted">{rest}</span> : null}
     </div>
   );
 }
@@ -99,9 +101,9 @@ export function NameLinks({
   label: string;
   none: string;
 }) {
-  if (names.length === 0) return <div class="muted">{none}</div>;
+  if (names.length === 0) return none ? <div class="muted">{none}</div> : null;
   return (
-    <ul class="who" aria-label={label}>
+    <ul class={`who who-${label}`} aria-label={label}>
       {names.map((n) => (
         <li>
           <a href={href(n)}>{escapeControl(n)}</a>
@@ -116,15 +118,21 @@ export function NameLinks({
  * (issue 14.4), with the session's title beneath when it is someone else's prompt. A person with no
  * prompt kept (joined only, or a session summarized before prompts were kept) gets the session's title.
  */
-export function RowTitle({ s, person }: { s: OverviewRow; person: string | undefined }) {
+export function RowTitle({ s, person, href }: { s: OverviewRow; person: string | undefined; href: string }) {
   const asked = person === undefined ? undefined : s.asked?.find((a) => a.user_id === person);
-  if (!asked) return s.title ? <div class="row-title">{escapeControl(s.title)}</div> : null;
+  const title = asked?.text ?? s.title;
+  // The title is the row's link (the id beneath it, small, is part of the same link).
   return (
     <>
-      <div class="row-title" data-asked="">
-        {escapeControl(asked.text)}
-      </div>
-      {s.title && s.title !== asked.text ? (
+      <a class="row-link" href={href}>
+        {title ? (
+          <span class="row-title" {...(asked ? { 'data-asked': '' } : {})}>
+            {escapeControl(title)}
+          </span>
+        ) : null}
+        <small class="mono">{s.sid}</small>
+      </a>
+      {asked && s.title && s.title !== asked.text ? (
         <div class="row-sub muted">Session: {escapeControl(s.title)}</div>
       ) : null}
     </>

@@ -177,17 +177,18 @@ function Row({ s, now, view }: { s: OverviewRow; now: string; view: OverviewView
   return (
     <tr data-sid={s.sid}>
       <td data-label="Session">
-        <RowTitle s={s} person={person} />
-        <small class="mono">
-          <a href={sessionHref(s.sid, person)}>{s.sid}</a>
-        </small>
+        <RowTitle s={s} person={person} href={sessionHref(s.sid, person)} />
       </td>
       <td data-label="Who">
         <NameLinks names={s.agents} href={agentHref} label="agents" none="no writer yet" />
         <NameLinks names={s.people} href={personHref} label="people" none="" />
       </td>
       <td data-label="State">
-        <StateBadge state={s.state} age={s.state && since ? age(since, now) : null} />
+        {/* A blocked row says since when beside its reason; the badge need not say it twice. */}
+        <StateBadge
+          state={s.state}
+          age={s.state && since && s.group !== 'blocked' ? age(since, now) : null}
+        />
       </td>
       <td data-label="Note">
         {s.group === 'blocked' && since ? (

@@ -49,6 +49,11 @@ form.filters label { display: flex; flex-direction: column; font-size: .85rem; c
 form.filters select, form.filters input { min-width: 9rem; max-width: 100%; color: var(--fg); background: var(--bg); border: 1px solid var(--muted); border-radius: 4px; padding: .25rem .4rem; }
 ul.summary { list-style: none; display: flex; flex-wrap: wrap; gap: .4rem 1.2rem; padding: 0; margin: 0 0 1rem; }
 .reason strong { font-weight: 600; } .row-title { font-weight: 600; } .row-sub { font-size: .85rem; }
+a.row-link { color: inherit; text-decoration: none; display: block; } a.row-link:hover .row-title { text-decoration: underline; }
+a.row-link .row-title { display: block; } a.row-link small { display: block; color: var(--link, #1d4ed8); text-decoration: underline; }
+ul.who-agents li::before { content: "agent "; color: var(--muted); font-size: .75rem; }
+ul.who-people li::before { content: "person "; color: var(--muted); font-size: .75rem; }
+strong.unsupported { color: var(--error); }
 table.overview { table-layout: fixed; }
 col.c-session { width: 28%; } col.c-who { width: 17%; } col.c-state { width: 12.5rem; } col.c-last { width: 7rem; }
 @media (max-width: 1000px) { col.c-state { width: 8rem; } table.overview .state { white-space: normal; } }

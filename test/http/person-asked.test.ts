@@ -37,14 +37,14 @@ describe("a person's view", () => {
     const a = await page('/people/sam');
     expect(a.status).toBe(200);
     const row = rowOf(a.text);
-    expect(row).toContain('<div class="row-title" data-asked="">Check the &lt;disk&gt; on db-2 first</div>');
+    expect(row).toContain('<span class="row-title" data-asked="">Check the &lt;disk&gt; on db-2 first</span>');
     expect(row).toContain('Session: Restart the payments worker');
     expect(row).not.toContain('and the logs');
   });
 
   it("shows the session's title once when it is the person's own prompt", async () => {
     const row = rowOf((await page('/people/priya')).text);
-    expect(row).toContain('<div class="row-title" data-asked="">Restart the payments worker</div>');
+    expect(row).toContain('<span class="row-title" data-asked="">Restart the payments worker</span>');
     expect(row).not.toContain('Session: ');
     expect(row.match(/Restart the payments worker/g)).toHaveLength(1);
   });
@@ -52,7 +52,7 @@ describe("a person's view", () => {
   it("shows the session's title for a person who only joined, and on the board", async () => {
     for (const path of ['/people/ana', '/']) {
       const row = rowOf((await page(path)).text);
-      expect(row, path).toContain('<div class="row-title">Restart the payments worker</div>');
+      expect(row, path).toContain('<span class="row-title">Restart the payments worker</span>');
       expect(row, path).not.toContain('data-asked');
     }
   });
