@@ -20,9 +20,10 @@ import {
   type SummaryDelta,
   type WriterRecord,
 } from '../store/index.js';
-import { isEmptyDelta, SUMMARY_NAME_CHARS, TITLE_MAX } from '../store/session-summary.js';
+import { isEmptyDelta, SUMMARY_NAME_CHARS } from '../store/session-summary.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError } from './errors.js';
+import { addToSummary } from './ingest-summary.js';
 import { MAX_CHUNK_BYTES, resolveLimits } from './limits.js';
 import type { IngestAnswer } from './session-schemas.js';
 import { dataLossError, storageAppError } from './storage-faults.js';
@@ -281,43 +282,6 @@ interface Scan {
   summary: SummaryDelta;
 }
 
-/** The first line of a message's text, trimmed, at most `TITLE_MAX` characters; null when blank. */
-export function titleOf(text: string): string | null {
-  const line = text.trimStart().split(/\r?\n/, 1)[0]!.trim();
-  return line === '' ? null : cutText(line, TITLE_MAX);
-}
-
-/** A summary delta's part of one parsed event (message, participant.join, writer.start). */
-function addToSummary(
-  delta: SummaryDelta,
-  type: string,
-  obj: Record<string, unknown>,
-  at: number | null,
-): void {
-  if (type === 'message' || type === 'participant.join') {
-    const who = obj.user_id;
-    if (typeof who === 'string' && who !== '' && !delta.people.includes(who)) delta.people.push(who);
-  }
-  if (type === 'message' && typeof obj.text === 'string' && at !== null) {
-    const text = titleOf(obj.text);
-    if (text !== null && (delta.title === null || at < delta.title.at)) delta.title = { text, at };
-    // what this person asked first (the person's own title, issue 14.4)
-    const who = obj.user_id;
-    if (text !== null && typeof who === 'string' && who !== '') {
-      delta.asked ??= [];
-      const asked = delta.asked;
-      const have = asked.findIndex((a) => a.user_id === who);
-      if (have === -1) asked.push({ user_id: who, text, at });
-      else if (at < asked[have]!.at) asked[have] = { user_id: who, text, at };
-    }
-  }
-  if (type === 'writer.start') {
-    const meta = obj.meta as Record<string, unknown> | undefined;
-    if (meta && typeof meta.agent === 'string' && meta.agent !== '' && !delta.agents.includes(meta.agent))
-      delta.agents.push(cutText(meta.agent, SUMMARY_NAME_CHARS));
-  }
-}
-
 /** Checks what ingest refuses (see the module doc) and counts what the index records. */
 function scanLines(body: Uint8Array, sid: string, w: string, current: WriterRecord | null): Scan {
   const scan: Scan = {
@@ -368,7 +332,14 @@ function scanLines(body: Uint8Array, sid: string, w: string, current: WriterReco
     if (parsed.ok) {
       scan.lastSeq = parsed.event.seq;
       if (parsed.event.type === 'writer.end') scan.ended = true;
-      addToSummary(scan.summary, parsed.event.type, parsed.event.obj, parsed.event.tsMicros);
+      addToSummary(
+        scan.summary,
+        parsed.event.type,
+        parsed.event.obj,
+        parsed.event.tsMicros,
+        w,
+        parsed.event.seq,
+      );
     }
     scan.lines += 1;
     start = nl + 1;

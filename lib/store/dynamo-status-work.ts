@@ -35,7 +35,7 @@ import {
   type SummaryDelta,
   type WorkItem,
 } from './ports.js';
-import { askedOf, mergeSummary, statusSummaryOf } from './session-summary.js';
+import { askedOf, fixesOf, mergeSummary, statusSummaryOf } from './session-summary.js';
 import { decodeStatus, encodeStatus, legacyStatus } from './status-record.js';
 
 /** How long a work item stays in the table past its lease (TTL cleanup only): 30 days, in seconds. */
@@ -116,6 +116,8 @@ export class DynamoStatusWorkItems {
           people: names(item.people),
           agents: names(item.agents),
           asked: askedOf(item.asked),
+          title_id: (item.title_id as string | undefined) ?? null,
+          fixes: fixesOf(item.fixes),
         },
         delta,
       );
@@ -128,8 +130,13 @@ export class DynamoStatusWorkItems {
             agents: next.agents,
             // a list of at most 20 maps of ≤ 200 + 160 characters: bounded as the names are
             asked: next.asked,
+            // the corrections of text the title and `asked` follow: at most 20 + 21 maps of ≤ 160 characters
+            fixes: next.fixes,
             summary_rev: rev + 1,
-            ...(next.title === null ? {} : { title: next.title, title_at: next.title_at }),
+            // a corrected title may be null (its first line blank) while its message stays the first
+            ...(next.title_at === null
+              ? {}
+              : { title: next.title, title_at: next.title_at, title_id: next.title_id }),
           },
         },
         (x) =>

@@ -168,16 +168,34 @@ export interface AskedFirst {
   text: string;
   /** the message's `ts`, µs since the epoch */
   at: number;
+  /** the message's `id` (absent in summaries written before it was kept): corrections find it by this */
+  id?: string;
+}
+
+/**
+ * A `correction` of a message's `text` (seed 001), as the summary keeps it: the corrected title text of
+ * its target (null when the corrected first line is blank) and the correction's merged-order key
+ * `(ts, w, seq)`, the last of which wins (lib/log/corrections.ts).
+ */
+export interface TextFix {
+  /** the corrected event's id (`target_id`) */
+  id: string;
+  text: string | null;
+  ts: number;
+  w: string;
+  seq: number;
 }
 
 /** What one chunk adds to its session's summary (what ingest found while it scanned the lines). */
 export interface SummaryDelta {
-  /** the chunk's earliest message: its title text and its `ts` in µs since the epoch */
-  title: { text: string; at: number } | null;
+  /** the chunk's earliest message: its title text, its `ts` in µs since the epoch and its `id` */
+  title: { text: string; at: number; id?: string } | null;
   people: string[];
   agents: string[];
   /** each person's earliest message in the chunk (absent: none) */
   asked?: AskedFirst[];
+  /** the chunk's corrections of a `text` field (absent: none): the title and `asked` follow them */
+  fixes?: TextFix[];
 }
 
 /** What the session index keeps of the latest report (`putStatus` writes it; `statusSummaryOf`). */

@@ -4,7 +4,7 @@
  * that keep a DynamoDB session item small, and the default status summary of a record.
  */
 import { cutText } from '../log/text-cut.js';
-import type { AskedFirst, StatusRecord, StatusSummary, SummaryDelta } from './ports.js';
+import type { AskedFirst, StatusRecord, StatusSummary, SummaryDelta, TextFix } from './ports.js';
 
 /** Longest title kept, in characters (UTF-16 units). */
 export const TITLE_MAX = 160;
@@ -24,6 +24,21 @@ export interface StoredSummaryNames {
   agents: string[];
   /** each kept person's first prompt, in the order of `people` */
   asked: AskedFirst[];
+  /** the title message's id (null: none, or a title written before ids were kept) */
+  title_id: string | null;
+  /** corrections of `text` kept: those of the title's and `asked`'s messages, and `FIXES_PENDING_MAX` others */
+  fixes: TextFix[];
+}
+
+/**
+ * Corrections kept whose target is not (yet) the title or an `asked` message: a correction may arrive
+ * before its message (another writer's chunk), so a few wait for it; the latest in merged order stay.
+ */
+export const FIXES_PENDING_MAX = 20;
+
+/** Merged order of two corrections (lib/log/corrections.ts: by `(ts, w, seq)`, the last one wins). */
+function fixOrder(a: TextFix, b: TextFix): number {
+  return a.ts - b.ts || (a.w < b.w ? -1 : a.w > b.w ? 1 : 0) || a.seq - b.seq;
 }
 
 /**
@@ -33,13 +48,34 @@ export interface StoredSummaryNames {
  * (`asked`) follows the title's rule per person, and only for the people kept, so it holds at most
  * `SUMMARY_NAMES_MAX` entries of `TITLE_MAX` characters. Null when nothing changes, so an adapter can
  * skip the write (most chunks repeat the people already known and bring no earlier prompt).
+ * The title and each `asked` text follow the corrections of their message's `text` (seed 001: the last in
+ * merged order wins), whichever chunk brings the correction, before or after the message: the title is
+ * the first prompt as corrected (docs/board.md).
  */
 export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): StoredSummaryNames | null {
   let changed = false;
-  let { title, title_at } = cur;
+  let { title, title_at, title_id } = cur;
+  const fixes = new Map(cur.fixes.map((f) => [f.id, f]));
+  for (const f of delta.fixes ?? []) {
+    const have = fixes.get(f.id);
+    if (have && fixOrder(have, f) >= 0) continue;
+    fixes.set(f.id, { ...f, text: f.text === null ? null : cutText(f.text, TITLE_MAX) });
+    changed = true;
+  }
+  /** The text a message's title shows: its latest correction's, else `text`. */
+  const shown = (id: string | null | undefined, text: string | null): string | null => {
+    const fix = id ? fixes.get(id) : undefined;
+    return fix ? fix.text : text;
+  };
   if (delta.title && (title_at === null || delta.title.at < title_at)) {
     title = cutText(delta.title.text, TITLE_MAX);
     title_at = delta.title.at;
+    title_id = delta.title.id ?? null;
+    changed = true;
+  }
+  const fixedTitle = shown(title_id, title);
+  if (fixedTitle !== title) {
+    title = fixedTitle;
     changed = true;
   }
   const add = (have: string[], more: string[]): string[] => {
@@ -60,12 +96,29 @@ export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): Stor
     const who = cutText(a.user_id, SUMMARY_NAME_CHARS);
     const have = firsts.get(who);
     if (!people.includes(who) || (have && have.at <= a.at)) continue;
-    firsts.set(who, { user_id: who, text: cutText(a.text, TITLE_MAX), at: a.at });
+    const text = cutText(a.text, TITLE_MAX);
+    firsts.set(
+      who,
+      a.id === undefined ? { user_id: who, text, at: a.at } : { user_id: who, text, at: a.at, id: a.id },
+    );
     changed = true;
+  }
+  for (const [who, a] of firsts) {
+    const fixed = shown(a.id, a.text) ?? '';
+    if (fixed !== a.text) {
+      firsts.set(who, { ...a, text: fixed });
+      changed = true;
+    }
   }
   // in the order of `people`, whatever order the entries came in
   const asked = people.flatMap((p) => firsts.get(p) ?? []);
-  return changed ? { title, title_at, people, agents, asked } : null;
+  if (!changed) return null;
+  // Keep the corrections of what is shown, and the latest few others (their message may come later).
+  const shownIds = new Set([title_id, ...asked.map((a) => a.id)]);
+  const kept = [...fixes.values()].filter((f) => shownIds.has(f.id));
+  const pending = [...fixes.values()].filter((f) => !shownIds.has(f.id)).sort(fixOrder);
+  kept.push(...pending.slice(-FIXES_PENDING_MAX));
+  return { title, title_at, people, agents, asked, title_id, fixes: kept };
 }
 
 /** A stored `asked` (JSON or a DynamoDB list) read back; anything malformed is left out, absent is []. */
@@ -77,7 +130,27 @@ export function askedOf(v: unknown): AskedFirst[] {
     typeof a.user_id === 'string' &&
     typeof a.text === 'string' &&
     typeof a.at === 'number'
-      ? [{ user_id: a.user_id, text: a.text, at: a.at }]
+      ? [
+          typeof a.id === 'string'
+            ? { user_id: a.user_id, text: a.text, at: a.at, id: a.id }
+            : { user_id: a.user_id, text: a.text, at: a.at },
+        ]
+      : [],
+  );
+}
+
+/** Stored `fixes` (JSON or a DynamoDB list) read back; anything malformed is left out, absent is []. */
+export function fixesOf(v: unknown): TextFix[] {
+  if (!Array.isArray(v)) return [];
+  return (v as Array<Record<string, unknown> | null>).flatMap((f) =>
+    f !== null &&
+    typeof f === 'object' &&
+    typeof f.id === 'string' &&
+    (typeof f.text === 'string' || f.text === null) &&
+    typeof f.ts === 'number' &&
+    typeof f.w === 'string' &&
+    typeof f.seq === 'number'
+      ? [{ id: f.id, text: f.text as string | null, ts: f.ts, w: f.w, seq: f.seq }]
       : [],
   );
 }
@@ -88,7 +161,8 @@ export function isEmptyDelta(delta: SummaryDelta): boolean {
     delta.title === null &&
     delta.people.length === 0 &&
     delta.agents.length === 0 &&
-    (delta.asked ?? []).length === 0
+    (delta.asked ?? []).length === 0 &&
+    (delta.fixes ?? []).length === 0
   );
 }
 

@@ -2,11 +2,12 @@
  * The session summary's columns of `SqliteStateStore` (table `sessions`, issue 14.1): added to a database
  * made before them, filled from the status reports it already holds, and read back as `SessionSummary`.
  * `people` and `agents` are JSON arrays of text, `asked` a JSON array of `{user_id, text, at}` (each
- * person's first prompt, ports.ts `AskedFirst`); `title_at` is the title message's ts in µs. Also the two
+ * person's first prompt, ports.ts `AskedFirst`); `title_at` is the title message's ts in µs, `title_id` its
+ * id, `fixes` a JSON array of the corrections of `text` the title and `asked` follow (ports.ts `TextFix`). Also the two
  * `StateStore` methods that only the summary has (the store delegates here, as to sqlite-status-work.ts).
  */
 import type { SessionSummary, SummaryDelta } from './ports.js';
-import { askedOf, mergeSummary, statusSummaryOf } from './session-summary.js';
+import { askedOf, fixesOf, mergeSummary, statusSummaryOf } from './session-summary.js';
 import type { SqlitePrimitives, SqliteStatement } from './sqlite-status-work.js';
 import { decodeStatus } from './status-record.js';
 
@@ -24,6 +25,8 @@ const SUMMARY_COLUMNS: ReadonlyArray<[string, string]> = [
   ['note', 'TEXT'],
   ['reported_at', 'TEXT'],
   ['asked', 'TEXT'],
+  ['title_id', 'TEXT'],
+  ['fixes', 'TEXT'],
 ];
 
 /**
@@ -101,7 +104,9 @@ export function listSummaries(x: SqlitePrimitives, tenant: string): SessionSumma
 export function mergeSummaryRow(x: SqlitePrimitives, tenant: string, sid: string, delta: SummaryDelta): void {
   x.transaction(() => {
     const row = x
-      .q('SELECT title, title_at, people, agents, asked FROM sessions WHERE tenant = ? AND sid = ?')
+      .q(
+        'SELECT title, title_at, title_id, people, agents, asked, fixes FROM sessions WHERE tenant = ? AND sid = ?',
+      )
       .get(tenant, sid) as Record<string, unknown> | undefined;
     if (!row) return;
     const names = (v: unknown): string[] => (typeof v === 'string' ? (JSON.parse(v) as string[]) : []);
@@ -112,18 +117,23 @@ export function mergeSummaryRow(x: SqlitePrimitives, tenant: string, sid: string
         people: names(row.people),
         agents: names(row.agents),
         asked: askedOf(typeof row.asked === 'string' ? JSON.parse(row.asked) : null),
+        title_id: (row.title_id as string | null) ?? null,
+        fixes: fixesOf(typeof row.fixes === 'string' ? JSON.parse(row.fixes) : null),
       },
       delta,
     );
     if (!next) return;
     x.q(
-      'UPDATE sessions SET title = ?, title_at = ?, people = ?, agents = ?, asked = ? WHERE tenant = ? AND sid = ?',
+      `UPDATE sessions SET title = ?, title_at = ?, title_id = ?, people = ?, agents = ?, asked = ?, fixes = ?
+         WHERE tenant = ? AND sid = ?`,
     ).run(
       next.title,
       next.title_at,
+      next.title_id,
       JSON.stringify(next.people),
       JSON.stringify(next.agents),
       JSON.stringify(next.asked),
+      JSON.stringify(next.fixes),
       tenant,
       sid,
     );

@@ -20,8 +20,7 @@ const srv = useServer({ tokens: { board: ['board'] } });
 
 describe('the board title of a corrected first prompt', () => {
   // FAULT: the overview's title (and ?q= search) keeps a first prompt's text after a correction replaced it; the timeline shows the corrected one.
-  // biome-ignore lint/suspicious/noSkippedTests: a found fault, skipped until it is fixed
-  it.skip('shows the corrected text, not the text a correction replaced', async () => {
+  it('shows the corrected text, not the text a correction replaced', async () => {
     mkdirSync(srv.workDir, { recursive: true });
     const s = openSession(mkdtempSync(join(srv.workDir, 'corr-')), { agent: 'coder' });
     const m = s.message({ user_id: 'alice', text: 'deploy with password hunter2-SECRET please' });

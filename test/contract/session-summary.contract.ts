@@ -173,6 +173,61 @@ export function sessionSummaryCases(contract: Contract): void {
       expect(full.asked.some((a) => a.user_id === 'user-29')).toBe(false);
     });
 
+    contract('the title and asked follow corrections of their message, before or after it', async (s) => {
+      const sid = newId('s');
+      await s.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 1 }));
+      const fix = (id: string, text: string | null, i: number, w = 'w_b', seq = 1) => ({
+        id,
+        text,
+        ts: micros(i),
+        w,
+        seq,
+      });
+      // a correction of sam's message arrives (another writer) before the message itself
+      await s.mergeSessionSummary('acme', sid, {
+        title: null,
+        people: [],
+        agents: [],
+        fixes: [fix('m_sam', 'sam, corrected', 40)],
+      });
+      await s.mergeSessionSummary('acme', sid, {
+        title: { text: 'deploy with hunter2', at: micros(20), id: 'm_priya' },
+        people: ['priya', 'sam'],
+        agents: [],
+        asked: [
+          { user_id: 'priya', text: 'deploy with hunter2', at: micros(20), id: 'm_priya' },
+          { user_id: 'sam', text: 'sam, as written', at: micros(30), id: 'm_sam' },
+        ],
+      });
+      let got = (await summaryOf(s, sid))!;
+      expect(got.title).toBe('deploy with hunter2');
+      expect(got.asked.map((a) => a.text)).toEqual(['deploy with hunter2', 'sam, corrected']);
+      // the title's correction arrives after it; an earlier one (in merged order) shipped later loses
+      await s.mergeSessionSummary('acme', sid, {
+        title: null,
+        people: [],
+        agents: [],
+        fixes: [fix('m_priya', 'deploy with [removed]', 50)],
+      });
+      await s.mergeSessionSummary('acme', sid, {
+        title: null,
+        people: [],
+        agents: [],
+        fixes: [fix('m_priya', 'an older correction', 45, 'w_z', 9)],
+      });
+      got = (await summaryOf(s, sid))!;
+      expect(got.title).toBe('deploy with [removed]');
+      expect(got.asked[0]!.text).toBe('deploy with [removed]');
+      expect(JSON.stringify(got)).not.toContain('hunter2');
+      // an earlier message becomes the title; a retry of the old one changes nothing
+      await s.mergeSessionSummary('acme', sid, {
+        title: { text: 'first of all', at: micros(10), id: 'm_first' },
+        people: [],
+        agents: [],
+      });
+      expect((await summaryOf(s, sid))!.title).toBe('first of all');
+    });
+
     contract('concurrent merges of one session lose no name', async (s) => {
       const sid = newId('s');
       await s.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 1 }));

@@ -46,7 +46,7 @@ describe('links and summaries of names with lone surrogates', () => {
   it('the summary keeps names, titles and asked well-formed', () => {
     const name = `u-${EMOJI.repeat(99)}x`; // the 200-unit cut falls inside an emoji
     const next = mergeSummary(
-      { title: null, title_at: null, people: [], agents: [], asked: [] },
+      { title: null, title_at: null, people: [], agents: [], asked: [], title_id: null, fixes: [] },
       {
         title: { text: `t${EMOJI.repeat(100)}`, at: 1 },
         people: [name, 'b\ud83d'],
