@@ -13,6 +13,7 @@ import type {
   TimelineRow,
 } from '../service/timeline-schemas.js';
 import { keepLines, oneLine } from '../service/timeline-text.js';
+import { RowA } from './timeline-links.js';
 
 /** One line of writer-given text, escaped. */
 export const t = (s: string | null | undefined): string => escapeControl(s ?? '');
@@ -71,7 +72,7 @@ export function Corrected({ row }: { row: TimelineRow }) {
         <>
           {i > 0 ? '; ' : ''}
           <code>{t(c.field)}</code> was <code>{value(c.was)}</code> (
-          <a href={`#${c.by_anchor}`}>correction {t(c.by)}</a>
+          <RowA anchor={c.by_anchor}>correction {t(c.by)}</RowA>
           {c.reason ? `: ${oneLine(c.reason)}` : ''})
         </>
       ))}
@@ -82,7 +83,18 @@ export function Corrected({ row }: { row: TimelineRow }) {
 function MessageLink({ m, names }: { m: AttributedMessage; names: Map<string, string> }) {
   const who = m.user_id === null ? 'a message' : `${t(names.get(m.user_id) ?? m.user_id)}'s message`;
   if (!m.anchor) return <>{`${who} ${t(m.id)} (not in this session)`}</>;
-  return <a href={`#${m.anchor}`}>{`${who} at ${clock(m.ts)}`}</a>;
+  return (
+    <RowA anchor={m.anchor}>
+      {`${who} at `}
+      {m.ts ? (
+        <time datetime={t(m.ts)} title={t(m.ts)}>
+          {clock(m.ts)}
+        </time>
+      ) : (
+        clock(m.ts)
+      )}
+    </RowA>
+  );
 }
 
 function list(items: Child[]): Child[] {
@@ -125,7 +137,7 @@ export function AttributionLine({ a, names }: { a: RowAttribution | null; names:
         {a.cascade_from ? (
           <>
             {' '}
-            <a href={`#${a.cascade_from.anchor}`}>{t(a.cascade_from.id)}</a>
+            <RowA anchor={a.cascade_from.anchor}>{t(a.cascade_from.id)}</RowA>
           </>
         ) : null}
         , confidence {conf})
@@ -196,7 +208,7 @@ export function DeclaredBody({ row }: { row: Extract<TimelineRow, { kind: 'decla
             {i.check.action_id && row.action_anchors[i.check.action_id] ? (
               <>
                 {' '}
-                (<a href={`#${row.action_anchors[i.check.action_id]}`}>the recorded action</a>)
+                (<RowA anchor={row.action_anchors[i.check.action_id]!}>the recorded action</RowA>)
               </>
             ) : null}
           </li>

@@ -8,6 +8,7 @@
 import type { Child } from 'hono/jsx';
 import type { TimelineRow } from '../service/timeline-schemas.js';
 import { keepLines, oneLine } from '../service/timeline-text.js';
+import { RowA } from './timeline-links.js';
 import {
   AttributionLine,
   type Colours,
@@ -117,7 +118,7 @@ function RowBody({ row, c, names }: { row: TimelineRow; c: Colours; names: Map<s
           <p class="row-body">
             Result of{' '}
             {row.action_anchor ? (
-              <a href={`#${row.action_anchor}`}>{t(row.tool ?? row.action_id)}</a>
+              <RowA anchor={row.action_anchor}>{t(row.tool ?? row.action_id)}</RowA>
             ) : (
               t(row.action_id)
             )}
@@ -178,8 +179,8 @@ function RowBody({ row, c, names }: { row: TimelineRow; c: Colours; names: Map<s
         <>
           <Head row={row} kind="correction" who={t(row.by)} whoClass={wc} />
           <p class="row-body">
-            Corrects <code>{t(row.field)}</code> of <a href={`#${row.target_anchor}`}>{t(row.target_id)}</a>:{' '}
-            {row.was ? <code>{value(row.was.value)}</code> : 'the value before (shown at that row)'} →{' '}
+            Corrects <code>{t(row.field)}</code> of <RowA anchor={row.target_anchor}>{t(row.target_id)}</RowA>
+            : {row.was ? <code>{value(row.was.value)}</code> : 'the value before (shown at that row)'} →{' '}
             <code>{value(row.value)}</code>. By {t(row.by)}, because: {oneLine(row.reason)}
           </p>
           {row.refused ? <p class="fail">Not applied: {t(row.refused)}</p> : null}

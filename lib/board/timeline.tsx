@@ -10,10 +10,12 @@
 import { escapeControl } from '../log/escape.js';
 import type { StatusView } from '../service/status-schemas.js';
 import type { TimelinePage } from '../service/timeline-schemas.js';
+import { idAnchor } from '../service/timeline-text.js';
 import type { WorkSummary } from '../service/work-schemas.js';
 import { assetHref } from './assets.js';
 import { agentHref, personHref, WorkLine } from './components.js';
 import { HTMX_CONFIG, Layout, StateBadge } from './layout.js';
+import { RowA, RowLinks } from './timeline-links.js';
 import { type Colours, Problems, Rows, t } from './timeline-rows.js';
 import { PALETTE_SIZE, TIMELINE_CSS } from './timeline-styles.js';
 
@@ -52,7 +54,7 @@ function StatusHistory({ status }: { status: StatusView | null }) {
             <li data-report={i}>
               <StateBadge state={r.state} />{' '}
               <time datetime={r.reported_at}>{r.reported_at.replace('T', ' ').slice(0, 19)} UTC</time> (
-              <a href={`#d-${i}`}>in the timeline</a>){r.note ? <div>{t(r.note)}</div> : null}
+              <RowA anchor={`d-${i}`}>in the timeline</RowA>){r.note ? <div>{t(r.note)}</div> : null}
               {items.length > 0 ? (
                 <>
                   <div class="muted">
@@ -65,6 +67,12 @@ function StatusHistory({ status }: { status: StatusView | null }) {
                         {x.kind} {x.type} <code>{t(x.ref)}</code> {x.result}:{' '}
                         <span class={`verdict ${x.check.verdict}`}>{x.check.verdict}</span>
                         {x.check.verdict === 'supported' ? '' : ` (${t(x.check.reason)})`}
+                        {x.check.action_id ? (
+                          <>
+                            {' '}
+                            (<RowA anchor={idAnchor(x.check.action_id)}>the recorded action</RowA>)
+                          </>
+                        ) : null}
                       </li>
                     ))}
                   </ul>
@@ -167,8 +175,6 @@ function Htmx() {
 export interface SessionTimelineProps {
   tl: TimelinePage;
   work: WorkSummary[];
-  /** `?after=` of this page, −1 for the first */
-  after: number;
 }
 
 function pageHref(sid: string, after: number, person: string | null): string {
@@ -180,8 +186,10 @@ function pageHref(sid: string, after: number, person: string | null): string {
 }
 
 /** The session page (see the module's doc). */
-export function SessionTimelinePage({ tl, work, after }: SessionTimelineProps) {
+export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
+  const after = tl.after;
   const c = colours(tl);
+  const links = { sid: tl.sid, person: tl.person, onPage: new Set(tl.rows.map((r) => r.anchor)) };
   const names = new Map(tl.people.map((p) => [p.user_id, p.display_name ?? p.user_id]));
   const agents = [...new Set(tl.writers.map((w) => w.agent).filter((a): a is string => a !== null))];
   const title = tl.title ?? tl.sid;
@@ -189,89 +197,94 @@ export function SessionTimelinePage({ tl, work, after }: SessionTimelineProps) {
   const v = tl.verify;
   return (
     <Layout title={escapeControl(title)} signedIn ownMain>
-      {/* A constant of ours, not user text: given as is so that its `>` selectors stay selectors. */}
-      <style dangerouslySetInnerHTML={{ __html: TIMELINE_CSS }} />
-      <Htmx />
-      <div class="session">
-        <main id="content" aria-labelledby="tl-title">
-          <h2 id="tl-title">{t(title)}</h2>
-          <p>
-            <StateBadge state={state} /> {t(tl.status?.note ?? '')} <small class="mono">{tl.sid}</small>
-          </p>
-          <p>
-            People:{' '}
-            {tl.people.length === 0
-              ? 'none so far'
-              : tl.people.map((p, i) => (
-                  <>
-                    {i > 0 ? ', ' : ''}
-                    <a href={personHref(p.user_id)}>{t(p.display_name ?? p.user_id)}</a>
-                    {p.display_name ? <> ({t(p.user_id)})</> : null}{' '}
-                    <small>
-                      (
-                      <a
-                        href={pageHref(tl.sid, -1, p.user_id)}
-                      >{`only ${t(p.display_name ?? p.user_id)}'s rows`}</a>
-                      )
-                    </small>
-                  </>
-                ))}
-            {tl.more ? ' (so far)' : ''}. Agents:{' '}
-            {agents.length === 0
-              ? 'none named'
-              : agents.map((a, i) => (
-                  <>
-                    {i > 0 ? ', ' : ''}
-                    <a href={agentHref(a)}>{t(a)}</a>
-                  </>
-                ))}
-            .
-          </p>
-          <h3>Writers</h3>
-          <ul class="legend" aria-label="writers and their colours">
-            {tl.writers.map((w) => (
-              <li data-writer={w.w}>
-                <span class={`chip ${c.writer(w.w)}`}>{t(w.name)}</span> <small class="mono">{w.w}</small>
-                {w.ended ? ' ended' : ' open'}, {w.lines.toLocaleString('en')} lines
-                <Problems problems={w.problems} />
-              </li>
-            ))}
-          </ul>
-          <p data-verify={v.ok ? 'ok' : 'problems'}>
-            Verify: {v.ok ? 'no errors' : `${v.errors} error${v.errors === 1 ? '' : 's'}`}, {v.warnings}{' '}
-            warning
-            {v.warnings === 1 ? '' : 's'}, {v.infos} note{v.infos === 1 ? '' : 's'}; each is shown at its row.
-          </p>
-          <Problems problems={tl.session_problems} />
-          {tl.person !== null ? (
-            <p class="filter">
-              Showing what <strong>{t(names.get(tl.person) ?? tl.person)}</strong> wrote and the turns
-              attributed to them. <a href={pageHref(tl.sid, -1, null)}>Show the whole session</a>.
+      <RowLinks.Provider value={links}>
+        {/* A constant of ours, not user text: given as is so that its `>` selectors stay selectors. */}
+        <style dangerouslySetInnerHTML={{ __html: TIMELINE_CSS }} />
+        <Htmx />
+        <div class="session">
+          <main id="content" aria-labelledby="tl-title">
+            <h2 id="tl-title">{t(title)}</h2>
+            <p>
+              <StateBadge state={state} /> {t(tl.status?.note ?? '')} <small class="mono">{tl.sid}</small>
             </p>
-          ) : null}
-          <h3 id="rows">Timeline{after >= 0 ? ' (continued)' : ''}</h3>
-          {after >= 0 ? (
-            <nav class="page-nav" aria-label="timeline pages">
-              <a href={pageHref(tl.sid, -1, tl.person)}>Back to the start</a>
-            </nav>
-          ) : null}
-          {tl.rows.length === 0 ? <p class="empty">No rows{after >= 0 ? ' after this point' : ''}.</p> : null}
-          <Rows rows={tl.rows} c={c} names={names} />
-          <MoreRows tl={tl} />
-        </main>
-        <aside aria-labelledby="side-status">
-          <h2 id="side-status">Status history</h2>
-          <StatusHistory status={tl.status} />
-          <h2>Work items</h2>
-          {work.length === 0 ? (
-            <p class="muted">No work item names this session.</p>
-          ) : (
-            work.map((w) => <WorkLine w={w} />)
-          )}
-          <h2>Downloads</h2>
-          <Downloads tl={tl} />
-        </aside>
-      </div>
+            <p>
+              People:{' '}
+              {tl.people.length === 0
+                ? 'none so far'
+                : tl.people.map((p, i) => (
+                    <>
+                      {i > 0 ? ', ' : ''}
+                      <a href={personHref(p.user_id)}>{t(p.display_name ?? p.user_id)}</a>
+                      {p.display_name ? <> ({t(p.user_id)})</> : null}{' '}
+                      <small>
+                        (
+                        <a
+                          href={pageHref(tl.sid, -1, p.user_id)}
+                        >{`only ${t(p.display_name ?? p.user_id)}'s rows`}</a>
+                        )
+                      </small>
+                    </>
+                  ))}
+              {tl.more ? ' (so far)' : ''}. Agents:{' '}
+              {agents.length === 0
+                ? 'none named'
+                : agents.map((a, i) => (
+                    <>
+                      {i > 0 ? ', ' : ''}
+                      <a href={agentHref(a)}>{t(a)}</a>
+                    </>
+                  ))}
+              .
+            </p>
+            <h3>Writers</h3>
+            <ul class="legend" aria-label="writers and their colours">
+              {tl.writers.map((w) => (
+                <li data-writer={w.w}>
+                  <span class={`chip ${c.writer(w.w)}`}>{t(w.name)}</span> <small class="mono">{w.w}</small>
+                  {w.ended ? ' ended' : ' open'}, {w.lines.toLocaleString('en')} lines
+                  <Problems problems={w.problems} />
+                </li>
+              ))}
+            </ul>
+            <p data-verify={v.ok ? 'ok' : 'problems'}>
+              Verify: {v.ok ? 'no errors' : `${v.errors} error${v.errors === 1 ? '' : 's'}`}, {v.warnings}{' '}
+              warning
+              {v.warnings === 1 ? '' : 's'}, {v.infos} note{v.infos === 1 ? '' : 's'}; each is shown at its
+              row.
+            </p>
+            <Problems problems={tl.session_problems} />
+            {tl.person !== null ? (
+              <p class="filter">
+                Showing what <strong>{t(names.get(tl.person) ?? tl.person)}</strong> wrote and the turns
+                attributed to them. <a href={pageHref(tl.sid, -1, null)}>Show the whole session</a>.
+              </p>
+            ) : null}
+            <h3 id="rows">Timeline{after >= 0 ? ' (continued)' : ''}</h3>
+            {after >= 0 ? (
+              <nav class="page-nav" aria-label="timeline pages">
+                <a href={pageHref(tl.sid, -1, tl.person)}>Back to the start</a>
+              </nav>
+            ) : null}
+            {tl.rows.length === 0 ? (
+              <p class="empty">No rows{after >= 0 ? ' after this point' : ''}.</p>
+            ) : null}
+            <Rows rows={tl.rows} c={c} names={names} />
+            <MoreRows tl={tl} />
+          </main>
+          <aside aria-labelledby="side-status">
+            <h2 id="side-status">Status history</h2>
+            <StatusHistory status={tl.status} />
+            <h2>Work items</h2>
+            {work.length === 0 ? (
+              <p class="muted">No work item names this session.</p>
+            ) : (
+              work.map((w) => <WorkLine w={w} />)
+            )}
+            <h2>Downloads</h2>
+            <Downloads tl={tl} />
+          </aside>
+        </div>
+      </RowLinks.Provider>
     </Layout>
   );
 }

@@ -168,6 +168,12 @@ export interface TimelineWriter {
 /** One page of a session's timeline. */
 export interface TimelinePage {
   sid: string;
+  /** this page's `after` (−1: the first page); with `?at=` the `after` of the page holding that row */
+  after: number;
+  /** when the session ran: its first and last event's ts as written (null: none readable) */
+  span: { first: string | null; last: string | null };
+  /** when it was uploaded: its writers' first and last chunk (store times, ISO UTC); null: no writer */
+  uploaded: { first: string; last: string } | null;
   /** the first message's text, one line, escaped, ≤ 120 characters; null when no message was read */
   title: string | null;
   writers: TimelineWriter[];

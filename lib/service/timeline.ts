@@ -21,6 +21,7 @@ import { storedSegments } from './sources.js';
 import { checkedStatus } from './status.js';
 import { RowBuilder } from './timeline-build.js';
 import type { TimelinePage, TimelineProblem, TimelineRow, TimelineWriter } from './timeline-schemas.js';
+import { sessionSpan } from './timeline-span.js';
 import { pageVerify } from './timeline-verify.js';
 import { soloPeople, writerNames } from './timeline-writers.js';
 
@@ -39,6 +40,10 @@ const seqKey = (w: string, seq: number) => `${w}\u0000S${seq}`;
  * findings no row shows), the people read so far, the title (the first message), verify's counts and the
  * checked status. With `person`, only that person's joins, leaves and messages and the actions and outputs
  * attributed to them (their results and turns with them); positions stay those of the whole timeline.
+ * With `at` (a row's anchor, issue 14 finding 3), `after` is ignored: the page is the one that holds that
+ * row, as the "Load more" links would reach it (pages of `limit` rows from the start), its `after` in the
+ * answer; an anchor of no row gives the first page. Also when the session ran (its first and last event)
+ * and when it was uploaded (its writers' first and last chunk).
  * `signal`: the client gone, the reads stop (AbortError) and close.
  * @throws AppError `not_found` (no writer: the caller may still show a status), `data_loss` (500)
  */
@@ -48,6 +53,7 @@ export async function timelinePage({
   after = -1,
   limit = TIMELINE_PAGE_ROWS,
   person = null,
+  at = null,
   signal,
 }: {
   ctx: ServiceContext;
@@ -55,17 +61,20 @@ export async function timelinePage({
   after?: number;
   limit?: number;
   person?: string | null;
+  at?: string | null;
   signal?: AbortSignal;
 }): Promise<TimelinePage> {
+  if (at !== null) after = -1;
   requireScope(ctx, 'read', 'board');
   requireSessionAccess(ctx, sid);
   const segments = await storedSegments(ctx, sid);
   const records = await ctx.state.listWriters(ctx.tenant, sid);
-  const [corrections, status, report, solo] = await Promise.all([
+  const [corrections, status, report, solo, span] = await Promise.all([
     CorrectionIndex.scan(segments, signal),
     checkedStatus(ctx, sid, signal),
     pageVerify(ctx, sid, records, signal),
     soloPeople(segments, new Set(records.filter((r) => !r.agent).map((r) => r.w)), signal),
+    sessionSpan(segments, signal),
   ]);
 
   // Verify's findings, by the row they concern: a line of a writer (events and quarantined lines), or a
@@ -111,8 +120,12 @@ export async function timelinePage({
   const declaredAt = declared.map((r) => parseTs(r.reported_at)?.micros ?? Date.parse(r.reported_at) * 1000);
   let nextDeclared = 0;
   let pos = -1;
-  const rows: TimelineRow[] = [];
+  let rows: TimelineRow[] = [];
   let more = false;
+  // `at`: pages are made from the start as usual; a full page without the anchor is set aside (the first
+  // is kept, for an anchor of no row) and the next begins after its last row.
+  let found = at === null;
+  let firstPage: { rows: TimelineRow[]; more: boolean } | null = null;
   /** Takes the row at the next position: false once the page is full and a row past it exists. */
   const take = (row: TimelineRow | null): boolean => {
     if (row === null) return true;
@@ -127,11 +140,17 @@ export async function timelinePage({
     return row.pos <= after || admit(row);
   };
   const admit = (row: TimelineRow): boolean => {
+    if (rows.length >= limit && !found) {
+      firstPage ??= { rows, more: true };
+      after = rows.at(-1)!.pos;
+      rows = [];
+    }
     if (rows.length >= limit) {
       more = true;
       return false;
     }
     rows.push(row);
+    if (row.anchor === at) found = true;
     return true;
   };
   const sources = segmentSources(segments, { signal });
@@ -153,7 +172,8 @@ export async function timelinePage({
       const w = item.source;
       const problems = placed.get(lineKey(w, ev.line)) ?? placed.get(seqKey(w, ev.seq)) ?? [];
       pos += 1;
-      if (!take(build.event(pos, w, ev, eff, problems, pos > after || person !== null))) break walk;
+      const make = pos > after || person !== null || !found;
+      if (!take(build.event(pos, w, ev, eff, problems, make))) break walk;
     }
   }
   if (!more) {
@@ -161,8 +181,16 @@ export async function timelinePage({
       if (!take(build.declared(++pos, nextDeclared++))) break;
     }
   }
+  if (!found) {
+    // No row has that anchor: the first page, as without `at`.
+    if (firstPage !== null) ({ rows, more } = firstPage);
+    after = -1;
+  }
   return {
     sid,
+    after,
+    span,
+    uploaded: uploadedOf(records),
     title: build.title,
     writers: build.writerList(),
     people: build.peopleList(),
@@ -178,6 +206,18 @@ export async function timelinePage({
     session_problems: sessionProblems,
     status,
     person,
+  };
+}
+
+/** When the session's bytes arrived: its writers' first chunk and last chunk (store times, UTC). */
+function uploadedOf(records: readonly { created_at: string; updated_at: string }[]) {
+  if (records.length === 0) return null;
+  return {
+    first: records.map((r) => r.created_at).sort()[0]!,
+    last: records
+      .map((r) => r.updated_at)
+      .sort()
+      .at(-1)!,
   };
 }
 

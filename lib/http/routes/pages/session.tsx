@@ -34,6 +34,18 @@ const Person = z
     "only this person's messages and the turns attributed to them (a user_id, at most 200 characters)",
   );
 
+const At = z
+  .string()
+  .optional()
+  .describe(
+    'show the page that holds this row (its anchor, e.g. `e-m_01…` or `d-0`); links to rows on other pages give it; not an anchor: as without it',
+  );
+
+/** `?at=` when it has the shape of a row's anchor (lib/service/timeline-text.ts `idAnchor`, `d-`, `q-`). */
+function atOf(v: string | undefined): string | null {
+  return v !== undefined && /^[deq]-[A-Za-z0-9_.:-]{1,200}$/.test(v) ? v : null;
+}
+
 /** `?after=` as a position, −1 (the start) when it is not one. */
 function afterOf(v: string | undefined): number {
   return v !== undefined && /^\d{1,9}$/.test(v) ? Number(v) : -1;
@@ -52,7 +64,7 @@ export const sessionPage = defineRoute({
       `verify findings), ${TIMELINE_PAGE_ROWS} rows a page (\`?after=\`), with the status history, the work ` +
       'items and download links beside it.',
     middleware: [pageAuth],
-    request: { params: SessionPath, query: z.object({ after: After, person: Person }) },
+    request: { params: SessionPath, query: z.object({ after: After, person: Person, at: At }) },
     responses: {
       200: page('the timeline'),
       302: redirect('not signed in: to the sign-in page', '/login'),
@@ -74,10 +86,17 @@ export const sessionPage = defineRoute({
     const query = c.req.valid('query');
     const after = afterOf(query.after);
     const person = query.person && query.person.length <= 200 ? query.person : null;
+    const at = atOf(query.at);
     const ctx = c.get('ctx');
     let tl: TimelinePage;
     try {
-      tl = await readWholeSession(c, sid, (read) => timelinePage({ ...read, after, person }));
+      tl = await readWholeSession(c, sid, async (read) => {
+        const page = await timelinePage({ ...read, after, person, at });
+        // A row not in this person's view (a status report, another person's message): the whole
+        // session at that row, so that the link still lands on it.
+        if (at === null || person === null || page.rows.some((r) => r.anchor === at)) return page;
+        return timelinePage({ ...read, at });
+      });
     } catch (err) {
       if (err instanceof AppError && err.code === 'too_many_replays') {
         const { limit, retry_after_seconds } = err.details as { limit: number; retry_after_seconds: number };
@@ -94,6 +113,6 @@ export const sessionPage = defineRoute({
       }
     }
     const work = (await listWork({ ctx, session: sid, limit: 50 })).items;
-    return c.html(<SessionTimelinePage tl={tl} work={work} after={after} />);
+    return c.html(<SessionTimelinePage tl={tl} work={work} />);
   },
 });
