@@ -32,7 +32,9 @@ export function Ts({ ts, anchor }: { ts: string; anchor: string }) {
   const short = m ? m[1]! : t(ts).slice(0, 19) || 'no time';
   return (
     <a class="ts" href={`#${anchor}`} title={`${t(ts)} (link to this row)`}>
-      <time datetime={t(ts)}>{short}</time>
+      <time datetime={t(ts)} title={t(ts)}>
+        {short}
+      </time>
     </a>
   );
 }

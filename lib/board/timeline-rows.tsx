@@ -22,6 +22,7 @@ import {
   t,
   value,
 } from './timeline-parts.js';
+import { DayHeading, dayOf } from './timeline-when.js';
 
 export { type Colours, Problems, t } from './timeline-parts.js';
 
@@ -279,8 +280,15 @@ export function Rows({
   names: Map<string, string>;
 }) {
   const out: Child[] = [];
+  let day: string | null = null;
   for (let i = 0; i < rows.length; ) {
     const row = rows[i]!;
+    // A heading where the date changes, and before the first row with a date.
+    const d = dayOf(row.ts);
+    if (d !== null && d !== day) {
+      out.push(<DayHeading day={d} />);
+      day = d;
+    }
     if (row.turn === null) {
       out.push(<Row row={row} c={c} names={names} />);
       i += 1;

@@ -47,6 +47,9 @@ ol.tl > li { border-left: 4px solid var(--wc-line, var(--line)); padding: .35rem
   background: var(--bg); overflow-wrap: anywhere; scroll-margin-top: 1rem; }
 ol.tl > li:target { outline: 3px solid var(--focus); outline-offset: 1px; }
 ol.tl > li.turn { border-left: 0; padding: 0; }
+ol.tl > li.day { border-left: 0; padding: .6rem 0 .1rem; margin: 0; }
+ol.tl > li.day h4 { margin: 0; font-size: 1rem; }
+p.when { margin: .2rem 0; }
 ol.tl ol.tl { margin: .3rem 0 0 .8rem; }
 details.turn-box { border: 1px solid var(--line); border-left: 4px solid var(--wc-line, var(--line)); border-radius: 4px; padding: .3rem .5rem; }
 details.turn-box > summary { cursor: pointer; padding: .15rem 0; }

@@ -18,6 +18,7 @@ import { HTMX_CONFIG, Layout, StateBadge } from './layout.js';
 import { RowA, RowLinks } from './timeline-links.js';
 import { type Colours, Problems, Rows, t } from './timeline-rows.js';
 import { PALETTE_SIZE, TIMELINE_CSS } from './timeline-styles.js';
+import { SessionWhen } from './timeline-when.js';
 
 /** A palette index for a person: a stable hash of their user_id (people are not writers). */
 function personColour(userId: string): number {
@@ -207,6 +208,7 @@ export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
             <p>
               <StateBadge state={state} /> {t(tl.status?.note ?? '')} <small class="mono">{tl.sid}</small>
             </p>
+            <SessionWhen span={tl.span} uploaded={tl.uploaded} />
             <p>
               People:{' '}
               {tl.people.length === 0

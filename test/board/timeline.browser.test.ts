@@ -223,7 +223,7 @@ describe('the session timeline in Chromium', () => {
     page.on('console', (m) => {
       if (m.type() === 'error') errors.push(m.text());
     });
-    const rows = () => page.locator('#rows-list > li').count();
+    const rows = () => page.locator('#rows-list > li:not(.day)').count();
     expect(await rows()).toBe(TIMELINE_PAGE_ROWS);
     for (let i = 0; i < 10 && (await page.locator('a.more').count()) > 0; i++) {
       const before = await rows();
@@ -232,7 +232,7 @@ describe('the session timeline in Chromium', () => {
     }
     expect(page.url()).toBe(`${board.base}/sessions/${longSid}`);
     const positions = await page
-      .locator('#rows-list > li')
+      .locator('#rows-list > li:not(.day)')
       .evaluateAll((els) =>
         els.map((e) =>
           Number((e as unknown as { getAttribute(n: string): string }).getAttribute('data-pos')),
