@@ -30,6 +30,10 @@ const dark = PALETTE.map(
 ).join('\n');
 
 export const TIMELINE_CSS = `
+header { flex-wrap: nowrap; }
+header h1 { min-width: 0; flex: 1 1 auto; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+header .tools { flex: none; }
+nav.back { margin: 0 0 .2rem; }
 .session { display: grid; grid-template-columns: minmax(0, 1fr) 20rem; gap: 1.5rem; align-items: start; }
 .session > aside { border-left: 1px solid var(--line); padding-left: 1rem; }
 .session > aside h2:first-child { margin-top: 0; }

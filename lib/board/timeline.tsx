@@ -204,15 +204,18 @@ export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
         <Htmx />
         <div class="session">
           <main id="content" aria-labelledby="tl-title">
+            <nav class="back" aria-label="back">
+              <a href="/">← Board</a>
+            </nav>
             <h2 id="tl-title">{t(title)}</h2>
             <p>
               <StateBadge state={state} /> {t(tl.status?.note ?? '')} <small class="mono">{tl.sid}</small>
             </p>
             <SessionWhen span={tl.span} uploaded={tl.uploaded} />
             <p>
-              People:{' '}
+              People in this session:{' '}
               {tl.people.length === 0
-                ? 'none so far'
+                ? 'none'
                 : tl.people.map((p, i) => (
                     <>
                       {i > 0 ? ', ' : ''}
@@ -227,7 +230,7 @@ export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
                       </small>
                     </>
                   ))}
-              {tl.more ? ' (so far)' : ''}. Agents:{' '}
+              . Agents:{' '}
               {agents.length === 0
                 ? 'none named'
                 : agents.map((a, i) => (
