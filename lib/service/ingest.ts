@@ -20,7 +20,7 @@ import {
   type SummaryDelta,
   type WriterRecord,
 } from '../store/index.js';
-import { isEmptyDelta, SUMMARY_NAME_CHARS } from '../store/session-summary.js';
+import { isEmptyDelta } from '../store/session-summary.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError } from './errors.js';
 import { addToSummary } from './ingest-summary.js';
@@ -273,6 +273,9 @@ async function answerRetry(
   );
 }
 
+/** Longest agent name a writer record keeps, in UTF-16 units (the summary keeps less: `SUMMARY_NAME_CHARS`). */
+const WRITER_AGENT_CHARS = 200;
+
 interface Scan {
   lines: number;
   lastSeq: number | null;
@@ -312,7 +315,7 @@ function scanLines(body: Uint8Array, sid: string, w: string, current: WriterReco
         );
       }
       const meta = parsed.event.obj.meta as Record<string, unknown> | undefined;
-      if (meta && typeof meta.agent === 'string') scan.agent = cutText(meta.agent, SUMMARY_NAME_CHARS);
+      if (meta && typeof meta.agent === 'string') scan.agent = cutText(meta.agent, WRITER_AGENT_CHARS);
     }
     const named = parsed.ok ? parsed.event.obj : looseObject(bytes);
     if (

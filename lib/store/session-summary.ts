@@ -10,8 +10,12 @@ import type { AskedFirst, StatusRecord, StatusSummary, SummaryDelta, TextFix } f
 export const TITLE_MAX = 160;
 /** Most people and most agents kept per session. */
 export const SUMMARY_NAMES_MAX = 20;
-/** Longest user_id or agent name kept, in characters (longer ones are cut). */
-export const SUMMARY_NAME_CHARS = 200;
+/**
+ * Longest user_id or agent name kept in a summary, in UTF-16 units (longer ones are cut on a character
+ * boundary). 64, not the 200 a writer record keeps: the overview lists every summary of the tenant on each
+ * request, so what each keeps bounds the work of all (issue 14, test/attack/board-bloated-summaries).
+ */
+export const SUMMARY_NAME_CHARS = 64;
 /** Longest note kept in the index (a report's note is bounded by its schema; this bounds the item). */
 export const SUMMARY_NOTE_CHARS = 2000;
 

@@ -93,11 +93,31 @@ export function toSummary(row: Record<string, unknown>): SessionSummary {
   };
 }
 
-/** `StateStore.listSessionSummaries`: one query of the tenant's rows. */
+/** The columns a listing reads: not `title_at`, `title_id` and `fixes`, which only the merge needs. */
+const LISTED = `${SESSION_COLUMNS}, title, first_note, people, agents, asked, state, state_since, note, reported_at`;
+
+/**
+ * `StateStore.listSessionSummaries`: one query of the tenant's rows. Each row's `asked` is parsed when it
+ * is first read (the overview reads it for the rows of one page, not for all 5,000).
+ */
 export function listSummaries(x: SqlitePrimitives, tenant: string): SessionSummary[] {
-  return (x.q('SELECT * FROM sessions WHERE tenant = ?').all(tenant) as Array<Record<string, unknown>>).map(
-    toSummary,
-  );
+  const rows = x.q(`SELECT ${LISTED} FROM sessions WHERE tenant = ?`).all(tenant) as Array<
+    Record<string, unknown>
+  >;
+  return rows.map((row) => {
+    const asked = row.asked;
+    row.asked = null;
+    const summary = toSummary(row);
+    let parsed: SessionSummary['asked'] | null = null;
+    Object.defineProperty(summary, 'asked', {
+      enumerable: true,
+      get: () => {
+        parsed ??= askedOf(typeof asked === 'string' ? JSON.parse(asked) : null);
+        return parsed;
+      },
+    });
+    return summary;
+  });
 }
 
 /** `StateStore.mergeSessionSummary`: read, merge and write back in one transaction (nothing when unchanged). */
