@@ -5,8 +5,8 @@
  * the rows of the page read their work items and status (for the verdict counts, cached as the board's).
  */
 import { createHash } from 'node:crypto';
-import type { SessionSummary, StatusRecord } from '../store/index.js';
 import { cutText } from '../log/text-cut.js';
+import type { SessionSummary, StatusRecord } from '../store/index.js';
 import { SUMMARY_NAME_CHARS, statusSummaryOf } from '../store/session-summary.js';
 import { verdicts, workRows } from './board-rows.js';
 import { requireScope, type ServiceContext } from './context.js';
