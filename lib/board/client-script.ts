@@ -126,6 +126,11 @@ export const BOARD_SCRIPT = `(function () {
   document.addEventListener('htmx:beforeSwap', remember);
   document.addEventListener('htmx:afterSwap', restore);
   document.addEventListener('DOMContentLoaded', function () {
+    // The session page's side panel comes first; on a phone its parts start folded (open without script).
+    if (window.matchMedia && window.matchMedia('(max-width: 699px)').matches) {
+      var parts = document.querySelectorAll('details.side-part');
+      for (var i = 0; i < parts.length; i++) parts[i].open = false;
+    }
     var el = document.getElementById('live-status');
     // A poll page is live as soon as it has loaded; an SSE page once its stream opens.
     if (el && el.getAttribute('data-live') === 'poll') indicator('live');

@@ -34,12 +34,17 @@ header { flex-wrap: nowrap; }
 header h1 { min-width: 0; flex: 1 1 auto; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 header .tools { flex: none; }
 nav.back { margin: 0 0 .2rem; }
-.session { display: grid; grid-template-columns: minmax(0, 1fr) 20rem; gap: 1.5rem; align-items: start; }
-.session > aside { border-left: 1px solid var(--line); padding-left: 1rem; }
-.session > aside h2:first-child { margin-top: 0; }
+.session { display: grid; grid-template-columns: minmax(0, 1fr) 20rem; grid-template-areas: "main side";
+  gap: 1.5rem; align-items: start; }
+.session > main { grid-area: main; }
+.session > aside { grid-area: side; border-left: 1px solid var(--line); padding-left: 1rem; }
+.session > aside summary { cursor: pointer; }
+.session > aside summary h2 { display: inline; font-size: 1.1rem; }
+.session > aside details { margin: 0 0 .8rem; }
 @media (max-width: 900px) {
-  .session { grid-template-columns: minmax(0, 1fr); }
-  .session > aside { border-left: 0; border-top: 1px solid var(--line); padding: .5rem 0 0; }
+  .session { grid-template-columns: minmax(0, 1fr); grid-template-areas: "side" "main"; gap: .5rem; }
+  .session > aside { border-left: 0; border-bottom: 1px solid var(--line); padding: 0 0 .3rem; }
+  .session > aside details { margin: 0 0 .3rem; }
 }
 .chip { display: inline-block; padding: 0 .45rem; border-radius: .6rem; font-size: .8rem; font-weight: 600;
   border: 1px solid var(--wc-line, var(--line)); overflow-wrap: anywhere; }

@@ -3,7 +3,7 @@
  * (the first prompt as title, the state, people and agents), a legend of the writers each with its colour
  * and name, the rows (./timeline-rows.tsx; turns folded in `<details open>`, no script needed), "Load
  * more" as a link (`?after=`; with JavaScript, htmx appends the next rows in place), and a side panel
- * (`<aside>`, under the rows on a phone) with the status history and its verdicts, the work items with
+ * (`<aside>`, first in the page: above the rows on a phone, its parts folded there by board.js) with the status history and its verdicts, the work items with
  * their freshness (never "idle") and the downloads (the API routes, which take the board's cookie).
  * Server-rendered; works with JavaScript off.
  */
@@ -163,11 +163,17 @@ function MoreRows({ tl }: { tl: TimelinePage }) {
 /** htmx for "Load more" (when it is served), configured as the board's other pages configure it. */
 function Htmx() {
   const src = assetHref('htmx.min.js');
-  if (!src) return null;
+  const ours = assetHref('board.js');
   return (
     <>
-      <meta name="htmx-config" content={HTMX_CONFIG} />
-      <script src={src} defer />
+      {src ? (
+        <>
+          <meta name="htmx-config" content={HTMX_CONFIG} />
+          <script src={src} defer />
+        </>
+      ) : null}
+      {/* folds the side panel's parts on a phone (./client-script.ts) */}
+      {ours ? <script src={ours} defer /> : null}
     </>
   );
 }
@@ -203,6 +209,32 @@ export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
         <style dangerouslySetInnerHTML={{ __html: TIMELINE_CSS }} />
         <Htmx />
         <div class="session">
+          {/* First in the page: on a phone it comes before the rows (a long timeline would put it
+              thousands of pixels down), each part foldable; beside the rows on a wide screen. */}
+          <aside id="side" aria-label="Status, work and downloads">
+            <details class="side-part" open>
+              <summary>
+                <h2 id="side-status">Status history</h2>
+              </summary>
+              <StatusHistory status={tl.status} />
+            </details>
+            <details class="side-part" open>
+              <summary>
+                <h2>Work items</h2>
+              </summary>
+              {work.length === 0 ? (
+                <p class="muted">No work item names this session.</p>
+              ) : (
+                work.map((w) => <WorkLine w={w} />)
+              )}
+            </details>
+            <details class="side-part" open>
+              <summary>
+                <h2>Downloads</h2>
+              </summary>
+              <Downloads tl={tl} />
+            </details>
+          </aside>
           <main id="content" aria-labelledby="tl-title">
             <nav class="back" aria-label="back">
               <a href="/">← Board</a>
@@ -276,18 +308,6 @@ export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
             <Rows rows={tl.rows} c={c} names={names} />
             <MoreRows tl={tl} />
           </main>
-          <aside aria-labelledby="side-status">
-            <h2 id="side-status">Status history</h2>
-            <StatusHistory status={tl.status} />
-            <h2>Work items</h2>
-            {work.length === 0 ? (
-              <p class="muted">No work item names this session.</p>
-            ) : (
-              work.map((w) => <WorkLine w={w} />)
-            )}
-            <h2>Downloads</h2>
-            <Downloads tl={tl} />
-          </aside>
         </div>
       </RowLinks.Provider>
     </Layout>

@@ -1,13 +1,21 @@
 /**
  * The session page's frame in Debian's Chromium (issue 14 findings 4 and 6): a long title stays on the
  * header's line with "Sign out" (cut with an ellipsis; the whole title is the page's heading), the people
- * line reads "People in this session", and a "← Board" link leads back. Real HTTP on loopback, the local
+ * line reads "People in this session", and a "← Board" link leads back. On a phone (390 px) the side panel
+ * (status history, work, downloads) comes before the rows of a long timeline, within the first screen,
+ * its parts folded and opened by a tap or Enter, reached by Tab before the rows; on a wide screen it sits
+ * beside the rows, open; axe-core finds no serious or critical violation at either. Real HTTP on loopback, the local
  * stores, the page's own CSP.
  */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSession } from '../../lib/log/index.js';
 import { browsers } from '../support/browser.js';
+import { readLocal } from '../support/segments.js';
+import { upload } from '../support/stored.js';
 import { storeTimelineSession, type TimelineSession } from '../support/timeline-session.js';
 import { type BoardFixture, startBoard } from './overview-fixture.js';
 
@@ -21,6 +29,9 @@ interface Box {
 let board: BoardFixture;
 let longTitle: string;
 let s: TimelineSession;
+/** a session of 500 notes (three pages) */
+let longSid: string;
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const open = browsers(() => board.tmp);
 const TITLE = 'please find out why the nightly payments reconciliation job keeps timing out on the replica';
 
@@ -35,6 +46,11 @@ async function signedIn(width: number, height: number, path: string): Promise<Pa
 beforeAll(async () => {
   board = await startBoard();
   longTitle = await board.record('claude-code', 'priya', TITLE);
+  const w = openSession(join(board.tmp, 'sessions'), { agent: 'noter' });
+  for (let i = 0; i < 500; i++) w.note({ author: 'noter', text: `note ${i}` });
+  w.end();
+  longSid = w.sid;
+  await upload({ url: board.base }, board.admin, readLocal({ sid: w.sid, w: w.w, dir: w.dir, path: w.path }));
   s = await storeTimelineSession(
     { url: board.base },
     join(board.tmp, 'sessions'),
@@ -81,6 +97,69 @@ describe('the timeline page header', () => {
     expect(await back.getAttribute('href')).toBe('/');
     await back.click();
     await page.waitForURL(`${board.base}/`);
+    await page.context().close();
+  });
+});
+
+/** axe-core's serious and critical violations of the page as shown now (evaluated past the page's CSP). */
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  const found = (await page.evaluate(`window.axe.run(document, { resultTypes: ['violations'] }).then((r) =>
+    r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) })))`)) as {
+    id: string;
+    impact: string;
+    nodes: string[];
+  }[];
+  return found
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.nodes.join(', ')}`);
+}
+
+describe('the side panel', () => {
+  it('at 390 px: comes before the rows, within the first screen, its parts folded; Tab reaches it first', async () => {
+    const page = await signedIn(390, 844, `/sessions/${longSid}`);
+    const [aside, rows] = await Promise.all([
+      page.locator('aside#side').boundingBox() as Promise<Box>,
+      page.locator('ol.tl').first().boundingBox() as Promise<Box>,
+    ]);
+    expect(aside.y).toBeLessThan(844);
+    expect(aside.y + aside.height).toBeLessThan(844);
+    expect(aside.y + aside.height).toBeLessThanOrEqual(rows.y + 1);
+    expect(await page.locator('details.side-part[open]').count()).toBe(0);
+    // keyboard order: the skip link, the header, then the panel's parts, then the page's own links
+    const order: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      await page.keyboard.press('Tab');
+      order.push(
+        (await page.evaluate(
+          `(() => { const a = document.activeElement; return a.tagName + ':' + (a.textContent || '').trim().slice(0, 20); })()`,
+        )) as string,
+      );
+    }
+    const firstSummary = order.findIndex((o) => o.startsWith('SUMMARY:Status history'));
+    const back = order.findIndex((o) => o.startsWith('A:← Board'));
+    expect(firstSummary, order.join(' | ')).toBeGreaterThan(-1);
+    expect(back === -1 || back > firstSummary, order.join(' | ')).toBe(true);
+    // Enter on a part's summary opens it
+    const downloads = page.locator('details.side-part summary', { hasText: 'Downloads' });
+    await downloads.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('details.side-part[open]').count()).toBe(1);
+    expect(await page.locator('aside a', { hasText: 'Merged replay (NDJSON)' }).isVisible()).toBe(true);
+    expect(await axeViolations(page)).toEqual([]);
+    await page.context().close();
+  });
+
+  it('at 1100 px: beside the rows, every part open, axe clean', async () => {
+    const page = await signedIn(1100, 800, `/sessions/${longSid}`);
+    const [aside, main] = await Promise.all([
+      page.locator('aside#side').boundingBox() as Promise<Box>,
+      page.locator('main#content').boundingBox() as Promise<Box>,
+    ]);
+    expect(aside.x).toBeGreaterThanOrEqual(main.x + main.width);
+    expect(aside.y).toBeLessThan(300);
+    expect(await page.locator('details.side-part[open]').count()).toBe(3);
+    expect(await axeViolations(page)).toEqual([]);
     await page.context().close();
   });
 });
