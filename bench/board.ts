@@ -10,13 +10,13 @@
  * docs/benchmarks.md between `<!-- bench:board:start -->` and `<!-- bench:board:end -->`.
  * Usage: npm run bench:board [-- --sessions 5000 --requests 30]
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { formatTs, type LogEvent, newId, serializeEvent } from '../lib/log/index.js';
+import { startServer } from './serve.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: string) => {
@@ -30,23 +30,6 @@ const ADMIN = `hns_${'B'.repeat(43)}`;
 const STATES = ['working', 'blocked', 'needs_review', 'done'] as const;
 const AGENTS = ['claude-code', 'codex', 'ci'];
 const PEOPLE = ['priya', 'tomasz', 'amara', 'li', 'jon', 'sofia', 'noor', 'mateo'];
-
-async function startServer(data: string): Promise<{ url: string; proc: ChildProcess }> {
-  const proc = spawn(process.execPath, ['bin/hansard', 'serve', '--port', '0', '--data', data], {
-    env: { ...process.env, HANSARD_BOOTSTRAP_TOKEN: ADMIN, HANSARD_RATE_LIMIT: '0' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      const m = /serving (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    proc.once('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
-  });
-  return { url, proc };
-}
 
 async function api(
   url: string,
@@ -215,7 +198,7 @@ async function measure(url: string, headers: Record<string, string>, gapMs = 0) 
 }
 
 const data = mkdtempSync(join(tmpdir(), 'hansard-bench-board-'));
-const { url, proc } = await startServer(data);
+const { url, proc } = await startServer(data, ADMIN, { HANSARD_RATE_LIMIT: '0' });
 try {
   const cookie = await signIn(url);
   const page = { cookie };

@@ -10,12 +10,12 @@
  * Usage: npm run bench:load [-- --duration 30 --connections 50]; the script builds dist/ first (the server
  * it starts is the built CLI), so the figures are always those of this tree, never of a stale build.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { formatTs, type LogEvent, newId, serializeEvent } from '../lib/log/index.js';
+import { startServer } from './serve.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: string) => {
@@ -37,23 +37,6 @@ interface SessionState {
   ids: Set<string>;
   next: 'chunk' | 'status';
   pending: { body: string; lines: number; ids: string[] } | null;
-}
-
-async function startServer(data: string): Promise<{ url: string; proc: ChildProcess }> {
-  const proc = spawn(process.execPath, ['bin/hansard', 'serve', '--port', '0', '--data', data], {
-    env: { ...process.env, HANSARD_BOOTSTRAP_TOKEN: ADMIN, HANSARD_RATE_LIMIT: '0' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      const m = /serving (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    proc.once('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
-  });
-  return { url, proc };
 }
 
 function chunkFor(s: SessionState): { body: string; lines: number; ids: string[] } {
@@ -112,7 +95,7 @@ function summarize(r: autocannon.Result) {
 }
 
 const data = mkdtempSync(join(tmpdir(), 'hansard-load-'));
-const { url, proc } = await startServer(data);
+const { url, proc } = await startServer(data, ADMIN, { HANSARD_RATE_LIMIT: '0' });
 try {
   process.stderr.write(
     `server at ${url}; baseline: ${CONNECTIONS} connections × ${DURATION} s on GET /healthz\n`,

@@ -5,35 +5,18 @@
  * Debian's Chromium in with a board link and takes each picture. Needs /usr/bin/chromium (`npm test`'s
  * pretest installs it: scripts/ensure-chromium.mjs).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { startServer } from '../bench/serve.js';
 import { seedBoardDemo } from './board-demo.js';
 
 const ADMIN = `hns_${'S'.repeat(43)}`;
 const OUT = join(import.meta.dirname, '..', 'docs', 'board');
 
-async function startServer(data: string): Promise<{ url: string; proc: ChildProcess }> {
-  const proc = spawn(process.execPath, ['bin/hansard', 'serve', '--port', '0', '--data', data], {
-    env: { ...process.env, HANSARD_BOOTSTRAP_TOKEN: ADMIN },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      const m = /serving (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    proc.once('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
-  });
-  return { url, proc };
-}
-
 const data = mkdtempSync(join(tmpdir(), 'hansard-shots-'));
-const { url, proc } = await startServer(data);
+const { url, proc } = await startServer(data, ADMIN);
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--font-render-hinting=none'],
