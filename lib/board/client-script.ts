@@ -121,6 +121,17 @@ export const BOARD_SCRIPT = `(function () {
     }
     kept = null;
   }
+  // The session page: rows appended by "Load more" bring their page's own first day heading; keep a day's
+  // heading once (headings only repeat at a page's start).
+  document.addEventListener('htmx:afterSwap', function () {
+    var heads = document.querySelectorAll('#rows-list > li.day');
+    var seen = null;
+    for (var i = 0; i < heads.length; i++) {
+      var day = heads[i].getAttribute('data-day');
+      if (day === seen) heads[i].parentNode.removeChild(heads[i]);
+      seen = day;
+    }
+  });
   document.addEventListener('htmx:sseBeforeMessage', remember);
   document.addEventListener('htmx:sseMessage', restore);
   document.addEventListener('htmx:beforeSwap', remember);

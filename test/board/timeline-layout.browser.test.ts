@@ -162,4 +162,23 @@ describe('the side panel', () => {
     expect(await axeViolations(page)).toEqual([]);
     await page.context().close();
   });
+
+  it('keeps one day heading per day when "Load more" appends the next pages in place', async () => {
+    const page = await signedIn(1100, 800, `/sessions/${longSid}`);
+    const rows = () => page.locator('#rows-list > li:not(.day)').count();
+    for (let i = 0; i < 10 && (await page.locator('a.more').count()) > 0; i++) {
+      const before = await rows();
+      await page.locator('a.more').scrollIntoViewIfNeeded();
+      await expect.poll(rows, { timeout: 5000 }).toBeGreaterThan(before);
+    }
+    expect(await rows()).toBe(502);
+    const days = await page
+      .locator('#rows-list > li.day')
+      .evaluateAll((els) =>
+        els.map((e) => (e as unknown as { getAttribute(n: string): string }).getAttribute('data-day')),
+      );
+    expect(days.length).toBeGreaterThan(0);
+    expect(new Set(days).size).toBe(days.length);
+    await page.context().close();
+  });
 });
