@@ -79,7 +79,7 @@ export async function getOverview({
     rows,
     page,
     pages,
-    facets: facetsOf(visible),
+    facets: bound === null ? sharedFacets(all) : facetsOf(visible),
   };
   return { ...shown, generated_at: now.toISOString(), etag: etagOf(shown, now) };
 }
@@ -139,6 +139,18 @@ function boardOrder(
 }
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The facets of each shared listing (summary-cache.ts), computed once for the overviews that take it. */
+const FACETS = new WeakMap<SessionSummary[], Overview['facets']>();
+
+function sharedFacets(all: SessionSummary[]): Overview['facets'] {
+  let f = FACETS.get(all);
+  if (!f) {
+    f = facetsOf(all);
+    FACETS.set(all, f);
+  }
+  return f;
+}
 
 /**
  * The first `FACETS_MAX` agents and people of the sessions in sorted order. One pass keeping the smallest

@@ -27,6 +27,7 @@ const SUMMARY_COLUMNS: ReadonlyArray<[string, string]> = [
   ['asked', 'TEXT'],
   ['title_id', 'TEXT'],
   ['fixes', 'TEXT'],
+  ['summary_rev', 'INTEGER'],
 ];
 
 /**
@@ -93,31 +94,107 @@ export function toSummary(row: Record<string, unknown>): SessionSummary {
   };
 }
 
-/** The columns a listing reads: not `title_at`, `title_id` and `fixes`, which only the merge needs. */
-const LISTED = `${SESSION_COLUMNS}, title, first_note, people, agents, asked, state, state_since, note, reported_at`;
+/** The small columns a listing reads every time (the status a report sets, and the merge's revision). */
+const LISTED = `${SESSION_COLUMNS}, first_note, state, state_since, note, reported_at, summary_rev`;
+/** The columns a chunk's merge sets: read again only when the row's `summary_rev` moved. */
+const MERGED = 'sid, title, people, agents, asked';
+/** Past this many rows to read again, one query of the tenant's rows beats one per row. */
+const BULK_AFTER = 200;
+
+/** A row's merged columns as last read, with the `summary_rev` they were read at. */
+interface MergedPart {
+  rev: number;
+  title: string | null;
+  people: string[];
+  agents: string[];
+  /** the stored JSON, parsed when a row's `asked` is first read (the overview reads one page's) */
+  asked: string | null;
+}
+
+/** Per store and tenant: each session's merged columns as last read (sessions gone are dropped). */
+const MERGED_CACHE = new WeakMap<SqlitePrimitives, Map<string, Map<string, MergedPart>>>();
+
+function mergedPart(row: Record<string, unknown>, rev: number): MergedPart {
+  const names = (v: unknown): string[] => (typeof v === 'string' ? (JSON.parse(v) as string[]) : []);
+  return {
+    rev,
+    title: typeof row.title === 'string' ? row.title : null,
+    people: Object.freeze(names(row.people)) as string[],
+    agents: Object.freeze(names(row.agents)) as string[],
+    asked: typeof row.asked === 'string' ? row.asked : null,
+  };
+}
 
 /**
- * `StateStore.listSessionSummaries`: one query of the tenant's rows. Each row's `asked` is parsed when it
- * is first read (the overview reads it for the rows of one page, not for all 5,000).
+ * `StateStore.listSessionSummaries`: the tenant's rows. The overview lists every summary on each request
+ * (test/attack/board-bloated-summaries: 5,000 sessions of 40 long names are ~13 MB of JSON), so the
+ * merged columns (title, people, agents, asked) are read and parsed again only for rows whose
+ * `summary_rev` (bumped by every merge write, of any process) moved since the last listing; the status
+ * columns are read every time. The names arrays are frozen: listings share them.
  */
 export function listSummaries(x: SqlitePrimitives, tenant: string): SessionSummary[] {
-  const rows = x.q(`SELECT ${LISTED} FROM sessions WHERE tenant = ?`).all(tenant) as Array<
-    Record<string, unknown>
-  >;
-  return rows.map((row) => {
-    const asked = row.asked;
-    row.asked = null;
-    const summary = toSummary(row);
-    let parsed: SessionSummary['asked'] | null = null;
-    Object.defineProperty(summary, 'asked', {
-      enumerable: true,
-      get: () => {
-        parsed ??= askedOf(typeof asked === 'string' ? JSON.parse(asked) : null);
-        return parsed;
-      },
-    });
-    return summary;
+  let byTenant = MERGED_CACHE.get(x);
+  if (!byTenant) {
+    byTenant = new Map();
+    MERGED_CACHE.set(x, byTenant);
+  }
+  const known = byTenant.get(tenant) ?? new Map<string, MergedPart>();
+  const next = new Map<string, MergedPart>();
+  const rows = x.transaction(() => {
+    const small = x.q(`SELECT ${LISTED} FROM sessions WHERE tenant = ?`).all(tenant) as Array<
+      Record<string, unknown>
+    >;
+    const stale = small.filter(
+      (r) => known.get(r.sid as string)?.rev !== ((r.summary_rev as number | null) ?? 0),
+    );
+    const revOf = new Map(stale.map((r) => [r.sid as string, (r.summary_rev as number | null) ?? 0]));
+    const fresh =
+      stale.length > BULK_AFTER
+        ? (x.q(`SELECT ${MERGED} FROM sessions WHERE tenant = ?`).all(tenant) as Array<
+            Record<string, unknown>
+          >)
+        : stale.map(
+            (r) =>
+              x.q(`SELECT ${MERGED} FROM sessions WHERE tenant = ? AND sid = ?`).get(tenant, r.sid) as Record<
+                string,
+                unknown
+              >,
+          );
+    for (const f of fresh) {
+      const rev = revOf.get(f.sid as string);
+      if (rev !== undefined) known.set(f.sid as string, mergedPart(f, rev));
+    }
+    return small;
   });
+  const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+  const out = rows.map((row): SessionSummary => {
+    const part = known.get(row.sid as string)!;
+    next.set(row.sid as string, part);
+    let asked: SessionSummary['asked'] | null = null;
+    return {
+      tenant: row.tenant as string,
+      sid: row.sid as string,
+      created_at: row.created_at as string,
+      updated_at: row.updated_at as string,
+      writers: row.writers as number,
+      lines: row.lines as number,
+      bytes: row.bytes as number,
+      title: part.title,
+      first_note: text(row.first_note),
+      people: part.people,
+      agents: part.agents,
+      get asked() {
+        asked ??= askedOf(part.asked === null ? null : JSON.parse(part.asked));
+        return asked;
+      },
+      state: text(row.state),
+      state_since: text(row.state_since),
+      note: text(row.note),
+      reported_at: text(row.reported_at),
+    };
+  });
+  byTenant.set(tenant, next);
+  return out;
 }
 
 /** `StateStore.mergeSessionSummary`: read, merge and write back in one transaction (nothing when unchanged). */
@@ -144,8 +221,8 @@ export function mergeSummaryRow(x: SqlitePrimitives, tenant: string, sid: string
     );
     if (!next) return;
     x.q(
-      `UPDATE sessions SET title = ?, title_at = ?, title_id = ?, people = ?, agents = ?, asked = ?, fixes = ?
-         WHERE tenant = ? AND sid = ?`,
+      `UPDATE sessions SET title = ?, title_at = ?, title_id = ?, people = ?, agents = ?, asked = ?, fixes = ?,
+         summary_rev = COALESCE(summary_rev, 0) + 1 WHERE tenant = ? AND sid = ?`,
     ).run(
       next.title,
       next.title_at,

@@ -10,7 +10,8 @@
  * the event loop busy all the time. Anyone with an (unbound) ingest token can write such sessions.
  * Seeded here straight through the store (the summaries ingest would write), over real HTTP.
  *
- * The case found a fault and is skipped (`FAULT: …`) so the suite stays green; remove `.skip` to see it fail.
+ * Fixed: summaries keep names of at most 64 units, the SQLite listing reads a row's merged columns again
+ * only when its `summary_rev` moved, the facets are one pass per shared listing.
  */
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
