@@ -3,7 +3,7 @@
  * a row on another page (the timeline comes 200 rows a page) is `/sessions/{sid}?at=<anchor>#<anchor>`,
  * which the page route answers with the page holding it (lib/service/timeline.ts `at`), keeping
  * `?person=`. The page being rendered is given by `RowLinks.Provider`; without one (a page with no
- * timeline, the status-only page) every link is `#anchor`.
+ * timeline, the status-only page) `RowA` is its text alone.
  */
 import { type Child, createContext, useContext } from 'hono/jsx';
 
@@ -31,7 +31,10 @@ export function useRowHref(): (anchor: string) => string {
   return (anchor) => rowLink(page, anchor);
 }
 
-/** `<a>` to row `anchor` from the page being rendered (`title`: its hover text, e.g. a full ts). */
+/**
+ * `<a>` to row `anchor` from the page being rendered (`title`: its hover text, e.g. a full ts); the text
+ * alone on a page with no timeline (the status-only page: there is no row to go to).
+ */
 export function RowA({
   anchor,
   title,
@@ -41,8 +44,10 @@ export function RowA({
   title?: string | undefined;
   children?: Child;
 }) {
+  const page = useContext(RowLinks);
+  if (page === null) return <span title={title}>{children}</span>;
   return (
-    <a href={useRowHref()(anchor)} title={title}>
+    <a href={rowLink(page, anchor)} title={title}>
       {children}
     </a>
   );

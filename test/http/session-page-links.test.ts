@@ -111,4 +111,23 @@ describe('links to rows on other pages', () => {
     expect(bad.status).toBe(200);
     expect(ids(bad.text)).toContain(`e-${actionId}`);
   });
+
+  it('a session with a status report but no segment links no row (there is none)', async () => {
+    const other = `s_${'0'.repeat(4)}${sid.slice(6)}`;
+    const st = await request(srv, 'POST', `/v1/sessions/${other}/status`, {
+      token: srv.tokens.reporter,
+      json: {
+        state: 'working',
+        note: 'starting',
+        events: [{ kind: 'evidence', evidence: [{ type: 'command', ref: 'npm test', result: 'passed' }] }],
+      },
+    });
+    expect(st.status, st.text).toBe(201);
+    const a = await page(`/sessions/${other}`);
+    expect(a.status).toBe(200);
+    expect(a.text).toContain('nothing of it was uploaded');
+    const here = ids(a.text);
+    for (const l of rowLinks(a.text).inPage) expect(here, `#${l}`).toContain(l);
+    expect(a.text).toContain('in the timeline');
+  });
 });
