@@ -56,15 +56,20 @@ export async function reportStatus({
   requireScope(ctx, 'report');
   requireSessionAccess(ctx, sid);
   const report = parseInput(StatusReport, input, 'the status report');
-  const entry = {
-    state: report.state,
-    note: report.note,
-    events: report.events,
-    reported_by: ctx.caller.id,
-    reported_at: isoNow(ctx),
-  };
   for (let attempt = 0; ; attempt++) {
     const prev = await ctx.state.getStatus(ctx.tenant, sid);
+    // The time is taken after the read, each try: a report that lost a race to a later one is stored
+    // after it, so it must not carry an earlier time (state_since would run backwards). Never before the
+    // last kept report's either (another server's clock may be ahead).
+    const now = isoNow(ctx);
+    const last = prev?.reports.at(-1)?.reported_at;
+    const entry = {
+      state: report.state,
+      note: report.note,
+      events: report.events,
+      reported_by: ctx.caller.id,
+      reported_at: last !== undefined && last > now ? last : now,
+    };
     const next = appendReport(prev, { tenant: ctx.tenant, sid }, entry);
     // The board's "blocked since": a report of the same state continues the run, another state starts one.
     next.state_since =
