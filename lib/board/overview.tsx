@@ -206,7 +206,7 @@ function Row({ s, now, view }: { s: OverviewRow; now: string; view: OverviewView
           <WorkLine w={w} />
         ))}
       </td>
-      <td data-label="Last activity">
+      <td data-label="Last update">
         <When iso={s.last_activity} now={now} />
       </td>
     </tr>
@@ -248,7 +248,9 @@ function Group({
             <th scope="col">Agents and people</th>
             <th scope="col">State</th>
             <th scope="col">Note</th>
-            <th scope="col">Last activity</th>
+            <th scope="col" title="the last chunk, status report or work change the server received">
+              Last update
+            </th>
           </tr>
         </thead>
         <tbody>

@@ -76,7 +76,7 @@ describe('the overview’s group tables', () => {
       expect(Math.min(...tables[0]!.map(([, w]) => w!))).toBeGreaterThanOrEqual(100);
       // a badge or a time wider than its cell would spill into the next column
       const spilled = await page.evaluate(() =>
-        Array.from(document.querySelectorAll('td[data-label="State"], td[data-label="Last activity"]'))
+        Array.from(document.querySelectorAll('td[data-label="State"], td[data-label="Last update"]'))
           .filter((td) => td.scrollWidth > td.clientWidth)
           .map(
             (td) =>
