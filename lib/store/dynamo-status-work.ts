@@ -42,8 +42,12 @@ import { decodeStatus, encodeStatus, legacyStatus } from './status-record.js';
 const WORK_KEPT_SECONDS = 30 * 86_400;
 /** How long a claimed key is kept (TTL cleanup): 30 days, in seconds. */
 const CLAIM_KEPT_SECONDS = 30 * 86_400;
-/** How often a summary merge that lost to a concurrent one is tried in all. */
-const SUMMARY_ATTEMPTS = 5;
+/**
+ * How often a summary merge that lost to a concurrent one is tried in all: each round lets one of the
+ * racing merges through, so this bounds how many chunks of one session may merge at once (a writer per
+ * agent, a few at most); a merge that gives up answers its chunk 503 `summary_not_updated` (retried).
+ */
+const SUMMARY_ATTEMPTS = 12;
 
 /** The `StateStore` status, work and session summary methods on DynamoDB; each answers as SQLite's does. */
 export class DynamoStatusWorkItems {
@@ -149,6 +153,8 @@ export class DynamoStatusWorkItems {
         return;
       } catch (err) {
         if (errorName(err) !== 'ConditionalCheckFailedException' || attempt >= SUMMARY_ATTEMPTS) throw err;
+        // jittered, so the losers of one round do not all meet again in the next
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(100, 5 * 2 ** attempt)));
       }
     }
   }
