@@ -37,7 +37,9 @@ describe("a person's view", () => {
     const a = await page('/people/sam');
     expect(a.status).toBe(200);
     const row = rowOf(a.text);
-    expect(row).toContain('<span class="row-title" data-asked="">Check the &lt;disk&gt; on db-2 first</span>');
+    expect(row).toContain(
+      '<span class="row-title" data-asked="">Check the &lt;disk&gt; on db-2 first</span>',
+    );
     expect(row).toContain('Session: Restart the payments worker');
     expect(row).not.toContain('and the logs');
   });
