@@ -154,6 +154,7 @@ export async function seedBoardDemo(base: string, token: string): Promise<{ audi
     const sid = person.sid;
     const agent = openSession(join(dir, sid), { agent: 'claude-code', host: 'priya-laptop' }, { clock });
     const ci = openSession(join(dir, sid), { agent: 'ci', host: 'runner-7' }, { clock });
+    const reviewer = openSession(join(dir, sid), { agent: null, host: 'tomasz-desktop' }, { clock });
     person.participantJoin({ user_id: 'priya', display_name: 'Priya Raman' });
     const ask = person.message({
       user_id: 'priya',
@@ -195,7 +196,8 @@ export async function seedBoardDemo(base: string, token: string): Promise<{ audi
       text: 'Fixed: the currency formatter dropped the narrow no-break space after the symbol on Node 20.',
     });
     agent.turnEnd({ turn_id: turn.id, status: 'completed' });
-    person.message({ user_id: 'tomasz', text: 'Does this change the CSV export too?' });
+    reviewer.participantJoin({ user_id: 'tomasz', display_name: 'Tomasz Nowak' });
+    reviewer.message({ user_id: 'tomasz', text: 'Does this change the CSV export too?' });
     agent.correct({
       target_id: out.id,
       field: 'text',
@@ -207,7 +209,9 @@ export async function seedBoardDemo(base: string, token: string): Promise<{ audi
     person.end();
     agent.end();
     ci.end();
+    reviewer.end();
     await upload(api, person);
+    await upload(api, reviewer);
     // A line a crashed tool left half-written: stored and quarantined, never dropped.
     await upload(api, agent);
     await upload(api, ci, '{"v":3,"sid":"broken\n');
