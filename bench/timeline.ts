@@ -8,7 +8,7 @@
  * Figures: the first request's time to the first byte (it makes verify's report, which the next requests
  * reuse for the same segment lengths); then median and p95 over REQUESTS requests of the time to the first
  * byte of the body and to the last, the page's bytes and its gzip size; and a later page (`?after=`).
- * Usage: npx tsx bench/timeline.ts [-- --requests 20 --events 10000]
+ * Usage: npm run bench:timeline [-- --requests 20 --events 10000] (prints its figures; nothing is written)
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
