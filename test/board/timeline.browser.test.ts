@@ -17,27 +17,12 @@ import { openSession } from '../../lib/log/index.js';
 import { TIMELINE_PAGE_ROWS } from '../../lib/service/timeline.js';
 import { browsers } from '../support/browser.js';
 import { request } from '../support/http.js';
-import { storeTimelineSession, type TimelineSession } from '../support/timeline-session.js';
+import { FIXTURE_KINDS, storeTimelineSession, type TimelineSession } from '../support/timeline-session.js';
 import { type BoardFixture, startBoard } from './overview-fixture.js';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SHOTS = fileURLToPath(new URL('../../.test-results/', import.meta.url));
-const KINDS = [
-  'writer_start',
-  'writer_end',
-  'join',
-  'leave',
-  'message',
-  'turn_start',
-  'turn_end',
-  'action',
-  'result',
-  'output',
-  'note',
-  'correction',
-  'declared',
-  'quarantined',
-];
+const KINDS = FIXTURE_KINDS;
 
 /** What the callbacks given to `page.evaluate` see in the page (the project compiles without the DOM lib). */
 interface El {

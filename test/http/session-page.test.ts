@@ -12,7 +12,12 @@ import { request } from '../support/http.js';
 import { readLocal } from '../support/segments.js';
 import { useServer } from '../support/server.js';
 import { upload } from '../support/stored.js';
-import { HOSTILE, storeTimelineSession, type TimelineSession } from '../support/timeline-session.js';
+import {
+  FIXTURE_KINDS,
+  HOSTILE,
+  storeTimelineSession,
+  type TimelineSession,
+} from '../support/timeline-session.js';
 
 const srv = useServer({ tokens: { board: ['board'], reporter: ['report'] } });
 let s: TimelineSession;
@@ -60,23 +65,7 @@ describe('the session page', () => {
     const a = await page(`/sessions/${s.sid}`);
     expect(a.status, a.text.slice(0, 300)).toBe(200);
     const kinds = new Set([...a.text.matchAll(/data-kind="([a-z_]+)"/g)].map((m) => m[1]));
-    for (const k of [
-      'writer_start',
-      'writer_end',
-      'join',
-      'leave',
-      'message',
-      'turn_start',
-      'turn_end',
-      'action',
-      'result',
-      'output',
-      'note',
-      'correction',
-      'declared',
-      'quarantined',
-    ])
-      expect(kinds, k).toContain(k);
+    for (const k of FIXTURE_KINDS) expect(kinds, k).toContain(k);
     expect(new Set(positions(a.text)).size).toBe(s.rows);
     const { ids, links } = anchorsOf(a.text);
     expect(links.length).toBeGreaterThan(50);

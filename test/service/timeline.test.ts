@@ -15,7 +15,12 @@ import { authenticate } from '../../lib/service/tokens.js';
 import { readLocal, writeSession } from '../support/segments.js';
 import { useServer } from '../support/server.js';
 import { postChunk, upload } from '../support/stored.js';
-import { HOSTILE, storeTimelineSession, type TimelineSession } from '../support/timeline-session.js';
+import {
+  FIXTURE_KINDS,
+  HOSTILE,
+  storeTimelineSession,
+  type TimelineSession,
+} from '../support/timeline-session.js';
 
 const srv = useServer({ tokens: { board: ['board'], reporter: ['report'] } });
 let s: TimelineSession;
@@ -59,23 +64,7 @@ describe('timelinePage', () => {
     expect(tl.more).toBe(false);
     expect(tl.next_after).toBeNull();
     const kinds = new Set(tl.rows.map((r) => r.kind));
-    for (const k of [
-      'writer_start',
-      'writer_end',
-      'join',
-      'leave',
-      'message',
-      'turn_start',
-      'turn_end',
-      'action',
-      'result',
-      'output',
-      'note',
-      'correction',
-      'declared',
-      'quarantined',
-    ] as const)
-      expect(kinds, k).toContain(k);
+    for (const k of FIXTURE_KINDS) expect(kinds, k).toContain(k);
     // positions run 0..n-1 and anchors are unique
     expect(tl.rows.map((r) => r.pos)).toEqual([...Array(s.rows).keys()]);
     expect(new Set(tl.rows.map((r) => r.anchor)).size).toBe(s.rows);

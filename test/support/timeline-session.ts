@@ -22,6 +22,24 @@ export const HOSTILE = {
 } as const;
 
 /** The stored session: its id, writers and the ids of the events the tests look for. */
+/** Every row kind the stored session holds (the tests check each is shown). */
+export const FIXTURE_KINDS = [
+  'writer_start',
+  'writer_end',
+  'join',
+  'leave',
+  'message',
+  'turn_start',
+  'turn_end',
+  'action',
+  'result',
+  'output',
+  'note',
+  'correction',
+  'declared',
+  'quarantined',
+] as const;
+
 export interface TimelineSession {
   sid: string;
   /** writer A (agent `HOSTILE.agent`) and writer B (agent `reviewer`) */
