@@ -118,7 +118,17 @@ function matches(s: SessionSummary, f: OverviewFilters): boolean {
   if (f.person !== undefined && !s.people.includes(f.person)) return false;
   if (f.q !== undefined) {
     const needle = f.q.toLowerCase();
-    const hay = [s.title, s.first_note, s.note, s.sid, ...s.agents, ...s.people];
+    // What each person asked first too: a person's view titles its rows with it (`asked` is read, and
+    // on SQLite parsed, only here, when there is text to find).
+    const hay = [
+      s.title,
+      s.first_note,
+      s.note,
+      s.sid,
+      ...s.agents,
+      ...s.people,
+      ...(s.asked ?? []).map((a) => a.text),
+    ];
     if (!hay.some((t) => t?.toLowerCase().includes(needle))) return false;
   }
   return true;

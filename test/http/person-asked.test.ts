@@ -71,4 +71,14 @@ describe("a person's view", () => {
     expect(Date.parse(row.asked[0].ts)).toBeLessThanOrEqual(Date.parse(row.asked[1].ts));
     expect(row.asked[1].ts).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
+
+  it("the text filter finds what a person asked, as a person's view titles the row with it", async () => {
+    // 'db-2' is only in sam's first prompt: not in the session's title, note, id or names.
+    for (const path of ['/people/sam?q=DB-2', '/?q=db-2']) {
+      const a = await page(path);
+      expect(a.status, path).toBe(200);
+      expect(rowOf(a.text), path).not.toBe('');
+    }
+    expect(rowOf((await page('/people/sam?q=no-such-words')).text)).toBe('');
+  });
 });
