@@ -19,8 +19,11 @@ export function BadPageLinkPage({ message }: { message: string }) {
   );
 }
 
-/** Sign-in: paste a token (the link `hansard serve` prints does this for you). */
-export function LoginPage({ error }: { error?: string }) {
+/**
+ * Sign-in: paste a token (the link `hansard serve` prints does this for you). `next`, a checked path of the
+ * board (`safeNext`), goes with the form so that signing in returns to the page asked for.
+ */
+export function LoginPage({ error, next }: { error?: string; next?: string }) {
   return (
     <Layout title="sign in">
       <p>
@@ -29,6 +32,7 @@ export function LoginPage({ error }: { error?: string }) {
       </p>
       {error ? <p class="error">{error}</p> : null}
       <form method="post" action="/login">
+        {next ? <input type="hidden" name="next" value={next} /> : null}
         <label>
           Token <input name="token" type="password" autocomplete="off" size={50} required />
         </label>{' '}
@@ -43,7 +47,7 @@ export function LoginPage({ error }: { error?: string }) {
  * not say where it came from (lib/http/routes/pages/sign-in.tsx): the tenant it signs in to, and a
  * button that posts the token to `/login`.
  */
-export function ConfirmSignInPage({ tenant, token }: { tenant: string; token: string }) {
+export function ConfirmSignInPage({ tenant, token, next }: { tenant: string; token: string; next?: string }) {
   return (
     <Layout title="sign in">
       <p>
@@ -56,6 +60,7 @@ export function ConfirmSignInPage({ tenant, token }: { tenant: string; token: st
       </p>
       <form method="post" action="/login">
         <input type="hidden" name="token" value={token} />
+        {next ? <input type="hidden" name="next" value={next} /> : null}
         <button type="submit">Sign in to {escapeControl(tenant)}</button>
       </form>
     </Layout>

@@ -83,17 +83,34 @@ export function requireAuth(deps: Required<ServiceDeps>, allowCookie = false): M
   };
 }
 
+/** The longest `next` (a path and query to return to after signing in) the board carries: longer is dropped. */
+export const MAX_NEXT = 2048;
+
+/**
+ * Where sign-in sends a browser that asked for `c`'s page: `/login` for the board's first page (`/`) and
+ * for anything but a GET or HEAD, else `/login?next=<path and query, URL-encoded>` so that a shared or
+ * bookmarked link survives signing in (`safeNext` in ./routes/pages/sign-in.tsx checks it on the way back).
+ */
+export function signInLocation(c: Context<AppEnv>): string {
+  const url = new URL(c.req.url);
+  const back = url.pathname + url.search;
+  const method = c.req.method;
+  if ((method !== 'GET' && method !== 'HEAD') || back === '/' || back.length > MAX_NEXT) return '/login';
+  return `/login?next=${encodeURIComponent(back)}`;
+}
+
 /**
  * The board pages' check (`auth: 'cookie'` routes): a browser signed in with a board-scoped token goes on;
- * anyone else is sent to sign in (302 to /login) rather than shown a JSON error.
+ * anyone else is sent to sign in (302 to /login, with `?next=` back to this page: `signInLocation`) rather
+ * than shown a JSON error.
  */
 export const pageAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   try {
     await requireAuth(c.get('services').deps, true)(c, async () => {});
   } catch (err) {
-    if (err instanceof AppError && err.code === 'unauthorized') return c.redirect('/login', 302);
+    if (err instanceof AppError && err.code === 'unauthorized') return c.redirect(signInLocation(c), 302);
     throw err;
   }
-  if (!c.get('ctx').caller.scopes.includes('board')) return c.redirect('/login', 302);
+  if (!c.get('ctx').caller.scopes.includes('board')) return c.redirect(signInLocation(c), 302);
   return next();
 };

@@ -208,8 +208,9 @@ describe('the board in Chromium', () => {
     expect((await signedIn.cookies(base)).some((c) => c.name === 'hansard_board')).toBe(false);
     await page.goto(`${base}/`);
     expect(page.url()).toBe(`${base}/login`);
+    // a page other than `/` is carried to sign-in as `next` (lib/http/auth.ts signInLocation)
     await page.goto(`${base}/sessions/${sid}`);
-    expect(page.url()).toBe(`${base}/login`);
+    expect(page.url()).toBe(`${base}/login?next=${encodeURIComponent(`/sessions/${sid}`)}`);
   });
 
   it('refuses a token without the board scope on the sign-in form', async () => {

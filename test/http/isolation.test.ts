@@ -399,6 +399,12 @@ async function call(route: string, ids: Ids, token: string | null): Promise<Answ
   return request(srv, { ...ROUTES[route]!.call(ids), token });
 }
 
+/** Where a board page sends a browser to sign in: `/login`, with `?next=` back to any page but `/`. */
+function signInFor(route: string, ids: Ids): string {
+  const { path } = ROUTES[route]!.call(ids);
+  return path === '/' ? '/login' : `/login?next=${encodeURIComponent(path)}`;
+}
+
 beforeAll(async () => {
   A = await hold('tenant-a-7f3k');
   B = await hold('tenant-b-9q2m');
@@ -457,7 +463,7 @@ describe('(b) a token of a scope the route does not allow is refused', () => {
         if (rc.auth === 'page') {
           // a browser without the board scope is sent to sign in, not shown a JSON error
           expect(a.status, `${scope}: ${a.text}`).toBe(302);
-          expect(a.headers.get('location')).toBe('/login');
+          expect(a.headers.get('location')).toBe(signInFor(route, idsOf(A)));
         } else {
           const err = expectError(srv, a, 403, 'forbidden');
           const required = err.details.required as string[];
@@ -484,7 +490,7 @@ describe('(c) no token', () => {
       const a = await call(route, idsOf(A), null);
       expect(a.status, a.text).toBe(expected);
       if (rc.auth === 'bearer') expectError(srv, a, 401, 'unauthorized');
-      if (rc.auth === 'page') expect(a.headers.get('location')).toBe('/login');
+      if (rc.auth === 'page') expect(a.headers.get('location')).toBe(signInFor(route, idsOf(A)));
       expect(leaked(a.text, await secretsOf(A, [boundA]))).toEqual([]);
     });
   }

@@ -6,7 +6,7 @@ import { deleteCookie } from 'hono/cookie';
 import { LoginPage } from '../../../board/pages.js';
 import { BOARD_COOKIE } from '../../auth.js';
 import { defineRoute, page, raw, redirect } from '../../route.js';
-import { signIn } from './sign-in.js';
+import { safeNext, signIn } from './sign-in.js';
 
 export const loginPage = defineRoute({
   route: {
@@ -18,7 +18,10 @@ export const loginPage = defineRoute({
     responses: { 200: page('a form to paste a token') },
   },
   auth: 'none',
-  handler: (c) => c.html(<LoginPage />),
+  handler: (c) => {
+    const next = safeNext(c.req.query('next'));
+    return c.html(<LoginPage next={next === '/' ? undefined : next} />);
+  },
 });
 
 export const login = defineRoute({
@@ -30,19 +33,24 @@ export const login = defineRoute({
     summary: 'Sign a browser in',
     description: 'Only from the board’s own form: a cross-site form is refused (403).',
     responses: {
-      303: redirect('signed in: the cookie is set, to the board', '/'),
+      303: redirect(
+        'signed in: the cookie is set; to `next` when it is a path of the board, else to the board',
+        '/',
+      ),
       401: page('the token was refused: the sign-in page with why'),
     },
   },
   auth: 'none',
   body: {
     contentType: 'application/x-www-form-urlencoded',
-    schema: raw('token=hns_…: a token with the board scope'),
+    schema: raw(
+      'token=hns_…: a token with the board scope; next=/…: the board page to go back to (optional)',
+    ),
   },
   errors: ['forbidden'],
   handler: async (c) => {
     const form = await c.req.parseBody();
-    return signIn(c, typeof form.token === 'string' ? form.token.trim() : undefined);
+    return signIn(c, typeof form.token === 'string' ? form.token.trim() : undefined, false, form.next);
   },
 });
 
