@@ -43,6 +43,11 @@ export const BOARD_SCRIPT = `(function () {
     a.href = '/login';
     a.textContent = 'sign in again';
     el.appendChild(a);
+    // A restart of a local server revokes its last board link: the new one is in the server's output.
+    el.appendChild(document.createTextNode(' (or open the new board link the server printed)'));
+    // Signed out, there is nothing to sign out of.
+    var out = document.querySelector('form[action="/logout"]');
+    if (out) out.hidden = true;
   }
   function isLogin(url) {
     try { return new URL(url, location.href).pathname === '/login'; } catch (e) { return false; }

@@ -13,7 +13,7 @@ export const CSS = `
   :root { --bg: #0f172a; --fg: #e5e7eb; --muted: #a3acb9; --line: #334155; --link: #93c5fd; --focus: #60a5fa;
     --card: #1e293b; --error: #fca5a5; --ok: #86efac; }
 }
-* { box-sizing: border-box; }
+* { box-sizing: border-box; } [hidden] { display: none !important; }
 body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 1rem 1.5rem;
   background: var(--bg); color: var(--fg); }
 a { color: var(--link); } a:visited { color: var(--link); }
@@ -49,7 +49,7 @@ form.filters label { display: flex; flex-direction: column; font-size: .85rem; c
 form.filters select, form.filters input { min-width: 9rem; max-width: 100%; color: var(--fg); background: var(--bg); border: 1px solid var(--muted); border-radius: 4px; padding: .25rem .4rem; }
 ul.summary { list-style: none; display: flex; flex-wrap: wrap; gap: .4rem 1.2rem; padding: 0; margin: 0 0 1rem; }
 .reason strong { font-weight: 600; } .row-title { font-weight: 600; } .row-sub { font-size: .85rem; }
-a.row-link { color: inherit; text-decoration: none; display: block; } a.row-link:hover .row-title { text-decoration: underline; }
+a.row-link { color: var(--link); text-decoration: none; display: block; } a.row-link .row-title { text-decoration: underline; text-underline-offset: .15em; }
 a.row-link .row-title { display: block; } a.row-link small { display: block; color: var(--link, #1d4ed8); text-decoration: underline; }
 ul.who-agents li::before { content: "agent "; color: var(--muted); font-size: .75rem; }
 ul.who-people li::before { content: "person "; color: var(--muted); font-size: .75rem; }

@@ -38,12 +38,15 @@ async function restartRevoked(f: BoardFixture): Promise<void> {
   await f.start();
 }
 
-const SIGNED_OUT = 'Signed out (the server restarted or the sign-in ended): sign in again';
+const SIGNED_OUT =
+  'Signed out (the server restarted or the sign-in ended): sign in again (or open the new board link the server printed)';
 
 async function expectSignedOut(page: Page, live: string[], path: string, settleMs: number) {
   await page.waitForSelector('#live-status[data-state="signedout"]', { timeout: 15_000 });
   expect(await page.textContent('#live-status')).toBe(SIGNED_OUT);
   expect(await page.getAttribute('#live-status a', 'href')).toBe('/login');
+  // no Sign out button while signed out
+  expect(await page.isVisible('form[action="/logout"] button')).toBe(false);
   // Then it stops: at most one more attempt already under way, none after.
   const at = live.filter((p) => p === path).length;
   await page.waitForTimeout(settleMs);
