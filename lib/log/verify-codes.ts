@@ -88,6 +88,6 @@ export const VERIFY_CODE_INFO = {
   control_characters: {
     severity: 'warning',
     meaning:
-      "an id or a name (`sid`, `w`, `id`, `ts`, `type`, a `user_id`, `display_name`, `author`, `meta.agent`/`app`/`host`, a `tool`, a turn, action or message id, a correction's `field`) holds a control character (a newline, an escape), DEL, a C1 control or a bidi override/mark (U+202A\u2013U+202E, U+2066\u2013U+2069, U+200E, U+200F, U+061C, U+2028, U+2029) or a zero-width character (U+200B\u2013U+200D, U+2060, U+FEFF); the text replay, inspect and the board show it escaped (`\\n`, `\\x1b`, `\\u202e`)",
+      "an id or a name (`sid`, `w`, `id`, `ts`, `type`, a `user_id`, `display_name`, `author`, `meta.agent`/`app`/`host`, a `tool`, a turn, action or message id, a correction's `field`) holds a control character (a newline, an escape), DEL, a C1 control or a bidi override/mark (U+202A\u2013U+202E, U+2066\u2013U+2069, U+200E, U+200F, U+061C, U+2028, U+2029) or another invisible character (zero-width U+200B\u2013U+200D, U+2060, U+FEFF, the soft hyphen U+00AD, other format characters, Hangul fillers, variation selectors, tag characters: whatever renders as nothing); the text replay, inspect and the board show it escaped (`\\n`, `\\x1b`, `\\u202e`)",
   },
 } as const satisfies Record<string, { severity: Severity; meaning: string }>;
