@@ -2,11 +2,13 @@
  * When a session ran, for the session page's header (issue 14 finding 2): its first and last event's `ts`
  * as written. A writer's events are in ts order (verify flags `ts_backwards`), so the session's first is
  * the earliest of its segments' first lines and its last the latest of their last lines: each segment
- * is streamed once, keeping only its first line and its last few KiB (no event is decoded), so page 1 of
- * a long session does not have to merge to its end to say when it ended.
+ * is streamed once, keeping only its first line and its last few KiB, so page 1 of a long session does
+ * not have to merge to its end to say when it ended. Only a line that parses as an event counts (the same
+ * line parser as the merge): a quarantined line holding a nested `"ts"` says nothing about when the
+ * session ran.
  */
+import { parseLineText } from '../log/codec.js';
 import type { ReplaySegment } from '../log/replay.js';
-import { parseTs } from '../log/time.js';
 
 /** The first and last event ts of a session (as written), null when no line had a readable one. */
 export interface SessionSpan {
@@ -16,14 +18,15 @@ export interface SessionSpan {
 
 /** Bytes kept from a segment's end: a few lines, so a last line without a ts still leaves one before it. */
 const TAIL_BYTES = 64 * 1024;
-const TS = /"ts"\s*:\s*"([^"\\]{1,64})"/;
+const NO_BYTES = new Uint8Array(0);
 
-/** The ts of the first line of `lines` (in the given order) that has a readable one. */
+/** The ts of the first line of `lines` (in the given order) that is an event with a readable one. */
 function firstTs(lines: Iterable<string>): { ts: string; micros: number } | null {
   for (const line of lines) {
-    const m = TS.exec(line);
-    const p = m ? parseTs(m[1]!) : null;
-    if (p) return { ts: m![1]!, micros: p.micros };
+    if (line === '') continue;
+    const parsed = parseLineText(line, 0, 0, NO_BYTES, 0, 0, false);
+    if (parsed.ok && parsed.event.tsMicros !== null)
+      return { ts: parsed.event.ts, micros: parsed.event.tsMicros };
   }
   return null;
 }

@@ -5,7 +5,7 @@
  * `"ts":"2999-01-01T…"` is taken as the session's last event, so the header says the session ran until
  * 1 January 2999, while no row of the timeline has that time. Over real HTTP, local stores.
  *
- * The case found a fault and is skipped (`FAULT: …`) so the suite stays green; remove `.skip` to see it fail.
+ * The case found a fault, now fixed: only a line that parses as an event gives the span.
  */
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,9 +17,8 @@ import { useServer } from '../support/server.js';
 const srv = useServer({ tokens: { board: ['board'] } });
 
 describe("the session page's 'Ran … to …' header", () => {
-  // FAULT: a quarantined last line holding a nested "ts" sets the header's last event time (e.g. 'to 1 January 2999'), though it is no event.
-  // biome-ignore lint/suspicious/noSkippedTests: a found fault, kept skipped so the suite stays green
-  it.skip('says when the last event was, not what a line that is no event holds', async () => {
+  // Was a FAULT (fixed): a quarantined last line holding a nested "ts" sets the header's last event time (e.g. 'to 1 January 2999'), though it is no event.
+  it('says when the last event was, not what a line that is no event holds', async () => {
     mkdirSync(srv.workDir, { recursive: true });
     const s = openSession(mkdtempSync(join(srv.workDir, 'span-')), { agent: 'coder' });
     s.message({ user_id: 'alice', text: 'hello' });
