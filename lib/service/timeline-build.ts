@@ -10,6 +10,7 @@ import { type Attribution, Attributor } from '../log/attribution.js';
 import type { LineProblem, RecordedEvent } from '../log/codec.js';
 import type { CorrectionIndex, EffectiveEvent } from '../log/corrections.js';
 import { escapeControl } from '../log/escape.js';
+import { wellFormed } from '../log/text-cut.js';
 import type { StatusView } from './status-schemas.js';
 import type {
   AttributedMessage,
@@ -333,11 +334,13 @@ export class RowBuilder {
    * and the ends of turns with such a row. A turn's start is held until a row of it is shown.
    */
   concerns(row: TimelineRow, person: string): boolean {
+    // A person as a URL names them: well-formed (a lone surrogate became U+FFFD), so compare so.
+    const is = (user: string | null) => user !== null && (user === person || wellFormed(user) === person);
     switch (row.kind) {
       case 'join':
       case 'leave':
       case 'message':
-        return row.user_id === person;
+        return is(row.user_id);
       case 'turn_start':
         this.heldTurns.set(row.turn_id, row);
         return false;
@@ -345,8 +348,7 @@ export class RowBuilder {
       case 'output': {
         const a = row.attribution;
         const mine =
-          !!a &&
-          (a.messages.some((m) => m.user_id === person) || !!a.candidates?.some((c) => c.user_id === person));
+          !!a && (a.messages.some((m) => is(m.user_id)) || !!a.candidates?.some((c) => is(c.user_id)));
         if (mine) {
           if (row.kind === 'action') this.personActions.add(row.id);
           if (row.turn) this.personTurns.add(row.turn);

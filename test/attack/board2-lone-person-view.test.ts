@@ -5,7 +5,7 @@
  * recorded (`bob\ud800`): the session page's own "only bob's rows" link, and the person page's links
  * into the timeline, open a person view with no row at all. Over real HTTP, local stores.
  *
- * The case found a fault and is skipped (`FAULT: …`) so the suite stays green; remove `.skip` to see it fail.
+ * The case found a fault, now fixed: the person filter compares well-formed names.
  */
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,9 +17,8 @@ import { useServer } from '../support/server.js';
 const srv = useServer({ tokens: { board: ['board'] } });
 
 describe('the person view of a user_id with a lone surrogate', () => {
-  // FAULT: the session page's "only X's rows" link for a user_id holding a lone surrogate (written as U+FFFD) opens a person view with no rows: the timeline filter compares the raw user_id.
-  // biome-ignore lint/suspicious/noSkippedTests: a found fault, kept skipped so the suite stays green
-  it.skip("shows that person's rows when its link is followed", async () => {
+  // Was a FAULT (fixed): the session page's "only X's rows" link for a user_id holding a lone surrogate (written as U+FFFD) opens a person view with no rows: the timeline filter compares the raw user_id.
+  it("shows that person's rows when its link is followed", async () => {
     mkdirSync(srv.workDir, { recursive: true });
     const s = openSession(mkdtempSync(join(srv.workDir, 'lone-')), { agent: 'coder' });
     const m = s.message({ user_id: 'bob\ud800', text: 'hello from bob' });
