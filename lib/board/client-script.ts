@@ -40,7 +40,8 @@ export const BOARD_SCRIPT = `(function () {
     el.setAttribute('data-state', 'signedout');
     el.textContent = OUT;
     var a = document.createElement('a');
-    a.href = '/login';
+    // Back to this very view after signing in (the server follows only a path of the board).
+    a.href = '/login?next=' + encodeURIComponent(location.pathname + location.search);
     a.textContent = 'sign in again';
     el.appendChild(a);
     // A restart of a local server revokes its last board link: the new one is in the server's output.
