@@ -14,7 +14,9 @@ export function titleOf(text: string): string | null {
 
 /**
  * A summary delta's part of one parsed event (message, participant.join, writer.start, and a correction
- * of a `text` field, which the title and `asked` follow). `w` and `seq` place a correction in merged order.
+ * of a `text` field, which the title and `asked` follow). `at` is the event's own ts (µs, null when it does
+ * not parse); `mergeAt`, `w` and `seq` place a correction in merged order: `mergeAt` is the merge key,
+ * the writer's running maximum ts at the event (lib/log/merge.ts; 0 when no ts came before it).
  */
 export function addToSummary(
   delta: SummaryDelta,
@@ -23,6 +25,7 @@ export function addToSummary(
   at: number | null,
   w: string,
   seq: number,
+  mergeAt: number,
 ): void {
   if (type === 'message' || type === 'participant.join') {
     const who = obj.user_id;
@@ -44,15 +47,16 @@ export function addToSummary(
       else if (at < asked[have]!.at) asked[have] = first;
     }
   }
+  // A correction is placed by its merge key (`mergeAt`), not its own ts: one whose ts does not parse is
+  // applied by the timeline too (lib/log/merge.ts), so the title follows it (board2-title-fix-badts).
   if (
     type === 'correction' &&
     obj.field === 'text' &&
     typeof obj.target_id === 'string' &&
-    typeof obj.value === 'string' &&
-    at !== null
+    typeof obj.value === 'string'
   ) {
     delta.fixes ??= [];
-    delta.fixes.push({ id: obj.target_id, text: titleOf(obj.value), ts: at, w, seq });
+    delta.fixes.push({ id: obj.target_id, text: titleOf(obj.value), ts: mergeAt, w, seq });
   }
   if (type === 'writer.start') {
     const meta = obj.meta as Record<string, unknown> | undefined;

@@ -295,6 +295,10 @@ function scanLines(body: Uint8Array, sid: string, w: string, current: WriterReco
     summary: { title: null, people: [], agents: [] },
   };
   const firstLine = (current?.lines ?? 0) + 1;
+  // The merge key of a correction (lib/log/merge.ts): the writer's running maximum ts. Only this chunk's
+  // events are at hand, so a chunk's leading event of unreadable ts sorts first (the writer record keeps
+  // no maximum ts); its later events sort as the merge sorts them.
+  let maxTs = 0;
   let start = 0;
   while (start < body.length) {
     const nl = body.indexOf(0x0a, start);
@@ -334,6 +338,8 @@ function scanLines(body: Uint8Array, sid: string, w: string, current: WriterReco
     }
     if (parsed.ok) {
       scan.lastSeq = parsed.event.seq;
+      const ts = parsed.event.tsMicros;
+      if (ts !== null && ts > maxTs) maxTs = ts;
       if (parsed.event.type === 'writer.end') scan.ended = true;
       addToSummary(
         scan.summary,
@@ -342,6 +348,7 @@ function scanLines(body: Uint8Array, sid: string, w: string, current: WriterReco
         parsed.event.tsMicros,
         w,
         parsed.event.seq,
+        maxTs,
       );
     }
     scan.lines += 1;
