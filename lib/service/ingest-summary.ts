@@ -4,7 +4,7 @@
  */
 import { cutText } from '../log/text-cut.js';
 import type { SummaryDelta } from '../store/index.js';
-import { SUMMARY_NAME_CHARS, TITLE_MAX } from '../store/session-summary.js';
+import { FIX_TARGET_ID_MAX, SUMMARY_NAME_CHARS, TITLE_MAX } from '../store/session-summary.js';
 
 /** The first line of a message's text, trimmed, at most `TITLE_MAX` characters; null when blank. */
 export function titleOf(text: string): string | null {
@@ -49,10 +49,13 @@ export function addToSummary(
   }
   // A correction is placed by its merge key (`mergeAt`), not its own ts: one whose ts does not parse is
   // applied by the timeline too (lib/log/merge.ts), so the title follows it (board2-title-fix-badts).
+  // A target_id no event id can be is not kept (`FIX_TARGET_ID_MAX`), and the value is cut to the title.
   if (
     type === 'correction' &&
     obj.field === 'text' &&
     typeof obj.target_id === 'string' &&
+    obj.target_id !== '' &&
+    obj.target_id.length <= FIX_TARGET_ID_MAX &&
     typeof obj.value === 'string'
   ) {
     delta.fixes ??= [];

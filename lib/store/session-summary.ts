@@ -40,6 +40,19 @@ export interface StoredSummaryNames {
  */
 export const FIXES_PENDING_MAX = 20;
 
+/**
+ * Longest correction `target_id` a summary keeps, in UTF-16 units: event ids are `e_`/`m_` and a ULID
+ * (28), so no longer one names an event; keeping none bounds `fixes` in bytes (test/attack/board2-fixes-bloat:
+ * 1 MB ids made every later merge of the session re-parse 20 MB). With texts cut to `TITLE_MAX`, `fixes`
+ * holds at most 1 + `SUMMARY_NAMES_MAX` + `FIXES_PENDING_MAX` entries of well under 1 KB each.
+ */
+export const FIX_TARGET_ID_MAX = 64;
+
+/** Whether a correction may be kept: its target can be an event id. */
+function keepable(f: TextFix): boolean {
+  return f.id.length <= FIX_TARGET_ID_MAX;
+}
+
 /** Merged order of two corrections (lib/log/corrections.ts: by `(ts, w, seq)`, the last one wins). */
 function fixOrder(a: TextFix, b: TextFix): number {
   return a.ts - b.ts || (a.w < b.w ? -1 : a.w > b.w ? 1 : 0) || a.seq - b.seq;
@@ -59,8 +72,9 @@ function fixOrder(a: TextFix, b: TextFix): number {
 export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): StoredSummaryNames | null {
   let changed = false;
   let { title, title_at, title_id } = cur;
-  const fixes = new Map(cur.fixes.map((f) => [f.id, f]));
+  const fixes = new Map(cur.fixes.filter(keepable).map((f) => [f.id, f]));
   for (const f of delta.fixes ?? []) {
+    if (!keepable(f)) continue;
     const have = fixes.get(f.id);
     if (have && fixOrder(have, f) >= 0) continue;
     fixes.set(f.id, { ...f, text: f.text === null ? null : cutText(f.text, TITLE_MAX) });
