@@ -44,13 +44,19 @@ export const FIXES_PENDING_MAX = 20;
  * Longest correction `target_id` a summary keeps, in UTF-16 units: event ids are `e_`/`m_` and a ULID
  * (28), so no longer one names an event; keeping none bounds `fixes` in bytes (test/attack/board2-fixes-bloat:
  * 1 MB ids made every later merge of the session re-parse 20 MB). With texts cut to `TITLE_MAX`, `fixes`
- * holds at most 1 + `SUMMARY_NAMES_MAX` + `FIXES_PENDING_MAX` entries of well under 1 KB each.
+ * holds at most 1 + `SUMMARY_NAMES_MAX` + `FIXES_PENDING_MAX` + 1 entries of well under 1 KB each.
  */
 export const FIX_TARGET_ID_MAX = 64;
 
+/**
+ * The id of the marker entry in `fixes` saying some pending correction was dropped (`FIXES_PENDING_MAX`).
+ * Empty: no event id is (`addToSummary` keeps no correction of an empty target_id).
+ */
+const DROPPED_ID = '';
+
 /** Whether a correction may be kept: its target can be an event id. */
 function keepable(f: TextFix): boolean {
-  return f.id.length <= FIX_TARGET_ID_MAX;
+  return f.id !== DROPPED_ID && f.id.length <= FIX_TARGET_ID_MAX;
 }
 
 /** Merged order of two corrections (lib/log/corrections.ts: by `(ts, w, seq)`, the last one wins). */
@@ -72,6 +78,9 @@ function fixOrder(a: TextFix, b: TextFix): number {
 export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): StoredSummaryNames | null {
   let changed = false;
   let { title, title_at, title_id } = cur;
+  // Once a pending correction was dropped, a text with no kept correction may be one it corrected: such
+  // texts are withheld (title null, `asked` text '') rather than shown uncorrected (board2-title-pending).
+  let dropped = cur.fixes.some((f) => f.id === DROPPED_ID);
   const fixes = new Map(cur.fixes.filter(keepable).map((f) => [f.id, f]));
   for (const f of delta.fixes ?? []) {
     if (!keepable(f)) continue;
@@ -83,7 +92,7 @@ export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): Stor
   /** The text a message's title shows: its latest correction's, else `text`. */
   const shown = (id: string | null | undefined, text: string | null): string | null => {
     const fix = id ? fixes.get(id) : undefined;
-    return fix ? fix.text : text;
+    return fix ? fix.text : dropped ? null : text;
   };
   if (delta.title && (title_at === null || delta.title.at < title_at)) {
     title = cutText(delta.title.text, TITLE_MAX);
@@ -136,7 +145,24 @@ export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): Stor
   const kept = [...fixes.values()].filter((f) => shownIds.has(f.id));
   const pending = [...fixes.values()].filter((f) => !shownIds.has(f.id)).sort(fixOrder);
   kept.push(...pending.slice(-FIXES_PENDING_MAX));
-  return { title, title_at, people, agents, asked, title_id, fixes: kept };
+  if (pending.length > FIXES_PENDING_MAX) dropped = true;
+  if (dropped) kept.push({ id: DROPPED_ID, text: null, ts: 0, w: '', seq: 0 });
+  return withheld({ title, title_at, people, agents, asked, title_id, fixes: kept }, dropped);
+}
+
+/**
+ * `s` with, when a pending correction was dropped, every text that has no kept correction withheld: the
+ * title null and such an `asked` text '' (the dropped one may have corrected it).
+ */
+function withheld(s: StoredSummaryNames, dropped: boolean): StoredSummaryNames {
+  if (!dropped) return s;
+  const fixed = new Set(s.fixes.map((f) => f.id));
+  const has = (id: string | null | undefined) => id != null && fixed.has(id);
+  return {
+    ...s,
+    title: has(s.title_id) ? s.title : null,
+    asked: s.asked.map((a) => (has(a.id) ? a : { ...a, text: '' })),
+  };
 }
 
 /** A stored `asked` (JSON or a DynamoDB list) read back; anything malformed is left out, absent is []. */
