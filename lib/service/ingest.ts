@@ -49,8 +49,8 @@ export type IngestResult = IngestAnswer & { created: boolean };
  *   `misrouted_line` (400/413, nothing stored), `offset_mismatch` (409 with `expected_offset`);
  *   `insufficient_storage` (507), `storage_read_only` (503), `storage_permission_denied` (500), all with
  *   `expected_offset` and nothing stored; `data_loss` (500) when the segment lost acknowledged bytes or
- *   its tail is torn; `summary_not_updated` (503, with `length`) when the chunk is stored but the session's
- *   board summary was not updated (send the same chunk again)
+ *   its tail is torn; `summary_not_updated` (503, with `expected_offset`) when the session's board summary
+ *   could not be updated: nothing of the chunk was indexed (send the same chunk again)
  */
 export async function ingestChunk({
   ctx,
@@ -129,6 +129,10 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
     if (err instanceof ChunkConflictError) return answerRetry(ctx, input, sha256, length);
     throw storageAppError(err, 'this chunk', { expected_offset: offset }) ?? err;
   }
+  // The summary first: a merge that fails leaves the chunk unacknowledged and unindexed, so the client's
+  // retry writes both (a failed merge after the advance was lost once the client gave up: the next upload
+  // found every byte on the server, board2-summary-resume). The merge is idempotent (unions, earliest wins).
+  await mergeSummaryOrFail(ctx, sid, scan.summary, offset);
   const next = {
     length: offset + body.length,
     lines: (current?.lines ?? 0) + scan.lines,
@@ -150,35 +154,37 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
     throw storageAppError(err, 'this chunk', { expected_offset: offset }) ?? err;
   }
   summariesChanged(ctx.state, ctx.tenant);
-  await mergeSummaryOrFail(ctx, sid, scan.summary, next.length);
   return { created: true, writer: w, length: next.length, lines: next.lines, last_seq: next.last_seq };
 }
 
 /**
  * Adds what the chunk showed (its earliest message, people, agent) to the session's summary, the
- * overview's view of it (issue 14.1). It runs after the writer index advanced: the session's index entry
- * the summary lives in is made by that advance (a session's first chunk has none before). A merge that
- * fails (a store fault, five lost merge races) fails the request with 503 `summary_not_updated`, saying
- * the chunk is stored: the client sends it again, the retry is answered 200 from the index and redoes the
- * merge (`answerRetry`), which is idempotent (unions of names, the earliest title wins). So no chunk's
- * summary is lost for good, and a 2xx still means stored, indexed and summarised.
- * @throws AppError `summary_not_updated` (503) with `length`, the writer's stored length
+ * overview's view of it (issue 14.1). It runs BEFORE the writer index advances (ADR 4), making the
+ * session's index entry when its first chunk comes: a merge that fails (a store fault, five lost merge
+ * races) fails the request with nothing indexed, so the client's retry of the chunk writes the chunk and
+ * its summary, and a 2xx still means stored, indexed and summarised. A merge that succeeded and an
+ * advance that then failed leave at most a session entry with its summary and no writers until the retry.
+ * @throws AppError `insufficient_storage` (507) and the other storage faults of `storageAppError`, else
+ *   `summary_not_updated` (503), each with `expected_offset`: nothing of the chunk was indexed
  */
 async function mergeSummaryOrFail(
   ctx: ServiceContext,
   sid: string,
   delta: SummaryDelta,
-  length: number,
+  offset: number,
 ): Promise<void> {
   if (isEmptyDelta(delta)) return;
   try {
-    await ctx.state.mergeSessionSummary(ctx.tenant, sid, delta);
+    await ctx.state.mergeSessionSummary(ctx.tenant, sid, delta, isoNow(ctx));
   } catch (err) {
-    throw new AppError(
-      'summary_not_updated',
-      `this chunk is stored (the segment holds ${length} bytes), but the board's summary of session ${sid} was not updated: send the same chunk again to finish it`,
-      { length },
-      { cause: err },
+    throw (
+      storageAppError(err, 'this chunk', { expected_offset: offset }) ??
+      new AppError(
+        'summary_not_updated',
+        `the board's summary of session ${sid} could not be updated, so this chunk was not recorded: send the same chunk again (from offset ${offset})`,
+        { expected_offset: offset },
+        { cause: err },
+      )
     );
   }
   summariesChanged(ctx.state, ctx.tenant);
@@ -250,13 +256,7 @@ async function answerRetry(
   if (input.offset < storedLength) {
     const chunk = await ctx.state.getChunk(ctx.tenant, input.sid, input.w, input.offset);
     if (chunk && chunk.sha256 === sha256 && chunk.length === input.body.length) {
-      // The same bytes as stored: redo their summary merge (idempotent; most often it writes nothing),
-      // which mends a summary whose merge failed when the chunk was first stored.
-      const writer = await ctx.state.getWriter(ctx.tenant, input.sid, input.w);
-      if (writer) {
-        const scan = scanLines(input.body, input.sid, input.w, writer);
-        await mergeSummaryOrFail(ctx, input.sid, scan.summary, writer.length);
-      }
+      // The same bytes as stored: their summary was merged before they were indexed (`appendChunk`).
       return {
         created: false,
         writer: input.w,

@@ -387,8 +387,8 @@ export class DynamoStateStore implements StateStore {
     return this.items.listSessionSummaries(tenant);
   }
 
-  mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta): Promise<void> {
-    return this.items.mergeSessionSummary(tenant, sid, delta);
+  mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta, at?: string): Promise<void> {
+    return this.items.mergeSessionSummary(tenant, sid, delta, at);
   }
 
   // ---- status and work items: dynamo-status-work.ts

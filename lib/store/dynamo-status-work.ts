@@ -45,7 +45,7 @@ const CLAIM_KEPT_SECONDS = 30 * 86_400;
 /**
  * How often a summary merge that lost to a concurrent one is tried in all: each round lets one of the
  * racing merges through, so this bounds how many chunks of one session may merge at once (a writer per
- * agent, a few at most); a merge that gives up answers its chunk 503 `summary_not_updated` (retried).
+ * agent, a few at most); a merge that gives up answers its chunk 503 `summary_not_updated`, before it is indexed (retried).
  */
 const SUMMARY_ATTEMPTS = 12;
 
@@ -105,13 +105,19 @@ export class DynamoStatusWorkItems {
    * `StateStore.mergeSessionSummary`: a consistent read of the session item, the merge (`mergeSummary`),
    * and, when it changes anything, an update on condition that the item's `summary_rev` is still the one
    * read (tried again from a fresh read when a concurrent merge got there first). Most chunks change
-   * nothing and cost the read alone.
+   * nothing and cost the read alone. A session with no item yet gets one: `created_at`, `updated_at` and
+   * its board keys `at`, and writers, lines and bytes 0, each only if absent, so `advanceWriter`'s ADDs
+   * then count from 0 (ingest merges before it advances the writer, ADR 4).
    */
-  async mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta): Promise<void> {
+  async mergeSessionSummary(
+    tenant: string,
+    sid: string,
+    delta: SummaryDelta,
+    at = new Date().toISOString(),
+  ): Promise<void> {
     const key = keys.session(tenant, sid);
     for (let attempt = 1; ; attempt++) {
-      const item = await this.x.get(key);
-      if (!item) return;
+      const item = (await this.x.get(key)) ?? {};
       const names = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : []);
       const next = mergeSummary(
         {
@@ -142,11 +148,20 @@ export class DynamoStatusWorkItems {
               ? {}
               : { title: next.title, title_at: next.title_at, title_id: next.title_id }),
           },
+          // the item of a session whose first chunk is being ingested: what `advanceWriter` adds to
+          setIfAbsent: {
+            tenant,
+            sid,
+            created_at: at,
+            updated_at: at,
+            ...gsiKeys.board(tenant, at, sid),
+            writers: 0,
+            lines: 0,
+            bytes: 0,
+          },
         },
         (x) =>
-          rev === 0
-            ? `attribute_exists(${x.n(PK)}) AND attribute_not_exists(${x.n('summary_rev')})`
-            : `${x.n('summary_rev')} = ${x.v(rev)}`,
+          rev === 0 ? `attribute_not_exists(${x.n('summary_rev')})` : `${x.n('summary_rev')} = ${x.v(rev)}`,
       );
       try {
         await this.x.doc.send(new UpdateCommand({ TableName: this.x.table, Key: key, ...expr }));

@@ -366,12 +366,13 @@ export interface StateStore {
   listSessionSummaries(tenant: string): Promise<SessionSummary[]>;
   /**
    * Adds what a chunk found to the session's summary (lib/store/session-summary.ts `mergeSummary`: an
-   * earlier title replaces a later one; people and agents are added, up to 20 each). Nothing happens when
-   * the session has no index entry. Separate from `advanceWriter` on purpose (a condition in the advance
-   * would fail chunks); idempotent, so ingest runs it after the advance and again for a retry of a stored
-   * chunk: a failed merge answers 503 `summary_not_updated` and the client's retry mends it.
+   * earlier title replaces a later one; people and agents are added, up to 20 each). A session with no
+   * index entry gets one, created and updated `at` (ISO 8601; default now) with no writers, lines or bytes,
+   * which `advanceWriter` then counts from. Separate from `advanceWriter` on purpose (a condition in the
+   * advance would fail chunks); idempotent, so ingest runs it BEFORE the advance: a failed merge fails the
+   * chunk unacknowledged and unindexed, and the client's retry writes both (ADR 4).
    */
-  mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta): Promise<void>;
+  mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta, at?: string): Promise<void>;
 
   /**
    * Writes a session's status when the stored one is at `status.version - 1` (none stored counts as 0), and

@@ -348,8 +348,13 @@ export class SqliteStateStore implements StateStore {
     return listSummaries(this.primitives, tenant);
   }
 
-  async mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta): Promise<void> {
-    mergeSummaryRow(this.primitives, tenant, sid, delta);
+  async mergeSessionSummary(
+    tenant: string,
+    sid: string,
+    delta: SummaryDelta,
+    at = new Date().toISOString(),
+  ): Promise<void> {
+    mergeSummaryRow(this.primitives, tenant, sid, delta, at);
   }
 
   // ---- status, work items and claimed keys: sqlite-status-work.ts

@@ -197,15 +197,33 @@ export function listSummaries(x: SqlitePrimitives, tenant: string): SessionSumma
   return out;
 }
 
-/** `StateStore.mergeSessionSummary`: read, merge and write back in one transaction (nothing when unchanged). */
-export function mergeSummaryRow(x: SqlitePrimitives, tenant: string, sid: string, delta: SummaryDelta): void {
+/**
+ * `StateStore.mergeSessionSummary`: read, merge and write back in one transaction (nothing when unchanged).
+ * A session with no row yet gets one (no writers, lines or bytes; created and updated `at`): ingest merges
+ * before it advances the writer, whose upsert then counts the first writer (ADR 4).
+ */
+export function mergeSummaryRow(
+  x: SqlitePrimitives,
+  tenant: string,
+  sid: string,
+  delta: SummaryDelta,
+  at: string,
+): void {
   x.transaction(() => {
-    const row = x
-      .q(
-        'SELECT title, title_at, title_id, people, agents, asked, fixes FROM sessions WHERE tenant = ? AND sid = ?',
-      )
-      .get(tenant, sid) as Record<string, unknown> | undefined;
-    if (!row) return;
+    const read = () =>
+      x
+        .q(
+          'SELECT title, title_at, title_id, people, agents, asked, fixes FROM sessions WHERE tenant = ? AND sid = ?',
+        )
+        .get(tenant, sid) as Record<string, unknown> | undefined;
+    let row = read();
+    if (!row) {
+      x.q(
+        `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes) VALUES (?, ?, ?, ?, 0, 0, 0)
+           ON CONFLICT (tenant, sid) DO NOTHING`,
+      ).run(tenant, sid, at, at);
+      row = read()!;
+    }
     const names = (v: unknown): string[] => (typeof v === 'string' ? (JSON.parse(v) as string[]) : []);
     const next = mergeSummary(
       {

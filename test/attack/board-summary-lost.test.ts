@@ -8,8 +8,8 @@
  * person is not found by `/people/{user_id}` or `?person=` for good. Over real HTTP, local stores whose
  * summary write fails once (a full disk, a DynamoDB throttle, five lost merge races).
  *
- * Fixed: the failed merge answers 503 `summary_not_updated` (the chunk is stored) and the retry, answered
- * 200 from the index, redoes the (idempotent) merge.
+ * Fixed: the summary is merged before the chunk is indexed (ADR 4): the failed merge fails the chunk (here
+ * 507 `insufficient_storage`, nothing indexed) and the client's retry writes the chunk and its summary.
  */
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,18 +23,23 @@ import { useServer } from '../support/server.js';
 
 let failNext = 0;
 class FlakySummaryStore extends SqliteStateStore {
-  override async mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta): Promise<void> {
+  override async mergeSessionSummary(
+    tenant: string,
+    sid: string,
+    delta: SummaryDelta,
+    at?: string,
+  ): Promise<void> {
     if (failNext > 0) {
       failNext -= 1;
       throw Object.assign(new Error('SQLITE_FULL: database or disk is full'), { code: 'SQLITE_FULL' });
     }
-    return super.mergeSessionSummary(tenant, sid, delta);
+    return super.mergeSessionSummary(tenant, sid, delta, at);
   }
 }
 
 const srv = useServer({
   tokens: { board: ['board'] },
-  mayLog: /summary_not_updated/,
+  mayLog: /summary_not_updated|insufficient_storage/,
   stores: (dataDir) => {
     mkdirSync(dataDir, { recursive: true });
     return {
@@ -65,12 +70,14 @@ describe('a summary write that failed once', () => {
         });
 
       failNext = 1;
-      // The chunk is stored but its summary is not: not a 2xx, and the answer says to send it again.
+      // The summary could not be written: not a 2xx, nothing indexed, and the answer says to send it again.
       const failed = await post(0, first);
-      expect(failed.status, failed.text).toBe(503);
-      expect(failed.json.error.code).toBe('summary_not_updated');
-      expect(failed.json.error.details.length).toBe(first.length);
-      expect((await post(0, first)).status).toBe(200); // the client's retry: answered from the index, merges
+      expect(failed.status, failed.text).toBe(507);
+      expect(failed.json.error.code).toBe('insufficient_storage');
+      expect(failed.json.error.details.expected_offset).toBe(0);
+      const writer = await request(srv, 'GET', `/v1/sessions/${s.sid}/writers/${s.w}`, { token: srv.admin });
+      expect(writer.json?.length ?? 0).toBe(0);
+      expect((await post(0, first)).status).toBe(201); // the client's retry: the chunk and its summary
       expect((await post(first.length, all.subarray(first.length))).status).toBe(201); // the rest
 
       const ov = await request(srv, 'GET', '/v1/board/overview', { token: srv.tokens.board });

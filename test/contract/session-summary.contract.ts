@@ -246,9 +246,12 @@ export function sessionSummaryCases(contract: Contract): void {
       expect(got.title).toBe('f');
     });
 
-    contract('a merge for a session without an index entry does nothing', async (s) => {
-      await s.mergeSessionSummary('acme', newId('s'), { title: null, people: ['priya'], agents: [] });
-      expect(await s.listSessionSummaries('acme')).toEqual([]);
+    // ingest merges before the first advance (ADR 4): the merge makes the entry, with no writers yet
+    contract('a merge for a session without an index entry makes it, with no writers', async (s) => {
+      const sid = newId('s');
+      await s.mergeSessionSummary('acme', sid, { title: null, people: ['priya'], agents: [] }, at(7));
+      expect(await s.listSessionSummaries('acme')).toMatchObject([{ sid, people: ['priya'], writers: 0 }]);
+      expect(await s.getSession('acme', sid)).toMatchObject({ created_at: at(7), lines: 0, bytes: 0 });
     });
 
     contract(

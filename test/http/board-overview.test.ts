@@ -2,8 +2,8 @@
  * `GET /v1/board/overview` over real HTTP (issue 14.1): the conditional poll (a quoted strong `ETag`,
  * `304` with no body while nothing shown changed, a new tag once a report lands), the board's cookie, and
  * ingest when the session summary cannot be written (the store here refuses summary merges: the chunk is
- * stored but answered 503 `summary_not_updated`, the board shows the session untitled until the client's
- * retry, answered 200 from the index, redoes the merge).
+ * answered 503 `summary_not_updated` and not indexed, the board does not show the session, and the
+ * client's retry writes the chunk and its summary, ADR 4).
  */
 import { describe, expect, it } from 'vitest';
 import { openLocalStores } from '../../lib/deploy/local-stores.js';
@@ -100,26 +100,29 @@ describe('GET /v1/board/overview', () => {
     }
   });
 
-  it('stores a chunk whose summary cannot be written, answers 503 summary_not_updated; the retry mends it', async () => {
+  it('indexes no chunk whose summary cannot be written (503 summary_not_updated); the retry writes both', async () => {
     refuseSummaries = true;
     try {
       const seg = writeSession(srv.workDir, { agent: 'codex', text: 'A title written by the retry' });
       const up = await postChunk(srv, srv.admin, seg.sid, seg.w, 0, seg.bytes);
       expect(up.status, up.text).toBe(503);
       expect(up.json.error.code).toBe('summary_not_updated');
-      expect(up.json.error.details.length).toBe(seg.bytes.length);
+      expect(up.json.error.details.expected_offset).toBe(0);
       const writer = await request(srv, 'GET', `/v1/sessions/${seg.sid}/writers/${seg.w}`, {
         token: srv.admin,
       });
-      expect(writer.json.length).toBe(seg.bytes.length);
+      expect(writer.json?.length ?? 0).toBe(0);
       const row = (await overview()).json.rows.find((r: { sid: string }) => r.sid === seg.sid);
-      // the agent still shows: a session without summary names has its writers read for the page
-      expect(row).toMatchObject({ title: null, people: [], agents: ['codex'], lines: seg.lines.length });
+      expect(row).toBeUndefined();
       refuseSummaries = false;
       const retry = await postChunk(srv, srv.admin, seg.sid, seg.w, 0, seg.bytes);
-      expect(retry.status, retry.text).toBe(200);
+      expect(retry.status, retry.text).toBe(201);
       const mended = (await overview()).json.rows.find((r: { sid: string }) => r.sid === seg.sid);
-      expect(mended).toMatchObject({ title: 'A title written by the retry', agents: ['codex'] });
+      expect(mended).toMatchObject({
+        title: 'A title written by the retry',
+        agents: ['codex'],
+        lines: seg.lines.length,
+      });
     } finally {
       refuseSummaries = false;
     }
