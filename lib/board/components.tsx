@@ -119,7 +119,9 @@ export function NameLinks({
  * prompt kept (joined only, or a session summarized before prompts were kept) gets the session's title.
  */
 export function RowTitle({ s, person, href }: { s: OverviewRow; person: string | undefined; href: string }) {
-  const asked = person === undefined ? undefined : s.asked?.find((a) => a.user_id === person);
+  // A withheld first prompt (its correction may have been dropped) is '': the session's title stands in.
+  const asked =
+    person === undefined ? undefined : s.asked?.find((a) => a.user_id === person && a.text !== '');
   const title = asked?.text ?? s.title;
   // The title is the row's link (the id beneath it, small, is part of the same link).
   return (
