@@ -1,6 +1,7 @@
 /**
  * What one event of a chunk adds to its session's board summary (issue 14.1, ports.ts `SummaryDelta`):
- * ingest's scan (lib/service/ingest.ts) calls `addToSummary` for each parsed line.
+ * ingest's scan (lib/service/ingest.ts) keeps the chunk's events that matter (`SUMMARY_TYPES`) and calls
+ * `summarizeChunk`, which applies the chunk's own `user_id` corrections and calls `addToSummary` per event.
  */
 import { cutText } from '../log/text-cut.js';
 import type { SummaryDelta } from '../store/index.js';
@@ -65,5 +66,51 @@ export function addToSummary(
     const meta = obj.meta as Record<string, unknown> | undefined;
     if (meta && typeof meta.agent === 'string' && meta.agent !== '' && !delta.agents.includes(meta.agent))
       delta.agents.push(cutText(meta.agent, SUMMARY_NAME_CHARS));
+  }
+}
+
+/** The event types the summary reads: ingest keeps only these for `summarizeChunk`. */
+export const SUMMARY_TYPES: ReadonlySet<string> = new Set([
+  'message',
+  'participant.join',
+  'correction',
+  'writer.start',
+]);
+
+/** One parsed event of a chunk as `summarizeChunk` takes it (the arguments of `addToSummary`). */
+export interface SummaryEvent {
+  type: string;
+  obj: Record<string, unknown>;
+  /** the event's own ts, µs since the epoch; null when it does not parse */
+  at: number | null;
+  seq: number;
+  /** the merge key: the writer's running maximum ts at the event (0 when none came before it) */
+  mergeAt: number;
+}
+
+/**
+ * Adds one chunk's events (all of writer `w`, in seq order) to `delta`, each message and join under its
+ * effective `user_id`: the last `user_id` correction of it in this chunk, in merged order (`(mergeAt, seq)`
+ * within one writer, as the `text` fixes are ordered), wins, so people and `asked` name the person the
+ * timeline shows (test/attack/board2-correction-user). A correction in another chunk than its message is
+ * not applied here (the stored summary keeps the recorded user_id).
+ */
+export function summarizeChunk(delta: SummaryDelta, events: readonly SummaryEvent[], w: string): void {
+  const who = new Map<string, { value: string; mergeAt: number; seq: number }>();
+  for (const e of events) {
+    const { field, target_id: id, value } = e.obj;
+    if (e.type !== 'correction' || field !== 'user_id' || typeof id !== 'string' || typeof value !== 'string')
+      continue;
+    const have = who.get(id);
+    if (!have || have.mergeAt < e.mergeAt || (have.mergeAt === e.mergeAt && have.seq < e.seq))
+      who.set(id, { value, mergeAt: e.mergeAt, seq: e.seq });
+  }
+  for (const e of events) {
+    const fix =
+      (e.type === 'message' || e.type === 'participant.join') && typeof e.obj.id === 'string'
+        ? who.get(e.obj.id)
+        : undefined;
+    const obj = fix ? { ...e.obj, user_id: fix.value } : e.obj;
+    addToSummary(delta, e.type, obj, e.at, w, e.seq, e.mergeAt);
   }
 }

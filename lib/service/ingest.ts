@@ -23,7 +23,7 @@ import {
 import { isEmptyDelta } from '../store/session-summary.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError } from './errors.js';
-import { addToSummary } from './ingest-summary.js';
+import { SUMMARY_TYPES, type SummaryEvent, summarizeChunk } from './ingest-summary.js';
 import { MAX_CHUNK_BYTES, resolveLimits } from './limits.js';
 import type { IngestAnswer } from './session-schemas.js';
 import { dataLossError, storageAppError } from './storage-faults.js';
@@ -299,6 +299,7 @@ function scanLines(body: Uint8Array, sid: string, w: string, current: WriterReco
   // events are at hand, so a chunk's leading event of unreadable ts sorts first (the writer record keeps
   // no maximum ts); its later events sort as the merge sorts them.
   let maxTs = 0;
+  const forSummary: SummaryEvent[] = [];
   let start = 0;
   while (start < body.length) {
     const nl = body.indexOf(0x0a, start);
@@ -341,19 +342,16 @@ function scanLines(body: Uint8Array, sid: string, w: string, current: WriterReco
       const ts = parsed.event.tsMicros;
       if (ts !== null && ts > maxTs) maxTs = ts;
       if (parsed.event.type === 'writer.end') scan.ended = true;
-      addToSummary(
-        scan.summary,
-        parsed.event.type,
-        parsed.event.obj,
-        parsed.event.tsMicros,
-        w,
-        parsed.event.seq,
-        maxTs,
-      );
+      // kept for the summary, which applies the chunk's user_id corrections once all of it is read
+      if (SUMMARY_TYPES.has(parsed.event.type)) {
+        const { type, obj, tsMicros: at, seq } = parsed.event;
+        forSummary.push({ type, obj, at, seq, mergeAt: maxTs });
+      }
     }
     scan.lines += 1;
     start = nl + 1;
   }
+  summarizeChunk(scan.summary, forSummary, w);
   return scan;
 }
 

@@ -6,7 +6,8 @@
  * session's people, in the people facet, in `?person=mallory` and `/people/mallory`, and as the person
  * who "asked" the first prompt; `alice` is not found at all. Over real HTTP, local stores.
  *
- * The case found a fault and is skipped (`FAULT: …`) so the suite stays green; remove `.skip` to see it fail.
+ * The case found a fault, fixed for a correction in the same chunk as its message (ingest-summary.ts
+ * `summarizeChunk` applies the chunk's `user_id` corrections before collecting people and `asked`).
  */
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,9 +19,8 @@ import { useServer } from '../support/server.js';
 const srv = useServer({ tokens: { board: ['board'] } });
 
 describe('a corrected user_id of a message', () => {
-  // FAULT: a correction of a message's user_id is applied by the timeline but not by the board summary: the overview, ?person= and /people/ keep the uncorrected user_id and never find the corrected one.
-  // biome-ignore lint/suspicious/noSkippedTests: a found fault, kept skipped so the suite stays green
-  it.skip('moves the message to the corrected person on the board as on the timeline', async () => {
+  // Was a FAULT (fixed): a correction of a message's user_id is applied by the timeline but not by the board summary: the overview, ?person= and /people/ keep the uncorrected user_id and never find the corrected one.
+  it('moves the message to the corrected person on the board as on the timeline', async () => {
     mkdirSync(srv.workDir, { recursive: true });
     const s = openSession(mkdtempSync(join(srv.workDir, 'cu-')), { agent: 'coder' });
     const m = s.message({ user_id: 'mallory', text: 'rotate the payments key' });
