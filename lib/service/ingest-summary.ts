@@ -92,8 +92,8 @@ export interface SummaryEvent {
  * Adds one chunk's events (all of writer `w`, in seq order) to `delta`, each message and join under its
  * effective `user_id`: the last `user_id` correction of it in this chunk, in merged order (`(mergeAt, seq)`
  * within one writer, as the `text` fixes are ordered), wins, so people and `asked` name the person the
- * timeline shows (test/attack/board2-correction-user). A correction in another chunk than its message is
- * not applied here (the stored summary keeps the recorded user_id).
+ * timeline shows (test/attack/board2-correction-user). The others (their message is in another chunk) go
+ * to `delta.users`, which moves a tracked `asked` entry (session-summary.ts `mergeSummary`).
  */
 export function summarizeChunk(delta: SummaryDelta, events: readonly SummaryEvent[], w: string): void {
   const who = new Map<string, { value: string; mergeAt: number; seq: number }>();
@@ -105,12 +105,17 @@ export function summarizeChunk(delta: SummaryDelta, events: readonly SummaryEven
     if (!have || have.mergeAt < e.mergeAt || (have.mergeAt === e.mergeAt && have.seq < e.seq))
       who.set(id, { value, mergeAt: e.mergeAt, seq: e.seq });
   }
+  const here = new Set<string>();
   for (const e of events) {
-    const fix =
-      (e.type === 'message' || e.type === 'participant.join') && typeof e.obj.id === 'string'
-        ? who.get(e.obj.id)
-        : undefined;
+    const id = (e.type === 'message' || e.type === 'participant.join') && e.obj.id;
+    if (typeof id === 'string') here.add(id);
+    const fix = typeof id === 'string' ? who.get(id) : undefined;
     const obj = fix ? { ...e.obj, user_id: fix.value } : e.obj;
     addToSummary(delta, e.type, obj, e.at, w, e.seq, e.mergeAt);
+  }
+  for (const [id, fix] of who) {
+    if (here.has(id) || id === '' || id.length > FIX_TARGET_ID_MAX) continue;
+    delta.users ??= [];
+    delta.users.push({ id, user_id: fix.value, ts: fix.mergeAt, w, seq: fix.seq });
   }
 }

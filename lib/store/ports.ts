@@ -186,6 +186,18 @@ export interface TextFix {
   seq: number;
 }
 
+/**
+ * A correction of a message's `user_id` whose message was not in the same chunk (ingest-summary.ts
+ * `summarizeChunk` applies those that were): `id` is the `target_id`, placed in merged order like `TextFix`.
+ */
+export interface UserFix {
+  id: string;
+  user_id: string;
+  ts: number;
+  w: string;
+  seq: number;
+}
+
 /** What one chunk adds to its session's summary (what ingest found while it scanned the lines). */
 export interface SummaryDelta {
   /** the chunk's earliest message: its title text, its `ts` in µs since the epoch and its `id` */
@@ -196,6 +208,8 @@ export interface SummaryDelta {
   asked?: AskedFirst[];
   /** the chunk's corrections of a `text` field (absent: none): the title and `asked` follow them */
   fixes?: TextFix[];
+  /** the chunk's `user_id` corrections of messages not in it (absent: none): a tracked `asked` follows them */
+  users?: UserFix[];
 }
 
 /** What the session index keeps of the latest report (`putStatus` writes it; `statusSummaryOf`). */

@@ -4,7 +4,7 @@
  * that keep a DynamoDB session item small, and the default status summary of a record.
  */
 import { cutText } from '../log/text-cut.js';
-import type { AskedFirst, StatusRecord, StatusSummary, SummaryDelta, TextFix } from './ports.js';
+import type { AskedFirst, StatusRecord, StatusSummary, SummaryDelta, TextFix, UserFix } from './ports.js';
 
 /** Longest title kept, in characters (UTF-16 units). */
 export const TITLE_MAX = 160;
@@ -60,7 +60,7 @@ function keepable(f: TextFix): boolean {
 }
 
 /** Merged order of two corrections (lib/log/corrections.ts: by `(ts, w, seq)`, the last one wins). */
-function fixOrder(a: TextFix, b: TextFix): number {
+function fixOrder(a: TextFix | UserFix, b: TextFix | UserFix): number {
   return a.ts - b.ts || (a.w < b.w ? -1 : a.w > b.w ? 1 : 0) || a.seq - b.seq;
 }
 
@@ -116,9 +116,26 @@ export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): Stor
     }
     return out;
   };
-  const people = add(cur.people, delta.people);
-  const agents = add(cur.agents, delta.agents);
   const firsts = new Map(cur.asked.map((a) => [a.user_id, a]));
+  // A later chunk's correction of a tracked first prompt's user_id moves it to the corrected person, who
+  // joins people. The old name stays: the summary cannot know whether it came from nothing else (another
+  // message or join of theirs). Only this delta's corrections are ordered (no user_id correction is
+  // stored), so one from another writer that is earlier in merged order but arrives later still wins.
+  const lastUser = new Map<string, UserFix>();
+  for (const u of [...(delta.users ?? [])].sort(fixOrder)) lastUser.set(u.id, u);
+  const moved: string[] = [];
+  for (const u of lastUser.values()) {
+    const who = cutText(u.user_id, SUMMARY_NAME_CHARS);
+    const from = [...firsts.values()].find((a) => a.id !== undefined && a.id === u.id);
+    if (!from || who === '' || from.user_id === who) continue;
+    firsts.delete(from.user_id);
+    const have = firsts.get(who);
+    if (!have || from.at < have.at) firsts.set(who, { ...from, user_id: who });
+    moved.push(who);
+    changed = true;
+  }
+  const people = add(cur.people, [...delta.people, ...moved]);
+  const agents = add(cur.agents, delta.agents);
   for (const a of delta.asked ?? []) {
     const who = cutText(a.user_id, SUMMARY_NAME_CHARS);
     const have = firsts.get(who);
@@ -206,7 +223,8 @@ export function isEmptyDelta(delta: SummaryDelta): boolean {
     delta.people.length === 0 &&
     delta.agents.length === 0 &&
     (delta.asked ?? []).length === 0 &&
-    (delta.fixes ?? []).length === 0
+    (delta.fixes ?? []).length === 0 &&
+    (delta.users ?? []).length === 0
   );
 }
 

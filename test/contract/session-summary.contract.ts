@@ -173,6 +173,57 @@ export function sessionSummaryCases(contract: Contract): void {
       expect(full.asked.some((a) => a.user_id === 'user-29')).toBe(false);
     });
 
+    contract(
+      "a later chunk's user_id correction moves a tracked first prompt to the corrected person",
+      async (s) => {
+        const sid = newId('s');
+        await s.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 1 }));
+        const ask = (user_id: string, text: string, i: number, id: string) => ({
+          user_id,
+          text,
+          at: micros(i),
+          id,
+        });
+        const user = (id: string, user_id: string, i: number, w = 'w_a', seq = 1) => ({
+          id,
+          user_id,
+          ts: micros(i),
+          w,
+          seq,
+        });
+        await s.mergeSessionSummary('acme', sid, {
+          title: { text: 'rotate the key', at: micros(20), id: 'm_1' },
+          people: ['mallory', 'sam'],
+          agents: [],
+          asked: [ask('mallory', 'rotate the key', 20, 'm_1'), ask('sam', 'sam asks', 30, 'm_2')],
+        });
+        // an untracked target changes nothing; the tracked one moves (the last in merged order of the chunk wins)
+        await s.mergeSessionSummary('acme', sid, {
+          title: null,
+          people: [],
+          agents: [],
+          users: [user('m_1', 'alice', 41, 'w_a', 3), user('m_1', 'bob', 40), user('m_9', 'eve', 42)],
+        });
+        let got = (await summaryOf(s, sid))!;
+        // mallory stays: the summary cannot tell whether another message or join of theirs named them
+        expect(got.people).toEqual(['mallory', 'sam', 'alice']);
+        expect(got.asked).toEqual([
+          ask('sam', 'sam asks', 30, 'm_2'),
+          ask('alice', 'rotate the key', 20, 'm_1'),
+        ]);
+        expect(got.title).toBe('rotate the key');
+        // moved onto a person whose own first prompt is earlier: theirs stays
+        await s.mergeSessionSummary('acme', sid, {
+          title: null,
+          people: [],
+          agents: [],
+          users: [user('m_1', 'sam', 50)],
+        });
+        got = (await summaryOf(s, sid))!;
+        expect(got.asked).toEqual([ask('sam', 'rotate the key', 20, 'm_1')]);
+      },
+    );
+
     contract('the title and asked follow corrections of their message, before or after it', async (s) => {
       const sid = newId('s');
       await s.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 1 }));
