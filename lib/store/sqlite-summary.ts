@@ -70,30 +70,6 @@ export function addSummaryColumns(
   }
 }
 
-/** A `sessions` row (all columns) as `SessionSummary`; summary columns never set read as null and []. */
-export function toSummary(row: Record<string, unknown>): SessionSummary {
-  const names = (v: unknown): string[] => (typeof v === 'string' ? (JSON.parse(v) as string[]) : []);
-  const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-  return {
-    tenant: row.tenant as string,
-    sid: row.sid as string,
-    created_at: row.created_at as string,
-    updated_at: row.updated_at as string,
-    writers: row.writers as number,
-    lines: row.lines as number,
-    bytes: row.bytes as number,
-    title: text(row.title),
-    first_note: text(row.first_note),
-    people: names(row.people),
-    agents: names(row.agents),
-    asked: askedOf(typeof row.asked === 'string' ? JSON.parse(row.asked) : null),
-    state: text(row.state),
-    state_since: text(row.state_since),
-    note: text(row.note),
-    reported_at: text(row.reported_at),
-  };
-}
-
 /** The small columns a listing reads every time (the status a report sets, and the merge's revision). */
 const LISTED = `${SESSION_COLUMNS}, first_note, state, state_since, note, reported_at, summary_rev`;
 /** The columns a chunk's merge sets: read again only when the row's `summary_rev` moved. */

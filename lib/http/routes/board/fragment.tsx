@@ -5,17 +5,9 @@
  * that did not change costs a read and a few bytes every 5 s.
  */
 import { OverviewRegion } from '../../../board/overview.js';
+import { namesEtag } from '../../etag.js';
 import { defineRoute, page } from '../../route.js';
 import { etagHeader, LiveQuery, liveAuth, liveView, overviewFor } from '../pages/overview-common.js';
-
-/** Whether `header` (an `If-None-Match` value) names `etag` (or is `*`); weak and strong alike. */
-function matches(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  return header.split(',').some((t) => {
-    const tag = t.trim().replace(/^W\//, '');
-    return tag === '*' || tag === etag;
-  });
-}
 
 export const boardFragment = defineRoute({
   route: {
@@ -40,7 +32,7 @@ export const boardFragment = defineRoute({
     const overview = await overviewFor(c, q, view);
     const etag = etagHeader(overview);
     c.header('ETag', etag);
-    if (matches(c.req.header('if-none-match'), etag)) return c.body(null, 304);
+    if (namesEtag(c.req.header('if-none-match'), etag)) return c.body(null, 304);
     return c.html(<OverviewRegion overview={overview} view={view} limit={q.limit} />);
   },
 });

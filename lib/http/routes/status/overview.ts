@@ -7,16 +7,8 @@
 import { z } from 'zod';
 import { getOverview } from '../../../service/overview.js';
 import { OVERVIEW_PAGE_SIZE, Overview, OverviewFilters } from '../../../service/overview-schemas.js';
+import { namesEtag } from '../../etag.js';
 import { AUTHED, defineRoute, json } from '../../route.js';
-
-/** Whether `header` (an `If-None-Match` value) names `etag` (a quoted strong tag) or is `*`. */
-export function namesEtag(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  return header.split(',').some((t) => {
-    const tag = t.trim().replace(/^W\//, '');
-    return tag === '*' || tag === etag;
-  });
-}
 
 // Digits only (as `Limit` in ../../params.ts): `z.coerce` would read '0x10' as 16 and ' 5' as 5.
 const OverviewPage = z
