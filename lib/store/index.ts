@@ -5,6 +5,7 @@
  * so that code depending on the ports loads neither SQLite nor the AWS SDK
  * (test/architecture/import-graph.test.ts).
  */
+export * from './digest-ports.js';
 export * from './keys.js';
 export * from './ports.js';
 export * from './storage-errors.js';

@@ -4,6 +4,7 @@
  * rules (what ingest accepts, what a retry is) live in `lib/service`.
  */
 
+import type { DigestIndex, DigestStore } from './digest-ports.js';
 import type { ByteRange } from './storage-errors.js';
 
 /** Where one writer's segment lives. All three parts are validated ids before they reach a store. */
@@ -64,10 +65,12 @@ export interface SegmentStore {
   tornTail(key: SegmentKey, end: number): Promise<ByteRange | null>;
 }
 
-/** Both stores of a deployment (lib/deploy opens them: local.ts or aws.ts). */
+/** The stores of a deployment (lib/deploy opens them: local.ts or aws.ts). */
 export interface Stores {
   segments: SegmentStore;
   state: StateStore;
+  /** the signed audit digests (issue 15): files beside the segments, or S3 objects under the session */
+  digests: DigestStore;
 }
 
 /** A token as stored: never the secret, only its SHA-256 (hex). Times are ISO 8601 strings. */
@@ -104,6 +107,11 @@ export interface ChunkRecord {
   /** the writer's totals after this chunk */
   lines: number;
   last_seq: number | null;
+  /**
+   * the writer's chained digest after this chunk (lib/audit/chain.ts `nextChain`); absent in records
+   * written before chains were kept (issue 15)
+   */
+  chain?: string;
 }
 
 /** What is stored of a writer (DESIGN §4 `GET …/writers/{w}`). */
@@ -117,6 +125,11 @@ export interface WriterRecord {
   ended: boolean;
   /** `meta.agent` from its writer.start, when it had one */
   agent: string | null;
+  /**
+   * the chained digest of the segment's chunks of [0, length) (lib/audit/chain.ts; GENESIS_CHAIN for
+   * length 0); null for a writer indexed before chains were kept, until ingest recomputes it (issue 15.1)
+   */
+  chain: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -294,7 +307,15 @@ export interface WriterAdvance {
   last_seq: number | null;
   ended: boolean;
   agent: string | null;
+  /** the record of this chunk, `chain` included */
   chunk: ChunkRecord;
+  /** the writer's chained digest after this chunk (= `chunk.chain`) */
+  chain: string;
+  /**
+   * mark the session due a digest now (`DigestIndex.listDigestsDue`): a writer's first chunk, its
+   * writer.end, a chunk after its end, or the first chunk after a day without one (issue 15.2)
+   */
+  digest_due: boolean;
   at: string;
 }
 
@@ -311,7 +332,7 @@ export interface Page<T> {
 }
 
 /** Small records with conditional writes (DynamoDB on AWS, SQLite locally). */
-export interface StateStore {
+export interface StateStore extends DigestIndex {
   /** @throws StateConflictError when the tenant exists */
   createTenant(tenant: string, at: string): Promise<void>;
   tenantExists(tenant: string): Promise<boolean>;
