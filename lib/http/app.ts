@@ -10,6 +10,7 @@ import { secureHeaders } from 'hono/secure-headers';
 import type { RateLimiter } from '../ratelimit/interface.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { ServiceDeps } from '../service/context.js';
+import { MISSING_DIGEST_STORE, MISSING_SIGNER } from '../service/digest-deps.js';
 import { type AppEnv, type AppServices, requireAuth } from './auth.js';
 import { errorBody, errorResponse } from './errors.js';
 import { DEFAULT_LIVE_TIMING, type LiveMode, type LiveTiming } from './live.js';
@@ -83,6 +84,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     state: deps.state,
     now: deps.now ?? (() => new Date()),
     limits: deps.limits ?? {},
+    // An app built without them (some tests) answers 503 `digests_unavailable` where a digest is needed.
+    digests: deps.digests ?? MISSING_DIGEST_STORE,
+    signer: deps.signer ?? MISSING_SIGNER,
+    audit: deps.audit ?? {},
   };
   const log = deps.log ?? ((m: string, e?: unknown) => console.error(m, e ?? ''));
   const costs = new Map(

@@ -78,6 +78,9 @@ export function requireAuth(deps: Required<ServiceDeps>, allowCookie = false): M
       state: deps.state,
       now: deps.now,
       limits: deps.limits,
+      digests: deps.digests,
+      signer: deps.signer,
+      audit: deps.audit,
     });
     await next();
   };

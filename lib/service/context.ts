@@ -1,7 +1,9 @@
 /**
  * What every verb runs with (STYLE §1): the caller's tenant and token, the stores, and the clock.
  */
-import type { SegmentStore, StateStore, TokenRecord } from '../store/index.js';
+import type { DigestSigner } from '../audit/signer.js';
+import type { DigestStore, SegmentStore, StateStore, TokenRecord } from '../store/index.js';
+import type { AuditConfig } from './audit-config.js';
 import { AppError, notFound } from './errors.js';
 import type { Limits } from './limits.js';
 import type { Scope } from './scopes.js';
@@ -13,6 +15,12 @@ export interface ServiceDeps {
   now?: () => Date;
   /** the deployment's limits; what it leaves out takes `DEFAULT_LIMITS` */
   limits?: Partial<Limits>;
+  /** the signed session digests (issue 15.2); without it a digest write answers 503 `digests_unavailable` */
+  digests?: DigestStore;
+  /** the deployment's signing key(s) (lib/audit/local-keyring.ts, kms-signer.ts); as `digests` */
+  signer?: DigestSigner;
+  /** the digest cadence; what it leaves out takes `DEFAULT_AUDIT` (lib/service/audit-config.ts) */
+  audit?: Partial<AuditConfig>;
 }
 
 export interface ServiceContext {
@@ -23,6 +31,10 @@ export interface ServiceContext {
   now: () => Date;
   /** the deployment's limits (`resolveLimits` fills in the defaults) */
   limits?: Partial<Limits>;
+  /** the signed digests, the signer and their cadence (`ServiceDeps`); `digestDeps(ctx)` reads them */
+  digests?: DigestStore;
+  signer?: DigestSigner;
+  audit?: Partial<AuditConfig>;
 }
 
 /**

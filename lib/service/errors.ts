@@ -39,6 +39,9 @@ export const ERROR_STATUS = {
   storage_layout: 500,
   storage_read_only: 503,
   summary_not_updated: 503,
+  // Signed digests (issue 15.2): no digest store or signer configured; the signing key refused or is unreachable.
+  digests_unavailable: 503,
+  signing_unavailable: 503,
   insufficient_storage: 507,
 } as const;
 

@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Mutex } from 'async-mutex';
+import { nextChain } from '../audit/chain.js';
 import { parseLine } from '../log/codec.js';
 import { cutText } from '../log/text-cut.js';
 import {
@@ -23,6 +24,7 @@ import {
 import { isEmptyDelta } from '../store/session-summary.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError } from './errors.js';
+import { chainBefore, digestDueAfter } from './ingest-chain.js';
 import { SUMMARY_TYPES, type SummaryEvent, summarizeChunk } from './ingest-summary.js';
 import { MAX_CHUNK_BYTES, resolveLimits } from './limits.js';
 import type { IngestAnswer } from './session-schemas.js';
@@ -117,6 +119,14 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
 
   const scan = scanLines(body, sid, w, current);
   await requireQuota(ctx, body.length);
+  // The writer's chained digest (issue 15.1): recomputed from its chunk records, once, for a writer
+  // indexed before chains were kept; before any byte is written, so a failure stores nothing.
+  const chain = nextChain(
+    await chainBefore(ctx.state, ctx.tenant, sid, current),
+    offset,
+    body.length,
+    sha256,
+  );
   try {
     // A torn tail (a crash zero-filled it): appending after it would acknowledge a segment with a hole.
     // A file shorter than the index is putChunk's to find (SegmentDataLossError).
@@ -143,7 +153,9 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
   try {
     await ctx.state.advanceWriter(ctx.tenant, sid, w, length, {
       ...next,
-      chunk: { offset, length: body.length, sha256, lines: next.lines, last_seq: next.last_seq },
+      chunk: { offset, length: body.length, sha256, lines: next.lines, last_seq: next.last_seq, chain },
+      chain,
+      digest_due: digestDueAfter(current, scan.ended, ctx.now()),
       at: isoNow(ctx),
     });
   } catch (err) {

@@ -27,6 +27,14 @@ export const WriterView = z
     ended: z.boolean().describe('a writer.end is stored'),
     agent: z.string().nullable().describe('meta.agent of its writer.start, when it had one'),
     updated_at: Instant.describe('when a chunk of it was last stored'),
+    digest: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .nullable()
+      .optional()
+      .describe(
+        "the chained SHA-256 of the segment's stored chunks (lib/audit/chain.ts nextChain, from 64 zeros): what an upload compares its file's prefix with; null for a writer stored before digests were kept, until its next chunk",
+      ),
   })
   .meta({ id: 'WriterView', description: "what is stored of one writer's segment" });
 export type WriterView = z.infer<typeof WriterView>;

@@ -50,7 +50,8 @@ export async function getWriter({
   const rec = await ctx.state.getWriter(ctx.tenant, sid, w);
   if (!rec) throw notFound('writer');
   await requireStored(ctx, sid, rec);
-  return writerView(rec);
+  // Only here, not in the session's writer list: where an upload resumes, it checks its prefix (issue 15.1).
+  return { ...writerView(rec), digest: rec.chain };
 }
 
 /**
