@@ -11,7 +11,7 @@
  * object the head does not name yet, which the next write adopts (it chains from the head) rather than
  * failing at that seq forever.
  */
-import { canonicalJson, digestHash, GENESIS_CHAIN, signingInput } from '../audit/chain.js';
+import { canonicalJson, digestHash, GENESIS_CHAIN } from '../audit/chain.js';
 import {
   DIGEST_FORMAT,
   type DigestChunk,
@@ -21,7 +21,7 @@ import {
   SIGNATURE_ALGORITHM,
   SignedDigest,
 } from '../audit/schemas.js';
-import type { SigningKey } from '../audit/signer.js';
+import { signDigest } from '../audit/signature.js';
 import {
   DigestConflictError,
   type DigestHead,
@@ -333,10 +333,4 @@ function messageOf(err: unknown): string {
   if (err instanceof Error)
     return err.name && err.name !== 'Error' ? `${err.name}: ${err.message}` : err.message;
   return String(err);
-}
-
-// TODO(issue 15, B): use lib/audit/signature.ts `signDigest` once it lands; this is its minimal equivalent.
-async function signDigest(record: DigestRecord, key: SigningKey): Promise<SignedDigest> {
-  const signature = Buffer.from(await key.sign(signingInput(record))).toString('base64');
-  return { ...record, signature };
 }
