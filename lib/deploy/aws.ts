@@ -19,6 +19,7 @@ import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { Limits } from '../service/limits.js';
 import { DynamoStateStore } from '../store/dynamo-state-store.js';
 import type { StateStore, Stores } from '../store/ports.js';
+import { S3DigestStore } from '../store/s3-digest-store.js';
 import { S3SegmentStore } from '../store/s3-segment-store.js';
 
 /** The SDK clients of a deployment, made once (per Lambda cold start) and reused by every request. */
@@ -62,7 +63,7 @@ export interface AwsStoresOptions {
   table: string;
 }
 
-/** The AWS stores: S3 segments and DynamoDB state, over the caller's clients. */
+/** The AWS stores: S3 segments, S3 digests (in the segments bucket) and DynamoDB state, over the caller's clients. */
 export function openAwsStores(opts: AwsStoresOptions): Stores {
   return {
     segments: new S3SegmentStore({
@@ -71,6 +72,8 @@ export function openAwsStores(opts: AwsStoresOptions): Stores {
       ...(opts.staleAfterMs !== undefined ? { staleAfterMs: opts.staleAfterMs } : {}),
     }),
     state: new DynamoStateStore({ tableName: opts.table, client: opts.dynamo }),
+    // under each session's prefix of the segments bucket (issue 15)
+    digests: new S3DigestStore({ client: opts.s3, bucket: opts.bucket }),
   };
 }
 

@@ -5,13 +5,14 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { FsDigestStore } from '../store/fs-digest-store.js';
 import { FsSegmentStore } from '../store/fs-segment-store.js';
 import type { Stores } from '../store/ports.js';
 import { SqliteStateStore } from '../store/sqlite-state-store.js';
 
 /**
- * The local (embedded) stores in a data directory (created if missing): segments under `tenants/…`
- * (DESIGN §5) and the state in `state.sqlite`. The caller closes `state` when done.
+ * The local (embedded) stores in a data directory (created if missing): segments and the audit digests
+ * under `tenants/…` (DESIGN §5, §6b) and the state in `state.sqlite`. The caller closes `state` when done.
  * @throws the filesystem's error when the directory cannot be made; better-sqlite3's when the database
  *   cannot be opened (e.g. SQLITE_CANTOPEN, SQLITE_NOTADB)
  */
@@ -20,5 +21,6 @@ export function openLocalStores(dataDir: string): Stores {
   return {
     segments: new FsSegmentStore(dataDir),
     state: new SqliteStateStore(join(dataDir, 'state.sqlite')),
+    digests: new FsDigestStore(dataDir),
   };
 }

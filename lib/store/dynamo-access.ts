@@ -51,6 +51,8 @@ export type StateMethod = Exclude<keyof StateStore, 'close'>;
 
 const get = (pk: string): DynamoAccess => ({ action: 'GetItem', pk });
 const put = (pk: string): DynamoAccess => ({ action: 'PutItem', pk });
+const del = (pk: string): DynamoAccess => ({ action: 'DeleteItem', pk });
+const check = (pk: string): DynamoAccess => ({ action: 'ConditionCheckItem', pk });
 const upd = (pk: string): DynamoAccess => ({ action: 'UpdateItem', pk });
 const query = (pk: string, index?: string): DynamoAccess => ({
   action: 'Query',
@@ -79,8 +81,9 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   listWriters: [query('T#')],
   getChunk: [get('T#')],
   listChunks: [query('T#')],
-  // reads the writer, then one transaction: writer, chunk record, session index, usage shard
-  advanceWriter: [get('T#'), upd('T#'), put('T#')],
+  // reads the writer, then one transaction: writer, chunk record, session index, usage shard, and the
+  // session's digest due mark `DIGEST_DUE#{shard}` when the chunk makes it due (issue 15)
+  advanceWriter: [get('T#'), upd('T#'), put('T#'), put('DIGEST_DUE#')],
   tenantUsage: [query('T#')],
   getSession: [get('T#')],
   countSessions: [query('T#')],
@@ -95,6 +98,12 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   listWork: [query('T#'), query('T#', 'gsi1')],
   // a conditional Put of `T#{tenant}#KEY#…`; when it is claimed already, a Get of the claim
   claimKey: [put('T#'), get('T#')],
+  getDigestHead: [get('T#')],
+  // one transaction: the head `T#{tenant}#S#{sid}`/DIGEST, the due mark put or deleted, a check of the
+  // session item's bytes; a Get of the head to name the seq a conflict found
+  putDigestHead: [put('T#'), put('DIGEST_DUE#'), del('DIGEST_DUE#'), check('T#'), get('T#')],
+  // one query per due-mark shard
+  listDigestsDue: [query('DIGEST_DUE#')],
 };
 
 /** `STATE_STORE_ACCESS` of the given methods, then `more`, without repeats. */

@@ -111,6 +111,8 @@ export function toWriter(item: Item): WriterRecord {
     last_seq: (item.last_seq as number | undefined) ?? null,
     ended: item.ended === true,
     agent: (item.agent as string | undefined) ?? null,
+    // absent on a writer indexed before chains were kept (issue 15)
+    chain: (item.chain as string | undefined) ?? null,
     created_at: item.created_at as string,
     updated_at: item.updated_at as string,
   };

@@ -20,6 +20,8 @@
  * | tenant usage    | `T#{tenant}`           | `USAGE#{shard 0-7}`     |                       |                      |
  * | claimed key     | `T#{tenant}#KEY#{sha256(scope, key)}` | `KEY`    |                       |                      |
  * | rate-limit count| `RL#{token id}`        | `{window start, s}`     |                       |                      |
+ * | digest head     | `T#{tenant}#S#{sid}`   | `DIGEST`                |                       |                      |
+ * | digest due mark | `DIGEST_DUE#{shard 0-15}` | `{tenant}#{sid}`     |                       |                      |
  *
  * The session's `gsi1sk` is its `updated_at` followed by `#{sid}`: the board still reads by `updated_at`
  * (ISO 8601 strings of one length sort by time), and sessions updated in the same millisecond page in
@@ -32,6 +34,10 @@
  * spread over `USAGE_SHARDS` items chosen by session id: one item would be written by every chunk of the
  * tenant, and concurrent transactions on one item cancel each other (`TransactionConflict`). Reading the
  * usage sums the shards (one query of a few small items).
+ *
+ * A session due an audit digest (issue 15) has one mark item in one of `DIGEST_DUE_SHARDS` partitions
+ * (chosen by tenant and session id), so that the digester finds the due sessions of every tenant with
+ * one query per shard, and no single partition takes every ingest's mark.
  */
 import type { CreateTableCommandInput, UpdateTimeToLiveCommandInput } from '@aws-sdk/client-dynamodb';
 
@@ -80,6 +86,13 @@ export const keys = {
   usage: (tenant: string, shard: number): ItemKey => ({ pk: `T#${tenant}`, sk: `${USAGE_PREFIX}${shard}` }),
   /** a claimed key (`StateStore.claimKey`): `hash` is the SHA-256 of its scope and key, hex */
   claim: (tenant: string, hash: string): ItemKey => ({ pk: `T#${tenant}#KEY#${hash}`, sk: 'KEY' }),
+  /** the newest audit digest of a session (`DigestHead`, issue 15) */
+  digestHead: (tenant: string, sid: string): ItemKey => ({ pk: sessionPk(tenant, sid), sk: 'DIGEST' }),
+  /** the mark of a session due a digest, in its shard (`digestDueShard`) */
+  digestDue: (tenant: string, sid: string): ItemKey => ({
+    pk: digestDuePk(digestDueShard(tenant, sid)),
+    sk: `${tenant}#${sid}`,
+  }),
   /** a fixed-window request counter of one token (`windowStart` in epoch seconds) */
   rateLimit: (tokenId: string, windowStart: number): ItemKey => ({
     pk: `RL#${tokenId}`,
@@ -98,9 +111,28 @@ export const USAGE_PREFIX = 'USAGE#';
 
 /** The usage shard of a session: FNV-1a of its id, so a session's chunks always add to one item. */
 export function usageShard(sid: string): number {
+  return fnv1a(sid) % USAGE_SHARDS;
+}
+
+/** FNV-1a (32 bits) of the UTF-16 code units of `s`. */
+function fnv1a(s: string): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < sid.length; i++) h = Math.imul(h ^ sid.charCodeAt(i), 0x01000193) >>> 0;
-  return h % USAGE_SHARDS;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+/** How many partitions the digest due marks are spread over, and their partition key prefix. */
+export const DIGEST_DUE_SHARDS = 16;
+export const DIGEST_DUE_PREFIX = 'DIGEST_DUE#';
+
+/** The partition of due marks of one shard: `DIGEST_DUE#{shard}`. */
+export function digestDuePk(shard: number): string {
+  return `${DIGEST_DUE_PREFIX}${shard}`;
+}
+
+/** The due-mark shard of a session: FNV-1a of `{tenant}#{sid}`, 0 to 15. */
+export function digestDueShard(tenant: string, sid: string): number {
+  return fnv1a(`${tenant}#${sid}`) % DIGEST_DUE_SHARDS;
 }
 
 /** GSI keys: a tenant's tokens in creation order, and its board (sessions by last activity). */

@@ -18,6 +18,8 @@ import {
   type QueryCommandInput,
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
+import type { DigestDue, DigestHead } from './digest-ports.js';
+import { DynamoDigestIndex, dueMarkPut } from './dynamo-digest-index.js';
 import {
   cancellationCodes,
   compact,
@@ -82,6 +84,7 @@ export class DynamoStateStore implements StateStore {
   private readonly owned: DynamoDBClient | null;
   private readonly tokens: DynamoTokenItems;
   private readonly items: DynamoStatusWorkItems;
+  private readonly digests: DynamoDigestIndex;
 
   constructor(opts: DynamoStateStoreOptions) {
     this.table = opts.tableName;
@@ -97,6 +100,7 @@ export class DynamoStateStore implements StateStore {
     };
     this.tokens = new DynamoTokenItems(primitives);
     this.items = new DynamoStatusWorkItems(primitives);
+    this.digests = new DynamoDigestIndex(primitives);
   }
 
   // ---- tenants: `TENANT#{name}` / `TENANT`
@@ -225,7 +229,9 @@ export class DynamoStateStore implements StateStore {
    * 2. the chunk record, on condition `attribute_not_exists(pk)`;
    * 3. the session index: ADD lines, bytes (and writers 1 for a new writer), SET updated_at and its
    *    board keys;
-   * 4. the tenant's usage (the session's shard of it): ADD bytes.
+   * 4. the tenant's usage (the session's shard of it): ADD bytes;
+   * 5. only when `next.digest_due`: the session's digest due mark (dynamo-digest-index.ts), at `next.at`.
+   * The writer and the chunk record keep `chain` (issue 15).
    * Lengths only grow, so a writer found at `from` when the transaction commits is the one read.
    * @throws StateConflictError (with the stored length) when the writer is not at `fromLength`
    */
@@ -253,6 +259,7 @@ export class DynamoStateStore implements StateStore {
           lines: next.lines,
           ended: next.ended,
           updated_at: next.at,
+          chain: next.chain,
           ...(next.last_seq === null ? {} : { last_seq: next.last_seq }),
         },
         setIfAbsent: { created_at: next.at, ...(next.agent === null ? {} : { agent: next.agent }) },
@@ -270,6 +277,7 @@ export class DynamoStateStore implements StateStore {
       sha256: c.sha256,
       lines: c.lines,
       last_seq: c.last_seq,
+      chain: c.chain,
     });
     const session = update({
       set: { tenant, sid, updated_at: next.at, ...gsiKeys.board(tenant, next.at, sid) },
@@ -283,6 +291,7 @@ export class DynamoStateStore implements StateStore {
         { Put: { TableName: this.table, Item: chunk, ConditionExpression: 'attribute_not_exists(pk)' } },
         { Update: { TableName: this.table, Key: keys.session(tenant, sid), ...session } },
         { Update: { TableName: this.table, Key: keys.usage(tenant, usageShard(sid)), ...usage } },
+        ...(next.digest_due ? [dueMarkPut(this.table, tenant, sid, next.at)] : []),
       ]);
     } catch (err) {
       const codes = cancellationCodes(err);
@@ -391,6 +400,27 @@ export class DynamoStateStore implements StateStore {
     return this.items.mergeSessionSummary(tenant, sid, delta, at);
   }
 
+  // ---- audit digest heads and due marks: dynamo-digest-index.ts
+
+  getDigestHead(tenant: string, sid: string): Promise<DigestHead | null> {
+    return this.digests.getDigestHead(tenant, sid);
+  }
+
+  putDigestHead(
+    tenant: string,
+    sid: string,
+    prevSeq: number | null,
+    head: DigestHead,
+    nextDue: string | null,
+    expectBytes: number,
+  ): Promise<void> {
+    return this.digests.putDigestHead(tenant, sid, prevSeq, head, nextDue, expectBytes);
+  }
+
+  listDigestsDue(now: string, limit: number): Promise<DigestDue[]> {
+    return this.digests.listDigestsDue(now, limit);
+  }
+
   // ---- status and work items: dynamo-status-work.ts
 
   putStatus(st: StatusRecord): Promise<void> {
@@ -473,5 +503,6 @@ function toChunk(item: Item): ChunkRecord {
     sha256: item.sha256 as string,
     lines: item.lines as number,
     last_seq: (item.last_seq as number | undefined) ?? null,
+    ...(typeof item.chain === 'string' ? { chain: item.chain } : {}),
   };
 }

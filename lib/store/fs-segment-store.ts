@@ -4,18 +4,13 @@
  * writer are serialized by an in-process mutex (the state store's conditional advance guards the index).
  */
 import { createReadStream, type Stats } from 'node:fs';
-import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { type FileHandle, open, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { Mutex } from 'async-mutex';
+import { foldersUp, makeFolders, storageFault, syncFolder } from './fs-durable.js';
 import { assertSegmentKey } from './keys.js';
 import type { ReadSegmentOptions, SegmentKey, SegmentStore } from './ports.js';
-import {
-  type ByteRange,
-  errorCode,
-  SegmentDataLossError,
-  StorageFaultError,
-  storageFaultKind,
-} from './storage-errors.js';
+import { type ByteRange, SegmentDataLossError, StorageFaultError } from './storage-errors.js';
 
 /** How far `tornTail` reads back at a time, looking for the last newline before a torn tail. */
 const TAIL_WINDOW = 64 * 1024;
@@ -80,54 +75,19 @@ export class FsSegmentStore implements SegmentStore {
     });
   }
 
-  /**
-   * `mkdir -p dir`. Node's recursive mkdir reports ENOENT when a folder cannot be made on a read-only
-   * filesystem (EROFS) and for some other refusals: on a failure the folders are made again one at a time
-   * from the data directory down, so the error is the disk's own (EROFS, EACCES, ENOSPC, ENOTDIR).
-   */
-  private async makeFolders(dir: string): Promise<void> {
-    try {
-      await mkdir(dir, { recursive: true });
-      return;
-    } catch (err) {
-      if (errorCode(err) !== 'ENOENT') throw err;
-    }
-    const top = resolve(this.root);
-    let at = top;
-    for (const part of relative(top, resolve(dir)).split(sep)) {
-      at = join(at, part);
-      try {
-        await mkdir(at);
-      } catch (err) {
-        if (errorCode(err) !== 'EEXIST') throw err;
-      }
-    }
+  /** `mkdir -p dir` under the data directory, reporting the disk's own error (fs-durable.ts). */
+  private makeFolders(dir: string): Promise<void> {
+    return makeFolders(this.root, dir);
   }
 
   /**
-   * fsyncs each folder from the one holding `path` up to the data directory (Linux syncs a folder opened
-   * read-only), deepest first. All of them, not only those `mkdir` created now: an attempt that crashed
-   * between its `mkdir` and its syncs left folders that exist but may not be on disk. Five small syncs,
-   * once per segment.
+   * fsyncs each folder from the one holding `path` up to the data directory, deepest first. All of them,
+   * not only those `mkdir` created now: an attempt that crashed between its `mkdir` and its syncs left
+   * folders that exist but may not be on disk. Five small syncs, once per segment.
    * @throws StorageFaultError when the disk refuses (then nothing is acknowledged; a retry syncs again)
    */
   private async syncFolders(path: string): Promise<void> {
-    const top = resolve(this.root);
-    for (let dir = resolve(dirname(path)); dir.startsWith(top); dir = dirname(dir)) {
-      await this.storage(
-        'sync',
-        async () => {
-          const fh = await open(dir, 'r');
-          try {
-            await fh.sync();
-          } finally {
-            await fh.close();
-          }
-        },
-        dir,
-      );
-      if (dir === top || dirname(dir) === dir) break;
-    }
+    for (const dir of foldersUp(this.root, path)) await this.storage('sync', () => syncFolder(dir), dir);
   }
 
   /**
@@ -164,19 +124,9 @@ export class FsSegmentStore implements SegmentStore {
     }
   }
 
-  /**
-   * `err` as a `StorageFaultError` when the disk refused (full, read-only, permission) or the data
-   * directory is laid out wrong, else `err`. A layout fault names `path`: the operator must find the
-   * entry of the wrong kind (as a data loss names its segment); the others name the data directory.
-   */
+  /** `err` as a `StorageFaultError` when the disk refused or the layout is wrong (fs-durable.ts), else `err`. */
   private fault(err: unknown, op: string, path?: string): unknown {
-    // mkdir -p of a session folder whose path is a file: EEXIST, the same fault as ENOTDIR below it.
-    const code = op === 'open' && errorCode(err) === 'EEXIST' ? 'ENOTDIR' : errorCode(err);
-    const kind = code === 'ENOTDIR' ? 'layout' : storageFaultKind(err);
-    if (kind === null || code === null) return err;
-    const where =
-      kind === 'layout' && path ? `${op} of ${path}` : `${op} of a segment file under ${this.root}`;
-    return new StorageFaultError(kind, code, where, { cause: err });
+    return storageFault(err, op, `a segment file under ${this.root}`, path);
   }
 
   /**

@@ -24,6 +24,36 @@ export function assertSegmentKey(key: SegmentKey): void {
 }
 
 /**
+ * The tenant and session id of a session-level key (its digests, issue 15).
+ * @throws TypeError when either is not a valid tenant name or session id
+ */
+export function assertSessionKey(tenant: string, sid: string): void {
+  if (!isTenantName(tenant)) throw new TypeError(`invalid tenant in storage key: ${JSON.stringify(tenant)}`);
+  if (!isId('s', sid)) throw new TypeError(`invalid session id in storage key: ${JSON.stringify(sid)}`);
+}
+
+/** Largest digest seq a `{seq:09}` name can hold. */
+export const MAX_DIGEST_SEQ = 999_999_999;
+
+/**
+ * The name of digest `seq` of a session: `{seq:09}.json`, e.g. `000000001.json` (issue 15, DESIGN §6b).
+ * @throws RangeError for a seq that is not an integer from 1 to 999,999,999
+ */
+export function digestName(seq: number): string {
+  if (!Number.isSafeInteger(seq) || seq < 1 || seq > MAX_DIGEST_SEQ) {
+    throw new RangeError(`digest seq must be an integer from 1 to ${MAX_DIGEST_SEQ}, not ${seq}`);
+  }
+  return `${String(seq).padStart(9, '0')}.json`;
+}
+
+/** The seq a digest's name (`digestName`) stands for, or null for any other name. */
+export function digestSeqOf(name: string): number | null {
+  const m = /^(\d{9})\.json$/.exec(name);
+  const seq = m ? Number(m[1]) : 0;
+  return seq >= 1 ? seq : null;
+}
+
+/**
  * The store's cursor of the session listing: the position just after session `sid` updated at
  * `updatedAt`, as base64url of `[updatedAt, sid]`. Clients never see it bare: the service signs it
  * (lib/service/cursors.ts).

@@ -387,21 +387,21 @@ function status(err: unknown): number | undefined {
 }
 
 /** 412: `If-None-Match: *` found an object, or `If-Match` a different ETag. */
-function isPreconditionFailed(err: unknown): boolean {
+export function isPreconditionFailed(err: unknown): boolean {
   return err instanceof S3ServiceException && (err.name === 'PreconditionFailed' || status(err) === 412);
 }
 
 /** 409: a concurrent conditional write of the same key; S3 says to try again. */
-function isConditionalConflict(err: unknown): boolean {
+export function isConditionalConflict(err: unknown): boolean {
   return (
     err instanceof S3ServiceException && (err.name === 'ConditionalRequestConflict' || status(err) === 409)
   );
 }
 
-function isNotFound(err: unknown): boolean {
+export function isNotFound(err: unknown): boolean {
   return err instanceof S3ServiceException && (err.name === 'NoSuchKey' || status(err) === 404);
 }
 
-function sleep(ms: number): Promise<void> {
+export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }

@@ -4,6 +4,7 @@
  * previous value, as DynamoDB's condition expressions do on AWS.
  */
 import Database from 'better-sqlite3';
+import type { DigestDue, DigestHead } from './digest-ports.js';
 import { decodeCursor, encodeCursor } from './keys.js';
 import {
   type ChunkRecord,
@@ -20,6 +21,7 @@ import {
   type WriterAdvance,
   type WriterRecord,
 } from './ports.js';
+import { addDigestSchema, CHUNK_COLUMNS, SqliteDigestIndex, toChunkRecord } from './sqlite-digest-index.js';
 import { SqliteStatusWorkItems } from './sqlite-status-work.js';
 import { addSummaryColumns, listSummaries, mergeSummaryRow, SESSION_COLUMNS } from './sqlite-summary.js';
 
@@ -83,6 +85,7 @@ export class SqliteStateStore implements StateStore {
     q: (sql: string) => this.q(sql),
   };
   private readonly items = new SqliteStatusWorkItems(this.primitives);
+  private readonly digests = new SqliteDigestIndex(this.primitives);
 
   private q(sql: string): Database.Statement {
     let st = this.statements.get(sql);
@@ -141,6 +144,11 @@ export class SqliteStateStore implements StateStore {
         // A database from before the overview's session summary (issue 14.1): its columns are added.
         addSummaryColumns({ exec: (sql) => this.db.exec(sql), q: (sql) => this.q(sql) }, () =>
           this.db.pragma('table_info(sessions)'),
+        );
+        // A database from before the audit digests (issue 15): chain and due columns, the digest heads.
+        addDigestSchema(
+          (sql) => this.db.exec(sql),
+          (table) => this.db.pragma(`table_info(${table})`) as Array<{ name: string }>,
         );
       })
       .immediate();
@@ -238,9 +246,9 @@ export class SqliteStateStore implements StateStore {
 
   async getChunk(tenant: string, sid: string, w: string, offset: number): Promise<ChunkRecord | null> {
     const row = this.q(
-      'SELECT offset, length, sha256, lines, last_seq FROM chunks WHERE tenant = ? AND sid = ? AND w = ? AND offset = ?',
-    ).get(tenant, sid, w, offset) as ChunkRecord | undefined;
-    return row ?? null;
+      `SELECT ${CHUNK_COLUMNS} FROM chunks WHERE tenant = ? AND sid = ? AND w = ? AND offset = ?`,
+    ).get(tenant, sid, w, offset) as Row | undefined;
+    return row ? toChunkRecord(row) : null;
   }
 
   async listChunks(
@@ -250,9 +258,10 @@ export class SqliteStateStore implements StateStore {
     from: number,
     limit: number,
   ): Promise<ChunkRecord[]> {
-    return this.q(
-      'SELECT offset, length, sha256, lines, last_seq FROM chunks WHERE tenant = ? AND sid = ? AND w = ? AND offset >= ? ORDER BY offset LIMIT ?',
-    ).all(tenant, sid, w, from, limit) as ChunkRecord[];
+    const rows = this.q(
+      `SELECT ${CHUNK_COLUMNS} FROM chunks WHERE tenant = ? AND sid = ? AND w = ? AND offset >= ? ORDER BY offset LIMIT ?`,
+    ).all(tenant, sid, w, from, limit) as Row[];
+    return rows.map(toChunkRecord);
   }
 
   async advanceWriter(
@@ -271,10 +280,10 @@ export class SqliteStateStore implements StateStore {
         throw new StateConflictError(`writer ${w} is at ${curLength} bytes, not ${fromLength}`, curLength);
       }
       this.q(
-        `INSERT INTO writers (tenant, sid, w, length, lines, last_seq, ended, agent, created_at, updated_at)
-           VALUES (@tenant, @sid, @w, @length, @lines, @last_seq, @ended, @agent, @at, @at)
+        `INSERT INTO writers (tenant, sid, w, length, lines, last_seq, ended, agent, chain, created_at, updated_at)
+           VALUES (@tenant, @sid, @w, @length, @lines, @last_seq, @ended, @agent, @chain, @at, @at)
            ON CONFLICT (tenant, sid, w) DO UPDATE SET length = @length, lines = @lines, last_seq = @last_seq,
-             ended = @ended, agent = COALESCE(agent, @agent), updated_at = @at`,
+             ended = @ended, agent = COALESCE(agent, @agent), chain = @chain, updated_at = @at`,
       ).run({
         tenant,
         sid,
@@ -284,12 +293,13 @@ export class SqliteStateStore implements StateStore {
         last_seq: next.last_seq,
         ended: next.ended ? 1 : 0,
         agent: next.agent,
+        chain: next.chain,
         at: next.at,
       });
       const c = next.chunk;
       this.q(
-        'INSERT INTO chunks (tenant, sid, w, offset, length, sha256, lines, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      ).run(tenant, sid, w, c.offset, c.length, c.sha256, c.lines, c.last_seq);
+        'INSERT INTO chunks (tenant, sid, w, offset, length, sha256, lines, last_seq, chain) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ).run(tenant, sid, w, c.offset, c.length, c.sha256, c.lines, c.last_seq, c.chain ?? null);
       this.q(
         `INSERT INTO sessions (tenant, sid, created_at, updated_at, writers, lines, bytes)
            VALUES (@tenant, @sid, @at, @at, 1, @dl, @db)
@@ -301,6 +311,7 @@ export class SqliteStateStore implements StateStore {
         `INSERT INTO tenant_usage (tenant, bytes) VALUES (@tenant, @db)
            ON CONFLICT (tenant) DO UPDATE SET bytes = bytes + @db`,
       ).run({ tenant, db: next.length - curLength });
+      if (next.digest_due) this.digests.markDue(tenant, sid, next.at);
     });
     tx();
   }
@@ -357,6 +368,27 @@ export class SqliteStateStore implements StateStore {
     mergeSummaryRow(this.primitives, tenant, sid, delta, at);
   }
 
+  // ---- audit digest heads and due marks: sqlite-digest-index.ts
+
+  getDigestHead(tenant: string, sid: string): Promise<DigestHead | null> {
+    return this.digests.getDigestHead(tenant, sid);
+  }
+
+  putDigestHead(
+    tenant: string,
+    sid: string,
+    prevSeq: number | null,
+    head: DigestHead,
+    nextDue: string | null,
+    expectBytes: number,
+  ): Promise<void> {
+    return this.digests.putDigestHead(tenant, sid, prevSeq, head, nextDue, expectBytes);
+  }
+
+  listDigestsDue(now: string, limit: number): Promise<DigestDue[]> {
+    return this.digests.listDigestsDue(now, limit);
+  }
+
   // ---- status, work items and claimed keys: sqlite-status-work.ts
 
   putStatus(st: StatusRecord): Promise<void> {
@@ -398,5 +430,9 @@ function toToken(row: Row): TokenRecord {
 }
 
 function toWriter(row: Row): WriterRecord {
-  return { ...(row as unknown as WriterRecord), ended: row.ended === 1 };
+  return {
+    ...(row as unknown as WriterRecord),
+    ended: row.ended === 1,
+    chain: (row.chain as string | null) ?? null,
+  };
 }

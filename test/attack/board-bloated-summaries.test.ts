@@ -37,6 +37,8 @@ describe('the overview over summaries filled to their bounds', () => {
         ended: false,
         agent: 'a',
         chunk: { offset: 0, length: 100, sha256: '0'.repeat(64), lines: 1, last_seq: 0 },
+        chain: '0'.repeat(64),
+        digest_due: false,
         at,
       });
       await state.mergeSessionSummary('local', sid, {

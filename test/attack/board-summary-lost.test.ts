@@ -15,6 +15,7 @@ import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { openSession } from '../../lib/log/index.js';
+import { FsDigestStore } from '../../lib/store/fs-digest-store.js';
 import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
 import type { SummaryDelta } from '../../lib/store/ports.js';
 import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
@@ -45,6 +46,7 @@ const srv = useServer({
     return {
       segments: new FsSegmentStore(dataDir),
       state: new FlakySummaryStore(join(dataDir, 'state.sqlite')),
+      digests: new FsDigestStore(dataDir),
     };
   },
 });

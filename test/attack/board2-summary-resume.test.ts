@@ -15,6 +15,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { ApiClient } from '../../lib/client/client.js';
 import { uploadSession } from '../../lib/client/upload.js';
 import { openSession } from '../../lib/log/index.js';
+import { FsDigestStore } from '../../lib/store/fs-digest-store.js';
 import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
 import type { SummaryDelta } from '../../lib/store/ports.js';
 import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
@@ -38,6 +39,7 @@ const srv = useServer({
     return {
       segments: new FsSegmentStore(dataDir),
       state: new ThrottledSummaryStore(join(dataDir, 'state.sqlite')),
+      digests: new FsDigestStore(dataDir),
     };
   },
 });

@@ -63,6 +63,8 @@ export function advanceOf(
   totals: { lines: number; when: number } & Partial<Omit<WriterAdvance, 'chunk' | 'at'>>,
 ): WriterAdvance {
   const last_seq = totals.last_seq === undefined ? totals.lines : totals.last_seq;
+  // a stand-in for lib/audit/chain.ts nextChain: the store keeps what it is given (issue 15)
+  const chain = totals.chain ?? createHash('sha256').update(randomBytes(16)).digest('hex');
   return {
     length: from + bytes,
     lines: totals.lines,
@@ -70,6 +72,8 @@ export function advanceOf(
     ended: totals.ended ?? false,
     agent: totals.agent ?? null,
     at: at(totals.when),
+    chain,
+    digest_due: totals.digest_due ?? false,
     chunk: {
       offset: from,
       length: bytes,
@@ -78,6 +82,7 @@ export function advanceOf(
         .digest('hex'),
       lines: totals.lines,
       last_seq,
+      chain,
     },
   };
 }
@@ -268,6 +273,7 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
           last_seq: 3,
           ended: false,
           agent: 'claude-code',
+          chain: a.chain,
           created_at: at(1),
           updated_at: at(1),
         });
@@ -303,6 +309,7 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
             last_seq: null,
             ended: true,
             agent: 'late-agent',
+            chain: third.chain,
             created_at: at(1),
             updated_at: at(3),
           });

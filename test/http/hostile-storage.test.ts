@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTenant } from '../../lib/service/index.js';
+import { FsDigestStore } from '../../lib/store/fs-digest-store.js';
 import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
 import type { WriterAdvance } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
@@ -100,7 +101,7 @@ const srv = useServer({
   tenants: ['acme'],
   stores: (dataDir) => {
     faulty = { fs: new FaultyFs(dataDir), state: new FaultyState(':memory:') };
-    return { segments: faulty.fs, state: faulty.state };
+    return { segments: faulty.fs, state: faulty.state, digests: new FsDigestStore(dataDir) };
   },
   // A storage fault is answered and logged on purpose (the operator's detail): nothing else may be.
   mayLog: /^answered \d{3} [a-z_]+/,

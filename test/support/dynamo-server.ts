@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll } from 'vitest';
 import type { Scope } from '../../lib/service/scopes.js';
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { FsDigestStore } from '../../lib/store/fs-digest-store.js';
 import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
 import { type DynamoLocal, startDynamoLocal } from './dynamodb-local.js';
 import { useServer } from './server.js';
@@ -29,6 +30,7 @@ export function useDynamoServer<K extends string>(tokens: Record<K, Scope[]>) {
       return {
         segments: new FsSegmentStore(dataDir),
         state: new DynamoStateStore({ tableName: table, client: dynamo!.client }),
+        digests: new FsDigestStore(dataDir),
       };
     },
   });

@@ -1,0 +1,164 @@
+/**
+ * The audit digest index of `DynamoStateStore` (issue 15, DESIGN §6b; the ports are digest-ports.ts):
+ * each session's newest digest in its partition (`T#{tenant}#S#{sid}` / `DIGEST`), and the sessions due a
+ * digest as mark items spread over 16 partitions (`DIGEST_DUE#{shard}` / `{tenant}#{sid}`, attribute
+ * `due_at`), so the digester finds the due sessions of every tenant with one query per shard. Layout:
+ * dynamo-schema.ts. The store delegates here, as to dynamo-status-work.ts.
+ */
+import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { DigestDue, DigestHead } from './digest-ports.js';
+import { cancellationCodes, type Item, type TransactItem } from './dynamo-items.js';
+import { DIGEST_DUE_SHARDS, digestDuePk, type ItemKey, keys, PK } from './dynamo-schema.js';
+import { StateConflictError } from './ports.js';
+
+/** What the index borrows of the store: its table, reads and transactions. */
+export interface DynamoDigestPrimitives {
+  table: string;
+  get(key: ItemKey): Promise<Item | null>;
+  queryAll(input: Omit<QueryCommandInput, 'TableName'>): Promise<Item[]>;
+  transact(items: TransactItem[]): Promise<void>;
+}
+
+/**
+ * The Put of a session's due mark at `at`, for a transaction (`advanceWriter` adds it only when the
+ * chunk marks the session due, so an ordinary chunk writes no extra item). It replaces any mark the
+ * session had, as SQLite's `markDue` does.
+ */
+export function dueMarkPut(table: string, tenant: string, sid: string, at: string): TransactItem {
+  return { Put: { TableName: table, Item: { ...keys.digestDue(tenant, sid), tenant, sid, due_at: at } } };
+}
+
+/** The `DigestIndex` methods on DynamoDB. */
+export class DynamoDigestIndex {
+  constructor(private readonly x: DynamoDigestPrimitives) {}
+
+  async getDigestHead(tenant: string, sid: string): Promise<DigestHead | null> {
+    const item = await this.x.get(keys.digestHead(tenant, sid));
+    return item ? toHead(item) : null;
+  }
+
+  /**
+   * One `TransactWriteItems`: the head Put on condition of the stored seq (`attribute_not_exists` for
+   * `prevSeq` null), the due mark Put at `nextDue` (Delete when null), and a ConditionCheck that the
+   * session item still holds `expectBytes`. When only that check fails (a chunk came meanwhile), the
+   * transaction is sent again with the mark at `head.at` and no check (see the port).
+   * @throws StateConflictError when the stored head's seq is not `prevSeq`
+   */
+  async putDigestHead(
+    tenant: string,
+    sid: string,
+    prevSeq: number | null,
+    head: DigestHead,
+    nextDue: string | null,
+    expectBytes: number,
+  ): Promise<void> {
+    const item: TransactItem = {
+      Put: {
+        TableName: this.x.table,
+        Item: {
+          ...keys.digestHead(tenant, sid),
+          tenant,
+          sid,
+          seq: head.seq,
+          sha256: head.sha256,
+          signature: head.signature,
+          at: head.at,
+          // one string rather than a list of maps: no attribute names repeated per writer
+          writers_json: JSON.stringify(head.writers),
+          closed: head.closed,
+          unchanged: head.unchanged,
+          changed_at: head.changed_at,
+        },
+        ...(prevSeq === null
+          ? { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PK } }
+          : {
+              ConditionExpression: '#seq = :prev',
+              ExpressionAttributeNames: { '#seq': 'seq' },
+              ExpressionAttributeValues: { ':prev': prevSeq },
+            }),
+      },
+    };
+    const mark = (due: string | null): TransactItem =>
+      due === null
+        ? { Delete: { TableName: this.x.table, Key: keys.digestDue(tenant, sid) } }
+        : dueMarkPut(this.x.table, tenant, sid, due);
+    // A session item never made holds no bytes: it matches an expectation of 0.
+    const unchanged: TransactItem = {
+      ConditionCheck: {
+        TableName: this.x.table,
+        Key: keys.session(tenant, sid),
+        ConditionExpression:
+          expectBytes === 0 ? 'attribute_not_exists(#bytes) OR #bytes = :expect' : '#bytes = :expect',
+        ExpressionAttributeNames: { '#bytes': 'bytes' },
+        ExpressionAttributeValues: { ':expect': expectBytes },
+      },
+    };
+    try {
+      await this.x.transact([item, mark(nextDue), unchanged]);
+      return;
+    } catch (err) {
+      const codes = cancellationCodes(err);
+      if (codes[0] === 'ConditionalCheckFailed') throw await this.conflict(tenant, sid, prevSeq);
+      if (codes[2] !== 'ConditionalCheckFailed') throw err;
+    }
+    try {
+      await this.x.transact([item, mark(head.at)]);
+    } catch (err) {
+      if (cancellationCodes(err)[0] === 'ConditionalCheckFailed') {
+        throw await this.conflict(tenant, sid, prevSeq);
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * A strongly consistent Query of each of the 16 mark partitions (filter `due_at <= now`, every page),
+   * merged earliest first (ties by tenant, then sid, as SQLite orders them), the first `limit` kept. Reads
+   * every mark of the table once per call: ~16 small queries while few sessions are open.
+   */
+  async listDigestsDue(now: string, limit: number): Promise<DigestDue[]> {
+    const shards = await Promise.all(
+      Array.from({ length: DIGEST_DUE_SHARDS }, (_, shard) =>
+        this.x.queryAll({
+          KeyConditionExpression: '#pk = :pk',
+          FilterExpression: '#due <= :now',
+          ExpressionAttributeNames: { '#pk': PK, '#due': 'due_at' },
+          ExpressionAttributeValues: { ':pk': digestDuePk(shard), ':now': now },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    const due = shards.flat().map((i) => ({
+      tenant: i.tenant as string,
+      sid: i.sid as string,
+      due_at: i.due_at as string,
+    }));
+    due.sort((a, b) => cmp(a.due_at, b.due_at) || cmp(a.tenant, b.tenant) || cmp(a.sid, b.sid));
+    return due.slice(0, Math.max(0, limit));
+  }
+
+  private async conflict(tenant: string, sid: string, prevSeq: number | null): Promise<StateConflictError> {
+    const seq = ((await this.x.get(keys.digestHead(tenant, sid)))?.seq as number | undefined) ?? null;
+    return new StateConflictError(
+      `the newest digest of session ${sid} is ${seq === null ? 'none' : `seq ${seq}`}, not ${prevSeq ?? 'none'}`,
+    );
+  }
+}
+
+/** Code-unit order, as SQLite's default BINARY collation compares ASCII text. */
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function toHead(item: Item): DigestHead {
+  return {
+    seq: item.seq as number,
+    sha256: item.sha256 as string,
+    signature: item.signature as string,
+    at: item.at as string,
+    writers: JSON.parse(item.writers_json as string) as DigestHead['writers'],
+    closed: item.closed === true,
+    unchanged: item.unchanged as number,
+    changed_at: item.changed_at as string,
+  };
+}
