@@ -6,9 +6,15 @@
  * lengths and line counts cannot see). A segment is append-only, so a difference is refused, naming the
  * first line that differs: exactly when the token may read the segment back (scope `read`), else the
  * lines of the chunk it is in.
+ *
+ * When the writer's answer carries its chained digest (`digest`, lib/audit/chain.ts), the chain is also
+ * recomputed over the chunk list with the file's own bytes (`nextChain` from `GENESIS_CHAIN`) and
+ * compared with it: every chunk matching while the chain does not means the server's chunk list and its
+ * index disagree (a record lost, added or altered), and the upload stops before sending more.
  */
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
+import { GENESIS_CHAIN, nextChain } from '../audit/chain.js';
 import { splitLines } from '../log/reader.js';
 import type { ChunkList } from '../service/writer-chunks.js';
 import { type ApiClient, ServerError } from './client.js';
@@ -20,44 +26,75 @@ type Chunk = ChunkList['chunks'][number];
  * Checks the file at `path` against the digests of the server's chunks of writer `base`
  * (`/v1/sessions/{sid}/writers/{w}`) up to byte `length`. Returns quietly when they all match, or when
  * the server does not list chunk digests (an older server: the caller's structural check stands).
- * @throws UsageError naming the first differing line when an uploaded byte changed
+ * @param digest the writer's chained digest of `[0, length)` as the server's index has it (`digest` of
+ *   `GET …/writers/{w}`), or null/undefined when the server gave none (an older server, a writer indexed
+ *   before chains were kept): then only the chunks are compared
+ * @throws UsageError naming the first differing line when an uploaded byte changed (or the file ends
+ *   inside what was uploaded); UsageError saying the server disagrees with itself when every chunk
+ *   matches but the chain over them is not `digest`
  */
 export async function checkUploadedDigests(
   client: ApiClient,
   base: string,
   path: string,
   length: number,
+  digest?: string | null,
 ): Promise<void> {
+  // The chain over the chunks walked so far, with the file's bytes; `at` is where the next one starts.
+  let chain = GENESIS_CHAIN;
+  let at = 0;
+  // The first byte no listed chunk covers, when the list skips some (a lost chunk record).
+  let gap: number | null = null;
   const file = await open(path, 'r');
   try {
+    const size = (await file.stat()).size;
     let from = 0;
     let linesBefore = 0;
-    while (from < length) {
+    walk: while (from < length) {
       const res = await client.request('GET', `${base}/chunks?from=${from}`, { allow404: true });
       if (res.status === 404) return;
       const page = res.body as ChunkList;
       for (const c of page.chunks) {
-        if (c.offset + c.length > length) return;
+        if (c.offset + c.length > length) break walk;
         const bytes = Buffer.alloc(c.length);
         const { bytesRead } = await file.read(bytes, 0, c.length, c.offset);
         const sha = createHash('sha256').update(bytes.subarray(0, bytesRead)).digest('hex');
         if (bytesRead !== c.length || sha !== c.sha256) {
-          throw await differenceError(client, base, path, bytes.subarray(0, bytesRead), c, linesBefore);
+          const local = bytes.subarray(0, bytesRead);
+          throw await differenceError(client, base, path, local, c, linesBefore, { size, length });
         }
         linesBefore = c.lines;
+        if (c.offset !== at) gap ??= at;
+        chain = nextChain(chain, c.offset, c.length, sha);
+        at = c.offset + c.length;
       }
-      if (page.next_from === null || page.chunks.length === 0) return;
+      if (page.next_from === null || page.chunks.length === 0) break;
       from = page.next_from;
     }
   } finally {
     await file.close();
+  }
+  if (at !== length) gap ??= at;
+  if (typeof digest === 'string' && (gap !== null || chain !== digest)) {
+    throw new UsageError(
+      `the server's record of ${path} disagrees with itself: every chunk it lists (GET ${base}/chunks) ` +
+        `matches this file, but ${
+          gap !== null
+            ? `they leave out byte ${gap} onwards of the ${length} bytes its index holds`
+            : `their chained digest is ${chain} where its index says ${digest}`
+        }. Nothing was sent. Ask the server's operator to check the session (hansard verify on its id; ` +
+        'docs/audit.md) before uploading more to it',
+    );
   }
 }
 
 const APPEND_ONLY =
   'A segment is append-only: record a change as a correction event, or upload the file as a new writer';
 
-/** The refusal for chunk `c`, naming its first differing line when the server's bytes can be read. */
+/**
+ * The refusal for chunk `c`, naming its first differing line when the server's bytes can be read.
+ * `file.size` below `file.length` (the bytes the server holds) is said: the file was cut, or is another copy.
+ */
 async function differenceError(
   client: ApiClient,
   base: string,
@@ -65,6 +102,7 @@ async function differenceError(
   local: Uint8Array,
   c: Chunk,
   linesBefore: number,
+  file: { size: number; length: number },
 ): Promise<UsageError> {
   const line = await firstDifferingLine(client, base, local, c).catch((err) => {
     // Without scope `read` (an ingest-only token) the server's bytes stay on the server.
@@ -75,16 +113,19 @@ async function differenceError(
     line === null
       ? `one of lines ${linesBefore + 1}–${c.lines} (bytes ${c.offset}–${c.offset + c.length - 1}) differs`
       : `line ${linesBefore + line} differs`;
+  const cut =
+    file.size < file.length ? ` (the file has ${file.size} bytes, the server holds ${file.length})` : '';
   return new UsageError(
-    `${path} is not the segment the server has: ${where} from what was uploaded (SHA-256 of the chunk at ` +
-      `offset ${c.offset}). The server keeps what it had. ${APPEND_ONLY}`,
+    `${path} is not the segment the server has: ${where} from what was uploaded${cut} (SHA-256 of the ` +
+      `chunk at offset ${c.offset}). The server keeps what it had. ${APPEND_ONLY}`,
   );
 }
 
 /**
  * The 1-based line, within chunk `c`, where `local` (the file's bytes of that range) first differs from
  * the server's stored segment; null when they do not differ line by line (cannot happen when the digests
- * differ, but the answer is then the chunk's range). Reads the segment only up to the chunk's end.
+ * differ, but the answer is then the chunk's range). A line that lost its newline (a file cut just
+ * before it) differs. Reads the segment only up to the chunk's end.
  * @throws ServerError (e.g. 403 without scope `read`)
  */
 async function firstDifferingLine(
@@ -112,23 +153,25 @@ async function firstDifferingLine(
     for await (const theirs of splitLines(range())) {
       const ours = mine[n];
       n += 1;
-      if (ours === undefined || Buffer.compare(ours, theirs.bytes) !== 0) return n;
+      if (ours === undefined || ours.complete !== theirs.complete) return n;
+      if (Buffer.compare(ours.bytes, theirs.bytes) !== 0) return n;
     }
     return n < mine.length ? n + 1 : null;
   } finally {
-    await reader.cancel().catch(() => {});
+    // Not awaited: a cancel may never settle (seen with msw-mocked bodies), and nothing waits on it.
+    void reader.cancel().catch(() => {});
   }
 }
 
-/** `bytes` cut at each newline (the newline dropped; a last line without one kept). */
-function splitLinesSync(bytes: Uint8Array): Uint8Array[] {
-  const out: Uint8Array[] = [];
+/** `bytes` cut at each newline (the newline dropped; a last line without one kept, `complete: false`). */
+function splitLinesSync(bytes: Uint8Array): { bytes: Uint8Array; complete: boolean }[] {
+  const out: { bytes: Uint8Array; complete: boolean }[] = [];
   let start = 0;
   while (start < bytes.length) {
-    let nl = bytes.indexOf(0x0a, start);
-    if (nl < 0) nl = bytes.length;
-    out.push(bytes.subarray(start, nl));
-    start = nl + 1;
+    const nl = bytes.indexOf(0x0a, start);
+    const end = nl < 0 ? bytes.length : nl;
+    out.push({ bytes: bytes.subarray(start, end), complete: nl >= 0 });
+    start = end + 1;
   }
   return out;
 }

@@ -124,15 +124,17 @@ async function uploadSegment(
     chunks: 0,
     pending_bytes: 0,
   };
-  if (offset > size) {
-    throw new UsageError(
-      `the server holds ${offset} bytes of ${path} but the file has only ${size}: this is not the segment the server has`,
-    );
-  }
   if (offset > 0) {
-    const lastSeq = info.status === 404 ? null : (info.body as { last_seq: number | null }).last_seq;
-    await checkSamePrefix(path, offset, serverLines, lastSeq);
-    await checkUploadedDigests(client, base, path, offset);
+    const known = info.body as { last_seq: number | null; digest?: string | null };
+    // The digests first: they name the first line that differs, whatever the edit (issue 15.1); the
+    // structural check stands for an older server that lists no digests.
+    await checkUploadedDigests(client, base, path, offset, known.digest);
+    if (offset > size) {
+      throw new UsageError(
+        `the server holds ${offset} bytes of ${path} but the file has only ${size}: this is not the segment the server has`,
+      );
+    }
+    await checkSamePrefix(path, offset, serverLines, known.last_seq);
   }
   let resyncs = 0;
   outer: while (offset < size) {
@@ -234,7 +236,9 @@ async function confirmServerAhead(client: ApiClient, base: string, path: string)
     length: number;
     lines: number;
     last_seq: number | null;
+    digest?: string | null;
   };
+  await checkUploadedDigests(client, base, path, now.length, now.digest);
   const size = statSync(path).size;
   if (now.length > size) {
     throw new UsageError(
@@ -242,7 +246,6 @@ async function confirmServerAhead(client: ApiClient, base: string, path: string)
     );
   }
   await checkSamePrefix(path, now.length, now.lines, now.last_seq);
-  await checkUploadedDigests(client, base, path, now.length);
   return now.length;
 }
 

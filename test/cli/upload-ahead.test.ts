@@ -87,7 +87,10 @@ describe('uploadSession when the server is ahead of this run', { timeout: 30_000
     });
     const failed = uploadSession(writer.dir, { client: client() });
     await expect(failed).rejects.toBeInstanceOf(UsageError);
-    await expect(failed).rejects.toThrow(/the server holds \d+ bytes of .* but the file has only \d+/);
+    // The first line that differs is named (issue 15.1), and that the file is the shorter.
+    await expect(failed).rejects.toThrow(
+      /line \d+ differs from what was uploaded \(the file has \d+ bytes, the server holds \d+\)/,
+    );
   });
 
   it('is still an error when the server holds as much as the file but different lines', async () => {
@@ -109,6 +112,6 @@ describe('uploadSession when the server is ahead of this run', { timeout: 30_000
     });
     const failed = uploadSession(writer.dir, { client: client() });
     await expect(failed).rejects.toBeInstanceOf(UsageError);
-    await expect(failed).rejects.toThrow(/first \d+ bytes differ/);
+    await expect(failed).rejects.toThrow(/line 3 differs from what was uploaded/);
   });
 });
