@@ -14,6 +14,7 @@ import { registerObserve } from './cmd-hcn.js';
 import { registerHook } from './cmd-hook.js';
 import { registerImport } from './cmd-import.js';
 import { registerIntegrations } from './cmd-integrations.js';
+import { registerKeys } from './cmd-keys.js';
 import { registerMcp } from './cmd-mcp.js';
 import { registerReplay } from './cmd-replay.js';
 import { registerRun } from './cmd-run.js';
@@ -54,6 +55,7 @@ Exit codes: 0 success, 1 failure, 2 usage error or refused by the server.`,
   registerServe(program, io);
   registerToken(program, io);
   registerTenant(program, io);
+  registerKeys(program, io);
   registerUpload(program, io);
   registerReplay(program, io);
   registerVerify(program, io);

@@ -6,7 +6,10 @@
  * link carrying a fresh board-scoped token, as Jupyter does. One server per data directory: it locks the
  * directory first (data-lock.ts) and refuses to start on one another server holds.
  */
+import { LocalKeyring } from '../audit/local-keyring.js';
 import { createLocalApp, listenLocal, openLocalStores, STOP_GRACE_MS } from '../deploy/local.js';
+import type { AuditConfig } from '../service/audit-config.js';
+import { startDigester } from '../service/digester.js';
 import type { Stores } from '../store/index.js';
 import { HANSARD_VERSION } from '../version.js';
 import { type DataDirLock, lockDataDir } from './data-lock.js';
@@ -42,6 +45,10 @@ export interface ServeOptions {
    * directory) and the loss was logged; `hansard serve` exits. Without it the server closes itself.
    */
   onLockLost?: () => void;
+  /** the digest cadence (default `DEFAULT_AUDIT`: 300 s, doubling to a day); tests shorten it */
+  audit?: Partial<AuditConfig> | undefined;
+  /** ms between the digester's passes (default `DIGESTER_TICK_MS`, 5 s) */
+  digestTickMs?: number | undefined;
 }
 
 export interface RunningServer {
@@ -84,7 +91,14 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     } catch (err) {
       throw refusedStart(err, o.data, 'open its state database') ?? err;
     }
-    const running = await listen(o, lock, stores);
+    // The signing key: made on the first start, under the lock, so two first starts cannot make two.
+    let keyring: LocalKeyring;
+    try {
+      keyring = LocalKeyring.open(o.data).keyring;
+    } catch (err) {
+      throw refusedStart(err, o.data, 'create its signing key') ?? err;
+    }
+    const running = await listen(o, lock, stores, keyring);
     close = running.close;
     return running;
   } catch (err) {
@@ -94,7 +108,12 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   }
 }
 
-async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promise<RunningServer> {
+async function listen(
+  o: ServeOptions,
+  lock: DataDirLock,
+  stores: Stores,
+  keyring: LocalKeyring,
+): Promise<RunningServer> {
   // Aborted on stop: open board pages' live streams end at once rather than hold the stop for its grace.
   const stopping = new AbortController();
   const app = createLocalApp(stores, {
@@ -103,6 +122,8 @@ async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promi
       o.log(e === undefined ? m : `${m}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
     requestLog: o.requestLog,
     rateLimit: o.rateLimit,
+    signer: keyring,
+    audit: o.audit,
     limits: {
       ...(o.quotaBytes !== undefined ? { tenantQuotaBytes: o.quotaBytes } : {}),
       ...(o.maxConcurrentReplays !== undefined ? { maxConcurrentReplays: o.maxConcurrentReplays } : {}),
@@ -156,6 +177,11 @@ async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promi
     o.print('The board (no new sign-in link this start: the data directory refused to store it):');
   }
   o.print(`  ${boardUrl}`);
+  // Signed digests of the sessions due one (issue 15.2); a failure is a line on stderr, never a client's.
+  const digester = startDigester(
+    { ...stores, signer: keyring, now: () => new Date(), audit: o.audit, log: o.log },
+    o.digestTickMs,
+  );
   return {
     url,
     port,
@@ -176,6 +202,8 @@ async function listen(o: ServeOptions, lock: DataDirLock, stores: Stores): Promi
           `hansard serve: ${requests(cut)} still running after ${graceMs / 1000} s: closed their connections`,
         );
       }
+      // The digester's pass under way ends before the stores close.
+      await digester.stop();
       // The lock goes last: a server started next opens the stores only after these are closed.
       await stores.state.close();
       await lock.release();

@@ -11,10 +11,12 @@ import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type HttpBindings, serve } from '@hono/node-server';
 import type { Hono } from 'hono';
+import type { DigestSigner } from '../audit/signer.js';
 import { createApp } from '../http/app.js';
 import type { AppEnv } from '../http/auth.js';
 import { MemoryRateLimiter } from '../ratelimit/memory.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
+import type { AuditConfig } from '../service/audit-config.js';
 import type { Limits } from '../service/limits.js';
 import type { Stores } from '../store/ports.js';
 
@@ -37,6 +39,10 @@ export interface LocalAppOptions {
   now?: (() => Date) | undefined;
   /** aborted when the server stops: the board's live streams end at once (`AppDeps.stopping`) */
   stopping?: AbortSignal | undefined;
+  /** the signing keys of the digests (`hansard serve`: the data directory's LocalKeyring) */
+  signer?: DigestSigner | undefined;
+  /** the digest cadence (default `DEFAULT_AUDIT`) */
+  audit?: Partial<AuditConfig> | undefined;
 }
 
 /**
@@ -52,6 +58,8 @@ export function createLocalApp(stores: Stores, o: LocalAppOptions): Hono<AppEnv>
     ...(o.limits ? { limits: o.limits } : {}),
     ...(o.now ? { now: o.now } : {}),
     ...(o.stopping ? { stopping: o.stopping } : {}),
+    ...(o.signer ? { signer: o.signer } : {}),
+    ...(o.audit ? { audit: o.audit } : {}),
     // A stalled client's answer is aborted; node-server waits for the socket to drain and would never see
     // it, so its response (and socket) is destroyed here, which cancels the body.
     dropConnection: (env) => {

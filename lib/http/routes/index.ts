@@ -15,6 +15,7 @@ import { listChunksRoute } from './ingest/list-chunks.js';
 import { postChunk } from './ingest/post-chunk.js';
 import { docs } from './meta/docs.js';
 import { health } from './meta/health.js';
+import { keysRoute } from './meta/keys.js';
 import { openapiJson } from './meta/openapi-json.js';
 import { agentPage } from './pages/agents.js';
 import { boardPage } from './pages/board.js';
@@ -45,7 +46,7 @@ import { workWaitRoute } from './work/wait.js';
 export { health };
 
 /** Liveness and the API's own description: public, and cacheable (no private headers). */
-export const META_ROUTES: readonly Operation[] = [health, openapiJson, docs, assetRoute];
+export const META_ROUTES: readonly Operation[] = [health, openapiJson, keysRoute, docs, assetRoute];
 
 /** The `/v1` API behind tokens (and the board's cookie where `auth` says so). */
 export const API_ROUTES: readonly Operation[] = [

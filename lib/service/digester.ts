@@ -1,0 +1,61 @@
+/**
+ * The digester loop of a long-running server (`hansard serve`, issue 15.2): every tick, one pass of
+ * `writeDueDigests`. A pass never overlaps the next; `stop()` waits for the pass under way, so the stores
+ * can be closed after it. On AWS a scheduled function runs the same pass (functions/digest.ts).
+ */
+import { DIGESTER_TICK_MS } from './audit-config.js';
+import type { DigestDeps } from './digest-deps.js';
+import { type DueDigestsResult, writeDueDigests } from './digests.js';
+
+/** Sessions attested per pass at most (the rest are due still and come next pass, earliest first). */
+export const DIGESTER_BATCH = 100;
+
+export interface Digester {
+  /** Stops ticking and resolves once the pass under way (if any) has ended. */
+  stop(): Promise<void>;
+  /** Runs a pass now (after the one under way); for tests and a clean stop. */
+  runOnce(): Promise<DueDigestsResult | null>;
+}
+
+/**
+ * Starts the loop: the first pass after `tickMs`, then `tickMs` after each pass ends.
+ * @param deps.log where failures go: one line per session (no stack), one for a failed pass
+ */
+export function startDigester(deps: DigestDeps, tickMs = DIGESTER_TICK_MS, batch = DIGESTER_BATCH): Digester {
+  const log = deps.log ?? ((line: string) => console.error(line));
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<DueDigestsResult | null> = Promise.resolve(null);
+
+  const pass = (): Promise<DueDigestsResult | null> => {
+    running = running.then(async () => {
+      try {
+        return await writeDueDigests({ ...deps, log }, deps.now(), batch);
+      } catch (err) {
+        log(
+          `hansard: the digester could not list the sessions due a digest: ${err instanceof Error ? err.message : String(err)}`,
+        );
+        return null;
+      }
+    });
+    return running;
+  };
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      timer = null;
+      void pass().then(schedule);
+    }, tickMs);
+    timer.unref();
+  };
+  schedule();
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await running;
+    },
+    runOnce: pass,
+  };
+}
