@@ -1,0 +1,349 @@
+/**
+ * The offline verifier (issue 15.3, DESIGN §6b): checks an export bundle with nothing but the bundle and
+ * the keys the auditor trusts. Every digest's signature and the chain of `previous`, the seqs (a gap is a
+ * missing digest) and the cadence (`next_due`), every writer's chunks tiling its segment with the chain
+ * each digest states, and every chunk's bytes in the segment files (locate-chunks.ts). The manifest is
+ * unsigned: it is only checked against the files and the signed digests.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { digestPath, type OpenedBundle, openBundle } from './bundle.js';
+import { digestHash, keyIdOf, signingInput } from './chain.js';
+import { locateChunks } from './locate-chunks.js';
+import {
+  type AuditFinding,
+  type AuditFindingCode,
+  type AuditReport,
+  BundleManifest,
+  PublicKeyInfo,
+  SignedDigest,
+} from './schemas.js';
+import { verifySignature } from './signature.js';
+import { tileWriters } from './verify-writers.js';
+
+/** What the auditor brings: the keys they trust (PublicKeyInfo or SPKI PEM), and "as of when". */
+export interface VerifyBundleOptions {
+  /** without them the bundle's own keys are used, with the `keys_from_bundle` warning */
+  trustedKeys?: Array<PublicKeyInfo | string>;
+  /** the time the cadence is checked at (a digest due before it must be there); default exported_at */
+  at?: Date;
+}
+
+type Finding = Omit<AuditFinding, 'severity'> & { severity?: AuditFinding['severity'] };
+
+/**
+ * Verifies a bundle: an `OpenedBundle`, or a path (opened with `openBundle` and closed afterwards).
+ * Answers the report; `ok` is false when any finding is an error.
+ * @throws BundleError when a path given is not a bundle at all (no manifest.json, not a tar)
+ * @throws TypeError when a trusted key is not a public key
+ */
+export async function verifyBundle(
+  bundle: OpenedBundle | string,
+  opts: VerifyBundleOptions = {},
+): Promise<AuditReport> {
+  if (typeof bundle === 'string') {
+    const opened = await openBundle(bundle);
+    try {
+      return await verifyBundle(opened, opts);
+    } finally {
+      await opened.close();
+    }
+  }
+  const root = bundle.root;
+  const findings: AuditFinding[] = [];
+  const add = (code: AuditFindingCode, f: Omit<Finding, 'code'>) =>
+    findings.push({
+      severity: f.severity ?? (code === 'digest_late' || code === 'keys_from_bundle' ? 'warning' : 'error'),
+      code,
+      ...f,
+    } as AuditFinding);
+
+  // The manifest: a claim about the files, checked against them.
+  let manifest: BundleManifest | null = null;
+  try {
+    const parsed = BundleManifest.safeParse(JSON.parse(await readFile(join(root, 'manifest.json'), 'utf8')));
+    if (parsed.success) manifest = parsed.data;
+    else
+      add('manifest_mismatch', {
+        message: `manifest.json is not a ${'hansard.bundle.v1'} manifest: ${parsed.error.issues[0]?.message}`,
+      });
+  } catch (err) {
+    add('manifest_mismatch', { message: `manifest.json does not parse: ${(err as Error).message}` });
+  }
+
+  // Keys: each key file's id must be the fingerprint of its key.
+  const bundleKeys = new Map<string, string>();
+  const keyFiles = await listDir(join(root, 'keys'));
+  for (const name of keyFiles) {
+    const info = PublicKeyInfo.safeParse(await readJson(join(root, 'keys', name)));
+    const id = info.success ? safeKeyId(info.data.public_key) : null;
+    if (!info.success || id === null) {
+      add('key_mismatch', {
+        message: `keys/${name} is not a public key record (PublicKeyInfo with an Ed25519 SPKI PEM)`,
+      });
+    } else if (id !== info.data.key_id || name !== `${id}.json`) {
+      add('key_mismatch', {
+        message: `keys/${name} names key ${info.data.key_id}, but its key's fingerprint is ${id}`,
+      });
+    } else bundleKeys.set(id, info.data.public_key);
+  }
+  if (manifest) {
+    const listed = new Set(manifest.keys.map((k) => `${k.key_id}.json`));
+    for (const k of manifest.keys) {
+      if (k.path !== `keys/${k.key_id}.json` || !keyFiles.includes(`${k.key_id}.json`)) {
+        add('manifest_mismatch', {
+          message: `the manifest lists key ${k.key_id} at ${k.path}, which the bundle does not hold`,
+        });
+      }
+    }
+    for (const name of keyFiles)
+      if (!listed.has(name)) add('manifest_mismatch', { message: `keys/${name} is not in the manifest` });
+  }
+  let trusted: Map<string, string>;
+  if (opts.trustedKeys && opts.trustedKeys.length > 0) {
+    trusted = new Map();
+    for (const k of opts.trustedKeys) {
+      const pem = typeof k === 'string' ? k : k.public_key;
+      trusted.set(keyIdOf(pem), pem);
+    }
+  } else {
+    trusted = bundleKeys;
+    add('keys_from_bundle', {
+      message: `no trusted key given: the signatures were checked with the bundle's own ${bundleKeys.size === 1 ? 'key' : `${bundleKeys.size} keys`}, which whoever altered the bundle could have replaced; pass --public-key with the deployment's key (GET /v1/keys)`,
+    });
+  }
+
+  // Digests: parse, belong to this session, signature, seqs, chain, cadence.
+  const names = (await listDir(join(root, 'digests'))).filter((n) => n.endsWith('.json'));
+  const fileSeqs = new Map<number, string>();
+  for (const n of names) {
+    const m = /^(\d{9})\.json$/.exec(n);
+    if (m) fileSeqs.set(Number(m[1]), n);
+    else add('digest_invalid', { message: `digests/${n} is not named as a digest ({seq:09}.json)` });
+  }
+  const tenant = manifest?.tenant;
+  const sid = manifest?.sid;
+  const valid = new Map<number, SignedDigest>();
+  const fileSha = new Map<number, string>();
+  for (const [seq, n] of [...fileSeqs].sort((a, b) => a[0] - b[0])) {
+    const bytes = await readFile(join(root, 'digests', n));
+    fileSha.set(seq, createHash('sha256').update(bytes).digest('hex'));
+    let raw: unknown;
+    try {
+      raw = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      add('digest_invalid', { seq, message: `digests/${n} is not JSON` });
+      continue;
+    }
+    const parsed = SignedDigest.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      add('digest_invalid', {
+        seq,
+        message: `digests/${n} is not a digest record: ${issue?.path.join('.')}: ${issue?.message}`,
+      });
+      continue;
+    }
+    const d = parsed.data;
+    if (d.seq !== seq) {
+      add('digest_invalid', { seq, message: `digests/${n} holds digest seq ${d.seq}` });
+      continue;
+    }
+    if ((tenant !== undefined && d.tenant !== tenant) || (sid !== undefined && d.sid !== sid)) {
+      add('digest_invalid', {
+        seq,
+        message: `digest seq ${seq} is of ${d.tenant}/${d.sid}, not of this bundle's ${tenant}/${sid}`,
+      });
+      continue;
+    }
+    const pem = trusted.get(d.key_id);
+    if (pem === undefined) {
+      add('digest_unknown_key', {
+        seq,
+        message: `digest seq ${seq} is signed by key ${d.key_id}, which is not ${opts.trustedKeys?.length ? 'among the keys given' : 'in the bundle'}`,
+      });
+    } else if (!verifySignature(pem, signingInput(d), d.signature)) {
+      add('digest_bad_signature', {
+        seq,
+        message: `digest seq ${seq}'s signature does not verify with key ${d.key_id}: it was altered after signing`,
+      });
+    }
+    valid.set(seq, d);
+  }
+
+  const headSeq = manifest?.head.seq ?? 0;
+  const maxSeq = Math.max(headSeq, ...fileSeqs.keys(), 0);
+  for (let s = 1; s <= maxSeq; s++) {
+    if (fileSeqs.has(s)) continue;
+    add('digest_missing', {
+      seq: s,
+      message:
+        s === headSeq
+          ? `digest seq ${s}, the head the manifest names, is not in the bundle`
+          : `digest seq ${s} is not in the bundle (seqs must run from 1 without a gap)`,
+    });
+  }
+  if (manifest) {
+    const head = valid.get(headSeq);
+    if (head && digestHash(head) !== manifest.head.sha256) {
+      add('manifest_mismatch', {
+        seq: headSeq,
+        message: `the manifest's head sha256 is not the hash of digest seq ${headSeq}`,
+      });
+    }
+    for (const s of fileSeqs.keys())
+      if (s > headSeq)
+        add('manifest_mismatch', {
+          seq: s,
+          message: `digest seq ${s} is newer than the manifest's head (seq ${headSeq})`,
+        });
+    const listed = new Map(manifest.digests.map((x) => [x.seq, x]));
+    for (const [s, sha] of fileSha) {
+      const e = listed.get(s);
+      if (!e) add('manifest_mismatch', { seq: s, message: `digest seq ${s} is not in the manifest` });
+      else if (e.path !== digestPath(s) || e.sha256 !== sha)
+        add('manifest_mismatch', {
+          seq: s,
+          message: `the manifest's entry for digest seq ${s} does not match digests/${fileSeqs.get(s)}`,
+        });
+    }
+  }
+  const ordered = [...valid.values()].sort((a, b) => a.seq - b.seq);
+  for (const d of ordered) {
+    const prev = valid.get(d.seq - 1);
+    if (d.seq === 1 ? d.previous !== null : d.previous === null || d.previous.seq !== d.seq - 1) {
+      add('digest_chain_broken', {
+        seq: d.seq,
+        message: `digest seq ${d.seq}'s previous is ${d.previous ? `seq ${d.previous.seq}` : 'none'}, not seq ${d.seq - 1}`,
+      });
+    } else if (
+      prev &&
+      d.previous &&
+      (d.previous.sha256 !== digestHash(prev) || d.previous.signature !== prev.signature)
+    ) {
+      add('digest_chain_broken', {
+        seq: d.seq,
+        message: `digest seq ${d.seq}'s previous does not match digest seq ${prev.seq} in the bundle: that one was replaced or re-signed`,
+      });
+    }
+    if (prev?.next_due && d.at > prev.next_due) {
+      add('digest_late', {
+        seq: d.seq,
+        message: `digest seq ${d.seq} was written at ${d.at}, after seq ${prev.seq}'s next_due ${prev.next_due}`,
+      });
+    }
+  }
+  const newest = ordered.at(-1);
+  const asOf = opts.at ?? (manifest ? new Date(manifest.exported_at) : new Date());
+  if (newest?.next_due && Date.parse(newest.next_due) < asOf.getTime()) {
+    add('digest_missing', {
+      seq: newest.seq + 1,
+      message: `expected a digest by ${newest.next_due} (after seq ${newest.seq}); none in the bundle as of ${asOf.toISOString()}: newer digests may have been deleted`,
+    });
+  }
+
+  // Writers and segments.
+  const tiled = tileWriters(ordered);
+  findings.push(...tiled.findings);
+  const segFiles = (await listDir(join(root, 'segments'))).filter((n) => n.endsWith('.jsonl'));
+  const segInfo = new Map<string, { size: number; sha256: string }>();
+  let chunkCount = 0;
+  let bytes = 0;
+  for (const [w, chunks] of [...tiled.writers].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    const attested = chunks.filter((c) => c.sha256 !== '');
+    chunkCount += attested.length;
+    bytes += attested.reduce((s, c) => s + c.length, 0);
+    if (chunks.length === 0) continue;
+    const path = join(root, 'segments', `${w}.jsonl`);
+    if (!segFiles.includes(`${w}.jsonl`)) {
+      add('segment_missing', {
+        w,
+        seq: chunks.at(-1)?.seq,
+        message: `writer ${w} has attested chunks but no segments/${w}.jsonl in the bundle`,
+      });
+      continue;
+    }
+    const r = await locateChunks(path, w, chunks);
+    segInfo.set(w, { size: r.size, sha256: r.sha256 });
+    findings.push(...r.findings);
+  }
+  for (const n of segFiles) {
+    const w = n.slice(0, -'.jsonl'.length);
+    if (tiled.writers.has(w)) continue;
+    const size = (await stat(join(root, 'segments', n))).size;
+    segInfo.set(w, { size, sha256: await fileSha256(join(root, 'segments', n)) });
+    if (size > 0)
+      add('bytes_unattested', {
+        w,
+        offset: 0,
+        length: size,
+        line: 1,
+        message: `segments/${n}: no digest attests writer ${w}; all ${size} bytes are unattested`,
+      });
+  }
+  if (manifest) {
+    const listed = new Set<string>();
+    for (const s of manifest.segments) {
+      listed.add(s.w);
+      const got = segInfo.get(s.w);
+      if (s.path !== `segments/${s.w}.jsonl` || !got)
+        add('manifest_mismatch', {
+          w: s.w,
+          message: `the manifest lists ${s.path}, which the bundle does not hold`,
+        });
+      else if (got.size !== s.length || got.sha256 !== s.sha256)
+        add('manifest_mismatch', {
+          w: s.w,
+          message: `segments/${s.w}.jsonl is ${got.size} bytes with another SHA-256 than the manifest states (${s.length} bytes)`,
+        });
+    }
+    for (const w of segInfo.keys())
+      if (!listed.has(w))
+        add('manifest_mismatch', { w, message: `segments/${w}.jsonl is not in the manifest` });
+  }
+
+  return {
+    ok: !findings.some((f) => f.severity === 'error'),
+    sid: sid ?? ordered[0]?.sid ?? null,
+    digests: ordered.length,
+    chunks: chunkCount,
+    bytes,
+    as_of: newest?.at ?? null,
+    findings,
+  };
+}
+
+async function listDir(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir, { withFileTypes: true }))
+      .filter((e) => e.isFile())
+      .map((e) => e.name)
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
+async function readJson(path: string): Promise<unknown> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function safeKeyId(pem: string): string | null {
+  try {
+    return keyIdOf(pem);
+  } catch {
+    return null;
+  }
+}
+
+async function fileSha256(path: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const part of createReadStream(path)) h.update(part as Buffer);
+  return h.digest('hex');
+}
