@@ -1,0 +1,186 @@
+/**
+ * The digest index contract (digest-index.contract.ts) against `SqliteStateStore` on a temp file and
+ * `DynamoStateStore` on DynamoDB Local (a fresh table per case). Then what each adapter has of its own:
+ * a SQLite database made before digests opens and reads its chains as null; the DynamoDB items sit under
+ * the keys of dynamo-schema.ts, and an ordinary chunk writes no due mark (no extra item per ingest).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../lib/log/ids.js';
+import { accessKey, type DynamoAccess } from '../../lib/store/dynamo-access.js';
+import { DIGEST_DUE_SHARDS, digestDueShard, keys } from '../../lib/store/dynamo-schema.js';
+import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
+import { recordingClient } from '../support/dynamo-recorder.js';
+import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
+import { headOf, runDigestIndexContract } from './digest-index.contract.js';
+import { advanceOf, at } from './state-store.contract.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'hansard-digest-index-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const sqlitePath = () => join(mkdtempSync(join(tmp, 'sqlite-')), 'state.sqlite');
+
+runDigestIndexContract({
+  name: 'SqliteStateStore',
+  newStore: async () => new SqliteStateStore(sqlitePath()),
+});
+
+describe('SqliteStateStore, a database from before digests', () => {
+  it('opens, reads chain null (writers) and absent (chunks), and then keeps chains, heads and marks', async () => {
+    const path = sqlitePath();
+    const sid = newId('s');
+    const w = newId('w');
+    const first = new SqliteStateStore(path);
+    await first.advanceWriter('acme', sid, w, 0, advanceOf(0, 10, { lines: 1, when: 1 }));
+    await first.close();
+    // What an older hansard made: no chain or due columns, no digest heads, no due index.
+    const raw = new Database(path);
+    raw.exec(`DROP INDEX sessions_digest_due; DROP TABLE digest_heads;
+      ALTER TABLE writers DROP COLUMN chain; ALTER TABLE chunks DROP COLUMN chain;
+      ALTER TABLE sessions DROP COLUMN digest_due`);
+    const columns = (t: string) =>
+      (raw.pragma(`table_info(${t})`) as Array<{ name: string }>).map((c) => c.name);
+    expect(columns('writers')).not.toContain('chain');
+    raw.close();
+
+    const store = new SqliteStateStore(path);
+    const writer = await store.getWriter('acme', sid, w);
+    expect(writer).toMatchObject({ length: 10, chain: null });
+    const chunk = await store.getChunk('acme', sid, w, 0);
+    expect(chunk).not.toBeNull();
+    expect(chunk).not.toHaveProperty('chain');
+    expect(await store.listChunks('acme', sid, w, 0, 10)).toEqual([chunk]);
+    expect(await store.listDigestsDue(at(1000), 10)).toEqual([]);
+    expect(await store.getDigestHead('acme', sid)).toBeNull();
+    const next = advanceOf(10, 5, { lines: 2, when: 2, digest_due: true });
+    await store.advanceWriter('acme', sid, w, 10, next);
+    expect((await store.getWriter('acme', sid, w))?.chain).toBe(next.chain);
+    expect(await store.listDigestsDue(at(1000), 10)).toEqual([{ tenant: 'acme', sid, due_at: at(2) }]);
+    const head = headOf(1, 3);
+    await store.putDigestHead('acme', sid, null, head, null, 15);
+    expect(await store.getDigestHead('acme', sid)).toEqual(head);
+    await store.close();
+    // Opening it again migrates nothing twice.
+    const again = new SqliteStateStore(path);
+    expect((await again.getWriter('acme', sid, w))?.chain).toBe(next.chain);
+    await again.close();
+  });
+
+  it('finds the due sessions through the partial index, not a scan of the sessions', async () => {
+    const store = new SqliteStateStore(sqlitePath());
+    const db = (store as unknown as { db: Database.Database }).db;
+    const plan = db
+      .prepare(
+        `EXPLAIN QUERY PLAN SELECT tenant, sid, digest_due AS due_at FROM sessions WHERE digest_due <= ?
+           ORDER BY digest_due, tenant, sid LIMIT ?`,
+      )
+      .all(at(1), 10) as Array<{ detail: string }>;
+    expect(plan.map((p) => p.detail).join('\n')).toMatch(/USING (COVERING )?INDEX sessions_digest_due/);
+    await store.close();
+  });
+});
+
+describe('on DynamoDB Local', () => {
+  let local: DynamoLocal;
+  beforeAll(async () => {
+    local = await startDynamoLocal();
+  }, 60_000);
+  afterAll(async () => {
+    await local?.stop();
+  });
+
+  runDigestIndexContract({
+    name: 'DynamoStateStore',
+    newStore: async () => new DynamoStateStore({ tableName: await local.freshTable(), client: local.client }),
+  });
+
+  describe('DynamoStateStore digest items', () => {
+    it('keeps the head at T#{t}#S#{sid}/DIGEST and the due mark at DIGEST_DUE#{shard}/{t}#{sid}', async () => {
+      const table = await local.freshTable();
+      const store = new DynamoStateStore({ tableName: table, client: local.client });
+      const doc = DynamoDBDocumentClient.from(local.client);
+      const get = async (key: { pk: string; sk: string }) =>
+        (await doc.send(new GetCommand({ TableName: table, Key: key }))).Item;
+      const sid = newId('s');
+      const w = newId('w');
+      const a = advanceOf(0, 10, { lines: 1, when: 1, digest_due: true });
+      await store.advanceWriter('acme', sid, w, 0, a);
+      const shard = digestDueShard('acme', sid);
+      expect(shard).toBeGreaterThanOrEqual(0);
+      expect(shard).toBeLessThan(DIGEST_DUE_SHARDS);
+      expect(keys.digestDue('acme', sid)).toEqual({ pk: `DIGEST_DUE#${shard}`, sk: `acme#${sid}` });
+      expect(await get({ pk: `DIGEST_DUE#${shard}`, sk: `acme#${sid}` })).toEqual({
+        pk: `DIGEST_DUE#${shard}`,
+        sk: `acme#${sid}`,
+        tenant: 'acme',
+        sid,
+        due_at: at(1),
+      });
+      expect(await get({ pk: `T#acme#S#${sid}`, sk: `W#${w}` })).toMatchObject({ chain: a.chain });
+      expect(await get({ pk: `T#acme#S#${sid}`, sk: `W#${w}#C#000000000000000` })).toMatchObject({
+        chain: a.chain,
+      });
+      await store.putDigestHead('acme', sid, null, headOf(1, 2), null, 10);
+      expect(await get({ pk: `T#acme#S#${sid}`, sk: 'DIGEST' })).toMatchObject({
+        seq: 1,
+        signature: 'sig-1',
+      });
+      // closed: the mark item is deleted, not left behind
+      expect(await get({ pk: `DIGEST_DUE#${shard}`, sk: `acme#${sid}` })).toBeUndefined();
+      // the head is not a writer
+      expect((await store.listWriters('acme', sid)).map((x) => x.w)).toEqual([w]);
+      // marks spread over the shards
+      const shards = new Set(Array.from({ length: 64 }, () => digestDueShard('acme', newId('s'))));
+      expect(shards.size).toBeGreaterThan(DIGEST_DUE_SHARDS / 2);
+      await store.close();
+    });
+
+    it('writes no due mark for an ordinary chunk: the same four transaction items as before digests', async () => {
+      const table = await local.freshTable();
+      const sent: DynamoAccess[][] = [];
+      const client = recordingClient(local.config, (a) => sent.push(a));
+      const store = new DynamoStateStore({ tableName: table, client });
+      const sid = newId('s');
+      const w = newId('w');
+      await store.advanceWriter('acme', sid, w, 0, advanceOf(0, 10, { lines: 1, when: 1 }));
+      const transaction = sent.find((a) => a.length > 1)!;
+      expect(transaction.map(accessKey)).toEqual([
+        'UpdateItem T#',
+        'PutItem T#',
+        'UpdateItem T#',
+        'UpdateItem T#',
+      ]);
+      const doc = DynamoDBDocumentClient.from(local.client);
+      for (let shard = 0; shard < DIGEST_DUE_SHARDS; shard++) {
+        const res = await doc.send(
+          new QueryCommand({
+            TableName: table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': `DIGEST_DUE#${shard}` },
+          }),
+        );
+        expect(res.Items ?? []).toEqual([]);
+      }
+      sent.length = 0;
+      await store.advanceWriter(
+        'acme',
+        sid,
+        w,
+        10,
+        advanceOf(10, 5, { lines: 2, when: 2, digest_due: true }),
+      );
+      expect(sent.find((a) => a.length > 1)!.map(accessKey)).toEqual([
+        'UpdateItem T#',
+        'PutItem T#',
+        'UpdateItem T#',
+        'UpdateItem T#',
+        'PutItem DIGEST_DUE#',
+      ]);
+      client.destroy();
+    });
+  });
+});
