@@ -28,6 +28,7 @@ import {
 } from '../../lib/store/dynamo-access.js';
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
 import type { StateStore } from '../../lib/store/ports.js';
+import { runDigestIndexContract } from '../contract/digest-index.contract.js';
 import { runStateStoreContract } from '../contract/state-store.contract.js';
 import { recordingClient } from '../support/dynamo-recorder.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
@@ -72,6 +73,11 @@ describe('DynamoStateStore sends what STATE_STORE_ACCESS declares, method by met
     });
 
   runStateStoreContract({
+    name: 'DynamoStateStore, recorded',
+    newStore: async () => attributed(new DynamoStateStore({ tableName: await local.freshTable(), client })),
+  });
+  // the digest index methods and the due mark of advanceWriter (issue 15)
+  runDigestIndexContract({
     name: 'DynamoStateStore, recorded',
     newStore: async () => attributed(new DynamoStateStore({ tableName: await local.freshTable(), client })),
   });
