@@ -14,6 +14,7 @@ import { formatSummary, inspectSession, type SessionSummary } from '../log/inspe
 import { segmentSources, sessionDirSegments } from '../log/replay.js';
 import { type VerifyReport, verifySegments } from '../log/verify.js';
 import { VERIFY_CODE_INFO } from '../log/verify-codes.js';
+import { VERIFY_DIGESTS_HELP, verifyDigests } from './cmd-verify-digests.js';
 import { jsonOption } from './options.js';
 import { sessionTarget } from './session-target.js';
 
@@ -38,17 +39,45 @@ export function registerVerify(program: Command, io: Io): void {
     .option('--url <url>', 'server URL (env HANSARD_URL)')
     .option('--token <token>', 'token with the read scope (env HANSARD_TOKEN)')
     .option('--codes', 'list every problem code, its severity and what it means, and exit')
+    .option('--digests <bundle>', 'check an export bundle (.tar, .tar.gz or directory) offline instead')
+    .option(
+      '--public-key <key>',
+      'with --digests: a key to trust (PEM, GET /v1/keys JSON, or one key JSON); repeatable',
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
+    .option(
+      '--at <iso>',
+      'with --digests: check the digest cadence as of this time (default: the export time)',
+    )
     .addOption(jsonOption())
     .addHelpText(
       'after',
       '\nEach problem is: severity, code, writer, seq/line, message. Severities: error (the session is not\n' +
-        'ok; exit 1), warning, info. What each code means: hansard verify --codes',
+        `ok; exit 1), warning, info. What each code means: hansard verify --codes\n${VERIFY_DIGESTS_HELP}`,
     )
     .action(
       async (
         target: string | undefined,
-        o: { url?: string; token?: string; json?: boolean; codes?: boolean },
+        o: {
+          url?: string;
+          token?: string;
+          json?: boolean;
+          codes?: boolean;
+          digests?: string;
+          publicKey?: string[];
+          at?: string;
+        },
       ) => {
+        if (o.digests !== undefined) {
+          if (target !== undefined) {
+            throw new UsageError('--digests checks a bundle: pass the bundle to --digests and no session');
+          }
+          await verifyDigests(io, o.digests, o);
+          return;
+        }
+        if (o.publicKey !== undefined || o.at !== undefined) {
+          throw new UsageError('--public-key and --at go with --digests BUNDLE');
+        }
         if (o.codes) {
           printCodes(io, o.json === true);
           return;

@@ -1,0 +1,125 @@
+/**
+ * `hansard verify --digests FILE|DIR [--public-key KEY]... [--at ISO] [--json]` (issue 15.3, DESIGN §6b):
+ * checks an export bundle offline with lib/audit/verify-bundle.ts. Exit 0 when no finding is an error
+ * (warnings allowed), 1 when any is, 2 when the bundle or a key cannot be read.
+ */
+import { readFileSync } from 'node:fs';
+import { BundleError, openBundle } from '../audit/bundle.js';
+import { keyIdOf } from '../audit/chain.js';
+import { KeysAnswer, PublicKeyInfo } from '../audit/schemas.js';
+import { verifyBundle } from '../audit/verify-bundle.js';
+import { ExitError, UsageError } from '../client/errors.js';
+import { type Io, printJson } from '../client/io.js';
+import { escapeControl } from '../log/escape.js';
+
+/** What `hansard verify --help` says about --digests: what is checked, and an example. */
+export const VERIFY_DIGESTS_HELP = `
+Verifying an export bundle offline (--digests):
+  hansard export s_… --out s.tar.gz                      on a machine that can reach the server
+  curl -s $HANSARD_URL/v1/keys > keys.json               the deployment's public keys, from a source you trust
+  hansard verify --digests s.tar.gz --public-key keys.json
+
+  Checked, with no server: every digest's Ed25519 signature by a key you trust; the chain (each digest
+  holds the previous one's hash and signature) and the seqs from 1 without a gap; the cadence (a digest
+  missing by its predecessor's next_due); each writer's chunks and chained digest; and every chunk's
+  SHA-256 in the segment files: a chunk modified, deleted, inserted, reordered or truncated, and bytes
+  no digest attests, are named by writer, byte offset, line and digest seq.
+  FILE is a .tar or .tar.gz bundle, or DIR the extracted bundle. --public-key takes a PEM file, the JSON
+  of GET /v1/keys, or one key's JSON, and can be repeated; without it the bundle's own keys are used
+  (a warning: whoever altered the bundle could have replaced them). --at ISO checks the cadence as of
+  that time (default: the export's time). Exit 0 verified (warnings allowed), 1 not verified, 2 the
+  bundle or a key cannot be read.`;
+
+/** Reads the keys of one --public-key file: a PEM, `{keys: [...]}` (GET /v1/keys), or one PublicKeyInfo. */
+export function readTrustedKeys(path: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(
+      `cannot read the public key ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+  let pems: string[];
+  if (text.includes('-----BEGIN')) pems = [text];
+  else {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new UsageError(
+        `${path} is neither a PEM public key nor JSON (GET /v1/keys, or one key's record)`,
+      );
+    }
+    const many = KeysAnswer.safeParse(json);
+    const one = PublicKeyInfo.safeParse(json);
+    if (many.success) pems = many.data.keys.map((k) => k.public_key);
+    else if (one.success) pems = [one.data.public_key];
+    else
+      throw new UsageError(
+        `${path} is JSON but neither GET /v1/keys' answer ({"keys":[…]}) nor one key's record`,
+      );
+  }
+  for (const pem of pems) {
+    try {
+      keyIdOf(pem);
+    } catch {
+      throw new UsageError(`${path} holds something that is not a public key`);
+    }
+  }
+  return pems;
+}
+
+/** Runs the check and prints it; throws ExitError(1) when not verified, UsageError (2) when unreadable. */
+export async function verifyDigests(
+  io: Io,
+  path: string,
+  o: { publicKey?: string[]; at?: string; json?: boolean },
+): Promise<void> {
+  const trustedKeys = (o.publicKey ?? []).flatMap(readTrustedKeys);
+  let at: Date | undefined;
+  if (o.at !== undefined) {
+    at = new Date(o.at);
+    if (!/^\d{4}-\d\d-\d\dT/.test(o.at) || Number.isNaN(at.getTime())) {
+      throw new UsageError(`--at ${o.at} is not an ISO time (e.g. 2026-12-01T06:00:00Z)`);
+    }
+  }
+  let bundle: Awaited<ReturnType<typeof openBundle>>;
+  try {
+    bundle = await openBundle(path);
+  } catch (err) {
+    if (err instanceof BundleError) throw new UsageError(err.message);
+    throw err;
+  }
+  let report: Awaited<ReturnType<typeof verifyBundle>>;
+  try {
+    report = await verifyBundle(bundle, { trustedKeys, ...(at ? { at } : {}) });
+  } finally {
+    await bundle.close();
+  }
+  if (o.json) printJson(io, report);
+  else {
+    for (const f of report.findings) {
+      const where = [
+        f.w,
+        f.seq !== undefined ? `digest ${f.seq}` : undefined,
+        f.offset !== undefined ? `offset ${f.offset}` : undefined,
+        f.line !== undefined ? `line ${f.line}` : undefined,
+      ]
+        .filter((x) => x !== undefined)
+        .join(' ');
+      // a bundle is untrusted input: its names never reach the terminal raw
+      io.stdout.write(
+        `${escapeControl(`${f.severity.padEnd(7)}  ${f.code.padEnd(22)}  ${where || 'bundle'}: ${f.message}`)}\n`,
+      );
+    }
+    const errors = report.findings.filter((f) => f.severity === 'error').length;
+    const what = `${report.digests} digest${report.digests === 1 ? '' : 's'}, ${report.chunks} chunk${report.chunks === 1 ? '' : 's'}, ${report.bytes} bytes as of ${report.as_of ?? 'no digest'}`;
+    io.stdout.write(
+      report.ok
+        ? `verified: ${what}\n`
+        : `NOT verified: ${errors} error${errors === 1 ? '' : 's'}; ${what}\n`,
+    );
+  }
+  if (!report.ok) throw new ExitError(1);
+}
