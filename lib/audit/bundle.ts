@@ -113,6 +113,8 @@ async function streamEntry(
       );
     });
   });
+  // destroyed with the pack on a failure: the error goes to the reader of the pack, not here
+  (sink as unknown as { on(e: string, f: () => void): void }).on('error', () => {});
   let n = 0;
   try {
     for await (const chunk of s.read()) {
@@ -127,8 +129,8 @@ async function streamEntry(
       throw new Error(`segment ${s.w} yielded ${n} bytes, not its ${s.length}: the bundle is not written`);
     }
   } catch (err) {
+    // packBundle's caller destroys the whole pack with this error; the entry just stays unfinished
     done.catch(() => {});
-    sink.destroy(err as Error);
     throw err;
   }
   sink.end();

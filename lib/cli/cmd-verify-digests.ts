@@ -41,7 +41,7 @@ export function readTrustedKeys(path: string): string[] {
     );
   }
   let pems: string[];
-  if (text.includes('-----BEGIN')) pems = [text];
+  if (!text.trimStart().startsWith('{') && text.includes('-----BEGIN')) pems = [text];
   else {
     let json: unknown;
     try {
