@@ -116,6 +116,7 @@ async function streamEntry(
   // destroyed with the pack on a failure: the error goes to the reader of the pack, not here
   (sink as unknown as { on(e: string, f: () => void): void }).on('error', () => {});
   let n = 0;
+  done.catch(() => {}); // observed now, awaited below: it may fail while a write waits
   try {
     for await (const chunk of s.read()) {
       n += chunk.length;
@@ -123,7 +124,9 @@ async function streamEntry(
         throw new Error(`segment ${s.w} yielded more than its ${s.length} bytes: the bundle is not written`);
       }
       hash.update(chunk);
-      if (!sink.write(Buffer.from(chunk))) await once(sink as never, 'drain');
+      // Raced with the entry's end: a pack destroyed meanwhile (the export's client went away) fails the
+      // entry and never drains, so waiting for 'drain' alone would hang and leave `done` unheard.
+      if (!sink.write(Buffer.from(chunk))) await Promise.race([once(sink as never, 'drain'), done]);
     }
     if (n !== s.length) {
       throw new Error(`segment ${s.w} yielded ${n} bytes, not its ${s.length}: the bundle is not written`);

@@ -10,6 +10,7 @@ import type { Io } from '../client/io.js';
 import { escapeControl } from '../log/escape.js';
 import { HANSARD_VERSION } from '../version.js';
 import { registerDoctor } from './cmd-doctor.js';
+import { registerExport } from './cmd-export.js';
 import { registerObserve } from './cmd-hcn.js';
 import { registerHook } from './cmd-hook.js';
 import { registerImport } from './cmd-import.js';
@@ -59,6 +60,7 @@ Exit codes: 0 success, 1 failure, 2 usage error or refused by the server.`,
   registerUpload(program, io);
   registerReplay(program, io);
   registerVerify(program, io);
+  registerExport(program, io);
   registerSession(program, io);
   registerImport(program, io);
   registerObserve(program, io);

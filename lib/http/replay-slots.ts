@@ -141,6 +141,8 @@ export async function readWholeSession<T>(
  * replay slot until the body is over (its last byte taken, an error, the client gone, or the client taking
  * none of it for `limits.streamIdleMs`, when the answer is aborted and its connection closed). A HEAD
  * request gets the headers only: it takes no slot and reads nothing (`source` is lazy and never started).
+ * @param held the release of a slot the caller took already (`takeReplaySlot`) for work it did before
+ *   the body (the export writes a digest first): the body holds that one instead of taking another
  * @throws AppError `too_many_replays` (see `takeReplaySlot`)
  */
 export function slotBody(
@@ -148,9 +150,13 @@ export function slotBody(
   reads: WholeSessionReads,
   source: AsyncIterable<string | Uint8Array>,
   headers: Record<string, string>,
+  held?: () => void,
 ): Response {
-  if (c.req.method === 'HEAD') return c.body(null, 200, headers);
-  const release = takeReplaySlot(c, reads.slots);
+  if (c.req.method === 'HEAD') {
+    held?.();
+    return c.body(null, 200, headers);
+  }
+  const release = held ?? takeReplaySlot(c, reads.slots);
   // Given back when the body ends or is cancelled, or at once when the request is aborted (whichever is
   // first): a body the server never started to send is never cancelled either.
   const signal = c.req.raw.signal;

@@ -115,6 +115,11 @@ const CALLS: Record<string, CallCase> = {
     missing: 404,
     call: (i) => get(`/v1/sessions/${i.sid}/replay`),
   },
+  'GET /v1/sessions/:sid/export': {
+    ids: true,
+    missing: 404,
+    call: (i) => get(`/v1/sessions/${i.sid}/export`),
+  },
   'GET /v1/sessions/:sid/verify': {
     ids: true,
     missing: 404,

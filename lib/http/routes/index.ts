@@ -22,6 +22,7 @@ import { boardPage } from './pages/board.js';
 import { login, loginPage, logout } from './pages/login.js';
 import { personPage } from './pages/people.js';
 import { sessionPage } from './pages/session.js';
+import { exportRoute } from './sessions/export.js';
 import { getSessionRoute } from './sessions/get.js';
 import { listSessionsRoute } from './sessions/list.js';
 import { replay } from './sessions/replay.js';
@@ -57,6 +58,7 @@ export const API_ROUTES: readonly Operation[] = [
   getSessionRoute,
   replay,
   getSegment,
+  exportRoute,
   verify,
   inspect,
   attribution,

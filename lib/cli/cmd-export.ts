@@ -1,0 +1,179 @@
+/**
+ * `hansard export SID --out FILE [--url] [--token] [--json]` (issue 15.3, docs/audit.md): downloads the
+ * session's audit bundle (`GET /v1/sessions/{sid}/export`: segments, signed digests, public keys,
+ * manifest) to FILE, gzip-compressed when FILE ends in .gz. The bytes go to FILE.partial, renamed to
+ * FILE only once the whole bundle arrived, so an interrupted download never leaves a file that looks
+ * complete.
+ */
+import { createWriteStream, statSync } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { Readable, Transform, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import type { Command } from 'commander';
+import { clientFrom, DEFAULT_URL, retryNotice } from '../client/config.js';
+import { FailureError, UsageError } from '../client/errors.js';
+import { type Io, printJson } from '../client/io.js';
+import { describeFsError } from '../client/upload.js';
+import { isId } from '../log/ids.js';
+import { jsonOption } from './options.js';
+
+/** What `hansard export --json` prints. */
+export interface ExportResult {
+  /** the bundle's path, absolute */
+  file: string;
+  /** bytes written to it (compressed when it is a .gz) */
+  bytes: number;
+  sid: string;
+  /** the seq of the bundle's newest digest, the one written for this export */
+  head_seq: number;
+}
+
+const HELP = `
+The bundle holds, under {sid}/: each writer's segment as stored, every signed digest of the session
+(the newest written for this export, covering every byte exported), the deployment's public keys and
+manifest.json. Anyone can check it offline, without the server and without trusting it:
+
+  hansard export s_01KZ… --out s.tar.gz                  needs a token with the read scope
+  curl -s $HANSARD_URL/v1/keys > keys.json               the public keys (no token needed): keep a copy
+                                                         you fetched yourself, not the bundle's own
+  hansard verify --digests s.tar.gz --public-key keys.json
+
+FILE ending in .gz is gzip-compressed; anything else is a plain tar. The download goes to FILE.partial
+and is renamed to FILE once complete. What a bundle proves, and what it does not: docs/audit.md.
+Exit codes: 0 written, 1 the download failed, 2 a bad id, an unwritable FILE or a refusal (404, 403).`;
+
+export function registerExport(program: Command, io: Io): void {
+  program
+    .command('export')
+    .description('download a session as an audit bundle (segments, signed digests, keys) to verify offline')
+    .argument('<sid>', 'the session id (s_…)')
+    .requiredOption('--out <file>', 'where to write the bundle (.tar, or .tar.gz to compress)')
+    .option('--url <url>', 'server URL (env HANSARD_URL)')
+    .option('--token <token>', 'token with the read scope (env HANSARD_TOKEN)')
+    .addOption(jsonOption())
+    .addHelpText('after', HELP)
+    .action(async (sid: string, o: { out: string; url?: string; token?: string; json?: boolean }) => {
+      if (!isId('s', sid)) {
+        throw new UsageError(
+          `${JSON.stringify(sid)} is not a session id (s_ and 26 letters and digits): hansard upload prints it, the board lists them`,
+        );
+      }
+      const file = resolve(io.cwd, o.out);
+      const partial = `${file}.partial`;
+      await checkWritable(file, partial);
+      const client = clientFrom(o, io.env, o.json ? undefined : retryNotice(io));
+      let res: Response;
+      try {
+        res = await client.stream(`/v1/sessions/${sid}/export`);
+      } catch (err) {
+        await rm(partial, { force: true });
+        throw err;
+      }
+      const headSeq = Number(res.headers.get('hansard-head-seq'));
+      const progress = !o.json && io.stderr.isTTY === true ? progressLine(io) : null;
+      let received = 0;
+      let written = 0;
+      const count = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          received += chunk.length;
+          progress?.(received);
+          done(null, chunk);
+        },
+      });
+      const countOut = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          written += chunk.length;
+          done(null, chunk);
+        },
+      });
+      const sink: Writable = createWriteStream(partial);
+      try {
+        const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
+        if (file.endsWith('.gz')) await pipeline(body, count, createGzip(), countOut, sink);
+        else await pipeline(body, count, countOut, sink);
+        await syncFile(partial);
+        await rename(partial, file);
+      } catch (err) {
+        await rm(partial, { force: true });
+        const why = err instanceof Error ? err.message : String(err);
+        throw new FailureError(
+          `the export of ${sid} stopped after ${received} bytes (${why}): nothing was written to ${o.out}. Run the same command again`,
+        );
+      } finally {
+        if (progress) io.stderr.write('\r\x1b[K');
+      }
+      const result: ExportResult = {
+        file,
+        bytes: written,
+        sid,
+        head_seq: Number.isSafeInteger(headSeq) ? headSeq : 0,
+      };
+      if (o.json) {
+        printJson(io, result);
+        return;
+      }
+      const url = (o.url ?? io.env.HANSARD_URL ?? DEFAULT_URL).replace(/\/+$/, '');
+      io.stdout.write(
+        `exported ${sid} to ${o.out} (${formatBytes(written)}; its newest digest is seq ${result.head_seq})\n`,
+      );
+      io.stderr.write(
+        `next: get the key:       curl -s ${url}/v1/keys > keys.json\n` +
+          `      verify offline:    hansard verify --digests ${o.out} --public-key keys.json\n` +
+          '      what it proves:    docs/audit.md\n',
+      );
+    });
+}
+
+/**
+ * Fails early, before anything is asked of the server, when FILE cannot be written: its folder is
+ * missing or read-only, or FILE is a directory. Leaves no file behind.
+ * @throws UsageError naming the path and why
+ */
+async function checkWritable(file: string, partial: string): Promise<void> {
+  try {
+    if (statSync(file).isDirectory()) {
+      throw new UsageError(`--out ${file} is a directory: name a file in it, e.g. ${file}/bundle.tar.gz`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+  }
+  try {
+    const fh = await open(partial, 'w');
+    await fh.close();
+  } catch (err) {
+    const why =
+      (err as NodeJS.ErrnoException).code === 'ENOENT'
+        ? `its folder ${dirname(file)} does not exist`
+        : describeFsError(err);
+    throw new UsageError(`cannot write the bundle to ${file}: ${why}`);
+  }
+}
+
+/** fsync, so the renamed file holds its bytes even after a crash. */
+async function syncFile(path: string): Promise<void> {
+  const fh = await open(path, 'r+');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** A progress line on a terminal's stderr, redrawn at most every 200 ms. */
+function progressLine(io: Io): (bytes: number) => void {
+  let last = 0;
+  return (bytes) => {
+    const now = Date.now();
+    if (now - last < 200) return;
+    last = now;
+    io.stderr.write(`\r\x1b[K  downloading: ${formatBytes(bytes)}`);
+  };
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}

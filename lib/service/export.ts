@@ -1,0 +1,144 @@
+/**
+ * `GET /v1/sessions/{sid}/export` (issue 15.3, docs/audit.md): one bundle an auditor verifies offline
+ * (`hansard verify --digests`): the segments as stored, every signed digest, the public keys and a
+ * manifest (lib/audit/bundle.ts `packBundle`). A digest is written for the export first (reason
+ * `export`), so the newest digest covers every byte the bundle holds; each segment is read only up to
+ * the length that head digest states, never the live length, so chunks ingested while the bundle streams
+ * cannot make it disagree with its head.
+ */
+import type { Readable } from 'node:stream';
+import { packBundle } from '../audit/bundle.js';
+import type { DigestWriter } from '../audit/schemas.js';
+import type { DigestHead } from '../store/index.js';
+import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
+import { digestDeps } from './digest-deps.js';
+import { writeDigest } from './digests.js';
+import { notFound } from './errors.js';
+import { segmentLoss } from './sources.js';
+import { dataLossError } from './storage-faults.js';
+
+/** How many times an export tries to write its own digest when other processes keep writing first. */
+const WRITE_ATTEMPTS = 3;
+
+/** A prepared export: its head digest and the tar, not yet read. */
+export interface SessionExport {
+  /** the digest the bundle ends with (its `manifest.head`) */
+  head: { seq: number; sha256: string };
+  /** the tar bundle (`{sid}/…`, manifest.json last); reading it reads the segments */
+  body: AsyncIterable<Uint8Array>;
+  /** digests, writers and bytes of segments it holds */
+  digests: number;
+  writers: number;
+  bytes: number;
+}
+
+/**
+ * Checks that the caller may export session `sid` and that it exists, without writing or reading more
+ * (a HEAD request, and the first step of `exportSession`).
+ * @throws AppError `forbidden` (scope `read` needed); `not_found` for a missing session, another
+ *   tenant's, or another session than a session-bound token's (the same answer for all three)
+ */
+export async function checkExport(ctx: ServiceContext, sid: string): Promise<void> {
+  requireScope(ctx, 'read');
+  requireSessionAccess(ctx, sid);
+  if (!(await ctx.state.getSession(ctx.tenant, sid))) throw notFound('session');
+}
+
+/**
+ * Writes an `export` digest of session `sid` and returns the bundle that ends with it. When other
+ * processes keep writing the session's next digest first, the newest stored one is the bundle's head
+ * (it was written just now, by someone else). Nothing of a segment is read before `body` is.
+ * @param signal aborted when the client goes away: the segment reads stop
+ * @throws AppError as `checkExport`; `digests_unavailable` / `signing_unavailable` (503) when the
+ *   deployment cannot write a digest; `data_loss` (500) when a segment holds less than the head digest
+ *   attests; the stores' errors
+ */
+export async function exportSession({
+  ctx,
+  sid,
+  signal,
+}: {
+  ctx: ServiceContext;
+  sid: string;
+  signal?: AbortSignal;
+}): Promise<SessionExport> {
+  await checkExport(ctx, sid);
+  const deps = digestDeps(ctx);
+  let head: DigestHead | null = null;
+  for (let i = 0; i < WRITE_ATTEMPTS && !head; i++) {
+    head = (await writeDigest(deps, ctx.tenant, sid, 'export'))?.head ?? null;
+  }
+  head ??= await ctx.state.getDigestHead(ctx.tenant, sid);
+  if (!head) throw notFound('session');
+  const headSeq = head.seq;
+
+  // Every digest up to the head, as stored; a later one (written while this export runs) is left out, so
+  // the head is the newest. A seq the store lacks is left out too: the verifier reports the gap.
+  const seqs = (await deps.digests.listDigests(ctx.tenant, sid)).filter((s) => s <= headSeq);
+  const digests: { seq: number; bytes: Uint8Array }[] = [];
+  for (const seq of seqs) {
+    const bytes = await deps.digests.getDigest(ctx.tenant, sid, seq);
+    if (bytes) digests.push({ seq, bytes });
+  }
+  const keys = await deps.signer.publicKeys();
+  const segments = await attestedSegments(ctx, sid, head.writers, signal);
+  const body = packBundle({
+    tenant: ctx.tenant,
+    sid,
+    exported_at: ctx.now().toISOString(),
+    head: { seq: head.seq, sha256: head.sha256 },
+    digests,
+    keys,
+    segments,
+  });
+  return {
+    head: { seq: head.seq, sha256: head.sha256 },
+    body: chunksOf(body),
+    digests: digests.length,
+    writers: segments.length,
+    bytes: segments.reduce((n, s) => n + s.length, 0),
+  };
+}
+
+/**
+ * Each writer of the head digest, read up to the length the digest attests; checked first, so a loss
+ * answers an error status instead of a bundle cut short.
+ * @throws AppError `data_loss` naming the writer and the range gone
+ */
+async function attestedSegments(
+  ctx: ServiceContext,
+  sid: string,
+  writers: DigestWriter[],
+  signal: AbortSignal | undefined,
+) {
+  const out = [];
+  for (const wr of writers) {
+    const key = { tenant: ctx.tenant, sid, w: wr.w };
+    if (wr.length > 0) {
+      const missing = await segmentLoss(ctx, key, wr.length);
+      if (missing) throw dataLossError(key, missing);
+    }
+    out.push({
+      w: wr.w,
+      length: wr.length,
+      read: () =>
+        wr.length === 0
+          ? (async function* () {})()
+          : ctx.segments.readSegment(key, wr.length, 0, undefined, { signal }),
+    });
+  }
+  return out;
+}
+
+/**
+ * The bytes of `body`, and when the reader stops early (the client went away) the stream destroyed
+ * without an error: Node's own iterator would destroy it with an AbortError that nobody hears (an
+ * unhandled rejection). The segment reads stop through the request's signal.
+ */
+async function* chunksOf(body: Readable): AsyncGenerator<Uint8Array> {
+  try {
+    for await (const chunk of body.iterator({ destroyOnReturn: false })) yield chunk as Uint8Array;
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+}

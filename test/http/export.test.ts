@@ -1,0 +1,192 @@
+/**
+ * `GET /v1/sessions/{sid}/export` (issue 15.3) over real HTTP on loopback, with a LocalKeyring signing:
+ * the tar and its headers, a digest written for the export whose writers' lengths bound the segments,
+ * who may export (scope `read`; a session-bound token only its session; another tenant's session is the
+ * same 404 as a missing one), the per-token replay slot it holds while it streams, and HEAD writing
+ * nothing. End-to-end checks through the CLI and the verifier are in test/e2e/export-verify.test.ts.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import tar from 'tar-stream';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { generateSession } from '../../bench/gen.js';
+import { LocalKeyring } from '../../lib/audit/local-keyring.js';
+import { type BundleManifest, SignedDigest } from '../../lib/audit/schemas.js';
+import { listSegments } from '../../lib/log/index.js';
+import { expectError, request } from '../support/http.js';
+import { mint, useServer } from '../support/server.js';
+
+const { keyring } = LocalKeyring.open(mkdtempSync(join(tmpdir(), 'hansard-export-keys-')));
+const srv = useServer({
+  tenants: ['acme', 'globex'],
+  tokens: {
+    reader: ['read'],
+    ingest: ['ingest'],
+    board: ['board'],
+    globex: { tenant: 'globex', scopes: ['read', 'ingest'] },
+  },
+  deps: { signer: keyring, limits: { maxConcurrentReplays: 1 } },
+});
+
+/** The entries of a tar, by name. */
+async function untar(bytes: Buffer): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  const extract = tar.extract();
+  Readable.from([bytes]).pipe(extract as never);
+  for await (const entry of extract) {
+    const parts: Buffer[] = [];
+    for await (const b of entry) parts.push(b as Buffer);
+    out.set(entry.header.name, Buffer.concat(parts));
+  }
+  return out;
+}
+
+/** Uploads every segment of `dir` in chunks of whole lines of about `size` bytes. */
+async function uploadDir(dir: string, sid: string, token: string, size = 2 * 1024 * 1024): Promise<void> {
+  for (const { w, path } of listSegments(dir)) {
+    const bytes = readFileSync(path);
+    let offset = 0;
+    while (offset < bytes.length) {
+      let end = Math.min(bytes.length, offset + size);
+      end = bytes.lastIndexOf(0x0a, end - 1) + 1;
+      const a = await request(srv, 'POST', `/v1/sessions/${sid}/writers/${w}/chunks?offset=${offset}`, {
+        token,
+        body: bytes.subarray(offset, end),
+      });
+      expect(a.status, a.text).toBe(201);
+      offset = end;
+    }
+  }
+}
+
+let small: { sid: string; dir: string };
+let big: { sid: string };
+
+beforeAll(async () => {
+  const dir = await generateSession(srv.workDir, 300, 3);
+  small = { sid: dir.split('/').pop()!, dir };
+  await uploadDir(dir, small.sid, srv.tenant.admin, 8 * 1024);
+  // ~12 MB: more than loopback's socket buffers, so a reader that stops reading holds its export open.
+  const bigDir = await generateSession(srv.workDir, 40_000, 2);
+  big = { sid: bigDir.split('/').pop()! };
+  await uploadDir(bigDir, big.sid, srv.tenant.admin);
+}, 120_000);
+
+const exportPath = (sid: string) => `/v1/sessions/${sid}/export`;
+
+describe('GET /v1/sessions/{sid}/export', () => {
+  it('streams a tar of the segments, every digest and the keys, manifest last, headed by a new export digest', async () => {
+    const res = await request(srv, 'GET', exportPath(small.sid), { token: srv.tokens.reader });
+    expect(res.status, res.text).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/x-tar');
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="${small.sid}.tar"`);
+    const entries = await untar(res.bytes);
+    const names = [...entries.keys()];
+    expect(names.at(-1)).toBe(`${small.sid}/manifest.json`);
+    const manifest = JSON.parse(entries.get(`${small.sid}/manifest.json`)!.toString()) as BundleManifest;
+    expect(manifest.sid).toBe(small.sid);
+    expect(manifest.tenant).toBe('acme');
+    expect(String(manifest.head.seq)).toBe(res.headers.get('hansard-head-seq'));
+    expect(manifest.head.sha256).toBe(res.headers.get('hansard-head-sha256'));
+    // Every digest from 1 to the head, the head written for this export and attesting every writer whole.
+    expect(manifest.digests.map((d) => d.seq)).toEqual(
+      Array.from({ length: manifest.head.seq }, (_, i) => i + 1),
+    );
+    const head = SignedDigest.parse(
+      JSON.parse(entries.get(`${small.sid}/${manifest.digests.at(-1)!.path}`)!.toString()),
+    );
+    expect(head.reason).toBe('export');
+    const segments = listSegments(small.dir);
+    expect(head.writers.map((w) => w.w).sort()).toEqual(segments.map((s) => s.w).sort());
+    for (const { w, path } of segments) {
+      const local = readFileSync(path);
+      expect(entries.get(`${small.sid}/segments/${w}.jsonl`)!.equals(local)).toBe(true);
+      expect(head.writers.find((x) => x.w === w)!.length).toBe(local.length);
+    }
+    expect(manifest.keys.map((k) => k.key_id)).toEqual((await keyring.publicKeys()).map((k) => k.key_id));
+    // A second export writes another digest after the first.
+    const again = await request(srv, 'GET', exportPath(small.sid), { token: srv.tokens.reader });
+    expect(Number(again.headers.get('hansard-head-seq'))).toBe(manifest.head.seq + 1);
+  });
+
+  it("answers another tenant's session exactly as a missing one (404), and 403 without scope read", async () => {
+    const theirs = await request(srv, 'GET', exportPath(small.sid), { token: srv.tokens.globex });
+    const missing = await request(srv, 'GET', exportPath('s_01M8QD00000000000000000000'), {
+      token: srv.tokens.globex,
+    });
+    expectError(srv, theirs, 404, 'not_found');
+    expect(theirs.text.replaceAll(small.sid, 'SID')).toBe(
+      missing.text.replaceAll('s_01M8QD00000000000000000000', 'SID'),
+    );
+    for (const token of [srv.tokens.ingest, srv.tokens.board]) {
+      const err = expectError(
+        srv,
+        await request(srv, 'GET', exportPath(small.sid), { token }),
+        403,
+        'forbidden',
+      );
+      expect(err.details).toMatchObject({ required: ['read'] });
+    }
+    expectError(srv, await request(srv, 'GET', exportPath('s_bad')), 401);
+    expectError(srv, await request(srv, 'GET', exportPath('not-an-id'), { token: srv.tokens.reader }), 400);
+  });
+
+  it('a session-bound token exports its own session only', async () => {
+    const bound = await mint(srv, 'acme', ['read'], small.sid);
+    expect((await request(srv, 'GET', exportPath(small.sid), { token: bound })).status).toBe(200);
+    const other = await request(srv, 'GET', exportPath(big.sid), { token: bound });
+    expectError(srv, other, 404, 'not_found');
+  });
+
+  it('HEAD answers the headers and writes no digest', async () => {
+    const before = await srv.stores.digests.listDigests('acme', small.sid);
+    const res = await request(srv, 'HEAD', exportPath(small.sid), { token: srv.tokens.reader });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/x-tar');
+    expect(await srv.stores.digests.listDigests('acme', small.sid)).toEqual(before);
+  });
+
+  it('holds a replay slot of its token while it streams (429 too_many_replays past the cap)', async () => {
+    const token = await mint(srv, 'acme', ['read']);
+    const held = await stalledReader(exportPath(big.sid), token);
+    try {
+      expect(held.status).toBe(200);
+      const replay = await request(srv, 'GET', `/v1/sessions/${big.sid}/replay?raw=1`, { token });
+      expectError(srv, replay, 429, 'too_many_replays');
+      const second = await request(srv, 'GET', exportPath(small.sid), { token });
+      expectError(srv, second, 429, 'too_many_replays');
+      expect(second.headers.get('retry-after')).toBe('5');
+    } finally {
+      held.drop();
+    }
+    // Given back once the reader is gone.
+    let after = 429;
+    for (let i = 0; i < 100 && after === 429; i++) {
+      after = (await request(srv, 'GET', exportPath(small.sid), { token })).status;
+      if (after === 429) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(after).toBe(200);
+  }, 30_000);
+});
+
+/** A reader that takes the status line and headers, then stops reading; `drop` goes away. */
+function stalledReader(path: string, token: string): Promise<{ status: number; drop(): void }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(srv.port, '127.0.0.1', () => {
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    });
+    let head = '';
+    socket.on('data', (d: Buffer) => {
+      head += d.toString('latin1');
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(head);
+      if (!m || !head.includes('\r\n\r\n')) return;
+      socket.pause();
+      socket.removeAllListeners('data');
+      resolve({ status: Number(m[1]), drop: () => socket.destroy() });
+    });
+    socket.on('error', reject);
+  });
+}
