@@ -139,6 +139,28 @@ describe('on DynamoDB Local', () => {
       await store.close();
     });
 
+    it('finds due sessions in every one of the 16 shards', async () => {
+      const store = new DynamoStateStore({ tableName: await local.freshTable(), client: local.client });
+      const bySid = new Map<number, string>();
+      while (bySid.size < DIGEST_DUE_SHARDS) {
+        const sid = newId('s');
+        bySid.set(digestDueShard('acme', sid), sid);
+      }
+      const sids = [...bySid.values()];
+      for (const [i, sid] of sids.entries()) {
+        await store.advanceWriter(
+          'acme',
+          sid,
+          newId('w'),
+          0,
+          advanceOf(0, 1, { lines: 1, when: i, digest_due: true }),
+        );
+      }
+      const due = await store.listDigestsDue(at(1000), 100);
+      expect(due.map((d) => d.sid)).toEqual(sids);
+      await store.close();
+    });
+
     it('writes no due mark for an ordinary chunk: the same four transaction items as before digests', async () => {
       const table = await local.freshTable();
       const sent: DynamoAccess[][] = [];
