@@ -61,6 +61,7 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   // how both adapters encode a status record (and read one an earlier hansard wrote)
   'lib/store/status-record.ts': 'port',
   'lib/store/session-summary.ts': 'port',
+  'lib/store/digest-ports.ts': 'port',
   'lib/store/dynamo-schema.ts': 'keys',
   'lib/store/dynamo-access.ts': 'keys',
   'lib/store/fs-segment-store.ts': { adapter: 'fs' },
@@ -72,6 +73,12 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   'lib/store/dynamo-tokens.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-items.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-status-work.ts': { adapter: 'dynamo' },
+  // the audit digests (issue 15)
+  'lib/store/fs-durable.ts': { adapter: 'fs' },
+  'lib/store/fs-digest-store.ts': { adapter: 'fs' },
+  'lib/store/s3-digest-store.ts': { adapter: 's3' },
+  'lib/store/sqlite-digest-index.ts': { adapter: 'sqlite' },
+  'lib/store/dynamo-digest-index.ts': { adapter: 'dynamo' },
   'lib/ratelimit/index.ts': { adapter: 'limiters' },
   'lib/ratelimit/interface.ts': 'port',
   'lib/ratelimit/noop.ts': 'port',
