@@ -297,16 +297,27 @@ class Walk {
       if (this.state[i] === State.Unseen && this.chunks[i]!.sha256 !== '') cands.push(i);
     }
     if (cands.length === 0) return null;
-    const offsets = new Set<number>([q]);
+    // where a deletion, a same-length edit or a swap puts a chunk: q plus sums of nearby lengths (any
+    // candidate); and each candidate aligned from the end, where one insertion or deletion before it
+    // moved it (only that candidate)
+    const at = new Map<number, number[]>();
+    const all = (p: number) => at.set(p, cands);
+    all(q);
+    for (const k of cands) all(q + this.chunks[k]!.length);
     let sum = q;
-    for (const k of cands) offsets.add(q + this.chunks[k]!.length);
     for (let i = j; i < Math.min(this.chunks.length, j + NEAR); i++) {
       sum += this.chunks[i]!.length;
-      offsets.add(sum);
+      all(sum);
     }
-    for (const p of [...offsets].sort((a, b) => a - b)) {
+    const last = this.chunks.at(-1)!;
+    const total = last.offset + last.length;
+    for (const k of cands) {
+      const p = this.size - (total - this.chunks[k]!.offset);
+      if (p >= q && !at.has(p)) at.set(p, [...(at.get(p) ?? []), k]);
+    }
+    for (const p of [...at.keys()].sort((a, b) => a - b)) {
       const fitting: number[] = [];
-      for (const k of cands) if (!(p === q && k === j) && (await this.fits(p, k))) fitting.push(k);
+      for (const k of at.get(p)!) if (!(p === q && k === j) && (await this.fits(p, k))) fitting.push(k);
       const hit = await this.matchAt(p, fitting);
       if (hit !== null) return { k: hit, p };
     }
@@ -341,7 +352,9 @@ class Walk {
     const { bytesRead } = await this.fh.read(win, 0, len, q);
     const end = q + bytesRead;
     const byLength = [...cands].sort((a, b) => this.chunks[a]!.length - this.chunks[b]!.length);
-    for (let p = q; p < end; ) {
+    // lines of equal length fit every candidate at every line start: a budget keeps that linear
+    let budget = 4 * len + 16 * BLOCK;
+    for (let p = q; p < end && budget > 0; ) {
       const i = p - q;
       let h: Hash | null = null;
       let hashed = i;
@@ -351,6 +364,7 @@ class Walk {
         if (!(q + stop === this.size || win[stop - 1] === NL)) continue;
         h ??= createHash('sha256');
         h.update(win.subarray(hashed, stop));
+        budget -= stop - hashed;
         hashed = stop;
         if (h.copy().digest('hex') === this.chunks[k]!.sha256) return { k, p };
       }

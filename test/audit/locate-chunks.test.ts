@@ -1,0 +1,151 @@
+/**
+ * The chunk locator (lib/audit/locate-chunks.ts) on real segment files: several differences in one
+ * segment each named at the right offset and line, and its cost: a big clean segment verifies at
+ * about the speed of hashing it, and a difference in it is found without a quadratic search.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type AttestedChunk, locateChunks } from '../../lib/audit/locate-chunks.js';
+import { tmpDirs } from '../support/tmp.js';
+
+const tmp = tmpDirs('hansard-locate-');
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/** `n` chunks of `lines(i)` lines each, every line `width` bytes; with each chunk's start line. */
+function segment(n: number, lines: (i: number) => number, width = 60) {
+  const bufs: Buffer[] = [];
+  const chunks: Array<AttestedChunk & { line: number; bytes: Buffer }> = [];
+  let offset = 0;
+  let line = 1;
+  for (let i = 0; i < n; i++) {
+    let t = '';
+    for (let l = 0; l < lines(i); l++) {
+      const head = `{"chunk":${i},"line":${l},"pad":"`;
+      t += `${head}${'abcdefghij'.repeat(width).slice(0, Math.max(1, width - head.length - 3))}"}\n`;
+    }
+    const bytes = Buffer.from(t);
+    chunks.push({
+      offset,
+      length: bytes.length,
+      sha256: sha(bytes),
+      seq: 1 + Math.floor(i / 4),
+      line,
+      bytes,
+    });
+    bufs.push(bytes);
+    offset += bytes.length;
+    line += lines(i);
+  }
+  return { bytes: Buffer.concat(bufs), chunks };
+}
+
+async function locate(file: Buffer, chunks: AttestedChunk[]) {
+  const path = join(tmp.make(), 'w_x.jsonl');
+  writeFileSync(path, file);
+  return locateChunks(path, 'w_x', chunks);
+}
+
+describe('locateChunks', () => {
+  it('names a modification, a deletion and an insertion in one segment, each at its place', async () => {
+    const { chunks } = segment(12, (i) => 1 + (i % 3));
+    const forged = Buffer.from('{"forged":true}\n');
+    const modified = Buffer.from(chunks[1]!.bytes);
+    modified[5] = 0x58;
+    const file = Buffer.concat([
+      chunks[0]!.bytes,
+      modified,
+      ...chunks.slice(2, 5).map((c) => c.bytes),
+      // chunk 5 deleted
+      ...chunks.slice(6, 9).map((c) => c.bytes),
+      forged,
+      ...chunks.slice(9).map((c) => c.bytes),
+    ]);
+    const r = await locate(file, chunks);
+    const c = chunks;
+    const shift5 = c[5]!.length;
+    expect(
+      r.findings.map(({ code, offset, line, seq, length }) => ({ code, offset, line, seq, length })),
+    ).toEqual([
+      { code: 'chunk_modified', offset: c[1]!.offset, line: c[1]!.line, seq: 1, length: c[1]!.length },
+      { code: 'chunk_deleted', offset: c[5]!.offset, line: c[5]!.line, seq: 2, length: c[5]!.length },
+      {
+        code: 'chunk_inserted',
+        offset: c[9]!.offset - shift5,
+        line: c[9]!.line - 3,
+        seq: 3,
+        length: forged.length,
+      },
+    ]);
+    expect(r.size).toBe(file.length);
+    expect(r.sha256).toBe(sha(file));
+  });
+
+  it('two equal-length chunks swapped, two chunks deleted in a row, an edit that changes a length', async () => {
+    const { chunks: c } = segment(10, () => 2);
+    const longer = Buffer.from(c[8]!.bytes.toString().replace('"line":0', '"line":0,"x":1'));
+    const file = Buffer.concat([
+      c[0]!.bytes,
+      c[2]!.bytes,
+      c[1]!.bytes,
+      c[3]!.bytes,
+      // 4 and 5 deleted
+      c[6]!.bytes,
+      c[7]!.bytes,
+      longer,
+      c[9]!.bytes,
+    ]);
+    const r = await locate(file, c);
+    expect(r.findings.map((f) => [f.code, f.offset, f.line])).toEqual([
+      ['chunks_reordered', c[2]!.offset, c[2]!.line],
+      ['chunk_deleted', c[4]!.offset, c[4]!.line],
+      ['chunk_deleted', c[4]!.offset, c[4]!.line],
+      ['chunk_modified', c[8]!.offset - c[4]!.length - c[5]!.length, c[8]!.line - 4],
+    ]);
+    expect(r.findings[1]!.message).toContain(`offset ${c[4]!.offset} (`);
+    expect(r.findings[2]!.message).toContain(`offset ${c[5]!.offset} (`);
+    expect(r.findings[3]!.message).toContain(
+      `now ${longer.length} bytes where ${c[8]!.length} were attested`,
+    );
+  });
+
+  it('a segment cut at a chunk boundary, and an empty one: every chunk after the cut is truncated', async () => {
+    const { chunks: c, bytes } = segment(5, () => 2);
+    const cut = await locate(bytes.subarray(0, c[3]!.offset), c);
+    expect(cut.findings.map((f) => [f.code, f.offset, f.seq])).toEqual([
+      ['chunk_truncated', c[3]!.offset, 1],
+      ['chunk_truncated', c[3]!.offset, 2],
+    ]);
+    expect(cut.findings[0]!.message).toContain('the segment ends before the chunk attested at offset');
+    const empty = await locate(Buffer.alloc(0), c);
+    expect(empty.findings.map((f) => f.code)).toEqual(Array(5).fill('chunk_truncated'));
+  });
+
+  it('a 64 MiB clean segment verifies at about hashing speed; an insertion in it is found fast', async () => {
+    const { chunks, bytes } = segment(16, () => 4 * 1024 * 16, 64); // 16 chunks of 4 MiB, 64-byte lines
+    const path = join(tmp.make(), 'w_big.jsonl');
+    writeFileSync(path, bytes);
+    let t = performance.now();
+    const h = createHash('sha256');
+    for await (const b of createReadStream(path)) h.update(b as Buffer);
+    h.digest();
+    const hashMs = performance.now() - t;
+    t = performance.now();
+    const clean = await locateChunks(path, 'w_big', chunks);
+    const cleanMs = performance.now() - t;
+    expect(clean.findings).toEqual([]);
+    const forged = Buffer.from('{"forged":true}\n');
+    const at = chunks[2]!.offset + 64 * 1000; // inside chunk 2, at a line start
+    writeFileSync(path, Buffer.concat([bytes.subarray(0, at), forged, bytes.subarray(at)]));
+    t = performance.now();
+    const tampered = await locateChunks(path, 'w_big', chunks);
+    const tamperedMs = performance.now() - t;
+    expect(tampered.findings.map((f) => [f.code, f.offset])).toEqual([['chunk_modified', chunks[2]!.offset]]);
+    console.log(
+      `64 MiB: sha256 ${hashMs.toFixed(0)} ms, clean verify ${cleanMs.toFixed(0)} ms (x${(cleanMs / hashMs).toFixed(2)}), one insertion ${tamperedMs.toFixed(0)} ms`,
+    );
+    expect(cleanMs / hashMs).toBeLessThan(3.5);
+    expect(tamperedMs / hashMs).toBeLessThan(8);
+  }, 60_000);
+});
