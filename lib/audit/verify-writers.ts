@@ -26,7 +26,11 @@ export function tileWriters(digests: SignedDigest[]): {
 } {
   const state = new Map<string, WriterState>();
   const findings: AuditFinding[] = [];
+  // the first mismatch of a writer is named; what follows from it for that writer is not repeated
+  const reported = new Set<string>();
   const mismatch = (w: string, seq: number, message: string, offset?: number) =>
+    !reported.has(w) &&
+    reported.add(w) &&
     findings.push({
       severity: 'error',
       code: 'writer_chain_mismatch',
@@ -64,10 +68,10 @@ export function tileWriters(digests: SignedDigest[]): {
             `digest seq ${d.seq} lists a chunk of ${c.w} at offset ${c.offset}, but the attested bytes end at ${st.length}`,
             c.offset,
           );
-          continue;
         }
       }
-      st.chunks.push({ offset: c.offset, length: c.length, sha256: c.sha256, seq: d.seq });
+      // placed where the writer's bytes end, so the segment is still checked chunk by chunk
+      st.chunks.push({ offset: st.length, length: c.length, sha256: c.sha256, seq: d.seq });
       st.length += c.length;
       if (st.chain !== null) st.chain = nextChain(st.chain, c.offset, c.length, c.sha256);
     }

@@ -238,6 +238,33 @@ describe('hansard verify --digests, tamper suite', () => {
     ]);
   });
 
+  it('a signed digest whose writer chain or chunk offsets do not add up: writer_chain_mismatch', async () => {
+    const { signature: _s, ...record } = s.digests[1]!;
+    const wrongChain = await signDigest(
+      { ...record, writers: record.writers.map((x) => (x.w === w0 ? { ...x, chain: 'f'.repeat(64) } : x)) },
+      s.key.signing,
+    );
+    const r = await verify(partsOf(s, { digests: s.digests.map((d) => (d.seq === 2 ? wrongChain : d)) }));
+    expect(r.code).toBe(1);
+    expect(only(r.report, 'writer_chain_mismatch')).toEqual([expect.objectContaining({ w: w0, seq: 2 })]);
+    const gap = await signDigest(
+      {
+        ...record,
+        chunks: record.chunks.map((x) =>
+          x.w === w0 && x.offset === c[3]!.offset ? { ...x, offset: x.offset + 1 } : x,
+        ),
+      },
+      s.key.signing,
+    );
+    const g = await verify(partsOf(s, { digests: s.digests.map((d) => (d.seq === 2 ? gap : d)) }));
+    expect(g.code).toBe(1);
+    expect(only(g.report, 'writer_chain_mismatch')[0]).toMatchObject({
+      w: w0,
+      seq: 2,
+      offset: c[3]!.offset + 1,
+    });
+  });
+
   it('a segment left out: segment_missing', async () => {
     const segments = new Map([...s.segments].filter(([w]) => w !== w0));
     const r = await verify(partsOf(s, { segments }));
