@@ -16,17 +16,27 @@ import { type Edge, unitOf } from './import-graph.js';
 /** Which units each unit may import (DESIGN §2's "depends on", with the wiring in lib/deploy). */
 export const MAY_IMPORT: Record<string, readonly string[]> = {
   'lib/log': [],
+  // the audit digests' contract, hashing rules, signers, bundles and offline verifier (issue 15)
+  'lib/audit': ['lib/log'],
   'lib/version.ts': ['lib/log'],
   'lib/index.ts': ['lib/log', 'lib/version.ts'],
-  'lib/store': ['lib/log'],
+  'lib/store': ['lib/log', 'lib/audit'],
   'lib/ratelimit': ['lib/store'],
-  'lib/service': ['lib/log', 'lib/store'],
+  'lib/service': ['lib/log', 'lib/store', 'lib/audit'],
   'lib/board': ['lib/log', 'lib/service', 'lib/version.ts'],
-  'lib/http': ['lib/log', 'lib/service', 'lib/board', 'lib/store', 'lib/ratelimit', 'lib/version.ts'],
+  'lib/http': [
+    'lib/log',
+    'lib/service',
+    'lib/board',
+    'lib/store',
+    'lib/ratelimit',
+    'lib/version.ts',
+    'lib/audit',
+  ],
   'lib/harness': ['lib/log'],
-  'lib/deploy': ['lib/http', 'lib/service', 'lib/store', 'lib/ratelimit'],
+  'lib/deploy': ['lib/http', 'lib/service', 'lib/store', 'lib/ratelimit', 'lib/audit'],
   // talking to a server from this machine: the HTTP client, its settings, upload, the state dir's place
-  'lib/client': ['lib/log', 'lib/service'],
+  'lib/client': ['lib/log', 'lib/service', 'lib/audit'],
   // local work leases and pending operations (seed 004)
   'lib/work': ['lib/log', 'lib/service', 'lib/client'],
   // capture as it happens: hooks, spool, shipper, doctor, integrations
@@ -43,6 +53,7 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
     'lib/capture',
     'lib/mcp',
     'lib/work',
+    'lib/audit',
   ],
   functions: ['lib/deploy', 'lib/http', 'lib/store', 'lib/ratelimit'],
   infra: ['functions', 'lib/store'],
@@ -113,6 +124,7 @@ export const PACKAGE_HOMES: { pkg: RegExp; only: string; may: (from: string) => 
     may: (f) =>
       /^(functions|infra)\//.test(f) ||
       f === 'lib/deploy/aws.ts' ||
+      f === 'lib/audit/kms-signer.ts' ||
       f === 'lib/store/dynamo-schema.ts' ||
       ['s3', 'dynamo', 'dynamo-limiter'].includes(adapterOf(f) ?? ''),
   },
@@ -153,6 +165,8 @@ const RULES: ((e: Edge) => string | null)[] = [
   },
   (e) => {
     if (!(isPort(e.from) || isKeys(e.from)) || isPort(e.to) || unitOf(e.to) === 'lib/log') return null;
+    // the digest contract's shapes (DigestWriter) are a port's vocabulary too
+    if (e.to === 'lib/audit/schemas.ts') return null;
     if (isKeys(e.from) && isKeys(e.to)) return null;
     return 'a port imports only ports and lib/log (a key layout also other key layouts)';
   },
