@@ -15,7 +15,11 @@
  *  (d) nothing B or C is answered names A's sessions, writers, tokens, token secrets or hashes;
  *  (e) A's session-bound token on A's other session answers exactly as on a session that does not exist.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import { createApp } from '../../lib/http/index.js';
 import { ROUTES as ROUTE_DECLARATIONS } from '../../lib/http/routes/index.js';
 import { newId } from '../../lib/log/index.js';
@@ -309,7 +313,12 @@ interface Held {
 }
 
 // A live board stream ends after 300 ms here, so that every call of it has a whole answer to compare.
-const srv = useServer({ tenants: [], deps: { liveTiming: { lifetimeMs: 300, checkMs: 100 } } });
+// A signing key, so the export route answers its allowed scopes 200 (issue 15.3).
+const { keyring } = LocalKeyring.open(mkdtempSync(join(tmpdir(), 'hansard-isolation-keys-')));
+const srv = useServer({
+  tenants: [],
+  deps: { liveTiming: { lifetimeMs: 300, checkMs: 100 }, signer: keyring },
+});
 let A: Held;
 let B: Held;
 let C: TestTenant;

@@ -6,9 +6,13 @@
  * every operation and schema.
  */
 
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { compileErrors, dereference, validate } from '@readme/openapi-parser';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import { createApp } from '../../lib/http/app.js';
 import { newId } from '../../lib/log/index.js';
 import { type Answer, navigate, type RequestOptions, request } from '../support/http.js';
@@ -19,7 +23,10 @@ import { postChunk, upload } from '../support/stored.js';
 // biome-ignore lint/suspicious/noExplicitAny: the test reads the document field by field
 type Json = Record<string, any>;
 
-const srv = useServer();
+// A signing key, so the export route answers 200 (issue 15.3).
+const srv = useServer({
+  deps: { signer: LocalKeyring.open(mkdtempSync(join(tmpdir(), 'hansard-openapi-keys-'))).keyring },
+});
 /** the document as served */
 let doc: Json;
 /** the document with every $ref resolved, for ajv */
@@ -227,6 +234,8 @@ describe('real answers match the document', () => {
     await call('GET', `/v1/sessions/${newId('s')}/verify`, '/v1/sessions/{sid}/verify'); // 404
     await call('GET', `/v1/sessions/${sid}/inspect`, '/v1/sessions/{sid}/inspect');
     await call('GET', `/v1/sessions/${sid}/attribution`, '/v1/sessions/{sid}/attribution');
+    await call('GET', `/v1/sessions/${sid}/export`, '/v1/sessions/{sid}/export');
+    await call('GET', `/v1/sessions/${newId('s')}/export`, '/v1/sessions/{sid}/export'); // 404
 
     // status
     const status = '/v1/sessions/{sid}/status';
