@@ -109,7 +109,7 @@ class Walk {
         const pend = this.pending.findIndex((x) => x.k === k);
         const was = this.pending[pend]!;
         this.pending.splice(pend, 1);
-        if (p > q) await this.inserted(q, p, chunks[k]!.seq, j);
+        if (p > q) await this.inserted(q, p, k);
         const by = chunks[was.by]!;
         await this.add(
           'chunks_reordered',
@@ -148,7 +148,7 @@ class Walk {
           this.state[i] = State.Pending;
           this.pending.push({ k: i, at: q, line, by: k });
         }
-        if (gap > 0) await this.inserted(q, p, chunks[k]!.seq, k);
+        if (gap > 0) await this.inserted(q, p, k);
       }
       this.state[k] = State.Found;
       q = p + chunks[k]!.length;
@@ -207,14 +207,9 @@ class Walk {
     return i;
   }
 
-  private async inserted(from: number, to: number, seq: number, before: number): Promise<void> {
-    await this.add(
-      'chunk_inserted',
-      from,
-      to - from,
-      seq,
-      `${to - from} bytes no digest attests, before ${this.chunkName(before)}`,
-    );
+  private inserted(from: number, to: number, before: number): Promise<void> {
+    const what = `${to - from} bytes no digest attests, before ${this.chunkName(before)}`;
+    return this.add('chunk_inserted', from, to - from, this.chunks[before]!.seq, what);
   }
 
   private async add(
@@ -297,31 +292,42 @@ class Walk {
       if (this.state[i] === State.Unseen && this.chunks[i]!.sha256 !== '') cands.push(i);
     }
     if (cands.length === 0) return null;
-    // where a deletion, a same-length edit or a swap puts a chunk: q plus sums of nearby lengths (any
-    // candidate); and each candidate aligned from the end, where one insertion or deletion before it
-    // moved it (only that candidate)
-    const at = new Map<number, number[]>();
-    const all = (p: number) => at.set(p, cands);
-    all(q);
-    for (const k of cands) all(q + this.chunks[k]!.length);
+    // where a deletion, a same-length edit or a swap puts a chunk: q plus sums of nearby lengths
+    const near = new Map<number, number[]>();
+    near.set(q, cands);
+    for (const k of cands) near.set(q + this.chunks[k]!.length, cands);
     let sum = q;
     for (let i = j; i < Math.min(this.chunks.length, j + NEAR); i++) {
       sum += this.chunks[i]!.length;
-      all(sum);
+      near.set(sum, cands);
     }
+    // where one insertion or deletion before a candidate moved it: aligned from the segment's end; tried
+    // after the scan, since a later insertion or deletion moves it too
     const last = this.chunks.at(-1)!;
     const total = last.offset + last.length;
+    const aligned = new Map<number, number[]>();
     for (const k of cands) {
       const p = this.size - (total - this.chunks[k]!.offset);
-      if (p >= q && !at.has(p)) at.set(p, [...(at.get(p) ?? []), k]);
+      if (p >= q) aligned.set(p, [...(aligned.get(p) ?? []), k]);
     }
+    return (
+      (await this.tryAt(q, j, near)) ?? (await this.scanWindow(q, cands)) ?? (await this.tryAt(q, j, aligned))
+    );
+  }
+
+  /** The first (by offset) of `at`'s offsets where one of its candidates fits and hashes right. */
+  private async tryAt(
+    q: number,
+    j: number,
+    at: Map<number, number[]>,
+  ): Promise<{ k: number; p: number } | null> {
     for (const p of [...at.keys()].sort((a, b) => a - b)) {
       const fitting: number[] = [];
       for (const k of at.get(p)!) if (!(p === q && k === j) && (await this.fits(p, k))) fitting.push(k);
       const hit = await this.matchAt(p, fitting);
       if (hit !== null) return { k: hit, p };
     }
-    return this.scanWindow(q, cands);
+    return null;
   }
 
   /** The first of `ks` (shortest first) whose bytes at p hash to its SHA-256, hashing once. */
@@ -353,7 +359,7 @@ class Walk {
     const end = q + bytesRead;
     const byLength = [...cands].sort((a, b) => this.chunks[a]!.length - this.chunks[b]!.length);
     // lines of equal length fit every candidate at every line start: a budget keeps that linear
-    let budget = 4 * len + 16 * BLOCK;
+    let budget = len + 16 * BLOCK;
     for (let p = q; p < end && budget > 0; ) {
       const i = p - q;
       let h: Hash | null = null;

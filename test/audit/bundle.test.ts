@@ -172,7 +172,7 @@ describe('openBundle and the forms of a bundle', () => {
     await pipeline(pack as never, createWriteStream(noManifest));
     const evil = join(dir, 'evil.tar');
     const p2 = tar.pack();
-    p2.entry({ name: '../escaped.json' }, '{}');
+    p2.entry({ name: `../escaped-${process.pid}.json` }, '{}');
     p2.finalize();
     await pipeline(p2 as never, createWriteStream(evil));
     const cases: Array<[string[], RegExp]> = [
@@ -182,7 +182,7 @@ describe('openBundle and the forms of a bundle', () => {
       ],
       [[empty], /empty-dir is not an export bundle: no manifest\.json/],
       [[noManifest], /no-manifest\.tar is not an export bundle: no manifest\.json/],
-      [[evil], /entry "\.\.\/escaped\.json" points outside the bundle: refused/],
+      [[evil], /entry "\.\.\/escaped-\d+\.json" points outside the bundle: refused/],
       [[join(dir, 'nope.tar')], /cannot read .*nope\.tar: no such file or directory/],
       [[tarPath, '--public-key', garbage], /garbage\.bin is neither a PEM public key nor JSON/],
       [[tarPath, '--public-key', join(dir, 'nope.pem')], /cannot read the public key .*nope\.pem: ENOENT/],
@@ -194,7 +194,7 @@ describe('openBundle and the forms of a bundle', () => {
       expect(r.err).toMatch(message);
       expect(r.err).not.toMatch(/\n\s+at /);
     }
-    expect(existsSync(join(dir, '..', 'escaped.json'))).toBe(false);
+    expect(existsSync(join(dir, '..', `escaped-${process.pid}.json`))).toBe(false);
   });
 
   it('a digest written after its predecessor was due: digest_late, a warning (exit 0)', async () => {

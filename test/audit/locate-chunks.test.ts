@@ -110,6 +110,24 @@ describe('locateChunks', () => {
     );
   });
 
+  it('two insertions: each found at its line start (the end-aligned guess is off by the later one)', async () => {
+    const { chunks: c } = segment(10, (i) => 1 + (i % 2));
+    const one = Buffer.from('{"forged":1}\n');
+    const two = Buffer.from('{"forged":2,"more":"xxxxxxxxxxxxxxxxxxxxxxxxxxx"}\n');
+    const file = Buffer.concat([
+      ...c.slice(0, 3).map((x) => x.bytes),
+      one,
+      ...c.slice(3, 8).map((x) => x.bytes),
+      two,
+      ...c.slice(8).map((x) => x.bytes),
+    ]);
+    const r = await locate(file, c);
+    expect(r.findings.map((f) => [f.code, f.offset, f.line, f.length, f.seq])).toEqual([
+      ['chunk_inserted', c[3]!.offset, c[3]!.line, one.length, 1],
+      ['chunk_inserted', c[8]!.offset + one.length, c[8]!.line + 1, two.length, 3],
+    ]);
+  });
+
   it('a segment cut at a chunk boundary, and an empty one: every chunk after the cut is truncated', async () => {
     const { chunks: c, bytes } = segment(5, () => 2);
     const cut = await locate(bytes.subarray(0, c[3]!.offset), c);
