@@ -69,6 +69,13 @@ describe('hansard verify --digests, tamper suite', () => {
     expect(r.text).toBe(`verified: 4 digests, 12 chunks, ${bytes} bytes as of 2026-11-30T10:15:00.000Z\n`);
   });
 
+  it('a writer with no bytes yet, exported with an empty segment, verifies clean', async () => {
+    const e = await buildSession({ emptyWriter: true, key: s.key });
+    const r = await verify(partsOf(e));
+    expect(r.report.findings).toEqual([]);
+    expect(r.code).toBe(0);
+  });
+
   it('modify one byte: chunk_modified names the chunk', async () => {
     const b = Buffer.from(seg());
     const at = c[2]!.offset + 40;

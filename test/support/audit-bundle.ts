@@ -68,7 +68,14 @@ export const iso = (ms: number) => new Date(ms).toISOString();
  * last digest lists no chunk when digestCount > 1 (written when nothing changed, like CloudTrail).
  */
 export async function buildSession(
-  opts: { writers?: number; chunksPerWriter?: number; digestCount?: number; key?: TestKey } = {},
+  opts: {
+    writers?: number;
+    chunksPerWriter?: number;
+    digestCount?: number;
+    key?: TestKey;
+    /** a writer every digest lists with no bytes (exported as an empty segment) */
+    emptyWriter?: boolean;
+  } = {},
 ): Promise<TestSession> {
   const nw = opts.writers ?? 2;
   const per = opts.chunksPerWriter ?? 6;
@@ -98,6 +105,7 @@ export async function buildSession(
     }
     segments.set(w, Buffer.concat(parts));
   }
+  if (opts.emptyWriter) segments.set('w_01KAUDITWRITERZZEMPTY00000', Buffer.alloc(0));
   const digests: SignedDigest[] = [];
   const state = new Map([...segments.keys()].map((w) => [w, { length: 0, lines: 0, chain: GENESIS_CHAIN }]));
   for (let seq = 1; seq <= nd; seq++) {
