@@ -19,6 +19,8 @@ import { dataLossError } from './storage-faults.js';
 
 /** How many times an export tries to write its own digest when other processes keep writing first. */
 const WRITE_ATTEMPTS = 3;
+/** Digests read at once while an export gathers them. */
+const DIGEST_READS_AT_ONCE = 16;
 
 /** A prepared export: its head digest and the tar, not yet read. */
 export interface SessionExport {
@@ -76,9 +78,13 @@ export async function exportSession({
   // the head is the newest. A seq the store lacks is left out too: the verifier reports the gap.
   const seqs = (await deps.digests.listDigests(ctx.tenant, sid)).filter((s) => s <= headSeq);
   const digests: { seq: number; bytes: Uint8Array }[] = [];
-  for (const seq of seqs) {
-    const bytes = await deps.digests.getDigest(ctx.tenant, sid, seq);
-    if (bytes) digests.push({ seq, bytes });
+  // A few reads at a time: a month-long session holds thousands of digests, each an S3 GET on AWS.
+  for (let i = 0; i < seqs.length; i += DIGEST_READS_AT_ONCE) {
+    const batch = seqs.slice(i, i + DIGEST_READS_AT_ONCE);
+    const read = await Promise.all(batch.map((seq) => deps.digests.getDigest(ctx.tenant, sid, seq)));
+    read.forEach((bytes, j) => {
+      if (bytes) digests.push({ seq: batch[j]!, bytes });
+    });
   }
   const keys = await deps.signer.publicKeys();
   const segments = await attestedSegments(ctx, sid, head.writers, signal);
@@ -111,23 +117,23 @@ async function attestedSegments(
   writers: DigestWriter[],
   signal: AbortSignal | undefined,
 ) {
-  const out = [];
-  for (const wr of writers) {
-    const key = { tenant: ctx.tenant, sid, w: wr.w };
-    if (wr.length > 0) {
-      const missing = await segmentLoss(ctx, key, wr.length);
-      if (missing) throw dataLossError(key, missing);
-    }
-    out.push({
-      w: wr.w,
-      length: wr.length,
-      read: () =>
-        wr.length === 0
-          ? (async function* () {})()
-          : ctx.segments.readSegment(key, wr.length, 0, undefined, { signal }),
-    });
-  }
-  return out;
+  const key = (w: string) => ({ tenant: ctx.tenant, sid, w });
+  // Checked together, as the replay checks its segments (lib/service/sources.ts).
+  const missing = await Promise.all(
+    writers.map((wr) => (wr.length > 0 ? segmentLoss(ctx, key(wr.w), wr.length) : null)),
+  );
+  writers.forEach((wr, i) => {
+    const range = missing[i];
+    if (range) throw dataLossError(key(wr.w), range);
+  });
+  return writers.map((wr) => ({
+    w: wr.w,
+    length: wr.length,
+    read: () =>
+      wr.length === 0
+        ? (async function* () {})()
+        : ctx.segments.readSegment(key(wr.w), wr.length, 0, undefined, { signal }),
+  }));
 }
 
 /**

@@ -5,7 +5,7 @@
  * same 404 as a missing one), the per-token replay slot it holds while it streams, and HEAD writing
  * nothing. End-to-end checks through the CLI and the verifier are in test/e2e/export-verify.test.ts.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, truncateSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import { type BundleManifest, SignedDigest } from '../../lib/audit/schemas.js';
 import { listSegments } from '../../lib/log/index.js';
 import { expectError, request } from '../support/http.js';
 import { mint, useServer } from '../support/server.js';
+import { storedSegmentPath } from '../support/stored.js';
 
 const { keyring } = LocalKeyring.open(mkdtempSync(join(tmpdir(), 'hansard-export-keys-')));
 const srv = useServer({
@@ -29,6 +30,8 @@ const srv = useServer({
     globex: { tenant: 'globex', scopes: ['read', 'ingest'] },
   },
   deps: { signer: keyring, limits: { maxConcurrentReplays: 1 } },
+  // the data_loss case below is answered 500 on purpose
+  mayLog: /^answered 500 data_loss/,
 });
 
 /** The entries of a tar, by name. */
@@ -147,6 +150,20 @@ describe('GET /v1/sessions/{sid}/export', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/x-tar');
     expect(await srv.stores.digests.listDigests('acme', small.sid)).toEqual(before);
+  });
+
+  it('a segment holding less than the digest attests: 500 data_loss naming it, before any byte', async () => {
+    const dir = await generateSession(srv.workDir, 40, 2);
+    const sid = dir.split('/').pop()!;
+    await uploadDir(dir, sid, srv.tenant.admin);
+    const { w } = listSegments(dir)[1]!;
+    const path = storedSegmentPath(srv, 'acme', sid, w);
+    const length = readFileSync(path).length;
+    truncateSync(path, length - 10);
+    const res = await request(srv, 'GET', exportPath(sid), { token: srv.tokens.reader });
+    const err = expectError(srv, res, 500, 'data_loss');
+    expect(err.details).toMatchObject({ w, range: { start: length - 10, end: length } });
+    expect(res.headers.get('content-type')).toMatch(/application\/json/);
   });
 
   it('holds a replay slot of its token while it streams (429 too_many_replays past the cap)', async () => {
