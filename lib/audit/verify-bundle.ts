@@ -126,6 +126,7 @@ export async function verifyBundle(
   const tenant = manifest?.tenant;
   const sid = manifest?.sid;
   const valid = new Map<number, SignedDigest>();
+  const signed: SignedDigest[] = []; // those whose signature verified with a trusted key
   const fileSha = new Map<number, string>();
   for (const [seq, n] of [...fileSeqs].sort((a, b) => a[0] - b[0])) {
     const bytes = await readFile(join(root, 'digests', n));
@@ -169,7 +170,7 @@ export async function verifyBundle(
         seq,
         message: `digest seq ${seq}'s signature does not verify with key ${d.key_id}: it was altered after signing`,
       });
-    }
+    } else signed.push(d);
     valid.set(seq, d);
   }
 
@@ -311,7 +312,8 @@ export async function verifyBundle(
     digests: ordered.length,
     chunks: chunkCount,
     bytes,
-    as_of: newest?.at ?? null,
+    // what the bundle proves, as of when: the newest digest a trusted key signed
+    as_of: signed.reduce<string | null>((a, d) => (a === null || d.at > a ? d.at : a), null),
     findings,
   };
 }

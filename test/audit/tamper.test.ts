@@ -207,6 +207,12 @@ describe('hansard verify --digests, tamper suite', () => {
       expect.objectContaining({ code: 'digest_unknown_key', seq: 2 }),
       expect.objectContaining({ code: 'digest_chain_broken', seq: 3 }),
     ]);
+    expect(trusted.report.as_of).toBe(s.digests[3]!.at);
+    const headForged = await signDigest({ ...s.digests[3]!, reason: 'scheduled' }, mallory.signing);
+    const newest = await verify(
+      partsOf(s, { digests: [...s.digests.slice(0, 3), headForged], head: headForged }),
+    );
+    expect(newest.report.as_of).toBe(s.digests[2]!.at);
     const bundleKeys = await verify(parts, []);
     expect(bundleKeys.code).toBe(1);
     expect(codes(bundleKeys.report).sort()).toEqual(['digest_chain_broken', 'keys_from_bundle']);
