@@ -16,7 +16,9 @@ import {
   STATE_STORE_ACCESS,
   type StateMethod,
 } from '../lib/store/dynamo-access.js';
-import type { StateStore } from '../lib/store/ports.js';
+import { DIGEST_STATE_METHODS } from './state-methods.js';
+
+export { DIGEST_STATE_METHODS, onlyMethods } from './state-methods.js';
 
 /** Which routes a function serves: everything (the API) or streamed reads only (the replay URL). */
 export type Serves = 'all' | 'replay';
@@ -37,6 +39,11 @@ export const REPLAY_STATE_METHODS = [
   'getStatus',
 ] as const satisfies readonly StateMethod[];
 
+/** Every kind of request the digest function sends to the state table (no rate limiter: no requests). */
+export function digestDynamoAccess(): DynamoAccess[] {
+  return accessOf(DIGEST_STATE_METHODS);
+}
+
 /** The state store methods a function calls. */
 export function stateMethodsOf(serves: Serves): readonly StateMethod[] {
   return serves === 'replay' ? REPLAY_STATE_METHODS : (Object.keys(STATE_STORE_ACCESS) as StateMethod[]);
@@ -45,26 +52,4 @@ export function stateMethodsOf(serves: Serves): readonly StateMethod[] {
 /** Every kind of request a function sends to the state table: its store methods' and the limiter's. */
 export function dynamoAccessOf(serves: Serves): DynamoAccess[] {
   return accessOf(stateMethodsOf(serves), RATE_LIMITER_ACCESS);
-}
-
-/**
- * `state`, answering only `methods` (and `close`): any other method throws, naming itself and this file.
- * The replay function's app uses it so that its role (`REPLAY_STATE_METHODS`) cannot fall behind its code.
- */
-export function onlyMethods(state: StateStore, methods: readonly StateMethod[]): StateStore {
-  const allowed = new Set<PropertyKey>([...methods, 'close']);
-  return new Proxy(state, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target) as unknown;
-      if (typeof value !== 'function') return value;
-      if (!allowed.has(prop)) {
-        return () => {
-          throw new Error(
-            `the replay function called StateStore.${String(prop)}, which its IAM role does not allow: add it to REPLAY_STATE_METHODS (functions/access.ts)`,
-          );
-        };
-      }
-      return (value as (...a: unknown[]) => unknown).bind(target);
-    },
-  });
 }

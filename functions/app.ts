@@ -10,7 +10,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Hono } from 'hono';
-import { createAwsApp } from '../lib/deploy/aws.js';
+import { createAwsApp, openKmsSigner } from '../lib/deploy/aws.js';
 import type { AppEnv } from '../lib/http/auth.js';
 import { errorBody } from '../lib/http/errors.js';
 import { health, ROUTES } from '../lib/http/routes/index.js';
@@ -81,6 +81,8 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
       },
       log: errorLog(o.logger),
       now: o.now,
+      // The API signs the export's digest and serves GET /v1/keys (issue 15.2); the replay URL does neither.
+      ...(o.serves === 'all' ? digestSigning(o) : {}),
       // The replay function's role allows only what its routes call (functions/access.ts).
       ...(o.serves === 'replay'
         ? { wrapState: (state: StateStore) => onlyMethods(state, REPLAY_STATE_METHODS) }
@@ -88,4 +90,17 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
     }),
   );
   return app;
+}
+
+/** The API function's signer and cadence, from `SIGNING_KEY_ARN` (none when unset). */
+function digestSigning(o: LambdaAppOptions) {
+  const {
+    SIGNING_KEY_ARN: keyArn,
+    RETIRED_SIGNING_KEYS: retired,
+    DIGEST_INTERVAL_SECONDS: interval,
+  } = o.config;
+  return {
+    ...(keyArn && o.clients.kms ? { signer: openKmsSigner({ kms: o.clients.kms, keyArn, retired }) } : {}),
+    ...(interval !== undefined ? { audit: { intervalSeconds: interval } } : {}),
+  };
 }

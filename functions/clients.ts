@@ -3,10 +3,10 @@
  * every invocation (connections stay warm); lib/deploy/aws.ts makes them. Endpoint overrides point them
  * at local emulators in tests.
  */
-import { type AwsClients, createAwsClients } from '../lib/deploy/aws.js';
+import { type AwsClients, createAwsClients } from '../lib/deploy/aws-stores.js';
 import type { LambdaConfig } from './config.js';
 
-export type { AwsClients } from '../lib/deploy/aws.js';
+export type { AwsClients } from '../lib/deploy/aws-stores.js';
 
 /** Clients for the configured region, or for the emulators named by `S3_ENDPOINT`/`DYNAMODB_ENDPOINT`. */
 export function createClients(config: LambdaConfig): AwsClients {
@@ -14,5 +14,6 @@ export function createClients(config: LambdaConfig): AwsClients {
     region: config.AWS_REGION,
     s3Endpoint: config.S3_ENDPOINT,
     dynamodbEndpoint: config.DYNAMODB_ENDPOINT,
+    kmsEndpoint: config.KMS_ENDPOINT,
   });
 }

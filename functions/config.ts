@@ -7,7 +7,8 @@
  * Set by the stack (`infra/lambda.ts`): `BUCKET_NAME`, `TABLE_NAME`, `LOG_LEVEL`. Set by Lambda itself:
  * `AWS_REGION`. Optional limits (issue 5), which `createAwsApp` (lib/deploy/aws.ts) applies:
  * `RATE_LIMIT_PER_MINUTE` (per token, default 600, 0 off) and `TENANT_QUOTA_BYTES` (default 10 GiB). For
- * tests against local emulators only: `S3_ENDPOINT`, `DYNAMODB_ENDPOINT`.
+ * tests against local emulators only: `S3_ENDPOINT`, `DYNAMODB_ENDPOINT`. The signed digests (issue 15.2):
+ * `SIGNING_KEY_ARN`, `RETIRED_SIGNING_KEYS`, `DIGEST_INTERVAL_SECONDS`; `KMS_ENDPOINT` for tests.
  */
 import { z } from 'zod';
 
@@ -77,10 +78,58 @@ export const LambdaConfig = z.object({
       .pipe(z.number().max(5 * 1024 * 1024, { error: 'at most 5 MiB (5242880)' }))
       .default(4 * 1024 * 1024),
   ),
+  /**
+   * the KMS key (ARN) that signs the session digests (issue 15.2; spec ECC_NIST_EDWARDS25519). Unset: this
+   * function signs nothing (a digest or an export answers 503 `digests_unavailable`)
+   */
+  SIGNING_KEY_ARN: z.preprocess(
+    present,
+    z
+      .string()
+      .regex(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)\/[A-Za-z0-9/_-]+$/, {
+        error: 'expected a KMS key ARN such as arn:aws:kms:us-east-1:111122223333:key/…',
+      })
+      .optional(),
+  ),
+  /**
+   * the keys SIGNING_KEY_ARN replaced, still served at GET /v1/keys: a JSON array of
+   * `{"key": ARN, "retired_at": ISO}` (docs/deploy.md "Rotating the signing key")
+   */
+  RETIRED_SIGNING_KEYS: z.preprocess(
+    present,
+    z
+      .string()
+      .transform((text, ctx) => {
+        try {
+          return JSON.parse(text) as unknown;
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'expected a JSON array of {"key", "retired_at"}' });
+          return z.NEVER;
+        }
+      })
+      .pipe(
+        z.array(
+          z.object({ key: z.string().startsWith('arn:'), retired_at: z.iso.datetime({ offset: false }) }),
+          { error: 'expected a JSON array of {"key": ARN, "retired_at": ISO}' },
+        ),
+      )
+      .optional(),
+  ),
+  /** the digest cadence's base interval in seconds (lib/service/audit-config.ts); unset: 300 */
+  DIGEST_INTERVAL_SECONDS: z.preprocess(
+    present,
+    z
+      .string()
+      .regex(/^[1-9]\d{0,5}$/, { error: 'expected a whole number of seconds (1 to 999999)' })
+      .transform(Number)
+      .optional(),
+  ),
   /** tests only: a local S3 emulator (path-style addressing is used with it) */
   S3_ENDPOINT: endpoint,
   /** tests only: DynamoDB Local */
   DYNAMODB_ENDPOINT: endpoint,
+  /** tests only: a KMS stand-in */
+  KMS_ENDPOINT: endpoint,
 });
 export type LambdaConfig = z.infer<typeof LambdaConfig>;
 

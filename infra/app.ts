@@ -10,6 +10,9 @@
  * | `hansard:rateLimit`/`:burstLimit` | 50 / 100 | the HTTP API's throttle (per second, all callers)  |
  * | `hansard:tokenRateLimit`     | 600       | requests a minute per token (the app's own limit)      |
  * | `hansard:tenantQuotaBytes`   | 10 GiB    | bytes of segments a tenant may store                   |
+ * | `hansard:objectLockDays`     | off       | S3 Object Lock retention of every object (new bucket)  |
+ * | `hansard:objectLockMode`     | GOVERNANCE | GOVERNANCE or COMPLIANCE (with objectLockDays)        |
+ * | `hansard:digestIntervalSeconds` | 300    | base interval of the signed session digests            |
  *
  * No lookups and no account or region: synth works offline and without credentials.
  */
@@ -30,6 +33,16 @@ const num = (key: string): number | undefined => {
   return n;
 };
 
+/** S3 Object Lock from `hansard:objectLockDays` (and `:objectLockMode`), or off. */
+function objectLock(): { mode: 'GOVERNANCE' | 'COMPLIANCE'; days: number } | undefined {
+  const days = num('objectLockDays');
+  const mode = (ctx('objectLockMode') ?? 'GOVERNANCE').toUpperCase();
+  if (mode !== 'GOVERNANCE' && mode !== 'COMPLIANCE')
+    throw new Error(`context hansard:objectLockMode must be GOVERNANCE or COMPLIANCE, not ${mode}`);
+  if (days === undefined || days === 0) return undefined;
+  return { mode, days };
+}
+
 const rateLimit = num('rateLimit');
 const burstLimit = num('burstLimit');
 new HansardStack(app, ctx('stackName') ?? 'Hansard', {
@@ -38,5 +51,7 @@ new HansardStack(app, ctx('stackName') ?? 'Hansard', {
   throttle: { rateLimit: rateLimit ?? 50, burstLimit: burstLimit ?? 100 },
   tokenRateLimit: num('tokenRateLimit'),
   tenantQuotaBytes: num('tenantQuotaBytes'),
+  objectLock: objectLock(),
+  digestIntervalSeconds: num('digestIntervalSeconds'),
 });
 app.synth();

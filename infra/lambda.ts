@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { type Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -31,6 +32,8 @@ export const BOARD_ASSET_FILES = ['htmx.org/dist/htmx.min.js', 'htmx-ext-sse/dis
 
 /** Every segment object lives under this prefix (DESIGN §5); functions may touch nothing else. */
 export const SEGMENT_PREFIX = 'tenants/';
+/** The signed digests' objects (issue 15.2, lib/store/s3-digest-store.ts `digestPrefix`) as an IAM pattern. */
+export const DIGEST_OBJECTS = 'tenants/*/sessions/*/digests/*';
 
 /**
  * ESM bundles have no `require`; CommonJS dependencies bundled into them (and esbuild's own `__require`
@@ -52,6 +55,9 @@ export interface HansardFunctionProps {
   /** cap on concurrent executions, taken from the account's pool; none by default */
   reservedConcurrentExecutions?: number;
 }
+
+/** What a function may ask of the digest signing key. */
+export type SigningAction = 'kms:Sign' | 'kms:GetPublicKey' | 'kms:DescribeKey';
 
 /** Data access a function is bound with (to the bucket). */
 export type DataAccess = 'read' | 'readwrite';
@@ -136,6 +142,37 @@ export class HansardFunction extends NodejsFunction {
         actions: ['s3:ListBucket'],
         resources: [bucket.bucketArn],
         conditions: { StringLike: { 's3:prefix': [`${SEGMENT_PREFIX}*`] } },
+      }),
+    );
+  }
+
+  /**
+   * Sets `BUCKET_NAME` and grants the signed digests' objects only (`DIGEST_OBJECTS`):
+   * `s3:GetObject` and `s3:PutObject` (a create-only put, and the read that compares a conflicting one
+   * and adopts a digest a crash left behind). For a function that touches no segment: the digester.
+   */
+  bindDigests(bucket: IBucket): void {
+    this.addEnvironment('BUCKET_NAME', bucket.bucketName);
+    this.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'DigestObjects',
+        actions: ['s3:GetObject', 's3:PutObject'],
+        resources: [bucket.arnForObjects(DIGEST_OBJECTS)],
+      }),
+    );
+  }
+
+  /**
+   * Sets `SIGNING_KEY_ARN` and grants `actions` (of `kms:Sign`, `kms:GetPublicKey`, `kms:DescribeKey`)
+   * on the digest signing key alone.
+   */
+  bindSigningKey(key: IKey, actions: readonly SigningAction[]): void {
+    this.addEnvironment('SIGNING_KEY_ARN', key.keyArn);
+    this.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'DigestSigningKey',
+        actions: [...actions].sort(),
+        resources: [key.keyArn],
       }),
     );
   }

@@ -18,12 +18,22 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { AccountRootPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import {
+  BlockPublicAccess,
+  Bucket,
+  BucketEncryption,
+  ObjectLockRetention,
+  ObjectOwnership,
+} from 'aws-cdk-lib/aws-s3';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { dynamoAccessOf } from '../functions/access.js';
+import { digestDynamoAccess, dynamoAccessOf } from '../functions/access.js';
 import { LOG_LEVELS } from '../functions/config.js';
 import { GSI1, GSI1_PK, GSI1_SK, PK, SK, TTL_ATTRIBUTE } from '../lib/store/dynamo-schema.js';
 import { HansardFunction } from './lambda.js';
@@ -43,18 +53,56 @@ export interface HansardStackProps extends StackProps {
   tokenRateLimit?: number;
   /** bytes of segments a tenant may store (`TENANT_QUOTA_BYTES`; the app's default 10 GiB) */
   tenantQuotaBytes?: number;
+  /**
+   * S3 Object Lock on the segments bucket (issue 15.4): every object (segments and signed digests) is
+   * write-once for `days` in `mode` (GOVERNANCE: users with s3:BypassGovernanceRetention may still delete;
+   * COMPLIANCE: nobody, not even the account root, until it expires). Off by default: it can only be
+   * turned on for a new bucket, and what it keeps is paid for until it expires (docs/deploy.md).
+   */
+  objectLock?: { mode: 'GOVERNANCE' | 'COMPLIANCE'; days: number };
+  /** the digest cadence's base interval in seconds (`DIGEST_INTERVAL_SECONDS`; the app's default 300) */
+  digestIntervalSeconds?: number;
 }
 
 /** API Gateway's HTTP API integration timeout is 30 s (not adjustable); the function must end first. */
 export const API_TIMEOUT = Duration.seconds(29);
 /** A 200 MB replay streams at 2 MB/s after its first 6 MB: about 100 s, plus reading and merging. */
 export const REPLAY_TIMEOUT = Duration.minutes(5);
+/** The digester runs every minute; a run ends (DIGESTS_PER_RUN) well before the next would overlap much. */
+export const DIGEST_TIMEOUT = Duration.seconds(50);
+
+/**
+ * What the account may do with the digest signing key (its key policy): administer it and, through the
+ * roles' own IAM policies, use it. Named actions, not `kms:*`: the account cannot, say, re-import it.
+ */
+export const SIGNING_KEY_ACCOUNT_ACTIONS = [
+  'kms:CancelKeyDeletion',
+  'kms:CreateAlias',
+  'kms:DeleteAlias',
+  'kms:DescribeKey',
+  'kms:DisableKey',
+  'kms:EnableKey',
+  'kms:GetKeyPolicy',
+  'kms:GetPublicKey',
+  'kms:ListAliases',
+  'kms:ListResourceTags',
+  'kms:PutKeyPolicy',
+  'kms:ScheduleKeyDeletion',
+  'kms:Sign',
+  'kms:TagResource',
+  'kms:UntagResource',
+  'kms:UpdateAlias',
+  'kms:UpdateKeyDescription',
+  'kms:Verify',
+];
 
 export class HansardStack extends Stack {
   readonly bucket: Bucket;
   readonly table: Table;
   readonly apiFunction: HansardFunction;
   readonly replayFunction: HansardFunction;
+  readonly digestFunction: HansardFunction;
+  readonly signingKey: Key;
   readonly api: HttpApi;
 
   constructor(scope: Construct, id: string, props: HansardStackProps = {}) {
@@ -70,6 +118,35 @@ export class HansardStack extends Stack {
       versioned: true,
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       removalPolicy: RemovalPolicy.RETAIN,
+      ...(props.objectLock
+        ? {
+            objectLockEnabled: true,
+            objectLockDefaultRetention:
+              props.objectLock.mode === 'COMPLIANCE'
+                ? ObjectLockRetention.compliance(Duration.days(props.objectLock.days))
+                : ObjectLockRetention.governance(Duration.days(props.objectLock.days)),
+          }
+        : {}),
+    });
+
+    // The digest signing key (issue 15.2): Ed25519 in KMS, the private half never leaves it. Retained with
+    // the data: deleting it would leave every digest it signed unverifiable against a fresh key.
+    this.signingKey = new Key(this, 'DigestSigningKey', {
+      description: 'hansard: signs the session digests (Ed25519)',
+      keySpec: KeySpec.ECC_NIST_EDWARDS25519,
+      keyUsage: KeyUsage.SIGN_VERIFY,
+      removalPolicy: RemovalPolicy.RETAIN,
+      policy: new PolicyDocument({
+        statements: [
+          new PolicyStatement({
+            sid: 'AccountAdministersAndDelegatesToIam',
+            principals: [new AccountRootPrincipal()],
+            actions: SIGNING_KEY_ACCOUNT_ACTIONS,
+            // In a key policy `*` is this key.
+            resources: ['*'],
+          }),
+        ],
+      }),
     });
 
     // `Table` (AWS::DynamoDB::Table), not `TableV2` (AWS::DynamoDB::GlobalTable): one region, and the
@@ -104,6 +181,30 @@ export class HansardStack extends Stack {
     });
     this.apiFunction.bindBucket(this.bucket, 'readwrite');
     this.apiFunction.bindTable(this.table, dynamoAccessOf('all'));
+    // The export writes a digest (Sign, and the key id from GetPublicKey); GET /v1/keys lists the keys
+    // with their creation dates (GetPublicKey, DescribeKey).
+    this.apiFunction.bindSigningKey(this.signingKey, ['kms:Sign', 'kms:GetPublicKey', 'kms:DescribeKey']);
+
+    this.digestFunction = new HansardFunction(this, 'DigestFunction', {
+      ...common,
+      entry: 'functions/digest.ts',
+      description: 'hansard digester: signs a digest of each session due one, every minute',
+      timeout: DIGEST_TIMEOUT,
+      memorySize: 512,
+    });
+    this.digestFunction.bindDigests(this.bucket);
+    this.digestFunction.bindTable(this.table, digestDynamoAccess());
+    this.digestFunction.bindSigningKey(this.signingKey, ['kms:Sign', 'kms:GetPublicKey']);
+    new Rule(this, 'DigestSchedule', {
+      description: 'hansard: write the signed digests due (functions/digest.ts)',
+      schedule: Schedule.rate(Duration.minutes(1)),
+      // A failed run is not retried: the sessions stay due and the next run, a minute later, takes them.
+      targets: [new LambdaFunction(this.digestFunction, { retryAttempts: 0 })],
+    });
+    if (props.digestIntervalSeconds !== undefined) {
+      for (const fn of [this.apiFunction, this.digestFunction])
+        fn.addEnvironment('DIGEST_INTERVAL_SECONDS', String(props.digestIntervalSeconds));
+    }
 
     this.replayFunction = new HansardFunction(this, 'ReplayFunction', {
       ...common,
@@ -160,6 +261,7 @@ export class HansardStack extends Stack {
     for (const [name, fn] of [
       ['Api', this.apiFunction],
       ['Replay', this.replayFunction],
+      ['Digest', this.digestFunction],
     ] as const) {
       alarm(`${name}ErrorsAlarm`, fn.metricErrors(fiveMinutes), 1, `${name} function errors (5 min)`);
       alarm(
@@ -179,6 +281,10 @@ export class HansardStack extends Stack {
     new CfnOutput(this, 'TableName', {
       value: this.table.tableName,
       description: 'for hansard tenant create',
+    });
+    new CfnOutput(this, 'SigningKeyArn', {
+      value: this.signingKey.keyArn,
+      description: 'the KMS key that signs the session digests (its public key: GET /v1/keys)',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topicArn, description: 'subscribe to get alarms' });
   }

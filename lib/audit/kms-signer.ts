@@ -41,10 +41,14 @@ export interface KmsSignerOptions {
 const CONNECT_TIMEOUT_MS = 2_000;
 const REQUEST_TIMEOUT_MS = 5_000;
 
-/** A KMS client that gives up on an unreachable endpoint in seconds, not the SDK's minutes. */
-export function kmsClient(region?: string): KMSClient {
+/**
+ * A KMS client that gives up on an unreachable endpoint in seconds, not the SDK's minutes.
+ * @param endpoint another endpoint than AWS's (tests)
+ */
+export function kmsClient(region?: string, endpoint?: string): KMSClient {
   return new KMSClient({
     ...(region ? { region } : {}),
+    ...(endpoint ? { endpoint } : {}),
     maxAttempts: 2,
     requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
   });

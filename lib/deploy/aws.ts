@@ -8,74 +8,31 @@
  * Only lib/cli and functions/ import this module (test/architecture/import-graph.test.ts); nothing
  * here loads SQLite (test/infra/bundle-contents.test.ts).
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Hono } from 'hono';
+import type { DigestSigner } from '../audit/signer.js';
 import { createApp } from '../http/app.js';
 import type { AppEnv } from '../http/auth.js';
 import { DynamoRateLimiter } from '../ratelimit/dynamo.js';
 import type { RateLimitConfigInput, RateLimiter } from '../ratelimit/interface.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
+import type { AuditConfig } from '../service/audit-config.js';
 import type { Limits } from '../service/limits.js';
 import { DynamoStateStore } from '../store/dynamo-state-store.js';
-import type { StateStore, Stores } from '../store/ports.js';
-import { S3DigestStore } from '../store/s3-digest-store.js';
-import { S3SegmentStore } from '../store/s3-segment-store.js';
+import type { StateStore } from '../store/ports.js';
+import { type AwsClients, openAwsStores } from './aws-stores.js';
 
-/** The SDK clients of a deployment, made once (per Lambda cold start) and reused by every request. */
-export interface AwsClients {
-  s3: S3Client;
-  dynamodb: DynamoDBClient;
-}
-
-export interface AwsClientOptions {
-  region: string;
-  /** an S3 endpoint other than AWS's, e.g. an emulator's (then path-style addressing, which they need) */
-  s3Endpoint?: string | undefined;
-  /** a DynamoDB endpoint other than AWS's, e.g. DynamoDB Local's `http://127.0.0.1:8000` */
-  dynamodbEndpoint?: string | undefined;
-}
-
-/** Clients for `o.region`, or for the emulators the endpoints name. */
-export function createAwsClients(o: AwsClientOptions): AwsClients {
-  return {
-    s3: new S3Client({
-      region: o.region,
-      ...(o.s3Endpoint ? { endpoint: o.s3Endpoint, forcePathStyle: true } : {}),
-    }),
-    dynamodb: new DynamoDBClient({
-      region: o.region,
-      ...(o.dynamodbEndpoint ? { endpoint: o.dynamodbEndpoint } : {}),
-    }),
-  };
-}
-
-export interface AwsStoresOptions {
-  /** an S3 client for the bucket's region (path-style for emulators) */
-  s3: S3Client;
-  /** the segment bucket */
-  bucket: string;
-  /** see `S3SegmentStore`: when unacknowledged bytes may be replaced (default 5 minutes) */
-  staleAfterMs?: number;
-  /** a DynamoDB client for the state table's region (the store leaves it open on `close()`) */
-  dynamo: DynamoDBClient;
-  /** the state table (lib/store/dynamo-schema.ts) */
-  table: string;
-}
-
-/** The AWS stores: S3 segments, S3 digests (in the segments bucket) and DynamoDB state, over the caller's clients. */
-export function openAwsStores(opts: AwsStoresOptions): Stores {
-  return {
-    segments: new S3SegmentStore({
-      client: opts.s3,
-      bucket: opts.bucket,
-      ...(opts.staleAfterMs !== undefined ? { staleAfterMs: opts.staleAfterMs } : {}),
-    }),
-    state: new DynamoStateStore({ tableName: opts.table, client: opts.dynamo }),
-    // under each session's prefix of the segments bucket (issue 15)
-    digests: new S3DigestStore({ client: opts.s3, bucket: opts.bucket }),
-  };
-}
+export {
+  type AwsClientOptions,
+  type AwsClients,
+  type AwsDigestOptions,
+  type AwsStoresOptions,
+  awsDigestDeps,
+  createAwsClients,
+  type KmsSigningOptions,
+  openAwsStores,
+  openKmsSigner,
+} from './aws-stores.js';
 
 /** The per-token rate limit of an AWS deployment: counters in the state table (issue 5, ADR 0003). */
 export interface AwsRateLimiterOptions {
@@ -123,6 +80,10 @@ export interface AwsAppOptions {
    * methods its IAM role allows (functions/access.ts)
    */
   wrapState?: ((state: StateStore) => StateStore) | undefined;
+  /** the digest signer (`openKmsSigner`); without it a digest (an export) answers 503 `digests_unavailable` */
+  signer?: DigestSigner | undefined;
+  /** the digest cadence (`DIGEST_INTERVAL_SECONDS`) */
+  audit?: Partial<AuditConfig> | undefined;
 }
 
 /** `createApp` over the AWS stores and the DynamoDB rate limiter, on the given clients. */
@@ -137,6 +98,9 @@ export function createAwsApp(o: AwsAppOptions): Hono<AppEnv> {
   return createApp({
     segments: stores.segments,
     state: o.wrapState ? o.wrapState(stores.state) : stores.state,
+    digests: stores.digests,
+    ...(o.signer ? { signer: o.signer } : {}),
+    ...(o.audit ? { audit: o.audit } : {}),
     log: o.log,
     // Per-token limits (issue 5): a DynamoDB counter per token and window (docs/adr/0003-rate-limits.md).
     rateLimiter: openAwsRateLimiter({

@@ -10,10 +10,15 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Serves, stateMethodsOf } from '../../functions/access.js';
+import { DIGEST_STATE_METHODS, stateMethodsOf } from '../../functions/access.js';
 import { HansardStack } from '../../infra/stack.js';
 import { RATE_LIMITER_ACCESS } from '../../lib/ratelimit/dynamo.js';
-import { accessOf, type DynamoAccess, READ_ACTIONS } from '../../lib/store/dynamo-access.js';
+import {
+  accessOf,
+  type DynamoAccess,
+  READ_ACTIONS,
+  type StateMethod,
+} from '../../lib/store/dynamo-access.js';
 import { bundleLambda } from './lambda-bundle.js';
 import { arnText, list } from './template-text.js';
 
@@ -22,17 +27,40 @@ import { arnText, list } from './template-text.js';
  * token items and its status and work items send what the function's store methods declare; a module that only makes a client
  * sends nothing itself. A module missing here fails the test: declare what it sends first.
  */
-const DECLARED: Record<string, (serves: Serves) => readonly DynamoAccess[]> = {
-  'lib/store/dynamo-state-store.ts': (serves) => accessOf(stateMethodsOf(serves)),
-  'lib/store/dynamo-tokens.ts': (serves) => accessOf(stateMethodsOf(serves)),
-  'lib/store/dynamo-status-work.ts': (serves) => accessOf(stateMethodsOf(serves)),
+const DECLARED: Record<string, (methods: readonly StateMethod[]) => readonly DynamoAccess[]> = {
+  'lib/store/dynamo-state-store.ts': (methods) => accessOf(methods),
+  'lib/store/dynamo-tokens.ts': (methods) => accessOf(methods),
+  'lib/store/dynamo-status-work.ts': (methods) => accessOf(methods),
+  'lib/store/dynamo-digest-index.ts': (methods) => accessOf(methods),
   'lib/ratelimit/dynamo.ts': () => RATE_LIMITER_ACCESS,
   'lib/deploy/aws.ts': () => [],
+  'lib/deploy/aws-stores.ts': () => [],
 };
 
+/** Each function: its entry, the state store methods its code calls, whether it limits requests. */
 const FUNCTIONS = [
-  { name: 'API', entry: 'functions/api.ts', serves: 'all', description: 'hansard API' },
-  { name: 'replay', entry: 'functions/replay.ts', serves: 'replay', description: 'hansard streamed replays' },
+  {
+    name: 'API',
+    entry: 'functions/api.ts',
+    methods: stateMethodsOf('all'),
+    limiter: true,
+    description: 'hansard API',
+  },
+  {
+    name: 'replay',
+    entry: 'functions/replay.ts',
+    methods: stateMethodsOf('replay'),
+    limiter: true,
+    description: 'hansard streamed replays',
+  },
+  // the digester serves no request: no rate limiter in it (issue 15.2)
+  {
+    name: 'digest',
+    entry: 'functions/digest.ts',
+    methods: DIGEST_STATE_METHODS,
+    limiter: false,
+    description: 'hansard digester',
+  },
 ] as const;
 
 /** The modules of the bundle of `entry` (those with bytes in the output) that import the DynamoDB SDK. */
@@ -109,10 +137,11 @@ describe('DynamoDB grants derived from what each function bundles', () => {
   for (const f of FUNCTIONS) {
     it(`the ${f.name} function's role allows exactly what the DynamoDB modules it bundles send`, () => {
       const held = modules.get(f.name)!;
-      // Both functions limit requests per token: the limiter is in both bundles.
-      expect(held).toContain('lib/ratelimit/dynamo.ts');
+      // The API and replay functions limit requests per token: the limiter is in their bundles.
+      if (f.limiter) expect(held).toContain('lib/ratelimit/dynamo.ts');
+      else expect(held).not.toContain('lib/ratelimit/dynamo.ts');
       expect(held.filter((m) => !(m in DECLARED))).toEqual([]);
-      const access = held.flatMap((m) => DECLARED[m]!(f.serves));
+      const access = held.flatMap((m) => DECLARED[m]!(f.methods));
       expect(grantedTo(t, f.description)).toEqual(needed(access, table));
     });
   }

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { API_TIMEOUT, HansardStack, REPLAY_TIMEOUT } from '../../infra/stack.js';
+import { API_TIMEOUT, DIGEST_TIMEOUT, HansardStack, REPLAY_TIMEOUT } from '../../infra/stack.js';
 import { createTableInput } from '../../lib/store/dynamo-schema.js';
 import { arnText, list } from './template-text.js';
 
@@ -159,11 +159,12 @@ describe('HansardStack template', () => {
     });
   });
 
-  it('runs two functions on nodejs22.x/arm64, each with its own log group, retention and the data names', () => {
-    t.resourceCountIs('AWS::Lambda::Function', 2);
+  it('runs three functions on nodejs22.x/arm64, each with its own log group, retention and the data names', () => {
+    t.resourceCountIs('AWS::Lambda::Function', 3);
     for (const [prefix, timeout] of [
       ['hansard API', API_TIMEOUT.toSeconds()],
       ['hansard streamed replays', REPLAY_TIMEOUT.toSeconds()],
+      ['hansard digester', DIGEST_TIMEOUT.toSeconds()],
     ] as const) {
       const id = logicalId(t, 'AWS::Lambda::Function', { Description: Match.stringLikeRegexp(`^${prefix}`) });
       const fn = (t.findResources('AWS::Lambda::Function')[id] as { Properties: Json }).Properties;
@@ -212,10 +213,16 @@ describe('HansardStack template', () => {
       InvokeMode: 'RESPONSE_STREAM',
       TargetFunctionArn: { 'Fn::GetAtt': [replayFn, 'Arn'] },
     });
-    // Anyone may invoke the replay function, but only through its URL; the API function only from its API.
+    // Anyone may invoke the replay function, but only through its URL; the API function only from its API;
+    // the digester only from its schedule (stack-digests.test.ts).
+    const digestFn = logicalId(t, 'AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^hansard digester'),
+    });
     for (const p of Object.values(t.findResources('AWS::Lambda::Permission'))) {
       const props = p.Properties as Json;
-      if (props.Principal === '*') {
+      if (props.Principal === 'events.amazonaws.com') {
+        expect(props.FunctionName).toEqual({ 'Fn::GetAtt': [digestFn, 'Arn'] });
+      } else if (props.Principal === '*') {
         expect(props.FunctionName).toEqual({ 'Fn::GetAtt': [replayFn, 'Arn'] });
         expect(props.FunctionUrlAuthType === 'NONE' || props.InvokedViaFunctionUrl === true).toBe(true);
       } else {
@@ -224,8 +231,8 @@ describe('HansardStack template', () => {
     }
   });
 
-  it('alarms on the API 5xx and on both functions errors and throttles, to one topic', () => {
-    t.resourceCountIs('AWS::CloudWatch::Alarm', 5);
+  it('alarms on the API 5xx and on every function errors and throttles, to one topic', () => {
+    t.resourceCountIs('AWS::CloudWatch::Alarm', 7);
     const topic = Object.keys(t.findResources('AWS::SNS::Topic'))[0]!;
     t.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/ApiGateway',
@@ -236,7 +243,7 @@ describe('HansardStack template', () => {
       const alarms = t.findResources('AWS::CloudWatch::Alarm', {
         Properties: { Namespace: 'AWS/Lambda', MetricName: metric, AlarmActions: [{ Ref: topic }] },
       });
-      expect(Object.keys(alarms)).toHaveLength(2);
+      expect(Object.keys(alarms)).toHaveLength(3);
     }
   });
 
@@ -271,8 +278,10 @@ describe('HansardStack template', () => {
         for (const a of list(s.Action)) {
           if (a === '*' || a.endsWith(':*')) bad.push(`${where}: action ${a}`);
         }
-        // Role trust policies have no Resource; every grant must name its resources.
-        if (s.Action && list(s.Action).some((a) => a !== 'sts:AssumeRole')) {
+        // Role trust policies have no Resource; every grant must name its resources. In the signing key's
+        // own policy `*` means that key (stack-digests.test.ts checks that statement).
+        const keyPolicy = /^Resources\.DigestSigningKey\w+\.Properties\.KeyPolicy$/.test(where);
+        if (s.Action && list(s.Action).some((a) => a !== 'sts:AssumeRole') && !keyPolicy) {
           for (const r of list(s.Resource)) if (arnText(r) === '*') bad.push(`${where}: resource *`);
           if (s.Resource === undefined) bad.push(`${where}: no resource`);
         }
@@ -296,6 +305,10 @@ describe('HansardStack template', () => {
         'dynamodb:DeleteItem': [`<${table}>`],
         'dynamodb:ConditionCheckItem': [`<${table}>`],
         'dynamodb:Query': [`<${table}>`, `<${table}>/index/gsi1`],
+        // the export signs a digest; GET /v1/keys reads the key (issue 15.2)
+        'kms:Sign': [expect.stringMatching(/^<DigestSigningKey/)],
+        'kms:GetPublicKey': [expect.stringMatching(/^<DigestSigningKey/)],
+        'kms:DescribeKey': [expect.stringMatching(/^<DigestSigningKey/)],
         'logs:CreateLogStream': [expect.stringMatching(/^<ApiFunctionLogs/)],
         'logs:PutLogEvents': [expect.stringMatching(/^<ApiFunctionLogs/)],
       });
@@ -367,6 +380,11 @@ describe('HansardStack template', () => {
         expect(s3Actions[name!], `unknown S3 command ${name}Command`).toBeDefined();
         needed.add(s3Actions[name!]!);
       }
+      // The KMS signer's calls (lib/audit/kms-signer.ts): the API function makes every one of them.
+      const kms = readFileSync(join(ROOT, 'lib/audit/kms-signer.ts'), 'utf8');
+      const kmsCalls = [...kms.matchAll(/\bnew (\w+)Command\(/g)].map(([, name]) => `kms:${name}`);
+      expect(kmsCalls.sort()).toEqual(['kms:DescribeKey', 'kms:GetPublicKey', 'kms:Sign']);
+      for (const a of kmsCalls) needed.add(a);
       expect(needed.size).toBeGreaterThan(3);
       expect([...needed].filter((a) => !granted.has(a))).toEqual([]);
     });
@@ -448,7 +466,7 @@ describe('cdk synth (as CI runs it)', () => {
   // Its own folder per run: two runs at once (two checkouts' tests, a developer beside CI) must not share one.
   const outdir = join(ROOT, '.test-results', `cdk.out-${process.pid}`);
 
-  it('synthesizes offline without credentials and bundles both functions into loadable ESM', async () => {
+  it('synthesizes offline without credentials and bundles the three functions into loadable ESM', async () => {
     rmSync(outdir, { recursive: true, force: true });
     const synth = await run(
       'npx',
@@ -466,13 +484,14 @@ describe('cdk synth (as CI runs it)', () => {
     const bundles = Object.values(manifest.files)
       .filter((f) => f.source.packaging === 'zip')
       .map((f) => join(outdir, f.source.path, 'index.mjs'));
-    expect(bundles).toHaveLength(2);
+    expect(bundles).toHaveLength(3);
     const env = {
       ...offlineEnv(),
       BUCKET_NAME: 'hansard-test-bucket',
       TABLE_NAME: 'hansard-test-table',
       AWS_REGION: 'us-east-1',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      SIGNING_KEY_ARN: 'arn:aws:kms:us-east-1:111122223333:key/1111aaaa-2222-3333-4444-555566667777',
     };
     const answers: string[] = [];
     for (const bundle of bundles) {
@@ -488,6 +507,28 @@ describe('cdk synth (as CI runs it)', () => {
       // Nothing of the local deployment went in (its source map names every module that did; the list
       // and the reasons: bundle-contents.test.ts).
       const { sources } = JSON.parse(readFileSync(`${bundle}.map`, 'utf8')) as { sources: string[] };
+      if (sources.some((s) => s.endsWith('functions/digest.ts'))) {
+        // The digester (stack-digests.test.ts): the stores and the signer, no app; it loads with its
+        // environment. It answers EventBridge, not HTTP.
+        expect(sources.some((s) => s.endsWith('lib/deploy/aws-stores.ts'))).toBe(true);
+        expect(
+          sources.filter((s) => /lib\/http\/app\.ts|lib\/deploy\/aws\.ts|sqlite|node-server/.test(s)),
+        ).toEqual([]);
+        const loaded = await run(
+          'node',
+          [
+            '--input-type=module',
+            '-e',
+            'const m = await import(process.argv[1]); console.log(typeof m.handler);',
+            bundle,
+          ],
+          env,
+          30_000,
+        );
+        expect(loaded.out.trim().split('\n').at(-1), loaded.out).toBe('function');
+        answers.push('digest');
+        continue;
+      }
       expect(sources.some((s) => s.endsWith('lib/deploy/aws.ts'))).toBe(true);
       expect(
         sources.filter((s) =>
@@ -519,7 +560,7 @@ describe('cdk synth (as CI runs it)', () => {
         expect(JSON.parse(other.body)).toMatchObject({ error: { code: 'not_found' } });
       }
     }
-    expect(answers.sort()).toEqual(['api', 'replay']);
+    expect(answers.sort()).toEqual(['api', 'digest', 'replay']);
     rmSync(outdir, { recursive: true, force: true });
   }, 180_000);
 });

@@ -34,6 +34,8 @@ export interface DigestWorld {
   keyring: LocalKeyring;
   /** the data directory (local) or a scratch directory (aws) */
   dir: string;
+  /** aws: the bucket and the table the stores use */
+  aws?: { bucket: string; table: string };
   clock: { t: number };
   now: () => Date;
   /** what the digester logged */
@@ -65,12 +67,13 @@ export async function awsWorld(root: string, dynamo: DynamoLocal, s3: LocalS3): 
   const dir = mkdtempSync(join(root, 'aws-'));
   const bucket = await s3.createBucket();
   const client = s3.client();
+  const table = await dynamo.freshTable();
   const stores: Stores = {
     segments: new S3SegmentStore({ client, bucket }),
-    state: new DynamoStateStore({ tableName: await dynamo.freshTable(), client: dynamo.client }),
+    state: new DynamoStateStore({ tableName: table, client: dynamo.client }),
     digests: new S3DigestStore({ client, bucket, listPageSize: 2 }),
   };
-  return world(stores, dir);
+  return { ...world(stores, dir), aws: { bucket, table } };
 }
 
 function world(stores: Stores, dir: string): DigestWorld {

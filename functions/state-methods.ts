@@ -1,0 +1,46 @@
+/**
+ * The state store methods a function may call, without the rate limiter's declarations (functions/access.ts
+ * adds those): what the digest function imports, so its bundle holds no limiter (test/infra/stack-dynamo).
+ */
+import type { StateMethod } from '../lib/store/dynamo-access.js';
+import type { StateStore } from '../lib/store/ports.js';
+
+/**
+ * The state store methods the digest function (functions/digest.ts, `writeDueDigests`) calls: the due
+ * sessions, each one's bytes, head, writers and chunk records, and the head's conditional move.
+ */
+export const DIGEST_STATE_METHODS = [
+  'listDigestsDue',
+  'getSession',
+  'getDigestHead',
+  'listWriters',
+  'listChunks',
+  'putDigestHead',
+] as const satisfies readonly StateMethod[];
+
+/**
+ * `state`, answering only `methods` (and `close`): any other method throws, naming itself and this file.
+ * The replay function's app and the digest function use it so that their roles (`REPLAY_STATE_METHODS`,
+ * `DIGEST_STATE_METHODS`) cannot fall behind their code.
+ */
+export function onlyMethods(
+  state: StateStore,
+  methods: readonly StateMethod[],
+  who: { fn: string; list: string } = { fn: 'replay function', list: 'REPLAY_STATE_METHODS' },
+): StateStore {
+  const allowed = new Set<PropertyKey>([...methods, 'close']);
+  return new Proxy(state, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== 'function') return value;
+      if (!allowed.has(prop)) {
+        return () => {
+          throw new Error(
+            `the ${who.fn} called StateStore.${String(prop)}, which its IAM role does not allow: add it to ${who.list} (functions/access.ts, state-methods.ts)`,
+          );
+        };
+      }
+      return (value as (...a: unknown[]) => unknown).bind(target);
+    },
+  });
+}
