@@ -81,6 +81,8 @@ const CALLS: Record<string, CallCase> = {
     call: () => get('/v1/openapi.json'),
   },
   'GET /v1/docs': { ids: false, anonymous: 200, call: () => get('/v1/docs') },
+  // public keys of the signed digests (issue 15.2): the same for everyone, no token needed
+  'GET /v1/keys': { ids: false, anonymous: 200, call: () => get('/v1/keys') },
   'GET /v1/board': { ids: false, call: () => get('/v1/board') },
   'GET /v1/board/overview': { ids: false, call: () => get('/v1/board/overview') },
   'POST /v1/sessions/:sid/writers/:w/chunks': {

@@ -197,6 +197,7 @@ describe('real answers match the document', () => {
     await call('GET', '/healthz', '/healthz', nobody);
     await call('GET', '/v1/openapi.json', '/v1/openapi.json', nobody);
     await call('GET', '/v1/docs', '/v1/docs', nobody);
+    await call('GET', '/v1/keys', '/v1/keys', nobody);
 
     // ingest: 201, a retry (200), and the refusals
     const seg = writeSession(srv.workDir);
