@@ -6,14 +6,20 @@
  * link carrying a fresh board-scoped token, as Jupyter does. One server per data directory: it locks the
  * directory first (data-lock.ts) and refuses to start on one another server holds.
  */
-import { LocalKeyring } from '../audit/local-keyring.js';
+import { KeyringError, LocalKeyring } from '../audit/local-keyring.js';
 import { createLocalApp, listenLocal, openLocalStores, STOP_GRACE_MS } from '../deploy/local.js';
 import type { AuditConfig } from '../service/audit-config.js';
 import { startDigester } from '../service/digester.js';
 import type { Stores } from '../store/index.js';
 import { HANSARD_VERSION } from '../version.js';
 import { type DataDirLock, lockDataDir } from './data-lock.js';
-import { ensureLocalTenant, exclusiveStateWarning, newBoardLink, refusedStart } from './serve-start.js';
+import {
+  ensureLocalTenant,
+  exclusiveStateWarning,
+  newBoardLink,
+  refusedStart,
+  StartRefusedError,
+} from './serve-start.js';
 
 export const LOCAL_TENANT = 'local';
 
@@ -96,6 +102,11 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     try {
       keyring = LocalKeyring.open(o.data).keyring;
     } catch (err) {
+      if (err instanceof KeyringError) {
+        throw new StartRefusedError(
+          `hansard serve cannot sign digests: ${err.message}. Restore that file from a backup (or move it aside if it is not one of yours), then start again`,
+        );
+      }
       throw refusedStart(err, o.data, 'create its signing key') ?? err;
     }
     const running = await listen(o, lock, stores, keyring);

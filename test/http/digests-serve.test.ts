@@ -5,7 +5,7 @@
  * answers the writer's chained digest. `hansard keys list|rotate` work on the same data directory.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -57,7 +57,7 @@ describe('hansard serve and the signed digests', () => {
         token: admin,
         body,
       });
-      expect(posted.status, `${posted.text} ${logged.join("\n")}`).toBe(201);
+      expect(posted.status, `${posted.text} ${logged.join('\n')}`).toBe(201);
       const chain = nextChain(GENESIS_CHAIN, 0, body.length, createHash('sha256').update(body).digest('hex'));
       const writer = await request(srv, 'GET', `/v1/sessions/${seg.sid}/writers/${seg.w}`, { token: admin });
       expect(writer.json.digest).toBe(chain);
@@ -121,5 +121,24 @@ describe('hansard serve and the signed digests', () => {
     const missing = await runHansard(['keys', 'list', '--data', 'nowhere'], { cwd: root });
     expect(missing.code).toBe(2);
     expect(missing.err).toContain(join(root, 'nowhere'));
+  });
+
+  it('a damaged key file refuses the start with a sentence naming it, and releases the data directory', async () => {
+    const data = join(root, 'damaged');
+    const { LocalKeyring } = await import('../../lib/audit/local-keyring.js');
+    const { created } = LocalKeyring.open(data);
+    const file = join(data, 'keys', `${created!.key_id}.json`);
+    writeFileSync(file, '{"key_id": "k_000000000000000000000000"}');
+    const start = () =>
+      startServer({ port: 0, host: '127.0.0.1', data, print: () => {}, log: () => {}, rateLimit: 0 });
+    await expect(start()).rejects.toMatchObject({
+      name: 'StartRefusedError',
+      message: expect.stringContaining(file),
+    });
+    // the lock was released: with the file fixed, a start succeeds
+    rmSync(file);
+    rmSync(join(data, 'keys', `${created!.key_id}.pem`));
+    const srv = await start();
+    await srv.close();
   });
 });
