@@ -68,10 +68,18 @@ describe('the chain at ingest', () => {
     db.prepare('UPDATE chunks SET chain = NULL').run();
     db.close();
     expect((await world.stores.state.getWriter(TENANT, seg.sid, seg.w))!.chain).toBeNull();
+    // pages of 2 records: the recompute reads every page, not the first
+    const list = world.stores.state.listChunks.bind(world.stores.state);
+    let pages = 0;
+    world.stores.state.listChunks = (t, sid, w, from, limit) => {
+      pages += 1;
+      return list(t, sid, w, from, Math.min(limit, 2));
+    };
     // a digest of the legacy writer computes its chain from the records
     const d = (await writeDigest(world.deps(), TENANT, seg.sid, 'scheduled'))!.digest;
     expect(d.writers[0]!.chain).toBe(chainOf(seg, cuts));
     expect(d.chunks).toHaveLength(6);
+    expect(pages).toBe(3);
     // the next chunk continues from the recomputed chain, and stores it
     await world.ingest(seg, 6, 8);
     expect((await world.stores.state.getWriter(TENANT, seg.sid, seg.w))!.chain).toBe(
