@@ -7,6 +7,9 @@ import { DIGESTER_TICK_MS } from './audit-config.js';
 import type { DigestDeps } from './digest-deps.js';
 import { type DueDigestsResult, writeDueDigests } from './digests.js';
 
+/** How long the same failure line is not logged again, in ms. */
+export const REPEAT_LOG_MS = 10 * 60_000;
+
 /** Sessions attested per pass at most (the rest are due still and come next pass, earliest first). */
 export const DIGESTER_BATCH = 100;
 
@@ -22,7 +25,18 @@ export interface Digester {
  * @param deps.log where failures go: one line per session (no stack), one for a failed pass
  */
 export function startDigester(deps: DigestDeps, tickMs = DIGESTER_TICK_MS, batch = DIGESTER_BATCH): Digester {
-  const log = deps.log ?? ((line: string) => console.error(line));
+  const out = deps.log ?? ((line: string) => console.error(line));
+  // A session that keeps failing the same way (KMS down, a damaged index) is tried at every pass, but its
+  // line is logged once per REPEAT_LOG_MS, not every 5 s.
+  const said = new Map<string, number>();
+  const log = (line: string) => {
+    const at = Date.now();
+    const last = said.get(line);
+    if (last !== undefined && at - last < REPEAT_LOG_MS) return;
+    if (said.size > 10_000) said.clear();
+    said.set(line, at);
+    out(line);
+  };
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<DueDigestsResult | null> = Promise.resolve(null);
