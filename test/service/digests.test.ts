@@ -171,6 +171,30 @@ for (const [name, open] of Object.entries(BACKENDS)) {
       expect(waits).toEqual([1, 2, 4, 4, 4]);
     });
 
+    it('an open session with no chunk for 7 days is closed: its digest says next_due null; its next chunk reopens it', async () => {
+      const world = await make();
+      const seg = world.segment({ open: true });
+      await world.ingest(seg, 0, 2);
+      const deps = world.deps({ audit: { intervalSeconds: 86_400, maxIntervalSeconds: 86_400 } });
+      const dues: (string | null)[] = [];
+      for (let day = 0; day <= 7; day++) {
+        world.clock.t = T0 + day * 86_400_000;
+        const d = (await writeDigest(deps, TENANT, seg.sid, 'scheduled'))!.digest;
+        dues.push(d.next_due);
+      }
+      expect(dues.slice(0, 7).every((d) => d !== null)).toBe(true);
+      expect(dues[7]).toBeNull();
+      expect((await world.stores.state.getDigestHead(TENANT, seg.sid))!.closed).toBe(true);
+      world.clock.t += 86_400_000;
+      expect(await writeDueDigests(deps, world.now(), 10)).toMatchObject({ due: 0 });
+      // a chunk after more than a day's quiet makes it due; the digest lists it and is open again
+      await world.ingest(seg, 2, 3);
+      expect(await writeDueDigests(deps, world.now(), 10)).toMatchObject({ due: 1, written: 1 });
+      const last = (await world.stored(seg.sid)).at(-1)!;
+      expect(last.chunks).toEqual([chunkOf(seg, 2, 3)]);
+      expect(last.next_due).toBe(iso(world.clock.t + 86_400_000));
+    });
+
     it('a closed session gets no digest however long it waits, until a new chunk makes it due', async () => {
       const world = await make();
       const seg = world.segment();
