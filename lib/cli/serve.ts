@@ -97,8 +97,11 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     } catch (err) {
       throw refusedStart(err, o.data, 'open its state database') ?? err;
     }
-    // The signing key: made on the first start, under the lock, so two first starts cannot make two.
-    let keyring: LocalKeyring;
+    // The signing key: made on the first start, under the lock, so two first starts cannot make two. A
+    // data directory from before signed digests on a full or read-only disk still serves what it holds,
+    // without signing (a warning says so), like its board link (serve-start.ts).
+    let keyring: LocalKeyring | null = null;
+    let keyWarning: string | null = null;
     try {
       keyring = LocalKeyring.open(o.data).keyring;
     } catch (err) {
@@ -107,9 +110,13 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
           `hansard serve cannot sign digests: ${err.message}. Restore that file from a backup (or move it aside if it is not one of yours), then start again`,
         );
       }
-      throw refusedStart(err, o.data, 'create its signing key') ?? err;
+      const refused = refusedStart(err, o.data, 'create its signing key');
+      if (!refused) throw err;
+      keyWarning =
+        `${refused.message.split(': hansard serve cannot')[0]}: no signing key could be made, so no session ` +
+        'digest is signed and exports answer 503 until hansard serve starts again with room (docs/operations.md)';
     }
-    const running = await listen(o, lock, stores, keyring);
+    const running = await listen(o, lock, stores, keyring, keyWarning);
     close = running.close;
     return running;
   } catch (err) {
@@ -123,7 +130,8 @@ async function listen(
   o: ServeOptions,
   lock: DataDirLock,
   stores: Stores,
-  keyring: LocalKeyring,
+  keyring: LocalKeyring | null,
+  keyWarning: string | null,
 ): Promise<RunningServer> {
   // Aborted on stop: open board pages' live streams end at once rather than hold the stop for its grace.
   const stopping = new AbortController();
@@ -133,7 +141,7 @@ async function listen(
       o.log(e === undefined ? m : `${m}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
     requestLog: o.requestLog,
     rateLimit: o.rateLimit,
-    signer: keyring,
+    signer: keyring ?? undefined,
     audit: o.audit,
     limits: {
       ...(o.quotaBytes !== undefined ? { tenantQuotaBytes: o.quotaBytes } : {}),
@@ -176,7 +184,7 @@ async function listen(
     o.print('Use it with: export HANSARD_TOKEN=<token>   (then: hansard token create --scopes ingest,read)');
   }
   o.print('');
-  for (const warning of [exclusiveStateWarning(stores.state, o.data), board.warning]) {
+  for (const warning of [exclusiveStateWarning(stores.state, o.data), board.warning, keyWarning]) {
     if (warning) o.log(`hansard: warning: ${warning}`);
   }
   if (board.token) {
@@ -189,10 +197,12 @@ async function listen(
   }
   o.print(`  ${boardUrl}`);
   // Signed digests of the sessions due one (issue 15.2); a failure is a line on stderr, never a client's.
-  const digester = startDigester(
-    { ...stores, signer: keyring, now: () => new Date(), audit: o.audit, log: o.log },
-    o.digestTickMs,
-  );
+  const digester = keyring
+    ? startDigester(
+        { ...stores, signer: keyring, now: () => new Date(), audit: o.audit, log: o.log },
+        o.digestTickMs,
+      )
+    : null;
   return {
     url,
     port,
@@ -214,7 +224,7 @@ async function listen(
         );
       }
       // The digester's pass under way ends before the stores close.
-      await digester.stop();
+      await digester?.stop();
       // The lock goes last: a server started next opens the stores only after these are closed.
       await stores.state.close();
       await lock.release();
