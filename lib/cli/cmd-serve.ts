@@ -47,7 +47,9 @@ export function registerServe(program: Command, io: Io): void {
       'after',
       `
 On first start it creates tenant "local" and prints its admin token once (or installs the one in
-HANSARD_BOOTSTRAP_TOKEN). Every start prints a board link that signs your browser in.
+HANSARD_BOOTSTRAP_TOKEN), and the Ed25519 key that signs each session's digests (DIR/keys/; the
+digests are written every few minutes and when a writer ends: hansard keys --help, docs/audit.md).
+Every start prints a board link that signs your browser in.
 One server per data directory: a second serve on the same --data is refused (exit 2) with the pid of
 the one that holds it (DIR/serve.lock). \`hansard tenant create --data DIR\` works beside a running server.
 A chunk that would take a tenant past its quota is refused (413 quota_exceeded); a token that sends
