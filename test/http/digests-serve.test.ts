@@ -141,4 +141,62 @@ describe('hansard serve and the signed digests', () => {
     const srv = await start();
     await srv.close();
   });
+
+  it('hansard keys rotate beside a running server: the next digest is signed by the new key, both verify', async () => {
+    const data = join(root, 'rotate');
+    const srv = await startServer({
+      port: 0,
+      host: '127.0.0.1',
+      data,
+      bootstrapToken: admin,
+      print: () => {},
+      log: () => {},
+      rateLimit: 0,
+      audit: { intervalSeconds: 1 },
+      digestTickMs: 100,
+    });
+    try {
+      const seg = writeSession(join(root, 'work-rotate'), { open: true });
+      const post = async (from: number, to: number) => {
+        const offset = seg.lines.slice(0, from).reduce((n, l) => n + l.length, 0);
+        const r = await request(
+          srv,
+          'POST',
+          `/v1/sessions/${seg.sid}/writers/${seg.w}/chunks?offset=${offset}`,
+          {
+            token: admin,
+            body: Buffer.concat(seg.lines.slice(from, to)),
+          },
+        );
+        expect(r.status).toBe(201);
+      };
+      const dir = join(data, 'tenants', 'local', 'sessions', seg.sid, 'digests');
+      const digest = (seq: number) =>
+        until(`digest ${seq}`, () => {
+          const f = join(dir, `${String(seq).padStart(9, '0')}.json`);
+          return existsSync(f) ? SignedDigest.parse(JSON.parse(readFileSync(f, 'utf8'))) : null;
+        });
+      await post(0, 2);
+      const d1 = await digest(1);
+      const rotated = await runHansard(['keys', 'rotate', '--data', data, '--json'], { cwd: root });
+      expect(rotated.code).toBe(0);
+      const { current } = JSON.parse(rotated.out) as { current: { key_id: string } };
+      await post(2, 4);
+      // the first digest after the rotation carries the new key id
+      let next = await digest(2);
+      for (let seq = 3; next.key_id === d1.key_id; seq++) next = await digest(seq);
+      expect(next.key_id).toBe(current.key_id);
+      const keys = KeysAnswer.parse((await request(srv, 'GET', '/v1/keys')).json).keys;
+      expect(keys.map((k) => [k.key_id, k.retired_at === null])).toEqual([
+        [d1.key_id, false],
+        [current.key_id, true],
+      ]);
+      for (const d of [d1, next]) {
+        const key = keys.find((k) => k.key_id === d.key_id)!;
+        expect(verifySignature(key.public_key, signingInput(d), d.signature), `digest ${d.seq}`).toBe(true);
+      }
+    } finally {
+      await srv.close();
+    }
+  }, 30_000);
 });
