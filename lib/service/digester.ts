@@ -5,10 +5,13 @@
  */
 import { DIGESTER_TICK_MS } from './audit-config.js';
 import type { DigestDeps } from './digest-deps.js';
-import { type DueDigestsResult, writeDueDigests } from './digests.js';
+import { type DueDigestsResult, type DuePassHooks, writeDueDigests } from './digests.js';
 
 /** How long the same failure line is not logged again, in ms. */
 export const REPEAT_LOG_MS = 10 * 60_000;
+
+/** The longest a failing session waits between tries in one process, in ms. */
+export const BACKOFF_MAX_MS = 5 * 60_000;
 
 /** Sessions attested per pass at most (the rest are due still and come next pass, earliest first). */
 export const DIGESTER_BATCH = 100;
@@ -37,6 +40,23 @@ export function startDigester(deps: DigestDeps, tickMs = DIGESTER_TICK_MS, batch
     said.set(line, at);
     out(line);
   };
+  // A session that failed waits 1, 2, 4 … passes (at most BACKOFF_MAX_MS) before it is tried again, and
+  // each pass lists that many more, so failing sessions (the earliest due) cannot take every place of a
+  // pass while the others wait.
+  const backoff = new Map<string, { until: number; delayMs: number }>();
+  const hooks: DuePassHooks = {
+    defer: (tenant, sid) => (backoff.get(`${tenant}/${sid}`)?.until ?? 0) > deps.now().getTime(),
+    settled: (tenant, sid, ok) => {
+      const key = `${tenant}/${sid}`;
+      if (ok) {
+        backoff.delete(key);
+        return;
+      }
+      const delayMs = Math.min((backoff.get(key)?.delayMs ?? tickMs / 2) * 2, BACKOFF_MAX_MS);
+      if (backoff.size >= 10_000) backoff.clear();
+      backoff.set(key, { until: deps.now().getTime() + delayMs, delayMs });
+    },
+  };
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<DueDigestsResult | null> = Promise.resolve(null);
@@ -44,7 +64,7 @@ export function startDigester(deps: DigestDeps, tickMs = DIGESTER_TICK_MS, batch
   const pass = (): Promise<DueDigestsResult | null> => {
     running = running.then(async () => {
       try {
-        return await writeDueDigests({ ...deps, log }, deps.now(), batch);
+        return await writeDueDigests({ ...deps, log }, deps.now(), batch + backoff.size, hooks);
       } catch (err) {
         log(
           `hansard: the digester could not list the sessions due a digest: ${err instanceof Error ? err.message : String(err)}`,

@@ -75,10 +75,18 @@ export interface DueDigestsResult {
   due: number;
   /** digests written */
   written: number;
-  /** sessions another process attested first (or that no longer exist) */
+  /** sessions another process attested first (or that no longer exist), or deferred (`DuePassHooks.defer`) */
   skipped: number;
   /** sessions whose digest failed (logged; they stay due and are tried at the next pass) */
   failed: number;
+}
+
+/** What a long-running digester learns from a pass, and how it holds back sessions that keep failing. */
+export interface DuePassHooks {
+  /** true: leave this due session for a later pass (counted as skipped) */
+  defer?: (tenant: string, sid: string) => boolean;
+  /** the session's digest failed (already logged) or was written */
+  settled?: (tenant: string, sid: string, ok: boolean) => void;
 }
 
 /**
@@ -87,18 +95,29 @@ export interface DueDigestsResult {
  * session's head, else `scheduled`. A session that fails is logged (one line: tenant, sid, message) and
  * does not stop the others.
  */
-export async function writeDueDigests(deps: DigestDeps, now: Date, limit: number): Promise<DueDigestsResult> {
+export async function writeDueDigests(
+  deps: DigestDeps,
+  now: Date,
+  limit: number,
+  hooks: DuePassHooks = {},
+): Promise<DueDigestsResult> {
   const log = deps.log ?? ((line: string) => console.error(line));
   const due = await deps.state.listDigestsDue(now.toISOString(), limit);
   const result: DueDigestsResult = { due: due.length, written: 0, skipped: 0, failed: 0 };
   for (const { tenant, sid } of due) {
+    if (hooks.defer?.(tenant, sid)) {
+      result.skipped += 1;
+      continue;
+    }
     try {
       const written = await writeNext(deps, tenant, sid, dueReason);
       if (written) result.written += 1;
       else result.skipped += 1;
+      hooks.settled?.(tenant, sid, true);
     } catch (err) {
       result.failed += 1;
       log(`hansard: digest of session ${sid} (tenant ${tenant}) not written: ${messageOf(err)}`);
+      hooks.settled?.(tenant, sid, false);
     }
   }
   return result;
