@@ -43,6 +43,22 @@ export function registerServe(program: Command, io: Io): void {
         .env('HANSARD_STREAM_IDLE_SECONDS')
         .default('60'),
     )
+    .addOption(
+      new Option(
+        '--digest-interval <s>',
+        "seconds between a session's signed digests while it changes (doubling while it does not, up to a day)",
+      )
+        .env('HANSARD_DIGEST_INTERVAL_SECONDS')
+        .default('300'),
+    )
+    .addOption(
+      // For benchmarks (bench/digests.ts): what the digester costs ingest. Exports still sign their digest.
+      new Option('--digester <on|off>', 'run the digester (off: no scheduled digests)')
+        .choices(['on', 'off'])
+        .env('HANSARD_DIGESTER')
+        .default('on')
+        .hideHelp(),
+    )
     .addHelpText(
       'after',
       `
@@ -67,6 +83,8 @@ SIGTERM or Ctrl-C stops it: open requests get 5 s to finish, then their connecti
         rateLimit: string;
         maxConcurrentReplays: string;
         streamIdleSeconds: string;
+        digestInterval: string;
+        digester: 'on' | 'off';
       }) => {
         const port = Number(opts.port);
         if (!Number.isInteger(port) || port < 0 || port > 65535)
@@ -95,6 +113,11 @@ SIGTERM or Ctrl-C stops it: open requests get 5 s to finish, then their connecti
             `--stream-idle-seconds ${opts.streamIdleSeconds} is not a number of seconds (more than 0, e.g. 60 or 0.5)`,
           );
         }
+        if (!/^\d{1,6}$/.test(opts.digestInterval) || Number(opts.digestInterval) < 1) {
+          throw new UsageError(
+            `--digest-interval ${opts.digestInterval} is not a number of seconds (1 or more, e.g. 300)`,
+          );
+        }
         const bootstrapToken = io.env.HANSARD_BOOTSTRAP_TOKEN || undefined;
         // Checked before the data directory is touched: a bad one used to leave tenant "local" with no token.
         if (bootstrapToken !== undefined) {
@@ -116,6 +139,8 @@ SIGTERM or Ctrl-C stops it: open requests get 5 s to finish, then their connecti
             rateLimit,
             maxConcurrentReplays,
             streamIdleMs: Math.round(streamIdleSeconds * 1000),
+            audit: { intervalSeconds: Number(opts.digestInterval) },
+            digester: opts.digester === 'on',
             print: (l) => io.stdout.write(`${l}\n`),
             log: (l) => io.stderr.write(`${l}\n`),
             requestLog: (l) => io.stderr.write(`${l}\n`),

@@ -55,6 +55,8 @@ export interface ServeOptions {
   audit?: Partial<AuditConfig> | undefined;
   /** ms between the digester's passes (default `DIGESTER_TICK_MS`, 5 s) */
   digestTickMs?: number | undefined;
+  /** false: no digester runs (a benchmark's baseline); exports still write and sign their digest */
+  digester?: boolean | undefined;
 }
 
 export interface RunningServer {
@@ -197,12 +199,13 @@ async function listen(
   }
   o.print(`  ${boardUrl}`);
   // Signed digests of the sessions due one (issue 15.2); a failure is a line on stderr, never a client's.
-  const digester = keyring
-    ? startDigester(
-        { ...stores, signer: keyring, now: () => new Date(), audit: o.audit, log: o.log },
-        o.digestTickMs,
-      )
-    : null;
+  const digester =
+    keyring && o.digester !== false
+      ? startDigester(
+          { ...stores, signer: keyring, now: () => new Date(), audit: o.audit, log: o.log },
+          o.digestTickMs,
+        )
+      : null;
   return {
     url,
     port,
