@@ -25,8 +25,8 @@ export type Serves = 'all' | 'replay';
 
 /**
  * The state store methods the replay function's routes call: authentication (the token, the tokens that
- * minted it, its last use), the reads of a replay and a raw segment download, and the session's status
- * (the text replay's Declared rows).
+ * minted it, its last use), the reads of a replay and a raw segment download, the session's status
+ * (the text replay's Declared rows) and its digest head (an export bundles stored digests).
  */
 export const REPLAY_STATE_METHODS = [
   'getTokenByHash',
@@ -37,6 +37,8 @@ export const REPLAY_STATE_METHODS = [
   'getWriter',
   // the text replay shows the agents' status reports as Declared rows (docs/status.md)
   'getStatus',
+  // the export up to a stored digest (lib/service/export-head.ts): the session's digest head
+  'getDigestHead',
 ] as const satisfies readonly StateMethod[];
 
 /** Every kind of request the digest function sends to the state table (no rate limiter: no requests). */

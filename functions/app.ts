@@ -4,13 +4,13 @@
  * build it directly and call `app.request()`, with clients pointed at emulators.
  *
  * The replay function is reachable through a public function URL with no authorizer and no API Gateway
- * throttle, so it serves only what it exists for, streamed reads of a session (`GET` replay and raw
- * segment download) and `/healthz`; anything else answers 404 before authentication. The app itself
+ * throttle, so it serves only what it exists for, streamed reads of a session (`GET` replay, raw
+ * segment download and the audit bundle up to a stored digest) and `/healthz`; anything else answers 404 before authentication. The app itself
  * checks the bearer token on those routes, as it does behind API Gateway.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Hono } from 'hono';
-import { createAwsApp, openKmsSigner } from '../lib/deploy/aws.js';
+import { createAwsApp, openKmsPublicKeys, openKmsSigner } from '../lib/deploy/aws.js';
 import type { AppEnv } from '../lib/http/auth.js';
 import { errorBody } from '../lib/http/errors.js';
 import { health, ROUTES } from '../lib/http/routes/index.js';
@@ -41,6 +41,11 @@ export interface HandlerOverrides {
 /** The reads the replay function exists for: the routes whose declarations say their answer streams. */
 const STREAMED = ROUTES.filter((op) => op.streamed);
 
+/** The streamed routes, named in the replay function's 404 ("GET a, GET b and GET c"). */
+const SERVED = new Intl.ListFormat('en', { style: 'long', type: 'conjunction' })
+  .format(STREAMED.map((op) => `GET ${op.path}`))
+  .replace(', and ', ' and ');
+
 /** `GET`/`HEAD` paths the replay function answers (DESIGN §4): the streamed routes, and liveness. */
 const REPLAY_ROUTES = [health, ...STREAMED].map((op) => {
   const path = op.path.replaceAll(/[.*+?^$()|[\]\\]/g, '\\$&').replaceAll(/\{[^}]+\}/g, '[^/]+');
@@ -58,10 +63,7 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
         return next();
       }
       return c.json(
-        errorBody(
-          'not_found',
-          `this URL serves only ${STREAMED.map((op) => `GET ${op.path}`).join(' and ')}; use the API URL for everything else`,
-        ),
+        errorBody('not_found', `this URL serves only ${SERVED}; use the API URL for everything else`),
         404,
       );
     });
@@ -81,8 +83,9 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
       },
       log: errorLog(o.logger),
       now: o.now,
-      // The API signs the export's digest and serves GET /v1/keys (issue 15.2); the replay URL does neither.
-      ...(o.serves === 'all' ? digestSigning(o) : {}),
+      // The API signs digests (an export's, POST …/digests) and serves GET /v1/keys (issue 15.2); the
+      // replay URL signs nothing: its exports bundle stored digests with the keys' public halves.
+      ...(o.serves === 'all' ? digestSigning(o) : publicKeys(o)),
       // The replay function's role allows only what its routes call (functions/access.ts).
       ...(o.serves === 'replay'
         ? { wrapState: (state: StateStore) => onlyMethods(state, REPLAY_STATE_METHODS) }
@@ -90,6 +93,14 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
     }),
   );
   return app;
+}
+
+/** The replay function's public keys (no signing), from `SIGNING_KEY_ARN` (none when unset). */
+function publicKeys(o: LambdaAppOptions) {
+  const { SIGNING_KEY_ARN: keyArn, RETIRED_SIGNING_KEYS: retired } = o.config;
+  return keyArn && o.clients.kms
+    ? { signer: openKmsPublicKeys({ kms: o.clients.kms, keyArn, retired }) }
+    : {};
 }
 
 /** The API function's signer and cadence, from `SIGNING_KEY_ARN` (none when unset). */

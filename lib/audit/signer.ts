@@ -21,4 +21,24 @@ export interface DigestSigner {
   current(): Promise<SigningKey>;
   /** Every key this deployment signed with, current and retired, oldest first. */
   publicKeys(): Promise<PublicKeyInfo[]>;
+  /**
+   * false: this signer only lists the public keys and `current` refuses (a function that must not sign,
+   * e.g. the AWS replay function: its export bundles the newest stored digest). Absent: it signs.
+   */
+  readonly signs?: false;
+}
+
+/**
+ * `signer`'s public keys alone: `current` refuses, so a function holding it writes no digest (the AWS
+ * replay function: it bundles stored digests and reads the keys with kms:GetPublicKey/DescribeKey only).
+ */
+export function publicKeysOnly(signer: DigestSigner): DigestSigner {
+  return {
+    signs: false,
+    current: () =>
+      Promise.reject(
+        new Error('this function signs no digest (its role has no kms:Sign): the API function does'),
+      ),
+    publicKeys: () => signer.publicKeys(),
+  };
 }

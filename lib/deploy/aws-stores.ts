@@ -8,7 +8,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { KmsSigner, kmsClient, type RetiredKmsKey } from '../audit/kms-signer.js';
-import type { DigestSigner } from '../audit/signer.js';
+import { type DigestSigner, publicKeysOnly } from '../audit/signer.js';
 import type { AuditConfig } from '../service/audit-config.js';
 import type { DigestDeps } from '../service/digest-deps.js';
 import { type DueDigestsResult, writeDueDigests } from '../service/digests.js';
@@ -63,6 +63,14 @@ export interface KmsSigningOptions {
 /** The AWS deployment's digest signer: the KMS Ed25519 key (lib/audit/kms-signer.ts). */
 export function openKmsSigner(o: KmsSigningOptions): DigestSigner {
   return new KmsSigner({ keyId: o.keyArn, retired: o.retired, client: o.kms });
+}
+
+/**
+ * The KMS key's public keys alone (`publicKeysOnly`): for the replay function, which bundles stored
+ * digests and may only GetPublicKey/DescribeKey (never kms:Sign: its URL is public).
+ */
+export function openKmsPublicKeys(o: KmsSigningOptions): DigestSigner {
+  return publicKeysOnly(openKmsSigner(o));
 }
 
 export interface AwsDigestOptions {

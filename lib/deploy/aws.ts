@@ -31,6 +31,7 @@ export {
   createAwsClients,
   type KmsSigningOptions,
   openAwsStores,
+  openKmsPublicKeys,
   openKmsSigner,
 } from './aws-stores.js';
 

@@ -42,6 +42,9 @@ export const ERROR_STATUS = {
   // Signed digests (issue 15.2): no digest store or signer configured; the signing key refused or is unreachable.
   digests_unavailable: 503,
   signing_unavailable: 503,
+  // An export up to a digest that is not stored; a deployment that writes no digest, for a session with none.
+  digest_not_found: 404,
+  no_digest: 409,
   insufficient_storage: 507,
 } as const;
 

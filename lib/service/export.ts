@@ -2,23 +2,22 @@
  * `GET /v1/sessions/{sid}/export` (issue 15.3, docs/audit.md): one bundle an auditor verifies offline
  * (`hansard verify --digests`): the segments as stored, every signed digest, the public keys and a
  * manifest (lib/audit/bundle.ts `packBundle`). A digest is written for the export first (reason
- * `export`), so the newest digest covers every byte the bundle holds; each segment is read only up to
+ * `export`), so the newest digest covers every byte the bundle holds, unless the caller names a stored
+ * one (`?head=N`) or the deployment cannot sign (lib/service/export-head.ts); each segment is read only up to
  * the length that head digest states, never the live length, so chunks ingested while the bundle streams
  * cannot make it disagree with its head.
  */
 import type { Readable } from 'node:stream';
 import { packBundle } from '../audit/bundle.js';
 import type { DigestWriter } from '../audit/schemas.js';
-import type { DigestHead } from '../store/index.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { digestDeps } from './digest-deps.js';
-import { writeDigest } from './digests.js';
 import { notFound } from './errors.js';
+import { bundleHead } from './export-head.js';
+import { listPublicKeys } from './keys.js';
 import { segmentLoss } from './sources.js';
 import { dataLossError } from './storage-faults.js';
 
-/** How many times an export tries to write its own digest when other processes keep writing first. */
-const WRITE_ATTEMPTS = 3;
 /** Digests read at once while an export gathers them. */
 const DIGEST_READS_AT_ONCE = 16;
 
@@ -47,31 +46,30 @@ export async function checkExport(ctx: ServiceContext, sid: string): Promise<voi
 }
 
 /**
- * Writes an `export` digest of session `sid` and returns the bundle that ends with it. When other
- * processes keep writing the session's next digest first, the newest stored one is the bundle's head
- * (it was written just now, by someone else). Nothing of a segment is read before `body` is.
+ * The bundle of session `sid` up to `bundleHead`: stored digest `head` when given, else an `export`
+ * digest written now (the newest stored one where the deployment cannot sign). Nothing of a segment is
+ * read before `body` is.
  * @param signal aborted when the client goes away: the segment reads stop
  * @throws AppError as `checkExport`; `digests_unavailable` / `signing_unavailable` (503) when the
- *   deployment cannot write a digest; `data_loss` (500) when a segment holds less than the head digest
+ *   deployment cannot write a digest; `digest_not_found` (404) / `no_digest` (409) as `bundleHead`;
+ *   `data_loss` (500) when a segment holds less than the head digest
  *   attests; the stores' errors
  */
 export async function exportSession({
   ctx,
   sid,
   signal,
+  head: upTo,
 }: {
   ctx: ServiceContext;
   sid: string;
   signal?: AbortSignal;
+  /** bundle up to this stored digest, writing none (`?head=N`) */
+  head?: number;
 }): Promise<SessionExport> {
   await checkExport(ctx, sid);
   const deps = digestDeps(ctx);
-  let head: DigestHead | null = null;
-  for (let i = 0; i < WRITE_ATTEMPTS && !head; i++) {
-    head = (await writeDigest(deps, ctx.tenant, sid, 'export'))?.head ?? null;
-  }
-  head ??= await ctx.state.getDigestHead(ctx.tenant, sid);
-  if (!head) throw notFound('session');
+  const head = await bundleHead(ctx, sid, upTo);
   const headSeq = head.seq;
 
   // Every digest up to the head, as stored; a later one (written while this export runs) is left out, so
@@ -86,7 +84,7 @@ export async function exportSession({
       if (bytes) digests.push({ seq: batch[j]!, bytes });
     });
   }
-  const keys = await deps.signer.publicKeys();
+  const { keys } = await listPublicKeys(deps.signer);
   const segments = await attestedSegments(ctx, sid, head.writers, signal);
   const body = packBundle({
     tenant: ctx.tenant,

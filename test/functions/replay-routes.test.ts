@@ -39,6 +39,7 @@ describe('the replay function URL', () => {
   it('serves the streamed reads DESIGN §4 gives it, and liveness: exactly the declared streamed routes', () => {
     const streamed = ROUTES.filter((op) => op.streamed).map((op) => `${op.method.toUpperCase()} ${op.path}`);
     expect(streamed.sort()).toEqual([
+      'GET /v1/sessions/{sid}/export',
       'GET /v1/sessions/{sid}/replay',
       'GET /v1/sessions/{sid}/writers/{w}/segment',
     ]);
@@ -64,7 +65,7 @@ describe('the replay function URL', () => {
       const body = (await res.json()) as { error: { code: string; message: string } };
       expect(body.error.code).toBe('not_found');
       expect(body.error.message).toBe(
-        'this URL serves only GET /v1/sessions/{sid}/replay and GET /v1/sessions/{sid}/writers/{w}/segment; use the API URL for everything else',
+        'this URL serves only GET /v1/sessions/{sid}/replay, GET /v1/sessions/{sid}/writers/{w}/segment and GET /v1/sessions/{sid}/export; use the API URL for everything else',
       );
     }
   });

@@ -22,6 +22,7 @@ import { boardPage } from './pages/board.js';
 import { login, loginPage, logout } from './pages/login.js';
 import { personPage } from './pages/people.js';
 import { sessionPage } from './pages/session.js';
+import { createDigestRoute } from './sessions/digests.js';
 import { exportRoute } from './sessions/export.js';
 import { getSessionRoute } from './sessions/get.js';
 import { listSessionsRoute } from './sessions/list.js';
@@ -58,6 +59,7 @@ export const API_ROUTES: readonly Operation[] = [
   getSessionRoute,
   replay,
   getSegment,
+  createDigestRoute,
   exportRoute,
   verify,
   inspect,

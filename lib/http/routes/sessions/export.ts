@@ -3,10 +3,22 @@
  * while it holds a replay slot of its token (429 `too_many_replays`); the digest written for it takes a
  * place in the scan gate. The work is lib/service/export.ts.
  */
+import { z } from 'zod';
 import { checkExport, exportSession } from '../../../service/export.js';
 import { SessionPath } from '../../params.js';
 import { clientSignal, slotBody, takeReplaySlot } from '../../replay-slots.js';
 import { defineRoute, raw, SESSION } from '../../route.js';
+
+// Digits only, as for offsets: `z.coerce` would read '0x1' and ' 1' as numbers.
+const HeadSeq = z
+  .string()
+  .regex(/^[1-9]\d{0,15}$/, 'head is the seq of a stored digest, a whole number from 1')
+  .transform(Number)
+  .pipe(z.number().int().max(Number.MAX_SAFE_INTEGER))
+  .optional()
+  .describe(
+    'bundle exactly up to this stored digest (`POST /v1/sessions/{sid}/digests` answers its seq), writing none',
+  );
 
 const headerDoc = (description: string) => ({ description, schema: { type: 'string' as const } });
 
@@ -24,8 +36,12 @@ export const exportRoute = defineRoute({
       '(`segments/{w}.jsonl`; chunks ingested meanwhile are left for the next export) and',
       '`manifest.json` last. `hansard verify --digests FILE --public-key KEY` checks it offline; see',
       'docs/audit.md. Counts as a replay for the token (`too_many_replays`).',
+      'With `head=N` nothing is written: the bundle ends with stored digest N (`digest_not_found` when',
+      'there is none). On AWS the replay function URL serves this route too, streaming a bundle of any',
+      'size; it cannot sign, so without `head` it bundles the newest stored digest (`no_digest` when the',
+      'session has none: POST …/digests on the API URL first).',
     ].join(' '),
-    request: { params: SessionPath },
+    request: { params: SessionPath, query: z.object({ head: HeadSeq }) },
     responses: {
       200: {
         description: 'the bundle, streamed',
@@ -41,15 +57,21 @@ export const exportRoute = defineRoute({
   auth: 'bearer',
   scopes: ['read'],
   errors: [
+    'bad_request',
     ...SESSION,
+    'digest_not_found',
+    'no_digest',
     'data_loss',
     'storage_layout',
     'too_many_replays',
     'digests_unavailable',
     'signing_unavailable',
   ],
+  // The AWS replay function serves it too: API Gateway buffers a response, which caps a bundle at 6 MB.
+  streamed: true,
   handler: async (c) => {
     const { sid } = c.req.valid('param');
+    const { head } = c.req.valid('query');
     const ctx = c.get('ctx');
     const { reads } = c.get('services');
     const headers = {
@@ -57,13 +79,16 @@ export const exportRoute = defineRoute({
       'content-disposition': `attachment; filename="${sid}.tar"`,
     };
     await checkExport(ctx, sid);
-    // A HEAD writes no digest and reads nothing.
+    // A HEAD writes no digest and reads nothing (not even whether digest `head` exists).
     if (c.req.method === 'HEAD') return c.body(null, 200, headers);
     // The slot is taken before the digest is written, and the body holds the same one to its end.
     const release = takeReplaySlot(c, reads.slots);
     const signal = clientSignal(c);
     try {
-      const bundle = await reads.gate.run(() => exportSession({ ctx, sid, signal }), signal);
+      const bundle = await reads.gate.run(
+        () => exportSession({ ctx, sid, signal, ...(head !== undefined ? { head } : {}) }),
+        signal,
+      );
       return slotBody(
         c,
         reads,

@@ -1,0 +1,48 @@
+/**
+ * `POST /v1/sessions/{sid}/digests`: signs a digest of the session now (reason `export`) and answers
+ * its seq, so that `GET …/export?head={seq}` can be asked of a function that cannot sign: on AWS the
+ * replay function's URL, which streams a bundle of any size (docs/audit.md). The work is
+ * lib/service/export-head.ts.
+ */
+import { z } from 'zod';
+import { createExportDigest } from '../../../service/export-head.js';
+import { SessionPath } from '../../params.js';
+import { clientSignal } from '../../replay-slots.js';
+import { defineRoute, json, SESSION } from '../../route.js';
+
+const ExportDigestAnswer = z
+  .object({
+    seq: z.number().int().min(1).describe("the digest's seq: pass it as …/export?head="),
+    sha256: z.string().describe("the digest's SHA-256 (digestHash), lowercase hex"),
+    at: z.string().describe('when it was signed (ISO 8601)'),
+  })
+  .meta({ id: 'ExportDigest' });
+
+export const createDigestRoute = defineRoute({
+  route: {
+    method: 'post',
+    path: '/v1/sessions/{sid}/digests',
+    operationId: 'createDigest',
+    tags: ['sessions'],
+    summary: 'Sign a digest of the session now, for an export',
+    description: [
+      'Writes a signed digest of the session (reason `export`) covering every chunk indexed so far and',
+      'answers its seq; when another process wrote the next digest at the same moment, that one is',
+      'answered. Then `GET /v1/sessions/{sid}/export?head={seq}` bundles exactly up to it, on this URL',
+      'or, on AWS, on the replay function URL, which streams bundles of any size (docs/audit.md).',
+    ].join(' '),
+    request: { params: SessionPath },
+    responses: { 201: json('the digest now at the head of the session', ExportDigestAnswer) },
+  },
+  auth: 'bearer',
+  scopes: ['read'],
+  errors: [...SESSION, 'storage_layout', 'digests_unavailable', 'signing_unavailable'],
+  handler: async (c) => {
+    const { sid } = c.req.valid('param');
+    const ctx = c.get('ctx');
+    const { reads } = c.get('services');
+    // Reading the chunk records since the last digest is a scan: it waits for a place as an export's does.
+    const answer = await reads.gate.run(() => createExportDigest(ctx, sid), clientSignal(c));
+    return c.json(answer, 201);
+  },
+});
