@@ -41,6 +41,12 @@ export const REPLAY_STATE_METHODS = [
   'getDigestHead',
 ] as const satisfies readonly StateMethod[];
 
+/**
+ * What the replay function may ask of the digest signing key: the public keys its export bundles
+ * (`KmsSigner.publicKeys`: GetPublicKey, DescribeKey), never `kms:Sign` (its URL is public; the API signs).
+ */
+export const REPLAY_SIGNING_ACTIONS = ['kms:DescribeKey', 'kms:GetPublicKey'] as const;
+
 /** Every kind of request the digest function sends to the state table (no rate limiter: no requests). */
 export function digestDynamoAccess(): DynamoAccess[] {
   return accessOf(DIGEST_STATE_METHODS);

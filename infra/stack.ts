@@ -33,7 +33,7 @@ import {
 } from 'aws-cdk-lib/aws-s3';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { digestDynamoAccess, dynamoAccessOf } from '../functions/access.js';
+import { digestDynamoAccess, dynamoAccessOf, REPLAY_SIGNING_ACTIONS } from '../functions/access.js';
 import { LOG_LEVELS } from '../functions/config.js';
 import { GSI1, GSI1_PK, GSI1_SK, PK, SK, TTL_ATTRIBUTE } from '../lib/store/dynamo-schema.js';
 import { HansardFunction } from './lambda.js';
@@ -222,7 +222,10 @@ export class HansardStack extends Stack {
         fn.addEnvironment('TENANT_QUOTA_BYTES', String(props.tenantQuotaBytes));
     }
 
+    // Its segment reads (`tenants/*`, listing under it) cover the digests an export bundles.
     this.replayFunction.bindBucket(this.bucket, 'read');
+    // An export's public keys (REPLAY_SIGNING_ACTIONS); no kms:Sign: the API writes the digests.
+    this.replayFunction.bindSigningKey(this.signingKey, REPLAY_SIGNING_ACTIONS);
     // Reads, the tokens' last use and the rate limiter's counters: what its routes send, no more.
     this.replayFunction.bindTable(this.table, dynamoAccessOf('replay'));
     // No IAM auth and no authorizer: a function URL has none to offer for a bearer token, so the function

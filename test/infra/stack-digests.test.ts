@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { REPLAY_SIGNING_ACTIONS } from '../../functions/access.js';
 import { DIGEST_OBJECTS } from '../../infra/lambda.js';
 import {
   DIGEST_TIMEOUT,
@@ -131,16 +132,36 @@ describe('the signed digests in HansardStack', () => {
     });
   });
 
-  it('lets the API function sign (the export) and read the key (GET /v1/keys); the replay function touches no key', () => {
+  it('lets the API function sign (the export, POST …/digests) and read the key (GET /v1/keys)', () => {
     const api = grants(t, 'hansard API');
     for (const c of commandsIn('lib/audit/kms-signer.ts')) expect(api[`kms:${c}`], c).toEqual([`<${key}>`]);
     expect(fnOf(t, 'hansard API').props.Environment).toMatchObject({
       Variables: { SIGNING_KEY_ARN: { 'Fn::GetAtt': [key, 'Arn'] } },
     });
+  });
+
+  it("lets the replay function read what its export bundles (digests, the key's public half) and sign nothing", () => {
     const replay = grants(t, 'hansard streamed replays');
-    expect(Object.keys(replay).filter((a) => a.startsWith('kms:'))).toEqual([]);
+    // The key: exactly the read-only actions its code declares, every KMS call of the signer but Sign.
+    expect(commandsIn('lib/audit/kms-signer.ts').filter((c) => c !== 'Sign')).toEqual(
+      REPLAY_SIGNING_ACTIONS.map((a) => a.replace('kms:', '')).sort(),
+    );
+    expect(Object.keys(replay).filter((a) => a.startsWith('kms:'))).toEqual([...REPLAY_SIGNING_ACTIONS]);
+    for (const a of REPLAY_SIGNING_ACTIONS) expect(replay[a]).toEqual([`<${key}>`]);
+    expect(replay['kms:Sign']).toBeUndefined();
     const vars = (fnOf(t, 'hansard streamed replays').props.Environment as { Variables: Json }).Variables;
-    expect(vars.SIGNING_KEY_ARN).toBeUndefined();
+    expect(vars.SIGNING_KEY_ARN).toEqual({ 'Fn::GetAtt': [key, 'Arn'] });
+    // The digests: the digest store's reads (GetObject, ListObjectsV2 = s3:ListBucket) cover their
+    // objects; no PutObject anywhere, so no digest (nor segment) can be written through this role.
+    expect(commandsIn('lib/store/s3-digest-store.ts')).toEqual(['GetObject', 'ListObjectsV2', 'PutObject']);
+    expect(replay['s3:PutObject']).toBeUndefined();
+    expect(Object.keys(replay).some((a) => /^s3:(Put|Delete)/.test(a) || a === 's3:*')).toBe(false);
+    const covers = (pattern: string, objects: string) =>
+      new RegExp(`^${pattern.replaceAll(/[.+?^$()|[\]\\]/g, '\\$&').replaceAll('*', '.*')}$`).test(
+        objects.replaceAll('*', 'x'),
+      );
+    expect(replay['s3:GetObject']!.some((r) => covers(r, `<${bucket}>/${DIGEST_OBJECTS}`))).toBe(true);
+    expect(replay['s3:ListBucket']).toEqual([`<${bucket}>`]);
   });
 
   it('sets DIGEST_INTERVAL_SECONDS on the API and the digester when given', () => {

@@ -316,7 +316,7 @@ describe('HansardStack template', () => {
       expect(listing.Condition).toEqual({ StringLike: { 's3:prefix': ['tenants/*'] } });
     });
 
-    it('grants the replay function reads only, plus UpdateItem on token items (last use) and rate-limit counters', () => {
+    it('grants the replay function reads only (the public half of the key too), plus UpdateItem on token items (last use) and rate-limit counters', () => {
       const grants = grantsOf(t, 'hansard streamed replays');
       expect(actionMap(grants)).toEqual({
         's3:GetObject': [`<${bucket}>/tenants/*`],
@@ -324,6 +324,9 @@ describe('HansardStack template', () => {
         'dynamodb:GetItem': [`<${table}>`],
         'dynamodb:Query': [`<${table}>`], // its routes query no index
         'dynamodb:UpdateItem': [`<${table}>`],
+        // the export's public keys, never kms:Sign (stack-digests.test.ts)
+        'kms:DescribeKey': [expect.stringMatching(/^<DigestSigningKey/)],
+        'kms:GetPublicKey': [expect.stringMatching(/^<DigestSigningKey/)],
         'logs:CreateLogStream': [expect.stringMatching(/^<ReplayFunctionLogs/)],
         'logs:PutLogEvents': [expect.stringMatching(/^<ReplayFunctionLogs/)],
       });
