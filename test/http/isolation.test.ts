@@ -126,6 +126,12 @@ const CALLS: Record<string, CallCase> = {
     missing: 404,
     call: (i) => get(`/v1/sessions/${i.sid}/export`),
   },
+  // signs an export digest (issue 15.3); C on A's session must get the 404 of a missing one
+  'POST /v1/sessions/:sid/digests': {
+    ids: true,
+    missing: 404,
+    call: (i) => ({ method: 'POST', path: `/v1/sessions/${i.sid}/digests` }),
+  },
   'GET /v1/sessions/:sid/verify': {
     ids: true,
     missing: 404,

@@ -237,6 +237,12 @@ describe('real answers match the document', () => {
     await call('GET', `/v1/sessions/${sid}/attribution`, '/v1/sessions/{sid}/attribution');
     await call('GET', `/v1/sessions/${sid}/export`, '/v1/sessions/{sid}/export');
     await call('GET', `/v1/sessions/${newId('s')}/export`, '/v1/sessions/{sid}/export'); // 404
+    // an export digest, then the bundle up to it (issue 15.3); a digest not stored, a malformed head
+    await call('POST', `/v1/sessions/${sid}/digests`, '/v1/sessions/{sid}/digests'); // 201
+    await call('POST', `/v1/sessions/${newId('s')}/digests`, '/v1/sessions/{sid}/digests'); // 404
+    await call('GET', `/v1/sessions/${sid}/export?head=1`, '/v1/sessions/{sid}/export');
+    await call('GET', `/v1/sessions/${sid}/export?head=999`, '/v1/sessions/{sid}/export'); // 404
+    await call('GET', `/v1/sessions/${sid}/export?head=x1`, '/v1/sessions/{sid}/export'); // 400
 
     // status
     const status = '/v1/sessions/{sid}/status';
