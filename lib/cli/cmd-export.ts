@@ -1,7 +1,9 @@
 /**
- * `hansard export SID --out FILE [--url] [--token] [--json]` (issue 15.3, docs/audit.md): downloads the
- * session's audit bundle (`GET /v1/sessions/{sid}/export`: segments, signed digests, public keys,
- * manifest) to FILE, gzip-compressed when FILE ends in .gz. The bytes go to FILE.partial, renamed to
+ * `hansard export SID --out FILE [--url] [--replay-url] [--token] [--json]` (issue 15.3, docs/audit.md):
+ * downloads the session's audit bundle (`GET /v1/sessions/{sid}/export`: segments, signed digests,
+ * public keys, manifest) to FILE, gzip-compressed when FILE ends in .gz. With a replay URL (AWS: the
+ * API buffers answers, so a bundle over a few MB fails there) it asks the API to sign a digest
+ * (`POST …/digests`) and downloads `…/export?head={seq}` from the replay URL, which streams any size. The bytes go to FILE.partial, renamed to
  * FILE only once the whole bundle arrived, so an interrupted download never leaves a file that looks
  * complete.
  */
@@ -40,6 +42,10 @@ manifest.json. Anyone can check it offline, without the server and without trust
                                                          you fetched yourself, not the bundle's own
   hansard verify --digests s.tar.gz --public-key keys.json
 
+On AWS, a session over a few MB: pass --replay-url (env HANSARD_REPLAY_URL; the stack's ReplayUrl
+output). The API URL signs the bundle's digest and the replay URL, which streams, sends the bundle:
+  hansard export s_01KZ… --out s.tar.gz --replay-url https://….lambda-url.us-east-1.on.aws
+
 FILE ending in .gz is gzip-compressed; anything else is a plain tar. The download goes to FILE.partial
 and is renamed to FILE once complete. What a bundle proves, and what it does not: docs/audit.md.
 Exit codes: 0 written, 1 the download failed, 2 a bad id, an unwritable FILE or a refusal (404, 403).`;
@@ -51,10 +57,14 @@ export function registerExport(program: Command, io: Io): void {
     .argument('<sid>', 'the session id (s_…)')
     .requiredOption('--out <file>', 'where to write the bundle (.tar, or .tar.gz to compress)')
     .option('--url <url>', 'server URL (env HANSARD_URL)')
+    .option(
+      '--replay-url <url>',
+      'AWS: the replay function URL, for sessions over a few MB (env HANSARD_REPLAY_URL; see below)',
+    )
     .option('--token <token>', 'token with the read scope (env HANSARD_TOKEN)')
     .addOption(jsonOption())
     .addHelpText('after', HELP)
-    .action(async (sid: string, o: { out: string; url?: string; token?: string; json?: boolean }) => {
+    .action(async (sid: string, o: ExportFlags) => {
       if (!isId('s', sid)) {
         throw new UsageError(
           `${JSON.stringify(sid)} is not a session id (s_ and 26 letters and digits): hansard upload prints it, the board lists them`,
@@ -63,10 +73,9 @@ export function registerExport(program: Command, io: Io): void {
       const file = resolve(io.cwd, o.out);
       const partial = `${file}.partial`;
       await checkWritable(file, partial);
-      const client = clientFrom(o, io.env, o.json ? undefined : retryNotice(io));
       let res: Response;
       try {
-        res = await client.stream(`/v1/sessions/${sid}/export`);
+        res = await requestBundle(sid, o, io);
       } catch (err) {
         await rm(partial, { force: true });
         throw err;
@@ -124,6 +133,38 @@ export function registerExport(program: Command, io: Io): void {
           '      what it proves:    docs/audit.md\n',
       );
     });
+}
+
+interface ExportFlags {
+  out: string;
+  url?: string;
+  replayUrl?: string;
+  token?: string;
+  json?: boolean;
+}
+
+/**
+ * The bundle's response, its body not read yet: from the server alone, or (a replay URL given) a digest
+ * signed by the server (`POST …/digests`) and the bundle up to it from the replay URL.
+ * @throws ServerError, NetworkError, UsageError (no token, a bad URL)
+ */
+async function requestBundle(sid: string, o: ExportFlags, io: Io): Promise<Response> {
+  const onRetry = o.json ? undefined : retryNotice(io);
+  const client = clientFrom(o, io.env, onRetry);
+  const replayUrl = o.replayUrl ?? io.env.HANSARD_REPLAY_URL;
+  if (!replayUrl) return client.stream(`/v1/sessions/${sid}/export`);
+  if (!/^https?:\/\/[^/]/.test(replayUrl)) {
+    throw new UsageError(
+      `--replay-url ${JSON.stringify(replayUrl)} is not an http(s) URL: use the stack's ReplayUrl output (https://….lambda-url.<region>.on.aws)`,
+    );
+  }
+  const made = await client.request('POST', `/v1/sessions/${sid}/digests`);
+  const seq = (made.body as { seq?: unknown } | null)?.seq;
+  if (typeof seq !== 'number') {
+    throw new FailureError(`the server answered POST /v1/sessions/${sid}/digests without a digest seq`);
+  }
+  const replay = clientFrom({ ...o, url: replayUrl }, io.env, onRetry);
+  return replay.stream(`/v1/sessions/${sid}/export?head=${seq}`);
 }
 
 /**
