@@ -5,7 +5,7 @@
  * lib/service/export-head.ts.
  */
 import { z } from 'zod';
-import { createExportDigest } from '../../../service/export-head.js';
+import { createExportDigest, type ExportDigest } from '../../../service/export-head.js';
 import { SessionPath } from '../../params.js';
 import { clientSignal } from '../../replay-slots.js';
 import { defineRoute, json, SESSION } from '../../route.js';
@@ -16,7 +16,7 @@ const ExportDigestAnswer = z
     sha256: z.string().describe("the digest's SHA-256 (digestHash), lowercase hex"),
     at: z.string().describe('when it was signed (ISO 8601)'),
   })
-  .meta({ id: 'ExportDigest' });
+  .meta({ id: 'ExportDigest' }) satisfies z.ZodType<ExportDigest>;
 
 export const createDigestRoute = defineRoute({
   route: {
