@@ -1,0 +1,95 @@
+/**
+ * Issue 15 attack: `hansard verify --digests` goes quadratic on a tampered bundle. A session uploaded one
+ * line per chunk (as hooks do) and a segment in which every line was edited in place (same length, e.g. a
+ * search-and-replace over the file) makes locate-chunks look for an anchor at every chunk: for each one
+ * it probes ~25 offsets × 16 candidates with 1-byte reads and scans a window to the file's end. Measured
+ * on lib/audit/locate-chunks.ts directly (100-byte lines): 500 chunks 12.5 s, 1,000 33 s, 2,000 78 s,
+ * 4,000 247 s, for a 400 KB segment. The answer is right (NOT verified) but an auditor's check of a
+ * sub-megabyte bundle takes minutes, hours for a long session.
+ *
+ * Real server on loopback, the real export, the CLI in a child process with a time limit.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import tar from 'tar-stream';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { generateSession } from '../../bench/gen.js';
+import { LocalKeyring } from '../../lib/audit/local-keyring.js';
+import { listSegments } from '../../lib/log/index.js';
+import { request } from '../support/http.js';
+import { useServer } from '../support/server.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const { keyring } = LocalKeyring.open(mkdtempSync(join(tmpdir(), 'hansard-attack-quad-keys-')));
+const srv = useServer({ tokens: { reader: ['read'] }, deps: { signer: keyring } });
+const LINES = 1500;
+
+let sid: string;
+
+beforeAll(async () => {
+  const dir = await generateSession(srv.workDir, LINES, 1);
+  sid = dir.split('/').pop()!;
+  const [{ w, path }] = listSegments(dir);
+  const bytes = readFileSync(path!);
+  // one line per chunk
+  for (let offset = 0; offset < bytes.length; ) {
+    const end = bytes.indexOf(0x0a, offset) + 1;
+    const a = await request(srv, 'POST', `/v1/sessions/${sid}/writers/${w}/chunks?offset=${offset}`, {
+      token: srv.tenant.admin,
+      body: bytes.subarray(offset, end),
+    });
+    expect(a.status, a.text).toBe(201);
+    offset = end;
+  }
+}, 120_000);
+
+describe('issue 15 attack: locate-chunks time', () => {
+  // biome-ignore lint/suspicious/noSkippedTests: FAULT verify --digests takes quadratic time (1,500 one-line chunks all edited: > 20 s) (issue 15 attack)
+  it.skip('a bundle of 1,500 one-line chunks, every line edited in place, is refused within 20 s', async () => {
+    const res = await fetch(`${srv.url}/v1/sessions/${sid}/export`, {
+      headers: { authorization: `Bearer ${srv.tokens.reader}` },
+    });
+    expect(res.status).toBe(200);
+    const work = mkdtempSync(join(tmpdir(), 'hansard-attack-quad-'));
+    const extract = tar.extract();
+    Readable.from([Buffer.from(await res.arrayBuffer())]).pipe(extract as never);
+    for await (const entry of extract) {
+      const parts: Buffer[] = [];
+      for await (const b of entry) parts.push(b as Buffer);
+      let body = Buffer.concat(parts);
+      // every line edited, same length: "v":3 → "v":4
+      if (entry.header.name.includes('/segments/'))
+        body = Buffer.from(body.toString().replaceAll('"v":3', '"v":4'));
+      const target = join(work, entry.header.name);
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileSync(target, body);
+    }
+    const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/cli/main.ts`)});
+const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+process.exitCode = await runCli(process.argv.slice(1), io);`;
+    const started = Date.now();
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        main,
+        'verify',
+        '--digests',
+        join(work, sid),
+        '--json',
+      ],
+      { cwd: ROOT, encoding: 'utf8', timeout: 20_000, maxBuffer: 64 * 1024 * 1024 },
+    );
+    const took = Date.now() - started;
+    // On the code under attack the child is killed at 20 s (status null), still walking the chunks.
+    expect(r.status, `took ${took} ms`).toBe(1);
+    const report = JSON.parse(r.stdout) as { findings: Array<{ code: string }> };
+    expect(report.findings.filter((f) => f.code === 'chunk_modified')).toHaveLength(LINES);
+  }, 120_000);
+});
