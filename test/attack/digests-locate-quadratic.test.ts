@@ -32,8 +32,8 @@ let sid: string;
 beforeAll(async () => {
   const dir = await generateSession(srv.workDir, LINES, 1);
   sid = dir.split('/').pop()!;
-  const [{ w, path }] = listSegments(dir);
-  const bytes = readFileSync(path!);
+  const { w, path } = listSegments(dir)[0]!;
+  const bytes = readFileSync(path);
   // one line per chunk
   for (let offset = 0; offset < bytes.length; ) {
     const end = bytes.indexOf(0x0a, offset) + 1;
