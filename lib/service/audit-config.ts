@@ -13,13 +13,20 @@ export interface AuditConfig {
   maxIntervalSeconds: number;
   /** a session with no chunk for this long is closed (next_due null): default 7 days */
   idleCloseSeconds: number;
+  /**
+   * an export (`POST …/digests`, `GET …/export` without `head`) of a session unchanged since its head
+   * signs a new digest only when the head is at least this old, else answers the head: default 60 s.
+   * Bounds what a read token can make the server store (issue 15 attack, digests-post-flood).
+   */
+  exportMinAgeSeconds: number;
 }
 
-/** 300 s, doubling up to a day, closed after 7 days without a chunk. */
+/** 300 s, doubling up to a day, closed after 7 days without a chunk; an unchanged head re-signed for an export after 60 s. */
 export const DEFAULT_AUDIT: AuditConfig = {
   intervalSeconds: 300,
   maxIntervalSeconds: 86_400,
   idleCloseSeconds: 7 * 86_400,
+  exportMinAgeSeconds: 60,
 };
 
 /**

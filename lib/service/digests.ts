@@ -66,7 +66,49 @@ export async function writeDigest(
   sid: string,
   reason: DigestReason,
 ): Promise<WrittenDigest | null> {
-  return writeNext(deps, tenant, sid, () => reason);
+  const r = await writeNext(deps, tenant, sid, () => reason);
+  return r && 'kept' in r ? null : r;
+}
+
+/** What `writeExportDigest` answers: the session's head, and whether this call signed it. */
+export interface ExportHeadWrite {
+  head: DigestHead;
+  /** true: written by this call; false: the head already covered the session and is young */
+  fresh: boolean;
+}
+
+/**
+ * Writes an `export` digest of session `sid` only when it adds something (issue 15 attack
+ * digests-post-flood): the session has no digest, or changed since its head (a writer's indexed length or
+ * end differs from the head's, or a writer was added), or the head is older than `exportMinAgeSeconds`
+ * (lib/service/audit-config.ts). Otherwise the head is answered as it is, so a read token cannot make
+ * the server store digests without bound; concurrent callers race for one seq, so one change makes at
+ * most one digest. The check reads the same head and writers the write does, after adopting an orphan.
+ * @returns the head, `fresh` when written by this call; null as `writeDigest` (another process wrote
+ *   this seq first, or the session does not exist)
+ * @throws AppError as `writeDigest`
+ */
+export async function writeExportDigest(
+  deps: DigestDeps,
+  tenant: string,
+  sid: string,
+): Promise<ExportHeadWrite | null> {
+  const minAgeMs = resolveAudit(deps.audit).exportMinAgeSeconds * 1000;
+  const keep = (head: DigestHead, writers: WriterRecord[]) =>
+    deps.now().getTime() - Date.parse(head.at) < minAgeMs && covers(head, writers);
+  const r = await writeNext(deps, tenant, sid, () => 'export', keep);
+  if (!r) return null;
+  return 'kept' in r ? { head: r.kept, fresh: false } : { head: r.head, fresh: true };
+}
+
+/** True when `head` attests every writer as it is now: the same writers, lengths and ends. */
+function covers(head: DigestHead, writers: WriterRecord[]): boolean {
+  if (writers.length !== head.writers.length) return false;
+  const attested = new Map(head.writers.map((w) => [w.w, w]));
+  return writers.every((w) => {
+    const a = attested.get(w.w);
+    return a !== undefined && a.length === w.length && a.ended === w.ended;
+  });
 }
 
 /** Counts of one `writeDueDigests` pass. */
@@ -111,7 +153,7 @@ export async function writeDueDigests(
     }
     try {
       const written = await writeNext(deps, tenant, sid, dueReason);
-      if (written) result.written += 1;
+      if (written && !('kept' in written)) result.written += 1;
       else result.skipped += 1;
       hooks.settled?.(tenant, sid, true);
     } catch (err) {
@@ -134,7 +176,9 @@ async function writeNext(
   tenant: string,
   sid: string,
   reasonOf: (head: DigestHead | null, writers: WriterRecord[]) => DigestReason,
-): Promise<WrittenDigest | null> {
+  /** true: the head stands, nothing is written (`writeExportDigest`) */
+  keep?: (head: DigestHead, writers: WriterRecord[]) => boolean,
+): Promise<WrittenDigest | { kept: DigestHead } | null> {
   for (let adopted = 0; ; adopted++) {
     // The session's bytes first: a chunk indexed after this read and listed below makes putDigestHead
     // mark the session due again (a spare digest), never the reverse (a chunk left unattested).
@@ -150,6 +194,7 @@ async function writeNext(
       continue;
     }
     const writers = (await deps.state.listWriters(tenant, sid)).sort(byW);
+    if (head && keep?.(head, writers)) return { kept: head };
     const { chunks, states } = await changesSince(deps, tenant, sid, head, writers);
     const record = nextRecord(deps, tenant, sid, seq, head, chunks, states, reasonOf(head, writers));
     const signed = await sign(deps, record, sid);

@@ -8,10 +8,9 @@
 import { digestHash } from '../audit/chain.js';
 import type { DigestWriter } from '../audit/schemas.js';
 import { SignedDigest } from '../audit/schemas.js';
-import type { DigestHead } from '../store/index.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { digestDeps, MISSING_DIGEST_STORE } from './digest-deps.js';
-import { writeDigest } from './digests.js';
+import { type ExportHeadWrite, writeExportDigest } from './digests.js';
 import { AppError, notFound } from './errors.js';
 
 /** How many times an export tries to write its own digest when other processes keep writing first. */
@@ -24,6 +23,8 @@ export interface ExportDigest {
   sha256: string;
   /** its `at` (ISO 8601) */
   at: string;
+  /** true: signed by this call (201); false: the existing head, which already covers the session (200) */
+  fresh: boolean;
 }
 
 /** The digest a bundle ends with: its seq and hash, and the writers' lengths it attests. */
@@ -34,26 +35,29 @@ export interface BundleHead {
 }
 
 /**
- * Writes a digest of session `sid` with reason `export` now (`writeDigest`); when other processes keep
- * writing its next digest first, the stored head is the answer (written just now, by someone else).
- * The caller must have checked access (`checkExport`).
+ * The head an export ends with (`writeExportDigest`): a digest with reason `export` written now when
+ * the session has none, changed since its head, or its head is older than `exportMinAgeSeconds`; else
+ * the head as it is (`fresh: false`). When other processes keep writing its next digest first, the
+ * stored head is the answer (written just now, by someone else). The caller must have checked access
+ * (`checkExport`).
  * @throws AppError `not_found` (the session is gone); `digests_unavailable` / `signing_unavailable`
  *   (503) when the deployment cannot sign; `storage_layout` (500); the stores' errors
  */
-export async function writeExportHead(ctx: ServiceContext, sid: string): Promise<DigestHead> {
+export async function writeExportHead(ctx: ServiceContext, sid: string): Promise<ExportHeadWrite> {
   const deps = digestDeps(ctx);
-  let head: DigestHead | null = null;
-  for (let i = 0; i < WRITE_ATTEMPTS && !head; i++) {
-    head = (await writeDigest(deps, ctx.tenant, sid, 'export'))?.head ?? null;
+  for (let i = 0; i < WRITE_ATTEMPTS; i++) {
+    const written = await writeExportDigest(deps, ctx.tenant, sid);
+    if (written) return written;
   }
-  head ??= await ctx.state.getDigestHead(ctx.tenant, sid);
+  const head = await ctx.state.getDigestHead(ctx.tenant, sid);
   if (!head) throw notFound('session');
-  return head;
+  return { head, fresh: false };
 }
 
 /**
- * `POST /v1/sessions/{sid}/digests`: checks access as an export does, writes an `export` digest and
- * answers its seq, hash and time; `GET …/export?head={seq}` then bundles exactly up to it.
+ * `POST /v1/sessions/{sid}/digests`: checks access as an export does, writes an `export` digest when it
+ * adds something (`writeExportHead`) and answers the head's seq, hash, time and whether it is new;
+ * `GET …/export?head={seq}` then bundles exactly up to it.
  * @throws AppError `forbidden` (scope `read`); `not_found` for a missing session, another tenant's or
  *   another than a session-bound token's; as `writeExportHead`
  */
@@ -61,19 +65,20 @@ export async function createExportDigest(ctx: ServiceContext, sid: string): Prom
   requireScope(ctx, 'read');
   requireSessionAccess(ctx, sid);
   if (!(await ctx.state.getSession(ctx.tenant, sid))) throw notFound('session');
-  const head = await writeExportHead(ctx, sid);
-  return { seq: head.seq, sha256: head.sha256, at: head.at };
+  const { head, fresh } = await writeExportHead(ctx, sid);
+  return { seq: head.seq, sha256: head.sha256, at: head.at, fresh };
 }
 
 /**
  * The head of the bundle of session `sid`: digest `head` when given (written earlier, nothing is
- * written now), else a digest written now where the deployment signs, else the newest stored one.
+ * written now), else `writeExportHead` where the deployment signs (a digest written now, or the head
+ * when it already covers every chunk stored and is young), else the newest stored one.
  * @throws AppError `digest_not_found` (404) when digest `head` is not stored; `no_digest` (409) when the
  *   deployment cannot sign and the session has no digest yet; as `writeExportHead`
  */
 export async function bundleHead(ctx: ServiceContext, sid: string, head?: number): Promise<BundleHead> {
   if (head !== undefined) return storedDigest(ctx, sid, head);
-  if (ctx.signer?.signs !== false) return writeExportHead(ctx, sid);
+  if (ctx.signer?.signs !== false) return (await writeExportHead(ctx, sid)).head;
   const stored = await ctx.state.getDigestHead(ctx.tenant, sid);
   if (!stored) {
     throw new AppError(

@@ -38,12 +38,12 @@ beforeAll(async () => {
 }, 60_000);
 
 describe('issue 15 attack: POST …/digests by a read token', () => {
-  // biome-ignore lint/suspicious/noSkippedTests: FAULT a read-scope token makes the server store a new signed digest per POST …/digests even when nothing changed (unbounded, unquota-ed storage) (issue 15 attack)
-  it.skip('100 POSTs with nothing changed in between do not store 100 digests', async () => {
+  it('100 POSTs with nothing changed in between do not store 100 digests', async () => {
     const seqs: number[] = [];
     for (let i = 0; i < 100; i++) {
       const a = await request(srv, 'POST', `/v1/sessions/${sid}/digests`, { token: srv.tokens.reader });
-      expect(a.status, a.text).toBe(201);
+      // 201 when this call signed a digest, 200 when it answered the head as it was (`fresh: false`).
+      expect([200, 201], a.text).toContain(a.status);
       seqs.push((a.json as { seq: number }).seq);
     }
     const stored = readdirSync(join(srv.dataDir, 'tenants', srv.tenant.name, 'sessions', sid, 'digests'));

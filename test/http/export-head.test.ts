@@ -50,7 +50,8 @@ describe('POST …/digests, then GET …/export?head=N', () => {
 
     const made = await request(srv, 'POST', digestsPath(seg.sid), { token: srv.tokens.reader });
     expect(made.status, made.text).toBe(201);
-    expect(Object.keys(made.json).sort()).toEqual(['at', 'seq', 'sha256']);
+    expect(Object.keys(made.json).sort()).toEqual(['at', 'fresh', 'seq', 'sha256']);
+    expect(made.json.fresh).toBe(true);
     const n = made.json.seq as number;
     expect(n).toBeGreaterThanOrEqual(1);
     expect(made.json.sha256).toMatch(/^[0-9a-f]{64}$/);
@@ -74,9 +75,11 @@ describe('POST …/digests, then GET …/export?head=N', () => {
     );
     expect(head.reason).toBe('export');
     expect(entries.get(`${seg.sid}/segments/${seg.w}.jsonl`)!.equals(first)).toBe(true);
-    // No digest was written by the GET.
+    // No digest was written by the GET: the head is still n + 1, which covers every chunk, so the POST
+    // answers it as it is (200, fresh false) instead of signing another (issue 15 attack digests-post-flood).
     const after = await request(srv, 'POST', digestsPath(seg.sid), { token: srv.tokens.reader });
-    expect(after.json.seq).toBe(n + 2);
+    expect(after.status, after.text).toBe(200);
+    expect(after.json).toMatchObject({ seq: n + 1, sha256: later.json.sha256, fresh: false });
 
     const dir = mkdtempSync(join(srv.workDir, 'bundle-'));
     const file = join(dir, 'head.tar');

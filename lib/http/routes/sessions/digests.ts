@@ -1,6 +1,6 @@
 /**
- * `POST /v1/sessions/{sid}/digests`: signs a digest of the session now (reason `export`) and answers
- * its seq, so that `GET …/export?head={seq}` can be asked of a function that cannot sign: on AWS the
+ * `POST /v1/sessions/{sid}/digests`: signs a digest of the session now (reason `export`) when it adds
+ * something, else answers the current head (200, `fresh: false`), and answers its seq, so that `GET …/export?head={seq}` can be asked of a function that cannot sign: on AWS the
  * replay function's URL, which streams a bundle of any size (docs/audit.md). The work is
  * lib/service/export-head.ts.
  */
@@ -15,6 +15,9 @@ const ExportDigestAnswer = z
     seq: z.number().int().min(1).describe("the digest's seq: pass it as …/export?head="),
     sha256: z.string().describe("the digest's SHA-256 (digestHash), lowercase hex"),
     at: z.string().describe('when it was signed (ISO 8601)'),
+    fresh: z
+      .boolean()
+      .describe('true: signed by this call (201); false: the existing head, which covers every chunk (200)'),
   })
   .meta({ id: 'ExportDigest' }) satisfies z.ZodType<ExportDigest>;
 
@@ -27,12 +30,18 @@ export const createDigestRoute = defineRoute({
     summary: 'Sign a digest of the session now, for an export',
     description: [
       'Writes a signed digest of the session (reason `export`) covering every chunk indexed so far and',
-      'answers its seq; when another process wrote the next digest at the same moment, that one is',
-      'answered. Then `GET /v1/sessions/{sid}/export?head={seq}` bundles exactly up to it, on this URL',
+      'answers its seq (201, `fresh: true`); when another process wrote the next digest at the same moment,',
+      'that one is answered. A digest is written only when it adds something: when the session has none,',
+      'changed since its head (a writer grew, ended or was added), or its head is older than a minimum age',
+      '(60 s by default); otherwise the head, which already covers every chunk, is answered (200,',
+      '`fresh: false`), so repeated calls store nothing. Then `GET /v1/sessions/{sid}/export?head={seq}` bundles exactly up to it, on this URL',
       'or, on AWS, on the replay function URL, which streams bundles of any size (docs/audit.md).',
     ].join(' '),
     request: { params: SessionPath },
-    responses: { 201: json('the digest now at the head of the session', ExportDigestAnswer) },
+    responses: {
+      201: json('a digest signed now, at the head of the session', ExportDigestAnswer),
+      200: json('the existing head: the session has not changed since and it is young', ExportDigestAnswer),
+    },
   },
   auth: 'bearer',
   scopes: ['read'],
@@ -43,6 +52,6 @@ export const createDigestRoute = defineRoute({
     const { reads } = c.get('services');
     // Reading the chunk records since the last digest is a scan: it waits for a place as an export's does.
     const answer = await reads.gate.run(() => createExportDigest(ctx, sid), clientSignal(c));
-    return c.json(answer, 201);
+    return answer.fresh ? c.json(answer, 201) : c.json(answer, 200);
   },
 });
