@@ -1,14 +1,15 @@
 /**
- * `hansard export SID --out FILE [--url] [--replay-url] [--token] [--json]` (issue 15.3, docs/audit.md):
- * downloads the session's audit bundle (`GET /v1/sessions/{sid}/export`: segments, signed digests,
- * public keys, manifest) to FILE, gzip-compressed when FILE ends in .gz. With a replay URL (AWS: the
+ * `hansard export SID --out FILE [--force] [--url] [--replay-url] [--token] [--json]` (issue 15.3,
+ * docs/audit.md): downloads the session's audit bundle (`GET /v1/sessions/{sid}/export`: segments, signed
+ * digests, public keys, manifest) to FILE, gzip-compressed when FILE ends in .gz or .tgz. An existing
+ * FILE is kept (exit 2) unless --force: auditors keep earlier bundles (docs/audit.md). With a replay URL (AWS: the
  * API buffers answers, so a bundle over a few MB fails there) it asks the API to sign a digest
  * (`POST …/digests`) and downloads `…/export?head={seq}` from the replay URL, which streams any size. The bytes go to FILE.partial, renamed to
  * FILE only once the whole bundle arrived, so an interrupted download never leaves a file that looks
  * complete.
  */
 import { createWriteStream, statSync } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { link, open, rename, rm, unlink } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -46,16 +47,19 @@ On AWS, a session over a few MB: pass --replay-url (env HANSARD_REPLAY_URL; the 
 output). The API URL signs the bundle's digest and the replay URL, which streams, sends the bundle:
   hansard export s_01KZ… --out s.tar.gz --replay-url https://….lambda-url.us-east-1.on.aws
 
-FILE ending in .gz is gzip-compressed; anything else is a plain tar. The download goes to FILE.partial
-and is renamed to FILE once complete. What a bundle proves, and what it does not: docs/audit.md.
-Exit codes: 0 written, 1 the download failed, 2 a bad id, an unwritable FILE or a refusal (404, 403).`;
+FILE ending in .gz or .tgz (s.tar.gz, s.tgz) is gzip-compressed; any other name holds a plain tar (a
+name such as s.zip is said on stderr: the bundle is a tar whatever its name). An existing FILE is never
+replaced unless --force is given. The download goes to FILE.partial and is renamed to FILE once complete. What a bundle proves, and what it does not: docs/audit.md.
+Exit codes: 0 written, 1 the download failed, 2 a bad id, FILE exists (no --force), an unwritable FILE
+or a refusal (404, 403).`;
 
 export function registerExport(program: Command, io: Io): void {
   program
     .command('export')
     .description('download a session as an audit bundle (segments, signed digests, keys) to verify offline')
     .argument('<sid>', 'the session id (s_…)')
-    .requiredOption('--out <file>', 'where to write the bundle (.tar, or .tar.gz to compress)')
+    .requiredOption('--out <file>', 'where to write the bundle (.tar; .tar.gz or .tgz to gzip it)')
+    .option('--force', 'replace FILE if it exists (by default an existing FILE is kept: exit 2)')
     .option('--url <url>', 'server URL (env HANSARD_URL)')
     .option(
       '--replay-url <url>',
@@ -72,7 +76,13 @@ export function registerExport(program: Command, io: Io): void {
       }
       const file = resolve(io.cwd, o.out);
       const partial = `${file}.partial`;
-      await checkWritable(file, partial);
+      const gzip = gzipsName(file);
+      await checkWritable(file, partial, o.force === true);
+      if (!gzip && !/\.tar$/i.test(file)) {
+        io.stderr.write(
+          `hansard: ${o.out} will hold a tar archive (not gzip-compressed; name it .tar, or .tar.gz / .tgz to compress)\n`,
+        );
+      }
       let res: Response;
       try {
         res = await requestBundle(sid, o, io);
@@ -100,11 +110,15 @@ export function registerExport(program: Command, io: Io): void {
       const sink: Writable = createWriteStream(partial);
       try {
         const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
-        if (file.endsWith('.gz')) await pipeline(body, count, createGzip(), countOut, sink);
+        if (gzip) await pipeline(body, count, createGzip(), countOut, sink);
         else await pipeline(body, count, countOut, sink);
         await syncFile(partial);
-        await rename(partial, file);
+        await putInPlace(partial, file, o.force === true);
       } catch (err) {
+        if (err instanceof UsageError) {
+          await rm(partial, { force: true });
+          throw err;
+        }
         await rm(partial, { force: true });
         const why = err instanceof Error ? err.message : String(err);
         throw new FailureError(
@@ -137,6 +151,7 @@ export function registerExport(program: Command, io: Io): void {
 
 interface ExportFlags {
   out: string;
+  force?: boolean;
   url?: string;
   replayUrl?: string;
   token?: string;
@@ -167,16 +182,27 @@ async function requestBundle(sid: string, o: ExportFlags, io: Io): Promise<Respo
   return replay.stream(`/v1/sessions/${sid}/export?head=${seq}`);
 }
 
+/** Whether the bundle is gzip-compressed for this FILE name: .gz (s.tar.gz) or .tgz, any case. */
+function gzipsName(file: string): boolean {
+  return /\.(gz|tgz)$/i.test(file);
+}
+
+/** The refusal when FILE exists and --force was not given. */
+function existsRefusal(file: string): UsageError {
+  return new UsageError(`${file} exists: pass --force to replace it, or choose another name`);
+}
+
 /**
  * Fails early, before anything is asked of the server, when FILE cannot be written: its folder is
- * missing or read-only, or FILE is a directory. Leaves no file behind.
+ * missing or read-only, FILE is a directory, or FILE exists and `force` is false. Leaves no file behind.
  * @throws UsageError naming the path and why
  */
-async function checkWritable(file: string, partial: string): Promise<void> {
+async function checkWritable(file: string, partial: string, force: boolean): Promise<void> {
   try {
     if (statSync(file).isDirectory()) {
       throw new UsageError(`--out ${file} is a directory: name a file in it, e.g. ${file}/bundle.tar.gz`);
     }
+    if (!force) throw existsRefusal(file);
   } catch (err) {
     if (err instanceof UsageError) throw err;
   }
@@ -190,6 +216,32 @@ async function checkWritable(file: string, partial: string): Promise<void> {
         : describeFsError(err);
     throw new UsageError(`cannot write the bundle to ${file}: ${why}`);
   }
+}
+
+/**
+ * Moves the complete download to FILE. Without `force`, a hard link (which fails when FILE exists) so a
+ * FILE made during the download is not replaced either; where links are not supported, a rename after
+ * checking FILE is still absent.
+ * @throws UsageError when FILE exists and `force` is false
+ */
+async function putInPlace(partial: string, file: string, force: boolean): Promise<void> {
+  if (force) return rename(partial, file);
+  try {
+    await link(partial, file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw existsRefusal(file);
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw err;
+    let exists = true;
+    try {
+      statSync(file);
+    } catch {
+      exists = false;
+    }
+    if (exists) throw existsRefusal(file);
+    return rename(partial, file);
+  }
+  await unlink(partial);
 }
 
 /** fsync, so the renamed file holds its bytes even after a crash. */
