@@ -33,6 +33,8 @@ const FIXTURE = join(ROOT, 'test/fixtures/multi-writer/s_01M8MB9XXBAS3J6TGHM02TT
 const SID = 's_01M8MB9XXBAS3J6TGHM02TT9G4';
 
 const keysDir = mkdtempSync(join(tmpdir(), 'hansard-e2e-keys-'));
+// A data directory of its own (its state database made), as `hansard keys rotate --data` requires one.
+await openLocalStores(keysDir).state.close();
 const { keyring } = LocalKeyring.open(keysDir);
 /** Run once right after the next digest is stored (before its head moves): a chunk arriving mid-export. */
 let afterNextDigest: (() => Promise<void>) | null = null;
@@ -101,6 +103,23 @@ async function saveKeys(name: string): Promise<string> {
   const path = join(tmp, name);
   writeFileSync(path, res.text);
   return path;
+}
+
+/** A note line of writer `w` at `seq` (the fixture's writers end at seq 202). */
+function noteLine(w: string, seq: number, text: string): string {
+  return `${JSON.stringify({ v: 3, sid: SID, w, seq, id: newId('e'), ts: '2026-11-29T19:08:00.000000Z', mono: 1, type: 'note', author: 'late', text })}\n`;
+}
+
+/** Appends `line` to writer `w` at its stored length; answers that length. */
+async function append(w: string, line: string): Promise<number> {
+  const got = await request(srv, 'GET', `/v1/sessions/${SID}/writers/${w}`, { token: srv.tokens.reader });
+  const length = (got.json as { length: number }).length;
+  const posted = await request(srv, 'POST', `/v1/sessions/${SID}/writers/${w}/chunks?offset=${length}`, {
+    token: srv.tokens.ingest,
+    body: line,
+  });
+  expect(posted.status, posted.text).toBe(201);
+  return length;
 }
 
 /** A bundle extracted with the system's tar into a fresh directory: `{dir}/{sid}/…`. */
@@ -212,6 +231,10 @@ describe('hansard export, then hansard verify --digests offline', { timeout: 90_
     await ok(['export', SID, '--out', first], srv.tokens.reader);
     const rotated = await hansard(['keys', 'rotate', '--data', keysDir]);
     expect(rotated.code, rotated.err).toBe(0);
+    // A chunk since the first export's head: an export of an unchanged session within 60 s answers that
+    // head instead of signing another (issue 15 attack digests-post-flood), so the change makes the digest.
+    const w = readdirSync(FIXTURE).sort()[1]!.replace('.jsonl', '');
+    await append(w, noteLine(w, 203, 'after the rotation'));
     const second = join(tmp, 'after-rotation.tar');
     const r = JSON.parse(
       (await ok(['export', SID, '--out', second, '--json'], srv.tokens.reader)).toString(),
@@ -235,18 +258,14 @@ describe('hansard export, then hansard verify --digests offline', { timeout: 90_
 
   it('chunks ingested during an export are left out, and the bundle still verifies', async () => {
     const w = readdirSync(FIXTURE).sort()[0]!.replace('.jsonl', '');
-    const before = await request(srv, 'GET', `/v1/sessions/${SID}/writers/${w}`, {
-      token: srv.tokens.reader,
-    });
-    const length = (before.json as { length: number }).length;
-    const line = `${JSON.stringify({ v: 3, sid: SID, w, seq: 203, id: newId('e'), ts: '2026-11-29T19:08:00.000000Z', mono: 1, type: 'note', author: 'late', text: 'during the export' })}\n`;
+    // A chunk before the export, so that it signs a digest (an unchanged session's export within 60 s
+    // answers the head as it is: issue 15 attack digests-post-flood); the bundle holds it.
+    const first = noteLine(w, 203, 'before the export');
+    const length = (await append(w, first)) + Buffer.byteLength(first);
+    const line = noteLine(w, 204, 'during the export');
     // A chunk lands once the export's digest is stored, before the bundle's segments are read.
     afterNextDigest = async () => {
-      const posted = await request(srv, 'POST', `/v1/sessions/${SID}/writers/${w}/chunks?offset=${length}`, {
-        token: srv.tokens.ingest,
-        body: line,
-      });
-      expect(posted.status, posted.text).toBe(201);
+      await append(w, line);
     };
     const file = join(tmp, 'during.tar');
     await ok(['export', SID, '--out', file], srv.tokens.reader);
