@@ -7,15 +7,15 @@
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve, sep } from 'node:path';
-import { Readable, type Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import tar from 'tar-stream';
+import { BundleError, type ExtractLimits, extractionCap, extractTar } from './bundle-extract.js';
 import { BUNDLE_FORMAT, type BundleManifest, type PublicKeyInfo } from './schemas.js';
+
+export { BundleError, type ExtractLimits } from './bundle-extract.js';
 
 /** What `packBundle` packs: the export route gathers it from storage. */
 export interface BundleParts {
@@ -145,11 +145,6 @@ function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-/** A bundle that cannot be read at all (not a tar, no manifest): the CLI exits 2 with the message. */
-export class BundleError extends Error {
-  override name = 'BundleError';
-}
-
 /** An opened bundle: `root` is the directory holding manifest.json; `close()` removes any extraction. */
 export interface OpenedBundle {
   root: string;
@@ -160,11 +155,12 @@ export interface OpenedBundle {
 /**
  * Opens a bundle for the verifier: a directory (the bundle root holding manifest.json, or a directory
  * holding one such `{sid}/` root), or a .tar / .tar.gz (detected by magic bytes), which is extracted
- * entry by entry into a fresh temporary directory that `close()` removes.
- * @throws BundleError when `path` is unreadable, not a tar, holds a link or a path outside its root,
- *   or has no manifest.json
+ * entry by entry into a fresh temporary directory that `close()` removes, within `limits`
+ * (bundle-extract.ts: a byte cap from the compressed size or --max-bytes, an entry cap).
+ * @throws BundleError when `path` is unreadable, not a tar, cut short, extracts past a limit, holds a
+ *   link or a path outside its root, or has no manifest.json; the temporary directory is removed then
  */
-export async function openBundle(path: string): Promise<OpenedBundle> {
+export async function openBundle(path: string, limits: ExtractLimits = {}): Promise<OpenedBundle> {
   const st = await stat(path).catch((e: NodeJS.ErrnoException) => {
     throw new BundleError(
       `cannot read ${path}: ${e.code === 'ENOENT' ? 'no such file or directory' : e.message}`,
@@ -191,44 +187,12 @@ export async function openBundle(path: string): Promise<OpenedBundle> {
   const dir = await mkdtemp(join(tmpdir(), 'hansard-bundle-'));
   const close = () => rm(dir, { recursive: true, force: true });
   try {
-    await extractTar(path, gz, dir);
+    await extractTar(path, gz, dir, extractionCap(st.size, gz, limits), limits.maxEntries);
     return { root: await findRoot(dir, path), kind: gz ? 'tar.gz' : 'tar', close };
   } catch (err) {
     await close();
     if (err instanceof BundleError) throw err;
     throw new BundleError(`${path} is not a readable export bundle: ${(err as Error).message}`);
-  }
-}
-
-/** Extracts regular files and directories only, each inside `dir`; anything else is refused. */
-async function extractTar(path: string, gz: boolean, dir: string): Promise<void> {
-  const extract = tar.extract();
-  const source = createReadStream(path);
-  const sink = extract as unknown as Writable;
-  const feeding: Promise<void> = gz ? pipeline(source, createGunzip(), sink) : pipeline(source, sink);
-  const base = resolve(dir);
-  try {
-    for await (const entry of extract) {
-      const { name, type } = entry.header;
-      const target = resolve(base, name);
-      if (!target.startsWith(base + sep) || name.split('/').includes('..')) {
-        throw new BundleError(`${path}: entry ${JSON.stringify(name)} points outside the bundle: refused`);
-      }
-      if (type === 'directory') {
-        await mkdir(target, { recursive: true });
-        entry.resume();
-      } else if (type === 'file' || type === 'contiguous-file') {
-        await mkdir(dirname(target), { recursive: true });
-        await pipeline(entry as unknown as Readable, createWriteStream(target, { flags: 'wx' }));
-      } else {
-        throw new BundleError(`${path}: entry ${JSON.stringify(name)} is a ${type}, not a file: refused`);
-      }
-    }
-    await feeding;
-  } catch (err) {
-    source.destroy();
-    feeding.catch(() => {});
-    throw err;
   }
 }
 

@@ -4,7 +4,7 @@
  * (warnings allowed), 1 when any is, 2 when the bundle or a key cannot be read.
  */
 import { readFileSync } from 'node:fs';
-import { BundleError, openBundle } from '../audit/bundle.js';
+import { BundleError, type ExtractLimits, openBundle } from '../audit/bundle.js';
 import { keyIdOf } from '../audit/chain.js';
 import { KeysAnswer, PublicKeyInfo } from '../audit/schemas.js';
 import { verifyBundle } from '../audit/verify-bundle.js';
@@ -27,7 +27,9 @@ Verifying an export bundle offline (--digests):
   FILE is a .tar or .tar.gz bundle, or DIR the extracted bundle. --public-key takes a PEM file, the JSON
   of GET /v1/keys, or one key's JSON, and can be repeated; without it the bundle's own keys are used
   (a warning: whoever altered the bundle could have replaced them). --at ISO checks the cadence as of
-  that time (default: the export's time). Exit 0 verified (warnings allowed), 1 not verified, 2 the
+  that time (default: the export's time). A .tar/.tar.gz is extracted to a temporary directory, at
+  most 100× a .tar.gz's size and 64 GiB (--max-bytes 200GiB or HANSARD_VERIFY_MAX_BYTES to raise it)
+  and 1,000,000 entries (--max-entries). Exit 0 verified (warnings allowed), 1 not verified, 2 the
   bundle or a key cannot be read.`;
 
 /** Reads the keys of one --public-key file: a PEM, `{keys: [...]}` (GET /v1/keys), or one PublicKeyInfo. */
@@ -70,11 +72,35 @@ export function readTrustedKeys(path: string): string[] {
   return pems;
 }
 
+const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2 };
+UNITS.g = UNITS.gib = 1024 ** 3;
+UNITS.t = UNITS.tib = 1024 ** 4;
+
+/**
+ * A byte count as --max-bytes takes it: a whole number, optionally with a binary unit (K/KiB, M/MiB,
+ * G/GiB, T/TiB; case-insensitive), e.g. `200GiB`.
+ * @throws UsageError naming `what` when it is not one
+ */
+export function parseByteCount(text: string, what: string): number {
+  const m = /^\s*(\d+)\s*([a-z]*)\s*$/i.exec(text);
+  const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
+  const n = m && unit !== undefined ? Number(m[1]) * unit : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`${what} ${text} is not a size in bytes (e.g. 200GiB, 500M or 1073741824)`);
+  return n;
+}
+
 /** Runs the check and prints it; throws ExitError(1) when not verified, UsageError (2) when unreadable. */
 export async function verifyDigests(
   io: Io,
   path: string,
-  o: { publicKey?: string[]; at?: string; json?: boolean },
+  o: {
+    publicKey?: string[];
+    at?: string;
+    json?: boolean;
+    maxBytes?: string;
+    maxEntries?: string;
+  },
 ): Promise<void> {
   const trustedKeys = (o.publicKey ?? []).flatMap(readTrustedKeys);
   let at: Date | undefined;
@@ -84,9 +110,21 @@ export async function verifyDigests(
       throw new UsageError(`--at ${o.at} is not an ISO time (e.g. 2026-12-01T06:00:00Z)`);
     }
   }
+  const limits: ExtractLimits = {};
+  const maxBytes = o.maxBytes ?? io.env.HANSARD_VERIFY_MAX_BYTES;
+  if (maxBytes !== undefined && maxBytes !== '')
+    limits.maxBytes = parseByteCount(
+      maxBytes,
+      o.maxBytes !== undefined ? '--max-bytes' : 'HANSARD_VERIFY_MAX_BYTES',
+    );
+  if (o.maxEntries !== undefined) {
+    if (!/^\d+$/.test(o.maxEntries) || Number(o.maxEntries) < 1)
+      throw new UsageError(`--max-entries ${o.maxEntries} is not a whole number from 1`);
+    limits.maxEntries = Number(o.maxEntries);
+  }
   let bundle: Awaited<ReturnType<typeof openBundle>>;
   try {
-    bundle = await openBundle(path);
+    bundle = await openBundle(path, limits);
   } catch (err) {
     if (err instanceof BundleError) throw new UsageError(err.message);
     throw err;

@@ -49,6 +49,11 @@ export function registerVerify(program: Command, io: Io): void {
       '--at <iso>',
       'with --digests: check the digest cadence as of this time (default: the export time)',
     )
+    .option(
+      '--max-bytes <n>',
+      'with --digests: extract at most this much from a .tar/.tar.gz (e.g. 200GiB; env HANSARD_VERIFY_MAX_BYTES; default 100× a .tar.gz, at most 64GiB)',
+    )
+    .option('--max-entries <n>', 'with --digests: extract at most this many tar entries (default 1000000)')
     .addOption(jsonOption())
     .addHelpText(
       'after',
@@ -66,6 +71,8 @@ export function registerVerify(program: Command, io: Io): void {
           digests?: string;
           publicKey?: string[];
           at?: string;
+          maxBytes?: string;
+          maxEntries?: string;
         },
       ) => {
         if (o.digests !== undefined) {
@@ -75,8 +82,13 @@ export function registerVerify(program: Command, io: Io): void {
           await verifyDigests(io, o.digests, o);
           return;
         }
-        if (o.publicKey !== undefined || o.at !== undefined) {
-          throw new UsageError('--public-key and --at go with --digests BUNDLE');
+        if (
+          o.publicKey !== undefined ||
+          o.at !== undefined ||
+          o.maxBytes !== undefined ||
+          o.maxEntries !== undefined
+        ) {
+          throw new UsageError('--public-key, --at, --max-bytes and --max-entries go with --digests BUNDLE');
         }
         if (o.codes) {
           printCodes(io, o.json === true);

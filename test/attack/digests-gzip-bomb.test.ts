@@ -33,8 +33,7 @@ function sizeOf(path: string): number {
 }
 
 describe('issue 15 attack: gzip bomb', () => {
-  // biome-ignore lint/suspicious/noSkippedTests: FAULT verify --digests writes a .tar.gz out whole, unbounded (a ~0.5 MB file → 512 MiB in TMPDIR) (issue 15 attack)
-  it.skip('a .tar.gz that expands 1000× is refused without writing it out', async () => {
+  it('a .tar.gz that expands 1000× is refused without writing it out', async () => {
     const work = mkdtempSync(join(tmpdir(), 'hansard-attack-bomb-'));
     const bomb = join(work, 'bomb.tar.gz');
     const pack = tar.pack();
