@@ -5,7 +5,7 @@
  * takes effect at the next one). On AWS the key is a KMS key: rotate it there (docs/deploy.md).
  */
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
@@ -66,7 +66,7 @@ hansard keys list --json). A running hansard serve signs with the new key from i
 
 /**
  * Prints the keys of `o.data` (text: one line each; `--json`: `{keys: PublicKeyInfo[]}` as GET /v1/keys).
- * @throws UsageError (exit 2) when the data directory does not exist
+ * @throws UsageError (exit 2) when `o.data` is not a hansard data directory (no state.sqlite)
  */
 export async function listKeys(o: KeysOptions, io: Io): Promise<void> {
   const { LocalKeyring } = await import('../audit/local-keyring.js');
@@ -90,7 +90,8 @@ export async function listKeys(o: KeysOptions, io: Io): Promise<void> {
 /**
  * Makes a new current key in `o.data` and retires the others; prints the new key (`--json`: `{current,
  * retired}`).
- * @throws UsageError (exit 2) when the data directory does not exist
+ * @throws UsageError (exit 2) when `o.data` is not a hansard data directory (no state.sqlite): a typo
+ *   must not make a keys/ folder and a key nobody signs with
  */
 export async function rotateKeys(o: KeysOptions, io: Io): Promise<void> {
   const { LocalKeyring } = await import('../audit/local-keyring.js');
@@ -110,12 +111,19 @@ export async function rotateKeys(o: KeysOptions, io: Io): Promise<void> {
   );
 }
 
+/**
+ * The data directory `o.data` names, absolute, once it is known to be one: a hansard data directory holds
+ * the state database `state.sqlite`, made by the first `hansard serve` or `hansard tenant create --data`
+ * (lib/deploy/local-stores.ts).
+ * @throws UsageError naming the folder and how to name the right one
+ */
 function dataDir(o: KeysOptions, io: Io): string {
   const dir = resolve(io.cwd, o.data);
-  if (!existsSync(dir)) {
-    throw new UsageError(
-      `there is no data directory at ${dir}: pass the one hansard serve uses (--data DIR or HANSARD_DATA_DIR)`,
-    );
+  const fix =
+    'pass the folder hansard serve uses with --data DIR or HANSARD_DATA_DIR (its startup line says "data in DIR")';
+  if (!existsSync(dir)) throw new UsageError(`there is no data directory at ${dir}: ${fix}`);
+  if (!existsSync(join(dir, 'state.sqlite'))) {
+    throw new UsageError(`${dir} is not a hansard data directory (it holds no state.sqlite): ${fix}`);
   }
   return dir;
 }

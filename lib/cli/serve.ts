@@ -104,8 +104,11 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     // without signing (a warning says so), like its board link (serve-start.ts).
     let keyring: LocalKeyring | null = null;
     let keyWarning: string | null = null;
+    let keyMade: string | null = null;
     try {
-      keyring = LocalKeyring.open(o.data).keyring;
+      const opened = LocalKeyring.open(o.data);
+      keyring = opened.keyring;
+      keyMade = opened.created?.key_id ?? null;
     } catch (err) {
       if (err instanceof KeyringError) {
         throw new StartRefusedError(
@@ -118,7 +121,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
         `${refused.message.split(': hansard serve cannot')[0]}: no signing key could be made, so no session ` +
         'digest is signed and exports answer 503 until hansard serve starts again with room (docs/operations.md)';
     }
-    const running = await listen(o, lock, stores, keyring, keyWarning);
+    const running = await listen(o, lock, stores, keyring, keyWarning, keyMade);
     close = running.close;
     return running;
   } catch (err) {
@@ -134,6 +137,7 @@ async function listen(
   stores: Stores,
   keyring: LocalKeyring | null,
   keyWarning: string | null,
+  keyMade: string | null,
 ): Promise<RunningServer> {
   // Aborted on stop: open board pages' live streams end at once rather than hold the stop for its grace.
   const stopping = new AbortController();
@@ -184,6 +188,11 @@ async function listen(
     o.print(`Tenant "${LOCAL_TENANT}" created. Its admin token (shown once, keep it safe):`);
     o.print(`  ${admin.token}`);
     o.print('Use it with: export HANSARD_TOKEN=<token>   (then: hansard token create --scopes ingest,read)');
+  }
+  // Said once, on the start that made it (later starts say nothing): the operator backs up its .pem.
+  if (keyring && keyMade) {
+    o.print('');
+    o.print(`Made the key that signs session digests: ${keyMade} (${keyring.dir}/; hansard keys --help)`);
   }
   o.print('');
   for (const warning of [exclusiveStateWarning(stores.state, o.data), board.warning, keyWarning]) {
