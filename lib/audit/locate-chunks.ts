@@ -8,11 +8,22 @@
  * or a swap would put one (the expected offset plus sums of nearby chunk lengths), then at every line
  * start of a bounded window (an insertion), hashing a candidate only where its known length ends a
  * line. What lies between anchors names the difference.
+ *
+ * Cost (issue 15 attack: every line edited made it quadratic): line starts come from a newline bitmap
+ * built once (segment-index.ts); the window scan remembers, per chunk length, how far it has hashed and
+ * where each attested (length, SHA-256) occurs, so no (offset, length) is hashed twice; and all hashing
+ * off the in-order walk draws on one budget (4 × the file size + 64 MiB by default). When it is spent
+ * the rest is reported conservatively: chunk_modified per chunk, or one chunk_modified for "the rest of
+ * the segment from offset X", never nothing.
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+import { ChunkSearch } from './chunk-search.js';
 import type { AuditFinding, AuditFindingCode } from './schemas.js';
+import { type LocateStats, SegmentFile } from './segment-index.js';
+
+export type { LocateStats } from './segment-index.js';
 
 /** One attested chunk of a writer, in attested order (offsets tile [0, length)). */
 export interface AttestedChunk {
@@ -26,9 +37,8 @@ export interface AttestedChunk {
 
 /** How far around a mismatch the walk looks: chunks ahead (and skipped ones behind), window bytes. */
 const NEAR = 8;
-const WINDOW_MAX = 64 * 1024 * 1024;
-const BLOCK = 1024 * 1024;
-const NL = 0x0a;
+const BUDGET_PER_BYTE = 4;
+const BUDGET_FLOOR = 64 * 1024 * 1024;
 
 /** The segment's size, whole-file SHA-256, and a finding per difference from the attested chunks. */
 export interface LocateResult {
@@ -37,14 +47,30 @@ export interface LocateResult {
   findings: AuditFinding[];
 }
 
+/** Knobs for tests: `stats` is filled in with the work done; `budget` (bytes) replaces the default. */
+export interface LocateOptions {
+  stats?: LocateStats;
+  /** bytes that may be hashed off the in-order walk; default 4 × file size + 64 MiB */
+  budget?: number;
+}
+
 /**
- * Checks `path` (writer `w`'s segment) against its attested chunks, in attested order.
+ * Checks `path` (writer `w`'s segment) against its attested chunks, in attested order. Work is about
+ * linear in the file size plus the number of chunks whatever the file holds (see the module doc).
  * @throws Error when the file cannot be read (the caller reports segment_missing before calling)
  */
-export async function locateChunks(path: string, w: string, chunks: AttestedChunk[]): Promise<LocateResult> {
+export async function locateChunks(
+  path: string,
+  w: string,
+  chunks: AttestedChunk[],
+  opts: LocateOptions = {},
+): Promise<LocateResult> {
   const fh = await open(path, 'r');
   try {
-    return await new Walk(fh, (await fh.stat()).size, w, chunks).run(path);
+    const size = (await fh.stat()).size;
+    const seg = new SegmentFile(fh, size, opts.stats ?? { hashedBytes: 0, reads: 0 });
+    const budget = opts.budget ?? BUDGET_PER_BYTE * size + BUDGET_FLOOR;
+    return await new Walk(seg, w, chunks, budget).run(path);
   } finally {
     await fh.close();
   }
@@ -57,23 +83,36 @@ enum State {
   Pending = 3,
 }
 
+/** A chunk skipped at a mismatch; a list in the order skipped (unlinked when found later). */
+interface Pending {
+  k: number;
+  at: number;
+  line: number;
+  by: number;
+  prev: Pending | null;
+  next: Pending | null;
+}
+
 class Walk {
   private readonly state: State[];
-  private readonly pending: Array<{ k: number; at: number; line: number; by: number }> = [];
+  private first: Pending | null = null;
+  private last: Pending | null = null;
+  private readonly pendingOf = new Map<number, Pending>();
   private readonly findings: AuditFinding[] = [];
   private readonly fileHash = createHash('sha256');
   private fed = 0; // bytes of the file fed to fileHash, in order
-  private lp = 0; // line cursor: position
-  private ln = 1; // … and the 1-based line there
-  private readonly buf = Buffer.allocUnsafe(BLOCK);
+  private readonly size: number;
+  private readonly search: ChunkSearch;
 
   constructor(
-    private readonly fh: FileHandle,
-    private readonly size: number,
+    private readonly seg: SegmentFile,
     private readonly w: string,
     private readonly chunks: AttestedChunk[],
+    budget: number,
   ) {
+    this.size = seg.size;
     this.state = chunks.map(() => State.Unseen);
+    this.search = new ChunkSearch(seg, chunks, budget);
   }
 
   async run(path: string): Promise<LocateResult> {
@@ -85,7 +124,17 @@ class Walk {
     while (j < n) {
       const c = chunks[j]!;
       const fits = q + c.length <= size;
-      if (fits && (c.sha256 === '' || (await this.hashAt(q, c.length, true)) === c.sha256)) {
+      let same = fits && c.sha256 === '';
+      if (fits && !same) {
+        // off the in-order walk (after an anchor) hashing draws on the budget
+        if (q !== this.fed && !this.search.afford(c.length)) {
+          await this.giveUp(q, j);
+          q = size;
+          break;
+        }
+        same = (await this.hashAt(q, c.length)) === c.sha256;
+      }
+      if (same) {
         this.state[j] = State.Found;
         q += c.length;
         j = this.next(j + 1);
@@ -97,7 +146,16 @@ class Walk {
           truncatedAt = j;
           break;
         }
-        await this.add('chunk_modified', q, c.length, c.seq, `${this.chunkName(j)} differs from its SHA-256`);
+        const why = this.search.exhausted
+          ? ' (where its bytes went was not searched: the work budget is spent)'
+          : '';
+        await this.add(
+          'chunk_modified',
+          q,
+          c.length,
+          c.seq,
+          `${this.chunkName(j)} differs from its SHA-256${why}`,
+        );
         this.state[j] = State.Resolved;
         q += c.length;
         j = this.next(j + 1);
@@ -106,9 +164,8 @@ class Walk {
       const { k, p } = anchor;
       if (k < j || this.state[k] === State.Pending) {
         // an earlier chunk skipped as missing is found here: out of order
-        const pend = this.pending.findIndex((x) => x.k === k);
-        const was = this.pending[pend]!;
-        this.pending.splice(pend, 1);
+        const was = this.pendingOf.get(k)!;
+        this.unpend(was);
         if (p > q) await this.inserted(q, p, k);
         const by = chunks[was.by]!;
         await this.add(
@@ -146,7 +203,11 @@ class Walk {
         const line = await this.lineAt(q);
         for (const i of skipped) {
           this.state[i] = State.Pending;
-          this.pending.push({ k: i, at: q, line, by: k });
+          const x: Pending = { k: i, at: q, line, by: k, prev: this.last, next: null };
+          if (this.last) this.last.next = x;
+          else this.first = x;
+          this.last = x;
+          this.pendingOf.set(i, x);
         }
         if (gap > 0) await this.inserted(q, p, k);
       }
@@ -180,7 +241,7 @@ class Walk {
         `${size - q} bytes after the last attested chunk${last ? ` (digest seq ${last.seq} attests ${last.offset + last.length} bytes)` : ''}: no digest covers them`,
       );
     }
-    for (const x of this.pending) {
+    for (let x = this.first; x; x = x.next) {
       const c = chunks[x.k]!;
       this.findings.push({
         severity: 'error',
@@ -197,6 +258,20 @@ class Walk {
     return { size, sha256: await this.wholeFileHash(path), findings: this.findings };
   }
 
+  /** The budget ran out with chunks j.. unchecked: one finding for the rest of the segment from q. */
+  private async giveUp(q: number, j: number): Promise<void> {
+    const left = this.chunks.length - j;
+    await this.add(
+      'chunk_modified',
+      q,
+      this.size - q,
+      this.chunks[j]!.seq,
+      `the segment differs from offset ${q} to its end (${this.size - q} bytes): the ${left} attested chunks from ${this.chunkName(j)} on were not located there (the work budget for a tampered segment is spent)`,
+    );
+    for (let i = j; i < this.chunks.length; i++)
+      if (this.state[i] === State.Unseen) this.state[i] = State.Resolved;
+  }
+
   private chunkName(k: number): string {
     const c = this.chunks[k]!;
     return `the chunk attested at offset ${c.offset} (${c.length} bytes, digest seq ${c.seq})`;
@@ -205,6 +280,14 @@ class Walk {
   private next(i: number): number {
     while (i < this.chunks.length && this.state[i] !== State.Unseen) i++;
     return i;
+  }
+
+  private unpend(x: Pending): void {
+    if (x.prev) x.prev.next = x.next;
+    else this.first = x.next;
+    if (x.next) x.next.prev = x.prev;
+    else this.last = x.prev;
+    this.pendingOf.delete(x.k);
   }
 
   private inserted(from: number, to: number, before: number): Promise<void> {
@@ -232,62 +315,31 @@ class Walk {
     });
   }
 
-  /** SHA-256 (hex) of [pos, pos+len); `inOrder` feeds the whole-file hash and line count when contiguous. */
-  private async hashAt(pos: number, len: number, inOrder = false): Promise<string> {
+  /** SHA-256 (hex) of [pos, pos+len); fed to the whole-file hash too when it continues it. */
+  private async hashAt(pos: number, len: number): Promise<string> {
     const h = createHash('sha256');
-    const feed = inOrder && pos === this.fed;
-    const count = inOrder && pos === this.lp;
-    for (let at = pos; at < pos + len; ) {
-      const want = Math.min(BLOCK, pos + len - at);
-      const { bytesRead } = await this.fh.read(this.buf, 0, want, at);
-      if (bytesRead === 0) break;
-      const part = this.buf.subarray(0, bytesRead);
-      h.update(part);
-      if (feed) this.fileHash.update(part);
-      if (count) this.ln += countNewlines(part);
-      at += bytesRead;
-    }
+    const feed = pos === this.fed;
+    await this.seg.feed(feed ? [h, this.fileHash] : [h], pos, len);
     if (feed) this.fed += len;
-    if (count) this.lp += len;
     return h.digest('hex');
   }
 
   /** The 1-based line at `pos` of the file as it is. */
   private async lineAt(pos: number): Promise<number> {
-    if (pos < this.lp) {
-      this.lp = 0;
-      this.ln = 1;
-    }
-    while (this.lp < pos) {
-      const { bytesRead } = await this.fh.read(this.buf, 0, Math.min(BLOCK, pos - this.lp), this.lp);
-      if (bytesRead === 0) break;
-      this.ln += countNewlines(this.buf.subarray(0, bytesRead));
-      this.lp += bytesRead;
-    }
-    return this.ln;
-  }
-
-  private async byteAt(pos: number): Promise<number> {
-    const b = Buffer.alloc(1);
-    await this.fh.read(b, 0, 1, pos);
-    return b[0]!;
-  }
-
-  /** Whether chunk k could start at p: p starts a line and p + length ends one (or the file). */
-  private async fits(p: number, k: number): Promise<boolean> {
-    const end = p + this.chunks[k]!.length;
-    if (end > this.size) return false;
-    if (p > 0 && (await this.byteAt(p - 1)) !== NL) return false;
-    return end === this.size || (await this.byteAt(end - 1)) === NL;
+    await this.seg.index();
+    return this.seg.lineAt(pos);
   }
 
   /**
    * The nearest attested chunk found at or after `q` (an unseen one of the next NEAR, or one skipped
    * before): first at the offsets a deletion, edit or swap would give, then at each line start of a
-   * window. null when none is found.
+   * window. null when none is found, or the budget is spent.
    */
   private async findAnchor(q: number, j: number): Promise<{ k: number; p: number } | null> {
-    const cands: number[] = this.pending.slice(-NEAR).map((x) => x.k);
+    if (this.search.exhausted) return null;
+    await this.seg.index();
+    const cands: number[] = [];
+    for (let x = this.last; x && cands.length < NEAR; x = x.prev) cands.unshift(x.k);
     for (let i = j; i < this.chunks.length && cands.length < 2 * NEAR; i++) {
       if (this.state[i] === State.Unseen && this.chunks[i]!.sha256 !== '') cands.push(i);
     }
@@ -311,7 +363,9 @@ class Walk {
       if (p >= q) aligned.set(p, [...(aligned.get(p) ?? []), k]);
     }
     return (
-      (await this.tryAt(q, j, near)) ?? (await this.scanWindow(q, cands)) ?? (await this.tryAt(q, j, aligned))
+      (await this.tryAt(q, j, near)) ??
+      (await this.search.scanWindow(q, cands)) ??
+      (await this.tryAt(q, j, aligned))
     );
   }
 
@@ -322,61 +376,12 @@ class Walk {
     at: Map<number, number[]>,
   ): Promise<{ k: number; p: number } | null> {
     for (const p of [...at.keys()].sort((a, b) => a - b)) {
-      const fitting: number[] = [];
-      for (const k of at.get(p)!) if (!(p === q && k === j) && (await this.fits(p, k))) fitting.push(k);
-      const hit = await this.matchAt(p, fitting);
+      const fitting = at
+        .get(p)!
+        .filter((k) => !(p === q && k === j) && this.seg.fits(p, this.chunks[k]!.length));
+      const hit = await this.search.matchAt(p, fitting);
       if (hit !== null) return { k: hit, p };
-    }
-    return null;
-  }
-
-  /** The first of `ks` (shortest first) whose bytes at p hash to its SHA-256, hashing once. */
-  private async matchAt(p: number, ks: number[]): Promise<number | null> {
-    if (ks.length === 0) return null;
-    const sorted = [...ks].sort((a, b) => this.chunks[a]!.length - this.chunks[b]!.length);
-    const h = createHash('sha256');
-    let at = p;
-    for (const k of sorted) {
-      const end = p + this.chunks[k]!.length;
-      while (at < end) {
-        const { bytesRead } = await this.fh.read(this.buf, 0, Math.min(BLOCK, end - at), at);
-        if (bytesRead === 0) return null;
-        h.update(this.buf.subarray(0, bytesRead));
-        at += bytesRead;
-      }
-      if (h.copy().digest('hex') === this.chunks[k]!.sha256) return k;
-    }
-    return null;
-  }
-
-  /** An insertion: each line start of a bounded window after q, candidates whose length ends a line. */
-  private async scanWindow(q: number, cands: number[]): Promise<{ k: number; p: number } | null> {
-    const span = cands.reduce((s, k) => s + this.chunks[k]!.length, 0);
-    const len = Math.min(this.size - q, WINDOW_MAX, 2 * span + BLOCK);
-    if (len <= 0) return null;
-    const win = Buffer.allocUnsafe(len);
-    const { bytesRead } = await this.fh.read(win, 0, len, q);
-    const end = q + bytesRead;
-    const byLength = [...cands].sort((a, b) => this.chunks[a]!.length - this.chunks[b]!.length);
-    // lines of equal length fit every candidate at every line start: a budget keeps that linear
-    let budget = len + 16 * BLOCK;
-    for (let p = q; p < end && budget > 0; ) {
-      const i = p - q;
-      let h: Hash | null = null;
-      let hashed = i;
-      for (const k of byLength) {
-        const stop = i + this.chunks[k]!.length;
-        if (q + stop > end) break;
-        if (!(q + stop === this.size || win[stop - 1] === NL)) continue;
-        h ??= createHash('sha256');
-        h.update(win.subarray(hashed, stop));
-        budget -= stop - hashed;
-        hashed = stop;
-        if (h.copy().digest('hex') === this.chunks[k]!.sha256) return { k, p };
-      }
-      const nl = win.indexOf(NL, i);
-      if (nl < 0) break;
-      p = q + nl + 1;
+      if (this.search.exhausted) return null;
     }
     return null;
   }
@@ -387,10 +392,4 @@ class Walk {
     for await (const part of createReadStream(path)) h.update(part as Buffer);
     return h.digest('hex');
   }
-}
-
-function countNewlines(b: Buffer): number {
-  let n = 0;
-  for (let i = b.indexOf(NL); i >= 0; i = b.indexOf(NL, i + 1)) n++;
-  return n;
 }
