@@ -2,8 +2,9 @@
  * `GET /v1/sessions/{sid}/export` (issue 15.3, docs/audit.md): one bundle an auditor verifies offline
  * (`hansard verify --digests`): the segments as stored, every signed digest, the public keys and a
  * manifest (lib/audit/bundle.ts `packBundle`). A digest is written for the export first (reason
- * `export`), so the newest digest covers every byte the bundle holds, unless the caller names a stored
- * one (`?head=N`) or the deployment cannot sign (lib/service/export-head.ts); each segment is read only up to
+ * `export`), so the newest digest covers every byte the bundle holds, unless the head already does and is
+ * young, the caller names a stored one (`?head=N`) or the deployment cannot sign
+ * (lib/service/export-head.ts); each segment is read only up to
  * the length that head digest states, never the live length, so chunks ingested while the bundle streams
  * cannot make it disagree with its head.
  */
@@ -47,7 +48,8 @@ export async function checkExport(ctx: ServiceContext, sid: string): Promise<voi
 
 /**
  * The bundle of session `sid` up to `bundleHead`: stored digest `head` when given, else an `export`
- * digest written now (the newest stored one where the deployment cannot sign). Nothing of a segment is
+ * digest written now, or the head when it covers every chunk and is young (the newest stored one where
+ * the deployment cannot sign). Nothing of a segment is
  * read before `body` is.
  * @param signal aborted when the client goes away: the segment reads stop
  * @throws AppError as `checkExport`; `digests_unavailable` / `signing_unavailable` (503) when the

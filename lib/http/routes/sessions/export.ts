@@ -30,7 +30,8 @@ export const exportRoute = defineRoute({
     tags: ['sessions'],
     summary: 'The audit bundle of a session: segments, signed digests, keys',
     description: [
-      'Writes a signed digest of the session (reason `export`), then streams a tar holding, under',
+      'Writes a signed digest of the session (reason `export`) unless its head digest already covers every',
+      'chunk and is under 60 s old (then the bundle ends with that head), then streams a tar holding, under',
       '`{sid}/`, every stored digest up to that one (`digests/{seq:09}.json`), the public keys',
       '(`keys/{key_id}.json`), each segment as stored up to the length that digest attests',
       '(`segments/{w}.jsonl`; chunks ingested meanwhile are left for the next export) and',
