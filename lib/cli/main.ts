@@ -113,7 +113,7 @@ function jsonError(err: unknown, text: string, exitCode: number) {
   }
   const code =
     err instanceof UsageError
-      ? 'usage'
+      ? err.code
       : err instanceof NetworkError
         ? 'unreachable'
         : err instanceof FailureError

@@ -3,9 +3,19 @@
  * server refused the request with a 4xx).
  */
 
-/** A mistake the user can fix: bad arguments, a directory that is not a session. Exit code 2. */
+/**
+ * A mistake the user can fix: bad arguments, a directory that is not a session. Exit code 2. `code` is
+ * the `error.code` of `--json` output: `usage` unless a more specific one lets a script tell the case
+ * apart (e.g. `segment_changed`: a file is not the segment the server holds).
+ */
 export class UsageError extends Error {
   override name = 'UsageError';
+  constructor(
+    message: string,
+    readonly code: string = 'usage',
+  ) {
+    super(message);
+  }
 }
 
 /** Exit with this code after printing nothing more (the message was already printed). */

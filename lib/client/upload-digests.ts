@@ -14,6 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import { GENESIS_CHAIN, nextChain } from '../audit/chain.js';
 import { splitLines } from '../log/reader.js';
 import type { ChunkList } from '../service/writer-chunks.js';
@@ -88,8 +89,28 @@ export async function checkUploadedDigests(
   }
 }
 
-const APPEND_ONLY =
-  'A segment is append-only: record a change as a correction event, or upload the file as a new writer';
+/** The `--json` `error.code` of a file that is not the segment the server holds (exit 2). */
+export const SEGMENT_CHANGED = 'segment_changed';
+
+/**
+ * What to do about a segment file that differs from the server's copy (`path`: `…/{sid}/{w}.jsonl`):
+ * put the uploaded lines back and append a correction event (README, "Corrections, never rewrites").
+ * Not "copy it under a new writer id": its lines keep their event ids, which verify then reports as
+ * `duplicate_id`.
+ */
+export function appendOnlyAdvice(path: string): string {
+  const dir = dirname(path);
+  const sid = basename(dir);
+  const w = basename(path).replace(/\.jsonl$/, '');
+  return (
+    "A segment is append-only: put the file back as it was uploaded (the server's copy is " +
+    `${sid}/segments/${w}.jsonl in the bundle of hansard export ${sid} --out ${sid}.tar), then record the ` +
+    `change as a correction event appended to it: openSession('${dir}', { writerId: '${w}' }).correct({ ` +
+    "target_id: '<the id of the event to change>', field, value, reason }) (README, \"Corrections, never " +
+    'rewrites"). New events of another process go in a new writer of the session: openSession(\'' +
+    `${dir}') picks a new writer id`
+  );
+}
 
 /**
  * The refusal for chunk `c`, naming its first differing line when the server's bytes can be read.
@@ -117,7 +138,8 @@ async function differenceError(
     file.size < file.length ? ` (the file has ${file.size} bytes, the server holds ${file.length})` : '';
   return new UsageError(
     `${path} is not the segment the server has: ${where} from what was uploaded${cut} (SHA-256 of the ` +
-      `chunk at offset ${c.offset}). The server keeps what it had. ${APPEND_ONLY}`,
+      `chunk at offset ${c.offset}). The server keeps what it had. ${appendOnlyAdvice(path)}`,
+    SEGMENT_CHANGED,
   );
 }
 

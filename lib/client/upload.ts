@@ -14,7 +14,7 @@ import { listSegments, sessionIdOf } from '../log/session-dir.js';
 import { MAX_CHUNK_BYTES, MAX_CHUNK_LINES } from '../service/limits.js';
 import { type ApiClient, ServerError } from './client.js';
 import { UsageError } from './errors.js';
-import { checkUploadedDigests } from './upload-digests.js';
+import { appendOnlyAdvice, checkUploadedDigests, SEGMENT_CHANGED } from './upload-digests.js';
 
 export interface SegmentUploadResult {
   w: string;
@@ -299,8 +299,8 @@ async function checkSamePrefix(
   if (!atLineEnd || count !== lines || (lastSeq !== null && seq !== null && seq !== lastSeq)) {
     throw new UsageError(
       `${path} is not the segment the server has: its first ${length} bytes differ from what was uploaded ` +
-        `(the server has ${lines} lines ending at seq ${lastSeq ?? '-'}). A segment is append-only: record a change ` +
-        'as a correction event, or upload the file as a new writer',
+        `(the server has ${lines} lines ending at seq ${lastSeq ?? '-'}). ${appendOnlyAdvice(path)}`,
+      SEGMENT_CHANGED,
     );
   }
 }
