@@ -130,7 +130,11 @@ export const AUDIT_FINDING_CODES = {
   digest_unknown_key:
     'error: a digest is signed by a key that is not trusted (not given or not in the bundle)',
   digest_chain_broken: "error: a digest's `previous` does not match the digest before it",
-  digest_invalid: 'error: a digest file is not a valid digest record',
+  digest_invalid:
+    'error: a digest file is not a valid digest record, or not its canonical JSON, or holds unsigned fields',
+  digest_key_retired:
+    "error: a digest is dated after its key's retired_at (GET /v1/keys): a retired key signs nothing new",
+  bundle_other_session: 'error: the bundle is of another session or tenant than --sid / --tenant name',
   writer_chain_mismatch: "error: a writer's chained digest in a digest does not match its chunks",
   manifest_mismatch: 'error: the manifest disagrees with the files or the signed digests',
   key_mismatch: "error: a key file's id is not the fingerprint of its key",
@@ -159,6 +163,8 @@ export type AuditFinding = z.infer<typeof AuditFinding>;
 /** The verifier's answer (`--json`). `ok` is true when no finding is an error. */
 export const AuditReport = z.object({
   ok: z.boolean(),
+  /** the tenant of the session the bundle attests (its manifest's, which its digests state) */
+  tenant: z.string().nullable(),
   sid: z.string().nullable(),
   digests: z.int(),
   chunks: z.int(),

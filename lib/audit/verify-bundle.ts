@@ -21,14 +21,25 @@ import {
   SignedDigest,
 } from './schemas.js';
 import { verifySignature } from './signature.js';
+import {
+  digestFileProblem,
+  missingRanges,
+  signedAfterRetirement,
+  type TrustedKey,
+} from './verify-digest-file.js';
 import { tileWriters } from './verify-writers.js';
 
 /** What the auditor brings: the keys they trust (PublicKeyInfo or SPKI PEM), and "as of when". */
 export interface VerifyBundleOptions {
-  /** without them the bundle's own keys are used, with the `keys_from_bundle` warning */
+  /**
+   * without them the bundle's own keys are used, with the `keys_from_bundle` warning; a PublicKeyInfo's
+   * `retired_at` is kept: a digest it signed dated after it is `digest_key_retired`
+   */
   trustedKeys?: Array<PublicKeyInfo | string>;
   /** the time the cadence is checked at (a digest due before it must be there); default exported_at */
   at?: Date;
+  /** the session the auditor asked for: a bundle of another is `bundle_other_session` */
+  expect?: { sid?: string; tenant?: string };
 }
 
 type Finding = Omit<AuditFinding, 'severity'> & { severity?: AuditFinding['severity'] };
@@ -74,7 +85,7 @@ export async function verifyBundle(
   }
 
   // Keys: each key file's id must be the fingerprint of its key.
-  const bundleKeys = new Map<string, string>();
+  const bundleKeys = new Map<string, TrustedKey>();
   const keyFiles = await listDir(join(root, 'keys'));
   for (const name of keyFiles) {
     const info = PublicKeyInfo.safeParse(await readJson(join(root, 'keys', name)));
@@ -87,7 +98,7 @@ export async function verifyBundle(
       add('key_mismatch', {
         message: `keys/${name} names key ${info.data.key_id}, but its key's fingerprint is ${id}`,
       });
-    } else bundleKeys.set(id, info.data.public_key);
+    } else bundleKeys.set(id, { pem: info.data.public_key, retired_at: info.data.retired_at });
   }
   if (manifest) {
     const listed = new Set(manifest.keys.map((k) => `${k.key_id}.json`));
@@ -101,12 +112,17 @@ export async function verifyBundle(
     for (const name of keyFiles)
       if (!listed.has(name)) add('manifest_mismatch', { message: `keys/${name} is not in the manifest` });
   }
-  let trusted: Map<string, string>;
+  let trusted: Map<string, TrustedKey>;
   if (opts.trustedKeys && opts.trustedKeys.length > 0) {
     trusted = new Map();
     for (const k of opts.trustedKeys) {
-      const pem = typeof k === 'string' ? k : k.public_key;
-      trusted.set(keyIdOf(pem), pem);
+      const key =
+        typeof k === 'string'
+          ? { pem: k, retired_at: null }
+          : { pem: k.public_key, retired_at: k.retired_at };
+      const id = keyIdOf(key.pem);
+      // the same key given twice (a PEM and GET /v1/keys): its retirement is not forgotten
+      if (key.retired_at !== null || !trusted.has(id)) trusted.set(id, key);
     }
   } else {
     trusted = bundleKeys;
@@ -148,6 +164,11 @@ export async function verifyBundle(
       continue;
     }
     const d = parsed.data;
+    const problem = digestFileProblem(bytes, raw, d);
+    if (problem !== null) {
+      add('digest_invalid', { seq, message: `digests/${n} is not the digest as signed: ${problem}` });
+      continue;
+    }
     if (d.seq !== seq) {
       add('digest_invalid', { seq, message: `digests/${n} holds digest seq ${d.seq}` });
       continue;
@@ -159,31 +180,38 @@ export async function verifyBundle(
       });
       continue;
     }
-    const pem = trusted.get(d.key_id);
-    if (pem === undefined) {
+    const key = trusted.get(d.key_id);
+    if (key === undefined) {
       add('digest_unknown_key', {
         seq,
         message: `digest seq ${seq} is signed by key ${d.key_id}, which is not ${opts.trustedKeys?.length ? 'among the keys given' : 'in the bundle'}`,
       });
-    } else if (!verifySignature(pem, signingInput(d), d.signature)) {
+    } else if (!verifySignature(key.pem, signingInput(d), d.signature)) {
       add('digest_bad_signature', {
         seq,
         message: `digest seq ${seq}'s signature does not verify with key ${d.key_id}: it was altered after signing`,
+      });
+    } else if (signedAfterRetirement(d, key)) {
+      add('digest_key_retired', {
+        seq,
+        message: `digest seq ${seq} is dated ${d.at}, after its key ${d.key_id} was retired (${key.retired_at}): a retired key signs nothing new, so whoever still holds it wrote this one`,
       });
     } else signed.push(d);
     valid.set(seq, d);
   }
 
   const headSeq = manifest?.head.seq ?? 0;
-  const maxSeq = Math.max(headSeq, ...fileSeqs.keys(), 0);
-  for (let s = 1; s <= maxSeq; s++) {
-    if (fileSeqs.has(s)) continue;
+  // one finding per gap: a head of 2^53-1 is one range, not 2^53 findings (that ran out of memory)
+  for (const [from, to] of missingRanges(fileSeqs.keys(), headSeq)) {
+    const head = to === headSeq ? `, up to the head the manifest names,` : '';
     add('digest_missing', {
-      seq: s,
+      seq: from,
       message:
-        s === headSeq
-          ? `digest seq ${s}, the head the manifest names, is not in the bundle`
-          : `digest seq ${s} is not in the bundle (seqs must run from 1 without a gap)`,
+        from === to
+          ? to === headSeq
+            ? `digest seq ${to}, the head the manifest names, is not in the bundle`
+            : `digest seq ${to} is not in the bundle (seqs must run from 1 without a gap)`
+          : `digests ${from}–${to}${head} are missing (${to - from + 1} seqs; they must run from 1 without a gap)`,
     });
   }
   if (manifest) {
@@ -306,9 +334,23 @@ export async function verifyBundle(
         add('manifest_mismatch', { w, message: `segments/${w}.jsonl is not in the manifest` });
   }
 
+  // which session the bundle attests: the manifest's, which every valid digest was checked against
+  const isSid = sid ?? ordered[0]?.sid ?? null;
+  const isTenant = tenant ?? ordered[0]?.tenant ?? null;
+  const want = opts.expect ?? {};
+  if (
+    (want.sid !== undefined && want.sid !== isSid) ||
+    (want.tenant !== undefined && want.tenant !== isTenant)
+  ) {
+    add('bundle_other_session', {
+      message: `the bundle is of session ${isSid ?? '(none named)'} of tenant ${isTenant ?? '(none named)'}, not of ${want.sid ?? 'the session'}${want.tenant !== undefined ? ` of tenant ${want.tenant}` : ''} you asked for`,
+    });
+  }
+
   return {
     ok: !findings.some((f) => f.severity === 'error'),
-    sid: sid ?? ordered[0]?.sid ?? null,
+    tenant: isTenant,
+    sid: isSid,
     digests: ordered.length,
     chunks: chunkCount,
     bytes,

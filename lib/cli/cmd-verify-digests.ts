@@ -1,5 +1,6 @@
 /**
- * `hansard verify --digests FILE|DIR [--public-key KEY]... [--at ISO] [--json]` (issue 15.3, DESIGN §6b):
+ * `hansard verify --digests FILE|DIR [--public-key KEY]... [--at ISO] [--sid SID] [--tenant T]
+ * [--max-bytes N] [--max-entries N] [--json]` (issue 15.3, DESIGN §6b):
  * checks an export bundle offline with lib/audit/verify-bundle.ts. Exit 0 when no finding is an error
  * (warnings allowed), 1 when any is, 2 when the bundle or a key cannot be read.
  */
@@ -27,13 +28,19 @@ Verifying an export bundle offline (--digests):
   FILE is a .tar or .tar.gz bundle, or DIR the extracted bundle. --public-key takes a PEM file, the JSON
   of GET /v1/keys, or one key's JSON, and can be repeated; without it the bundle's own keys are used
   (a warning: whoever altered the bundle could have replaced them). --at ISO checks the cadence as of
-  that time (default: the export's time). A .tar/.tar.gz is extracted to a temporary directory, at
+  that time (default: the export's time). --sid SID (and --tenant T) names the session you asked for:
+  a bundle of another is an error (bundle_other_session); the closing line names the bundle's session. A .tar/.tar.gz is extracted to a temporary directory, at
   most 100× a .tar.gz's size and 64 GiB (--max-bytes 200GiB or HANSARD_VERIFY_MAX_BYTES to raise it)
   and 1,000,000 entries (--max-entries). Exit 0 verified (warnings allowed), 1 not verified, 2 the
   bundle or a key cannot be read.`;
 
-/** Reads the keys of one --public-key file: a PEM, `{keys: [...]}` (GET /v1/keys), or one PublicKeyInfo. */
-export function readTrustedKeys(path: string): string[] {
+/**
+ * Reads the keys of one --public-key file: a PEM (answered as the PEM string), `{keys: [...]}` (GET
+ * /v1/keys) or one PublicKeyInfo (answered as the records, so each key's `retired_at` is kept: the
+ * verifier refuses a digest a key signed after it).
+ * @throws UsageError when the file is unreadable or holds no public key
+ */
+export function readTrustedKeys(path: string): Array<PublicKeyInfo | string> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -42,8 +49,8 @@ export function readTrustedKeys(path: string): string[] {
       `cannot read the public key ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
     );
   }
-  let pems: string[];
-  if (!text.trimStart().startsWith('{') && text.includes('-----BEGIN')) pems = [text];
+  let keys: Array<PublicKeyInfo | string>;
+  if (!text.trimStart().startsWith('{') && text.includes('-----BEGIN')) keys = [text];
   else {
     let json: unknown;
     try {
@@ -55,21 +62,21 @@ export function readTrustedKeys(path: string): string[] {
     }
     const many = KeysAnswer.safeParse(json);
     const one = PublicKeyInfo.safeParse(json);
-    if (many.success) pems = many.data.keys.map((k) => k.public_key);
-    else if (one.success) pems = [one.data.public_key];
+    if (many.success) keys = many.data.keys;
+    else if (one.success) keys = [one.data];
     else
       throw new UsageError(
         `${path} is JSON but neither GET /v1/keys' answer ({"keys":[…]}) nor one key's record`,
       );
   }
-  for (const pem of pems) {
+  for (const k of keys) {
     try {
-      keyIdOf(pem);
+      keyIdOf(typeof k === 'string' ? k : k.public_key);
     } catch {
       throw new UsageError(`${path} holds something that is not a public key`);
     }
   }
-  return pems;
+  return keys;
 }
 
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2 };
@@ -100,6 +107,8 @@ export async function verifyDigests(
     json?: boolean;
     maxBytes?: string;
     maxEntries?: string;
+    sid?: string;
+    tenant?: string;
   },
 ): Promise<void> {
   const trustedKeys = (o.publicKey ?? []).flatMap(readTrustedKeys);
@@ -131,7 +140,11 @@ export async function verifyDigests(
   }
   let report: Awaited<ReturnType<typeof verifyBundle>>;
   try {
-    report = await verifyBundle(bundle, { trustedKeys, ...(at ? { at } : {}) });
+    const expect = {
+      ...(o.sid !== undefined ? { sid: o.sid } : {}),
+      ...(o.tenant !== undefined ? { tenant: o.tenant } : {}),
+    };
+    report = await verifyBundle(bundle, { trustedKeys, expect, ...(at ? { at } : {}) });
   } finally {
     await bundle.close();
   }
@@ -152,11 +165,12 @@ export async function verifyDigests(
       );
     }
     const errors = report.findings.filter((f) => f.severity === 'error').length;
-    const what = `${report.digests} digest${report.digests === 1 ? '' : 's'}, ${report.chunks} chunk${report.chunks === 1 ? '' : 's'}, ${report.bytes} bytes as of ${report.as_of ?? 'no digest'}`;
+    // the session is named: a bundle of another session verifies just as well (--sid checks it)
+    const what = `${report.digests} digest${report.digests === 1 ? '' : 's'}, ${report.chunks} chunk${report.chunks === 1 ? '' : 's'}, ${report.bytes} bytes as of ${report.as_of ?? 'no digest'}; session ${report.sid ?? '(none named)'} of tenant ${report.tenant ?? '(none named)'}`;
     io.stdout.write(
-      report.ok
-        ? `verified: ${what}\n`
-        : `NOT verified: ${errors} error${errors === 1 ? '' : 's'}; ${what}\n`,
+      `${escapeControl(
+        report.ok ? `verified: ${what}` : `NOT verified: ${errors} error${errors === 1 ? '' : 's'}; ${what}`,
+      )}\n`,
     );
   }
   if (!report.ok) throw new ExitError(1);

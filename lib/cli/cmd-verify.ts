@@ -53,6 +53,8 @@ export function registerVerify(program: Command, io: Io): void {
       '--max-bytes <n>',
       'with --digests: extract at most this much from a .tar/.tar.gz (e.g. 200GiB; env HANSARD_VERIFY_MAX_BYTES; default 100× a .tar.gz, at most 64GiB)',
     )
+    .option('--sid <sid>', 'with --digests: the session the bundle must be of (else an error, exit 1)')
+    .option('--tenant <tenant>', 'with --digests: the tenant the bundle must be of (else an error, exit 1)')
     .option('--max-entries <n>', 'with --digests: extract at most this many tar entries (default 1000000)')
     .addOption(jsonOption())
     .addHelpText(
@@ -73,6 +75,8 @@ export function registerVerify(program: Command, io: Io): void {
           at?: string;
           maxBytes?: string;
           maxEntries?: string;
+          sid?: string;
+          tenant?: string;
         },
       ) => {
         if (o.digests !== undefined) {
@@ -86,9 +90,13 @@ export function registerVerify(program: Command, io: Io): void {
           o.publicKey !== undefined ||
           o.at !== undefined ||
           o.maxBytes !== undefined ||
-          o.maxEntries !== undefined
+          o.maxEntries !== undefined ||
+          o.sid !== undefined ||
+          o.tenant !== undefined
         ) {
-          throw new UsageError('--public-key, --at, --max-bytes and --max-entries go with --digests BUNDLE');
+          throw new UsageError(
+            '--public-key, --at, --sid, --tenant, --max-bytes and --max-entries go with --digests BUNDLE',
+          );
         }
         if (o.codes) {
           printCodes(io, o.json === true);

@@ -66,7 +66,10 @@ describe('hansard verify --digests, tamper suite', () => {
     expect(r.report.findings).toEqual([]);
     expect(r.report).toMatchObject({ ok: true, sid: s.sid, digests: 4, chunks: 12 });
     const bytes = [...s.segments.values()].reduce((a, b) => a + b.length, 0);
-    expect(r.text).toBe(`verified: 4 digests, 12 chunks, ${bytes} bytes as of 2026-11-30T10:15:00.000Z\n`);
+    expect(r.text).toBe(
+      `verified: 4 digests, 12 chunks, ${bytes} bytes as of 2026-11-30T10:15:00.000Z; session ${s.sid} of tenant ${s.tenant}\n`,
+    );
+    expect(r.report.tenant).toBe(s.tenant);
   });
 
   it('a writer with no bytes yet, exported with an empty segment, verifies clean', async () => {

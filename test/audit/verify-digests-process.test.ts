@@ -41,7 +41,9 @@ describe('hansard verify --digests (child process)', () => {
 
     const ok = hansard(['verify', '--digests', clean, '--public-key', pem]);
     expect(ok.code).toBe(0);
-    expect(ok.out).toMatch(/^verified: 4 digests, 12 chunks, \d+ bytes as of 2026-11-30T10:15:00\.000Z$/m);
+    expect(ok.out).toMatch(
+      /^verified: 4 digests, 12 chunks, \d+ bytes as of 2026-11-30T10:15:00\.000Z; session s_\w+ of tenant t_acme$/m,
+    );
     const bad = hansard(['verify', '--digests', cut, '--public-key', pem]);
     expect(bad.code).toBe(1);
     expect(bad.out).toMatch(
