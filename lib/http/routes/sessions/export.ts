@@ -38,9 +38,9 @@ export const exportRoute = defineRoute({
       '`manifest.json` last. `hansard verify --digests FILE --public-key KEY` checks it offline; see',
       'docs/audit.md. Counts as a replay for the token (`too_many_replays`).',
       'With `head=N` nothing is written: the bundle ends with stored digest N (`digest_not_found` when',
-      'there is none). On AWS the replay function URL serves this route too, streaming a bundle of any',
-      'size; it cannot sign, so without `head` it bundles the newest stored digest (`no_digest` when the',
-      'session has none: POST …/digests on the API URL first).',
+      'there is none). On AWS the replay function URL serves this route too, streaming a bundle of up',
+      "to 200 MB (Lambda's streamed-response limit); it cannot sign, so without `head` it bundles the",
+      'newest stored digest (`no_digest` when the session has none: POST …/digests on the API URL first).',
     ].join(' '),
     request: { params: SessionPath, query: z.object({ head: HeadSeq }) },
     responses: {
