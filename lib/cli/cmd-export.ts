@@ -2,11 +2,11 @@
  * `hansard export SID --out FILE [--force] [--url] [--replay-url] [--token] [--json]` (issue 15.3,
  * docs/audit.md): downloads the session's audit bundle (`GET /v1/sessions/{sid}/export`: segments, signed
  * digests, public keys, manifest) to FILE, gzip-compressed when FILE ends in .gz or .tgz. An existing
- * FILE is kept (exit 2) unless --force: auditors keep earlier bundles (docs/audit.md). With a replay URL (AWS: the
- * API buffers answers, so a bundle over a few MB fails there) it asks the API to sign a digest
- * (`POST …/digests`) and downloads `…/export?head={seq}` from the replay URL, which streams any size. The bytes go to FILE.partial, renamed to
- * FILE only once the whole bundle arrived, so an interrupted download never leaves a file that looks
- * complete.
+ * FILE is kept (exit 2) unless --force: auditors keep earlier bundles (docs/audit.md). With a replay
+ * URL (AWS: the API buffers answers, so a bundle over a few MB fails there) it asks the API to sign a
+ * digest (`POST …/digests`) and downloads `…/export?head={seq}` from the replay URL, which streams up to
+ * 200 MB. The bytes go to FILE.partial, renamed to FILE only once the whole bundle arrived, so an
+ * interrupted download never leaves a file that looks complete.
  */
 import { createWriteStream, statSync } from 'node:fs';
 import { link, open, rename, rm, unlink } from 'node:fs/promises';

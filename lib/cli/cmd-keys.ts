@@ -17,7 +17,10 @@ interface KeysOptions {
 }
 
 const dataOption = () =>
-  new Option('--data <dir>', 'the data directory (as `hansard serve --data`)')
+  new Option(
+    '--data <dir>',
+    'the data directory (as `hansard serve --data`; one serve has started in: it holds state.sqlite)',
+  )
     .env('HANSARD_DATA_DIR')
     .default('./.hansard');
 
