@@ -17,8 +17,6 @@ const BLOCK = 1024 * 1024;
 /** the least a cache miss reads: a probe near the last one is served from memory */
 const MIN_LOAD = 64 * 1024;
 const NL = 0x0a;
-/** bytes per rank entry of the newline bitmap (64 words of 32 bits) */
-const SUPER = 2048;
 
 export class SegmentFile {
   private readonly cache = Buffer.allocUnsafe(BLOCK);
@@ -77,7 +75,7 @@ export class SegmentFile {
       }
       at += bytesRead;
     }
-    // newlines before each SUPER-byte boundary, so lineAt counts at most 64 words
+    // newlines before each 2 KiB boundary (64 words), so lineAt counts at most 64 words
     const rank = new Uint32Array(Math.ceil(words.length / 64) + 1);
     let total = 0;
     for (let w = 0; w < words.length; w++) {
@@ -105,6 +103,7 @@ export class SegmentFile {
   nextLineStart(p: number): number {
     // a scan asks for increasing p: a long line is walked once, not once per question
     if (p >= this.lastFrom && p < this.lastNext) return this.lastNext;
+    if (p >= this.size) return this.size;
     const words = this.nl!;
     let w = p >>> 5;
     let word = words[w]! & (~0 << (p & 31));

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type AttestedChunk, locateChunks } from '../../lib/audit/locate-chunks.js';
+import { type AttestedChunk, type LocateOptions, locateChunks } from '../../lib/audit/locate-chunks.js';
 import { tmpDirs } from '../support/tmp.js';
 
 const tmp = tmpDirs('hansard-locate-');
@@ -41,10 +41,10 @@ function segment(n: number, lines: (i: number) => number, width = 60) {
   return { bytes: Buffer.concat(bufs), chunks };
 }
 
-async function locate(file: Buffer, chunks: AttestedChunk[]) {
+async function locate(file: Buffer, chunks: AttestedChunk[], opts?: LocateOptions) {
   const path = join(tmp.make(), 'w_x.jsonl');
   writeFileSync(path, file);
-  return locateChunks(path, 'w_x', chunks);
+  return locateChunks(path, 'w_x', chunks, opts);
 }
 
 describe('locateChunks', () => {
@@ -166,4 +166,103 @@ describe('locateChunks', () => {
     expect(cleanMs / hashMs).toBeLessThan(3.5);
     expect(tamperedMs / hashMs).toBeLessThan(8);
   }, 60_000);
+});
+
+/** A file of `n` chunks from `make(i)`, the chunks attested, and the file written. */
+function chunked(make: (i: number) => string, n: number) {
+  const parts = Array.from({ length: n }, (_, i) => Buffer.from(make(i)));
+  let offset = 0;
+  let line = 1;
+  const chunks = parts.map((bytes, i) => {
+    const c = { offset, length: bytes.length, sha256: sha(bytes), seq: 1 + (i >> 4), line, bytes };
+    offset += bytes.length;
+    line += bytes.toString().split('\n').length - 1;
+    return c;
+  });
+  return { bytes: Buffer.concat(parts), chunks };
+}
+
+/** Runs the locator with a budget of `perByte` × the file size and its work counted. */
+async function counted(file: Buffer, chunks: AttestedChunk[], perByte = 4) {
+  const stats = { hashedBytes: 0, reads: 0 };
+  const budget = perByte * file.length;
+  const r = await locate(file, chunks, { stats, budget });
+  // the in-order walk hashes each byte at most once; everything else comes out of the budget
+  expect(stats.hashedBytes).toBeGreaterThan(0);
+  expect(stats.hashedBytes).toBeLessThanOrEqual(file.length + budget);
+  expect(stats.reads).toBeLessThan(64 + 4 * chunks.length + file.length / 4096);
+  if (r.findings.length === 0) expect(r.sha256).toBe(sha(file)); // clean only when it is byte for byte
+  return { ...r, stats, brief: r.findings.map((f) => [f.code, f.offset, f.line]) };
+}
+
+describe('locateChunks on adversarial tampering: right answer, bounded work (counted, not timed)', () => {
+  const N = 2000; // one 100-byte line per chunk, as hooks upload: 200 KB
+  const line = (i: number) => `{"v":3,"i":${String(i).padStart(6, '0')},"t":"${'x'.repeat(72)}"}\n`;
+  const { bytes, chunks: c } = chunked(line, N);
+
+  it('every chunk edited in place (same length): each one chunk_modified where it is', async () => {
+    const r = await counted(Buffer.from(bytes.toString().replaceAll('"v":3', '"v":4')), c);
+    expect(r.brief).toEqual(c.map((x) => ['chunk_modified', x.offset, x.line]));
+  });
+
+  it('one line inserted at the start (every chunk shifted): one chunk_inserted', async () => {
+    const forged = Buffer.from('{"forged":true}\n');
+    const r = await counted(Buffer.concat([forged, bytes]), c);
+    expect(r.brief).toEqual([['chunk_inserted', 0, 1]]);
+  });
+
+  it('a line inserted before every tenth chunk: each insertion named at its offset and line', async () => {
+    const forged = Buffer.from('{"forged":true}\n');
+    const parts: Buffer[] = [];
+    const want: unknown[] = [];
+    let shift = 0;
+    for (const [i, x] of c.entries()) {
+      if (i % 10 === 5) {
+        want.push(['chunk_inserted', x.offset + shift, x.line + shift / forged.length]);
+        parts.push(forged);
+        shift += forged.length;
+      }
+      parts.push(x.bytes);
+    }
+    const r = await counted(Buffer.concat(parts), c);
+    expect(r.brief).toEqual(want);
+  });
+
+  it('the chunks in reverse order: not verified, every finding inside the file', async () => {
+    const file = Buffer.concat([...c].reverse().map((x) => x.bytes));
+    const r = await counted(file, c);
+    expect(r.findings.length).toBeGreaterThan(0);
+    expect(r.findings.some((f) => f.code === 'chunks_reordered' || f.code === 'chunk_deleted')).toBe(true);
+    for (const f of r.findings) {
+      expect(f.offset!).toBeLessThanOrEqual(file.length);
+      // what is named as in the file lies in it (a deleted or truncated chunk has its attested length)
+      if (f.code !== 'chunk_deleted' && f.code !== 'chunk_truncated')
+        expect(f.offset! + f.length!).toBeLessThanOrEqual(file.length);
+    }
+  });
+
+  it('one huge line (every newline made a space): each chunk chunk_modified, on line 1', async () => {
+    const r = await counted(Buffer.from(bytes.toString().replaceAll('\n', ' ')), c);
+    expect(r.brief).toEqual(c.map((x) => ['chunk_modified', x.offset, 1]));
+  });
+
+  it('a million 2-byte lines, 1,000 chunks: a shift is found; every line edited is named per chunk', async () => {
+    const tiny = chunked((i) => `${i}\n${'a\n'.repeat(999)}`, 1000);
+    const shifted = await counted(Buffer.concat([Buffer.from('x\n'), tiny.bytes]), tiny.chunks);
+    expect(shifted.brief).toEqual([['chunk_inserted', 0, 1]]);
+    const edited = await counted(Buffer.from(tiny.bytes.toString().replaceAll('a', 'b')), tiny.chunks);
+    expect(edited.brief).toEqual(tiny.chunks.map((x) => ['chunk_modified', x.offset, x.line]));
+  }, 30_000);
+
+  it('when the budget runs out after an insertion, the rest of the segment is one finding, not silence', async () => {
+    const forged = Buffer.from('{"forged":true}\n');
+    const file = Buffer.concat([forged, bytes]);
+    const r = await counted(file, c, 0.5);
+    expect(r.brief[0]).toEqual(['chunk_inserted', 0, 1]);
+    expect(r.findings).toHaveLength(2);
+    const rest = r.findings[1]!;
+    expect(rest).toMatchObject({ code: 'chunk_modified' });
+    expect(rest.offset! + rest.length!).toBe(file.length);
+    expect(rest.message).toContain('work budget');
+  });
 });
