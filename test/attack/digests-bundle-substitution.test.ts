@@ -67,4 +67,36 @@ describe("issue 15 attack: another session's bundle", () => {
     expect(r.out).toContain(other);
     expect(r.out).toContain('globex');
   }, 60_000);
+
+  it('--sid / --tenant name the session asked for: a bundle of another is bundle_other_session, exit 1', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'hansard-attack-subst-sid-'));
+    const res = await fetch(`${srv.url}/v1/sessions/${other}/export`, {
+      headers: { authorization: `Bearer ${srv.tokens.globex}` },
+    });
+    expect(res.status).toBe(200);
+    const passedOff = join(work, `${wanted}.tar`);
+    writeFileSync(passedOff, Buffer.from(await res.arrayBuffer()));
+    const keys = join(work, 'keys.json');
+    writeFileSync(keys, (await request(srv, 'GET', '/v1/keys')).text);
+    const run = (...extra: string[]) =>
+      runHansard(['verify', '--digests', passedOff, '--public-key', keys, ...extra], { cwd: work });
+
+    const bySid = await run('--sid', wanted);
+    expect(bySid.code, bySid.err).toBe(1);
+    expect(bySid.out).toMatch(
+      new RegExp(
+        `^error\\s+bundle_other_session\\s+bundle: the bundle is of session ${other} of tenant globex, not of ${wanted}`,
+        'm',
+      ),
+    );
+    expect(bySid.out).toMatch(/^NOT verified: 1 error; /m);
+    const byTenant = await run('--sid', other, '--tenant', 'acme');
+    expect(byTenant.code).toBe(1);
+    expect(byTenant.out).toMatch(/bundle_other_session/);
+    const json = await run('--sid', wanted, '--json');
+    expect(JSON.parse(json.out)).toMatchObject({ ok: false, sid: other, tenant: 'globex' });
+    // the right names: verified
+    const right = await run('--sid', other, '--tenant', 'globex');
+    expect(right.code, right.out).toBe(0);
+  }, 60_000);
 });
