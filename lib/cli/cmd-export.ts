@@ -187,9 +187,9 @@ function gzipsName(file: string): boolean {
   return /\.(gz|tgz)$/i.test(file);
 }
 
-/** The refusal when FILE exists and --force was not given. */
+/** The refusal when FILE exists and --force was not given (`--json`: code `file_exists`, exit 2). */
 function existsRefusal(file: string): UsageError {
-  return new UsageError(`${file} exists: pass --force to replace it, or choose another name`);
+  return new UsageError(`${file} exists: pass --force to replace it, or choose another name`, 'file_exists');
 }
 
 /**

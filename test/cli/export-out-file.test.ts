@@ -68,6 +68,7 @@ describe('hansard export --out FILE when FILE exists', () => {
     writeFileSync(join(cwd, 's.tar'), 'earlier bundle');
     const kept = await run(['export', SID, '--out', 's.tar', '--json'], cwd);
     expect(kept.code).toBe(2);
+    expect(JSON.parse(kept.err).error).toMatchObject({ code: 'file_exists', exit_code: 2 });
     expect(JSON.parse(kept.err).error.message).toMatch(/exists: pass --force/);
     expect(readFileSync(join(cwd, 's.tar'), 'utf8')).toBe('earlier bundle');
     const forced = await run(['export', SID, '--out', 's.tar', '--force'], cwd);
