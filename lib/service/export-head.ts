@@ -3,7 +3,7 @@
  * written for it now (`POST /v1/sessions/{sid}/digests`, or the export itself where the deployment
  * signs), a stored one named by `?head=N`, or, where the deployment cannot sign (the AWS replay function,
  * whose URL is public and whose role has no kms:Sign), the newest stored one. Splitting the write from
- * the download lets the API sign and the streaming replay function send a bundle of any size.
+ * the download lets the API sign and the streaming replay function send a bundle of up to 200 MB (Lambda's streamed-response limit).
  */
 import { digestHash } from '../audit/chain.js';
 import type { DigestWriter } from '../audit/schemas.js';

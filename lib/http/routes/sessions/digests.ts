@@ -1,7 +1,7 @@
 /**
  * `POST /v1/sessions/{sid}/digests`: signs a digest of the session now (reason `export`) when it adds
  * something, else answers the current head (200, `fresh: false`), and answers its seq, so that `GET …/export?head={seq}` can be asked of a function that cannot sign: on AWS the
- * replay function's URL, which streams a bundle of any size (docs/audit.md). The work is
+ * replay function's URL, which streams bundles of up to 200 MB (docs/audit.md). The work is
  * lib/service/export-head.ts.
  */
 import { z } from 'zod';
@@ -35,7 +35,7 @@ export const createDigestRoute = defineRoute({
       'changed since its head (a writer grew, ended or was added), or its head is older than a minimum age',
       '(60 s by default); otherwise the head, which already covers every chunk, is answered (200,',
       '`fresh: false`), so repeated calls store nothing. Then `GET /v1/sessions/{sid}/export?head={seq}` bundles exactly up to it, on this URL',
-      'or, on AWS, on the replay function URL, which streams bundles of any size (docs/audit.md).',
+      'or, on AWS, on the replay function URL, which streams bundles of up to 200 MB (docs/audit.md).',
     ].join(' '),
     request: { params: SessionPath },
     responses: {
