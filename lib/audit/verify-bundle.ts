@@ -7,33 +7,30 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { digestPath, type OpenedBundle, openBundle } from './bundle.js';
-import { digestHash, keyIdOf, signingInput } from './chain.js';
+import { digestHash, signingInput } from './chain.js';
 import { locateChunks } from './locate-chunks.js';
 import {
   type AuditFinding,
   type AuditFindingCode,
   type AuditReport,
   BundleManifest,
-  PublicKeyInfo,
+  type PublicKeyInfo,
   SignedDigest,
 } from './schemas.js';
 import { verifySignature } from './signature.js';
-import {
-  digestFileProblem,
-  missingRanges,
-  signedAfterRetirement,
-  type TrustedKey,
-} from './verify-digest-file.js';
+import { digestFileProblem, missingRanges, signedAfterRetirement } from './verify-digest-file.js';
+import { bundleKeysOf, keysToCheckWith, listFiles, notTrustedBecause } from './verify-keys.js';
 import { tileWriters } from './verify-writers.js';
 
 /** What the auditor brings: the keys they trust (PublicKeyInfo or SPKI PEM), and "as of when". */
 export interface VerifyBundleOptions {
   /**
-   * without them the bundle's own keys are used, with the `keys_from_bundle` warning; a PublicKeyInfo's
-   * `retired_at` is kept: a digest it signed dated after it is `digest_key_retired`
+   * without them (undefined) the bundle's own keys are used, with the `keys_from_bundle` warning; an
+   * empty array trusts no key (every digest is `digest_unknown_key`), never the bundle's; a
+   * PublicKeyInfo's `retired_at` is kept: a digest it signed dated after it is `digest_key_retired`
    */
   trustedKeys?: Array<PublicKeyInfo | string>;
   /** the time the cadence is checked at (a digest due before it must be there); default exported_at */
@@ -48,7 +45,7 @@ type Finding = Omit<AuditFinding, 'severity'> & { severity?: AuditFinding['sever
  * Verifies a bundle: an `OpenedBundle`, or a path (opened with `openBundle` and closed afterwards).
  * Answers the report; `ok` is false when any finding is an error.
  * @throws BundleError when a path given is not a bundle at all (no manifest.json, not a tar)
- * @throws TypeError when a trusted key is not a public key
+ * @throws TypeError when a trusted key is not a public key, or is a private key
  */
 export async function verifyBundle(
   bundle: OpenedBundle | string,
@@ -84,55 +81,12 @@ export async function verifyBundle(
     add('manifest_mismatch', { message: `manifest.json does not parse: ${(err as Error).message}` });
   }
 
-  // Keys: each key file's id must be the fingerprint of its key.
-  const bundleKeys = new Map<string, TrustedKey>();
-  const keyFiles = await listDir(join(root, 'keys'));
-  for (const name of keyFiles) {
-    const info = PublicKeyInfo.safeParse(await readJson(join(root, 'keys', name)));
-    const id = info.success ? safeKeyId(info.data.public_key) : null;
-    if (!info.success || id === null) {
-      add('key_mismatch', {
-        message: `keys/${name} is not a public key record (PublicKeyInfo with an Ed25519 SPKI PEM)`,
-      });
-    } else if (id !== info.data.key_id || name !== `${id}.json`) {
-      add('key_mismatch', {
-        message: `keys/${name} names key ${info.data.key_id}, but its key's fingerprint is ${id}`,
-      });
-    } else bundleKeys.set(id, { pem: info.data.public_key, retired_at: info.data.retired_at });
-  }
-  if (manifest) {
-    const listed = new Set(manifest.keys.map((k) => `${k.key_id}.json`));
-    for (const k of manifest.keys) {
-      if (k.path !== `keys/${k.key_id}.json` || !keyFiles.includes(`${k.key_id}.json`)) {
-        add('manifest_mismatch', {
-          message: `the manifest lists key ${k.key_id} at ${k.path}, which the bundle does not hold`,
-        });
-      }
-    }
-    for (const name of keyFiles)
-      if (!listed.has(name)) add('manifest_mismatch', { message: `keys/${name} is not in the manifest` });
-  }
-  let trusted: Map<string, TrustedKey>;
-  if (opts.trustedKeys && opts.trustedKeys.length > 0) {
-    trusted = new Map();
-    for (const k of opts.trustedKeys) {
-      const key =
-        typeof k === 'string'
-          ? { pem: k, retired_at: null }
-          : { pem: k.public_key, retired_at: k.retired_at };
-      const id = keyIdOf(key.pem);
-      // the same key given twice (a PEM and GET /v1/keys): its retirement is not forgotten
-      if (key.retired_at !== null || !trusted.has(id)) trusted.set(id, key);
-    }
-  } else {
-    trusted = bundleKeys;
-    add('keys_from_bundle', {
-      message: `no trusted key given: the signatures were checked with the bundle's own ${bundleKeys.size === 1 ? 'key' : `${bundleKeys.size} keys`}, which whoever altered the bundle could have replaced; pass --public-key with the deployment's key (GET /v1/keys)`,
-    });
-  }
+  // Keys: the bundle's checked against their ids; the auditor's, when given, used as given (verify-keys.ts)
+  const bundleKeys = await bundleKeysOf(root, manifest, add);
+  const trusted = keysToCheckWith(opts.trustedKeys, bundleKeys, add);
 
   // Digests: parse, belong to this session, signature, seqs, chain, cadence.
-  const names = (await listDir(join(root, 'digests'))).filter((n) => n.endsWith('.json'));
+  const names = (await listFiles(join(root, 'digests'))).filter((n) => n.endsWith('.json'));
   const fileSeqs = new Map<number, string>();
   for (const n of names) {
     const m = /^(\d{9})\.json$/.exec(n);
@@ -184,7 +138,7 @@ export async function verifyBundle(
     if (key === undefined) {
       add('digest_unknown_key', {
         seq,
-        message: `digest seq ${seq} is signed by key ${d.key_id}, which is not ${opts.trustedKeys?.length ? 'among the keys given' : 'in the bundle'}`,
+        message: `digest seq ${seq} is signed by key ${d.key_id}, which is ${notTrustedBecause(opts.trustedKeys, trusted)}`,
       });
     } else if (!verifySignature(key.pem, signingInput(d), d.signature)) {
       add('digest_bad_signature', {
@@ -276,7 +230,7 @@ export async function verifyBundle(
   // Writers and segments.
   const tiled = tileWriters(ordered);
   findings.push(...tiled.findings);
-  const segFiles = (await listDir(join(root, 'segments'))).filter((n) => n.endsWith('.jsonl'));
+  const segFiles = (await listFiles(join(root, 'segments'))).filter((n) => n.endsWith('.jsonl'));
   const segInfo = new Map<string, { size: number; sha256: string }>();
   let chunkCount = 0;
   let bytes = 0;
@@ -358,33 +312,6 @@ export async function verifyBundle(
     as_of: signed.reduce<string | null>((a, d) => (a === null || d.at > a ? d.at : a), null),
     findings,
   };
-}
-
-async function listDir(dir: string): Promise<string[]> {
-  try {
-    return (await readdir(dir, { withFileTypes: true }))
-      .filter((e) => e.isFile())
-      .map((e) => e.name)
-      .sort();
-  } catch {
-    return [];
-  }
-}
-
-async function readJson(path: string): Promise<unknown> {
-  try {
-    return JSON.parse(await readFile(path, 'utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
-function safeKeyId(pem: string): string | null {
-  try {
-    return keyIdOf(pem);
-  } catch {
-    return null;
-  }
 }
 
 async function fileSha256(path: string): Promise<string> {

@@ -5,10 +5,12 @@
  * (warnings allowed), 1 when any is, 2 when the bundle or a key cannot be read.
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { BundleError, type ExtractLimits, openBundle } from '../audit/bundle.js';
 import { keyIdOf } from '../audit/chain.js';
 import { KeysAnswer, PublicKeyInfo } from '../audit/schemas.js';
 import { verifyBundle } from '../audit/verify-bundle.js';
+import { PRIVATE_PEM } from '../audit/verify-keys.js';
 import { ExitError, UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
 import { escapeControl } from '../log/escape.js';
@@ -37,18 +39,25 @@ Verifying an export bundle offline (--digests):
 /**
  * Reads the keys of one --public-key file: a PEM (answered as the PEM string), `{keys: [...]}` (GET
  * /v1/keys) or one PublicKeyInfo (answered as the records, so each key's `retired_at` is kept: the
- * verifier refuses a digest a key signed after it).
- * @throws UsageError when the file is unreadable or holds no public key
+ * verifier refuses a digest a key signed after it). A relative `path` is read from `cwd`, named as given.
+ * @throws UsageError when the file is unreadable, empty, holds no public key (`{"keys":[]}` included:
+ *   a key file given must never fall back to the bundle's keys), holds a private key (never quoted),
+ *   or labels a key with a `key_id` that is not its fingerprint
  */
-export function readTrustedKeys(path: string): Array<PublicKeyInfo | string> {
+export function readTrustedKeys(path: string, cwd = '.'): Array<PublicKeyInfo | string> {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readFileSync(resolve(cwd, path), 'utf8');
   } catch (err) {
     throw new UsageError(
       `cannot read the public key ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
     );
   }
+  if (text.trim() === '')
+    throw new UsageError(`${path} is empty: pass the deployment's public keys (GET /v1/keys)`);
+  // checked on the raw text first: a private key inside JSON is refused just the same
+  if (PRIVATE_PEM.test(text))
+    throw new UsageError(`${path} holds a private key: pass the public key (GET /v1/keys)`);
   let keys: Array<PublicKeyInfo | string>;
   if (!text.trimStart().startsWith('{') && text.includes('-----BEGIN')) keys = [text];
   else {
@@ -69,12 +78,21 @@ export function readTrustedKeys(path: string): Array<PublicKeyInfo | string> {
         `${path} is JSON but neither GET /v1/keys' answer ({"keys":[…]}) nor one key's record`,
       );
   }
+  if (keys.length === 0)
+    throw new UsageError(`no public key in ${path}: pass the deployment's keys (GET /v1/keys)`);
   for (const k of keys) {
+    let id: string;
     try {
-      keyIdOf(typeof k === 'string' ? k : k.public_key);
+      id = keyIdOf(typeof k === 'string' ? k : k.public_key);
     } catch {
       throw new UsageError(`${path} holds something that is not a public key`);
     }
+    // Refused, not warned: ids are fingerprints, so GET /v1/keys never answers a mismatch; one means
+    // the trust file was edited or mixed up, and findings would name a key by a label that is not it.
+    if (typeof k !== 'string' && k.key_id !== id)
+      throw new UsageError(
+        `${path} labels a key ${k.key_id}, but that key's fingerprint is ${id}: the file was edited or mixed up; fetch the keys again (GET /v1/keys)`,
+      );
   }
   return keys;
 }
@@ -111,7 +129,8 @@ export async function verifyDigests(
     tenant?: string;
   },
 ): Promise<void> {
-  const trustedKeys = (o.publicKey ?? []).flatMap(readTrustedKeys);
+  // undefined when none is passed (the bundle's keys, with a warning); never [] from a file given
+  const trustedKeys = o.publicKey?.flatMap((p) => readTrustedKeys(p, io.cwd));
   let at: Date | undefined;
   if (o.at !== undefined) {
     at = new Date(o.at);
@@ -144,7 +163,11 @@ export async function verifyDigests(
       ...(o.sid !== undefined ? { sid: o.sid } : {}),
       ...(o.tenant !== undefined ? { tenant: o.tenant } : {}),
     };
-    report = await verifyBundle(bundle, { trustedKeys, expect, ...(at ? { at } : {}) });
+    report = await verifyBundle(bundle, {
+      ...(trustedKeys ? { trustedKeys } : {}),
+      expect,
+      ...(at ? { at } : {}),
+    });
   } finally {
     await bundle.close();
   }
