@@ -90,10 +90,13 @@ export async function extractTar(
       );
     }
     const target = resolve(base, name);
-    if (!target.startsWith(base + sep) || name.split('/').includes('..')) {
+    // `./` (the root itself, as `tar cf x.tar -C dir .` writes it) is inside; `..` and absolute paths are not
+    const root = target === base && type === 'directory';
+    if ((!root && !target.startsWith(base + sep)) || name.startsWith('/') || name.split('/').includes('..')) {
       throw new BundleError(`${path}: entry ${JSON.stringify(name)} points outside the bundle: refused`);
     }
-    if (type === 'directory') {
+    if (root) stream.resume();
+    else if (type === 'directory') {
       await mkdir(target, { recursive: true });
       stream.resume();
     } else if (type === 'file' || type === 'contiguous-file') {
