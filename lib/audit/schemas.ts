@@ -142,6 +142,8 @@ export const AUDIT_FINDING_CODES = {
     "warning: a digest came after the previous one's next_due (the service was down, or a digest was withheld)",
   keys_from_bundle:
     'warning: the keys were taken from the bundle itself; pass --public-key with a key you trust',
+  at_before_digest:
+    'warning: --at is before the newest verified digest: the bundle cannot have been downloaded then; check the time',
 } as const;
 export type AuditFindingCode = keyof typeof AUDIT_FINDING_CODES;
 

@@ -13,6 +13,7 @@ import { digestPath, type OpenedBundle, openBundle } from './bundle.js';
 import { digestHash, signingInput } from './chain.js';
 import { locateChunks } from './locate-chunks.js';
 import {
+  AUDIT_FINDING_CODES,
   type AuditFinding,
   type AuditFindingCode,
   type AuditReport,
@@ -23,6 +24,7 @@ import {
 import { verifySignature } from './signature.js';
 import { digestFileProblem, missingRanges, signedAfterRetirement } from './verify-digest-file.js';
 import { bundleKeysOf, keysToCheckWith, listFiles, notTrustedBecause } from './verify-keys.js';
+import { timeFindings } from './verify-cadence.js';
 import { tileWriters } from './verify-writers.js';
 
 /** What the auditor brings: the keys they trust (PublicKeyInfo or SPKI PEM), and "as of when". */
@@ -63,7 +65,7 @@ export async function verifyBundle(
   const findings: AuditFinding[] = [];
   const add = (code: AuditFindingCode, f: Omit<Finding, 'code'>) =>
     findings.push({
-      severity: f.severity ?? (code === 'digest_late' || code === 'keys_from_bundle' ? 'warning' : 'error'),
+      severity: f.severity ?? (AUDIT_FINDING_CODES[code].startsWith('warning:') ? 'warning' : 'error'),
       code,
       ...f,
     } as AuditFinding);
@@ -218,14 +220,8 @@ export async function verifyBundle(
       });
     }
   }
-  const newest = ordered.at(-1);
   const asOf = opts.at ?? (manifest ? new Date(manifest.exported_at) : new Date());
-  if (newest?.next_due && Date.parse(newest.next_due) < asOf.getTime()) {
-    add('digest_missing', {
-      seq: newest.seq + 1,
-      message: `expected a digest by ${newest.next_due} (after seq ${newest.seq}); none in the bundle as of ${asOf.toISOString()}: newer digests may have been deleted`,
-    });
-  }
+  findings.push(...timeFindings(ordered, signed, asOf, opts.at));
 
   // Writers and segments.
   const tiled = tileWriters(ordered);

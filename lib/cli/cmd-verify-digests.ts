@@ -137,6 +137,12 @@ export async function verifyDigests(
     if (!/^\d{4}-\d\d-\d\dT/.test(o.at) || Number.isNaN(at.getTime())) {
       throw new UsageError(`--at ${o.at} is not an ISO time (e.g. 2026-12-01T06:00:00Z)`);
     }
+    // without an offset Date reads it in this machine's time zone: an auditor elsewhere gets another time
+    if (!/(Z|[+-]\d\d:?\d\d)$/i.test(o.at)) {
+      throw new UsageError(
+        `--at ${o.at} has no time zone: add Z for UTC (e.g. ${o.at}Z) or the offset it was taken in (e.g. +01:00)`,
+      );
+    }
   }
   const limits: ExtractLimits = {};
   const maxBytes = o.maxBytes ?? io.env.HANSARD_VERIFY_MAX_BYTES;
