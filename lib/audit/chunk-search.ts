@@ -11,12 +11,14 @@ const WINDOW_MAX = 64 * 1024 * 1024;
 const BLOCK = 1024 * 1024;
 
 export class ChunkSearch {
-  /** the (length, SHA-256) keys of the attested chunks */
-  private readonly keys = new Set<string>();
+  /** a small number per distinct (length, SHA-256) of the attested chunks, and each chunk's (-1: none) */
+  private readonly keys = new Map<string, number>();
+  private readonly idOf: Int32Array;
   /** per length: [lo, hi) the window scan has hashed at every line start (and at lo) */
   private readonly scanned = new Map<number, { lo: number; hi: number }>();
-  /** per key: the offsets (ascending) where the scan found those bytes */
-  private readonly seen = new Map<string, number[]>();
+  /** per key id: the offsets (ascending) where the scan found those bytes; and per offset, the ids */
+  private readonly seen: number[][] = [];
+  private readonly hits = new Map<number, number[]>();
   /** true once the budget could not pay for a hash: every later search answers null */
   exhausted = false;
 
@@ -26,7 +28,18 @@ export class ChunkSearch {
     private readonly chunks: AttestedChunk[],
     private budget: number,
   ) {
-    for (const c of chunks) if (c.sha256 !== '') this.keys.add(keyOf(c.length, c.sha256));
+    this.idOf = new Int32Array(chunks.length).fill(-1);
+    chunks.forEach((c, k) => {
+      if (c.sha256 === '') return;
+      const key = keyOf(c.length, c.sha256);
+      let id = this.keys.get(key);
+      if (id === undefined) {
+        id = this.seen.length;
+        this.keys.set(key, id);
+        this.seen.push([]);
+      }
+      this.idOf[k] = id;
+    });
   }
 
   /** Takes `n` bytes of hashing from the budget; false (and the budget is spent) when it cannot. */
@@ -42,6 +55,8 @@ export class ChunkSearch {
   /** The first of `ks` (shortest first) whose bytes at p hash to its SHA-256; what the scan saw is reused. */
   async matchAt(p: number, ks: number[]): Promise<number | null> {
     if (ks.length === 0) return null;
+    // the common case at a mismatch: every length already scanned here, and nothing was found at p
+    if (!this.hits.has(p) && ks.every((k) => this.covered(this.chunks[k]!.length, p))) return null;
     const sorted = [...ks].sort((a, b) => this.chunks[a]!.length - this.chunks[b]!.length);
     const digests = new Map<number, string>(); // length → SHA-256 at p, for lengths the scan did not cover
     const todo = [...new Set(sorted.map((k) => this.chunks[k]!.length))].filter((l) => !this.covered(l, p));
@@ -53,7 +68,7 @@ export class ChunkSearch {
     for (const k of sorted) {
       const c = this.chunks[k]!;
       const d = digests.get(c.length);
-      if (d !== undefined ? d === c.sha256 : this.seenAt(keyOf(c.length, c.sha256), p)) return k;
+      if (d !== undefined ? d === c.sha256 : this.seenAt(k, p)) return k;
     }
     return null;
   }
@@ -77,11 +92,10 @@ export class ChunkSearch {
     return s !== undefined && p >= s.lo && p < s.hi;
   }
 
-  private seenAt(key: string, p: number): boolean {
-    const at = this.seen.get(key);
-    if (!at) return false;
-    const i = lowerBound(at, p);
-    return i < at.length && at[i] === p;
+  /** Whether the scan found chunk k's bytes at p. */
+  private seenAt(k: number, p: number): boolean {
+    const ids = this.hits.get(p);
+    return ids !== undefined && ids.includes(this.idOf[k]!);
   }
 
   /**
@@ -105,8 +119,8 @@ export class ChunkSearch {
     // the nearest place a candidate was already seen
     let best: { k: number; p: number } | null = null;
     for (const k of byLength) {
-      const at = this.seen.get(keyOf(this.chunks[k]!.length, this.chunks[k]!.sha256));
-      if (!at) continue;
+      if (this.idOf[k]! < 0) continue;
+      const at = this.seen[this.idOf[k]!]!;
       const i = lowerBound(at, q);
       if (i < at.length && at[i]! < limit && (best === null || at[i]! < best.p)) best = { k, p: at[i]! };
     }
@@ -124,19 +138,20 @@ export class ChunkSearch {
         if (cap < 0) return null;
         const h = await this.hashLengths(p, fit);
         if (h === null) return null;
-        fit.forEach((l, i) => {
-          const key = keyOf(l, h[i]!);
-          if (!this.keys.has(key)) return;
-          const at = this.seen.get(key);
-          if (at) at.push(p);
-          else this.seen.set(key, [p]);
-        });
+        for (let i = 0; i < fit.length; i++) {
+          const id = this.keys.get(keyOf(fit[i]!, h[i]!));
+          if (id === undefined) continue;
+          this.seen[id]!.push(p);
+          const ids = this.hits.get(p);
+          if (ids) ids.push(id);
+          else this.hits.set(p, [id]);
+        }
       }
       const next = this.seg.nextLineStart(p);
       for (let i = 0; i < lens.length; i++) if (ranges[i]!.hi <= p) ranges[i]!.hi = next;
       // every length is covered up to p now, so a candidate here is the nearest
       for (const k of byLength) {
-        if (this.seenAt(keyOf(this.chunks[k]!.length, this.chunks[k]!.sha256), p)) return { k, p };
+        if (this.seenAt(k, p)) return { k, p };
       }
       p = next;
     }

@@ -19,9 +19,9 @@ const MIN_LOAD = 64 * 1024;
 const NL = 0x0a;
 
 export class SegmentFile {
-  private readonly cache = Buffer.allocUnsafe(BLOCK);
-  private cacheAt = 0;
-  private cacheLen = 0;
+  /** two cached blocks, least recently loaded replaced: the walk at q and the scan ahead of it each keep one */
+  private readonly slots = [0, 1].map(() => ({ buf: Buffer.allocUnsafe(BLOCK), at: 0, len: 0, used: 0 }));
+  private tick = 0;
   private nl: Uint32Array | null = null;
   private rank: Uint32Array | null = null;
   private lastFrom = -1;
@@ -37,11 +37,11 @@ export class SegmentFile {
   async feed(hashes: Hash[], pos: number, len: number): Promise<boolean> {
     const end = pos + len;
     for (let at = pos; at < end; ) {
-      if (at < this.cacheAt || at >= this.cacheAt + this.cacheLen) {
-        if (!(await this.load(at, end - at))) return false;
-      }
-      const from = at - this.cacheAt;
-      const part = this.cache.subarray(from, Math.min(this.cacheLen, from + end - at));
+      const slot = this.slots.find((s) => at >= s.at && at < s.at + s.len) ?? (await this.load(at, end - at));
+      if (slot === null) return false;
+      slot.used = ++this.tick;
+      const from = at - slot.at;
+      const part = slot.buf.subarray(from, Math.min(slot.len, from + end - at));
       for (const h of hashes) h.update(part);
       this.stats.hashedBytes += part.length;
       at += part.length;
@@ -49,14 +49,15 @@ export class SegmentFile {
     return true;
   }
 
-  private async load(at: number, want: number): Promise<boolean> {
+  private async load(at: number, want: number) {
     const len = Math.min(BLOCK, Math.max(MIN_LOAD, want), this.size - at);
-    if (len <= 0) return false;
-    const { bytesRead } = await this.fh.read(this.cache, 0, len, at);
+    if (len <= 0) return null;
+    const slot = this.slots[0]!.used <= this.slots[1]!.used ? this.slots[0]! : this.slots[1]!;
+    const { bytesRead } = await this.fh.read(slot.buf, 0, len, at);
     this.stats.reads++;
-    this.cacheAt = at;
-    this.cacheLen = bytesRead;
-    return bytesRead > 0;
+    slot.at = at;
+    slot.len = bytesRead;
+    return bytesRead > 0 ? slot : null;
   }
 
   /** Builds the newline bitmap (one pass over the file, size/8 bytes of memory); idempotent. */
