@@ -5,6 +5,7 @@
 
 import { basename } from 'node:path';
 import type { Command } from 'commander';
+import { AUDIT_FINDING_CODES, type AuditFindingCode } from '../audit/schemas.js';
 import { clientFrom, retryNotice } from '../client/config.js';
 import { ExitError, UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
@@ -18,16 +19,35 @@ import { VERIFY_DIGESTS_HELP, verifyDigests } from './cmd-verify-digests.js';
 import { jsonOption } from './options.js';
 import { sessionTarget } from './session-target.js';
 
-/** `hansard verify --codes`: the table of docs/verify.md, from the code that reports them. */
+/** The bundle codes of `verify --digests` as `{severity, meaning}`, from AUDIT_FINDING_CODES. */
+export const BUNDLE_CODE_INFO = Object.fromEntries(
+  Object.entries(AUDIT_FINDING_CODES).map(([code, text]) => {
+    const i = text.indexOf(': ');
+    return [code, { severity: text.slice(0, i), meaning: text.slice(i + 2) }];
+  }),
+) as Record<AuditFindingCode, { severity: 'error' | 'warning'; meaning: string }>;
+
+/**
+ * `hansard verify --codes`: every code a user can see, in two sections: a session's log (the table of
+ * docs/verify.md) and an export bundle's (`--digests`, docs/audit.md's findings), both from the code
+ * that reports them. `--json`: `{log: {code: {severity, meaning}}, bundle: {…}}`.
+ */
 function printCodes(io: Io, json: boolean): void {
   if (json) {
-    printJson(io, VERIFY_CODE_INFO);
+    printJson(io, { log: VERIFY_CODE_INFO, bundle: BUNDLE_CODE_INFO });
     return;
   }
-  for (const [code, { severity, meaning }] of Object.entries(VERIFY_CODE_INFO)) {
-    io.stdout.write(
-      `${severity.padEnd(7)}  ${code.padEnd(26)}  ${meaning.replaceAll('`', '').replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')}\n`,
-    );
+  const sections: Array<[string, Record<string, { severity: string; meaning: string }>]> = [
+    ['A session log (hansard verify SID|DIR):', VERIFY_CODE_INFO],
+    ['An export bundle (hansard verify --digests BUNDLE):', BUNDLE_CODE_INFO],
+  ];
+  for (const [i, [title, codes]] of sections.entries()) {
+    io.stdout.write(`${i > 0 ? '\n' : ''}${title}\n`);
+    for (const [code, { severity, meaning }] of Object.entries(codes)) {
+      io.stdout.write(
+        `${severity.padEnd(7)}  ${code.padEnd(26)}  ${meaning.replaceAll('`', '').replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')}\n`,
+      );
+    }
   }
 }
 
