@@ -276,7 +276,10 @@ export async function verifyBundle(
       else if (got.size !== s.length || got.sha256 !== s.sha256)
         add('manifest_mismatch', {
           w: s.w,
-          message: `segments/${s.w}.jsonl is ${got.size} bytes with another SHA-256 than the manifest states (${s.length} bytes)`,
+          message:
+            got.size === s.length
+              ? `segments/${s.w}.jsonl: its SHA-256 differs from the manifest's (both ${s.length} bytes)`
+              : `segments/${s.w}.jsonl is ${got.size} bytes, not the ${s.length} the manifest states`,
         });
     }
     for (const w of segInfo.keys())

@@ -13,7 +13,7 @@ import { verifyBundle } from '../audit/verify-bundle.js';
 import { PRIVATE_PEM } from '../audit/verify-keys.js';
 import { ExitError, UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
-import { escapeControl } from '../log/escape.js';
+import { reportHints, reportLines } from './verify-digests-text.js';
 
 /** What `hansard verify --help` says about --digests: what is checked, and an example. */
 export const VERIFY_DIGESTS_HELP = `
@@ -115,7 +115,10 @@ export function parseByteCount(text: string, what: string): number {
   return n;
 }
 
-/** Runs the check and prints it; throws ExitError(1) when not verified, UsageError (2) when unreadable. */
+/**
+ * Runs the check and prints it (stdout: the findings and the verdict, or the report with --json; stderr:
+ * what to do next when not verified); throws ExitError(1) when not verified, UsageError (2) when unreadable.
+ */
 export async function verifyDigests(
   io: Io,
   path: string,
@@ -178,29 +181,7 @@ export async function verifyDigests(
     await bundle.close();
   }
   if (o.json) printJson(io, report);
-  else {
-    for (const f of report.findings) {
-      const where = [
-        f.w,
-        f.seq !== undefined ? `digest ${f.seq}` : undefined,
-        f.offset !== undefined ? `offset ${f.offset}` : undefined,
-        f.line !== undefined ? `line ${f.line}` : undefined,
-      ]
-        .filter((x) => x !== undefined)
-        .join(' ');
-      // a bundle is untrusted input: its names never reach the terminal raw
-      io.stdout.write(
-        `${escapeControl(`${f.severity.padEnd(7)}  ${f.code.padEnd(22)}  ${where || 'bundle'}: ${f.message}`)}\n`,
-      );
-    }
-    const errors = report.findings.filter((f) => f.severity === 'error').length;
-    // the session is named: a bundle of another session verifies just as well (--sid checks it)
-    const what = `${report.digests} digest${report.digests === 1 ? '' : 's'}, ${report.chunks} chunk${report.chunks === 1 ? '' : 's'}, ${report.bytes} bytes as of ${report.as_of ?? 'no digest'}; session ${report.sid ?? '(none named)'} of tenant ${report.tenant ?? '(none named)'}`;
-    io.stdout.write(
-      `${escapeControl(
-        report.ok ? `verified: ${what}` : `NOT verified: ${errors} error${errors === 1 ? '' : 's'}; ${what}`,
-      )}\n`,
-    );
-  }
+  else for (const line of reportLines(report)) io.stdout.write(`${line}\n`);
+  for (const hint of reportHints(report)) io.stderr.write(`${hint}\n`);
   if (!report.ok) throw new ExitError(1);
 }
