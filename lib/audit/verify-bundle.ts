@@ -22,9 +22,9 @@ import {
   SignedDigest,
 } from './schemas.js';
 import { verifySignature } from './signature.js';
+import { timeFindings } from './verify-cadence.js';
 import { digestFileProblem, missingRanges, signedAfterRetirement } from './verify-digest-file.js';
 import { bundleKeysOf, keysToCheckWith, listFiles, notTrustedBecause } from './verify-keys.js';
-import { timeFindings } from './verify-cadence.js';
 import { tileWriters } from './verify-writers.js';
 
 /** What the auditor brings: the keys they trust (PublicKeyInfo or SPKI PEM), and "as of when". */

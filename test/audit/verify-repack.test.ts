@@ -32,7 +32,10 @@ beforeAll(async () => {
 const verify = (bundle: string) =>
   runHansard(['verify', '--digests', bundle, '--public-key', pem], { cwd: dir });
 
-async function hostile(name: string, entries: Array<Partial<tar.Header> & { name: string; body?: string }>): Promise<string> {
+async function hostile(
+  name: string,
+  entries: Array<Partial<tar.Header> & { name: string; body?: string }>,
+): Promise<string> {
   const path = join(dir, name);
   const pack = tar.pack();
   const done = pipeline(pack, createWriteStream(path));
