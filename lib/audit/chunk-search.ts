@@ -10,6 +10,10 @@ import type { SegmentFile } from './segment-index.js';
 const WINDOW_MAX = 64 * 1024 * 1024;
 const BLOCK = 1024 * 1024;
 
+/**
+ * One walk's search state. Offsets asked about only grow with the walk's cursor q, which is what lets
+ * the scan keep, per chunk length, one contiguous range it has already hashed.
+ */
 export class ChunkSearch {
   /** a small number per distinct (length, SHA-256) of the attested chunks, and each chunk's (-1: none) */
   private readonly keys = new Map<string, number>();
@@ -94,8 +98,7 @@ export class ChunkSearch {
 
   /** Whether the scan found chunk k's bytes at p. */
   private seenAt(k: number, p: number): boolean {
-    const ids = this.hits.get(p);
-    return ids !== undefined && ids.includes(this.idOf[k]!);
+    return this.hits.get(p)?.includes(this.idOf[k]!) ?? false;
   }
 
   /**
