@@ -28,9 +28,10 @@ Verifying an export bundle offline (--digests):
   SHA-256 in the segment files: a chunk modified, deleted, inserted, reordered or truncated, and bytes
   no digest attests, are named by writer, byte offset, line and digest seq.
   FILE is a .tar or .tar.gz bundle, or DIR the extracted bundle. --public-key takes a PEM file, the JSON
-  of GET /v1/keys, or one key's JSON, and can be repeated; without it the bundle's own keys are used
-  (a warning: whoever altered the bundle could have replaced them). --at ISO checks the cadence as of
-  that time (default: the export's time). --sid SID (and --tenant T) names the session you asked for:
+  of GET /v1/keys, or one key's JSON, and can be repeated; a file with no public key, a private key or a
+  key_id that is not its key's is refused (exit 2); without --public-key the bundle's own keys are used
+  (a warning: whoever altered the bundle could have replaced them). --at ISO (with Z or an offset)
+  checks the cadence as of that time (default: the export's time). --sid SID (and --tenant T) names the session you asked for:
   a bundle of another is an error (bundle_other_session); the closing line names the bundle's session. A .tar/.tar.gz is extracted to a temporary directory, at
   most 100× a .tar.gz's size and 64 GiB (--max-bytes 200GiB or HANSARD_VERIFY_MAX_BYTES to raise it)
   and 1,000,000 entries (--max-entries). Exit 0 verified (warnings allowed), 1 not verified, 2 the
