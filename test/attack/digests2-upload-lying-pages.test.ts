@@ -6,7 +6,11 @@
  *   page forever (never hangs up, never refuses);
  * - a chunk list that stops short of the writer's length with no `digest` (a gap): the gap is seen but
  *   ignored, and a same-length edit inside the unlisted range goes through the structural check, so the
- *   upload sends the file's new lines after bytes the server never attested to be this file's.
+ *   upload sends the file's new lines after bytes the server never attested to be this file's;
+ * - a writer of 4,000,000,000 bytes listed as one chunk (a huge page): `hansard upload` (a real CLI
+ *   process) dies on a native assertion of Node (`Assertion failed: args[3]->IsInt32()`, SIGABRT, a C++
+ *   stack on stderr) instead of saying the file is not the server's segment: it reads the chunk's length
+ *   into one buffer before comparing the server's length with the file's size.
  */
 
 import { createHash } from 'node:crypto';
@@ -136,4 +140,45 @@ describe('upload against a lying chunk list (issue 15 attack 2)', () => {
     expect(outcome).toMatch(/^rejected/);
     expect(s.posted).toEqual([]);
   }, 15_000);
+
+  // biome-ignore lint/suspicious/noSkippedTests: FAULT upload aborts on a Node native assertion (SIGABRT) when a server lists a 4 GB chunk (issue 15 attack 2)
+  it.skip('refuses a chunk larger than the file cleanly (real CLI process)', async () => {
+    const { w, held, lastSeq } = makeSession();
+    const huge = 4_000_000_000;
+    const s = await standin(held, 3, lastSeq, () => ({
+      chunks: [{ offset: 0, length: huge, lines: 3, sha256: 'a'.repeat(64) }],
+      next_from: null,
+    }));
+    // The stand-in claims the writer holds `huge` bytes.
+    s.server.removeAllListeners('request');
+    s.server.on('request', (req, res) => {
+      const u = new URL(req.url ?? '/', 'http://x');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (u.pathname.endsWith('/chunks'))
+        return res.end(
+          JSON.stringify({
+            chunks: [{ offset: 0, length: huge, lines: 3, sha256: 'a'.repeat(64) }],
+            next_from: null,
+          }),
+        );
+      if (/\/writers\/w_[0-9A-Z]+$/.test(u.pathname))
+        return res.end(JSON.stringify({ length: huge, lines: 3, last_seq: lastSeq }));
+      return res.end('{}');
+    });
+    // spawnSync would block the stand-in's event loop: run the CLI asynchronously.
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, ['bin/hansard', 'upload', w.dir], {
+      cwd: process.cwd(),
+      env: { PATH: process.env.PATH, HANSARD_URL: s.url, HANSARD_TOKEN: 'x' },
+    });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
+    // Observed: signal SIGABRT (code null), stderr 'Assertion failed: args[3]->IsInt32()' and a native stack.
+    expect(signal).toBeNull();
+    expect(code).toBe(2);
+    expect(err).not.toMatch(/Assertion failed|Native stack/);
+    expect(err).toMatch(/not the segment the server has/);
+    expect(s.posted).toEqual([]);
+  }, 60_000);
 });
