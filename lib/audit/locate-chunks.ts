@@ -149,15 +149,17 @@ class Walk {
         const why = this.search.exhausted
           ? ' (where its bytes went was not searched: the work budget is spent)'
           : '';
-        await this.add(
-          'chunk_modified',
-          q,
-          c.length,
-          c.seq,
-          `${this.chunkName(j)} differs from its SHA-256${why}`,
-        );
+        // the last chunk, modified, with bytes after it: one edit that made it longer, or an edit and an
+        // append; the hash cannot tell which, so one finding over both rather than an "append" it cannot
+        // prove (a clean append leaves the chunk matching at its offset: bytes_unattested below)
+        const tail = this.next(j + 1) === n && q + c.length < size;
+        const len = tail ? size - q : c.length;
+        const grown = tail
+          ? `, now ${len} bytes where ${c.length} were attested (it was edited, or edited and bytes were added after it)`
+          : '';
+        await this.add('chunk_modified', q, len, c.seq, await this.differs(j, q, len, `${grown}${why}`));
         this.state[j] = State.Resolved;
-        q += c.length;
+        q += len;
         j = this.next(j + 1);
         continue;
       }
@@ -173,7 +175,7 @@ class Walk {
           p,
           chunks[k]!.length,
           chunks[k]!.seq,
-          `${this.chunkName(k)} belongs at offset ${was.at} (line ${was.line}), where the chunk attested at offset ${by.offset} (digest seq ${by.seq}) is found; it is found at offset ${p}, after it: the chunks are out of order`,
+          `${this.chunkName(k)} belongs at offset ${was.at} (line ${was.line}), where the chunk attested at offset ${by.offset} (digest seq ${by.seq}) is found; it is found at offset ${p} (${await this.span(p, p + chunks[k]!.length)}), after it: the chunks are out of order`,
         );
         this.state[k] = State.Found;
         q = p + chunks[k]!.length;
@@ -188,14 +190,8 @@ class Walk {
         for (const i of skipped) {
           const len = skipped.length === 1 ? gap : chunks[i]!.length;
           const changed =
-            len === chunks[i]!.length ? '' : ` (now ${len} bytes where ${chunks[i]!.length} were attested)`;
-          await this.add(
-            'chunk_modified',
-            at,
-            len,
-            chunks[i]!.seq,
-            `${this.chunkName(i)} differs from its SHA-256${changed}`,
-          );
+            len === chunks[i]!.length ? '' : `, now ${len} bytes where ${chunks[i]!.length} were attested`;
+          await this.add('chunk_modified', at, len, chunks[i]!.seq, await this.differs(i, at, len, changed));
           this.state[i] = State.Resolved;
           at += len;
         }
@@ -220,14 +216,17 @@ class Walk {
         if (this.state[i] !== State.Unseen) continue;
         const c = chunks[i]!;
         const inside = i === truncatedAt && q < size;
+        // fewer bytes than attested: a cut and a deletion inside the chunk hash the same (wrong), so both
+        // are said; the line range is what is left of it in the file
         await this.add(
           'chunk_truncated',
           Math.min(q, size),
           c.length,
           c.seq,
           inside
-            ? `the segment ends inside ${this.chunkName(i)}: ${size - q} of its ${c.length} bytes are left`
+            ? `the segment ends inside ${this.chunkName(i)}, at ${await this.span(q, size)} of the file: ${size - q} of its ${c.length} bytes are left; bytes were removed from it or it was cut off`
             : `the segment ends before ${this.chunkName(i)}`,
+          inside ? size : null,
         );
         this.state[i] = State.Resolved;
       }
@@ -238,7 +237,7 @@ class Walk {
         q,
         size - q,
         last?.seq,
-        `${size - q} bytes after the last attested chunk${last ? ` (digest seq ${last.seq} attests ${last.offset + last.length} bytes)` : ''}: no digest covers them`,
+        `${size - q} bytes (${await this.span(q, size)}) after the last attested chunk${last ? ` (digest seq ${last.seq} attests ${last.offset + last.length} bytes)` : ''}: no digest covers them`,
       );
     }
     for (let x = this.first; x; x = x.next) {
@@ -266,7 +265,7 @@ class Walk {
       q,
       this.size - q,
       this.chunks[j]!.seq,
-      `the segment differs from offset ${q} to its end (${this.size - q} bytes): the ${left} attested chunks from ${this.chunkName(j)} on were not located there (the work budget for a tampered segment is spent)`,
+      `the segment differs from offset ${q} to its end (${this.size - q} bytes, ${await this.span(q, this.size)}): the ${left} attested chunks from ${this.chunkName(j)} on were not located there (the work budget for a tampered segment is spent)`,
     );
     for (let i = j; i < this.chunks.length; i++)
       if (this.state[i] === State.Unseen) this.state[i] = State.Resolved;
@@ -290,19 +289,41 @@ class Walk {
     this.pendingOf.delete(x.k);
   }
 
-  private inserted(from: number, to: number, before: number): Promise<void> {
-    const what = `${to - from} bytes no digest attests, before ${this.chunkName(before)}`;
+  private async inserted(from: number, to: number, before: number): Promise<void> {
+    const what = `${to - from} bytes no digest attests (${await this.span(from, to)}), before ${this.chunkName(before)}`;
     return this.add('chunk_inserted', from, to - from, this.chunks[before]!.seq, what);
   }
 
+  /**
+   * "one of lines a–b (bytes x–y) differs from <chunk>": a digest hashes a chunk whole, so which of its
+   * lines changed is not known and none is named; the range is [at, at+len) of the file as it is.
+   */
+  private async differs(k: number, at: number, len: number, more: string): Promise<string> {
+    const [a, b] = [await this.lineAt(at), await this.lineAt(at + len - 1)];
+    const which = a === b ? `line ${a}` : `one of lines ${a}–${b}`;
+    return `${which} (bytes ${at}–${at + len - 1}) differs from ${this.chunkName(k)}${more}: its SHA-256 does not match, and a digest attests a chunk whole, not which line changed`;
+  }
+
+  /** "lines a–b, bytes x–y" (or "line a, …") of the file for [from, to), to > from. */
+  private async span(from: number, to: number): Promise<string> {
+    const [a, b] = [await this.lineAt(from), await this.lineAt(to - 1)];
+    return `${a === b ? `line ${a}` : `lines ${a}–${b}`}, bytes ${from}–${to - 1}`;
+  }
+
+  /**
+   * One finding at [offset, offset+length); `end` is where what it names ends in the file (default
+   * offset+length; null: nothing of it is in the file), whose last line becomes `line_end`.
+   */
   private async add(
     code: AuditFindingCode,
     offset: number,
     length: number,
     seq: number | undefined,
     message: string,
+    end: number | null = offset + length,
   ): Promise<void> {
     const line = await this.lineAt(offset);
+    const lineEnd = end !== null && end > offset ? await this.lineAt(end - 1) : undefined;
     this.findings.push({
       severity: 'error',
       code,
@@ -310,6 +331,7 @@ class Walk {
       offset,
       length,
       line,
+      ...(lineEnd !== undefined ? { line_end: lineEnd } : {}),
       ...(seq !== undefined ? { seq } : {}),
       message,
     });

@@ -157,6 +157,12 @@ export const AuditFinding = z.object({
   length: z.int().optional(),
   /** 1-based line in the segment file where it starts */
   line: z.int().optional(),
+  /**
+   * 1-based line in the segment file (as it is) where the bytes it names end: with `line`, the range a
+   * chunk finding covers, since a digest attests a chunk whole and cannot say which line in it changed.
+   * Absent when none of them is in the file (a deleted chunk, a segment that ends before a chunk).
+   */
+  line_end: z.int().optional(),
   /** the digest seq concerned */
   seq: z.int().optional(),
 });
