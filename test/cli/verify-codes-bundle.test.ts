@@ -38,7 +38,8 @@ describe('hansard verify --codes: the bundle codes too', () => {
     expect(j.bundle.digest_late.severity).toBe('warning');
     expect(j.bundle.chunk_modified).toEqual({
       severity: 'error',
-      meaning: 'bytes of an attested chunk differ from its SHA-256 (same length)',
+      meaning:
+        "bytes of an attested chunk differ from its SHA-256 (the message names the chunk's lines and any change of length)",
     });
   });
 
