@@ -118,7 +118,8 @@ export type BundleManifest = z.infer<typeof BundleManifest>;
  * happened, with the writer, byte offset, line and digest seq where they apply.
  */
 export const AUDIT_FINDING_CODES = {
-  chunk_modified: 'error: bytes of an attested chunk differ from its SHA-256 (the message names the chunk's lines and any change of length)',
+  chunk_modified:
+    'error: bytes of an attested chunk differ from its SHA-256 (the message names the lines of the chunk and any change of length)',
   chunk_deleted: 'error: an attested chunk is gone and the bytes after it moved up',
   chunk_inserted: 'error: bytes no digest attests sit between attested chunks',
   chunks_reordered: "error: attested chunks are present but at each other's offsets",

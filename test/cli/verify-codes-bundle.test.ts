@@ -39,7 +39,7 @@ describe('hansard verify --codes: the bundle codes too', () => {
     expect(j.bundle.chunk_modified).toEqual({
       severity: 'error',
       meaning:
-        "bytes of an attested chunk differ from its SHA-256 (the message names the chunk's lines and any change of length)",
+        'bytes of an attested chunk differ from its SHA-256 (the message names the lines of the chunk and any change of length)',
     });
   });
 
