@@ -37,8 +37,11 @@ export interface VerifyBundleOptions {
   trustedKeys?: Array<PublicKeyInfo | string>;
   /** the time the cadence is checked at (a digest due before it must be there); default exported_at */
   at?: Date;
-  /** the session the auditor asked for: a bundle of another is `bundle_other_session` */
-  expect?: { sid?: string; tenant?: string };
+  /**
+   * the session the auditor asked for: a bundle of another is `bundle_other_session`. A sid only with
+   * its tenant: sids are chosen by the uploader and unique only within a tenant (issue 15 attack 2)
+   */
+  expect?: { tenant: string; sid?: string };
 }
 
 type Finding = Omit<AuditFinding, 'severity'> & { severity?: AuditFinding['severity'] };
@@ -290,7 +293,7 @@ export async function verifyBundle(
   // which session the bundle attests: the manifest's, which every valid digest was checked against
   const isSid = sid ?? ordered[0]?.sid ?? null;
   const isTenant = tenant ?? ordered[0]?.tenant ?? null;
-  const want = opts.expect ?? {};
+  const want: { tenant?: string; sid?: string } = opts.expect ?? {};
   if (
     (want.sid !== undefined && want.sid !== isSid) ||
     (want.tenant !== undefined && want.tenant !== isTenant)

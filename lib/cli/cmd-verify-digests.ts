@@ -2,10 +2,12 @@
  * `hansard verify --digests FILE|DIR [--public-key KEY]... [--at ISO] [--sid SID] [--tenant T]
  * [--max-bytes N] [--max-entries N] [--json]` (issue 15.3, DESIGN §6b):
  * checks an export bundle offline with lib/audit/verify-bundle.ts. Exit 0 when no finding is an error
- * (warnings allowed), 1 when any is, 2 when the bundle or a key cannot be read.
+ * (warnings allowed), 1 when any is, 2 when the bundle or a key cannot be read or --sid comes without
+ * --tenant (sids are client-chosen, unique only within a tenant: docs/audit.md "Verify").
  */
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { BundleError, type ExtractLimits, openBundle } from '../audit/bundle.js';
 import { keyIdOf } from '../audit/chain.js';
 import { KeysAnswer, PublicKeyInfo } from '../audit/schemas.js';
@@ -13,6 +15,7 @@ import { verifyBundle } from '../audit/verify-bundle.js';
 import { PRIVATE_PEM } from '../audit/verify-keys.js';
 import { ExitError, UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
+import { escapeControl } from '../log/escape.js';
 import { reportHints, reportLines } from './verify-digests-text.js';
 
 /** What `hansard verify --help` says about --digests: what is checked, and an example. */
@@ -20,7 +23,7 @@ export const VERIFY_DIGESTS_HELP = `
 Verifying an export bundle offline (--digests):
   hansard export s_… --out s.tar.gz                      on a machine that can reach the server
   curl -s $HANSARD_URL/v1/keys > keys.json               the deployment's public keys, from a source you trust
-  hansard verify --digests s.tar.gz --public-key keys.json
+  hansard verify --digests s.tar.gz --public-key keys.json --tenant T --sid s_…
 
   Checked, with no server: every digest's Ed25519 signature by a key you trust; the chain (each digest
   holds the previous one's hash and signature) and the seqs from 1 without a gap; the cadence (a digest
@@ -31,8 +34,10 @@ Verifying an export bundle offline (--digests):
   of GET /v1/keys, or one key's JSON, and can be repeated; a file with no public key, a private key or a
   key_id that is not its key's is refused (exit 2); without --public-key the bundle's own keys are used
   (a warning: whoever altered the bundle could have replaced them). --at ISO (with Z or an offset)
-  checks the cadence as of that time (default: the export's time). --sid SID (and --tenant T) names the session you asked for:
-  a bundle of another is an error (bundle_other_session); the closing line names the bundle's session. A .tar/.tar.gz is extracted to a temporary directory, at
+  checks the cadence as of that time (default: the export's time). --tenant T --sid SID names the
+  session you asked for: a bundle of another is an error (bundle_other_session); --sid needs --tenant
+  (session ids are unique only within a tenant; exit 2 without it); the closing line names the
+  bundle's session and tenant. A .tar/.tar.gz is extracted to a temporary directory, at
   most 100× a .tar.gz's size and 64 GiB (--max-bytes 200GiB or HANSARD_VERIFY_MAX_BYTES to raise it)
   and 1,000,000 entries (--max-entries). Exit 0 verified (warnings allowed), 1 not verified, 2 the
   bundle or a key cannot be read.`;
@@ -169,13 +174,21 @@ export async function verifyDigests(
   }
   let report: Awaited<ReturnType<typeof verifyBundle>>;
   try {
-    const expect = {
-      ...(o.sid !== undefined ? { sid: o.sid } : {}),
-      ...(o.tenant !== undefined ? { tenant: o.tenant } : {}),
-    };
+    // Session ids are chosen by the uploader, so another tenant of the deployment can hold a session
+    // under the same sid, signed by the same key: a sid alone names no one session (issue 15 attack 2).
+    if (o.sid !== undefined && o.tenant === undefined) {
+      const claimed = await claimedTenant(bundle.root);
+      throw new UsageError(
+        `--sid needs --tenant: session ids are unique only within a tenant, and another tenant's session can carry the same id; pass --tenant with the tenant whose session you asked for${claimed !== null ? ` (the bundle says it is of tenant ${claimed})` : ''}`,
+      );
+    }
+    const expect =
+      o.tenant !== undefined
+        ? { tenant: o.tenant, ...(o.sid !== undefined ? { sid: o.sid } : {}) }
+        : undefined;
     report = await verifyBundle(bundle, {
       ...(trustedKeys ? { trustedKeys } : {}),
-      expect,
+      ...(expect ? { expect } : {}),
       ...(at ? { at } : {}),
     });
   } finally {
@@ -185,4 +198,16 @@ export async function verifyDigests(
   else for (const line of reportLines(report)) io.stdout.write(`${line}\n`);
   for (const hint of reportHints(report)) io.stderr.write(`${hint}\n`);
   if (!report.ok) throw new ExitError(1);
+}
+
+/** The tenant a bundle's manifest.json states (unverified: only quoted to the auditor), or null. */
+async function claimedTenant(root: string): Promise<string | null> {
+  try {
+    const m: unknown = JSON.parse(await readFile(join(root, 'manifest.json'), 'utf8'));
+    const t = (m as { tenant?: unknown } | null)?.tenant;
+    // a bundle is untrusted input: quoted escaped, and only when it looks like a name
+    return typeof t === 'string' && t.length <= 200 ? escapeControl(t) : null;
+  } catch {
+    return null;
+  }
 }

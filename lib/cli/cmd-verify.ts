@@ -73,7 +73,10 @@ export function registerVerify(program: Command, io: Io): void {
       '--max-bytes <n>',
       'with --digests: extract at most this much from a .tar/.tar.gz (e.g. 200GiB; env HANSARD_VERIFY_MAX_BYTES; default 100× a .tar.gz, at most 64GiB)',
     )
-    .option('--sid <sid>', 'with --digests: the session the bundle must be of (else an error, exit 1)')
+    .option(
+      '--sid <sid>',
+      'with --digests and --tenant: the session the bundle must be of (else an error, exit 1); sids are unique only within a tenant',
+    )
     .option('--tenant <tenant>', 'with --digests: the tenant the bundle must be of (else an error, exit 1)')
     .option('--max-entries <n>', 'with --digests: extract at most this many tar entries (default 1000000)')
     .addOption(jsonOption())

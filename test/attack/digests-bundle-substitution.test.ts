@@ -81,7 +81,7 @@ describe("issue 15 attack: another session's bundle", () => {
     const run = (...extra: string[]) =>
       runHansard(['verify', '--digests', passedOff, '--public-key', keys, ...extra], { cwd: work });
 
-    const bySid = await run('--sid', wanted);
+    const bySid = await run('--tenant', 'acme', '--sid', wanted);
     expect(bySid.code, bySid.err).toBe(1);
     expect(bySid.out).toMatch(
       new RegExp(
@@ -93,7 +93,7 @@ describe("issue 15 attack: another session's bundle", () => {
     const byTenant = await run('--sid', other, '--tenant', 'acme');
     expect(byTenant.code).toBe(1);
     expect(byTenant.out).toMatch(/bundle_other_session/);
-    const json = await run('--sid', wanted, '--json');
+    const json = await run('--tenant', 'acme', '--sid', wanted, '--json');
     expect(JSON.parse(json.out)).toMatchObject({ ok: false, sid: other, tenant: 'globex' });
     // the right names: verified
     const right = await run('--sid', other, '--tenant', 'globex');

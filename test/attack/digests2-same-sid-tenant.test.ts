@@ -27,8 +27,7 @@ const srv = useServer({
 });
 
 describe('issue 15 attack 2: the same sid in another tenant', () => {
-  // biome-ignore lint/suspicious/noSkippedTests: FAULT verify --digests --sid alone verifies (exit 0, no warning) another tenant's bundle uploaded under the same sid (issue 15 attack 2)
-  it.skip('--sid without --tenant does not verify a same-sid session of another tenant', async () => {
+  it('--sid without --tenant does not verify a same-sid session of another tenant', async () => {
     const dir = await generateSession(srv.workDir, 40, 1);
     const sid = dir.split('/').pop()!;
     for (const { w, path } of listSegments(dir)) {
@@ -61,9 +60,20 @@ describe('issue 15 attack 2: the same sid in another tenant', () => {
     const r = await runHansard(['verify', '--digests', passedOff, '--public-key', keys, '--sid', sid], {
       cwd: work,
     });
-    // Observed: exit 0, "verified: … session s_… of tenant globex", no warning: the auditor asked for
+    // Was: exit 0, "verified: … session s_… of tenant globex", no warning: the auditor asked for
     // acme's session by the sid they were given and the bundle holds globex's forgery of it.
     const warned = /^warning\s.*tenant/im.test(r.out);
     expect(r.code !== 0 || warned, r.out).toBe(true);
+    // Now refused (exit 2): a sid needs its tenant; the message quotes the tenant the bundle states.
+    expect(r.code, r.out).toBe(2);
+    expect(r.err).toContain('--sid needs --tenant');
+    expect(r.err).toContain('the bundle says it is of tenant globex');
+    // naming whose session was asked for catches the forgery
+    const named = await runHansard(
+      ['verify', '--digests', passedOff, '--public-key', keys, '--tenant', 'acme', '--sid', sid],
+      { cwd: work },
+    );
+    expect(named.code, named.out).toBe(1);
+    expect(named.out).toMatch(/^error\s+bundle_other_session\s.*of tenant globex, not of .* of tenant acme/m);
   }, 60_000);
 });

@@ -3,7 +3,8 @@
  * OpenAPI document has a row in api.md's route table (`GET /v1/keys` had none), `?head=N` has its own row,
  * the replay URL's export limit is the same 200 MB in both docs and the document, and audit.md's
  * three-command example passes `--at` the time recorded at export (not the time of verifying) and
- * `--url` to the export when step 1 names a remote server.
+ * `--url` to the export when step 1 names a remote server, and its verify passes `--tenant` with `--sid`
+ * (issue 15 attack 2: `--sid` alone is refused).
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -78,6 +79,13 @@ describe('docs/audit.md, the three commands', () => {
     const recorded = lines.findIndex((l) => /date -u/.test(l));
     expect(recorded).toBeGreaterThanOrEqual(0);
     expect(recorded).toBeLessThan(lines.indexOf(exportLine));
+  });
+
+  it('the verify names the session by tenant and sid: --sid alone is refused (sids are per tenant)', () => {
+    expect(verifyLine).toMatch(/ --tenant \S+ --sid s_/);
+    // the Verify paragraph says --sid needs --tenant
+    expect(auditMd).toMatch(/`--sid` needs `--tenant`/);
+    expect(auditMd).not.toMatch(/Add `--sid s_[^`]*` \(and `--tenant T`\)/);
   });
 
   it('the export names the server step 1 fetched the keys from', () => {
