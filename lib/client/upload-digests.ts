@@ -13,13 +13,14 @@
  * index disagree (a record lost, added or altered), and the upload stops before sending more.
  */
 import { createHash } from 'node:crypto';
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { GENESIS_CHAIN, nextChain } from '../audit/chain.js';
 import { splitLines } from '../log/reader.js';
+import { MAX_CHUNK_BYTES } from '../service/limits.js';
 import type { ChunkList } from '../service/writer-chunks.js';
 import { type ApiClient, ServerError } from './client.js';
-import { UsageError } from './errors.js';
+import { FailureError, UsageError } from './errors.js';
 
 type Chunk = ChunkList['chunks'][number];
 
@@ -32,7 +33,9 @@ type Chunk = ChunkList['chunks'][number];
  *   before chains were kept): then only the chunks are compared
  * @throws UsageError naming the first differing line when an uploaded byte changed (or the file ends
  *   inside what was uploaded); UsageError saying the server disagrees with itself when every chunk
- *   matches but the chain over them is not `digest`
+ *   matches but the chunks leave a gap below `length` (with or without `digest`) or the chain over them
+ *   is not `digest`; FailureError (exit 1) when the server's chunk list cannot be walked (a page whose
+ *   `next_from` does not advance, numbers that are not byte counts)
  */
 export async function checkUploadedDigests(
   client: ApiClient,
@@ -54,15 +57,19 @@ export async function checkUploadedDigests(
     walk: while (from < length) {
       const res = await client.request('GET', `${base}/chunks?from=${from}`, { allow404: true });
       if (res.status === 404) return;
-      const page = res.body as ChunkList;
+      const page = pageOf(res.body, `${base}/chunks?from=${from}`);
       for (const c of page.chunks) {
         if (c.offset + c.length > length) break walk;
-        const bytes = Buffer.alloc(c.length);
-        const { bytesRead } = await file.read(bytes, 0, c.length, c.offset);
-        const sha = createHash('sha256').update(bytes.subarray(0, bytesRead)).digest('hex');
-        if (bytesRead !== c.length || sha !== c.sha256) {
-          const local = bytes.subarray(0, bytesRead);
-          throw await differenceError(client, base, path, local, c, linesBefore, { size, length });
+        // Sizes come from the server: compared with the file's before any read, and hashed in bounded
+        // blocks (a claimed 4 GB chunk once aborted Node on one huge read).
+        const inFile = Math.max(0, Math.min(c.length, size - c.offset));
+        const sha = await hashRange(file, c.offset, inFile);
+        if (inFile !== c.length || sha !== c.sha256) {
+          // The local bytes of that range, for naming the line: no more than a chunk may hold.
+          const local = Buffer.alloc(Math.min(inFile, MAX_CHUNK_BYTES));
+          const { bytesRead } = await file.read(local, 0, local.length, c.offset);
+          const cut = local.subarray(0, bytesRead);
+          throw await differenceError(client, base, path, cut, c, linesBefore, { size, length });
         }
         linesBefore = c.lines;
         if (c.offset !== at) gap ??= at;
@@ -70,13 +77,23 @@ export async function checkUploadedDigests(
         at = c.offset + c.length;
       }
       if (page.next_from === null || page.chunks.length === 0) break;
+      if (page.next_from <= from) {
+        // A page that sends us back (or nowhere) would be asked for forever.
+        throw new FailureError(
+          `the server answered GET ${base}/chunks?from=${from} with next_from ${page.next_from}, which does ` +
+            `not advance past ${from}: its chunk list cannot be walked, so ${path} cannot be checked against ` +
+            "what it holds. Nothing was sent. Ask the server's operator to check the session",
+        );
+      }
       from = page.next_from;
     }
   } finally {
     await file.close();
   }
   if (at !== length) gap ??= at;
-  if (typeof digest === 'string' && (gap !== null || chain !== digest)) {
+  // A gap is refused with or without `digest`: the bytes no chunk covers were never compared, and the
+  // structural check after this one cannot see a line changed to another of the same length.
+  if (gap !== null || (typeof digest === 'string' && chain !== digest)) {
     throw new UsageError(
       `the server's record of ${path} disagrees with itself: every chunk it lists (GET ${base}/chunks) ` +
         `matches this file, but ${
@@ -87,6 +104,56 @@ export async function checkUploadedDigests(
         'docs/audit.md) before uploading more to it',
     );
   }
+}
+
+/** Bytes read at a time when hashing a chunk: bounded whatever length the server claims. */
+const HASH_BLOCK = 1024 * 1024;
+
+/** SHA-256 (hex) of `length` bytes of `file` from `offset`, read in blocks of at most 1 MiB. */
+async function hashRange(file: FileHandle, offset: number, length: number): Promise<string> {
+  const hash = createHash('sha256');
+  const block = Buffer.alloc(Math.min(HASH_BLOCK, Math.max(length, 1)));
+  let done = 0;
+  while (done < length) {
+    const want = Math.min(block.length, length - done);
+    const { bytesRead } = await file.read(block, 0, want, offset + done);
+    if (bytesRead === 0) break;
+    hash.update(block.subarray(0, bytesRead));
+    done += bytesRead;
+  }
+  return hash.digest('hex');
+}
+
+const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+
+/**
+ * The page of `GET …/chunks` in `body`, its numbers checked (non-negative safe integers, chunks of at
+ * least one byte). @throws FailureError naming `what` when the server's answer is not a chunk list
+ */
+function pageOf(body: unknown, what: string): ChunkList {
+  const page = body as Partial<ChunkList> | null;
+  const ok =
+    page !== null &&
+    typeof page === 'object' &&
+    Array.isArray(page.chunks) &&
+    (page.next_from === null || isCount(page.next_from)) &&
+    page.chunks.every(
+      (c) =>
+        c !== null &&
+        typeof c === 'object' &&
+        isCount(c.offset) &&
+        isCount(c.length) &&
+        c.length > 0 &&
+        isCount(c.lines) &&
+        typeof c.sha256 === 'string',
+    );
+  if (!ok) {
+    throw new FailureError(
+      `the server's answer to GET ${what} is not a chunk list (chunks of whole-number offset, length and ` +
+        'lines, and a next_from): the file cannot be checked against what it holds. Nothing was sent',
+    );
+  }
+  return page as ChunkList;
 }
 
 /** The `--json` `error.code` of a file that is not the segment the server holds (exit 2). */

@@ -8,12 +8,13 @@
  * stop there: the other run did the work (issue 8.8).
  */
 import { createReadStream, statSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { type RawLine, splitLines } from '../log/reader.js';
 import { listSegments, sessionIdOf } from '../log/session-dir.js';
 import { MAX_CHUNK_BYTES, MAX_CHUNK_LINES } from '../service/limits.js';
 import { type ApiClient, ServerError } from './client.js';
-import { UsageError } from './errors.js';
+import { FailureError, UsageError } from './errors.js';
 import { appendOnlyAdvice, checkUploadedDigests, SEGMENT_CHANGED } from './upload-digests.js';
 
 export interface SegmentUploadResult {
@@ -137,93 +138,164 @@ async function uploadSegment(
     await checkSamePrefix(path, offset, serverLines, known.last_seq);
   }
   let resyncs = 0;
-  outer: while (offset < size) {
-    let parts: Uint8Array[] = [];
-    let partBytes = 0;
-    let partLines = 0;
-    const send = async (): Promise<'ok' | 'resync' | 'done'> => {
-      const body = Buffer.concat(
-        parts.flatMap((p) => [p, NL]),
-        partBytes,
-      );
-      try {
-        const res = await client.request('POST', `${base}/chunks?offset=${offset}`, {
-          body,
-          contentType: 'application/x-ndjson',
-        });
-        const answer = res.body as { length: number; lines: number };
-        offset = answer.length;
-        serverLines = answer.lines;
-        result.sent_bytes += body.length;
-        result.sent_lines += partLines;
-        result.chunks += 1;
-        options.onProgress?.({ sid, w, sent: offset, total: size });
-      } catch (err) {
-        if (err instanceof ServerError && err.code === 'offset_mismatch' && resyncs < 5) {
-          const expected = Number(err.details.expected_offset);
-          if (!Number.isSafeInteger(expected)) throw err;
-          if (expected >= size) {
-            // Another upload of this file (racing with this one, or started after the file grew) already
-            // sent all this run meant to send, and maybe more: done, once the server's bytes are this file's.
-            offset = await confirmServerAhead(client, base, path);
-            result.pending_bytes = 0; // whatever this run left for later, the other one has sent
-            return 'done';
+  // Opened once: each chunk is checked against it before it is sent (a file rewritten in place meanwhile).
+  const file = await open(path, 'r');
+  const identity = await file.stat();
+  // The last bytes before `offset` as they were read (sent, or checked against the server's digests).
+  let tail: Buffer | null = null;
+  try {
+    outer: while (offset < size) {
+      tail ??= await readAt(file, Math.max(0, offset - TAIL_BYTES), Math.min(offset, TAIL_BYTES));
+      let parts: Uint8Array[] = [];
+      let partBytes = 0;
+      let partLines = 0;
+      const send = async (): Promise<'ok' | 'resync' | 'done'> => {
+        const body = Buffer.concat(
+          parts.flatMap((p) => [p, NL]),
+          partBytes,
+        );
+        await checkUnchanged(file, identity, path, offset, body, tail);
+        try {
+          const res = await client.request('POST', `${base}/chunks?offset=${offset}`, {
+            body,
+            contentType: 'application/x-ndjson',
+          });
+          const answer = res.body as { length: number; lines: number };
+          tail =
+            answer.length === offset + body.length
+              ? body.subarray(Math.max(0, body.length - TAIL_BYTES))
+              : null;
+          offset = answer.length;
+          serverLines = answer.lines;
+          result.sent_bytes += body.length;
+          result.sent_lines += partLines;
+          result.chunks += 1;
+          options.onProgress?.({ sid, w, sent: offset, total: size });
+        } catch (err) {
+          if (err instanceof ServerError && err.code === 'offset_mismatch' && resyncs < 5) {
+            const expected = Number(err.details.expected_offset);
+            if (!Number.isSafeInteger(expected)) throw err;
+            if (expected >= size) {
+              // Another upload of this file (racing with this one, or started after the file grew) already
+              // sent all this run meant to send, and maybe more: done, once the server's bytes are this file's.
+              offset = await confirmServerAhead(client, base, path);
+              result.pending_bytes = 0; // whatever this run left for later, the other one has sent
+              tail = null;
+              return 'done';
+            }
+            // A server that moved ahead (another uploader sent those bytes) is progress, bounded by the file's
+            // size; only a 409 that does not move us forward counts towards giving up.
+            if (expected <= offset) resyncs += 1;
+            // The bytes another uploader sent are taken as this file's only once they are seen to be: the
+            // server's chunks up to `expected` against this file, digest by digest (else a changed line of
+            // this file would be skipped over and the rest spliced after the other copy's bytes).
+            if (expected > offset) await checkUploadedDigests(client, base, path, expected);
+            offset = expected;
+            tail = null; // read again at `expected`, which the digests just covered
+            return 'resync';
           }
-          // A server that moved ahead (another uploader sent those bytes) is progress, bounded by the file's
-          // size; only a 409 that does not move us forward counts towards giving up.
-          if (expected <= offset) resyncs += 1;
-          // The bytes another uploader sent are taken as this file's only once they are seen to be: the
-          // server's chunks up to `expected` against this file, digest by digest (else a changed line of
-          // this file would be skipped over and the rest spliced after the other copy's bytes).
-          if (expected > offset) await checkUploadedDigests(client, base, path, expected);
-          offset = expected;
-          return 'resync';
+          if (err instanceof ServerError && err.code === 'quota_exceeded') {
+            throw new UsageError(`${path}: the server refused a chunk at offset ${offset}: ${err.message}`);
+          }
+          if (err instanceof ServerError && err.status === 413) {
+            throw new UsageError(
+              `${path}: a chunk at offset ${offset} was refused as too large: ${err.message}`,
+            );
+          }
+          throw err;
         }
-        if (err instanceof ServerError && err.code === 'quota_exceeded') {
-          throw new UsageError(`${path}: the server refused a chunk at offset ${offset}: ${err.message}`);
+        parts = [];
+        partBytes = 0;
+        partLines = 0;
+        return 'ok';
+      };
+      for await (const line of splitLines(
+        createReadStream(path, { start: offset, highWaterMark: 1024 * 1024 }),
+      )) {
+        if (!line.complete) {
+          result.pending_bytes = line.bytes.length;
+          break;
         }
-        if (err instanceof ServerError && err.status === 413) {
+        const lineBytes = line.bytes.length + 1;
+        if (lineBytes > max) {
           throw new UsageError(
-            `${path}: a chunk at offset ${offset} was refused as too large: ${err.message}`,
+            `${path}: line ${serverLines + partLines + 1} is ${lineBytes} bytes, more than a chunk may hold (${max}); it cannot be uploaded`,
           );
         }
-        throw err;
+        if (partBytes + lineBytes > max || partLines >= maxLines) {
+          const sent = await send();
+          if (sent === 'resync') continue outer;
+          if (sent === 'done') break outer;
+        }
+        parts.push(line.bytes);
+        partBytes += lineBytes;
+        partLines += 1;
       }
-      parts = [];
-      partBytes = 0;
-      partLines = 0;
-      return 'ok';
-    };
-    for await (const line of splitLines(
-      createReadStream(path, { start: offset, highWaterMark: 1024 * 1024 }),
-    )) {
-      if (!line.complete) {
-        result.pending_bytes = line.bytes.length;
-        break;
-      }
-      const lineBytes = line.bytes.length + 1;
-      if (lineBytes > max) {
-        throw new UsageError(
-          `${path}: line ${serverLines + partLines + 1} is ${lineBytes} bytes, more than a chunk may hold (${max}); it cannot be uploaded`,
-        );
-      }
-      if (partBytes + lineBytes > max || partLines >= maxLines) {
-        const sent = await send();
-        if (sent === 'resync') continue outer;
-        if (sent === 'done') break outer;
-      }
-      parts.push(line.bytes);
-      partBytes += lineBytes;
-      partLines += 1;
+      if (partBytes > 0 && (await send()) === 'resync') continue;
+      break;
     }
-    if (partBytes > 0 && (await send()) === 'resync') continue;
-    break;
+  } finally {
+    await file.close();
   }
   result.length = offset;
   return result;
 }
 
 const NL = Buffer.from('\n');
+
+/** Bytes before a chunk re-read with it: a rewrite that shifts the sent lines changes them. */
+const TAIL_BYTES = 64 * 1024;
+
+/** `length` bytes of `file` from `offset` (fewer at its end). */
+async function readAt(file: FileHandle, offset: number, length: number): Promise<Buffer> {
+  const buf = Buffer.alloc(length);
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await file.read(buf, done, length - done, offset + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return buf.subarray(0, done);
+}
+
+/**
+ * Before a chunk is sent: the file at `path` is still the one opened (same device and inode), and it
+ * still holds `body` at `offset` and `tail` just before it (the last bytes sent or checked). A file
+ * rewritten in place while the upload runs (an editor saving over it, `>`) would otherwise have its new
+ * bytes spliced after the old ones: the read stream goes on at its position in the new contents. The
+ * chunks already acknowledged stay: they were the file's bytes when they were read. A same-length edit
+ * further back than `tail` is not seen here; the next upload's digest check refuses it (issue 15.1).
+ * @throws FailureError (exit 1) saying the file changed and nothing after byte `offset` was sent
+ */
+async function checkUnchanged(
+  file: FileHandle,
+  identity: { dev: number; ino: number },
+  path: string,
+  offset: number,
+  body: Buffer,
+  tail: Buffer | null,
+): Promise<void> {
+  let now: { dev: number; ino: number } | null;
+  try {
+    now = statSync(path);
+  } catch {
+    now = null;
+  }
+  const before = tail ?? Buffer.alloc(0);
+  const same =
+    now !== null &&
+    now.dev === identity.dev &&
+    now.ino === identity.ino &&
+    (await readAt(file, offset - before.length, before.length + body.length)).equals(
+      Buffer.concat([before, body]),
+    );
+  if (!same) {
+    throw new FailureError(
+      `${path} changed while it was being uploaded: nothing after byte ${offset} was sent (the server ` +
+        'holds the bytes before it, as the file had them when they were read); run hansard upload again',
+    );
+  }
+}
 
 /**
  * After a 409 saying the server holds at least what this run meant to send: asks the server what it holds
