@@ -254,6 +254,8 @@ async function adopt(
     );
   }
   const bytesThen = digest.writers.reduce((n, w) => n + w.length, 0);
+  // The crashed write may not have synced it: the same bytes again make it durable before the head names it.
+  await deps.digests.putDigest(tenant, sid, seq, bytes);
   try {
     await deps.state.putDigestHead(
       tenant,

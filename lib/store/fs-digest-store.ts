@@ -49,9 +49,9 @@ export class FsDigestStore implements DigestStore {
     await this.storage('open', () => makeFolders(this.root, dir), dir);
     // A dot name: `listDigests` never takes a temp file for a digest.
     const temp = join(dir, `.${digestName(seq)}.${randomUUID()}.tmp`);
+    let exists = false;
     try {
       await this.storage('write', () => writeDurably(temp, bytes), temp);
-      let exists = false;
       try {
         await link(temp, path);
       } catch (err) {
@@ -69,7 +69,11 @@ export class FsDigestStore implements DigestStore {
     } finally {
       await unlink(temp).catch(() => {}); // gone already, or the write failed before making it
     }
-    for (const folder of foldersUp(this.root, path)) {
+    // The new name is in the digest folder: that one is synced every time. Its ancestors only for seq 1
+    // (they may just have been made) and on a retry: digest n > 1 is written only after digest n - 1's
+    // put returned (the head names it), by when every ancestor was synced. Six fsyncs fewer a digest.
+    const folders = seq === 1 || exists ? foldersUp(this.root, path) : [dir];
+    for (const folder of folders) {
       await this.storage('sync', () => syncFolder(folder), folder);
     }
   }
