@@ -46,11 +46,17 @@ export interface ReplaySegment {
   /** the writer id (the segment's name), the merge's tie-break */
   w: string;
   /**
-   * A new stream of the segment's bytes from its first byte; every call must give the same bytes.
+   * A new stream of the segment's bytes from byte `start`; every call must give the same bytes.
    * `chunkBytes` is a hint for the size of the chunks (pass 1 asks for large ones), which a source may ignore.
    * `signal`, when aborted, ends the stream with an error and releases what it holds (a file, a request).
+   * `start` (default 0, the first byte): a bounded reader (lib/log/segment-blocks.ts) that closed the
+   * stream to free its descriptor reopens it where it stopped, so a source must honour it.
    */
-  open: (chunkBytes?: number, signal?: AbortSignal) => AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+  open: (
+    chunkBytes?: number,
+    signal?: AbortSignal,
+    start?: number,
+  ) => AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
 }
 
 export interface ReplayOptions extends MergeOptions {
@@ -88,18 +94,19 @@ export function sessionDirSegments(dir: string): ReplaySegment[] {
     const size = statSync(path).size;
     return {
       w,
-      open: (chunkBytes = defaultChunk, signal?: AbortSignal) =>
-        size === 0 ? [] : readFileRange(path, size, chunkBytes, signal),
+      open: (chunkBytes = defaultChunk, signal?: AbortSignal, start = 0) =>
+        start >= size ? [] : readFileRange(path, start, size, chunkBytes, signal),
     };
   });
 }
 
 /**
- * Bytes `[0, size)` of a file, opened only when first read: a stream that is closed before it starts
+ * Bytes `[start, size)` of a file, opened only when first read: a stream that is closed before it starts
  * (a merge that stops early) never holds a descriptor.
  */
 async function* readFileRange(
   path: string,
+  start: number,
   size: number,
   chunkBytes: number,
   signal: AbortSignal | undefined,
@@ -107,7 +114,7 @@ async function* readFileRange(
   // Never with an aborted signal: Node 20 then leaks the descriptor (see FsSegmentStore.readSegment).
   signal?.throwIfAborted();
   yield* createReadStream(path, {
-    start: 0,
+    start,
     end: size - 1,
     highWaterMark: chunkBytes,
     ...(signal ? { signal } : {}),

@@ -73,8 +73,8 @@ export async function storedSegmentsAndLosses(
     ends.set(wr.w, end);
     return {
       w: wr.w,
-      open: (chunkBytes = defaultChunk, signal?: AbortSignal) =>
-        ctx.segments.readSegment({ tenant: ctx.tenant, sid, w: wr.w }, end, 0, chunkBytes, { signal }),
+      open: (chunkBytes = defaultChunk, signal?: AbortSignal, start = 0) =>
+        ctx.segments.readSegment({ tenant: ctx.tenant, sid, w: wr.w }, end, start, chunkBytes, { signal }),
     };
   });
   return { segments, losses, ends };
