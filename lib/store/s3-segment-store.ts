@@ -17,7 +17,18 @@ import {
 } from '@aws-sdk/client-s3';
 import { assertSegmentKey } from './keys.js';
 import { ChunkConflictError, type ReadSegmentOptions, type SegmentKey, type SegmentStore } from './ports.js';
-import { type ByteRange, SegmentDataLossError } from './storage-errors.js';
+import {
+  checkTiling,
+  firstGap,
+  type ListedChunk,
+  ListingCache,
+  type Part,
+  planParts,
+  ReadBudget,
+  readParts,
+  windowBytes,
+} from './s3-segment-read.js';
+import type { ByteRange } from './storage-errors.js';
 
 /** How old unacknowledged bytes must be before another chunk may replace them: longer than any request. */
 export const DEFAULT_STALE_AFTER_MS = 5 * 60 * 1000;
@@ -27,16 +38,6 @@ const MAX_OFFSET = 10 ** 15 - 1;
 /** Puts of one chunk before giving up on a key that keeps changing under us (409s, lost If-Match races). */
 const PUT_ATTEMPTS = 5;
 const CHUNK_NAME = /^(\d{15})\.jsonl$/;
-/**
- * A segment is read in windows of at most this many bytes, each fetched whole by one GET (ranged where
- * it is not a whole object), so a reader paused by its consumer (the k-way merge holds every writer's
- * stream open) never holds a connection: a paused stream holding one would starve the client's socket
- * pool once more writers are open than it has sockets.
- */
-const WINDOW_BYTES = 256 * 1024;
-/** Windows fetched ahead of the one being yielded, per segment read (bounds memory to ~1.25 MiB). */
-const READ_AHEAD = 4;
-
 export interface S3SegmentStoreOptions {
   client: S3Client;
   bucket: string;
@@ -44,6 +45,13 @@ export interface S3SegmentStoreOptions {
   staleAfterMs?: number;
   /** keys per ListObjectsV2 page, 1 to 1000 (default 1000; tests lower it to exercise pagination) */
   listPageSize?: number;
+  /**
+   * bytes all reads of this store may fetch ahead of their consumers together, beyond one part each
+   * (default 64 MiB; lib/store/s3-segment-read.ts `ReadBudget`)
+   */
+  readBudgetBytes?: number;
+  /** ms a gap-free listing of a writer's chunks is reused by later reads (default 15 s; 0: never) */
+  listingTtlMs?: number;
 }
 
 /**
@@ -67,21 +75,6 @@ export function chunkObjectKey(key: SegmentKey, offset: number): string {
   return `${prefix}${String(offset).padStart(15, '0')}.jsonl`;
 }
 
-/** One chunk object as listed. */
-interface ListedChunk {
-  key: string;
-  offset: number;
-  size: number;
-  etag: string | undefined;
-}
-
-/** Bytes `[from, to)` of one chunk object: a window of the segment. */
-interface Part {
-  chunk: ListedChunk;
-  from: number;
-  to: number;
-}
-
 /**
  * @example
  * const segments = new S3SegmentStore({ client: new S3Client({}), bucket: 'hansard-segments' });
@@ -93,12 +86,17 @@ export class S3SegmentStore implements SegmentStore {
   private readonly bucket: string;
   private readonly staleAfterMs: number;
   private readonly listPageSize: number;
+  /** what reads fetch ahead, all together (public: tests and the benchmark read its peak) */
+  readonly budget: ReadBudget;
+  private readonly listings: ListingCache;
 
   constructor(opts: S3SegmentStoreOptions) {
     this.client = opts.client;
     this.bucket = opts.bucket;
     this.staleAfterMs = opts.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
     this.listPageSize = Math.min(1000, Math.max(1, opts.listPageSize ?? 1000));
+    this.budget = new ReadBudget(opts.readBudgetBytes);
+    this.listings = new ListingCache(opts.listingTtlMs);
   }
 
   /**
@@ -120,6 +118,8 @@ export class S3SegmentStore implements SegmentStore {
    */
   async putChunk(key: SegmentKey, offset: number, bytes: Uint8Array): Promise<void> {
     const objectKey = chunkObjectKey(key, offset);
+    // Only bytes past the indexed length are written, but a kept listing must not outlive a write.
+    this.listings.forget(writerPrefix(key));
     for (let attempt = 1; attempt <= PUT_ATTEMPTS; attempt++) {
       if (await this.conditionalPut(objectKey, bytes, { IfNoneMatch: '*' })) return;
       const there = await this.compareWith(objectKey, bytes);
@@ -137,12 +137,15 @@ export class S3SegmentStore implements SegmentStore {
   }
 
   /**
-   * Streams bytes `[start, end)` of the segment: lists the writer's chunk objects (every page), keeps those
-   * starting before `end` and checks that they tile `[0, end)` exactly, then yields the range in order in
-   * windows of at most 256 KiB, each one GET conditional on the listed ETag (ranged where a window is not
-   * a whole object), a few fetched ahead. Stopping early aborts the GETs under way, and so does
-   * `options.signal` (the read then rejects with the signal's reason). `_chunkBytes` is not used: windows
-   * follow the chunk objects.
+   * Streams bytes `[start, end)` of the segment: lists the writer's chunk objects (every page; a gap-free
+   * listing of the last 15 s is reused, so a read reopened at an offset lists at most the keys after it),
+   * checks that those starting before `end` tile `[0, end)` exactly, then GETs the range in parts of at
+   * most one window (`chunkBytes` clamped to [64 KiB, 8 MiB], 256 KiB without it), each within one object,
+   * conditional on the listed ETag and ranged where it is not the whole object (so a `start` inside an
+   * object is one ranged GET). Several parts are in flight (lib/store/s3-segment-read.ts `readParts`:
+   * at most 2–8 windows and 16 GETs per read, all but one part within the store's shared budget).
+   * Stopping early aborts the GETs under way, and so does `options.signal` (the read then rejects with
+   * the signal's reason).
    * @throws TypeError for an invalid key (before any request)
    * @throws SegmentDataLossError naming the first missing byte range when the chunks do not reach over
    *   `[0, end)`, Error naming overlapping chunks (both before yielding anything), or naming the object
@@ -152,7 +155,7 @@ export class S3SegmentStore implements SegmentStore {
     key: SegmentKey,
     end: number,
     start = 0,
-    _chunkBytes?: number,
+    chunkBytes?: number,
     options: ReadSegmentOptions = {},
   ): AsyncIterable<Uint8Array> {
     const prefix = writerPrefix(key);
@@ -163,18 +166,18 @@ export class S3SegmentStore implements SegmentStore {
     const abort = new AbortController();
     const onAbort = () => abort.abort(signal!.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
-    const ahead: Promise<Uint8Array>[] = [];
     try {
-      const windows = planWindows(key, prefix, await this.listChunks(prefix, end, abort.signal), start, end);
-      let next = 0;
-      while (next < windows.length || ahead.length > 0) {
-        while (next < windows.length && ahead.length <= READ_AHEAD) {
-          const fetching = this.fetchWindow(windows[next++]!, abort.signal);
-          fetching.catch(() => {}); // awaited in order below; until then a failure is not "unhandled"
-          ahead.push(fetching);
-        }
-        yield await ahead.shift()!;
-        // Windows already fetched ahead are not handed out once the reader is gone.
+      const chunks = await this.tiledChunks(key, prefix, end, abort.signal);
+      const window = windowBytes(chunkBytes);
+      const parts = planParts(chunks, start, end, window);
+      const fetchPart = (part: Part, s: AbortSignal) => this.fetchPart(part, s);
+      for await (const bytes of readParts(parts, fetchPart, {
+        window,
+        budget: this.budget,
+        signal: abort.signal,
+      })) {
+        yield bytes;
+        // Parts already fetched ahead are not handed out once the reader is gone.
         signal?.throwIfAborted();
       }
     } catch (err) {
@@ -187,10 +190,17 @@ export class S3SegmentStore implements SegmentStore {
     }
   }
 
-  /** The first range of `[0, end)` no chunk object holds, from one listing (see the port). */
+  /**
+   * The first range of `[0, end)` no chunk object holds, from one fresh listing (see the port), which a
+   * read of the same range made next reuses.
+   */
   async missingBytes(key: SegmentKey, end: number): Promise<ByteRange | null> {
     if (end <= 0) return null;
-    return firstGap(await this.listChunks(writerPrefix(key), end), end);
+    const prefix = writerPrefix(key);
+    const chunks = await this.listChunks(prefix, end);
+    const gap = firstGap(chunks, end);
+    if (!gap && !overlaps(chunks)) this.listings.set(prefix, chunks, end);
+    return gap;
   }
 
   /**
@@ -262,8 +272,37 @@ export class S3SegmentStore implements SegmentStore {
     return { same, etag: out.ETag, lastModified: out.LastModified };
   }
 
-  /** Every chunk object of the writer that starts before `end`, by offset. */
-  private async listChunks(prefix: string, end: number, abortSignal?: AbortSignal): Promise<ListedChunk[]> {
+  /**
+   * The chunk objects that tile `[0, end)`, from the kept listing when it covers them (extended by
+   * listing the keys after its last one when it ends short of `end`), else from a new listing; kept.
+   * @throws SegmentDataLossError, Error for overlapping chunks (`checkTiling`)
+   */
+  private async tiledChunks(
+    key: SegmentKey,
+    prefix: string,
+    end: number,
+    abortSignal: AbortSignal,
+  ): Promise<ListedChunk[]> {
+    const kept = this.listings.get(prefix);
+    let chunks: ListedChunk[];
+    if (kept && kept.end >= end) {
+      chunks = kept.chunks.filter((c) => c.offset < end);
+    } else {
+      const after = kept?.chunks.at(-1)?.key;
+      chunks = [...(kept?.chunks ?? []), ...(await this.listChunks(prefix, end, abortSignal, after))];
+    }
+    checkTiling(key, prefix, chunks, end);
+    if (!kept || kept.end < end) this.listings.set(prefix, chunks, end);
+    return chunks;
+  }
+
+  /** Every chunk object of the writer that starts before `end` (and after key `startAfter`), by offset. */
+  private async listChunks(
+    prefix: string,
+    end: number,
+    abortSignal?: AbortSignal,
+    startAfter?: string,
+  ): Promise<ListedChunk[]> {
     const chunks: ListedChunk[] = [];
     let token: string | undefined;
     do {
@@ -273,6 +312,7 @@ export class S3SegmentStore implements SegmentStore {
           Prefix: prefix,
           MaxKeys: this.listPageSize,
           ContinuationToken: token,
+          ...(startAfter !== undefined && token === undefined ? { StartAfter: startAfter } : {}),
         }),
         abortSignal ? { abortSignal } : {},
       );
@@ -291,8 +331,8 @@ export class S3SegmentStore implements SegmentStore {
     return chunks.sort((a, b) => a.offset - b.offset);
   }
 
-  /** Fetches one window whole: exactly its `to - from` bytes. */
-  private async fetchWindow({ chunk, from, to }: Part, abortSignal: AbortSignal): Promise<Uint8Array> {
+  /** Fetches one part whole: exactly its `to - from` bytes. */
+  private async fetchPart({ chunk, from, to }: Part, abortSignal: AbortSignal): Promise<Uint8Array> {
     const whole = from === 0 && to === chunk.size;
     let bytes: Uint8Array;
     let first = 0;
@@ -330,45 +370,9 @@ export class S3SegmentStore implements SegmentStore {
   }
 }
 
-/**
- * The windows (at most `WINDOW_BYTES` each, within one chunk object) that hold `[start, end)`.
- * @throws SegmentDataLossError naming the first byte range of `[0, end)` no chunk holds
- * @throws Error naming a range held by two chunks
- */
-function planWindows(
-  key: SegmentKey,
-  prefix: string,
-  chunks: ListedChunk[],
-  start: number,
-  end: number,
-): Part[] {
-  const gap = firstGap(chunks, end);
-  if (gap) throw new SegmentDataLossError(key, gap, { where: prefix });
-  const parts: Part[] = [];
-  let next = 0;
-  for (const chunk of chunks) {
-    if (chunk.offset < next) {
-      throw new Error(
-        `segment ${prefix} has overlapping chunks: ${chunk.key} starts at ${chunk.offset}, inside bytes before ${next}`,
-      );
-    }
-    const to = Math.min(end, chunk.offset + chunk.size) - chunk.offset;
-    for (let from = Math.max(start, chunk.offset) - chunk.offset; from < to; from += WINDOW_BYTES) {
-      parts.push({ chunk, from, to: Math.min(to, from + WINDOW_BYTES) });
-    }
-    next = chunk.offset + chunk.size;
-  }
-  return parts;
-}
-
-/** The first range of `[0, end)` that no listed chunk (sorted by offset) holds, or null. */
-function firstGap(chunks: ListedChunk[], end: number): ByteRange | null {
-  let next = 0;
-  for (const chunk of chunks) {
-    if (chunk.offset > next) return { start: next, end: chunk.offset };
-    next = Math.max(next, chunk.offset + chunk.size);
-  }
-  return next < end ? { start: next, end } : null;
+/** Whether two of `chunks` (sorted by offset) hold the same byte. */
+function overlaps(chunks: ListedChunk[]): boolean {
+  return chunks.some((c, i) => i > 0 && c.offset < chunks[i - 1]!.offset + chunks[i - 1]!.size);
 }
 
 function chunkOffsetOf(prefix: string, objectKey: string): number {
