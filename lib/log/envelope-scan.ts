@@ -11,10 +11,26 @@
  * plain digits), it falls back to `parseLine` for that line only. The differential tests in
  * test/log/envelope-scan*.test.ts hold the two to the same verdict on every line they generate.
  *
+ * Why the scan is exactly parseLine's verdict: parseLine decodes valid UTF-8 (isUtf8), quarantines a text
+ * longer than 2 × MAX_LINE_DEPTH nested deeper than MAX_LINE_DEPTH, then takes JSON.parse's verdict, a
+ * top-level object and `envelopeProblem`'s types (JSON.parse keeps a duplicated key's last value). A valid
+ * JSON text nested deeper than 512 has at least 513 openers and 513 closers, so it is always longer than
+ * 1,024 UTF-16 units: the length guard never lets one through, and "valid JSON nested at most 512 deep" is
+ * the whole rule. V8's JSON.parse is RFC 8259's grammar (whitespace: space, tab, LF, CR; no raw control
+ * character in a string; escapes `\"\\/bfnrt` and `\u` with four hex digits, lone surrogates allowed), which
+ * the scan checks over bytes: in valid UTF-8 a byte below 0x80 is always that ASCII character, so a quote or
+ * a backslash is never part of a multi-byte character, and a byte of 0x80 or more outside a string is
+ * always an error. An envelope key is ASCII, so a key without escapes names it iff its bytes are the name.
+ * A plain integer literal of at most 15 digits is an integer; any number literal is a number (an
+ * overflowing one is Infinity, still a number for `mono`).
+ *
  * CONTRACT (issue 16): `scanLine` and `LineScan` are the interface the fast reader and merge build on; the
  * body may be replaced by a faster one, never the behaviour.
  */
+import { isUtf8 } from 'node:buffer';
 import { parseLine } from './codec.js';
+import { scanNumber, scanned, scanString, skipValue, skipWs, useWords } from './json-scan.js';
+import { parseTs } from './time.js';
 
 /** What `scanLine` read of a line. One object is reused for every line (no allocation per line). */
 export interface LineScan {
@@ -33,10 +49,23 @@ export function newLineScan(): LineScan {
   return { ok: false, tsMicros: Number.NaN, isCorrection: false, id: undefined };
 }
 
+// What a top-level value was, for the envelope keys (the last occurrence of a key overwrites).
+const MISSING = 0;
+const STR = 1; // a string without escapes
+const STR_ESC = 2; // a string with an escape: its text needs decoding
+const INT = 3; // plain digits, at most 15: an integer for sure
+const NUM = 4; // any other number literal: Number.isInteger needs the parse
+const OTHER = 5; // object, array, true, false, null
+
 /**
  * Scans the complete line `buf[start, end)` (its bytes without the newline; the caller has checked that
  * the enclosing block is valid UTF-8, or passes `utf8Checked: false` to have this line checked) and
  * fills `out`. Returns `out.ok`. Never throws on content.
+ *
+ * Allocates nothing for an event whose `ts`, `type` (and `id`, when asked) have no escape and whose `v` and
+ * `seq` are plain integers, except the `id` string when asked; `ts` in the writers' form
+ * `YYYY-MM-DDTHH:MM:SS.ffffffZ` is read from the bytes, any other `ts` is decoded and given to `parseTs`.
+ * Other lines the scan cannot decide alone are handed to `parseLine` whole (the tests count how rarely).
  *
  * @param wantId also fill `out.id` (the replay with corrections needs it for every event; the raw and
  *   plain NDJSON replays do not, and skip the string)
@@ -49,18 +78,295 @@ export function scanLine(
   wantId = false,
   _utf8Checked = true,
 ): boolean {
-  // Reference implementation (the contract's behaviour): the full parse. To be replaced by the scan.
-  const p = parseLine(buf.subarray(start, end), 1, 0, true);
-  if (!p.ok) {
-    out.ok = false;
-    out.tsMicros = Number.NaN;
-    out.isCorrection = false;
-    out.id = undefined;
-    return false;
+  if (!_utf8Checked && !isUtf8(buf.subarray(start, end))) return notEvent(out);
+  useWords(buf);
+  let i = skipWs(buf, start, end);
+  // Anything but an object is never an event, valid JSON or not.
+  if (i >= end || buf[i] !== 0x7b) return notEvent(out);
+  i = skipWs(buf, i + 1, end);
+  if (i >= end || buf[i] === 0x7d) return notEvent(out); // {} has no envelope (or is not closed)
+  let v = MISSING;
+  let sid = MISSING;
+  let w = MISSING;
+  let seq = MISSING;
+  let id = MISSING;
+  let idAt = 0;
+  let idEnd = 0;
+  let ts = MISSING;
+  let tsAt = 0;
+  let tsEnd = 0;
+  let mono = MISSING;
+  let type = MISSING;
+  let typeAt = 0;
+  let typeEnd = 0;
+  for (;;) {
+    if (buf[i] !== 0x22) return notEvent(out);
+    const keyAt = i + 1;
+    i = scanString(buf, keyAt, end);
+    if (i < 0) return notEvent(out);
+    const key = scanned.escaped
+      ? escapedEnvelopeKey(buf, keyAt, i - 1)
+      : envelopeKey(buf, keyAt, i - 1 - keyAt);
+    i = skipWs(buf, i, end);
+    if (i >= end || buf[i] !== 0x3a) return notEvent(out);
+    i = skipWs(buf, i + 1, end);
+    if (i >= end) return notEvent(out);
+    const c = buf[i]!;
+    const valueAt = i + 1;
+    let kind: number;
+    if (c === 0x22) {
+      i = scanString(buf, valueAt, end);
+      kind = scanned.escaped ? STR_ESC : STR;
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      i = scanNumber(buf, i, end);
+      kind = scanned.plainInteger ? INT : NUM;
+    } else {
+      i = skipValue(buf, i, end);
+      kind = OTHER;
+    }
+    if (i < 0) return notEvent(out);
+    switch (key) {
+      case 1:
+        v = kind;
+        break;
+      case 2:
+        sid = kind;
+        break;
+      case 3:
+        w = kind;
+        break;
+      case 4:
+        seq = kind;
+        break;
+      case 5:
+        id = kind;
+        idAt = valueAt;
+        idEnd = i - 1;
+        break;
+      case 6:
+        ts = kind;
+        tsAt = valueAt;
+        tsEnd = i - 1;
+        break;
+      case 7:
+        mono = kind;
+        break;
+      case 8:
+        type = kind;
+        typeAt = valueAt;
+        typeEnd = i - 1;
+        break;
+    }
+    i = skipWs(buf, i, end);
+    if (i >= end) return notEvent(out);
+    const sep = buf[i];
+    if (sep === 0x2c) {
+      i = skipWs(buf, i + 1, end);
+      if (i >= end) return notEvent(out);
+    } else if (sep === 0x7d) {
+      if (skipWs(buf, i + 1, end) !== end) return notEvent(out);
+      break;
+    } else return notEvent(out);
   }
+  // The line is valid JSON, an object nested at most MAX_LINE_DEPTH deep. Now its envelope.
+  if (sid !== STR && sid !== STR_ESC) return notEvent(out);
+  if (w !== STR && w !== STR_ESC) return notEvent(out);
+  if (id !== STR && id !== STR_ESC) return notEvent(out);
+  if (ts !== STR && ts !== STR_ESC) return notEvent(out);
+  if (type !== STR && type !== STR_ESC) return notEvent(out);
+  if (mono !== INT && mono !== NUM) return notEvent(out);
+  if (v !== INT && v !== NUM) return notEvent(out);
+  if (seq !== INT && seq !== NUM) return notEvent(out);
+  if (v === NUM || seq === NUM || ts === STR_ESC || type === STR_ESC || (wantId && id === STR_ESC))
+    return reference(buf, start, end, out, wantId);
+  out.ok = true;
+  out.tsMicros = canonicalTs(buf, tsAt, tsEnd);
+  if (Number.isNaN(out.tsMicros)) out.tsMicros = parseTs(utf8(buf, tsAt, tsEnd))?.micros ?? Number.NaN;
+  out.isCorrection = isCorrectionType(buf, typeAt, typeEnd);
+  out.id = wantId ? utf8(buf, idAt, idEnd) : undefined;
+  return true;
+}
+
+function notEvent(out: LineScan): false {
+  out.ok = false;
+  out.tsMicros = Number.NaN;
+  out.isCorrection = false;
+  out.id = undefined;
+  return false;
+}
+
+/** The contract's behaviour, from the full parse: for the lines the scan cannot decide alone. */
+function reference(buf: Uint8Array, start: number, end: number, out: LineScan, wantId: boolean): boolean {
+  fallbacks++;
+  const p = parseLine(buf.subarray(start, end), 1, 0, true);
+  if (!p.ok) return notEvent(out);
   out.ok = true;
   out.tsMicros = p.event.tsMicros ?? Number.NaN;
   out.isCorrection = p.event.type === 'correction';
   out.id = wantId ? p.event.id : undefined;
   return true;
+}
+
+let fallbacks = 0;
+
+/** How many lines `scanLine` has handed to `parseLine` since the process started (tests and bench/scan-line.ts). */
+export function scanFallbacks(): number {
+  return fallbacks;
+}
+
+/** Which envelope key the unescaped key `buf[at, at+len)` is: 1 v, 2 sid, 3 w, 4 seq, 5 id, 6 ts, 7 mono, 8 type; 0 none. */
+function envelopeKey(buf: Uint8Array, at: number, len: number): number {
+  const a = buf[at];
+  switch (len) {
+    case 1:
+      return a === 0x76 ? 1 : a === 0x77 ? 3 : 0; // v w
+    case 2:
+      if (a === 0x69) return buf[at + 1] === 0x64 ? 5 : 0; // id
+      if (a === 0x74) return buf[at + 1] === 0x73 ? 6 : 0; // ts
+      return 0;
+    case 3:
+      if (a !== 0x73) return 0;
+      if (buf[at + 1] === 0x69) return buf[at + 2] === 0x64 ? 2 : 0; // sid
+      if (buf[at + 1] === 0x65) return buf[at + 2] === 0x71 ? 4 : 0; // seq
+      return 0;
+    case 4:
+      if (a === 0x6d) return buf[at + 1] === 0x6f && buf[at + 2] === 0x6e && buf[at + 3] === 0x6f ? 7 : 0; // mono
+      if (a === 0x74) return buf[at + 1] === 0x79 && buf[at + 2] === 0x70 && buf[at + 3] === 0x65 ? 8 : 0; // type
+      return 0;
+    default:
+      return 0;
+  }
+}
+
+/**
+ * `envelopeKey` of a key written with escapes (`"\u0076"` is `v`), decoded without a string: the key
+ * `buf[at, end)` is known to be a valid JSON string body.
+ */
+function escapedEnvelopeKey(buf: Uint8Array, at: number, end: number): number {
+  let units = 0;
+  let i = at;
+  // At most 4 UTF-16 units, each ASCII, packed into one number (each as 1 + its code, so a NUL is not nothing): the envelope names are 1 to 4 of them.
+  let packed = 0;
+  while (i < end) {
+    let u = buf[i]!;
+    if (u === 0x5c) {
+      const e = buf[i + 1]!;
+      if (e === 0x75) {
+        u =
+          (hexValue(buf[i + 2]!) << 12) |
+          (hexValue(buf[i + 3]!) << 8) |
+          (hexValue(buf[i + 4]!) << 4) |
+          hexValue(buf[i + 5]!);
+        i += 6;
+      } else {
+        u = e === 0x62 ? 8 : e === 0x66 ? 12 : e === 0x6e ? 10 : e === 0x72 ? 13 : e === 0x74 ? 9 : e;
+        i += 2;
+      }
+    } else i++;
+    if (u >= 0x80 || ++units > 4) return 0;
+    packed = packed * 256 + u + 1;
+  }
+  for (let k = 0; k < ENVELOPE_PACKED.length; k++) if (ENVELOPE_PACKED[k] === packed) return k + 1;
+  return 0;
+}
+
+function hexValue(c: number): number {
+  return c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x57;
+}
+
+/** The envelope names in `envelopeKey`'s numbering, packed as `escapedEnvelopeKey` packs a key. */
+const ENVELOPE_PACKED = ['v', 'sid', 'w', 'seq', 'id', 'ts', 'mono', 'type'].map((name) => {
+  let packed = 0;
+  for (const ch of name) packed = packed * 256 + ch.charCodeAt(0) + 1;
+  return packed;
+});
+
+/**
+ * `parseTs`'s reading of the writers' form `YYYY-MM-DDTHH:MM:SS.ffffffZ` (lib/log/time.ts parseCanonical,
+ * here over bytes), or NaN when `buf[at, end)` is not that form or not a real date (the caller then asks
+ * `parseTs`, which decides the rest exactly as it would for the line).
+ */
+function canonicalTs(buf: Uint8Array, at: number, end: number): number {
+  if (
+    end - at !== 27 ||
+    buf[at + 4] !== 45 ||
+    buf[at + 7] !== 45 ||
+    buf[at + 10] !== 84 ||
+    buf[at + 13] !== 58 ||
+    buf[at + 16] !== 58 ||
+    buf[at + 19] !== 46 ||
+    buf[at + 26] !== 90
+  )
+    return Number.NaN;
+  const y = digits(buf, at, 4);
+  const mo = digits(buf, at + 5, 2);
+  const d = digits(buf, at + 8, 2);
+  const h = digits(buf, at + 11, 2);
+  const mi = digits(buf, at + 14, 2);
+  const s = digits(buf, at + 17, 2);
+  const micro = digits(buf, at + 20, 6);
+  if (
+    y < 0 ||
+    mo < 1 ||
+    mo > 12 ||
+    d < 1 ||
+    h < 0 ||
+    h > 23 ||
+    mi < 0 ||
+    mi > 59 ||
+    s < 0 ||
+    s > 59 ||
+    micro < 0
+  )
+    return Number.NaN;
+  if (d > daysInMonth(y, mo)) return Number.NaN;
+  return (daysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s) * 1000000 + micro;
+}
+
+function digits(buf: Uint8Array, at: number, n: number): number {
+  let v = 0;
+  for (let i = at; i < at + n; i++) {
+    const c = buf[i]! - 48;
+    if (c < 0 || c > 9) return -1;
+    v = v * 10 + c;
+  }
+  return v;
+}
+
+function daysInMonth(y: number, m: number): number {
+  if (m === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
+  return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
+}
+
+/** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil, as in time.ts). */
+function daysFromCivil(y0: number, m: number, d: number): number {
+  const y = m <= 2 ? y0 - 1 : y0;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+/** Whether the unescaped string `buf[at, end)` is `correction`. */
+function isCorrectionType(buf: Uint8Array, at: number, end: number): boolean {
+  return (
+    end - at === 10 &&
+    buf[at] === 0x63 &&
+    buf[at + 1] === 0x6f &&
+    buf[at + 2] === 0x72 &&
+    buf[at + 3] === 0x72 &&
+    buf[at + 4] === 0x65 &&
+    buf[at + 5] === 0x63 &&
+    buf[at + 6] === 0x74 &&
+    buf[at + 7] === 0x69 &&
+    buf[at + 8] === 0x6f &&
+    buf[at + 9] === 0x6e
+  );
+}
+
+/** The text of valid UTF-8 `buf[at, end)` (no copy of the bytes when `buf` is a Buffer). */
+function utf8(buf: Uint8Array, at: number, end: number): string {
+  if (Buffer.isBuffer(buf)) return buf.toString('utf8', at, end);
+  return Buffer.from(buf.buffer, buf.byteOffset + at, end - at).toString('utf8');
 }
