@@ -9,7 +9,7 @@ import { Option } from 'commander';
 import { clientFrom, retryNotice } from '../client/config.js';
 import { FailureError, UsageError } from '../client/errors.js';
 import { type Io, writeOut } from '../client/io.js';
-import { replayChunks, replayRaw, sessionDirSegments } from '../log/replay.js';
+import { replayBytes, sessionDirSegments } from '../log/replay.js';
 import { sessionTarget } from './session-target.js';
 
 export function registerReplay(program: Command, io: Io): void {
@@ -33,8 +33,8 @@ export function registerReplay(program: Command, io: Io): void {
         if (t.kind === 'dir') {
           const segments = sessionDirSegments(t.dir);
           if (segments.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
-          if (o.raw) for await (const b of replayRaw(segments)) await writeOut(io, b);
-          else for await (const l of replayChunks(segments, o.format)) await writeOut(io, l);
+          // The fast merge's buffers as they come (1 MiB each), each written with backpressure.
+          for await (const b of replayBytes(segments, o.raw ? 'raw' : o.format)) await writeOut(io, b);
           return;
         }
         const query = o.raw ? 'raw=1' : `format=${o.format}`;

@@ -20,15 +20,10 @@
  * more than once.
  */
 import { createReadStream, statSync } from 'node:fs';
-import { type Attribution, Attributor } from './attribution.js';
-import { decodeEvent, type RecordedEvent } from './codec.js';
-import {
-  CorrectionIndex,
-  type CorrectionProblem,
-  type EffectiveEvent,
-  effectiveLine,
-} from './corrections.js';
-import { escapeControl } from './escape.js';
+import { decodeEvent, parseLine, parseLineText } from './codec.js';
+import { CorrectionIndex, type CorrectionProblem } from './corrections.js';
+import { mergeToBuffers, mergeToStrings } from './fast-merge.js';
+import { type LineCursor, streamBlockReaders } from './line-cursor.js';
 import {
   type MergedEvent,
   type MergeOptions,
@@ -37,6 +32,7 @@ import {
   mergeSegmentBatchesKeepingProblems,
 } from './merge.js';
 import { type ReadOptions, readSegmentBatches } from './reader.js';
+import { EventLines } from './replay-text.js';
 import { listSegments } from './session-dir.js';
 
 export type ReplayFormat = 'ndjson' | 'text';
@@ -154,22 +150,158 @@ export async function* replayLines(
   format: ReplayFormat = 'ndjson',
   options: ReplayOptions = {},
 ): AsyncGenerator<string> {
-  for await (const lines of replayBatches(segments, format, options)) yield* lines;
+  for await (const chunk of replayChunks(segments, format, options)) {
+    // A replay line never holds a newline of its own (NDJSON escapes it, text shows it as ⏎).
+    let start = 0;
+    while (start < chunk.length) {
+      const nl = chunk.indexOf('\n', start);
+      yield chunk.slice(start, nl + 1);
+      start = nl + 1;
+    }
+  }
 }
 
 /**
- * `replayLines` as text chunks of many complete lines each (up to ~1,000): the form the CLI and the
- * server stream, one write per chunk instead of one per event. Same arguments and bytes as `replayLines`.
+ * `replayLines` as text chunks of many complete lines each (about 1 MiB): for callers that need strings
+ * (the server's text replay, which puts the declared rows in). Same arguments and bytes as `replayLines`;
+ * from `ReplaySegment`s it runs the fast merge (`replayBytes`), whose NDJSON is decoded here (lossless: an
+ * event's line is valid UTF-8).
  */
 export async function* replayChunks(
   segments: readonly ReplaySegment[] | MergeSource[],
   format: ReplayFormat = 'ndjson',
   options: ReplayOptions = {},
 ): AsyncGenerator<string> {
-  for await (const lines of replayBatches(segments, format, options)) yield lines.join('');
+  if (!isReopenable(segments)) {
+    for await (const lines of replayBatches(segments, format, options)) yield lines.join('');
+    return;
+  }
+  if (format === 'text') {
+    yield* replayText(segments, options);
+    return;
+  }
+  for await (const b of replayBytes(segments, 'ndjson', options)) {
+    yield Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8');
+  }
 }
 
-async function* replayBatches(
+export interface ReplayBytesOptions extends ReplayOptions {
+  /**
+   * Bytes of segment blocks read ahead in all, spread over the writers (default 16 MiB, the CLI's; a
+   * server, which holds one merge per response, passes less). A block is between 16 KiB and 1 MiB.
+   */
+  readBudgetBytes?: number;
+  /** Bytes of each output buffer (default 1 MiB); a line longer than that gets a buffer of its own. */
+  outputBytes?: number;
+}
+
+const DEFAULT_READ_BUDGET = 16 * 1024 * 1024;
+
+/** Block size for `writers` sharing `budget` bytes: between 16 KiB and 1 MiB (as lib/log/segment-blocks). */
+function blockBytesFor(writers: number, budget: number): number {
+  return Math.min(1024 * 1024, Math.max(16 * 1024, Math.floor(budget / Math.max(1, writers))));
+}
+
+/**
+ * The replay as bytes, the fast path of the CLI and the server (issue 16): `raw` (every complete line as
+ * written, quarantined ones included, corrections not applied: `replayRaw`), `ndjson` (events only, with
+ * corrections: `replayLines`' NDJSON) or `text` (`replayLines`' text, UTF-8). Byte for byte what those give.
+ *
+ * Lines are read in large blocks (`readBudgetBytes` spread over the writers), found and scanned in place
+ * (`scanLine`: the envelope only), and copied into output buffers of `outputBytes` as the bytes they were;
+ * only an event some correction names is parsed, and text parses each event. Each yielded buffer is a
+ * fresh one, the consumer's to keep. Memory: the blocks, one output buffer, the corrections (pass 1 as
+ * `replayLines`: `CorrectionIndex.scan`, or `options.corrections`), and for text the attribution state.
+ *
+ * `options.onProblem` hears of every line that is not an event (as `mergeSegments` reports them);
+ * `options.onCorrectionProblem` (ndjson, text) of every correction that changed nothing, after the last
+ * line. `options.signal` stops it with the signal's reason; however it ends, every segment it opened is
+ * closed. Errors of the segments' streams propagate.
+ */
+export async function* replayBytes(
+  segments: readonly ReplaySegment[],
+  mode: 'raw' | ReplayFormat,
+  options: ReplayBytesOptions = {},
+): AsyncGenerator<Uint8Array> {
+  if (mode === 'text') {
+    for await (const s of replayText(segments, options)) yield Buffer.from(s, 'utf8');
+    return;
+  }
+  const signal = options.signal;
+  signal?.throwIfAborted();
+  const index =
+    mode === 'ndjson' ? (options.corrections ?? (await CorrectionIndex.scan(segments, signal))) : null;
+  const lines = index !== null && index.size > 0 ? new EventLines('ndjson', index) : null;
+  // Only an event a correction names is parsed; every other line is copied as it is.
+  const render =
+    lines === null
+      ? undefined
+      : (c: LineCursor): string | null => {
+          if (c.isCorrection) index!.passed(c.id!);
+          if (!index!.targets(c.id!)) return null;
+          const p = parseLine(c.lb.subarray(c.ls, c.le), c.lineNo, c.lineOffset, true);
+          return p.ok ? lines.line(p.event) : null;
+        };
+  yield* mergeToBuffers(
+    segments.map((s) => s.w),
+    streamBlockReaders(
+      segments,
+      blockBytesFor(segments.length, options.readBudgetBytes ?? DEFAULT_READ_BUDGET),
+      signal,
+    ),
+    {
+      keepProblems: mode === 'raw',
+      wantId: lines !== null,
+      render,
+      onProblem: options.onProblem,
+      outputBytes: options.outputBytes,
+      signal,
+    },
+  );
+  if (index !== null && options.onCorrectionProblem)
+    for (const p of index.problems()) options.onCorrectionProblem(p);
+}
+
+/** The text replay from `ReplaySegment`s: each event parsed once, output in strings of about 1 MiB. */
+async function* replayText(
+  segments: readonly ReplaySegment[],
+  options: ReplayBytesOptions,
+): AsyncGenerator<string> {
+  const signal = options.signal;
+  signal?.throwIfAborted();
+  const index = options.corrections ?? (await CorrectionIndex.scan(segments, signal));
+  const lines = new EventLines('text', index);
+  const render = (c: LineCursor): string => {
+    // The cursor's block was checked as UTF-8 (or the line was, by its scan): decode and parse once.
+    const p = parseLineText(
+      c.lb.toString('utf8', c.ls, c.le),
+      c.lineNo,
+      c.lineOffset,
+      c.lb,
+      c.ls,
+      c.le - c.ls,
+    );
+    if (!p.ok) throw new Error(`line ${c.lineNo} of ${c.w}: the scan took a line the parser refuses`);
+    return lines.line(p.event);
+  };
+  yield* mergeToStrings(
+    segments.map((s) => s.w),
+    streamBlockReaders(
+      segments,
+      blockBytesFor(segments.length, options.readBudgetBytes ?? DEFAULT_READ_BUDGET),
+      signal,
+    ),
+    { render, onProblem: options.onProblem, outputChars: options.outputBytes, signal },
+  );
+  if (options.onCorrectionProblem) for (const p of index.problems()) options.onCorrectionProblem(p);
+}
+
+/**
+ * The replay as it was before the fast merge (issue 16), kept as the reference the fast path is tested
+ * against (test/log/fast-replay.test.ts) and for `MergeSource`s: `mergeSegmentBatches` of parsed events,
+ * batches of output lines. Same arguments as `replayLines`.
+ */
+export async function* replayBatches(
   segments: readonly ReplaySegment[] | MergeSource[],
   format: ReplayFormat,
   options: ReplayOptions,
@@ -189,11 +321,8 @@ async function* replayBatches(
     );
     merged = [all];
   }
-  const agents = new Map<string, string>();
+  const lines = new EventLines(format, index);
   const anyCorrections = index.size > 0;
-  const attributor = format === 'text' ? new Attributor() : null;
-  /** message id → the person who wrote it (text only; memory grows with the messages, not the events) */
-  const authors = new Map<string, string>();
   for await (const batch of merged) {
     if (format === 'ndjson' && !anyCorrections) {
       // The common case: lines as written, one string per batch.
@@ -203,81 +332,29 @@ async function* replayBatches(
       continue;
     }
     const out: string[] = new Array(batch.length);
-    for (let i = 0; i < batch.length; i++) {
-      const event = batch[i]!.event;
-      let corrected: { line: string; effective: EffectiveEvent } | null = null;
-      if (anyCorrections) {
-        if (event.type === 'correction') index.passed(event.id);
-        corrected = index.targets(event.id) ? correctedLine(event, index, format, agents) : null;
-      }
-      if (format === 'ndjson') {
-        out[i] = corrected?.line ?? `${event.raw}\n`;
-        continue;
-      }
-      // Text shows who each action and output is attributed to (DESIGN §3, lib/log/attribution), from
-      // the effective event: a corrected caused_by counts. People are named by their messages' user_id.
-      if (event.type === 'message' && typeof event.obj.user_id === 'string')
-        authors.set(event.id, event.obj.user_id);
-      const a = attributor!.push(corrected?.effective ?? event);
-      let text = corrected === null ? formatTextLine(event, agents) : corrected.line.slice(0, -1);
-      // A correction whose target already passed and refused it is shown as such, not as if applied.
-      const refused = event.type === 'correction' ? index.problemOf(event.id) : undefined;
-      if (refused) text += ` [not applied: ${refused.code}]`;
-      out[i] = a ? `${text} ${attributionMark(a, authors)}\n` : `${text}\n`;
-    }
+    for (let i = 0; i < batch.length; i++) out[i] = lines.line(batch[i]!.event);
     yield out;
   }
   if (options.onCorrectionProblem) for (const p of index.problems()) options.onCorrectionProblem(p);
 }
 
 /**
- * How the text replay shows an attribution: `[← priya m_…: temporal 0.7]`, `[← nobody: recorded_no_cause]`,
- * `[← contested: priya m_… | sam m_…; 0.35 each]`. `authors` names the person of each message id it knows.
- */
-export function attributionMark(a: Attribution, authors: ReadonlyMap<string, string> = new Map()): string {
-  const conf = Number(a.confidence.toFixed(2));
-  const ids = (m: readonly string[], sep: string) => m.map(escapeControl).join(sep);
-  if (a.basis === 'contested' && a.candidates) {
-    const who = a.candidates.map((c) => `${escapeControl(c.user_id)} ${ids(c.message_ids, ',')}`).join(' | ');
-    return `[← contested: ${who}; ${conf} each]`;
-  }
-  if (a.message_ids.length === 0) return `[← nobody: ${a.basis}]`;
-  const people = [
-    ...new Set(a.message_ids.map((m) => authors.get(m)).filter((p): p is string => p !== undefined)),
-  ];
-  const who = people.length > 0 ? `${ids(people, ', ')} ` : '';
-  return `[← ${who}${ids(a.message_ids, ', ')}: ${a.basis} ${conf}]`;
-}
-
-/**
- * The replay line of an event some correction names, with the effective event (for attribution), or
- * null when no correction changed it.
- */
-function correctedLine(
-  event: RecordedEvent,
-  index: CorrectionIndex,
-  format: ReplayFormat,
-  agents: Map<string, string>,
-): { line: string; effective: EffectiveEvent } | null {
-  const eff = index.apply(decodeEvent(event));
-  if (!eff.corrected) return null;
-  const line = effectiveLine(eff);
-  if (format === 'ndjson') return { line: `${line}\n`, effective: eff };
-  const shown: RecordedEvent = { ...event, obj: JSON.parse(line) as Record<string, unknown> };
-  const marks = eff.corrected
-    .map(
-      (c) =>
-        `${escapeControl(c.field)} by ${escapeControl(c.by)}${c.reason ? ` (${oneLine(c.reason)})` : ''}`,
-    )
-    .join(', ');
-  return { line: `${formatTextLine(shown, agents)} [corrected: ${marks}]\n`, effective: eff };
-}
-
-/**
  * The raw replay: every complete line as written, quarantined ones included (DESIGN §5), in merged order,
  * each followed by `\n`, corrections not applied. Bytes, because a quarantined line may not be valid UTF-8.
+ * From `ReplaySegment`s it is `replayBytes(segments, 'raw')`; `MergeSource`s take the reference merge
+ * (`replayRawReference`).
  */
-export async function* replayRaw(
+export function replayRaw(
+  segments: readonly ReplaySegment[] | MergeSource[],
+  options: MergeOptions = {},
+): AsyncGenerator<Uint8Array> {
+  return isReopenable(segments)
+    ? replayBytes(segments, 'raw', options)
+    : replayRawReference(segments, options);
+}
+
+/** The raw replay over the reference merge (`mergeSegmentBatchesKeepingProblems`), as before issue 16. */
+export async function* replayRawReference(
   segments: readonly ReplaySegment[] | MergeSource[],
   options: MergeOptions = {},
 ): AsyncGenerator<Uint8Array> {
@@ -303,111 +380,4 @@ export async function* replayRaw(
   }
 }
 
-const MAX_WHAT = 240;
-
-/**
- * One readable line for an event: `ts  who  type  what`, with no newline or other control character in
- * it (see the module's doc). `agents` maps writer ids to the agent named in their `writer.start` (filled
- * as events pass), so an agent's events are shown under its name.
- */
-export function formatTextLine(ev: RecordedEvent, agents: Map<string, string>): string {
-  const o = ev.obj;
-  if (ev.type === 'writer.start') {
-    const meta = (o.meta ?? {}) as Record<string, unknown>;
-    if (typeof meta.agent === 'string' && meta.agent) agents.set(ev.w, meta.agent);
-  }
-  const who = escapeControl(whoOf(ev, agents));
-  const what = oneLine(whatOf(ev));
-  return `${escapeControl(ev.ts)}  ${who.padEnd(14)}  ${escapeControl(ev.type).padEnd(19)}  ${what}`.trimEnd();
-}
-
-function whoOf(ev: RecordedEvent, agents: Map<string, string>): string {
-  const o = ev.obj;
-  switch (ev.type) {
-    case 'message':
-    case 'participant.join':
-    case 'participant.leave':
-      return str(o.user_id) || '?';
-    case 'note':
-      return str(o.author) || agents.get(ev.w) || ev.w;
-    default:
-      return agents.get(ev.w) ?? ev.w;
-  }
-}
-
-/** What an event says. Ids and names go through `name` (one line, `\n`); free text is left to `oneLine`. */
-function whatOf(ev: RecordedEvent): string {
-  const o = ev.obj;
-  switch (ev.type) {
-    case 'writer.start': {
-      const m = (o.meta ?? {}) as Record<string, unknown>;
-      return `writer ${name(ev.w)} starts (agent ${show(m.agent)}, app ${show(m.app)}, host ${show(m.host)}, pid ${show(m.pid)})`;
-    }
-    case 'participant.join':
-      return `joins${o.display_name ? ` as ${name(o.display_name)}` : ''}`;
-    case 'participant.leave':
-      return 'leaves';
-    case 'message':
-      return `${name(ev.id)}: ${str(o.text)}`;
-    case 'turn.start': {
-      const ctx = o.context_message_ids;
-      const c = Array.isArray(ctx)
-        ? ctx.length
-          ? `context ${ctx.map(name).join(', ')}`
-          : 'context: none (recorded)'
-        : 'no context recorded';
-      return `${name(o.turn_id) || name(ev.id)} begins; ${c}`;
-    }
-    case 'agent.action':
-      return `${name(ev.id)} ${name(o.tool)} ${compactJson(o.input)}`;
-    case 'agent.action_result': {
-      const exit = o.exit_code === null || o.exit_code === undefined ? '' : ` exit ${show(o.exit_code)}`;
-      const body = o.error ? str(o.error) : compactJson(o.output);
-      return `${name(o.action_id)} ${name(o.status)}${exit}: ${body}`;
-    }
-    case 'agent.output':
-      return `${str(o.text)}`;
-    case 'turn.end':
-      return `${name(o.turn_id)} ends: ${name(o.status)}`;
-    case 'note':
-      return str(o.text);
-    case 'correction':
-      return `${name(o.target_id)}.${name(o.field)} := ${compactJson(o.value)} (${str(o.reason)})`;
-    case 'writer.end':
-      return `writer ${name(ev.w)} ends${o.reason ? `: ${str(o.reason)}` : ''}`;
-    default: {
-      const rest: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(o)) {
-        if (!['v', 'sid', 'w', 'seq', 'id', 'ts', 'mono', 'type'].includes(k)) rest[k] = v;
-      }
-      return `(unknown type) ${compactJson(rest)}`;
-    }
-  }
-}
-
-function str(v: unknown): string {
-  return typeof v === 'string' ? v : v === null || v === undefined ? '' : JSON.stringify(v);
-}
-
-/** An id or a name: always one line, a newline shown as `\n`. */
-function name(v: unknown): string {
-  return escapeControl(str(v));
-}
-
-function show(v: unknown): string {
-  return v === null || v === undefined ? '-' : escapeControl(String(v));
-}
-
-function compactJson(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  return typeof v === 'string' ? v : JSON.stringify(v);
-}
-
-/**
- * Free text on one line: newlines shown as ` ⏎ `, tabs as spaces, every other control, DEL, C1 and bidi
- * character escaped (`escapeControl`), cut to a screen line.
- */
-function oneLine(s: string): string {
-  const flat = escapeControl(s.replace(/\r?\n/g, ' ⏎ ').replace(/\t/g, ' '));
-  return flat.length > MAX_WHAT ? `${flat.slice(0, MAX_WHAT - 1)}…` : flat;
-}
+export { attributionMark, EventLines, formatTextLine } from './replay-text.js';

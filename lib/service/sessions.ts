@@ -5,11 +5,11 @@
  */
 import type { LineProblem } from '../log/codec.js';
 import { CorrectionIndex } from '../log/corrections.js';
-import { type ReplayFormat, replayChunks, replayRaw, segmentSources } from '../log/replay.js';
+import { type ReplayFormat, replayBytes, replayChunks } from '../log/replay.js';
 import { InvalidCursorError, type SessionRecord, type WriterRecord } from '../store/index.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { openCursor, sealCursor } from './cursors.js';
-import { declaredRows, interleaveDeclared } from './declared.js';
+import { type DeclaredRow, declaredRows, interleaveDeclared } from './declared.js';
 import { AppError, notFound } from './errors.js';
 import type { ScanGate } from './scan-gate.js';
 import type { SessionDetail, SessionList, SessionView, WriterView } from './session-schemas.js';
@@ -117,9 +117,17 @@ export async function sessionsPage({
 }
 
 /**
- * `GET /v1/sessions/{sid}/replay` (scope `read`): the merged transcript as text chunks of whole lines
- * (`ndjson` or `text`), with
- * corrections applied (each corrected event carries its `corrected` provenance; DESIGN §3).
+ * What one replay response reads ahead of its client: segment blocks of 256 KiB in all (as the merge
+ * before issue 16 read; a block is at least 16 KiB per writer) and output buffers of 64 KiB (one body
+ * batch of lib/http/stream.ts). A server holds one merge per open replay, most of them waiting on their
+ * client, so memory per response stays small (issue 8).
+ */
+const RESPONSE_REPLAY = { readBudgetBytes: 256 * 1024, outputBytes: 64 * 1024 };
+
+/**
+ * `GET /v1/sessions/{sid}/replay` (scope `read`): the merged transcript, `ndjson` as bytes (the fast merge,
+ * `replayBytes`) or `text` as text chunks of whole lines, with corrections applied (each corrected event
+ * carries its `corrected` provenance; DESIGN §3).
  * The session's existence is checked before the first line, so a 404 is still possible; the lines then
  * stream. `signal` (the request's: aborted when the client goes away) stops the replay and closes every
  * segment it reads; closing the returned iterable early does too. With a `gate`, the corrections pass (the
@@ -140,21 +148,26 @@ export async function replaySession({
   onProblem?: (w: string, p: LineProblem) => void;
   signal?: AbortSignal;
   gate?: ScanGate;
-}): Promise<AsyncIterable<string>> {
+}): Promise<AsyncIterable<string | Uint8Array>> {
   // The board's session page links the replay's downloads, so a board token may read it too.
   requireScope(ctx, 'read', 'board');
   requireSessionAccess(ctx, sid);
   const segments = await storedSegments(ctx, sid);
-  const options = { ...(onProblem ? { onProblem } : {}), signal };
+  const options = { ...(onProblem ? { onProblem } : {}), signal, ...RESPONSE_REPLAY };
   // The text replay shows the agents' status reports as rows marked Declared, their claims checked.
   const declared = async () => {
     const status = format === 'text' ? await checkedStatus(ctx, sid, signal) : null;
     return status ? declaredRows(status) : [];
   };
+  const body = (corrections?: CorrectionIndex, rows: DeclaredRow[] = []) => {
+    const o = corrections ? { ...options, corrections } : options;
+    return format === 'ndjson'
+      ? replayBytes(segments, 'ndjson', o)
+      : interleaveDeclared(replayChunks(segments, format, o), rows);
+  };
   if (!gate) {
     return (async function* () {
-      const rows = await declared();
-      yield* interleaveDeclared(replayChunks(segments, format, options), rows);
+      yield* body(undefined, await declared());
     })();
   }
   return (async function* () {
@@ -162,13 +175,14 @@ export async function replaySession({
       () => Promise.all([CorrectionIndex.scan(segments, signal), declared()]),
       signal,
     );
-    yield* interleaveDeclared(replayChunks(segments, format, { ...options, corrections }), rows);
+    yield* body(corrections, rows);
   })();
 }
 
 /**
- * `replay?raw=1` (scope `read`, or `board`: the session page links it): every stored line as written, quarantined ones included, in merged order
- * (DESIGN §5). `signal` as for `replaySession`. @throws AppError `not_found`
+ * `replay?raw=1` (scope `read`, or `board`: the session page links it): every stored line as written,
+ * quarantined ones included, in merged order (DESIGN §5), as bytes (the fast merge, `replayBytes`).
+ * `signal` as for `replaySession`. @throws AppError `not_found`
  */
 export async function rawSession({
   ctx,
@@ -181,7 +195,7 @@ export async function rawSession({
 }): Promise<AsyncIterable<Uint8Array>> {
   requireScope(ctx, 'read', 'board');
   requireSessionAccess(ctx, sid);
-  return replayRaw(segmentSources(await storedSegments(ctx, sid), { signal }), { signal });
+  return replayBytes(await storedSegments(ctx, sid), 'raw', { signal, ...RESPONSE_REPLAY });
 }
 
 /**

@@ -1,0 +1,235 @@
+/**
+ * One writer's lines for the replay's fast merge (issue 16): a cursor over a segment's blocks that finds
+ * complete lines with `indexOf(0x0a)`, reads each line's envelope with `scanLine` (no parsed object, no
+ * string) and keeps the line as bytes where it lies, so the merge can copy it out as it was written.
+ *
+ * The rules are the reader's and the merge's (lib/log/reader.ts, lib/log/merge.ts), so the fast replay
+ * gives the same lines in the same order: an event's merge key is its writer's running maximum ts (a ts
+ * that is not a timestamp takes the running maximum; a quarantined line takes it without changing it);
+ * a last line with no newline is never a line of the replay (only `onProblem` hears of it); a line is an
+ * event exactly when `parseLine` says so (the contract of `scanLine`), and a problem is reported with the
+ * `LineProblem` `parseLine` gives for that line.
+ *
+ * Memory: the current block (the reader's: valid until its next `next()`, so nothing of it is kept after)
+ * and one carry buffer per writer for a line cut by a block's end, which grows to the longest such line.
+ */
+import { isUtf8 } from 'node:buffer';
+import { type LineProblem, parseLine } from './codec.js';
+import { type LineScan, scanLine } from './envelope-scan.js';
+import type { ReplaySegment } from './replay.js';
+
+/** One segment's bytes as blocks, in order (the shape of lib/log/segment-blocks.ts's reader). */
+export interface BlockReader {
+  /** the next block (the caller's until the next call), or null after the last byte */
+  next(): Promise<Uint8Array | null>;
+  /** releases what the reader holds; `next()` gives null afterwards */
+  close(): Promise<void>;
+}
+
+export interface CursorOptions {
+  /** quarantined complete lines are lines of the cursor too (the raw replay); otherwise skipped */
+  keepProblems: boolean;
+  /** ask `scanLine` for each event's id (the replay with corrections) */
+  wantId: boolean;
+  /** hears of every line that is not an event, the last one with no newline included (as merge.ts) */
+  onProblem?: ((w: string, problem: LineProblem) => void) | undefined;
+}
+
+const NL = 0x0a;
+const EMPTY = Buffer.alloc(0);
+
+function asBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
+
+/**
+ * A writer's position in the merge. After `step()` or `advance()` gave true, the current line is
+ * `lb[ls, le)` (no newline), `problem` says whether it is a quarantined one, `key` is its merge key and
+ * `isCorrection`/`id` come from its scan. The line's bytes stay valid until the next `step`/`advance`.
+ */
+export class LineCursor {
+  key = Number.NEGATIVE_INFINITY;
+  /** the current line's buffer and bounds */
+  lb: Buffer = EMPTY;
+  ls = 0;
+  le = 0;
+  problem = false;
+  isCorrection = false;
+  id: string | undefined = undefined;
+  /** 1-based line number and byte offset of the current line */
+  lineNo = 0;
+  lineOffset = 0;
+
+  private maxTs = Number.NEGATIVE_INFINITY;
+  private block: Buffer = EMPTY;
+  private pos = 0;
+  /** end of the block's complete lines (one past its last newline) */
+  private limit = 0;
+  private utf8 = true;
+  /** the start of a line cut by the previous block's end, copied here once */
+  private carry: Buffer = EMPTY;
+  private carryLen = 0;
+  /** the carry holds a complete line (its newline came in the current block), to be taken first */
+  private carried = false;
+  private nextLine = 1;
+  private nextOffset = 0;
+  private done = false;
+
+  constructor(
+    readonly w: string,
+    readonly index: number,
+    private readonly reader: BlockReader,
+    private readonly scan: LineScan,
+    private readonly options: CursorOptions,
+  ) {}
+
+  /** Moves to the next line of the current block, without awaiting; false when the block is used up. */
+  step(): boolean {
+    if (this.carried) {
+      this.carried = false;
+      const len = this.carryLen;
+      this.carryLen = 0;
+      if (this.take(this.carry, 0, len, false)) return true;
+    }
+    const block = this.block;
+    const limit = this.limit;
+    while (this.pos < limit) {
+      const s = this.pos;
+      const nl = block.indexOf(NL, s);
+      this.pos = nl + 1;
+      if (this.take(block, s, nl, this.utf8)) return true;
+    }
+    return false;
+  }
+
+  /** Moves to the next line, reading blocks as needed; false when the segment has no more lines. */
+  async advance(): Promise<boolean> {
+    for (;;) {
+      if (this.step()) return true;
+      if (this.done) return false;
+      // Every line of the block has been taken: keep its cut tail before the reader may reuse the block.
+      if (this.limit < this.block.length) this.append(this.block, this.limit, this.block.length);
+      this.block = EMPTY;
+      this.pos = this.limit = 0;
+      const next = await this.reader.next();
+      if (next === null) {
+        this.done = true;
+        if (this.carryLen > 0) {
+          const bytes = Buffer.from(this.carry.subarray(0, this.carryLen));
+          this.carryLen = 0;
+          const p = parseLine(bytes, this.nextLine, this.nextOffset, false);
+          if (!p.ok) this.options.onProblem?.(this.w, p.problem);
+        }
+        return false;
+      }
+      this.load(asBuffer(next));
+    }
+  }
+
+  private load(b: Buffer): void {
+    let from = 0;
+    if (this.carryLen > 0) {
+      const nl = b.indexOf(NL);
+      if (nl === -1) {
+        this.append(b, 0, b.length);
+        return;
+      }
+      this.append(b, 0, nl);
+      this.carried = true;
+      from = nl + 1;
+    }
+    const lastNl = b.lastIndexOf(NL);
+    this.block = b;
+    this.pos = from;
+    this.limit = lastNl >= from ? lastNl + 1 : from;
+    // One check for the block's complete lines; only a block that fails is checked line by line.
+    this.utf8 = this.limit > from ? isUtf8(b.subarray(from, this.limit)) : true;
+  }
+
+  /** Copies `b[s, e)` after the carried bytes. */
+  private append(b: Buffer, s: number, e: number): void {
+    const need = this.carryLen + (e - s);
+    if (need > this.carry.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, this.carry.length * 2, 4096));
+      this.carry.copy(grown, 0, 0, this.carryLen);
+      this.carry = grown;
+    }
+    b.copy(this.carry, this.carryLen, s, e);
+    this.carryLen = need;
+  }
+
+  /** Makes `b[s, e)` the current line if it is one of the cursor's; false when it is skipped. */
+  private take(b: Buffer, s: number, e: number, utf8Checked: boolean): boolean {
+    this.lineNo = this.nextLine++;
+    this.lineOffset = this.nextOffset;
+    this.nextOffset += e - s + 1;
+    const scan = this.scan;
+    if (scanLine(b, s, e, scan, this.options.wantId, utf8Checked)) {
+      const ts = scan.tsMicros;
+      if (ts > this.maxTs) this.maxTs = ts;
+      this.key = this.maxTs;
+      this.problem = false;
+      this.isCorrection = scan.isCorrection;
+      this.id = scan.id;
+      this.lb = b;
+      this.ls = s;
+      this.le = e;
+      return true;
+    }
+    const onProblem = this.options.onProblem;
+    if (onProblem) {
+      // Built by the merge's parser, on a copy: the block is the reader's and the consumer may keep it.
+      const p = parseLine(Buffer.from(b.subarray(s, e)), this.lineNo, this.lineOffset, true);
+      if (!p.ok) onProblem(this.w, p.problem);
+    }
+    if (!this.options.keepProblems) return false;
+    this.key = this.maxTs;
+    this.problem = true;
+    this.isCorrection = false;
+    this.id = undefined;
+    this.lb = b;
+    this.ls = s;
+    this.le = e;
+    return true;
+  }
+}
+
+/** Whether cursor `a` comes before `b` in the merge: by key, then writer id, then segment index. */
+export function before(a: LineCursor, b: LineCursor): boolean {
+  if (a.key !== b.key) return a.key < b.key;
+  if (a.w !== b.w) return a.w < b.w;
+  return a.index < b.index;
+}
+
+/**
+ * A `BlockReader` per segment over its `open(blockBytes, signal)` stream, opened on the first `next()`
+ * (a reader closed before it reads never opens its segment). Each stream's chunks are the blocks.
+ */
+export function streamBlockReaders(
+  segments: readonly ReplaySegment[],
+  blockBytes: number,
+  signal: AbortSignal | undefined,
+): BlockReader[] {
+  return segments.map((seg) => {
+    let it: AsyncIterator<Uint8Array> | Iterator<Uint8Array> | null = null;
+    let closed = false;
+    return {
+      async next() {
+        if (closed) return null;
+        if (it === null) {
+          const s = seg.open(blockBytes, signal);
+          it = Symbol.asyncIterator in s ? s[Symbol.asyncIterator]() : s[Symbol.iterator]();
+        }
+        for (;;) {
+          const r = await it.next();
+          if (r.done) return null;
+          if (r.value.length > 0) return r.value;
+        }
+      },
+      async close() {
+        closed = true;
+        await it?.return?.();
+      },
+    };
+  });
+}
