@@ -1,119 +1,169 @@
 /**
- * `npm run bench`: merge at the parse limit (issue 3). Generates sessions of 100,000 and 1,000,000 events
- * over 64 writers, then times in separate processes (so each peak RSS is its own), three runs each:
- * - parse: read + JSON.parse of every line (the practical limit);
- * - replay: the merged NDJSON replay, as the CLI and the server run it;
- * - naive: load everything, parse, sort, output.
- * Writes the figures, the machine and the date to docs/benchmarks.md (the section between the markers).
- * Usage: npm run bench [-- --sizes 100000,1000000 --runs 3]
+ * `npm run bench` (issue 16): replay against the parse-only pass, as sessions grow in events and in
+ * writers, with ingest and S3 replay from their own benches when present. Every mode runs in its own
+ * process (bench/replay-bench.ts) over sessions from bench/gen.ts, and every figure has its baseline from
+ * the same run. Writes the tables, the machine and the date to docs/benchmarks.md between the
+ * `bench:merge` markers (not with --quick unless --write).
+ *
+ * Usage: npm run bench [-- OPTIONS]
+ *   --quick              small sizes (10k, 20k events; 20k for the writers), one counted run per mode,
+ *                        under a minute on a quiet machine; prints the tables, writes nothing
+ *   --write              write docs/benchmarks.md even with --quick
+ *   --runs N             timed runs per mode after the counted one (default 3; the median is kept)
+ *   --events A,B,…       sizes of the events table (default 10000,100000,1000000,10000000), at 64 writers
+ *   --writers A,B,…      writer counts of the writers table (default 1,8,64,512,2000)
+ *   --writers-events N   events of each session of the writers table (default 1000000)
+ *   --nofile N           open-files limit for writer counts above it (default 1024)
+ *   --timeout S          kill a run after S seconds (default 1200)
+ *   --profile MODE       instead: one run of MODE (parse|raw|merged|text) under --cpu-prof and its top
+ *                        functions by self time (--profile-events N, default 1000000; --profile-writers W, 64)
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
-import { generateSession } from './gen.js';
-
-interface Run {
-  mode: string;
-  events: number;
-  bytes: number;
-  seconds: number;
-  max_rss_mb: number;
-}
+import { type BenchSession, generateBenchSession } from './gen.js';
+import { latestProfile, selfTimes, selfTimeTable } from './profile.js';
+import { benchSession, buildModes, MODES, type Mode, type ModeStat, runMode } from './replay-bench.js';
+import { eventsTable, ingestSection, s3Section, upsertSection, writersTable } from './tables.js';
 
 const args = process.argv.slice(2);
-const arg = (name: string, def: string) => {
+const flag = (name: string) => args.includes(`--${name}`);
+const opt = (name: string, def: string) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 && args[i + 1] ? args[i + 1]! : def;
 };
-const sizes = arg('sizes', '100000,1000000').split(',').map(Number);
-const runs = Number(arg('runs', '3'));
+const list = (s: string) => s.split(',').map((x) => Number(x.replaceAll('_', '')));
+const quick = flag('quick');
+const runs = Number(opt('runs', quick ? '0' : '3'));
+const eventSizes = list(opt('events', quick ? '10000,20000' : '10000,100000,1000000,10000000'));
+const writerCounts = list(opt('writers', '1,8,64,512,2000'));
+const writersEvents = Number(opt('writers-events', quick ? '20000' : '1000000'));
+const nofile = Number(opt('nofile', '1024'));
+const timeoutS = Number(opt('timeout', quick ? '120' : '1200'));
 const WRITERS = 64;
-const MODES = ['parse', 'replay', 'naive'] as const;
+const started = Date.now();
+const log = (line: string) => process.stderr.write(`${line}\n`);
 
-// The modes run as plain Node on an esbuild bundle, as the CLI ships (dist/), not under tsx's loader.
-const MODE_BUNDLE = 'bench/.build/mode.mjs';
-await build({
-  entryPoints: ['bench/mode.ts'],
-  outfile: MODE_BUNDLE,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  packages: 'external',
-  logLevel: 'warning',
-});
+if (!existsSync('dist/cli.js')) throw new Error('dist/cli.js is missing: run `npm run build` first');
+await buildModes();
+const root = mkdtempSync(join(tmpdir(), 'hansard-bench-'));
+process.on('exit', () => rmSync(root, { recursive: true, force: true }));
+process.on('SIGINT', () => process.exit(130));
 
-function runMode(mode: string, dir: string): Run {
-  const out = execFileSync(process.execPath, [MODE_BUNDLE, mode, dir], {
-    encoding: 'utf8',
-    maxBuffer: 1024 * 1024,
-  });
-  return JSON.parse(out.trim().split('\n').at(-1)!) as Run;
+/** Free bytes where the sessions are written (`df -Pk`). */
+function freeBytes(): number {
+  const out = execFileSync('df', ['-Pk', root], { encoding: 'utf8' }).trim().split('\n').at(-1)!;
+  return Number(out.split(/\s+/)[3]) * 1024;
 }
+let bytesPerEvent = 330;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-const root = join(tmpdir(), 'hansard-bench');
-rmSync(root, { recursive: true, force: true });
-mkdirSync(root, { recursive: true });
-const rows: string[] = [];
-const ratios: string[] = [];
-for (const size of sizes) {
-  process.stderr.write(`generating ${size} events over ${WRITERS} writers…\n`);
-  const dir = await generateSession(root, size, WRITERS);
-  const results: Record<string, Run[]> = Object.fromEntries(MODES.map((m) => [m, [] as Run[]]));
-  // Interleave the modes so a noisy moment hits all of them alike.
-  for (let r = 0; r < runs; r++) {
-    for (const mode of MODES) {
-      const res = runMode(mode, dir);
-      results[mode]!.push(res);
-      process.stderr.write(
-        `  ${mode} run ${r + 1}: ${res.seconds.toFixed(3)} s, ${res.max_rss_mb.toFixed(0)} MB\n`,
-      );
-    }
+/** Generates a session unless the disk is short (then says why and returns the reason). */
+function generate(events: number, writers: number): BenchSession | string {
+  const need = events * bytesPerEvent * 1.05 + 2 ** 30;
+  const free = freeBytes();
+  if (free < need) {
+    const why = `skipped: ${(free / 1e9).toFixed(1)} GB free in ${root}, ${(need / 1e9).toFixed(1)} GB needed`;
+    log(`${events} events × ${writers} writers ${why}`);
+    return why;
   }
-  const sec: Record<string, number> = {};
-  for (const mode of MODES) {
-    const rs = results[mode]!;
-    const s = median(rs.map((x) => x.seconds));
-    sec[mode] = s;
-    const { bytes } = rs[0]!;
-    // replay consumes bytes only: its event count is the session's, which parse counted
-    const events = results.parse![0]!.events;
-    const rss = Math.max(...rs.map((x) => x.max_rss_mb));
-    rows.push(
-      `| ${size.toLocaleString('en')} | ${mode} | ${s.toFixed(3)} | ${Math.round(events / s).toLocaleString('en')} | ${(bytes / 1e6 / s).toFixed(1)} | ${rss.toFixed(0)} |`,
-    );
-  }
-  ratios.push(
-    `| ${size.toLocaleString('en')} | ${(sec.parse! / sec.replay!).toFixed(2)}× | ${(sec.naive! / sec.replay!).toFixed(2)}× |`,
+  const t = Date.now();
+  const s = generateBenchSession(root, { events, writers });
+  bytesPerEvent = Math.max(bytesPerEvent, s.bytes / s.events);
+  log(
+    `generated ${events.toLocaleString('en')} events × ${writers} writers: ${(s.bytes / 1e6).toFixed(0)} MB, ` +
+      `${s.corrections} corrections (${s.targetsAfter} aimed after), ${s.quarantined} quarantined, ${((Date.now() - t) / 1000).toFixed(1)} s`,
   );
-  rmSync(dir, { recursive: true, force: true });
+  return s;
 }
 
+if (flag('profile')) {
+  const mode = opt('profile', 'merged') as Mode;
+  if (!MODES.includes(mode)) throw new Error(`--profile takes one of ${MODES.join(', ')}`);
+  const s = generate(Number(opt('profile-events', '1000000')), Number(opt('profile-writers', '64')));
+  if (typeof s === 'string') throw new Error(s);
+  const dir = join(root, 'prof');
+  const r = await runMode(mode, s.dir, { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`], timeoutS });
+  if (!r.ok) throw new Error(`${mode} failed: ${r.error}`);
+  const file = latestProfile(dir);
+  const keep = join(tmpdir(), `hansard-bench-${mode}-${s.events}.cpuprofile`);
+  writeFileSync(keep, readFileSync(file));
+  process.stdout.write(
+    `${mode}, ${s.events.toLocaleString('en')} events × ${s.writers} writers: ${r.seconds.toFixed(2)} s under the profiler ` +
+      `(${keep}, opens in Chrome DevTools)\n\n${selfTimeTable(selfTimes(file))}\n`,
+  );
+  process.exit(0);
+}
+
+type Cell = Record<Mode, ModeStat> | string;
+const cells = new Map<string, { s?: BenchSession; stats: Cell }>();
+async function measure(events: number, writers: number): Promise<{ s?: BenchSession; stats: Cell }> {
+  const key = `${events}x${writers}`;
+  const had = cells.get(key);
+  if (had) return had;
+  const s = generate(events, writers);
+  let cell: { s?: BenchSession; stats: Cell };
+  if (typeof s === 'string') cell = { stats: s };
+  else {
+    const limit = writers > nofile ? nofile : undefined;
+    cell = { s, stats: await benchSession(s, { runs, timeoutS, nofile: limit, log }) };
+    rmSync(s.dir, { recursive: true, force: true });
+  }
+  cells.set(key, cell);
+  return cell;
+}
+
+const byEvents: { events: number; s?: BenchSession; stats: Cell }[] = [];
+for (const n of eventSizes) byEvents.push({ events: n, ...(await measure(n, WRITERS)) });
+const byWriters: { writers: number; s?: BenchSession; stats: Cell }[] = [];
+for (const w of writerCounts) byWriters.push({ writers: w, ...(await measure(writersEvents, w)) });
+
+const ingest = await ingestSection(quick, log);
+const s3 = await s3Section(quick, log);
+
+const minutes = (Date.now() - started) / 60000;
+const lineBytes = () => {
+  const s = byEvents.findLast((r) => r.s)?.s;
+  return s ? (s.bytes / s.events).toFixed(0) : '?';
+};
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 const section = `<!-- bench:merge:start -->
-Measured ${new Date().toISOString().slice(0, 10)} on ${cpu}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB,
-Node ${process.version}; ${WRITERS} writers; median of ${runs} runs per mode, each in its own process
-(peak RSS is the largest of the runs). Generated by \`npm run bench\`.
+Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpu}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}: \`npm run bench${quick ? ' -- --quick' : ''}\`, which took ${minutes.toFixed(1)} min. ${
+  runs > 0
+    ? `Each mode ran once with its output counted, then ${runs} times with its output on /dev/null, modes interleaved; the median is kept, and the peak RSS is the largest of the timed runs.`
+    : 'Each mode ran once, its output piped to the bench and counted (a check, not a measurement).'
+} Sessions of ~${lineBytes()} bytes an event at ${WRITERS} writers (more with more writers: each writer's first line names it), 1% corrections (half aimed at a message merged after them), a few quarantined lines.
 
-| events | mode | seconds | events/s | MB/s | peak RSS (MB) |
-|---|---|---|---|---|---|
-${rows.join('\n')}
+### Replay as sessions grow (${WRITERS} writers)
 
-Merged replay throughput relative to the others (higher is better for replay; target ≥ 0.70× of parse):
+${eventsTable(byEvents)}
 
-| events | replay ÷ parse | replay ÷ naive |
-|---|---|---|
-${ratios.join('\n')}
+### Replay as writers grow (${writersEvents.toLocaleString('en')} events)
+
+${writersTable(byWriters, nofile)}
+
+### Ingest against concurrent clients
+
+${ingest.inline}
+
+### Replay from S3
+
+${s3.inline}
 <!-- bench:merge:end -->`;
 
-const doc = 'docs/benchmarks.md';
-const before = existsSync(doc) ? readFileSync(doc, 'utf8') : '# Benchmarks\n';
-const next = before.includes('<!-- bench:merge:start -->')
-  ? before.replace(/<!-- bench:merge:start -->[\s\S]*<!-- bench:merge:end -->/, section)
-  : `${before.trimEnd()}\n\n## Merge at the parse limit\n\n${section}\n`;
-writeFileSync(doc, next);
 process.stdout.write(`${section}\n`);
+for (const o of [ingest.own, s3.own]) if (o) process.stdout.write(`\n${o.section}\n`);
+if (!quick || flag('write')) {
+  const doc = 'docs/benchmarks.md';
+  let text = upsertSection(readFileSync(doc, 'utf8'), 'Replay at the parse limit', section);
+  for (const o of [ingest.own, s3.own]) if (o) text = upsertSection(text, o.title, o.section);
+  writeFileSync(doc, text);
+  log(`wrote ${doc}`);
+}
+const failed = [...cells.values()].some(
+  (c) => typeof c.stats !== 'string' && Object.values(c.stats).some((m) => !m.ok),
+);
+if (failed) {
+  log('some runs FAILED (see the tables)');
+  process.exitCode = 1;
+}
