@@ -120,20 +120,21 @@ describe('openSegmentBlocks', () => {
       const { dir, bytes } = session(sizes, rnd);
       const budgetBytes = Math.floor(rnd() * 64 * 1024 * 1024);
       const maxOpen = 1 + Math.floor(rnd() * 10);
-      const ways: [string, ReplaySegment[]][] = [
-        ['file', sessionDirFileSegments(dir)],
-        ['stream', sessionDirSegments(dir)],
+      const ways: [string, ReplaySegment[], boolean][] = [
+        ['file', sessionDirFileSegments(dir), true],
+        ['file async', sessionDirFileSegments(dir), false],
+        ['stream', sessionDirSegments(dir), true],
       ];
-      for (const [way, segments] of ways) {
+      for (const [way, segments, syncFileReads] of ways) {
         const base = openFds();
-        const blocks = openSegmentBlocks(segments, { budgetBytes, maxOpen });
+        const blocks = openSegmentBlocks(segments, { budgetBytes, maxOpen, syncFileReads });
         expect(blocks.blockBytes).toBe(segmentBlockBytes(writers, budgetBytes));
         const { got, peak } = await readRoundRobin(blocks.readers, 1 + Math.floor(rnd() * 8), base, rnd);
         await blocks.closeAll();
         const label = `round ${round} ${way} writers ${writers} budget ${budgetBytes} maxOpen ${maxOpen}`;
         for (const [w, b] of bytes) expect(got.get(w)!.equals(b), `${label} ${w}`).toBe(true);
         // Positional reads hold exactly the pool; a stream's descriptor closes just after return().
-        expect(peak, label).toBeLessThanOrEqual(way === 'file' ? maxOpen : maxOpen + 2);
+        expect(peak, label).toBeLessThanOrEqual(way === 'stream' ? maxOpen + 2 : maxOpen);
         expect(openFds(), label).toBe(base);
       }
     }
@@ -146,9 +147,17 @@ describe('openSegmentBlocks', () => {
       i % 10 === 0 ? 40 * 1024 : 200 + Math.floor(rnd() * 400),
     );
     const { dir, bytes } = session(sizes, rnd);
-    for (const maxOpen of [16, 128]) {
+    for (const [maxOpen, syncFileReads] of [
+      [16, true],
+      [128, true],
+      [128, false],
+    ] as const) {
       const base = openFds();
-      const blocks = openSegmentBlocks(sessionDirFileSegments(dir), { budgetBytes: 1, maxOpen });
+      const blocks = openSegmentBlocks(sessionDirFileSegments(dir), {
+        budgetBytes: 1,
+        maxOpen,
+        syncFileReads,
+      });
       expect(blocks.blockBytes).toBe(16 * 1024);
       const { got, peak } = await readRoundRobin(blocks.readers, 64, base, rnd);
       await blocks.closeAll();
@@ -200,10 +209,19 @@ describe('openSegmentBlocks', () => {
       Array.from({ length: 200 }, () => 100 * 1024),
       rnd,
     );
-    for (const segments of [sessionDirFileSegments(dir), sessionDirSegments(dir)]) {
+    for (const [segments, syncFileReads] of [
+      [sessionDirFileSegments(dir), true],
+      [sessionDirFileSegments(dir), false],
+      [sessionDirSegments(dir), true],
+    ] as const) {
       const base = openFds();
       const ac = new AbortController();
-      const blocks = openSegmentBlocks(segments, { budgetBytes: 1, maxOpen: 50, signal: ac.signal });
+      const blocks = openSegmentBlocks(segments, {
+        budgetBytes: 1,
+        maxOpen: 50,
+        signal: ac.signal,
+        syncFileReads,
+      });
       // Every reader one block in, so 50 descriptors are open...
       for (const r of blocks.readers) expect(await r.next()).not.toBeNull();
       expect(openFds() - base).toBeGreaterThan(0);
