@@ -13,11 +13,13 @@
  * - a `FileSegment` (`sessionDirFileSegments`, the CLI's session directory) is read with positional reads
  *   into the reader's own buffer, from a descriptor in a pool of at most `maxOpen` (one syscall per block;
  *   no stream machinery). The bound on descriptors is exact. By default these calls are synchronous
- *   (`openSync`, `readSync`, `closeSync`): a block from the page cache takes microseconds, and each trip
- *   through libuv's thread pool cost more than the read itself (measured: 64 writers, 315 MB, 226 ms
- *   synchronous against 704 ms through the pool; 2,000 writers 0.7 s against 2.0–6.9 s). They block the
- *   event loop for one block, which a CLI can afford and a server should not (`syncFileReads: false`;
- *   a server reads its segments through `SegmentStore.readSegment`, not as `FileSegment`s).
+ *   (`openSync`, `readSync`, `closeSync`): a block from the page cache takes microseconds, while a busy
+ *   machine makes every trip through libuv's thread pool slow, and a reader that is evicted takes three
+ *   (open, read, close). Measured on 2 cores under load (load average 12-18): 2,000 writers, 311 MB, read
+ *   round-robin: 1.0-1.4 s synchronous against 5.7-10.5 s through the pool; at 64 writers, 315 MB, no clear
+ *   difference (0.3-0.4 s either way, 115-130 ms of CPU). They block the event loop for one block, which a
+ *   CLI can afford and a server should not (`syncFileReads: false`; a server reads its segments through
+ *   `SegmentStore.readSegment`, not as `FileSegment`s).
  * - any other `ReplaySegment` (the server's, over `SegmentStore.readSegment`) through its `open(blockBytes,
  *   signal, start)` stream, at most `maxOpen` streams at once; a stream closed to make room is reopened with
  *   `start` at the first byte not yet given. Its chunks are the blocks (the store is asked for `blockBytes`).
