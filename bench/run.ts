@@ -15,13 +15,14 @@
  *   --writers-events N   events of each session of the writers table (default 1000000)
  *   --nofile N           open-files limit for writer counts above it (default 1024)
  *   --timeout S          kill a run after S seconds (default 1200)
+ *   --bin PATH           the hansard command to measure (default bin/hansard, which runs dist/cli.js)
  *   --profile MODE       instead: one run of MODE (parse|raw|merged|text) under --cpu-prof and its top
  *                        functions by self time (--profile-events N, default 1000000; --profile-writers W, 64)
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { type BenchSession, generateBenchSession } from './gen.js';
 import { latestProfile, selfTimes, selfTimeTable } from './profile.js';
 import { benchSession, buildModes, MODES, type Mode, type ModeStat, runMode } from './replay-bench.js';
@@ -45,7 +46,9 @@ const WRITERS = 64;
 const started = Date.now();
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-if (!existsSync('dist/cli.js')) throw new Error('dist/cli.js is missing: run `npm run build` first');
+const bin = resolve(opt('bin', 'bin/hansard'));
+const distCli = join(dirname(bin), '../dist/cli.js');
+if (!existsSync(distCli)) throw new Error(`${distCli} is missing: run \`npm run build\` first`);
 await buildModes();
 const root = mkdtempSync(join(tmpdir(), 'hansard-bench-'));
 process.on('exit', () => rmSync(root, { recursive: true, force: true }));
@@ -83,7 +86,11 @@ if (flag('profile')) {
   const s = generate(Number(opt('profile-events', '1000000')), Number(opt('profile-writers', '64')));
   if (typeof s === 'string') throw new Error(s);
   const dir = join(root, 'prof');
-  const r = await runMode(mode, s.dir, { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`], timeoutS });
+  const r = await runMode(mode, s.dir, {
+    bin,
+    nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+    timeoutS,
+  });
   if (!r.ok) throw new Error(`${mode} failed: ${r.error}`);
   const file = latestProfile(dir);
   const keep = join(tmpdir(), `hansard-bench-${mode}-${s.events}.cpuprofile`);
@@ -106,7 +113,7 @@ async function measure(events: number, writers: number): Promise<{ s?: BenchSess
   if (typeof s === 'string') cell = { stats: s };
   else {
     const limit = writers > nofile ? nofile : undefined;
-    cell = { s, stats: await benchSession(s, { runs, timeoutS, nofile: limit, log }) };
+    cell = { s, stats: await benchSession(s, { bin, runs, timeoutS, nofile: limit, log }) };
     rmSync(s.dir, { recursive: true, force: true });
   }
   cells.set(key, cell);
@@ -127,10 +134,12 @@ const lineBytes = () => {
   return s ? (s.bytes / s.events).toFixed(0) : '?';
 };
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
+// the command as run, less a --bin path (a test's build)
+const shownArgs = args.filter((a, i) => a !== '--bin' && args[i - 1] !== '--bin');
 const section = `<!-- bench:merge:start -->
-Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpu}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}: \`npm run bench${quick ? ' -- --quick' : ''}\`, which took ${minutes.toFixed(1)} min. ${
+Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpu}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}: \`npm run bench${shownArgs.length ? ` -- ${shownArgs.join(' ')}` : ''}\`, which took ${minutes.toFixed(1)} min. ${
   runs > 0
-    ? `Each mode ran once with its output counted, then ${runs} times with its output on /dev/null, modes interleaved; the median is kept, and the peak RSS is the largest of the timed runs.`
+    ? `Each mode ran once with its output counted, then ${runs} ${runs === 1 ? 'time' : 'times'} with its output on /dev/null, modes interleaved; the median is kept, and the peak RSS is the largest of the timed runs.`
     : 'Each mode ran once, its output piped to the bench and counted (a check, not a measurement).'
 } Sessions of ~${lineBytes()} bytes an event at ${WRITERS} writers (more with more writers: each writer's first line names it), 1% corrections (half aimed at a message merged after them), a few quarantined lines.
 

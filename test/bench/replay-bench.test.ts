@@ -3,6 +3,7 @@
  * quarantined lines it claims, and every mode, run as the bench runs it (its own process, the built CLI),
  * reads every line of a 1,000-event session; a mode that reads less is a failed run, never a fast one.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateBenchSession } from '../../bench/gen.js';
 import { benchSession, buildModes, checkRun, expected, MODES, runMode } from '../../bench/replay-bench.js';
 import { decodeEvent, parseLine, serializeEvent } from '../../lib/log/codec.js';
-import { useBuiltCli } from '../capture/helpers.js';
+import { ROOT, useBuiltCli } from '../capture/helpers.js';
 
 const cli = useBuiltCli('bench');
 let root: string;
@@ -93,4 +94,34 @@ describe('the replay modes', () => {
     const r = await runMode('parse', s.dir, { nofile: 64 });
     expect(r).toMatchObject({ ok: true, nofile: '64', lines: 200 + s.quarantined });
   }, 30_000);
+});
+
+describe('npm run bench -- --quick', () => {
+  it('runs end to end on tiny sessions: both tables, every mode counted, nothing FAILED, docs untouched', async () => {
+    const doc = readFileSync(join(ROOT, 'docs/benchmarks.md'), 'utf8');
+    const args = ['--quick', '--events', '1000', '--writers', '1,3', '--writers-events', '1000'];
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args, '--bin', cli.bin], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 90_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/<!-- bench:merge:start -->[\s\S]*<!-- bench:merge:end -->/);
+    expect(r.stdout).not.toContain('FAILED');
+    // events table: 1,000 events at 64 writers, the four modes; writers table: 1 and 3 writers
+    for (const mode of [
+      'parse-only (baseline)',
+      'replay --raw',
+      'replay (NDJSON, corrections)',
+      'replay --format text',
+    ]) {
+      expect(r.stdout).toContain(`| 1,000 | 0 | ${mode} |`);
+      expect(r.stdout).toContain(`| 1 | ${mode} |`);
+      expect(r.stdout).toContain(`| 3 | ${mode} |`);
+    }
+    // each counted run printed the lines it saw: every line for parse and raw, every event merged
+    expect(r.stderr).toMatch(/parse counted: .* 100[3-9] lines/);
+    expect(r.stderr).toMatch(/merged counted: .* 1000 lines/);
+    expect(readFileSync(join(ROOT, 'docs/benchmarks.md'), 'utf8')).toBe(doc);
+  }, 120_000);
 });
