@@ -125,6 +125,19 @@ for (const n of eventSizes) byEvents.push({ events: n, ...(await measure(n, WRIT
 const byWriters: { writers: number; s?: BenchSession; stats: Cell }[] = [];
 for (const w of writerCounts) byWriters.push({ writers: w, ...(await measure(writersEvents, w)) });
 
+/** Median wall time of `argv` run `n` times, s: the fixed cost of starting Node, and the CLI, in every row. */
+function startSeconds(argv: string[], n: number): number {
+  const xs: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    execFileSync(process.execPath, argv, { stdio: 'ignore' });
+    xs.push(Number(process.hrtime.bigint() - t) / 1e9);
+  }
+  return xs.sort((a, b) => a - b)[Math.floor(n / 2)]!;
+}
+const startNode = startSeconds(['-e', '0'], quick ? 3 : 5);
+const startCli = startSeconds([bin, '--version'], quick ? 3 : 5);
+
 const ingest = await ingestSection(quick, log);
 const s3 = await s3Section(quick, log);
 
@@ -141,7 +154,7 @@ Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpu
   runs > 0
     ? `Each mode ran once with its output counted, then ${runs} ${runs === 1 ? 'time' : 'times'} with its output on /dev/null, modes interleaved; the median is kept, and the peak RSS is the largest of the timed runs.`
     : 'Each mode ran once, its output piped to the bench and counted (a check, not a measurement).'
-} Sessions of ~${lineBytes()} bytes an event at ${WRITERS} writers (more with more writers: each writer's first line names it), 1% corrections (half aimed at a message merged after them), a few quarantined lines.
+} Starting a process is in every row: \`node -e 0\` took ${startNode.toFixed(3)} s and \`hansard --version\` ${startCli.toFixed(3)} s (medians), which is most of a 10k-event row. Sessions of ~${lineBytes()} bytes an event at ${WRITERS} writers (more with more writers: each writer's first line names it), 1% corrections (half aimed at a message merged after them), a few quarantined lines.
 
 ### Replay as sessions grow (${WRITERS} writers)
 
