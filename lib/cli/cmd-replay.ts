@@ -9,7 +9,8 @@ import { Option } from 'commander';
 import { clientFrom, retryNotice } from '../client/config.js';
 import { FailureError, UsageError } from '../client/errors.js';
 import { type Io, writeOut } from '../client/io.js';
-import { replayBytes, sessionDirSegments } from '../log/replay.js';
+import { replayBytes } from '../log/replay.js';
+import { sessionDirFileSegments } from '../log/segment-blocks.js';
 import { sessionTarget } from './session-target.js';
 
 export function registerReplay(program: Command, io: Io): void {
@@ -31,7 +32,8 @@ export function registerReplay(program: Command, io: Io): void {
         }
         const t = sessionTarget(target, io.cwd);
         if (t.kind === 'dir') {
-          const segments = sessionDirSegments(t.dir);
+          // FileSegments: the merge reads them by position, in blocks, at most 128 open at once.
+          const segments = sessionDirFileSegments(t.dir);
           if (segments.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
           // The fast merge's buffers as they come (1 MiB each), each written with backpressure.
           for await (const b of replayBytes(segments, o.raw ? 'raw' : o.format)) await writeOut(io, b);

@@ -10,7 +10,7 @@
  */
 import type { LineProblem } from './codec.js';
 import { newLineScan } from './envelope-scan.js';
-import { type BlockReader, before, LineCursor } from './line-cursor.js';
+import { type BlockSet, before, LineCursor } from './line-cursor.js';
 
 export interface FastMergeOptions {
   /** quarantined complete lines stay in the output, in merged position (the raw replay) */
@@ -34,13 +34,12 @@ export interface FastMergeOptions {
 export const DEFAULT_OUTPUT_BYTES = 1024 * 1024;
 
 /**
- * Merges the segments read by `readers` (one per writer, `ws[i]` its writer id) and yields the merged
- * output in buffers of whole lines, each a fresh buffer the consumer may keep. Closes every reader at the
- * end, whatever the end. Errors of the readers and of `render` propagate.
+ * Merges the segments read by `blocks` (one reader per writer, in segment order) and yields the merged
+ * output in buffers of whole lines, each a fresh buffer the consumer may keep. Closes every reader
+ * (`closeAll`) at the end, whatever the end. Errors of the readers and of `render` propagate.
  */
 export async function* mergeToBuffers(
-  ws: readonly string[],
-  readers: readonly BlockReader[],
+  blocks: BlockSet,
   options: FastMergeOptions,
 ): AsyncGenerator<Uint8Array> {
   const { signal, render } = options;
@@ -53,9 +52,9 @@ export async function* mergeToBuffers(
   };
   try {
     const heap: LineCursor[] = [];
-    for (let i = 0; i < readers.length; i++) {
+    for (let i = 0; i < blocks.readers.length; i++) {
       signal?.throwIfAborted();
-      const c = new LineCursor(ws[i]!, i, readers[i]!, scan, cursorOptions);
+      const c = new LineCursor(i, blocks.readers[i]!, scan, cursorOptions);
       if (await c.advance()) push(heap, c);
     }
     let out = Buffer.allocUnsafe(cap);
@@ -118,7 +117,7 @@ export async function* mergeToBuffers(
     if (used > 0) yield out.subarray(0, used);
   } finally {
     // A consumer that stops early (a client gone mid-replay) must not leave a segment open (issue 8).
-    await closeAll(readers);
+    await blocks.closeAll();
   }
 }
 
@@ -128,8 +127,7 @@ export async function* mergeToBuffers(
  * 1 Mi) characters of whole lines. Closes every reader at the end, whatever the end.
  */
 export async function* mergeToStrings(
-  ws: readonly string[],
-  readers: readonly BlockReader[],
+  blocks: BlockSet,
   options: {
     render: (c: LineCursor) => string;
     onProblem?: ((w: string, problem: LineProblem) => void) | undefined;
@@ -143,9 +141,9 @@ export async function* mergeToStrings(
   const cursorOptions = { keepProblems: false, wantId: false, onProblem: options.onProblem };
   try {
     const heap: LineCursor[] = [];
-    for (let i = 0; i < readers.length; i++) {
+    for (let i = 0; i < blocks.readers.length; i++) {
       signal?.throwIfAborted();
-      const c = new LineCursor(ws[i]!, i, readers[i]!, scan, cursorOptions);
+      const c = new LineCursor(i, blocks.readers[i]!, scan, cursorOptions);
       if (await c.advance()) push(heap, c);
     }
     let out = '';
@@ -164,15 +162,8 @@ export async function* mergeToStrings(
     }
     if (out.length > 0) yield out;
   } finally {
-    await closeAll(readers);
+    await blocks.closeAll();
   }
-}
-
-/** Closes every reader, all of them even when some fail; the first failure is rethrown after. */
-async function closeAll(readers: readonly BlockReader[]): Promise<void> {
-  const results = await Promise.allSettled(readers.map((r) => r.close()));
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
 }
 
 function push(heap: LineCursor[], c: LineCursor): void {

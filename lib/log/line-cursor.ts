@@ -16,14 +16,22 @@
 import { isUtf8 } from 'node:buffer';
 import { type LineProblem, parseLine } from './codec.js';
 import { type LineScan, scanLine } from './envelope-scan.js';
-import type { ReplaySegment } from './replay.js';
 
 /** One segment's bytes as blocks, in order (the shape of lib/log/segment-blocks.ts's reader). */
 export interface BlockReader {
+  /** the segment's writer id */
+  readonly w: string;
   /** the next block (the caller's until the next call), or null after the last byte */
   next(): Promise<Uint8Array | null>;
   /** releases what the reader holds; `next()` gives null afterwards */
   close(): Promise<void>;
+}
+
+/** The readers of a session's segments, in the merge's order, and how to close them all. */
+export interface BlockSet {
+  readers: readonly BlockReader[];
+  /** closes every reader; once it resolves nothing of them is open */
+  closeAll(): Promise<void>;
 }
 
 export interface CursorOptions {
@@ -75,13 +83,16 @@ export class LineCursor {
   private nextOffset = 0;
   private done = false;
 
+  readonly w: string;
+
   constructor(
-    readonly w: string,
     readonly index: number,
     private readonly reader: BlockReader,
     private readonly scan: LineScan,
     private readonly options: CursorOptions,
-  ) {}
+  ) {
+    this.w = reader.w;
+  }
 
   /** Moves to the next line of the current block, without awaiting; false when the block is used up. */
   step(): boolean {
@@ -199,37 +210,4 @@ export function before(a: LineCursor, b: LineCursor): boolean {
   if (a.key !== b.key) return a.key < b.key;
   if (a.w !== b.w) return a.w < b.w;
   return a.index < b.index;
-}
-
-/**
- * A `BlockReader` per segment over its `open(blockBytes, signal)` stream, opened on the first `next()`
- * (a reader closed before it reads never opens its segment). Each stream's chunks are the blocks.
- */
-export function streamBlockReaders(
-  segments: readonly ReplaySegment[],
-  blockBytes: number,
-  signal: AbortSignal | undefined,
-): BlockReader[] {
-  return segments.map((seg) => {
-    let it: AsyncIterator<Uint8Array> | Iterator<Uint8Array> | null = null;
-    let closed = false;
-    return {
-      async next() {
-        if (closed) return null;
-        if (it === null) {
-          const s = seg.open(blockBytes, signal);
-          it = Symbol.asyncIterator in s ? s[Symbol.asyncIterator]() : s[Symbol.iterator]();
-        }
-        for (;;) {
-          const r = await it.next();
-          if (r.done) return null;
-          if (r.value.length > 0) return r.value;
-        }
-      },
-      async close() {
-        closed = true;
-        await it?.return?.();
-      },
-    };
-  });
 }

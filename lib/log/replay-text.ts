@@ -21,9 +21,15 @@ export class EventLines {
   private readonly authors = new Map<string, string>();
   private readonly anyCorrections: boolean;
 
+  /**
+   * @param lightAttribution give the attributor a view of each uncorrected event built from its parsed
+   *   fields (`attributionView`) instead of the recorded event, which it would decode with the zod schemas
+   *   (most of the text replay's time). Same attributions; the reference replay keeps the decode.
+   */
   constructor(
     private readonly format: 'ndjson' | 'text',
     private readonly index: CorrectionIndex,
+    private readonly lightAttribution = false,
   ) {
     this.anyCorrections = index.size > 0;
     this.attributor = format === 'text' ? new Attributor() : null;
@@ -42,13 +48,44 @@ export class EventLines {
     // the effective event: a corrected caused_by counts. People are named by their messages' user_id.
     if (event.type === 'message' && typeof event.obj.user_id === 'string')
       this.authors.set(event.id, event.obj.user_id);
-    const a = this.attributor!.push(corrected?.effective ?? event);
+    const a = this.attributor!.push(
+      corrected?.effective ?? (this.lightAttribution ? attributionView(event) : event),
+    );
     let text = corrected === null ? formatTextLine(event, this.agents) : corrected.line.slice(0, -1);
     // A correction whose target already passed and refused it is shown as such, not as if applied.
     const refused = event.type === 'correction' ? index.problemOf(event.id) : undefined;
     if (refused) text += ` [not applied: ${refused.code}]`;
     return a ? `${text} ${attributionMark(a, this.authors)}\n` : `${text}\n`;
   }
+}
+
+const NO_EXTRA: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+
+/**
+ * What `Attributor.push` reads of an event, as a `LogEvent`-shaped object it takes as it is: the envelope,
+ * the type and the five fields attribution uses, as parsed. It attributes exactly as the decoded event
+ * would: for an event whose fields decode, the decoded values are the parsed ones or, for a missing field,
+ * `''`/`null`, which the attributor reads as it reads a missing one; for one that does not decode, the
+ * attributor reads the decoded event's `extra`, which holds the parsed values.
+ */
+function attributionView(event: RecordedEvent): Record<string, unknown> {
+  const o = event.obj;
+  return {
+    v: event.v,
+    sid: event.sid,
+    w: event.w,
+    seq: event.seq,
+    id: event.id,
+    ts: event.ts,
+    mono: event.mono,
+    type: event.type,
+    user_id: o.user_id,
+    turn_id: o.turn_id,
+    context_message_ids: o.context_message_ids,
+    action_id: o.action_id,
+    caused_by: o.caused_by,
+    extra: NO_EXTRA,
+  };
 }
 
 /**

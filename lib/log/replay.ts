@@ -23,7 +23,7 @@ import { createReadStream, statSync } from 'node:fs';
 import { decodeEvent, parseLine, parseLineText } from './codec.js';
 import { CorrectionIndex, type CorrectionProblem } from './corrections.js';
 import { mergeToBuffers, mergeToStrings } from './fast-merge.js';
-import { type LineCursor, streamBlockReaders } from './line-cursor.js';
+import type { LineCursor } from './line-cursor.js';
 import {
   type MergedEvent,
   type MergeOptions,
@@ -33,6 +33,7 @@ import {
 } from './merge.js';
 import { type ReadOptions, readSegmentBatches } from './reader.js';
 import { EventLines } from './replay-text.js';
+import { openSegmentBlocks } from './segment-blocks.js';
 import { listSegments } from './session-dir.js';
 
 export type ReplayFormat = 'ndjson' | 'text';
@@ -187,19 +188,13 @@ export async function* replayChunks(
 
 export interface ReplayBytesOptions extends ReplayOptions {
   /**
-   * Bytes of segment blocks read ahead in all, spread over the writers (default 16 MiB, the CLI's; a
-   * server, which holds one merge per response, passes less). A block is between 16 KiB and 1 MiB.
+   * Bytes of segment blocks in memory in all, spread over the writers (default 16 MiB, the CLI's; a
+   * server, which holds one merge per response, passes less). A block is between 16 KiB and 1 MiB, and
+   * at most 128 segments are open at once (lib/log/segment-blocks.ts).
    */
   readBudgetBytes?: number;
   /** Bytes of each output buffer (default 1 MiB); a line longer than that gets a buffer of its own. */
   outputBytes?: number;
-}
-
-const DEFAULT_READ_BUDGET = 16 * 1024 * 1024;
-
-/** Block size for `writers` sharing `budget` bytes: between 16 KiB and 1 MiB (as lib/log/segment-blocks). */
-function blockBytesFor(writers: number, budget: number): number {
-  return Math.min(1024 * 1024, Math.max(16 * 1024, Math.floor(budget / Math.max(1, writers))));
 }
 
 /**
@@ -242,22 +237,14 @@ export async function* replayBytes(
           const p = parseLine(c.lb.subarray(c.ls, c.le), c.lineNo, c.lineOffset, true);
           return p.ok ? lines.line(p.event) : null;
         };
-  yield* mergeToBuffers(
-    segments.map((s) => s.w),
-    streamBlockReaders(
-      segments,
-      blockBytesFor(segments.length, options.readBudgetBytes ?? DEFAULT_READ_BUDGET),
-      signal,
-    ),
-    {
-      keepProblems: mode === 'raw',
-      wantId: lines !== null,
-      render,
-      onProblem: options.onProblem,
-      outputBytes: options.outputBytes,
-      signal,
-    },
-  );
+  yield* mergeToBuffers(openSegmentBlocks(segments, { budgetBytes: options.readBudgetBytes, signal }), {
+    keepProblems: mode === 'raw',
+    wantId: lines !== null,
+    render,
+    onProblem: options.onProblem,
+    outputBytes: options.outputBytes,
+    signal,
+  });
   if (index !== null && options.onCorrectionProblem)
     for (const p of index.problems()) options.onCorrectionProblem(p);
 }
@@ -270,7 +257,7 @@ async function* replayText(
   const signal = options.signal;
   signal?.throwIfAborted();
   const index = options.corrections ?? (await CorrectionIndex.scan(segments, signal));
-  const lines = new EventLines('text', index);
+  const lines = new EventLines('text', index, true);
   const render = (c: LineCursor): string => {
     // The cursor's block was checked as UTF-8 (or the line was, by its scan): decode and parse once.
     const p = parseLineText(
@@ -284,15 +271,12 @@ async function* replayText(
     if (!p.ok) throw new Error(`line ${c.lineNo} of ${c.w}: the scan took a line the parser refuses`);
     return lines.line(p.event);
   };
-  yield* mergeToStrings(
-    segments.map((s) => s.w),
-    streamBlockReaders(
-      segments,
-      blockBytesFor(segments.length, options.readBudgetBytes ?? DEFAULT_READ_BUDGET),
-      signal,
-    ),
-    { render, onProblem: options.onProblem, outputChars: options.outputBytes, signal },
-  );
+  yield* mergeToStrings(openSegmentBlocks(segments, { budgetBytes: options.readBudgetBytes, signal }), {
+    render,
+    onProblem: options.onProblem,
+    outputChars: options.outputBytes,
+    signal,
+  });
   if (options.onCorrectionProblem) for (const p of index.problems()) options.onCorrectionProblem(p);
 }
 

@@ -22,6 +22,7 @@ import {
   replayRawReference,
   sessionDirSegments,
 } from '../../lib/log/index.js';
+import { sessionDirFileSegments } from '../../lib/log/segment-blocks.js';
 import { formatTs } from '../../lib/log/time.js';
 
 let root: string;
@@ -48,10 +49,20 @@ function recorder() {
   };
 }
 
-async function fast(segments: ReplaySegment[], mode: Mode, outputBytes?: number): Promise<Outcome> {
+async function fast(
+  segments: ReplaySegment[],
+  mode: Mode,
+  outputBytes?: number,
+  readBudgetBytes?: number,
+): Promise<Outcome> {
   const r = recorder();
   const parts: Buffer[] = [];
-  const options = { onProblem: r.onProblem, onCorrectionProblem: r.onCorrectionProblem, outputBytes };
+  const options = {
+    onProblem: r.onProblem,
+    onCorrectionProblem: r.onCorrectionProblem,
+    outputBytes,
+    readBudgetBytes,
+  };
   for await (const b of replayBytes(segments, mode, options)) parts.push(Buffer.from(b));
   r.out.bytes = Buffer.concat(parts);
   return r.out;
@@ -114,6 +125,11 @@ async function expectSame(dir: string, outputBytes?: number): Promise<void> {
     expect(cut.bytes.toString('hex'), `${dir} ${mode} in tiny chunks`).toBe(want.bytes.toString('hex'));
     expect(cut.problems).toEqual(want.problems);
     expect(cut.corrections).toEqual(want.corrections);
+    // Files read by position into 16 KiB blocks the reader reuses (the CLI's way).
+    const files = await fast(sessionDirFileSegments(dir), mode, outputBytes, 1);
+    expect(files.bytes.toString('hex'), `${dir} ${mode} as FileSegments`).toBe(want.bytes.toString('hex'));
+    expect(files.problems).toEqual(want.problems);
+    expect(files.corrections).toEqual(want.corrections);
   }
 }
 
@@ -160,6 +176,12 @@ describe('the fast replay gives what the reference merge gives', () => {
       await expectSame(dir, 300);
     });
   }
+
+  it('on a generated session of segments many blocks long (3 writers, ~1,500 lines each)', async () => {
+    const dir = generate(9, 3, 1500);
+    expect(statSync(join(dir, readdirSync(dir)[0]!)).size).toBeGreaterThan(100_000);
+    await expectSame(dir);
+  });
 });
 
 /**
@@ -169,7 +191,7 @@ describe('the fast replay gives what the reference merge gives', () => {
  * every kind (not JSON, not an object, no envelope, invalid UTF-8, empty, torn, nested too deep), long
  * lines, and on some writers a last line with no newline.
  */
-function generate(seed: number, writers: number): string {
+function generate(seed: number, writers: number, lines = 40): string {
   const rand = prng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const sid = newId('s');
@@ -184,6 +206,8 @@ function generate(seed: number, writers: number): string {
     let clock = t0 + 1000 * Math.floor(rand() * 50);
     let seq = 0;
     let m = 0;
+    let turn = '';
+    let action = '';
     const line = (type: string, id: string, fields: Record<string, unknown>, ts?: string) => {
       seq += 1;
       // Whole ms, so writers often share a ts: then the running maximum and the writer id decide.
@@ -204,7 +228,7 @@ function generate(seed: number, writers: number): string {
       '{"v":3,"sid":"s","w":"w","seq":1,"id":"e","ts":"t","mono":0,"type":"note"',
       `${'['.repeat(600)}${']'.repeat(600)}`,
     ];
-    for (let k = 0; k < 40; k++) {
+    for (let k = 0; k < lines; k++) {
       const r = rand();
       if (r < 0.12) parts.push(Buffer.concat([Buffer.from(pick(quarantined)), Buffer.from('\n')]));
       else if (r < 0.15) parts.push(Buffer.from([0x7b, 0xff, 0xfe, 0x22, 0x7d, 0x0a]));
@@ -223,7 +247,41 @@ function generate(seed: number, writers: number): string {
         line('correction', newId('e'), { target_id: target, field, value, reason: `fix ${k}`, redacted: [] });
       } else if (r < 0.5) {
         line('note', newId('e'), { author: `a${wi}`, text: 'no timestamp', redacted: [] }, 'not-a-time');
-      } else line('note', newId('e'), { author: `a${wi}`, text: `note ${k}\u202e`, redacted: [] });
+      } else if (r < 0.6)
+        line('note', newId('e'), { author: `a${wi}`, text: `note ${k}\u202e`, redacted: [] });
+      else if (r < 0.68) {
+        // Turns with and without recorded context, some with fields of the wrong type (not decodable).
+        turn = newId('t');
+        const ctx = pick([null, [], [pick(messageIds)], [pick(messageIds), 5], 'm_x']);
+        line('turn.start', turn, rand() < 0.8 ? { turn_id: turn, context_message_ids: ctx } : {});
+      } else if (r < 0.8) {
+        action = newId('a');
+        const causedBy = pick([null, null, [], [pick(messageIds)], 7, undefined]);
+        line('agent.action', action, {
+          turn_id: rand() < 0.9 ? turn : null,
+          tool: 'Bash',
+          input: { command: `ls ${k}` },
+          call_id: null,
+          caused_by: causedBy,
+          redacted: [],
+        });
+      } else if (r < 0.9) {
+        const status = rand() < 0.9 ? 'ok' : 3;
+        line('agent.action_result', newId('e'), {
+          action_id: action,
+          status,
+          output: `out ${k}`,
+          redacted: [],
+        });
+      } else {
+        const causedBy = pick([null, undefined, [pick(messageIds)]]);
+        line('agent.output', newId('e'), {
+          turn_id: turn,
+          text: `said ${k}`,
+          caused_by: causedBy,
+          redacted: [],
+        });
+      }
     }
     if (wi % 2 === 1) parts.push(Buffer.from('{"v":3,"sid":"cut off mid-wr'));
     writeFileSync(join(dir, `${w}.jsonl`), Buffer.concat(parts));
