@@ -3,12 +3,13 @@
  * that took the most self time, from the .cpuprofile V8 writes (the Chrome DevTools profile format:
  * `nodes` with `callFrame` and ids, `samples` naming a node per tick, `timeDeltas` in µs between ticks).
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
 }
 interface CpuProfile {
   nodes: ProfileNode[];
@@ -41,9 +42,8 @@ export function selfTimes(file: string, root = process.cwd()): SelfTime[] {
     const node = byId.get(p.samples[i]!);
     if (!node) continue;
     total += us;
-    const { functionName, url, lineNumber } = node.callFrame;
-    const path = url.startsWith('file://') ? relative(root, new URL(url).pathname) : url;
-    const where = path ? `${path}:${lineNumber + 1}` : '';
+    const { functionName, url, lineNumber, columnNumber } = node.callFrame;
+    const where = sourceOf(url, lineNumber, columnNumber, root);
     const key = `${functionName}\u0000${where}`;
     const e = acc.get(key) ?? { fn: functionName || '(anonymous)', where, ms: 0, share: 0 };
     e.ms += us / 1000;
@@ -52,6 +52,28 @@ export function selfTimes(file: string, root = process.cwd()): SelfTime[] {
   return [...acc.values()]
     .map((e) => ({ ...e, share: total > 0 ? (e.ms * 1000) / total : 0 }))
     .sort((a, b) => b.ms - a.ms);
+}
+
+const maps = new Map<string, SourceMap | null>();
+/**
+ * `file:line` (1-based, relative to `root`) of a frame, through the bundle's source map when there is one
+ * (dist/ is built with maps), so the table names lib/… files rather than lines of a bundle chunk.
+ */
+function sourceOf(url: string, line0: number, col0: number, root: string): string {
+  if (!url.startsWith('file://')) return url ? `${url}:${line0 + 1}` : '';
+  const file = new URL(url).pathname;
+  if (!maps.has(file)) {
+    const map = `${file}.map`;
+    maps.set(file, existsSync(map) ? new SourceMap(JSON.parse(readFileSync(map, 'utf8'))) : null);
+  }
+  const e = maps.get(file)?.findEntry(line0, col0);
+  if (e && 'originalSource' in e && e.originalSource) {
+    const src = e.originalSource.startsWith('file://')
+      ? new URL(e.originalSource).pathname
+      : resolve(dirname(file), e.originalSource);
+    return `${relative(root, src)}:${e.originalLine + 1}`;
+  }
+  return `${relative(root, file)}:${line0 + 1}`;
 }
 
 /** The newest .cpuprofile in `dir` (V8 names them CPU.<date>.<pid>…). */

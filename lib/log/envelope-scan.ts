@@ -29,7 +29,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { parseLine } from './codec.js';
-import { scanNumber, scanned, scanString, skipValue, skipWs, useWords } from './json-scan.js';
+import { STR_STOP, scanNumber, scanned, scanString, skipValue, skipWs, useWords } from './json-scan.js';
 import { parseTs } from './time.js';
 
 /** What `scanLine` read of a line. One object is reused for every line (no allocation per line). */
@@ -102,11 +102,17 @@ export function scanLine(
   for (;;) {
     if (buf[i] !== 0x22) return notEvent(out);
     const keyAt = i + 1;
-    i = scanString(buf, keyAt, end);
+    // The plain run inline (a call per string costs more than a short key's bytes), the rest by scanString.
+    let j = keyAt;
+    while (j < end && STR_STOP[buf[j]!] === 0) j++;
+    let keyEscaped = false;
+    if (j < end && buf[j] === 0x22) i = j + 1;
+    else {
+      i = scanString(buf, j, end);
+      keyEscaped = scanned.escaped;
+    }
     if (i < 0) return notEvent(out);
-    const key = scanned.escaped
-      ? escapedEnvelopeKey(buf, keyAt, i - 1)
-      : envelopeKey(buf, keyAt, i - 1 - keyAt);
+    const key = keyEscaped ? escapedEnvelopeKey(buf, keyAt, i - 1) : envelopeKey(buf, keyAt, i - 1 - keyAt);
     i = skipWs(buf, i, end);
     if (i >= end || buf[i] !== 0x3a) return notEvent(out);
     i = skipWs(buf, i + 1, end);
@@ -365,8 +371,15 @@ function isCorrectionType(buf: Uint8Array, at: number, end: number): boolean {
   );
 }
 
+/** Node's Buffer has the decoder without toString's argument handling (a third of an id's cost). */
+interface Utf8Slicer {
+  utf8Slice?: (start: number, end: number) => string;
+}
+
 /** The text of valid UTF-8 `buf[at, end)` (no copy of the bytes when `buf` is a Buffer). */
 function utf8(buf: Uint8Array, at: number, end: number): string {
+  const slice = (buf as Utf8Slicer).utf8Slice;
+  if (slice !== undefined && Buffer.isBuffer(buf)) return slice.call(buf, at, end);
   if (Buffer.isBuffer(buf)) return buf.toString('utf8', at, end);
   return Buffer.from(buf.buffer, buf.byteOffset + at, end - at).toString('utf8');
 }

@@ -19,7 +19,7 @@ export const scanned = {
 };
 
 /** Bytes that end the plain run of a string: `"`, `\`, and the control characters JSON forbids raw. */
-const STR_STOP = new Uint8Array(256);
+export const STR_STOP = new Uint8Array(256);
 for (let c = 0; c < 0x20; c++) STR_STOP[c] = 1;
 STR_STOP[0x22] = 1;
 STR_STOP[0x5c] = 1;
@@ -66,15 +66,16 @@ export function skipWs(buf: Uint8Array, i: number, end: number): number {
 /** From just after an opening quote: the index after the closing quote, or -1. Sets `scanned.escaped`. */
 export function scanString(buf: Uint8Array, i: number, end: number): number {
   scanned.escaped = false;
+  const shift = wordShift;
+  const w = words;
   for (;;) {
-    // Byte by byte up to a 4-byte boundary, then a word at a time while no byte of it is special.
     while (i < end && STR_STOP[buf[i]!] === 0) {
       i++;
-      if (((i + wordShift) & 3) === 0 && wordsOf === buf) {
-        let k = (i + wordShift) >> 2;
-        const last = (end + wordShift) >> 2;
-        while (k < last && !specialIn(words[k]!)) k++;
-        i = (k << 2) - wordShift;
+      if (((i + shift) & 3) === 0) {
+        let k = (i + shift) >> 2;
+        const last = (end + shift) >> 2;
+        while (k < last && !specialIn(w[k]!)) k++;
+        i = (k << 2) - shift;
       }
     }
     if (i >= end) return -1;

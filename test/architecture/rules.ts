@@ -79,7 +79,12 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   'lib/store/sqlite-state-store.ts': { adapter: 'sqlite' },
   'lib/store/sqlite-status-work.ts': { adapter: 'sqlite' },
   'lib/store/sqlite-summary.ts': { adapter: 'sqlite' },
+  // group commit of the writer index (issue 16.3): the queue and the batch SQLite runs
+  'lib/store/group-commit.ts': { adapter: 'sqlite' },
+  'lib/store/sqlite-advance.ts': { adapter: 'sqlite' },
   'lib/store/s3-segment-store.ts': { adapter: 's3' },
+  // windowed, budgeted reads of chunk objects (issue 16.4)
+  'lib/store/s3-segment-read.ts': { adapter: 's3' },
   'lib/store/dynamo-state-store.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-tokens.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-items.ts': { adapter: 'dynamo' },
@@ -110,8 +115,8 @@ export const ADAPTER_EXCEPTIONS: { from: string; to: string; why: string }[] = [
 export const PACKAGE_HOMES: { pkg: RegExp; only: string; may: (from: string) => boolean }[] = [
   {
     pkg: /^better-sqlite3$/,
-    only: 'lib/store/sqlite-state-store.ts imports better-sqlite3 (no Lambda bundle may hold it)',
-    may: (f) => f === 'lib/store/sqlite-state-store.ts',
+    only: 'lib/store/sqlite-state-store.ts and lib/store/sqlite-advance.ts import better-sqlite3 (no Lambda bundle may hold it)',
+    may: (f) => f === 'lib/store/sqlite-state-store.ts' || f === 'lib/store/sqlite-advance.ts',
   },
   {
     pkg: /^@hono\/node-server(\/|$)/,
