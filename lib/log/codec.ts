@@ -246,6 +246,19 @@ function envelopeProblem(o: Record<string, unknown>): string | null {
   return null;
 }
 
+/** The envelope's names and `type`: never a type field or an `extra` one. */
+const RESERVED: ReadonlySet<string> = new Set<string>([...ENVELOPE_FIELDS, 'type']);
+const FIELD_SETS = new Map<string, ReadonlySet<string>>();
+/** `FIELD_ORDER[type]` as a set, made once per type (decodeEvent runs for every corrected event). */
+function fieldSet(type: keyof typeof FIELD_ORDER): ReadonlySet<string> {
+  let set = FIELD_SETS.get(type);
+  if (!set) {
+    set = new Set<string>(FIELD_ORDER[type]);
+    FIELD_SETS.set(type, set);
+  }
+  return set;
+}
+
 /**
  * The typed, lenient view of a recorded event (or of any object with a valid envelope). Known types get
  * their fields with defaults for what is missing; unknown fields go to `extra` in read order. An unknown
@@ -264,10 +277,10 @@ export function decodeEvent(source: RecordedEvent | Record<string, unknown>): Lo
     ts: o.ts as string,
     mono: o.mono as number,
   };
-  const reserved = new Set<string>([...ENVELOPE_FIELDS, 'type']);
+  const reserved = RESERVED;
   if (isKnownType(type)) {
     const schema = TYPE_FIELDS[type];
-    const fieldNames = new Set(FIELD_ORDER[type]);
+    const fieldNames = fieldSet(type);
     const input: Record<string, unknown> = {};
     for (const k of fieldNames) if (Object.hasOwn(o, k)) input[k] = o[k];
     const result = schema.safeParse(input);

@@ -32,6 +32,7 @@
  *   as it passes, even a target that comes before its corrections in merged order (the normal case).
  */
 import { decodeEvent, parseLine, serializeEvent } from './codec.js';
+import { hashIdText } from './envelope-scan.js';
 import {
   ENVELOPE_FIELDS,
   FIELD_ORDER,
@@ -43,6 +44,7 @@ import {
 } from './events.js';
 import { readSegmentBatches } from './reader.js';
 import type { ReplaySegment } from './replay.js';
+import { openSegmentBlocks } from './segment-blocks.js';
 
 /** A decoded `correction` event. */
 export type CorrectionEvent = Extract<KnownEvent, { type: 'correction' }>;
@@ -138,9 +140,22 @@ export class CorrectionIndex {
   /** merged position of each correction event as it passed */
   private readonly position = new Map<string, number>();
 
+  /** bit `hashIdText(id) & mask` set for every target id: `mayTarget`'s filter */
+  private readonly filter: Uint8Array;
+  private readonly mask: number;
+
   private constructor(byTarget: Map<string, CorrectionEvent[]>, count: number) {
     this.byTarget = byTarget;
     this.count = count;
+    // About 64 bits a target (a false positive in ~1 of 64 lookups costs one id string), at least 4 KiB.
+    let bits = 32768;
+    while (bits < byTarget.size * 64 && bits < 2 ** 30) bits *= 2;
+    this.mask = bits - 1;
+    this.filter = new Uint8Array(bits >> 3);
+    for (const id of byTarget.keys()) {
+      const b = hashIdText(id) & this.mask;
+      this.filter[b >> 3]! |= 1 << (b & 7);
+    }
   }
 
   /** An index of the corrections among `events`, which are in merged order. */
@@ -183,19 +198,30 @@ export class CorrectionIndex {
     const stop = new AbortController();
     const onAbort = () => stop.abort(signal!.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
+    // Blocks of 1 MiB from the merge's own reader (a file segment by positional reads into a reused
+    // buffer, no stream machinery), at most SCAN_CONCURRENCY segments open.
+    const blocks = openSegmentBlocks(segments, {
+      budgetBytes: segments.length * SCAN_CHUNK_BYTES,
+      maxOpen: SCAN_CONCURRENCY,
+      signal: stop.signal,
+    });
     let next = 0;
     const worker = async () => {
       for (let src = next++; src < segments.length; src = next++) {
         stop.signal.throwIfAborted();
         const seg = segments[src]!;
         const out = perSegment[src]!;
-        const bytes = seg.open(SCAN_CHUNK_BYTES, stop.signal);
-        await findCandidateLines(bytes, stop.signal, (line, offset) => {
-          const p = parseLine(line, 0, offset, true);
-          if (!p.ok || p.event.type !== 'correction') return;
-          const ev = decodeEvent(p.event);
-          if (isType(ev, 'correction')) out.push({ ev, src, w: seg.w, offset, key: 0 });
-        });
+        const reader = blocks.readers[src]!;
+        try {
+          await findCandidateLines(reader, stop.signal, (line, offset) => {
+            const p = parseLine(line, 0, offset, true);
+            if (!p.ok || p.event.type !== 'correction') return;
+            const ev = decodeEvent(p.event);
+            if (isType(ev, 'correction')) out.push({ ev, src, w: seg.w, offset, key: 0 });
+          });
+        } finally {
+          await reader.close();
+        }
       }
     };
     try {
@@ -211,6 +237,7 @@ export class CorrectionIndex {
       if (failed) throw failed.reason;
     } finally {
       signal?.removeEventListener('abort', onAbort);
+      await blocks.closeAll();
     }
     const found = perSegment.flat();
     const groups = new Map<string, Found[]>();
@@ -251,6 +278,16 @@ export class CorrectionIndex {
   /** True when some correction names `id` as its target. */
   targets(id: string): boolean {
     return this.byTarget.has(id);
+  }
+
+  /**
+   * False when no correction names an id of hash `idHash` (`hashIdBytes`/`hashIdText` of the id's UTF-8):
+   * the replay asks this of every event before it makes the id a string for `targets`. True may be a
+   * false positive (about 1 in 64 ids); false is always right.
+   */
+  mayTarget(idHash: number): boolean {
+    const b = idHash & this.mask;
+    return (this.filter[b >> 3]! & (1 << (b & 7))) !== 0;
   }
 
   /**
@@ -419,21 +456,23 @@ function asBuffer(chunk: Uint8Array): Buffer {
  * reason of `signal` at the next chunk once it is aborted (the source is then closed by `for await`).
  */
 async function findCandidateLines(
-  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  reader: { next(): Promise<Uint8Array | null> },
   signal: AbortSignal,
   onLine: (bytes: Buffer, offset: number) => void,
 ): Promise<void> {
+  // A block is the reader's until its next `next()`: what is kept across blocks (a cut line) is copied,
+  // and `onLine` gets a copy of its line.
   let carry: Buffer[] = [];
   let carryLen = 0;
-  let base = 0; // offset of the current chunk's first byte
-  for await (const chunk of source) {
+  let base = 0; // offset of the current block's first byte
+  for (let chunk = await reader.next(); chunk !== null; chunk = await reader.next()) {
     signal.throwIfAborted();
     const buf = asBuffer(chunk);
     let start = 0;
     if (carryLen > 0) {
       const nl = buf.indexOf(NL);
       if (nl === -1) {
-        carry.push(buf);
+        carry.push(Buffer.from(buf));
         carryLen += buf.length;
         base += buf.length;
         continue;
@@ -452,13 +491,13 @@ async function findCandidateLines(
         if (h === -1 || h > lastNl) break;
         const ls = buf.lastIndexOf(NL, h) + 1;
         const le = buf.indexOf(NL, h);
-        onLine(buf.subarray(ls, le), base + ls);
+        onLine(Buffer.from(buf.subarray(ls, le)), base + ls);
         p = le + 1;
       }
       start = lastNl + 1;
     }
     if (start < buf.length) {
-      carry.push(buf.subarray(start));
+      carry.push(Buffer.from(buf.subarray(start)));
       carryLen += buf.length - start;
     }
     base += buf.length;

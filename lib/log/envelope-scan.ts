@@ -42,11 +42,18 @@ export interface LineScan {
   isCorrection: boolean;
   /** the event's `id` (only filled when `scanLine` was asked for it with `wantId`, and ok) */
   id: string | undefined;
+  /**
+   * Where the `id` string's text lies in the scanned buffer, `buf[idAt, idEnd)`, when it has no escape
+   * (its bytes are then its UTF-8 text); -1 when the line is no event, the id has an escape or the line
+   * was decided by the full parse. Filled whether or not `wantId` was asked: it costs nothing.
+   */
+  idAt: number;
+  idEnd: number;
 }
 
 /** A fresh `LineScan` to pass to `scanLine` (reuse it for every line). */
 export function newLineScan(): LineScan {
-  return { ok: false, tsMicros: Number.NaN, isCorrection: false, id: undefined };
+  return { ok: false, tsMicros: Number.NaN, isCorrection: false, id: undefined, idAt: -1, idEnd: -1 };
 }
 
 // What a top-level value was, for the envelope keys (the last occurrence of a key overwrites).
@@ -190,6 +197,8 @@ export function scanLine(
   if (Number.isNaN(out.tsMicros)) out.tsMicros = parseTs(utf8(buf, tsAt, tsEnd))?.micros ?? Number.NaN;
   out.isCorrection = isCorrectionType(buf, typeAt, typeEnd);
   out.id = wantId ? utf8(buf, idAt, idEnd) : undefined;
+  out.idAt = id === STR ? idAt : -1;
+  out.idEnd = id === STR ? idEnd : -1;
   return true;
 }
 
@@ -198,6 +207,8 @@ function notEvent(out: LineScan): false {
   out.tsMicros = Number.NaN;
   out.isCorrection = false;
   out.id = undefined;
+  out.idAt = -1;
+  out.idEnd = -1;
   return false;
 }
 
@@ -210,6 +221,8 @@ function reference(buf: Uint8Array, start: number, end: number, out: LineScan, w
   out.tsMicros = p.event.tsMicros ?? Number.NaN;
   out.isCorrection = p.event.type === 'correction';
   out.id = wantId ? p.event.id : undefined;
+  out.idAt = -1;
+  out.idEnd = -1;
   return true;
 }
 
@@ -382,4 +395,24 @@ function utf8(buf: Uint8Array, at: number, end: number): string {
   if (slice !== undefined && Buffer.isBuffer(buf)) return slice.call(buf, at, end);
   if (Buffer.isBuffer(buf)) return buf.toString('utf8', at, end);
   return Buffer.from(buf.buffer, buf.byteOffset + at, end - at).toString('utf8');
+}
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/**
+ * FNV-1a (32 bits) of the bytes `buf[at, end)`: the replay's filter for ids some correction names
+ * (`CorrectionIndex.mayTarget`), so that an event's id is turned into a string only when it may be one.
+ * For an id without escapes its bytes are its UTF-8 text, so this equals `hashIdText` of that text.
+ */
+export function hashIdBytes(buf: Uint8Array, at: number, end: number): number {
+  let h = FNV_OFFSET;
+  for (let i = at; i < end; i++) h = Math.imul(h ^ buf[i]!, FNV_PRIME);
+  return h >>> 0;
+}
+
+/** `hashIdBytes` of the UTF-8 encoding of `text`. */
+export function hashIdText(text: string): number {
+  const b = Buffer.from(text, 'utf8');
+  return hashIdBytes(b, 0, b.length);
 }

@@ -15,7 +15,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { type LineProblem, parseLine } from './codec.js';
-import { type LineScan, scanLine } from './envelope-scan.js';
+import { hashIdBytes, hashIdText, type LineScan, scanLine } from './envelope-scan.js';
 
 /** One segment's bytes as blocks, in order (the shape of lib/log/segment-blocks.ts's reader). */
 export interface BlockReader {
@@ -37,7 +37,10 @@ export interface BlockSet {
 export interface CursorOptions {
   /** quarantined complete lines are lines of the cursor too (the raw replay); otherwise skipped */
   keepProblems: boolean;
-  /** ask `scanLine` for each event's id (the replay with corrections) */
+  /**
+   * keep each event's id as `idHash` and `idText()` (the replay with corrections): the hash is read from
+   * the bytes, the string made only when asked
+   */
   wantId: boolean;
   /** hears of every line that is not an event, the last one with no newline included (as merge.ts) */
   onProblem?: ((w: string, problem: LineProblem) => void) | undefined;
@@ -63,7 +66,12 @@ export class LineCursor {
   le = 0;
   problem = false;
   isCorrection = false;
-  id: string | undefined = undefined;
+  /** `hashIdBytes` of the current event's id (only with `wantId`; 0 for a quarantined line) */
+  idHash = 0;
+  /** the id's text in `lb` (`idAt` -1: it is in `idString`, for an id with an escape or a fallback line) */
+  private idAt = -1;
+  private idEnd = -1;
+  private idString: string | undefined = undefined;
   /** 1-based line number and byte offset of the current line */
   lineNo = 0;
   lineOffset = 0;
@@ -169,19 +177,46 @@ export class LineCursor {
     this.carryLen = need;
   }
 
+  /**
+   * The current event's id (with `wantId`; undefined for a quarantined line): decoded from the line's
+   * bytes on the first call, so only the events the caller asks about cost a string.
+   */
+  idText(): string | undefined {
+    if (this.idString === undefined && this.idAt >= 0)
+      this.idString = this.lb.toString('utf8', this.idAt, this.idEnd);
+    return this.idString;
+  }
+
+  /** Keeps where the id of the scanned event `b[s, e)` is and its hash (`this.scan` holds its scan). */
+  private keepId(b: Buffer, s: number, e: number, utf8Checked: boolean): void {
+    const scan = this.scan;
+    this.idString = undefined;
+    if (scan.idAt >= 0) {
+      this.idAt = scan.idAt;
+      this.idEnd = scan.idEnd;
+      this.idHash = hashIdBytes(b, scan.idAt, scan.idEnd);
+      return;
+    }
+    // An id with an escape, or a line the scan left to the full parse: the scan gives the id's text.
+    scanLine(b, s, e, scan, true, utf8Checked);
+    this.idAt = -1;
+    this.idString = scan.id;
+    this.idHash = scan.id === undefined ? 0 : hashIdText(scan.id);
+  }
+
   /** Makes `b[s, e)` the current line if it is one of the cursor's; false when it is skipped. */
   private take(b: Buffer, s: number, e: number, utf8Checked: boolean): boolean {
     this.lineNo = this.nextLine++;
     this.lineOffset = this.nextOffset;
     this.nextOffset += e - s + 1;
     const scan = this.scan;
-    if (scanLine(b, s, e, scan, this.options.wantId, utf8Checked)) {
+    if (scanLine(b, s, e, scan, false, utf8Checked)) {
       const ts = scan.tsMicros;
       if (ts > this.maxTs) this.maxTs = ts;
       this.key = this.maxTs;
       this.problem = false;
       this.isCorrection = scan.isCorrection;
-      this.id = scan.id;
+      if (this.options.wantId) this.keepId(b, s, e, utf8Checked);
       this.lb = b;
       this.ls = s;
       this.le = e;
@@ -197,7 +232,9 @@ export class LineCursor {
     this.key = this.maxTs;
     this.problem = true;
     this.isCorrection = false;
-    this.id = undefined;
+    this.idHash = 0;
+    this.idAt = -1;
+    this.idString = undefined;
     this.lb = b;
     this.ls = s;
     this.le = e;

@@ -232,8 +232,9 @@ export async function* replayBytes(
     lines === null
       ? undefined
       : (c: LineCursor): string | null => {
-          if (c.isCorrection) index!.passed(c.id!);
-          if (!index!.targets(c.id!)) return null;
+          if (c.isCorrection) index!.passed(c.idText()!);
+          // Most events are no target: the id's hash, read from its bytes, says so without a string.
+          if (!index!.mayTarget(c.idHash) || !index!.targets(c.idText()!)) return null;
           const p = parseLine(c.lb.subarray(c.ls, c.le), c.lineNo, c.lineOffset, true);
           return p.ok ? lines.line(p.event) : null;
         };
