@@ -38,6 +38,8 @@ export interface HandlerOverrides {
   now?: () => Date;
 }
 
+/** What one replay response of the replay function reads ahead (Limits.replayReadBytes): see REPLAY_READ_BYTES. */
+const REPLAY_FUNCTION_READ_BYTES = 16 * 1024 * 1024;
 /** The reads the replay function exists for: the routes whose declarations say their answer streams. */
 const STREAMED = ROUTES.filter((op) => op.streamed);
 
@@ -79,6 +81,10 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
         maxChunkBytes: o.config.MAX_CHUNK_BYTES,
         ...(o.config.TENANT_QUOTA_BYTES !== undefined
           ? { tenantQuotaBytes: o.config.TENANT_QUOTA_BYTES }
+          : {}),
+        // The replay function serves one response per instance from S3: large blocks, fewer GETs.
+        ...(o.config.REPLAY_READ_BYTES !== undefined || o.serves === 'replay'
+          ? { replayReadBytes: o.config.REPLAY_READ_BYTES ?? REPLAY_FUNCTION_READ_BYTES }
           : {}),
       },
       log: errorLog(o.logger),

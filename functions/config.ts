@@ -79,6 +79,20 @@ export const LambdaConfig = z.object({
       .default(4 * 1024 * 1024),
   ),
   /**
+   * bytes one replay response reads ahead of its client, spread over the writers (Limits.replayReadBytes,
+   * issue 16.4); unset: 16 MiB on the replay function (one response per instance, each block a ranged GET
+   * of S3), 256 KiB on the API function
+   */
+  REPLAY_READ_BYTES: z.preprocess(
+    present,
+    z
+      .string()
+      .regex(/^[1-9]\d{0,9}$/, { error: 'expected a positive whole number of bytes' })
+      .transform(Number)
+      .pipe(z.number().max(256 * 1024 * 1024, { error: 'at most 256 MiB (268435456)' }))
+      .optional(),
+  ),
+  /**
    * the KMS key (ARN) that signs the session digests (issue 15.2; spec ECC_NIST_EDWARDS25519). Unset: this
    * function signs nothing (a digest or an export answers 503 `digests_unavailable`)
    */

@@ -33,6 +33,13 @@ export interface Limits {
    * caps and abandoned requests"). A client reading slowly but steadily is never cut off.
    */
   streamIdleMs: number;
+  /**
+   * bytes of segment blocks one replay response reads ahead, spread over the session's writers (a block is
+   * 16 KiB to 1 MiB a writer; lib/log/segment-blocks.ts). Small on a server that holds many responses at
+   * once (256 KiB, issue 8); large where a process serves one replay at a time from a store far away
+   * (the replay function on S3: 16 MiB, issue 16.4), since each block is a ranged GET of the store.
+   */
+  replayReadBytes: number;
 }
 
 /** Largest chunk body any deployment takes, in bytes (DESIGN §4, §7: 5 MiB); a deployment may set less. */
@@ -41,8 +48,8 @@ export const MAX_CHUNK_BYTES = 5 * 1024 * 1024;
 export const MAX_CHUNK_LINES = 10_000;
 
 /**
- * 5 MiB and 10,000 lines per chunk, 10 GiB per tenant, 4 whole-session reads at once per token, and 60 s
- * for a client to take some of a streamed answer.
+ * 5 MiB and 10,000 lines per chunk, 10 GiB per tenant, 4 whole-session reads at once per token, 60 s
+ * for a client to take some of a streamed answer, and 256 KiB read ahead per replay response.
  */
 export const DEFAULT_LIMITS: Limits = {
   maxChunkBytes: MAX_CHUNK_BYTES,
@@ -50,6 +57,7 @@ export const DEFAULT_LIMITS: Limits = {
   tenantQuotaBytes: 10 * 1024 ** 3,
   maxConcurrentReplays: 4,
   streamIdleMs: 60_000,
+  replayReadBytes: 256 * 1024,
 };
 
 /** The limits in force: `DEFAULT_LIMITS` with the deployment's own values over them. */
@@ -61,6 +69,7 @@ export function resolveLimits(own: Partial<Limits> | undefined): Limits {
       own?.tenantQuotaBytes === undefined ? DEFAULT_LIMITS.tenantQuotaBytes : own.tenantQuotaBytes,
     maxConcurrentReplays: own?.maxConcurrentReplays ?? DEFAULT_LIMITS.maxConcurrentReplays,
     streamIdleMs: own?.streamIdleMs ?? DEFAULT_LIMITS.streamIdleMs,
+    replayReadBytes: own?.replayReadBytes ?? DEFAULT_LIMITS.replayReadBytes,
   };
 }
 

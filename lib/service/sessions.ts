@@ -11,6 +11,7 @@ import { requireScope, requireSessionAccess, type ServiceContext } from './conte
 import { openCursor, sealCursor } from './cursors.js';
 import { type DeclaredRow, declaredRows, interleaveDeclared } from './declared.js';
 import { AppError, notFound } from './errors.js';
+import { resolveLimits } from './limits.js';
 import type { ScanGate } from './scan-gate.js';
 import type { SessionDetail, SessionList, SessionView, WriterView } from './session-schemas.js';
 import { segmentLoss, storedSegments } from './sources.js';
@@ -117,12 +118,14 @@ export async function sessionsPage({
 }
 
 /**
- * What one replay response reads ahead of its client: segment blocks of 256 KiB in all (as the merge
- * before issue 16 read; a block is at least 16 KiB per writer) and output buffers of 64 KiB (one body
- * batch of lib/http/stream.ts). A server holds one merge per open replay, most of them waiting on their
- * client, so memory per response stays small (issue 8).
+ * What one replay response reads ahead of its client: segment blocks of `Limits.replayReadBytes` in all
+ * (256 KiB by default, as the merge before issue 16 read; a block is at least 16 KiB per writer) and
+ * output buffers of 64 KiB (one body batch of lib/http/stream.ts). A server holds one merge per open
+ * replay, most of them waiting on their client, so memory per response stays small (issue 8).
  */
-const RESPONSE_REPLAY = { readBudgetBytes: 256 * 1024, outputBytes: 64 * 1024 };
+function responseReplay(ctx: ServiceContext): { readBudgetBytes: number; outputBytes: number } {
+  return { readBudgetBytes: resolveLimits(ctx.limits).replayReadBytes, outputBytes: 64 * 1024 };
+}
 
 /**
  * `GET /v1/sessions/{sid}/replay` (scope `read`): the merged transcript, `ndjson` as bytes (the fast merge,
@@ -153,7 +156,7 @@ export async function replaySession({
   requireScope(ctx, 'read', 'board');
   requireSessionAccess(ctx, sid);
   const segments = await storedSegments(ctx, sid);
-  const options = { ...(onProblem ? { onProblem } : {}), signal, ...RESPONSE_REPLAY };
+  const options = { ...(onProblem ? { onProblem } : {}), signal, ...responseReplay(ctx) };
   // The text replay shows the agents' status reports as rows marked Declared, their claims checked.
   const declared = async () => {
     const status = format === 'text' ? await checkedStatus(ctx, sid, signal) : null;
@@ -195,7 +198,7 @@ export async function rawSession({
 }): Promise<AsyncIterable<Uint8Array>> {
   requireScope(ctx, 'read', 'board');
   requireSessionAccess(ctx, sid);
-  return replayBytes(await storedSegments(ctx, sid), 'raw', { signal, ...RESPONSE_REPLAY });
+  return replayBytes(await storedSegments(ctx, sid), 'raw', { signal, ...responseReplay(ctx) });
 }
 
 /**

@@ -4,14 +4,8 @@ import type { SegmentKey } from '../store/ports.js';
 import type { ByteRange } from '../store/storage-errors.js';
 import type { ServiceContext } from './context.js';
 import { notFound } from './errors.js';
+import { resolveLimits } from './limits.js';
 import { dataLossError } from './storage-faults.js';
-
-/**
- * Bytes a merge reads ahead in all, per response: a quarter of the CLI's 1 MiB. A server holds one merge
- * per open replay, most of them waiting on their client, and 256 KiB merges a session no slower here
- * (a 150 MiB, 8-writer replay: 1.1–1.5 s either way), so memory per response stays small (issue 8).
- */
-const RESPONSE_READ_BYTES = 256 * 1024;
 
 /** A writer whose segment holds less than its index: `range` is gone. */
 export interface SegmentLoss {
@@ -60,7 +54,8 @@ export async function storedSegmentsAndLosses(
 ): Promise<{ segments: ReplaySegment[]; losses: SegmentLoss[]; ends: Map<string, number> }> {
   const writers = await ctx.state.listWriters(ctx.tenant, sid);
   if (writers.length === 0) throw notFound('session');
-  const defaultChunk = mergeChunkBytes(writers.length, RESPONSE_READ_BYTES);
+  // A stream's chunk when its reader names none: the block the replay's merge would read (Limits.replayReadBytes).
+  const defaultChunk = mergeChunkBytes(writers.length, resolveLimits(ctx.limits).replayReadBytes);
   const missing = await Promise.all(
     writers.map((wr) => segmentLoss(ctx, { tenant: ctx.tenant, sid, w: wr.w }, wr.length)),
   );

@@ -42,6 +42,13 @@ describe('parseConfig', () => {
     );
   });
 
+  it('takes a replay read-ahead in bytes, up to 256 MiB, and refuses anything else', () => {
+    expect(parseConfig({ ...good, REPLAY_READ_BYTES: '33554432' }).REPLAY_READ_BYTES).toBe(32 * 1024 * 1024);
+    expect(parseConfig(good).REPLAY_READ_BYTES).toBeUndefined();
+    for (const bad of ['0', '-1', '16MiB', String(512 * 1024 * 1024)])
+      expect(() => parseConfig({ ...good, REPLAY_READ_BYTES: bad }), bad).toThrow(/REPLAY_READ_BYTES/);
+  });
+
   it('reads LOG_LEVEL case-insensitively and takes emulator endpoints for tests', () => {
     const config = parseConfig({
       ...good,

@@ -211,7 +211,12 @@ export async function runChild(job: ChildJob): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [child, JSON.stringify(job)],
+      // HANSARD_CHILD_NODE_ARGS: flags for the child's node (e.g. --cpu-prof, which NODE_OPTIONS refuses)
+      [
+        ...(process.env.HANSARD_CHILD_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+        child,
+        JSON.stringify(job),
+      ],
       { maxBuffer: 16 * 1024 * 1024, env: { ...process.env, ...job.env } },
       (err, stdout, stderr) => {
         if (err) return reject(new Error(`${err.message}\n${stderr}`));
