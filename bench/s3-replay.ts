@@ -17,6 +17,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { segmentBlockBytes } from '../lib/log/segment-blocks.js';
 import {
   type ChildResult,
   runChild,
@@ -25,6 +26,9 @@ import {
   storeSession,
 } from '../test/support/s3-replay-world.js';
 import { generateSession } from './gen.js';
+
+/** functions/app.ts's default for the replay function (REPLAY_READ_BYTES unset). */
+const REPLAY_FUNCTION_READ_BYTES = 16 * 1024 * 1024;
 
 export interface S3ReplayOptions {
   /** session size, MB (default 200) */
@@ -58,7 +62,7 @@ export interface S3ReplayFigures {
   section: string;
 }
 
-/** The windows (`chunkBytes`) of the store-only reads: the raw replay of 4 writers asks 64 KiB. */
+/** The windows (`chunkBytes`) of the store-only reads: the replay function's raw replay of 4 writers asks 1 MiB. */
 const WINDOWS = [64 * 1024, 1024 * 1024, 8 * 1024 * 1024];
 /** ~313 bytes an event (bench/gen.ts) */
 const BYTES_PER_EVENT = 313;
@@ -164,7 +168,7 @@ Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpu
 |---|---:|---:|---:|
 ${rows.join('\n')}
 
-Replay / \`GetObject\`: **${f.ratio.toFixed(2)}** (the raw replay of ${f.writers} writers reads in windows of 64 KiB: the service asks 256 KiB per response, lib/service/sources.ts). Store reads alone / \`GetObject\`: ${storeRatios}.${small}
+Replay / \`GetObject\`: **${f.ratio.toFixed(2)}** (the replay function reads ${(segmentBlockBytes(f.writers, REPLAY_FUNCTION_READ_BYTES) / 1024).toFixed(0)} KiB windows for ${f.writers} writers: 16 MiB ahead per response, REPLAY_READ_BYTES, spread over the writers and at most 1 MiB each). Store reads alone / \`GetObject\`: ${storeRatios}.${small}
 <!-- bench:s3-replay:end -->`;
 }
 
