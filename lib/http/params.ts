@@ -8,6 +8,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { AppError } from '../service/errors.js';
 import { SessionId, TokenId, WriterId } from '../service/id-schemas.js';
+import { incomingOf, readIncoming } from './node-body.js';
 
 export { SessionId, TokenId, WriterId };
 
@@ -74,9 +75,18 @@ export const MAX_JSON_BYTES = 256 * 1024;
 /**
  * The request body, of which at most `limit + 1` bytes are read: a longer body is cut there (the caller
  * refuses it) and the rest is never buffered. The bytes read are kept for `c.req.text()` and the like.
+ * On `@hono/node-server` the body is read from Node's request itself into one buffer (./node-body.ts).
+ * @throws Error when the client goes away before the body ends
  */
 export async function boundedBody(c: Context, limit: number): Promise<Uint8Array> {
   const req = c.req;
+  const incoming = Object.keys(req.bodyCache).length === 0 ? incomingOf(c.env) : null;
+  if (incoming) {
+    const { bytes, cut } = await readIncoming(incoming, limit);
+    if (cut) c.header('Connection', 'close');
+    (req.bodyCache as Record<string, unknown>).arrayBuffer = Promise.resolve(bytes.buffer);
+    return bytes;
+  }
   const body = req.raw.body;
   if (!body || req.raw.bodyUsed || Object.keys(req.bodyCache).length > 0) {
     return new Uint8Array(await req.arrayBuffer());

@@ -13,19 +13,12 @@
 import { createHash } from 'node:crypto';
 import { Mutex } from 'async-mutex';
 import { nextChain } from '../audit/chain.js';
-import { parseLine } from '../log/codec.js';
-import { cutText } from '../log/text-cut.js';
-import {
-  ChunkConflictError,
-  StateConflictError,
-  type SummaryDelta,
-  type WriterRecord,
-} from '../store/index.js';
+import { ChunkConflictError, StateConflictError, type SummaryDelta } from '../store/index.js';
 import { isEmptyDelta } from '../store/session-summary.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError } from './errors.js';
 import { chainBefore, digestDueAfter } from './ingest-chain.js';
-import { SUMMARY_TYPES, type SummaryEvent, summarizeChunk } from './ingest-summary.js';
+import { scanLines } from './ingest-lines.js';
 import { MAX_CHUNK_BYTES, resolveLimits } from './limits.js';
 import type { IngestAnswer } from './session-schemas.js';
 import { dataLossError, storageAppError } from './storage-faults.js';
@@ -283,96 +276,4 @@ async function answerRetry(
     `the server holds ${storedLength} bytes of this writer's segment: send the bytes from offset ${storedLength}`,
     { expected_offset: storedLength },
   );
-}
-
-/** Longest agent name a writer record keeps, in UTF-16 units (the summary keeps less: `SUMMARY_NAME_CHARS`). */
-const WRITER_AGENT_CHARS = 200;
-
-interface Scan {
-  lines: number;
-  lastSeq: number | null;
-  ended: boolean;
-  agent: string | null;
-  /** what the chunk adds to the session's summary */
-  summary: SummaryDelta;
-}
-
-/** Checks what ingest refuses (see the module doc) and counts what the index records. */
-function scanLines(body: Uint8Array, sid: string, w: string, current: WriterRecord | null): Scan {
-  const scan: Scan = {
-    lines: 0,
-    lastSeq: null,
-    ended: false,
-    agent: null,
-    summary: { title: null, people: [], agents: [] },
-  };
-  const firstLine = (current?.lines ?? 0) + 1;
-  // The merge key of a correction (lib/log/merge.ts): the writer's running maximum ts. Only this chunk's
-  // events are at hand, so a chunk's leading event of unreadable ts sorts first (the writer record keeps
-  // no maximum ts); its later events sort as the merge sorts them.
-  let maxTs = 0;
-  const forSummary: SummaryEvent[] = [];
-  let start = 0;
-  while (start < body.length) {
-    const nl = body.indexOf(0x0a, start);
-    const bytes = body.subarray(start, nl);
-    const lineNo = firstLine + scan.lines;
-    const parsed = parseLine(bytes, lineNo, start, true);
-    if (current === null && scan.lines === 0) {
-      if (
-        !parsed.ok ||
-        parsed.event.type !== 'writer.start' ||
-        parsed.event.sid !== sid ||
-        parsed.event.w !== w
-      ) {
-        throw new AppError(
-          'missing_writer_start',
-          `line 1 of a new segment must be a writer.start of session ${sid} and writer ${w}`,
-          { line: 1 },
-        );
-      }
-      const meta = parsed.event.obj.meta as Record<string, unknown> | undefined;
-      if (meta && typeof meta.agent === 'string') scan.agent = cutText(meta.agent, WRITER_AGENT_CHARS);
-    }
-    const named = parsed.ok ? parsed.event.obj : looseObject(bytes);
-    if (
-      named &&
-      ((typeof named.sid === 'string' && named.sid !== sid) || (typeof named.w === 'string' && named.w !== w))
-    ) {
-      throw new AppError(
-        'misrouted_line',
-        `line ${lineNo} belongs to another session or writer than the path names`,
-        {
-          line: lineNo,
-          path: { sid, w },
-          line_names: { sid: named.sid, w: named.w },
-        },
-      );
-    }
-    if (parsed.ok) {
-      scan.lastSeq = parsed.event.seq;
-      const ts = parsed.event.tsMicros;
-      if (ts !== null && ts > maxTs) maxTs = ts;
-      if (parsed.event.type === 'writer.end') scan.ended = true;
-      // kept for the summary, which applies the chunk's user_id corrections once all of it is read
-      if (SUMMARY_TYPES.has(parsed.event.type)) {
-        const { type, obj, tsMicros: at, seq } = parsed.event;
-        forSummary.push({ type, obj, at, seq, mergeAt: maxTs });
-      }
-    }
-    scan.lines += 1;
-    start = nl + 1;
-  }
-  summarizeChunk(scan.summary, forSummary, w);
-  return scan;
-}
-
-/** A line that is a JSON object but not a complete envelope still must not name another writer. */
-function looseObject(bytes: Uint8Array): Record<string, unknown> | null {
-  try {
-    const v = JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
 }
