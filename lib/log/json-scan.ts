@@ -47,6 +47,34 @@ export function useWords(buf: Uint8Array): void {
   wordsOf = buf;
 }
 
+/** A buffer's word view, made once and handed back with `setWords` (see `wordViewOf`). */
+export interface WordView {
+  readonly buf: Uint8Array;
+  readonly words: Int32Array<ArrayBufferLike>;
+  readonly shift: number;
+}
+
+/**
+ * The view `useWords` would make for `buf`, for a caller that scans the lines of many buffers in turns
+ * (the replay's merge of 2,000 writers switches buffers at every line: a view made per line was an
+ * allocation per line). Pass it to `setWords` before scanning a line of `buf`.
+ */
+export function wordViewOf(buf: Uint8Array): WordView {
+  const shift = buf.byteOffset & 3;
+  return {
+    buf,
+    words: new Int32Array(buf.buffer, buf.byteOffset - shift, (buf.byteLength + shift) >> 2),
+    shift,
+  };
+}
+
+/** Makes `view` the one `scanString` reads (then `useWords(view.buf)` keeps it). */
+export function setWords(view: WordView): void {
+  wordsOf = view.buf;
+  words = view.words;
+  wordShift = view.shift;
+}
+
 /** Whether a byte of the word is below 0x20, `"` (0x22) or `\` (0x5c) (the classic SWAR zero-byte tests). */
 function specialIn(x: number): boolean {
   const q = x ^ 0x22222222;

@@ -16,6 +16,7 @@
 import { isUtf8 } from 'node:buffer';
 import { type LineProblem, parseLine } from './codec.js';
 import { hashIdBytes, hashIdText, type LineScan, scanLine } from './envelope-scan.js';
+import { setWords, type WordView, wordViewOf } from './json-scan.js';
 
 /** One segment's bytes as blocks, in order (the shape of lib/log/segment-blocks.ts's reader). */
 export interface BlockReader {
@@ -90,6 +91,9 @@ export class LineCursor {
   private nextLine = 1;
   private nextOffset = 0;
   private done = false;
+  /** the word views of the block and of the carry, made once per buffer (lib/log/json-scan.ts) */
+  private blockWords: WordView | null = null;
+  private carryWords: WordView | null = null;
 
   readonly w: string;
 
@@ -210,6 +214,14 @@ export class LineCursor {
     this.lineOffset = this.nextOffset;
     this.nextOffset += e - s + 1;
     const scan = this.scan;
+    // Another writer's line was scanned last: hand the scan this buffer's word view, not a new one.
+    if (b === this.block) {
+      if (this.blockWords?.buf !== b) this.blockWords = wordViewOf(b);
+      setWords(this.blockWords);
+    } else if (b === this.carry) {
+      if (this.carryWords?.buf !== b) this.carryWords = wordViewOf(b);
+      setWords(this.carryWords);
+    }
     if (scanLine(b, s, e, scan, false, utf8Checked)) {
       const ts = scan.tsMicros;
       if (ts > this.maxTs) this.maxTs = ts;
