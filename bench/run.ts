@@ -16,6 +16,7 @@
  *   --nofile N           open-files limit for writer counts above it (default 1024)
  *   --timeout S          kill a run after S seconds (default 1200)
  *   --bin PATH           the hansard command to measure (default bin/hansard, which runs dist/cli.js)
+ *   --skip A,B           leave out the ingest and/or S3 replay benches (`--skip ingest,s3`)
  *   --profile MODE       instead: one run of MODE (parse|raw|merged|text) under --cpu-prof and its top
  *                        functions by self time (--profile-events N, default 1000000; --profile-writers W, 64)
  */
@@ -26,7 +27,14 @@ import { dirname, join, resolve } from 'node:path';
 import { type BenchSession, generateBenchSession } from './gen.js';
 import { latestProfile, selfTimes, selfTimeTable } from './profile.js';
 import { benchSession, buildModes, MODES, type Mode, type ModeStat, runMode } from './replay-bench.js';
-import { eventsTable, ingestSection, s3Section, upsertSection, writersTable } from './tables.js';
+import {
+  eventsTable,
+  ingestSection,
+  type OtherSection,
+  s3Section,
+  upsertSection,
+  writersTable,
+} from './tables.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
@@ -138,8 +146,10 @@ function startSeconds(argv: string[], n: number): number {
 const startNode = startSeconds(['-e', '0'], quick ? 3 : 5);
 const startCli = startSeconds([bin, '--version'], quick ? 3 : 5);
 
-const ingest = await ingestSection(quick, log);
-const s3 = await s3Section(quick, log);
+const skip = new Set(opt('skip', '').split(',').filter(Boolean));
+const notRun = (what: string): OtherSection => ({ inline: `Not measured in this run (\`--skip ${what}\`).` });
+const ingest = skip.has('ingest') ? notRun('ingest') : await ingestSection(quick, log);
+const s3 = skip.has('s3') ? notRun('s3') : await s3Section(quick, log);
 
 const minutes = (Date.now() - started) / 60000;
 const lineBytes = () => {

@@ -1,11 +1,11 @@
 /**
- * The tables `npm run bench` writes (issue 16), and the integration points of the benches other files
- * own (ingest: bench/load.ts, S3 replay: bench/s3-replay.ts), each used only when its module exports it.
+ * The tables `npm run bench` writes (issue 16), with the sections of the benches it runs beside the replay
+ * (ingest: bench/ingest-scale.ts, S3 replay: bench/s3-replay.ts).
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import type { BenchSession } from './gen.js';
+import { ingestSection as ingestMarkdown, runChunkThroughput, runIngestScale } from './ingest-scale.js';
 import { MODES, type Mode, type ModeStat } from './replay-bench.js';
+import { runS3Replay } from './s3-replay.js';
 
 /** Issue 16's goals: each mode's throughput ÷ the parse-only pass's, same run; peak RSS below 200 MB. */
 export const GOALS: Record<Mode, number> = { parse: 1, raw: 1.0, merged: 0.8, text: 0.5 };
@@ -140,48 +140,23 @@ export function upsertSection(doc: string, title: string, section: string): stri
 }
 
 /**
- * True when `file` is committed and exports `name` (read from its source, not imported: importing a
- * script-style bench would run it; a file another engineer has not committed yet may be half-written).
- */
-function exports(file: string, name: string): boolean {
-  if (!existsSync(file)) return false;
-  try {
-    execFileSync('git', ['ls-files', '--error-unmatch', file], { stdio: 'ignore' });
-  } catch {
-    return false;
-  }
-  return new RegExp(`export\\s+(async\\s+)?(function|const)\\s+${name}\\b`).test(readFileSync(file, 'utf8'));
-}
-
-/**
- * INTEGRATION POINT (issue 16 item 5, ingest against clients 1 → 200): bench/load.ts's
- * `runIngestScale(opts)`, owned by the group-commit work. Until it is committed, the section says so.
+ * Ingest against concurrent clients (issue 16 items 3 and 5): bench/ingest-scale.ts's tables (chunk req/s
+ * beside the bare route at each client count; 4 MiB chunks beside a plain append + fsync loop), in their
+ * own section. `--quick`: 2 s phases at 1 and 50 clients, one 4 MiB row.
  */
 export async function ingestSection(quick: boolean, log: (l: string) => void): Promise<OtherSection> {
-  if (!exports('bench/load.ts', 'runIngestScale')) {
-    return {
-      inline:
-        'Not measured in this run: bench/load.ts does not export `runIngestScale` yet (the ingest scale bench of issue 16 item 5 is in progress).',
-    };
-  }
-  log('ingest against concurrent clients (bench/load.ts runIngestScale)…');
-  const mod = (await import('./load.js')) as unknown as {
-    runIngestScale: (o: unknown) => Promise<unknown>;
-  };
-  return render(
-    await mod.runIngestScale({ clients: quick ? [1, 10] : [1, 10, 50, 200], quick, log }),
-    'Ingest against concurrent clients',
-  );
+  log('ingest against concurrent clients (bench/ingest-scale.ts)…');
+  const duration = quick ? 2 : 10;
+  const scale = await runIngestScale({ duration, clients: quick ? [1, 50] : [1, 10, 50, 200] });
+  const mib = await runChunkThroughput({ duration, clients: quick ? [1] : [1, 4] });
+  return render({ section: ingestMarkdown(scale, mib, duration) }, 'Ingest near the disk');
 }
 
-/** INTEGRATION POINT: bench/s3-replay.ts's `runS3Replay(opts)` (issue 16.4), owned by the S3 replay work. */
+/** Replay from S3 (issue 16.4): bench/s3-replay.ts's figures, in their own section. */
 export async function s3Section(quick: boolean, log: (l: string) => void): Promise<OtherSection> {
-  if (!exports('bench/s3-replay.ts', 'runS3Replay')) {
-    return { inline: 'Not measured in this run: bench/s3-replay.ts (`runS3Replay`) is not committed yet.' };
-  }
-  log('replay from S3 (bench/s3-replay.ts runS3Replay)…');
-  const mod = (await import('./s3-replay.js')) as unknown as {
-    runS3Replay: (o: unknown) => Promise<unknown>;
-  };
-  return render(await mod.runS3Replay({ quick, log }), 'Replay from S3');
+  log('replay from S3 (bench/s3-replay.ts)…');
+  const figures = quick
+    ? await runS3Replay({ mb: 8, rounds: 1, smallMb: 0, log })
+    : await runS3Replay({ log });
+  return render(figures, 'Replay from S3');
 }
