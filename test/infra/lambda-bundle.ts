@@ -1,6 +1,6 @@
 /**
  * A Lambda entry bundled by esbuild as infra/lambda.ts has the stack bundle it (ESM, node22, the AWS SDK
- * left to the runtime), in memory, with esbuild's metafile naming every module that went in: what
+ * bundled too), in memory, with esbuild's metafile naming every module that went in: what
  * bundle-contents.test.ts and stack-dynamo.test.ts read the bundles' contents from.
  */
 import { join } from 'node:path';
@@ -28,7 +28,6 @@ export async function bundleLambda(
     format: 'esm',
     target: 'node22',
     mainFields: ['module', 'main'],
-    external: ['@aws-sdk/*'], // as infra/lambda.ts bundles: the runtime's SDK
     ...(minify ? { minify: true, keepNames: true } : {}),
     outdir: 'unused',
     write: false,

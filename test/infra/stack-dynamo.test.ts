@@ -63,7 +63,11 @@ const FUNCTIONS = [
   },
 ] as const;
 
-/** The modules of the bundle of `entry` (those with bytes in the output) that import the DynamoDB SDK. */
+/**
+ * Our modules of the bundle of `entry` (those with bytes in the output) that import the DynamoDB SDK
+ * (bundled since issue 17.5: the import's `original` names the package, its `path` the file it resolved
+ * to; the SDK's own modules are not ours to declare).
+ */
 async function dynamoModulesOf(entry: string): Promise<string[]> {
   const { metafile } = await bundleLambda(entry);
   const bundled = Object.values(metafile.outputs).flatMap((o) =>
@@ -72,8 +76,11 @@ async function dynamoModulesOf(entry: string): Promise<string[]> {
       .map(([path]) => path),
   );
   return bundled
+    .filter((path) => !path.startsWith('node_modules/'))
     .filter((path) =>
-      metafile.inputs[path]!.imports.some((i) => /^@aws-sdk\/(client-dynamodb|lib-dynamodb)$/.test(i.path)),
+      metafile.inputs[path]!.imports.some((i) =>
+        /^@aws-sdk\/(client-dynamodb|lib-dynamodb)$/.test(i.original ?? i.path),
+      ),
     )
     .sort();
 }
