@@ -4,16 +4,24 @@
  * optionally under `node --cpu-prof`, runs one phase at a time, and reads the server process's CPU time
  * (utime + stime of /proc/PID/stat, 10 ms ticks) before and after it: CPU ms a request, beside req/s.
  *
- * `npx tsx bench/ingest-profile.ts [--phase bare|small|status|big] [--clients 50] [--duration 5]
- *   [--profile] [--checkout DIR] [--env K=V,…]`: `small` is 5-event chunks (bench:ingest), `status` chunks + status
+ * `npx tsx bench/ingest-profile.ts [--phase bare,authed,refused,small,status,big] [--clients 50] [--duration 5]
+ *   [--profile] [--checkout DIR,DIR2] [--rounds N] [--env K=V,…]`: `small` is 5-event chunks (bench:ingest), `status` chunks + status
  * reports (bench:load's mix), `big` 4 MiB chunks; `--profile` prints the top self times (bench/profile.ts);
- * `--checkout DIR` runs another checkout's build (an A/B). Builds nothing: run `npm run build` first.
+ * `--checkout A,B --rounds N` runs the builds of those checkouts in turn, N rounds, and prints each one's
+ * medians (an A/B on a busy machine; `.` is this checkout). Builds nothing: run `npm run build` first.
  */
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBenchServer } from './ingest-server.js';
-import { bareRoute, ingestWorkload, type Summary } from './ingest-workload.js';
+import {
+  bareRoute,
+  chunkFor,
+  fixedRequest,
+  ingestWorkload,
+  newSession,
+  type Summary,
+} from './ingest-workload.js';
 import { latestProfile, selfTimes, selfTimeTable } from './profile.js';
 
 const ADMIN = `hns_${'L'.repeat(43)}`;
@@ -28,6 +36,13 @@ export function processCpuMs(pid: number): number {
   // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
 }
+
+/**
+ * A phase: `bare` GET /healthz; `authed` GET of a writer (auth, routing, one select); `refused` 5-event
+ * chunks refused for want of a writer.start (body, hash, scan, no disk); `small` 5-event chunks; `status`
+ * chunks and status reports; `big` 4 MiB chunks.
+ */
+export type Phase = 'bare' | 'authed' | 'refused' | 'small' | 'status' | 'big';
 
 /** One phase: req/s (autocannon), the server's CPU ms over the phase and per request. */
 export interface PhaseCpu {
@@ -45,13 +60,38 @@ export interface PhaseCpu {
 export async function measurePhase(
   url: string,
   pid: number,
-  phase: 'bare' | 'small' | 'status' | 'big',
+  phase: Phase,
   clients: number,
   duration: number,
 ): Promise<PhaseCpu> {
+  const auth = { authorization: `Bearer ${ADMIN}` };
+  let fixed: Parameters<typeof fixedRequest>[3] | null = null;
+  if (phase === 'authed') {
+    // A writer that exists, read back: authentication, routing, validation, one select, a JSON answer.
+    const s = newSession();
+    const c = chunkFor(s, 5);
+    const r = await fetch(`${url}/v1/sessions/${s.sid}/writers/${s.w}/chunks?offset=0`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/x-ndjson' },
+      body: c.body,
+    });
+    if (r.status !== 201) throw new Error(`the writer of the authed phase was not stored: ${r.status}`);
+    fixed = { method: 'GET', path: `/v1/sessions/${s.sid}/writers/${s.w}`, headers: auth };
+  } else if (phase === 'refused') {
+    // A chunk ingest reads, hashes and scans, then refuses (no writer.start): all of a chunk but the disk.
+    const s = newSession();
+    s.seq = 1;
+    fixed = {
+      method: 'POST',
+      path: `/v1/sessions/${s.sid}/writers/${s.w}/chunks?offset=0`,
+      headers: { ...auth, 'content-type': 'application/x-ndjson' },
+      body: chunkFor(s, 5).body,
+    };
+  }
   const before = processCpuMs(pid);
-  const summary =
-    phase === 'bare'
+  const summary = fixed
+    ? await fixedRequest(url, clients, duration, fixed)
+    : phase === 'bare'
       ? await bareRoute(url, clients, duration)
       : (
           await ingestWorkload({
@@ -73,7 +113,7 @@ if (process.argv[1]?.endsWith('ingest-profile.ts')) {
     const i = args.indexOf(`--${name}`);
     return i >= 0 && args[i + 1] ? args[i + 1]! : def;
   };
-  const phases = arg('phase', 'bare,small').split(',') as Array<'bare' | 'small' | 'status' | 'big'>;
+  const phases = arg('phase', 'bare,small').split(',') as Phase[];
   const clients = Number(arg('clients', '50'));
   const duration = Number(arg('duration', '5'));
   const profile = args.includes('--profile');
@@ -85,32 +125,56 @@ if (process.argv[1]?.endsWith('ingest-profile.ts')) {
       .filter(Boolean)
       .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
   );
-  const data = mkdtempSync(join(tmpdir(), 'hansard-ingest-prof-'));
-  const profDir = join(data, 'prof');
-  const srv = await startBenchServer(join(data, 'serve'), ADMIN, {
-    env: { HANSARD_RATE_LIMIT: '0', ...extraEnv },
-    nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
-    ...(checkout ? { checkout } : {}),
-  });
-  try {
-    for (const phase of phases) {
-      const r = await measurePhase(srv.url, srv.proc.pid!, phase, clients, duration);
+  const rounds = Number(arg('rounds', '1'));
+  // --checkout A,B: each round runs every checkout in turn (an A/B on a busy machine); '.' is this one.
+  const checkouts = (checkout || '.').split(',');
+  const results = new Map<string, PhaseCpu[]>();
+  let lastProfile: string | null = null;
+  for (let round = 0; round < rounds; round++) {
+    for (const co of checkouts) {
+      const data = mkdtempSync(join(tmpdir(), 'hansard-ingest-prof-'));
+      const profDir = join(data, 'prof');
+      const srv = await startBenchServer(join(data, 'serve'), ADMIN, {
+        env: { HANSARD_RATE_LIMIT: '0', ...extraEnv },
+        nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+        ...(co !== '.' ? { checkout: co } : {}),
+      });
+      try {
+        for (const phase of phases) {
+          const r = await measurePhase(srv.url, srv.proc.pid!, phase, clients, duration);
+          const k = `${co} ${phase}`;
+          results.set(k, [...(results.get(k) ?? []), r]);
+          process.stdout.write(
+            `${checkouts.length > 1 ? `${co}: ` : ''}${phase} × ${clients}: ${r.summary.rps.toFixed(0)} req/s, ` +
+              `${r.summary.requests} requests, non-2xx ${r.summary.non2xx}, p50 ${r.summary.p50} ms, ` +
+              `p99 ${r.summary.p99} ms, ${r.summary.chunkMiBps.toFixed(1)} MiB/s; server CPU ` +
+              `${r.cpuMs.toFixed(0)} ms, ${(r.cpuMsPerRequest * 1000).toFixed(0)} µs a request\n`,
+          );
+        }
+      } finally {
+        await srv.stop();
+      }
+      if (profile) {
+        lastProfile = join(tmpdir(), 'hansard-ingest.cpuprofile');
+        copyFileSync(latestProfile(profDir), lastProfile);
+      }
+      rmSync(data, { recursive: true, force: true });
+    }
+  }
+  if (rounds > 1) {
+    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+    for (const [k, rs] of results) {
       process.stdout.write(
-        `${phase} × ${clients}: ${r.summary.rps.toFixed(0)} req/s, ${r.summary.requests} requests, ` +
-          `non-2xx ${r.summary.non2xx}, p50 ${r.summary.p50} ms, p99 ${r.summary.p99} ms, ` +
-          `${r.summary.chunkMiBps.toFixed(1)} MiB/s; server CPU ${r.cpuMs.toFixed(0)} ms, ` +
-          `${(r.cpuMsPerRequest * 1000).toFixed(0)} µs a request\n`,
+        `median of ${rs.length}, ${k}: ${median(rs.map((r) => r.summary.rps)).toFixed(0)} req/s, ` +
+          `${median(rs.map((r) => r.summary.chunkMiBps)).toFixed(1)} MiB/s, ` +
+          `${(median(rs.map((r) => r.cpuMsPerRequest)) * 1000).toFixed(0)} µs server CPU a request\n`,
       );
     }
-  } finally {
-    await srv.stop();
   }
-  if (profile) {
-    const file = latestProfile(profDir);
-    process.stdout.write(`${selfTimeTable(selfTimes(file, checkout || process.cwd()), 40)}\n`);
-    const keep = join(tmpdir(), 'hansard-ingest.cpuprofile');
-    copyFileSync(file, keep);
-    process.stdout.write(`profile kept as ${keep}\n`);
+  if (lastProfile) {
+    process.stdout.write(
+      `${selfTimeTable(selfTimes(lastProfile, checkouts.at(-1) === '.' ? process.cwd() : checkouts.at(-1)), 40)}\n`,
+    );
+    process.stdout.write(`profile kept as ${lastProfile}\n`);
   }
-  rmSync(data, { recursive: true, force: true });
 }

@@ -120,7 +120,7 @@ export async function runChunkThroughput(
   const srv = await startBenchServer(join(data, 'serve'), ADMIN, { env: { HANSARD_RATE_LIMIT: '0' } });
   const rows: ThroughputRow[] = [];
   try {
-    const sample = Buffer.from(chunkFor(newSession(), 128, chunkBytes).body);
+    const sample = chunkFor(newSession(), 128, chunkBytes).body;
     for (const clients of opts.clients ?? [1, 4]) {
       const plainMiBps = await plainAppendLoop(data, sample, clients, duration);
       const { summary } = await ingestWorkload({

@@ -14,7 +14,7 @@
  * A checkpoint that copied the commit into the database file first synced the WAL and then the database
  * (SQLite does at NORMAL), so the commit is on disk either way.
  */
-import { close, fsync, open } from 'node:fs';
+import { closeSync, fsync, openSync, statSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type Database from 'better-sqlite3';
 import { GroupCommit, type Settled } from './group-commit.js';
@@ -38,13 +38,15 @@ export interface AdvancePrimitives {
 
 /**
  * The group commit of a store's advances. `walPath` is the database's WAL file (`<file>-wal`), null for
- * an in-memory database (nothing to sync).
+ * an in-memory database (nothing to sync). `close()` closes the WAL's descriptor kept for the syncs (call
+ * it once the committer is idle).
  */
 export function advanceCommitter(
   p: AdvancePrimitives,
   walPath: string | null,
-): { committer: GroupCommit<AdvanceItem, void>; walSyncs: () => number } {
+): { committer: GroupCommit<AdvanceItem, void>; walSyncs: () => number; close: () => void } {
   let walSyncs = 0;
+  const wal = walPath ? new KeptFile(walPath) : null;
   const committer = new GroupCommit<AdvanceItem, void>(async (items) => {
     const results = p.db.transaction(() =>
       items.map((item): Settled<void> => {
@@ -59,37 +61,58 @@ export function advanceCommitter(
         }
       }),
     )();
-    if (walPath && results.some((r) => r.ok)) {
-      await syncFile(walPath);
+    if (wal && results.some((r) => r.ok)) {
+      await wal.sync();
       walSyncs += 1;
     }
     return results;
   });
-  return { committer, walSyncs: () => walSyncs };
+  return { committer, walSyncs: () => walSyncs, close: () => wal?.close() };
 }
 
-const openFd = promisify(open);
 const fsyncFd = promisify(fsync);
-const closeFd = promisify(close);
 
 /**
- * fsyncs a file by path (Linux syncs the file's data whatever descriptor asks); ENOENT: nothing to sync.
- * Through plain descriptors, not a `FileHandle`: the segment fsync tests watch `FileHandle.sync` for the
- * segment files and folders, and the WAL's sync is counted apart (`walSyncs`).
+ * A file fsynced by path through a descriptor kept between syncs (Linux syncs the file's data whatever
+ * descriptor asks): opening and closing it for every batch were two more trips through libuv's pool (issue
+ * 16.3). Before each sync the path is stat-ed: a file that is no longer the kept one (SQLite deleted the
+ * WAL and made a new one) is opened afresh; no file at all means nothing to sync. Plain descriptors, not a
+ * `FileHandle`: the segment fsync tests watch `FileHandle.sync`, and the WAL's syncs are counted apart.
  */
-async function syncFile(path: string): Promise<void> {
-  let fd: number;
-  try {
-    fd = await openFd(path, 'r');
-  } catch (err) {
+class KeptFile {
+  private fd: number | null = null;
+  private dev = -1;
+  private ino = -1;
+
+  constructor(private readonly path: string) {}
+
+  /** fsyncs the file at the path. @throws the disk's error (the batch then fails) */
+  async sync(): Promise<void> {
+    const st = statSync(this.path, { throwIfNoEntry: false });
     // No WAL file: every commit was checkpointed into the database file, which the checkpoint synced.
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
+    if (!st) return this.close();
+    if (this.fd === null || st.dev !== this.dev || st.ino !== this.ino) {
+      this.close();
+      this.fd = openSync(this.path, 'r');
+      this.dev = st.dev;
+      this.ino = st.ino;
+    }
+    try {
+      await fsyncFd(this.fd);
+    } catch (err) {
+      this.close();
+      throw err;
+    }
   }
-  try {
-    await fsyncFd(fd);
-  } finally {
-    await closeFd(fd);
+
+  close(): void {
+    if (this.fd === null) return;
+    try {
+      closeSync(this.fd);
+    } catch {
+      // EBADF/EIO on close: the descriptor is gone either way
+    }
+    this.fd = null;
   }
 }
 

@@ -90,6 +90,7 @@ export class SqliteStateStore implements StateStore {
   private readonly digests = new SqliteDigestIndex(this.primitives);
   private readonly advances: GroupCommit<AdvanceItem, void>;
   private readonly walSyncs: () => number;
+  private readonly closeWal: () => void;
 
   private q(sql: string): Database.Statement {
     let st = this.statements.get(sql);
@@ -156,7 +157,11 @@ export class SqliteStateStore implements StateStore {
         );
       })
       .immediate();
-    ({ committer: this.advances, walSyncs: this.walSyncs } = advanceCommitter(
+    ({
+      committer: this.advances,
+      walSyncs: this.walSyncs,
+      close: this.closeWal,
+    } = advanceCommitter(
       { db: this.db, q: (sql) => this.q(sql), markDue: (t, sid, at) => this.digests.markDue(t, sid, at) },
       this.db.memory ? null : `${this.db.name}-wal`,
     ));
@@ -392,6 +397,7 @@ export class SqliteStateStore implements StateStore {
 
   async close(): Promise<void> {
     await this.advances.idle();
+    this.closeWal();
     this.db.close();
   }
 }
