@@ -57,8 +57,12 @@
  * Corrections are not applied here: pass the effective view (corrections folded in) to attribute it.
  *
  * Memory: the messages (id, user, position), the turns and the actions read so far: O(messages + turns +
- * actions), never the events' payloads. Each window lookup is a binary search over the messages.
+ * actions), never the events' payloads, and each known turn's window once inferred. Each window lookup
+ * is a binary search over the messages; a known turn's window is inferred once (its messages all came
+ * before its turn.start, so it cannot change), then reused by every action and output of the turn.
  */
+
+import { type Inferred, MessageWindows, SizedFifo } from './attribution-window.js';
 import { decodeEvent, type RecordedEvent } from './codec.js';
 import type { LogEvent } from './events.js';
 import type { MergedEvent } from './merge.js';
@@ -101,21 +105,13 @@ export interface Attribution {
 
 /** Confidence of a recorded basis (`recorded*`). */
 export const RECORDED_CONFIDENCE = 1;
-/** Confidence of `temporal` (one participant's messages in the window). */
-export const TEMPORAL_CONFIDENCE = 0.7;
-/** Confidence of `contested`, shared equally among the n participants of the window (0.7 / n each). */
-export const CONTESTED_TOTAL_CONFIDENCE = 0.7;
+// TEMPORAL_CONFIDENCE, CONTESTED_TOTAL_CONFIDENCE: with the window they apply to (attribution-window.ts).
+export { CONTESTED_TOTAL_CONFIDENCE, TEMPORAL_CONFIDENCE } from './attribution-window.js';
 /** Factor a `cascade` applies to the inherited action's confidence (and to each of its candidates'). */
 export const CASCADE_DECAY = 0.8;
 
 /** Anything `attribute` accepts as one event of the merged stream. */
 export type AttributableInput = LogEvent | RecordedEvent | MergedEvent;
-
-interface MessageRef {
-  id: string;
-  user_id: string;
-  pos: number;
-}
 
 interface TurnRef {
   pos: number;
@@ -125,11 +121,44 @@ interface TurnRef {
   prevPos: number;
 }
 
+/**
+ * Message ids (in all) of the recent turns' windows kept for their next action or output: a turn's
+ * events come soon after its turn.start, and a window is made again (the same) when it is no longer kept.
+ */
+const WINDOW_IDS_KEPT = 256 * 1024;
+
+/** Options of an `Attributor`. */
+export interface AttributorOptions {
+  /**
+   * Results inferred from the same window (the actions and outputs of one turn, and cascades from them)
+   * share their `message_ids` and `candidates` arrays instead of each getting copies: for a caller that
+   * never changes a result (the text replay, which also recognises a window it has shown by its array).
+   * Default false: every result's arrays are its own.
+   */
+  shareWindows?: boolean;
+}
+
+/** A window by its bounds (positions start < p < end) and its turn when known (the cache's key). */
+interface WindowRef {
+  turn: TurnRef | null;
+  start: number;
+  end: number;
+}
+
+/**
+ * An action, as a later cascade needs it: its confidence and where its message ids come from, either
+ * its own attribution (recorded, context, none) or a window made again when needed: keeping every
+ * action's window (~64 ids at 64 writers) was most of the text replay's memory.
+ */
 interface ActionRef {
   id: string;
   turn_id: string;
   pos: number;
-  attribution: Attribution;
+  confidence: number;
+  /** the attribution, unless it came from a window */
+  attribution: Attribution | null;
+  /** the window its ids come from (temporal, contested, and cascades from those), or null */
+  window: WindowRef | null;
 }
 
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;
@@ -177,13 +206,21 @@ function fieldsOf(ev: LogEvent): Record<string, unknown> {
  */
 export class Attributor {
   private pos = -1;
-  private readonly messages: MessageRef[] = [];
+  private readonly messages = new MessageWindows();
+  private readonly windows = new SizedFifo<TurnRef, Inferred>(WINDOW_IDS_KEPT);
+  private readonly share: boolean;
   private readonly turns = new Map<string, TurnRef>();
   private readonly lastTurnPos = new Map<string, number>();
   private readonly actions = new Map<string, ActionRef>();
   /** per turn id: the action whose result was read last */
   private readonly lastResult = new Map<string, ActionRef>();
   private lastMessagePos = -1;
+  /** the window the last `attributeOne` took its ids from, or null */
+  private lastWindow: WindowRef | null = null;
+
+  constructor(options: AttributorOptions = {}) {
+    this.share = options.shareWindows === true;
+  }
 
   /** Reads the next event of the merged stream; returns its attribution when it is an action or output. */
   push(input: AttributableInput | Record<string, unknown>): Attribution | null {
@@ -194,19 +231,26 @@ export class Attributor {
       ev = null;
     }
     if (!ev) return null;
+    return this.pushFields(ev.type, str(ev.id), str(ev.w), fieldsOf(ev));
+  }
+
+  /**
+   * `push` of an event given as its type, id, writer and type fields (`f.user_id`, `turn_id`,
+   * `context_message_ids`, `action_id`, `caused_by`, read as `push` reads a decoded event's): for a
+   * caller that holds the parsed line (the text replay, lib/log/replay-text.ts) and would otherwise build
+   * an event object per line only for `push` to read. Same state, same results as `push`.
+   */
+  pushFields(type: string, id: string, w: string, f: Record<string, unknown>): Attribution | null {
     this.pos += 1;
     const pos = this.pos;
-    const f = fieldsOf(ev);
-    const w = str(ev.w);
-    switch (ev.type) {
+    switch (type) {
       case 'message': {
-        const id = str(ev.id);
-        this.messages.push({ id, user_id: str(f.user_id), pos });
+        this.messages.add(id, str(f.user_id), pos);
         this.lastMessagePos = pos;
         return null;
       }
       case 'turn.start': {
-        const turnId = str(f.turn_id) || str(ev.id);
+        const turnId = str(f.turn_id) || id;
         if (turnId && !this.turns.has(turnId)) {
           this.turns.set(turnId, {
             pos,
@@ -225,9 +269,17 @@ export class Attributor {
       }
       case 'agent.action':
       case 'agent.output': {
-        const a = this.attributeOne(ev.type, str(ev.id), w, str(f.turn_id), idList(f.caused_by), pos);
-        if (ev.type === 'agent.action' && a.event_id) {
-          this.actions.set(a.event_id, { id: a.event_id, turn_id: str(f.turn_id), pos, attribution: a });
+        const a = this.attributeOne(type, id, w, str(f.turn_id), idList(f.caused_by), pos);
+        if (type === 'agent.action' && a.event_id) {
+          const window = this.lastWindow;
+          this.actions.set(a.event_id, {
+            id: a.event_id,
+            turn_id: str(f.turn_id),
+            pos,
+            confidence: a.confidence,
+            attribution: window === null ? a : null,
+            window,
+          });
         }
         return a;
       }
@@ -244,85 +296,100 @@ export class Attributor {
     causedBy: string[] | null,
     pos: number,
   ): Attribution {
-    const base = { event_id: id, type, turn_id: turnId || null };
+    // Object literals, not `{ ...base, … }`: V8 takes a spread followed by more keys through a slow
+    // path (~5 µs a result, most of the text replay's attribution time).
+    const turn_id = turnId || null;
+    this.lastWindow = null;
     if (causedBy !== null) {
       return causedBy.length > 0
-        ? { ...base, message_ids: causedBy, basis: 'recorded', confidence: RECORDED_CONFIDENCE }
-        : { ...base, message_ids: [], basis: 'recorded_no_cause', confidence: RECORDED_CONFIDENCE };
+        ? result(id, type, turn_id, causedBy, 'recorded', RECORDED_CONFIDENCE)
+        : result(id, type, turn_id, [], 'recorded_no_cause', RECORDED_CONFIDENCE);
     }
     const turn = turnId ? this.turns.get(turnId) : undefined;
     if (turn?.context) {
       return turn.context.length > 0
-        ? { ...base, message_ids: turn.context, basis: 'recorded_context', confidence: RECORDED_CONFIDENCE }
-        : { ...base, message_ids: [], basis: 'recorded_empty_context', confidence: RECORDED_CONFIDENCE };
+        ? result(id, type, turn_id, turn.context, 'recorded_context', RECORDED_CONFIDENCE)
+        : result(id, type, turn_id, [], 'recorded_empty_context', RECORDED_CONFIDENCE);
     }
     if (type === 'agent.action' && turnId) {
       const prior = this.lastResult.get(turnId);
-      if (prior && prior.attribution.confidence > 0 && this.lastMessagePos < prior.pos) {
-        const from = prior.attribution;
+      if (prior && prior.confidence > 0 && this.lastMessagePos < prior.pos) {
+        // A window's candidates all have the window's confidence, and decay with it: one number.
+        const from: Omit<Attribution, 'event_id' | 'type' | 'turn_id'> = prior.window
+          ? this.windowOf(prior.window)
+          : prior.attribution!;
+        const confidence = round(prior.confidence * CASCADE_DECAY);
         const out: Attribution = {
-          ...base,
-          message_ids: [...from.message_ids],
+          event_id: id,
+          type,
+          turn_id,
+          message_ids: this.share ? from.message_ids : [...from.message_ids],
           basis: 'cascade',
-          confidence: round(from.confidence * CASCADE_DECAY),
+          confidence,
           cascade_from: prior.id,
         };
         if (from.candidates) {
           out.candidates = from.candidates.map((c) => ({
             user_id: c.user_id,
-            message_ids: [...c.message_ids],
-            confidence: round(c.confidence * CASCADE_DECAY),
+            message_ids: this.share ? c.message_ids : [...c.message_ids],
+            confidence: prior.window ? confidence : round(c.confidence * CASCADE_DECAY),
           }));
         }
+        this.lastWindow = prior.window;
         return out;
       }
     }
     // The window: messages after the previous same-writer turn.start, before the anchor.
-    const end = turn ? turn.pos : pos;
-    const start = turn ? turn.prevPos : (this.lastTurnPos.get(w) ?? -1);
-    const window = this.messagesBetween(start, end);
-    if (window.length === 0) return { ...base, message_ids: [], basis: 'none', confidence: 0 };
-    const byUser = new Map<string, string[]>();
-    for (const m of window) {
-      const ids = byUser.get(m.user_id);
-      if (ids) ids.push(m.id);
-      else byUser.set(m.user_id, [m.id]);
-    }
-    const ids = window.map((m) => m.id);
-    if (byUser.size === 1) {
-      return { ...base, message_ids: ids, basis: 'temporal', confidence: TEMPORAL_CONFIDENCE };
-    }
-    const share = round(CONTESTED_TOTAL_CONFIDENCE / byUser.size);
+    const win: WindowRef = turn
+      ? { turn, start: turn.prevPos, end: turn.pos }
+      : { turn: null, start: this.lastTurnPos.get(w) ?? -1, end: pos };
+    const w0 = this.windowOf(win);
+    if (w0.basis === 'none') return result(id, type, turn_id, [], 'none', 0);
+    this.lastWindow = win;
+    const message_ids = this.share ? w0.message_ids : [...w0.message_ids];
+    if (!w0.candidates) return result(id, type, turn_id, message_ids, w0.basis, w0.confidence);
+    const candidates = this.share
+      ? w0.candidates
+      : w0.candidates.map((c) => ({
+          user_id: c.user_id,
+          message_ids: [...c.message_ids],
+          confidence: c.confidence,
+        }));
     return {
-      ...base,
-      message_ids: ids,
-      basis: 'contested',
-      confidence: share,
-      candidates: [...byUser].map(([user_id, message_ids]) => ({ user_id, message_ids, confidence: share })),
+      event_id: id,
+      type,
+      turn_id,
+      message_ids,
+      basis: w0.basis,
+      confidence: w0.confidence,
+      candidates,
     };
   }
 
-  /** Messages with start < pos < end, in merged order. */
-  private messagesBetween(start: number, end: number): MessageRef[] {
-    const first = this.firstAfter(start);
-    const out: MessageRef[] = [];
-    for (let i = first; i < this.messages.length && this.messages[i]!.pos < end; i++) {
-      out.push(this.messages[i]!);
+  /**
+   * What a window gives. A known turn's window holds messages read before its turn.start only, so it never
+   * changes: it is made once for the turn's events (while kept), and made again, the same, after.
+   */
+  private windowOf(win: WindowRef): Inferred {
+    if (win.turn === null) return this.messages.infer(win.start, win.end);
+    let w0 = this.windows.get(win.turn);
+    if (w0 === undefined) {
+      w0 = this.messages.infer(win.start, win.end);
+      this.windows.set(win.turn, w0, w0.message_ids.length);
     }
-    return out;
+    return w0;
   }
+}
 
-  /** Index of the first message whose position is > pos. */
-  private firstAfter(pos: number): number {
-    let lo = 0;
-    let hi = this.messages.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.messages[mid]!.pos <= pos) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
+function result(
+  event_id: string,
+  type: Attribution['type'],
+  turn_id: string | null,
+  message_ids: string[],
+  basis: AttributionBasis,
+  confidence: number,
+): Attribution {
+  return { event_id, type, turn_id, message_ids, basis, confidence };
 }
 
 /**

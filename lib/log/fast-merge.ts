@@ -11,6 +11,7 @@
 import type { LineProblem } from './codec.js';
 import { newLineScan } from './envelope-scan.js';
 import { type BlockSet, before, LineCursor } from './line-cursor.js';
+import { TextOut } from './text-out.js';
 
 export interface FastMergeOptions {
   /** quarantined complete lines stay in the output, in merged position (the raw replay) */
@@ -122,23 +123,30 @@ export async function* mergeToBuffers(
 }
 
 /**
- * `mergeToBuffers` for a caller whose every line is a string (the text replay): `render` gives each event's
- * line, newline included; quarantined lines are skipped. Yields strings of about `outputChars` (default
- * 1 Mi) characters of whole lines. Closes every reader at the end, whatever the end.
+ * `mergeToBuffers` for a caller that writes every event's line itself (the text replay): `render` writes
+ * the line of the event at `c`, newline included, into `out`; quarantined lines are skipped. Yields
+ * buffers of whole lines of about `outputBytes` (default 1 MiB), each the consumer's to keep. Closes every
+ * reader at the end, whatever the end. Errors of the readers and of `render` propagate.
  */
-export async function* mergeToStrings(
+export async function* mergeToText(
   blocks: BlockSet,
   options: {
-    render: (c: LineCursor) => string;
+    render: (c: LineCursor, out: TextOut) => void;
+    /** keep each event's id hash (`LineCursor.idHash`) for `render` */
+    wantId?: boolean;
     onProblem?: ((w: string, problem: LineProblem) => void) | undefined;
-    outputChars?: number | undefined;
+    outputBytes?: number | undefined;
     signal?: AbortSignal | undefined;
   },
-): AsyncGenerator<string> {
+): AsyncGenerator<Uint8Array> {
   const { signal, render } = options;
-  const cap = options.outputChars ?? DEFAULT_OUTPUT_BYTES;
+  const out = new TextOut(options.outputBytes ?? DEFAULT_OUTPUT_BYTES);
   const scan = newLineScan();
-  const cursorOptions = { keepProblems: false, wantId: false, onProblem: options.onProblem };
+  const cursorOptions = {
+    keepProblems: false,
+    wantId: options.wantId === true,
+    onProblem: options.onProblem,
+  };
   try {
     const heap: LineCursor[] = [];
     for (let i = 0; i < blocks.readers.length; i++) {
@@ -146,21 +154,20 @@ export async function* mergeToStrings(
       const c = new LineCursor(i, blocks.readers[i]!, scan, cursorOptions);
       if (await c.advance()) push(heap, c);
     }
-    let out = '';
     while (heap.length > 0) {
       const top = heap[0]!;
-      out += render(top);
+      render(top, out);
       if (top.step() || (await top.advance())) {
         if (heap.length > 1) siftDown(heap, 0);
       } else popTop(heap);
-      if (out.length >= cap) {
-        const s = out;
-        out = '';
-        yield s;
+      const done = out.take();
+      for (let k = 0; k < done.length; k++) {
+        yield done[k]!;
         signal?.throwIfAborted();
       }
     }
-    if (out.length > 0) yield out;
+    const last = out.finish();
+    if (last !== null) yield last;
   } finally {
     await blocks.closeAll();
   }

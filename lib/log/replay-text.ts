@@ -4,9 +4,11 @@
  * re-exports `formatTextLine` and `attributionMark`.
  */
 import { type Attribution, Attributor } from './attribution.js';
-import { decodeEvent, type RecordedEvent } from './codec.js';
+import { decodeEvent, parseLineText, type RecordedEvent } from './codec.js';
 import { type CorrectionIndex, type EffectiveEvent, effectiveLine } from './corrections.js';
-import { escapeControl } from './escape.js';
+import { escapeControl, hasControl } from './escape.js';
+import { contestedMarkBytes, type MarkCache, newMarkCache, printableAscii } from './text-mark.js';
+import type { TextOut } from './text-out.js';
 
 /**
  * The replay's line of each event, given in merged order: in NDJSON the line as written unless a
@@ -20,19 +22,26 @@ export class EventLines {
   /** message id → the person who wrote it (text only; memory grows with the messages, not the events) */
   private readonly authors = new Map<string, string>();
   private readonly anyCorrections: boolean;
+  /** the fast text path's marks of windows already shown (`textLine`) */
+  private readonly marks: MarkCache | null;
 
   /**
    * @param lightAttribution give the attributor a view of each uncorrected event built from its parsed
    *   fields (`attributionView`) instead of the recorded event, which it would decode with the zod schemas
    *   (most of the text replay's time). Same attributions; the reference replay keeps the decode.
+   * @param fastText text only: events come through `textLine` (parsed once by the caller), the
+   *   attributor shares a window's arrays between its results and the marks of windows are kept
+   *   (`MarkCache`). Same bytes as `line` (test/log/fast-replay.test.ts, fast-text.test.ts).
    */
   constructor(
     private readonly format: 'ndjson' | 'text',
     private readonly index: CorrectionIndex,
     private readonly lightAttribution = false,
+    fastText = false,
   ) {
     this.anyCorrections = index.size > 0;
-    this.attributor = format === 'text' ? new Attributor() : null;
+    this.attributor = format === 'text' ? new Attributor({ shareWindows: fastText }) : null;
+    this.marks = format === 'text' && fastText ? newMarkCache() : null;
   }
 
   /** The next event's output line, with its newline. */
@@ -44,10 +53,64 @@ export class EventLines {
       corrected = index.targets(event.id) ? correctedLine(event, index, this.format, this.agents) : null;
     }
     if (this.format === 'ndjson') return corrected?.line ?? `${event.raw}\n`;
+    return this.text(event, corrected);
+  }
+
+  /**
+   * `line` of an event given as its parsed line (`o`, every envelope field of the right type: a line the
+   * scan took as an event) and its text, 1-based line number and byte offset in its segment: the text
+   * replay's fast path (issue 16), formatting from `o` with no `RecordedEvent` unless a correction names
+   * the event. Needs an EventLines made with `fastText`. `mayBeTarget` false says no correction names the
+   * event (`CorrectionIndex.mayTarget` of its id's hash), so its id is not looked up.
+   */
+  textLine(
+    o: Record<string, unknown>,
+    raw: string,
+    lineNo: number,
+    offset: number,
+    out: TextOut,
+    mayBeTarget = true,
+  ): void {
+    const type = o.type as string;
+    const id = o.id as string;
+    if (this.anyCorrections) {
+      const index = this.index;
+      if (type === 'correction') index.passed(id);
+      if (mayBeTarget && index.targets(id)) {
+        const p = parseLineText(raw, lineNo, offset, EMPTY, 0, 0);
+        if (!p.ok) throw new Error(`line ${lineNo}: an event line the parser refuses`);
+        out.strLine(this.text(p.event, correctedLine(p.event, index, 'text', this.agents)));
+        return;
+      }
+    }
+    const w = o.w as string;
+    if (type === 'message') this.message(id, o.user_id, o.user_id);
+    const a = this.attributor!.pushFields(type, id, w, o);
+    let text = formatFields(type, w, id, o.ts as string, o, this.agents);
+    if (type === 'correction') {
+      const refused = this.index.problemOf(id);
+      if (refused) text += ` [not applied: ${refused.code}]`;
+    }
+    out.str(text);
+    if (a) {
+      const kept = this.keptMark(a);
+      if (kept !== null) out.bytes(kept);
+      else out.str(` ${attributionMark(a, this.authors)}`);
+    }
+    out.endLine();
+  }
+
+  private text(event: RecordedEvent, corrected: { line: string; effective: EffectiveEvent } | null): string {
+    const index = this.index;
     // Text shows who each action and output is attributed to (DESIGN §3, lib/log/attribution), from
     // the effective event: a corrected caused_by counts. People are named by their messages' user_id.
-    if (event.type === 'message' && typeof event.obj.user_id === 'string')
-      this.authors.set(event.id, event.obj.user_id);
+    if (event.type === 'message') {
+      // The attributor reads the effective event's user_id (from `extra` when its fields did not decode).
+      const eff = corrected?.effective as Record<string, unknown> | undefined;
+      const f =
+        eff === undefined ? event.obj : 'unknown' in eff ? (eff.extra as Record<string, unknown>) : eff;
+      this.message(event.id, event.obj.user_id, f.user_id);
+    }
     const a = this.attributor!.push(
       corrected?.effective ?? (this.lightAttribution ? attributionView(event) : event),
     );
@@ -57,9 +120,51 @@ export class EventLines {
     if (refused) text += ` [not applied: ${refused.code}]`;
     return a ? `${text} ${attributionMark(a, this.authors)}\n` : `${text}\n`;
   }
+
+  /**
+   * A message passes: its author (`user`, the recorded user_id) is named by its id from now on, and the
+   * mark cache hears of what could make a mark it keeps out of date: an id whose author changes (a
+   * repeated id), an id or a user id the attributor records (`seen`) that needs escaping.
+   */
+  private message(id: string, user: unknown, seen: unknown): void {
+    const m = this.marks;
+    if (typeof user === 'string') {
+      const prev = this.authors.get(id);
+      if (prev !== user) {
+        if (m !== null && (prev !== undefined || m.unnamed.has(id))) m.authorsChanged++;
+        this.authors.set(id, user);
+      }
+    } else if (m !== null && !this.authors.has(id)) m.unnamed.add(id);
+    if (
+      m !== null &&
+      m.plainIds &&
+      (!printableAscii(id) || (typeof seen === 'string' && !printableAscii(seen)))
+    )
+      m.plainIds = false;
+  }
+
+  /**
+   * ` ${attributionMark(a, authors)}` as UTF-8, kept per window (the fast path's `MarkCache`), or null for
+   * a mark of another basis (made each time).
+   */
+  private keptMark(a: Attribution): Buffer | null {
+    const m = this.marks!;
+    if (a.basis !== 'temporal' && a.basis !== 'contested') return null;
+    // Results of one window share its array (shareWindows): its mark is made once.
+    const kept = m.byWindow.get(a.message_ids);
+    if (kept !== undefined && (a.basis === 'contested' || kept.authorsChanged === m.authorsChanged))
+      return kept.bytes;
+    const bytes =
+      a.basis === 'contested' && m.plainIds
+        ? contestedMarkBytes(a)
+        : Buffer.from(` ${attributionMark(a, this.authors)}`, 'utf8');
+    m.byWindow.set(a.message_ids, { bytes, authorsChanged: m.authorsChanged }, bytes.length);
+    return bytes;
+  }
 }
 
 const NO_EXTRA: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+const EMPTY = Buffer.alloc(0);
 
 /**
  * What `Attributor.push` reads of an event, as a `LogEvent`-shaped object it takes as it is: the envelope,
@@ -115,17 +220,37 @@ const MAX_WHAT = 240;
  * as events pass), so an agent's events are shown under its name.
  */
 export function formatTextLine(ev: RecordedEvent, agents: Map<string, string>): string {
-  const o = ev.obj;
-  if (ev.type === 'writer.start') {
+  return formatFields(ev.type, ev.w, ev.id, ev.ts, ev.obj, agents);
+}
+
+/** `formatTextLine` of an event given as its envelope's type, w, id, ts and its parsed object. */
+function formatFields(
+  type: string,
+  w: string,
+  id: string,
+  ts: string,
+  o: Record<string, unknown>,
+  agents: Map<string, string>,
+): string {
+  const ev = { type, w, id, obj: o };
+  if (type === 'writer.start') {
     const meta = (o.meta ?? {}) as Record<string, unknown>;
-    if (typeof meta.agent === 'string' && meta.agent) agents.set(ev.w, meta.agent);
+    if (typeof meta.agent === 'string' && meta.agent) agents.set(w, meta.agent);
   }
   const who = escapeControl(whoOf(ev, agents));
   const what = oneLine(whatOf(ev));
-  return `${escapeControl(ev.ts)}  ${who.padEnd(14)}  ${escapeControl(ev.type).padEnd(19)}  ${what}`.trimEnd();
+  return `${escapeControl(ts)}  ${who.padEnd(14)}  ${escapeControl(type).padEnd(19)}  ${what}`.trimEnd();
 }
 
-function whoOf(ev: RecordedEvent, agents: Map<string, string>): string {
+/** What whoOf/whatOf read of an event. */
+interface Shown {
+  type: string;
+  w: string;
+  id: string;
+  obj: Record<string, unknown>;
+}
+
+function whoOf(ev: Shown, agents: Map<string, string>): string {
   const o = ev.obj;
   switch (ev.type) {
     case 'message':
@@ -140,7 +265,7 @@ function whoOf(ev: RecordedEvent, agents: Map<string, string>): string {
 }
 
 /** What an event says. Ids and names go through `name` (one line, `\n`); free text is left to `oneLine`. */
-function whatOf(ev: RecordedEvent): string {
+function whatOf(ev: Shown): string {
   const o = ev.obj;
   switch (ev.type) {
     case 'writer.start': {
@@ -212,7 +337,8 @@ function compactJson(v: unknown): string {
  * character escaped (`escapeControl`), cut to a screen line.
  */
 export function oneLine(s: string): string {
-  const flat = escapeControl(s.replace(/\r?\n/g, ' ⏎ ').replace(/\t/g, ' '));
+  // No newline or tab in a string hasControl passes: the replaces would find nothing.
+  const flat = hasControl(s) ? escapeControl(s.replace(/\r?\n/g, ' ⏎ ').replace(/\t/g, ' ')) : s;
   return flat.length > MAX_WHAT ? `${flat.slice(0, MAX_WHAT - 1)}…` : flat;
 }
 

@@ -20,9 +20,9 @@
  * more than once.
  */
 import { createReadStream, statSync } from 'node:fs';
-import { decodeEvent, parseLine, parseLineText } from './codec.js';
+import { decodeEvent, parseLine } from './codec.js';
 import { CorrectionIndex, type CorrectionProblem } from './corrections.js';
-import { mergeToBuffers, mergeToStrings } from './fast-merge.js';
+import { mergeToBuffers, mergeToText } from './fast-merge.js';
 import type { LineCursor } from './line-cursor.js';
 import {
   type MergedEvent,
@@ -35,6 +35,7 @@ import { type ReadOptions, readSegmentBatches } from './reader.js';
 import { EventLines } from './replay-text.js';
 import { openSegmentBlocks } from './segment-blocks.js';
 import { listSegments } from './session-dir.js';
+import type { TextOut } from './text-out.js';
 
 export type ReplayFormat = 'ndjson' | 'text';
 
@@ -178,7 +179,9 @@ export async function* replayChunks(
     return;
   }
   if (format === 'text') {
-    yield* replayText(segments, options);
+    // Whole lines of valid UTF-8 in each buffer: decoded without loss.
+    for await (const b of replayText(segments, options))
+      yield Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8');
     return;
   }
   for await (const b of replayBytes(segments, 'ndjson', options)) {
@@ -219,7 +222,7 @@ export async function* replayBytes(
   options: ReplayBytesOptions = {},
 ): AsyncGenerator<Uint8Array> {
   if (mode === 'text') {
-    for await (const s of replayText(segments, options)) yield Buffer.from(s, 'utf8');
+    yield* replayText(segments, options);
     return;
   }
   const signal = options.signal;
@@ -250,32 +253,40 @@ export async function* replayBytes(
     for (const p of index.problems()) options.onCorrectionProblem(p);
 }
 
-/** The text replay from `ReplaySegment`s: each event parsed once, output in strings of about 1 MiB. */
+/**
+ * The text replay from `ReplaySegment`s: each event parsed once and its line written as UTF-8 into output
+ * buffers of about `options.outputBytes` (default 1 MiB) of whole lines (`mergeToText`).
+ */
 async function* replayText(
   segments: readonly ReplaySegment[],
   options: ReplayBytesOptions,
-): AsyncGenerator<string> {
+): AsyncGenerator<Uint8Array> {
   const signal = options.signal;
   signal?.throwIfAborted();
   const index = options.corrections ?? (await CorrectionIndex.scan(segments, signal));
-  const lines = new EventLines('text', index, true);
-  const render = (c: LineCursor): string => {
-    // The cursor's block was checked as UTF-8 (or the line was, by its scan): decode and parse once.
-    const p = parseLineText(
-      c.lb.toString('utf8', c.ls, c.le),
-      c.lineNo,
-      c.lineOffset,
-      c.lb,
-      c.ls,
-      c.le - c.ls,
-    );
-    if (!p.ok) throw new Error(`line ${c.lineNo} of ${c.w}: the scan took a line the parser refuses`);
-    return lines.line(p.event);
+  const lines = new EventLines('text', index, true, true);
+  const corrections = index.size > 0;
+  const render = (c: LineCursor, out: TextOut): void => {
+    // The cursor's block was checked as UTF-8 (or the line was, by its scan), and the scan took the line
+    // as an event (parseLine's verdict: a JSON object of at most MAX_LINE_DEPTH levels with every envelope
+    // field of its type): decode and parse once, no envelope check again.
+    const raw = c.lb.toString('utf8', c.ls, c.le);
+    const o = JSON.parse(raw) as Record<string, unknown>;
+    if (
+      typeof o.type !== 'string' ||
+      typeof o.id !== 'string' ||
+      typeof o.w !== 'string' ||
+      typeof o.ts !== 'string'
+    )
+      throw new Error(`line ${c.lineNo} of ${c.w}: the scan took a line the parser refuses`);
+    // Most events are no correction's target: the id's hash, read from its bytes, says so (no map lookup).
+    lines.textLine(o, raw, c.lineNo, c.lineOffset, out, corrections && index.mayTarget(c.idHash));
   };
-  yield* mergeToStrings(openSegmentBlocks(segments, { budgetBytes: options.readBudgetBytes, signal }), {
+  yield* mergeToText(openSegmentBlocks(segments, { budgetBytes: options.readBudgetBytes, signal }), {
     render,
+    wantId: corrections,
     onProblem: options.onProblem,
-    outputChars: options.outputBytes,
+    outputBytes: options.outputBytes,
     signal,
   });
   if (options.onCorrectionProblem) for (const p of index.problems()) options.onCorrectionProblem(p);

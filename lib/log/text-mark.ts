@@ -1,0 +1,70 @@
+/**
+ * The text replay's attribution marks on its fast path (issue 16): in a session of many writers most
+ * actions and outputs are attributed to a window of every other writer's messages (`contested`, ~64 ids
+ * at 64 writers), and every action and output of a turn to the same window. So the mark of a window is
+ * made once and kept with the window's array (the Attributor's `shareWindows`), and when no message id
+ * or user id of the session needs escaping the contested mark is joined from the ids as they are.
+ * The marks are `attributionMark`'s (lib/log/replay-text.ts), byte for byte.
+ */
+import type { Attribution } from './attribution.js';
+import { SizedFifo } from './attribution-window.js';
+
+/** Bytes of marks kept in all (a window's next action or output comes soon after its first). */
+const MARK_CHARS_KEPT = 8 * 1024 * 1024;
+
+/** What `EventLines` keeps of the marks it has made, and what says whether one still holds. */
+export interface MarkCache {
+  /**
+   * window (its `message_ids` array) → its mark as UTF-8 after a space, and `authorsChanged` when it was
+   * made (the recent ones)
+   */
+  byWindow: SizedFifo<readonly string[], { bytes: Buffer; authorsChanged: number }>;
+  /**
+   * Counts the messages whose id already had an author, or had passed with none (a user_id that is not a
+   * string), and now gets another: a temporal mark names the authors of its ids, so one made before such
+   * a message may no longer be the mark. (A window holds only messages that passed before it.)
+   */
+  authorsChanged: number;
+  /** ids of messages that passed with no string user_id (not named by `authors`) */
+  unnamed: Set<string>;
+  /**
+   * true while every message id and user id read so far is printable ASCII (so `escapeControl` leaves it
+   * as it is, and a contested mark is ASCII but for its arrow)
+   */
+  plainIds: boolean;
+}
+
+/** An empty cache. */
+export function newMarkCache(): MarkCache {
+  return { byWindow: new SizedFifo(MARK_CHARS_KEPT), authorsChanged: 0, unnamed: new Set(), plainIds: true };
+}
+
+/** Whether every UTF-16 unit of `s` is printable ASCII (U+0020–U+007E). */
+export function printableAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+const CONTESTED = Buffer.from(' [← contested: ', 'utf8');
+
+/**
+ * ` ${attributionMark(a)}` as UTF-8 for a contested attribution whose user ids and message ids are all
+ * printable ASCII: ` [← contested: priya m_1,m_2 | sam m_3; 0.35 each]`. All but the arrow is ASCII, so it
+ * is written as Latin-1 (a copy, not an encoding of a two-byte string).
+ */
+export function contestedMarkBytes(a: Attribution): Buffer {
+  const cs = a.candidates!;
+  let who = '';
+  for (let k = 0; k < cs.length; k++) {
+    const c = cs[k]!;
+    who += k === 0 ? `${c.user_id} ${c.message_ids.join(',')}` : ` | ${c.user_id} ${c.message_ids.join(',')}`;
+  }
+  const rest = `${who}; ${Number(a.confidence.toFixed(2))} each]`;
+  const b = Buffer.allocUnsafeSlow(CONTESTED.length + rest.length);
+  CONTESTED.copy(b, 0);
+  b.write(rest, CONTESTED.length, 'latin1');
+  return b;
+}
