@@ -136,6 +136,11 @@ export interface AttributorOptions {
    * Default false: every result's arrays are its own.
    */
   shareWindows?: boolean;
+  /**
+   * Message ids (in all) of the recent turns' windows kept for the turns' next events (default 256 Ki);
+   * a window no longer kept is made again, the same. Tests pass 0 to keep none.
+   */
+  keptWindowIds?: number;
 }
 
 /** A window by its bounds (positions start < p < end) and its turn when known (the cache's key). */
@@ -207,7 +212,7 @@ function fieldsOf(ev: LogEvent): Record<string, unknown> {
 export class Attributor {
   private pos = -1;
   private readonly messages = new MessageWindows();
-  private readonly windows = new SizedFifo<TurnRef, Inferred>(WINDOW_IDS_KEPT);
+  private readonly windows: SizedFifo<TurnRef, Inferred>;
   private readonly share: boolean;
   private readonly turns = new Map<string, TurnRef>();
   private readonly lastTurnPos = new Map<string, number>();
@@ -220,6 +225,7 @@ export class Attributor {
 
   constructor(options: AttributorOptions = {}) {
     this.share = options.shareWindows === true;
+    this.windows = new SizedFifo(options.keptWindowIds ?? WINDOW_IDS_KEPT);
   }
 
   /** Reads the next event of the merged stream; returns its attribution when it is an action or output. */
