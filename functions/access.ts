@@ -42,6 +42,17 @@ export const REPLAY_STATE_METHODS = [
 ] as const satisfies readonly StateMethod[];
 
 /**
+ * The state store methods the replay builder calls (functions/replay-build.ts, issue 17.2): a session's
+ * writers and the text replay's status, read as the request that asked for the build would.
+ */
+export const REPLAY_BUILD_STATE_METHODS = [
+  'getSession',
+  'listWriters',
+  'getWriter',
+  'getStatus',
+] as const satisfies readonly StateMethod[];
+
+/**
  * What the replay function may ask of the digest signing key: the public keys its export bundles
  * (`KmsSigner.publicKeys`: GetPublicKey, DescribeKey), never `kms:Sign` (its URL is public; the API signs).
  */

@@ -79,6 +79,20 @@ export const LambdaConfig = z.object({
       .default(4 * 1024 * 1024),
   ),
   /**
+   * sessions (their writers' stored bytes; three times that for the text replay) replayed as a stream; a
+   * larger one is answered with a copy stored under replays/ of the bucket (issue 17.2). Unset: 3 MiB on
+   * the API function (API Gateway fails an answer over ~4.5 MiB), 150 MB on the replay function (a
+   * streamed answer is cut at 200 MB)
+   */
+  INLINE_REPLAY_BYTES: z.preprocess(
+    present,
+    z
+      .string()
+      .regex(/^[1-9]\d{0,11}$/, { error: 'expected a positive whole number of bytes' })
+      .transform(Number)
+      .optional(),
+  ),
+  /**
    * bytes one replay response reads ahead of its client, spread over the writers (Limits.replayReadBytes,
    * issue 16.4); unset: 16 MiB on the replay function (one response per instance, each block a ranged GET
    * of S3), 256 KiB on the API function

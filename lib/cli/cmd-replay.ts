@@ -2,7 +2,8 @@
  * `hansard replay SID|DIR [--raw] [--format text|ndjson]` (DESIGN §6): the merged transcript of a local
  * session directory, or of a session on the server. Both use the same merge, so they print the same bytes.
  * Corrections are applied (a corrected event carries its `corrected` provenance, DESIGN §3); `--raw` gives
- * every line as written instead.
+ * every line as written instead. A large session on AWS is merged into a stored copy first (issue 17.2):
+ * the command waits for it, saying so on stderr, and prints the copy's bytes, the same bytes.
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
@@ -40,8 +41,15 @@ export function registerReplay(program: Command, io: Io): void {
           return;
         }
         const query = o.raw ? 'raw=1' : `format=${o.format}`;
+        // A large session on AWS: the server merges a stored copy first (202), then hands out its URL.
         const res = await clientFrom(o, io.env, retryNotice(io)).stream(
           `/v1/sessions/${t.sid}/replay?${query}`,
+          {
+            onWait: ({ waitedMs, retryAfterMs }) =>
+              io.stderr.write(
+                `hansard: the server is merging the replay of ${t.sid} (a large session)${waitedMs >= 1000 ? `, ${Math.round(waitedMs / 1000)} s so far` : ''}; asking again in ${Math.round(retryAfterMs / 1000)} s\n`,
+              ),
+          },
         );
         if (res.body) await copyReplay(io, res.body, t.sid);
       },

@@ -93,11 +93,69 @@ export class ApiClient {
     throw err;
   }
 
-  /** Like `request` but returns the response for streaming. @throws ServerError, NetworkError */
-  async stream(path: string): Promise<Response> {
-    const res = await this.raw('GET', path, {});
+  /**
+   * Like `request` but returns the response for streaming. A large session's replay on AWS (issue 17.2)
+   * is answered 202 while its stored copy is merged: asked again after `Retry-After` (each wait reported
+   * to `onWait`) for at most `maxWaitMs` (default 30 min); then 303 to a short-lived URL of that copy,
+   * fetched WITHOUT the token (the URL carries its own signature; the token never leaves for another host).
+   * @throws ServerError (`replay_not_ready`, 504, once `maxWaitMs` has passed), NetworkError
+   */
+  async stream(
+    path: string,
+    o: { onWait?: (info: { waitedMs: number; retryAfterMs: number }) => void; maxWaitMs?: number } = {},
+  ): Promise<Response> {
+    const started = Date.now();
+    const maxWait = o.maxWaitMs ?? 30 * 60 * 1000;
+    for (;;) {
+      const res = await this.raw('GET', path, { redirect: 'manual' });
+      if (res.status === 202) {
+        void res.body?.cancel().catch(() => {});
+        const retryAfterMs = Math.max(1, Number(res.headers.get('retry-after')) || 5) * 1000;
+        const waitedMs = Date.now() - started;
+        if (waitedMs + retryAfterMs > maxWait) {
+          const err = new ServerError(
+            504,
+            'replay_not_ready',
+            `the server was still merging the replay after ${Math.round(waitedMs / 1000)} s: run the command again later`,
+          );
+          err.path = path;
+          throw err;
+        }
+        o.onWait?.({ waitedMs, retryAfterMs });
+        await new Promise((r) => setTimeout(r, retryAfterMs));
+        continue;
+      }
+      if (res.status === 303 || res.status === 302 || res.status === 307) {
+        const location = res.headers.get('location');
+        void res.body?.cancel().catch(() => {});
+        if (!location)
+          throw new ServerError(502, 'bad_redirect', `the server answered ${res.status} without a Location`);
+        return this.download(new URL(location, this.url).toString(), path);
+      }
+      if (!res.ok) {
+        const err = await toServerError(res);
+        err.path = path;
+        throw err;
+      }
+      return res;
+    }
+  }
+
+  /** GET of a URL the server handed out (a presigned one): no token, no redirect followed further. */
+  private async download(url: string, path: string): Promise<Response> {
+    let res: Response;
+    try {
+      res = await fetch(url, { redirect: 'error' });
+    } catch (err) {
+      throw new NetworkError(`cannot fetch the stored replay at ${new URL(url).host}: ${networkCause(err)}`);
+    }
     if (!res.ok) {
-      const err = await toServerError(res);
+      void res.body?.cancel().catch(() => {});
+      const err = new ServerError(
+        res.status,
+        'stored_replay_unavailable',
+        `the stored copy of the replay answered ${res.status} (its link may have expired): run the command again`,
+      );
       err.path = path;
       throw err;
     }
@@ -107,7 +165,12 @@ export class ApiClient {
   private async raw(
     method: string,
     path: string,
-    init: { body?: Uint8Array | string; contentType?: string; headers?: Record<string, string> },
+    init: {
+      body?: Uint8Array | string;
+      contentType?: string;
+      headers?: Record<string, string>;
+      redirect?: 'follow' | 'manual' | 'error';
+    },
   ): Promise<Response> {
     const headers: Record<string, string> = { ...init.headers, accept: 'application/json' };
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
@@ -124,6 +187,7 @@ export class ApiClient {
               method,
               headers,
               body: init.body as string | Uint8Array<ArrayBuffer> | undefined,
+              ...(init.redirect ? { redirect: init.redirect } : {}),
             });
           } catch (err) {
             lastReason = `cannot reach ${this.url}: ${networkCause(err)}`;

@@ -17,9 +17,17 @@ import { DynamoRateLimiter } from '../ratelimit/dynamo.js';
 import type { RateLimitConfigInput, RateLimiter } from '../ratelimit/interface.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { AuditConfig } from '../service/audit-config.js';
+import {
+  BUILD_CLAIM_MS,
+  jobContext,
+  type LargeReplays,
+  ReplayJob,
+  storeReplay,
+} from '../service/large-replay.js';
 import type { Limits } from '../service/limits.js';
 import { DynamoStateStore } from '../store/dynamo-state-store.js';
 import type { StateStore } from '../store/ports.js';
+import { S3ReplayArchive, S3ReplayBuilds } from '../store/s3-replay-archive.js';
 import { type AwsClients, openAwsStores } from './aws-stores.js';
 
 export {
@@ -85,6 +93,37 @@ export interface AwsAppOptions {
   signer?: DigestSigner | undefined;
   /** the digest cadence (`DIGEST_INTERVAL_SECONDS`) */
   audit?: Partial<AuditConfig> | undefined;
+  /**
+   * replays of sessions over `inlineBytes` answered with a copy stored under `replays/` of the bucket
+   * (issue 17.2): merged in the request, or with `builds: true` by the builder function (the API, which
+   * may not wait); none: every replay streams
+   */
+  largeReplays?: { inlineBytes: number; builds: boolean } | undefined;
+}
+
+/** The large-replay deps of `createAwsApp` / the builder function over the segments bucket (issue 17.2). */
+export function awsLargeReplays(o: {
+  clients: AwsClients;
+  bucket: string;
+  inlineBytes: number;
+  builds: boolean;
+  now?: (() => Date) | undefined;
+}): LargeReplays {
+  const now = o.now ? { now: o.now } : {};
+  return {
+    inlineBytes: o.inlineBytes,
+    archive: new S3ReplayArchive({ client: o.clients.s3, bucket: o.bucket, ...now }),
+    ...(o.builds
+      ? {
+          builds: new S3ReplayBuilds({
+            client: o.clients.s3,
+            bucket: o.bucket,
+            staleAfterMs: BUILD_CLAIM_MS,
+            ...now,
+          }),
+        }
+      : {}),
+  };
 }
 
 /** `createApp` over the AWS stores and the DynamoDB rate limiter, on the given clients. */
@@ -112,10 +151,67 @@ export function createAwsApp(o: AwsAppOptions): Hono<AppEnv> {
     }),
     ...(o.limits ? { limits: o.limits } : {}),
     ...(now ? { now } : {}),
+    ...(o.largeReplays
+      ? { largeReplays: awsLargeReplays({ clients: o.clients, bucket: o.bucket, ...o.largeReplays, now }) }
+      : {}),
     // API Gateway buffers a Lambda's answer: the board's pages poll GET /board/fragment (304 when unchanged)
     // instead of holding a stream that would never flush (issue 14.2).
     live: 'poll',
   });
+}
+
+/** What the builder function did with one marker (`awsReplayBuilder`). */
+export type ReplayBuildOutcome = 'built' | 'already_stored' | 'not_a_job';
+
+/**
+ * The builder function's work (functions/replay-build.ts, issue 17.2): for a build marker the bucket
+ * announced (`replays/<key>.building`), reads its job, and merges the replay into `replays/<key>` with the
+ * job's tenant and its requester's scopes (`storeReplay`), unless that copy is there already.
+ * @throws the stores' errors (the invocation fails and Lambda tries it again)
+ */
+export function awsReplayBuilder(o: {
+  clients: AwsClients;
+  bucket: string;
+  table: string;
+  limits?: Partial<Limits> | undefined;
+  now?: (() => Date) | undefined;
+  wrapState?: ((state: StateStore) => StateStore) | undefined;
+}): (markerKey: string) => Promise<ReplayBuildOutcome> {
+  const stores = openAwsStores({
+    s3: o.clients.s3,
+    bucket: o.bucket,
+    dynamo: o.clients.dynamodb,
+    table: o.table,
+  });
+  const now = o.now ?? (() => new Date());
+  const largeReplays = awsLargeReplays({
+    clients: o.clients,
+    bucket: o.bucket,
+    inlineBytes: 0,
+    builds: false,
+    now,
+  });
+  const builds = new S3ReplayBuilds({
+    client: o.clients.s3,
+    bucket: o.bucket,
+    staleAfterMs: BUILD_CLAIM_MS,
+    now,
+  });
+  const state = o.wrapState ? o.wrapState(stores.state) : stores.state;
+  return async (markerKey) => {
+    const job = ReplayJob.safeParse(await builds.readJob(markerKey));
+    if (!job.success) return 'not_a_job';
+    if (await largeReplays.archive.find(job.data.key, 60)) return 'already_stored';
+    const ctx = jobContext(job.data, {
+      segments: stores.segments,
+      state,
+      now,
+      ...(o.limits ? { limits: o.limits } : {}),
+      largeReplays,
+    });
+    await storeReplay(ctx, job.data);
+    return 'built';
+  };
 }
 
 /** Where the operator's tooling finds a state table (`hansard tenant create --table`). */

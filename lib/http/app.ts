@@ -88,6 +88,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     digests: deps.digests ?? MISSING_DIGEST_STORE,
     signer: deps.signer ?? MISSING_SIGNER,
     audit: deps.audit ?? {},
+    largeReplays: deps.largeReplays ?? null,
   };
   const log = deps.log ?? ((m: string, e?: unknown) => console.error(m, e ?? ''));
   const costs = new Map(

@@ -81,6 +81,7 @@ export function requireAuth(deps: Required<ServiceDeps>, allowCookie = false): M
       digests: deps.digests,
       signer: deps.signer,
       audit: deps.audit,
+      largeReplays: deps.largeReplays,
     });
     await next();
   };

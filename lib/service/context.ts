@@ -5,6 +5,7 @@ import type { DigestSigner } from '../audit/signer.js';
 import type { DigestStore, SegmentStore, StateStore, TokenRecord } from '../store/index.js';
 import type { AuditConfig } from './audit-config.js';
 import { AppError, notFound } from './errors.js';
+import type { LargeReplays } from './large-replay.js';
 import type { Limits } from './limits.js';
 import type { Scope } from './scopes.js';
 
@@ -21,6 +22,8 @@ export interface ServiceDeps {
   signer?: DigestSigner;
   /** the digest cadence; what it leaves out takes `DEFAULT_AUDIT` (lib/service/audit-config.ts) */
   audit?: Partial<AuditConfig>;
+  /** replays of sessions over a size answered with a stored copy (issue 17.2); none: every size streams */
+  largeReplays?: LargeReplays | null;
 }
 
 export interface ServiceContext {
@@ -35,6 +38,8 @@ export interface ServiceContext {
   digests?: DigestStore;
   signer?: DigestSigner;
   audit?: Partial<AuditConfig>;
+  /** as `ServiceDeps.largeReplays` */
+  largeReplays?: LargeReplays | null;
 }
 
 /**

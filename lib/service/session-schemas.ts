@@ -17,6 +17,29 @@ export const IngestAnswer = z
   .meta({ id: 'IngestAnswer', description: "the writer's index after the chunk" });
 export type IngestAnswer = z.infer<typeof IngestAnswer>;
 
+/**
+ * `GET /v1/sessions/{sid}/replay` of a session over the deployment's inline size (issue 17.2): 303 when
+ * its stored copy is ready (`replay`), 202 while it is being merged (`retry_after`).
+ */
+export const StoredReplayAnswer = z
+  .object({
+    status: z.enum(['ready', 'building']).describe('ready: fetch `replay.url`; building: ask again later'),
+    session_bytes: Count.describe("the session's size: its writers' stored lengths summed"),
+    replay: z
+      .object({
+        url: z.string().describe('GETs the replay without a token, until expires_at'),
+        bytes: Count.describe('bytes of the stored replay'),
+        expires_at: Instant.describe('when the URL stops working: ask the replay route again for a new one'),
+      })
+      .optional(),
+    retry_after: z.int().min(1).optional().describe('seconds to wait before asking again (building)'),
+  })
+  .meta({
+    id: 'StoredReplayAnswer',
+    description: 'where the replay of a large session is, or when it will be',
+  });
+export type StoredReplayAnswer = z.infer<typeof StoredReplayAnswer>;
+
 /** `GET /v1/sessions/{sid}/writers/{w}`. */
 export const WriterView = z
   .object({

@@ -85,6 +85,8 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   'lib/store/s3-segment-store.ts': { adapter: 's3' },
   // windowed, budgeted reads of chunk objects (issue 16.4)
   'lib/store/s3-segment-read.ts': { adapter: 's3' },
+  // stored copies of large replays and their build markers (issue 17.2)
+  'lib/store/s3-replay-archive.ts': { adapter: 's3' },
   'lib/store/dynamo-state-store.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-tokens.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-items.ts': { adapter: 'dynamo' },

@@ -14,6 +14,9 @@
  *   at a time (each until its response is closed) and answers a PUT only once the file holds all its bytes.
  * - checksums: s3rver ignores `x-amz-checksum-sha256` and `Content-MD5`; S3 checks them and answers 400
  *   BadDigest. The shim checks them.
+ * - multipart uploads (the stored replays, issue 17.2): s3rver has no AbortMultipartUpload (405), and a
+ *   CompleteMultipartUpload with `If-None-Match: *` replaces an existing key. The shim answers the abort
+ *   204 (the parts stay in s3rver's folder) and the conditional complete 412 as S3 does.
  * Not shimmed, handled elsewhere:
  * - paginated ListObjectsV2: s3rver's continuation token uses DES, which Node 20's OpenSSL 3 refuses
  *   (ERR_OSSL_EVP_UNSUPPORTED) unless Node runs with `--openssl-legacy-provider` (vitest.config.ts).
@@ -84,6 +87,30 @@ export async function startS3rver(): Promise<LocalS3> {
 function s3Shim(server: S3rver): S3rver.Middleware {
   const serial = keyedSerializer();
   return async (ctx, next) => {
+    const upload = multipartOf(ctx);
+    if (upload) {
+      // AbortMultipartUpload: s3rver has none (405); S3 answers 204 and drops the parts.
+      if (ctx.method === 'DELETE') {
+        ctx.status = 204;
+        return;
+      }
+      // CompleteMultipartUpload with If-None-Match: * over an existing key: S3 answers 412.
+      if (ctx.method === 'POST' && header(ctx, 'if-none-match') === '*') {
+        const exists = await server.store.getMetadata(upload.bucket, upload.key).then(
+          () => true,
+          () => false,
+        );
+        if (exists) {
+          return s3Error(
+            ctx,
+            412,
+            'PreconditionFailed',
+            'At least one of the pre-conditions you specified did not hold',
+          );
+        }
+      }
+      return next();
+    }
     const target = objectOf(ctx);
     if (!target) return next();
     const release = await serial(`${target.bucket}/${target.key}`);
@@ -163,6 +190,13 @@ function objectOf(ctx: S3rver.Context): { bucket: string; key: string } | null {
   const m = /^\/([^/]+)\/(.+)$/.exec(ctx.path);
   if (!m?.[1] || !m[2]) return null;
   if (Object.keys(ctx.query).some((q) => q !== 'x-id')) return null;
+  return { bucket: decodeURIComponent(m[1]), key: m[2].split('/').map(decodeURIComponent).join('/') };
+}
+
+/** The object of a request about one of its multipart uploads (`?uploadId=…`), or null. */
+function multipartOf(ctx: S3rver.Context): { bucket: string; key: string } | null {
+  const m = /^\/([^/]+)\/(.+)$/.exec(ctx.path);
+  if (!m?.[1] || !m[2] || !('uploadId' in ctx.query)) return null;
   return { bucket: decodeURIComponent(m[1]), key: m[2].split('/').map(decodeURIComponent).join('/') };
 }
 

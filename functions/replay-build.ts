@@ -1,0 +1,59 @@
+/**
+ * Lambda entry of the replay builder (issue 17.2): the bucket announces each new build marker
+ * (`replays/<key>.building`, an S3 ObjectCreated notification, infra/stack.ts) and this function merges the
+ * replay its job names into `replays/<key>` (`awsReplayBuilder`, lib/deploy/aws.ts), the copy the API
+ * hands out as a short-lived URL for a session too large to stream through API Gateway. A failed build
+ * throws: Lambda runs the event again (twice), and a request after `BUILD_CLAIM_MS` starts a new one.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { S3Event } from 'aws-lambda';
+import { awsReplayBuilder, type ReplayBuildOutcome } from '../lib/deploy/aws.js';
+import { REPLAY_BUILD_STATE_METHODS } from './access.js';
+import { type AwsClients, createClients } from './clients.js';
+import { parseConfig } from './config.js';
+import { createLogger } from './logging.js';
+import { onlyMethods } from './state-methods.js';
+
+export interface ReplayBuildOverrides {
+  clients?: AwsClients;
+  logger?: Logger;
+  now?: () => Date;
+}
+
+/**
+ * The builder's handler for an environment (@throws ConfigError naming the bad keys). It answers what it
+ * did with each record's object: `built`, `already_stored` or `not_a_job` (not a marker, or gone).
+ */
+export function createReplayBuildHandler(
+  env: Record<string, string | undefined>,
+  o: ReplayBuildOverrides = {},
+): (event: S3Event) => Promise<ReplayBuildOutcome[]> {
+  const config = parseConfig(env);
+  const logger = o.logger ?? createLogger(config);
+  const build = awsReplayBuilder({
+    clients: o.clients ?? createClients(config),
+    bucket: config.BUCKET_NAME,
+    table: config.TABLE_NAME,
+    ...(o.now ? { now: o.now } : {}),
+    // Its role allows only what a build calls (functions/access.ts): a new call fails in tests too.
+    wrapState: (state) =>
+      onlyMethods(state, REPLAY_BUILD_STATE_METHODS, {
+        fn: 'replay builder',
+        list: 'REPLAY_BUILD_STATE_METHODS',
+      }),
+  });
+  return async (event) => {
+    const outcomes: ReplayBuildOutcome[] = [];
+    for (const record of event.Records ?? []) {
+      // S3 writes the key URL-encoded, a space as '+'.
+      const key = decodeURIComponent(record.s3.object.key.replace(/\+/g, ' '));
+      const started = Date.now();
+      const outcome = await build(key);
+      logger.info('replay build', { key, outcome, ms: Date.now() - started });
+      outcomes.push(outcome);
+    }
+    return outcomes;
+  };
+}
+
+export const handler = createReplayBuildHandler(process.env);

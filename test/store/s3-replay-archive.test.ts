@@ -1,0 +1,118 @@
+/**
+ * The S3 side of large replays (issue 17.2, lib/store/s3-replay-archive.ts) against s3rver with the real
+ * SDK: a stored copy is found with a presigned URL that GETs its bytes; a missing one is null; a body that
+ * fails half way (past the first 8 MiB part: a multipart upload) leaves no object and no open upload; a
+ * copy already there is not replaced; a build marker is written once, not again while fresh, and taken
+ * over once stale, holding the job for the builder.
+ */
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPLAY_PREFIX, S3ReplayArchive, S3ReplayBuilds } from '../../lib/store/s3-replay-archive.js';
+import { type LocalS3, startS3rver } from '../support/s3rver.js';
+
+let s3: LocalS3;
+let bucket: string;
+beforeAll(async () => {
+  s3 = await startS3rver();
+  bucket = await s3.createBucket();
+}, 60_000);
+afterAll(() => s3?.close());
+
+async function* pieces(n: number, size: number, failAt = -1): AsyncGenerator<Uint8Array> {
+  for (let i = 0; i < n; i++) {
+    if (i === failAt) throw new Error('the merge failed');
+    yield Buffer.alloc(size, 0x61 + (i % 26));
+  }
+}
+
+const job = (key: string) => ({
+  tenant: 'acme',
+  sid: 's_01J00000000000000000000000',
+  format: 'ndjson' as const,
+  raw: false,
+  key,
+  caller: { id: 'tok_1', scopes: ['read'], session: null },
+});
+
+describe('S3ReplayArchive', () => {
+  it('stores a body of several parts and hands out a URL that GETs it', async () => {
+    const archive = new S3ReplayArchive({ client: s3.client(), bucket });
+    expect(await archive.find('acme/s/one.ndjson', 60)).toBeNull();
+    // 3 MiB pieces: 18 MiB in all, three 8 MiB parts at most
+    await archive.store('acme/s/one.ndjson', pieces(6, 3 * 2 ** 20), 'application/x-ndjson');
+    const found = await archive.find('acme/s/one.ndjson', 60);
+    expect(found?.bytes).toBe(18 * 2 ** 20);
+    const res = await fetch(found!.url);
+    expect(res.status).toBe(200);
+    const got = Buffer.from(await res.arrayBuffer());
+    expect(got.length).toBe(18 * 2 ** 20);
+    expect(got[0]).toBe(0x61);
+    expect(got.at(-1)).toBe(0x66);
+  }, 60_000);
+
+  it('leaves no object, and aborts its upload, when the body fails past its first part', async () => {
+    const client = s3.client();
+    const sent: string[] = [];
+    client.middlewareStack.add(
+      (next, context) => (args) => {
+        sent.push(context.commandName ?? '?');
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordCommands' },
+    );
+    const archive = new S3ReplayArchive({ client, bucket });
+    await expect(
+      archive.store('acme/s/broken.ndjson', pieces(6, 3 * 2 ** 20, 4), 'application/x-ndjson'),
+    ).rejects.toThrow('the merge failed');
+    expect(await archive.find('acme/s/broken.ndjson', 60)).toBeNull();
+    // (s3rver lists no multipart uploads: the abort is what S3 needs to drop the parts)
+    expect(sent).toContain('CreateMultipartUploadCommand');
+    expect(sent).toContain('AbortMultipartUploadCommand');
+    expect(sent).not.toContain('CompleteMultipartUploadCommand');
+  }, 60_000);
+
+  it('keeps a stored copy: a second store of the same key resolves and changes nothing', async () => {
+    const archive = new S3ReplayArchive({ client: s3.client(), bucket });
+    await archive.store('acme/s/small.ndjson', pieces(1, 10), 'application/x-ndjson');
+    await archive.store('acme/s/small.ndjson', pieces(2, 10), 'application/x-ndjson');
+    expect((await archive.find('acme/s/small.ndjson', 60))?.bytes).toBe(10);
+    // and a multipart one (its complete is conditional too)
+    await archive.store('acme/s/big.ndjson', pieces(3, 4 * 2 ** 20), 'application/x-ndjson');
+    await archive.store('acme/s/big.ndjson', pieces(4, 4 * 2 ** 20), 'application/x-ndjson');
+    expect((await archive.find('acme/s/big.ndjson', 60))?.bytes).toBe(12 * 2 ** 20);
+  }, 60_000);
+});
+
+describe('S3ReplayBuilds', () => {
+  it('writes the job once, not again while fresh, and again once stale', async () => {
+    let now = new Date('2026-12-01T10:00:00Z');
+    const builds = new S3ReplayBuilds({
+      client: s3.client(),
+      bucket,
+      staleAfterMs: 15 * 60_000,
+      now: () => now,
+    });
+    const marker = S3ReplayBuilds.markerKey('acme/s/two.ndjson');
+    expect(marker).toBe(`${REPLAY_PREFIX}acme/s/two.ndjson.building`);
+    await builds.start(job('acme/s/two.ndjson'));
+    const first = (await builds.readJob(marker)) as { started_at: string; key: string };
+    expect(first).toMatchObject({ ...job('acme/s/two.ndjson'), started_at: '2026-12-01T10:00:00.000Z' });
+    const etag = async () =>
+      (await s3.client().send(new HeadObjectCommand({ Bucket: bucket, Key: marker }))).ETag;
+    const before = await etag();
+    now = new Date('2026-12-01T10:05:00Z');
+    await builds.start(job('acme/s/two.ndjson'));
+    expect(await etag()).toBe(before);
+    expect(((await builds.readJob(marker)) as { started_at: string }).started_at).toBe(first.started_at);
+    // s3rver stamps LastModified with the real clock: a clock past it by more than 15 minutes
+    now = new Date(Date.now() + 16 * 60_000);
+    await builds.start(job('acme/s/two.ndjson'));
+    expect(((await builds.readJob(marker)) as { started_at: string }).started_at).toBe(now.toISOString());
+  });
+
+  it('reads no job from a key that is not a marker, or from one that is gone', async () => {
+    const builds = new S3ReplayBuilds({ client: s3.client(), bucket, staleAfterMs: 1000 });
+    expect(await builds.readJob('tenants/acme/sessions/x.jsonl')).toBeNull();
+    expect(await builds.readJob(S3ReplayBuilds.markerKey('acme/s/never.ndjson'))).toBeNull();
+  });
+});
