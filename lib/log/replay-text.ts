@@ -7,8 +7,18 @@ import { type Attribution, Attributor } from './attribution.js';
 import { decodeEvent, parseLineText, type RecordedEvent } from './codec.js';
 import { type CorrectionIndex, type EffectiveEvent, effectiveLine } from './corrections.js';
 import { escapeControl, hasControl } from './escape.js';
+import { type LineFields, RawJson } from './line-fields.js';
 import { contestedMarkBytes, type MarkCache, newMarkCache, printableAscii } from './text-mark.js';
 import type { TextOut } from './text-out.js';
+
+/** Where an event's line lies: its bytes `lb[ls, le)`, 1-based number and byte offset in its segment. */
+export interface LineAt {
+  lb: Buffer;
+  ls: number;
+  le: number;
+  lineNo: number;
+  lineOffset: number;
+}
 
 /**
  * The replay's line of each event, given in merged order: in NDJSON the line as written unless a
@@ -57,36 +67,33 @@ export class EventLines {
   }
 
   /**
-   * `line` of an event given as its parsed line (`o`, every envelope field of the right type: a line the
-   * scan took as an event) and its text, 1-based line number and byte offset in its segment: the text
-   * replay's fast path (issue 16), formatting from `o` with no `RecordedEvent` unless a correction names
-   * the event. Needs an EventLines made with `fastText`. `mayBeTarget` false says no correction names the
-   * event (`CorrectionIndex.mayTarget` of its id's hash), so its id is not looked up.
+   * `line` of an event given as its parsed line, written into `out`: the text replay's fast path (issue
+   * 16), formatting from `o` with no `RecordedEvent` unless a correction names the event. `o` is the
+   * line's `JSON.parse` or its `readLineFields` (lib/log/line-fields.ts: the fields the text reads); every
+   * envelope field has its type (a line the scan took as an event). `line` is where the line lies (its
+   * bytes, 1-based number and byte offset in its segment), read only for an event a correction names.
+   * `mayBeTarget` false says no correction names it (`CorrectionIndex.mayTarget` of its id's hash), so
+   * its id is not looked up. Needs an EventLines made with `fastText`.
    */
-  textLine(
-    o: Record<string, unknown>,
-    raw: string,
-    lineNo: number,
-    offset: number,
-    out: TextOut,
-    mayBeTarget = true,
-  ): void {
+  textLine(o: Record<string, unknown> | LineFields, line: LineAt, out: TextOut, mayBeTarget = true): void {
     const type = o.type as string;
     const id = o.id as string;
     if (this.anyCorrections) {
       const index = this.index;
       if (type === 'correction') index.passed(id);
       if (mayBeTarget && index.targets(id)) {
-        const p = parseLineText(raw, lineNo, offset, EMPTY, 0, 0);
-        if (!p.ok) throw new Error(`line ${lineNo}: an event line the parser refuses`);
+        const raw = line.lb.toString('utf8', line.ls, line.le);
+        const p = parseLineText(raw, line.lineNo, line.lineOffset, EMPTY, 0, 0);
+        if (!p.ok) throw new Error(`line ${line.lineNo}: an event line the parser refuses`);
         out.strLine(this.text(p.event, correctedLine(p.event, index, 'text', this.agents)));
         return;
       }
     }
     const w = o.w as string;
-    if (type === 'message') this.message(id, o.user_id, o.user_id);
-    const a = this.attributor!.pushFields(type, id, w, o);
-    let text = formatFields(type, w, id, o.ts as string, o, this.agents);
+    const f = o as Record<string, unknown>;
+    if (type === 'message') this.message(id, f.user_id, f.user_id);
+    const a = this.attributor!.pushFields(type, id, w, f);
+    let text = formatFields(type, w, id, o.ts as string, f, this.agents);
     if (type === 'correction') {
       const refused = this.index.problemOf(id);
       if (refused) text += ` [not applied: ${refused.code}]`;
@@ -329,6 +336,7 @@ function show(v: unknown): string {
 
 function compactJson(v: unknown): string {
   if (v === null || v === undefined) return '';
+  if (v instanceof RawJson) return v.text;
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 

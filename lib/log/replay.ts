@@ -24,6 +24,7 @@ import { decodeEvent, parseLine } from './codec.js';
 import { CorrectionIndex, type CorrectionProblem } from './corrections.js';
 import { mergeToBuffers, mergeToText } from './fast-merge.js';
 import type { LineCursor } from './line-cursor.js';
+import { readLineFields } from './line-fields.js';
 import {
   type MergedEvent,
   type MergeOptions,
@@ -269,9 +270,14 @@ async function* replayText(
   const render = (c: LineCursor, out: TextOut): void => {
     // The cursor's block was checked as UTF-8 (or the line was, by its scan), and the scan took the line
     // as an event (parseLine's verdict: a JSON object of at most MAX_LINE_DEPTH levels with every envelope
-    // field of its type): decode and parse once, no envelope check again.
-    const raw = c.lb.toString('utf8', c.ls, c.le);
-    const o = JSON.parse(raw) as Record<string, unknown>;
+    // field of its type): the fields the text shows are read from its bytes, or it is parsed once.
+    const may = corrections && index.mayTarget(c.idHash);
+    const f = readLineFields(c.lb, c.ls, c.le);
+    if (f !== null) {
+      lines.textLine(f, c, out, may);
+      return;
+    }
+    const o = JSON.parse(c.lb.toString('utf8', c.ls, c.le)) as Record<string, unknown>;
     if (
       typeof o.type !== 'string' ||
       typeof o.id !== 'string' ||
@@ -280,7 +286,7 @@ async function* replayText(
     )
       throw new Error(`line ${c.lineNo} of ${c.w}: the scan took a line the parser refuses`);
     // Most events are no correction's target: the id's hash, read from its bytes, says so (no map lookup).
-    lines.textLine(o, raw, c.lineNo, c.lineOffset, out, corrections && index.mayTarget(c.idHash));
+    lines.textLine(o, c, out, may);
   };
   yield* mergeToText(openSegmentBlocks(segments, { budgetBytes: options.readBudgetBytes, signal }), {
     render,
