@@ -1,23 +1,32 @@
 /**
- * The CDK app (`cdk.json`: `npx tsx infra/app.ts`): one `HansardStack`. Settings come from CDK context,
- * e.g. `npx cdk deploy -c hansard:stackName=HansardStaging -c hansard:replayConcurrency=20`:
+ * The CDK app (`cdk.json`: `npx tsx infra/app.ts`): one `HansardStack`, and the `HansardEdgeWaf` stack in
+ * us-east-1 when asked for. Settings come from CDK context, e.g.
+ * `npx cdk deploy -c hansard:stackName=HansardStaging -c hansard:replayConcurrency=20`:
  *
  * | context key                  | default   | what                                                   |
  * |------------------------------|-----------|--------------------------------------------------------|
  * | `hansard:stackName`          | `Hansard` | the CloudFormation stack's name                        |
  * | `hansard:logLevel`           | `INFO`    | `LOG_LEVEL` of the functions                           |
- * | `hansard:replayConcurrency`  | none      | reserved concurrency of the public replay function     |
- * | `hansard:rateLimit`/`:burstLimit` | 50 / 100 | the HTTP API's throttle (per second, all callers)  |
- * | `hansard:tokenRateLimit`     | 600       | requests a minute per token (the app's own limit)      |
+ * | `hansard:rateLimit`/`:burstLimit` | 1000 / 2000 | the HTTP API's throttle (per second, all callers) |
+ * | `hansard:tokenRateLimit`     | 6000      | requests a minute per token (the app's own limit)      |
  * | `hansard:tenantQuotaBytes`   | 10 GiB    | bytes of segments a tenant may store                   |
+ * | `hansard:replayConcurrency`  | 50        | reserved concurrency of the public replay function; `none` for none |
+ * | `hansard:noncurrentVersionDays` | 30     | older versions of an object deleted after; 0 keeps them |
+ * | `hansard:coldStorageDays`    | 30        | objects to Intelligent-Tiering after; 0 never          |
+ * | `hansard:edge`               | false     | CloudFront + WAF in front of the replay URL            |
+ * | `hansard:webAclArn`          | none      | the WebACL for `edge` (made in us-east-1); none: the stack makes one (us-east-1 only) |
+ * | `hansard:wafRateLimit`       | 300       | requests per client IP per 5 minutes through `edge`    |
+ * | `hansard:edgeWafStack`       | false     | also define `HansardEdgeWaf` (the WebACL alone, us-east-1) |
  * | `hansard:objectLockDays`     | off       | S3 Object Lock retention of every object (new bucket)  |
  * | `hansard:objectLockMode`     | GOVERNANCE | GOVERNANCE or COMPLIANCE (with objectLockDays)        |
  * | `hansard:digestIntervalSeconds` | 300    | base interval of the signed session digests            |
  *
- * No lookups and no account or region: synth works offline and without credentials.
+ * No lookups and no account or region in the main stack: synth works offline and without credentials.
  */
 import { App } from 'aws-cdk-lib';
-import { HansardStack } from './stack.js';
+import { EdgeWafStack } from './edge.js';
+import { DEFAULT_THROTTLE, HansardStack } from './stack.js';
+import { DEFAULT_LIFECYCLE } from './storage.js';
 
 const app = new App();
 const ctx = (key: string): string | undefined => {
@@ -32,6 +41,12 @@ const num = (key: string): number | undefined => {
     throw new Error(`context hansard:${key} must be a whole number, not ${v}`);
   return n;
 };
+const flag = (key: string): boolean => {
+  const v = ctx(key)?.toLowerCase();
+  if (v === undefined || v === 'false') return false;
+  if (v === 'true') return true;
+  throw new Error(`context hansard:${key} must be true or false, not ${v}`);
+};
 
 /** S3 Object Lock from `hansard:objectLockDays` (and `:objectLockMode`), or off. */
 function objectLock(): { mode: 'GOVERNANCE' | 'COMPLIANCE'; days: number } | undefined {
@@ -43,15 +58,43 @@ function objectLock(): { mode: 'GOVERNANCE' | 'COMPLIANCE'; days: number } | und
   return { mode, days };
 }
 
-const rateLimit = num('rateLimit');
-const burstLimit = num('burstLimit');
+/** `hansard:replayConcurrency`: a whole number ≥ 1, or `none` (0 would stop the function, so it is refused). */
+function replayConcurrency(): number | 'none' | undefined {
+  if (ctx('replayConcurrency')?.toLowerCase() === 'none') return 'none';
+  const n = num('replayConcurrency');
+  if (n === 0) throw new Error('context hansard:replayConcurrency=0 would stop every replay: use none');
+  return n;
+}
+
+const wafRateLimit = num('wafRateLimit');
 new HansardStack(app, ctx('stackName') ?? 'Hansard', {
   logLevel: ctx('logLevel'),
-  replayConcurrency: num('replayConcurrency'),
-  throttle: { rateLimit: rateLimit ?? 50, burstLimit: burstLimit ?? 100 },
+  replayConcurrency: replayConcurrency(),
+  throttle: {
+    rateLimit: num('rateLimit') ?? DEFAULT_THROTTLE.rateLimit,
+    burstLimit: num('burstLimit') ?? DEFAULT_THROTTLE.burstLimit,
+  },
   tokenRateLimit: num('tokenRateLimit'),
   tenantQuotaBytes: num('tenantQuotaBytes'),
   objectLock: objectLock(),
   digestIntervalSeconds: num('digestIntervalSeconds'),
+  lifecycle: {
+    noncurrentVersionDays: num('noncurrentVersionDays') ?? DEFAULT_LIFECYCLE.noncurrentVersionDays,
+    coldTransitionDays: num('coldStorageDays') ?? DEFAULT_LIFECYCLE.coldTransitionDays,
+  },
+  ...(flag('edge')
+    ? {
+        edge: {
+          ...(ctx('webAclArn') ? { webAclArn: ctx('webAclArn') } : {}),
+          ...(wafRateLimit !== undefined ? { wafRateLimit } : {}),
+        },
+      }
+    : {}),
 });
+if (flag('edgeWafStack')) {
+  new EdgeWafStack(app, 'HansardEdgeWaf', {
+    account: process.env.CDK_DEFAULT_ACCOUNT,
+    ...(wafRateLimit !== undefined ? { wafRateLimit } : {}),
+  });
+}
 app.synth();

@@ -8,48 +8,53 @@
  * to remove them deliberately.
  */
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   HttpApi,
   HttpStage,
+  LogGroupLogDestination,
   PayloadFormatVersion,
   type ThrottleSettings,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { AccountRootPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import {
-  BlockPublicAccess,
-  Bucket,
-  BucketEncryption,
-  ObjectLockRetention,
-  ObjectOwnership,
-} from 'aws-cdk-lib/aws-s3';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { digestDynamoAccess, dynamoAccessOf, REPLAY_SIGNING_ACTIONS } from '../functions/access.js';
 import { LOG_LEVELS } from '../functions/config.js';
 import { GSI1, GSI1_PK, GSI1_SK, PK, SK, TTL_ATTRIBUTE } from '../lib/store/dynamo-schema.js';
+import { addAlarms } from './alarms.js';
+import { type EdgeOptions, ReplayEdge } from './edge.js';
 import { HansardFunction } from './lambda.js';
+import { type SegmentLifecycle, segmentBucket } from './storage.js';
 
 export interface HansardStackProps extends StackProps {
-  /** the HTTP API's default-stage throttle (requests per second, burst); default 50 / 100 */
+  /**
+   * the HTTP API's default-stage throttle, requests per second and burst for all callers together;
+   * default `DEFAULT_THROTTLE` (docs/scale.md: what it is sized for)
+   */
   throttle?: ThrottleSettings;
   /**
-   * reserved concurrency of the replay function, which a public function URL exposes without API
-   * Gateway's throttle; none by default (an account needs 10 unreserved executions left over)
+   * reserved concurrency of the replay function, which its public function URL exposes without API
+   * Gateway's throttle: at most this many replays stream at once, and a flood of requests costs at most
+   * this many instances. Default `DEFAULT_REPLAY_CONCURRENCY`; `'none'` reserves none (an account must
+   * keep 100 executions unreserved, so one whose concurrency quota is under 150 cannot reserve 50).
    */
-  replayConcurrency?: number;
+  replayConcurrency?: number | 'none';
   logRetention?: RetentionDays;
   /** `LOG_LEVEL` of both functions; default INFO */
   logLevel?: string;
-  /** per-token requests a minute (`RATE_LIMIT_PER_MINUTE`; the app's default 600, 0 off) */
+  /**
+   * requests a minute per token, the session tokens it minted included (`RATE_LIMIT_PER_MINUTE`; 0 off);
+   * default `DEFAULT_TOKEN_RATE_LIMIT`. Deployment-wide: there is no per-tenant setting yet.
+   */
   tokenRateLimit?: number;
   /** bytes of segments a tenant may store (`TENANT_QUOTA_BYTES`; the app's default 10 GiB) */
   tenantQuotaBytes?: number;
@@ -62,6 +67,61 @@ export interface HansardStackProps extends StackProps {
   objectLock?: { mode: 'GOVERNANCE' | 'COMPLIANCE'; days: number };
   /** the digest cadence's base interval in seconds (`DIGEST_INTERVAL_SECONDS`; the app's default 300) */
   digestIntervalSeconds?: number;
+  /** the segments bucket's lifecycle rules (infra/storage.ts `DEFAULT_LIFECYCLE`) */
+  lifecycle?: SegmentLifecycle;
+  /** CloudFront with a WAF rate rule in front of the replay URL (infra/edge.ts); off when absent */
+  edge?: EdgeOptions;
+}
+
+/**
+ * 1,000 requests a second, bursts of 2,000, for the whole deployment: the issue-17 tenant's peak (100
+ * writers of a session and 20 sessions ingesting at once, ~200 req/s) several times over, below the
+ * account's HTTP API quota (10,000/s per region) and, at ~0.2 s a request, ~200 Lambda executions of the
+ * account's 1,000 (docs/scale.md).
+ */
+export const DEFAULT_THROTTLE = { rateLimit: 1_000, burstLimit: 2_000 } as const satisfies ThrottleSettings;
+/**
+ * 6,000 requests a minute per token (100 a second): the 100 writers of one session sharing a token,
+ * each sending a chunk a second. The counter is one DynamoDB item per token and minute, far below a
+ * partition's 1,000 writes a second.
+ */
+export const DEFAULT_TOKEN_RATE_LIMIT = 6_000;
+/**
+ * 50 replays streaming at once: at up to 2 MB/s each after their first 6 MB, 100 MB/s of replays; a
+ * flood of requests costs at most 50 GB-seconds a second (~$0.04 a minute on arm64).
+ */
+export const DEFAULT_REPLAY_CONCURRENCY = 50;
+
+/**
+ * The API's access log line ($context variables of HTTP API access logging): the request id (the
+ * function's `request_id`), method, status, sizes (`dataProcessed` is what API Gateway meters, in 512 KB
+ * steps), latencies and errors. Strings all, so that a missing value (`-`) never breaks the JSON.
+ */
+export const ACCESS_LOG_FIELDS = {
+  requestId: '$context.requestId',
+  requestTime: '$context.requestTimeEpoch',
+  method: '$context.httpMethod',
+  status: '$context.status',
+  protocol: '$context.protocol',
+  sourceIp: '$context.identity.sourceIp',
+  responseLength: '$context.responseLength',
+  dataProcessed: '$context.dataProcessed',
+  responseLatency: '$context.responseLatency',
+  integrationLatency: '$context.integrationLatency',
+  integrationStatus: '$context.integrationStatus',
+  integrationError: '$context.integrationErrorMessage',
+  error: '$context.error.message',
+  errorType: '$context.error.responseType',
+} as const;
+
+/** `reservedConcurrentExecutions` for the replay function from its prop (none for `'none'`). */
+function replayConcurrency(v: number | 'none' | undefined): number | undefined {
+  if (v === 'none') return undefined;
+  const n = v ?? DEFAULT_REPLAY_CONCURRENCY;
+  // 0 would stop every invocation: a reservation of none is `'none'`.
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`replay concurrency must be a whole number ≥ 1 or 'none', not ${n}`);
+  return n;
 }
 
 /** API Gateway's HTTP API integration timeout is 30 s (not adjustable); the function must end first. */
@@ -111,22 +171,9 @@ export class HansardStack extends Stack {
       ...props,
     });
 
-    this.bucket = new Bucket(this, 'Segments', {
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      encryption: BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      versioned: true,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      removalPolicy: RemovalPolicy.RETAIN,
-      ...(props.objectLock
-        ? {
-            objectLockEnabled: true,
-            objectLockDefaultRetention:
-              props.objectLock.mode === 'COMPLIANCE'
-                ? ObjectLockRetention.compliance(Duration.days(props.objectLock.days))
-                : ObjectLockRetention.governance(Duration.days(props.objectLock.days)),
-          }
-        : {}),
+    this.bucket = segmentBucket(this, 'Segments', {
+      lifecycle: props.lifecycle,
+      objectLock: props.objectLock,
     });
 
     // The digest signing key (issue 15.2): Ed25519 in KMS, the private half never leaves it. Retained with
@@ -212,12 +259,11 @@ export class HansardStack extends Stack {
       description:
         'hansard streamed replays and segment downloads (function URL, bearer token checked in code)',
       timeout: REPLAY_TIMEOUT,
-      reservedConcurrentExecutions: props.replayConcurrency,
+      reservedConcurrentExecutions: replayConcurrency(props.replayConcurrency),
     });
     // The app's own limits (issue 5), distinct from the HTTP API's throttle: per token and per tenant.
     for (const fn of [this.apiFunction, this.replayFunction]) {
-      if (props.tokenRateLimit !== undefined)
-        fn.addEnvironment('RATE_LIMIT_PER_MINUTE', String(props.tokenRateLimit));
+      fn.addEnvironment('RATE_LIMIT_PER_MINUTE', String(props.tokenRateLimit ?? DEFAULT_TOKEN_RATE_LIMIT));
       if (props.tenantQuotaBytes !== undefined)
         fn.addEnvironment('TENANT_QUOTA_BYTES', String(props.tenantQuotaBytes));
     }
@@ -242,37 +288,42 @@ export class HansardStack extends Stack {
         payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
       }),
     });
+    // Access logs: one JSON line per request, never its path, query or headers (docs/deploy.md "Logs").
+    const accessLogs = new LogGroup(this, 'ApiAccessLogs', {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     const stage = new HttpStage(this, 'DefaultStage', {
       httpApi: this.api,
       stageName: '$default',
       autoDeploy: true,
-      throttle: props.throttle ?? { rateLimit: 50, burstLimit: 100 },
+      throttle: props.throttle ?? DEFAULT_THROTTLE,
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(accessLogs),
+        format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
+      },
     });
 
     const alarms = new Topic(this, 'AlarmTopic', { displayName: 'hansard alarms' });
-    const alarm = (id: string, metric: IMetric, threshold: number, description: string) =>
-      new Alarm(this, id, {
-        metric,
-        threshold,
-        evaluationPeriods: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-        alarmDescription: description,
-      }).addAlarmAction(new SnsAction(alarms));
-    const fiveMinutes = { period: Duration.minutes(5), statistic: 'Sum' };
-    alarm('Api5xxAlarm', stage.metricServerError(fiveMinutes), 5, 'HTTP API answered 5xx 5+ times in 5 min');
-    for (const [name, fn] of [
-      ['Api', this.apiFunction],
-      ['Replay', this.replayFunction],
-      ['Digest', this.digestFunction],
-    ] as const) {
-      alarm(`${name}ErrorsAlarm`, fn.metricErrors(fiveMinutes), 1, `${name} function errors (5 min)`);
-      alarm(
-        `${name}ThrottlesAlarm`,
-        fn.metricThrottles(fiveMinutes),
-        1,
-        `${name} function throttled (5 min)`,
-      );
+    addAlarms(this, {
+      topic: alarms,
+      stage,
+      accessLogs,
+      table: this.table,
+      urlFunction: this.replayFunction,
+      functions: [
+        { name: 'Api', fn: this.apiFunction, timeout: API_TIMEOUT },
+        { name: 'Replay', fn: this.replayFunction, timeout: REPLAY_TIMEOUT },
+        { name: 'Digest', fn: this.digestFunction, timeout: DIGEST_TIMEOUT },
+      ],
+    });
+
+    if (props.edge) {
+      const edge = new ReplayEdge(this, 'ReplayEdge', { ...props.edge, url: replayUrl });
+      new CfnOutput(this, 'ReplayEdgeUrl', {
+        value: `https://${edge.distribution.distributionDomainName}/`,
+        description: 'the replay URL behind CloudFront and WAF (use it instead of ReplayUrl)',
+      });
     }
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'HANSARD_URL for the CLI' });

@@ -25,6 +25,48 @@ export interface AwsClients {
   kms?: KMSClient | undefined;
 }
 
+/**
+ * How long an SDK request may take before it fails (issue 17.5): without these the SDK waits for ever on
+ * a connection that hangs, and a Lambda request ends only at its own timeout, with nothing logged of why.
+ * `connectionTimeoutMs` bounds the TCP/TLS connect, `requestTimeoutMs` the time until the response's
+ * headers (the request body included: a 4 MiB PUT), `socketTimeoutMs` any silence of the socket after
+ * that (a response body that stops); `maxAttempts` counts the first try (the SDK retries a timeout, a
+ * throttle and a 5xx with backoff). @smithy/node-http-handler's `NodeHttpHandlerOptions`, by value.
+ */
+export interface SdkTimeouts {
+  /** ms to open a connection */
+  connectionTimeoutMs: number;
+  /** ms from sending a request to its response's headers */
+  requestTimeoutMs: number;
+  /** ms a socket may stay silent while a response body is read */
+  socketTimeoutMs: number;
+  /** tries of one request, the first included */
+  maxAttempts: number;
+}
+
+/**
+ * DynamoDB: single-digit ms in the region, so 1 s to connect and 3 s per try; 3 tries stay well inside
+ * the API function's 29 s even for the few requests one route makes in a row.
+ */
+export const DYNAMODB_TIMEOUTS: SdkTimeouts = {
+  connectionTimeoutMs: 1_000,
+  requestTimeoutMs: 3_000,
+  socketTimeoutMs: 3_000,
+  maxAttempts: 3,
+};
+
+/**
+ * S3: a PUT carries up to 4 MiB (MAX_CHUNK_BYTES on AWS) and a GET up to an 8 MiB window
+ * (lib/store/s3-segment-read.ts), tens of ms at Lambda's bandwidth; 8 s leaves room for a slow one, and
+ * 3 tries of it still end inside the API function's 29 s.
+ */
+export const S3_TIMEOUTS: SdkTimeouts = {
+  connectionTimeoutMs: 2_000,
+  requestTimeoutMs: 8_000,
+  socketTimeoutMs: 8_000,
+  maxAttempts: 3,
+};
+
 export interface AwsClientOptions {
   region: string;
   /** an S3 endpoint other than AWS's, e.g. an emulator's (then path-style addressing, which they need) */
@@ -33,17 +75,37 @@ export interface AwsClientOptions {
   dynamodbEndpoint?: string | undefined;
   /** a KMS endpoint other than AWS's (tests) */
   kmsEndpoint?: string | undefined;
+  /** the S3 client's timeouts; default `S3_TIMEOUTS` */
+  s3Timeouts?: SdkTimeouts | undefined;
+  /** the DynamoDB client's timeouts; default `DYNAMODB_TIMEOUTS` */
+  dynamodbTimeouts?: SdkTimeouts | undefined;
 }
 
-/** Clients for `o.region`, or for the emulators the endpoints name. */
+/** The SDK client options of `t` (the request handler is built by the client from them). */
+export function sdkTimeoutOptions(t: SdkTimeouts) {
+  return {
+    maxAttempts: t.maxAttempts,
+    requestHandler: {
+      connectionTimeout: t.connectionTimeoutMs,
+      requestTimeout: t.requestTimeoutMs,
+      // Without it a request over `requestTimeout` is only logged as a warning and goes on waiting.
+      throwOnRequestTimeout: true,
+      socketTimeout: t.socketTimeoutMs,
+    },
+  };
+}
+
+/** Clients for `o.region`, or for the emulators the endpoints name, each with its timeouts. */
 export function createAwsClients(o: AwsClientOptions): AwsClients {
   return {
     s3: new S3Client({
       region: o.region,
+      ...sdkTimeoutOptions(o.s3Timeouts ?? S3_TIMEOUTS),
       ...(o.s3Endpoint ? { endpoint: o.s3Endpoint, forcePathStyle: true } : {}),
     }),
     dynamodb: new DynamoDBClient({
       region: o.region,
+      ...sdkTimeoutOptions(o.dynamodbTimeouts ?? DYNAMODB_TIMEOUTS),
       ...(o.dynamodbEndpoint ? { endpoint: o.dynamodbEndpoint } : {}),
     }),
     // Short timeouts: a digest that cannot be signed fails in seconds and is tried at the next pass.
@@ -96,6 +158,8 @@ export function awsDigestDeps(o: AwsDigestOptions): DigestDeps {
     bucket: o.bucket,
     dynamo: o.clients.dynamodb,
     table: o.table,
+    // Its role reads and writes the digests' objects only, without s3:ListBucket (infra/lambda.ts).
+    canList: false,
   });
   return {
     state: o.wrapState ? o.wrapState(stores.state) : stores.state,
@@ -118,6 +182,11 @@ export interface AwsStoresOptions {
   dynamo: DynamoDBClient;
   /** the state table (lib/store/dynamo-schema.ts) */
   table: string;
+  /**
+   * whether the role may list the bucket (default true); false makes a 403 on a digest read mean
+   * "absent" (`S3DigestStoreOptions.forbiddenMeansAbsent`)
+   */
+  canList?: boolean;
 }
 
 /** The AWS stores: S3 segments, S3 digests (in the segments bucket) and DynamoDB state, over the caller's clients. */
@@ -130,7 +199,11 @@ export function openAwsStores(opts: AwsStoresOptions): Stores {
     }),
     state: new DynamoStateStore({ tableName: opts.table, client: opts.dynamo }),
     // under each session's prefix of the segments bucket (issue 15)
-    digests: new S3DigestStore({ client: opts.s3, bucket: opts.bucket }),
+    digests: new S3DigestStore({
+      client: opts.s3,
+      bucket: opts.bucket,
+      forbiddenMeansAbsent: opts.canList === false,
+    }),
   };
 }
 

@@ -8,7 +8,13 @@
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DigestConflictError, type DigestStore } from './digest-ports.js';
 import { assertSessionKey, digestName, digestSeqOf } from './keys.js';
-import { isConditionalConflict, isNotFound, isPreconditionFailed, sleep } from './s3-segment-store.js';
+import {
+  isConditionalConflict,
+  isForbidden,
+  isNotFound,
+  isPreconditionFailed,
+  sleep,
+} from './s3-segment-store.js';
 
 /** Puts of one digest while S3 answers 409 (a concurrent conditional write of the same key). */
 const PUT_ATTEMPTS = 5;
@@ -19,6 +25,13 @@ export interface S3DigestStoreOptions {
   bucket: string;
   /** keys per ListObjectsV2 page, 1 to 1000 (default 1000; tests lower it to exercise pagination) */
   listPageSize?: number;
+  /**
+   * true where the role may not list the bucket (the digester's, infra/lambda.ts `bindDigests`): S3 then
+   * answers a GET of a key that does not exist with 403 AccessDenied, not 404 (GetObject's API reference,
+   * "Permissions"), so `getDigest` reads a 403 as absent. The put that follows decides: it is
+   * create-only, and a 403 on the read after its 412 (the object is there) is thrown. Default false.
+   */
+  forbiddenMeansAbsent?: boolean;
 }
 
 /**
@@ -47,11 +60,13 @@ export class S3DigestStore implements DigestStore {
   private readonly client: S3Client;
   private readonly bucket: string;
   private readonly listPageSize: number;
+  private readonly forbiddenMeansAbsent: boolean;
 
   constructor(opts: S3DigestStoreOptions) {
     this.client = opts.client;
     this.bucket = opts.bucket;
     this.listPageSize = Math.min(1000, Math.max(1, opts.listPageSize ?? 1000));
+    this.forbiddenMeansAbsent = opts.forbiddenMeansAbsent ?? false;
   }
 
   /**
@@ -85,7 +100,8 @@ export class S3DigestStore implements DigestStore {
         }
         if (!isPreconditionFailed(err)) throw err;
       }
-      const there = await this.getDigest(tenant, sid, seq);
+      // 412: the object is there, so a 403 here is a refusal, never "absent".
+      const there = await this.read(key, false);
       if (there === null) continue; // removed between the 412 and the read: put again
       if (Buffer.from(there).equals(bytes)) return;
       throw new DigestConflictError(
@@ -95,15 +111,21 @@ export class S3DigestStore implements DigestStore {
     throw new DigestConflictError(`digest ${seq} of session ${sid} kept changing while written: try again`);
   }
 
-  /** The bytes of digest `seq`, or null when there is no such object (404). */
+  /**
+   * The bytes of digest `seq`, or null when there is no such object (404, or 403 with
+   * `forbiddenMeansAbsent`: the digester probes the seq after the head, which usually does not exist).
+   */
   async getDigest(tenant: string, sid: string, seq: number): Promise<Uint8Array | null> {
-    const key = digestObjectKey(tenant, sid, seq);
+    return this.read(digestObjectKey(tenant, sid, seq), this.forbiddenMeansAbsent);
+  }
+
+  private async read(key: string, forbiddenMeansAbsent: boolean): Promise<Uint8Array | null> {
     try {
       const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
       if (!out.Body) throw new Error(`S3 answered GET ${key} without a body`);
       return await out.Body.transformToByteArray();
     } catch (err) {
-      if (isNotFound(err)) return null;
+      if (isNotFound(err) || (forbiddenMeansAbsent && isForbidden(err))) return null;
       throw err;
     }
   }

@@ -112,8 +112,10 @@ export class S3SegmentStore implements SegmentStore {
    * "Stale" is older than `staleAfterMs` (S3's Last-Modified, whole seconds, against this clock). An
    * acknowledged object is never replaced: a caller can only see its offset as the indexed length if it
    * read the index before that object's put, i.e. its request has run for longer than `staleAfterMs`.
+   * A 409 (S3's `ConditionalRequestConflict`: two conditional writes of the key at once) is tried again,
+   * at most `PUT_ATTEMPTS` puts in all.
    * @throws TypeError for an invalid key, RangeError for an invalid offset
-   * @throws ChunkConflictError when other bytes at `offset` are fresh, or the key keeps changing
+   * @throws ChunkConflictError when other bytes at `offset` are fresh, or the key keeps changing (409s)
    * @throws S3ServiceException for any other S3 failure
    */
   async putChunk(key: SegmentKey, offset: number, bytes: Uint8Array): Promise<void> {
@@ -121,9 +123,14 @@ export class S3SegmentStore implements SegmentStore {
     // Only bytes past the indexed length are written, but a kept listing must not outlive a write.
     this.listings.forget(writerPrefix(key));
     for (let attempt = 1; attempt <= PUT_ATTEMPTS; attempt++) {
-      if (await this.conditionalPut(objectKey, bytes, { IfNoneMatch: '*' })) return;
+      const put = await this.conditionalPut(objectKey, bytes, { IfNoneMatch: '*' });
+      if (put === 'stored') return;
+      // A 409 says nothing of what is stored, and the key may not exist yet: put again rather than GET it
+      // (a role that cannot list the bucket gets 403, not 404, for a key that does not exist).
+      if (put !== 'exists') continue;
+      // 412: an object is there (the service never deletes one), so this GET finds it.
       const there = await this.compareWith(objectKey, bytes);
-      if (there === null) continue; // a 409 on a put that had not landed, or replaced and removed: again
+      if (there === null) continue;
       if (there.same) return;
       const age = Date.now() - (there.lastModified?.getTime() ?? Date.now());
       if (there.etag === undefined || age < this.staleAfterMs) {
@@ -131,7 +138,8 @@ export class S3SegmentStore implements SegmentStore {
           `other bytes are already stored at offset ${offset} of writer ${key.w} (written ${Math.round(age / 1000)} s ago)`,
         );
       }
-      if (await this.conditionalPut(objectKey, bytes, { IfMatch: there.etag })) return;
+      // Lost to another replacer (412), raced (409) or gone (404): the next round sees what is there.
+      if ((await this.conditionalPut(objectKey, bytes, { IfMatch: there.etag })) === 'stored') return;
     }
     throw new ChunkConflictError(`the chunk at offset ${offset} of writer ${key.w} kept changing: try again`);
   }
@@ -211,12 +219,17 @@ export class S3SegmentStore implements SegmentStore {
     return null;
   }
 
-  /** PutObject with a condition; false when the condition failed (412) or raced (409), or If-Match found nothing (404). */
+  /**
+   * PutObject with a condition (every put of this store has one: the bucket policy denies a put without,
+   * infra/storage.ts). `stored`; `exists` when the condition failed (412); `raced` when another
+   * conditional write of the key was in flight (409 ConditionalRequestConflict, after a short pause);
+   * `absent` when If-Match found no object (404).
+   */
   private async conditionalPut(
     objectKey: string,
     bytes: Uint8Array,
     condition: { IfNoneMatch: '*' } | { IfMatch: string },
-  ): Promise<boolean> {
+  ): Promise<'stored' | 'exists' | 'raced' | 'absent'> {
     try {
       await this.client.send(
         new PutObjectCommand({
@@ -229,13 +242,14 @@ export class S3SegmentStore implements SegmentStore {
           ...condition,
         }),
       );
-      return true;
+      return 'stored';
     } catch (err) {
       if (isConditionalConflict(err)) {
         await sleep(20 + Math.random() * 80); // another conditional write of this key is in flight
-        return false;
+        return 'raced';
       }
-      if (isPreconditionFailed(err) || ('IfMatch' in condition && isNotFound(err))) return false;
+      if (isPreconditionFailed(err)) return 'exists';
+      if ('IfMatch' in condition && isNotFound(err)) return 'absent';
       throw err;
     }
   }
@@ -400,6 +414,11 @@ export function isConditionalConflict(err: unknown): boolean {
   return (
     err instanceof S3ServiceException && (err.name === 'ConditionalRequestConflict' || status(err) === 409)
   );
+}
+
+/** 403 AccessDenied: refused, or (for a role without s3:ListBucket) a key that does not exist. */
+export function isForbidden(err: unknown): boolean {
+  return err instanceof S3ServiceException && (err.name === 'AccessDenied' || status(err) === 403);
 }
 
 export function isNotFound(err: unknown): boolean {
