@@ -38,7 +38,7 @@ export function processCpuMs(pid: number): number {
 }
 
 /**
- * A phase: `bare` GET /healthz; `authed` GET of a writer (auth, routing, one select); `refused` 5-event
+ * A phase: `bare` GET /healthz; `authed` a writer's chunk list (auth, routing, two selects); `refused` 5-event
  * chunks refused for want of a writer.start (body, hash, scan, no disk); `small` 5-event chunks; `status`
  * chunks and status reports; `big` 4 MiB chunks.
  */
@@ -67,7 +67,8 @@ export async function measurePhase(
   const auth = { authorization: `Bearer ${ADMIN}` };
   let fixed: Parameters<typeof fixedRequest>[3] | null = null;
   if (phase === 'authed') {
-    // A writer that exists, read back: authentication, routing, validation, one select, a JSON answer.
+    // A writer's chunk list, one chunk a page: authentication, routing, validation, two selects, a JSON
+    // answer, and no file (the writer's GET looks at its file).
     const s = newSession();
     const c = chunkFor(s, 5);
     const r = await fetch(`${url}/v1/sessions/${s.sid}/writers/${s.w}/chunks?offset=0`, {
@@ -76,7 +77,7 @@ export async function measurePhase(
       body: c.body,
     });
     if (r.status !== 201) throw new Error(`the writer of the authed phase was not stored: ${r.status}`);
-    fixed = { method: 'GET', path: `/v1/sessions/${s.sid}/writers/${s.w}`, headers: auth };
+    fixed = { method: 'GET', path: `/v1/sessions/${s.sid}/writers/${s.w}/chunks?limit=1`, headers: auth };
   } else if (phase === 'refused') {
     // A chunk ingest reads, hashes and scans, then refuses (no writer.start): all of a chunk but the disk.
     const s = newSession();

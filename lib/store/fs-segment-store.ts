@@ -3,50 +3,31 @@
  * (DESIGN §5), the seed's on-disk layout under a tenant folder. For one server process: appends to one
  * writer are serialized by an in-process mutex (the state store's conditional advance guards the index).
  *
- * A segment's file stays open between its chunks (./segment-handles.ts, issue 16.3), checked against its
- * path before each use. The checks of a chunk (the path's stat, the torn-tail byte) are synchronous
- * calls: each is a few µs in the kernel's caches, where the same call through libuv's pool costs some
- * 20 µs of CPU. The write and the fsync go through the pool, through the `FileHandle` (whose `write` and
- * `sync` the fault tests replace).
+ * A chunk costs four trips through libuv's pool (open, write, fsync, close; issue 16.3): the folders are
+ * made only when the open finds them missing, the file's size is read with a synchronous fstat, and the
+ * torn-tail check opens, reads one byte and closes synchronously, each a few µs in the kernel's caches
+ * where a trip through the pool costs some 45 µs of CPU here. The write and the fsync stay on the pool,
+ * through the `FileHandle` (whose `write` and `sync` the fault tests replace). No file stays open between
+ * chunks: a descriptor open for writing would keep the volume from being remounted read-only or unmounted
+ * (EBUSY), and a file replaced, removed or cut behind the server's back is found by each chunk's own open.
  */
-import { createReadStream, readSync, type Stats } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Mutex } from 'async-mutex';
 import { foldersUp, makeFolders, storageFault, syncFolder } from './fs-durable.js';
 import { assertSegmentKey } from './keys.js';
 import type { ReadSegmentOptions, SegmentKey, SegmentStore } from './ports.js';
-import { SegmentHandles } from './segment-handles.js';
-import { type ByteRange, SegmentDataLossError, StorageFaultError } from './storage-errors.js';
+import { type ByteRange, errorCode, SegmentDataLossError, StorageFaultError } from './storage-errors.js';
 
 /** How far `tornTail` reads back at a time, looking for the last newline before a torn tail. */
 const TAIL_WINDOW = 64 * 1024;
 
-/** Options of `FsSegmentStore`. */
-export interface FsSegmentStoreOptions {
-  /** segment files kept open between chunks at most (default 256; 0: closed after each chunk) */
-  maxOpen?: number;
-  /** ms a kept file may go unused before it is closed (default 30 s) */
-  idleMs?: number;
-}
-
 export class FsSegmentStore implements SegmentStore {
   private readonly locks = new Map<string, { mutex: Mutex; users: number }>();
-  /** the segment files kept open between chunks */
-  readonly handles: SegmentHandles;
 
   /** @param root the data directory (`hansard serve --data`) */
-  constructor(
-    private readonly root: string,
-    options: FsSegmentStoreOptions = {},
-  ) {
-    this.handles = new SegmentHandles(options);
-  }
-
-  /** Closes the segment files kept open (none is in use once the server stopped taking requests). */
-  close(): Promise<void> {
-    return this.handles.closeAll();
-  }
+  constructor(private readonly root: string) {}
 
   /** The file of a segment. @throws TypeError for an invalid key */
   pathOf(key: SegmentKey): string {
@@ -59,8 +40,7 @@ export class FsSegmentStore implements SegmentStore {
    * fsyncs, and only then resolves, so the caller advances the index over bytes that are on disk. The
    * first chunk of a segment (`offset` 0) also fsyncs the folders from the segment's up to the data
    * directory (`syncFolders`): a new file's name is in its folder, not in the file, and without this a
-   * power loss after the 201 may lose the whole segment. Later chunks sync only the file. The file is
-   * kept open for the next chunk (`handles`) and closed after a failure.
+   * power loss after the 201 may lose the whole segment. Later chunks sync only the file.
    * @throws StorageFaultError (`full`, `read_only`, `permission`) when the disk refuses the write; the file
    *   is cut back to `offset` first, so nothing of the chunk stays; `layout` when the session folder is a
    *   file or the segment file a folder
@@ -69,35 +49,33 @@ export class FsSegmentStore implements SegmentStore {
   async putChunk(key: SegmentKey, offset: number, bytes: Uint8Array): Promise<void> {
     const path = this.pathOf(key);
     await this.withLock(path, async () => {
-      let held = this.handles.acquire(path);
-      if (!held) {
-        const fh = await this.storage(
-          'open',
-          () => this.makeFolders(dirname(path)).then(() => this.openFile(path, 'a+')),
-          path,
-        );
+      const fh = await this.storage('open', () => this.openSegment(path), path);
+      try {
         let st: Stats;
         try {
-          st = await fh.stat();
+          st = fstatSync(fh.fd);
         } catch (err) {
-          await fh.close();
           throw this.fault(err, 'stat', path);
         }
-        this.handles.add(path, fh, st);
-        held = { fh, size: st.size };
-      }
-      let keep = false;
-      try {
-        await this.putInto(key, path, held, offset, bytes);
-        keep = true;
+        await this.putInto(key, path, { fh, size: st.size }, offset, bytes);
       } finally {
-        // After a failure the file's state is not known: the next chunk opens it afresh.
-        await this.handles.release(path, keep);
+        await fh.close();
       }
     });
   }
 
-  /** `putChunk` on the open file of the segment (`held.size`: the path's size now). */
+  /** Opens the segment file for appending, making its folders first when the open finds them missing. */
+  private async openSegment(path: string): Promise<FileHandle> {
+    try {
+      return await this.openFile(path, 'a+');
+    } catch (err) {
+      if (errorCode(err) !== 'ENOENT') throw err;
+    }
+    await this.makeFolders(dirname(path));
+    return this.openFile(path, 'a+');
+  }
+
+  /** `putChunk` on the open file of the segment (`size`: its size now). */
   private async putInto(
     key: SegmentKey,
     path: string,
@@ -225,15 +203,22 @@ export class FsSegmentStore implements SegmentStore {
   async tornTail(key: SegmentKey, end: number): Promise<ByteRange | null> {
     if (end <= 0) return null;
     const path = this.pathOf(key);
-    // The common case on a kept file: one byte, read in this turn (no await between the check and the read).
-    const kept = this.handles.peek(path);
-    if (kept && kept.size >= end) {
+    // The common case, synchronously: open, fstat, read one byte, close. Torn, the walk back is below.
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch (err) {
+      if (errorCode(err) === 'ENOENT') return null; // missingBytes' to say
+      throw this.fault(err, 'open', path);
+    }
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile()) throw this.notAFile(st, 'open', path);
+      if (st.size < end) return null;
       const one = Buffer.alloc(1);
-      try {
-        if (readSync(kept.fd, one, 0, 1, end - 1) === 1 && one[0] === 0x0a) return null;
-      } catch {
-        // The open-and-read below reports the disk's error, or finds the tail.
-      }
+      if (readSync(fd, one, 0, 1, end - 1) === 1 && one[0] === 0x0a) return null;
+    } finally {
+      closeSync(fd);
     }
     let fh: FileHandle;
     try {

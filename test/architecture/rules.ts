@@ -93,7 +93,6 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   'lib/store/dynamo-status-work.ts': { adapter: 'dynamo' },
   // the audit digests (issue 15)
   'lib/store/fs-durable.ts': { adapter: 'fs' },
-  'lib/store/segment-handles.ts': { adapter: 'fs' },
   'lib/store/fs-digest-store.ts': { adapter: 'fs' },
   'lib/store/s3-digest-store.ts': { adapter: 's3' },
   'lib/store/sqlite-digest-index.ts': { adapter: 'sqlite' },
