@@ -130,6 +130,14 @@ export class SizedFifo<K, V> {
     return this.map.get(key)?.value;
   }
 
+  /** Forgets `key`'s entry. */
+  delete(key: K): void {
+    const e = this.map.get(key);
+    if (e === undefined) return;
+    this.map.delete(key);
+    this.total -= e.size;
+  }
+
   /** Adds or replaces `key`'s entry; an entry larger than the budget is not kept. */
   set(key: K, value: V, size: number): void {
     const n = Math.max(1, size);

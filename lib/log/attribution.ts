@@ -213,6 +213,8 @@ export class Attributor {
   private pos = -1;
   private readonly messages = new MessageWindows();
   private readonly windows: SizedFifo<TurnRef, Inferred>;
+  /** per writer, its latest turn (whose window may be kept) */
+  private readonly openTurn = new Map<string, TurnRef>();
   private readonly share: boolean;
   private readonly turns = new Map<string, TurnRef>();
   private readonly lastTurnPos = new Map<string, number>();
@@ -257,13 +259,19 @@ export class Attributor {
       }
       case 'turn.start': {
         const turnId = str(f.turn_id) || id;
+        // The writer's previous turn is most likely over: its window is let go (made again if needed),
+        // so that windows die young rather than fill the old generation (the text replay's GC).
+        const open = this.openTurn.get(w);
+        if (open !== undefined) this.windows.delete(open);
         if (turnId && !this.turns.has(turnId)) {
-          this.turns.set(turnId, {
+          const turn: TurnRef = {
             pos,
             w,
             context: idList(f.context_message_ids),
             prevPos: this.lastTurnPos.get(w) ?? -1,
-          });
+          };
+          this.turns.set(turnId, turn);
+          this.openTurn.set(w, turn);
         }
         this.lastTurnPos.set(w, pos);
         return null;

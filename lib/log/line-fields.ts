@@ -39,7 +39,7 @@ export interface LineFields {
 }
 
 /** Types whose text line and attribution read only `LineFields`. */
-const FAST_TYPES = new Set([
+const FAST_TYPES = [
   'message',
   'turn.start',
   'turn.end',
@@ -47,7 +47,29 @@ const FAST_TYPES = new Set([
   'agent.action_result',
   'agent.output',
   'note',
-]);
+];
+const FAST_TYPE_BYTES = FAST_TYPES.map((t) => Buffer.from(`"${t}"`, 'latin1'));
+
+/** The fast type whose quoted name is `buf[s, e)` (no escape in it), as a constant string, or null. */
+function fastType(buf: Buffer, s: number, e: number): string | null {
+  for (let k = 0; k < FAST_TYPE_BYTES.length; k++) {
+    const t = FAST_TYPE_BYTES[k]!;
+    if (t.length === e - s && sameBytes(buf, s, e, t, 0)) return FAST_TYPES[k]!;
+  }
+  return null;
+}
+
+/** Whether `buf[s, e)` holds the characters of `last` (ASCII), so a writer's id is made once a run. */
+function sameText(buf: Buffer, s: number, e: number, last: string): boolean {
+  if (last.length !== e - s) return false;
+  for (let k = 0; k < last.length; k++) {
+    const c = buf[s + k]!;
+    // a byte of a multi-byte character is no UTF-16 unit of the same value
+    if (c >= 0x80 || c !== last.charCodeAt(k)) return false;
+  }
+  return true;
+}
+let lastW = '';
 
 const KEYS = [
   'type',
@@ -88,7 +110,8 @@ interface Utf8Slicer {
 
 /**
  * The wanted fields of the event line `buf[start, end)` (no newline), or null when the caller must
- * `JSON.parse` the line. `buf` must hold a line the envelope scan took as an event.
+ * `JSON.parse` the line. `buf` must hold a line the envelope scan took as an event. The object given is
+ * the same one each call, filled again: read it before the next call and keep no reference to it.
  */
 export function readLineFields(buf: Buffer, start: number, end: number): LineFields | null {
   ends.fill(-1);
@@ -115,28 +138,55 @@ export function readLineFields(buf: Buffer, start: number, end: number): LineFie
       escaped[slot] = lastEscaped ? 1 : 0;
     }
   }
-  const type = value(buf, 0);
-  if (typeof type !== 'string' || !FAST_TYPES.has(type)) return null;
-  return {
-    type,
-    id: value(buf, 1) as string,
-    w: value(buf, 2) as string,
-    ts: value(buf, 3) as string,
-    user_id: value(buf, 4),
-    text: value(buf, 5),
-    turn_id: value(buf, 6),
-    context_message_ids: value(buf, 7),
-    tool: value(buf, 8),
-    input: value(buf, INPUT),
-    caused_by: value(buf, 10),
-    action_id: value(buf, 11),
-    status: value(buf, 12),
-    exit_code: value(buf, 13),
-    error: value(buf, 14),
-    output: value(buf, OUTPUT),
-    author: value(buf, 16),
-  };
+  // The type as one of the constant names (no string made), or a type this reader does not serve.
+  const type = ends[0]! >= 0 && escaped[0] === 0 ? fastType(buf, starts[0]!, ends[0]!) : null;
+  if (type === null) return null;
+  const f = FIELDS;
+  f.type = type;
+  f.id = value(buf, 1) as string;
+  // Lines of one writer mostly come in runs of a few: its id is made again only when it changes.
+  if (escaped[2] === 0 && sameText(buf, starts[2]! + 1, ends[2]! - 1, lastW)) f.w = lastW;
+  else {
+    f.w = value(buf, 2) as string;
+    lastW = f.w;
+  }
+  f.ts = value(buf, 3) as string;
+  f.user_id = value(buf, 4);
+  f.text = value(buf, 5);
+  f.turn_id = value(buf, 6);
+  f.context_message_ids = value(buf, 7);
+  f.tool = value(buf, 8);
+  f.input = value(buf, INPUT);
+  f.caused_by = value(buf, 10);
+  f.action_id = value(buf, 11);
+  f.status = value(buf, 12);
+  f.exit_code = value(buf, 13);
+  f.error = value(buf, 14);
+  f.output = value(buf, OUTPUT);
+  f.author = value(buf, 16);
+  return f;
 }
+
+/** The one object `readLineFields` fills (its caller reads it before the next line, and keeps no reference). */
+const FIELDS: LineFields = {
+  type: '',
+  id: '',
+  w: '',
+  ts: '',
+  user_id: undefined,
+  text: undefined,
+  turn_id: undefined,
+  context_message_ids: undefined,
+  tool: undefined,
+  input: undefined,
+  caused_by: undefined,
+  action_id: undefined,
+  status: undefined,
+  exit_code: undefined,
+  error: undefined,
+  output: undefined,
+  author: undefined,
+};
 
 function slotOf(buf: Buffer, ks: number, ke: number): number {
   const slots = BY_LENGTH[ke - ks];
@@ -250,8 +300,10 @@ function canonical(buf: Buffer, s: number, e: number): boolean {
         const n = counts[depth]!;
         if (n >= MAX_KEYS) return false;
         const base = depth * MAX_KEYS;
-        for (let k = 0; k < n; k++)
-          if (sameBytes(buf, keyStarts[base + k]!, keyEnds[base + k]!, qs, q)) return false;
+        for (let k = 0; k < n; k++) {
+          const ks = keyStarts[base + k]!;
+          if (keyEnds[base + k]! - ks === q - qs && sameBytes(buf, qs, q, buf, ks)) return false;
+        }
         keyStarts[base + n] = qs;
         keyEnds[base + n] = q;
         counts[depth] = n + 1;
@@ -288,8 +340,8 @@ function canonical(buf: Buffer, s: number, e: number): boolean {
   return true;
 }
 
-function sameBytes(buf: Buffer, a: number, ae: number, b: number, be: number): boolean {
-  if (ae - a !== be - b) return false;
-  for (let k = 0; k < ae - a; k++) if (buf[a + k] !== buf[b + k]) return false;
+/** Whether `a[as, ae)` holds the bytes of `b` from `bs` on. */
+function sameBytes(a: Buffer, as: number, ae: number, b: Buffer, bs: number): boolean {
+  for (let k = 0; k < ae - as; k++) if (a[as + k] !== b[bs + k]) return false;
   return true;
 }

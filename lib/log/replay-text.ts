@@ -163,9 +163,9 @@ export class EventLines {
       return kept.bytes;
     const bytes =
       a.basis === 'contested' && m.plainIds
-        ? contestedMarkBytes(a)
-        : Buffer.from(` ${attributionMark(a, this.authors)}`, 'utf8');
-    m.byWindow.set(a.message_ids, { bytes, authorsChanged: m.authorsChanged }, bytes.length);
+        ? contestedMarkBytes(a, m.slab)
+        : m.slab.put(null, ` ${attributionMark(a, this.authors)}`, false);
+    m.byWindow.set(a.message_ids, { bytes, authorsChanged: m.authorsChanged });
     return bytes;
   }
 }

@@ -7,18 +7,14 @@
  * The marks are `attributionMark`'s (lib/log/replay-text.ts), byte for byte.
  */
 import type { Attribution } from './attribution.js';
-import { SizedFifo } from './attribution-window.js';
-
-/** Bytes of marks kept in all (a window's next action or output comes soon after its first). */
-const MARK_CHARS_KEPT = 8 * 1024 * 1024;
 
 /** What `EventLines` keeps of the marks it has made, and what says whether one still holds. */
 export interface MarkCache {
   /**
    * window (its `message_ids` array) → its mark as UTF-8 after a space, and `authorsChanged` when it was
-   * made (the recent ones)
+   * made; kept while the Attributor keeps the window (weakly: it lets its windows go early)
    */
-  byWindow: SizedFifo<readonly string[], { bytes: Buffer; authorsChanged: number }>;
+  byWindow: WeakMap<readonly string[], { bytes: Buffer; authorsChanged: number }>;
   /**
    * Counts the messages whose id already had an author, or had passed with none (a user_id that is not a
    * string), and now gets another: a temporal mark names the authors of its ids, so one made before such
@@ -27,6 +23,8 @@ export interface MarkCache {
   authorsChanged: number;
   /** ids of messages that passed with no string user_id (not named by `authors`) */
   unnamed: Set<string>;
+  /** where the marks' bytes are written */
+  slab: MarkSlab;
   /**
    * true while every message id and user id read so far is printable ASCII (so `escapeControl` leaves it
    * as it is, and a contested mark is ASCII but for its arrow)
@@ -36,7 +34,13 @@ export interface MarkCache {
 
 /** An empty cache. */
 export function newMarkCache(): MarkCache {
-  return { byWindow: new SizedFifo(MARK_CHARS_KEPT), authorsChanged: 0, unnamed: new Set(), plainIds: true };
+  return {
+    byWindow: new WeakMap(),
+    authorsChanged: 0,
+    unnamed: new Set(),
+    slab: new MarkSlab(),
+    plainIds: true,
+  };
 }
 
 /** Whether every UTF-16 unit of `s` is printable ASCII (U+0020–U+007E). */
@@ -55,16 +59,38 @@ const CONTESTED = Buffer.from(' [← contested: ', 'utf8');
  * printable ASCII: ` [← contested: priya m_1,m_2 | sam m_3; 0.35 each]`. All but the arrow is ASCII, so it
  * is written as Latin-1 (a copy, not an encoding of a two-byte string).
  */
-export function contestedMarkBytes(a: Attribution): Buffer {
+export function contestedMarkBytes(a: Attribution, slab: MarkSlab): Buffer {
   const cs = a.candidates!;
   let who = '';
   for (let k = 0; k < cs.length; k++) {
     const c = cs[k]!;
     who += k === 0 ? `${c.user_id} ${c.message_ids.join(',')}` : ` | ${c.user_id} ${c.message_ids.join(',')}`;
   }
-  const rest = `${who}; ${Number(a.confidence.toFixed(2))} each]`;
-  const b = Buffer.allocUnsafeSlow(CONTESTED.length + rest.length);
-  CONTESTED.copy(b, 0);
-  b.write(rest, CONTESTED.length, 'latin1');
-  return b;
+  return slab.put(CONTESTED, `${who}; ${Number(a.confidence.toFixed(2))} each]`, true);
+}
+
+const SLAB_BYTES = 1024 * 1024;
+
+/**
+ * Where kept marks' bytes are written: 1 MiB buffers, each mark a view of one (an ArrayBuffer per mark
+ * was a large part of the text replay's garbage collection). A slab lives while a mark in it is kept.
+ */
+export class MarkSlab {
+  private buf = Buffer.allocUnsafeSlow(SLAB_BYTES);
+  private used = 0;
+
+  /** `head`'s bytes then `s` as Latin-1 (`latin1`: every unit of `s` is below U+0100) or UTF-8. */
+  put(head: Buffer | null, s: string, latin1: boolean): Buffer {
+    const most = (head?.length ?? 0) + (latin1 ? s.length : s.length * 3);
+    if (this.used + most > this.buf.length) {
+      this.buf = Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, most));
+      this.used = 0;
+    }
+    const start = this.used;
+    let at = start;
+    if (head !== null) at += head.copy(this.buf, at);
+    at += this.buf.write(s, at, latin1 ? 'latin1' : 'utf8');
+    this.used = at;
+    return this.buf.subarray(start, at);
+  }
 }
