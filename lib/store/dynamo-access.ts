@@ -52,7 +52,6 @@ export type StateMethod = Exclude<keyof StateStore, 'close'>;
 const get = (pk: string): DynamoAccess => ({ action: 'GetItem', pk });
 const put = (pk: string): DynamoAccess => ({ action: 'PutItem', pk });
 const del = (pk: string): DynamoAccess => ({ action: 'DeleteItem', pk });
-const check = (pk: string): DynamoAccess => ({ action: 'ConditionCheckItem', pk });
 const upd = (pk: string): DynamoAccess => ({ action: 'UpdateItem', pk });
 const query = (pk: string, index?: string): DynamoAccess => ({
   action: 'Query',
@@ -81,13 +80,18 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   listWriters: [query('T#')],
   getChunk: [get('T#')],
   listChunks: [query('T#')],
-  // reads the writer, then one transaction: writer, chunk record, session index, usage shard, and the
-  // session's digest due mark `DIGEST_DUE#{shard}` when the chunk makes it due (issue 15)
+  // reads the writer, then one transaction of the writer's own items: writer, chunk record, and the
+  // session's digest due mark `DIGEST_DUE#{shard}` when the chunk makes it due (issue 15); then, outside
+  // it, updates of the session index and the usage shard (issue 17.1), and of the writer when one fails
   advanceWriter: [get('T#'), upd('T#'), put('T#'), put('DIGEST_DUE#')],
   tenantUsage: [query('T#')],
-  getSession: [get('T#')],
+  // the session item and one query of its writers (the exact figures, issue 17.1)
+  getSession: [get('T#'), query('T#')],
   countSessions: [query('T#')],
+  // one query per board shard `T#{tenant}#BOARD#{n}` and the unsharded partition from before them
   listSessions: [query('T#', 'gsi1')],
+  // the session items a listing just read, else one eventually consistent Get each (issue 17.6)
+  boardCopies: [get('T#')],
   listSessionSummaries: [query('T#')],
   // a consistent read of the session item; an update of it when the merge changes anything
   mergeSessionSummary: [get('T#'), upd('T#')],
@@ -99,9 +103,17 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   // a conditional Put of `T#{tenant}#KEY#…`; when it is claimed already, a Get of the claim
   claimKey: [put('T#'), get('T#')],
   getDigestHead: [get('T#')],
-  // one transaction: the head `T#{tenant}#S#{sid}`/DIGEST, the due mark put or deleted, a check of the
-  // session item's bytes; a Get of the head to name the seq a conflict found
-  putDigestHead: [put('T#'), put('DIGEST_DUE#'), del('DIGEST_DUE#'), check('T#'), get('T#')],
+  // one transaction: the head `T#{tenant}#S#{sid}`/DIGEST and the due mark put at the head's time; a
+  // query of the session's writers; then the mark moved to next_due (Update) or deleted, on condition
+  // that no advance replaced it; a Get of the head to name the seq a conflict found
+  putDigestHead: [
+    put('T#'),
+    put('DIGEST_DUE#'),
+    query('T#'),
+    upd('DIGEST_DUE#'),
+    del('DIGEST_DUE#'),
+    get('T#'),
+  ],
   // one query per due-mark shard
   listDigestsDue: [query('DIGEST_DUE#')],
 };

@@ -5,18 +5,27 @@
  * `due_at`), so the digester finds the due sessions of every tenant with one query per shard. Layout:
  * dynamo-schema.ts. The store delegates here, as to dynamo-status-work.ts.
  */
-import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  type QueryCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { DigestDue, DigestHead } from './digest-ports.js';
-import { cancellationCodes, type Item, type TransactItem } from './dynamo-items.js';
+import { cancellationCodes, errorName, type Item, type TransactItem } from './dynamo-items.js';
 import { DIGEST_DUE_SHARDS, digestDuePk, type ItemKey, keys, PK } from './dynamo-schema.js';
-import { StateConflictError } from './ports.js';
+import { StateConflictError, type WriterRecord } from './ports.js';
 
-/** What the index borrows of the store: its table, reads and transactions. */
+/** What the index borrows of the store: its table, client, reads and transactions, and the writers. */
 export interface DynamoDigestPrimitives {
   table: string;
+  doc: DynamoDBDocumentClient;
   get(key: ItemKey): Promise<Item | null>;
   queryAll(input: Omit<QueryCommandInput, 'TableName'>): Promise<Item[]>;
   transact(items: TransactItem[]): Promise<void>;
+  /** the session's writers, strongly consistent: the truth of its bytes (dynamo-writers.ts) */
+  listWriters(tenant: string, sid: string): Promise<WriterRecord[]>;
 }
 
 /**
@@ -38,10 +47,15 @@ export class DynamoDigestIndex {
   }
 
   /**
-   * One `TransactWriteItems`: the head Put on condition of the stored seq (`attribute_not_exists` for
-   * `prevSeq` null), the due mark Put at `nextDue` (Delete when null), and a ConditionCheck that the
-   * session item still holds `expectBytes`. When only that check fails (a chunk came meanwhile), the
-   * transaction is sent again with the mark at `head.at` and no check (see the port).
+   * In three steps, so that a chunk indexed while the digest was written is never left without a mark,
+   * now that an advance's transaction no longer touches the session item (issue 17.1):
+   * 1. one `TransactWriteItems`: the head Put on condition of the stored seq (`attribute_not_exists` for
+   *    `prevSeq` null) and the due mark Put at `head.at` (due at once) with a fresh `mark_id`;
+   * 2. the session's bytes, summed over its writers (one strongly consistent query: the truth);
+   * 3. when they are `expectBytes`: the mark moved to `nextDue` (or deleted when null), on condition that
+   *    it still holds this `mark_id`. An advance marking the session due meanwhile replaced it, and keeps
+   *    its mark; a process stopped between the steps leaves the mark at `head.at` (a spare digest).
+   * When the bytes moved (a chunk came while the digest was being written), the mark stays at `head.at`.
    * @throws StateConflictError when the stored head's seq is not `prevSeq`
    */
   async putDigestHead(
@@ -78,36 +92,45 @@ export class DynamoDigestIndex {
             }),
       },
     };
-    const mark = (due: string | null): TransactItem =>
-      due === null
-        ? { Delete: { TableName: this.x.table, Key: keys.digestDue(tenant, sid) } }
-        : dueMarkPut(this.x.table, tenant, sid, due);
-    // A session item never made holds no bytes: it matches an expectation of 0.
-    const unchanged: TransactItem = {
-      ConditionCheck: {
+    const markId = randomUUID();
+    const mark: TransactItem = {
+      Put: {
         TableName: this.x.table,
-        Key: keys.session(tenant, sid),
-        ConditionExpression:
-          expectBytes === 0 ? 'attribute_not_exists(#bytes) OR #bytes = :expect' : '#bytes = :expect',
-        ExpressionAttributeNames: { '#bytes': 'bytes' },
-        ExpressionAttributeValues: { ':expect': expectBytes },
+        Item: { ...keys.digestDue(tenant, sid), tenant, sid, due_at: head.at, mark_id: markId },
       },
     };
     try {
-      await this.x.transact([item, mark(nextDue), unchanged]);
-      return;
-    } catch (err) {
-      const codes = cancellationCodes(err);
-      if (codes[0] === 'ConditionalCheckFailed') throw await this.conflict(tenant, sid, prevSeq);
-      if (codes[2] !== 'ConditionalCheckFailed') throw err;
-    }
-    try {
-      await this.x.transact([item, mark(head.at)]);
+      await this.x.transact([item, mark]);
     } catch (err) {
       if (cancellationCodes(err)[0] === 'ConditionalCheckFailed') {
         throw await this.conflict(tenant, sid, prevSeq);
       }
       throw err;
+    }
+    const writers = await this.x.listWriters(tenant, sid);
+    if (writers.reduce((n, w) => n + w.length, 0) !== expectBytes) return;
+    const ours = {
+      TableName: this.x.table,
+      Key: keys.digestDue(tenant, sid),
+      ConditionExpression: '#mark = :mark',
+      ExpressionAttributeNames: { '#mark': 'mark_id' } as Record<string, string>,
+      ExpressionAttributeValues: { ':mark': markId } as Record<string, unknown>,
+    };
+    try {
+      if (nextDue === null) await this.x.doc.send(new DeleteCommand(ours));
+      else {
+        await this.x.doc.send(
+          new UpdateCommand({
+            ...ours,
+            UpdateExpression: 'SET #due = :due',
+            ExpressionAttributeNames: { ...ours.ExpressionAttributeNames, '#due': 'due_at' },
+            ExpressionAttributeValues: { ...ours.ExpressionAttributeValues, ':due': nextDue },
+          }),
+        );
+      }
+    } catch (err) {
+      // An advance marked the session due since step 1: its mark stands.
+      if (errorName(err) !== 'ConditionalCheckFailedException') throw err;
     }
   }
 

@@ -4,7 +4,6 @@
  */
 
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { gsiKeys, keys } from './dynamo-schema.js';
 import type { SessionRecord, SessionSummary, TokenRecord, WriterRecord } from './ports.js';
 import { askedOf } from './session-summary.js';
 
@@ -146,9 +145,4 @@ export function toSessionSummary(item: Item): SessionSummary {
     note: text(item.note),
     reported_at: text(item.reported_at),
   };
-}
-
-/** The GSI position just after session `sid` updated at `updatedAt` (all four keys of the item). */
-export function startKey(tenant: string, [updatedAt, sid]: [string, string]): Item {
-  return { ...keys.session(tenant, sid), ...gsiKeys.board(tenant, updatedAt, sid) };
 }

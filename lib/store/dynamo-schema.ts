@@ -12,9 +12,10 @@
  * | token id guard  | `TOKENID#{id}`         | `TOKENID`               |                       |                      |
  * | token child link| `TOKENID#{parent id}`  | `CHILD#{expires_at}#{id}`|                      |                      |
  * | server secret   | `SECRET#{name}`        | `SECRET`                |                       |                      |
- * | session index   | `T#{tenant}`           | `S#{sid}`               | `T#{tenant}#BOARD`    | `{updated_at}#{sid}` |
+ * | session index   | `T#{tenant}`           | `S#{sid}`               | `T#{tenant}#BOARD#{n}`| `{updated_at}#{sid}` |
  * | writer index    | `T#{tenant}#S#{sid}`   | `W#{w}`                 |                       |                      |
- * | chunk record    | `T#{tenant}#S#{sid}`   | `W#{w}#C#{offset:015}`  |                       |                      |
+ * | chunk record    | `T#{tenant}#S#{sid}`   | `C#{w}#{offset:015}`    |                       |                      |
+ * | (before 17.6)   | `T#{tenant}#S#{sid}`   | `W#{w}#C#{offset:015}`  |                       |                      |
  * | status          | `T#{tenant}#S#{sid}`   | `STATUS`                |                       |                      |
  * | work item       | `T#{tenant}`           | `WORK#{work_id}`        | `T#{tenant}#WORKS#{sid}` | `{work_id}`       |
  * | tenant usage    | `T#{tenant}`           | `USAGE#{shard 0-7}`     |                       |                      |
@@ -25,15 +26,24 @@
  *
  * The session's `gsi1sk` is its `updated_at` followed by `#{sid}`: the board still reads by `updated_at`
  * (ISO 8601 strings of one length sort by time), and sessions updated in the same millisecond page in
- * the same order as the SQLite adapter (sid descending). Only the rate-limit counters
+ * the same order as the SQLite adapter (sid descending). Its `gsi1pk` is one of `BOARD_SHARDS` board
+ * partitions of the tenant, `n` picked by a hash of the sid (issue 17.1: one partition per tenant took
+ * every session's moves); items written before the shards keep `T#{tenant}#BOARD` until they next move,
+ * and the listing reads that partition too (`boardPartitions`).
+ *
+ * Chunk records sort under `C#` (issue 17.6), apart from the writer items under `W#`, so one query of
+ * `W#` returns a session's writers and nothing else. Writers indexed before that keep their chunk
+ * records at `W#{w}#C#{offset:015}` (their writer item has no `chunk_keys` attribute): `keys.legacyChunk`. Only the rate-limit counters
  * (`lib/ratelimit/dynamo.ts`), work items and claimed keys set `expires_at`: a token's own expiry is
  * the ISO attribute `token_expires_at`, because an expired token is still listed (as in SQLite) and
  * must not be removed by TTL.
  *
- * A tenant's stored bytes are a running total that every writer advance ADDs to in its transaction,
- * spread over `USAGE_SHARDS` items chosen by session id: one item would be written by every chunk of the
- * tenant, and concurrent transactions on one item cancel each other (`TransactionConflict`). Reading the
- * usage sums the shards (one query of a few small items).
+ * A tenant's stored bytes are a running total that every writer advance ADDs to right after its
+ * transaction (issue 17.1: the transaction touches the writer's own items only), spread over
+ * `USAGE_SHARDS` items chosen by session id, so that no one item takes every chunk of the tenant. Reading
+ * the usage sums the shards (one query of a few small items), at most every 30 s per process.
+ * The session item's `writers`, `lines` and `bytes` are ADDed the same way; the writer items are the
+ * truth they are counted from (docs/adr/0008-no-hot-keys-on-ingest.md).
  *
  * A session due an audit digest (issue 15) has one mark item in one of `DIGEST_DUE_SHARDS` partitions
  * (chosen by tenant and session id), so that the digester finds the due sessions of every tenant with
@@ -75,7 +85,13 @@ export const keys = {
   serverSecret: (name: string): ItemKey => ({ pk: `SECRET#${name}`, sk: 'SECRET' }),
   session: (tenant: string, sid: string): ItemKey => ({ pk: `T#${tenant}`, sk: `S#${sid}` }),
   writer: (tenant: string, sid: string, w: string): ItemKey => ({ pk: sessionPk(tenant, sid), sk: `W#${w}` }),
+  /** a chunk record of a writer indexed since issue 17.6 (`CHUNK_KEYS` on its writer item) */
   chunk: (tenant: string, sid: string, w: string, offset: number): ItemKey => ({
+    pk: sessionPk(tenant, sid),
+    sk: `C#${w}#${String(offset).padStart(15, '0')}`,
+  }),
+  /** a chunk record of a writer indexed before issue 17.6: right after its writer item */
+  legacyChunk: (tenant: string, sid: string, w: string, offset: number): ItemKey => ({
     pk: sessionPk(tenant, sid),
     sk: `W#${w}#C#${String(offset).padStart(15, '0')}`,
   }),
@@ -100,6 +116,12 @@ export const keys = {
   }),
 };
 
+/**
+ * The value of a writer item's `chunk_keys` attribute when its chunk records are under `C#{w}#…`
+ * (`keys.chunk`); a writer item without it keeps them under `W#{w}#C#…` (`keys.legacyChunk`).
+ */
+export const CHUNK_KEYS = 2;
+
 /** The sort-key prefix of token child links (`keys.tokenChild`). */
 export const CHILD_PREFIX = 'CHILD#';
 /** The sort key prefix of work items in a tenant's partition. */
@@ -112,6 +134,19 @@ export const USAGE_PREFIX = 'USAGE#';
 /** The usage shard of a session: FNV-1a of its id, so a session's chunks always add to one item. */
 export function usageShard(sid: string): number {
   return fnv1a(sid) % USAGE_SHARDS;
+}
+
+/**
+ * How many board partitions a tenant's sessions are spread over (`gsiKeys.board`). Every move of a
+ * session on the board, and every counter a chunk adds to its session item (the GSI projects all
+ * attributes), writes its board partition; 8 of them spread a tenant's ingest over 8 GSI partitions, and
+ * a board page reads 8 (+1 from before the shards) small queries instead of one (docs/deploy.md).
+ */
+export const BOARD_SHARDS = 8;
+
+/** The board shard of a session: FNV-1a of its id, 0 to `BOARD_SHARDS - 1`. */
+export function boardShard(sid: string): number {
+  return fnv1a(`board#${sid}`) % BOARD_SHARDS;
 }
 
 /** FNV-1a (32 bits) of the UTF-16 code units of `s`. */
@@ -144,12 +179,23 @@ export const gsiKeys = {
   }),
   /** a session's work items, newest first by id (a ULID) */
   workPk: (tenant: string, sid: string): string => `T#${tenant}#WORKS#${sid}`,
-  boardPk: (tenant: string): string => `T#${tenant}#BOARD`,
+  /** board partition `shard` of a tenant (`boardShard`) */
+  boardPk: (tenant: string, shard: number): string => `T#${tenant}#BOARD#${shard}`,
+  /** the one board partition of a tenant before issue 17.1 (items not moved since still sit there) */
+  legacyBoardPk: (tenant: string): string => `T#${tenant}#BOARD`,
   board: (tenant: string, updatedAt: string, sid: string) => ({
-    gsi1pk: gsiKeys.boardPk(tenant),
+    gsi1pk: gsiKeys.boardPk(tenant, boardShard(sid)),
     gsi1sk: `${updatedAt}#${sid}`,
   }),
 };
+
+/** Every board partition of a tenant that a listing reads: the shards, then the one from before them. */
+export function boardPartitions(tenant: string): string[] {
+  return [
+    ...Array.from({ length: BOARD_SHARDS }, (_, n) => gsiKeys.boardPk(tenant, n)),
+    gsiKeys.legacyBoardPk(tenant),
+  ];
+}
 
 /** The partition of one session: its writer index, chunk records and status. */
 export function sessionPk(tenant: string, sid: string): string {

@@ -2,7 +2,10 @@
  * `DynamoStateStore`: the AWS `StateStore` (DESIGN §1, §5), one DynamoDB table through the AWS SDK v3
  * document client. Item layout: `dynamo-schema.ts`. It answers exactly as `SqliteStateStore` does (the
  * contract suite in `test/contract/state-store.contract.ts` runs against both); every write that SQLite
- * guards with a transaction is a condition expression or one `TransactWriteItems` here.
+ * guards with a transaction is a condition expression or one `TransactWriteItems` here, except the
+ * counts of an advance in the session index and the tenant's usage, which follow its transaction
+ * (issue 17.1, docs/adr/0008-no-hot-keys-on-ingest.md: dynamo-writers.ts, dynamo-sessions.ts). Every
+ * request is tried again on throttling and transaction conflicts, and counted (`retries`).
  *
  * Conventions: a record field that is null is not stored (absent reads back as null), so
  * `if_not_exists` can act on it; reads of single items are strongly consistent. Listings that go
@@ -19,34 +22,16 @@ import {
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { DigestDue, DigestHead } from './digest-ports.js';
-import { DynamoDigestIndex, dueMarkPut } from './dynamo-digest-index.js';
-import {
-  cancellationCodes,
-  compact,
-  errorName,
-  type Item,
-  startKey,
-  type TransactItem,
-  toSession,
-  toWriter,
-  update,
-} from './dynamo-items.js';
-import {
-  GSI1,
-  GSI1_PK,
-  gsiKeys,
-  type ItemKey,
-  keys,
-  PK,
-  SK,
-  sessionPk,
-  USAGE_PREFIX,
-  usageShard,
-} from './dynamo-schema.js';
+import { DynamoDigestIndex } from './dynamo-digest-index.js';
+import { errorName, type Item, type TransactItem } from './dynamo-items.js';
+import { ITEM_RETRY, newRetryCounts, type RetryCounts, TRANSACT_RETRY, withRetry } from './dynamo-retry.js';
+import { type ItemKey, keys } from './dynamo-schema.js';
+import { DynamoSessionIndex, USAGE_MAX_AGE_MS } from './dynamo-sessions.js';
 import { DynamoStatusWorkItems } from './dynamo-status-work.js';
 import { DynamoTokenItems } from './dynamo-tokens.js';
-import { decodeCursor, encodeCursor } from './keys.js';
+import { DynamoWriterIndex } from './dynamo-writers.js';
 import {
+  type BoardCopy,
   type ChunkRecord,
   type Page,
   type SessionRecord,
@@ -62,15 +47,14 @@ import {
   type WriterRecord,
 } from './ports.js';
 
-/** How often a transaction cancelled by a concurrent one (`TransactionConflict`) is tried in all. */
-const TRANSACT_ATTEMPTS = 5;
-
 export interface DynamoStateStoreOptions {
   tableName: string;
   /** a client to use; the store leaves it open on `close()` */
   client?: DynamoDBClient;
   /** config of a client the store makes (and destroys on `close()`) when `client` is not given */
   clientConfig?: DynamoDBClientConfig;
+  /** how old a tenant's usage figure may be before `tenantUsage` reads it again, ms (default 30 s) */
+  usageMaxAgeMs?: number;
 }
 
 /**
@@ -79,28 +63,41 @@ export interface DynamoStateStoreOptions {
  * await state.createTenant('acme', new Date().toISOString());
  */
 export class DynamoStateStore implements StateStore {
+  /** What this store retried since it was made (dynamo-retry.ts): for tests and the bench to report. */
+  readonly retries: RetryCounts = newRetryCounts();
   private readonly table: string;
   private readonly doc: DynamoDBDocumentClient;
   private readonly owned: DynamoDBClient | null;
   private readonly tokens: DynamoTokenItems;
   private readonly items: DynamoStatusWorkItems;
   private readonly digests: DynamoDigestIndex;
+  private readonly sessions: DynamoSessionIndex;
+  private readonly writers: DynamoWriterIndex;
 
   constructor(opts: DynamoStateStoreOptions) {
     this.table = opts.tableName;
     this.owned = opts.client ? null : new DynamoDBClient(opts.clientConfig ?? {});
     const client = opts.client ?? this.owned!;
-    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+    this.doc = retryingClient(
+      DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }),
+      this.retries,
+    );
     const primitives = {
       doc: this.doc,
       table: this.table,
-      get: (key: ItemKey) => this.get(key),
+      get: (key: ItemKey, options?: { consistent?: boolean }) => this.get(key, options),
       queryAll: (input: Omit<QueryCommandInput, 'TableName'>) => this.queryAll(input),
       transact: (items: TransactItem[]) => this.transact(items),
     };
     this.tokens = new DynamoTokenItems(primitives);
     this.items = new DynamoStatusWorkItems(primitives);
-    this.digests = new DynamoDigestIndex(primitives);
+    this.digests = new DynamoDigestIndex({ ...primitives, listWriters: (t, s) => this.listWriters(t, s) });
+    this.sessions = new DynamoSessionIndex(
+      primitives,
+      (tenant, sid) => this.writers.listWriters(tenant, sid),
+      opts.usageMaxAgeMs ?? USAGE_MAX_AGE_MS,
+    );
+    this.writers = new DynamoWriterIndex(primitives, this.sessions, this.retries);
   }
 
   // ---- tenants: `TENANT#{name}` / `TENANT`
@@ -152,242 +149,46 @@ export class DynamoStateStore implements StateStore {
     return this.tokens.serverSecret(name, candidate);
   }
 
-  // ---- writers: `T#{tenant}#S#{sid}` / `W#{w}`, chunks `W#{w}#C#{offset:015}`
+  // ---- writers and chunks: dynamo-writers.ts
 
-  async getWriter(tenant: string, sid: string, w: string): Promise<WriterRecord | null> {
-    const item = await this.get(keys.writer(tenant, sid, w));
-    return item ? toWriter(item) : null;
+  getWriter(tenant: string, sid: string, w: string): Promise<WriterRecord | null> {
+    return this.writers.getWriter(tenant, sid, w);
   }
-
-  /**
-   * Sorted by w. A writer's chunk records sort right after it (`W#{w}#C#…`), so this skips over them:
-   * one single-item query per writer, from just past the previous writer's chunks (`W#{w}#D`).
-   */
-  async listWriters(tenant: string, sid: string): Promise<WriterRecord[]> {
-    const out: WriterRecord[] = [];
-    let from = 'W#';
-    for (;;) {
-      const res = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
-          ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-          ExpressionAttributeValues: { ':pk': sessionPk(tenant, sid), ':from': from, ':to': 'W$' },
-          Limit: 1,
-          ConsistentRead: true,
-        }),
-      );
-      const item = res.Items?.[0];
-      if (!item) return out;
-      const w = String(item.sk).slice(2).split('#')[0];
-      if (item.sk === `W#${w}`) out.push(toWriter(item));
-      from = `W#${w}#D`;
-    }
+  listWriters(tenant: string, sid: string): Promise<WriterRecord[]> {
+    return this.writers.listWriters(tenant, sid);
   }
-
-  async getChunk(tenant: string, sid: string, w: string, offset: number): Promise<ChunkRecord | null> {
-    const item = await this.get(keys.chunk(tenant, sid, w, offset));
-    return item ? toChunk(item) : null;
+  getChunk(tenant: string, sid: string, w: string, offset: number): Promise<ChunkRecord | null> {
+    return this.writers.getChunk(tenant, sid, w, offset);
   }
-
-  /**
-   * One Query over the writer's chunk records (`W#{w}#C#{offset:015}` sort in offset order), from the
-   * key of `from`. A page cut short by DynamoDB's 1 MB limit returns fewer: the caller asks again from
-   * the last offset it got.
-   */
-  async listChunks(
-    tenant: string,
-    sid: string,
-    w: string,
-    from: number,
-    limit: number,
-  ): Promise<ChunkRecord[]> {
-    const res = await this.doc.send(
-      new QueryCommand({
-        TableName: this.table,
-        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
-        ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-        ExpressionAttributeValues: {
-          ':pk': sessionPk(tenant, sid),
-          ':from': keys.chunk(tenant, sid, w, from).sk,
-          ':to': `W#${w}#C#~`,
-        },
-        Limit: limit,
-        ConsistentRead: true,
-      }),
-    );
-    return (res.Items ?? []).map(toChunk);
+  listChunks(tenant: string, sid: string, w: string, from: number, limit: number): Promise<ChunkRecord[]> {
+    return this.writers.listChunks(tenant, sid, w, from, limit);
   }
-
-  /**
-   * One `TransactWriteItems` of four writes, after reading the writer (for the line delta and to know
-   * whether it is new):
-   *
-   *   absent ──advance(from 0)──▶ length L1 ──advance(from L1)──▶ length L2 …
-   *
-   * 1. the writer index, on condition `attribute_not_exists(pk)` (new writer) or `length = :from`;
-   * 2. the chunk record, on condition `attribute_not_exists(pk)`;
-   * 3. the session index: ADD lines, bytes (and writers 1 for a new writer), SET updated_at and its
-   *    board keys;
-   * 4. the tenant's usage (the session's shard of it): ADD bytes;
-   * 5. only when `next.digest_due`: the session's digest due mark (dynamo-digest-index.ts), at `next.at`.
-   * The writer and the chunk record keep `chain` (issue 15).
-   * Lengths only grow, so a writer found at `from` when the transaction commits is the one read.
-   * @throws StateConflictError (with the stored length) when the writer is not at `fromLength`
-   */
-  async advanceWriter(
+  advanceWriter(
     tenant: string,
     sid: string,
     w: string,
     fromLength: number,
     next: WriterAdvance,
   ): Promise<void> {
-    const cur = await this.getWriter(tenant, sid, w);
-    const curLength = cur?.length ?? 0;
-    const conflict = (length: number, what = `writer ${w} is at ${length} bytes, not ${fromLength}`) =>
-      new StateConflictError(what, length);
-    if (curLength !== fromLength) throw conflict(curLength);
-
-    const c = next.chunk;
-    const writer = update(
-      {
-        set: {
-          tenant,
-          sid,
-          w,
-          length: next.length,
-          lines: next.lines,
-          ended: next.ended,
-          updated_at: next.at,
-          chain: next.chain,
-          ...(next.last_seq === null ? {} : { last_seq: next.last_seq }),
-        },
-        setIfAbsent: { created_at: next.at, ...(next.agent === null ? {} : { agent: next.agent }) },
-        remove: next.last_seq === null ? ['last_seq'] : [],
-      },
-      (x) => (cur === null ? `attribute_not_exists(${x.n(PK)})` : `${x.n('length')} = ${x.v(fromLength)}`),
-    );
-    const chunk = compact({
-      ...keys.chunk(tenant, sid, w, c.offset),
-      tenant,
-      sid,
-      w,
-      offset: c.offset,
-      length: c.length,
-      sha256: c.sha256,
-      lines: c.lines,
-      last_seq: c.last_seq,
-      chain: c.chain,
-    });
-    const session = update({
-      set: { tenant, sid, updated_at: next.at, ...gsiKeys.board(tenant, next.at, sid) },
-      setIfAbsent: { created_at: next.at },
-      add: { lines: next.lines - (cur?.lines ?? 0), bytes: next.length - curLength, writers: cur ? 0 : 1 },
-    });
-    const usage = update({ set: { tenant }, add: { bytes: next.length - curLength } });
-    try {
-      await this.transact([
-        { Update: { TableName: this.table, Key: keys.writer(tenant, sid, w), ...writer } },
-        { Put: { TableName: this.table, Item: chunk, ConditionExpression: 'attribute_not_exists(pk)' } },
-        { Update: { TableName: this.table, Key: keys.session(tenant, sid), ...session } },
-        { Update: { TableName: this.table, Key: keys.usage(tenant, usageShard(sid)), ...usage } },
-        ...(next.digest_due ? [dueMarkPut(this.table, tenant, sid, next.at)] : []),
-      ]);
-    } catch (err) {
-      const codes = cancellationCodes(err);
-      if (codes[0] === 'ConditionalCheckFailed') {
-        // Another advance won: answer with what it stored.
-        throw conflict((await this.getWriter(tenant, sid, w))?.length ?? 0);
-      }
-      if (codes[1] === 'ConditionalCheckFailed') {
-        const now = (await this.getWriter(tenant, sid, w))?.length ?? 0;
-        throw conflict(now, `a chunk of writer ${w} is already recorded at offset ${c.offset}`);
-      }
-      throw err;
-    }
+    return this.writers.advanceWriter(tenant, sid, w, fromLength, next);
   }
 
-  // ---- usage: `T#{tenant}` / `USAGE#{shard}`
+  // ---- usage, sessions and the board: dynamo-sessions.ts
 
-  /** The sum of the tenant's usage shards (strongly consistent: the items `advanceWriter` committed). */
-  async tenantUsage(tenant: string): Promise<TenantUsage> {
-    const items = await this.queryAll({
-      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :usage)',
-      ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#b': 'bytes' },
-      ExpressionAttributeValues: { ':pk': `T#${tenant}`, ':usage': USAGE_PREFIX },
-      ProjectionExpression: '#b',
-      ConsistentRead: true,
-    });
-    return { bytes: items.reduce((sum, item) => sum + ((item.bytes as number | undefined) ?? 0), 0) };
+  tenantUsage(tenant: string): Promise<TenantUsage> {
+    return this.sessions.tenantUsage(tenant);
   }
-
-  // ---- sessions: `T#{tenant}` / `S#{sid}`, GSI `T#{tenant}#BOARD` / `{updated_at}#{sid}`
-
-  async getSession(tenant: string, sid: string): Promise<SessionRecord | null> {
-    const item = await this.get(keys.session(tenant, sid));
-    return item ? toSession(item) : null;
+  getSession(tenant: string, sid: string): Promise<SessionRecord | null> {
+    return this.sessions.getSession(tenant, sid);
   }
-
-  /**
-   * The session items of the tenant's partition counted by a `Select: COUNT` query over the `S#` sort
-   * keys: nothing is returned but the count, and no counter has to be kept right on every ingest (a
-   * session is made by an advance or a status report, racing ones of the same session included). It reads
-   * the items, at ~250 bytes each: an eventually consistent query costs 0.5 RRU per 4 KiB, about 1 RRU per
-   * 32 sessions, i.e. ~30 RRU for a board view of a tenant with 1,000 sessions.
-   */
-  async countSessions(tenant: string): Promise<number> {
-    let count = 0;
-    let start: Item | undefined;
-    do {
-      const res = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :s)',
-          ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-          ExpressionAttributeValues: { ':pk': `T#${tenant}`, ':s': 'S#' },
-          Select: 'COUNT',
-          ExclusiveStartKey: start,
-        }),
-      );
-      count += res.Count ?? 0;
-      start = res.LastEvaluatedKey;
-    } while (start);
-    return count;
+  countSessions(tenant: string): Promise<number> {
+    return this.sessions.countSessions(tenant);
   }
-
-  /**
-   * Newest `updated_at` first (ties: sid descending), `limit` per page. The cursor names the last
-   * session of the page, as SQLite's does; it is the GSI position to start after (the query's
-   * `ExclusiveStartKey`). Only session items are taken from the board partition (work leases may share it).
-   * @throws InvalidCursorError for a cursor this store did not make
-   */
-  async listSessions(tenant: string, limit: number, cursor: string | null): Promise<Page<SessionRecord>> {
-    const want = limit + 1;
-    const items: Item[] = [];
-    let start: Item | undefined = cursor === null ? undefined : startKey(tenant, decodeCursor(cursor));
-    do {
-      const res = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: GSI1,
-          KeyConditionExpression: '#g = :g',
-          FilterExpression: 'begins_with(#sk, :s)',
-          ExpressionAttributeNames: { '#g': GSI1_PK, '#sk': SK },
-          ExpressionAttributeValues: { ':g': gsiKeys.boardPk(tenant), ':s': 'S#' },
-          ScanIndexForward: false,
-          Limit: Math.max(1, want - items.length),
-          ExclusiveStartKey: start,
-        }),
-      );
-      items.push(...(res.Items ?? []));
-      start = res.LastEvaluatedKey;
-    } while (items.length < want && start);
-    const page = items.slice(0, limit).map(toSession);
-    const last = page.at(-1);
-    return {
-      items: page,
-      next: items.length > limit && last ? encodeCursor(last.updated_at, last.sid) : null,
-    };
+  listSessions(tenant: string, limit: number, cursor: string | null): Promise<Page<SessionRecord>> {
+    return this.sessions.listSessions(tenant, limit, cursor);
+  }
+  boardCopies(tenant: string, sids: readonly string[]): Promise<Map<string, BoardCopy>> {
+    return this.sessions.boardCopies(tenant, sids);
   }
 
   // ---- session summaries: dynamo-status-work.ts
@@ -453,9 +254,9 @@ export class DynamoStateStore implements StateStore {
 
   // ---- primitives
 
-  private async get(key: ItemKey): Promise<Item | null> {
+  private async get(key: ItemKey, options: { consistent?: boolean } = {}): Promise<Item | null> {
     const res = await this.doc.send(
-      new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }),
+      new GetCommand({ TableName: this.table, Key: key, ConsistentRead: options.consistent ?? true }),
     );
     return res.Item ?? null;
   }
@@ -474,35 +275,29 @@ export class DynamoStateStore implements StateStore {
   }
 
   /**
-   * `TransactWriteItems`, tried again (with jitter) while it is cancelled only because a concurrent
-   * transaction touched the same items (`TransactionConflict`: two writers of one session update its
-   * index at once). Nothing of a cancelled transaction was written, so trying again is safe. Any other
-   * error, and a condition that failed, is thrown as the SDK gave it.
+   * `TransactWriteItems` (tried again on conflicts and throttling with the transactions' policy, as every
+   * request of `doc` is: `retryingClient`). A failed condition is thrown as the SDK gave it.
    */
   private async transact(items: TransactItem[]): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
-        return;
-      } catch (err) {
-        const codes = cancellationCodes(err);
-        const onlyConflict =
-          codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
-        if (!onlyConflict || attempt >= TRANSACT_ATTEMPTS) throw err;
-        await new Promise((r) => setTimeout(r, 10 * 2 ** attempt * Math.random()));
-      }
-    }
+    await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
   }
 }
 
-/** A chunk record item as the port's `ChunkRecord`. */
-function toChunk(item: Item): ChunkRecord {
-  return {
-    offset: item.offset as number,
-    length: item.length as number,
-    sha256: item.sha256 as string,
-    lines: item.lines as number,
-    last_seq: (item.last_seq as number | undefined) ?? null,
-    ...(typeof item.chain === 'string' ? { chain: item.chain } : {}),
-  };
+/**
+ * The document client with every `send` tried again on throttling and conflicts (dynamo-retry.ts): the
+ * transactions' policy for `TransactWriteItems`, the single items' for anything else, counted in `counts`.
+ * A wrapper of `send` rather than middleware: the client may be shared with other stores and modules.
+ */
+function retryingClient(doc: DynamoDBDocumentClient, counts: RetryCounts): DynamoDBDocumentClient {
+  return new Proxy(doc, {
+    get(target, prop, receiver) {
+      if (prop !== 'send') return Reflect.get(target, prop, receiver);
+      return (command: { constructor: { name: string } }, ...rest: unknown[]) =>
+        withRetry(
+          () => (target.send as (...a: unknown[]) => Promise<unknown>).call(target, command, ...rest),
+          counts,
+          command instanceof TransactWriteCommand ? TRANSACT_RETRY : ITEM_RETRY,
+        );
+    },
+  });
 }

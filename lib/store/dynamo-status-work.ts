@@ -58,8 +58,9 @@ export class DynamoStatusWorkItems {
   /**
    * The status and the session index in one transaction (`withSessionTouch`). The status Put holds the
    * version condition (`attribute_not_exists(version)` for version 1: no item, or one an earlier hansard
-   * wrote); the session index takes the status summary in the same transaction, so summaries are written
-   * in the order of the versions.
+   * wrote); the session index takes the status summary and `status_version` in the same transaction, so
+   * summaries are written in the order of the versions. (Chunks' counts update the session item outside
+   * any transaction, issue 17.1: a concurrent one cancels this with `TransactionConflict`, retried.)
    * @throws StateConflictError when the stored status is not at `s.version - 1`
    */
   async putStatus(s: StatusRecord): Promise<void> {
@@ -81,7 +82,15 @@ export class DynamoStatusWorkItems {
     const conflict = () =>
       new StateConflictError(`the status of ${s.sid} changed since it was read (expected version ${prev})`);
     await this.withSessionTouch({ Put: status }, s.tenant, s.sid, s.reports.at(-1)!.reported_at, conflict, {
-      set: { state: sum.state, state_since: sum.state_since, note: sum.note, reported_at: sum.reported_at },
+      // the board's copy (issue 17.6): with the version it was taken from, so a verdict computed from
+      // that version is reused without reading the record (lib/service/board.ts)
+      set: {
+        state: sum.state,
+        state_since: sum.state_since,
+        note: sum.note,
+        reported_at: sum.reported_at,
+        status_version: s.version,
+      },
       setIfAbsent: sum.note === '' ? {} : { first_note: sum.note },
     });
   }

@@ -21,11 +21,11 @@ import { StateConflictError, type TokenRecord } from './ports.js';
 export interface DynamoPrimitives {
   doc: DynamoDBDocumentClient;
   table: string;
-  /** one item, strongly consistent, or null */
-  get(key: ItemKey): Promise<Item | null>;
+  /** one item, strongly consistent unless `consistent: false` (half the read units), or null */
+  get(key: ItemKey, options?: { consistent?: boolean }): Promise<Item | null>;
   /** every item of a query, page after page */
   queryAll(input: Omit<QueryCommandInput, 'TableName'>): Promise<Item[]>;
-  /** `TransactWriteItems`, tried again while only a `TransactionConflict` cancels it */
+  /** `TransactWriteItems`, tried again on conflicts and throttling (dynamo-retry.ts) */
   transact(items: TransactItem[]): Promise<void>;
 }
 

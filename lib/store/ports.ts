@@ -225,6 +225,15 @@ export interface SummaryDelta {
   users?: UserFix[];
 }
 
+/**
+ * A session index entry as the board reads it (`StateStore.boardCopies`, issue 17.6): its summary, and
+ * the `version` of the status record its report copy was taken from (null: none, or a copy from before
+ * the version was kept), so that a verdict computed from that version can be reused without the record.
+ */
+export interface BoardCopy extends SessionSummary {
+  status_version: number | null;
+}
+
 /** What the session index keeps of the latest report (`putStatus` writes it; `statusSummaryOf`). */
 export interface StatusSummary {
   state: string;
@@ -368,8 +377,10 @@ export interface StateStore extends DigestIndex {
    */
   listChunks(tenant: string, sid: string, w: string, from: number, limit: number): Promise<ChunkRecord[]>;
   /**
-   * Advances the writer index from `fromLength` (0 and absent for a new writer), records the chunk and
-   * updates the session index and the tenant's usage, atomically.
+   * Advances the writer index from `fromLength` (0 and absent for a new writer) and records the chunk,
+   * atomically; then counts it in the session index and the tenant's usage (SQLite: in the same
+   * transaction; DynamoDB: right after it, outside it, issue 17.1: the writer item is the truth and
+   * `getSession` reads it, listings may lag a moment). Resolves once both are done.
    * @throws StateConflictError (with the current length) when the stored length is not `fromLength`
    */
   advanceWriter(
@@ -383,12 +394,26 @@ export interface StateStore extends DigestIndex {
   /**
    * What a tenant stores: the sum of its writers' indexed lengths, kept as a running total by
    * `advanceWriter` (so it costs one small read, not a scan). A tenant with nothing stored has 0 bytes.
+   * For the soft storage quota: DynamoDB answers from a figure of this process at most 30 s old, plus
+   * this process's own advances since (issue 17.1), so other processes' chunks may be missing from it.
    */
   tenantUsage(tenant: string): Promise<TenantUsage>;
 
+  /** Exact: `writers`, `lines`, `bytes` and `updated_at` as the writers and reports stored them. */
   getSession(tenant: string, sid: string): Promise<SessionRecord | null>;
-  /** newest `updated_at` first */
+  /**
+   * Newest `updated_at` first. DynamoDB moves a session in this order at most every 5 s (issue 17.1):
+   * a listed `updated_at` is at most 5 s older than the session's last chunk (`getSession`'s), and its
+   * counters may lag a chunk whose count is in flight; SQLite lists them exactly.
+   */
   listSessions(tenant: string, limit: number, cursor: string | null): Promise<Page<SessionRecord>>;
+  /**
+   * Optional (issue 17.6): what the board shows of each of `sids` from its session index entry alone,
+   * the copy of its latest report and its agents (`BoardCopy`), so that a board page reads no status
+   * record per session. A store without it (SQLite, whose reads are local) has the board read each
+   * session's status and writers instead. Sessions with no entry are left out.
+   */
+  boardCopies?(tenant: string, sids: readonly string[]): Promise<Map<string, BoardCopy>>;
   /**
    * How many sessions the tenant has (the board says it, issue 8.7). Like `listSessions`, it may lag a
    * session made a moment ago on a store whose listings are eventually consistent.

@@ -31,6 +31,12 @@ export interface StateStoreContractOptions {
   newStore: () => Promise<StateStore>;
   /** cases (by title) this adapter does not pass, each with the reason why */
   skip?: Record<string, string>;
+  /**
+   * How much older, ms, a listed session's `updated_at` (`listSessions`) may be than its last advance:
+   * SQLite 0 (exact), DynamoDB 5,000 (it moves a session on the board at most every 5 s, issue 17.1).
+   * `getSession` is exact on both.
+   */
+  listingLagMs?: number;
 }
 
 /** `2026-01-01T00:00:00.000Z` plus `i` seconds: distinct, ordered ISO times. */
@@ -507,6 +513,67 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
         expect([...first.items, ...rest.items].map((r) => r.sid)).toEqual([...sids].reverse());
         expect(rest.next).toBeNull();
       });
+
+      // Issue 17.1: DynamoDB moves a session on the board at most every 5 s; what that leaves exact.
+      contract(
+        'lists a session at its last advance or at most listingLagMs before it, and getSession exactly',
+        async (s) => {
+          const lag = opts.listingLagMs ?? 0;
+          const sid = newId('s');
+          const [w, v] = [newId('w'), newId('w')];
+          await s.advanceWriter('acme', sid, w, 0, advanceOf(0, 10, { lines: 1, when: 1 }));
+          await s.advanceWriter('acme', sid, w, 10, advanceOf(10, 10, { lines: 2, when: 2 }));
+          await s.advanceWriter('acme', sid, v, 0, advanceOf(0, 5, { lines: 1, when: 3 }));
+          const exact = { writers: 2, lines: 3, bytes: 25, created_at: at(1) };
+          expect(await s.getSession('acme', sid)).toMatchObject({ ...exact, updated_at: at(3) });
+          const within = async (last: number) => {
+            const [listed] = (await s.listSessions('acme', 1, null)).items;
+            expect(listed).toMatchObject({ sid, ...exact });
+            expect(listed!.updated_at <= at(last)).toBe(true);
+            expect(Date.parse(listed!.updated_at)).toBeGreaterThanOrEqual(Date.parse(at(last)) - lag);
+            if (lag === 0) expect(listed!.updated_at).toBe(at(last));
+          };
+          await within(3);
+          // past the interval since the last move: the session moves
+          await s.advanceWriter('acme', sid, v, 5, advanceOf(5, 5, { lines: 2, when: 9 }));
+          exact.lines = 4;
+          exact.bytes = 30;
+          await within(9);
+          expect((await s.getSession('acme', sid))?.updated_at).toBe(at(9));
+          // a report moves it at once, on both
+          await s.putStatus(statusOf('acme', sid, 10));
+          expect((await s.listSessions('acme', 1, null)).items[0]?.updated_at).toBe(at(10));
+        },
+      );
+
+      // Issue 17.6: the board's copy of the latest report on the session entry.
+      contract(
+        "gives the board each session's report copy and agents (boardCopies), when it has it",
+        async (s) => {
+          if (!s.boardCopies) return;
+          const [a, b] = [newId('s'), newId('s')];
+          await s.advanceWriter('acme', a, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 1 }));
+          await s.putStatus(statusOf('acme', a, 2));
+          await s.putStatus({ ...statusOf('acme', a, 3), version: 2 });
+          await s.advanceWriter('acme', b, newId('w'), 0, advanceOf(0, 7, { lines: 2, when: 4 }));
+          for (const listed of [false, true]) {
+            if (listed) await s.listSessions('acme', 10, null);
+            const copies = await s.boardCopies('acme', [a, b, newId('s')]);
+            expect([...copies.keys()].sort()).toEqual([a, b].sort());
+            expect(copies.get(a)).toMatchObject({
+              sid: a,
+              state: 'working',
+              note: statusOf('acme', a, 3).reports[0]!.note,
+              reported_at: at(3),
+              status_version: 2,
+              writers: 1,
+              lines: 1,
+            });
+            expect(copies.get(b)).toMatchObject({ state: null, status_version: null, writers: 1, lines: 2 });
+          }
+          expect(await s.boardCopies('globex', [a])).toEqual(new Map());
+        },
+      );
 
       contract('refuses a cursor it did not make with InvalidCursorError', async (s) => {
         const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');

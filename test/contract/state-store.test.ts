@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/http/app.js';
 import { newId } from '../../lib/log/ids.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
-import { keys, USAGE_SHARDS, usageShard } from '../../lib/store/dynamo-schema.js';
+import { boardShard, keys, USAGE_SHARDS, usageShard } from '../../lib/store/dynamo-schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
 import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
 import { StateConflictError } from '../../lib/store/ports.js';
@@ -141,7 +141,7 @@ describe('on DynamoDB Local', () => {
   const newStore = async () =>
     new DynamoStateStore({ tableName: await local.freshTable(), client: local.client });
 
-  runStateStoreContract({ name: 'DynamoStateStore', newStore });
+  runStateStoreContract({ name: 'DynamoStateStore', newStore, listingLagMs: 5_000 });
 
   describe('DynamoStateStore', () => {
     it('stores its items under the DESIGN §5 keys, with the GSI keys of the listings', async () => {
@@ -181,17 +181,23 @@ describe('on DynamoDB Local', () => {
       });
       expect(await get({ pk: `TOKENID#${token.id}`, sk: 'TOKENID' })).toMatchObject({ hash: token.hash });
       expect(await get({ pk: 'T#acme', sk: `S#${sid}` })).toMatchObject({
-        gsi1pk: 'T#acme#BOARD',
+        gsi1pk: `T#acme#BOARD#${boardShard(sid)}`,
         gsi1sk: `2026-01-01T00:00:03.000Z#${sid}`,
         writers: 1,
         bytes: 20,
       });
-      expect(await get({ pk: `T#acme#S#${sid}`, sk: `W#${w}` })).toMatchObject({ length: 20, lines: 2 });
-      expect(await get({ pk: `T#acme#S#${sid}`, sk: `W#${w}#C#000000000000012` })).toMatchObject({
+      // chunk records under C# (issue 17.6): the writer items alone under W#, one query lists them
+      expect(await get({ pk: `T#acme#S#${sid}`, sk: `W#${w}` })).toMatchObject({
+        length: 20,
+        lines: 2,
+        chunk_keys: 2,
+      });
+      expect(await get({ pk: `T#acme#S#${sid}`, sk: `C#${w}#000000000000012` })).toMatchObject({
         offset: 12,
         length: 8,
       });
-      expect(keys.chunk('acme', sid, w, 12).sk).toBe(`W#${w}#C#000000000000012`);
+      expect(keys.chunk('acme', sid, w, 12).sk).toBe(`C#${w}#000000000000012`);
+      expect(await get({ pk: `T#acme#S#${sid}`, sk: `W#${w}#C#000000000000012` })).toBeUndefined();
       const status = await get({ pk: `T#acme#S#${sid}`, sk: 'STATUS' });
       expect(status).toMatchObject({ version: 1 });
       expect(JSON.parse(status!.record_json as string).reports[0]).toMatchObject({ state: 'working' });
@@ -299,7 +305,7 @@ describe('on DynamoDB Local', () => {
     // DynamoDB Local runs transactions one at a time and never cancels one for a `TransactionConflict`;
     // AWS does when two transactions touch one item (two writers of a session, one session index entry).
     // So the cancellation is injected here, in the real client's middleware, with the SDK's own error.
-    it('tries a transaction cancelled by a TransactionConflict again, and gives up after 5 tries', async () => {
+    it('tries a transaction cancelled by a TransactionConflict again, counted, and gives up after 10 tries', async () => {
       let conflicts = 0;
       const client = new DynamoDBClient(local.config);
       client.middlewareStack.add(
@@ -324,10 +330,12 @@ describe('on DynamoDB Local', () => {
       await store.advanceWriter('acme', sid, w, 0, advanceOf(0, 10, { lines: 1, when: 1 }));
       expect(conflicts).toBe(0);
       expect(await store.getSession('acme', sid)).toMatchObject({ writers: 1, lines: 1, bytes: 10 });
-      conflicts = 5;
+      expect(store.retries).toMatchObject({ conflicts: 2, exhausted: 0 });
+      conflicts = 10;
       const advance = store.advanceWriter('acme', sid, w, 10, advanceOf(10, 5, { lines: 2, when: 2 }));
       await expect(advance).rejects.toBeInstanceOf(TransactionCanceledException);
       expect(conflicts).toBe(0);
+      expect(store.retries).toMatchObject({ conflicts: 11, exhausted: 1 });
       expect((await store.getWriter('acme', sid, w))?.length).toBe(10);
       client.destroy();
     });

@@ -75,6 +75,7 @@ describe('DynamoStateStore sends what STATE_STORE_ACCESS declares, method by met
   runStateStoreContract({
     name: 'DynamoStateStore, recorded',
     newStore: async () => attributed(new DynamoStateStore({ tableName: await local.freshTable(), client })),
+    listingLagMs: 5_000,
   });
   // the digest index methods and the due mark of advanceWriter (issue 15)
   runDigestIndexContract({
