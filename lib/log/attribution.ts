@@ -62,8 +62,9 @@
  * before its turn.start, so it cannot change), then reused by every action and output of the turn.
  */
 
+import { fieldsOf, idList, str, toEvent } from './attribution-input.js';
 import { type Inferred, MessageWindows, SizedFifo } from './attribution-window.js';
-import { decodeEvent, type RecordedEvent } from './codec.js';
+import type { RecordedEvent } from './codec.js';
 import type { LogEvent } from './events.js';
 import type { MergedEvent } from './merge.js';
 
@@ -167,36 +168,6 @@ interface ActionRef {
 }
 
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;
-
-/** A list of strings, deduplicated in order; null for anything else (a malformed list is not a record). */
-function idList(v: unknown): string[] | null {
-  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) return null;
-  return [...new Set(v as string[])];
-}
-
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-
-/** The event as a typed view; null when it cannot be one (not an object, no string type). */
-function toEvent(x: unknown): LogEvent | null {
-  if (typeof x !== 'object' || x === null) return null;
-  const o = x as Record<string, unknown>;
-  if ('event' in o && 'orderMicros' in o) return toEvent(o.event);
-  let ev: LogEvent;
-  if ('obj' in o && 'raw' in o) {
-    if (typeof o.obj !== 'object' || o.obj === null) return null;
-    ev = decodeEvent(o as unknown as RecordedEvent);
-  } else if (typeof o.extra === 'object' && o.extra !== null) {
-    ev = o as unknown as LogEvent;
-  } else {
-    ev = decodeEvent(o);
-  }
-  return typeof ev.type === 'string' ? ev : null;
-}
-
-/** The event's type fields: the decoded ones, or `extra` when the fields did not decode. */
-function fieldsOf(ev: LogEvent): Record<string, unknown> {
-  return 'unknown' in ev ? (ev.extra ?? {}) : (ev as unknown as Record<string, unknown>);
-}
 
 /**
  * Streaming attribution: `push` each event of the merged stream in order; it returns the attribution of an

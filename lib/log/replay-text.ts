@@ -142,11 +142,7 @@ export class EventLines {
         this.authors.set(id, user);
       }
     } else if (m !== null && !this.authors.has(id)) m.unnamed.add(id);
-    if (
-      m !== null &&
-      m.plainIds &&
-      (!printableAscii(id) || (typeof seen === 'string' && !printableAscii(seen)))
-    )
+    if (m?.plainIds && (!printableAscii(id) || (typeof seen === 'string' && !printableAscii(seen))))
       m.plainIds = false;
   }
 
