@@ -121,16 +121,12 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
   const current = await ctx.state.getWriter(ctx.tenant, sid, w);
   const length = current?.length ?? 0;
   const hashing = sha256Of(body);
+  // A chunk refused below never awaits its hash: its failure must not go unhandled.
+  hashing.catch(() => {});
 
   if (offset !== length) return answerRetry(ctx, input, await hashing, length);
 
-  let scan: ReturnType<typeof scanLines>;
-  try {
-    scan = scanLines(body, sid, w, current);
-  } catch (err) {
-    hashing.catch(() => {}); // refused: the hash is not needed (and must not go unhandled)
-    throw err;
-  }
+  const scan = scanLines(body, sid, w, current);
   await requireQuota(ctx, body.length);
   const sha256 = await hashing;
   // The writer's chained digest (issue 15.1): recomputed from its chunk records, once, for a writer
