@@ -68,7 +68,7 @@ export class DynamoSessionIndex {
    * Adds a committed advance to its session item (ADD writers, lines, bytes; the item made if absent) and
    * to the tenant's usage shard of the session (ADD bytes), the two at once, each tried again on
    * throttling. The session moves on the board (SET `updated_at` and its board keys to `at`) only when
-   * its stored `updated_at` is older than `at` − `BOARD_MOVE_MS`: a condition of the same update, tried
+   * its stored `updated_at` is at least `BOARD_MOVE_MS` older than `at`: a condition of the same update, tried
    * only when this process does not know of a newer move, so most chunks send one unconditional update.
    * @returns which of the two failed for good (the caller keeps those counts on the writer item)
    */
@@ -107,7 +107,7 @@ export class DynamoSessionIndex {
           setIfAbsent: { tenant, sid, created_at: at },
           add,
         },
-        (x) => `attribute_not_exists(${x.n('updated_at')}) OR ${x.n('updated_at')} < ${x.v(threshold)}`,
+        (x) => `attribute_not_exists(${x.n('updated_at')}) OR ${x.n('updated_at')} <= ${x.v(threshold)}`,
       );
       try {
         await this.x.doc.send(
