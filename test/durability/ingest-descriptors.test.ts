@@ -1,8 +1,8 @@
 /**
- * What local ingest keeps open and hashes apart (issue 16.3): the SQLite store syncs its WAL through one
- * descriptor kept between batches (lib/store/sqlite-advance.ts), opened afresh when the WAL file is
- * replaced, closed with the store; and a chunk large enough to be hashed on libuv's pool
- * (lib/service/ingest.ts `sha256Of`) is recorded with the same SHA-256 as one hashed here. Real files,
+ * What local ingest keeps open (issue 16.3): the SQLite store syncs its WAL through one descriptor kept
+ * between batches (lib/store/sqlite-advance.ts), opened afresh when the WAL file is replaced, closed with
+ * the store; and a large chunk, read from node-server's request into one buffer (lib/http/node-body.ts)
+ * and scanned (lib/service/ingest-lines.ts), is recorded with the SHA-256 of its bytes. Real files,
  * descriptors counted in /proc/self/fd.
  */
 import { createHash } from 'node:crypto';
@@ -71,9 +71,9 @@ describe('the WAL is synced through one kept descriptor', () => {
 
 const srv = useServer({ tenants: ['acme'] });
 
-describe('a large chunk hashed apart', () => {
+describe('a large chunk', () => {
   it('is recorded with the SHA-256 of its bytes, as a small one is', async () => {
-    // ~600 KiB of messages in one chunk: over the 256 KiB from which the hash runs on the pool.
+    // ~600 KiB of messages in one chunk: many pieces of the socket's, every line a summary type (parsed).
     const seg = chunkedSegment(srv.workDir, 600 * 1024, 5 * 1024 * 1024);
     const big = seg.bytes;
     expect(big.length).toBeGreaterThan(256 * 1024);
