@@ -32,6 +32,9 @@ const DECLARED: Record<string, (methods: readonly StateMethod[]) => readonly Dyn
   'lib/store/dynamo-tokens.ts': (methods) => accessOf(methods),
   'lib/store/dynamo-status-work.ts': (methods) => accessOf(methods),
   'lib/store/dynamo-digest-index.ts': (methods) => accessOf(methods),
+  // the writer and session items of the state store (issue 17.1), declared per store method as the rest
+  'lib/store/dynamo-writers.ts': (methods) => accessOf(methods),
+  'lib/store/dynamo-sessions.ts': (methods) => accessOf(methods),
   'lib/ratelimit/dynamo.ts': () => RATE_LIMITER_ACCESS,
   'lib/deploy/aws.ts': () => [],
   'lib/deploy/aws-stores.ts': () => [],

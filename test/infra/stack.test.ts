@@ -7,7 +7,7 @@
  *   which are then loaded and invoked once each.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
@@ -315,9 +315,8 @@ describe('HansardStack template', () => {
         'dynamodb:GetItem': [`<${table}>`],
         'dynamodb:PutItem': [`<${table}>`],
         'dynamodb:UpdateItem': [`<${table}>`],
-        // the digest index (issue 15): a due mark deleted, the session's bytes checked in putDigestHead
+        // the digest index (issue 15): a due mark deleted
         'dynamodb:DeleteItem': [`<${table}>`],
-        'dynamodb:ConditionCheckItem': [`<${table}>`],
         'dynamodb:Query': [`<${table}>`, `<${table}>/index/gsi1`],
         // the export signs a digest; GET /v1/keys reads the key (issue 15.2)
         'kms:Sign': [expect.stringMatching(/^<DigestSigningKey/)],
@@ -354,12 +353,10 @@ describe('HansardStack template', () => {
     it('covers every call the AWS adapters make (so a new call fails here, not in production)', () => {
       const granted = new Set(Object.keys(actionMap(grantsOf(t, 'hansard API'))));
       const needed = new Set<string>();
-      const dynamo = [
-        'dynamo-state-store.ts',
-        'dynamo-tokens.ts',
-        'dynamo-status-work.ts',
-        'dynamo-digest-index.ts',
-      ]
+      // every module of the DynamoDB adapter (lib/store/dynamo-*.ts) but the schema's table creation,
+      // which the operator's tooling sends (hansard tenant create, tests), never a function
+      const dynamo = readdirSync(join(ROOT, 'lib/store'))
+        .filter((f) => /^dynamo-.*\.ts$/.test(f) && f !== 'dynamo-schema.ts')
         .map((f) => readFileSync(join(ROOT, 'lib/store', f), 'utf8'))
         .join('\n');
       const docActions: Record<string, string[]> = {
