@@ -31,8 +31,8 @@ const VERDICTS_KEPT = 2000;
 export function verdicts(ctx: ServiceContext, status: StatusRecord, bytes: number): Promise<VerdictCounts> {
   const key = `${ctx.tenant}/${status.sid}`;
   const from = `${status.version}:${bytes}`;
-  const known = VERDICTS.get(key);
-  if (known?.from === from) return known.counts;
+  const known = knownVerdicts(ctx, status.sid, status.version, bytes);
+  if (known) return known;
   const counts = checkedView(ctx, status).then((v) => v.evidence);
   VERDICTS.delete(key);
   VERDICTS.set(key, { from, counts });
@@ -42,4 +42,19 @@ export function verdicts(ctx: ServiceContext, status: StatusRecord, bytes: numbe
   });
   if (VERDICTS.size > VERDICTS_KEPT) VERDICTS.delete(VERDICTS.keys().next().value!);
   return counts;
+}
+
+/**
+ * The verdict counts already computed (or being computed) for the status record at `version` of session
+ * `sid` and `bytes` of its segments, or null: how the board skips reading a status record it has the
+ * verdicts of (issue 17.6: the session entry says which version its report copy is of).
+ */
+export function knownVerdicts(
+  ctx: ServiceContext,
+  sid: string,
+  version: number,
+  bytes: number,
+): Promise<VerdictCounts> | null {
+  const known = VERDICTS.get(`${ctx.tenant}/${sid}`);
+  return known?.from === `${version}:${bytes}` ? known.counts : null;
 }

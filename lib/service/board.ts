@@ -5,12 +5,12 @@
  * cursors are the listing's signed ones.
  */
 
-import type { StatusRecord } from '../store/index.js';
-import { verdicts, workRows } from './board-rows.js';
+import type { BoardCopy, WriterRecord } from '../store/index.js';
+import { knownVerdicts, verdicts, workRows } from './board-rows.js';
 import type { Board, BoardSession } from './board-schemas.js';
 import { requireScope, type ServiceContext } from './context.js';
 import { type SessionView, sessionsPage } from './sessions.js';
-import type { StatusReport } from './status-schemas.js';
+import type { StatusReport, VerdictCounts } from './status-schemas.js';
 
 export type { Board, BoardSession } from './board-schemas.js';
 
@@ -37,13 +37,25 @@ export async function getBoard({
     sessionsPage({ ctx, limit, cursor }),
     bound ? Promise.resolve(null) : ctx.state.countSessions(ctx.tenant),
   ]);
-  const rows = await Promise.all(page.sessions.map((s) => boardSession(ctx, s)));
+  // The page's copies of their reports and agents on the session entries, where the store keeps them
+  // (issue 17.6, DynamoDB): then no status record is read for a session whose verdicts are known.
+  const copies = ctx.state.boardCopies
+    ? await ctx.state.boardCopies(
+        ctx.tenant,
+        page.sessions.map((s) => s.sid),
+      )
+    : null;
+  const rows = await Promise.all(
+    page.sessions.map((s) => {
+      const copy = copies?.get(s.sid);
+      return copy ? copiedSession(ctx, s, copy) : boardSession(ctx, s);
+    }),
+  );
   // Verdicts read transcripts: one session at a time, and only those whose reports or segments changed.
   const sessions: BoardSession[] = [];
-  for (const { row, status, bytes } of rows) {
+  for (const { row, evidence } of rows) {
     // One session whose transcript cannot be read must not take the tenant's board down with it.
-    const evidence = status ? await verdicts(ctx, status, bytes).catch(() => null) : null;
-    sessions.push({ ...row, evidence });
+    sessions.push({ ...row, evidence: evidence ? await evidence().catch(() => null) : null });
   }
   return {
     tenant: ctx.tenant,
@@ -54,10 +66,58 @@ export async function getBoard({
   };
 }
 
-async function boardSession(
-  ctx: ServiceContext,
-  s: SessionView,
-): Promise<{ row: Omit<BoardSession, 'evidence'>; status: StatusRecord | null; bytes: number }> {
+/** A row without its verdicts, and how to get them (null: nothing reported). */
+interface PendingRow {
+  row: Omit<BoardSession, 'evidence'>;
+  evidence: (() => Promise<VerdictCounts>) | null;
+}
+
+/**
+ * A row from the session entry's copy (issue 17.6): its latest report and agents as copied there, its
+ * work items (one query), and its verdicts reused when known for the copy's status version and the
+ * session's bytes, else computed from the status record (one read). A session from before summaries
+ * (no agents kept) has its writers read for them.
+ */
+async function copiedSession(ctx: ServiceContext, s: SessionView, copy: BoardCopy): Promise<PendingRow> {
+  const [work, writers] = await Promise.all([
+    ctx.state.listWork(ctx.tenant, { session: s.sid, limit: 20 }),
+    copy.agents.length === 0 && s.writers > 0 ? ctx.state.listWriters(ctx.tenant, s.sid) : null,
+  ]);
+  const known =
+    copy.state !== null && copy.status_version !== null
+      ? knownVerdicts(ctx, s.sid, copy.status_version, s.bytes)
+      : null;
+  const row = {
+    sid: s.sid,
+    // stored as `reportStatus` parsed it
+    state: copy.state as StatusReport['state'] | null,
+    note: copy.note,
+    reported_at: copy.reported_at,
+    last_activity: s.updated_at,
+    created_at: s.created_at,
+    writers: s.writers,
+    lines: s.lines,
+    agents: writers ? agentsOf(writers) : copy.agents,
+    work: workRows(work, ctx.now()),
+  };
+  if (copy.state === null) return { row, evidence: null };
+  return {
+    row,
+    evidence: known
+      ? () => known
+      : async () => {
+          const status = await ctx.state.getStatus(ctx.tenant, s.sid);
+          if (!status) throw new Error(`no status record of session ${s.sid}`);
+          return verdicts(ctx, status, s.bytes);
+        },
+  };
+}
+
+function agentsOf(writers: WriterRecord[]): string[] {
+  return [...new Set(writers.map((w) => w.agent).filter((a): a is string => a !== null))];
+}
+
+async function boardSession(ctx: ServiceContext, s: SessionView): Promise<PendingRow> {
   const [status, writers, work] = await Promise.all([
     ctx.state.getStatus(ctx.tenant, s.sid),
     ctx.state.listWriters(ctx.tenant, s.sid),
@@ -75,8 +135,8 @@ async function boardSession(
     created_at: s.created_at,
     writers: s.writers,
     lines: s.lines,
-    agents: [...new Set(writers.map((w) => w.agent).filter((a): a is string => a !== null))],
+    agents: agentsOf(writers),
     work: workRows(work, now),
   };
-  return { row, status, bytes: s.bytes };
+  return { row, evidence: status ? () => verdicts(ctx, status, s.bytes) : null };
 }
