@@ -11,11 +11,11 @@
  * it starts is the built CLI), so the figures are always those of this tree, never of a stale build.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { writeSection } from './ingest-scale.js';
+import { startBenchServer } from './ingest-server.js';
 import { bareRoute, checkLoss, ingestWorkload } from './ingest-workload.js';
-import { startServer } from './serve.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: string) => {
@@ -28,7 +28,9 @@ const EVENTS_PER_CHUNK = 5;
 const ADMIN = `hns_${'L'.repeat(43)}`;
 
 const data = mkdtempSync(join(tmpdir(), 'hansard-load-'));
-const { url, proc } = await startServer(data, ADMIN, { HANSARD_RATE_LIMIT: '0' });
+// The server's stderr (a request log line a request) is dropped, as bench/ingest-scale.ts does.
+const srv = await startBenchServer(data, ADMIN, { env: { HANSARD_RATE_LIMIT: '0' } });
+const { url } = srv;
 try {
   process.stderr.write(
     `server at ${url}; baseline: ${CONNECTIONS} connections × ${DURATION} s on GET /healthz\n`,
@@ -51,7 +53,7 @@ try {
     .filter(([k]) => k.startsWith('5'))
     .reduce((n, [, v]) => n + Number(v), 0);
   const section = `<!-- bench:load:start -->
-Measured ${new Date().toISOString().slice(0, 10)} on ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}: \`npm run bench:load\` (autocannon in the same process as the checks, the server in its own process, loopback), ${CONNECTIONS} connections × ${DURATION} s per phase, local mode (files + SQLite), rate limit off for the run.
+Measured ${new Date().toISOString().slice(0, 10)} on ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, load average ${loadavg()[0]!.toFixed(1)} at the end: \`npm run bench:load\` (autocannon in the same process as the checks, the server in its own process, loopback), ${CONNECTIONS} connections × ${DURATION} s per phase, local mode (files + SQLite), rate limit off for the run.
 
 | phase | requests | requests/s | p50 (ms) | p99 (ms) | non-2xx | errors |
 |---|---|---|---|---|---|---|
@@ -71,6 +73,7 @@ Loss check: ${sessions.filter((s) => s.accepted > 0).length} sessions, ${checked
   process.stdout.write(`${section}\n`);
   if (fivexx > 0 || lost > 0 || duplicated > 0) process.exitCode = 1;
 } finally {
-  proc.kill('SIGTERM');
+  // Stopped before its data directory goes: a server still running would log its digests failing to be written.
+  await srv.stop();
   rmSync(data, { recursive: true, force: true });
 }
