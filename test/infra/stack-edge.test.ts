@@ -28,7 +28,8 @@ const one = (t: Template, type: string): [string, Json] => {
   return [found[0]![0], found[0]![1].Properties as Json];
 };
 
-describe('the replay URL behind CloudFront and WAF', () => {
+// Each case synthesizes the stack: ~1 s alone, 30 s and more on a loaded machine.
+describe('the replay URL behind CloudFront and WAF', { timeout: 120_000 }, () => {
   it('is off by default: no distribution, no WebACL, no region rule', () => {
     const t = synth();
     t.resourceCountIs('AWS::CloudFront::Distribution', 0);

@@ -96,7 +96,8 @@ function appTemplate(context: Record<string, string>): Record<string, Resource> 
   }
 }
 
-describe('limits and alarms in HansardStack', () => {
+// Each case synthesizes the stack: ~1 s alone, 30 s and more on a loaded machine.
+describe('limits and alarms in HansardStack', { timeout: 120_000 }, () => {
   let t: Template;
   let topic: string;
   let table: string;
