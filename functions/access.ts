@@ -63,6 +63,11 @@ export function digestDynamoAccess(): DynamoAccess[] {
   return accessOf(DIGEST_STATE_METHODS);
 }
 
+/** Every kind of request the replay builder sends to the state table (no rate limiter: no requests). */
+export function replayBuildDynamoAccess(): DynamoAccess[] {
+  return accessOf(REPLAY_BUILD_STATE_METHODS);
+}
+
 /** The state store methods a function calls. */
 export function stateMethodsOf(serves: Serves): readonly StateMethod[] {
   return serves === 'replay' ? REPLAY_STATE_METHODS : (Object.keys(STATE_STORE_ACCESS) as StateMethod[]);

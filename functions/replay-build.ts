@@ -1,6 +1,7 @@
 /**
  * Lambda entry of the replay builder (issue 17.2): the bucket announces each new build marker
- * (`replays/<key>.building`, an S3 ObjectCreated notification, infra/stack.ts) and this function merges the
+ * (`replays/<key>.building`) through EventBridge (infra/replays.ts: an `Object Created` event, its key as
+ * written) or an S3 notification (`Records`, keys URL-encoded), and this function merges the
  * replay its job names into `replays/<key>` (`awsReplayBuilder`, lib/deploy/aws.ts), the copy the API
  * hands out as a short-lived URL for a session too large to stream through API Gateway. A failed build
  * throws: Lambda runs the event again (twice), and a request after `BUILD_CLAIM_MS` starts a new one.
@@ -27,7 +28,7 @@ export interface ReplayBuildOverrides {
 export function createReplayBuildHandler(
   env: Record<string, string | undefined>,
   o: ReplayBuildOverrides = {},
-): (event: S3Event) => Promise<ReplayBuildOutcome[]> {
+): (event: S3Event | EventBridgeObjectCreated) => Promise<ReplayBuildOutcome[]> {
   const config = parseConfig(env);
   const logger = o.logger ?? createLogger(config);
   const build = awsReplayBuilder({
@@ -44,9 +45,7 @@ export function createReplayBuildHandler(
   });
   return async (event) => {
     const outcomes: ReplayBuildOutcome[] = [];
-    for (const record of event.Records ?? []) {
-      // S3 writes the key URL-encoded, a space as '+'.
-      const key = decodeURIComponent(record.s3.object.key.replace(/\+/g, ' '));
+    for (const key of markerKeys(event)) {
       const started = Date.now();
       const outcome = await build(key);
       logger.info('replay build', { key, outcome, ms: Date.now() - started });
@@ -54,6 +53,20 @@ export function createReplayBuildHandler(
     }
     return outcomes;
   };
+}
+
+/** What EventBridge hands a target for an S3 object created (the part the builder reads). */
+export interface EventBridgeObjectCreated {
+  source: 'aws.s3';
+  'detail-type': 'Object Created';
+  detail: { bucket: { name: string }; object: { key: string } };
+}
+
+/** The object keys an event names: EventBridge's as written, an S3 notification's URL-decoded. */
+function markerKeys(event: S3Event | EventBridgeObjectCreated): string[] {
+  if ('detail' in event) return [event.detail.object.key];
+  // S3 writes the key URL-encoded, a space as '+'.
+  return (event.Records ?? []).map((r) => decodeURIComponent(r.s3.object.key.replace(/\+/g, ' ')));
 }
 
 export const handler = createReplayBuildHandler(process.env);

@@ -21,6 +21,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { type DynamoAccess, READ_ACTIONS } from '../lib/store/dynamo-access.js';
+import { BUILD_MARKER_SUFFIX, REPLAY_PREFIX } from '../lib/store/keys.js';
 
 /** The repository root: esbuild's working directory and the root of the dependency lock file. */
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -145,6 +146,39 @@ export class HansardFunction extends NodejsFunction {
         actions: ['s3:ListBucket'],
         resources: [bucket.bucketArn],
         conditions: { StringLike: { 's3:prefix': [`${SEGMENT_PREFIX}*`] } },
+      }),
+    );
+  }
+
+  /**
+   * Grants the stored replays under `replays/` (issue 17.2, lib/store/s3-replay-archive.ts): `markers`
+   * (the API, which hands out copies and starts builds): `s3:GetObject` on `replays/*` (the HEAD of a copy
+   * and the presigned GET it signs, the HEAD of a marker) and `s3:PutObject` on the build markers
+   * `replays/*.building` only; `copies` (the replay function, the builder): `s3:GetObject`,
+   * `s3:PutObject` and `s3:AbortMultipartUpload` on `replays/*` (a copy is a multipart upload, aborted
+   * when its merge fails). No listing: a missing key answers 403, which the archive reads as absent.
+   */
+  bindStoredReplays(bucket: IBucket, access: 'markers' | 'copies'): void {
+    this.addEnvironment('BUCKET_NAME', bucket.bucketName);
+    const all = bucket.arnForObjects(`${REPLAY_PREFIX}*`);
+    if (access === 'markers') {
+      this.addToRolePolicy(
+        new PolicyStatement({ sid: 'StoredReplayReads', actions: ['s3:GetObject'], resources: [all] }),
+      );
+      this.addToRolePolicy(
+        new PolicyStatement({
+          sid: 'StoredReplayBuildMarkers',
+          actions: ['s3:PutObject'],
+          resources: [bucket.arnForObjects(`${REPLAY_PREFIX}*${BUILD_MARKER_SUFFIX}`)],
+        }),
+      );
+      return;
+    }
+    this.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'StoredReplays',
+        actions: ['s3:AbortMultipartUpload', 's3:GetObject', 's3:PutObject'],
+        resources: [all],
       }),
     );
   }

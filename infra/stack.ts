@@ -33,6 +33,7 @@ import { GSI1, GSI1_PK, GSI1_SK, PK, SK, TTL_ATTRIBUTE } from '../lib/store/dyna
 import { addAlarms } from './alarms.js';
 import { type EdgeOptions, ReplayEdge } from './edge.js';
 import { HansardFunction } from './lambda.js';
+import { addStoredReplays, REPLAY_BUILD_TIMEOUT } from './replays.js';
 import { type SegmentLifecycle, segmentBucket } from './storage.js';
 
 export interface HansardStackProps extends StackProps {
@@ -162,6 +163,7 @@ export class HansardStack extends Stack {
   readonly apiFunction: HansardFunction;
   readonly replayFunction: HansardFunction;
   readonly digestFunction: HansardFunction;
+  readonly replayBuildFunction: HansardFunction;
   readonly signingKey: Key;
   readonly api: HttpApi;
 
@@ -274,6 +276,14 @@ export class HansardStack extends Stack {
     this.replayFunction.bindSigningKey(this.signingKey, REPLAY_SIGNING_ACTIONS);
     // Reads, the tokens' last use and the rate limiter's counters: what its routes send, no more.
     this.replayFunction.bindTable(this.table, dynamoAccessOf('replay'));
+    // Sessions too large to stream are answered with a stored copy (issue 17.2): the builder and the grants.
+    this.replayBuildFunction = addStoredReplays(this, {
+      bucket: this.bucket,
+      table: this.table,
+      common,
+      api: this.apiFunction,
+      replay: this.replayFunction,
+    });
     // No IAM auth and no authorizer: a function URL has none to offer for a bearer token, so the function
     // itself authenticates every request (the app's `requireAuth`) and serves only GET replay routes.
     const replayUrl = this.replayFunction.addFunctionUrl({
@@ -315,6 +325,7 @@ export class HansardStack extends Stack {
         { name: 'Api', fn: this.apiFunction, timeout: API_TIMEOUT },
         { name: 'Replay', fn: this.replayFunction, timeout: REPLAY_TIMEOUT },
         { name: 'Digest', fn: this.digestFunction, timeout: DIGEST_TIMEOUT },
+        { name: 'ReplayBuild', fn: this.replayBuildFunction, timeout: REPLAY_BUILD_TIMEOUT },
       ],
     });
 

@@ -15,6 +15,7 @@ import {
   StorageClass,
 } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { REPLAY_PREFIX } from '../lib/store/keys.js';
 import { SEGMENT_PREFIX } from './lambda.js';
 
 /** The lifecycle of the bucket's objects; days, each 0 to turn its rule off. */
@@ -31,8 +32,16 @@ export interface SegmentLifecycle {
    * by default, so small chunks stay Standard. Default 30.
    */
   coldTransitionDays?: number;
-  /** days after which an incomplete multipart upload is aborted (hansard sends none). Default 1. */
+  /**
+   * days after which an incomplete multipart upload is aborted (a stored replay whose merge died before
+   * its abort, issue 17.2). Default 1.
+   */
   abortMultipartDays?: number;
+  /**
+   * days after which a stored replay under `replays/` (a copy, merged again on demand) and its build
+   * marker expire, their old versions a day later (issue 17.2). Default 1.
+   */
+  storedReplayDays?: number;
 }
 
 /** Defaults of `SegmentLifecycle` (docs/deploy.md "Storage lifecycle"). */
@@ -40,6 +49,7 @@ export const DEFAULT_LIFECYCLE: Required<SegmentLifecycle> = {
   noncurrentVersionDays: 30,
   coldTransitionDays: 30,
   abortMultipartDays: 1,
+  storedReplayDays: 1,
 };
 
 /**
@@ -67,7 +77,10 @@ export interface SegmentBucketProps {
 
 /** The lifecycle rules for `l` (defaults filled in), on the segment prefix. */
 export function lifecycleRules(l: SegmentLifecycle = {}): LifecycleRule[] {
-  const { noncurrentVersionDays, coldTransitionDays, abortMultipartDays } = { ...DEFAULT_LIFECYCLE, ...l };
+  const { noncurrentVersionDays, coldTransitionDays, abortMultipartDays, storedReplayDays } = {
+    ...DEFAULT_LIFECYCLE,
+    ...l,
+  };
   const rules: LifecycleRule[] = [];
   if (noncurrentVersionDays > 0) {
     rules.push({
@@ -85,6 +98,14 @@ export function lifecycleRules(l: SegmentLifecycle = {}): LifecycleRule[] {
           transitionAfter: Duration.days(coldTransitionDays),
         },
       ],
+    });
+  }
+  if (storedReplayDays > 0) {
+    rules.push({
+      id: 'ExpireStoredReplays',
+      prefix: REPLAY_PREFIX,
+      expiration: Duration.days(storedReplayDays),
+      noncurrentVersionExpiration: Duration.days(1),
     });
   }
   if (abortMultipartDays > 0) {

@@ -6,6 +6,15 @@
 import { isId } from '../log/ids.js';
 import { InvalidCursorError, type SegmentKey } from './ports.js';
 
+/**
+ * Where the stored copies of large replays are in the segments bucket (issue 17.2,
+ * lib/store/s3-replay-archive.ts), outside `tenants/`: copies, merged again on demand, expired by a
+ * lifecycle rule (infra/storage.ts).
+ */
+export const REPLAY_PREFIX = 'replays/';
+/** The suffix of a stored replay's build marker, whose creation starts the builder (infra/replays.ts). */
+export const BUILD_MARKER_SUFFIX = '.building';
+
 /** Tenant names: lower-case letters, digits and `-`, 1 to 63 characters, starting with a letter or digit. */
 export const TENANT_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 

@@ -17,10 +17,11 @@ import { Readable } from 'node:stream';
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { BUILD_MARKER_SUFFIX, REPLAY_PREFIX } from './keys.js';
 import { isConditionalConflict, isForbidden, isNotFound, isPreconditionFailed } from './s3-segment-store.js';
 
-/** Where the stored replays are, in the segments bucket. */
-export const REPLAY_PREFIX = 'replays/';
+export { BUILD_MARKER_SUFFIX, REPLAY_PREFIX };
+
 const PART_BYTES = 8 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 4;
 
@@ -98,9 +99,6 @@ export interface S3ReplayJob {
   key: string;
   caller: { id: string; scopes: string[]; session: string | null };
 }
-
-/** The suffix of a build's marker: the bucket announces each new one to the builder function. */
-export const BUILD_MARKER_SUFFIX = '.building';
 
 /**
  * `ReplayBuilds` on S3: `start` writes the job as the marker object `replays/<key>.building`; the

@@ -150,7 +150,7 @@ describe('limits and alarms in HansardStack', { timeout: 120_000 }, () => {
       ThrottlingBurstLimit: 600,
     });
     const serving = of('AWS::Lambda::Function').filter(
-      (f) => !String(f.Properties.Description).startsWith('hansard digester'),
+      (f) => !/^hansard (digester|replay builder)/.test(String(f.Properties.Description)),
     );
     expect(serving).toHaveLength(2);
     for (const f of serving) {
@@ -158,7 +158,11 @@ describe('limits and alarms in HansardStack', { timeout: 120_000 }, () => {
       expect(f.Properties.ReservedConcurrentExecutions).toBeUndefined();
     }
     const rules = (of('AWS::S3::Bucket')[0]!.Properties.LifecycleConfiguration as { Rules: Json[] }).Rules;
-    expect(rules.map((x) => x.Id)).toEqual(['ExpireNoncurrentVersions', 'AbortIncompleteMultipartUploads']);
+    expect(rules.map((x) => x.Id)).toEqual([
+      'ExpireNoncurrentVersions',
+      'ExpireStoredReplays',
+      'AbortIncompleteMultipartUploads',
+    ]);
     expect(rules[0]).toMatchObject({ NoncurrentVersionExpiration: { NoncurrentDays: 7 } });
   }, 150_000);
 
@@ -289,8 +293,8 @@ describe('limits and alarms in HansardStack', { timeout: 120_000 }, () => {
 
   it('sends every alarm to the one topic and none while there is no data', () => {
     const all = Object.values(alarms(t));
-    // 5xx, 4xx %, 429 %; 3 functions x errors, throttles, duration; URL 5xx, 4xx %; 4 throttles, conflicts, system errors
-    expect(all).toHaveLength(3 + 9 + 2 + 6);
+    // 5xx, 4xx %, 429 %; 4 functions x errors, throttles, duration; URL 5xx, 4xx %; 4 throttles, conflicts, system errors
+    expect(all).toHaveLength(3 + 12 + 2 + 6);
     for (const a of all) {
       expect(a.AlarmActions).toEqual([{ Ref: topic }]);
       expect(a.TreatMissingData).toBe('notBreaching');
@@ -316,6 +320,14 @@ describe('limits and alarms in HansardStack', { timeout: 120_000 }, () => {
         ],
       },
       {
+        // the stored copies of large replays (issue 17.2): made again on demand
+        Id: 'ExpireStoredReplays',
+        Status: 'Enabled',
+        Prefix: 'replays/',
+        ExpirationInDays: DEFAULT_LIFECYCLE.storedReplayDays,
+        NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+      },
+      {
         Id: 'AbortIncompleteMultipartUploads',
         Status: 'Enabled',
         AbortIncompleteMultipartUpload: { DaysAfterInitiation: DEFAULT_LIFECYCLE.abortMultipartDays },
@@ -325,10 +337,16 @@ describe('limits and alarms in HansardStack', { timeout: 120_000 }, () => {
       noncurrentVersionDays: 30,
       coldTransitionDays: 30,
       abortMultipartDays: 1,
+      storedReplayDays: 1,
     });
     const off = Object.values(
       synth({
-        lifecycle: { noncurrentVersionDays: 0, coldTransitionDays: 0, abortMultipartDays: 0 },
+        lifecycle: {
+          noncurrentVersionDays: 0,
+          coldTransitionDays: 0,
+          abortMultipartDays: 0,
+          storedReplayDays: 0,
+        },
       }).findResources('AWS::S3::Bucket'),
     )[0]!.Properties as Json;
     expect(off.LifecycleConfiguration).toBeUndefined();

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { REPLAY_BUILD_TIMEOUT } from '../../infra/replays.js';
 import {
   API_TIMEOUT,
   DEFAULT_THROTTLE,
@@ -166,12 +167,13 @@ describe('HansardStack template', () => {
     });
   });
 
-  it('runs three functions on nodejs22.x/arm64, each with its own log group, retention and the data names', () => {
-    t.resourceCountIs('AWS::Lambda::Function', 3);
+  it('runs four functions on nodejs22.x/arm64, each with its own log group, retention and the data names', () => {
+    t.resourceCountIs('AWS::Lambda::Function', 4);
     for (const [prefix, timeout] of [
       ['hansard API', API_TIMEOUT.toSeconds()],
       ['hansard streamed replays', REPLAY_TIMEOUT.toSeconds()],
       ['hansard digester', DIGEST_TIMEOUT.toSeconds()],
+      ['hansard replay builder', REPLAY_BUILD_TIMEOUT.toSeconds()],
     ] as const) {
       const id = logicalId(t, 'AWS::Lambda::Function', { Description: Match.stringLikeRegexp(`^${prefix}`) });
       const fn = (t.findResources('AWS::Lambda::Function')[id] as { Properties: Json }).Properties;
@@ -228,10 +230,16 @@ describe('HansardStack template', () => {
     const digestFn = logicalId(t, 'AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('^hansard digester'),
     });
+    // the replay builder only from its rule (stack-replays.test.ts)
+    const builderFn = logicalId(t, 'AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^hansard replay builder'),
+    });
     for (const p of Object.values(t.findResources('AWS::Lambda::Permission'))) {
       const props = p.Properties as Json;
       if (props.Principal === 'events.amazonaws.com') {
-        expect(props.FunctionName).toEqual({ 'Fn::GetAtt': [digestFn, 'Arn'] });
+        expect([digestFn, builderFn].map((f) => ({ 'Fn::GetAtt': [f, 'Arn'] }))).toContainEqual(
+          props.FunctionName,
+        );
       } else if (props.Principal === '*') {
         expect(props.FunctionName).toEqual({ 'Fn::GetAtt': [replayFn, 'Arn'] });
         expect(props.FunctionUrlAuthType === 'NONE' || props.InvokedViaFunctionUrl === true).toBe(true);
@@ -252,7 +260,7 @@ describe('HansardStack template', () => {
       const alarms = t.findResources('AWS::CloudWatch::Alarm', {
         Properties: { Namespace: 'AWS/Lambda', MetricName: metric, AlarmActions: [{ Ref: topic }] },
       });
-      expect(Object.keys(alarms)).toHaveLength(3);
+      expect(Object.keys(alarms)).toHaveLength(4);
     }
   });
 
@@ -309,8 +317,9 @@ describe('HansardStack template', () => {
     it('grants the API function segments under tenants/, the table and its index, and its own logs', () => {
       const grants = grantsOf(t, 'hansard API');
       expect(actionMap(grants)).toEqual({
-        's3:GetObject': [`<${bucket}>/tenants/*`],
-        's3:PutObject': [`<${bucket}>/tenants/*`],
+        // the stored copies of large replays (issue 17.2): it reads and signs them, writes build markers only
+        's3:GetObject': [`<${bucket}>/replays/*`, `<${bucket}>/tenants/*`],
+        's3:PutObject': [`<${bucket}>/replays/*.building`, `<${bucket}>/tenants/*`],
         's3:ListBucket': [`<${bucket}>`],
         'dynamodb:GetItem': [`<${table}>`],
         'dynamodb:PutItem': [`<${table}>`],
@@ -332,8 +341,11 @@ describe('HansardStack template', () => {
     it('grants the replay function reads only (the public half of the key too), plus UpdateItem on token items (last use) and rate-limit counters', () => {
       const grants = grantsOf(t, 'hansard streamed replays');
       expect(actionMap(grants)).toEqual({
-        's3:GetObject': [`<${bucket}>/tenants/*`],
+        's3:GetObject': [`<${bucket}>/replays/*`, `<${bucket}>/tenants/*`],
         's3:ListBucket': [`<${bucket}>`],
+        // writes only the stored copies of large replays (issue 17.2), never under tenants/
+        's3:PutObject': [`<${bucket}>/replays/*`],
+        's3:AbortMultipartUpload': [`<${bucket}>/replays/*`],
         'dynamodb:GetItem': [`<${table}>`],
         'dynamodb:Query': [`<${table}>`], // its routes query no index
         'dynamodb:UpdateItem': [`<${table}>`],
@@ -480,7 +492,7 @@ describe('cdk synth (as CI runs it)', () => {
   // Its own folder per run: two runs at once (two checkouts' tests, a developer beside CI) must not share one.
   const outdir = join(ROOT, '.test-results', `cdk.out-${process.pid}`);
 
-  it('synthesizes offline without credentials and bundles the three functions into loadable ESM', async () => {
+  it('synthesizes offline without credentials and bundles the four functions into loadable ESM', async () => {
     rmSync(outdir, { recursive: true, force: true });
     const synth = await run(
       'npx',
@@ -498,7 +510,7 @@ describe('cdk synth (as CI runs it)', () => {
     const bundles = Object.values(manifest.files)
       .filter((f) => f.source.packaging === 'zip')
       .map((f) => join(outdir, f.source.path, 'index.mjs'));
-    expect(bundles).toHaveLength(3);
+    expect(bundles).toHaveLength(4);
     const env = {
       ...offlineEnv(),
       BUCKET_NAME: 'hansard-test-bucket',
@@ -544,6 +556,25 @@ describe('cdk synth (as CI runs it)', () => {
         answers.push('digest');
         continue;
       }
+      if (sources.some((s) => s.endsWith('functions/replay-build.ts'))) {
+        // The replay builder (issue 17.2): the AWS wiring and the merge, no HTTP app; it loads with its
+        // environment and answers events: one that names no build marker is left alone.
+        expect(sources.filter((s) => /lib\/http\/app\.ts|sqlite|node-server/.test(s))).toEqual([]);
+        const loaded = await run(
+          'node',
+          [
+            '--input-type=module',
+            '-e',
+            "const m = await import(process.argv[1]); console.log(JSON.stringify(await m.handler({ source: 'aws.s3', 'detail-type': 'Object Created', detail: { bucket: { name: 'b' }, object: { key: 'tenants/x' } } })));",
+            bundle,
+          ],
+          env,
+          30_000,
+        );
+        expect(loaded.out.trim().split('\n').at(-1), loaded.out).toBe('["not_a_job"]');
+        answers.push('replay-build');
+        continue;
+      }
       expect(sources.some((s) => s.endsWith('lib/deploy/aws.ts'))).toBe(true);
       expect(
         sources.filter((s) =>
@@ -575,7 +606,7 @@ describe('cdk synth (as CI runs it)', () => {
         expect(JSON.parse(other.body)).toMatchObject({ error: { code: 'not_found' } });
       }
     }
-    expect(answers.sort()).toEqual(['api', 'digest', 'replay']);
+    expect(answers.sort()).toEqual(['api', 'digest', 'replay', 'replay-build']);
     rmSync(outdir, { recursive: true, force: true });
   }, 180_000);
 });
@@ -585,11 +616,11 @@ describe('the app limits from context', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new HansardStack(app, 'Limits', { tokenRateLimit: 120, tenantQuotaBytes: 1024 });
     const fns = Template.fromStack(stack).findResources('AWS::Lambda::Function');
-    // The functions that serve requests; the digester serves none (stack-digests.test.ts).
+    // The functions that serve requests; the digester and the replay builder serve none.
     const serving = Object.values(fns).filter(
       (f) =>
-        !String((f as { Properties: { Description?: string } }).Properties.Description).startsWith(
-          'hansard digester',
+        !/^hansard (digester|replay builder)/.test(
+          String((f as { Properties: { Description?: string } }).Properties.Description),
         ),
     );
     const envs = serving.map(
