@@ -44,10 +44,12 @@ const WORK_KEPT_SECONDS = 30 * 86_400;
 const CLAIM_KEPT_SECONDS = 30 * 86_400;
 /**
  * How often a summary merge that lost to a concurrent one is tried in all: each round lets one of the
- * racing merges through, so this bounds how many chunks of one session may merge at once (a writer per
- * agent, a few at most); a merge that gives up answers its chunk 503 `summary_not_updated`, before it is indexed (retried).
+ * racing merges through, so this bounds how many chunks of one session may merge at once; a merge that
+ * gives up answers its chunk 503 `summary_not_updated`, before it is indexed (retried). 30: the first
+ * chunks of 100 writers starting together (issue 17.1) change the summary up to 20 times (20 agents)
+ * and other times: each of those merges must outlast the others' rounds.
  */
-const SUMMARY_ATTEMPTS = 12;
+const SUMMARY_ATTEMPTS = 30;
 
 /** The `StateStore` status, work and session summary methods on DynamoDB; each answers as SQLite's does. */
 export class DynamoStatusWorkItems {
@@ -178,7 +180,7 @@ export class DynamoStatusWorkItems {
       } catch (err) {
         if (errorName(err) !== 'ConditionalCheckFailedException' || attempt >= SUMMARY_ATTEMPTS) throw err;
         // jittered, so the losers of one round do not all meet again in the next
-        await new Promise((r) => setTimeout(r, Math.random() * Math.min(100, 5 * 2 ** attempt)));
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
       }
     }
   }

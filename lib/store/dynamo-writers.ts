@@ -29,6 +29,7 @@ export class DynamoWriterIndex {
     private readonly counts: RetryCounts,
   ) {}
 
+  /** The writer item `W#{w}` (strongly consistent), or null. */
   async getWriter(tenant: string, sid: string, w: string): Promise<WriterRecord | null> {
     const item = await this.x.get(keys.writer(tenant, sid, w));
     return item ? toWriter(item) : null;
