@@ -135,7 +135,7 @@ describe('scanLines gives the verdicts of the parse of every line', () => {
       `{"w":"${W}x"}`,
       `{"\\u0073id":"${OTHER_SID}","v":1}`,
       ev('"type":"note","sid":"other"'),
-      ev('"type":"note","sid":"s_1","sid":"' + SID + '"'),
+      ev(`"type":"note","sid":"s_1","sid":"${SID}"`),
       ev().replace('"seq":7', '"seq":7.0'),
       ev().replace('"seq":7', '"seq":-0'),
       ev().replace('"seq":7', '"seq":-12'),
