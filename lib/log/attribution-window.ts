@@ -1,13 +1,17 @@
 /**
  * The messages an `Attributor` has read and the windows it infers from (rules 6-8 of lib/log/attribution.ts,
- * DESIGN §3 "Attribution"): every message's id, user and position in the merged stream, in that order, and
- * for a window (start, end) of positions what the attribution says of it: `none`, `temporal` (one user)
- * or `contested` (each user's messages, users in the order of their first message in the window, the
+ * DESIGN §3 "Attribution"): every message's id and user in the merged stream, in that order, and for a
+ * window (a range of message indexes) what the attribution says of it: `none`, `temporal` (one user) or
+ * `contested` (each user's messages, users in the order of their first message in the window, the
  * confidence shared). Split from attribution.ts for its size; the rules' docs and tests are there.
  *
- * Memory: one small record per message, one number per distinct user id.
+ * Memory (issue 16, "peak RSS flat"): per message its id interned once (`IdTable`: its bytes and ~16
+ * bytes of index) and two int32 (its id's number, its user's number); one entry per distinct user id;
+ * the id strings of the last 4,096 messages, so that a window (the recent messages) is made without
+ * decoding its ids again.
  */
 import type { AttributionCandidate } from './attribution.js';
+import { IdTable, Int32Column } from './id-table.js';
 
 /** Confidence of `temporal` (one participant's messages in the window). */
 export const TEMPORAL_CONFIDENCE = 0.7;
@@ -16,13 +20,8 @@ export const CONTESTED_TOTAL_CONFIDENCE = 0.7;
 
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;
 
-interface MessageRef {
-  id: string;
-  user_id: string;
-  /** the user's number, in order of first message: a window groups by it without a map lookup */
-  user: number;
-  pos: number;
-}
+/** Message id strings kept as they came (a power of 2): older ones are decoded from the id table. */
+const RECENT_IDS = 4096;
 
 /**
  * What a window gives: every message id in merged order, the basis, the confidence and, when contested,
@@ -37,50 +36,69 @@ export interface Inferred {
 
 /** The messages read so far, in merged order, and the windows over them. */
 export class MessageWindows {
-  private readonly messages: MessageRef[] = [];
-  /** user id → its number; `seen`/`slot` per number group a window in one pass */
+  /** the messages' ids (shared with the caller when it passed one: the text replay's authors) */
+  readonly ids: IdTable;
+  /** per message, in order: its id's number in `ids`, its user's number */
+  private readonly idOf = new Int32Column();
+  private readonly userOf = new Int32Column();
+  private count = 0;
+  private readonly recent: string[] = new Array(RECENT_IDS);
+  /** user id → its number, in order of first message: a window groups by it without a map lookup */
   private readonly users = new Map<string, number>();
+  private readonly userIds: string[] = [];
+  /** `seen`/`slot` per user number group a window in one pass */
   private readonly seen: number[] = [];
   private readonly slot: number[] = [];
   private stamp = 0;
 
-  /** Records a message at position `pos` (greater than every position recorded before). */
-  add(id: string, user_id: string, pos: number): void {
+  constructor(ids: IdTable = new IdTable()) {
+    this.ids = ids;
+  }
+
+  /** How many messages were added: the index the next one gets. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Records the next message. */
+  add(id: string, user_id: string): void {
     let user = this.users.get(user_id);
     if (user === undefined) {
-      user = this.users.size;
+      user = this.userIds.length;
       this.users.set(user_id, user);
+      this.userIds.push(user_id);
       this.seen.push(0);
       this.slot.push(0);
     }
-    this.messages.push({ id, user_id, user, pos });
+    const i = this.count++;
+    this.idOf.set(i, this.ids.add(id));
+    this.userOf.set(i, user);
+    this.recent[i & (RECENT_IDS - 1)] = id;
   }
 
   /**
-   * The window of the messages at positions p, start < p < end: `none` (no message, confidence 0),
-   * `temporal` (one user_id: 0.7) or `contested` (n users: 0.7 / n each, rounded to 6 places). A fresh
-   * object and arrays each call.
+   * The window of the messages of index `first` ≤ i < `last` (0 ≤ first, last ≤ size): `none` (no message,
+   * confidence 0), `temporal` (one user_id: 0.7) or `contested` (n users: 0.7 / n each, rounded to 6
+   * places). A fresh object and arrays each call.
    */
-  infer(start: number, end: number): Inferred {
-    const msgs = this.messages;
-    const first = this.firstAfter(start);
-    let last = first;
-    while (last < msgs.length && msgs[last]!.pos < end) last++;
-    if (last === first) return { message_ids: [], basis: 'none', confidence: 0 };
+  infer(first: number, last: number): Inferred {
+    if (last <= first) return { message_ids: [], basis: 'none', confidence: 0 };
     const stamp = ++this.stamp;
     const { seen, slot } = this;
-    const firsts: MessageRef[] = [];
+    const firsts: number[] = [];
     const lists: string[][] = [];
     const ids: string[] = new Array(last - first);
+    const oldest = this.count - RECENT_IDS;
     for (let i = first; i < last; i++) {
-      const m = msgs[i]!;
-      ids[i - first] = m.id;
-      if (seen[m.user] !== stamp) {
-        seen[m.user] = stamp;
-        slot[m.user] = lists.length;
-        firsts.push(m);
-        lists.push([m.id]);
-      } else lists[slot[m.user]!]!.push(m.id);
+      const id = i >= oldest ? this.recent[i & (RECENT_IDS - 1)]! : this.ids.text(this.idOf.get(i));
+      const user = this.userOf.get(i);
+      ids[i - first] = id;
+      if (seen[user] !== stamp) {
+        seen[user] = stamp;
+        slot[user] = lists.length;
+        firsts.push(user);
+        lists.push([id]);
+      } else lists[slot[user]!]!.push(id);
     }
     if (lists.length === 1) return { message_ids: ids, basis: 'temporal', confidence: TEMPORAL_CONFIDENCE };
     const share = round(CONTESTED_TOTAL_CONFIDENCE / lists.length);
@@ -89,24 +107,11 @@ export class MessageWindows {
       basis: 'contested',
       confidence: share,
       candidates: lists.map((message_ids, k) => ({
-        user_id: firsts[k]!.user_id,
+        user_id: this.userIds[firsts[k]!]!,
         message_ids,
         confidence: share,
       })),
     };
-  }
-
-  /** Index of the first message whose position is > pos. */
-  private firstAfter(pos: number): number {
-    const msgs = this.messages;
-    let lo = 0;
-    let hi = msgs.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (msgs[mid]!.pos <= pos) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
   }
 }
 

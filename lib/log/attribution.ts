@@ -66,6 +66,7 @@ import { fieldsOf, idList, str, toEvent } from './attribution-input.js';
 import { type Inferred, MessageWindows, SizedFifo } from './attribution-window.js';
 import type { RecordedEvent } from './codec.js';
 import type { LogEvent } from './events.js';
+import { IdTable, Int32Column } from './id-table.js';
 import type { MergedEvent } from './merge.js';
 
 /** How an attribution was reached (DESIGN §3), from recorded facts to inference. */
@@ -114,14 +115,6 @@ export const CASCADE_DECAY = 0.8;
 /** Anything `attribute` accepts as one event of the merged stream. */
 export type AttributableInput = LogEvent | RecordedEvent | MergedEvent;
 
-interface TurnRef {
-  pos: number;
-  w: string;
-  context: string[] | null;
-  /** position of the same writer's previous turn.start, -1 when none */
-  prevPos: number;
-}
-
 /**
  * Message ids (in all) of the recent turns' windows kept for their next action or output: a turn's
  * events come soon after its turn.start, and a window is made again (the same) when it is no longer kept.
@@ -142,24 +135,31 @@ export interface AttributorOptions {
    * a window no longer kept is made again, the same. Tests pass 0 to keep none.
    */
   keptWindowIds?: number;
+  /**
+   * Where the message ids are interned (default a table of its own): the text replay passes the table
+   * it keeps its messages' authors by, so that each id is stored once.
+   */
+  messageIds?: IdTable;
 }
 
-/** A window by its bounds (positions start < p < end) and its turn when known (the cache's key). */
+/**
+ * A window by its bounds, as message indexes `start` ≤ i < `end` (`MessageWindows.infer`), and its turn's
+ * number when the turn is known (the cache's key), else -1.
+ */
 interface WindowRef {
-  turn: TurnRef | null;
+  turn: number;
   start: number;
   end: number;
 }
 
 /**
- * An action, as a later cascade needs it: its confidence and where its message ids come from, either
- * its own attribution (recorded, context, none) or a window made again when needed: keeping every
- * action's window (~64 ids at 64 writers) was most of the text replay's memory.
+ * An action that a later one may cascade from: read since the last message, with a confidence above 0
+ * (once a message is read, or at 0, it never can: rule 5). Its message ids come either from its own
+ * attribution (recorded, context) or from a window made again when needed.
  */
 interface ActionRef {
-  id: string;
-  turn_id: string;
-  pos: number;
+  /** the action's number in `actionIds` */
+  key: number;
   confidence: number;
   /** the attribution, unless it came from a window */
   attribution: Attribution | null;
@@ -173,6 +173,11 @@ const round = (x: number): number => Math.round(x * 1e6) / 1e6;
  * Streaming attribution: `push` each event of the merged stream in order; it returns the attribution of an
  * `agent.action` or `agent.output`, and null for every other event. Never throws on odd input.
  *
+ * State (issue 16, "peak RSS flat"): ids are interned (`IdTable`) and a turn's or action's facts are
+ * int32 columns indexed by its number, positions are counted in messages (a window is a range of
+ * message indexes), and the actions that a cascade could still come from (read since the last message)
+ * are the only ones kept whole.
+ *
  * @example
  * const at = new Attributor();
  * for await (const m of mergeSegments(sessionDirSources(dir))) {
@@ -181,24 +186,37 @@ const round = (x: number): number => Math.round(x * 1e6) / 1e6;
  * }
  */
 export class Attributor {
-  private pos = -1;
-  private readonly messages = new MessageWindows();
-  private readonly windows: SizedFifo<TurnRef, Inferred>;
-  /** per writer, its latest turn (whose window may be kept) */
-  private readonly openTurn = new Map<string, TurnRef>();
+  private readonly messages: MessageWindows;
+  private readonly windows: SizedFifo<number, Inferred>;
   private readonly share: boolean;
-  private readonly turns = new Map<string, TurnRef>();
-  private readonly lastTurnPos = new Map<string, number>();
-  private readonly actions = new Map<string, ActionRef>();
-  /** per turn id: the action whose result was read last */
-  private readonly lastResult = new Map<string, ActionRef>();
-  private lastMessagePos = -1;
+  /**
+   * Turn ids: of turn.starts (known turns) and of actions' `turn_id`s (which may name no known turn).
+   * Per number: `turnAt`, messages read before its turn.start (-1: not a known turn); `turnPrev`,
+   * messages read before its writer's previous turn.start (0 when none); `turnContext`, its recorded
+   * `context_message_ids` as an index into `contexts` (-1: null).
+   */
+  private readonly turnIds = new IdTable();
+  private readonly turnAt = new Int32Column(-1);
+  private readonly turnPrev = new Int32Column();
+  private readonly turnContext = new Int32Column(-1);
+  private readonly contexts: string[][] = [];
+  /** per writer: messages read before its latest turn.start, and its latest known turn (whose window may be kept) */
+  private readonly lastTurnAt = new Map<string, number>();
+  private readonly openTurn = new Map<string, number>();
+  /** action ids; per number, its `turn_id`'s number in `turnIds` (-1 for none): what a result names */
+  private readonly actionIds = new IdTable();
+  private readonly actionTurn = new Int32Column(-1);
+  /** the actions read since the last message with a confidence above 0, by number */
+  private readonly live = new Map<number, ActionRef>();
+  /** per turn number: the action whose result was read last, while it can be cascaded from */
+  private readonly lastResult = new Map<number, ActionRef>();
   /** the window the last `attributeOne` took its ids from, or null */
   private lastWindow: WindowRef | null = null;
 
   constructor(options: AttributorOptions = {}) {
     this.share = options.shareWindows === true;
     this.windows = new SizedFifo(options.keptWindowIds ?? WINDOW_IDS_KEPT);
+    this.messages = new MessageWindows(options.messageIds);
   }
 
   /** Reads the next event of the merged stream; returns its attribution when it is an action or output. */
@@ -220,51 +238,65 @@ export class Attributor {
    * an event object per line only for `push` to read. Same state, same results as `push`.
    */
   pushFields(type: string, id: string, w: string, f: Record<string, unknown>): Attribution | null {
-    this.pos += 1;
-    const pos = this.pos;
     switch (type) {
       case 'message': {
-        this.messages.add(id, str(f.user_id), pos);
-        this.lastMessagePos = pos;
+        this.messages.add(id, str(f.user_id));
+        // No action read so far can be cascaded from any more (rule 5: no message since A).
+        if (this.live.size > 0) this.live.clear();
+        if (this.lastResult.size > 0) this.lastResult.clear();
         return null;
       }
       case 'turn.start': {
         const turnId = str(f.turn_id) || id;
+        const at = this.messages.size;
         // The writer's previous turn is most likely over: its window is let go (made again if needed),
         // so that windows die young rather than fill the old generation (the text replay's GC).
         const open = this.openTurn.get(w);
         if (open !== undefined) this.windows.delete(open);
-        if (turnId && !this.turns.has(turnId)) {
-          const turn: TurnRef = {
-            pos,
-            w,
-            context: idList(f.context_message_ids),
-            prevPos: this.lastTurnPos.get(w) ?? -1,
-          };
-          this.turns.set(turnId, turn);
-          this.openTurn.set(w, turn);
+        if (turnId) {
+          const t = this.turnIds.add(turnId);
+          if (this.turnAt.get(t) < 0) {
+            this.turnAt.set(t, at);
+            this.turnPrev.set(t, this.lastTurnAt.get(w) ?? 0);
+            const context = idList(f.context_message_ids);
+            if (context !== null) {
+              this.turnContext.set(t, this.contexts.length);
+              this.contexts.push(context);
+            }
+            this.openTurn.set(w, t);
+          }
         }
-        this.lastTurnPos.set(w, pos);
+        this.lastTurnAt.set(w, at);
         return null;
       }
       case 'agent.action_result': {
-        const action = this.actions.get(str(f.action_id));
-        if (action?.turn_id) this.lastResult.set(action.turn_id, action);
+        const a = this.actionIds.find(str(f.action_id));
+        const t = a < 0 ? -1 : this.actionTurn.get(a);
+        if (t >= 0) {
+          // An action no cascade can come from, named last, leaves its turn none to cascade from.
+          const live = this.live.get(a);
+          if (live !== undefined) this.lastResult.set(t, live);
+          else this.lastResult.delete(t);
+        }
         return null;
       }
       case 'agent.action':
       case 'agent.output': {
-        const a = this.attributeOne(type, id, w, str(f.turn_id), idList(f.caused_by), pos);
+        const turnId = str(f.turn_id);
+        const a = this.attributeOne(type, id, w, turnId, idList(f.caused_by));
         if (type === 'agent.action' && a.event_id) {
+          const k = this.actionIds.add(a.event_id);
+          this.actionTurn.set(k, turnId ? this.turnIds.add(turnId) : -1);
           const window = this.lastWindow;
-          this.actions.set(a.event_id, {
-            id: a.event_id,
-            turn_id: str(f.turn_id),
-            pos,
-            confidence: a.confidence,
-            attribution: window === null ? a : null,
-            window,
-          });
+          // A newer action of the same id replaces the older one, as a result names the latest.
+          if (a.confidence > 0)
+            this.live.set(k, {
+              key: k,
+              confidence: a.confidence,
+              attribution: window === null ? a : null,
+              window,
+            });
+          else this.live.delete(k);
         }
         return a;
       }
@@ -279,7 +311,6 @@ export class Attributor {
     w: string,
     turnId: string,
     causedBy: string[] | null,
-    pos: number,
   ): Attribution {
     // Object literals, not `{ ...base, … }`: V8 takes a spread followed by more keys through a slow
     // path (~5 µs a result, most of the text replay's attribution time).
@@ -290,15 +321,19 @@ export class Attributor {
         ? result(id, type, turn_id, causedBy, 'recorded', RECORDED_CONFIDENCE)
         : result(id, type, turn_id, [], 'recorded_no_cause', RECORDED_CONFIDENCE);
     }
-    const turn = turnId ? this.turns.get(turnId) : undefined;
-    if (turn?.context) {
-      return turn.context.length > 0
-        ? result(id, type, turn_id, turn.context, 'recorded_context', RECORDED_CONFIDENCE)
+    const tk = turnId ? this.turnIds.find(turnId) : -1;
+    const known = tk >= 0 && this.turnAt.get(tk) >= 0;
+    const ctx = known ? this.turnContext.get(tk) : -1;
+    if (ctx >= 0) {
+      const context = this.contexts[ctx]!;
+      return context.length > 0
+        ? result(id, type, turn_id, context, 'recorded_context', RECORDED_CONFIDENCE)
         : result(id, type, turn_id, [], 'recorded_empty_context', RECORDED_CONFIDENCE);
     }
-    if (type === 'agent.action' && turnId) {
-      const prior = this.lastResult.get(turnId);
-      if (prior && prior.confidence > 0 && this.lastMessagePos < prior.pos) {
+    if (type === 'agent.action' && tk >= 0) {
+      // Kept only while no message has been read since it, with a confidence above 0 (rule 5).
+      const prior = this.lastResult.get(tk);
+      if (prior !== undefined) {
         // A window's candidates all have the window's confidence, and decay with it: one number.
         const from: Omit<Attribution, 'event_id' | 'type' | 'turn_id'> = prior.window
           ? this.windowOf(prior.window)
@@ -311,7 +346,7 @@ export class Attributor {
           message_ids: this.share ? from.message_ids : [...from.message_ids],
           basis: 'cascade',
           confidence,
-          cascade_from: prior.id,
+          cascade_from: this.actionIds.text(prior.key),
         };
         if (from.candidates) {
           out.candidates = from.candidates.map((c) => ({
@@ -325,9 +360,9 @@ export class Attributor {
       }
     }
     // The window: messages after the previous same-writer turn.start, before the anchor.
-    const win: WindowRef = turn
-      ? { turn, start: turn.prevPos, end: turn.pos }
-      : { turn: null, start: this.lastTurnPos.get(w) ?? -1, end: pos };
+    const win: WindowRef = known
+      ? { turn: tk, start: this.turnPrev.get(tk), end: this.turnAt.get(tk) }
+      : { turn: -1, start: this.lastTurnAt.get(w) ?? 0, end: this.messages.size };
     const w0 = this.windowOf(win);
     if (w0.basis === 'none') return result(id, type, turn_id, [], 'none', 0);
     this.lastWindow = win;
@@ -356,7 +391,7 @@ export class Attributor {
    * changes: it is made once for the turn's events (while kept), and made again, the same, after.
    */
   private windowOf(win: WindowRef): Inferred {
-    if (win.turn === null) return this.messages.infer(win.start, win.end);
+    if (win.turn < 0) return this.messages.infer(win.start, win.end);
     let w0 = this.windows.get(win.turn);
     if (w0 === undefined) {
       w0 = this.messages.infer(win.start, win.end);

@@ -31,23 +31,15 @@
  *   of corrections, not with the session); pass 2 is the ordinary merge, which applies them to each target
  *   as it passes, even a target that comes before its corrections in merged order (the normal case).
  */
-import { decodeEvent, parseLine, serializeEvent } from './codec.js';
-import { hashIdText } from './envelope-scan.js';
-import {
-  ENVELOPE_FIELDS,
-  FIELD_ORDER,
-  isKnownType,
-  isType,
-  type KnownEvent,
-  type LogEvent,
-  TYPE_FIELDS,
-} from './events.js';
-import { readSegmentBatches } from './reader.js';
-import type { ReplaySegment } from './replay.js';
-import { openSegmentBlocks } from './segment-blocks.js';
 
-/** A decoded `correction` event. */
-export type CorrectionEvent = Extract<KnownEvent, { type: 'correction' }>;
+import { serializeEvent } from './codec.js';
+import { type Correction, keepCorrection, scanCorrections } from './correction-scan.js';
+import { hashIdText } from './envelope-scan.js';
+import { ENVELOPE_FIELDS, FIELD_ORDER, isKnownType, isType, type LogEvent, TYPE_FIELDS } from './events.js';
+import { IdTable, Int32Column } from './id-table.js';
+import type { ReplaySegment } from './replay.js';
+
+export type { CorrectionEvent } from './correction-scan.js';
 
 /** One correction that changed an event: replay writes these as the event's `"corrected"` list. */
 export interface CorrectionProvenance {
@@ -128,156 +120,93 @@ export function effectiveLine(ev: EffectiveEvent): string {
  * The corrections of a session, grouped by target in merged order, ready to apply to each event as it
  * passes (pass 2 of the replay). Problems are collected as targets pass; `problems()` at the end adds the
  * corrections whose target never passed.
+ *
+ * Memory (issue 16): per correction its id, writer, seq, field, value and reason (`Correction`), its id
+ * and its target's interned (`IdTable`), and an int32 or two per target and per correction id: no
+ * decoded event and no string-keyed Map.
  */
 export class CorrectionIndex {
-  /** corrections by target id, each list in merged order */
-  private readonly byTarget: Map<string, CorrectionEvent[]>;
-  private readonly count: number;
-  /** target ids some event had */
-  private readonly seenTargets = new Set<string>();
-  /** problem of each correction (at most one), by correction id */
-  private readonly found = new Map<string, CorrectionProblem>();
-  /** merged position of each correction event as it passed */
-  private readonly position = new Map<string, number>();
+  /** the corrections, grouped by target (targets in order of their first correction found), each group in merged order */
+  private readonly list: Correction[];
+  /** target ids, numbered in group order; group t is `list[start[t], start[t + 1])` */
+  private readonly targetIds = new IdTable();
+  private readonly start: Int32Array;
+  /** per target: 1 once an event of that id passed `apply` */
+  private readonly seenTargets: Uint8Array;
+  /** correction ids; per correction, its id's number */
+  private readonly corrIds = new IdTable();
+  private readonly idKey: Int32Array;
+  /** per correction id number: its merged position as noted by `passed`, -1 until then */
+  private readonly position = new Int32Column(-1);
+  private positions = 0;
+  /** problem of each correction id (at most one, the first found), by its number */
+  private readonly found = new Map<number, CorrectionProblem>();
 
   /** bit `hashIdText(id) & mask` set for every target id: `mayTarget`'s filter */
   private readonly filter: Uint8Array;
   private readonly mask: number;
 
-  private constructor(byTarget: Map<string, CorrectionEvent[]>, count: number) {
-    this.byTarget = byTarget;
-    this.count = count;
+  private constructor(groups: Map<string, Correction[]>, count: number) {
+    this.list = new Array(count);
+    this.start = new Int32Array(groups.size + 1);
+    this.seenTargets = new Uint8Array(groups.size);
+    this.idKey = new Int32Array(count);
     // About 64 bits a target (a false positive in ~1 of 64 lookups costs one id string), at least 4 KiB.
     let bits = 32768;
-    while (bits < byTarget.size * 64 && bits < 2 ** 30) bits *= 2;
+    while (bits < groups.size * 64 && bits < 2 ** 30) bits *= 2;
     this.mask = bits - 1;
     this.filter = new Uint8Array(bits >> 3);
-    for (const id of byTarget.keys()) {
-      const b = hashIdText(id) & this.mask;
+    let n = 0;
+    for (const [target, cs] of groups) {
+      const t = this.targetIds.add(target);
+      this.start[t] = n;
+      for (const c of cs) {
+        this.idKey[n] = this.corrIds.add(c.id);
+        this.list[n++] = c;
+      }
+      const b = hashIdText(target) & this.mask;
       this.filter[b >> 3]! |= 1 << (b & 7);
     }
+    this.start[groups.size] = n;
   }
 
   /** An index of the corrections among `events`, which are in merged order. */
   static fromEvents(events: Iterable<LogEvent>): CorrectionIndex {
-    const byTarget = new Map<string, CorrectionEvent[]>();
+    const groups = new Map<string, Correction[]>();
+    const shared = new Map<string, string>();
     let count = 0;
     for (const ev of events) {
       if (!isType(ev, 'correction')) continue;
       count += 1;
-      const list = byTarget.get(ev.target_id);
-      if (list) list.push(ev);
-      else byTarget.set(ev.target_id, [ev]);
+      const c = keepCorrection(ev, shared);
+      const list = groups.get(c.target_id);
+      if (list) list.push(c);
+      else groups.set(c.target_id, [c]);
     }
-    return new CorrectionIndex(byTarget, count);
+    return new CorrectionIndex(groups, count);
   }
 
   /**
-   * Pass 1 of the replay: the corrections of a session's segments, read from their bytes, in merged order.
-   *
-   * Cheap by construction: it never splits the segments into lines or parses them. It searches each chunk
-   * for the bytes `"correction"` and parses only the complete lines that hold them (with `parseLine`, the
-   * merge's own parser, so a line counts here exactly when the merge takes it). A type written with a JSON
-   * escape (`"\u0063orrection"`) is not found; no writer does that to an ASCII word.
-   *
-   * Order within one segment is file order. Only when one target has corrections from several segments is
-   * their merge key needed, the writer's running maximum ts at each of them; that segment is then read
-   * again with the merge's parser up to its last such correction, so the order is exactly the merge's.
+   * Pass 1 of the replay: the corrections of a session's segments, read from their bytes, in merged order
+   * (`scanCorrections`, lib/log/correction-scan.ts: only the lines holding `"correction"` are parsed).
    * Memory: the corrections, plus one line at a time. I/O errors of `open()` propagate.
    *
    * `signal` stops the scan: it rejects with the signal's reason (an `AbortError`). When it rejects for
    * any reason, every segment it opened has been closed first, the concurrent scans' included.
    */
   static async scan(segments: readonly ReplaySegment[], signal?: AbortSignal): Promise<CorrectionIndex> {
-    // A few segments at a time: their reads overlap (the file system's thread pool has 4), and only a few
-    // scan buffers are in memory at once. Results keep (segment, offset) order.
-    const perSegment: Found[][] = segments.map(() => []);
-    // One scan failing (or the caller aborting) stops the others at their next chunk, and the scan
-    // settles only once all have stopped: no read is left running after it rejects.
-    signal?.throwIfAborted();
-    const stop = new AbortController();
-    const onAbort = () => stop.abort(signal!.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    // Blocks of 1 MiB from the merge's own reader (a file segment by positional reads into a reused
-    // buffer, no stream machinery), at most SCAN_CONCURRENCY segments open.
-    const blocks = openSegmentBlocks(segments, {
-      budgetBytes: segments.length * SCAN_CHUNK_BYTES,
-      maxOpen: SCAN_CONCURRENCY,
-      signal: stop.signal,
-    });
-    let next = 0;
-    const worker = async () => {
-      for (let src = next++; src < segments.length; src = next++) {
-        stop.signal.throwIfAborted();
-        const seg = segments[src]!;
-        const out = perSegment[src]!;
-        const reader = blocks.readers[src]!;
-        try {
-          await findCandidateLines(reader, stop.signal, (line, offset) => {
-            const p = parseLine(line, 0, offset, true);
-            if (!p.ok || p.event.type !== 'correction') return;
-            const ev = decodeEvent(p.event);
-            if (isType(ev, 'correction')) out.push({ ev, src, w: seg.w, offset, key: 0 });
-          });
-        } finally {
-          await reader.close();
-        }
-      }
-    };
-    try {
-      const runs = Array.from({ length: Math.min(SCAN_CONCURRENCY, segments.length) }, () =>
-        worker().catch((err: unknown) => {
-          stop.abort(err);
-          throw err;
-        }),
-      );
-      const settled = await Promise.allSettled(runs);
-      if (stop.signal.aborted) throw stop.signal.reason;
-      const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) throw failed.reason;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-      await blocks.closeAll();
-    }
-    const found = perSegment.flat();
-    const groups = new Map<string, Found[]>();
-    for (const f of found) {
-      const list = groups.get(f.ev.target_id);
-      if (list) list.push(f);
-      else groups.set(f.ev.target_id, [f]);
-    }
-    // Targets corrected from several segments need merge keys; `found` is already in (segment, offset) order.
-    const needKeys = new Map<number, Found[]>();
-    const mixed: Found[][] = [];
-    for (const list of groups.values()) {
-      if (list.every((f) => f.src === list[0]!.src)) continue;
-      mixed.push(list);
-      for (const f of list) {
-        const l = needKeys.get(f.src);
-        if (l) l.push(f);
-        else needKeys.set(f.src, [f]);
-      }
-    }
-    for (const [src, list] of needKeys) await assignMergeKeys(segments[src]!, list, signal);
-    for (const list of mixed) list.sort(mergeOrder);
-    const byTarget = new Map<string, CorrectionEvent[]>();
-    for (const [target, list] of groups) {
-      byTarget.set(
-        target,
-        list.map((f) => f.ev),
-      );
-    }
-    return new CorrectionIndex(byTarget, found.length);
+    const { groups, count } = await scanCorrections(segments, signal);
+    return new CorrectionIndex(groups, count);
   }
 
   /** How many corrections the session has. */
   get size(): number {
-    return this.count;
+    return this.list.length;
   }
 
   /** True when some correction names `id` as its target. */
   targets(id: string): boolean {
-    return this.byTarget.has(id);
+    return this.targetIds.find(id) >= 0;
   }
 
   /**
@@ -295,7 +224,9 @@ export class CorrectionIndex {
    * Call it for every correction event, in merged order.
    */
   passed(id: string): void {
-    if (!this.position.has(id)) this.position.set(id, this.position.size);
+    // An id no correction of the index has (a correction line that did not decode) needs no place.
+    const k = this.corrIds.find(id);
+    if (k >= 0 && this.position.get(k) < 0) this.position.set(k, this.positions++);
   }
 
   /**
@@ -304,15 +235,17 @@ export class CorrectionIndex {
    * `problems()`.
    */
   apply(ev: LogEvent): EffectiveEvent {
-    const list = this.byTarget.get(ev.id);
-    if (!list) return ev;
-    this.seenTargets.add(ev.id);
+    const t = this.targetIds.find(ev.id);
+    if (t < 0) return ev;
+    this.seenTargets[t] = 1;
     let out: (LogEvent & Record<string, unknown>) | null = null;
     const marks: CorrectionProvenance[] = [];
-    for (const c of list) {
+    for (let n = this.start[t]!; n < this.start[t + 1]!; n++) {
+      const c = this.list[n]!;
       const verdict = check(ev, c);
       if (!verdict.ok) {
-        if (!this.found.has(c.id)) this.found.set(c.id, problem(c, verdict.code, verdict.message));
+        const k = this.idKey[n]!;
+        if (!this.found.has(k)) this.found.set(k, problem(c, verdict.code, verdict.message));
         continue;
       }
       out ??= { ...ev } as LogEvent & Record<string, unknown>;
@@ -328,7 +261,8 @@ export class CorrectionIndex {
    * and refused it. Undefined while its target has not passed yet, or when it was applied.
    */
   problemOf(id: string): CorrectionProblem | undefined {
-    return this.found.get(id);
+    const k = this.corrIds.find(id);
+    return k < 0 ? undefined : this.found.get(k);
   }
 
   /**
@@ -338,17 +272,20 @@ export class CorrectionIndex {
    */
   problems(): CorrectionProblem[] {
     const out: { at: number; p: CorrectionProblem }[] = [];
-    const at = (id: string) => this.position.get(id) ?? Number.POSITIVE_INFINITY;
-    for (const [target, list] of this.byTarget) {
-      for (const c of list) {
-        const p = this.seenTargets.has(target)
-          ? this.found.get(c.id)
-          : problem(
-              c,
-              'correction_target_missing',
-              `correction ${c.id} (${c.w} seq ${c.seq}) names ${target}, which is not in this session; nothing was changed`,
-            );
-        if (p) out.push({ at: at(c.id), p });
+    for (let t = 0; t + 1 < this.start.length; t++) {
+      for (let n = this.start[t]!; n < this.start[t + 1]!; n++) {
+        const c = this.list[n]!;
+        const k = this.idKey[n]!;
+        const p =
+          this.seenTargets[t] === 1
+            ? this.found.get(k)
+            : problem(
+                c,
+                'correction_target_missing',
+                `correction ${c.id} (${c.w} seq ${c.seq}) names ${c.target_id}, which is not in this session; nothing was changed`,
+              );
+        const at = this.position.get(k);
+        if (p) out.push({ at: at < 0 ? Number.POSITIVE_INFINITY : at, p });
       }
     }
     out.sort((a, b) => {
@@ -363,7 +300,7 @@ export class CorrectionIndex {
 type Verdict = { ok: true; value: unknown } | { ok: false; code: CorrectionProblemCode; message: string };
 
 /** Whether correction `c` may change `target`, and the value it sets. */
-function check(target: LogEvent, c: CorrectionEvent): Verdict {
+function check(target: LogEvent, c: Correction): Verdict {
   const what = `correction ${c.id} (${c.w} seq ${c.seq}) of ${c.field} of ${target.id}`;
   const forbidden = (why: string): Verdict => ({
     ok: false,
@@ -397,110 +334,6 @@ interface SafeParser {
   safeParse(v: unknown): { success: true; data: unknown } | { success: false };
 }
 
-function problem(c: CorrectionEvent, code: CorrectionProblemCode, message: string): CorrectionProblem {
+function problem(c: Correction, code: CorrectionProblemCode, message: string): CorrectionProblem {
   return { severity: 'warning', code, w: c.w, seq: c.seq, message };
-}
-
-/** A correction found by pass 1, with where it is (segment index, byte offset) and its merge key. */
-interface Found {
-  ev: CorrectionEvent;
-  src: number;
-  /** the segment's writer id (the merge's tie-break) */
-  w: string;
-  offset: number;
-  /** the writer's running maximum ts (µs) at this line, as the merge computes it (set only when needed) */
-  key: number;
-}
-
-/** The merge's order: key, then writer id, then segment index, then file order. */
-function mergeOrder(a: Found, b: Found): number {
-  if (a.key !== b.key) return a.key < b.key ? -1 : 1;
-  if (a.w !== b.w) return a.w < b.w ? -1 : 1;
-  if (a.src !== b.src) return a.src - b.src;
-  return a.offset - b.offset;
-}
-
-/** Reads a segment again with the merge's parser, and sets each found correction's merge key. */
-async function assignMergeKeys(seg: ReplaySegment, list: Found[], signal?: AbortSignal): Promise<void> {
-  const byOffset = new Map(list.map((f) => [f.offset, f]));
-  const last = Math.max(...list.map((f) => f.offset));
-  let maxTs = Number.NEGATIVE_INFINITY;
-  for await (const batch of readSegmentBatches(seg.open(undefined, signal))) {
-    signal?.throwIfAborted();
-    for (const item of batch) {
-      if (item.kind !== 'event') continue;
-      const ts = item.event.tsMicros;
-      if (ts !== null && ts > maxTs) maxTs = ts;
-      const f = byOffset.get(item.event.offset);
-      if (f) f.key = maxTs;
-      if (item.event.offset >= last) return;
-    }
-  }
-}
-
-const NL = 0x0a;
-/** Pass 1 does little per byte, so it is bound by reads: it asks for large chunks. */
-const SCAN_CHUNK_BYTES = 1024 * 1024;
-/** Segments scanned at once in the corrections pass. */
-const SCAN_CONCURRENCY = 4;
-const NEEDLE = Buffer.from('"correction"');
-
-function asBuffer(chunk: Uint8Array): Buffer {
-  return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-}
-
-/**
- * Calls `onLine(bytes, offset)` for every complete line (ended by a newline) of a byte stream that holds
- * `"correction"`, with the line's bytes (no newline) and the byte offset of its first byte — the same
- * bytes and offset `splitLines` gives. Lines without the needle are never cut out or copied. Throws the
- * reason of `signal` at the next chunk once it is aborted (the source is then closed by `for await`).
- */
-async function findCandidateLines(
-  reader: { next(): Promise<Uint8Array | null> },
-  signal: AbortSignal,
-  onLine: (bytes: Buffer, offset: number) => void,
-): Promise<void> {
-  // A block is the reader's until its next `next()`: what is kept across blocks (a cut line) is copied,
-  // and `onLine` gets a copy of its line.
-  let carry: Buffer[] = [];
-  let carryLen = 0;
-  let base = 0; // offset of the current block's first byte
-  for (let chunk = await reader.next(); chunk !== null; chunk = await reader.next()) {
-    signal.throwIfAborted();
-    const buf = asBuffer(chunk);
-    let start = 0;
-    if (carryLen > 0) {
-      const nl = buf.indexOf(NL);
-      if (nl === -1) {
-        carry.push(Buffer.from(buf));
-        carryLen += buf.length;
-        base += buf.length;
-        continue;
-      }
-      const line = Buffer.concat([...carry, buf.subarray(0, nl)], carryLen + nl);
-      if (line.includes(NEEDLE)) onLine(line, base - carryLen);
-      carry = [];
-      carryLen = 0;
-      start = nl + 1;
-    }
-    const lastNl = buf.lastIndexOf(NL);
-    if (lastNl >= start) {
-      let p = start;
-      for (;;) {
-        const h = buf.indexOf(NEEDLE, p);
-        if (h === -1 || h > lastNl) break;
-        const ls = buf.lastIndexOf(NL, h) + 1;
-        const le = buf.indexOf(NL, h);
-        onLine(Buffer.from(buf.subarray(ls, le)), base + ls);
-        p = le + 1;
-      }
-      start = lastNl + 1;
-    }
-    if (start < buf.length) {
-      carry.push(Buffer.from(buf.subarray(start)));
-      carryLen += buf.length - start;
-    }
-    base += buf.length;
-  }
-  // What is left has no newline: a line still being written, which the merge leaves out too.
 }

@@ -8,7 +8,7 @@ import { decodeEvent, parseLineText, type RecordedEvent } from './codec.js';
 import { type CorrectionIndex, type EffectiveEvent, effectiveLine } from './corrections.js';
 import { escapeControl, hasControl } from './escape.js';
 import { type LineFields, RawJson } from './line-fields.js';
-import { contestedMarkBytes, type MarkCache, newMarkCache, printableAscii } from './text-mark.js';
+import { Authors, contestedMarkBytes, type MarkCache, newMarkCache, printableAscii } from './text-mark.js';
 import type { TextOut } from './text-out.js';
 
 /** Where an event's line lies: its bytes `lb[ls, le)`, 1-based number and byte offset in its segment. */
@@ -30,7 +30,7 @@ export class EventLines {
   private readonly agents = new Map<string, string>();
   private readonly attributor: Attributor | null;
   /** message id → the person who wrote it (text only; memory grows with the messages, not the events) */
-  private readonly authors = new Map<string, string>();
+  private readonly authors = new Authors();
   private readonly anyCorrections: boolean;
   /** the fast text path's marks of windows already shown (`textLine`) */
   private readonly marks: MarkCache | null;
@@ -50,7 +50,8 @@ export class EventLines {
     fastText = false,
   ) {
     this.anyCorrections = index.size > 0;
-    this.attributor = format === 'text' ? new Attributor({ shareWindows: fastText }) : null;
+    this.attributor =
+      format === 'text' ? new Attributor({ shareWindows: fastText, messageIds: this.authors.ids }) : null;
     this.marks = format === 'text' && fastText ? newMarkCache() : null;
   }
 
@@ -135,13 +136,8 @@ export class EventLines {
    */
   private message(id: string, user: unknown, seen: unknown): void {
     const m = this.marks;
-    if (typeof user === 'string') {
-      const prev = this.authors.get(id);
-      if (prev !== user) {
-        if (m !== null && (prev !== undefined || m.unnamed.has(id))) m.authorsChanged++;
-        this.authors.set(id, user);
-      }
-    } else if (m !== null && !this.authors.has(id)) m.unnamed.add(id);
+    // An author that changes, or a first one for an id that passed with none, may change a kept mark.
+    if (this.authors.pass(id, user) && m !== null) m.authorsChanged++;
     if (m?.plainIds && (!printableAscii(id) || (typeof seen === 'string' && !printableAscii(seen))))
       m.plainIds = false;
   }
@@ -200,7 +196,10 @@ function attributionView(event: RecordedEvent): Record<string, unknown> {
  * How the text replay shows an attribution: `[← priya m_…: temporal 0.7]`, `[← nobody: recorded_no_cause]`,
  * `[← contested: priya m_… | sam m_…; 0.35 each]`. `authors` names the person of each message id it knows.
  */
-export function attributionMark(a: Attribution, authors: ReadonlyMap<string, string> = new Map()): string {
+export function attributionMark(
+  a: Attribution,
+  authors: { get(id: string): string | undefined } = new Map<string, string>(),
+): string {
   const conf = Number(a.confidence.toFixed(2));
   const ids = (m: readonly string[], sep: string) => m.map(escapeControl).join(sep);
   if (a.basis === 'contested' && a.candidates) {

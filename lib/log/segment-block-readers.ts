@@ -62,6 +62,34 @@ export class SlotPool {
   }
 }
 
+/**
+ * Block buffers that readers done with them leave for the next reader (at most `max`, each `bytes` long):
+ * a pass that reads segments one after another (the corrections scan) then reuses a few buffers instead
+ * of leaving one per segment for the garbage collector, which frees a buffer's memory only when it runs
+ * (64 segments of 1 MiB blocks raised the scan's peak RSS by ~70 MB).
+ */
+export class BufferShelf {
+  private readonly free: Buffer[] = [];
+  constructor(
+    readonly bytes: number,
+    private readonly max: number,
+  ) {}
+
+  /** A buffer of at least `want` bytes: a shelved one when `want` fits it, else a new one of `want`. */
+  take(want: number): Buffer {
+    if (want <= this.bytes) {
+      const b = this.free.pop();
+      if (b !== undefined) return b;
+    }
+    return Buffer.allocUnsafe(want);
+  }
+
+  /** Leaves `b` for another reader; its owner must not touch it again (a buffer of another size is dropped). */
+  put(b: Buffer): void {
+    if (b.length === this.bytes && this.free.length < this.max) this.free.push(b);
+  }
+}
+
 /** A file read with positional reads into its own buffer, its descriptor from the pool. */
 export class FileBlockReader implements SegmentBlockReader, Holder {
   private offset = 0;
@@ -80,6 +108,7 @@ export class FileBlockReader implements SegmentBlockReader, Holder {
     private readonly pool: SlotPool,
     private readonly signal: AbortSignal | undefined,
     private readonly io: FileIo,
+    private readonly shelf: BufferShelf | null = null,
   ) {
     this.path = file.path;
     this.size = file.size;
@@ -96,7 +125,10 @@ export class FileBlockReader implements SegmentBlockReader, Holder {
 
   private async read(): Promise<Uint8Array | null> {
     this.signal?.throwIfAborted();
-    if (this.closed || this.offset >= this.size) return null;
+    if (this.closed || this.offset >= this.size) {
+      this.shelve();
+      return null;
+    }
     if (this.fd === null) {
       await this.pool.take();
       try {
@@ -115,7 +147,10 @@ export class FileBlockReader implements SegmentBlockReader, Holder {
     const fd = this.fd;
     try {
       const want = Math.min(this.blockBytes, this.size - this.offset);
-      if (!this.buf || this.buf.length < want) this.buf = Buffer.allocUnsafe(want);
+      if (!this.buf || this.buf.length < want) {
+        if (this.buf !== null) this.shelf?.put(this.buf);
+        this.buf = this.shelf === null ? Buffer.allocUnsafe(want) : this.shelf.take(want);
+      }
       const buf = this.buf;
       let got = 0;
       while (got < want) {
@@ -136,13 +171,24 @@ export class FileBlockReader implements SegmentBlockReader, Holder {
       return buf.subarray(0, got);
     } catch (err) {
       await this.release();
+      // The caller gave its last block back by calling next(): the buffer is free.
+      this.shelve();
       throw err;
     }
   }
 
+  /**
+   * Leaves the buffer for another reader, once no block of it is the caller's (a call to `next()` that
+   * gives null, `close()`): the last block is given out after the descriptor was released.
+   */
+  private shelve(): void {
+    const b = this.buf;
+    this.buf = null;
+    if (b !== null) this.shelf?.put(b);
+  }
+
   /** Closes the descriptor, if open, and frees its slot (never while a read uses it: see `close`). */
   private async release(): Promise<void> {
-    if (this.offset >= this.size || this.closed) this.buf = null;
     if (this.fd === null) return;
     const fd = this.fd;
     this.fd = null;
@@ -167,6 +213,7 @@ export class FileBlockReader implements SegmentBlockReader, Holder {
     // number be reused by another open and the read land in someone else's file.
     if (this.pending) await this.pending.catch(() => {});
     await this.release();
+    this.shelve();
   }
 }
 

@@ -29,7 +29,14 @@
  */
 import { createReadStream, statSync } from 'node:fs';
 import type { ReplaySegment } from './replay.js';
-import { ASYNC_IO, FileBlockReader, SlotPool, StreamBlockReader, SYNC_IO } from './segment-block-readers.js';
+import {
+  ASYNC_IO,
+  BufferShelf,
+  FileBlockReader,
+  SlotPool,
+  StreamBlockReader,
+  SYNC_IO,
+} from './segment-block-readers.js';
 import { listSegments } from './session-dir.js';
 
 /** A segment that is a plain file, read by position: `size` is fixed when it was listed (a writer may append). */
@@ -80,6 +87,8 @@ const KiB = 1024;
 const MiB = 1024 * KiB;
 export const DEFAULT_BLOCK_BUDGET = 16 * MiB;
 export const DEFAULT_MAX_OPEN = 128;
+/** Block buffers kept for reuse between readers (the scan reads 4 segments at a time). */
+const SHELVED_BUFFERS = 8;
 
 /** Block size for `writers` segments sharing `budgetBytes`: between 16 KiB and 1 MiB. */
 export function segmentBlockBytes(writers: number, budgetBytes = DEFAULT_BLOCK_BUDGET): number {
@@ -137,6 +146,8 @@ export function openSegmentBlocks(
   const blockBytes = segmentBlockBytes(segments.length, options.budgetBytes);
   const pool = new SlotPool(Math.max(1, Math.floor(options.maxOpen ?? DEFAULT_MAX_OPEN)));
   const signal = options.signal;
+  // Readers that end leave their buffer to readers that have none yet (a pass over the segments in turn).
+  const shelf = new BufferShelf(blockBytes, SHELVED_BUFFERS);
   const readers: SegmentBlockReader[] = segments.map((s) =>
     isFileSegment(s) && !options.streams
       ? new FileBlockReader(
@@ -146,6 +157,7 @@ export function openSegmentBlocks(
           pool,
           signal,
           options.syncFileReads === false ? ASYNC_IO : SYNC_IO,
+          shelf,
         )
       : new StreamBlockReader(s, blockBytes, pool, signal),
   );

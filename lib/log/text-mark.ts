@@ -7,6 +7,7 @@
  * The marks are `attributionMark`'s (lib/log/replay-text.ts), byte for byte.
  */
 import type { Attribution } from './attribution.js';
+import { IdTable, Int32Column } from './id-table.js';
 
 /** What `EventLines` keeps of the marks it has made, and what says whether one still holds. */
 export interface MarkCache {
@@ -21,8 +22,6 @@ export interface MarkCache {
    * a message may no longer be the mark. (A window holds only messages that passed before it.)
    */
   authorsChanged: number;
-  /** ids of messages that passed with no string user_id (not named by `authors`) */
-  unnamed: Set<string>;
   /** where the marks' bytes are written */
   slab: MarkSlab;
   /**
@@ -32,12 +31,57 @@ export interface MarkCache {
   plainIds: boolean;
 }
 
+/**
+ * The author of each message id as the text replay names it: the latest string `user_id` recorded with
+ * that id. Ids are interned (`ids`, shared with the Attributor's messages) and authors numbered: per
+ * message id one int32, not a Map entry and its strings.
+ */
+export class Authors {
+  readonly ids = new IdTable();
+  /** per id: its author's number; NONE never passed, UNNAMED passed with no string user_id only */
+  private readonly author = new Int32Column(NONE);
+  private readonly numbers = new Map<string, number>();
+  private readonly names: string[] = [];
+
+  /** The author of message id `id`, if a message of that id had a string user_id. */
+  get(id: string): string | undefined {
+    const k = this.ids.find(id);
+    if (k < 0) return undefined;
+    const a = this.author.get(k);
+    return a >= 0 ? this.names[a] : undefined;
+  }
+
+  /**
+   * A message of id `id` and recorded `user_id` `user` passes. True when that gives the id another
+   * author: it had one, or had passed with none (the marks made before it may name it otherwise).
+   */
+  pass(id: string, user: unknown): boolean {
+    const k = this.ids.add(id);
+    const prev = this.author.get(k);
+    if (typeof user !== 'string') {
+      if (prev === NONE) this.author.set(k, UNNAMED);
+      return false;
+    }
+    let u = this.numbers.get(user);
+    if (u === undefined) {
+      u = this.names.length;
+      this.numbers.set(user, u);
+      this.names.push(user);
+    }
+    if (prev === u) return false;
+    this.author.set(k, u);
+    return prev !== NONE;
+  }
+}
+
+const NONE = -1;
+const UNNAMED = -2;
+
 /** An empty cache. */
 export function newMarkCache(): MarkCache {
   return {
     byWindow: new WeakMap(),
     authorsChanged: 0,
-    unnamed: new Set(),
     slab: new MarkSlab(),
     plainIds: true,
   };
