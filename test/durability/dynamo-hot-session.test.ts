@@ -63,6 +63,11 @@ afterAll(async () => {
 interface Writer {
   sid: string;
   w: string;
+  /**
+   * its writer.start's agent: the hot session's writers each their own, so that their first chunks race
+   * to change the session's summary (20 agents are kept) as well as to mark it due
+   */
+  agent: string;
   seq: number;
   offset: number;
   /** lines acknowledged (201) */
@@ -89,7 +94,7 @@ function nextChunk(wr: Writer, events: number): { body: Buffer; lines: number } 
       serializeEvent({
         ...base('writer.start', wr.w),
         writer_id: wr.w,
-        meta: { agent: 'hot-load', app: null, hansard_version: '0.1.0', host: 'test', pid: 1 },
+        meta: { agent: wr.agent, app: null, hansard_version: '0.1.0', host: 'test', pid: 1 },
         redacted: [],
       } as unknown as LogEvent),
     );
@@ -176,15 +181,23 @@ describe(`100 writers of one session and 20 sessions of one tenant ingesting for
 
       const hot = newId('s');
       const writers: Writer[] = [
-        ...Array.from({ length: HOT_WRITERS }, () => ({
+        ...Array.from({ length: HOT_WRITERS }, (_, i) => ({
           sid: hot,
           w: newId('w'),
+          agent: `agent-${i}`,
           seq: 0,
           offset: 0,
           acked: 0,
         })),
         ...Array.from({ length: OTHER_SESSIONS }, () => newId('s')).flatMap((sid) =>
-          Array.from({ length: OTHER_WRITERS }, () => ({ sid, w: newId('w'), seq: 0, offset: 0, acked: 0 })),
+          Array.from({ length: OTHER_WRITERS }, () => ({
+            sid,
+            w: newId('w'),
+            agent: 'hot-load',
+            seq: 0,
+            offset: 0,
+            acked: 0,
+          })),
         ),
       ];
       const codes = new Map<number, number>();
@@ -282,6 +295,8 @@ describe(`100 writers of one session and 20 sessions of one tenant ingesting for
           bytes: mine.reduce((n, wr) => n + wr.offset, 0),
         });
       }
+      // the hot session's summary kept the first 20 of its 100 agents, none lost to the merges' races
+      expect((await store!.boardCopies('acme', [hot])).get(hot)?.agents).toHaveLength(20);
       const stored = writers.reduce((n, wr) => n + wr.offset, 0);
       const fresh = new DynamoStateStore({ tableName: table, client: new DynamoDBClient(dynamo.config) });
       expect(await fresh.tenantUsage('acme')).toEqual({ bytes: stored });
