@@ -42,6 +42,11 @@ export interface HandlerOverrides {
 const API_INLINE_BYTES = 3 * 1024 * 1024;
 /** The largest session the replay function streams: a streamed answer is cut at 200 MB. */
 const REPLAY_FUNCTION_INLINE_BYTES = 150 * 1000 * 1000;
+/**
+ * The largest session the replay function merges into a stored copy while its request waits: about a
+ * minute of merging at the ~30 MB/s of its 0.6 vCPU, well inside its 5-minute timeout.
+ */
+const REPLAY_FUNCTION_IN_REQUEST_BYTES = 2 * 1000 * 1000 * 1000;
 /** What one replay response of the replay function reads ahead (Limits.replayReadBytes): see REPLAY_READ_BYTES. */
 const REPLAY_FUNCTION_READ_BYTES = 16 * 1024 * 1024;
 /** The reads the replay function exists for: the routes whose declarations say their answer streams. */
@@ -94,12 +99,14 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
       log: errorLog(o.logger),
       now: o.now,
       // Replays too large to stream here are answered with a stored copy (issue 17.2): the replay function
-      // merges it in the request (15 minutes), the API has the builder function merge it (29 s).
+      // merges one of up to 2 GB in the request (its 5 minutes), the builder function anything larger and
+      // everything the API is asked for (29 s).
       largeReplays: {
         inlineBytes:
           o.config.INLINE_REPLAY_BYTES ??
           (o.serves === 'replay' ? REPLAY_FUNCTION_INLINE_BYTES : API_INLINE_BYTES),
-        builds: o.serves !== 'replay',
+        ...(o.serves === 'replay' ? { inRequestBytes: REPLAY_FUNCTION_IN_REQUEST_BYTES } : {}),
+        builds: true,
       },
       // The API signs digests (an export's, POST …/digests) and serves GET /v1/keys (issue 15.2); the
       // replay URL signs nothing: its exports bundle stored digests with the keys' public halves.

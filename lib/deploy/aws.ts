@@ -98,7 +98,7 @@ export interface AwsAppOptions {
    * (issue 17.2): merged in the request, or with `builds: true` by the builder function (the API, which
    * may not wait); none: every replay streams
    */
-  largeReplays?: { inlineBytes: number; builds: boolean } | undefined;
+  largeReplays?: { inlineBytes: number; inRequestBytes?: number; builds: boolean } | undefined;
 }
 
 /** The large-replay deps of `createAwsApp` / the builder function over the segments bucket (issue 17.2). */
@@ -106,12 +106,14 @@ export function awsLargeReplays(o: {
   clients: AwsClients;
   bucket: string;
   inlineBytes: number;
+  inRequestBytes?: number | undefined;
   builds: boolean;
   now?: (() => Date) | undefined;
 }): LargeReplays {
   const now = o.now ? { now: o.now } : {};
   return {
     inlineBytes: o.inlineBytes,
+    ...(o.inRequestBytes !== undefined ? { inRequestBytes: o.inRequestBytes } : {}),
     archive: new S3ReplayArchive({ client: o.clients.s3, bucket: o.bucket, ...now }),
     ...(o.builds
       ? {

@@ -82,7 +82,13 @@ export interface LargeReplays {
    */
   inlineBytes: number;
   archive: ReplayArchive;
-  /** when set, larger replays are built by it and the request answered at once; else merged in the request */
+  /**
+   * larger replays of sessions of at most this many bytes (counted as for `inlineBytes`) are merged in the
+   * request, when this process may wait that long (the replay function); default: none when `builds` is
+   * set, every size when it is not
+   */
+  inRequestBytes?: number;
+  /** when set, replays too large to merge in the request are built by it, the request answered at once */
   builds?: ReplayBuilds;
   /** how long a handed-out URL is valid, s (default 900) */
   urlTtlSeconds?: number;
@@ -154,7 +160,8 @@ export async function planReplay({
   const key = replayArchiveKey(ctx.tenant, sid, { format, raw }, writers, declared);
   const found = await large.archive.find(key, ttl);
   if (found) return { kind: 'archived', bytes, replay: found };
-  if (large.builds) {
+  const inRequest = large.inRequestBytes ?? (large.builds ? 0 : Number.POSITIVE_INFINITY);
+  if (large.builds && output > inRequest) {
     await large.builds.start({
       tenant: ctx.tenant,
       sid,
