@@ -151,14 +151,17 @@ export class EventLines {
     if (a.basis !== 'temporal' && a.basis !== 'contested') return null;
     // Results of one window share its array (shareWindows): its mark is made once.
     const kept = m.byWindow.get(a.message_ids);
-    if (kept !== undefined && (a.basis === 'contested' || kept.authorsChanged === m.authorsChanged))
-      return kept.bytes;
-    const bytes =
+    if (kept !== undefined && (a.basis === 'contested' || kept.authorsChanged === m.authorsChanged)) {
+      const bytes = m.ring.bytes(kept.mark);
+      if (bytes !== null) return bytes;
+    }
+    const mark =
       a.basis === 'contested' && m.plainIds
-        ? contestedMarkBytes(a, m.slab)
-        : m.slab.put(null, ` ${attributionMark(a, this.authors)}`, false);
-    m.byWindow.set(a.message_ids, { bytes, authorsChanged: m.authorsChanged });
-    return bytes;
+        ? contestedMarkBytes(a, m.ring)
+        : m.ring.put(null, ` ${attributionMark(a, this.authors)}`, false);
+    if (mark === null) return null;
+    m.byWindow.set(a.message_ids, { mark, authorsChanged: m.authorsChanged });
+    return m.ring.bytes(mark);
   }
 }
 

@@ -15,7 +15,7 @@ export interface MarkCache {
    * window (its `message_ids` array) → its mark as UTF-8 after a space, and `authorsChanged` when it was
    * made; kept while the Attributor keeps the window (weakly: it lets its windows go early)
    */
-  byWindow: WeakMap<readonly string[], { bytes: Buffer; authorsChanged: number }>;
+  byWindow: WeakMap<readonly string[], { mark: MarkAt; authorsChanged: number }>;
   /**
    * Counts the messages whose id already had an author, or had passed with none (a user_id that is not a
    * string), and now gets another: a temporal mark names the authors of its ids, so one made before such
@@ -23,7 +23,7 @@ export interface MarkCache {
    */
   authorsChanged: number;
   /** where the marks' bytes are written */
-  slab: MarkSlab;
+  ring: MarkRing;
   /**
    * true while every message id and user id read so far is printable ASCII (so `escapeControl` leaves it
    * as it is, and a contested mark is ASCII but for its arrow)
@@ -82,7 +82,7 @@ export function newMarkCache(): MarkCache {
   return {
     byWindow: new WeakMap(),
     authorsChanged: 0,
-    slab: new MarkSlab(),
+    ring: new MarkRing(),
     plainIds: true,
   };
 }
@@ -101,40 +101,62 @@ const CONTESTED = Buffer.from(' [← contested: ', 'utf8');
 /**
  * ` ${attributionMark(a)}` as UTF-8 for a contested attribution whose user ids and message ids are all
  * printable ASCII: ` [← contested: priya m_1,m_2 | sam m_3; 0.35 each]`. All but the arrow is ASCII, so it
- * is written as Latin-1 (a copy, not an encoding of a two-byte string).
+ * is written as Latin-1 (a copy, not an encoding of a two-byte string). Null when it is too long to keep.
  */
-export function contestedMarkBytes(a: Attribution, slab: MarkSlab): Buffer {
+export function contestedMarkBytes(a: Attribution, ring: MarkRing): MarkAt | null {
   const cs = a.candidates!;
   let who = '';
   for (let k = 0; k < cs.length; k++) {
     const c = cs[k]!;
     who += k === 0 ? `${c.user_id} ${c.message_ids.join(',')}` : ` | ${c.user_id} ${c.message_ids.join(',')}`;
   }
-  return slab.put(CONTESTED, `${who}; ${Number(a.confidence.toFixed(2))} each]`, true);
+  return ring.put(CONTESTED, `${who}; ${Number(a.confidence.toFixed(2))} each]`, true);
 }
 
-const SLAB_BYTES = 1024 * 1024;
+const RING_BYTES = 4 * 1024 * 1024;
+
+/** Where a kept mark's bytes were written in a `MarkRing`: from absolute byte `at`, `len` bytes. */
+export interface MarkAt {
+  at: number;
+  len: number;
+}
 
 /**
- * Where kept marks' bytes are written: 1 MiB buffers, each mark a view of one (an ArrayBuffer per mark
- * was a large part of the text replay's garbage collection). A slab lives while a mark in it is kept.
+ * Where kept marks' bytes are written: one 4 MiB buffer, written round and round. A mark stays readable
+ * until 4 MiB of newer marks have been written over it (`bytes` then says null, and the caller makes it
+ * again); a window's mark is needed only until its writer's next turn, a few hundred marks later at most
+ * in practice. One buffer for the whole replay: slabs of 1 MiB, each kept alive by any mark in it and freed
+ * only by a full collection, held ~40 MB at 1M events × 64 writers.
  */
-export class MarkSlab {
-  private buf = Buffer.allocUnsafeSlow(SLAB_BYTES);
-  private used = 0;
+export class MarkRing {
+  private readonly buf = Buffer.allocUnsafeSlow(RING_BYTES);
+  /** bytes written since the start, skips at the buffer's end included */
+  private written = 0;
 
-  /** `head`'s bytes then `s` as Latin-1 (`latin1`: every unit of `s` is below U+0100) or UTF-8. */
-  put(head: Buffer | null, s: string, latin1: boolean): Buffer {
+  /**
+   * Writes `head`'s bytes then `s` as Latin-1 (`latin1`: every unit of `s` is below U+0100) or UTF-8;
+   * null (nothing written) when that could take more than a sixteenth of the ring.
+   */
+  put(head: Buffer | null, s: string, latin1: boolean): MarkAt | null {
     const most = (head?.length ?? 0) + (latin1 ? s.length : s.length * 3);
-    if (this.used + most > this.buf.length) {
-      this.buf = Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, most));
-      this.used = 0;
+    if (most > RING_BYTES / 16) return null;
+    let p = this.written % RING_BYTES;
+    if (p + most > RING_BYTES) {
+      this.written += RING_BYTES - p;
+      p = 0;
     }
-    const start = this.used;
-    let at = start;
-    if (head !== null) at += head.copy(this.buf, at);
-    at += this.buf.write(s, at, latin1 ? 'latin1' : 'utf8');
-    this.used = at;
-    return this.buf.subarray(start, at);
+    let end = p;
+    if (head !== null) end += head.copy(this.buf, end);
+    end += this.buf.write(s, end, latin1 ? 'latin1' : 'utf8');
+    const at = this.written;
+    this.written += end - p;
+    return { at, len: end - p };
+  }
+
+  /** The bytes of `m` while none has been written over (a view, valid until the next `put`), else null. */
+  bytes(m: MarkAt): Buffer | null {
+    if (this.written - m.at > RING_BYTES) return null;
+    const p = m.at % RING_BYTES;
+    return this.buf.subarray(p, p + m.len);
   }
 }
