@@ -21,9 +21,12 @@ describe('npm run bench:load', () => {
       ['bench:load']!.split('&&')
       .map((s) => s.trim());
     expect(steps).toEqual(['npm run build', 'tsx bench/load.ts']);
-    // the bench starts the built CLI (bench/serve.ts), which is what the build writes
-    expect(source('bench/load.ts')).toContain("import { startServer } from './serve.js';");
-    expect(source('bench/serve.ts')).toMatch(/spawn\(process\.execPath, \['bin\/hansard', 'serve'/);
+    // the bench starts the built CLI (bench/ingest-server.ts, which can also profile it), which is what
+    // the build writes
+    expect(source('bench/load.ts')).toContain("import { startBenchServer } from './ingest-server.js';");
+    expect(source('bench/ingest-server.ts')).toMatch(
+      /process\.execPath,\s*\.\.\.\(opts\.nodeArgs \?\? \[\]\),\s*opts\.checkout \? `\$\{opts\.checkout\}\/bin\/hansard` : 'bin\/hansard',\s*'serve',/,
+    );
     expect(source('bin/hansard')).toContain("import('../dist/cli.js')");
   });
 
