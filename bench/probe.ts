@@ -1,6 +1,6 @@
 /**
  * Preloaded into every process the replay bench measures (`node --import bench/.build/probe.mjs …`):
- * at exit it writes {max_rss_kb, vm_hwm_kb, uptime_s, nofile} as JSON to the file named by
+ * at exit it writes {max_rss_kb, vm_hwm_kb, uptime_s, cpu_s, nofile} as JSON to the file named by
  * HANSARD_BENCH_PROBE, so a mode's peak RSS is its own process's (getrusage maxRSS, and VmHWM from
  * /proc/self/status where there is one), whichever program it runs (the CLI or a baseline).
  */
@@ -28,6 +28,8 @@ if (file) {
         max_rss_kb: process.resourceUsage().maxRSS,
         vm_hwm_kb: Number.parseInt(procField('VmHWM') ?? 'NaN', 10),
         uptime_s: process.uptime(),
+        // user + system CPU of the whole process (every thread), s: steadier than wall time on a shared machine
+        cpu_s: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
         nofile: nofile === undefined ? null : nofile,
       }),
     );

@@ -29,6 +29,8 @@ export interface ModeRun {
   seconds: number;
   /** the process's own time from its start to its exit (Node's bootstrap excluded), s */
   uptime_s: number;
+  /** user + system CPU time of the process, s (NaN when it wrote no probe) */
+  cpu_s: number;
   /** peak RSS of the process, MB (10^6 bytes): VmHWM where there is one, else getrusage maxRSS */
   rss_mb: number;
   /** lines the mode read (parse) or wrote (replays); only counted runs and `parse` */
@@ -163,6 +165,7 @@ export async function runMode(mode: Mode, dir: string, o: RunOptions = {}): Prom
         max_rss_kb: number;
         vm_hwm_kb: number;
         uptime_s: number;
+        cpu_s?: number;
         nofile: string | null;
       })
     : undefined;
@@ -172,6 +175,7 @@ export async function runMode(mode: Mode, dir: string, o: RunOptions = {}): Prom
     ok: code === 0 && !timedOut,
     seconds,
     uptime_s: probe?.uptime_s ?? Number.NaN,
+    cpu_s: probe?.cpu_s ?? Number.NaN,
     rss_mb: probe
       ? (Number.isFinite(probe.vm_hwm_kb) ? probe.vm_hwm_kb : probe.max_rss_kb) / 1000
       : Number.NaN,
@@ -220,6 +224,8 @@ export interface ModeStat {
   ok: boolean;
   error?: string;
   seconds: number;
+  /** median CPU time of the runs, s */
+  cpu_s: number;
   rss_mb: number;
   nofile?: string | null;
 }
@@ -234,6 +240,7 @@ export function summarize(mode: Mode, runs: ModeRun[]): ModeStat {
     ok: !failed && runs.length > 0,
     error: failed?.error,
     seconds: failed ? Number.NaN : median(runs.map((r) => r.seconds)),
+    cpu_s: failed ? Number.NaN : median(runs.map((r) => r.cpu_s)),
     rss_mb: Math.max(...runs.map((r) => (Number.isFinite(r.rss_mb) ? r.rss_mb : 0))),
     nofile: runs[0]?.nofile,
   };

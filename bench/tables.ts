@@ -26,6 +26,14 @@ function ratioCell(mode: Mode, st: ModeStat, base: ModeStat): string {
   const r = base.seconds / st.seconds;
   return `${r.toFixed(2)}× ${r >= GOALS[mode] ? '✓' : '✗'} (≥ ${GOALS[mode].toFixed(1)})`;
 }
+/** The same ratio from CPU time (user + system of each process): what a shared machine does not blur. */
+function cpuRatioCell(mode: Mode, st: ModeStat, base: ModeStat): string {
+  if (mode === 'parse') return '1.00×';
+  if (!base.ok || !Number.isFinite(st.cpu_s) || !Number.isFinite(base.cpu_s)) return '-';
+  const r = base.cpu_s / st.cpu_s;
+  return `${r.toFixed(2)}× ${r >= GOALS[mode] ? '✓' : '✗'}`;
+}
+const cpuCell = (st: ModeStat) => (Number.isFinite(st.cpu_s) ? st.cpu_s.toFixed(3) : '-');
 // the RSS goal is the replay's; the baseline reads each file whole, so its RSS follows the largest file
 const rssCell = (st: ModeStat) =>
   st.rss_mb > 0 // 0: no run got as far as its exit (a killed run writes no probe)
@@ -35,20 +43,20 @@ const rssCell = (st: ModeStat) =>
 /** Rows of the events table: seconds, events/s, MB/s, peak RSS, ratio to the baseline of the same session. */
 export function eventsTable(rows: { events: number; s?: BenchSession; stats: Cell }[]): string {
   const out = [
-    '| events | MB | mode | seconds | events/s | MB/s | peak RSS (MB) | ÷ parse-only (goal) |',
-    '|---:|---:|---|---:|---:|---:|---:|---|',
+    '| events | MB | mode | seconds | CPU s | events/s | MB/s | peak RSS (MB) | ÷ parse-only (goal) | ÷ parse-only, CPU |',
+    '|---:|---:|---|---:|---:|---:|---:|---:|---|---|',
   ];
   for (const { events, s, stats } of rows) {
     if (typeof stats === 'string' || !s) {
-      out.push(`| ${int(events)} | | all | ${stats} | | | | |`);
+      out.push(`| ${int(events)} | | all | ${stats} | | | | | | |`);
       continue;
     }
     for (const m of MODES) {
       const st = stats[m];
       out.push(
         st.ok
-          ? `| ${int(events)} | ${int(s.bytes / 1e6)} | ${LABEL[m]} | ${st.seconds.toFixed(3)} | ${int(s.events / st.seconds)} | ${(s.bytes / 1e6 / st.seconds).toFixed(1)} | ${rssCell(st)} | ${ratioCell(m, st, stats.parse)} |`
-          : `| ${int(events)} | ${int(s.bytes / 1e6)} | ${LABEL[m]} | FAILED: ${st.error} | | | ${rssCell(st)} | |`,
+          ? `| ${int(events)} | ${int(s.bytes / 1e6)} | ${LABEL[m]} | ${st.seconds.toFixed(3)} | ${cpuCell(st)} | ${int(s.events / st.seconds)} | ${(s.bytes / 1e6 / st.seconds).toFixed(1)} | ${rssCell(st)} | ${ratioCell(m, st, stats.parse)} | ${cpuRatioCell(m, st, stats.parse)} |`
+          : `| ${int(events)} | ${int(s.bytes / 1e6)} | ${LABEL[m]} | FAILED: ${st.error} | | | | ${rssCell(st)} | | |`,
       );
     }
   }
@@ -65,13 +73,13 @@ export function writersTable(
   nofile: number,
 ): string {
   const out = [
-    '| writers | mode | seconds | µs/event | × 1 writer | extra µs/event per doubling | peak RSS (MB) | ÷ parse-only (goal) | open-files limit |',
-    '|---:|---|---:|---:|---:|---:|---:|---|---:|',
+    '| writers | mode | seconds | CPU s | µs/event | × 1 writer | extra µs/event per doubling | peak RSS (MB) | ÷ parse-only (goal) | ÷ parse-only, CPU | open-files limit |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---|---|---:|',
   ];
   const one = rows.find((r) => r.writers === 1);
   for (const { writers, s, stats } of rows) {
     if (typeof stats === 'string' || !s) {
-      out.push(`| ${int(writers)} | all | ${stats} | | | | | | |`);
+      out.push(`| ${int(writers)} | all | ${stats} | | | | | | | | |`);
       continue;
     }
     for (const m of MODES) {
@@ -79,7 +87,7 @@ export function writersTable(
       const limit = st.nofile ?? (writers > nofile ? String(nofile) : '-');
       if (!st.ok) {
         out.push(
-          `| ${int(writers)} | ${LABEL[m]} | FAILED: ${st.error} | | | | ${rssCell(st)} | | ${limit} |`,
+          `| ${int(writers)} | ${LABEL[m]} | FAILED: ${st.error} | | | | | ${rssCell(st)} | | | ${limit} |`,
         );
         continue;
       }
@@ -90,7 +98,7 @@ export function writersTable(
       const perDoubling =
         writers > 1 && Number.isFinite(us1) ? ((us - us1) / Math.log2(writers)).toFixed(3) : '-';
       out.push(
-        `| ${int(writers)} | ${LABEL[m]} | ${st.seconds.toFixed(3)} | ${us.toFixed(3)} | ${growth} | ${perDoubling} | ${rssCell(st)} | ${ratioCell(m, st, stats.parse)} | ${limit} |`,
+        `| ${int(writers)} | ${LABEL[m]} | ${st.seconds.toFixed(3)} | ${cpuCell(st)} | ${us.toFixed(3)} | ${growth} | ${perDoubling} | ${rssCell(st)} | ${ratioCell(m, st, stats.parse)} | ${cpuRatioCell(m, st, stats.parse)} | ${limit} |`,
       );
     }
   }

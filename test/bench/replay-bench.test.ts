@@ -121,6 +121,10 @@ describe('npm run bench -- --quick', () => {
       expect(r.stdout).toContain(`| 1 | ${mode} |`);
       expect(r.stdout).toContain(`| 3 | ${mode} |`);
     }
+    // CPU time of each process is in the table beside its wall time, and a ratio from it
+    expect(r.stdout).toMatch(
+      /\| 1,000 \| 0 \| replay --raw \| \d+\.\d{3} \| \d+\.\d{3} \|.*\| \d+\.\d\d× [✓✗] \|$/m,
+    );
     // each counted run printed the lines it saw: every line for parse and raw, every event merged
     expect(r.stderr).toMatch(/parse counted: .* 100[3-9] lines/);
     expect(r.stderr).toMatch(/merged counted: .* 1000 lines/);
