@@ -13,6 +13,7 @@ import { RATE_LIMITER_ACCESS } from '../lib/ratelimit/dynamo.js';
 import {
   accessOf,
   type DynamoAccess,
+  OPERATOR_STATE_METHODS,
   STATE_STORE_ACCESS,
   type StateMethod,
 } from '../lib/store/dynamo-access.js';
@@ -32,6 +33,8 @@ export const REPLAY_STATE_METHODS = [
   'getTokenByHash',
   'getTokenById',
   'touchToken',
+  // the rate limit applied is the token's tenant's own when it has one (issue 17.3)
+  'getTenantSettings',
   'getSession',
   'listWriters',
   'getWriter',
@@ -68,9 +71,15 @@ export function replayBuildDynamoAccess(): DynamoAccess[] {
   return accessOf(REPLAY_BUILD_STATE_METHODS);
 }
 
-/** The state store methods a function calls. */
+/**
+ * The state store methods a function calls: the replay function's list, or every method but the
+ * operator's (`OPERATOR_STATE_METHODS`: a tenant's limits are set with the operator's credentials).
+ */
 export function stateMethodsOf(serves: Serves): readonly StateMethod[] {
-  return serves === 'replay' ? REPLAY_STATE_METHODS : (Object.keys(STATE_STORE_ACCESS) as StateMethod[]);
+  if (serves === 'replay') return REPLAY_STATE_METHODS;
+  return (Object.keys(STATE_STORE_ACCESS) as StateMethod[]).filter(
+    (m) => !OPERATOR_STATE_METHODS.includes(m),
+  );
 }
 
 /** Every kind of request a function sends to the state table: its store methods' and the limiter's. */

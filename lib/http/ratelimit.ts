@@ -1,6 +1,8 @@
 /**
  * Per-token rate limiting (issue 5): Hono middleware that runs after authentication and asks the
- * deployment's `RateLimiter` (lib/ratelimit) about the caller's root token: a session token minted from
+ * deployment's `RateLimiter` (lib/ratelimit) about the caller's root token, held to its tenant's own
+ * rate where the tenant has one (`hansard tenant set --rate-limit`, issue 17.3; 0: its tokens are not
+ * limited), else to the deployment's: a session token minted from
  * another token shares that token's allowance (issue 8), so minting tokens never buys more requests, and
  * minting one costs `MINT_COST` requests' worth (what a route declares as its `cost`, ./route.ts). Over the limit the answer is
  * 429 `rate_limited` with `Retry-After` (whole seconds) and `details: {limit, window_seconds,
@@ -11,6 +13,9 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import { type RateLimiter, RateLimiterError } from '../ratelimit/interface.js';
+import { NoopRateLimiter } from '../ratelimit/noop.js';
+import type { ServiceContext } from '../service/context.js';
+import { tenantLimits } from '../service/tenant-limits.js';
 import type { AppEnv } from './auth.js';
 import { errorBody } from './errors.js';
 
@@ -41,11 +46,16 @@ export function rateLimit(
   costs: ReadonlyMap<string, number> = new Map(),
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const caller = c.get('ctx').caller;
+    // Nothing is limited: no tenant's settings to read either.
+    if (limiter instanceof NoopRateLimiter) return next();
+    const ctx = c.get('ctx');
+    const caller = ctx.caller;
     const cost = requestCost(c, costs);
+    const perMinute = await tenantRate(ctx, log);
+    if (perMinute === 0) return next();
     let decision: Awaited<ReturnType<RateLimiter['limit']>>;
     try {
-      decision = await limiter.limit(caller.root, cost);
+      decision = await limiter.limit(caller.root, cost, perMinute ?? undefined);
     } catch (err) {
       if (!(err instanceof RateLimiterError)) throw err;
       log('rate limiter failed, request let through', err.cause ?? err);
@@ -56,7 +66,7 @@ export function rateLimit(
     return c.json(
       errorBody(
         'rate_limited',
-        `this token may make ${limit} requests per ${window_seconds} s, together with the tokens minted ` +
+        `this token may make ${limit} requests per ${window_seconds} s${perMinute === null ? '' : " (its tenant's own limit)"}, together with the tokens minted ` +
           `from it or from the same token${cost > 1 ? `; minting a token counts as ${cost} requests` : ''}: ` +
           `try again in ${retry_after_seconds} s`,
         { limit, window_seconds, retry_after_seconds },
@@ -65,4 +75,22 @@ export function rateLimit(
       { 'Retry-After': String(retry_after_seconds) },
     );
   };
+}
+
+/**
+ * The caller's tenant's own rate in requests a minute (0: none limited), or null for the deployment's
+ * (lib/service/tenant-limits.ts: the tenant record, read at most every 30 s per process). When it cannot
+ * be read, the deployment's, and the failure logged: as for the limiter itself, a fault of the store
+ * must not become a refusal (the request's own reads fail it if the store is really down).
+ */
+async function tenantRate(
+  ctx: ServiceContext,
+  log: (message: string, err?: unknown) => void,
+): Promise<number | null> {
+  try {
+    return (await tenantLimits(ctx)).rateLimitPerMinute;
+  } catch (err) {
+    log("tenant's rate limit could not be read, the deployment's applied", err);
+    return null;
+  }
 }

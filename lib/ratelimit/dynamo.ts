@@ -8,7 +8,8 @@
  *
  * `ADD requests :cost` (1 for most requests) on the condition `attribute_not_exists(requests) OR
  * requests <= :limit - :cost`, so DynamoDB itself serializes concurrent requests and at most `limit`
- * requests' worth pass in a window, however many instances ask at once. A refused request does not count. The item's TTL (`expires_at`) is the window's
+ * requests' worth pass in a window, however many instances ask at once (`:limit` the key's own when it is
+ * asked with one: its tenant's, issue 17.3). A refused request does not count. The item's TTL (`expires_at`) is the window's
  * end plus a slack, so old windows clean themselves up. Why a fixed window: `docs/adr/0003-rate-limits.md`.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -16,6 +17,7 @@ import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoAccess } from '../store/dynamo-access.js';
 import { keys, TTL_ATTRIBUTE } from '../store/dynamo-schema.js';
 import {
+  perMinuteLimit,
   RateLimitConfig,
   type RateLimitConfigInput,
   type RateLimitDecision,
@@ -67,8 +69,10 @@ export class DynamoRateLimiter implements RateLimiter {
    * `ADD requests :cost` on the condition that the window has room for all of it.
    * @throws RateLimiterError for any DynamoDB error other than the refusal itself
    */
-  async limit(key: string, cost = 1): Promise<RateLimitDecision> {
-    const { limit, window_seconds } = this.config;
+  async limit(key: string, cost = 1, perMinute?: number): Promise<RateLimitDecision> {
+    const { window_seconds } = this.config;
+    // A key's own limit (its tenant's, issue 17.3) only changes the condition: same item, same window.
+    const limit = perMinuteLimit(this.config, perMinute);
     const n = Math.min(Math.max(1, Math.ceil(cost)), limit);
     const nowSeconds = this.now() / 1000;
     const start = Math.floor(nowSeconds / window_seconds) * window_seconds;

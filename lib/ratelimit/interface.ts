@@ -37,9 +37,20 @@ export interface RateLimiter {
    * not counted.
    * @param cost how many requests' worth this one takes, 1 by default (minting a token costs more);
    *   at most `limit` is charged, so no request is refused forever
+   * @param perMinute the limit of this key in requests a minute instead of the configured `limit` (the
+   *   token's tenant's own, issue 17.3), scaled to the limiter's window (`perMinuteLimit`); at least 1
    * @throws RateLimiterError when the limiter's backend cannot answer (the caller decides what to do)
    */
-  limit(key: string, cost?: number): Promise<RateLimitDecision>;
+  limit(key: string, cost?: number, perMinute?: number): Promise<RateLimitDecision>;
+}
+
+/**
+ * The limit per `window_seconds` of a rate of `perMinute` requests a minute (rounded, at least 1), or
+ * `config.limit` when none is given: what a limiter holds a key to.
+ */
+export function perMinuteLimit(config: RateLimitConfig, perMinute: number | undefined): number {
+  if (perMinute === undefined) return config.limit;
+  return Math.max(1, Math.round((perMinute * config.window_seconds) / 60));
 }
 
 /** The limiter's backend failed (e.g. DynamoDB unreachable); `cause` is the backend's error. */

@@ -1,10 +1,12 @@
 /**
  * `MemoryRateLimiter`: a token bucket per key in this process (local mode: one `hansard serve`). Each key's
  * bucket holds up to `burst` requests (default `limit`) and refills at `limit / window_seconds` per
- * second, so a steady client gets `limit` per window and an idle one may send a burst. State is lost on
- * restart, which for one local server only means a fresh allowance.
+ * second, so a steady client gets `limit` per window and an idle one may send a burst; a key asked with
+ * a limit of its own (its tenant's, issue 17.3) gets a bucket of that size, refilled at that rate. State
+ * is lost on restart, which for one local server only means a fresh allowance.
  */
 import {
+  perMinuteLimit,
   RateLimitConfig,
   type RateLimitConfigInput,
   type RateLimitDecision,
@@ -13,12 +15,17 @@ import {
 
 /**
  * A bucket in integer units, so that refills are exact: one request costs `window_seconds * 1000` units,
- * and every ms adds `limit` units (`limit` requests per window), up to `burst` requests' worth.
+ * and every ms adds `limit` units (`limit` requests per window), up to `burst` requests' worth. A key's
+ * limit may change between requests (its tenant's was set, issue 17.3): the units stay (a request costs
+ * the same units at any limit), refills go at the new rate, and a smaller bucket keeps no more than it holds.
  */
 interface Bucket {
   units: number;
   /** when `units` was last brought up to date, in ms */
   at: number;
+  /** the key's limit (requests per window) and bucket size (units) at its last request: for the sweep */
+  limit: number;
+  capacity: number;
 }
 
 /** Above this many keys, buckets that have refilled completely are dropped (they equal a new bucket). */
@@ -28,12 +35,14 @@ const SWEEP_AT = 10_000;
  * @example
  * const limiter = new MemoryRateLimiter({ limit: 600, window_seconds: 60 });
  * const d = await limiter.limit(caller.id); // d.allowed, d.retry_after_seconds
+ * const t = await limiter.limit(caller.id, 1, 60); // held to 60 a minute (its tenant's own)
  */
 export class MemoryRateLimiter implements RateLimiter {
   readonly config: RateLimitConfig;
-  /** units of one request, and of a full bucket */
+  /** units of one request */
   private readonly cost: number;
-  private readonly capacity: number;
+  /** bursts as a share of the limit (1 unless `burst` is configured): a per-key limit bursts alike */
+  private readonly burstRatio: number;
   private readonly now: () => number;
   private readonly buckets = new Map<string, Bucket>();
 
@@ -44,16 +53,18 @@ export class MemoryRateLimiter implements RateLimiter {
   constructor(config: RateLimitConfigInput = {}, opts: { now?: () => number } = {}) {
     this.config = RateLimitConfig.parse(config);
     this.cost = this.config.window_seconds * 1000;
-    this.capacity = (this.config.burst ?? this.config.limit) * this.cost;
+    this.burstRatio = (this.config.burst ?? this.config.limit) / this.config.limit;
     this.now = opts.now ?? Date.now;
   }
 
-  async limit(key: string, cost = 1): Promise<RateLimitDecision> {
+  async limit(key: string, cost = 1, perMinute?: number): Promise<RateLimitDecision> {
     const now = this.now();
-    const bucket = this.refill(key, now);
-    const { limit, window_seconds } = this.config;
+    const limit = perMinuteLimit(this.config, perMinute);
+    const capacity = Math.max(1, Math.round(limit * this.burstRatio)) * this.cost;
+    const bucket = this.refill(key, now, limit, capacity);
+    const { window_seconds } = this.config;
     // Never more than a full bucket: a request that costs more could never pass.
-    const units = Math.min(Math.max(1, Math.ceil(cost)) * this.cost, this.capacity);
+    const units = Math.min(Math.max(1, Math.ceil(cost)) * this.cost, capacity);
     if (bucket.units >= units) {
       bucket.units -= units;
       const remaining = Math.floor(bucket.units / this.cost);
@@ -69,25 +80,27 @@ export class MemoryRateLimiter implements RateLimiter {
     };
   }
 
-  /** The key's bucket, refilled for the time since it was last used (a new key's is full). */
-  private refill(key: string, now: number): Bucket {
+  /** The key's bucket, refilled at `limit` for the time since it was last used (a new key's is full). */
+  private refill(key: string, now: number, limit: number, capacity: number): Bucket {
     let bucket = this.buckets.get(key);
     if (!bucket) {
       if (this.buckets.size >= SWEEP_AT) this.sweep(now);
-      bucket = { units: this.capacity, at: now };
+      bucket = { units: capacity, at: now, limit, capacity };
       this.buckets.set(key, bucket);
       return bucket;
     }
     // A clock that steps back gives nothing back and takes nothing away.
     const elapsed = Math.max(0, now - bucket.at);
-    bucket.units = Math.min(this.capacity, bucket.units + elapsed * this.config.limit);
+    bucket.units = Math.min(capacity, bucket.units + elapsed * limit);
     bucket.at = Math.max(bucket.at, now);
+    bucket.limit = limit;
+    bucket.capacity = capacity;
     return bucket;
   }
 
   private sweep(now: number): void {
     for (const [key, b] of this.buckets) {
-      if (b.units + Math.max(0, now - b.at) * this.config.limit >= this.capacity) this.buckets.delete(key);
+      if (b.units + Math.max(0, now - b.at) * b.limit >= b.capacity) this.buckets.delete(key);
     }
   }
 }

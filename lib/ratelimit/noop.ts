@@ -2,7 +2,7 @@
 import type { RateLimitDecision, RateLimiter } from './interface.js';
 
 export class NoopRateLimiter implements RateLimiter {
-  async limit(_key: string, _cost?: number): Promise<RateLimitDecision> {
+  async limit(_key: string, _cost?: number, _perMinute?: number): Promise<RateLimitDecision> {
     return {
       allowed: true,
       limit: Number.POSITIVE_INFINITY,

@@ -23,6 +23,7 @@ import { MAX_CHUNK_BYTES, resolveLimits } from './limits.js';
 import type { IngestAnswer } from './session-schemas.js';
 import { dataLossError, storageAppError } from './storage-faults.js';
 import { summariesChanged } from './summary-cache.js';
+import { tenantLimits } from './tenant-limits.js';
 
 /** Largest chunk body any deployment takes, in bytes (DESIGN §4, §7); a deployment may set less (`Limits`). */
 export { MAX_CHUNK_BYTES };
@@ -207,19 +208,23 @@ function hasMoreLinesThan(body: Uint8Array, max: number): boolean {
 }
 
 /**
- * Refuses a chunk that would take the tenant past its quota. The usage is read from the state store, so
- * every server of a deployment sees the same total; chunks of other writers in flight at the same moment
- * are not counted yet, so a tenant may pass its quota by at most those (a soft quota).
- * @throws AppError `quota_exceeded` (413) with `quota_bytes`, `used_bytes` and `chunk_bytes`
+ * Refuses a chunk that would take the tenant past its quota: its own where its tenant record has one,
+ * else the deployment's (lib/service/tenant-limits.ts, issue 17.1; the record is read at most every 30 s
+ * per process). The usage is read from the state store, so every server of a deployment sees the same
+ * total; chunks of other writers in flight at the same moment are not counted yet (and on DynamoDB the
+ * total is up to 30 s old), so a tenant may pass its quota by at most those (a soft quota).
+ * @throws AppError `quota_exceeded` (413) with `quota_bytes` (the quota applied), `used_bytes` and
+ *   `chunk_bytes`; the message says whether the quota is the tenant's own or the deployment's
  */
 async function requireQuota(ctx: ServiceContext, chunkBytes: number): Promise<void> {
-  const quota = resolveLimits(ctx.limits).tenantQuotaBytes;
+  const { quotaBytes: quota, quotaFrom } = await tenantLimits(ctx);
   if (quota === null) return;
   const used = (await ctx.state.tenantUsage(ctx.tenant)).bytes;
   if (used + chunkBytes <= quota) return;
+  const whose = quotaFrom === 'tenant' ? 'its own storage quota' : 'its storage quota';
   throw new AppError(
     'quota_exceeded',
-    `this chunk of ${chunkBytes} bytes would take the tenant past its storage quota (${used} of ${quota} bytes used): nothing was stored; ask the operator for a larger quota`,
+    `this chunk of ${chunkBytes} bytes would take the tenant past ${whose} (${used} of ${quota} bytes used): nothing was stored; ask the operator for a larger quota`,
     { quota_bytes: quota, used_bytes: used, chunk_bytes: chunkBytes },
   );
 }

@@ -1,6 +1,6 @@
 /**
  * The service's configurable limits (DESIGN §7, issue 5): lines per chunk and the per-tenant storage
- * quota, and the chunk body limit (at most 5 MiB, DESIGN §7; lower behind a gateway that needs it); and
+ * quota (the deployment's; a tenant may have its own, DESIGN §6c, lib/service/tenant-limits.ts), and the chunk body limit (at most 5 MiB, DESIGN §7; lower behind a gateway that needs it); and
  * the whole-session reads a token may run at once and how long a streamed answer may wait for its client
  * (issue 8). A deployment passes its own values through `createApp({ limits })` (`hansard serve
  * --quota-bytes`, `--max-concurrent-replays`, `--stream-idle-seconds`, the Lambda environment); anything it
@@ -19,9 +19,16 @@ export interface Limits {
   maxChunkLines: number;
   /**
    * bytes of segments a tenant may store in all (the sum of its writers' lengths); a chunk that would
-   * pass it is refused with 413 `quota_exceeded`. null: no quota.
+   * pass it is refused with 413 `quota_exceeded`. null: no quota. The deployment's: a tenant whose record
+   * has a `quota_bytes` of its own is held to that instead (lib/service/tenant-limits.ts, issue 17.1).
    */
   tenantQuotaBytes: number | null;
+  /**
+   * ms a tenant's own limits (its quota and rate, `StateStore.getTenantSettings`) are taken from this
+   * process's copy before they are read again (default 30 s): `hansard tenant set` applies within it, and
+   * a chunk or a request pays no read for them in between (lib/service/tenant-limits.ts)
+   */
+  tenantSettingsMaxAgeMs: number;
   /**
    * most whole-session reads (replay, segment download, verify, inspect, attribution) one token may run
    * at once; one more is refused with 429 `too_many_replays` (issue 8, docs/operations.md)
@@ -48,13 +55,15 @@ export const MAX_CHUNK_BYTES = 5 * 1024 * 1024;
 export const MAX_CHUNK_LINES = 10_000;
 
 /**
- * 5 MiB and 10,000 lines per chunk, 10 GiB per tenant, 4 whole-session reads at once per token, 60 s
- * for a client to take some of a streamed answer, and 256 KiB read ahead per replay response.
+ * 5 MiB and 10,000 lines per chunk, 10 GiB per tenant (its own settings read at most every 30 s), 4
+ * whole-session reads at once per token, 60 s for a client to take some of a streamed answer, and 256 KiB
+ * read ahead per replay response.
  */
 export const DEFAULT_LIMITS: Limits = {
   maxChunkBytes: MAX_CHUNK_BYTES,
   maxChunkLines: MAX_CHUNK_LINES,
   tenantQuotaBytes: 10 * 1024 ** 3,
+  tenantSettingsMaxAgeMs: 30_000,
   maxConcurrentReplays: 4,
   streamIdleMs: 60_000,
   replayReadBytes: 256 * 1024,
@@ -67,6 +76,7 @@ export function resolveLimits(own: Partial<Limits> | undefined): Limits {
     maxChunkLines: own?.maxChunkLines ?? DEFAULT_LIMITS.maxChunkLines,
     tenantQuotaBytes:
       own?.tenantQuotaBytes === undefined ? DEFAULT_LIMITS.tenantQuotaBytes : own.tenantQuotaBytes,
+    tenantSettingsMaxAgeMs: own?.tenantSettingsMaxAgeMs ?? DEFAULT_LIMITS.tenantSettingsMaxAgeMs,
     maxConcurrentReplays: own?.maxConcurrentReplays ?? DEFAULT_LIMITS.maxConcurrentReplays,
     streamIdleMs: own?.streamIdleMs ?? DEFAULT_LIMITS.streamIdleMs,
     replayReadBytes: own?.replayReadBytes ?? DEFAULT_LIMITS.replayReadBytes,

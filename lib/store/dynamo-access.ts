@@ -66,6 +66,10 @@ const query = (pk: string, index?: string): DynamoAccess => ({
 export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = {
   createTenant: [put('TENANT#')],
   tenantExists: [get('TENANT#')],
+  // the tenant item's own limits (issue 17.1, 17.3): read by every limited request (cached 30 s), set
+  // by the operator's CLI only (`OPERATOR_STATE_METHODS`: no function's role may change them)
+  getTenantSettings: [get('TENANT#')],
+  setTenantSettings: [upd('TENANT#')],
   // the token, its id guard and (for a minted token) the parent's child link `TOKENID#{parent}`
   putToken: [put('TOKEN#'), put('TOKENID#')],
   getTokenByHash: [get('TOKEN#')],
@@ -117,6 +121,12 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   // one query per due-mark shard
   listDigestsDue: [query('DIGEST_DUE#')],
 };
+
+/**
+ * The methods only the operator calls (`hansard tenant set --table`, with the operator's own AWS
+ * credentials): no function serves them, so none is granted what they send (functions/access.ts).
+ */
+export const OPERATOR_STATE_METHODS: readonly StateMethod[] = ['setTenantSettings'];
 
 /** `STATE_STORE_ACCESS` of the given methods, then `more`, without repeats. */
 export function accessOf(

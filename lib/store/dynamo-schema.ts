@@ -38,6 +38,10 @@
  * the ISO attribute `token_expires_at`, because an expired token is still listed (as in SQLite) and
  * must not be removed by TTL.
  *
+ * The tenant item holds the tenant's own limits when an operator set them (issue 17.1, 17.3:
+ * `quota_bytes`, `rate_limit_per_minute`, `settings_updated_at`; absent: the deployment's), read by
+ * dynamo-tenants.ts.
+ *
  * A tenant's stored bytes are a running total that every writer advance ADDs to right after its
  * transaction (issue 17.1: the transaction touches the writer's own items only), spread over
  * `USAGE_SHARDS` items chosen by session id, so that no one item takes every chunk of the tenant. Reading

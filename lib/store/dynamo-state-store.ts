@@ -28,6 +28,7 @@ import { ITEM_RETRY, newRetryCounts, type RetryCounts, TRANSACT_RETRY, withRetry
 import { type ItemKey, keys } from './dynamo-schema.js';
 import { DynamoSessionIndex, USAGE_MAX_AGE_MS } from './dynamo-sessions.js';
 import { DynamoStatusWorkItems } from './dynamo-status-work.js';
+import { DynamoTenantSettings } from './dynamo-tenants.js';
 import { DynamoTokenItems } from './dynamo-tokens.js';
 import { DynamoWriterIndex } from './dynamo-writers.js';
 import {
@@ -46,6 +47,7 @@ import {
   type WriterAdvance,
   type WriterRecord,
 } from './ports.js';
+import type { TenantSettings, TenantSettingsChange } from './tenant-settings.js';
 
 export interface DynamoStateStoreOptions {
   tableName: string;
@@ -69,6 +71,7 @@ export class DynamoStateStore implements StateStore {
   private readonly doc: DynamoDBDocumentClient;
   private readonly owned: DynamoDBClient | null;
   private readonly tokens: DynamoTokenItems;
+  private readonly tenantSettings: DynamoTenantSettings;
   private readonly items: DynamoStatusWorkItems;
   private readonly digests: DynamoDigestIndex;
   private readonly sessions: DynamoSessionIndex;
@@ -90,6 +93,7 @@ export class DynamoStateStore implements StateStore {
       transact: (items: TransactItem[]) => this.transact(items),
     };
     this.tokens = new DynamoTokenItems(primitives);
+    this.tenantSettings = new DynamoTenantSettings(primitives);
     this.items = new DynamoStatusWorkItems(primitives);
     this.digests = new DynamoDigestIndex({ ...primitives, listWriters: (t, s) => this.listWriters(t, s) });
     this.sessions = new DynamoSessionIndex(
@@ -120,6 +124,19 @@ export class DynamoStateStore implements StateStore {
 
   async tenantExists(tenant: string): Promise<boolean> {
     return (await this.get(keys.tenant(tenant))) !== null;
+  }
+
+  // ---- a tenant's own limits, on its tenant item: dynamo-tenants.ts
+
+  getTenantSettings(tenant: string): Promise<TenantSettings | null> {
+    return this.tenantSettings.getTenantSettings(tenant);
+  }
+  setTenantSettings(
+    tenant: string,
+    change: TenantSettingsChange,
+    at: string,
+  ): Promise<TenantSettings | null> {
+    return this.tenantSettings.setTenantSettings(tenant, change, at);
   }
 
   // ---- tokens, their child links and server secrets: dynamo-tokens.ts

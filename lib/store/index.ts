@@ -9,3 +9,4 @@ export * from './digest-ports.js';
 export * from './keys.js';
 export * from './ports.js';
 export * from './storage-errors.js';
+export * from './tenant-settings.js';

@@ -6,6 +6,7 @@
 
 import type { DigestIndex, DigestStore } from './digest-ports.js';
 import type { ByteRange } from './storage-errors.js';
+import type { TenantSettings, TenantSettingsChange } from './tenant-settings.js';
 
 /** Where one writer's segment lives. All three parts are validated ids before they reach a store. */
 export interface SegmentKey {
@@ -345,6 +346,20 @@ export interface StateStore extends DigestIndex {
   /** @throws StateConflictError when the tenant exists */
   createTenant(tenant: string, at: string): Promise<void>;
   tenantExists(tenant: string): Promise<boolean>;
+  /**
+   * The tenant's own limits from its tenant record (./tenant-settings.ts; issue 17.1, 17.3), strongly
+   * consistent; a tenant nothing was set for reads all null (the deployment's). Null when there is no
+   * such tenant. Callers on a request path cache it (lib/service/tenant-limits.ts).
+   * @throws Error when the record holds values `TenantSettingsSchema` refuses
+   */
+  getTenantSettings(tenant: string): Promise<TenantSettings | null>;
+  /**
+   * Applies `change` to the tenant's settings (a field given is set, null back to the deployment's; one
+   * left out is kept) and stamps them `at` (ISO 8601), in one conditional write. Returns the settings
+   * after it, or null when there is no such tenant (nothing is written then).
+   * @throws ZodError for a change `TenantSettingsChangeSchema` refuses, before anything is written
+   */
+  setTenantSettings(tenant: string, change: TenantSettingsChange, at: string): Promise<TenantSettings | null>;
 
   /** @throws StateConflictError when a token with this hash or id exists */
   putToken(token: TokenRecord): Promise<void>;

@@ -26,6 +26,8 @@ import { type AdvanceItem, advanceCommitter } from './sqlite-advance.js';
 import { addDigestSchema, CHUNK_COLUMNS, SqliteDigestIndex, toChunkRecord } from './sqlite-digest-index.js';
 import { SqliteStatusWorkItems } from './sqlite-status-work.js';
 import { addSummaryColumns, listSummaries, mergeSummaryRow, SESSION_COLUMNS } from './sqlite-summary.js';
+import { addTenantSettingsColumns, SqliteTenantSettings } from './sqlite-tenants.js';
+import type { TenantSettings, TenantSettingsChange } from './tenant-settings.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, created_at TEXT NOT NULL);
@@ -88,6 +90,7 @@ export class SqliteStateStore implements StateStore {
   };
   private readonly items = new SqliteStatusWorkItems(this.primitives);
   private readonly digests = new SqliteDigestIndex(this.primitives);
+  private readonly tenantSettings = new SqliteTenantSettings(this.primitives);
   private readonly advances: GroupCommit<AdvanceItem, void>;
   private readonly walSyncs: () => number;
   private readonly closeWal: () => void;
@@ -150,6 +153,11 @@ export class SqliteStateStore implements StateStore {
         addSummaryColumns({ exec: (sql) => this.db.exec(sql), q: (sql) => this.q(sql) }, () =>
           this.db.pragma('table_info(sessions)'),
         );
+        // A database from before per-tenant limits (issue 17.1, 17.3): its tenants get the deployment's.
+        addTenantSettingsColumns(
+          (sql) => this.db.exec(sql),
+          () => this.db.pragma('table_info(tenants)') as Array<{ name: string }>,
+        );
         // A database from before the audit digests (issue 15): chain and due columns, the digest heads.
         addDigestSchema(
           (sql) => this.db.exec(sql),
@@ -174,6 +182,20 @@ export class SqliteStateStore implements StateStore {
 
   async tenantExists(tenant: string): Promise<boolean> {
     return this.q('SELECT 1 FROM tenants WHERE name = ?').get(tenant) !== undefined;
+  }
+
+  // ---- a tenant's own limits: sqlite-tenants.ts
+
+  getTenantSettings(tenant: string): Promise<TenantSettings | null> {
+    return this.tenantSettings.getTenantSettings(tenant);
+  }
+
+  setTenantSettings(
+    tenant: string,
+    change: TenantSettingsChange,
+    at: string,
+  ): Promise<TenantSettings | null> {
+    return this.tenantSettings.setTenantSettings(tenant, change, at);
   }
 
   async putToken(t: TokenRecord): Promise<void> {

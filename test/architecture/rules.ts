@@ -73,6 +73,10 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   'lib/store/status-record.ts': 'port',
   'lib/store/session-summary.ts': 'port',
   'lib/store/digest-ports.ts': 'port',
+  // a tenant's own limits as both adapters keep them (issue 17.1, 17.3)
+  'lib/store/tenant-settings.ts': 'port',
+  'lib/store/sqlite-tenants.ts': { adapter: 'sqlite' },
+  'lib/store/dynamo-tenants.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-schema.ts': 'keys',
   'lib/store/dynamo-access.ts': 'keys',
   'lib/store/fs-segment-store.ts': { adapter: 'fs' },

@@ -23,6 +23,7 @@ import {
   type WriterAdvance,
 } from '../../lib/store/ports.js';
 import { sessionSummaryCases } from './session-summary.contract.js';
+import { tenantSettingsCases } from './tenant-settings.contract.js';
 
 export interface StateStoreContractOptions {
   /** the adapter's name, the describe block's title */
@@ -628,6 +629,8 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
 
     // Issue 5: the per-tenant storage quota reads the tenant's bytes from the state store.
     sessionSummaryCases(contract);
+    // Issue 17.1, 17.3: a tenant's own quota and rate limit, on its tenant record.
+    tenantSettingsCases(contract);
 
     describe('tenant usage', () => {
       contract(

@@ -1,0 +1,58 @@
+/**
+ * A tenant's own limits, kept on its tenant record (issue 17.1 and 17.3; DESIGN §6c "Limits … are set
+ * per tenant"): its storage quota and its per-token request rate, each null for "the deployment's" (what
+ * `hansard serve --quota-bytes` / `--rate-limit` or the Lambda environment set for every tenant). Both
+ * adapters read and write them through `StateStore.getTenantSettings` / `setTenantSettings` and check
+ * what they read against `TenantSettingsSchema`, so a record edited by hand into something else fails
+ * loudly instead of quietly becoming a limit. What the values mean is the service's
+ * (lib/service/tenant-limits.ts); the store keeps them as given.
+ */
+import { z } from 'zod';
+
+/** Most requests a minute a tenant's tokens may be allowed (the limiters' own bound, lib/ratelimit). */
+export const MAX_RATE_LIMIT_PER_MINUTE = 1_000_000;
+
+/** A tenant's settings as stored (absent attributes and NULL columns read as null). */
+export const TenantSettingsSchema = z.strictObject({
+  /** bytes of segments the tenant may store in all; null: the deployment's quota */
+  quota_bytes: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).nullable(),
+  /** requests a minute per token of the tenant, 0 for none limited; null: the deployment's rate */
+  rate_limit_per_minute: z.number().int().min(0).max(MAX_RATE_LIMIT_PER_MINUTE).nullable(),
+  /** when they were last set (ISO 8601); null: never */
+  updated_at: z.string().nullable(),
+});
+export type TenantSettings = z.infer<typeof TenantSettingsSchema>;
+
+/**
+ * What `setTenantSettings` changes: a field given is set (null: back to the deployment's), a field left
+ * out keeps its value.
+ */
+export const TenantSettingsChangeSchema = TenantSettingsSchema.pick({
+  quota_bytes: true,
+  rate_limit_per_minute: true,
+}).partial();
+export type TenantSettingsChange = z.infer<typeof TenantSettingsChangeSchema>;
+
+/** The settings of a tenant nobody set anything for: the deployment's everywhere. */
+export const DEFAULT_TENANT_SETTINGS: TenantSettings = {
+  quota_bytes: null,
+  rate_limit_per_minute: null,
+  updated_at: null,
+};
+
+/**
+ * The settings read from `tenant`'s record (missing fields read as null).
+ * @throws Error naming the tenant and the bad field when the record holds something the schema refuses
+ */
+export function parseTenantSettings(tenant: string, stored: Record<string, unknown>): TenantSettings {
+  const r = TenantSettingsSchema.safeParse({
+    quota_bytes: stored.quota_bytes ?? null,
+    rate_limit_per_minute: stored.rate_limit_per_minute ?? null,
+    updated_at: stored.updated_at ?? null,
+  });
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  throw new Error(
+    `the record of tenant ${tenant} holds an invalid ${issue.path.join('.')} (${issue.message}): set it again with hansard tenant set`,
+  );
+}
