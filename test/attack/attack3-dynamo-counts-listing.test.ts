@@ -1,0 +1,204 @@
+/**
+ * Issue 17.1 attacks on DynamoDB without hot keys (lib/store/dynamo-sessions.ts, dynamo-writers.ts,
+ * dynamo-retry.ts; docs/adr/0008-no-hot-keys-on-ingest.md), on DynamoDB Local with the real SDK; faults
+ * DynamoDB Local cannot produce (a follow-up failing for good) injected in the client's middleware before
+ * the SDK's retries, as test/store/dynamo-hot-keys.test.ts does.
+ *
+ * Held: sessions that all share one `updated_at`, spread over the 8 board shards and the partition from
+ * before them, page in exact order (sid descending) at limits 1, 3, 7, 8, 9 and 50 with no session twice
+ * or missing; a session advanced while the pages are read is never listed twice; a store cursor that is
+ * not one of its own is refused (InvalidCursorError). The quota figure of another process is up to
+ * `USAGE_MAX_AGE_MS` old (as ADR 8 says): measured here, a second process takes 10x the quota in that
+ * window.
+ *
+ * FAULTS (skipped; they fail when un-skipped):
+ * - a session whose last advance's session follow-up failed for good is missing from every listing (and
+ *   so from the board and its count) until that writer advances again, which an ended writer never does:
+ *   its counts wait on the writer item (`uncounted_*`) for good. Through ingest, a session whose first
+ *   chunk's summary merge made its item (a writer.start with meta.agent, a message) is listed, but with
+ *   the counts of before the failure for ever (writers 0, lines 0, bytes 0 for a one-chunk session); one
+ *   whose chunks add nothing to the summary has no item and stays off the board for ever.
+ * - the same for the tenant's usage: a usage follow-up that failed on a writer's last chunk is never
+ *   added, so every fresh process's `tenantUsage` (the quota check) stays short by those bytes for ever.
+ */
+import { DynamoDBClient, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../lib/log/ids.js';
+import { keys } from '../../lib/store/dynamo-schema.js';
+import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { encodeCursor } from '../../lib/store/keys.js';
+import { InvalidCursorError } from '../../lib/store/ports.js';
+import { advanceOf } from '../contract/state-store.contract.js';
+import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
+
+let local: DynamoLocal;
+beforeAll(async () => {
+  local = await startDynamoLocal();
+}, 60_000);
+afterAll(async () => {
+  await local?.stop();
+});
+
+function keyOf(input: Record<string, unknown>, name: string): string {
+  const v = (input.Key as Record<string, unknown> | undefined)?.[name];
+  if (typeof v === 'string') return v;
+  return (v as { S?: string } | undefined)?.S ?? '';
+}
+
+function clientWith(fault: (command: string, input: Record<string, unknown>) => void): DynamoDBClient {
+  const client = new DynamoDBClient(local.config);
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      fault(context.commandName ?? '', args.input as Record<string, unknown>);
+      return next(args);
+    },
+    { step: 'initialize', name: 'fault' },
+  );
+  return client;
+}
+const throttled = () =>
+  new ProvisionedThroughputExceededException({ message: 'throttled (injected)', $metadata: {} });
+
+async function allPages(store: DynamoStateStore, limit: number): Promise<string[]> {
+  const out: string[] = [];
+  let cursor: string | null = null;
+  for (let k = 0; k < 1000; k++) {
+    const page = await store.listSessions('acme', limit, cursor);
+    out.push(...page.items.map((s) => s.sid));
+    if (page.next === null) return out;
+    cursor = page.next;
+  }
+  throw new Error('no end');
+}
+
+describe('the sharded board listing', () => {
+  it('sessions sharing one updated_at over every shard and the old partition page exactly', async () => {
+    const table = await local.freshTable();
+    const store = new DynamoStateStore({ tableName: table, client: local.client });
+    const sids = Array.from({ length: 41 }, () => newId('s'));
+    for (const sid of sids)
+      await store.advanceWriter('acme', sid, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 7 }));
+    // a third of them as items of the layout before the shards (gsi1pk T#acme#BOARD)
+    const doc = DynamoDBDocumentClient.from(local.client);
+    for (const sid of sids.filter((_, k) => k % 3 === 0)) {
+      await doc.send(
+        new UpdateCommand({
+          TableName: table,
+          Key: keys.session('acme', sid),
+          UpdateExpression: 'SET gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': 'T#acme#BOARD' },
+        }),
+      );
+    }
+    const want = [...sids].sort().reverse();
+    for (const limit of [1, 3, 7, 8, 9, 50])
+      expect(await allPages(store, limit), `limit ${limit}`).toEqual(want);
+    // a session advanced between two pages moves up: it is not listed twice
+    const first = await store.listSessions('acme', 10, null);
+    const moved = first.items[3]!.sid;
+    await store.advanceWriter('acme', moved, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 20 }));
+    const rest: string[] = [];
+    let cursor = first.next;
+    while (cursor) {
+      const p = await store.listSessions('acme', 10, cursor);
+      rest.push(...p.items.map((s) => s.sid));
+      cursor = p.next;
+    }
+    const seen = [...first.items.map((s) => s.sid), ...rest];
+    expect(new Set(seen).size).toBe(seen.length);
+    // a cursor the store did not make
+    for (const bad of ['x', Buffer.from('[1,2]').toString('base64url'), encodeCursor('a'.repeat(65), 's')])
+      await expect(store.listSessions('acme', 5, bad)).rejects.toBeInstanceOf(InvalidCursorError);
+  }, 120_000);
+});
+
+describe('counts and quota', () => {
+  it('another process sees a tenant usage up to 30 s old: how far past its quota it goes', async () => {
+    const table = await local.freshTable();
+    const a = new DynamoStateStore({ tableName: table, client: local.client });
+    const b = new DynamoStateStore({ tableName: table, client: local.client });
+    const quota = 1000;
+    expect(await a.tenantUsage('acme')).toEqual({ bytes: 0 });
+    // process b takes chunks within its own view of the quota; process a still reads its cached figure
+    let taken = 0;
+    for (let k = 0; k < 10; k++) {
+      const sid = newId('s');
+      const w = newId('w');
+      if ((await b.tenantUsage('acme')).bytes + quota <= quota * 10) {
+        await b.advanceWriter('acme', sid, w, 0, advanceOf(0, quota, { lines: 1, when: k }));
+        taken += quota;
+      }
+    }
+    expect(taken).toBe(10 * quota);
+    // a's figure is the one it read: 0, while 10x the quota is stored
+    expect((await a.tenantUsage('acme')).bytes).toBe(0);
+    const fresh = new DynamoStateStore({ tableName: table, client: local.client });
+    expect((await fresh.tenantUsage('acme')).bytes).toBe(10 * quota);
+  });
+
+  // FAULT: a deferred session follow-up is carried only by the same writer's NEXT advance. A writer that
+  // advances once (or whose final chunk's follow-up failed) never advances again, so its session item is
+  // never made/counted: the session is missing from listSessions (GET /v1/sessions, the board, its
+  // count) for ever, though getSession finds it. (Through ingest, a chunk with a summary delta makes the
+  // item first: the session is then listed with counts short by the chunk for ever.) Un-skipped: the listing of a fresh store, after other
+  // sessions' chunks, is [other] only (`toContain(sid)` fails).
+  // biome-ignore lint/suspicious/noSkippedTests: a FAULT, kept failing until it is fixed
+  it.skip('FAULT: a session whose last follow-up failed for good is never listed', async () => {
+    let failSession = 0;
+    const client = clientWith((command, input) => {
+      if (command === 'UpdateItemCommand' && keyOf(input, 'sk').startsWith('S#') && failSession > 0) {
+        failSession -= 1;
+        throw throttled();
+      }
+    });
+    const table = await local.freshTable();
+    const store = new DynamoStateStore({ tableName: table, client });
+    const sid = newId('s');
+    const w = newId('w');
+    failSession = 100;
+    await store.advanceWriter('acme', sid, w, 0, advanceOf(0, 40, { lines: 3, when: 1, ended: true }));
+    expect(store.retries).toMatchObject({ deferred: 1 });
+    failSession = 0;
+    // the tenant goes on working in other sessions; this writer has ended
+    const other = newId('s');
+    await store.advanceWriter('acme', other, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 30 }));
+    expect(await store.getSession('acme', sid)).toMatchObject({ writers: 1, lines: 3, bytes: 40 });
+    const fresh = new DynamoStateStore({ tableName: table, client: local.client });
+    const listed = (await fresh.listSessions('acme', 50, null)).items.map((s) => s.sid);
+    expect(listed).toContain(other);
+    expect(listed).toContain(sid);
+    expect(await fresh.countSessions('acme')).toBe(2);
+    client.destroy();
+  });
+
+  // FAULT: the same for usage. A usage follow-up (ADD to T#{tenant}/USAGE#n) that fails for good on a
+  // writer's last chunk is kept as uncounted_usage on the writer item and never added: every process that
+  // reads the shards afterwards (a fresh Lambda instance) checks the quota against a figure short by
+  // those bytes, for good. Un-skipped: the fresh store's tenantUsage is 10, not 50.
+  // biome-ignore lint/suspicious/noSkippedTests: a FAULT, kept failing until it is fixed
+  it.skip('FAULT: usage whose follow-up failed on a last chunk is never counted', async () => {
+    let failUsage = 0;
+    const client = clientWith((command, input) => {
+      if (command === 'UpdateItemCommand' && keyOf(input, 'sk').startsWith('USAGE#') && failUsage > 0) {
+        failUsage -= 1;
+        throw throttled();
+      }
+    });
+    const table = await local.freshTable();
+    const store = new DynamoStateStore({ tableName: table, client });
+    failUsage = 100;
+    await store.advanceWriter(
+      'acme',
+      newId('s'),
+      newId('w'),
+      0,
+      advanceOf(0, 40, { lines: 3, when: 1, ended: true }),
+    );
+    failUsage = 0;
+    await store.advanceWriter('acme', newId('s'), newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 2 }));
+    const fresh = new DynamoStateStore({ tableName: table, client: local.client });
+    expect(await fresh.tenantUsage('acme')).toEqual({ bytes: 50 });
+    client.destroy();
+  });
+});
