@@ -96,3 +96,19 @@ export function parseByteSize(text: string): number | null {
   const n = Number(m[1]) * UNITS[(m[2] ?? '').toLowerCase()]!;
   return Number.isSafeInteger(n) ? n : null;
 }
+
+/**
+ * A byte count as `parseByteSize` reads it back: the largest binary unit it is a whole number of
+ * (`1048576` → `1 MiB`, `10737418240` → `10 GiB`), else plain bytes (`1500` → `1500`).
+ */
+export function formatByteSize(bytes: number): string {
+  for (const [unit, size] of [
+    ['TiB', UNITS.t!],
+    ['GiB', UNITS.g!],
+    ['MiB', UNITS.m!],
+    ['KiB', UNITS.k!],
+  ] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return String(bytes);
+}

@@ -1,0 +1,95 @@
+/**
+ * The state store the operator's `hansard tenant …` commands work on (DESIGN §4, §6): the DynamoDB table
+ * of an AWS deployment (`--table`, with the caller's AWS credentials, the SDK's default provider chain)
+ * or the SQLite file of a local data directory (`--data`), never a server. Shared by `tenant create`
+ * (./cmd-tenant.ts) and `tenant set` / `tenant show` (./cmd-tenant-limits.ts).
+ */
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { ExitError, UsageError } from '../client/errors.js';
+import type { Io } from '../client/io.js';
+import { isTenantName } from '../store/keys.js';
+import type { StateStore } from '../store/ports.js';
+
+/** Where the tenant is: one of `table` (with `region`, `endpoint`) or `data`. */
+export interface TenantStoreOptions {
+  /** the DynamoDB state table */
+  table?: string;
+  region?: string;
+  endpoint?: string;
+  /** a local data directory (`hansard serve --data`) */
+  data?: string;
+}
+
+/** Adds `--table`, `--region`, `--endpoint` and `--data` to `cmd`. */
+export function storeOptions(cmd: Command): Command {
+  return cmd
+    .option('--table <table>', 'the DynamoDB state table of an AWS deployment (uses your AWS credentials)')
+    .option('--region <region>', 'AWS region of the table (default: AWS_REGION or your profile)')
+    .option('--endpoint <url>', 'DynamoDB endpoint, e.g. DynamoDB Local')
+    .option('--data <dir>', 'a local data directory instead (as `hansard serve --data`)');
+}
+
+/**
+ * Checks a tenant name and the store options before anything is opened.
+ * @throws UsageError (exit 2) for an invalid name, neither or both of --table and --data, --region or
+ *   --endpoint without --table, or an --endpoint that is not an http(s) URL
+ */
+export function requireTenantStore(name: string, o: TenantStoreOptions): void {
+  if (!isTenantName(name)) {
+    throw new UsageError(
+      `"${name}" is not a valid tenant name: use 1 to 63 lower-case letters, digits and -, starting with a letter or digit`,
+    );
+  }
+  if ((o.table === undefined) === (o.data === undefined)) {
+    throw new UsageError(
+      'say which state store: --table TABLE (DynamoDB) or --data DIR (local), one of them',
+    );
+  }
+  if (o.data !== undefined && (o.region !== undefined || o.endpoint !== undefined)) {
+    throw new UsageError('--region and --endpoint go with --table, not --data');
+  }
+  if (o.endpoint !== undefined && !/^https?:\/\/[^/\s]+/.test(o.endpoint)) {
+    throw new UsageError(`--endpoint ${o.endpoint} is not an http(s) URL`);
+  }
+}
+
+/** The store the options name, loaded when asked for (SQLite or the AWS SDK), not at every CLI start. */
+export async function openTenantStore(o: TenantStoreOptions, io: Io): Promise<StateStore> {
+  if (o.table !== undefined) {
+    const { openDynamoStateStore } = await import('../deploy/aws.js');
+    return openDynamoStateStore({ table: o.table, region: o.region, endpoint: o.endpoint });
+  }
+  // The stores alone: lib/deploy/local.ts would load the whole app (Hono, the routes, node-server).
+  const { openLocalStores } = await import('../deploy/local-stores.js');
+  // Not serve's data-directory lock (data-lock.ts): this only writes state.sqlite, whose own locking (WAL,
+  // busy_timeout) lets a tenant be created or changed while the server runs.
+  return openLocalStores(resolve(io.cwd, o.data!)).state;
+}
+
+/** `table T in R` or `data directory D`: where the options point, for messages. */
+export function storeName(o: TenantStoreOptions): string {
+  if (o.table !== undefined) return `table ${o.table}${o.region ? ` in ${o.region}` : ''}`;
+  return `data directory ${o.data}`;
+}
+
+/**
+ * AWS errors an operator can act on, said in words: a missing region is a UsageError (exit 2), the rest
+ * are printed and returned as an ExitError (exit 1); any other error is returned as it is.
+ */
+export function awsFailure(err: unknown, o: TenantStoreOptions, io: Io): unknown {
+  const e = err as { name?: string; message?: string };
+  const where = `${o.table}${o.region ? ` in ${o.region}` : ''}`;
+  if (/Region is missing/i.test(e.message ?? ''))
+    return new UsageError('no AWS region is configured: pass --region or set AWS_REGION');
+  let say: string | null = null;
+  if (e.name === 'ResourceNotFoundException')
+    say = `table ${where} was not found: check --table and --region`;
+  else if (e.name === 'CredentialsProviderError')
+    say = `no AWS credentials were found (${e.message}): set AWS_PROFILE or the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY variables`;
+  else if (['AccessDeniedException', 'UnrecognizedClientException'].includes(e.name ?? ''))
+    say = `AWS refused access to table ${where}: ${e.message}`;
+  if (say === null) return err;
+  io.stderr.write(`hansard: ${say}\n`);
+  return new ExitError(1);
+}
