@@ -108,6 +108,26 @@ describe('DynamoRateLimiter', () => {
     expect((await limiter.limit('tok_A')).allowed).toBe(false);
   });
 
+  it("holds a key asked with a rate of its own (its tenant's) to it, in the same window item", async () => {
+    const { clock, limiter } = await limiterAt(600);
+    clock.now = T0 + 15_000;
+    const own = await Promise.all(Array.from({ length: 8 }, () => limiter.limit('tok_T', 1, 5)));
+    expect(own.filter((d) => d.allowed)).toHaveLength(5);
+    expect(own.find((d) => !d.allowed)).toEqual({
+      allowed: false,
+      limit: 5,
+      window_seconds: 60,
+      remaining: 0,
+      retry_after_seconds: 45,
+    });
+    const others = await Promise.all(Array.from({ length: 8 }, () => limiter.limit('tok_D')));
+    expect(others.every((d) => d.allowed && d.limit === 600)).toBe(true);
+    // Raised in the same window: the 5 counted stay counted, the rest of the new limit is there.
+    expect(await limiter.limit('tok_T', 1, 7)).toMatchObject({ allowed: true, limit: 7, remaining: 1 });
+    expect(await limiter.limit('tok_T', 1, 7)).toMatchObject({ allowed: true, remaining: 0 });
+    expect((await limiter.limit('tok_T', 1, 7)).allowed).toBe(false);
+  });
+
   it('turns a DynamoDB failure into RateLimiterError, with the cause kept', async () => {
     const limiter = new DynamoRateLimiter({ client: local.client, tableName: 'no-such-table' });
     const err = await limiter.limit('tok_A').catch((e: unknown) => e);

@@ -69,6 +69,47 @@ describe('MemoryRateLimiter', () => {
     expect(await limiter.limit('tok_A', 1000)).toMatchObject({ allowed: true, remaining: 0 });
   });
 
+  it("holds a key asked with a rate of its own (its tenant's) to that rate, others to the configured one", async () => {
+    const { clock, limiter } = limiterAt({ limit: 600, window_seconds: 60 });
+    const own = async (n: number, perMinute: number, key = 'tok_T') => {
+      const out = [];
+      for (let i = 0; i < n; i++) out.push(await limiter.limit(key, 1, perMinute));
+      return out;
+    };
+    const five = await own(6, 5);
+    expect(five.map((d) => d.allowed)).toEqual([true, true, true, true, true, false]);
+    // a bucket of 5, refilled at 5 a minute: one more in 12 s
+    expect(five[5]).toEqual({
+      allowed: false,
+      limit: 5,
+      window_seconds: 60,
+      remaining: 0,
+      retry_after_seconds: 12,
+    });
+    // another key at the configured rate is not touched by it
+    const others = [];
+    for (let i = 0; i < 20; i++) others.push(await limiter.limit('tok_D'));
+    expect(others.every((d) => d.allowed && d.limit === 600)).toBe(true);
+    clock.now += 12_000;
+    expect((await own(2, 5)).map((d) => d.allowed)).toEqual([true, false]);
+    // The tenant's rate raised: the empty bucket refills at the new rate (600 a minute: 10 a second).
+    clock.now += 1_000;
+    const raised = await own(11, 600);
+    expect(raised.filter((d) => d.allowed)).toHaveLength(10);
+    expect(raised[0]).toMatchObject({ limit: 600 });
+    // And lowered again: a full bucket of 600 keeps only a bucket of 5.
+    clock.now += 3600_000;
+    expect((await own(6, 5)).map((d) => d.allowed)).toEqual([true, true, true, true, true, false]);
+  });
+
+  it('scales a per-minute rate to its window, at least one request', async () => {
+    const { limiter } = limiterAt({ limit: 10, window_seconds: 10 });
+    // 120 a minute in a 10 s window: 20
+    expect(await limiter.limit('tok_A', 1, 120)).toMatchObject({ allowed: true, limit: 20, remaining: 19 });
+    expect(await limiter.limit('tok_B', 1, 1)).toMatchObject({ allowed: true, limit: 1, remaining: 0 });
+    expect(await limiter.limit('tok_B', 1, 1)).toMatchObject({ allowed: false, limit: 1 });
+  });
+
   it('gives nothing back when the clock steps backwards', async () => {
     const { clock, take } = limiterAt({ limit: 1, window_seconds: 10 });
     await take(1);
