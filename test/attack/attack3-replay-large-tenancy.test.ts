@@ -18,6 +18,12 @@
  * - a session that grows between two polls is never answered: each request names a new copy (the
  *   writers' lengths are in the key), so `hansard replay` of a live session gets 202 at every poll and
  *   one more full build per poll, for up to 30 minutes, then fails with `replay_not_ready`.
+ * - a text replay of a large session whose status report declares a command or a test reads and merges
+ *   the whole session in the API at every request, even when its stored copy is there: planReplay names
+ *   the copy by its Declared rows, which `checkedStatus` computes by checking the evidence against the
+ *   whole transcript (a corrections pass and a reference merge of every segment). A poll every 5 s of a
+ *   GB session is a GB read per poll, and past what the API's 29 s can merge the text replay of such a
+ *   session cannot be had through the API at all.
  * - a build that cannot succeed (a chunk object gone from the bucket: data loss) is answered 202
  *   forever: the builder throws, the marker stays fresh for 15 minutes, the client is never told
  *   `data_loss` (the inline replay of the same session answers 500 data_loss at once).
@@ -56,6 +62,7 @@ let bravoAdmin: string;
 let a: { sid: string; dir: string };
 let a2: { sid: string; dir: string };
 let b: { sid: string; dir: string };
+let segmentGets = 0;
 
 async function call(method: string, path: string, token: string | null, body?: Uint8Array | string) {
   const res = await app.request(path, {
@@ -124,7 +131,17 @@ beforeAll(async () => {
     new Date(),
   );
   bravoAdmin = bravo!.token;
-  const clients = { s3: world.s3.client(), dynamodb: ddb };
+  const s3 = world.s3.client();
+  // counts the API's reads of segment objects (GetObject under tenants/)
+  s3.middlewareStack.add(
+    (next, context) => async (args) => {
+      const key = (args.input as { Key?: string }).Key ?? '';
+      if (context.commandName === 'GetObjectCommand' && key.startsWith('tenants/')) segmentGets++;
+      return next(args);
+    },
+    { step: 'initialize', name: 'count-segment-gets' },
+  );
+  const clients = { s3, dynamodb: ddb };
   app = createAwsApp({
     clients,
     bucket: world.bucket,
@@ -216,8 +233,7 @@ describe('FAULTS of stored replays', () => {
   // session with acme's key (what acme's next request will look for) has bravo's transcript stored as
   // acme's copy, and acme's replay is answered 303 to bravo's bytes. Un-skipped: the fetched replay
   // holds bravo's sid (the expectations below fail at `not.toContain(b.sid)`).
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT, kept failing until it is fixed
-  it.skip("FAULT: a forged build marker stores another tenant's session under a tenant's key", async () => {
+  it("FAULT: a forged build marker stores another tenant's session under a tenant's key", async () => {
     // acme's key for its session a, as planReplay computes it
     const writers = listSegments(a.dir).map(({ w, path }) => ({ w, length: readFileSync(path).length }));
     const acmeKey = replayArchiveKey('acme', a.sid, { format: 'ndjson', raw: false }, writers);
@@ -248,8 +264,7 @@ describe('FAULTS of stored replays', () => {
   // session polls every 5 s for 30 minutes, starting ~360 builds, and then fails with replay_not_ready.
   // Here 4 polls, each after the builder finished the previous copy and one chunk arrived: 4 x 202 and 4
   // builds, never a 303. Un-skipped: `expect(got303).toBe(true)` fails (and builds is 4).
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT, kept failing until it is fixed
-  it.skip('FAULT: a session that grows between polls is never answered and costs a build per poll', async () => {
+  it('FAULT: a session that grows between polls is never answered and costs a build per poll', async () => {
     const grow = await upload(await generateSession(root, 40, 1), acmeAdmin);
     const [seg] = listSegments(grow.dir);
     let length = readFileSync(seg!.path).length;
@@ -287,8 +302,7 @@ describe('FAULTS of stored replays', () => {
   // and answers 202; the builder throws (Lambda retries it twice and gives up), the marker stays fresh
   // for BUILD_CLAIM_MS, and every poll is 202 again, so `hansard replay` waits 30 minutes and reports
   // replay_not_ready instead of data_loss. Un-skipped: the second poll's status is 202, not 500.
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT, kept failing until it is fixed
-  it.skip('FAULT: a build that cannot succeed is answered 202 again instead of its error', async () => {
+  it('FAULT: a build that cannot succeed is answered 202 again instead of its error', async () => {
     const lost = await upload(await generateSession(root, 40, 1), acmeAdmin);
     const objects = await keysUnder(`tenants/acme/sessions/${lost.sid}/`);
     expect(objects.length).toBeGreaterThan(0);
@@ -307,5 +321,30 @@ describe('FAULTS of stored replays', () => {
     const again = await call('GET', `/v1/sessions/${lost.sid}/replay?format=ndjson`, acmeAdmin);
     expect(again.status, again.text).toBe(500);
     expect(again.json.error).toMatchObject({ code: 'data_loss' });
+  });
+
+  // FAULT (cost, unreachable text replays): planReplay computes the text copy's Declared rows before it
+  // looks the copy up, and `checkedStatus` checks each declared command/test against the stored
+  // transcript: a full corrections pass and merge of every segment, here in the API, at every request.
+  // Un-skipped: the request answered 303 from a stored copy read the session's segment objects
+  // (segmentGets > 0; a copy found should cost a HEAD and a status read).
+  it('FAULT: a stored text replay with checked evidence reads the whole session at every request', async () => {
+    const s = await upload(await generateSession(root, 200, 2), acmeAdmin);
+    const report = await call(
+      'POST',
+      `/v1/sessions/${s.sid}/status`,
+      acmeAdmin,
+      JSON.stringify({
+        state: 'needs_review',
+        note: 'tests pass',
+        events: [{ kind: 'evidence', evidence: [{ type: 'command', ref: 'npm test', result: 'passed' }] }],
+      }),
+    );
+    expect(report.status, report.text).toBe(201);
+    await replayUrl(s.sid, acmeAdmin, 'format=text');
+    segmentGets = 0;
+    const again = await call('GET', `/v1/sessions/${s.sid}/replay?format=text`, acmeAdmin);
+    expect(again.status).toBe(303);
+    expect(segmentGets).toBe(0);
   });
 });
