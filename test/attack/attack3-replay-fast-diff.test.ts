@@ -328,6 +328,47 @@ describe('the fast replay against the reference on hostile sessions', () => {
   }, 300_000);
 });
 
+describe('invalid UTF-8 inside event lines', () => {
+  it('overlong, surrogate, truncated and stray bytes inside strings of otherwise valid events', async () => {
+    const sid = newId('s');
+    const dir = join(root, sid);
+    mkdirSync(dir);
+    const bad = [[0xc0, 0x80], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xff], [0xf4, 0x90, 0x80, 0x80], [0x80]];
+    for (let k = 0; k < 3; k++) {
+      const w = newId('w');
+      const parts: Buffer[] = [
+        Buffer.from(
+          `${JSON.stringify({ ...env(sid, w, 1, w, formatTs(T0 + k), 'writer.start'), writer_id: w, meta: {} })}\n`,
+        ),
+      ];
+      let seq = 1;
+      for (const [i, b] of bad.entries()) {
+        const m = newId('m');
+        const good = JSON.stringify({
+          ...env(sid, w, ++seq, m, formatTs(T0 + 10 + i), 'message'),
+          user_id: 'p',
+          text: 'AB',
+        });
+        const [before, after] = good.split('AB');
+        // the bad bytes inside the text, in the id, in a key
+        parts.push(Buffer.concat([Buffer.from(before!), Buffer.from(b), Buffer.from(`${after}\n`)]));
+        parts.push(Buffer.from(`${good}\n`));
+        parts.push(
+          Buffer.from(
+            `${JSON.stringify({ ...env(sid, w, ++seq, newId('e'), formatTs(T0 + 20 + i), 'correction'), target_id: m, field: 'text', value: 'fixed', reason: 'r' })}\n`,
+          ),
+        );
+        const inKey = Buffer.from(
+          `${JSON.stringify({ ...env(sid, w, ++seq, newId('e'), formatTs(T0 + 30 + i), 'note'), author: 'a', text: 'k' }).slice(0, -1)},"`,
+        );
+        parts.push(Buffer.concat([inKey, Buffer.from(b), Buffer.from('":1}\n')]));
+      }
+      writeFileSync(join(dir, `${w}.jsonl`), Buffer.concat(parts));
+    }
+    await expectSame(dir);
+  });
+});
+
 describe('hansard replay DIR as a process', () => {
   it('2,000 writers under ulimit -n 256: the same bytes as the reference, in all three modes', async () => {
     const sid = newId('s');
