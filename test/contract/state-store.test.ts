@@ -449,5 +449,35 @@ describe('on DynamoDB Local', () => {
       expect(await state.getWriter('acme', seg.sid, seg.w)).toMatchObject({ length: head.length, lines: 3 });
       await state.close();
     });
+
+    it("refuses a chunk past the tenant's own quota on its tenant item, the deployment's being larger", async () => {
+      const state = await newStore();
+      const seg = writeSession(mkdtempSync(join(tmp, 'work-')));
+      const head = Buffer.concat(seg.lines.slice(0, 3));
+      const app = createApp({
+        segments: new FsSegmentStore(mkdtempSync(join(tmp, 'segments-'))),
+        state,
+        limits: { tenantQuotaBytes: 10 * head.length },
+        log: (m, e) => {
+          throw new Error(`unexpected server error: ${m} ${String(e)}`);
+        },
+      });
+      const admin = (await ensureTenant(state, 'acme', new Date()))!.token;
+      await state.setTenantSettings('acme', { quota_bytes: head.length + 1 }, new Date().toISOString());
+      const post = (offset: number, body: Buffer) =>
+        app.request(`/v1/sessions/${seg.sid}/writers/${seg.w}/chunks?offset=${offset}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/x-ndjson' },
+          body,
+        });
+      expect((await post(0, head)).status).toBe(201);
+      const refused = await post(head.length, seg.lines[3]!);
+      expect(refused.status).toBe(413);
+      expect(await refused.json()).toMatchObject({
+        error: { code: 'quota_exceeded', details: { quota_bytes: head.length + 1, used_bytes: head.length } },
+      });
+      expect(await state.getWriter('acme', seg.sid, seg.w)).toMatchObject({ length: head.length, lines: 3 });
+      await state.close();
+    });
   });
 });

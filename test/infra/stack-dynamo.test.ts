@@ -16,6 +16,7 @@ import { RATE_LIMITER_ACCESS } from '../../lib/ratelimit/dynamo.js';
 import {
   accessOf,
   type DynamoAccess,
+  OPERATOR_STATE_METHODS,
   READ_ACTIONS,
   type StateMethod,
 } from '../../lib/store/dynamo-access.js';
@@ -157,6 +158,17 @@ describe('DynamoDB grants derived from what each function bundles', () => {
       expect(grantedTo(t, f.description)).toEqual(needed(access, table));
     });
   }
+
+  it("grants no function what the operator's methods send: a tenant's own limits are set with the operator's credentials", () => {
+    for (const f of FUNCTIONS) {
+      expect(f.methods).not.toEqual(expect.arrayContaining([...OPERATOR_STATE_METHODS]));
+      const writes = grantedTo(t, f.description)['dynamodb:UpdateItem']?.leadingKeys ?? [];
+      expect(writes, f.name).not.toContain('TENANT#*');
+    }
+    // and the API and replay functions read them (the rate limit applied is the tenant's own)
+    expect(stateMethodsOf('all')).toContain('getTenantSettings');
+    expect(stateMethodsOf('replay')).toContain('getTenantSettings');
+  });
 
   it('lets the replay function count its requests (UpdateItem on RL#) and write nothing else but token use', () => {
     const replay = grantedTo(t, 'hansard streamed replays');

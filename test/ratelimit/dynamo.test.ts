@@ -26,7 +26,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'hansard-ratelimit-'));
 
 beforeAll(async () => {
   local = await startDynamoLocal();
-});
+}, 60_000);
 afterAll(async () => {
   await local?.stop();
   rmSync(tmp, { recursive: true, force: true });
@@ -203,6 +203,32 @@ describe('the app on DynamoDB with the DynamoDB limiter, over HTTP', () => {
     expect((await s.get(other)).status).toBe(200);
     clock.now = T0 + 60_000;
     expect((await s.get(s.admin)).status).toBe(200);
+    expect(s.logged).toEqual([]);
+    await s.close();
+  });
+
+  it("holds a token to its tenant's own rate, read from the tenant item, and another tenant's to the deployment's", async () => {
+    const clock = { now: T0 + 30_000 };
+    const s = await serveApp(
+      (table) =>
+        new DynamoRateLimiter({
+          client: local.client,
+          tableName: table,
+          config: { limit: 600, window_seconds: 60 },
+          now: () => clock.now,
+        }),
+    );
+    await s.state.setTenantSettings('acme', { rate_limit_per_minute: 2 }, new Date().toISOString());
+    const other = (await ensureTenant(s.state, 'globex', new Date()))!.token;
+    expect((await s.get(s.admin)).status).toBe(200);
+    expect((await s.get(s.admin)).status).toBe(200);
+    const refused = await s.get(s.admin);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('30');
+    expect(await refused.json()).toMatchObject({
+      error: { code: 'rate_limited', details: { limit: 2, window_seconds: 60, retry_after_seconds: 30 } },
+    });
+    for (let i = 0; i < 5; i++) expect((await s.get(other)).status).toBe(200);
     expect(s.logged).toEqual([]);
     await s.close();
   });
