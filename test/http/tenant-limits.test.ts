@@ -7,6 +7,7 @@
  * again. The server reads a tenant's settings at most every 100 ms here (30 s by default).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { openLocalStores } from '../../lib/deploy/local.js';
 import { MemoryRateLimiter } from '../../lib/ratelimit/index.js';
 import { runHansard } from '../support/cli.js';
 import { expectError, request } from '../support/http.js';
@@ -144,5 +145,42 @@ describe('a tenant whose tokens are not limited (--rate-limit 0) on a deployment
     const refused = await list(srv.tokens.d);
     expect(expectError(srv, refused, 429, 'rate_limited').details).toMatchObject({ limit: 3 });
     expect(expectError(srv, refused, 429).message).not.toContain("tenant's own");
+  });
+});
+
+describe('a tenant whose limits cannot be read (the state store failing on them)', () => {
+  const srv = useServer({
+    deps: { rateLimiter: new MemoryRateLimiter({ limit: 3, window_seconds: 60 }) },
+    stores: (dataDir) => {
+      const stores = openLocalStores(dataDir);
+      const state = new Proxy(stores.state, {
+        get(target, prop, receiver) {
+          if (prop === 'getTenantSettings') return async () => Promise.reject(new Error('disk I/O error'));
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      return { ...stores, state };
+    },
+    tokens: { reader: ['read'], writer: ['ingest', 'read'] },
+    // the limiter's fallback, and the chunk's 500 (an unhandled store error, as any other)
+    mayLog:
+      /^(tenant's rate limit could not be read, the deployment's applied|unhandled error) Error: disk I\/O error$/,
+  });
+
+  it("holds its tokens to the deployment's rate, logged, and refuses a chunk with 500, storing nothing", async () => {
+    const list = () => request(srv, 'GET', '/v1/sessions', { token: srv.tokens.reader });
+    for (let i = 0; i < 3; i++) expect((await list()).status).toBe(200);
+    expect(expectError(srv, await list(), 429, 'rate_limited').details).toMatchObject({ limit: 3 });
+    expect(srv.logged[0]).toMatch(/^tenant's rate limit could not be read, the deployment's applied/);
+
+    const seg = writeSession(srv.workDir);
+    const err = await expectRefusedUnchanged(
+      srv,
+      { token: srv.tokens.writer, sid: seg.sid, w: seg.w },
+      () => postChunk(srv, srv.tokens.writer, seg.sid, seg.w, 0, seg.bytes),
+      500,
+    );
+    expect(err.message).not.toContain('disk I/O error');
   });
 });
