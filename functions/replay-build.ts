@@ -23,7 +23,8 @@ export interface ReplayBuildOverrides {
 
 /**
  * The builder's handler for an environment (@throws ConfigError naming the bad keys). It answers what it
- * did with each record's object: `built`, `already_stored` or `not_a_job` (not a marker, or gone).
+ * did with each record's object: `built`, `already_stored` (the marker's build is done), `not_building`
+ * (its build failed and is recorded) or `not_a_job` (not a marker, gone, or not its job's own).
  */
 export function createReplayBuildHandler(
   env: Record<string, string | undefined>,

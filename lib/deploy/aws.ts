@@ -19,10 +19,10 @@ import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { AuditConfig } from '../service/audit-config.js';
 import {
   BUILD_CLAIM_MS,
+  buildReplay,
   jobContext,
   type LargeReplays,
   ReplayJob,
-  storeReplay,
 } from '../service/large-replay.js';
 import type { Limits } from '../service/limits.js';
 import { DynamoStateStore } from '../store/dynamo-state-store.js';
@@ -163,13 +163,15 @@ export function createAwsApp(o: AwsAppOptions): Hono<AppEnv> {
 }
 
 /** What the builder function did with one marker (`awsReplayBuilder`). */
-export type ReplayBuildOutcome = 'built' | 'already_stored' | 'not_a_job';
+export type ReplayBuildOutcome = 'built' | 'already_stored' | 'not_building' | 'not_a_job';
 
 /**
- * The builder function's work (functions/replay-build.ts, issue 17.2): for a build marker the bucket
- * announced (`replays/<key>.building`), reads its job, and merges the replay into `replays/<key>` with the
- * job's tenant and its requester's scopes (`storeReplay`), unless that copy is there already.
- * @throws the stores' errors (the invocation fails and Lambda tries it again)
+ * The builder function's work (functions/replay-build.ts, issue 17.2): for a build marker EventBridge
+ * announced (`replays/<tenant>/<sid>/<variant>.building`), reads it and, when it is building, merges its
+ * job's replay into a copy named from the session as it is now (`buildReplay`), with the job's tenant and
+ * its requester's scopes, and records the outcome on the marker. A marker that is done or failed (its own
+ * update is announced too), gone, or not its job's own is left alone.
+ * @throws the stores' errors (recorded on the marker first; the invocation fails and Lambda tries again)
  */
 export function awsReplayBuilder(o: {
   clients: AwsClients;
@@ -201,9 +203,14 @@ export function awsReplayBuilder(o: {
   });
   const state = o.wrapState ? o.wrapState(stores.state) : stores.state;
   return async (markerKey) => {
-    const job = ReplayJob.safeParse(await builds.readJob(markerKey));
+    const read = await builds.read(markerKey);
+    if (!read) return 'not_a_job';
+    // its own update announced (done), or a failure recorded (the requests of the next minute get the
+    // error; a later one starts a new build): nothing to do, and a Lambda retry ends here
+    if (read.marker.state === 'done') return 'already_stored';
+    if (read.marker.state !== 'building') return 'not_building';
+    const job = ReplayJob.safeParse(read.marker.job);
     if (!job.success) return 'not_a_job';
-    if (await largeReplays.archive.find(job.data.key, 60)) return 'already_stored';
     const ctx = jobContext(job.data, {
       segments: stores.segments,
       state,
@@ -211,8 +218,7 @@ export function awsReplayBuilder(o: {
       ...(o.limits ? { limits: o.limits } : {}),
       largeReplays,
     });
-    await storeReplay(ctx, job.data);
-    return 'built';
+    return buildReplay(ctx, job.data, read.marker.started_at, builds);
   };
 }
 

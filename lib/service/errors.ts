@@ -46,6 +46,8 @@ export const ERROR_STATUS = {
   digest_not_found: 404,
   no_digest: 409,
   insufficient_storage: 507,
+  // A stored replay of a large session that could not be merged (issue 17.2): ask again in a minute.
+  replay_build_failed: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -7,22 +7,28 @@
  * out as a short-lived URL. The local server sets none and streams every size.
  *
  * A stored replay is named by what it was made from (`replayArchiveKey`): the tenant, the session, the
- * format, and each writer's indexed length (and, for the text replay, the agents' declared rows), so a
- * replay of the same bytes is merged once and a session that grew gets a new one. Where a request may wait
- * (the replay function: 15 minutes) the merge runs in it; where it may not (the API: 29 s), a builder is
- * started (`ReplayBuilds`) and the answer says to come back; a build another request started in the last
- * `BUILD_CLAIM_MS` is not started twice.
+ * variant (NDJSON, raw or text), and each writer's indexed length (and, for the text replay, the agents'
+ * declared rows), so a replay of the same bytes is merged once and a session that grew gets a new one.
+ * Where a request may wait (the replay function, up to `inRequestBytes`) the merge runs in it; where it may
+ * not (the API: 29 s), a build of the variant is started (`ReplayBuilds`) and the answer says to come
+ * back. A variant has one build at a time, whose state (building, done, failed) the builds keep: a build
+ * started in the last `BUILD_CLAIM_MS` is not started twice; a live session (it grows between polls) is
+ * answered with the copy its last build made when that build ended less than `FRESH_COPY_MS` ago (a
+ * replay as of then), never a build per poll; a build that failed answers its error for `FAILED_MS`.
+ * The builder names the copy itself from the session as it reads it: a job names no key.
  */
 import { createHash } from 'node:crypto';
+import canonicalizeModule from 'canonicalize';
 import { z } from 'zod';
 import type { ReplayFormat } from '../log/replay.js';
 import type { TokenRecord, WriterRecord } from '../store/index.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
-import { declaredRows } from './declared.js';
-import { notFound } from './errors.js';
+import { AppError, ERROR_STATUS, type ErrorCode, notFound } from './errors.js';
 import { SessionId } from './id-schemas.js';
 import { rawSession, replaySession } from './sessions.js';
-import { checkedStatus } from './status.js';
+
+// The package is CommonJS (`module.exports = serialize`) but its types declare an ES default export.
+const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
 
 /** A stored replay as a client fetches it. */
 export interface ArchivedReplay {
@@ -57,21 +63,43 @@ export const ReplayJob = z.object({
   sid: SessionId,
   format: z.enum(['ndjson', 'text']),
   raw: z.boolean(),
-  key: z.string().min(1),
   caller: z.object({ id: z.string(), scopes: z.array(z.string()), session: SessionId.nullable() }),
 });
 export type ReplayJob = z.infer<typeof ReplayJob>;
 
+/** How the newest build of a replay variant (`replayVariant`) stands. */
+export type BuildState =
+  | { state: 'building'; started_at: string }
+  | { state: 'done'; started_at: string; finished_at: string; key: string }
+  | {
+      state: 'failed';
+      started_at: string;
+      finished_at: string;
+      error: { code: string; message: string; details: Record<string, unknown> };
+    };
+
 /**
- * Builds stored replays in the background (on AWS: a marker object whose creation S3 announces to the
- * builder function, lib/store/s3-replay-archive.ts).
+ * Builds stored replays in the background, one build per variant at a time (on AWS: a marker object per
+ * variant, whose creation EventBridge announces to the builder function, lib/store/s3-replay-archive.ts).
  */
 export interface ReplayBuilds {
+  /** The newest build of `variant` and its job, or null when there was none. */
+  status(variant: string): Promise<(BuildState & { job: ReplayJob }) | null>;
   /**
-   * Has `job` built unless a build of `job.key` started less than `BUILD_CLAIM_MS` ago (then nothing
-   * happens: of two requests at once, one starts it). Resolves once the build is under way, not done.
+   * Has `job` built, unless a build of its variant started less than `BUILD_CLAIM_MS` ago and has not
+   * ended (then nothing happens: of two requests at once, one starts it). Resolves once the build is
+   * under way, not done.
    */
   start(job: ReplayJob): Promise<void>;
+  /**
+   * Records how the build of `job` begun at `startedAt` ended: the copy it stored, or its error. Leaves
+   * alone a build of the variant started since (a newer one took over a stale one).
+   */
+  finish(
+    job: ReplayJob,
+    startedAt: string,
+    outcome: { key: string } | { error: { code: string; message: string; details: Record<string, unknown> } },
+  ): Promise<void>;
 }
 
 /** A deployment's large-replay settings (`ServiceDeps.largeReplays`). */
@@ -98,6 +126,10 @@ export interface LargeReplays {
 export const BUILD_CLAIM_MS = 15 * 60 * 1000;
 /** Seconds a client is asked to wait before it asks again for a replay being built. */
 export const BUILD_RETRY_AFTER_S = 5;
+/** A live session is answered with its variant's last copy while that copy's build ended this recently. */
+export const FRESH_COPY_MS = 60 * 1000;
+/** A build that failed answers its error to the requests of this long after it; then one is tried again. */
+export const FAILED_MS = 60 * 1000;
 const DEFAULT_URL_TTL_S = 900;
 /** How much larger than its session a text replay is taken to be, against `inlineBytes`. */
 const TEXT_GROWTH = 3;
@@ -108,9 +140,19 @@ export type ReplayPlan =
   | { kind: 'archived'; bytes: number; replay: ArchivedReplay }
   | { kind: 'building'; bytes: number; retry_after: number };
 
+/** The variant of a replay: its tenant, session and form (`ndjson`, `raw` or `text`). */
+export function replayVariant(
+  tenant: string,
+  sid: string,
+  q: { format: ReplayFormat; raw: boolean },
+): string {
+  return `${tenant}/${sid}/${q.raw ? 'raw' : q.format}`;
+}
+
 /**
- * The name of a stored replay: `{tenant}/{sid}/{sha256}.{ndjson|txt}`, the hash over the format, raw or
- * not, each writer's id and indexed length in writer order, and for text the declared rows shown in it.
+ * The name of a stored replay: `{tenant}/{sid}/{variant}-{sha256}.{ndjson|txt}`, the hash over the
+ * variant, each writer's id and indexed length in writer order, and for text the status record its
+ * Declared rows come from (`declared`).
  */
 export function replayArchiveKey(
   tenant: string,
@@ -120,10 +162,11 @@ export function replayArchiveKey(
   declared: unknown = null,
 ): string {
   const h = createHash('sha256');
-  h.update(JSON.stringify({ v: 1, format: q.format, raw: q.raw, declared }));
+  // RFC 8785: the same status record gives the same key whatever order a store gives its fields in
+  h.update(canonicalize({ v: 2, format: q.raw ? 'raw' : q.format, declared }) ?? '');
   for (const wr of [...writers].sort((a, b) => (a.w < b.w ? -1 : a.w > b.w ? 1 : 0)))
     h.update(`\n${wr.w} ${wr.length}`);
-  return `${tenant}/${sid}/${h.digest('hex')}.${q.format === 'text' && !q.raw ? 'txt' : 'ndjson'}`;
+  return `${replayVariant(tenant, sid, q)}-${h.digest('hex')}.${q.format === 'text' && !q.raw ? 'txt' : 'ndjson'}`;
 }
 
 /**
@@ -156,20 +199,37 @@ export async function planReplay({
   const output = format === 'text' && !raw ? bytes * TEXT_GROWTH : bytes;
   if (!large || output <= large.inlineBytes) return { kind: 'inline', bytes };
   const ttl = large.urlTtlSeconds ?? DEFAULT_URL_TTL_S;
-  const declared = format === 'text' && !raw ? await declaredOf(ctx, sid, signal) : null;
+  const declared = format === 'text' && !raw ? await statusOf(ctx, sid) : null;
   const key = replayArchiveKey(ctx.tenant, sid, { format, raw }, writers, declared);
   const found = await large.archive.find(key, ttl);
   if (found) return { kind: 'archived', bytes, replay: found };
   const inRequest = large.inRequestBytes ?? (large.builds ? 0 : Number.POSITIVE_INFINITY);
   if (large.builds && output > inRequest) {
-    await large.builds.start({
-      tenant: ctx.tenant,
-      sid,
-      format,
-      raw,
-      key,
-      caller: { id: ctx.caller.id, scopes: ctx.caller.scopes, session: ctx.caller.session },
-    });
+    const builds = large.builds;
+    const now = ctx.now().getTime();
+    const st = await builds.status(replayVariant(ctx.tenant, sid, { format, raw }));
+    const since = (at: string) => now - Date.parse(at);
+    if (st?.state === 'done' && since(st.finished_at) <= FRESH_COPY_MS) {
+      // A live session: the copy of its last build, a replay as of a minute ago at most.
+      const last = await large.archive.find(st.key, ttl);
+      if (last) return { kind: 'archived', bytes, replay: last };
+    }
+    if (st?.state === 'failed' && since(st.finished_at) <= FAILED_MS) {
+      // The build's own error (data_loss with its range, say), as the streamed replay would have answered.
+      const code = Object.hasOwn(ERROR_STATUS, st.error.code)
+        ? (st.error.code as ErrorCode)
+        : 'replay_build_failed';
+      throw new AppError(code, st.error.message, st.error.details);
+    }
+    if (!(st?.state === 'building' && since(st.started_at) <= BUILD_CLAIM_MS)) {
+      await builds.start({
+        tenant: ctx.tenant,
+        sid,
+        format,
+        raw,
+        caller: { id: ctx.caller.id, scopes: ctx.caller.scopes, session: ctx.caller.session },
+      });
+    }
     return { kind: 'building', bytes, retry_after: BUILD_RETRY_AFTER_S };
   }
   await storeReplay(ctx, { sid, format, raw, key }, signal);
@@ -180,12 +240,12 @@ export async function planReplay({
 
 /**
  * Merges the replay of `job` (as `replaySession` / `rawSession` give it, byte for byte) into the archive
- * as `job.key`: the builder function's work, and the replay function's for a session over its inline
- * size. @throws AppError `not_found`; the store's and the archive's errors (nothing is left under the key)
+ * as `job.key`: the builder's work (`buildReplay`), and the replay function's for a session over its
+ * inline size. @throws AppError `not_found`; the store's and the archive's errors (nothing is left under the key)
  */
 export async function storeReplay(
   ctx: ServiceContext,
-  job: Pick<ReplayJob, 'sid' | 'format' | 'raw' | 'key'>,
+  job: Pick<ReplayJob, 'sid' | 'format' | 'raw'> & { key: string },
   signal?: AbortSignal,
 ): Promise<void> {
   const large = ctx.largeReplays;
@@ -197,10 +257,13 @@ export async function storeReplay(
   await large.archive.store(job.key, body, type);
 }
 
-/** The declared rows the text replay of `sid` shows now (they name the stored replay too). */
-async function declaredOf(ctx: ServiceContext, sid: string, signal?: AbortSignal): Promise<unknown> {
-  const status = await checkedStatus(ctx, sid, signal);
-  return status ? declaredRows(status) : [];
+/**
+ * What the text replay's Declared rows are made from besides the transcript: the session's status record
+ * as stored (one read). With the writers' lengths it names the copy, so a copy is found without checking
+ * the evidence again (a check reads the whole session).
+ */
+async function statusOf(ctx: ServiceContext, sid: string): Promise<unknown> {
+  return (await ctx.state.getStatus(ctx.tenant, sid)) ?? null;
 }
 
 /**
@@ -226,4 +289,49 @@ export function jobContext(
     root: job.caller.id,
   };
   return { ...deps, tenant: job.tenant, caller };
+}
+
+/** What a build did: stored a copy, found it stored already, or (for a marker no longer building) nothing. */
+export type BuildOutcome = 'built' | 'already_stored';
+
+/**
+ * The builder's work for `job` (started at `startedAt`, issue 17.2): names the copy from the session as
+ * it is now (the job's tenant, session and variant; never a key a job could name), stores it unless it is
+ * there, and records the outcome with `builds.finish`: the copy, or the error, which the requests of the
+ * next `FAILED_MS` are answered with. `ctx` is `jobContext(job, …)`.
+ * @throws whatever the build failed with, after recording it (so the invocation fails and is retried)
+ */
+export async function buildReplay(
+  ctx: ServiceContext,
+  job: ReplayJob,
+  startedAt: string,
+  builds: ReplayBuilds,
+): Promise<BuildOutcome> {
+  const large = ctx.largeReplays;
+  if (!large) throw new Error('this deployment stores no replays (no largeReplays)');
+  try {
+    requireScope(ctx, 'read', 'board');
+    requireSessionAccess(ctx, job.sid);
+    const writers = await ctx.state.listWriters(job.tenant, job.sid);
+    if (writers.length === 0) throw notFound('session');
+    const text = job.format === 'text' && !job.raw;
+    const declared = text ? await statusOf(ctx, job.sid) : null;
+    const key = replayArchiveKey(job.tenant, job.sid, job, writers, declared);
+    const had = await large.archive.find(key, 60);
+    if (!had) await storeReplay(ctx, { ...job, key });
+    await builds.finish(job, startedAt, { key });
+    return had ? 'already_stored' : 'built';
+  } catch (err) {
+    const e =
+      err instanceof AppError
+        ? { code: err.code, message: err.message, details: err.details ?? {} }
+        : {
+            code: 'replay_build_failed',
+            message:
+              'the stored replay could not be merged: ask again in a minute, or stream it from the replay URL',
+            details: {},
+          };
+    await builds.finish(job, startedAt, { error: e });
+    throw err;
+  }
 }

@@ -8,9 +8,9 @@
  *   upload and leaves no object.
  * - `find` is a HEAD and a presigned GET (`@aws-sdk/s3-request-presigner`). A role without s3:ListBucket
  *   gets 403, not 404, for a key that does not exist: both read as absent.
- * - `S3ReplayBuilds` starts a build by putting its job as a marker `<key>.building` (`If-None-Match: *`;
- *   a marker older than `staleAfterMs` is taken over with `If-Match` on its ETag, so of two requests only
- *   one starts the build); the bucket announces the marker to the builder function.
+ * - `S3ReplayBuilds` keeps one build marker per replay variant (`<tenant>/<sid>/<variant>.building`)
+ *   holding the job and how its newest build stands; EventBridge announces each write of it to the
+ *   builder function.
  */
 
 import { Readable } from 'node:stream';
@@ -96,16 +96,27 @@ export interface S3ReplayJob {
   sid: string;
   format: 'ndjson' | 'text';
   raw: boolean;
-  key: string;
   caller: { id: string; scopes: string[]; session: string | null };
 }
 
+/** How a build stands (lib/service/large-replay.ts `BuildState`), with its job: a marker's body. */
+export type S3BuildMarker = { job: S3ReplayJob; started_at: string } & (
+  | { state: 'building' }
+  | { state: 'done'; finished_at: string; key: string }
+  | {
+      state: 'failed';
+      finished_at: string;
+      error: { code: string; message: string; details: Record<string, unknown> };
+    }
+);
+
 /**
- * `ReplayBuilds` on S3: `start` writes the job as the marker object `replays/<key>.building`; the
- * bucket's event notification for that suffix invokes the builder function (functions/replay-build.ts),
- * which reads the job back with `readJob`. The marker is put with `If-None-Match: *`; one older than
- * `staleAfterMs` (a build that died) is replaced with `If-Match` on its ETag, so of two requests at once
- * one starts the build and the other finds it started.
+ * `ReplayBuilds` on S3: one marker object per replay variant, `replays/<tenant>/<sid>/<variant>.building`,
+ * whose body says how its newest build stands (`S3BuildMarker`). `start` writes a building marker
+ * (`If-None-Match: *`, or `If-Match` on the ETag of one that is not building or went stale after
+ * `staleAfterMs`); EventBridge announces each write of a marker and the builder function acts on those
+ * that are building (`read`); `finish` records the outcome with `If-Match` on the marker it read, so a
+ * newer build that took over is never overwritten. Of two requests at once, one starts the build.
  */
 export class S3ReplayBuilds {
   private readonly client: S3Client;
@@ -120,59 +131,87 @@ export class S3ReplayBuilds {
     this.now = o.now ?? (() => new Date());
   }
 
-  /** The marker's object key of a stored replay's key. */
-  static markerKey(key: string): string {
-    return `${REPLAY_PREFIX}${key}${BUILD_MARKER_SUFFIX}`;
+  /** The marker's object key of a replay variant (`replayVariant`: `<tenant>/<sid>/<ndjson|raw|text>`). */
+  static markerKey(variant: string): string {
+    return `${REPLAY_PREFIX}${variant}${BUILD_MARKER_SUFFIX}`;
   }
 
-  /** Writes `job`'s marker unless a fresh one is there. @throws S3 errors other than lost races */
+  /** The variant's marker, or null. @throws S3 errors but a missing key */
+  async status(variant: string): Promise<S3BuildMarker | null> {
+    return (await this.read(S3ReplayBuilds.markerKey(variant)))?.marker ?? null;
+  }
+
+  /** Starts a build of `job` unless one is under way and fresh (see the class doc). @throws S3 errors */
   async start(job: S3ReplayJob): Promise<void> {
-    const Key = S3ReplayBuilds.markerKey(job.key);
-    const marker = {
-      Bucket: this.bucket,
-      Key,
-      Body: JSON.stringify({ ...job, started_at: this.now().toISOString() }),
-      ContentType: 'application/json',
-    };
-    try {
-      await this.client.send(new PutObjectCommand({ ...marker, IfNoneMatch: '*' }));
-      return;
-    } catch (err) {
-      if (isConditionalConflict(err)) return; // another request is writing it now
-      if (!isPreconditionFailed(err)) throw err;
-    }
-    let head: { ETag?: string; LastModified?: Date };
-    try {
-      head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }));
-    } catch (err) {
-      if (isNotFound(err) || isForbidden(err)) return;
-      throw err;
-    }
-    const age = this.now().getTime() - (head.LastModified?.getTime() ?? this.now().getTime());
-    if (age <= this.staleAfterMs || !head.ETag) return;
-    try {
-      await this.client.send(new PutObjectCommand({ ...marker, IfMatch: head.ETag }));
-    } catch (err) {
-      if (isPreconditionFailed(err) || isConditionalConflict(err) || isNotFound(err)) return;
-      throw err;
-    }
+    const Key = S3ReplayBuilds.markerKey(variantOf(job));
+    const body = JSON.stringify({ job, started_at: this.now().toISOString(), state: 'building' });
+    if (await this.put(Key, body, { IfNoneMatch: '*' })) return;
+    const had = await this.read(Key);
+    if (!had) return; // it went away between the two: the next request starts one
+    const age = this.now().getTime() - Date.parse(had.marker.started_at);
+    if (had.marker.state === 'building' && age <= this.staleAfterMs) return;
+    await this.put(Key, body, { IfMatch: had.etag });
+  }
+
+  /** Records how the build of `job` begun at `startedAt` ended, unless a newer one took over. */
+  async finish(
+    job: S3ReplayJob,
+    startedAt: string,
+    outcome: { key: string } | { error: { code: string; message: string; details: Record<string, unknown> } },
+  ): Promise<void> {
+    const Key = S3ReplayBuilds.markerKey(variantOf(job));
+    const had = await this.read(Key);
+    if (!had || had.marker.started_at !== startedAt) return;
+    const finished = { job, started_at: startedAt, finished_at: this.now().toISOString() };
+    const body =
+      'key' in outcome
+        ? { ...finished, state: 'done', key: outcome.key }
+        : { ...finished, state: 'failed', error: outcome.error };
+    await this.put(Key, JSON.stringify(body), { IfMatch: had.etag });
   }
 
   /**
-   * The job a marker holds (`markerKey`), as the builder function reads it; null when the object is gone
-   * or is not a marker. The caller validates its shape. @throws other S3 errors
+   * The marker at `markerKey` with its ETag, as the builder function reads the one it was told of; null
+   * when the object is gone, is not a marker, or its job does not name this very marker (a marker is
+   * only ever the one of its own job's variant). The caller validates the job's shape.
+   * @throws S3 errors but a missing key
    */
-  async readJob(markerKey: string): Promise<unknown> {
+  async read(markerKey: string): Promise<{ marker: S3BuildMarker; etag: string } | null> {
     if (!markerKey.startsWith(REPLAY_PREFIX) || !markerKey.endsWith(BUILD_MARKER_SUFFIX)) return null;
     try {
       const got = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: markerKey }));
-      const text = (await got.Body?.transformToString('utf8')) ?? '';
-      return JSON.parse(text) as unknown;
+      const marker = JSON.parse((await got.Body?.transformToString('utf8')) ?? '') as S3BuildMarker;
+      const job = marker?.job;
+      if (!job || typeof job.tenant !== 'string' || typeof job.sid !== 'string') return null;
+      if (S3ReplayBuilds.markerKey(variantOf(job)) !== markerKey || !got.ETag) return null;
+      return { marker, etag: got.ETag };
     } catch (err) {
       if (isNotFound(err) || isForbidden(err) || err instanceof SyntaxError) return null;
       throw err;
     }
   }
+
+  /** A conditional put: false when the condition failed or a concurrent write raced it. */
+  private async put(
+    Key: string,
+    Body: string,
+    cond: { IfNoneMatch: '*' } | { IfMatch: string },
+  ): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key, Body, ContentType: 'application/json', ...cond }),
+      );
+      return true;
+    } catch (err) {
+      if (isPreconditionFailed(err) || isConditionalConflict(err) || isNotFound(err)) return false;
+      throw err;
+    }
+  }
+}
+
+/** A job's variant, as lib/service/large-replay.ts `replayVariant` names it. */
+function variantOf(job: S3ReplayJob): string {
+  return `${job.tenant}/${job.sid}/${job.raw ? 'raw' : job.format}`;
 }
 
 /** The body's pieces as bytes (the text replay gives strings). */

@@ -7,7 +7,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ServiceContext } from '../../lib/service/context.js';
-import { type LargeReplays, planReplay, type ReplayJob } from '../../lib/service/large-replay.js';
+import {
+  type BuildState,
+  type LargeReplays,
+  planReplay,
+  type ReplayJob,
+  replayArchiveKey,
+  replayVariant,
+} from '../../lib/service/large-replay.js';
 import type { StateStore, TokenRecord } from '../../lib/store/index.js';
 
 const SID = 's_01J00000000000000000000000';
@@ -16,6 +23,9 @@ const MB = 1000 * 1000;
 function world(sessionBytes: number, large: Partial<LargeReplays> & { inlineBytes: number }) {
   const started: ReplayJob[] = [];
   const stored: string[] = [];
+  /** each variant's newest build, as the builds keep it */
+  const states = new Map<string, BuildState & { job: ReplayJob }>();
+  let clock = Date.parse('2026-12-01T00:00:00Z');
   const archive = {
     find: async (key: string) =>
       stored.includes(key)
@@ -32,6 +42,40 @@ function world(sessionBytes: number, large: Partial<LargeReplays> & { inlineByte
     ],
     getStatus: async () => null,
   } as unknown as StateStore;
+  const writers = () => [
+    { w: 'w_01J00000000000000000000001', length: sessionBytes / 2 },
+    { w: 'w_01J00000000000000000000002', length: sessionBytes / 2 },
+  ];
+  const builds = {
+    status: async (variant: string) => states.get(variant) ?? null,
+    start: async (job: ReplayJob) => {
+      started.push(job);
+      states.set(replayVariant(job.tenant, job.sid, job), {
+        job,
+        state: 'building',
+        started_at: new Date(clock).toISOString(),
+      });
+    },
+    finish: async () => {},
+  };
+  /** what the builder does: the copy of the session as it is, the variant's build done */
+  const finishBuild = (job: ReplayJob, outcome: 'done' | 'failed' = 'done') => {
+    const key = replayArchiveKey(job.tenant, job.sid, job, writers());
+    const at = { started_at: new Date(clock).toISOString(), finished_at: new Date(clock).toISOString() };
+    if (outcome === 'done') stored.push(key);
+    states.set(
+      replayVariant(job.tenant, job.sid, job),
+      outcome === 'done'
+        ? { job, state: 'done', key, ...at }
+        : {
+            job,
+            state: 'failed',
+            error: { code: 'data_loss', message: 'lost', details: { w: 'w_1' } },
+            ...at,
+          },
+    );
+    return key;
+  };
   const ctx = {
     tenant: 'acme',
     caller: { id: 'tok', scopes: ['read'], session: null } as unknown as TokenRecord,
@@ -41,14 +85,21 @@ function world(sessionBytes: number, large: Partial<LargeReplays> & { inlineByte
       missingBytes: async () => null,
       tornTail: async () => null,
     } as unknown as ServiceContext['segments'],
-    now: () => new Date('2026-12-01T00:00:00Z'),
-    largeReplays: {
-      archive,
-      builds: { start: async (job: ReplayJob) => void started.push(job) },
-      ...large,
-    },
+    now: () => new Date(clock),
+    largeReplays: { archive, builds, ...large },
   } as ServiceContext;
-  return { ctx, started, stored };
+  return {
+    ctx,
+    started,
+    stored,
+    finishBuild,
+    grow: (bytes: number) => {
+      sessionBytes += bytes;
+    },
+    tick: (ms: number) => {
+      clock += ms;
+    },
+  };
 }
 
 describe('planReplay', () => {
@@ -64,17 +115,52 @@ describe('planReplay', () => {
     expect((await planReplay({ ctx: w.ctx, sid: SID, format: 'text', raw: true })).kind).toBe('inline');
   });
 
-  it('starts a build past the in-request size, once per request, and hands out the copy once there', async () => {
+  it('starts a build past the in-request size, once, and hands out the copy once there', async () => {
     const w = world(100 * MB, { inlineBytes: 10 * MB, inRequestBytes: 50 * MB });
     const first = await planReplay({ ctx: w.ctx, sid: SID, format: 'ndjson', raw: false });
     expect(first).toEqual({ kind: 'building', bytes: 100 * MB, retry_after: 5 });
     expect(w.started).toHaveLength(1);
-    expect(w.started[0]).toMatchObject({ tenant: 'acme', sid: SID, format: 'ndjson', raw: false });
-    expect(w.started[0]!.caller).toEqual({ id: 'tok', scopes: ['read'], session: null });
-    w.stored.push(w.started[0]!.key);
-    const ready = await planReplay({ ctx: w.ctx, sid: SID, format: 'ndjson', raw: false });
-    expect(ready).toMatchObject({ kind: 'archived', replay: { url: `https://copy/${w.started[0]!.key}` } });
+    expect(w.started[0]).toEqual({
+      tenant: 'acme',
+      sid: SID,
+      format: 'ndjson',
+      raw: false,
+      caller: { id: 'tok', scopes: ['read'], session: null },
+    });
+    // a poll while it builds starts nothing
+    expect((await planReplay({ ctx: w.ctx, sid: SID, format: 'ndjson', raw: false })).kind).toBe('building');
     expect(w.started).toHaveLength(1);
+    const key = w.finishBuild(w.started[0]!);
+    const ready = await planReplay({ ctx: w.ctx, sid: SID, format: 'ndjson', raw: false });
+    expect(ready).toMatchObject({ kind: 'archived', replay: { url: `https://copy/${key}` } });
+    expect(w.started).toHaveLength(1);
+  });
+
+  it('answers a live session with its last copy for a minute, then builds again', async () => {
+    const w = world(100 * MB, { inlineBytes: 10 * MB });
+    await planReplay({ ctx: w.ctx, sid: SID, format: 'ndjson', raw: false });
+    const key = w.finishBuild(w.started[0]!);
+    w.grow(2);
+    w.tick(30_000);
+    const live = await planReplay({ ctx: w.ctx, sid: SID, format: 'ndjson', raw: false });
+    expect(live).toMatchObject({ kind: 'archived', replay: { url: `https://copy/${key}` } });
+    expect(w.started).toHaveLength(1);
+    w.tick(31_000);
+    expect((await planReplay({ ctx: w.ctx, sid: SID, format: 'ndjson', raw: false })).kind).toBe('building');
+    expect(w.started).toHaveLength(2);
+  });
+
+  it("answers a failed build's error for a minute, then tries again", async () => {
+    const w = world(100 * MB, { inlineBytes: 10 * MB });
+    await planReplay({ ctx: w.ctx, sid: SID, format: 'ndjson', raw: false });
+    w.finishBuild(w.started[0]!, 'failed');
+    await expect(planReplay({ ctx: w.ctx, sid: SID, format: 'ndjson', raw: false })).rejects.toMatchObject({
+      code: 'data_loss',
+      details: { w: 'w_1' },
+    });
+    w.tick(61_000);
+    expect((await planReplay({ ctx: w.ctx, sid: SID, format: 'ndjson', raw: false })).kind).toBe('building');
+    expect(w.started).toHaveLength(2);
   });
 
   it('merges in the request between the inline and the in-request sizes, or at any size without a builder', async () => {
@@ -90,18 +176,21 @@ describe('planReplay', () => {
     }
   });
 
-  it('names the copy by format, raw and the writers lengths', async () => {
+  it('names the copy by format, raw and the writers lengths, under its tenant and session', () => {
+    const writers = [{ w: 'w_01J00000000000000000000001', length: 40 }];
     const keys = new Set<string>();
-    for (const [bytes, format, raw] of [
-      [40 * MB, 'ndjson', false],
-      [40 * MB, 'ndjson', true],
-      [40 * MB, 'text', false],
-      [42 * MB, 'ndjson', false],
+    for (const [format, raw, length] of [
+      ['ndjson', false, 40],
+      ['ndjson', true, 40],
+      ['text', true, 40],
+      ['text', false, 40],
+      ['ndjson', false, 41],
     ] as const) {
-      const w = world(bytes, { inlineBytes: 1 });
-      await planReplay({ ctx: w.ctx, sid: SID, format, raw });
-      keys.add(w.started[0]!.key);
+      const key = replayArchiveKey('acme', SID, { format, raw }, [{ ...writers[0]!, length }]);
+      expect(key.startsWith(`acme/${SID}/`)).toBe(true);
+      keys.add(key);
     }
+    // raw is raw whatever the format says
     expect(keys.size).toBe(4);
   });
 });

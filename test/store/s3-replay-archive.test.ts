@@ -2,10 +2,11 @@
  * The S3 side of large replays (issue 17.2, lib/store/s3-replay-archive.ts) against s3rver with the real
  * SDK: a stored copy is found with a presigned URL that GETs its bytes; a missing one is null; a body that
  * fails half way (past the first 8 MiB part: a multipart upload) leaves no object and no open upload; a
- * copy already there is not replaced; a build marker is written once, not again while fresh, and taken
- * over once stale, holding the job for the builder.
+ * copy already there is not replaced; a variant's build marker starts one build at a time (again once
+ * the build ended or went stale), records how it ended, never lets an old build overwrite a newer one, and
+ * is read only as its own job's.
  */
-import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPLAY_PREFIX, S3ReplayArchive, S3ReplayBuilds } from '../../lib/store/s3-replay-archive.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';
@@ -25,12 +26,11 @@ async function* pieces(n: number, size: number, failAt = -1): AsyncGenerator<Uin
   }
 }
 
-const job = (key: string) => ({
+const job = (sid = 's_01J00000000000000000000000') => ({
   tenant: 'acme',
-  sid: 's_01J00000000000000000000000',
+  sid,
   format: 'ndjson' as const,
   raw: false,
-  key,
   caller: { id: 'tok_1', scopes: ['read'], session: null },
 });
 
@@ -84,7 +84,7 @@ describe('S3ReplayArchive', () => {
 });
 
 describe('S3ReplayBuilds', () => {
-  it('writes the job once, not again while fresh, and again once stale', async () => {
+  it('starts a build once, not again while it is fresh, and again once stale or ended', async () => {
     let now = new Date('2026-12-01T10:00:00Z');
     const builds = new S3ReplayBuilds({
       client: s3.client(),
@@ -92,27 +92,66 @@ describe('S3ReplayBuilds', () => {
       staleAfterMs: 15 * 60_000,
       now: () => now,
     });
-    const marker = S3ReplayBuilds.markerKey('acme/s/two.ndjson');
-    expect(marker).toBe(`${REPLAY_PREFIX}acme/s/two.ndjson.building`);
-    await builds.start(job('acme/s/two.ndjson'));
-    const first = (await builds.readJob(marker)) as { started_at: string; key: string };
-    expect(first).toMatchObject({ ...job('acme/s/two.ndjson'), started_at: '2026-12-01T10:00:00.000Z' });
+    const j = job('s_01J00000000000000000000001');
+    const variant = `acme/${j.sid}/ndjson`;
+    const marker = S3ReplayBuilds.markerKey(variant);
+    expect(marker).toBe(`${REPLAY_PREFIX}${variant}.building`);
+    expect(await builds.status(variant)).toBeNull();
+    await builds.start(j);
+    expect(await builds.status(variant)).toEqual({
+      job: j,
+      state: 'building',
+      started_at: '2026-12-01T10:00:00.000Z',
+    });
     const etag = async () =>
       (await s3.client().send(new HeadObjectCommand({ Bucket: bucket, Key: marker }))).ETag;
     const before = await etag();
     now = new Date('2026-12-01T10:05:00Z');
-    await builds.start(job('acme/s/two.ndjson'));
+    await builds.start(j);
     expect(await etag()).toBe(before);
-    expect(((await builds.readJob(marker)) as { started_at: string }).started_at).toBe(first.started_at);
-    // s3rver stamps LastModified with the real clock: a clock past it by more than 15 minutes
-    now = new Date(Date.now() + 16 * 60_000);
-    await builds.start(job('acme/s/two.ndjson'));
-    expect(((await builds.readJob(marker)) as { started_at: string }).started_at).toBe(now.toISOString());
+    // ended: the next start begins another build at once
+    await builds.finish(j, '2026-12-01T10:00:00.000Z', { key: 'acme/x/ndjson-1.ndjson' });
+    expect(await builds.status(variant)).toMatchObject({ state: 'done', key: 'acme/x/ndjson-1.ndjson' });
+    await builds.start(j);
+    expect(await builds.status(variant)).toMatchObject({ state: 'building', started_at: now.toISOString() });
+    // a build that never ends is taken over after staleAfterMs
+    now = new Date(now.getTime() + 16 * 60_000);
+    await builds.start(j);
+    expect((await builds.status(variant))?.started_at).toBe(now.toISOString());
   });
 
-  it('reads no job from a key that is not a marker, or from one that is gone', async () => {
+  it('records a failure, and leaves alone a marker a newer build took over', async () => {
+    let now = new Date('2026-12-01T11:00:00Z');
+    const builds = new S3ReplayBuilds({ client: s3.client(), bucket, staleAfterMs: 60_000, now: () => now });
+    const j = job('s_01J00000000000000000000002');
+    const variant = `acme/${j.sid}/ndjson`;
+    await builds.start(j);
+    const first = (await builds.status(variant))!.started_at;
+    now = new Date('2026-12-01T11:02:00Z');
+    await builds.start(j); // stale: taken over
+    await builds.finish(j, first, { key: 'old' }); // the first build ends late: ignored
+    expect(await builds.status(variant)).toMatchObject({ state: 'building', started_at: now.toISOString() });
+    const error = { code: 'data_loss', message: 'bytes are gone', details: { w: 'w_1' } };
+    await builds.finish(j, now.toISOString(), { error });
+    expect(await builds.status(variant)).toMatchObject({ state: 'failed', error });
+  });
+
+  it('reads no marker from a key that is not one, one that is gone, or one that names another job', async () => {
     const builds = new S3ReplayBuilds({ client: s3.client(), bucket, staleAfterMs: 1000 });
-    expect(await builds.readJob('tenants/acme/sessions/x.jsonl')).toBeNull();
-    expect(await builds.readJob(S3ReplayBuilds.markerKey('acme/s/never.ndjson'))).toBeNull();
+    expect(await builds.read('tenants/acme/sessions/x.jsonl')).toBeNull();
+    expect(await builds.read(S3ReplayBuilds.markerKey('acme/s_never/ndjson'))).toBeNull();
+    // a marker whose job is another variant's (a forged or misplaced one)
+    const key = S3ReplayBuilds.markerKey('acme/s_01J00000000000000000000003/ndjson');
+    const other = {
+      job: job('s_01J00000000000000000000004'),
+      started_at: '2026-12-01T00:00:00Z',
+      state: 'building',
+    };
+    await s3
+      .client()
+      .send(
+        new PutObjectCommand({ Bucket: bucket, Key: key, Body: JSON.stringify(other), IfNoneMatch: '*' }),
+      );
+    expect(await builds.read(key)).toBeNull();
   });
 });

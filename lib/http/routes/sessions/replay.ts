@@ -51,7 +51,14 @@ export const replay = defineRoute({
   // The session page links the merged and raw replays: the board's cookie downloads them.
   auth: 'bearer_or_cookie',
   scopes: ['read', 'board'],
-  errors: ['bad_request', ...SESSION, 'data_loss', 'storage_layout', 'too_many_replays'],
+  errors: [
+    'bad_request',
+    ...SESSION,
+    'data_loss',
+    'storage_layout',
+    'too_many_replays',
+    'replay_build_failed',
+  ],
   streamed: true,
   handler: async (c) => {
     const { sid } = c.req.valid('param');
