@@ -73,6 +73,8 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   'lib/store/status-record.ts': 'port',
   'lib/store/session-summary.ts': 'port',
   'lib/store/digest-ports.ts': 'port',
+  // the tables of the SQLite state store
+  'lib/store/sqlite-schema.ts': { adapter: 'sqlite' },
   // a tenant's own limits as both adapters keep them (issue 17.1, 17.3)
   'lib/store/tenant-settings.ts': 'port',
   'lib/store/sqlite-tenants.ts': { adapter: 'sqlite' },
