@@ -17,6 +17,7 @@
  *   --timeout S          kill a run after S seconds (default 1200)
  *   --bin PATH           the hansard command to measure (default bin/hansard, which runs dist/cli.js)
  *   --skip A,B           leave out the ingest and/or S3 replay benches (`--skip ingest,s3`)
+ *   --s3-mb N            size of the S3 replay bench's session (default 200 MB; 8 with --quick)
  *   --profile MODE       instead: one run of MODE (parse|raw|merged|text) under --cpu-prof and its top
  *                        functions by self time (--profile-events N, default 1000000; --profile-writers W, 64)
  */
@@ -149,7 +150,9 @@ const startCli = startSeconds([bin, '--version'], quick ? 3 : 5);
 const skip = new Set(opt('skip', '').split(',').filter(Boolean));
 const notRun = (what: string): OtherSection => ({ inline: `Not measured in this run (\`--skip ${what}\`).` });
 const ingest = skip.has('ingest') ? notRun('ingest') : await ingestSection(quick, log);
-const s3 = skip.has('s3') ? notRun('s3') : await s3Section(quick, log);
+const s3 = skip.has('s3')
+  ? notRun('s3')
+  : await s3Section(quick, log, Number(opt('s3-mb', '0')) || undefined);
 
 const minutes = (Date.now() - started) / 60000;
 const lineBytes = () => {

@@ -161,10 +161,14 @@ export async function ingestSection(quick: boolean, log: (l: string) => void): P
 }
 
 /** Replay from S3 (issue 16.4): bench/s3-replay.ts's figures, in their own section. */
-export async function s3Section(quick: boolean, log: (l: string) => void): Promise<OtherSection> {
+export async function s3Section(
+  quick: boolean,
+  log: (l: string) => void,
+  mb?: number,
+): Promise<OtherSection> {
   log('replay from S3 (bench/s3-replay.ts)…');
   const figures = quick
-    ? await runS3Replay({ mb: 8, rounds: 1, smallMb: 0, log })
-    : await runS3Replay({ log });
+    ? await runS3Replay({ mb: mb ?? 8, rounds: 1, smallMb: 0, log })
+    : await runS3Replay({ log, ...(mb ? { mb } : {}) });
   return render(figures, 'Replay from S3');
 }
