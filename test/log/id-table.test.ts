@@ -139,9 +139,14 @@ describe('Int32Column', () => {
     c.set(5, 7);
     c.set(200_000, -42);
     c.set(65_536, 2 ** 31 - 1);
-    expect([c.get(5), c.get(200_000), c.get(65_536), c.get(65_535), c.get(199_999), c.get(10 ** 7)]).toEqual(
-      [7, -42, 2 ** 31 - 1, -1, -1, -1],
-    );
+    expect([c.get(5), c.get(200_000), c.get(65_536), c.get(65_535), c.get(199_999), c.get(10 ** 7)]).toEqual([
+      7,
+      -42,
+      2 ** 31 - 1,
+      -1,
+      -1,
+      -1,
+    ]);
     const z = new Int32Column();
     z.set(3, 1);
     expect([z.get(2), z.get(3), z.get(70_000)]).toEqual([0, 1, 0]);
