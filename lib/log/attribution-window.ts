@@ -10,7 +10,7 @@
  * the id strings of the last 4,096 messages, so that a window (the recent messages) is made without
  * decoding its ids again.
  */
-import type { AttributionCandidate } from './attribution.js';
+import type { AttributionCandidate } from './attribution-types.js';
 import { IdTable, Int32Column } from './id-table.js';
 
 /** Confidence of `temporal` (one participant's messages in the window). */

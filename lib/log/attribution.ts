@@ -56,54 +56,33 @@
  * its own id (the writer gives both the same value); when the same turn id starts twice, the first is kept.
  * Corrections are not applied here: pass the effective view (corrections folded in) to attribute it.
  *
- * Memory: the messages (id, user, position), the turns and the actions read so far: O(messages + turns +
- * actions), never the events' payloads, and each known turn's window once inferred. Each window lookup
- * is a binary search over the messages; a known turn's window is inferred once (its messages all came
- * before its turn.start, so it cannot change), then reused by every action and output of the turn.
+ * Memory: the messages (id, user), the turns (where their windows lie, their recorded context) and the
+ * actions (their turn) read so far: O(messages + turns + actions), never the events' payloads, each id
+ * interned once (lib/log/id-table.ts, ~28 bytes) and each fact an int32; the actions a cascade can still
+ * come from whole; and the recent turns' windows once inferred. A window is a range of message indexes
+ * (counted at its turn.start); a known turn's window is inferred once (its messages all came before its
+ * turn.start, so it cannot change), then reused by every action and output of the turn while kept.
  */
 
 import { fieldsOf, idList, str, toEvent } from './attribution-input.js';
+import type {
+  AttributableInput,
+  Attribution,
+  AttributionBasis,
+  AttributorOptions,
+} from './attribution-types.js';
 import { type Inferred, MessageWindows, SizedFifo } from './attribution-window.js';
-import type { RecordedEvent } from './codec.js';
 import type { LogEvent } from './events.js';
 import { IdTable, Int32Column } from './id-table.js';
-import type { MergedEvent } from './merge.js';
 
-/** How an attribution was reached (DESIGN §3), from recorded facts to inference. */
-export type AttributionBasis =
-  | 'recorded'
-  | 'recorded_no_cause'
-  | 'recorded_context'
-  | 'recorded_empty_context'
-  | 'cascade'
-  | 'temporal'
-  | 'contested'
-  | 'none';
-
-/** One rival participant of a contested attribution. */
-export interface AttributionCandidate {
-  user_id: string;
-  /** this participant's messages in the window, in merged order */
-  message_ids: string[];
-  confidence: number;
-}
-
-/** The attribution of one `agent.action` or `agent.output`. */
-export interface Attribution {
-  event_id: string;
-  type: 'agent.action' | 'agent.output';
-  /** the event's `turn_id`, or null when it has none */
-  turn_id: string | null;
-  /** the human message ids it is attributed to (empty for `recorded_no_cause`, `recorded_empty_context`, `none`) */
-  message_ids: string[];
-  basis: AttributionBasis;
-  /** in [0, 1], rounded to 6 decimal places */
-  confidence: number;
-  /** contested (and a cascade from a contested action): each participant with a share of the confidence */
-  candidates?: AttributionCandidate[];
-  /** cascade: the earlier action whose attribution was inherited */
-  cascade_from?: string;
-}
+// The result's shape (Attribution, AttributionBasis, AttributionCandidate, AttributableInput): attribution-types.ts.
+export type {
+  AttributableInput,
+  Attribution,
+  AttributionBasis,
+  AttributionCandidate,
+  AttributorOptions,
+} from './attribution-types.js';
 
 /** Confidence of a recorded basis (`recorded*`). */
 export const RECORDED_CONFIDENCE = 1;
@@ -112,35 +91,11 @@ export { CONTESTED_TOTAL_CONFIDENCE, TEMPORAL_CONFIDENCE } from './attribution-w
 /** Factor a `cascade` applies to the inherited action's confidence (and to each of its candidates'). */
 export const CASCADE_DECAY = 0.8;
 
-/** Anything `attribute` accepts as one event of the merged stream. */
-export type AttributableInput = LogEvent | RecordedEvent | MergedEvent;
-
 /**
  * Message ids (in all) of the recent turns' windows kept for their next action or output: a turn's
  * events come soon after its turn.start, and a window is made again (the same) when it is no longer kept.
  */
 const WINDOW_IDS_KEPT = 256 * 1024;
-
-/** Options of an `Attributor`. */
-export interface AttributorOptions {
-  /**
-   * Results inferred from the same window (the actions and outputs of one turn, and cascades from them)
-   * share their `message_ids` and `candidates` arrays instead of each getting copies: for a caller that
-   * never changes a result (the text replay, which also recognises a window it has shown by its array).
-   * Default false: every result's arrays are its own.
-   */
-  shareWindows?: boolean;
-  /**
-   * Message ids (in all) of the recent turns' windows kept for the turns' next events (default 256 Ki);
-   * a window no longer kept is made again, the same. Tests pass 0 to keep none.
-   */
-  keptWindowIds?: number;
-  /**
-   * Where the message ids are interned (default a table of its own): the text replay passes the table
-   * it keeps its messages' authors by, so that each id is stored once.
-   */
-  messageIds?: IdTable;
-}
 
 /**
  * A window by its bounds, as message indexes `start` ≤ i < `end` (`MessageWindows.infer`), and its turn's
