@@ -8,5 +8,6 @@
 export * from './digest-ports.js';
 export * from './keys.js';
 export * from './ports.js';
+export * from './segment-objects.js';
 export * from './storage-errors.js';
 export * from './tenant-settings.js';

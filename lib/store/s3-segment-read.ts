@@ -12,6 +12,7 @@
  * yielded together, so throughput stays bounded by S3's request rate, not by round trips.
  */
 import type { SegmentKey } from './ports.js';
+import { fewestObjectTiling, supersededObjects } from './segment-objects.js';
 import { type ByteRange, SegmentDataLossError } from './storage-errors.js';
 
 /** The smallest and largest window: a GET of less is dominated by its round trip, of more by its memory. */
@@ -31,12 +32,14 @@ export const MAX_GETS_PER_READ = 16;
 /** Bytes fetched ahead by all the reads of one store together, beyond each read's first part. */
 export const DEFAULT_READ_BUDGET_BYTES = 64 * 1024 * 1024;
 
-/** One chunk object as listed. */
+/** One object of a writer's segment as listed: a chunk object, or a compacted run of chunks (issue 17.2). */
 export interface ListedChunk {
   key: string;
   offset: number;
   size: number;
   etag: string | undefined;
+  /** `{offset:015}-{end:015}.jsonl`, written by the compactor (lib/store/s3-compaction.ts) */
+  compacted: boolean;
 }
 
 /** Bytes `[from, to)` of one chunk object: one GET (ranged unless it is the whole object). */
@@ -59,23 +62,30 @@ export function aheadBytes(window: number): number {
 }
 
 /**
- * Checks that `chunks` (sorted by offset, each starting before `end`) tile `[0, end)` exactly, before
- * anything is fetched.
- * @throws SegmentDataLossError naming the first byte range of `[0, end)` no chunk holds
- * @throws Error naming a range held by two chunks
+ * The objects of `chunks` (sorted by offset, each starting before `end`) that tile `[0, end)` with the
+ * fewest objects (lib/store/segment-objects.ts), before anything is fetched: a compacted run is read
+ * instead of the chunk objects it holds while those are still listed (during a compaction, or after one
+ * that crashed before its deletes). Every listed object left out must lie inside a compacted object of
+ * the tiling.
+ * @throws SegmentDataLossError naming the first byte range of `[0, end)` no object holds
+ * @throws Error naming a range held by two objects that no compaction explains
  */
-export function checkTiling(key: SegmentKey, prefix: string, chunks: ListedChunk[], end: number): void {
+export function checkTiling(
+  key: SegmentKey,
+  prefix: string,
+  chunks: ListedChunk[],
+  end: number,
+): ListedChunk[] {
   const gap = firstGap(chunks, end);
   if (gap) throw new SegmentDataLossError(key, gap, { where: prefix });
-  let next = 0;
-  for (const chunk of chunks) {
-    if (chunk.offset < next) {
-      throw new Error(
-        `segment ${prefix} has overlapping chunks: ${chunk.key} starts at ${chunk.offset}, inside bytes before ${next}`,
-      );
-    }
-    next = chunk.offset + chunk.size;
+  const tiling = fewestObjectTiling(chunks, end);
+  const odd = tiling ? supersededObjects(chunks, tiling).unexplained[0] : chunks[0];
+  if (!tiling || odd) {
+    throw new Error(
+      `segment ${prefix} has overlapping chunks: ${odd?.key ?? '?'} (bytes from ${odd?.offset ?? '?'}) is not where the other objects end`,
+    );
   }
+  return tiling;
 }
 
 /**
@@ -231,7 +241,9 @@ interface CachedListing {
  * The last gap-free listings of writers' chunk objects, per prefix, for `ttlMs`. Sound because a chunk
  * object that starts before a writer's indexed length is acknowledged and never replaced
  * (S3SegmentStore.putChunk), so a listing that tiled `[0, end)` still does for any end up to `end`; a
- * longer read lists only the keys after the last one kept. Not for `missingBytes` (it must see a
+ * longer read lists only the keys after the last one kept. The one exception, a compaction deleting
+ * chunk objects it rewrote as one (issue 17.2), is met by the read: a GET of a listed object that is gone
+ * makes it list afresh and go on from the byte it had reached. Not for `missingBytes` (it must see a
  * deletion), and the store forgets a prefix it writes to. Listings of more than `maxChunks` objects are
  * not kept (memory).
  */

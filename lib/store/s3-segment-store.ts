@@ -4,7 +4,9 @@
  * A chunk is written with a conditional put (`If-None-Match: *`) and a SHA-256 checksum that S3 verifies;
  * a segment is read by listing the writer's prefix, checking that the objects tile the range, and
  * streaming it in windows of bounded size (DESIGN §3: memory grows with the number of writers read, not
- * with their size).
+ * with their size). Runs of small chunk objects of a settled writer may be rewritten as one compacted
+ * object `…/{offset:015}-{end:015}.jsonl` (issue 17.2, lib/store/s3-compaction.ts): a read takes the
+ * fewest objects that tile the range, whichever of both are there.
  */
 import { Readable } from 'node:stream';
 import {
@@ -37,7 +39,10 @@ export const DEFAULT_STALE_AFTER_MS = 5 * 60 * 1000;
 const MAX_OFFSET = 10 ** 15 - 1;
 /** Puts of one chunk before giving up on a key that keeps changing under us (409s, lost If-Match races). */
 const PUT_ATTEMPTS = 5;
-const CHUNK_NAME = /^(\d{15})\.jsonl$/;
+/** A chunk object's name, `{offset:015}.jsonl`, or a compacted run's, `{offset:015}-{end:015}.jsonl`. */
+const CHUNK_NAME = /^(\d{15})(?:-(\d{15}))?\.jsonl$/;
+/** Lists of a writer's objects one read makes at most, when objects it listed vanish (a compaction's deletes). */
+const READ_LISTINGS = 4;
 export interface S3SegmentStoreOptions {
   client: S3Client;
   bucket: string;
@@ -73,6 +78,45 @@ export function chunkObjectKey(key: SegmentKey, offset: number): string {
     throw new RangeError(`chunk offset must be an integer from 0 to ${MAX_OFFSET}, not ${offset}`);
   }
   return `${prefix}${String(offset).padStart(15, '0')}.jsonl`;
+}
+
+/**
+ * The object key of a compacted run of chunks holding bytes `[start, end)` of the segment:
+ * `…/{w}/{start:015}-{end:015}.jsonl`, which lists just before the chunk object at `start` (`-` sorts
+ * before `.`), so a listing stopped at an offset still sees every object starting before it.
+ * @throws TypeError for an invalid key; RangeError unless 0 <= start < end < 10^15 are integers
+ */
+export function compactedObjectKey(key: SegmentKey, start: number, end: number): string {
+  const first = chunkObjectKey(key, start);
+  if (!Number.isSafeInteger(end) || end <= start || end > MAX_OFFSET) {
+    throw new RangeError(`a compacted run must end after ${start} and by ${MAX_OFFSET}, not at ${end}`);
+  }
+  return `${first.slice(0, -'.jsonl'.length)}-${String(end).padStart(15, '0')}.jsonl`;
+}
+
+/**
+ * The range an object name of a writer's prefix stands for (`chunkObjectKey`, `compactedObjectKey`), or
+ * null for any other name. A compacted object's size must be its range's, else it is not one of ours.
+ */
+export function listedObject(
+  prefix: string,
+  objectKey: string,
+  size: number,
+  etag?: string,
+): ListedChunk | null {
+  if (!objectKey.startsWith(prefix)) return null;
+  const m = CHUNK_NAME.exec(objectKey.slice(prefix.length));
+  if (!m) return null;
+  const offset = Number(m[1]);
+  if (m[2] === undefined) return { key: objectKey, offset, size, etag, compacted: false };
+  const end = Number(m[2]);
+  if (end - offset !== size || end <= offset) return null;
+  return { key: objectKey, offset, size, etag, compacted: true };
+}
+
+/** A listed object was gone (or changed) when its bytes were fetched: a compaction deleted it. */
+export class ChunkVanishedError extends Error {
+  override name = 'ChunkVanishedError';
 }
 
 /**
@@ -150,7 +194,9 @@ export class S3SegmentStore implements SegmentStore {
    * checks that those starting before `end` tile `[0, end)` exactly, then GETs the range in parts of at
    * most one window (`chunkBytes` clamped to [64 KiB, 8 MiB], 256 KiB without it), each within one object,
    * conditional on the listed ETag and ranged where it is not the whole object (so a `start` inside an
-   * object is one ranged GET). Several parts are in flight (lib/store/s3-segment-read.ts `readParts`:
+   * object is one ranged GET). Of a compacted run and the chunk objects it holds, both listed, the fewest
+   * objects are read (`checkTiling`); an object gone when its GET comes (a compaction's delete) makes
+   * the read list again and go on from the byte it reached, at most `READ_LISTINGS` listings. Several parts are in flight (lib/store/s3-segment-read.ts `readParts`:
    * at most 2–8 windows and 16 GETs per read, all but one part within the store's shared budget).
    * Stopping early aborts the GETs under way, and so does `options.signal` (the read then rejects with
    * the signal's reason).
@@ -175,18 +221,29 @@ export class S3SegmentStore implements SegmentStore {
     const onAbort = () => abort.abort(signal!.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const chunks = await this.tiledChunks(key, prefix, end, abort.signal);
       const window = windowBytes(chunkBytes);
-      const parts = planParts(chunks, start, end, window);
-      const fetchPart = (part: Part, s: AbortSignal) => this.fetchPart(part, s);
-      for await (const bytes of readParts(parts, fetchPart, {
-        window,
-        budget: this.budget,
-        signal: abort.signal,
-      })) {
-        yield bytes;
-        // Parts already fetched ahead are not handed out once the reader is gone.
-        signal?.throwIfAborted();
+      const fetchPart = (part: Part, s: AbortSignal) => fetchObjectPart(this.client, this.bucket, part, s);
+      // Where the read has reached: a listed object deleted by a compaction (its run's object is there
+      // before its deletes start) is met by listing afresh and reading on from here.
+      let at = start;
+      for (let listing = 1; ; listing++) {
+        const chunks = await this.tiledChunks(key, prefix, end, abort.signal);
+        try {
+          for await (const bytes of readParts(planParts(chunks, at, end, window), fetchPart, {
+            window,
+            budget: this.budget,
+            signal: abort.signal,
+          })) {
+            at += bytes.length;
+            yield bytes;
+            // Parts already fetched ahead are not handed out once the reader is gone.
+            signal?.throwIfAborted();
+          }
+          return;
+        } catch (err) {
+          if (!(err instanceof ChunkVanishedError) || listing >= READ_LISTINGS) throw err;
+          this.listings.forget(prefix);
+        }
       }
     } catch (err) {
       // The SDK's own abort error says less than the caller's reason.
@@ -207,7 +264,7 @@ export class S3SegmentStore implements SegmentStore {
     const prefix = writerPrefix(key);
     const chunks = await this.listChunks(prefix, end);
     const gap = firstGap(chunks, end);
-    if (!gap && !overlaps(chunks)) this.listings.set(prefix, chunks, end);
+    if (!gap && tiles(key, prefix, chunks, end)) this.listings.set(prefix, chunks, end);
     return gap;
   }
 
@@ -304,10 +361,11 @@ export class S3SegmentStore implements SegmentStore {
     } else {
       const after = kept?.chunks.at(-1)?.key;
       chunks = [...(kept?.chunks ?? []), ...(await this.listChunks(prefix, end, abortSignal, after))];
+      chunks.sort(byOffset);
     }
-    checkTiling(key, prefix, chunks, end);
+    const tiling = checkTiling(key, prefix, chunks, end);
     if (!kept || kept.end < end) this.listings.set(prefix, chunks, end);
-    return chunks;
+    return tiling;
   }
 
   /** Every chunk object of the writer that starts before `end` (and after key `startAfter`), by offset. */
@@ -331,62 +389,82 @@ export class S3SegmentStore implements SegmentStore {
         abortSignal ? { abortSignal } : {},
       );
       for (const obj of page.Contents ?? []) {
-        const m = CHUNK_NAME.exec((obj.Key ?? '').slice(prefix.length));
-        if (!m || !obj.Key?.startsWith(prefix)) continue;
-        const offset = Number(m[1]);
+        const listed = listedObject(prefix, obj.Key ?? '', obj.Size ?? 0, obj.ETag);
+        if (!listed) continue;
         // General purpose buckets list keys in UTF-8 binary order, so by offset: the rest lie past `end`.
-        if (offset >= end) break;
-        chunks.push({ key: obj.Key, offset, size: obj.Size ?? 0, etag: obj.ETag });
+        if (listed.offset >= end) break;
+        chunks.push(listed);
       }
       const last = page.Contents?.at(-1)?.Key;
       const pastEnd = last !== undefined && chunkOffsetOf(prefix, last) >= end;
       token = page.IsTruncated && !pastEnd ? page.NextContinuationToken : undefined;
     } while (token);
-    return chunks.sort((a, b) => a.offset - b.offset);
-  }
-
-  /** Fetches one part whole: exactly its `to - from` bytes. */
-  private async fetchPart({ chunk, from, to }: Part, abortSignal: AbortSignal): Promise<Uint8Array> {
-    const whole = from === 0 && to === chunk.size;
-    let bytes: Uint8Array;
-    let first = 0;
-    try {
-      const out = await this.client.send(
-        new GetObjectCommand({
-          Bucket: this.bucket,
-          Key: chunk.key,
-          IfMatch: chunk.etag,
-          Range: whole ? undefined : `bytes=${from}-${to - 1}`,
-        }),
-        { abortSignal },
-      );
-      // A server may answer a range with more than was asked (RFC 9110 lets it ignore Range): the
-      // Content-Range says where its bytes begin, and only [from, to) is passed on.
-      first = Number(/^bytes (\d+)-/.exec(out.ContentRange ?? '')?.[1] ?? 0);
-      if (!out.Body) throw new Error(`S3 answered GET ${chunk.key} without a body`);
-      bytes = await out.Body.transformToByteArray();
-    } catch (err) {
-      if (isPreconditionFailed(err) || isNotFound(err)) {
-        throw new Error(`chunk object ${chunk.key} changed or vanished while the segment was read`, {
-          cause: err,
-        });
-      }
-      throw err;
-    }
-    const skip = from - first;
-    const got = skip < 0 ? new Uint8Array() : bytes.subarray(skip, skip + (to - from));
-    if (got.length !== to - from) {
-      throw new Error(
-        `chunk object ${chunk.key} gave ${got.length} of its bytes [${from}, ${to}) (segment bytes from ${chunk.offset + from})`,
-      );
-    }
-    return got;
+    return chunks.sort(byOffset);
   }
 }
 
-/** Whether two of `chunks` (sorted by offset) hold the same byte. */
-function overlaps(chunks: ListedChunk[]): boolean {
-  return chunks.some((c, i) => i > 0 && c.offset < chunks[i - 1]!.offset + chunks[i - 1]!.size);
+/**
+ * Fetches one part of a listed object whole: exactly its `to - from` bytes (a GET conditional on the
+ * listed ETag, ranged unless it is the whole object).
+ * @throws ChunkVanishedError when the object is gone or changed (404, 412); Error for a short answer
+ */
+export async function fetchObjectPart(
+  client: S3Client,
+  bucket: string,
+  { chunk, from, to }: Part,
+  abortSignal: AbortSignal,
+): Promise<Uint8Array> {
+  const whole = from === 0 && to === chunk.size;
+  let bytes: Uint8Array;
+  let first = 0;
+  try {
+    const out = await client.send(
+      new GetObjectCommand({
+        Bucket: bucket,
+        Key: chunk.key,
+        IfMatch: chunk.etag,
+        Range: whole ? undefined : `bytes=${from}-${to - 1}`,
+      }),
+      { abortSignal },
+    );
+    // A server may answer a range with more than was asked (RFC 9110 lets it ignore Range): the
+    // Content-Range says where its bytes begin, and only [from, to) is passed on.
+    first = Number(/^bytes (\d+)-/.exec(out.ContentRange ?? '')?.[1] ?? 0);
+    if (!out.Body) throw new Error(`S3 answered GET ${chunk.key} without a body`);
+    bytes = await out.Body.transformToByteArray();
+  } catch (err) {
+    if (isPreconditionFailed(err) || isNotFound(err)) {
+      throw new ChunkVanishedError(
+        `chunk object ${chunk.key} changed or vanished while the segment was read`,
+        {
+          cause: err,
+        },
+      );
+    }
+    throw err;
+  }
+  const skip = from - first;
+  const got = skip < 0 ? new Uint8Array() : bytes.subarray(skip, skip + (to - from));
+  if (got.length !== to - from) {
+    throw new Error(
+      `chunk object ${chunk.key} gave ${got.length} of its bytes [${from}, ${to}) (segment bytes from ${chunk.offset + from})`,
+    );
+  }
+  return got;
+}
+
+/** Whether the listed objects tile `[0, end)` as a read needs them to (`checkTiling`). */
+function tiles(key: SegmentKey, prefix: string, chunks: ListedChunk[], end: number): boolean {
+  try {
+    checkTiling(key, prefix, chunks, end);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function byOffset(a: ListedChunk, b: ListedChunk): number {
+  return a.offset - b.offset || b.size - a.size;
 }
 
 function chunkOffsetOf(prefix: string, objectKey: string): number {

@@ -93,6 +93,9 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   'lib/store/s3-segment-read.ts': { adapter: 's3' },
   // stored copies of large replays and their build markers (issue 17.2)
   'lib/store/s3-replay-archive.ts': { adapter: 's3' },
+  // compaction of small chunk objects (issue 17.2): the layout both sides read, and the S3 side
+  'lib/store/segment-objects.ts': 'port',
+  'lib/store/s3-compaction.ts': { adapter: 's3' },
   'lib/store/dynamo-state-store.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-tokens.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-items.ts': { adapter: 'dynamo' },

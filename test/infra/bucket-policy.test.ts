@@ -6,9 +6,10 @@
  * (the real SDK, real HTTP), answers 403 AccessDenied to a denied one as S3 would, and lets the rest
  * through. The workloads cover every object write in lib/ (a scan of the sources finds each module that
  * sends one, and each must be exercised here): the segment store's create, retry, conflict and stale
- * replacement, the digest store's, ingest through the AWS app, and the stored replays (issue 17.2)
- * when that module is present.
+ * replacement, the digest store's, ingest through the AWS app, the compactor's runs (issue 17.2),
+ * and the stored replays (issue 17.2) when that module is present.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -26,6 +27,7 @@ import { ensureTenant } from '../../lib/service/bootstrap.js';
 import { DigestConflictError } from '../../lib/store/digest-ports.js';
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
 import { ChunkConflictError } from '../../lib/store/index.js';
+import { S3SegmentCompactor } from '../../lib/store/s3-compaction.js';
 import { S3DigestStore } from '../../lib/store/s3-digest-store.js';
 import { S3SegmentStore } from '../../lib/store/s3-segment-store.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
@@ -99,7 +101,11 @@ function writersInLib(): string[] {
 }
 
 /** The modules whose writes this file sends through the policy (the workloads below). */
-const EXERCISED = ['lib/store/s3-digest-store.ts', 'lib/store/s3-segment-store.ts'];
+const EXERCISED = [
+  'lib/store/s3-compaction.ts',
+  'lib/store/s3-digest-store.ts',
+  'lib/store/s3-segment-store.ts',
+];
 /** The stored replays of issue 17.2, exercised when the module is there. */
 const ARCHIVE = 'lib/store/s3-replay-archive.ts';
 
@@ -228,6 +234,22 @@ describe('the bucket policy against what hansard writes', () => {
     });
     expect(sent).toHaveLength(3);
     expect(sent.filter((w) => w.denied || !conditional(w))).toEqual([]);
+  });
+
+  it('lets the compactor write its runs: create, and the same run again (412, adopted)', async () => {
+    const bucket = await s3.createBucket();
+    const key = { tenant: 'acme', sid: newId('s'), w: newId('w') };
+    const run = Buffer.from('{"a":1}\n{"b":2}\n');
+    const sha256 = createHash('sha256').update(run).digest('hex');
+    const sent = await recording(async () => {
+      const compactor = new S3SegmentCompactor({ client: s3.client(), bucket });
+      expect(await compactor.putCompacted(key, 0, run, sha256)).toBe('stored');
+      expect(await compactor.putCompacted(key, 0, run, sha256)).toBe('exists');
+    });
+    expect(sent.map((w) => [w.op, w.denied, conditional(w)])).toEqual([
+      ['PutObject', false, true],
+      ['PutObject', false, true],
+    ]);
   });
 
   it('lets ingest through the AWS app write its chunks (201), every one conditional', async () => {
