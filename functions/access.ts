@@ -17,9 +17,9 @@ import {
   STATE_STORE_ACCESS,
   type StateMethod,
 } from '../lib/store/dynamo-access.js';
-import { DIGEST_STATE_METHODS } from './state-methods.js';
+import { COMPACT_STATE_METHODS, DIGEST_STATE_METHODS } from './state-methods.js';
 
-export { DIGEST_STATE_METHODS, onlyMethods } from './state-methods.js';
+export { COMPACT_STATE_METHODS, DIGEST_STATE_METHODS, onlyMethods } from './state-methods.js';
 
 /** Which routes a function serves: everything (the API) or streamed reads only (the replay URL). */
 export type Serves = 'all' | 'replay';
@@ -69,6 +69,11 @@ export function digestDynamoAccess(): DynamoAccess[] {
 /** Every kind of request the replay builder sends to the state table (no rate limiter: no requests). */
 export function replayBuildDynamoAccess(): DynamoAccess[] {
   return accessOf(REPLAY_BUILD_STATE_METHODS);
+}
+
+/** Every kind of request the compactor sends to the state table (no rate limiter: no requests). */
+export function compactDynamoAccess(): DynamoAccess[] {
+  return accessOf(COMPACT_STATE_METHODS);
 }
 
 /**

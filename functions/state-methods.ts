@@ -19,6 +19,13 @@ export const DIGEST_STATE_METHODS = [
 ] as const satisfies readonly StateMethod[];
 
 /**
+ * The state store methods the compactor (functions/compact.ts, `compactSession`) calls: a session's
+ * writers (which have settled) and their chunk records (what each run's bytes are checked against).
+ * Reads only: a compaction changes no record.
+ */
+export const COMPACT_STATE_METHODS = ['listWriters', 'listChunks'] as const satisfies readonly StateMethod[];
+
+/**
  * `state`, answering only `methods` (and `close`): any other method throws, naming itself and this file.
  * The replay function's app and the digest function use it so that their roles (`REPLAY_STATE_METHODS`,
  * `DIGEST_STATE_METHODS`) cannot fall behind their code.

@@ -36,6 +36,13 @@ export const BOARD_ASSET_FILES = ['htmx.org/dist/htmx.min.js', 'htmx-ext-sse/dis
 export const SEGMENT_PREFIX = 'tenants/';
 /** The signed digests' objects (issue 15.2, lib/store/s3-digest-store.ts `digestPrefix`) as an IAM pattern. */
 export const DIGEST_OBJECTS = 'tenants/*/sessions/*/digests/*';
+/**
+ * A writer's objects, chunks and compacted runs (lib/store/s3-segment-store.ts `chunkObjectKey`,
+ * `compactedObjectKey`), as an IAM pattern: what the compactor may delete.
+ */
+export const WRITER_OBJECTS = 'tenants/*/sessions/*/w_*/*.jsonl';
+/** Compacted runs, `…/{w}/{start:015}-{end:015}.jsonl`: what the compactor may put. */
+export const COMPACTED_OBJECTS = 'tenants/*/sessions/*/w_*/*-*.jsonl';
 
 /**
  * ESM bundles have no `require`; CommonJS dependencies bundled into them (and esbuild's own `__require`
@@ -179,6 +186,30 @@ export class HansardFunction extends NodejsFunction {
         sid: 'StoredReplays',
         actions: ['s3:AbortMultipartUpload', 's3:GetObject', 's3:PutObject'],
         resources: [all],
+      }),
+    );
+  }
+
+  /**
+   * Sets `BUCKET_NAME` and grants what the compactor (issue 17.2, lib/store/s3-compaction.ts) sends:
+   * `s3:GetObject` on the segment objects and `s3:ListBucket` under `tenants/` (as `bindBucket` 'read'),
+   * `s3:PutObject` on compacted runs only (`COMPACTED_OBJECTS`) and `s3:DeleteObject` on writers' objects
+   * only (`WRITER_OBJECTS`: chunk objects and runs, never a digest). No other role may delete.
+   */
+  bindCompaction(bucket: IBucket): void {
+    this.bindBucket(bucket, 'read');
+    this.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'CompactedRuns',
+        actions: ['s3:PutObject'],
+        resources: [bucket.arnForObjects(COMPACTED_OBJECTS)],
+      }),
+    );
+    this.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'CompactedChunks',
+        actions: ['s3:DeleteObject'],
+        resources: [bucket.arnForObjects(WRITER_OBJECTS)],
       }),
     );
   }

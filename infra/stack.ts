@@ -31,6 +31,7 @@ import { digestDynamoAccess, dynamoAccessOf, REPLAY_SIGNING_ACTIONS } from '../f
 import { LOG_LEVELS } from '../functions/config.js';
 import { GSI1, GSI1_PK, GSI1_SK, PK, SK, TTL_ATTRIBUTE } from '../lib/store/dynamo-schema.js';
 import { addAlarms } from './alarms.js';
+import { addCompaction } from './compaction.js';
 import { type EdgeOptions, ReplayEdge } from './edge.js';
 import { HansardFunction } from './lambda.js';
 import { addStoredReplays, REPLAY_BUILD_TIMEOUT } from './replays.js';
@@ -164,6 +165,7 @@ export class HansardStack extends Stack {
   readonly replayFunction: HansardFunction;
   readonly digestFunction: HansardFunction;
   readonly replayBuildFunction: HansardFunction;
+  readonly compactFunction: HansardFunction;
   readonly signingKey: Key;
   readonly api: HttpApi;
 
@@ -284,6 +286,9 @@ export class HansardStack extends Stack {
       api: this.apiFunction,
       replay: this.replayFunction,
     });
+    // Small chunk objects of settled writers rewritten as compacted runs (issue 17.2), after each digest.
+    // Not in the alarms' list: with a concurrency of 1, throttles are how its events queue.
+    this.compactFunction = addCompaction(this, { bucket: this.bucket, table: this.table, common });
     // No IAM auth and no authorizer: a function URL has none to offer for a bearer token, so the function
     // itself authenticates every request (the app's `requireAuth`) and serves only GET replay routes.
     const replayUrl = this.replayFunction.addFunctionUrl({
@@ -350,6 +355,10 @@ export class HansardStack extends Stack {
     new CfnOutput(this, 'SigningKeyArn', {
       value: this.signingKey.keyArn,
       description: 'the KMS key that signs the session digests (its public key: GET /v1/keys)',
+    });
+    new CfnOutput(this, 'CompactFunctionName', {
+      value: this.compactFunction.functionName,
+      description: 'compacts a session on demand: aws lambda invoke --payload {"tenant":…,"sid":…}',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topicArn, description: 'subscribe to get alarms' });
   }

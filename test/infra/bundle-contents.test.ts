@@ -26,7 +26,7 @@ const LOCAL_ONLY = [
   /^lib\/ratelimit\/memory\.ts$/,
 ];
 
-const ENTRIES = ['functions/api.ts', 'functions/replay.ts', 'functions/digest.ts'];
+const ENTRIES = ['functions/api.ts', 'functions/replay.ts', 'functions/digest.ts', 'functions/compact.ts'];
 
 interface Bundle {
   /** every module esbuild read for the bundle, as paths relative to the repository */
@@ -80,9 +80,11 @@ describe('the Lambda bundles', () => {
       const b = bundles.get(entry)!;
       console.log(`${entry}: ${b.bytes} bytes minified, ${b.gzipBytes} gzipped, ${b.inputs.length} modules`);
       // The AWS wiring is there, so an empty or broken bundle cannot pass.
-      expect(b.inputs).toContain(
-        entry === 'functions/digest.ts' ? 'lib/deploy/aws-stores.ts' : 'lib/deploy/aws.ts',
-      );
+      const wiring: Record<string, string> = {
+        'functions/digest.ts': 'lib/deploy/aws-stores.ts',
+        'functions/compact.ts': 'lib/deploy/aws-compaction.ts',
+      };
+      expect(b.inputs).toContain(wiring[entry] ?? 'lib/deploy/aws.ts');
       expect(b.inputs).toContain('lib/store/dynamo-state-store.ts');
       expect(b.inputs.filter((i) => LOCAL_ONLY.some((re) => re.test(i)))).toEqual([]);
     });

@@ -150,7 +150,7 @@ describe('limits and alarms in HansardStack', { timeout: 120_000 }, () => {
       ThrottlingBurstLimit: 600,
     });
     const serving = of('AWS::Lambda::Function').filter(
-      (f) => !/^hansard (digester|replay builder)/.test(String(f.Properties.Description)),
+      (f) => !/^hansard (digester|replay builder|compactor)/.test(String(f.Properties.Description)),
     );
     expect(serving).toHaveLength(2);
     for (const f of serving) {

@@ -72,8 +72,12 @@ describe('stored replays in HansardStack', () => {
   });
 
   it('runs the builder for build markers of this bucket only, retried twice', () => {
+    // (the other rule of the bucket's events runs the compactor for digests: stack-compaction.test.ts)
     const rules = t.findResources('AWS::Events::Rule', {
-      Properties: { EventPattern: Match.objectLike({ source: ['aws.s3'] }) },
+      Properties: {
+        EventPattern: Match.objectLike({ source: ['aws.s3'] }),
+        Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [builder, 'Arn'] } })],
+      },
     });
     expect(Object.keys(rules)).toHaveLength(1);
     const rule = Object.values(rules)[0]!.Properties as Json;

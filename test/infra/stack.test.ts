@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { COMPACT_TIMEOUT } from '../../infra/compaction.js';
 import { REPLAY_BUILD_TIMEOUT } from '../../infra/replays.js';
 import {
   API_TIMEOUT,
@@ -167,13 +168,14 @@ describe('HansardStack template', () => {
     });
   });
 
-  it('runs four functions on nodejs22.x/arm64, each with its own log group, retention and the data names', () => {
-    t.resourceCountIs('AWS::Lambda::Function', 4);
+  it('runs five functions on nodejs22.x/arm64, each with its own log group, retention and the data names', () => {
+    t.resourceCountIs('AWS::Lambda::Function', 5);
     for (const [prefix, timeout] of [
       ['hansard API', API_TIMEOUT.toSeconds()],
       ['hansard streamed replays', REPLAY_TIMEOUT.toSeconds()],
       ['hansard digester', DIGEST_TIMEOUT.toSeconds()],
       ['hansard replay builder', REPLAY_BUILD_TIMEOUT.toSeconds()],
+      ['hansard compactor', COMPACT_TIMEOUT.toSeconds()],
     ] as const) {
       const id = logicalId(t, 'AWS::Lambda::Function', { Description: Match.stringLikeRegexp(`^${prefix}`) });
       const fn = (t.findResources('AWS::Lambda::Function')[id] as { Properties: Json }).Properties;
@@ -230,14 +232,17 @@ describe('HansardStack template', () => {
     const digestFn = logicalId(t, 'AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('^hansard digester'),
     });
-    // the replay builder only from its rule (stack-replays.test.ts)
+    // the replay builder only from its rule (stack-replays.test.ts), the compactor from its (stack-compaction)
     const builderFn = logicalId(t, 'AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('^hansard replay builder'),
+    });
+    const compactFn = logicalId(t, 'AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^hansard compactor'),
     });
     for (const p of Object.values(t.findResources('AWS::Lambda::Permission'))) {
       const props = p.Properties as Json;
       if (props.Principal === 'events.amazonaws.com') {
-        expect([digestFn, builderFn].map((f) => ({ 'Fn::GetAtt': [f, 'Arn'] }))).toContainEqual(
+        expect([digestFn, builderFn, compactFn].map((f) => ({ 'Fn::GetAtt': [f, 'Arn'] }))).toContainEqual(
           props.FunctionName,
         );
       } else if (props.Principal === '*') {
@@ -492,7 +497,7 @@ describe('cdk synth (as CI runs it)', () => {
   // Its own folder per run: two runs at once (two checkouts' tests, a developer beside CI) must not share one.
   const outdir = join(ROOT, '.test-results', `cdk.out-${process.pid}`);
 
-  it('synthesizes offline without credentials and bundles the four functions into loadable ESM', async () => {
+  it('synthesizes offline without credentials and bundles the five functions into loadable ESM', async () => {
     rmSync(outdir, { recursive: true, force: true });
     const synth = await run(
       'npx',
@@ -510,7 +515,7 @@ describe('cdk synth (as CI runs it)', () => {
     const bundles = Object.values(manifest.files)
       .filter((f) => f.source.packaging === 'zip')
       .map((f) => join(outdir, f.source.path, 'index.mjs'));
-    expect(bundles).toHaveLength(4);
+    expect(bundles).toHaveLength(5);
     const env = {
       ...offlineEnv(),
       BUCKET_NAME: 'hansard-test-bucket',
@@ -554,6 +559,27 @@ describe('cdk synth (as CI runs it)', () => {
         );
         expect(loaded.out.trim().split('\n').at(-1), loaded.out).toBe('function');
         answers.push('digest');
+        continue;
+      }
+      if (sources.some((s) => s.endsWith('functions/compact.ts'))) {
+        // The compactor (issue 17.2, stack-compaction.test.ts): the stores and the plan, no app; it loads
+        // with its environment and answers events: one that names no session is left alone.
+        expect(
+          sources.filter((s) => /lib\/http\/app\.ts|lib\/deploy\/aws\.ts|sqlite|node-server/.test(s)),
+        ).toEqual([]);
+        const loaded = await run(
+          'node',
+          [
+            '--input-type=module',
+            '-e',
+            "const m = await import(process.argv[1]); console.log(JSON.stringify((await m.handler({ source: 'aws.s3', 'detail-type': 'Object Created', detail: { bucket: { name: 'b' }, object: { key: 'tenants/x' } } })).outcome));",
+            bundle,
+          ],
+          env,
+          30_000,
+        );
+        expect(loaded.out.trim().split('\n').at(-1), loaded.out).toBe('"not_a_session"');
+        answers.push('compact');
         continue;
       }
       if (sources.some((s) => s.endsWith('functions/replay-build.ts'))) {
@@ -606,7 +632,7 @@ describe('cdk synth (as CI runs it)', () => {
         expect(JSON.parse(other.body)).toMatchObject({ error: { code: 'not_found' } });
       }
     }
-    expect(answers.sort()).toEqual(['api', 'digest', 'replay', 'replay-build']);
+    expect(answers.sort()).toEqual(['api', 'compact', 'digest', 'replay', 'replay-build']);
     rmSync(outdir, { recursive: true, force: true });
   }, 180_000);
 });
@@ -616,10 +642,10 @@ describe('the app limits from context', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new HansardStack(app, 'Limits', { tokenRateLimit: 120, tenantQuotaBytes: 1024 });
     const fns = Template.fromStack(stack).findResources('AWS::Lambda::Function');
-    // The functions that serve requests; the digester and the replay builder serve none.
+    // The functions that serve requests; the digester, the replay builder and the compactor serve none.
     const serving = Object.values(fns).filter(
       (f) =>
-        !/^hansard (digester|replay builder)/.test(
+        !/^hansard (digester|replay builder|compactor)/.test(
           String((f as { Properties: { Description?: string } }).Properties.Description),
         ),
     );

@@ -1,0 +1,60 @@
+/**
+ * Compaction of small chunk objects (issue 17.2, functions/compact.ts): the compactor function, its
+ * grants, and the rule that runs it for each signed digest written (`Object Created` of a digest's key,
+ * `DIGEST_OBJECTS`: `tenants/{t}/sessions/{sid}/digests/…`), announced through EventBridge as the
+ * build markers are (infra/replays.ts). A digest follows a writer's end at once and a quiet session at a cadence that
+ * doubles from 5 minutes (lib/service/audit-config.ts), so no sweep of every session is needed: the
+ * digests already visit each session that changed. Reserved concurrency 1: compactions run one at a time
+ * in the deployment, so no two touch a writer at once; events beyond it wait (Lambda keeps a throttled
+ * asynchronous event up to 6 hours).
+ */
+import { Duration } from 'aws-cdk-lib';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Match, Rule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import { compactDynamoAccess } from '../functions/access.js';
+import { DIGEST_OBJECTS, HansardFunction, type HansardFunctionProps } from './lambda.js';
+
+/** Lambda's limit: a pass stops starting runs 2 minutes before it (functions/compact.ts). */
+export const COMPACT_TIMEOUT = Duration.minutes(15);
+/** A run is held whole (at most 64 MiB) while it is checked; the rest is the SDK's and the listing's. */
+export const COMPACT_MEMORY_MB = 1024;
+/** One compaction at a time in the deployment. */
+export const COMPACT_CONCURRENCY = 1;
+
+/** Adds the compactor function and its rule to `scope`. Returns the compactor. */
+export function addCompaction(
+  scope: Construct,
+  o: {
+    bucket: Bucket;
+    table: Table;
+    common: Pick<HansardFunctionProps, 'logRetention' | 'logLevel'>;
+  },
+): HansardFunction {
+  const compactor = new HansardFunction(scope, 'CompactFunction', {
+    ...o.common,
+    entry: 'functions/compact.ts',
+    description: 'hansard compactor: rewrites the small chunk objects of settled writers as compacted runs',
+    timeout: COMPACT_TIMEOUT,
+    memorySize: COMPACT_MEMORY_MB,
+    reservedConcurrentExecutions: COMPACT_CONCURRENCY,
+  });
+  compactor.bindCompaction(o.bucket);
+  compactor.bindTable(o.table, compactDynamoAccess());
+  new Rule(scope, 'CompactRule', {
+    description: 'hansard: compact the settled writers of a session when a digest of it is written',
+    eventPattern: {
+      source: ['aws.s3'],
+      detailType: ['Object Created'],
+      detail: {
+        bucket: { name: [o.bucket.bucketName] },
+        object: { key: Match.wildcard(DIGEST_OBJECTS) },
+      },
+    },
+    // A failed pass is tried twice more; the session's next digest starts another anyway.
+    targets: [new LambdaFunction(compactor, { retryAttempts: 2, maxEventAge: Duration.hours(6) })],
+  });
+  return compactor;
+}

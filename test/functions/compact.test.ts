@@ -1,0 +1,85 @@
+/**
+ * The compactor's handler (functions/compact.ts, issue 17.2) against s3rver and DynamoDB Local: the
+ * `Object Created` event of a session's digest compacts its ended writers (its state store calls only
+ * what its role allows, `COMPACT_STATE_METHODS`), an operator's `{tenant, sid}` does the same, and an
+ * event that names no session (another key, a forged tenant or session id) touches nothing.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateSession } from '../../bench/gen.js';
+import type { createCompactHandler as CreateCompactHandler } from '../../functions/compact.js';
+import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../support/s3-replay-world.js';
+
+let world: S3ReplayWorld;
+let root: string;
+let createCompactHandler: typeof CreateCompactHandler;
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), 'hansard-compact-fn-'));
+  world = await startS3ReplayWorld();
+  // The module builds its handler from process.env when loaded: give it one it accepts.
+  Object.assign(process.env, world.env);
+  ({ createCompactHandler } = await import('../../functions/compact.js'));
+}, 120_000);
+
+afterAll(async () => {
+  await world?.close();
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+async function objectsOf(sid: string): Promise<string[]> {
+  const out = await world.s3
+    .client()
+    .send(new ListObjectsV2Command({ Bucket: world.bucket, Prefix: `tenants/acme/sessions/${sid}/` }));
+  return (out.Contents ?? []).map((o) => o.Key!.split('/').slice(4).join('/'));
+}
+
+const event = (key: string) => ({
+  source: 'aws.s3' as const,
+  'detail-type': 'Object Created' as const,
+  detail: { bucket: { name: world.bucket }, object: { key } },
+});
+
+describe('the compactor function', () => {
+  it("compacts a session's ended writers for its digest's event, and for an operator's request", async () => {
+    const handler = createCompactHandler(world.env);
+    const one = await storeSession(world, await generateSession(root, 300, 2), 1024);
+    expect((await objectsOf(one.sid)).length).toBe(one.chunks);
+    const answer = await handler(event(`tenants/acme/sessions/${one.sid}/digests/000000001.json`), {
+      getRemainingTimeInMillis: () => 900_000,
+    });
+    expect(answer).toMatchObject({ tenant: 'acme', sid: one.sid, outcome: 'compacted' });
+    expect(answer.writers.map((w) => w.outcome)).toEqual(['compacted', 'compacted']);
+    const after = await objectsOf(one.sid);
+    expect(after).toHaveLength(2);
+    for (const s of one.segments) {
+      expect(after).toContain(`${s.w}/000000000000000-${String(s.end).padStart(15, '0')}.jsonl`);
+    }
+
+    const two = await storeSession(world, await generateSession(root, 200, 1), 1024);
+    const asked = await handler({ tenant: 'acme', sid: two.sid });
+    expect(asked.writers.map((w) => [w.outcome, w.objects_after])).toEqual([['compacted', 1]]);
+    expect(await objectsOf(two.sid)).toHaveLength(1);
+  }, 300_000);
+
+  it('leaves alone an event that names no session', async () => {
+    const handler = createCompactHandler(world.env);
+    const three = await storeSession(world, await generateSession(root, 60, 1), 1024);
+    const before = await objectsOf(three.sid);
+    for (const e of [
+      event(`replays/acme/${three.sid}/ndjson.building`),
+      event(`tenants/acme/sessions/${three.sid}/w_x/000000000000000.jsonl`),
+      event(`tenants/ACME/sessions/${three.sid}/digests/000000001.json`),
+      event('tenants/acme/sessions/s_nope/digests/000000001.json'),
+    ]) {
+      expect((await handler(e)).outcome).toBe('not_a_session');
+    }
+    expect(await handler({ tenant: 'acme', sid: '../x' } as never)).toMatchObject({
+      outcome: 'not_a_session',
+    });
+    expect(await objectsOf(three.sid)).toEqual(before);
+  }, 120_000);
+});

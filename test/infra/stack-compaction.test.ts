@@ -1,0 +1,147 @@
+/**
+ * The stack's part of compaction (issue 17.2, infra/compaction.ts): a rule runs the compactor for each
+ * signed digest of this bucket, one at a time (reserved concurrency 1); its role may read and list the
+ * segments, put compacted runs only and delete writers' objects only (the only role that may delete),
+ * read only the state a compaction reads, and sign nothing; its bundle holds no app. The put and delete
+ * patterns are checked against the keys the code makes.
+ */
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { COMPACT_STATE_METHODS } from '../../functions/access.js';
+import { COMPACT_CONCURRENCY, COMPACT_MEMORY_MB, COMPACT_TIMEOUT } from '../../infra/compaction.js';
+import { COMPACTED_OBJECTS, DIGEST_OBJECTS, WRITER_OBJECTS } from '../../infra/lambda.js';
+import { HansardStack } from '../../infra/stack.js';
+import { newId } from '../../lib/log/index.js';
+import { digestName } from '../../lib/store/keys.js';
+import { chunkObjectKey, compactedObjectKey } from '../../lib/store/s3-segment-store.js';
+import { bundleLambda } from './lambda-bundle.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON, read field by field
+type Json = Record<string, any>;
+let t: Template;
+let bucket: string;
+let table: string;
+let compactor: string;
+
+beforeAll(() => {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  t = Template.fromStack(new HansardStack(app, 'Compaction'));
+  bucket = Object.keys(t.findResources('AWS::S3::Bucket'))[0]!;
+  table = Object.keys(t.findResources('AWS::DynamoDB::Table'))[0]!;
+  compactor = Object.keys(
+    t.findResources('AWS::Lambda::Function', {
+      Properties: { Description: Match.stringLikeRegexp('^hansard compactor') },
+    }),
+  )[0]!;
+});
+
+/** Each action of `fnId`'s role with its resources, `<LogicalId>/suffix` for a bucket's objects. */
+function grants(fnId: string): Record<string, string[]> {
+  const fn = t.findResources('AWS::Lambda::Function')[fnId]!.Properties as Json;
+  const role = fn.Role['Fn::GetAtt'][0] as string;
+  const out: Record<string, string[]> = {};
+  for (const p of Object.values(t.findResources('AWS::IAM::Policy'))) {
+    const props = p.Properties as Json;
+    if (!props.Roles.some((r: Json) => r.Ref === role)) continue;
+    for (const s of props.PolicyDocument.Statement as Json[]) {
+      for (const a of [s.Action].flat() as string[]) {
+        for (const r of [s.Resource].flat() as Json[]) {
+          const text =
+            typeof r === 'string'
+              ? r
+              : r['Fn::GetAtt']
+                ? `<${r['Fn::GetAtt'][0]}>`
+                : (r['Fn::Join'][1] as Json[])
+                    .map((x) => (typeof x === 'string' ? x : `<${x['Fn::GetAtt']?.[0] ?? x.Ref}>`))
+                    .join('');
+          out[a] = [...(out[a] ?? []), text].sort();
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** Whether an IAM resource pattern (`*` any run of characters, `/` included) matches `key`. */
+function matches(pattern: string, key: string): boolean {
+  const re = pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*');
+  return new RegExp(`^${re}$`).test(key);
+}
+
+describe('compaction in HansardStack', () => {
+  it('runs the compactor for the digests of this bucket only, one at a time, retried twice', () => {
+    const rules = t.findResources('AWS::Events::Rule', {
+      Properties: { Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [compactor, 'Arn'] } })] },
+    });
+    expect(Object.keys(rules)).toHaveLength(1);
+    const rule = Object.values(rules)[0]!.Properties as Json;
+    expect(rule.EventPattern).toEqual({
+      source: ['aws.s3'],
+      'detail-type': ['Object Created'],
+      detail: {
+        bucket: { name: [{ Ref: bucket }] },
+        object: { key: [{ wildcard: 'tenants/*/sessions/*/digests/*' }] },
+      },
+    });
+    expect(rule.Targets).toHaveLength(1);
+    expect(rule.Targets[0]).toMatchObject({ RetryPolicy: { MaximumRetryAttempts: 2 } });
+    const fn = t.findResources('AWS::Lambda::Function')[compactor]!.Properties as Json;
+    expect(fn).toMatchObject({
+      Timeout: COMPACT_TIMEOUT.toSeconds(),
+      MemorySize: COMPACT_MEMORY_MB,
+      ReservedConcurrentExecutions: COMPACT_CONCURRENCY,
+    });
+    expect(COMPACT_CONCURRENCY).toBe(1);
+    t.hasOutput('CompactFunctionName', { Value: { Ref: compactor } });
+  });
+
+  it('lets the compactor read segments, put runs only, delete writers’ objects only, and read state', () => {
+    const g = grants(compactor);
+    expect(g['s3:GetObject']).toEqual([`<${bucket}>/tenants/*`]);
+    expect(g['s3:ListBucket']).toEqual([`<${bucket}>`]);
+    expect(g['s3:PutObject']).toEqual([`<${bucket}>/${COMPACTED_OBJECTS}`]);
+    expect(g['s3:DeleteObject']).toEqual([`<${bucket}>/${WRITER_OBJECTS}`]);
+    expect(Object.keys(g).filter((a) => a.startsWith('kms:'))).toEqual([]);
+    expect(COMPACT_STATE_METHODS).toEqual(['listWriters', 'listChunks']);
+    const dynamo = Object.keys(g).filter((a) => a.startsWith('dynamodb:'));
+    expect(dynamo).toEqual(['dynamodb:Query']);
+    expect(g['dynamodb:Query']).toEqual([`<${table}>`]);
+  });
+
+  it('grants exactly the keys the code makes: runs to put; chunks and runs, never digests, to delete', () => {
+    const key = { tenant: 'acme', sid: newId('s'), w: newId('w') };
+    const run = compactedObjectKey(key, 0, 4096);
+    const chunk = chunkObjectKey(key, 4096);
+    const digest = `tenants/acme/sessions/${key.sid}/digests/${digestName(1)}`;
+    expect(matches(COMPACTED_OBJECTS, run)).toBe(true);
+    expect(matches(COMPACTED_OBJECTS, chunk)).toBe(false);
+    expect(matches(COMPACTED_OBJECTS, digest)).toBe(false);
+    expect(matches(WRITER_OBJECTS, run)).toBe(true);
+    expect(matches(WRITER_OBJECTS, chunk)).toBe(true);
+    expect(matches(WRITER_OBJECTS, digest)).toBe(false);
+    expect(matches(WRITER_OBJECTS, `replays/acme/${key.sid}/x.jsonl`)).toBe(false);
+    expect(matches(DIGEST_OBJECTS, digest)).toBe(true);
+  });
+
+  it('gives no other role s3:DeleteObject', () => {
+    const fns = Object.keys(t.findResources('AWS::Lambda::Function')).filter((f) => f !== compactor);
+    expect(fns.length).toBeGreaterThanOrEqual(4);
+    for (const f of fns) expect(grants(f)['s3:DeleteObject'], f).toBeUndefined();
+  });
+
+  it('bundles the compactor without the app, the routes or the rate limiter', async () => {
+    const { metafile } = await bundleLambda('functions/compact.ts');
+    const used = Object.values(metafile.outputs).flatMap((o) =>
+      Object.entries(o.inputs)
+        .filter(([, i]) => i.bytesInOutput > 0)
+        .map(([path]) => path),
+    );
+    expect(used).toContain('lib/store/s3-compaction.ts');
+    expect(used).toContain('lib/service/compaction.ts');
+    for (const m of ['lib/deploy/aws.ts', 'lib/ratelimit/dynamo.ts', 'lib/http/app.ts']) {
+      expect(used, m).not.toContain(m);
+    }
+    expect(used.some((p) => p.startsWith('node_modules/hono/'))).toBe(false);
+  }, 60_000);
+});
