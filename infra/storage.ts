@@ -22,8 +22,9 @@ import { SEGMENT_PREFIX } from './lambda.js';
 export interface SegmentLifecycle {
   /**
    * days after which a version that is no longer current is deleted. Only a stale, never acknowledged
-   * chunk replaced by `If-Match` (lib/store/s3-segment-store.ts) or a delete leaves one; under Object
-   * Lock a locked version stays until its retention ends. Default 30.
+   * chunk replaced by `If-Match` (lib/store/s3-segment-store.ts) or a delete leaves one (the compactor's,
+   * issue 17.2: chunk objects rewritten as a compacted run); under Object Lock a locked version stays
+   * until its retention ends. Default 30.
    */
   noncurrentVersionDays?: number;
   /**
@@ -86,6 +87,9 @@ export function lifecycleRules(l: SegmentLifecycle = {}): LifecycleRule[] {
     rules.push({
       id: 'ExpireNoncurrentVersions',
       noncurrentVersionExpiration: Duration.days(noncurrentVersionDays),
+      // A compaction's deletes (issue 17.2) leave a delete marker per chunk object; once its old
+      // version has expired, the marker is removed too, so listings of a writer do not wade through them.
+      expiredObjectDeleteMarker: true,
     });
   }
   if (coldTransitionDays > 0) {

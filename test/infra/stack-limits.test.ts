@@ -310,6 +310,8 @@ describe('limits and alarms in HansardStack', { timeout: 120_000 }, () => {
         Id: 'ExpireNoncurrentVersions',
         Status: 'Enabled',
         NoncurrentVersionExpiration: { NoncurrentDays: DEFAULT_LIFECYCLE.noncurrentVersionDays },
+        // the delete markers a compaction leaves (issue 17.2), once their old versions are gone
+        ExpiredObjectDeleteMarker: true,
       },
       {
         Id: 'ColdSegmentsToIntelligentTiering',
