@@ -8,7 +8,7 @@
  * session with `aws lambda invoke --function-name <CompactFunctionName> --payload
  * '{"tenant":"acme","sid":"s_…"}' out.json` (docs/deploy.md). One at a time (reserved concurrency 1): no
  * two compactions of a writer run at once. No new run starts in the last 2 minutes of the invocation;
- * what is left is done by the next event.
+ * a pass that leaves runs undone fails, so Lambda runs its event again, twice.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
@@ -56,9 +56,10 @@ export interface CompactAnswer {
 }
 
 /**
- * The compactor's handler for an environment (@throws ConfigError naming the bad keys). A store's error
- * fails the invocation (Lambda tries the event again twice); a writer's own fault (bytes that do not
- * match the index, a layout no compaction explains) is logged as an error and left as it is.
+ * The compactor's handler for an environment (@throws ConfigError naming the bad keys). A store's error,
+ * or a pass that ran out of time (`CompactionUnfinishedError`), fails the invocation (Lambda runs an
+ * asynchronous event again twice); a writer's own fault (bytes that do not match the index, a layout
+ * no compaction explains) is logged as an error and left as it is.
  */
 export function createCompactHandler(
   env: Record<string, string | undefined>,
@@ -94,8 +95,21 @@ export function createCompactHandler(
       }
     }
     logger.info('compaction', { ...session, ms: Date.now() - started, writers });
+    // A writer too large for one invocation (~1 GB of 1 KB objects at S3's pace): fail, so that Lambda
+    // runs the event again (twice, a minute and two later), each pass going on from the runs written.
+    const unfinished = writers.filter((w) => w.outcome === 'out_of_time').map((w) => w.w);
+    if (unfinished.length > 0) {
+      throw new CompactionUnfinishedError(
+        `compaction of session ${session.sid} ran out of time before writers ${unfinished.join(', ')} were done: run again`,
+      );
+    }
     return { ...session, outcome: 'compacted', writers };
   };
+}
+
+/** A pass that ran out of time (the invocation fails so that Lambda runs the event again). */
+export class CompactionUnfinishedError extends Error {
+  override name = 'CompactionUnfinishedError';
 }
 
 /** The session an event names: a digest's key (EventBridge) or an operator's `{tenant, sid}`. */

@@ -41,6 +41,9 @@ export function addCompaction(
     memorySize: COMPACT_MEMORY_MB,
     reservedConcurrentExecutions: COMPACT_CONCURRENCY,
   });
+  // A pass that ran out of time fails (functions/compact.ts): Lambda runs the event again, twice, each
+  // pass going on from the runs written; an event waits up to 6 hours for the one instance.
+  compactor.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(6) });
   compactor.bindCompaction(o.bucket);
   compactor.bindTable(o.table, compactDynamoAccess());
   new Rule(scope, 'CompactRule', {

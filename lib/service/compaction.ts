@@ -154,7 +154,10 @@ export interface WriterCompaction {
   message?: string;
 }
 
-/** Compacts every settled writer of a session, in turn; never throws for one writer's fault. */
+/**
+ * Compacts every settled writer of a session, in turn; never throws for one writer's fault. A writer not
+ * reached by `deadline` is `out_of_time` (its runs written so far stay: the next pass goes on from them).
+ */
 export async function compactSession(
   deps: CompactionDeps,
   tenant: string,
@@ -163,12 +166,11 @@ export async function compactSession(
   const writers = await deps.state.listWriters(tenant, sid);
   const out: WriterCompaction[] = [];
   for (const w of writers) {
-    if (deps.deadline !== undefined && Date.now() >= deps.deadline) break;
-    if (!isSettled(w, deps.now(), deps.settledAfterMs)) {
-      out.push({ w: w.w, outcome: 'live', objects_before: 0, objects_after: 0, runs: 0, deleted: 0 });
-      continue;
-    }
-    out.push(await compactWriter(deps, { tenant, sid, w: w.w }, w.length));
+    const none = { w: w.w, objects_before: 0, objects_after: 0, runs: 0, deleted: 0 };
+    if (!isSettled(w, deps.now(), deps.settledAfterMs)) out.push({ ...none, outcome: 'live' });
+    else if (deps.deadline !== undefined && Date.now() >= deps.deadline)
+      out.push({ ...none, outcome: 'out_of_time' });
+    else out.push(await compactWriter(deps, { tenant, sid, w: w.w }, w.length));
   }
   return out;
 }

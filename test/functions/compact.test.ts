@@ -65,6 +65,20 @@ describe('the compactor function', () => {
     expect(await objectsOf(two.sid)).toHaveLength(1);
   }, 300_000);
 
+  it('fails a pass that ran out of time, so that Lambda runs its event again', async () => {
+    const handler = createCompactHandler(world.env);
+    const four = await storeSession(world, await generateSession(root, 60, 1), 1024);
+    const before = await objectsOf(four.sid);
+    await expect(
+      handler({ tenant: 'acme', sid: four.sid }, { getRemainingTimeInMillis: () => 60_000 }),
+    ).rejects.toThrow(/ran out of time before writers w_/);
+    expect(await objectsOf(four.sid)).toEqual(before);
+    // the next invocation, with its time, finishes it
+    expect((await handler({ tenant: 'acme', sid: four.sid })).writers.map((w) => w.outcome)).toEqual([
+      'compacted',
+    ]);
+  }, 120_000);
+
   it('leaves alone an event that names no session', async () => {
     const handler = createCompactHandler(world.env);
     const three = await storeSession(world, await generateSession(root, 60, 1), 1024);

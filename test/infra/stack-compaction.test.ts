@@ -93,6 +93,12 @@ describe('compaction in HansardStack', () => {
       ReservedConcurrentExecutions: COMPACT_CONCURRENCY,
     });
     expect(COMPACT_CONCURRENCY).toBe(1);
+    // a pass that ran out of time fails: Lambda runs its event again, twice
+    t.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: compactor },
+      MaximumRetryAttempts: 2,
+      MaximumEventAgeInSeconds: 6 * 3600,
+    });
     t.hasOutput('CompactFunctionName', { Value: { Ref: compactor } });
   });
 
