@@ -19,6 +19,7 @@
  * | status          | `T#{tenant}#S#{sid}`   | `STATUS`                |                       |                      |
  * | work item       | `T#{tenant}`           | `WORK#{work_id}`        | `T#{tenant}#WORKS#{sid}` | `{work_id}`       |
  * | tenant usage    | `T#{tenant}`           | `USAGE#{shard 0-7}`     |                       |                      |
+ * | deferred counts | `T#{tenant}#PENDING`   | `{sid}#{w}`             |                       |                      |
  * | claimed key     | `T#{tenant}#KEY#{sha256(scope, key)}` | `KEY`    |                       |                      |
  * | rate-limit count| `RL#{token id}`        | `{window start, s}`     |                       |                      |
  * | digest head     | `T#{tenant}#S#{sid}`   | `DIGEST`                |                       |                      |
@@ -47,7 +48,10 @@
  * `USAGE_SHARDS` items chosen by session id, so that no one item takes every chunk of the tenant. Reading
  * the usage sums the shards (one query of a few small items), at most every 30 s per process.
  * The session item's `writers`, `lines` and `bytes` are ADDed the same way; the writer items are the
- * truth they are counted from (docs/adr/0008-no-hot-keys-on-ingest.md).
+ * truth they are counted from (docs/adr/0008-no-hot-keys-on-ingest.md). Counts whose follow-up failed for
+ * good wait in a partition of their own, `T#{tenant}#PENDING` (an item per writer, its deltas ADDed),
+ * until a sweep applies them (dynamo-pending.ts): one query finds every pending count of the tenant, and
+ * keeping one does not write `T#{tenant}`, the partition whose throttling made it pending.
  *
  * A session due an audit digest (issue 15) has one mark item in one of `DIGEST_DUE_SHARDS` partitions
  * (chosen by tenant and session id), so that the digester finds the due sessions of every tenant with
@@ -104,6 +108,11 @@ export const keys = {
   work: (tenant: string, id: string): ItemKey => ({ pk: `T#${tenant}`, sk: `${WORK_PREFIX}${id}` }),
   /** one shard of a tenant's usage total; `usageShard(sid)` picks a session's */
   usage: (tenant: string, shard: number): ItemKey => ({ pk: `T#${tenant}`, sk: `${USAGE_PREFIX}${shard}` }),
+  /** the counts of writer `w` whose follow-up failed for good, until a sweep applies them (dynamo-pending.ts) */
+  pending: (tenant: string, sid: string, w: string): ItemKey => ({
+    pk: pendingPk(tenant),
+    sk: `${sid}#${w}`,
+  }),
   /** a claimed key (`StateStore.claimKey`): `hash` is the SHA-256 of its scope and key, hex */
   claim: (tenant: string, hash: string): ItemKey => ({ pk: `T#${tenant}#KEY#${hash}`, sk: 'KEY' }),
   /** the newest audit digest of a session (`DigestHead`, issue 15) */
@@ -199,6 +208,11 @@ export function boardPartitions(tenant: string): string[] {
     ...Array.from({ length: BOARD_SHARDS }, (_, n) => gsiKeys.boardPk(tenant, n)),
     gsiKeys.legacyBoardPk(tenant),
   ];
+}
+
+/** The partition of a tenant's deferred counts (`keys.pending`): one query lists them all. */
+export function pendingPk(tenant: string): string {
+  return `T#${tenant}#PENDING`;
 }
 
 /** The partition of one session: its writer index, chunk records and status. */

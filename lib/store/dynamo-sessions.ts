@@ -43,7 +43,7 @@ export interface CountDelta {
   bytes: number;
   /** 1 for a writer's first advance */
   writers: number;
-  /** the tenant's usage (the same as `bytes`, apart when a deferred part is carried: `uncounted_*`) */
+  /** the tenant's usage (the same as `bytes`, apart when a writer item's `uncounted_*` of before is carried) */
   usage: number;
 }
 
@@ -70,7 +70,8 @@ export class DynamoSessionIndex {
    * throttling. The session moves on the board (SET `updated_at` and its board keys to `at`) only when
    * its stored `updated_at` is at least `BOARD_MOVE_MS` older than `at`: a condition of the same update, tried
    * only when this process does not know of a newer move, so most chunks send one unconditional update.
-   * @returns which of the two failed for good (the caller keeps those counts on the writer item)
+   * @returns which of the two succeeded (the caller keeps the counts of a failed one pending:
+   *   dynamo-pending.ts)
    */
   async countAdvance(
     tenant: string,
@@ -181,8 +182,8 @@ export class DynamoSessionIndex {
   /**
    * The session with exact figures: its item (created_at, and the `updated_at` of reports and work) and
    * its writers (one query, dynamo-writers.ts), which are the truth of `writers`, `lines`, `bytes` and
-   * the last chunk's time; the item's own counters may lag them by a follow-up in flight or deferred.
-   * A session whose writers exist without an item yet (its follow-up deferred) is answered from them.
+   * the last chunk's time; the item's own counters may lag them by a follow-up in flight or pending.
+   * A session whose writers exist without an item yet (its follow-up pending) is answered from them.
    */
   async getSession(tenant: string, sid: string): Promise<SessionRecord | null> {
     const [item, writers] = await Promise.all([

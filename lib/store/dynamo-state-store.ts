@@ -24,6 +24,7 @@ import {
 import type { DigestDue, DigestHead } from './digest-ports.js';
 import { DynamoDigestIndex } from './dynamo-digest-index.js';
 import { errorName, type Item, type TransactItem } from './dynamo-items.js';
+import { DynamoPendingCounts, SWEEP_INTERVAL_MS } from './dynamo-pending.js';
 import { ITEM_RETRY, newRetryCounts, type RetryCounts, TRANSACT_RETRY, withRetry } from './dynamo-retry.js';
 import { type ItemKey, keys } from './dynamo-schema.js';
 import { DynamoSessionIndex, USAGE_MAX_AGE_MS } from './dynamo-sessions.js';
@@ -57,6 +58,8 @@ export interface DynamoStateStoreOptions {
   clientConfig?: DynamoDBClientConfig;
   /** how old a tenant's usage figure may be before `tenantUsage` reads it again, ms (default 30 s) */
   usageMaxAgeMs?: number;
+  /** how often an advance sweeps its tenant's pending counts (dynamo-pending.ts), ms (default 30 s) */
+  sweepIntervalMs?: number;
 }
 
 /**
@@ -101,7 +104,11 @@ export class DynamoStateStore implements StateStore {
       (tenant, sid) => this.writers.listWriters(tenant, sid),
       opts.usageMaxAgeMs ?? USAGE_MAX_AGE_MS,
     );
-    this.writers = new DynamoWriterIndex(primitives, this.sessions, this.retries);
+    this.writers = new DynamoWriterIndex(
+      primitives,
+      this.sessions,
+      new DynamoPendingCounts(primitives, this.retries, opts.sweepIntervalMs ?? SWEEP_INTERVAL_MS),
+    );
   }
 
   // ---- tenants: `TENANT#{name}` / `TENANT`

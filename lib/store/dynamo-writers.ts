@@ -2,18 +2,23 @@
  * The writer index of `DynamoStateStore` (dynamo-schema.ts): writer items `T#{tenant}#S#{sid}` / `W#{w}`
  * and their chunk records `C#{w}#{offset:015}` (`W#{w}#C#…` for writers indexed before issue 17.6), and
  * the writer advance (issue 17.1, docs/adr/0008-no-hot-keys-on-ingest.md): one transaction of the
- * writer's own items, then the counts of the session and the tenant outside it.
+ * writer's own items, then the counts of the session and the tenant outside it, and what of those fails
+ * for good kept pending for a sweep (dynamo-pending.ts).
  */
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dueMarkPut } from './dynamo-digest-index.js';
 import { cancellationCodes, compact, type Item, toWriter, update } from './dynamo-items.js';
-import type { RetryCounts } from './dynamo-retry.js';
+import type { DynamoPendingCounts } from './dynamo-pending.js';
 import { CHUNK_KEYS, type ItemKey, keys, PK, SK, sessionPk } from './dynamo-schema.js';
 import type { CountDelta, DynamoSessionIndex } from './dynamo-sessions.js';
 import type { DynamoPrimitives } from './dynamo-tokens.js';
 import { type ChunkRecord, StateConflictError, type WriterAdvance, type WriterRecord } from './ports.js';
 
-/** Counts of earlier advances not yet in the session and usage items (`RetryCounts.deferred`). */
+/**
+ * Counts of earlier advances not yet in the session and usage items, as deferrals kept them on the writer
+ * item before they went to pending items (dynamo-pending.ts): still read, carried and cleared by the
+ * writer's next advance, so that what was deferred before is counted once too.
+ */
 const UNCOUNTED = {
   lines: 'uncounted_lines',
   bytes: 'uncounted_bytes',
@@ -26,7 +31,7 @@ export class DynamoWriterIndex {
   constructor(
     private readonly x: DynamoPrimitives,
     private readonly sessions: DynamoSessionIndex,
-    private readonly counts: RetryCounts,
+    private readonly pending: DynamoPendingCounts,
   ) {}
 
   /** The writer item `W#{w}` (strongly consistent), or null. */
@@ -128,10 +133,12 @@ export class DynamoWriterIndex {
    *    writer): the session's digest due mark, which must never be missing for an indexed chunk.
    *
    * Then, outside it (`DynamoSessionIndex.countAdvance`): the session's counters and board position and
-   * the tenant's usage, ADDed. A count that fails for good is kept on the writer item (`uncounted_*`,
-   * ADDed) and carried by its next advance, which subtracts what it carries in its own transaction (an
-   * ADD too, so a deferral landing meanwhile is not lost). Lengths only grow, so a writer found at `from`
-   * when the transaction commits is the one read. Conflicts and throttling are retried (dynamo-retry.ts).
+   * the tenant's usage, ADDed. A count that fails for good is kept on the writer's pending item
+   * (`DynamoPendingCounts.defer`), which a later advance of any writer of the tenant applies, once
+   * (`afterAdvance`: this process's next advance, any process's within 30 s). Counts kept on the writer
+   * item by deferrals of before (`uncounted_*`) are carried by this advance: subtracted in its own
+   * transaction (an ADD), added to its delta. Lengths only grow, so a writer found at `from` when the
+   * transaction commits is the one read. Conflicts and throttling are retried (dynamo-retry.ts).
    * @throws StateConflictError (with the stored length) when the writer is not at `fromLength`
    */
   async advanceWriter(
@@ -219,34 +226,9 @@ export class DynamoWriterIndex {
       usage: bytes + carried.usage,
     };
     const done = await this.sessions.countAdvance(tenant, sid, delta, next.at);
-    if (!done.session || !done.usage) await this.defer(tenant, sid, w, delta, done);
-  }
-
-  /**
-   * Keeps the counts a follow-up could not write on the writer item, for its next advance to carry
-   * (best effort: if this fails too, the listings' counters and the usage stay short of the writers'
-   * truth, which `getSession` still reads; `RetryCounts.deferred` says how often it came to this).
-   */
-  private async defer(
-    tenant: string,
-    sid: string,
-    w: string,
-    delta: CountDelta,
-    done: { session: boolean; usage: boolean },
-  ): Promise<void> {
-    this.counts.deferred += 1;
-    const add: Record<string, number> = {};
-    if (!done.session) {
-      add[UNCOUNTED.lines] = delta.lines;
-      add[UNCOUNTED.bytes] = delta.bytes;
-      add[UNCOUNTED.writers] = delta.writers;
-    }
-    if (!done.usage) add[UNCOUNTED.usage] = delta.usage;
-    await this.x.doc
-      .send(
-        new UpdateCommand({ TableName: this.x.table, Key: keys.writer(tenant, sid, w), ...update({ add }) }),
-      )
-      .catch(() => {});
+    const deferred = !done.session || !done.usage;
+    if (deferred) await this.pending.defer(tenant, sid, w, delta, done, next.at);
+    await this.pending.afterAdvance(tenant, deferred);
   }
 }
 

@@ -100,10 +100,12 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   'lib/store/dynamo-tokens.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-items.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-status-work.ts': { adapter: 'dynamo' },
-  // no hot keys on ingest (issue 17.1, ADR 8): the writer's transaction, the session index, retries
+  // no hot keys on ingest (issue 17.1, ADR 8): the writer's transaction, the session index, retries,
+  // and the pending counts of a follow-up that failed for good
   'lib/store/dynamo-writers.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-sessions.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-retry.ts': { adapter: 'dynamo' },
+  'lib/store/dynamo-pending.ts': { adapter: 'dynamo' },
   // the audit digests (issue 15)
   'lib/store/fs-durable.ts': { adapter: 'fs' },
   'lib/store/fs-digest-store.ts': { adapter: 'fs' },

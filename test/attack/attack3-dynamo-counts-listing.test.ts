@@ -11,15 +11,15 @@
  * `USAGE_MAX_AGE_MS` old (as ADR 8 says): measured here, a second process takes 10x the quota in that
  * window.
  *
- * FAULTS (skipped; they fail when un-skipped):
- * - a session whose last advance's session follow-up failed for good is missing from every listing (and
- *   so from the board and its count) until that writer advances again, which an ended writer never does:
- *   its counts wait on the writer item (`uncounted_*`) for good. Through ingest, a session whose first
- *   chunk's summary merge made its item (a writer.start with meta.agent, a message) is listed, but with
- *   the counts of before the failure for ever (writers 0, lines 0, bytes 0 for a one-chunk session); one
- *   whose chunks add nothing to the summary has no item and stays off the board for ever.
- * - the same for the tenant's usage: a usage follow-up that failed on a writer's last chunk is never
- *   added, so every fresh process's `tenantUsage` (the quota check) stays short by those bytes for ever.
+ * Held since the fix (they were FAULTS): a follow-up that failed for good is kept pending in the tenant's
+ * `T#{tenant}#PENDING` partition (lib/store/dynamo-pending.ts), not on the writer item, so a later chunk
+ * of any writer of the tenant applies it, once:
+ * - a session whose last advance's session follow-up failed for good (an ended writer's) is listed and
+ *   counted once any later chunk of the tenant comes; it used to be missing from every listing (and the
+ *   board, and its count) for ever, its counts waiting on the writer item (`uncounted_*`) for an advance
+ *   an ended writer never makes;
+ * - the same for the tenant's usage: a usage follow-up that failed on a writer's last chunk is added by
+ *   the tenant's next chunk, so a fresh process's `tenantUsage` (the quota check) is no longer short.
  */
 import { DynamoDBClient, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -137,14 +137,11 @@ describe('counts and quota', () => {
     expect((await fresh.tenantUsage('acme')).bytes).toBe(10 * quota);
   });
 
-  // FAULT: a deferred session follow-up is carried only by the same writer's NEXT advance. A writer that
-  // advances once (or whose final chunk's follow-up failed) never advances again, so its session item is
-  // never made/counted: the session is missing from listSessions (GET /v1/sessions, the board, its
-  // count) for ever, though getSession finds it. (Through ingest, a chunk with a summary delta makes the
-  // item first: the session is then listed with counts short by the chunk for ever.) Un-skipped: the listing of a fresh store, after other
-  // sessions' chunks, is [other] only (`toContain(sid)` fails).
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT, kept failing until it is fixed
-  it.skip('FAULT: a session whose last follow-up failed for good is never listed', async () => {
+  // Was a FAULT: a deferred session follow-up was carried only by the same writer's NEXT advance, which
+  // an ended writer never makes, so its session item was never made or counted: missing from
+  // listSessions (GET /v1/sessions, the board, its count) for ever, though getSession found it. Now the
+  // tenant's next chunk, of another session here, applies the pending counts.
+  it('a session whose last follow-up failed for good is listed once any later chunk of the tenant comes (was a FAULT)', async () => {
     let failSession = 0;
     const client = clientWith((command, input) => {
       if (command === 'UpdateItemCommand' && keyOf(input, 'sk').startsWith('S#') && failSession > 0) {
@@ -165,19 +162,21 @@ describe('counts and quota', () => {
     await store.advanceWriter('acme', other, newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 30 }));
     expect(await store.getSession('acme', sid)).toMatchObject({ writers: 1, lines: 3, bytes: 40 });
     const fresh = new DynamoStateStore({ tableName: table, client: local.client });
-    const listed = (await fresh.listSessions('acme', 50, null)).items.map((s) => s.sid);
+    const page = (await fresh.listSessions('acme', 50, null)).items;
+    const listed = page.map((s) => s.sid);
     expect(listed).toContain(other);
     expect(listed).toContain(sid);
+    // counted once, with the writer's figures
+    expect(page.find((s) => s.sid === sid)).toMatchObject({ writers: 1, lines: 3, bytes: 40 });
     expect(await fresh.countSessions('acme')).toBe(2);
     client.destroy();
   });
 
-  // FAULT: the same for usage. A usage follow-up (ADD to T#{tenant}/USAGE#n) that fails for good on a
-  // writer's last chunk is kept as uncounted_usage on the writer item and never added: every process that
-  // reads the shards afterwards (a fresh Lambda instance) checks the quota against a figure short by
-  // those bytes, for good. Un-skipped: the fresh store's tenantUsage is 10, not 50.
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT, kept failing until it is fixed
-  it.skip('FAULT: usage whose follow-up failed on a last chunk is never counted', async () => {
+  // Was a FAULT: the same for usage. A usage follow-up (ADD to T#{tenant}/USAGE#n) that failed for good
+  // on a writer's last chunk was kept as uncounted_usage on the writer item and never added: every
+  // process reading the shards afterwards (a fresh Lambda instance) checked the quota against a figure
+  // short by those bytes, for good (10, not 50).
+  it('usage whose follow-up failed on a last chunk is counted once any later chunk of the tenant comes (was a FAULT)', async () => {
     let failUsage = 0;
     const client = clientWith((command, input) => {
       if (command === 'UpdateItemCommand' && keyOf(input, 'sk').startsWith('USAGE#') && failUsage > 0) {

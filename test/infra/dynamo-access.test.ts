@@ -2,7 +2,9 @@
  * The DynamoDB access declarations (lib/store/dynamo-access.ts, issue 8.9) against what the code sends,
  * on DynamoDB Local through a client that records every request (test/support/dynamo-recorder.ts):
  * - `DynamoStateStore` through the whole state store contract, each request put down to the method that
- *   sent it: every method sends exactly what `STATE_STORE_ACCESS` declares for it, no more, no less;
+ *   sent it, and an advance whose follow-up fails for good (its counts kept pending, applied and deleted
+ *   by a later advance's sweep, which the contract never comes to): every method sends exactly what
+ *   `STATE_STORE_ACCESS` declares for it, no more, no less;
  * - `DynamoRateLimiter`: exactly `RATE_LIMITER_ACCESS`;
  * - the replay function's app (functions/app.ts over s3rver and DynamoDB Local) serving its routes, the
  *   rate limit included: nothing outside `dynamoAccessOf('replay')`, the grants of its role, and its
@@ -13,7 +15,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dynamoAccessOf, onlyMethods, REPLAY_STATE_METHODS } from '../../functions/access.js';
 import { createLambdaApp } from '../../functions/app.js';
@@ -26,10 +30,11 @@ import {
   STATE_STORE_ACCESS,
   type StateMethod,
 } from '../../lib/store/dynamo-access.js';
+import { keys } from '../../lib/store/dynamo-schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
 import type { StateStore } from '../../lib/store/ports.js';
 import { runDigestIndexContract } from '../contract/digest-index.contract.js';
-import { runStateStoreContract } from '../contract/state-store.contract.js';
+import { advanceOf, runStateStoreContract } from '../contract/state-store.contract.js';
 import { recordingClient } from '../support/dynamo-recorder.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';
@@ -82,6 +87,40 @@ describe('DynamoStateStore sends what STATE_STORE_ACCESS declares, method by met
     name: 'DynamoStateStore, recorded',
     newStore: async () => attributed(new DynamoStateStore({ tableName: await local.freshTable(), client })),
   });
+
+  // The contract's follow-ups never fail: the pending item's deferral, the sweep that applies it and its
+  // Delete are sent here, by the advance whose session follow-up is throttled for good (injected before
+  // the wire, so only what reaches DynamoDB is recorded) and by a later one.
+  it('advanceWriter keeps a failed follow-up pending, and a later advance applies and deletes it', async () => {
+    let failSession = false;
+    const faulty = recordingClient(local.config, record);
+    faulty.middlewareStack.add(
+      (next, context) => async (args) => {
+        const sk = (args.input as { Key?: { sk?: unknown } }).Key?.sk;
+        if (failSession && context.commandName === 'UpdateItemCommand' && String(sk).startsWith('S#')) {
+          throw new ProvisionedThroughputExceededException({
+            message: 'throttled (injected)',
+            $metadata: {},
+          });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'failSessionFollowUp' },
+    );
+    const table = await local.freshTable();
+    const store = attributed(new DynamoStateStore({ tableName: table, client: faulty }));
+    const [sid, w] = ['s_pending', 'w_pending'];
+    failSession = true;
+    await store.advanceWriter('acme', sid, w, 0, advanceOf(0, 40, { lines: 3, when: 1 }));
+    failSession = false;
+    const doc = DynamoDBDocumentClient.from(local.client);
+    const pending = new GetCommand({ TableName: table, Key: keys.pending('acme', sid, w) });
+    expect((await doc.send(pending)).Item).toMatchObject({ lines: 3, bytes: 40, deferrals: 1 });
+    await store.advanceWriter('acme', 's_later', 'w_later', 0, advanceOf(0, 10, { lines: 1, when: 2 }));
+    expect((await doc.send(pending)).Item).toBeUndefined();
+    expect(await store.getSession('acme', sid)).toMatchObject({ writers: 1, lines: 3, bytes: 40 });
+    faulty.destroy();
+  }, 60_000);
 
   it('every method sent exactly its declared requests over the contract', () => {
     const declared = Object.fromEntries(Object.entries(STATE_STORE_ACCESS).map(([m, a]) => [m, keysOf(a)]));

@@ -36,6 +36,8 @@ const DECLARED: Record<string, (methods: readonly StateMethod[]) => readonly Dyn
   // the writer and session items of the state store (issue 17.1), declared per store method as the rest
   'lib/store/dynamo-writers.ts': (methods) => accessOf(methods),
   'lib/store/dynamo-sessions.ts': (methods) => accessOf(methods),
+  // the pending counts of a follow-up that failed for good (advanceWriter's: its deferral, sweep, Delete)
+  'lib/store/dynamo-pending.ts': (methods) => accessOf(methods),
   // the tenant item's own limits (issue 17.1, 17.3)
   'lib/store/dynamo-tenants.ts': (methods) => accessOf(methods),
   'lib/ratelimit/dynamo.ts': () => RATE_LIMITER_ACCESS,
