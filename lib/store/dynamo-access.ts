@@ -87,9 +87,18 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   // reads the writer, then one transaction of the writer's own items: writer, chunk record, and the
   // session's digest due mark `DIGEST_DUE#{shard}` when the chunk makes it due (issue 15); then, outside
   // it, updates of the session index and the usage shard (issue 17.1), and of the writer's pending item
-  // `T#{tenant}#PENDING` when one fails; a sweep of the tenant's pending items (a query, at most every
-  // 30 s) and, per item found, a transaction of ADDs to the session and usage items and its Delete
-  advanceWriter: [get('T#'), upd('T#'), put('T#'), put('DIGEST_DUE#'), query('T#'), del('T#')],
+  // `PENDING#{tenant}` when one fails; a sweep of the tenant's pending items (a query, at most every
+  // 30 s) and, per item found, a transaction of ADDs to the session and usage items and its Delete. The
+  // pending items have a prefix of their own so that the only Delete this role needs is of them.
+  advanceWriter: [
+    get('T#'),
+    upd('T#'),
+    put('T#'),
+    put('DIGEST_DUE#'),
+    query('PENDING#'),
+    upd('PENDING#'),
+    del('PENDING#'),
+  ],
   tenantUsage: [query('T#')],
   // the session item and one query of its writers (the exact figures, issue 17.1)
   getSession: [get('T#'), query('T#')],

@@ -19,7 +19,7 @@
  * | status          | `T#{tenant}#S#{sid}`   | `STATUS`                |                       |                      |
  * | work item       | `T#{tenant}`           | `WORK#{work_id}`        | `T#{tenant}#WORKS#{sid}` | `{work_id}`       |
  * | tenant usage    | `T#{tenant}`           | `USAGE#{shard 0-7}`     |                       |                      |
- * | deferred counts | `T#{tenant}#PENDING`   | `{sid}#{w}`             |                       |                      |
+ * | deferred counts | `PENDING#{tenant}`     | `{sid}#{w}`             |                       |                      |
  * | claimed key     | `T#{tenant}#KEY#{sha256(scope, key)}` | `KEY`    |                       |                      |
  * | rate-limit count| `RL#{token id}`        | `{window start, s}`     |                       |                      |
  * | digest head     | `T#{tenant}#S#{sid}`   | `DIGEST`                |                       |                      |
@@ -49,7 +49,7 @@
  * the usage sums the shards (one query of a few small items), at most every 30 s per process.
  * The session item's `writers`, `lines` and `bytes` are ADDed the same way; the writer items are the
  * truth they are counted from (docs/adr/0008-no-hot-keys-on-ingest.md). Counts whose follow-up failed for
- * good wait in a partition of their own, `T#{tenant}#PENDING` (an item per writer, its deltas ADDed),
+ * good wait in a partition of their own, `PENDING#{tenant}` (an item per writer, its deltas ADDed),
  * until a sweep applies them (dynamo-pending.ts): one query finds every pending count of the tenant, and
  * keeping one does not write `T#{tenant}`, the partition whose throttling made it pending.
  *
@@ -210,9 +210,12 @@ export function boardPartitions(tenant: string): string[] {
   ];
 }
 
-/** The partition of a tenant's deferred counts (`keys.pending`): one query lists them all. */
+/**
+ * The partition of a tenant's deferred counts (`keys.pending`): one query lists them all. Not under `T#`, so
+ * the API role's DeleteItem grant reaches these items only (dynamo-access.ts `advanceWriter`).
+ */
 export function pendingPk(tenant: string): string {
-  return `T#${tenant}#PENDING`;
+  return `PENDING#${tenant}`;
 }
 
 /** The partition of one session: its writer index, chunk records and status. */

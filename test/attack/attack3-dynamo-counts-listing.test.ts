@@ -12,7 +12,7 @@
  * window.
  *
  * Held since the fix (they were FAULTS): a follow-up that failed for good is kept pending in the tenant's
- * `T#{tenant}#PENDING` partition (lib/store/dynamo-pending.ts), not on the writer item, so a later chunk
+ * `PENDING#{tenant}` partition (lib/store/dynamo-pending.ts), not on the writer item, so a later chunk
  * of any writer of the tenant applies it, once:
  * - a session whose last advance's session follow-up failed for good (an ended writer's) is listed and
  *   counted once any later chunk of the tenant comes; it used to be missing from every listing (and the

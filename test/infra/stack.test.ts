@@ -341,6 +341,11 @@ describe('HansardStack template', () => {
       });
       const listing = grants.find((s) => list(s.Action).includes('s3:ListBucket'))!;
       expect(listing.Condition).toEqual({ StringLike: { 's3:prefix': ['tenants/*'] } });
+      // it deletes only digest due marks and deferred counts, never a tenant's own items (T#…)
+      const deletes = grants.filter((s) => list(s.Action).includes('dynamodb:DeleteItem'));
+      expect(deletes.map((s) => s.Condition)).toEqual([
+        { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['DIGEST_DUE#*', 'PENDING#*'] } },
+      ]);
     });
 
     it('grants the replay function reads only (the public half of the key too), plus UpdateItem on token items (last use) and rate-limit counters', () => {

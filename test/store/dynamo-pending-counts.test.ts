@@ -344,7 +344,7 @@ describe('pending counts (issue 17.1): applied once, by any later advance of the
         };
         // the document client's input, not marshalled yet at `initialize`
         const pending = Object.values(input.ExpressionAttributeValues ?? {}).some(
-          (v) => text(v) === 'T#acme#PENDING',
+          (v) => text(v) === 'PENDING#acme',
         );
         const name = `${(context.commandName ?? '').replace(/Command$/, '')}${pending ? ' PENDING' : ''}`;
         sent.push(name);
