@@ -12,7 +12,7 @@
  * (`--quick`: 0.5 MB; prints the figures and leaves docs/benchmarks.md alone)
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -128,7 +128,7 @@ function section(f: Omit<CompactionFigures, 'section'>): string {
     .map(([k, v]) => `${v.toLocaleString('en')} ${k}`)
     .join(', ');
   return `<!-- bench:s3-compaction:start -->
-Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}: \`npx tsx bench/s3-compaction.ts\`, s3rver and DynamoDB Local on loopback, a ${f.mb} MB session of ${f.writers} writers stored through ingest in ${f.chunk_objects.toLocaleString('en')} chunk objects of ~1 KB (as hooks ship them), read before and after one compaction pass, each read in a child process of its own; the bytes after are the bytes before.
+Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version} (load average ${loadavg()[1]!.toFixed(1)} over the last 5 minutes at the end): \`npx tsx bench/s3-compaction.ts\`, s3rver and DynamoDB Local on loopback, a ${f.mb} MB session of ${f.writers} writers stored through ingest in ${f.chunk_objects.toLocaleString('en')} chunk objects of ~1 KB (as hooks ship them), read before and after one compaction pass, each read in a child process of its own; the bytes after are the bytes before.
 
 | read | before: MB/s | GETs per MiB | after: MB/s | GETs per MiB | faster |
 |---|---:|---:|---:|---:|---:|

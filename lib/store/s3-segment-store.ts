@@ -196,8 +196,9 @@ export class S3SegmentStore implements SegmentStore {
    * conditional on the listed ETag and ranged where it is not the whole object (so a `start` inside an
    * object is one ranged GET). Of a compacted run and the chunk objects it holds, both listed, the fewest
    * objects are read (`checkTiling`); an object gone when its GET comes (a compaction's delete) makes
-   * the read list again and go on from the byte it reached, at most `READ_LISTINGS` listings. Several parts are in flight (lib/store/s3-segment-read.ts `readParts`:
-   * at most 2–8 windows and 16 GETs per read, all but one part within the store's shared budget).
+   * the read list again and go on from the byte it reached, at most `READ_LISTINGS` listings. Several
+   * parts are in flight (lib/store/s3-segment-read.ts `readParts`: at most 2–8 windows and 16 GETs per
+   * read, all but one part within the store's shared budget).
    * Stopping early aborts the GETs under way, and so does `options.signal` (the read then rejects with
    * the signal's reason).
    * @throws TypeError for an invalid key (before any request)
