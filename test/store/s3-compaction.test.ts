@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
@@ -437,6 +437,3 @@ describe('compaction of an indexed writer', () => {
     expect((await later(TENANT, sid)).map((r) => r.outcome)).toEqual(['compacted']);
   }, 60_000);
 });
-
-// DeleteObjectCommand is the hand-made loss of the contract suite; here only the compactor deletes.
-void DeleteObjectCommand;
