@@ -5,7 +5,8 @@
  * object and its chunk objects are listed, after some of those are deleted, and when its kept listing
  * names objects deleted under it; a compaction that stopped between its put and its deletes is finished
  * by the next pass; bytes that do not match the index are never compacted; ingest after compaction
- * appends, answers a retry of an old chunk 200 and other bytes at an old offset 409.
+ * appends, answers a retry of an old chunk 200 and other bytes at an old offset 409; an audit bundle
+ * exported before and after verifies offline, every chunk at its offset with its SHA-256.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
