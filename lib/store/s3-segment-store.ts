@@ -8,6 +8,7 @@
  * object `…/{offset:015}-{end:015}.jsonl` (issue 17.2, lib/store/s3-compaction.ts): a read takes the
  * fewest objects that tile the range, whichever of both are there.
  */
+import { setMaxListeners } from 'node:events';
 import { Readable } from 'node:stream';
 import {
   GetObjectCommand,
@@ -219,6 +220,8 @@ export class S3SegmentStore implements SegmentStore {
     signal?.throwIfAborted();
     // One controller for the listing and every GET: the caller's abort and an early stop both end them.
     const abort = new AbortController();
+    // one listener per GET in flight (MAX_GETS_PER_READ) and the listing: Node warns past 10
+    setMaxListeners(64, abort.signal);
     const onAbort = () => abort.abort(signal!.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
