@@ -12,10 +12,8 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
-import { awsCompactor } from '../lib/deploy/aws-compaction.js';
-import { isId } from '../lib/log/ids.js';
-import type { WriterCompaction } from '../lib/service/compaction.js';
-import { isTenantName } from '../lib/store/keys.js';
+import { awsCompactor, type WriterCompaction } from '../lib/deploy/aws-compaction.js';
+import { assertSessionKey } from '../lib/store/keys.js';
 import { type AwsClients, createClients } from './clients.js';
 import { parseConfig } from './config.js';
 import { createLogger } from './logging.js';
@@ -123,7 +121,13 @@ function sessionOf(event: DigestObjectCreated | CompactRequest): CompactRequest 
   } else {
     ({ tenant, sid } = event as Partial<CompactRequest>);
   }
-  return isTenantName(tenant) && typeof sid === 'string' && isId('s', sid) ? { tenant, sid } : null;
+  if (typeof tenant !== 'string' || typeof sid !== 'string') return null;
+  try {
+    assertSessionKey(tenant, sid);
+  } catch {
+    return null;
+  }
+  return { tenant, sid };
 }
 
 export const handler = createCompactHandler(process.env);

@@ -10,6 +10,8 @@ import type { StateStore } from '../store/ports.js';
 import { S3SegmentCompactor } from '../store/s3-compaction.js';
 import type { AwsClients } from './aws-stores.js';
 
+export type { WriterCompaction } from '../service/compaction.js';
+
 export interface AwsCompactorOptions {
   clients: AwsClients;
   bucket: string;
