@@ -31,7 +31,7 @@ import {
   readParts,
   windowBytes,
 } from './s3-segment-read.js';
-import type { ByteRange } from './storage-errors.js';
+import { type ByteRange, SegmentDataLossError } from './storage-errors.js';
 
 /** How old unacknowledged bytes must be before another chunk may replace them: longer than any request. */
 export const DEFAULT_STALE_AFTER_MS = 5 * 60 * 1000;
@@ -260,16 +260,21 @@ export class S3SegmentStore implements SegmentStore {
   }
 
   /**
-   * The first range of `[0, end)` no chunk object holds, from one fresh listing (see the port), which a
-   * read of the same range made next reuses.
+   * The first range of `[0, end)` no chunk object holds, from a fresh listing (see the port), which a
+   * read of the same range made next reuses. A listing is not a snapshot: one whose pages met a
+   * compaction's put and deletes (the run's key sorts before the keys already listed, the chunk objects
+   * after them are gone) shows a gap where the run holds every byte, so a gap is listed again, up to
+   * `READ_LISTINGS` listings in all, before it is answered.
    */
   async missingBytes(key: SegmentKey, end: number): Promise<ByteRange | null> {
     if (end <= 0) return null;
     const prefix = writerPrefix(key);
-    const chunks = await this.listChunks(prefix, end);
-    const gap = firstGap(chunks, end);
-    if (!gap && tiles(key, prefix, chunks, end)) this.listings.set(prefix, chunks, end);
-    return gap;
+    for (let listing = 1; ; listing++) {
+      const chunks = await this.listChunks(prefix, end);
+      const gap = firstGap(chunks, end);
+      if (!gap && tiles(key, prefix, chunks, end)) this.listings.set(prefix, chunks, end);
+      if (!gap || listing >= READ_LISTINGS) return gap;
+    }
   }
 
   /**
@@ -350,9 +355,29 @@ export class S3SegmentStore implements SegmentStore {
   /**
    * The chunk objects that tile `[0, end)`, from the kept listing when it covers them (extended by
    * listing the keys after its last one when it ends short of `end`), else from a new listing; kept.
+   * A gap is listed again afresh, up to `READ_LISTINGS` listings in all: a kept listing extended past a
+   * compaction, or a listing whose pages met one, misses the run (its key sorts before the keys listed)
+   * while the chunk objects it replaced are gone (`missingBytes`).
    * @throws SegmentDataLossError, Error for overlapping chunks (`checkTiling`)
    */
   private async tiledChunks(
+    key: SegmentKey,
+    prefix: string,
+    end: number,
+    abortSignal: AbortSignal,
+  ): Promise<ListedChunk[]> {
+    for (let listing = 1; ; listing++) {
+      try {
+        return await this.listedTiling(key, prefix, end, abortSignal);
+      } catch (err) {
+        if (!(err instanceof SegmentDataLossError) || listing >= READ_LISTINGS) throw err;
+        this.listings.forget(prefix);
+      }
+    }
+  }
+
+  /** `tiledChunks` from one listing (the kept one, extended, or a new one). */
+  private async listedTiling(
     key: SegmentKey,
     prefix: string,
     end: number,
