@@ -30,11 +30,14 @@ let w: string;
 let bytes: Buffer;
 
 /** An app over a client that runs `hook` once, before the first listing page of `prefix` after page 1. */
-// biome-ignore lint/suspicious/noExplicitAny: the app's env type is not needed here
 function appCompactingAtPage2(
   prefix: string,
   hook: () => Promise<void>,
-): { app: Hono<any>; client: S3Client } {
+): {
+  // biome-ignore lint/suspicious/noExplicitAny: the app's env type is not needed here
+  app: Hono<any>;
+  client: S3Client;
+} {
   const client = world.s3.client();
   let done = false;
   client.middlewareStack.add(
