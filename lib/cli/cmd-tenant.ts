@@ -3,13 +3,14 @@
  * (DESIGN §4 tokens, §5): the operator's command. It works on the state store itself, not through a
  * server: the DynamoDB table of an AWS deployment (with the caller's AWS credentials, the SDK's default
  * provider chain) or the SQLite file of a local data directory (./tenant-store.ts). It creates the tenant
- * and its first admin token and prints the token once. `tenant set` and `tenant show`, a tenant's own
- * limits, are ./cmd-tenant-limits.ts.
+ * and its first admin token and prints the token once; `tenant admin-token NAME` mints another admin token
+ * for a tenant whose admins lost theirs. `tenant set` and `tenant show`, a tenant's own limits, are
+ * ./cmd-tenant-limits.ts.
  */
 import type { Command } from 'commander';
 import { UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
-import { ensureTenant } from '../service/bootstrap.js';
+import { ensureTenant, mintRecoveryAdmin } from '../service/bootstrap.js';
 import type { CreatedToken } from '../service/tokens.js';
 import { StateConflictError } from '../store/ports.js';
 import { registerTenantLimits } from './cmd-tenant-limits.js';
@@ -45,6 +46,21 @@ Examples:
 Tenant names: 1 to 63 lower-case letters, digits and -, starting with a letter or digit.`,
     )
     .action((name: string, o: TenantCreateOptions) => createTenant(name, o, io));
+  storeOptions(
+    tenant
+      .command('admin-token <name>')
+      .description('mint a new admin token for an existing tenant (lost the admin token?), printed once'),
+  )
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  hansard tenant admin-token local --data ./.hansard        # the local server's tenant, while it runs
+  hansard tenant admin-token acme --table hansard-state --region eu-west-1
+Every other token stays valid: list them with the new one (hansard token list) and revoke the lost one.`,
+    )
+    .action((name: string, o: TenantCreateOptions) => recoverAdmin(name, o, io));
   registerTenantLimits(tenant, io);
 }
 
@@ -69,7 +85,7 @@ export async function createTenant(name: string, o: TenantCreateOptions, io: Io)
   }
   if (!created) {
     throw new UsageError(
-      `tenant ${name} exists already; nothing was changed (its admins make more tokens with: hansard token create)`,
+      `tenant ${name} exists already; nothing was changed (its admins make more tokens with: hansard token create; lost the admin token? hansard tenant admin-token ${name})`,
     );
   }
 
@@ -88,5 +104,45 @@ export async function createTenant(name: string, o: TenantCreateOptions, io: Io)
   io.stderr.write(
     `tenant ${name} created; above is its admin token ${record.id} (scopes ${record.scopes.join(', ')}), shown once: keep it safe\n` +
       "next: HANSARD_TOKEN=<that token> hansard token create --scopes board   then paste the new token at the board's /login\n",
+  );
+}
+
+/**
+ * Mints a new admin token for the existing tenant `name` on the store directly and prints it (stdout;
+ * `--json`: one JSON document), for an operator whose admins lost theirs.
+ * @throws UsageError (exit 2) for an invalid name or options, or no such tenant (nothing stored)
+ * @throws ExitError (exit 1) when AWS refuses (no table, no credentials, access denied), after saying why
+ */
+export async function recoverAdmin(name: string, o: TenantCreateOptions, io: Io): Promise<void> {
+  requireTenantStore(name, o);
+  const state = await openTenantStore(o, io);
+  let created: CreatedToken | null;
+  try {
+    created = await mintRecoveryAdmin(state, name, new Date());
+  } catch (err) {
+    throw awsFailure(err, o, io);
+  } finally {
+    await state.close();
+  }
+  if (!created) {
+    throw new UsageError(
+      `there is no tenant ${name} in this store; nothing was changed (create it with: hansard tenant create ${name})`,
+    );
+  }
+  const { record, token } = created;
+  if (o.json) {
+    printJson(io, {
+      tenant: name,
+      token,
+      id: record.id,
+      scopes: record.scopes,
+      created_at: record.created_at,
+    });
+    return;
+  }
+  io.stdout.write(`${token}\n`);
+  io.stderr.write(
+    `above is a new admin token ${record.id} of tenant ${name} (scopes ${record.scopes.join(', ')}), shown once: keep it safe\n` +
+      'next: HANSARD_TOKEN=<that token> hansard token list   then hansard token revoke ID for the one that was lost\n',
   );
 }

@@ -31,3 +31,23 @@ export async function ensureTenant(
     secret,
   );
 }
+
+/**
+ * A new admin token for an existing `tenant`, for an operator whose admins lost theirs (`hansard tenant
+ * admin-token`): the same scopes as the first one, labelled `recovery admin`; every other token is kept
+ * (revoke what was lost with the new one). Runs on the state store itself, as `ensureTenant` does.
+ * @returns the token, its secret shown once; null when there is no such tenant (nothing is stored)
+ */
+export async function mintRecoveryAdmin(
+  state: StateStore,
+  tenant: string,
+  now: Date,
+): Promise<CreatedToken | null> {
+  if (!(await state.tenantExists(tenant))) return null;
+  return mintToken(
+    state,
+    tenant,
+    { scopes: ['admin', 'ingest', 'report', 'read', 'board'], label: 'recovery admin' },
+    now,
+  );
+}
