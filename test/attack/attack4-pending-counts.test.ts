@@ -7,7 +7,7 @@
  * pending items for one process, a tenant id with '#', and a follow-up that committed but answered an
  * error.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
@@ -44,10 +44,21 @@ interface Faults {
   staleQuery: Record<string, unknown> | null;
   /** the pending queries' answers, as sent back */
   queries: Record<string, unknown>[];
+  /** a sweep's transactions (those holding a Delete) answer throttled */
+  sweepThrottled: boolean;
+  /** transactions of sweeps sent */
+  sweepTransacts: number;
 }
 
 function faultyClient(): { client: DynamoDBClient; f: Faults } {
-  const f: Faults = { followUps: false, followUpsAfterCommit: false, staleQuery: null, queries: [] };
+  const f: Faults = {
+    followUps: false,
+    followUpsAfterCommit: false,
+    staleQuery: null,
+    queries: [],
+    sweepThrottled: false,
+    sweepTransacts: 0,
+  };
   const client = new DynamoDBClient(local.config);
   client.middlewareStack.add(
     (next, context) => async (args) => {
@@ -67,6 +78,18 @@ function faultyClient(): { client: DynamoDBClient; f: Faults } {
           const out = await next(args);
           f.queries.push(out as Record<string, unknown>);
           return out;
+        }
+      }
+      if (command === 'TransactWriteItemsCommand') {
+        const items = input.TransactItems as Array<Record<string, unknown>>;
+        if (items.some((x) => 'Delete' in x)) {
+          f.sweepTransacts += 1;
+          if (f.sweepThrottled) {
+            throw new ProvisionedThroughputExceededException({
+              message: 'throttled (injected)',
+              $metadata: {},
+            });
+          }
         }
       }
       const out = await next(args);
@@ -275,4 +298,32 @@ describe('pending counts under attack', () => {
     expect(await usage(table)).toBe(41);
     client.destroy();
   }, 120_000);
+
+  // FAULT: a sweep runs inside the advance that triggers it (dynamo-writers.ts advanceWriter awaits
+  // pending.afterAdvance), so the chunk's request waits for up to SWEEP_PAGE transactions, each tried
+  // TRANSACT_RETRY's 10 times over ~5 s of backoff when throttled. Deferrals exist because the tenant's
+  // T# partition is throttled, and each sweep transaction ADDs to that partition's session item: the
+  // first undeferred chunk after a throttling episode takes tens of seconds to be acknowledged (here,
+  // 10 pending items and every sweep transaction throttled: 21.7 s and 100 transactions sent at the
+  // throttled partition, the SDK's own retries not counted), toward API Gateway's 29 s timeout, though
+  // its own write committed at once. lib/store/dynamo-pending.ts afterAdvance/sweep/apply.
+  // Repro: 10 pending items, sweep transactions answering ProvisionedThroughputExceededException; time
+  // one advanceWriter of another writer of the tenant (unskip this test: it prints the time).
+  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
+  it.skip('an advance is not held for seconds by a sweep whose transactions are throttled', async () => {
+    const table = await local.freshTable();
+    const { client, f } = faultyClient();
+    const store = new DynamoStateStore({ tableName: table, client, sweepIntervalMs: 0 });
+    await deferMany(store, f, SWEEP_PAGE);
+    f.sweepThrottled = true;
+    f.sweepTransacts = 0;
+    const t0 = Date.now();
+    await store.advanceWriter('acme', newId('s'), newId('w'), 0, advanceOf(0, 1, { lines: 1, when: 500 }));
+    const ms = Date.now() - t0;
+    console.log(`advance with a throttled sweep: ${ms} ms, ${f.sweepTransacts} sweep transactions sent`);
+    f.sweepThrottled = false;
+    expect(await pendingCount(table)).toBe(SWEEP_PAGE);
+    expect(ms).toBeLessThan(2_000);
+    client.destroy();
+  }, 300_000);
 });
