@@ -6,11 +6,13 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { csrf } from 'hono/csrf';
+import { HTTPException } from 'hono/http-exception';
 import { secureHeaders } from 'hono/secure-headers';
 import type { RateLimiter } from '../ratelimit/interface.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { ServiceDeps } from '../service/context.js';
 import { MISSING_DIGEST_STORE, MISSING_SIGNER } from '../service/digest-deps.js';
+import { AppError } from '../service/errors.js';
 import { type AppEnv, type AppServices, requireAuth } from './auth.js';
 import { errorBody, errorResponse } from './errors.js';
 import { DEFAULT_LIVE_TIMING, type LiveMode, type LiveTiming } from './live.js';
@@ -159,9 +161,40 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     }),
   );
   // Only the board's own forms take POSTs; a cross-site form cannot sign a browser in or out.
-  pages.use('/login', csrf());
-  pages.use('/logout', csrf());
+  pages.use('/login', ownFormsOnly('sign-in'));
+  pages.use('/logout', ownFormsOnly('sign-out'));
   registerAll(pages, PAGE_ROUTES);
   app.route('/', pages);
   return app;
+}
+
+/**
+ * hono's `csrf()` (a form POST passes when the browser says `Sec-Fetch-Site: same-origin` or sends an
+ * `Origin` equal to this server's), with a refusal that says what was refused and why: still 403
+ * `forbidden`, where hono's own answer read "the request is not valid" to a person who ran curl.
+ */
+function ownFormsOnly(what: 'sign-in' | 'sign-out'): MiddlewareHandler {
+  const check = csrf();
+  return async (c, next) => {
+    try {
+      // Checked apart from what follows: only csrf's own refusal is reworded, never a route's error.
+      await check(c, async () => {});
+    } catch (err) {
+      if (!(err instanceof HTTPException) || err.status !== 403) throw err;
+      const origin = new URL(c.req.url).origin;
+      // Echoed back as sent, cut short: a header may be long.
+      const got = c.req.header('origin')?.slice(0, 200);
+      const site = c.req.header('sec-fetch-site')?.slice(0, 40);
+      throw new AppError(
+        'forbidden',
+        `a ${what} must come from the board's own page: this ${c.req.method} ${c.req.path} came with ` +
+          `${got === undefined ? 'no Origin header' : `Origin ${got}`} and ` +
+          `${site === undefined ? 'no Sec-Fetch-Site header' : `Sec-Fetch-Site ${site}`}, where a browser on the board sends ` +
+          `Origin ${origin} or Sec-Fetch-Site same-origin (a guard against other sites' forms). ` +
+          `From curl, add -H 'Origin: ${origin}'`,
+        { origin: got ?? null, sec_fetch_site: site ?? null, expected_origin: origin },
+      );
+    }
+    await next();
+  };
 }
