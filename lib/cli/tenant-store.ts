@@ -27,13 +27,17 @@ export function storeOptions(cmd: Command): Command {
     .option('--table <table>', 'the DynamoDB state table of an AWS deployment (uses your AWS credentials)')
     .option('--region <region>', 'AWS region of the table (default: AWS_REGION or your profile)')
     .option('--endpoint <url>', 'DynamoDB endpoint, e.g. DynamoDB Local')
-    .option('--data <dir>', 'a local data directory instead (as `hansard serve --data`)');
+    .option(
+      '--data <dir>',
+      'a local data directory instead (as `hansard serve --data`; default HANSARD_DATA_DIR when neither flag is given)',
+    );
 }
 
 /**
- * Checks a tenant name and the store options before anything is opened.
- * @throws UsageError (exit 2) for an invalid name, neither or both of --table and --data, --region or
- *   --endpoint without --table, or an --endpoint that is not an http(s) URL
+ * Checks a tenant name and the store options before anything is opened. Neither --table nor --data is
+ * left to `openTenantStore`, which has the environment (HANSARD_DATA_DIR).
+ * @throws UsageError (exit 2) for an invalid name, both of --table and --data, --region or --endpoint
+ *   with --data, or an --endpoint that is not an http(s) URL
  */
 export function requireTenantStore(name: string, o: TenantStoreOptions): void {
   if (!isTenantName(name)) {
@@ -41,21 +45,44 @@ export function requireTenantStore(name: string, o: TenantStoreOptions): void {
       `"${name}" is not a valid tenant name: use 1 to 63 lower-case letters, digits and -, starting with a letter or digit`,
     );
   }
-  if ((o.table === undefined) === (o.data === undefined)) {
-    throw new UsageError(
-      'say which state store: --table TABLE (DynamoDB) or --data DIR (local), one of them',
-    );
-  }
-  if (o.data !== undefined && (o.region !== undefined || o.endpoint !== undefined)) {
-    throw new UsageError('--region and --endpoint go with --table, not --data');
-  }
+  if (o.table !== undefined && o.data !== undefined) throw new UsageError(WHICH_STORE);
+  checkDataWithoutAws(o);
   if (o.endpoint !== undefined && !/^https?:\/\/[^/\s]+/.test(o.endpoint)) {
     throw new UsageError(`--endpoint ${o.endpoint} is not an http(s) URL`);
   }
 }
 
-/** The store the options name, loaded when asked for (SQLite or the AWS SDK), not at every CLI start. */
+const WHICH_STORE =
+  'say which state store: --table TABLE (DynamoDB) or --data DIR (local), one of them (or set HANSARD_DATA_DIR, as for hansard serve)';
+
+function checkDataWithoutAws(o: TenantStoreOptions): void {
+  if (o.data !== undefined && (o.region !== undefined || o.endpoint !== undefined)) {
+    throw new UsageError('--region and --endpoint go with --table, not --data');
+  }
+}
+
+/**
+ * Fills `o.data` from `HANSARD_DATA_DIR` when neither --table nor --data was given (a flag wins over the
+ * environment, as for `hansard serve` and `hansard keys`), so that later messages (`storeName`) name it.
+ * @throws UsageError (exit 2) when neither is given and the variable is not set either, or it is set and
+ *   --region or --endpoint was given (they go with --table)
+ */
+export function resolveTenantStore(o: TenantStoreOptions, env: NodeJS.ProcessEnv): TenantStoreOptions {
+  if (o.table === undefined && o.data === undefined) {
+    if (!env.HANSARD_DATA_DIR) throw new UsageError(WHICH_STORE);
+    o.data = env.HANSARD_DATA_DIR;
+    checkDataWithoutAws(o);
+  }
+  return o;
+}
+
+/**
+ * The store the options name (HANSARD_DATA_DIR when neither --table nor --data: `resolveTenantStore`),
+ * loaded when asked for (SQLite or the AWS SDK), not at every CLI start.
+ * @throws UsageError as `resolveTenantStore`
+ */
 export async function openTenantStore(o: TenantStoreOptions, io: Io): Promise<StateStore> {
+  resolveTenantStore(o, io.env);
   if (o.table !== undefined) {
     const { openDynamoStateStore } = await import('../deploy/aws.js');
     return openDynamoStateStore({ table: o.table, region: o.region, endpoint: o.endpoint });
