@@ -76,7 +76,7 @@ function faultyClient(): { client: DynamoDBClient; f: Faults } {
             return stale as never;
           }
           const out = await next(args);
-          f.queries.push(out as Record<string, unknown>);
+          f.queries.push(out as unknown as Record<string, unknown>);
           return out;
         }
       }
