@@ -241,6 +241,17 @@ export class ApiClient {
         if (err.message.startsWith('cannot reach')) throw new NetworkError(`${err.message} (after retries)`);
         // A storage fault that did not pass: the server's own answer says what failed, not "unavailable".
         if (last.answer && PASSING_FAULTS.has(last.answer.code)) throw last.answer;
+        // A rate limit that did not pass: the server's 429 and its code and details (limit,
+        // retry_after_seconds) go on to the command's message and --json, not a 503 of the client's own.
+        if (last.answer?.status === 429) {
+          const a = last.answer;
+          throw new ServerError(
+            a.status,
+            a.code,
+            `${a.message} (still so after ${this.options.retries ?? 5} retries)`,
+            a.details,
+          );
+        }
         throw new ServerError(503, 'unavailable', `${err.message} after retries; try again later`);
       }
       if (err instanceof AbortError) throw err.cause ?? err;

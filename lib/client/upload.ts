@@ -194,13 +194,17 @@ async function uploadSegment(
             tail = null; // read again at `expected`, which the digests just covered
             return 'resync';
           }
-          if (err instanceof ServerError && err.code === 'quota_exceeded') {
-            throw new UsageError(`${path}: the server refused a chunk at offset ${offset}: ${err.message}`);
-          }
           if (err instanceof ServerError && err.status === 413) {
-            throw new UsageError(
-              `${path}: a chunk at offset ${offset} was refused as too large: ${err.message}`,
+            // The server's own code and details (quota_exceeded with quota_bytes and used_bytes, or
+            // payload_too_large) go on to --json as every other refusal's do, with the file and offset.
+            const located = new ServerError(
+              err.status,
+              err.code,
+              `${path}: a chunk at offset ${offset}${err.code === 'quota_exceeded' ? '' : ' was too large'}: ${err.message}`,
+              { ...err.details, file: path, offset },
             );
+            located.path = err.path;
+            throw located;
           }
           throw err;
         }
