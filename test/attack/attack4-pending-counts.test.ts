@@ -224,6 +224,55 @@ describe('pending counts under attack', () => {
     client.destroy();
   }, 120_000);
 
+  it('held: deferrals landing on 5 writers while 3 other processes sweep at once: totals exact at the end', async () => {
+    const table = await local.freshTable();
+    const { client: failing, f } = faultyClient();
+    f.followUps = true; // every follow-up of the deferring process fails for good
+    const deferrer = new DynamoStateStore({ tableName: table, client: failing, sweepIntervalMs: 0 });
+    const sweepers = [1, 2, 3].map(
+      () => new DynamoStateStore({ tableName: table, client: local.client, sweepIntervalMs: 0 }),
+    );
+    const writers = Array.from({ length: 5 }, () => ({ sid: newId('s'), w: newId('w') }));
+    const CHUNKS = 6;
+    let when = 1000;
+    const writing = writers.map(async ({ sid, w }) => {
+      for (let i = 0; i < CHUNKS; i++) {
+        await deferrer.advanceWriter(
+          'acme',
+          sid,
+          w,
+          i * 10,
+          advanceOf(i * 10, 10, { lines: i + 1, when: when++ }),
+        );
+      }
+    });
+    let sweptBytes = 0;
+    const sweeping = sweepers.map(async (s) => {
+      for (let i = 0; i < 10; i++) {
+        await s.advanceWriter('acme', newId('s'), newId('w'), 0, advanceOf(0, 1, { lines: 1, when: when++ }));
+        sweptBytes += 1;
+      }
+    });
+    await Promise.all([...writing, ...sweeping]);
+    // whatever is left is applied by the next sweeps
+    for (let i = 0; i < 3; i++) {
+      await sweepers[0]!.advanceWriter(
+        'acme',
+        newId('s'),
+        newId('w'),
+        0,
+        advanceOf(0, 1, { lines: 1, when: when++ }),
+      );
+      sweptBytes += 1;
+    }
+    expect(await pendingCount(table)).toBe(0);
+    for (const { sid } of writers) {
+      expect(await sessionCounts(table, sid)).toEqual({ writers: 1, lines: CHUNKS, bytes: CHUNKS * 10 });
+    }
+    expect(await usage(table)).toBe(writers.length * CHUNKS * 10 + sweptBytes);
+    failing.destroy();
+  }, 180_000);
+
   it('held: 25 pending items and one process: applied within three advances, each once', async () => {
     const table = await local.freshTable();
     const { client, f } = faultyClient();
