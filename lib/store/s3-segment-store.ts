@@ -42,8 +42,14 @@ const MAX_OFFSET = 10 ** 15 - 1;
 const PUT_ATTEMPTS = 5;
 /** A chunk object's name, `{offset:015}.jsonl`, or a compacted run's, `{offset:015}-{end:015}.jsonl`. */
 const CHUNK_NAME = /^(\d{15})(?:-(\d{15}))?\.jsonl$/;
-/** Lists of a writer's objects one read makes at most, when objects it listed vanish (a compaction's deletes). */
+/**
+ * Listings in a row a read makes, with no byte read between them, when objects it listed vanish (a
+ * compaction's deletes); and the bound on the listings of a gap (`GAP_LISTINGS`), which is listed again
+ * until two listings in a row show the same one (a real loss: a listing that met a compaction's put and
+ * deletes shows a gap the next does not, and a pass writes its runs in order, each a different range).
+ */
 const READ_LISTINGS = 4;
+const GAP_LISTINGS = 32;
 export interface S3SegmentStoreOptions {
   client: S3Client;
   bucket: string;
@@ -197,7 +203,8 @@ export class S3SegmentStore implements SegmentStore {
    * conditional on the listed ETag and ranged where it is not the whole object (so a `start` inside an
    * object is one ranged GET). Of a compacted run and the chunk objects it holds, both listed, the fewest
    * objects are read (`checkTiling`); an object gone when its GET comes (a compaction's delete) makes
-   * the read list again and go on from the byte it reached, at most `READ_LISTINGS` listings. Several
+   * the read list again and go on from the byte it reached (`READ_LISTINGS` times in a row at most with
+   * no byte read between them). Several
    * parts are in flight (lib/store/s3-segment-read.ts `readParts`: at most 2–8 windows and 16 GETs per
    * read, all but one part within the store's shared budget).
    * Stopping early aborts the GETs under way, and so does `options.signal` (the read then rejects with
@@ -230,7 +237,10 @@ export class S3SegmentStore implements SegmentStore {
       // Where the read has reached: a listed object deleted by a compaction (its run's object is there
       // before its deletes start) is met by listing afresh and reading on from here.
       let at = start;
-      for (let listing = 1; ; listing++) {
+      // Listings since the read last moved on: a pass deletes run after run ahead of a slow reader, each
+      // a vanish after progress; READ_LISTINGS vanishes with no byte read between them end the read.
+      let reachedAt = at;
+      for (let stuck = 1; ; ) {
         const chunks = await this.tiledChunks(key, prefix, end, abort.signal);
         try {
           for await (const bytes of readParts(planParts(chunks, at, end, window), fetchPart, {
@@ -245,7 +255,10 @@ export class S3SegmentStore implements SegmentStore {
           }
           return;
         } catch (err) {
-          if (!(err instanceof ChunkVanishedError) || listing >= READ_LISTINGS) throw err;
+          if (!(err instanceof ChunkVanishedError)) throw err;
+          stuck = at > reachedAt ? 1 : stuck + 1;
+          reachedAt = at;
+          if (stuck > READ_LISTINGS) throw err;
           this.listings.forget(prefix);
         }
       }
@@ -263,17 +276,19 @@ export class S3SegmentStore implements SegmentStore {
    * The first range of `[0, end)` no chunk object holds, from a fresh listing (see the port), which a
    * read of the same range made next reuses. A listing is not a snapshot: one whose pages met a
    * compaction's put and deletes (the run's key sorts before the keys already listed, the chunk objects
-   * after them are gone) shows a gap where the run holds every byte, so a gap is listed again, up to
-   * `READ_LISTINGS` listings in all, before it is answered.
+   * after them are gone) shows a gap where the run holds every byte, so a gap is listed again until two
+   * listings in a row show the same one (`GAP_LISTINGS` at most) before it is answered.
    */
   async missingBytes(key: SegmentKey, end: number): Promise<ByteRange | null> {
     if (end <= 0) return null;
     const prefix = writerPrefix(key);
+    let last: ByteRange | null = null;
     for (let listing = 1; ; listing++) {
       const chunks = await this.listChunks(prefix, end);
       const gap = firstGap(chunks, end);
       if (!gap && tiles(key, prefix, chunks, end)) this.listings.set(prefix, chunks, end);
-      if (!gap || listing >= READ_LISTINGS) return gap;
+      if (!gap || sameRange(gap, last) || listing >= GAP_LISTINGS) return gap;
+      last = gap;
     }
   }
 
@@ -355,9 +370,9 @@ export class S3SegmentStore implements SegmentStore {
   /**
    * The chunk objects that tile `[0, end)`, from the kept listing when it covers them (extended by
    * listing the keys after its last one when it ends short of `end`), else from a new listing; kept.
-   * A gap is listed again afresh, up to `READ_LISTINGS` listings in all: a kept listing extended past a
-   * compaction, or a listing whose pages met one, misses the run (its key sorts before the keys listed)
-   * while the chunk objects it replaced are gone (`missingBytes`).
+   * A gap is listed again afresh until two listings in a row show the same one (`missingBytes`): a kept
+   * listing extended past a compaction, or a listing whose pages met one, misses the run (its key sorts
+   * before the keys listed) while the chunk objects it replaced are gone.
    * @throws SegmentDataLossError, Error for overlapping chunks (`checkTiling`)
    */
   private async tiledChunks(
@@ -366,11 +381,14 @@ export class S3SegmentStore implements SegmentStore {
     end: number,
     abortSignal: AbortSignal,
   ): Promise<ListedChunk[]> {
+    let last: ByteRange | null = null;
     for (let listing = 1; ; listing++) {
       try {
         return await this.listedTiling(key, prefix, end, abortSignal);
       } catch (err) {
-        if (!(err instanceof SegmentDataLossError) || listing >= READ_LISTINGS) throw err;
+        if (!(err instanceof SegmentDataLossError)) throw err;
+        if (sameRange(err.range, last) || listing >= GAP_LISTINGS) throw err;
+        last = err.range;
         this.listings.forget(prefix);
       }
     }
@@ -490,6 +508,10 @@ function tiles(key: SegmentKey, prefix: string, chunks: ListedChunk[], end: numb
   } catch {
     return false;
   }
+}
+
+function sameRange(a: ByteRange, b: ByteRange | null): boolean {
+  return b !== null && a.start === b.start && a.end === b.end;
 }
 
 function byOffset(a: ListedChunk, b: ListedChunk): number {

@@ -93,8 +93,8 @@ describe('a pass writing a run per listing outruns the bounded relist', () => {
   // keys from the last listed object before the gap (a run of the gap's bytes starts at or before it),
   // relisting for as long as each listing finds a run it had not seen.
   // Repro: npx vitest run test/attack/attack4-compaction-relist.test.ts -t "missingBytes" (unskip).
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
-  it.skip('missingBytes finds nothing missing while a pass compacts 4 runs, one per listing', async () => {
+  // Fixed: a gap is listed again until two listings in a row show the same one (GAP_LISTINGS at most).
+  it('missingBytes finds nothing missing while a pass compacts 4 runs, one per listing', async () => {
     const w = await writer(40);
     const { client, runs } = readerClient(w, 10);
     const reader = new S3SegmentStore({ client, bucket, listPageSize: 5, listingTtlMs: 0 });
@@ -107,8 +107,8 @@ describe('a pass writing a run per listing outruns the bounded relist', () => {
   // FAULT: the same for readSegment (the board's writer stream reads with no missingBytes before it):
   // tiledChunks relists 4 times on a gap and then throws SegmentDataLossError; its outer loop relists only
   // on ChunkVanishedError. Repro: as above, -t "readSegment" (unskip).
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
-  it.skip('readSegment reads every byte while a pass compacts 4 runs, one per listing', async () => {
+  // Fixed: a gap is listed again until two listings in a row show the same one (GAP_LISTINGS at most).
+  it('readSegment reads every byte while a pass compacts 4 runs, one per listing', async () => {
     const w = await writer(40);
     const { client } = readerClient(w, 10);
     const reader = new S3SegmentStore({ client, bucket, listPageSize: 5, listingTtlMs: 0 });

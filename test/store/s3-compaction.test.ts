@@ -345,6 +345,51 @@ describe('reads while a compaction is under way (objects put by hand)', () => {
   }, 120_000);
 });
 
+describe('a slow reader that a pass overtakes run after run', () => {
+  it('lists again at each vanished object and reads on, more times than a stuck read may', async () => {
+    const key = { tenant: TENANT, sid: newId('s'), w: newId('w') };
+    const chunks = Array.from({ length: 60 }, (_, i) =>
+      Buffer.from(`${JSON.stringify({ i }).padEnd(999, ' ')}\n`),
+    );
+    const store = new S3SegmentStore({ client: s3, bucket: world.bucket });
+    for (const [i, c] of chunks.entries()) await store.putChunk(key, i * 1000, c);
+    const bytes = Buffer.concat(chunks);
+    const compactor = new S3SegmentCompactor({ client: s3, bucket: world.bucket });
+    // Before the reader's GET of chunk 10, 20, … 50: the run of the 10 chunks from it put, its chunk
+    // objects deleted (the reader listed them): five vanishes, each after the read moved on.
+    const done = new Set<number>();
+    const { client, sent } = countingClient();
+    // one compaction per listing of the reader, so that each vanish is met by a listing of its own
+    let listedAt = 0;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const k = (args.input as { Key?: string }).Key ?? '';
+        const m = /\/(\d{15})\.jsonl$/.exec(k);
+        const i = m ? Number(m[1]) / 1000 : -1;
+        const due = i >= 10 && i % 10 === 0 && !done.has(i) && sent.list > listedAt;
+        if (context.commandName === 'GetObjectCommand' && due) {
+          done.add(i);
+          listedAt = sent.list;
+          const run = Buffer.concat(chunks.slice(i, i + 10));
+          const held = (await compactor.listObjects(key, bytes.length)).filter(
+            (o) => !o.compacted && o.offset >= i * 1000 && o.offset < (i + 10) * 1000,
+          );
+          await compactor.putCompacted(key, i * 1000, run, sha(run));
+          await compactor.deleteObjects(key, held);
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'compactAhead' },
+    );
+    const reader = new S3SegmentStore({ client, bucket: world.bucket });
+    expect((await readAll(reader.readSegment(key, bytes.length))).equals(bytes)).toBe(true);
+    // five vanishes, each after the read moved on, each met by a listing: more than READ_LISTINGS (4)
+    expect(done.size).toBe(5);
+    expect(sent.list).toBe(6);
+    client.destroy();
+  }, 120_000);
+});
+
 describe('compaction of an indexed writer', () => {
   /** A writer of 30 chunks of ~1 KB ingested through the app (writer.start first, writer.end last). */
   async function ingestWriter(): Promise<{ key: SegmentKey; end: number }> {
