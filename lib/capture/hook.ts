@@ -307,7 +307,16 @@ async function sessionStart(
     ? `shipped to ${config.url ?? 'http://127.0.0.1:8787'}`
     : 'kept locally: no server configured, run `hansard integrations sync`';
   return JSON.stringify(
-    ss.sessionStartOutput({ sid: st.sid, cwd: payload.cwd ?? st.cwd, token, shipping, declaredEvents }),
+    ss.sessionStartOutput({
+      sid: st.sid,
+      cwd: payload.cwd ?? st.cwd,
+      token,
+      shipping,
+      declaredEvents,
+      // What this hook was run as (the absolute node and bin/hansard sync wrote): runnable off PATH too.
+      command: ctx.selfCommand,
+      url: config.url ?? null,
+    }),
   );
 }
 

@@ -32,6 +32,7 @@ import { DEFAULT_URL } from '../client/config.js';
 import { TOKEN_PATTERN } from '../service/tokens.js';
 import { type ClaudeHookEvent, mergeClaudeSettings } from './integrations-claude.js';
 import { mergeCodexConfig } from './integrations-codex.js';
+import { shellLine } from './shell-line.js';
 import { configPath, stateDir } from './state-dir.js';
 
 /** A flag value sync refuses (a token or URL of the wrong shape): exit 2. */
@@ -112,11 +113,7 @@ export function hansardArgv(): string[] {
 }
 
 /** `argv` as one POSIX shell command line (Claude Code runs hook commands through a shell). */
-export function shellLine(argv: string[]): string {
-  return argv
-    .map((a) => (/^[A-Za-z0-9_/.,:=@%+-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`))
-    .join(' ');
-}
+export { shellLine };
 
 /** The command line Claude Code runs for each hook event. */
 export function claudeHookCommand(): string {

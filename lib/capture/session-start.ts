@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { ClaudeState } from './claude-code.js';
+import { shellLine } from './shell-line.js';
 import type { CaptureConfig } from './state-dir.js';
 
 /** Claude Code's hook JSON output for SessionStart. */
@@ -75,9 +76,16 @@ function gitBranch(cwd: string): string | null {
   }
 }
 
+/** The server hansard's commands reach when neither --url nor HANSARD_URL says another. */
+const DEFAULT_SERVER = 'http://127.0.0.1:8787';
+
 /**
  * The SessionStart answer. `token`: the minted token, or why there is none; `declaredEvents`: the seed 000
- * switch (`HANSARD_DECLARED_EVENTS=1`) that asks for declared events in reports.
+ * switch (`HANSARD_DECLARED_EVENTS=1`) that asks for declared events in reports. `command`: the program
+ * and script that run hansard, the same the hooks run (`[absolute node, absolute bin/hansard]`, as
+ * `integrations sync` writes them): the report line names them, since `hansard` itself is usually not on
+ * the agent's PATH (no `npm link`); null: plain `hansard`. `url`: the server the hooks ship to, named with
+ * `--url` when it is not the default, so the line runs as it is, copied and pasted.
  */
 export function sessionStartOutput(f: {
   sid: string | null;
@@ -85,6 +93,8 @@ export function sessionStartOutput(f: {
   token: MintedToken | string | null;
   shipping: string;
   declaredEvents: boolean;
+  command?: string[] | null;
+  url?: string | null;
 }): SessionStartOutput {
   const lines: string[] = [];
   if (f.sid === null) {
@@ -96,8 +106,11 @@ export function sessionStartOutput(f: {
       lines.push(`Project: ${basename(f.cwd)} (${f.cwd})${branch ? `, git branch ${branch}` : ''}.`);
     }
     const tokenArg = typeof f.token === 'object' && f.token ? ` --session-token ${f.token.token}` : '';
+    const hansard = f.command?.length ? shellLine(f.command) : 'hansard';
+    const url = f.url?.replace(/\/+$/, '');
+    const urlArg = url && url !== DEFAULT_SERVER ? ` --url ${shellLine([url])}` : '';
     lines.push(
-      `Report progress with: hansard session report --session ${f.sid}${tokenArg} --state working|blocked|needs_review|done --note "<one line>".`,
+      `Report progress with: ${hansard} session report --session ${f.sid}${tokenArg}${urlArg} --state working|blocked|needs_review|done --note "<one line>".`,
     );
     if (typeof f.token === 'string') lines.push(`No session token: ${f.token}.`);
     if (f.declaredEvents) {
