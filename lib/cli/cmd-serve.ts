@@ -72,7 +72,9 @@ A chunk that would take a tenant past its quota is refused (413 quota_exceeded);
 more requests a minute than --rate-limit is answered 429 with Retry-After, and so is one more
 whole-session read than --max-concurrent-replays (429 too_many_replays). A client that takes none of
 a replay or segment download for --stream-idle-seconds is cut off, and its slot comes back.
-SIGTERM or Ctrl-C stops it: open requests get 5 s to finish, then their connections are closed.`,
+SIGTERM or Ctrl-C stops it: open requests get 5 s to finish, then their connections are closed. A
+second signal more than a second later stops it at once (one within a second, as npm start passes on
+the Ctrl-C the terminal already sent, is the same stop).`,
     )
     .action(
       async (opts: {
@@ -173,14 +175,18 @@ SIGTERM or Ctrl-C stops it: open requests get 5 s to finish, then their connecti
         }
         io.keepAlive = true;
         // A graceful stop with a deadline (server.close): a client that stopped reading cannot keep the
-        // server, and its data directory's lock, alive. A second signal ends the process at once.
-        let stopping = false;
+        // server, and its data directory's lock, alive. A second signal ends the process at once, unless
+        // it comes within SAME_SIGNAL_MS of the first: that is the same signal again, as `npm start`
+        // forwards what the process group already got (a terminal's Ctrl-C signals every process of the
+        // group, npm included, and npm passes it on to its child), and it must not cut the grace short.
+        let stoppingAt: number | null = null;
         const stop = () => {
-          if (stopping) {
+          if (stoppingAt !== null) {
+            if (performance.now() - stoppingAt < SAME_SIGNAL_MS) return;
             io.stderr.write('hansard: stopping now, without waiting for open requests\n');
             process.exit(1);
           }
-          stopping = true;
+          stoppingAt = performance.now();
           server.close().then(
             () => process.exit(0),
             (err: unknown) => {
@@ -196,6 +202,9 @@ SIGTERM or Ctrl-C stops it: open requests get 5 s to finish, then their connecti
       },
     );
 }
+
+/** A second SIGINT/SIGTERM this soon after the first is the same one again (npm's forwarding). */
+const SAME_SIGNAL_MS = 1_000;
 
 /**
  * Why `HANSARD_BOOTSTRAP_TOKEN` is refused and what to set instead. Never repeats the value: it may be a
