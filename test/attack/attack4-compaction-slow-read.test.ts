@@ -81,20 +81,13 @@ function readerClient(w: { key: SegmentKey; chunks: Buffer[] }) {
 }
 
 describe('a read slower than the compactor over a writer of several runs', () => {
-  // FAULT: a read of a writer being compacted fails after READ_LISTINGS = 4 vanished objects, i.e. when
-  // the compaction writes a 4th run while the read is on: readSegment throws ChunkVanishedError ("chunk
-  // object … changed or vanished while the segment was read") after it has yielded bytes, so the replay
-  // that answered 200 is cut off mid-stream, and a replay build fails. Nothing is lost on S3. A writer of
-  // 4+ runs is >= 192 MiB of small objects, the sessions compaction is for (a GB hook session is 16
-  // runs), and a reader of small objects (16 GETs in flight, ~0.23 MB/s on s3rver) takes minutes per
-  // 64 MiB while the compactor (48 in flight) writes a run every 1-2 minutes, so a replay or replay build
-  // started near a writer's end (its digest starts the compactor at once) meets every run after the
-  // first. lib/store/s3-segment-store.ts readSegment (READ_LISTINGS bounds vanishes, not lack of progress).
-  // Repro: npx vitest run test/attack/attack4-compaction-slow-read.test.ts -t "4 runs" (unskip).
-  // (At 23:32 the working tree holds an uncommitted change of readSegment, a count of vanishes with no
-  // byte read between them, under which this passes; it fails at HEAD 4b1e292's READ_LISTINGS bound.)
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
-  it.skip('reads every byte of a 4-run writer compacted ahead of it (4 vanishes)', async () => {
+  // Was a FAULT (fixed in dfc245a: vanishes are counted only while the read makes no progress): a read
+  // of a writer being compacted failed after READ_LISTINGS = 4 vanished objects, i.e. when the compaction
+  // wrote a 4th run while the read was on, with ChunkVanishedError after bytes were yielded, so a replay
+  // that answered 200 was cut off mid-stream. A writer of 4+ runs is >= 192 MiB of small objects, the
+  // sessions compaction is for, and a reader of small objects (16 GETs in flight) is a third of the
+  // compactor's pace (48), so a replay started near a writer's end met every run after the first.
+  it('reads every byte of a 4-run writer compacted ahead of it (4 vanishes)', async () => {
     const w = await writer(4 * PER_RUN);
     const { client, runs } = readerClient(w);
     const reader = new S3SegmentStore({ client, bucket, listingTtlMs: 0 });
