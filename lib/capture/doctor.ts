@@ -3,15 +3,16 @@
  * Each check gives a finding `{check, ok, message, fix}`, `fix` being the command that puts it right.
  * Checks, in order: the hooks' server settings, the server (`GET /healthz`), the token and its scopes,
  * the state directory, Claude Code's hooks (user and project settings), Codex's `notify`, the spool
- * backlog, and the hook failures of the last 7 days grouped by hook. docs/capture.md lists them.
+ * backlog, the hook failures of the last 7 days grouped by hook, and whether `hansard` is on PATH (a
+ * warning only: the hooks and the session context name the absolute command). docs/capture.md lists them.
  */
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
 import type { Scope } from '../service/scopes.js';
 import { failuresFinding } from './doctor-failures.js';
 import { claudeFinding, codexFinding } from './doctor-hooks.js';
 import { checkHealth, probeToken } from './doctor-server.js';
-import { shellLine } from './integrations.js';
+import { hansardArgv, shellLine } from './integrations.js';
 import { readCaptureConfig, type SessionBacklog, spoolBacklog, stateDir } from './state-dir.js';
 
 /** One check's answer. */
@@ -24,9 +25,12 @@ export interface Finding {
     | 'claude_code_hooks'
     | 'codex_notify'
     | 'spool'
-    | 'hook_failures';
+    | 'hook_failures'
+    | 'hansard_command';
   /** false: something needs action (or could not be checked because an earlier check failed) */
   ok: boolean;
+  /** ok, but worth knowing (printed with `!`, with its fix; does not make doctor fail) */
+  warn?: boolean;
   /** what was found, in a sentence (a few lines for the failures and the backlog) */
   message: string;
   /** the command that fixes it; null when ok or when another finding's fix comes first */
@@ -113,7 +117,38 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   findings.push(claude.finding, codex.finding);
   findings.push(spoolFinding(state, now));
   findings.push(failuresFinding(state, now, findings, url));
+  findings.push(commandFinding(opts.env));
   return { ok: findings.every((f) => f.ok), state_dir: state, findings };
+}
+
+/**
+ * Whether `hansard` is a command on PATH. Capture does not need it (the hooks, and the report line the
+ * session context gives the agent, name the absolute node and bin/hansard), but the docs and the hints
+ * say `hansard …`: without `npm link` a person types `bin/hansard` instead. A warning, never a failure.
+ */
+function commandFinding(env: NodeJS.ProcessEnv): Finding {
+  const found = (env.PATH ?? '')
+    .split(delimiter)
+    .filter(Boolean)
+    .map((dir) => join(dir, 'hansard'))
+    .find((path) => {
+      try {
+        accessSync(path, constants.X_OK);
+        return statSync(path).isFile();
+      } catch {
+        return false;
+      }
+    });
+  if (found) return { check: 'hansard_command', ok: true, message: `hansard on PATH is ${found}`, fix: null };
+  const argv = hansardArgv();
+  const checkout = dirname(dirname(argv[1]!));
+  return {
+    check: 'hansard_command',
+    ok: true,
+    warn: true,
+    message: `hansard is not on PATH: the hooks and the session context's report line run ${shellLine(argv)} and need none, but to type hansard … as the docs do, link it (or run ${q(argv[1]!)})`,
+    fix: `npm link (in ${q(checkout)})`,
+  };
 }
 
 async function tokenFinding(

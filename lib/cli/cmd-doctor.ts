@@ -1,6 +1,7 @@
 /**
  * `hansard doctor [--project DIR] [--clear-failures] [--json]` (issue 11 item 3, DESIGN §6, seed 000): is capture working
- * here (lib/capture/doctor.ts)? One line per check, ✓ or ✗, and under a ✗ the command that fixes it.
+ * here (lib/capture/doctor.ts)? One line per check, ✓ or ✗ (! a warning), and under a ✗ or ! the command
+ * that fixes it.
  * Exit 0 when all is well, 1 when something needs action.
  */
 import type { Command } from 'commander';
@@ -28,7 +29,7 @@ export function registerDoctor(program: Command, io: Io): void {
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      '\nExit 0 when all is well, 1 when something needs action (each ✗ says the command that fixes it).',
+      '\nExit 0 when all is well, 1 when something needs action (each ✗ says the command that fixes it; a ! is a warning only).',
     )
     .action(async (o: { project?: string; json?: boolean; clearFailures?: boolean }) => {
       if (o.clearFailures) {
@@ -54,9 +55,10 @@ export function registerDoctor(program: Command, io: Io): void {
       } else {
         for (const f of report.findings) {
           const [first, ...more] = f.message.split('\n');
-          io.stdout.write(`${f.ok ? '✓' : '✗'} ${f.check.padEnd(17)} ${escapeControl(first ?? '')}\n`);
+          const mark = !f.ok ? '✗' : f.warn ? '!' : '✓';
+          io.stdout.write(`${mark} ${f.check.padEnd(17)} ${escapeControl(first ?? '')}\n`);
           for (const line of more) io.stdout.write(`  ${escapeControl(line)}\n`);
-          if (!f.ok && f.fix) io.stdout.write(`    fix: ${escapeControl(f.fix)}\n`);
+          if ((!f.ok || f.warn) && f.fix) io.stdout.write(`    fix: ${escapeControl(f.fix)}\n`);
         }
         io.stdout.write(report.ok ? 'all is well\n' : 'something needs action: see the fixes above\n');
       }

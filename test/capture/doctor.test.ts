@@ -7,12 +7,16 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runHansard } from '../support/cli.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';
 import { tmpDirs } from '../support/tmp.js';
+
+/** This checkout: the one whose bin/hansard the hooks run. */
+const ROOT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 const dirs = tmpDirs('hansard-doctor-');
 const srv = useServer({
@@ -26,6 +30,7 @@ const srv = useServer({
 interface Finding {
   check: string;
   ok: boolean;
+  warn?: boolean;
   message: string;
   fix: string | null;
   details?: Record<string, unknown>;
@@ -80,6 +85,7 @@ describe('hansard doctor', () => {
       'codex_notify',
       'spool',
       'hook_failures',
+      'hansard_command',
     ]);
     // an admin token runs every probe (admin, ingest, report, read, board): still nothing stored
     const admin = await doctor(healthy, { HANSARD_TOKEN: srv.admin });
@@ -104,6 +110,31 @@ describe('hansard doctor', () => {
     expect(r.out).toMatch(/^ {4}fix: hansard integrations sync --url URL --token hns_…$/m);
     expect(r.out).toMatch(/^✓ state_dir +/m);
     expect(r.out).toMatch(/something needs action/);
+  });
+
+  it('hansard not on PATH: a warning (!) naming the command the hooks run and npm link, not a failure', async () => {
+    const d = await doctor(healthy, { PATH: '/usr/bin:/bin' });
+    expect(d.code).toBe(0);
+    const f = d.by.hansard_command!;
+    expect(f).toMatchObject({ ok: true, warn: true });
+    expect(f.message).toContain('hansard is not on PATH');
+    expect(f.message).toContain(`${process.execPath} ${join(ROOT_DIR, 'bin', 'hansard')}`);
+    expect(f.fix).toContain('npm link');
+    const text = await runHansard(['doctor'], {
+      cwd: healthy,
+      env: { HOME: healthy, HANSARD_STATE_DIR: join(healthy, 'state'), PATH: '/usr/bin:/bin' },
+    });
+    expect(text.out).toMatch(/^! hansard_command +hansard is not on PATH/m);
+    expect(text.out).toMatch(/^ {4}fix: npm link/m);
+
+    // On PATH (an npm link): ✓ naming it, no fix.
+    const bin = join(dirs.make(), 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'hansard'), '#!/bin/sh\n', { mode: 0o755 });
+    const linked = await doctor(healthy, { PATH: `${bin}:/usr/bin:/bin` });
+    expect(linked.by.hansard_command).toMatchObject({ ok: true, fix: null });
+    expect(linked.by.hansard_command!.warn).toBeUndefined();
+    expect(linked.by.hansard_command!.message).toBe(`hansard on PATH is ${join(bin, 'hansard')}`);
   });
 
   it('neither Claude Code nor Codex set up: both ✗ (nothing would be captured)', async () => {
