@@ -15,8 +15,13 @@
  * another `tag` than the item and applies nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { type Item, type TransactItem, update } from './dynamo-items.js';
+import {
+  type DynamoDBDocumentClient,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { cancellationCodes, type Item, type TransactItem, update } from './dynamo-items.js';
 import type { RetryCounts } from './dynamo-retry.js';
 import { gsiKeys, keys, PK, pendingPk, usageShard } from './dynamo-schema.js';
 import { BOARD_MOVE_MS, type CountDelta } from './dynamo-sessions.js';
@@ -52,10 +57,17 @@ export class DynamoPendingCounts {
   /** tenants this process must sweep at its next advance (it deferred, or a sweep left items behind) */
   private readonly owed = new Set<string>();
 
+  /**
+   * @param once the document client without the adapter's retries (the SDK's own only): a sweep runs
+   *   inside the request of the chunk that triggers it, so its reads and writes are sent once, and the
+   *   first that fails ends it (what is left waits for the next interval), instead of holding the chunk's
+   *   acknowledgement through ~5 s of backoff per item at a partition that is throttling
+   */
   constructor(
     private readonly x: DynamoPrimitives,
     private readonly counts: RetryCounts,
     private readonly intervalMs = SWEEP_INTERVAL_MS,
+    private readonly once: DynamoDBDocumentClient = x.doc,
   ) {}
 
   /**
@@ -107,13 +119,14 @@ export class DynamoPendingCounts {
 
   /**
    * One eventually consistent query of the tenant's pending partition (`SWEEP_PAGE` items at most; 0.5
-   * RRU when empty), then each item found applied (`apply`); a full page leaves the rest owed to the
-   * next advance.
+   * RRU when empty), then each item found applied (`apply`), each request sent once (`once`); a full page
+   * leaves the rest owed to the next advance, and a transaction that fails other than by its condition
+   * (throttled, …) ends the sweep, the rest left for the next interval.
    * @returns how many pending items were found and how many of them this sweep applied
    * @throws the query's error (throttled past its retries, …)
    */
   async sweep(tenant: string): Promise<{ found: number; applied: number }> {
-    const res = await this.x.doc.send(
+    const res = await this.once.send(
       new QueryCommand({
         TableName: this.x.table,
         KeyConditionExpression: '#pk = :pk',
@@ -125,7 +138,14 @@ export class DynamoPendingCounts {
     if (res.LastEvaluatedKey) this.owed.add(tenant);
     const items = (res.Items ?? []).map(toPending);
     let applied = 0;
-    for (const p of items) if (await this.apply(tenant, p)) applied += 1;
+    for (const p of items) {
+      const outcome = await this.apply(tenant, p);
+      if (outcome === 'failed') {
+        this.owed.delete(tenant); // not at the next advance: at the next interval
+        break;
+      }
+      if (outcome === 'applied') applied += 1;
+    }
     return { found: items.length, applied };
   }
 
@@ -135,9 +155,10 @@ export class DynamoPendingCounts {
    * session's usage shard, and Delete the pending item on condition `deferrals` and `tag` are what was
    * read. A deferral since, a sweep of another process first, a committed try sent again, or a stale copy
    * read fails that condition and writes nothing. Then, best effort, the board move the deferred advance missed.
-   * @returns whether it was applied (false: left for a later sweep, or applied by another)
+   * @returns `applied`; `stale` when its condition failed (applied by another, or deferred again since:
+   *   left for a later sweep); `failed` for any other error (throttled, …: left for a later sweep)
    */
-  private async apply(tenant: string, p: Pending): Promise<boolean> {
+  private async apply(tenant: string, p: Pending): Promise<'applied' | 'stale' | 'failed'> {
     const table = this.x.table;
     const session = p.lines !== 0 || p.bytes !== 0 || p.writers !== 0;
     const tx: TransactItem[] = [];
@@ -168,12 +189,12 @@ export class DynamoPendingCounts {
       },
     });
     try {
-      await this.x.transact(tx);
-    } catch {
-      return false;
+      await this.once.send(new TransactWriteCommand({ TransactItems: tx }));
+    } catch (err) {
+      return cancellationCodes(err).includes('ConditionalCheckFailed') ? 'stale' : 'failed';
     }
     if (session) await this.moveOnBoard(tenant, p.sid, p.at);
-    return true;
+    return 'applied';
   }
 
   /**
@@ -189,7 +210,7 @@ export class DynamoPendingCounts {
     );
     // best effort: a refused condition (moved since) is the common answer; a failure leaves it where
     // the counts put it, as a chunk's own follow-up does
-    await this.x.doc
+    await this.once
       .send(new UpdateCommand({ TableName: this.x.table, Key: keys.session(tenant, sid), ...move }))
       .catch(() => {});
   }

@@ -84,10 +84,8 @@ export class DynamoStateStore implements StateStore {
     this.table = opts.tableName;
     this.owned = opts.client ? null : new DynamoDBClient(opts.clientConfig ?? {});
     const client = opts.client ?? this.owned!;
-    this.doc = retryingClient(
-      DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }),
-      this.retries,
-    );
+    const once = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+    this.doc = retryingClient(once, this.retries);
     const primitives = {
       doc: this.doc,
       table: this.table,
@@ -107,7 +105,7 @@ export class DynamoStateStore implements StateStore {
     this.writers = new DynamoWriterIndex(
       primitives,
       this.sessions,
-      new DynamoPendingCounts(primitives, this.retries, opts.sweepIntervalMs ?? SWEEP_INTERVAL_MS),
+      new DynamoPendingCounts(primitives, this.retries, opts.sweepIntervalMs ?? SWEEP_INTERVAL_MS, once),
     );
   }
 
