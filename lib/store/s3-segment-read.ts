@@ -62,11 +62,12 @@ export function aheadBytes(window: number): number {
 }
 
 /**
- * The objects of `chunks` (sorted by offset, each starting before `end`) that tile `[0, end)` with the
- * fewest objects (lib/store/segment-objects.ts), before anything is fetched: a compacted run is read
- * instead of the chunk objects it holds while those are still listed (during a compaction, or after one
- * that crashed before its deletes). Every listed object left out must lie inside a compacted object of
- * the tiling.
+ * The objects of `chunks` (sorted by offset, each starting before `end`) that tile `[0, end)`, before
+ * anything is fetched (lib/store/segment-objects.ts `fewestObjectTiling`, `preferChunks`): the chunk
+ * objects where they are all there, a compacted run where the chunk objects it holds are gone (the
+ * compactor deletes them only once the run is stored and checked against the index), so an object under
+ * a run's name beside intact chunk objects is never read in their place. Every listed object left out
+ * must lie inside a compacted object of the tiling, or be a run over chunk objects of the tiling.
  * @throws SegmentDataLossError naming the first byte range of `[0, end)` no object holds
  * @throws Error naming a range held by two objects that no compaction explains
  */
@@ -78,7 +79,7 @@ export function checkTiling(
 ): ListedChunk[] {
   const gap = firstGap(chunks, end);
   if (gap) throw new SegmentDataLossError(key, gap, { where: prefix });
-  const tiling = fewestObjectTiling(chunks, end);
+  const tiling = fewestObjectTiling(chunks, end, { preferChunks: true });
   const odd = tiling ? supersededObjects(chunks, tiling).unexplained[0] : chunks[0];
   if (!tiling || odd) {
     throw new Error(

@@ -6,7 +6,7 @@
  * streaming it in windows of bounded size (DESIGN §3: memory grows with the number of writers read, not
  * with their size). Runs of small chunk objects of a settled writer may be rewritten as one compacted
  * object `…/{offset:015}-{end:015}.jsonl` (issue 17.2, lib/store/s3-compaction.ts): a read takes the
- * fewest objects that tile the range, whichever of both are there.
+ * chunk objects where they are all there, a run where the chunk objects it holds are gone.
  */
 import { setMaxListeners } from 'node:events';
 import { Readable } from 'node:stream';
@@ -201,8 +201,8 @@ export class S3SegmentStore implements SegmentStore {
    * checks that those starting before `end` tile `[0, end)` exactly, then GETs the range in parts of at
    * most one window (`chunkBytes` clamped to [64 KiB, 8 MiB], 256 KiB without it), each within one object,
    * conditional on the listed ETag and ranged where it is not the whole object (so a `start` inside an
-   * object is one ranged GET). Of a compacted run and the chunk objects it holds, both listed, the fewest
-   * objects are read (`checkTiling`); an object gone when its GET comes (a compaction's delete) makes
+   * object is one ranged GET). Of a compacted run and the chunk objects it holds, both listed, the chunk
+   * objects are read, the run once they are gone (`checkTiling`); an object gone when its GET comes (a compaction's delete) makes
    * the read list again and go on from the byte it reached (`READ_LISTINGS` times in a row at most with
    * no byte read between them). Several
    * parts are in flight (lib/store/s3-segment-read.ts `readParts`: at most 2–8 windows and 16 GETs per

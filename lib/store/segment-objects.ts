@@ -17,63 +17,103 @@ export interface SegmentObject {
   compacted: boolean;
 }
 
+/** A run costs more than any number of chunk objects when a tiling prefers chunk objects (`preferChunks`). */
+const RUN_COST = 2 ** 32;
+
 /**
  * The objects (of `objects`, sorted by offset) that tile `[0, end)` with the fewest objects: the first
  * starts at 0, each next where the previous ends, the last reaches `end` or past it (a compacted object
- * may hold bytes indexed after a reader read the length). Null when none do. O(n): every object starts
- * where an earlier one ends or is skipped.
+ * may hold bytes indexed after a reader read the length). With `preferChunks` (reads), the fewest runs
+ * first: a run is read only where the chunk objects it holds are gone (deleted by the compactor, which
+ * checked the run against the index first), so an object under a run's name beside intact chunk objects
+ * is never read in their place. Null when none tile. O(n): every object starts where an earlier one
+ * ends or is skipped.
  */
-export function fewestObjectTiling<T extends SegmentObject>(objects: readonly T[], end: number): T[] | null {
+export function fewestObjectTiling<T extends SegmentObject>(
+  objects: readonly T[],
+  end: number,
+  o: { preferChunks?: boolean } = {},
+): T[] | null {
   if (end <= 0) return [];
-  // For each position reached: the fewest objects that reach it, and the last of them.
-  const best = new Map<number, { count: number; via: number }>([[0, { count: 0, via: -1 }]]);
-  let done: { count: number; via: number } | null = null;
+  const costOf = (x: SegmentObject) => (o.preferChunks && x.compacted ? RUN_COST + 1 : 1);
+  // For each position reached: the least cost that reaches it, and the last object of it.
+  const best = new Map<number, { cost: number; via: number }>([[0, { cost: 0, via: -1 }]]);
+  let done: { cost: number; via: number } | null = null;
   for (let i = 0; i < objects.length; i++) {
-    const o = objects[i]!;
-    const at = best.get(o.offset);
-    if (!at || o.size <= 0) continue;
-    const to = o.offset + o.size;
-    const count = at.count + 1;
+    const x = objects[i]!;
+    const at = best.get(x.offset);
+    if (!at || x.size <= 0) continue;
+    const to = x.offset + x.size;
+    const cost = at.cost + costOf(x);
     if (to >= end) {
-      if (!done || count < done.count) done = { count, via: i };
+      if (!done || cost < done.cost) done = { cost, via: i };
       continue;
     }
     const there = best.get(to);
-    if (!there || count < there.count) best.set(to, { count, via: i });
+    if (!there || cost < there.cost) best.set(to, { cost, via: i });
   }
   if (!done) return null;
   const path: T[] = [];
   for (let i = done.via; i >= 0; ) {
-    const o = objects[i]!;
-    path.push(o);
-    i = o.offset === 0 ? -1 : best.get(o.offset)!.via;
+    const x = objects[i]!;
+    path.push(x);
+    i = x.offset === 0 ? -1 : best.get(x.offset)!.via;
   }
   return path.reverse();
 }
 
 /**
- * The listed objects a tiling leaves out that a compaction explains: each lies inside one compacted
- * object of `tiling` (a chunk object it holds, or an older, shorter run). `unexplained` are the others
- * (an object overlapping the tiling that no compaction wrote: a fault a read reports). Both by offset.
+ * The listed objects a tiling leaves out that a compaction explains. `superseded`: each lies inside one
+ * compacted object of `tiling` (a chunk object it holds, or an older, shorter run). `shadowed`: runs
+ * that start and end where objects of `tiling` do, or reach past its end (a run whose chunk objects a
+ * `preferChunks` tiling read instead), none overlapping another run but by holding it. `unexplained` are the others (an
+ * object overlapping the tiling that no compaction wrote, runs that overlap with different starts: a
+ * fault a read reports). All by offset.
  */
 export function supersededObjects<T extends SegmentObject>(
   objects: readonly T[],
   tiling: readonly T[],
-): { superseded: T[]; unexplained: T[] } {
+): { superseded: T[]; shadowed: T[]; unexplained: T[] } {
   const used = new Set<T>(tiling);
+  const bounds = new Set<number>(tiling.flatMap((x) => [x.offset, x.offset + x.size]));
+  const last = tiling.length > 0 ? tiling.at(-1)!.offset + tiling.at(-1)!.size : 0;
   const superseded: T[] = [];
+  const shadowed: T[] = [];
   const unexplained: T[] = [];
   let t = 0;
-  for (const o of objects) {
-    if (used.has(o)) continue;
-    // The tiling object holding o's first byte (tiling is sorted and contiguous).
-    while (t < tiling.length - 1 && tiling[t]!.offset + tiling[t]!.size <= o.offset) t++;
+  for (const x of objects) {
+    if (used.has(x)) continue;
+    // The tiling object holding x's first byte (tiling is sorted and contiguous).
+    while (t < tiling.length - 1 && tiling[t]!.offset + tiling[t]!.size <= x.offset) t++;
     const holder = tiling[t];
     const inside =
-      holder?.compacted && o.offset >= holder.offset && o.offset + o.size <= holder.offset + holder.size;
-    (inside ? superseded : unexplained).push(o);
+      holder?.compacted && x.offset >= holder.offset && x.offset + x.size <= holder.offset + holder.size;
+    if (inside) superseded.push(x);
+    // (a run may reach past the range read: the chunk objects after it are not listed)
+    else if (
+      x.compacted &&
+      bounds.has(x.offset) &&
+      (bounds.has(x.offset + x.size) || x.offset + x.size >= last)
+    )
+      shadowed.push(x);
+    else unexplained.push(x);
   }
-  return { superseded, unexplained };
+  // Two runs that overlap without one holding the other: two passes that disagreed.
+  const runs = objects.filter((x) => x.compacted);
+  for (let i = 0; i < runs.length; i++) {
+    for (let j = i + 1; j < runs.length && runs[j]!.offset < runs[i]!.offset + runs[i]!.size; j++) {
+      const [a, b] = [runs[i]!, runs[j]!];
+      const holds = (p: SegmentObject, q: SegmentObject) =>
+        q.offset >= p.offset && q.offset + q.size <= p.offset + p.size;
+      if (!holds(a, b) && !holds(b, a)) {
+        for (const x of [a, b]) {
+          if (!unexplained.includes(x) && !used.has(x)) unexplained.push(x);
+        }
+      }
+    }
+  }
+  unexplained.sort((a, b) => a.offset - b.offset);
+  return { superseded, shadowed, unexplained };
 }
 
 /** An object of a writer's segment as its store lists it: `name` is the store's key of it. */

@@ -41,6 +41,31 @@ describe('fewestObjectTiling', () => {
     expect(fewestObjectTiling([], 0)).toEqual([]);
   });
 
+  it('with preferChunks (reads), takes a run only where the chunk objects it holds are gone', () => {
+    const chunks = [0, 10, 20, 30, 40].map((o) => chunk(o, 10));
+    const prefer = { preferChunks: true };
+    const during = sorted([...chunks, run(10, 40)]);
+    expect(names(fewestObjectTiling(during, 50, prefer))).toEqual(['0', '10', '20', '30', '40']);
+    // the run beside its chunk objects is explained (shadowed), not a fault
+    const t = fewestObjectTiling(during, 50, prefer)!;
+    expect(names(supersededObjects(during, t).shadowed)).toEqual(['10-40']);
+    expect(supersededObjects(during, t).unexplained).toEqual([]);
+    // one of them deleted: the run
+    const some = sorted([chunk(0, 10), run(10, 40), chunk(10, 10), chunk(30, 10), chunk(40, 10)]);
+    expect(names(fewestObjectTiling(some, 50, prefer))).toEqual(['0', '10-40', '40']);
+    // a read that ends inside the run reads the chunk objects, the run reaching past it explained
+    const short = sorted([chunk(0, 10), chunk(10, 10), chunk(20, 10), run(10, 40)]);
+    const ts = fewestObjectTiling(short, 25, prefer)!;
+    expect(names(ts)).toEqual(['0', '10', '20']);
+    expect(supersededObjects(short, ts).unexplained).toEqual([]);
+    // two runs overlapping with different starts are a fault even beside their chunk objects
+    const two = sorted([...chunks, run(0, 30), run(20, 50)]);
+    expect(names(supersededObjects(two, fewestObjectTiling(two, 50, prefer)!).unexplained)).toEqual([
+      '0-30',
+      '20-50',
+    ]);
+  });
+
   it('is null when no chain of objects reaches the end, even when their union does', () => {
     expect(fewestObjectTiling([chunk(0, 10), chunk(20, 10)], 30)).toBeNull();
     // [0,15) and [10,30) cover [0,30) but neither starts where the other ends
