@@ -37,8 +37,11 @@ export interface DynamoLocal {
   stop(): Promise<void>;
 }
 
-/** Starts DynamoDB Local; rejects with its output if it exits or does not answer within `timeoutMs`. */
-export async function startDynamoLocal(timeoutMs = 30_000): Promise<DynamoLocal> {
+/**
+ * Starts DynamoDB Local; rejects with its output if it exits or does not answer within `timeoutMs` (90 s:
+ * the JVM's start took over 30 s on the 2-core machine at a load average of 17, in a full suite run).
+ */
+export async function startDynamoLocal(timeoutMs = 90_000): Promise<DynamoLocal> {
   const port = await freePort();
   const child = spawn({ port });
   let output = '';
@@ -58,8 +61,10 @@ export async function startDynamoLocal(timeoutMs = 30_000): Promise<DynamoLocal>
   const deadline = Date.now() + timeoutMs;
   while (!(await answers(port))) {
     if (exited !== null || Date.now() > deadline) {
+      // Said before the kill: afterwards `exited` names our own SIGTERM (143), not why it stopped.
+      const why = exited ?? `did not answer within ${timeoutMs / 1000} s`;
       await kill(child);
-      throw new Error(`DynamoDB Local ${exited ?? 'did not answer'} on port ${port}:\n${output}`);
+      throw new Error(`DynamoDB Local ${why} on port ${port}:\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
