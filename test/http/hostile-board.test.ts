@@ -54,7 +54,8 @@ const ROW = {
     'sign-in link from another site (`Sec-Fetch-Site: cross-site` or `same-site`), as an image or a frame, or with no `Sec-Fetch-Site` (curl, an older browser)',
   refused: 'sign-in link with an unknown token or one without the board scope, from anywhere',
   confirm: 'the confirm page’s button (`POST /login`, same origin)',
-  crossPost: '`POST /login` from another site',
+  crossPost:
+    "`POST /login` (or `/logout`) from another site, or with neither `Origin: <base url>` nor `Sec-Fetch-Site: same-origin` (curl: add `-H 'Origin: <base url>'`)",
   api: 'any answer of the API (`/v1/…` but its description), errors included',
   pages: 'any answer of the board pages, errors and redirects included',
 };
