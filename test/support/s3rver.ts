@@ -52,6 +52,11 @@ export async function startS3rver(): Promise<LocalS3> {
   const directory = mkdtempSync(join(tmpdir(), 'hansard-s3rver-'));
   const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory });
   server.middleware.unshift(s3Shim(server));
+  // s3rver's `silent` only silences its transport, and close() removes the transport: a request still
+  // under way then (an aborted read's GET) makes winston console.error "no transports", which vitest
+  // reports as an unhandled error once the file's worker has gone (CI on 374826e). A silent logger
+  // writes nothing at all.
+  (server as unknown as { logger: { silent: boolean } }).logger.silent = true;
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   const clients: S3Client[] = [];
