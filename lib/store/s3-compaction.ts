@@ -14,8 +14,8 @@ import { setMaxListeners } from 'node:events';
 import {
   DeleteObjectsCommand,
   GetObjectCommand,
-  ListObjectsV2Command,
   PutObjectCommand,
+  paginateListObjectsV2,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import type { SegmentKey } from './ports.js';
@@ -76,29 +76,19 @@ export class S3SegmentCompactor implements SegmentCompactionStore {
   async listObjects(key: SegmentKey, end: number): Promise<S3SegmentObject[]> {
     const prefix = writerPrefix(key);
     const out: S3SegmentObject[] = [];
-    let token: string | undefined;
-    let past = false;
-    do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({
-          Bucket: this.bucket,
-          Prefix: prefix,
-          MaxKeys: this.listPageSize,
-          ContinuationToken: token,
-        }),
-      );
+    const pages = paginateListObjectsV2(
+      { client: this.client, pageSize: this.listPageSize },
+      { Bucket: this.bucket, Prefix: prefix },
+    );
+    listing: for await (const page of pages) {
       for (const obj of page.Contents ?? []) {
         const listed = listedObject(prefix, obj.Key ?? '', obj.Size ?? 0, obj.ETag);
         if (!listed) continue;
         // Keys list in UTF-8 binary order, so by offset: the rest start at `end` or past it.
-        if (listed.offset >= end) {
-          past = true;
-          break;
-        }
+        if (listed.offset >= end) break listing;
         out.push({ ...asObject(listed), etag: listed.etag });
       }
-      token = page.IsTruncated && !past ? page.NextContinuationToken : undefined;
-    } while (token);
+    }
     return out.sort((a, b) => a.offset - b.offset || b.size - a.size);
   }
 

@@ -5,7 +5,7 @@
  * once with `If-None-Match: *` and a SHA-256 checksum S3 verifies; an object already there is never
  * replaced.
  */
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, paginateListObjectsV2, type S3Client } from '@aws-sdk/client-s3';
 import { DigestConflictError, type DigestStore } from './digest-ports.js';
 import { assertSessionKey, digestName, digestSeqOf } from './keys.js';
 import {
@@ -134,23 +134,17 @@ export class S3DigestStore implements DigestStore {
   async listDigests(tenant: string, sid: string): Promise<number[]> {
     const prefix = digestPrefix(tenant, sid);
     const seqs: number[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({
-          Bucket: this.bucket,
-          Prefix: prefix,
-          MaxKeys: this.listPageSize,
-          ContinuationToken: token,
-        }),
-      );
+    const pages = paginateListObjectsV2(
+      { client: this.client, pageSize: this.listPageSize },
+      { Bucket: this.bucket, Prefix: prefix },
+    );
+    for await (const page of pages) {
       for (const obj of page.Contents ?? []) {
         if (!obj.Key?.startsWith(prefix)) continue;
         const seq = digestSeqOf(obj.Key.slice(prefix.length));
         if (seq !== null) seqs.push(seq);
       }
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
+    }
     return seqs.sort((a, b) => a - b);
   }
 }

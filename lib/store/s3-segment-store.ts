@@ -13,8 +13,8 @@ import { Readable } from 'node:stream';
 import {
   GetObjectCommand,
   type GetObjectCommandOutput,
-  ListObjectsV2Command,
   PutObjectCommand,
+  paginateListObjectsV2,
   type S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
@@ -423,29 +423,28 @@ export class S3SegmentStore implements SegmentStore {
     startAfter?: string,
   ): Promise<ListedChunk[]> {
     const chunks: ListedChunk[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({
-          Bucket: this.bucket,
-          Prefix: prefix,
-          MaxKeys: this.listPageSize,
-          ContinuationToken: token,
-          ...(startAfter !== undefined && token === undefined ? { StartAfter: startAfter } : {}),
-        }),
-        abortSignal ? { abortSignal } : {},
-      );
+    // StartAfter rides on every page's request: S3 (and s3rver) start from the continuation token when
+    // there is one, which lies past it.
+    const pages = paginateListObjectsV2(
+      { client: this.client, pageSize: this.listPageSize },
+      {
+        Bucket: this.bucket,
+        Prefix: prefix,
+        ...(startAfter !== undefined ? { StartAfter: startAfter } : {}),
+      },
+      abortSignal ? { abortSignal } : {},
+    );
+    listing: for await (const page of pages) {
       for (const obj of page.Contents ?? []) {
         const listed = listedObject(prefix, obj.Key ?? '', obj.Size ?? 0, obj.ETag);
         if (!listed) continue;
         // General purpose buckets list keys in UTF-8 binary order, so by offset: the rest lie past `end`.
-        if (listed.offset >= end) break;
+        if (listed.offset >= end) break listing;
         chunks.push(listed);
       }
       const last = page.Contents?.at(-1)?.Key;
-      const pastEnd = last !== undefined && chunkOffsetOf(prefix, last) >= end;
-      token = page.IsTruncated && !pastEnd ? page.NextContinuationToken : undefined;
-    } while (token);
+      if (last !== undefined && chunkOffsetOf(prefix, last) >= end) break;
+    }
     return chunks.sort(byOffset);
   }
 }
