@@ -19,17 +19,9 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import type { SegmentKey } from './ports.js';
+import { isConditionalConflict, isNotFound, isPreconditionFailed, sleep } from './s3-errors.js';
+import { compactedObjectKey, fetchObjectPart, listedObject, writerPrefix } from './s3-segment-objects.js';
 import { type ListedChunk, MAX_WINDOW_BYTES, planParts, ReadBudget, readParts } from './s3-segment-read.js';
-import {
-  compactedObjectKey,
-  fetchObjectPart,
-  isConditionalConflict,
-  isNotFound,
-  isPreconditionFailed,
-  listedObject,
-  sleep,
-  writerPrefix,
-} from './s3-segment-store.js';
 import {
   CompactionConflictError,
   type SegmentCompactionStore,

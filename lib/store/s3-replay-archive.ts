@@ -18,7 +18,7 @@ import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } 
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { BUILD_MARKER_SUFFIX, REPLAY_PREFIX } from './keys.js';
-import { isConditionalConflict, isForbidden, isNotFound, isPreconditionFailed } from './s3-segment-store.js';
+import { isConditionalConflict, isForbidden, isNotFound, isPreconditionFailed } from './s3-errors.js';
 
 export { BUILD_MARKER_SUFFIX, REPLAY_PREFIX };
 

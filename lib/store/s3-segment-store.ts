@@ -16,10 +16,18 @@ import {
   PutObjectCommand,
   paginateListObjectsV2,
   type S3Client,
-  S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { assertSegmentKey } from './keys.js';
 import { ChunkConflictError, type ReadSegmentOptions, type SegmentKey, type SegmentStore } from './ports.js';
+import { isConditionalConflict, isNotFound, isPreconditionFailed, sleep } from './s3-errors.js';
+import {
+  byOffset,
+  ChunkVanishedError,
+  chunkObjectKey,
+  chunkOffsetOf,
+  fetchObjectPart,
+  listedObject,
+  writerPrefix,
+} from './s3-segment-objects.js';
 import {
   checkTiling,
   firstGap,
@@ -36,12 +44,8 @@ import { type ByteRange, SegmentDataLossError } from './storage-errors.js';
 /** How old unacknowledged bytes must be before another chunk may replace them: longer than any request. */
 export const DEFAULT_STALE_AFTER_MS = 5 * 60 * 1000;
 
-/** Largest offset the 15-digit key can name. */
-const MAX_OFFSET = 10 ** 15 - 1;
 /** Puts of one chunk before giving up on a key that keeps changing under us (409s, lost If-Match races). */
 const PUT_ATTEMPTS = 5;
-/** A chunk object's name, `{offset:015}.jsonl`, or a compacted run's, `{offset:015}-{end:015}.jsonl`. */
-const CHUNK_NAME = /^(\d{15})(?:-(\d{15}))?\.jsonl$/;
 /**
  * Listings in a row a read makes, with no byte read between them, when objects it listed vanish (a
  * compaction's deletes); and the bound on the listings of a gap (`GAP_LISTINGS`), which is listed again
@@ -64,66 +68,6 @@ export interface S3SegmentStoreOptions {
   readBudgetBytes?: number;
   /** ms a gap-free listing of a writer's chunks is reused by later reads (default 15 s; 0: never) */
   listingTtlMs?: number;
-}
-
-/**
- * The prefix of a writer's chunk objects: `tenants/{tenant}/sessions/{sid}/{w}/` (DESIGN §5).
- * @throws TypeError for an invalid key
- */
-export function writerPrefix(key: SegmentKey): string {
-  assertSegmentKey(key);
-  return `tenants/${key.tenant}/sessions/${key.sid}/${key.w}/`;
-}
-
-/**
- * The object key of the chunk at byte `offset`: `…/{w}/{offset:015}.jsonl`, e.g. `…/000000000004096.jsonl`.
- * @throws TypeError for an invalid key; RangeError for an offset that is not an integer in [0, 10^15)
- */
-export function chunkObjectKey(key: SegmentKey, offset: number): string {
-  const prefix = writerPrefix(key);
-  if (!Number.isSafeInteger(offset) || offset < 0 || offset > MAX_OFFSET) {
-    throw new RangeError(`chunk offset must be an integer from 0 to ${MAX_OFFSET}, not ${offset}`);
-  }
-  return `${prefix}${String(offset).padStart(15, '0')}.jsonl`;
-}
-
-/**
- * The object key of a compacted run of chunks holding bytes `[start, end)` of the segment:
- * `…/{w}/{start:015}-{end:015}.jsonl`, which lists just before the chunk object at `start` (`-` sorts
- * before `.`), so a listing stopped at an offset still sees every object starting before it.
- * @throws TypeError for an invalid key; RangeError unless 0 <= start < end < 10^15 are integers
- */
-export function compactedObjectKey(key: SegmentKey, start: number, end: number): string {
-  const first = chunkObjectKey(key, start);
-  if (!Number.isSafeInteger(end) || end <= start || end > MAX_OFFSET) {
-    throw new RangeError(`a compacted run must end after ${start} and by ${MAX_OFFSET}, not at ${end}`);
-  }
-  return `${first.slice(0, -'.jsonl'.length)}-${String(end).padStart(15, '0')}.jsonl`;
-}
-
-/**
- * The range an object name of a writer's prefix stands for (`chunkObjectKey`, `compactedObjectKey`), or
- * null for any other name. A compacted object's size must be its range's, else it is not one of ours.
- */
-export function listedObject(
-  prefix: string,
-  objectKey: string,
-  size: number,
-  etag?: string,
-): ListedChunk | null {
-  if (!objectKey.startsWith(prefix)) return null;
-  const m = CHUNK_NAME.exec(objectKey.slice(prefix.length));
-  if (!m) return null;
-  const offset = Number(m[1]);
-  if (m[2] === undefined) return { key: objectKey, offset, size, etag, compacted: false };
-  const end = Number(m[2]);
-  if (end - offset !== size || end <= offset) return null;
-  return { key: objectKey, offset, size, etag, compacted: true };
-}
-
-/** A listed object was gone (or changed) when its bytes were fetched: a compaction deleted it. */
-export class ChunkVanishedError extends Error {
-  override name = 'ChunkVanishedError';
 }
 
 /**
@@ -449,56 +393,6 @@ export class S3SegmentStore implements SegmentStore {
   }
 }
 
-/**
- * Fetches one part of a listed object whole: exactly its `to - from` bytes (a GET conditional on the
- * listed ETag, ranged unless it is the whole object).
- * @throws ChunkVanishedError when the object is gone or changed (404, 412); Error for a short answer
- */
-export async function fetchObjectPart(
-  client: S3Client,
-  bucket: string,
-  { chunk, from, to }: Part,
-  abortSignal: AbortSignal,
-): Promise<Uint8Array> {
-  const whole = from === 0 && to === chunk.size;
-  let bytes: Uint8Array;
-  let first = 0;
-  try {
-    const out = await client.send(
-      new GetObjectCommand({
-        Bucket: bucket,
-        Key: chunk.key,
-        IfMatch: chunk.etag,
-        Range: whole ? undefined : `bytes=${from}-${to - 1}`,
-      }),
-      { abortSignal },
-    );
-    // A server may answer a range with more than was asked (RFC 9110 lets it ignore Range): the
-    // Content-Range says where its bytes begin, and only [from, to) is passed on.
-    first = Number(/^bytes (\d+)-/.exec(out.ContentRange ?? '')?.[1] ?? 0);
-    if (!out.Body) throw new Error(`S3 answered GET ${chunk.key} without a body`);
-    bytes = await out.Body.transformToByteArray();
-  } catch (err) {
-    if (isPreconditionFailed(err) || isNotFound(err)) {
-      throw new ChunkVanishedError(
-        `chunk object ${chunk.key} changed or vanished while the segment was read`,
-        {
-          cause: err,
-        },
-      );
-    }
-    throw err;
-  }
-  const skip = from - first;
-  const got = skip < 0 ? new Uint8Array() : bytes.subarray(skip, skip + (to - from));
-  if (got.length !== to - from) {
-    throw new Error(
-      `chunk object ${chunk.key} gave ${got.length} of its bytes [${from}, ${to}) (segment bytes from ${chunk.offset + from})`,
-    );
-  }
-  return got;
-}
-
 /** Whether the listed objects tile `[0, end)` as a read needs them to (`checkTiling`). */
 function tiles(key: SegmentKey, prefix: string, chunks: ListedChunk[], end: number): boolean {
   try {
@@ -513,46 +407,8 @@ function sameRange(a: ByteRange, b: ByteRange | null): boolean {
   return b !== null && a.start === b.start && a.end === b.end;
 }
 
-function byOffset(a: ListedChunk, b: ListedChunk): number {
-  return a.offset - b.offset || b.size - a.size;
-}
-
-function chunkOffsetOf(prefix: string, objectKey: string): number {
-  const m = CHUNK_NAME.exec(objectKey.slice(prefix.length));
-  return m ? Number(m[1]) : -1;
-}
-
 /** The SDK's GetObject body in Node is a Readable (an IncomingMessage with helpers mixed in). */
 function asReadable(body: unknown, objectKey: string): Readable {
   if (body instanceof Readable) return body;
   throw new Error(`S3 answered GET ${objectKey} without a readable body`);
-}
-
-function status(err: unknown): number | undefined {
-  return err instanceof S3ServiceException ? err.$metadata.httpStatusCode : undefined;
-}
-
-/** 412: `If-None-Match: *` found an object, or `If-Match` a different ETag. */
-export function isPreconditionFailed(err: unknown): boolean {
-  return err instanceof S3ServiceException && (err.name === 'PreconditionFailed' || status(err) === 412);
-}
-
-/** 409: a concurrent conditional write of the same key; S3 says to try again. */
-export function isConditionalConflict(err: unknown): boolean {
-  return (
-    err instanceof S3ServiceException && (err.name === 'ConditionalRequestConflict' || status(err) === 409)
-  );
-}
-
-/** 403 AccessDenied: refused, or (for a role without s3:ListBucket) a key that does not exist. */
-export function isForbidden(err: unknown): boolean {
-  return err instanceof S3ServiceException && (err.name === 'AccessDenied' || status(err) === 403);
-}
-
-export function isNotFound(err: unknown): boolean {
-  return err instanceof S3ServiceException && (err.name === 'NoSuchKey' || status(err) === 404);
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -89,6 +89,9 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   'lib/store/group-commit.ts': { adapter: 'sqlite' },
   'lib/store/sqlite-advance.ts': { adapter: 'sqlite' },
   'lib/store/s3-segment-store.ts': { adapter: 's3' },
+  // the names of a writer's objects and the GET of one part; what S3's error answers mean
+  'lib/store/s3-segment-objects.ts': { adapter: 's3' },
+  'lib/store/s3-errors.ts': { adapter: 's3' },
   // windowed, budgeted reads of chunk objects (issue 16.4)
   'lib/store/s3-segment-read.ts': { adapter: 's3' },
   // stored copies of large replays and their build markers (issue 17.2)

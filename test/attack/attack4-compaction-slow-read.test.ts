@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import type { SegmentKey } from '../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../lib/store/s3-compaction.js';
-import { S3SegmentStore, writerPrefix } from '../../lib/store/s3-segment-store.js';
+import { writerPrefix } from '../../lib/store/s3-segment-objects.js';
+import { S3SegmentStore } from '../../lib/store/s3-segment-store.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';
 
 let s3: LocalS3;
