@@ -13,6 +13,7 @@ import { Hono } from 'hono';
 import { createAwsApp, openKmsPublicKeys, openKmsSigner } from '../lib/deploy/aws.js';
 import type { AppEnv } from '../lib/http/auth.js';
 import { errorBody } from '../lib/http/errors.js';
+import { requireOriginSecret } from '../lib/http/origin-secret.js';
 import { health, ROUTES } from '../lib/http/routes/index.js';
 import type { StateStore } from '../lib/store/ports.js';
 import { onlyMethods, REPLAY_STATE_METHODS, type Serves } from './access.js';
@@ -68,6 +69,9 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', requestLog(o.logger));
   if (o.serves === 'replay') {
+    // Behind the edge, only what CloudFront forwards (with its origin secret) reaches the routes.
+    if (o.config.EDGE_ORIGIN_SECRET !== undefined)
+      app.use('*', requireOriginSecret(o.config.EDGE_ORIGIN_SECRET));
     app.use('*', async (c, next) => {
       const method = c.req.method;
       if ((method === 'GET' || method === 'HEAD') && REPLAY_ROUTES.some((r) => r.test(c.req.path))) {

@@ -11,6 +11,10 @@
  * `SIGNING_KEY_ARN`, `RETIRED_SIGNING_KEYS`, `DIGEST_INTERVAL_SECONDS`; `KMS_ENDPOINT` for tests.
  */
 import { z } from 'zod';
+import { MIN_ORIGIN_SECRET_LENGTH, ORIGIN_SECRET_HEADER } from '../lib/http/origin-secret.js';
+
+/** The header that carries EDGE_ORIGIN_SECRET from CloudFront (for infra/edge.ts, which may not import lib/http). */
+export { ORIGIN_SECRET_HEADER };
 
 /** Powertools Logger's levels (`@aws-lambda-powertools/logger` `LogLevel`). */
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
@@ -104,6 +108,18 @@ export const LambdaConfig = z.object({
       .regex(/^[1-9]\d{0,9}$/, { error: 'expected a positive whole number of bytes' })
       .transform(Number)
       .pipe(z.number().max(256 * 1024 * 1024, { error: 'at most 256 MiB (268435456)' }))
+      .optional(),
+  ),
+  /**
+   * the secret CloudFront adds as `x-hansard-origin-secret` when the replay URL is behind the edge (the
+   * stack's `edge` option, a Secrets Manager value): set, the replay function refuses any request without
+   * it (lib/http/origin-secret.ts). At least 32 characters
+   */
+  EDGE_ORIGIN_SECRET: z.preprocess(
+    present,
+    z
+      .string()
+      .min(MIN_ORIGIN_SECRET_LENGTH, { error: `at least ${MIN_ORIGIN_SECRET_LENGTH} characters` })
       .optional(),
   ),
   /**

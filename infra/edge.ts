@@ -1,7 +1,8 @@
 /**
  * The replay URL behind CloudFront and AWS WAF (issue 17.4), a stack option, off by default: a
  * distribution whose one origin is the replay function URL, nothing cached, the bearer token forwarded,
- * and a WAF WebACL with a rate-based rule per client IP. What it costs, how the token travels and what
+ * and a WAF WebACL with a rate-based rule per client IP. CloudFront adds a secret origin header the
+ * function requires, so the function URL cannot be called around WAF. What it costs, how the token travels and what
  * it does not protect: docs/deploy.md "The replay URL behind CloudFront and WAF".
  *
  * A WebACL for CloudFront (scope CLOUDFRONT) exists only in us-east-1. A stack deployed there makes its
@@ -26,6 +27,7 @@ import { FunctionUrlOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import type { IFunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { ORIGIN_SECRET_HEADER } from '../functions/config.js';
 
 /** The only region a CLOUDFRONT-scope WebACL can be made in. */
 export const WAF_REGION = 'us-east-1';
@@ -84,6 +86,12 @@ export function replayWebAcl(scope: Construct, id: string, rateLimit = DEFAULT_W
 export interface ReplayEdgeProps extends EdgeOptions {
   /** the replay function's URL (auth type NONE: the function checks the bearer token itself) */
   url: IFunctionUrl;
+  /**
+   * the value CloudFront sends as `x-hansard-origin-secret` (ORIGIN_SECRET_HEADER) with each request it
+   * forwards; the function refuses requests without it (lib/http/origin-secret.ts). A token, e.g. a
+   * Secrets Manager dynamic reference: it must not be written into the template in clear
+   */
+  originSecret: string;
 }
 
 /**
@@ -127,7 +135,10 @@ export class ReplayEdge extends Construct {
     this.distribution = new Distribution(this, 'Distribution', {
       comment: 'hansard replay URL behind WAF',
       defaultBehavior: {
-        origin: new FunctionUrlOrigin(props.url, { readTimeout: EDGE_READ_TIMEOUT }),
+        origin: new FunctionUrlOrigin(props.url, {
+          readTimeout: EDGE_READ_TIMEOUT,
+          customHeaders: { [ORIGIN_SECRET_HEADER]: props.originSecret },
+        }),
         allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
         cachedMethods: CachedMethods.CACHE_GET_HEAD,
         viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,

@@ -25,6 +25,7 @@ import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { digestDynamoAccess, dynamoAccessOf, REPLAY_SIGNING_ACTIONS } from '../functions/access.js';
@@ -335,7 +336,20 @@ export class HansardStack extends Stack {
     });
 
     if (props.edge) {
-      const edge = new ReplayEdge(this, 'ReplayEdge', { ...props.edge, url: replayUrl });
+      // CloudFront sends this secret with every request it forwards and the function refuses any request
+      // without it, so the function URL cannot be called around WAF (lib/http/origin-secret.ts). The
+      // template holds only a dynamic reference to it, resolved by CloudFormation at deploy.
+      const originSecret = new Secret(this, 'ReplayOriginSecret', {
+        description: 'hansard: the header CloudFront adds to the replay requests it forwards',
+        generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+      });
+      const secretValue = originSecret.secretValue.unsafeUnwrap();
+      this.replayFunction.addEnvironment('EDGE_ORIGIN_SECRET', secretValue);
+      const edge = new ReplayEdge(this, 'ReplayEdge', {
+        ...props.edge,
+        url: replayUrl,
+        originSecret: secretValue,
+      });
       new CfnOutput(this, 'ReplayEdgeUrl', {
         value: `https://${edge.distribution.distributionDomainName}/`,
         description: 'the replay URL behind CloudFront and WAF (use it instead of ReplayUrl)',

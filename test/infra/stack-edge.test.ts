@@ -3,13 +3,15 @@
  * on, a distribution whose origin is the replay function URL, that forwards the bearer token (in the
  * cache key: CloudFront forwards Authorization no other way) and caches nothing by default, behind a
  * CLOUDFRONT-scope WebACL with a rate rule per IP; the WebACL made in the stack only where the stack is
- * deployed in us-east-1 (a CloudFormation rule), or given by ARN (the `HansardEdgeWaf` stack's).
+ * deployed in us-east-1 (a CloudFormation rule), or given by ARN (the `HansardEdgeWaf` stack's); a
+ * generated secret origin header CloudFront sends and only the replay function requires.
  */
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_WAF_RATE_LIMIT, EdgeWafStack, replayWebAcl, WAF_REGION } from '../../infra/edge.js';
 import { HansardStack, type HansardStackProps } from '../../infra/stack.js';
+import { MIN_ORIGIN_SECRET_LENGTH, ORIGIN_SECRET_HEADER } from '../../lib/http/origin-secret.js';
 
 type Json = Record<string, unknown>;
 
@@ -67,6 +69,43 @@ describe('the replay URL behind CloudFront and WAF', { timeout: 120_000 }, () =>
       CookiesConfig: { CookieBehavior: 'none' },
     });
     expect(t.findOutputs('ReplayEdgeUrl')).not.toEqual({});
+  });
+
+  it('sends a generated secret origin header that only the replay function requires, never in clear in the template', () => {
+    const off = synth();
+    off.resourceCountIs('AWS::SecretsManager::Secret', 0);
+    const t = synth({ edge: {} });
+    const [secretId, secret] = one(t, 'AWS::SecretsManager::Secret');
+    expect(secret.GenerateSecretString).toMatchObject({
+      PasswordLength: 48,
+      ExcludePunctuation: true,
+      IncludeSpace: false,
+    });
+    expect((secret.GenerateSecretString as Json).PasswordLength).toBeGreaterThanOrEqual(
+      MIN_ORIGIN_SECRET_LENGTH,
+    );
+    // A dynamic reference to the secret, resolved by CloudFormation at deploy.
+    const reference = {
+      'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: secretId }, ':SecretString:::}}']],
+    };
+    const [, dist] = one(t, 'AWS::CloudFront::Distribution');
+    const origin = ((dist.DistributionConfig as Json).Origins as Json[])[0]!;
+    expect(origin.OriginCustomHeaders).toEqual([
+      { HeaderName: ORIGIN_SECRET_HEADER, HeaderValue: reference },
+    ]);
+    const [, url] = one(t, 'AWS::Lambda::Url');
+    const env = (logicalId: string) =>
+      (t.toJSON().Resources[logicalId].Properties.Environment?.Variables ?? {}) as Json;
+    const replayId = (url.TargetFunctionArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    expect(env(replayId).EDGE_ORIGIN_SECRET).toEqual(reference);
+    // Every other function goes without it, and without edge nothing has it.
+    const functions = Object.keys(t.findResources('AWS::Lambda::Function'));
+    expect(functions).toContain(replayId);
+    for (const id of functions.filter((f) => f !== replayId))
+      expect(env(id).EDGE_ORIGIN_SECRET, id).toBeUndefined();
+    for (const [id, f] of Object.entries(off.findResources('AWS::Lambda::Function'))) {
+      expect(f.Properties.Environment?.Variables?.EDGE_ORIGIN_SECRET, id).toBeUndefined();
+    }
   });
 
   it('makes a CLOUDFRONT WebACL with a per-IP rate rule, and refuses to deploy outside us-east-1', () => {
