@@ -56,6 +56,12 @@ export interface AlarmsProps {
   functions: WatchedFunction[];
   /** the function behind the public function URL: its Url4xxCount/Url5xxCount */
   urlFunction: HansardFunction;
+  /**
+   * functions whose every ERROR log line raises an alarm (a metric filter on `$.level`, the Powertools
+   * logger's field): the compactor logs a writer it left as it was (bytes that do not match the index, a
+   * conflict, an unknown layout), which is no failed invocation and no Lambda metric shows
+   */
+  logErrors?: Array<{ name: string; fn: HansardFunction }>;
 }
 
 /** Creates every alarm of the stack under `scope`. */
@@ -121,6 +127,18 @@ export function addAlarms(scope: Construct, p: AlarmsProps): void {
       near,
       `${name} function p99 duration at ${DURATION_ALARM_SHARE * 100}% of its ${timeout.toSeconds()} s timeout (5 min)`,
     );
+  }
+
+  for (const { name, fn } of p.logErrors ?? []) {
+    const logged = new MetricFilter(scope, `${name}LogErrorFilter`, {
+      logGroup: fn.logs,
+      filterPattern: FilterPattern.stringValue('$.level', '=', 'ERROR'),
+      metricNamespace: METRIC_NAMESPACE,
+      metricName: `${name}LogErrors`,
+      metricValue: '1',
+      defaultValue: 0,
+    });
+    alarm(`${name}LogErrorsAlarm`, logged.metric(sum), 1, `${name} function logged an error (5 min)`);
   }
 
   // The public replay URL (Lambda's function URL metrics).

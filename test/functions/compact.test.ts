@@ -2,15 +2,18 @@
  * The compactor's handler (functions/compact.ts, issue 17.2) against s3rver and DynamoDB Local: the
  * `Object Created` event of a session's digest compacts its ended writers (its state store calls only
  * what its role allows, `COMPACT_STATE_METHODS`), an operator's `{tenant, sid}` does the same, and an
- * event that names no session (another key, a forged tenant or session id) touches nothing.
+ * event that names no session (another key, a forged tenant or session id) touches nothing. A writer
+ * whose bytes no longer match the index is left as it is and logged as one JSON line with
+ * `"level":"ERROR"`, the field the stack's CompactLogErrors metric filter counts (infra/alarms.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
 import type { createCompactHandler as CreateCompactHandler } from '../../functions/compact.js';
+import { createLogger } from '../../functions/logging.js';
 import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../support/s3-replay-world.js';
 
 let world: S3ReplayWorld;
@@ -77,6 +80,42 @@ describe('the compactor function', () => {
     expect((await handler({ tenant: 'acme', sid: four.sid })).writers.map((w) => w.outcome)).toEqual([
       'compacted',
     ]);
+  }, 120_000);
+
+  it('leaves a writer whose bytes changed as it is, and logs it as an ERROR line the alarm counts', async () => {
+    // Powertools writes through a Console of its own, errors to stderr: what CloudWatch Logs gets.
+    const lines: string[] = [];
+    const spies = [process.stdout, process.stderr].map((stream) => {
+      const write = stream.write.bind(stream);
+      return vi.spyOn(stream, 'write').mockImplementation(((chunk: string | Uint8Array, ...rest: never[]) => {
+        const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+        if (!text.startsWith('{')) return write(chunk, ...rest);
+        lines.push(...text.split('\n').filter(Boolean));
+        return true;
+      }) as typeof stream.write);
+    });
+    try {
+      // The Lambda's own logger, at the stack's level: what CloudWatch Logs gets.
+      const handler = createCompactHandler(world.env, { logger: createLogger({ LOG_LEVEL: 'INFO' }) });
+      const five = await storeSession(world, await generateSession(root, 60, 1), 1024);
+      const before = await objectsOf(five.sid);
+      expect(before.length).toBeGreaterThan(2);
+      const client = world.s3.client();
+      const key = `tenants/acme/sessions/${five.sid}/${before[1]}`;
+      const got = await client.send(new GetObjectCommand({ Bucket: world.bucket, Key: key }));
+      const bytes = Buffer.from(await got.Body!.transformToByteArray());
+      bytes[0] = bytes[0] === 0x20 ? 0x21 : 0x20; // same length, other bytes
+      await client.send(new PutObjectCommand({ Bucket: world.bucket, Key: key, Body: bytes }));
+
+      const answer = await handler({ tenant: 'acme', sid: five.sid });
+      expect(answer.writers.map((w) => w.outcome)).toEqual(['mismatch']);
+      expect(await objectsOf(five.sid)).toEqual(before);
+      const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      const error = logged.find((l) => l.message === 'compaction left a writer as it is');
+      expect(error).toMatchObject({ level: 'ERROR', sid: five.sid, outcome: 'mismatch' });
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
   }, 120_000);
 
   it('leaves alone an event that names no session', async () => {

@@ -2,7 +2,8 @@
  * The stack's part of compaction (issue 17.2, infra/compaction.ts): a rule runs the compactor for each
  * signed digest of this bucket, one at a time (reserved concurrency 1); its role may read and list the
  * segments, put compacted runs only and delete writers' objects only (the only role that may delete),
- * read only the state a compaction reads, and sign nothing; its bundle holds no app. The put and delete
+ * read only the state a compaction reads, and sign nothing; its bundle holds no app; an ERROR line of its
+ * log (a writer it left as it was) raises an alarm. The put and delete
  * patterns are checked against the keys the code makes.
  */
 import { App } from 'aws-cdk-lib';
@@ -128,6 +129,41 @@ describe('compaction in HansardStack', () => {
     expect(matches(WRITER_OBJECTS, digest)).toBe(false);
     expect(matches(WRITER_OBJECTS, `replays/acme/${key.sid}/x.jsonl`)).toBe(false);
     expect(matches(DIGEST_OBJECTS, digest)).toBe(true);
+  });
+
+  it("alarms on every ERROR line of the compactor's log (a writer left as it was), to the alarm topic", () => {
+    const fn = t.findResources('AWS::Lambda::Function')[compactor]!.Properties as Json;
+    const logGroup = fn.LoggingConfig.LogGroup.Ref as string;
+    const filters = Object.values(t.findResources('AWS::Logs::MetricFilter')).filter(
+      (f) => (f.Properties as Json).LogGroupName.Ref === logGroup,
+    );
+    expect(filters.map((f) => f.Properties)).toEqual([
+      expect.objectContaining({
+        FilterPattern: '{ $.level = "ERROR" }',
+        MetricTransformations: [
+          expect.objectContaining({
+            MetricNamespace: 'Hansard',
+            MetricName: 'CompactLogErrors',
+            MetricValue: '1',
+          }),
+        ],
+      }),
+    ]);
+    const topic = Object.keys(t.findResources('AWS::SNS::Topic'))[0]!;
+    const alarms = Object.values(
+      t.findResources('AWS::CloudWatch::Alarm', { Properties: { MetricName: 'CompactLogErrors' } }),
+    ).map((a) => a.Properties as Json);
+    expect(alarms).toEqual([
+      expect.objectContaining({
+        Namespace: 'Hansard',
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+        AlarmActions: [{ Ref: topic }],
+      }),
+    ]);
   });
 
   it('gives no other role s3:DeleteObject', () => {
