@@ -95,6 +95,7 @@ export interface RealServer extends TestServer {
  */
 export async function startRealServer(
   timeouts: ServeTimeouts = { headersTimeout: 1000, requestTimeout: 1500 },
+  o: { digester?: boolean } = {},
 ): Promise<RealServer> {
   const root = mkdtempSync(join(tmpdir(), 'hansard-real-'));
   const dataDir = join(root, 'data');
@@ -111,6 +112,7 @@ export async function startRealServer(
     log: (l) => logged.push(l),
     rateLimit: 0,
     ...timeouts,
+    ...(o.digester === false ? { digester: false } : {}),
   });
   return {
     url: running.url,
@@ -164,6 +166,12 @@ export interface UseServerOptions<T extends string, K extends string> {
    * instead of `createApp` in this process. It holds tenant `local` only, and mints tokens through the API.
    */
   real?: boolean | ServeTimeouts;
+  /**
+   * false: the real server runs no digester. Its scheduled digests are files under `<data>/tenants`
+   * written on their own clock (300 s), so a suite comparing those files before and after a request
+   * must not run one: a slow run crosses a digest and sees a change no request made.
+   */
+  digester?: boolean;
   /** more of `createApp`'s dependencies (limits, a rate limiter, a clock) */
   deps?: ServerDeps;
   /** the stores `createApp` serves, given the data directory (default the local stores) */
@@ -211,7 +219,9 @@ export function useServer<T extends string = 'local', K extends string = never>(
 
   beforeAll(async () => {
     if (opts.real) {
-      const real = await startRealServer(opts.real === true ? undefined : opts.real);
+      const real = await startRealServer(opts.real === true ? undefined : opts.real, {
+        ...(opts.digester === false ? { digester: false } : {}),
+      });
       running = real;
       for (const name of names) {
         if (name !== 'local')
