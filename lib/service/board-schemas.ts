@@ -29,12 +29,26 @@ export const BoardSession = z
   .meta({ id: 'BoardSession' });
 export type BoardSession = z.infer<typeof BoardSession>;
 
+/**
+ * The board counts a tenant's sessions up to this many (`total`; `total_more` past it), so that the
+ * count, like the page, reads a bounded number of items (issue 17.6; on DynamoDB ~125 RRU at ~1 KB a
+ * session item, docs/deploy.md "What a board page reads").
+ */
+export const BOARD_COUNT_MAX = 1_000;
+
 /** `GET /v1/board`. */
 export const Board = z
   .object({
     tenant: z.string(),
     generated_at: Instant,
-    total: Count.describe('how many sessions the tenant has, on every page'),
+    total: Count.describe(
+      `how many sessions the tenant has, on every page, counted up to ${BOARD_COUNT_MAX.toLocaleString('en-US')} (\`total_more\` says there are more)`,
+    ),
+    total_more: z
+      .boolean()
+      .describe(
+        `true when the tenant has more sessions than \`total\`: the board counts at most ${BOARD_COUNT_MAX.toLocaleString('en-US')}`,
+      ),
     sessions: z.array(BoardSession).describe('this page: most recent activity first, `limit` at most'),
     next: z.string().nullable().describe('the cursor of the next page (`?cursor=`), null on the last page'),
   })

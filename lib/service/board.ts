@@ -7,16 +7,17 @@
 
 import type { BoardCopy, WriterRecord } from '../store/index.js';
 import { knownVerdicts, verdicts, workRows } from './board-rows.js';
-import type { Board, BoardSession } from './board-schemas.js';
+import { BOARD_COUNT_MAX, type Board, type BoardSession } from './board-schemas.js';
 import { requireScope, type ServiceContext } from './context.js';
 import { type SessionView, sessionsPage } from './sessions.js';
 import type { StatusReport, VerdictCounts } from './status-schemas.js';
 
-export type { Board, BoardSession } from './board-schemas.js';
+export { BOARD_COUNT_MAX, type Board, type BoardSession } from './board-schemas.js';
 
 /**
  * A page of everything the board shows, newest activity first: `limit` sessions (1..200) after `cursor`
- * (a `next` this server gave, or null for the first page), and the tenant's total. Scope `board` or
+ * (a `next` this server gave, or null for the first page), and the tenant's total (at most
+ * `BOARD_COUNT_MAX`, `total_more` past it). Scope `board` or
  * `read`. A session-bound token sees its own session only (when it exists), however many others are newer.
  * @throws AppError `invalid_cursor` (400)
  */
@@ -35,7 +36,7 @@ export async function getBoard({
   // and not both (the board says "as of").
   const [page, total] = await Promise.all([
     sessionsPage({ ctx, limit, cursor }),
-    bound ? Promise.resolve(null) : ctx.state.countSessions(ctx.tenant),
+    bound ? Promise.resolve(null) : ctx.state.countSessions(ctx.tenant, BOARD_COUNT_MAX),
   ]);
   // The page's copies of their reports and agents on the session entries, where the store keeps them
   // (issue 17.6, DynamoDB): then no status record is read for a session whose verdicts are known.
@@ -60,7 +61,8 @@ export async function getBoard({
   return {
     tenant: ctx.tenant,
     generated_at: ctx.now().toISOString(),
-    total: total ?? page.sessions.length,
+    total: total === null ? page.sessions.length : Math.min(total, BOARD_COUNT_MAX),
+    total_more: total !== null && total > BOARD_COUNT_MAX,
     sessions,
     next: page.next,
   };

@@ -214,11 +214,14 @@ export class DynamoSessionIndex {
    * The session items of the tenant's partition counted by a `Select: COUNT` query over the `S#` sort
    * keys (ADR 4): nothing is returned but the count. It reads the items: an eventually consistent query
    * costs 0.5 RRU per 4 KiB, about 1 RRU per 8-30 sessions (docs/deploy.md, "What a board page reads").
+   * With `atMost`, each page's `Limit` stops the query once `atMost + 1` items are counted: the read is
+   * bounded by `atMost`, not by the tenant.
    */
-  async countSessions(tenant: string): Promise<number> {
+  async countSessions(tenant: string, atMost = Number.POSITIVE_INFINITY): Promise<number> {
     let count = 0;
     let start: Item | undefined;
     do {
+      const left = atMost + 1 - count;
       const res = await this.x.doc.send(
         new QueryCommand({
           TableName: this.x.table,
@@ -227,11 +230,12 @@ export class DynamoSessionIndex {
           ExpressionAttributeValues: { ':pk': `T#${tenant}`, ':s': 'S#' },
           Select: 'COUNT',
           ExclusiveStartKey: start,
+          ...(Number.isFinite(left) ? { Limit: left } : {}),
         }),
       );
       count += res.Count ?? 0;
       start = res.LastEvaluatedKey;
-    } while (start);
+    } while (start && count <= atMost);
     return count;
   }
 

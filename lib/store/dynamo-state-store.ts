@@ -203,8 +203,8 @@ export class DynamoStateStore implements StateStore {
   getSession(tenant: string, sid: string): Promise<SessionRecord | null> {
     return this.sessions.getSession(tenant, sid);
   }
-  countSessions(tenant: string): Promise<number> {
-    return this.sessions.countSessions(tenant);
+  countSessions(tenant: string, atMost?: number): Promise<number> {
+    return this.sessions.countSessions(tenant, atMost);
   }
   listSessions(tenant: string, limit: number, cursor: string | null): Promise<Page<SessionRecord>> {
     return this.sessions.listSessions(tenant, limit, cursor);

@@ -430,10 +430,14 @@ export interface StateStore extends DigestIndex {
    */
   boardCopies?(tenant: string, sids: readonly string[]): Promise<Map<string, BoardCopy>>;
   /**
-   * How many sessions the tenant has (the board says it, issue 8.7). Like `listSessions`, it may lag a
-   * session made a moment ago on a store whose listings are eventually consistent.
+   * How many sessions the tenant has (the board says it, issue 8.7), counting no further than
+   * `atMost + 1` (default: every one): a result above `atMost` says "more than `atMost`", so the board's
+   * count reads a bounded number of items however large the tenant grows (issue 17.6). Like
+   * `listSessions`, it may lag a session made a moment ago on a store whose listings are eventually
+   * consistent.
+   * @param atMost a whole number ≥ 0
    */
-  countSessions(tenant: string): Promise<number>;
+  countSessions(tenant: string, atMost?: number): Promise<number>;
   /**
    * Every session of the tenant with its summary, in no particular order: what the overview groups and
    * filters (5,000 sessions: one query on SQLite; 1 MB pages of one partition's Query on DynamoDB).

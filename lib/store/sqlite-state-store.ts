@@ -291,8 +291,17 @@ export class SqliteStateStore implements StateStore {
     return row ?? null;
   }
 
-  async countSessions(tenant: string): Promise<number> {
-    return (this.q('SELECT COUNT(*) AS n FROM sessions WHERE tenant = ?').get(tenant) as { n: number }).n;
+  async countSessions(tenant: string, atMost = Number.POSITIVE_INFINITY): Promise<number> {
+    // LIMIT -1 is SQLite's "no limit".
+    const limit = Number.isFinite(atMost) ? atMost + 1 : -1;
+    return (
+      this.q('SELECT COUNT(*) AS n FROM (SELECT 1 FROM sessions WHERE tenant = ? LIMIT ?)').get(
+        tenant,
+        limit,
+      ) as {
+        n: number;
+      }
+    ).n;
   }
 
   async listSessions(tenant: string, limit: number, cursor: string | null): Promise<Page<SessionRecord>> {

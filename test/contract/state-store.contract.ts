@@ -607,6 +607,19 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
         } while (cursor !== null);
         expect(await s.countSessions('acme')).toBe(33);
         expect(listed).toBe(33);
+        // Counting stops past `atMost` (issue 17.6): atMost + 1 says "more", a smaller count is exact.
+        for (const [atMost, counted] of [
+          [0, 1],
+          [1, 2],
+          [10, 11],
+          [32, 33],
+          [33, 33],
+          [1000, 33],
+        ] as const) {
+          expect(await s.countSessions('acme', atMost), `atMost ${atMost}`).toBe(counted);
+        }
+        expect(await s.countSessions('initech', 0)).toBe(0);
+        expect(await s.countSessions('globex', 0)).toBe(1);
       });
 
       contract('keeps tenants apart: sessions, writers, chunks and status', async (s) => {

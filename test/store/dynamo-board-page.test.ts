@@ -143,4 +143,36 @@ describe('a board page on DynamoDB (issue 17.6)', () => {
     expect(third.reads.filter((r) => r === 'get STATUS')).toHaveLength(1);
     client.destroy();
   });
+  it('counts the tenant no further than atMost + 1 items: the count reads a bounded number of items', async () => {
+    const counted: Array<{ limit: number | undefined; count: number }> = [];
+    const client = new DynamoDBClient(local.config);
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const out = await next(args);
+        const input = args.input as { Select?: string; Limit?: number };
+        if (context.commandName === 'QueryCommand' && input.Select === 'COUNT') {
+          counted.push({ limit: input.Limit, count: (out.output as { Count?: number }).Count ?? 0 });
+        }
+        return out;
+      },
+      { step: 'initialize', name: 'countCounts' },
+    );
+    const state = new DynamoStateStore({ tableName: await local.freshTable(), client });
+    for (let i = 0; i < 12; i++) {
+      await state.advanceWriter('acme', newId('s'), newId('w'), 0, advanceOf(0, 10, { lines: 1, when: i }));
+    }
+    expect(await state.countSessions('acme')).toBe(12);
+    expect(counted.map((c) => c.limit)).toEqual([undefined]);
+    for (const [atMost, want] of [
+      [4, 5],
+      [11, 12],
+      [12, 12],
+    ] as const) {
+      counted.length = 0;
+      expect(await state.countSessions('acme', atMost)).toBe(want);
+      // never more items counted than atMost + 1, and no request asks for more
+      expect(counted.reduce((sum, c) => sum + c.count, 0)).toBe(want);
+      for (const c of counted) expect(c.limit).toBeLessThanOrEqual(atMost + 1);
+    }
+  }, 60_000);
 });
