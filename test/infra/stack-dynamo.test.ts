@@ -10,7 +10,12 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DIGEST_STATE_METHODS, stateMethodsOf } from '../../functions/access.js';
+import {
+  COMPACT_STATE_METHODS,
+  DIGEST_STATE_METHODS,
+  REPLAY_BUILD_STATE_METHODS,
+  stateMethodsOf,
+} from '../../functions/access.js';
 import { HansardStack } from '../../infra/stack.js';
 import { RATE_LIMITER_ACCESS } from '../../lib/ratelimit/dynamo.js';
 import {
@@ -68,6 +73,21 @@ const FUNCTIONS = [
     methods: DIGEST_STATE_METHODS,
     limiter: false,
     description: 'hansard digester',
+  },
+  // the two event-driven functions of issue 17.2: no request, no rate limiter
+  {
+    name: 'replay builder',
+    entry: 'functions/replay-build.ts',
+    methods: REPLAY_BUILD_STATE_METHODS,
+    limiter: false,
+    description: 'hansard replay builder',
+  },
+  {
+    name: 'compactor',
+    entry: 'functions/compact.ts',
+    methods: COMPACT_STATE_METHODS,
+    limiter: false,
+    description: 'hansard compactor',
   },
 ] as const;
 
