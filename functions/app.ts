@@ -12,6 +12,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { Hono } from 'hono';
 import { createAwsApp, openKmsPublicKeys, openKmsSigner } from '../lib/deploy/aws.js';
 import type { AppEnv } from '../lib/http/auth.js';
+import { privateAnswer } from '../lib/http/app.js';
 import { errorBody } from '../lib/http/errors.js';
 import { requireOriginSecret } from '../lib/http/origin-secret.js';
 import { health, ROUTES } from '../lib/http/routes/index.js';
@@ -69,6 +70,8 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', requestLog(o.logger));
   if (o.serves === 'replay') {
+    // Its own refusals (the edge's 403, the route filter's 404) are API answers too: no-store, nosniff.
+    app.use('*', privateAnswer);
     // Behind the edge, only what CloudFront forwards (with its origin secret) reaches the routes.
     if (o.config.EDGE_ORIGIN_SECRET !== undefined)
       app.use('*', requireOriginSecret(o.config.EDGE_ORIGIN_SECRET));

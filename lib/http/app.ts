@@ -62,7 +62,7 @@ export interface AppDeps extends ServiceDeps {
  * into another type (`X-Content-Type-Options: nosniff`; the pages get it from `secureHeaders` too). Set
  * after the handler, so the answers `onError` makes carry them as well.
  */
-const privateAnswer: MiddlewareHandler = async (c, next) => {
+export const privateAnswer: MiddlewareHandler = async (c, next) => {
   await next();
   c.res.headers.set('Cache-Control', 'no-store');
   c.res.headers.set('X-Content-Type-Options', 'nosniff');

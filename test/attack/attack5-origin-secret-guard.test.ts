@@ -221,12 +221,14 @@ describe('the origin-secret guard of the replay function, attacked through the a
     expect(body.error.details).toEqual({ header: H });
   });
 
-  // biome-ignore lint/suspicious/noSkippedTests: FAULT the 403 lacks the Cache-Control: no-store and X-Content-Type-Options: nosniff every other answer has
-  it.skip('FAULT: the 403 forbidden carries Cache-Control: no-store and nosniff like every API answer', async () => {
+  it('held (was FAULT): the 403 forbidden and the route filter 404 carry Cache-Control: no-store and nosniff like every API answer', async () => {
     // lib/http/app.ts privateAnswer ("Headers of every answer of the API ..., errors included", issue 8.6)
-    // runs inside createAwsApp, after the guard: the guard's 403 (and the replay route filter's 404) come
-    // back with neither header. docs/deploy.md says "every API answer says Cache-Control: no-store".
-    // Observed: GET /healthz without the header -> 403, cache-control: null, x-content-type-options: null.
+    // ran inside createAwsApp, after the guard: the guard's 403 (and the replay route filter's 404) came
+    // back with neither header. functions/app.ts now applies it first on the replay function.
+    const refused = await replay.request('/v1/status', { method: 'POST', headers: { [H]: SECRET } });
+    expect(refused.status).toBe(404);
+    expect(refused.headers.get('cache-control')).toBe('no-store');
+    expect(refused.headers.get('x-content-type-options')).toBe('nosniff');
     const res = await replay.request('/healthz');
     expect(res.status).toBe(403);
     expect(res.headers.get('cache-control')).toBe('no-store');
