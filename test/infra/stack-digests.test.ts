@@ -17,7 +17,7 @@ import {
   SIGNING_KEY_ACCOUNT_ACTIONS,
 } from '../../infra/stack.js';
 import { ROOT } from './lambda-bundle.js';
-import { arnText, list } from './template-text.js';
+import { arnText, list, sdkCommandsIn } from './template-text.js';
 
 type Json = Record<string, unknown>;
 interface Statement {
@@ -56,10 +56,9 @@ function grants(t: Template, prefix: string): Record<string, string[]> {
   return map;
 }
 
-/** The `new XCommand(` names in a source file. */
+/** The SDK operations a source file sends (`new XCommand(`, `paginateX(`). */
 function commandsIn(file: string): string[] {
-  const text = readFileSync(join(ROOT, file), 'utf8');
-  return [...new Set([...text.matchAll(/\bnew (\w+)Command\(/g)].map(([, n]) => n!))].sort();
+  return sdkCommandsIn(readFileSync(join(ROOT, file), 'utf8'));
 }
 
 describe('the signed digests in HansardStack', () => {

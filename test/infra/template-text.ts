@@ -17,3 +17,15 @@ export function arnText(r: unknown): string {
 
 /** A template field that is absent, one value or a list (a statement's `Action`, `Resource`), as a list. */
 export const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+/**
+ * The AWS SDK operations a source text sends, sorted and each once: `new XCommand(` and the SDK's
+ * paginators `paginateX(` (which send `XCommand` page after page), as `X`.
+ */
+export function sdkCommandsIn(text: string): string[] {
+  const names = [
+    ...[...text.matchAll(/\bnew (\w+)Command\(/g)].map(([, n]) => n!),
+    ...[...text.matchAll(/\bpaginate(\w+)\(/g)].map(([, n]) => n!),
+  ];
+  return [...new Set(names)].sort();
+}
