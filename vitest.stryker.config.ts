@@ -1,5 +1,6 @@
-// The unit tests of the data-guarding code Stryker mutates (stryker.config.json): fast, in-process, no
-// servers, so each mutant runs in about a second. `npm run mutate`.
+// The tests of the data-guarding code Stryker mutates (stryker.config.json): fast and in-process (the
+// HTTP ones serve the app on loopback in this process), so each mutant runs in seconds. `npm run mutate`;
+// one module: `npm run mutate -- --mutate lib/log/merge.ts`.
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -9,6 +10,27 @@ export default defineConfig({
       'test/service/status-retention.test.ts',
       'test/service/work-content.test.ts',
       'test/service/declared.test.ts',
+      // the merge (lib/log/merge.ts, fast-merge.ts): its own tests, the property tests (any interleaving
+      // merges like the reference sort) and the seeds' golden lines
+      'test/log/merge.test.ts',
+      'test/log/properties.test.ts',
+      'test/log/golden.test.ts',
+      'test/log/fast-replay.test.ts',
+      'test/log/replay.test.ts',
+      'test/log/corrections.test.ts',
+      // a merge stopped early (a client gone, an abort, a failing segment) closes every segment it opened
+      'test/log/abort.test.ts',
+      // ingest and tokens (lib/service/ingest*.ts, tokens.ts): the app over real HTTP on loopback with a
+      // SQLite file and a segment directory, in process (a second or so a file)
+      'test/service/ingest-lines.test.ts',
+      'test/service/digests-ingest.test.ts',
+      'test/http/ingest.test.ts',
+      'test/http/isolation.test.ts',
+      'test/http/auth.test.ts',
+      'test/http/hostile-tokens.test.ts',
+      'test/http/session-tokens.test.ts',
+      'test/http/token-expiry.test.ts',
+      'test/http/stored-scopes.test.ts',
     ],
     testTimeout: 30_000,
     env: { NO_COLOR: '1' },

@@ -96,17 +96,10 @@ export function mergeSegmentBatches(
 }
 
 /**
- * Like `mergeSegments`, but quarantined lines stay in the stream, each right after its writer's previous
- * event (raw replay). A last line with no newline is still left out: its writer has not finished it.
+ * Like `mergeSegmentBatches`, but quarantined lines stay in the stream, each right after its writer's
+ * previous event (the raw replay's reference path, the timeline). A last line with no newline is still
+ * left out: its writer has not finished it.
  */
-export async function* mergeSegmentsKeepingProblems(
-  sources: MergeSource[],
-  options: MergeOptions = {},
-): AsyncGenerator<MergedEvent | MergedProblem> {
-  for await (const batch of mergeBatches(sources, options, true)) yield* batch;
-}
-
-/** `mergeSegmentsKeepingProblems` in batches (as `mergeSegmentBatches`): the raw replay's hot path. */
 export function mergeSegmentBatchesKeepingProblems(
   sources: MergeSource[],
   options: MergeOptions = {},
