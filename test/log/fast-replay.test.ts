@@ -177,6 +177,43 @@ describe('the fast replay gives what the reference merge gives', () => {
     });
   }
 
+  it('writes whole lines in buffers filled as far as the next line allows, a longer line alone', async () => {
+    const dir = generate(2, 4);
+    for (const mode of ['raw', 'ndjson'] as const) {
+      const cap = 300;
+      const buffers: Buffer[] = [];
+      for await (const b of replayBytes(sessionDirSegments(dir), mode, { outputBytes: cap })) {
+        buffers.push(Buffer.from(b));
+      }
+      expect(Buffer.concat(buffers).equals((await fast(sessionDirSegments(dir), mode)).bytes)).toBe(true);
+      const lines = (b: Buffer) => b.toString('latin1').split('\n').slice(0, -1);
+      let alone = 0;
+      for (const [i, b] of buffers.entries()) {
+        expect(b.length, `buffer ${i}`).toBeGreaterThan(0);
+        expect(b.at(-1), `buffer ${i} ends a line`).toBe(0x0a);
+        if (b.length > cap) {
+          expect(lines(b), `buffer ${i} over ${cap} bytes is one line`).toHaveLength(1);
+          alone++;
+        }
+        const next = buffers[i + 1];
+        // the next buffer's first line did not fit in this one (raw: lines are copied as they are; a
+        // rendered line is checked against 3 bytes a UTF-16 unit, so its buffer may close earlier)
+        if (mode === 'raw' && next && b.length <= cap)
+          expect(b.length + lines(next)[0]!.length + 1, `buffer ${i}`).toBeGreaterThan(cap);
+      }
+      expect(alone, mode).toBeGreaterThan(0);
+      expect(buffers.length, mode).toBeGreaterThan(10);
+    }
+    // Two lines that fill a buffer exactly go out together.
+    const whole = (await fast(sessionDirSegments(dir), 'raw')).bytes;
+    const firstTwo = whole.subarray(0, whole.indexOf(0x0a, whole.indexOf(0x0a) + 1) + 1);
+    const exact: Buffer[] = [];
+    for await (const b of replayBytes(sessionDirSegments(dir), 'raw', { outputBytes: firstTwo.length })) {
+      exact.push(Buffer.from(b));
+    }
+    expect(exact[0]!.equals(firstTwo)).toBe(true);
+  });
+
   it('on a generated session of segments many blocks long (3 writers, ~1,500 lines each)', async () => {
     const dir = generate(9, 3, 1500);
     expect(statSync(join(dir, readdirSync(dir)[0]!)).size).toBeGreaterThan(100_000);

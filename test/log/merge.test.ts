@@ -6,6 +6,8 @@ import {
   listSegments,
   type MergedEvent,
   type MergeSource,
+  mergeSegmentBatches,
+  mergeSegmentBatchesKeepingProblems,
   mergeSegments,
   newId,
   parseTs,
@@ -186,5 +188,56 @@ describe('mergeSegments on hand-built segments', () => {
   it('gives nothing for no sources or empty segments', async () => {
     expect(await merge([])).toEqual([]);
     expect(await merge([source(W_A, ''), source(W_B, '\n')], () => {})).toEqual([]);
+  });
+
+  it('leaves problem lines out without an onProblem to tell', async () => {
+    const a = `${line(W_A, 1, T1)}\n[1,2]\n${line(W_A, 2, T2)}\n`;
+    const b = `not json\n${line(W_B, 1, T1)}\n`;
+    expect((await merge([source(W_A, a), source(W_B, b)])).map(key)).toEqual(['A1', 'B1', 'A2']);
+    const kept: string[] = [];
+    for await (const batch of mergeSegmentBatchesKeepingProblems([source(W_A, a), source(W_B, b)])) {
+      for (const m of batch)
+        kept.push('event' in m ? key(m) : `${m.w === W_A ? 'A' : 'B'}!${m.problem.line}`);
+    }
+    // quarantined lines stay, each under its writer's previous event's key (first when there is none;
+    // A's at T1 sorts before B1 at T1 by writer id)
+    expect(kept).toEqual(['B!1', 'A1', 'A!2', 'B1', 'A2']);
+  });
+});
+
+describe('the batches of a merge', () => {
+  const many = (w: string, n: number, pad = 0) =>
+    Array.from({ length: n }, (_, i) => {
+      const l = line(w, i + 1, T1);
+      return `${pad ? `${l.slice(0, -1)},"pad":"${'x'.repeat(pad)}"}` : l}\n`;
+    }).join('');
+  const batchesOf = async (sources: MergeSource[]) => {
+    const sizes: Array<{ items: number; bytes: number }> = [];
+    for await (const batch of mergeSegmentBatches(sources)) {
+      sizes.push({ items: batch.length, bytes: batch.reduce((n, m) => n + m.event.raw.length, 0) });
+    }
+    return sizes;
+  };
+
+  it('hold about 64 KiB of lines (one line past it at most), none empty, in merge order', async () => {
+    const sizes = await batchesOf([source(W_A, many(W_A, 1500)), source(W_B, many(W_B, 1500))]);
+    expect(sizes.reduce((n, s) => n + s.items, 0)).toBe(3000);
+    // ~280-byte lines: the byte bound comes first (the 1,024-item bound is for lines under 64 bytes)
+    expect(sizes.length).toBeGreaterThanOrEqual(10);
+    for (const s of sizes) {
+      expect(s.items).toBeGreaterThan(0);
+      expect(s.items).toBeLessThanOrEqual(1024);
+      expect(s.bytes).toBeLessThan(64 * 1024 + 400);
+    }
+    for (const s of sizes.slice(0, -1)) expect(s.bytes).toBeGreaterThanOrEqual(64 * 1024);
+  });
+
+  it('hold about 64 KiB of long lines at most (one line past it), not 1,024 of them', async () => {
+    const sizes = await batchesOf([source(W_A, many(W_A, 60, 10_000))]);
+    expect(sizes.reduce((n, s) => n + s.items, 0)).toBe(60);
+    expect(sizes.length).toBeGreaterThanOrEqual(8);
+    const longest = 10_000 + 400;
+    for (const s of sizes) expect(s.bytes).toBeLessThan(64 * 1024 + longest);
+    expect(sizes[0]!.bytes).toBeGreaterThanOrEqual(64 * 1024);
   });
 });
