@@ -11,8 +11,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Hono } from 'hono';
 import { createAwsApp, openKmsPublicKeys, openKmsSigner } from '../lib/deploy/aws.js';
-import type { AppEnv } from '../lib/http/auth.js';
 import { privateAnswer } from '../lib/http/app.js';
+import type { AppEnv } from '../lib/http/auth.js';
 import { errorBody } from '../lib/http/errors.js';
 import { requireOriginSecret } from '../lib/http/origin-secret.js';
 import { health, ROUTES } from '../lib/http/routes/index.js';

@@ -122,6 +122,9 @@ export const LambdaConfig = z.object({
       .min(MIN_ORIGIN_SECRET_LENGTH, { error: `at least ${MIN_ORIGIN_SECRET_LENGTH} characters` })
       .optional(),
   ),
+  /** the label of EDGE_ORIGIN_SECRET's value (`hansard:edgeSecretVersion`): read by nobody, it is there so
+   * that a new label updates the function and CloudFormation resolves the secret again */
+  EDGE_ORIGIN_SECRET_VERSION: z.preprocess(present, z.string().max(64).optional()),
   /**
    * the KMS key (ARN) that signs the session digests (issue 15.2; spec ECC_NIST_EDWARDS25519). Unset: this
    * function signs nothing (a digest or an export answers 503 `digests_unavailable`)

@@ -15,8 +15,9 @@
  * | `hansard:coldStorageDays`    | 30        | objects to Intelligent-Tiering after; 0 never          |
  * | `hansard:edge`               | false     | CloudFront + WAF in front of the replay URL            |
  * | `hansard:webAclArn`          | none      | the WebACL for `edge` (made in us-east-1); none: the stack makes one (us-east-1 only) |
- * | `hansard:wafRateLimit`       | 300       | requests per client IP per 5 minutes through `edge`    |
+ * | `hansard:wafRateLimit`       | 300       | requests per client IP per 5 minutes, for the WebACL the stack makes (ignored with `webAclArn`: set it on `HansardEdgeWaf`) |
  * | `hansard:edgeWafStack`       | false     | also define `HansardEdgeWaf` (the WebACL alone, us-east-1) |
+ * | `hansard:edgeSecretVersion`  | 1         | label of the edge's origin secret: change it to rotate     |
  * | `hansard:objectLockDays`     | off       | S3 Object Lock retention of every object (new bucket)  |
  * | `hansard:objectLockMode`     | GOVERNANCE | GOVERNANCE or COMPLIANCE (with objectLockDays)        |
  * | `hansard:digestIntervalSeconds` | 300    | base interval of the signed session digests            |
@@ -87,6 +88,7 @@ new HansardStack(app, ctx('stackName') ?? 'Hansard', {
         edge: {
           ...(ctx('webAclArn') ? { webAclArn: ctx('webAclArn') } : {}),
           ...(wafRateLimit !== undefined ? { wafRateLimit } : {}),
+          ...(ctx('edgeSecretVersion') ? { originSecretVersion: ctx('edgeSecretVersion') } : {}),
         },
       }
     : {}),

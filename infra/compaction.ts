@@ -12,7 +12,9 @@ import { Duration } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Match, Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { SnsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { compactDynamoAccess } from '../functions/access.js';
 import { DIGEST_OBJECTS, HansardFunction, type HansardFunctionProps } from './lambda.js';
@@ -31,6 +33,8 @@ export function addCompaction(
     bucket: Bucket;
     table: Table;
     common: Pick<HansardFunctionProps, 'logRetention' | 'logLevel'>;
+    /** where an event goes once its passes have all failed (the alarm topic): it names the session */
+    failures?: ITopic;
   },
 ): HansardFunction {
   const compactor = new HansardFunction(scope, 'CompactFunction', {
@@ -43,7 +47,13 @@ export function addCompaction(
   });
   // A pass that ran out of time fails (functions/compact.ts): Lambda runs the event again, twice, each
   // pass going on from the runs written; an event waits up to 6 hours for the one instance.
-  compactor.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(6) });
+  // An event whose three passes all failed (or that waited 6 hours) is sent to `failures`, so that an
+  // operator learns which session to compact by hand (docs/deploy.md).
+  compactor.configureAsyncInvoke({
+    retryAttempts: 2,
+    maxEventAge: Duration.hours(6),
+    ...(o.failures ? { onFailure: new SnsDestination(o.failures) } : {}),
+  });
   compactor.bindCompaction(o.bucket);
   compactor.bindTable(o.table, compactDynamoAccess());
   new Rule(scope, 'CompactRule', {

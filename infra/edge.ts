@@ -51,6 +51,13 @@ export interface EdgeOptions {
   webAclArn?: string;
   /** requests per client IP per 5 minutes for the WebACL the stack makes; default `DEFAULT_WAF_RATE_LIMIT` */
   wafRateLimit?: number;
+  /**
+   * A label of the origin secret's current value (`hansard:edgeSecretVersion`; default `1`). CloudFormation
+   * resolves the secret only when a resource that names it is updated: changing this label updates both
+   * the distribution (its comment) and the replay function (its `EDGE_ORIGIN_SECRET_VERSION`) in one
+   * deploy, so both take a value put into the secret since (docs/deploy.md, rotating the origin secret).
+   */
+  originSecretVersion?: string;
 }
 
 /** A CLOUDFRONT-scope WebACL: allow by default, one rate-based rule blocking an IP over `rateLimit`/5 min. */
@@ -133,7 +140,8 @@ export class ReplayEdge extends Construct {
       maxTtl: Duration.seconds(1),
     });
     this.distribution = new Distribution(this, 'Distribution', {
-      comment: 'hansard replay URL behind WAF',
+      // The secret's version in the comment: a new one updates the distribution, which resolves the secret.
+      comment: `hansard replay URL behind WAF (origin secret ${props.originSecretVersion ?? '1'})`,
       defaultBehavior: {
         origin: new FunctionUrlOrigin(props.url, {
           readTimeout: EDGE_READ_TIMEOUT,

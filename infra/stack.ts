@@ -56,7 +56,7 @@ export interface HansardStackProps extends StackProps {
   logLevel?: string;
   /**
    * requests a minute per token, the session tokens it minted included (`RATE_LIMIT_PER_MINUTE`; 0 off);
-   * default `DEFAULT_TOKEN_RATE_LIMIT`. Deployment-wide: there is no per-tenant setting yet.
+   * default `DEFAULT_TOKEN_RATE_LIMIT`. A tenant's own rate (`hansard tenant set --rate-limit`) overrides it.
    */
   tokenRateLimit?: number;
   /** bytes of segments a tenant may store (`TENANT_QUOTA_BYTES`; the app's default 10 GiB) */
@@ -289,7 +289,13 @@ export class HansardStack extends Stack {
     });
     // Small chunk objects of settled writers rewritten as compacted runs (issue 17.2), after each digest.
     // Not in the alarms' list: with a concurrency of 1, throttles are how its events queue.
-    this.compactFunction = addCompaction(this, { bucket: this.bucket, table: this.table, common });
+    const alarms = new Topic(this, 'AlarmTopic', { displayName: 'hansard alarms' });
+    this.compactFunction = addCompaction(this, {
+      bucket: this.bucket,
+      table: this.table,
+      common,
+      failures: alarms,
+    });
     // No IAM auth and no authorizer: a function URL has none to offer for a bearer token, so the function
     // itself authenticates every request (the app's `requireAuth`) and serves only GET replay routes.
     const replayUrl = this.replayFunction.addFunctionUrl({
@@ -320,7 +326,6 @@ export class HansardStack extends Stack {
       },
     });
 
-    const alarms = new Topic(this, 'AlarmTopic', { displayName: 'hansard alarms' });
     addAlarms(this, {
       topic: alarms,
       stage,
@@ -347,6 +352,8 @@ export class HansardStack extends Stack {
       });
       const secretValue = originSecret.secretValue.unsafeUnwrap();
       this.replayFunction.addEnvironment('EDGE_ORIGIN_SECRET', secretValue);
+      // A new version updates the function too (its configuration, so the secret is resolved again).
+      this.replayFunction.addEnvironment('EDGE_ORIGIN_SECRET_VERSION', props.edge.originSecretVersion ?? '1');
       const edge = new ReplayEdge(this, 'ReplayEdge', {
         ...props.edge,
         url: replayUrl,

@@ -44,7 +44,7 @@ manifest.json. Anyone can check it offline, without the server and without trust
   hansard verify --digests s.tar.gz --public-key keys.json
 
 On AWS, a session over a few MB: pass --replay-url (env HANSARD_REPLAY_URL; the stack's ReplayUrl
-output). The API URL signs the bundle's digest and the replay URL, which streams, sends the bundle:
+output, or ReplayEdgeUrl when the stack has the edge on: the function URL then refuses direct calls). The API URL signs the bundle's digest and the replay URL, which streams, sends the bundle:
   hansard export s_01KZ… --out s.tar.gz --replay-url https://….lambda-url.us-east-1.on.aws
 
 FILE ending in .gz or .tgz (s.tar.gz, s.tgz) is gzip-compressed; any other name holds a plain tar (a
@@ -170,7 +170,7 @@ async function requestBundle(sid: string, o: ExportFlags, io: Io): Promise<Respo
   if (!replayUrl) return client.stream(`/v1/sessions/${sid}/export`);
   if (!/^https?:\/\/[^/]/.test(replayUrl)) {
     throw new UsageError(
-      `--replay-url ${JSON.stringify(replayUrl)} is not an http(s) URL: use the stack's ReplayUrl output (https://….lambda-url.<region>.on.aws)`,
+      `--replay-url ${JSON.stringify(replayUrl)} is not an http(s) URL: use the stack's ReplayUrl output (https://….lambda-url.<region>.on.aws), or ReplayEdgeUrl behind the edge`,
     );
   }
   const made = await client.request('POST', `/v1/sessions/${sid}/digests`);

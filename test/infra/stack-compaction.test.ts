@@ -53,9 +53,11 @@ function grants(fnId: string): Record<string, string[]> {
               ? r
               : r['Fn::GetAtt']
                 ? `<${r['Fn::GetAtt'][0]}>`
-                : (r['Fn::Join'][1] as Json[])
-                    .map((x) => (typeof x === 'string' ? x : `<${x['Fn::GetAtt']?.[0] ?? x.Ref}>`))
-                    .join('');
+                : r.Ref
+                  ? `<${r.Ref}>`
+                  : (r['Fn::Join'][1] as Json[])
+                      .map((x) => (typeof x === 'string' ? x : `<${x['Fn::GetAtt']?.[0] ?? x.Ref}>`))
+                      .join('');
           out[a] = [...(out[a] ?? []), text].sort();
         }
       }
@@ -129,6 +131,22 @@ describe('compaction in HansardStack', () => {
     expect(matches(WRITER_OBJECTS, digest)).toBe(false);
     expect(matches(WRITER_OBJECTS, `replays/acme/${key.sid}/x.jsonl`)).toBe(false);
     expect(matches(DIGEST_OBJECTS, digest)).toBe(true);
+  });
+
+  it('sends an event whose passes all failed to the alarm topic, naming its session', () => {
+    const topic = Object.keys(t.findResources('AWS::SNS::Topic'))[0]!;
+    const configs = Object.values(t.findResources('AWS::Lambda::EventInvokeConfig')).map(
+      (c) => c.Properties as Json,
+    );
+    const mine = configs.filter((c) => c.FunctionName.Ref === compactor);
+    expect(mine).toEqual([
+      expect.objectContaining({
+        MaximumRetryAttempts: 2,
+        MaximumEventAgeInSeconds: 6 * 3600,
+        DestinationConfig: { OnFailure: { Destination: { Ref: topic } } },
+      }),
+    ]);
+    expect(grants(compactor)['sns:Publish']).toEqual([`<${topic}>`]);
   });
 
   it("alarms on every ERROR line of the compactor's log (a writer left as it was), to the alarm topic", () => {

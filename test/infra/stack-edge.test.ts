@@ -108,6 +108,24 @@ describe('the replay URL behind CloudFront and WAF', { timeout: 120_000 }, () =>
     }
   });
 
+  it('rotates the origin secret by its version label: a new one updates the distribution and the replay function', () => {
+    const versionOf = (t: Template) => {
+      const [, dist] = one(t, 'AWS::CloudFront::Distribution');
+      const [, url] = one(t, 'AWS::Lambda::Url');
+      const replayId = (url.TargetFunctionArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      const env = t.toJSON().Resources[replayId].Properties.Environment.Variables as Json;
+      return { comment: (dist.DistributionConfig as Json).Comment, env: env.EDGE_ORIGIN_SECRET_VERSION };
+    };
+    expect(versionOf(synth({ edge: {} }))).toEqual({
+      comment: 'hansard replay URL behind WAF (origin secret 1)',
+      env: '1',
+    });
+    expect(versionOf(synth({ edge: { originSecretVersion: '2026-12' } }))).toEqual({
+      comment: 'hansard replay URL behind WAF (origin secret 2026-12)',
+      env: '2026-12',
+    });
+  });
+
   it('makes a CLOUDFRONT WebACL with a per-IP rate rule, and refuses to deploy outside us-east-1', () => {
     const t = synth({ edge: { wafRateLimit: 500 } });
     const [, dist] = one(t, 'AWS::CloudFront::Distribution');
