@@ -8,7 +8,8 @@
  * `AWS_REGION`. Optional limits (issue 5), which `createAwsApp` (lib/deploy/aws.ts) applies:
  * `RATE_LIMIT_PER_MINUTE` (per token, default 600, 0 off) and `TENANT_QUOTA_BYTES` (default 10 GiB). For
  * tests against local emulators only: `S3_ENDPOINT`, `DYNAMODB_ENDPOINT`. The signed digests (issue 15.2):
- * `SIGNING_KEY_ARN`, `RETIRED_SIGNING_KEYS`, `DIGEST_INTERVAL_SECONDS`; `KMS_ENDPOINT` for tests.
+ * `SIGNING_KEY_ARN`, `RETIRED_SIGNING_KEYS`, `DIGEST_INTERVAL_SECONDS`; `KMS_ENDPOINT` for tests. Behind
+ * the edge (the replay function only): `EDGE_ORIGIN_SECRET`, `EDGE_ORIGIN_SECRET_VERSION`.
  */
 import { z } from 'zod';
 import { MIN_ORIGIN_SECRET_LENGTH, ORIGIN_SECRET_HEADER } from '../lib/http/origin-secret.js';
