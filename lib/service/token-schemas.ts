@@ -52,6 +52,21 @@ export const SessionTokenView = z
   .meta({ id: 'SessionToken', description: 'a new session token with its secret' });
 export type SessionTokenView = z.infer<typeof SessionTokenView>;
 
+/**
+ * `GET /v1/tokens/self`: what the caller's own token is (issue 24 item 5), for a client that holds only
+ * a secret (a harness's session token) and must know which session it is bound to. No hash, no secret,
+ * no other token's id (no `parent` or `root`), no tenant.
+ */
+export const TokenSelfView = TokenView.pick({
+  id: true,
+  scopes: true,
+  session: true,
+  label: true,
+  created_at: true,
+  expires_at: true,
+}).meta({ id: 'TokenSelf', description: 'the token that made this request' });
+export type TokenSelfView = z.infer<typeof TokenSelfView>;
+
 /** `GET /v1/tokens`. */
 export const TokenList = z.object({ tokens: z.array(TokenView) }).meta({ id: 'TokenList' });
 export type TokenList = z.infer<typeof TokenList>;

@@ -10,7 +10,7 @@ import type { StateStore, TokenRecord } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError, parseInput } from './errors.js';
 import { isScope, SCOPES, type Scope } from './scopes.js';
-import type { TokenView } from './token-schemas.js';
+import type { TokenSelfView, TokenView } from './token-schemas.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const TOKEN_PATTERN = /^hns_[0-9A-Za-z]{43}$/;
@@ -297,6 +297,16 @@ export async function createSessionToken({
 export function publicToken(t: TokenRecord): TokenView {
   const { hash: _hash, scopes, ...rest } = t;
   return { ...rest, scopes: scopes.filter(isScope) };
+}
+
+/**
+ * `GET /v1/tokens/self` (any scope, session-bound or not; issue 24 item 5): the caller's own token as
+ * `TokenSelfView` (id, scopes, bound session or null, label, created and expiry times). It names nothing
+ * the caller does not already hold: the MCP server asks it which session a harness's token is bound to.
+ */
+export function tokenSelf({ ctx }: { ctx: ServiceContext }): TokenSelfView {
+  const { id, scopes, session, label, created_at, expires_at } = publicToken(ctx.caller);
+  return { id, scopes, session, label, created_at, expires_at };
 }
 
 /** `GET /v1/tokens` (scope `admin`, not session-bound). */

@@ -180,6 +180,8 @@ const CALLS: Record<string, CallCase> = {
     }),
   },
   'GET /v1/tokens': { ids: false, call: () => get('/v1/tokens') },
+  // the caller's own token (issue 24 item 5): every scope may ask, and it names only the caller's own
+  'GET /v1/tokens/self': { scopes: ALL_SCOPES, ids: false, call: () => get('/v1/tokens/self') },
   'DELETE /v1/tokens/:id': {
     ids: true,
     missing: 404,

@@ -312,6 +312,8 @@ describe('real answers match the document', () => {
     await call('POST', '/v1/tokens', '/v1/tokens', { json: { scopes: ['root'] } }); // 400 invalid_body
     await call('POST', '/v1/tokens', '/v1/tokens', { json: { scopes: ['read'] }, token: reader }); // 403
     await call('GET', '/v1/tokens', '/v1/tokens');
+    await call('GET', '/v1/tokens/self', '/v1/tokens/self', { token: reader });
+    await call('GET', '/v1/tokens/self', '/v1/tokens/self', { token: null }); // 401
     await call('DELETE', `/v1/tokens/${created.json.id}`, '/v1/tokens/{id}');
     await call('DELETE', `/v1/tokens/${created.json.id}x`, '/v1/tokens/{id}'); // 400 invalid_id
     await call('DELETE', `/v1/tokens/${newId('e').replace(/^e_/, 'tok_')}`, '/v1/tokens/{id}'); // 404
@@ -441,6 +443,8 @@ describe('real answers match the document', () => {
       'workHeartbeat 403',
       'workStop 409',
       'createToken 201',
+      'getTokenSelf 200',
+      'getTokenSelf 401',
       'revokeToken 204',
       'revokeToken 404',
       'login 303',

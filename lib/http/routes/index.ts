@@ -36,6 +36,7 @@ import { createTokenRoute } from './tokens/create.js';
 import { createSessionTokenRoute } from './tokens/create-for-session.js';
 import { listTokensRoute } from './tokens/list.js';
 import { revokeTokenRoute } from './tokens/revoke.js';
+import { tokenSelfRoute } from './tokens/self.js';
 import { workCheckpointRoute } from './work/checkpoint.js';
 import { workGetRoute } from './work/get.js';
 import { workHeartbeatRoute } from './work/heartbeat.js';
@@ -71,6 +72,7 @@ export const API_ROUTES: readonly Operation[] = [
   createTokenRoute,
   createSessionTokenRoute,
   listTokensRoute,
+  tokenSelfRoute,
   revokeTokenRoute,
   workStartRoute,
   workListRoute,
