@@ -37,7 +37,8 @@ export function createMcpServer(opts: Pick<McpServeOptions, 'env' | 'cwd' | 'sta
         'hansard records this session. Report progress with report_status (working, blocked, needs_review, done; a one-line note); session_context says which session this is and what was last reported. Leave session_token out unless you were given one.',
     },
   );
-  const ctx: ResolveContext = { env: opts.env, cwd: opts.cwd };
+  // A token's bound session is asked of the server once and kept for this server's life.
+  const ctx: ResolveContext = { env: opts.env, cwd: opts.cwd, boundSessions: new Map() };
   registerStatusTools(server, ctx);
   registerSubagentTool(server, ctx);
   // Tools beyond the status set (messaging, helper launches) will be registered here when !statusOnly.

@@ -3,8 +3,9 @@
  * docs/mcp.md "Session resolution"). In order:
  *
  * 1. the call's `session_token`, else `HANSARD_SESSION_TOKEN`: a session-bound token. Its session is
- *    `HANSARD_SESSION_ID`, else the hook state entry minted with that token (a bare token does not name its
- *    session: the API has no route that tells);
+ *    `HANSARD_SESSION_ID`, else the hook state entry minted with that token, else the session the server
+ *    says the token is bound to (`GET /v1/tokens/self`, asked once per token and kept for the server's
+ *    life: a token's binding never changes; issue 24 item 5, seed 000);
  * 2. `HANSARD_SESSION_ID` with the server's token (`HANSARD_TOKEN`, else `<state>/config.json`);
  * 3. the Claude Code hook's state (`<state>/claude-code/*.json`): among the sessions not ended whose `cwd`
  *    is the MCP server's working directory, the one whose state file was written last (every hook writes
@@ -18,7 +19,9 @@ import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ClaudeState } from '../capture/claude-code.js';
 import { readCaptureConfig, readJson, stateDir } from '../capture/state-dir.js';
+import { ApiClient, ServerError } from '../client/client.js';
 import { DEFAULT_URL } from '../client/config.js';
+import { fetchTokenSelf } from '../client/token-self.js';
 import { isId } from '../log/ids.js';
 
 /** How a session was found, for `session_context` and error messages. */
@@ -58,6 +61,11 @@ export class SessionUnresolved extends Error {
 export interface ResolveContext {
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /**
+   * The session each token is bound to (null: none), as `GET /v1/tokens/self` answered, by server URL and
+   * token; kept for the MCP server's life. A failed request is not kept. Absent: asked at every call.
+   */
+  boundSessions?: Map<string, Promise<string | null>>;
 }
 
 /** A Claude Code session from the hook's state, as `liveClaudeSessions` lists it. */
@@ -129,11 +137,21 @@ function canonical(p: string): string {
   }
 }
 
+/** The hansard server's base URL for `ctx` (no trailing slash): `HANSARD_URL`, config, else the default. */
+export function serverUrl(ctx: ResolveContext): string {
+  return (readCaptureConfig(ctx.env, stateDir(ctx.env)).url ?? DEFAULT_URL).replace(/\/+$/, '');
+}
+
 /**
  * Resolves the session of one tool call (the order is this module's doc). `sessionToken` is the call's
- * `session_token`. Reads files only (no request). @throws SessionUnresolved saying what to set
+ * `session_token`. Reads files, and asks the server only for a token whose session nothing else names
+ * (once per token with `ctx.boundSessions`).
+ * @throws SessionUnresolved saying what to set; ServerError, NetworkError from `GET /v1/tokens/self`
  */
-export function resolveSession(sessionToken: string | undefined, ctx: ResolveContext): ResolvedSession {
+export async function resolveSession(
+  sessionToken: string | undefined,
+  ctx: ResolveContext,
+): Promise<ResolvedSession> {
   const state = stateDir(ctx.env);
   const config = readCaptureConfig(ctx.env, state);
   const url = (config.url ?? DEFAULT_URL).replace(/\/+$/, '');
@@ -148,13 +166,8 @@ export function resolveSession(sessionToken: string | undefined, ctx: ResolveCon
   if (given !== undefined) {
     const source: SessionSource = sessionToken ? 'session_token' : 'HANSARD_SESSION_TOKEN';
     const hooked = allClaudeSessions(state).find((s) => s.token === given);
-    const sid = envSid ?? hooked?.sid;
-    if (!sid) {
-      throw new SessionUnresolved(
-        `the ${source === 'session_token' ? 'session_token given' : 'HANSARD_SESSION_TOKEN'} does not say which session it is bound to: ` +
-          'set HANSARD_SESSION_ID=s_… in the MCP server’s environment beside it',
-      );
-    }
+    const named = source === 'session_token' ? 'session_token given' : 'HANSARD_SESSION_TOKEN';
+    const sid = envSid ?? hooked?.sid ?? (await boundSession(url, given, named, ctx));
     // The hook state of the token's own session says where that session runs (not where this server does).
     const where =
       hooked?.cwd && hooked.sid === sid ? { cwd: hooked.cwd, cwdFrom: 'hook state' as const } : {};
@@ -199,6 +212,43 @@ export function resolveSession(sessionToken: string | undefined, ctx: ResolveCon
       `or run it in a Claude Code session that hansard captures (\`hansard integrations sync\`) in this directory (${ctx.cwd}); ` +
       `no live captured session there in ${join(state, 'claude-code')}`,
   );
+}
+
+/**
+ * The session `token` is bound to, as the server at `url` says (`GET /v1/tokens/self`), through
+ * `ctx.boundSessions`. `named` says which token it is, for the error.
+ * @throws SessionUnresolved for a token bound to no session, or a server without the route (404);
+ *   ServerError (401 for a token it does not accept), NetworkError
+ */
+async function boundSession(url: string, token: string, named: string, ctx: ResolveContext): Promise<string> {
+  const key = `${url}\n${token}`;
+  let asked = ctx.boundSessions?.get(key);
+  if (!asked) {
+    const client = new ApiClient({ url, token, retries: 2, minTimeoutMs: 200 });
+    asked = fetchTokenSelf(client).then((t) => t.session);
+    ctx.boundSessions?.set(key, asked);
+    // Only an answer is kept: a failure (the server down, a 5xx) is asked again at the next call.
+    asked.catch(() => ctx.boundSessions?.delete(key));
+  }
+  let sid: string | null;
+  try {
+    sid = await asked;
+  } catch (err) {
+    if (err instanceof ServerError && err.status === 404) {
+      throw new SessionUnresolved(
+        `the hansard server at ${url} cannot say which session the ${named} is bound to (it has no GET /v1/tokens/self: an older version): ` +
+          'set HANSARD_SESSION_ID=s_… in the MCP server’s environment beside it',
+      );
+    }
+    throw err;
+  }
+  if (sid === null || !isId('s', sid)) {
+    throw new SessionUnresolved(
+      `the ${named} is bound to no session (a token for the whole tenant): ` +
+        'set HANSARD_SESSION_ID=s_… in the MCP server’s environment beside it, or use a session token (POST /v1/sessions/{sid}/tokens)',
+    );
+  }
+  return sid;
 }
 
 /** Every Claude Code session of the hook state with a usable token, wherever it runs. */

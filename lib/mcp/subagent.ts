@@ -23,7 +23,7 @@ import { isId } from '../log/ids.js';
 import { openSession, type SessionWriter } from '../log/writer.js';
 import { HANSARD_VERSION } from '../version.js';
 import { type ToolResult, toolError } from './errors.js';
-import { type ResolveContext, type ResolvedSession, resolveSession } from './session.js';
+import { type ResolveContext, type ResolvedSession, resolveSession, serverUrl } from './session.js';
 import { clientOf, SessionTokenInput } from './tools.js';
 
 /** Most messages one call takes; a longer conversation is captured in several calls (writers). */
@@ -102,10 +102,10 @@ export function registerSubagentTool(server: McpServer, ctx: ResolveContext): vo
     async (args) => {
       let s: ResolvedSession | null = null;
       try {
-        s = resolveSession(args.session_token, ctx);
+        s = await resolveSession(args.session_token, ctx);
         return await captureSubagent(s, args, ctx);
       } catch (err) {
-        return toolError(err, s?.url ?? null);
+        return toolError(err, s?.url ?? serverUrl(ctx));
       }
     },
   );

@@ -15,7 +15,7 @@ import { ApiClient, ServerError } from '../client/client.js';
 import { escapeControl } from '../log/escape.js';
 import { StatusReport } from '../service/status-schemas.js';
 import { type ToolResult, toolError } from './errors.js';
-import { type ResolveContext, type ResolvedSession, resolveSession } from './session.js';
+import { type ResolveContext, type ResolvedSession, resolveSession, serverUrl } from './session.js';
 
 /** `session_token`, optional on every tool: Claude Code and Codex leave it out (seed 000). */
 export const SessionTokenInput = z
@@ -57,7 +57,7 @@ export function registerStatusTools(server: McpServer, ctx: ResolveContext): voi
     async (args) => {
       let s: ResolvedSession | null = null;
       try {
-        s = resolveSession(args.session_token, ctx);
+        s = await resolveSession(args.session_token, ctx);
         const body = { state: args.state, note: args.note, events: args.events };
         const res = await clientOf(s).request('POST', `/v1/sessions/${s.sid}/status`, {
           body: JSON.stringify(body),
@@ -72,7 +72,7 @@ export function registerStatusTools(server: McpServer, ctx: ResolveContext): voi
         }
         return { content: [{ type: 'text', text: lines.join('\n') }] } as ToolResult;
       } catch (err) {
-        return toolError(err, s?.url ?? null);
+        return toolError(err, s?.url ?? serverUrl(ctx));
       }
     },
   );
@@ -89,10 +89,10 @@ export function registerStatusTools(server: McpServer, ctx: ResolveContext): voi
     async (args) => {
       let s: ResolvedSession | null = null;
       try {
-        s = resolveSession(args.session_token, ctx);
+        s = await resolveSession(args.session_token, ctx);
         return await sessionContext(s, ctx);
       } catch (err) {
-        return toolError(err, s?.url ?? null);
+        return toolError(err, s?.url ?? serverUrl(ctx));
       }
     },
   );

@@ -5,6 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -138,4 +140,43 @@ export function writeHookState(
     }),
   );
   if (f.mtime) utimesSync(path, f.mtime, f.mtime);
+}
+
+/** A loopback proxy to a real server that forwards every request as it is and notes `METHOD path` of each. */
+export interface CountingProxy {
+  url: string;
+  /** `GET /v1/tokens/self`, … in the order they came */
+  seen: string[];
+  close(): Promise<void>;
+}
+
+/** Starts a `CountingProxy` in front of `target` (a base URL). */
+export async function countingProxy(target: string): Promise<CountingProxy> {
+  const seen: string[] = [];
+  const server = createServer(async (req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)),
+    ) as Record<string, string>;
+    const up = await fetch(`${target}${req.url}`, {
+      method: req.method,
+      headers,
+      ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
+    });
+    res.writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json' });
+    res.end(Buffer.from(await up.arrayBuffer()));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }

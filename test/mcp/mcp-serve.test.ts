@@ -177,12 +177,13 @@ describe('hansard mcp serve --status', () => {
         );
         expect(text(r)).toContain(`in this directory (${project})`);
       }
-      // A session token alone does not say which session it is bound to.
+      // A session token alone: the server is asked which session it is bound to, and refuses a bad one.
       const r = (await mcp.client.callTool({
         name: 'report_status',
         arguments: { state: 'working', session_token: `hns_${'x'.repeat(43)}` },
       })) as Result;
-      expect(text(r)).toContain('set HANSARD_SESSION_ID=s_… in the MCP server’s environment');
+      expect(r.isError).toBe(true);
+      expect(text(r)).toContain('(401 unauthorized)');
     } finally {
       await mcp.close();
     }
