@@ -140,3 +140,21 @@ export async function* readLines(path: string): AsyncGenerator<{ line: number; t
     yield { line: l.line, text: lossyUtf8.decode(l.bytes) };
   }
 }
+
+/**
+ * A model response's token counts as a note: the text gives the response's own counts (`usage`), or the
+ * thread's running total when that is all `p` has (labelled so); `extra` holds Codex's figures as written.
+ */
+export function usageNote(p: unknown): { text: string; extra: Record<string, unknown> } {
+  const u = isObj(p) ? p : {};
+  const own = isObj(u.usage);
+  const fig = own ? (u.usage as Obj) : isObj(u.thread_token_usage) ? u.thread_token_usage : {};
+  const n = (k: string) => (Number.isFinite(fig[k]) ? (fig[k] as number) : 0);
+  const text =
+    `token usage${own ? '' : ' (thread total)'}: input ${n('input_tokens')} (cached ${n('cached_input_tokens')}), ` +
+    `output ${n('output_tokens')} (reasoning ${n('reasoning_output_tokens')}), total ${n('total_tokens') || n('input_tokens') + n('output_tokens')}`;
+  const extra: Record<string, unknown> = { codex_type: 'token_usage' };
+  for (const k of ['usage', 'turn_token_usage', 'thread_token_usage', 'response_id'])
+    if (u[k] !== undefined) extra[k] = u[k];
+  return { text, extra };
+}

@@ -199,7 +199,7 @@ describe('lines the importer cannot map', () => {
       {
         timestamp: '2026-01-01T00:00:02Z',
         type: 'response_item',
-        payload: { type: 'web_search_call', q: 'x' },
+        payload: { type: 'future_item', q: 'x' },
       },
       { timestamp: '2026-01-01T00:00:03Z', type: 'event_msg', payload: { type: 'brand_new_event' } },
       {
