@@ -5,18 +5,42 @@
  * `agent.action` and `PostToolUse` its `agent.action_result` (paired by `tool_use_id`, else by tool name and
  * input, first in first out), `Stop` ends the turn, a subagent writes its own segment
  * (`openSubagentWriter`), `PreCompact` and `Notification` are marked notes, `SessionEnd` ends the writer.
- * Unknown events are kept as marked notes, unknown fields as `extra` (small values only).
+ * Unknown events are kept as marked notes, unknown fields as `extra` (small values only). A delivery
+ * already recorded (a hook registered twice) writes at most a marked note (`deliveries.ts`); a subagent
+ * is linked to its call only by what ties them (`subagents.ts`).
  *
  * Each hook runs in its own process: everything a later event needs (the writer ids, the open turn, the
  * pending calls) is in `ClaudeState`, saved by the caller under the session's lock.
  */
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { openSubagentWriter, WriterMapping } from '../harness/mapping.js';
-import type { ActionStatus } from '../log/events.js';
 import { newId } from '../log/ids.js';
 import { type EmitOptions, openSession, type SessionWriter } from '../log/writer.js';
+import { extraOf, type FifoTable, resultOf, syntheticCall, takeFifo } from './claude-results.js';
+import {
+  claudeDeliveryKey,
+  claudeDuplicate,
+  duplicateText,
+  fingerprint,
+  preToolKey,
+  remember,
+  subagentStopKey,
+} from './deliveries.js';
 import type { InboxProgress } from './inbox.js';
+import { type MonoClock, newMonoClock, tickMono } from './mono-clock.js';
+import {
+  addTask,
+  agentIdOfResponse,
+  claimTask,
+  dropTask,
+  identityOf,
+  onlyOpenOfType,
+  setTaskAgent,
+  type TaskTable,
+  tiedById,
+} from './subagents.js';
+
+export { type MonoClock, newMonoClock, resultOf, tickMono };
 
 /** A hook payload: only `hook_event_name` and `session_id` are needed; everything else is optional. */
 export const ClaudeHookPayload = z.looseObject({
@@ -48,22 +72,31 @@ export interface StreamState {
   /** call id → action id of actions without a result yet, in call order */
   pending: [string, string][];
   ended: boolean;
+  /** fingerprint of the last payload recorded on this stream (`deliveries.ts`) */
+  last?: string;
+}
+
+/** A subagent's stream. */
+export interface SubagentStream extends StreamState {
+  parentActionId: string | null;
+  /** `agent_type` as the subagent's first payload gave it */
+  type?: string | null;
+  /** a SubagentStart was recorded for it (a second one while it runs is a duplicate) */
+  started?: boolean;
+  /** a SubagentStop ended it (a second one is a duplicate) */
+  stopped?: boolean;
 }
 
 /** What `<state>/claude-code/<session_id>.json` holds. */
-export interface ClaudeState extends InboxProgress {
+export interface ClaudeState extends InboxProgress, TaskTable, FifoTable {
   version: 1;
   /** the hansard session id */
   sid: string;
   main: StreamState;
   /** subagent streams by Claude's `agent_id` (or `subagent-<n>` when the payload has none) */
-  subagents: Record<string, StreamState & { parentActionId: string | null }>;
-  /** main-writer Task/Agent calls not linked to a subagent yet: [call id, action id], launch order */
-  tasks: [string, string][];
-  /** pairing without `tool_use_id`: hash of tool name and input → synthetic call ids, oldest first */
-  fifo: Record<string, string[]>;
-  /** counter of synthetic call ids and unnamed subagents */
-  counter: number;
+  subagents: Record<string, SubagentStream>;
+  /** keys of the deliveries recorded that carry an id (`deliveries.ts`), newest last, bounded */
+  seen?: string[];
   /** a session-bound token minted for the agent's status reports */
   token: { token: string; id: string; expires_at: string } | null;
   cwd: string | null;
@@ -72,25 +105,6 @@ export interface ClaudeState extends InboxProgress {
   /** the session's monotonic clock across hook processes: its origin (ms since the epoch), its last value (s) */
   clock: MonoClock;
 }
-
-/** Fields that are content (mapped into events, redacted there) or identity: never copied into `extra`. */
-const MAPPED_KEYS = new Set([
-  'session_id',
-  'transcript_path',
-  'cwd',
-  'hook_event_name',
-  'prompt',
-  'tool_name',
-  'tool_input',
-  'tool_response',
-  'tool_use_id',
-  'last_assistant_message',
-  'message',
-  'error',
-  'custom_instructions',
-]);
-/** An unknown field's value is kept in `extra` only when its JSON is this small (it is not redacted there). */
-const MAX_EXTRA_JSON = 512;
 
 /**
  * Prompts Claude Code submits itself (a background subagent's `<task-notification>`, seen from 2.1.328 in
@@ -125,31 +139,6 @@ export function newClaudeState(cwd: string | null): ClaudeState {
     cwd,
     clock: newMonoClock(),
   };
-}
-
-/** `mono` across processes: seconds since the session's first hook, never going back (DESIGN §3). */
-export interface MonoClock {
-  origin: number;
-  last: number;
-}
-
-/**
- * A clock starting now. Its origin is one second back: the `writer.start` a new writer stamps with its
- * own clock (a few ms after its opening) must not be above the events that follow it.
- */
-export function newMonoClock(): MonoClock {
-  return { origin: performance.timeOrigin + performance.now() - 1000, last: 0 };
-}
-
-/**
- * The `mono` of this invocation's events: every hook runs in a fresh process, where the writer's own
- * monotonic clock would restart at 0 (verify: mono_backwards). Wall time since the session's origin,
- * held at the last value should the wall clock step back.
- */
-export function tickMono(c: MonoClock): number {
-  const now = Math.round((performance.timeOrigin + performance.now() - c.origin) * 1000) / 1e6;
-  c.last = Math.max(c.last, now);
-  return c.last;
 }
 
 /** Options of `applyClaudeEvent`. */
@@ -215,24 +204,46 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
     if (st.main.ended) st.main = { w: newId('w'), turnId: null, pending: [], ended: false };
     return streamOf(st.main);
   }
+  /** A new stream for subagent `key`, linked to the call that ties it (`subagents.ts`), or to none. */
+  const openSub = (key: string, byIdOnly = false): Stream => {
+    const who = identityOf(p);
+    const s: SubagentStream = {
+      w: '',
+      turnId: null,
+      pending: [],
+      ended: false,
+      parentActionId: claimTask(st, who, byIdOnly),
+      type: who.agentType,
+    };
+    st.subagents[key] = s;
+    const x = streamOf(s, s.parentActionId, key);
+    x.m.openTurn(null, o);
+    return x;
+  };
   const subStream = (key: string): Stream => {
-    let s = st.subagents[key];
-    if (s === undefined || s.ended) {
-      // Linked to the newest Task/Agent call of the main writer still waiting for a subagent.
-      const link = st.tasks.shift();
-      s = { w: '', turnId: null, pending: [], ended: false, parentActionId: link?.[1] ?? null };
-      st.subagents[key] = s;
-      const x = streamOf(s, s.parentActionId, key);
-      x.m.openTurn(null, o);
-      return x;
-    }
-    return streamOf(s, s.parentActionId, key);
+    const s = st.subagents[key];
+    return s === undefined || s.ended ? openSub(key) : streamOf(s, s.parentActionId, key);
   };
   /** The stream an event belongs to: a subagent's when the payload names one. */
   const streamFor = (): Stream => (p.agent_id ? subStream(p.agent_id) : mainStream());
 
+  const fp = fingerprint(p);
+  const key = claudeDeliveryKey(p);
   try {
     const before = countOf(streams);
+    const dup = claudeDuplicate(p, st, key, fp);
+    if (dup) {
+      // Kept as a marked note where the stream is still open; nothing reopens a writer for it.
+      const sub = p.agent_id ? st.subagents[p.agent_id] : undefined;
+      const x =
+        sub && !sub.ended && sub.w
+          ? streamOf(sub, sub.parentActionId, p.agent_id)
+          : st.main.ended
+            ? null
+            : mainStream();
+      x?.m.marked('duplicate', HOOK_NOTE_AUTHOR, duplicateText(p.hook_event_name, dup.ident), o, o.extra);
+      return countOf(streams) - before;
+    }
     switch (p.hook_event_name) {
       case 'SessionStart': {
         const x = mainStream();
@@ -267,7 +278,8 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
           { tool: p.tool_name ?? 'unknown', input: p.tool_input ?? null, callId },
           o,
         );
-        if (x.s === st.main && SUBAGENT_TOOLS.has(p.tool_name ?? '')) st.tasks.push([callId, actionId]);
+        if (x.s === st.main && SUBAGENT_TOOLS.has(p.tool_name ?? ''))
+          addTask(st, callId, actionId, p.tool_input);
         break;
       }
       case 'PostToolUse':
@@ -282,11 +294,17 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
             { tool: p.tool_name ?? 'unknown', input: p.tool_input ?? null, callId },
             { ...o, extra: { ...o.extra, reconstructed: true } },
           );
+          // That call's own PreToolUse, should it still come (deferred), is recorded already.
+          if (p.tool_use_id) st.seen = remember(st.seen, preToolKey(p.tool_use_id));
         }
         x.m.result({ callId, ...resultOf(p) }, o);
         // A background subagent (`isAsync`) starts after its launching call has answered: keep the call
-        // for it to link to.
-        if (!isAsyncLaunch(p.tool_response)) st.tasks = st.tasks.filter(([c]) => c !== callId);
+        // for it to link to, by the id the answer names when it names one.
+        if (!isAsyncLaunch(p.tool_response)) dropTask(st, callId);
+        else {
+          const agentId = agentIdOfResponse(p.tool_response);
+          if (agentId) setTaskAgent(st, callId, agentId);
+        }
         break;
       }
       case 'Stop': {
@@ -296,17 +314,38 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
         x.m.endTurn('completed', o);
         break;
       }
-      case 'SubagentStart':
-        subStream(p.agent_id ?? `subagent-${++st.counter}`);
+      case 'SubagentStart': {
+        const id = p.agent_id ?? `subagent-${++st.counter}`;
+        // A subagent whose tool events came first (its start deferred) already has its stream.
+        if (st.subagents[id] === undefined || st.subagents[id].ended) openSub(id);
+        st.subagents[id]!.started = true;
         break;
+      }
       case 'SubagentStop': {
-        const key = p.agent_id ?? Object.keys(st.subagents).findLast((k) => !st.subagents[k]!.ended);
-        const x = subStream(key ?? `subagent-${++st.counter}`);
+        const id = p.agent_id ?? onlyOpenOfType(st.subagents, p.agent_type);
+        const s = id === undefined ? undefined : st.subagents[id];
+        let x = s && !s.ended ? streamOf(s, s.parentActionId, id) : undefined;
+        // A subagent never seen starting: its own writer only when a call's result named its id.
+        if (x === undefined && p.agent_id && tiedById(st, p.agent_id)) x = openSub(p.agent_id, true);
+        if (x === undefined) {
+          // Nothing ties it to a call or a running subagent (another agent's stop, an empty type):
+          // a marked note, linked to nothing, that takes no call's link.
+          mainStream().m.marked(
+            'meta',
+            AGENT,
+            p.last_assistant_message || 'a subagent this session never saw start stopped',
+            o,
+            { ...o.extra, unlinked_subagent: true },
+          );
+          if (p.agent_id) st.seen = remember(st.seen, subagentStopKey(p.agent_id));
+          break;
+        }
         cancelPending(x, 'the subagent stopped before this call reported a result', o);
         if (p.last_assistant_message) x.m.output(p.last_assistant_message, o);
         x.m.endTurn('completed', o);
         x.m.w.end({ reason: 'subagent stopped' }, o);
         x.s.ended = true;
+        (x.s as SubagentStream).stopped = true;
         break;
       }
       case 'PreCompact': {
@@ -342,6 +381,9 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
         // `marked`'s extra replaces the options' own: pass them on.
         streamFor().m.marked('unknown_record', HOOK_NOTE_AUTHOR, JSON.stringify(p), o, o.extra);
     }
+    if (key) st.seen = remember(st.seen, key);
+    const target = p.agent_id ? st.subagents[p.agent_id] : st.main;
+    if (target) target.last = fp;
     written = countOf(streams) - before;
   } finally {
     for (const x of streams.values()) {
@@ -366,80 +408,4 @@ function countOf(streams: Map<StreamState, Stream>): number {
 /** Each call still waiting gets a `cancelled` result (`reason`): a new prompt or the turn's end came first. */
 function cancelPending(x: Stream, reason: string, o: EmitOptions): void {
   for (const [callId] of x.m.pendingCalls()) x.m.result({ callId, status: 'cancelled', error: reason }, o);
-}
-
-/** Pairing key of a call without `tool_use_id`: its tool and input, hashed. */
-function pairKey(p: ClaudeHookPayload): string {
-  return createHash('sha256')
-    .update(`${p.tool_name ?? ''}\0${JSON.stringify(p.tool_input ?? null)}`)
-    .digest('base64url')
-    .slice(0, 22);
-}
-
-function syntheticCall(st: ClaudeState, p: ClaudeHookPayload): string {
-  const id = `hook:${++st.counter}`;
-  const key = pairKey(p);
-  const list = st.fifo[key] ?? [];
-  list.push(id);
-  st.fifo[key] = list;
-  return id;
-}
-
-function takeFifo(st: ClaudeState, p: ClaudeHookPayload): string | undefined {
-  const key = pairKey(p);
-  const list = st.fifo[key];
-  const id = list?.shift();
-  if (list && list.length === 0) delete st.fifo[key];
-  return id;
-}
-
-/**
- * Status, output, error and exit code of a PostToolUse / PostToolUseFailure. Bash answers
- * `{stdout, stderr, interrupted, …}`; a failed call arrives as PostToolUseFailure with `error`
- * ("Exit code N …"); a `tool_response` with `is_error`, `exit_code`/`exitCode` or `interrupted` says so.
- */
-export function resultOf(p: ClaudeHookPayload): {
-  status: ActionStatus;
-  output: unknown;
-  error: string | null;
-  exitCode: number | null;
-} {
-  const r = p.tool_response;
-  const obj =
-    r !== null && typeof r === 'object' && !Array.isArray(r) ? (r as Record<string, unknown>) : null;
-  const code = obj ? (num(obj.exit_code) ?? num(obj.exitCode) ?? num(obj.returnCode)) : null;
-  if (p.hook_event_name === 'PostToolUseFailure' || p.error !== undefined) {
-    const error = p.error ?? 'the tool call failed';
-    const m = /exit code:? (\d+)/i.exec(error);
-    return {
-      status: p.is_interrupt ? 'cancelled' : 'error',
-      output: r ?? null,
-      error,
-      exitCode: code ?? (m ? Number(m[1]) : null),
-    };
-  }
-  if (obj?.interrupted === true)
-    return { status: 'cancelled', output: r, error: 'interrupted', exitCode: code };
-  if (obj?.is_error === true || (code !== null && code !== 0)) {
-    const stderr = typeof obj?.stderr === 'string' && obj.stderr ? obj.stderr : null;
-    return { status: 'error', output: r, error: stderr ?? `exit code ${code ?? 'unknown'}`, exitCode: code };
-  }
-  // Bash with no exit code in its response finished normally: Claude Code reports failures separately.
-  const bashOk = p.tool_name === 'Bash' && obj !== null && 'stdout' in obj;
-  return { status: 'ok', output: r ?? null, error: null, exitCode: code ?? (bashOk ? 0 : null) };
-}
-
-function num(v: unknown): number | null {
-  return typeof v === 'number' && Number.isInteger(v) ? v : null;
-}
-
-/** The payload's fields that are not mapped, small ones only (they are not redacted in `extra`). */
-function extraOf(p: ClaudeHookPayload): Record<string, unknown> {
-  const extra: Record<string, unknown> = { hook_event: p.hook_event_name };
-  for (const [k, v] of Object.entries(p)) {
-    if (MAPPED_KEYS.has(k) || v === undefined) continue;
-    const json = JSON.stringify(v);
-    if (json !== undefined && json.length <= MAX_EXTRA_JSON) extra[k] = v;
-  }
-  return extra;
 }

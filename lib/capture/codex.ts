@@ -3,14 +3,17 @@
  * one JSON argument: `{"type":"agent-turn-complete","thread-id","turn-id","cwd","client",
  * "input-messages":[…],"last-assistant-message"}` (test/fixtures/real-client/codex-0.169.0-notify.json).
  * Each thread is one hansard session with one writer: the input messages become `message`s, a
- * `turn.start` naming them, the last assistant message an `agent.output`, then `turn.end`. A turn id seen
- * before is not written again (notify may run twice for one turn). Other types are kept as marked notes.
+ * `turn.start` naming them, the last assistant message an `agent.output`, then `turn.end`. Other types
+ * are kept as marked notes. A delivery already recorded (notify run twice for one turn, a notify
+ * program registered twice) writes only a note marked `duplicate` (issue 25 item 2): the same type for a
+ * turn id seen before, or, without a turn id, a payload identical to the previous one.
  */
 import { z } from 'zod';
 import { WriterMapping } from '../harness/mapping.js';
 import { newId } from '../log/ids.js';
 import { type EmitOptions, openSession } from '../log/writer.js';
 import { HOOK_NOTE_AUTHOR, type MonoClock, newMonoClock, tickMono } from './claude-code.js';
+import { duplicateText, fingerprint } from './deliveries.js';
 import type { InboxProgress } from './inbox.js';
 
 /** A notify payload: tolerant, unknown keys kept. */
@@ -30,8 +33,13 @@ export interface CodexState extends InboxProgress {
   version: 1;
   sid: string;
   w: string;
-  /** turn ids already written, newest last (at most `MAX_SEEN`) */
+  /**
+   * turn ids already written, newest last (at most `MAX_SEEN`); `<type>:<turn id>` for types other than
+   * agent-turn-complete
+   */
   turns: string[];
+  /** fingerprint of the last payload recorded (`deliveries.ts`) */
+  last?: string;
   cwd: string | null;
   clock: MonoClock;
 }
@@ -47,7 +55,8 @@ export function newCodexState(cwd: string | null): CodexState {
 
 /**
  * Writes the events of one notify payload into the spool and updates `st` in place. Returns the number
- * of events written (0 for a turn already recorded). Throws only the writer's errors.
+ * of events written (1, the duplicate's note, for a delivery already recorded). Throws only the writer's
+ * errors.
  */
 export function applyCodexEvent(
   p: CodexNotifyPayload,
@@ -55,7 +64,10 @@ export function applyCodexEvent(
   opts: { spool: string; userId: string },
 ): number {
   const turnId = p['turn-id'];
-  if (turnId && st.turns.includes(turnId)) return 0;
+  // agent-turn-complete keeps the bare turn id (states written before other types were keyed).
+  const key = turnId ? (p.type === 'agent-turn-complete' ? turnId : `${p.type}:${turnId}`) : null;
+  const fp = fingerprint(p);
+  const duplicate = key ? st.turns.includes(key) : st.last === fp;
   const w = openSession(opts.spool, {
     sid: st.sid,
     writerId: st.w,
@@ -70,7 +82,9 @@ export function applyCodexEvent(
   const o: EmitOptions = { extra, mono: tickMono(st.clock) };
   const m = new WriterMapping(w, opts.userId);
   try {
-    if (p.type === 'agent-turn-complete') {
+    if (duplicate) {
+      m.marked('duplicate', HOOK_NOTE_AUTHOR, duplicateText(p.type, key ? `turn-id ${turnId}` : null), o);
+    } else if (p.type === 'agent-turn-complete') {
       const ids = (p['input-messages'] ?? []).map((t) =>
         m.queuedMessage(typeof t === 'string' ? t : JSON.stringify(t), o),
       );
@@ -84,7 +98,8 @@ export function applyCodexEvent(
   } finally {
     w.close();
   }
-  if (turnId) st.turns = [...st.turns, turnId].slice(-MAX_SEEN);
+  if (key && !duplicate) st.turns = [...st.turns, key].slice(-MAX_SEEN);
+  st.last = fp;
   const c = m.counts;
   // turn.end is not counted by the mapping; it was written when a turn was.
   return c.prompts + c.turns * 2 + c.outputs + c.notes;

@@ -35,7 +35,9 @@ export type ImportKind =
   | 'limit'
   | 'warning'
   | 'error'
-  | 'question';
+  | 'question'
+  // capture hooks (lib/capture/deliveries.ts): a delivery of an event already recorded
+  | 'duplicate';
 
 /** Events written through one `WriterMapping`, by kind (`writer.*` and `turn.end` not counted). */
 export interface MappingCounts {
