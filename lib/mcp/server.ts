@@ -11,6 +11,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { HANSARD_VERSION } from '../version.js';
+import { LineLimit, MAX_MESSAGE_BYTES, oversizeAnswer, oversizeSentence } from './line-limit.js';
 import type { ResolveContext } from './session.js';
 import { registerSubagentTool } from './subagent.js';
 import { registerStatusTools } from './tools.js';
@@ -47,15 +48,23 @@ export function createMcpServer(opts: Pick<McpServeOptions, 'env' | 'cwd' | 'sta
 
 /**
  * Serves MCP on stdin/stdout until stdin ends (the client closed the pipe) or the transport fails.
- * Resolves then, with the server closed.
+ * Resolves then, with the server closed. A JSON-RPC line over `MAX_MESSAGE_BYTES` (10 MiB) is answered
+ * with an error naming the limit and the server goes on (issue 24 item 5, ./line-limit.ts).
  */
 export async function serveMcp(opts: McpServeOptions): Promise<void> {
   const stderr = opts.stderr ?? process.stderr;
   keepStdoutForProtocol(stderr);
   const stdin = opts.stdin ?? process.stdin;
   const server = createMcpServer(opts);
+  // A line over the SDK's 10 MiB never reaches its transport (which would close): it is answered here.
+  const lines = new LineLimit(MAX_MESSAGE_BYTES, (line) => {
+    stderr.write(`hansard mcp: ${oversizeSentence(line, MAX_MESSAGE_BYTES)}\n`);
+    const answer = oversizeAnswer(line, MAX_MESSAGE_BYTES);
+    if (answer) transport.send(answer).catch(() => {});
+  });
+  stdin.pipe(lines);
   const transport = new StdioServerTransport(
-    stdin as ConstructorParameters<typeof StdioServerTransport>[0],
+    lines,
     (opts.stdout ?? process.stdout) as ConstructorParameters<typeof StdioServerTransport>[1],
   );
   const done = new Promise<void>((resolve) => {

@@ -30,10 +30,20 @@ import { clientOf, SessionTokenInput } from './tools.js';
 export const MAX_SUBAGENT_MESSAGES = 500;
 /** Longest text of one message, in characters (the writer cuts longer fields anyway: DESIGN §3). */
 export const MAX_MESSAGE_CHARS = 100_000;
+/**
+ * Most characters of text, output and input (as JSON) one call takes, all messages together (issue 24
+ * item 5): a call within every limit here always fits in the 10 MiB one stdio message may be
+ * (./line-limit.ts). JSON writes a character in at most 6 bytes (`\u0000`), so 6,000,000 bytes, plus
+ * at most ~1.3 MB for 500 messages' other fields at their limits; test/mcp/line-limit.test.ts checks it.
+ */
+export const MAX_CALL_CHARS = 1_000_000;
 
 const Text = z.string().max(MAX_MESSAGE_CHARS, `a message is at most ${MAX_MESSAGE_CHARS} characters`);
+// bounded: a time's fraction of a second may have any number of digits, and every field of a call must
+// be, for the call to fit in one stdio message (MAX_CALL_CHARS)
 const Ts = z.iso
   .datetime({ offset: true })
+  .max(40, 'a time is at most 40 characters')
   .optional()
   .describe('when it was said (RFC 3339); default: when captured');
 
@@ -66,12 +76,22 @@ export const SubagentMessage = z.discriminatedUnion('role', [
 ]);
 export type SubagentMessage = z.infer<typeof SubagentMessage>;
 
+/** What a message counts towards `MAX_CALL_CHARS`: its text, or its output and its input as JSON. */
+export function messageChars(m: SubagentMessage): number {
+  if (m.role !== 'tool') return m.text.length;
+  return (m.output?.length ?? 0) + (m.input === undefined ? 0 : (JSON.stringify(m.input)?.length ?? 0));
+}
+
 /** `capture_subagent_messages`'s input. */
 export const CaptureSubagentInput = z.strictObject({
   messages: z
     .array(SubagentMessage)
     .min(1)
-    .max(MAX_SUBAGENT_MESSAGES, `at most ${MAX_SUBAGENT_MESSAGES} messages a call`),
+    .max(MAX_SUBAGENT_MESSAGES, `at most ${MAX_SUBAGENT_MESSAGES} messages a call`)
+    .refine(
+      (ms) => ms.reduce((n, m) => n + messageChars(m), 0) <= MAX_CALL_CHARS,
+      `at most ${MAX_CALL_CHARS.toLocaleString('en-US')} characters of text, output and input a call: send the rest in another call`,
+    ),
   agent: z.string().min(1).max(120).default('subagent').describe("the subagent's name (its writer's agent)"),
   subagent_id: z.string().min(1).max(200).optional().describe("the harness's id of the subagent"),
   parent_action_id: z
@@ -90,7 +110,7 @@ export function registerSubagentTool(server: McpServer, ctx: ResolveContext): vo
     {
       title: "Capture a subagent's messages",
       description:
-        "Append a subagent's conversation to this hansard session as a writer of its own (user prompts, its answers, its tool calls with their results), so its work is in the session's merged transcript.",
+        "Append a subagent's conversation to this hansard session as a writer of its own (user prompts, its answers, its tool calls with their results), so its work is in the session's merged transcript. At most 500 messages and 1,000,000 characters of text, output and input a call: capture a longer conversation in several calls.",
       inputSchema: CaptureSubagentInput,
       annotations: {
         readOnlyHint: false,

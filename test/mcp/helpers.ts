@@ -59,6 +59,8 @@ export function rawMcp(
 ): Promise<RawRun> {
   const started = performance.now();
   const child = spawn(process.execPath, [bin, 'mcp', 'serve', '--status'], { env, cwd });
+  // A server that exited early (the failure under test) makes the next write EPIPE: its lines tell.
+  child.stdin.on('error', () => {});
   let out = '';
   let err = '';
   let initializeMs = -1;
