@@ -181,6 +181,7 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
         writerId: s.w,
         agent: AGENT,
         app: APP,
+        provenance: 'hook',
         extra: subagentId === undefined ? { claude_session_id: p.session_id } : { subagent_id: subagentId },
       });
     }

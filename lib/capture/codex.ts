@@ -73,6 +73,7 @@ export function applyCodexEvent(
     writerId: st.w,
     agent: AGENT,
     app: APP,
+    provenance: 'hook',
     extra: { codex_thread_id: p['thread-id'] ?? null },
   });
   const extra: Record<string, unknown> = { hook_event: p.type };

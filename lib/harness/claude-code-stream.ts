@@ -113,6 +113,7 @@ export async function importClaudeCodeStream(
     {
       agent,
       app: 'hansard import claude-code',
+      provenance: 'harness',
       ...(scan.sessionId ? { extra: { claude_session_id: scan.sessionId } } : {}),
     },
     clocks,

@@ -84,7 +84,7 @@ export async function importClaudeCodeTranscript(
   const clocks = firstAt === null ? {} : { clock: () => at ?? 0, monoClock: () => mono };
   const writer = openSession(
     outDir,
-    { agent: options.agent ?? 'claude-code', app: 'hansard import claude-code' },
+    { agent: options.agent ?? 'claude-code', app: 'hansard import claude-code', provenance: 'transcript' },
     clocks,
   );
   const agent = options.agent ?? 'claude-code';

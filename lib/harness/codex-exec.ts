@@ -96,6 +96,7 @@ export async function importCodexExec(
   const writer = openSession(outDir, {
     agent: options.agent ?? 'codex',
     app: 'hansard import codex',
+    provenance: 'harness',
     ...(threadId ? { extra: { codex_thread_id: threadId } } : {}),
   });
   const x = new ExecImporter(new WriterMapping(writer, options.userId ?? 'user'));

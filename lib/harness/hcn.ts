@@ -178,6 +178,7 @@ export class HcnRecorder {
       {
         agent: this.opts.agent ?? rec?.harness ?? 'hcn',
         app: this.opts.app,
+        provenance: 'harness',
         extra: {
           ...this.opts.meta,
           ...(rec

@@ -241,7 +241,8 @@ export class WriterMapping {
 /**
  * Opens a subagent's own writer in `parent`'s session (a second segment of the same `sid`), its
  * `writer.start` `meta` naming the launching action (`parent_action_id`, null when unknown), the parent
- * writer and the tool's own subagent id. Throws `WriterError` as `openSession` does.
+ * writer and the tool's own subagent id; its provenance is the parent's (the same tool records both).
+ * Throws `WriterError` as `openSession` does.
  */
 export function openSubagentWriter(
   parent: SessionWriter,
@@ -254,6 +255,7 @@ export function openSubagentWriter(
       sid: parent.sid,
       agent: f.agent,
       app: f.app,
+      provenance: parent.provenance,
       extra: { subagent_id: f.subagentId, parent_writer: parent.w, parent_action_id: f.parentActionId },
     },
     options,

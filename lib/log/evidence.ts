@@ -1,25 +1,31 @@
 /**
  * Declared evidence checked against what a session recorded (seed 000 "Read declared evidence", issue 12
- * item 2, docs/status.md). An agent's status report may declare evidence items (`{type, ref, result}`);
- * for `command` and `test` items this finds the recorded `agent.action` the ref names and its
- * `agent.action_result`, and gives a verdict:
+ * item 2, issue 24 items 1 and 2, docs/status.md "What a verdict rests on"). An agent's status report may
+ * declare evidence items (`{type, ref, result}`); for `command` and `test` items this finds the recorded
+ * `agent.action` the ref names and its `agent.action_result`, and gives a verdict:
  *
- * - `supported`: a recorded result agrees with the claim. A pass (`passed`, `completed`, `exit:0`) needs a
+ * - `supported`: an observed result agrees with the claim. A pass (`passed`, `completed`, `exit:0`) needs a
  *   recorded status `ok` with exit code 0; a failure (`failed`, `exit:N`) a recorded non-zero exit code (N
  *   itself for `exit:N`); `interrupted` / `cancelled` a result of that status.
- * - `unsupported`: no recorded action matches, its result is missing, the action has results that
- *   disagree (a second result never overrides the first), or the result conflicts with the claim;
- *   `reason` says which.
+ * - `unsupported`: no observed action matches, its result is missing, its observed results disagree (a
+ *   second result never overrides the first), the result conflicts with the claim, or the action or its
+ *   result was changed by a correction from another writer (`contested`); `reason` says which.
  * - `unchecked`: `file` and `commit` items (the transcript does not record them).
  *
- * Which action a ref names, best match first: its event id (`a_…`) or tool-call id (`call_id`); a
- * command equal to the ref; a command that starts with the ref's words (two words at least) followed by
- * arguments only (no `|`, `||`, `&&`, `;`, `&`, redirection or substitution after them, which could turn
- * a failure into a success). Among actions matching equally well, the last one recorded no later than the
- * report (with `CLOCK_SKEW_MICROS` of slack: writers' clocks are not the server's). Feed it the effective
- * events (corrections applied). Declared events are never written into the transcript: this only reads it.
+ * Only observed writers count (lib/log/provenance.ts): a writer whose provenance is `declared` (what the
+ * model itself handed over, e.g. MCP `capture_subagent_messages`) or `unknown` neither supports nor refutes
+ * a claim; the reason says when such a writer recorded a match that was not counted. Every check names what
+ * it rests on (`rests_on`: the result's writer, its agent, provenance and uploading token's label, the action
+ * and its exit code). Ref matching: lib/log/evidence-match.ts. Among actions matching equally well, the
+ * last one recorded no later than the report (with `CLOCK_SKEW_MICROS` of slack: writers' clocks are not
+ * the server's). Feed it the effective events (corrections applied, each changed event with its
+ * `corrected` provenance). Declared events are never written into the transcript: this only reads it.
  */
 import type { RecordedEvent } from './codec.js';
+import { commandMatch, commandOf, isActionId, isRuntimeCallId, normalRef } from './evidence-match.js';
+import { isObserved, type Provenance, provenanceOf } from './provenance.js';
+
+export { commandOf } from './evidence-match.js';
 
 /** What a check concludes about one evidence item. */
 export type Verdict = 'supported' | 'unsupported' | 'unchecked';
@@ -34,6 +40,52 @@ export interface DeclaredEvidence {
   result: string;
 }
 
+/** Who put a writer on record: its provenance, agent, and the token that uploaded it (server-side). */
+export interface WriterOrigin {
+  provenance: Provenance;
+  agent: string | null;
+  token_id: string | null;
+  token_label: string | null;
+}
+
+/** A writer's origin as given to `EvidenceIndex`: a null provenance is read from its `writer.start`. */
+export interface GivenOrigin {
+  provenance: Provenance | null;
+  agent: string | null;
+  token_id: string | null;
+  token_label: string | null;
+}
+
+/** The recorded result a verdict rests on, and who recorded it. */
+export interface RestsOn {
+  /** the writer of the result (of the action, when it has no counted result) */
+  w: string;
+  agent: string | null;
+  provenance: Provenance;
+  /** the token that uploaded that writer, as the server knew it (null locally, or for an older writer) */
+  token_id: string | null;
+  token_label: string | null;
+  action_id: string;
+  /** the result event's id, or null when the action has no counted result */
+  result_id: string | null;
+  status: string | null;
+  exit_code: number | null;
+}
+
+/** A correction from another writer that changed the matched action or its result. */
+export interface ContestedChange {
+  /** the correction event's id */
+  by: string;
+  /** the correcting writer and its provenance */
+  w: string;
+  provenance: Provenance;
+  /** the event it changed (the action or its result) */
+  target_id: string;
+  field: string;
+  /** the value before the correction */
+  was: unknown;
+}
+
 /** The verdict on one evidence item, with what it was based on. */
 export interface EvidenceCheck {
   verdict: Verdict;
@@ -44,61 +96,147 @@ export interface EvidenceCheck {
   matched_by: MatchBasis | null;
   /** the matched result's exit code, or null (no result, or none recorded) */
   exit_code: number | null;
+  /** the result (or action) the verdict rests on; null when no observed action matched */
+  rests_on: RestsOn | null;
+  /** corrections from other writers of the matched action or its result (then it supports nothing) */
+  contested: ContestedChange[];
 }
 
 /** How much later than the report an action's `ts` may be and still count as before it: 60 s. */
 export const CLOCK_SKEW_MICROS = 60_000_000;
 
 const PASS = new Set(['passed', 'completed', 'exit:0']);
-/** What may follow a command's words and change its outcome: pipes, lists, background, redirection, substitution. */
-const SHELL_CONTROL = /[|;&<>`]|\$\(/;
 const STOPPED = new Set(['interrupted', 'cancelled']);
+
+/** A correction applied to an event: `corrected` as the effective view gives it. */
+interface Applied {
+  by: string;
+  field: string;
+  was: unknown;
+}
+
+interface RecordedResult {
+  id: string;
+  w: string;
+  status: string;
+  exitCode: number | null;
+  corrected: Applied[];
+}
 
 interface RecordedAction {
   id: string;
+  w: string;
   callId: string | null;
-  /** the command it ran, whitespace collapsed, or null when its input names none */
+  /** the command it ran, blanks collapsed, or null when its input names none */
   command: string | null;
   tsMicros: number;
-  /** every result recorded for it, in merged order */
-  results: { status: string; exitCode: number | null }[];
+  corrected: Applied[];
+  /** every observed result recorded for it, in merged order */
+  results: RecordedResult[];
+  /** results from writers that are not observed: never counted, named in the reason */
+  uncounted: RecordedResult[];
 }
+
+const UNKNOWN_ORIGIN: WriterOrigin = {
+  provenance: 'unknown',
+  agent: null,
+  token_id: null,
+  token_label: null,
+};
 
 /**
  * The actions and results of one merged transcript, fed in merged order (`add`), then asked about
  * evidence items (`check`). Memory: one small record per action.
+ *
+ * `origins` gives each writer's origin as the server's writer index keeps it (provenance read from its first
+ * chunk, the uploading token); a writer it does not name takes its provenance from its `writer.start` as
+ * written (before any correction of `meta`).
  */
 export class EvidenceIndex {
   private readonly actions: RecordedAction[] = [];
   private readonly byId = new Map<string, RecordedAction>();
+  private readonly byCallId = new Map<string, RecordedAction>();
+  /** actions of writers that are not observed: named in the reason when they alone match */
+  private readonly uncountedActions: RecordedAction[] = [];
   /** results whose action came later in merged order (or never): by the id they name */
-  private readonly early = new Map<string, { status: string; exitCode: number | null }[]>();
+  private readonly early = new Map<string, RecordedResult[]>();
+  private readonly origins = new Map<string, WriterOrigin>();
+  /** origins given whose provenance is to be read from the writer's `writer.start` */
+  private readonly pending = new Map<string, GivenOrigin>();
+  /** the writer of each correction event, by its id */
+  private readonly correctionWriters = new Map<string, string>();
 
-  /** Takes one recorded event; anything but `agent.action` and `agent.action_result` is ignored. */
+  constructor(origins?: ReadonlyMap<string, GivenOrigin>) {
+    for (const [w, o] of origins ?? []) {
+      if (o.provenance === null) this.pending.set(w, o);
+      else this.origins.set(w, { ...o, provenance: o.provenance });
+    }
+  }
+
+  /** Who recorded writer `w` (`unknown` for a writer never seen). */
+  origin(w: string): WriterOrigin {
+    const given = this.pending.get(w);
+    return this.origins.get(w) ?? (given ? { ...given, provenance: 'unknown' } : UNKNOWN_ORIGIN);
+  }
+
+  /** Takes one recorded event; anything but writer.start, actions, results and corrections is ignored. */
   add(ev: RecordedEvent): void {
     const o = ev.obj;
-    if (ev.type === 'agent.action' && typeof o.id === 'string') {
+    const corrected = appliedOf(o.corrected);
+    if (ev.type === 'writer.start') {
+      if (!this.origins.has(ev.w)) {
+        // The meta as written: a correction may change what meta says, never who recorded the writer.
+        const meta = corrected.find((c) => c.field === 'meta')?.was ?? o.meta;
+        const agent = (meta as { agent?: unknown } | null)?.agent;
+        const given = this.pending.get(ev.w);
+        this.origins.set(ev.w, {
+          provenance: provenanceOf(meta),
+          agent: given ? given.agent : typeof agent === 'string' ? agent : null,
+          token_id: given?.token_id ?? null,
+          token_label: given?.token_label ?? null,
+        });
+      }
+    } else if (ev.type === 'correction' && typeof o.id === 'string') {
+      this.correctionWriters.set(o.id, ev.w);
+    } else if (ev.type === 'agent.action' && typeof o.id === 'string') {
+      // Results may name any call id; a ref names one only in a runtime's form (`find`).
+      const callId = typeof o.call_id === 'string' && o.call_id !== '' ? o.call_id : null;
       const a: RecordedAction = {
         id: o.id,
-        callId: typeof o.call_id === 'string' && o.call_id !== '' ? o.call_id : null,
+        w: ev.w,
+        callId,
         command: commandOf(o.input),
         tsMicros: ev.tsMicros ?? 0,
+        corrected,
         results: [],
+        uncounted: [],
       };
+      const early = this.early.get(a.id) ?? [];
+      if (callId !== null) early.push(...(this.early.get(callId) ?? []));
+      if (!isObserved(this.origin(ev.w).provenance)) {
+        this.uncountedActions.push(a);
+        return;
+      }
       this.actions.push(a);
-      this.byId.set(a.id, a);
-      if (a.callId !== null && !this.byId.has(a.callId)) this.byId.set(a.callId, a);
-      a.results.push(...(this.early.get(a.id) ?? []));
-      if (a.callId !== null) a.results.push(...(this.early.get(a.callId) ?? []));
+      if (!this.byId.has(a.id)) this.byId.set(a.id, a);
+      if (callId !== null && !this.byCallId.has(callId)) this.byCallId.set(callId, a);
+      for (const r of early) this.attach(a, r);
     } else if (ev.type === 'agent.action_result' && typeof o.action_id === 'string') {
-      const r = {
+      const r: RecordedResult = {
+        id: typeof o.id === 'string' ? o.id : '',
+        w: ev.w,
         status: typeof o.status === 'string' ? o.status : 'ok',
         exitCode: Number.isInteger(o.exit_code) ? (o.exit_code as number) : null,
+        corrected,
       };
-      const a = this.byId.get(o.action_id);
-      if (a) a.results.push(r);
+      const a = this.byId.get(o.action_id) ?? this.byCallId.get(o.action_id);
+      if (a) this.attach(a, r);
       else this.early.set(o.action_id, [...(this.early.get(o.action_id) ?? []), r]);
     }
+  }
+
+  private attach(a: RecordedAction, r: RecordedResult): void {
+    (isObserved(this.origin(r.w).provenance) ? a.results : a.uncounted).push(r);
   }
 
   /** The verdict on `e`, declared in a report made at `reportedAtMicros`. */
@@ -111,105 +249,174 @@ export class EvidenceIndex {
     }
     const found = this.find(e, reportedAtMicros);
     if (found === 'later') {
-      return none('unsupported', `the only recorded action matching "${e.ref}" came after the report`);
+      return none('unsupported', `the only observed action matching "${e.ref}" came after the report`);
     }
-    if (found === null) return none('unsupported', `no recorded action matches "${e.ref}"`);
+    if (found === null) return none('unsupported', this.noMatchReason(e, reportedAtMicros));
     const { action: a, basis } = found;
     const first = a.results[0];
-    const base = { action_id: a.id, matched_by: basis, exit_code: first?.exitCode ?? null };
-    if (!first) return { ...base, verdict: 'unsupported', reason: `action ${a.id} has no recorded result` };
-    const shown = (r: { status: string; exitCode: number | null }) =>
-      r.exitCode === null ? `status ${r.status}` : `status ${r.status}, exit code ${r.exitCode}`;
-    if (a.results.some((r) => r.status !== first.status || r.exitCode !== first.exitCode)) {
-      return {
-        ...base,
-        verdict: 'unsupported',
-        reason: `action ${a.id} has conflicting results (${a.results.map(shown).join('; then ')})`,
-      };
-    }
-    const { status, exitCode } = first;
+    const contested = this.contestedOf(a);
+    const base = {
+      action_id: a.id,
+      matched_by: basis,
+      exit_code: first?.exitCode ?? null,
+      rests_on: this.restsOn(a, first),
+      contested,
+    };
     const verdict = (ok: boolean, reason: string): EvidenceCheck => ({
       ...base,
       verdict: ok ? 'supported' : 'unsupported',
       reason,
     });
+    if (!first) return verdict(false, `action ${a.id} has no observed result${this.uncountedNote(a)}`);
+    if (contested.length > 0) {
+      const what = contested
+        .map((c) => `${c.field} of ${c.target_id} by ${c.w} (${c.provenance}, correction ${c.by})`)
+        .join('; ');
+      return verdict(
+        false,
+        `contested: action ${a.id} or its result was changed by a correction from another writer (${what}), so it supports nothing`,
+      );
+    }
+    const shown = (r: RecordedResult) =>
+      r.exitCode === null ? `status ${r.status}` : `status ${r.status}, exit code ${r.exitCode}`;
+    if (a.results.some((r) => r.status !== first.status || r.exitCode !== first.exitCode)) {
+      return verdict(
+        false,
+        `action ${a.id} has conflicting results (${a.results.map(shown).join('; then ')})`,
+      );
+    }
+    const { status, exitCode } = first;
+    const by = `action ${a.id} recorded by ${first.w} (${this.origin(first.w).provenance})`;
     const recorded = exitCode === null ? `no exit code (status ${status})` : `exit code ${exitCode}`;
     if (PASS.has(e.result)) {
       const why = status !== 'ok' && exitCode === 0 ? ` but status ${status}` : '';
-      return verdict(
-        exitCode === 0 && status === 'ok',
-        `claimed ${e.result}; action ${a.id} recorded ${recorded}${why}`,
-      );
+      return verdict(exitCode === 0 && status === 'ok', `claimed ${e.result}; ${by}: ${recorded}${why}`);
     }
     const exit = /^exit:(-?\d+)$/.exec(e.result);
-    if (exit)
-      return verdict(
-        exitCode === Number(exit[1]),
-        `claimed ${e.result}; action ${a.id} recorded ${recorded}`,
-      );
+    if (exit) return verdict(exitCode === Number(exit[1]), `claimed ${e.result}; ${by}: ${recorded}`);
     if (e.result === 'failed') {
-      return verdict(
-        exitCode !== null && exitCode !== 0,
-        `claimed failed; action ${a.id} recorded ${recorded}`,
-      );
+      return verdict(exitCode !== null && exitCode !== 0, `claimed failed; ${by}: ${recorded}`);
     }
     if (STOPPED.has(e.result)) {
       return verdict(
         status === 'cancelled' || status === 'interrupted',
-        `claimed ${e.result}; action ${a.id} recorded status ${status}`,
+        `claimed ${e.result}; ${by}: status ${status}`,
       );
     }
     return verdict(false, `"${e.result}" is a result of a file, not of a ${e.type}`);
+  }
+
+  /** What the verdict on `a` rests on: its first counted result, or the action alone. */
+  private restsOn(a: RecordedAction, r: RecordedResult | undefined): RestsOn {
+    const w = r?.w ?? a.w;
+    const origin = this.origin(w);
+    return {
+      w,
+      agent: origin.agent,
+      provenance: origin.provenance,
+      token_id: origin.token_id,
+      token_label: origin.token_label,
+      action_id: a.id,
+      result_id: r?.id ?? null,
+      status: r?.status ?? null,
+      exit_code: r?.exitCode ?? null,
+    };
+  }
+
+  /** The corrections of `a` and its counted results made by another writer than the event's own. */
+  private contestedOf(a: RecordedAction): ContestedChange[] {
+    const out: ContestedChange[] = [];
+    const scan = (target: string, owner: string, applied: Applied[]) => {
+      for (const c of applied) {
+        // A correction whose writer is not known (it did not pass) is not the event's own either.
+        const w = this.correctionWriters.get(c.by) ?? '?';
+        if (w === owner) continue;
+        out.push({
+          by: c.by,
+          w,
+          provenance: this.origin(w).provenance,
+          target_id: target,
+          field: c.field,
+          was: c.was,
+        });
+      }
+    };
+    scan(a.id, a.w, a.corrected);
+    for (const r of a.results) scan(r.id, r.w, r.corrected);
+    return out;
+  }
+
+  /** A note on results of `a` that were recorded by writers that are not observed, or ''. */
+  private uncountedNote(a: RecordedAction): string {
+    const ws = [...new Set(a.uncounted.map((r) => r.w))];
+    if (ws.length === 0) return '';
+    const named = ws.map((w) => `${w} (${this.origin(w).provenance})`).join(', ');
+    return `; a result from ${named} is the agent's own word or of unknown origin, which supports nothing`;
+  }
+
+  /** Why nothing matched: with the writers whose matching actions were not counted, when there are. */
+  private noMatchReason(e: DeclaredEvidence, reportedAtMicros: number): string {
+    const ref = normalRef(e.ref);
+    const ws = new Set<string>();
+    for (const a of this.uncountedActions) {
+      const byRef = (isActionId(e.ref) && a.id === e.ref) || (isRuntimeCallId(e.ref) && a.callId === e.ref);
+      if (
+        (byRef || (a.command !== null && commandMatch(a.command, ref))) &&
+        a.tsMicros <= reportedAtMicros + CLOCK_SKEW_MICROS
+      ) {
+        ws.add(a.w);
+      }
+    }
+    const base = `no observed action matches "${e.ref}"`;
+    if (ws.size === 0) return base;
+    const named = [...ws].map((w) => `${w} (${this.origin(w).provenance})`).join(', ');
+    return `${base}: a matching action of ${named} is the agent's own word or of unknown origin, which supports nothing`;
   }
 
   private find(
     e: DeclaredEvidence,
     reportedAtMicros: number,
   ): { action: RecordedAction; basis: MatchBasis } | 'later' | null {
-    const direct = this.byId.get(e.ref);
-    if (direct) return { action: direct, basis: direct.id === e.ref ? 'id' : 'call_id' };
-    const ref = collapse(e.ref);
-    const levels: [MatchBasis, (cmd: string) => boolean][] = [['command', (cmd) => cmd === ref]];
-    if (ref.includes(' ')) {
-      levels.push([
-        'command_prefix',
-        (cmd) => cmd.startsWith(`${ref} `) && !SHELL_CONTROL.test(cmd.slice(ref.length)),
-      ]);
+    if (isActionId(e.ref)) {
+      const a = this.byId.get(e.ref);
+      if (a) return { action: a, basis: 'id' };
     }
+    if (isRuntimeCallId(e.ref)) {
+      const a = this.byCallId.get(e.ref);
+      if (a) return { action: a, basis: 'call_id' };
+    }
+    const ref = normalRef(e.ref);
     let later = false;
-    for (const [basis, matches] of levels) {
+    for (const level of ['command', 'command_prefix'] as const) {
       let best: RecordedAction | null = null;
       for (const a of this.actions) {
-        if (a.command === null || !matches(a.command)) continue;
+        if (a.command === null || commandMatch(a.command, ref) !== level) continue;
         if (a.tsMicros > reportedAtMicros + CLOCK_SKEW_MICROS) later = true;
         else best = a;
       }
-      if (best) return { action: best, basis };
+      if (best) return { action: best, basis: level };
     }
     return later ? 'later' : null;
   }
 }
 
 function none(verdict: Verdict, reason: string): EvidenceCheck {
-  return { verdict, reason, action_id: null, matched_by: null, exit_code: null };
+  return {
+    verdict,
+    reason,
+    action_id: null,
+    matched_by: null,
+    exit_code: null,
+    rests_on: null,
+    contested: [],
+  };
 }
 
-const collapse = (s: string) => s.trim().replace(/\s+/g, ' ');
-
-/**
- * The command an action's input names: a string input, or its `command` / `cmd` field (a string, or an
- * argv array, whose `sh -c` / `bash -lc` wrapper is dropped); null when it has none.
- */
-export function commandOf(input: unknown): string | null {
-  if (typeof input === 'string') return collapse(input);
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return null;
-  const o = input as Record<string, unknown>;
-  const c = o.command ?? o.cmd;
-  if (typeof c === 'string') return collapse(c);
-  if (Array.isArray(c) && c.every((x) => typeof x === 'string')) {
-    const argv = c as string[];
-    const wrapped = argv.length === 3 && /(^|\/)(ba|z)?sh$/.test(argv[0]!) && /^-l?c$/.test(argv[1]!);
-    return collapse(wrapped ? argv[2]! : argv.join(' '));
-  }
-  return null;
+/** The `corrected` list of an effective event (replay's provenance), or [] when it has none. */
+function appliedOf(v: unknown): Applied[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter(
+    (c): c is Applied =>
+      typeof c === 'object' && c !== null && typeof c.by === 'string' && typeof c.field === 'string',
+  );
 }

@@ -11,6 +11,7 @@ export * from './field-limits.js';
 export * from './ids.js';
 export * from './inspect.js';
 export * from './merge.js';
+export * from './provenance.js';
 export * from './reader.js';
 export * from './redact.js';
 export * from './replay.js';

@@ -34,6 +34,7 @@ import {
 } from './events.js';
 import { cutLongFields } from './field-limits.js';
 import { type IdPrefix, isId, newId } from './ids.js';
+import type { ProvenanceKind } from './provenance.js';
 import {
   compilePatterns,
   HIDDEN_HOST,
@@ -59,6 +60,12 @@ export interface SessionMeta {
   host?: string | null;
   /** override the pid recorded */
   pid?: number | string | null;
+  /**
+   * who records this writer's events (`meta.provenance`, lib/log/provenance.ts): `library` by default
+   * (this process records what it does); capture hooks, importers and harness streams say theirs, and
+   * whatever the model itself hands over is `declared` (it never counts as evidence, docs/status.md)
+   */
+  provenance?: ProvenanceKind;
   /** more keys for `writer.start`'s `meta` */
   extra?: Record<string, unknown>;
 }
@@ -96,6 +103,8 @@ export interface SessionWriter {
   readonly dir: string;
   /** this writer's segment file */
   readonly path: string;
+  /** who records its events (`meta.provenance` of its `writer.start`, lib/log/provenance.ts) */
+  readonly provenance: ProvenanceKind;
   participantJoin(
     f: { user_id: string; display_name?: string | null },
     o?: EmitOptions,
@@ -187,7 +196,13 @@ export function openSession(dir: string, meta: SessionMeta = {}, options: Writer
   const mono0 = monoClock();
   let closed = false;
 
-  const existing = fstatSync(fd).size;
+  const st = fstatSync(fd);
+  // A FIFO or a device where the segment goes would block the reads and writes below (issue 25 item 1).
+  if (!st.isFile()) {
+    closeSync(fd);
+    throw new WriterError(`${path} is not a regular file`);
+  }
+  const existing = st.size;
   let seq = 0;
   if (existing > 0) seq = resumeSegment(fd, existing);
 
@@ -232,8 +247,11 @@ export function openSession(dir: string, meta: SessionMeta = {}, options: Writer
       hansard_version: HANSARD_VERSION,
       host: redact.hideHost ? HIDDEN_HOST : meta.host !== undefined ? meta.host : hostname(),
       pid: redact.hidePid ? HIDDEN_PID : meta.pid !== undefined ? meta.pid : process.pid,
+      provenance: meta.provenance ?? 'library',
       ...meta.extra,
     });
+    // An explicit field of the API wins over a same-named key of `meta.extra`.
+    m.provenance = meta.provenance ?? 'library';
     // The placeholders win over everything, `meta.extra` included.
     if (redact.hideHost) m.host = HIDDEN_HOST;
     if (redact.hidePid) m.pid = HIDDEN_PID;
@@ -246,6 +264,7 @@ export function openSession(dir: string, meta: SessionMeta = {}, options: Writer
     w,
     dir: sessionDir,
     path,
+    provenance: meta.provenance ?? 'library',
     participantJoin: (f, o) =>
       emit('participant.join', 'e', { user_id: f.user_id, display_name: f.display_name ?? null }, o),
     participantLeave: (f, o) =>

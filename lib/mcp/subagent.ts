@@ -189,6 +189,8 @@ export function writeSegment(
       sid,
       agent: args.agent,
       app: `hansard mcp ${HANSARD_VERSION}`,
+      // What the model hands over is its own word, never an observation (issue 24 item 1).
+      provenance: 'declared',
       extra: {
         subagent_id: args.subagent_id ?? null,
         parent_writer: null,

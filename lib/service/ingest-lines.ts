@@ -13,6 +13,7 @@
 import { isUtf8 } from 'node:buffer';
 import { parseLine } from '../log/codec.js';
 import { bytesEqual, newIngestLineScan, scanIngestLine } from '../log/ingest-scan.js';
+import { provenanceOf } from '../log/provenance.js';
 import { cutText } from '../log/text-cut.js';
 import { parseTs } from '../log/time.js';
 import type { SummaryDelta, WriterRecord } from '../store/index.js';
@@ -28,6 +29,8 @@ export interface Scan {
   lastSeq: number | null;
   ended: boolean;
   agent: string | null;
+  /** a new segment's `meta.provenance` (lib/log/provenance.ts: a kind or `unknown`); null for a later chunk */
+  provenance: string | null;
   /** what the chunk adds to the session's summary */
   summary: SummaryDelta;
 }
@@ -116,6 +119,7 @@ function begin(body: Uint8Array, sid: string, w: string, current: WriterRecord |
       lastSeq: null,
       ended: false,
       agent: null,
+      provenance: null,
       summary: { title: null, people: [], agents: [] },
     },
     maxTs: 0,
@@ -158,6 +162,8 @@ function parsedLine(st: Lines, start: number, nl: number): void {
     }
     const meta = parsed.event.obj.meta as Record<string, unknown> | undefined;
     if (meta && typeof meta.agent === 'string') scan.agent = cutText(meta.agent, WRITER_AGENT_CHARS);
+    // Read from the bytes as written: a correction of `meta` never changes who recorded the writer.
+    scan.provenance = provenanceOf(meta);
   }
   const named = parsed.ok ? parsed.event.obj : looseObject(bytes);
   if (

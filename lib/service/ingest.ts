@@ -145,6 +145,11 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
     last_seq: scan.lastSeq ?? current?.last_seq ?? null,
     ended: (current?.ended ?? false) || scan.ended,
     agent: current?.agent ?? scan.agent,
+    // Who put the writer on record (issue 24.1): set by its first chunk and kept. The token is the
+    // server's own knowledge of the request, never the writer's bytes.
+    provenance: current ? current.provenance : scan.provenance,
+    token_id: current ? current.token_id : ctx.caller.id,
+    token_label: current ? current.token_label : ctx.caller.label,
   };
   try {
     await ctx.state.advanceWriter(ctx.tenant, sid, w, length, {

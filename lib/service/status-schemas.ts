@@ -3,6 +3,7 @@
  * note, and up to four declared events with up to four evidence items each.
  */
 import { z } from 'zod';
+import { PROVENANCE_KINDS } from '../log/provenance.js';
 import { Count, Instant, SessionId } from './id-schemas.js';
 
 export const STATES = ['working', 'blocked', 'needs_review', 'done'] as const;
@@ -77,6 +78,46 @@ export const StatusReport = z
   .meta({ id: 'StatusReport' });
 export type StatusReport = z.infer<typeof StatusReport>;
 
+/** A writer's provenance (lib/log/provenance.ts): observed kinds, `declared`, or `unknown`. */
+const ProvenanceView = z
+  .enum([...PROVENANCE_KINDS, 'unknown'])
+  .describe(
+    "who recorded the writer: hook, harness, transcript or library (observed), declared (the agent's own words) or unknown; only observed writers count",
+  );
+
+/** What a verdict rests on (issue 24.1, docs/status.md "What a verdict rests on"). */
+export const RestsOn = z
+  .object({
+    w: z.string().describe('the writer of the result (of the action when it has no counted result)'),
+    agent: z.string().nullable().describe("that writer's agent"),
+    provenance: ProvenanceView,
+    token_id: z
+      .string()
+      .nullable()
+      .describe('the token that uploaded that writer (null for an older writer)'),
+    token_label: z.string().nullable().describe("that token's label, as the server knew it"),
+    action_id: z.string(),
+    result_id: z.string().nullable().describe('the result event, or null when the action has none counted'),
+    status: z.string().nullable(),
+    exit_code: z.int().nullable(),
+  })
+  .meta({
+    id: 'EvidenceRestsOn',
+    description: 'the recorded result a verdict rests on, and who recorded it',
+  });
+
+/** A correction from another writer of the matched action or its result. */
+export const ContestedChange = z
+  .object({
+    by: z.string().describe('the correction event'),
+    w: z.string().describe('the writer that made the correction'),
+    provenance: ProvenanceView,
+    target_id: z.string().describe('the event it changed'),
+    field: z.string(),
+    was: z.unknown().describe('the value before it'),
+  })
+  .meta({ id: 'EvidenceContested', description: "another writer's correction of a result a claim names" });
+
 /** The verdict on one declared evidence item (lib/log/evidence.ts, docs/status.md). */
 export const EvidenceCheckView = z
   .object({
@@ -92,6 +133,14 @@ export const EvidenceCheckView = z
       .nullable()
       .describe('how the ref matched it'),
     exit_code: z.int().nullable().describe("the matched result's exit code"),
+    rests_on: RestsOn.nullable().describe(
+      'the observed result (or the action, when it has none) the verdict rests on, and who recorded it; null when no observed action matched',
+    ),
+    contested: z
+      .array(ContestedChange)
+      .describe(
+        'corrections from another writer of the matched action or its result: a contested result supports nothing',
+      ),
   })
   .meta({ id: 'EvidenceCheck', description: 'a declared claim checked against the recorded transcript' });
 

@@ -10,6 +10,7 @@ import { decodeEvent } from '../log/codec.js';
 import { CorrectionIndex } from '../log/corrections.js';
 import { EvidenceIndex } from '../log/evidence.js';
 import { mergeSegmentBatches } from '../log/merge.js';
+import { asProvenance } from '../log/provenance.js';
 import { segmentSources } from '../log/replay.js';
 import { parseTs } from '../log/time.js';
 import { StateConflictError, type StatusEntry, type StatusRecord } from '../store/index.js';
@@ -151,7 +152,23 @@ function hasCheckedClaims(s: StatusRecord): boolean {
  * segments, made only when some report has something to check.
  */
 async function evidenceIndex(ctx: ServiceContext, sid: string, signal?: AbortSignal): Promise<EvidenceIndex> {
-  const index = new EvidenceIndex();
+  // Who recorded each writer comes from the writer index (its first chunk's provenance, the token that
+  // uploaded it), never from the bytes as corrected: issue 24.1, docs/status.md "What a verdict rests on".
+  const writers = await ctx.state.listWriters(ctx.tenant, sid);
+  const index = new EvidenceIndex(
+    new Map(
+      writers.map((wr) => [
+        wr.w,
+        {
+          // null: a writer indexed before provenance was kept, read from its writer.start as written
+          provenance: wr.provenance === null ? null : asProvenance(wr.provenance),
+          agent: wr.agent,
+          token_id: wr.token_id,
+          token_label: wr.token_label,
+        },
+      ]),
+    ),
+  );
   const segments = await storedSegments(ctx, sid);
   const corrections = await CorrectionIndex.scan(segments, signal);
   const any = corrections.size > 0;
@@ -239,6 +256,8 @@ const NOT_READ = {
   action_id: null,
   matched_by: null,
   exit_code: null,
+  rests_on: null,
+  contested: [] as never[],
 } as const;
 
 /** The index of a transcript with nothing in it: file and commit claims read `unchecked` from it. */

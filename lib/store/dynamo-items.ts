@@ -110,6 +110,10 @@ export function toWriter(item: Item): WriterRecord {
     last_seq: (item.last_seq as number | undefined) ?? null,
     ended: item.ended === true,
     agent: (item.agent as string | undefined) ?? null,
+    // absent on a writer indexed before issue 24.1
+    provenance: (item.provenance as string | undefined) ?? null,
+    token_id: (item.token_id as string | undefined) ?? null,
+    token_label: (item.token_label as string | undefined) ?? null,
     // absent on a writer indexed before chains were kept (issue 15)
     chain: (item.chain as string | undefined) ?? null,
     created_at: item.created_at as string,

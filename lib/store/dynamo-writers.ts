@@ -177,7 +177,17 @@ export class DynamoWriterIndex {
           updated_at: next.at,
           chain: next.chain,
           ...(next.last_seq === null ? {} : { last_seq: next.last_seq }),
-          ...(cur === null ? { chunk_keys: CHUNK_KEYS } : {}),
+          // Who put the writer on record (issue 24.1): written with its first chunk only (the condition
+          // below makes that chunk's write the one that creates the item), a null kept as NULL so that a
+          // later chunk's token never fills it in.
+          ...(cur === null
+            ? {
+                chunk_keys: CHUNK_KEYS,
+                provenance: next.provenance,
+                token_id: next.token_id,
+                token_label: next.token_label,
+              }
+            : {}),
         },
         setIfAbsent: { created_at: next.at, ...(next.agent === null ? {} : { agent: next.agent }) },
         add: Object.fromEntries(carrying.map(([k, v]) => [UNCOUNTED[k as keyof typeof UNCOUNTED], -v])),

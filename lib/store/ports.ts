@@ -127,6 +127,18 @@ export interface WriterRecord {
   /** `meta.agent` from its writer.start, when it had one */
   agent: string | null;
   /**
+   * `meta.provenance` of its writer.start as read at its first chunk (lib/log/provenance.ts: a kind, or
+   * `unknown`); null for a writer indexed before provenance was kept (issue 24.1)
+   */
+  provenance: string | null;
+  /**
+   * the token that uploaded its first chunk, as the server knew it then (id and label): what a verdict
+   * names as having put this writer on record, never read from the writer's own bytes; null for a writer
+   * indexed before it was kept (issue 24.1)
+   */
+  token_id: string | null;
+  token_label: string | null;
+  /**
    * the chained digest of the segment's chunks of [0, length) (lib/audit/chain.ts; GENESIS_CHAIN for
    * length 0); null for a writer indexed before chains were kept, until ingest recomputes it (issue 15.1)
    */
@@ -303,8 +315,20 @@ export interface WorkItem {
   last_reported: { op: string; at: string };
   /** semantic operations, oldest first */
   history: Array<Record<string, unknown> & { op: string; at: string }>;
-  /** the semantic operations applied with an idempotency key (the last few): what a retry is told from */
+  /**
+   * the semantic operations applied with an idempotency key, the last 50: what a retry is told from. An
+   * older one leaves the item as a claimed key (`claimKey`, scope `work:applied:{id}`) before the write
+   * that drops it (lib/service/work-keys.ts), so the item stays bounded and no key is applied twice
+   */
   applied: Array<{ key: string; op: string; hash: string; at: string }>;
+  /** how many keys have left `applied` for the claimed keys (absent: none) */
+  applied_archived?: number;
+  /**
+   * the token whose request started the item, and the first token of its chain (`TokenRecord.root`):
+   * what ownership is proved by (lib/service/work-owner.ts, issue 24.3). Never answered to a client.
+   * Absent in items started before it was kept.
+   */
+  started_by?: { token: string; root: string };
   updated_at: string;
   /** 1 when started, one more for each write: `putWork`'s condition */
   version: number;
@@ -317,6 +341,10 @@ export interface WriterAdvance {
   last_seq: number | null;
   ended: boolean;
   agent: string | null;
+  /** set with the writer's first chunk, kept after (`WriterRecord`) */
+  provenance: string | null;
+  token_id: string | null;
+  token_label: string | null;
   /** the record of this chunk, `chain` included */
   chunk: ChunkRecord;
   /** the writer's chained digest after this chunk (= `chunk.chain`) */
@@ -481,6 +509,11 @@ export interface StateStore extends DigestIndex {
    * @returns the value the key holds: `value` when this call claimed it, the first claimant's otherwise
    */
   claimKey(tenant: string, scope: string, key: string, value: string): Promise<string>;
+  /**
+   * The value `key` holds within `scope` (strongly consistent), or null when it is not claimed: a read
+   * that claims nothing, for a claim made by another request (e.g. a work item's archived keys).
+   */
+  readClaim(tenant: string, scope: string, key: string): Promise<string | null>;
 
   close(): Promise<void>;
 }

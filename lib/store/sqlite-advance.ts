@@ -130,8 +130,10 @@ function advanceOne(p: AdvancePrimitives, { tenant, sid, w, fromLength, next }: 
     throw new StateConflictError(`writer ${w} is at ${curLength} bytes, not ${fromLength}`, curLength);
   }
   p.q(
-    `INSERT INTO writers (tenant, sid, w, length, lines, last_seq, ended, agent, chain, created_at, updated_at)
-       VALUES (@tenant, @sid, @w, @length, @lines, @last_seq, @ended, @agent, @chain, @at, @at)
+    `INSERT INTO writers (tenant, sid, w, length, lines, last_seq, ended, agent, chain, created_at, updated_at,
+         provenance, token_id, token_label)
+       VALUES (@tenant, @sid, @w, @length, @lines, @last_seq, @ended, @agent, @chain, @at, @at,
+         @provenance, @token_id, @token_label)
        ON CONFLICT (tenant, sid, w) DO UPDATE SET length = @length, lines = @lines, last_seq = @last_seq,
          ended = @ended, agent = COALESCE(agent, @agent), chain = @chain, updated_at = @at`,
   ).run({
@@ -143,6 +145,10 @@ function advanceOne(p: AdvancePrimitives, { tenant, sid, w, fromLength, next }: 
     last_seq: next.last_seq,
     ended: next.ended ? 1 : 0,
     agent: next.agent,
+    // Set with the writer's first chunk only (the INSERT): who put it on record never changes after.
+    provenance: next.provenance,
+    token_id: next.token_id,
+    token_label: next.token_label,
     chain: next.chain,
     at: next.at,
   });

@@ -121,6 +121,12 @@ export class SqliteStateStore implements StateStore {
           (sql) => this.db.exec(sql),
           (table) => this.db.pragma(`table_info(${table})`) as Array<{ name: string }>,
         );
+        // A database from before writer provenance (issue 24.1): its writers read provenance and token null.
+        const writerColumns = this.db.pragma('table_info(writers)') as Array<{ name: string }>;
+        for (const col of WRITER_ORIGIN_COLUMNS) {
+          if (!writerColumns.some((c) => c.name === col))
+            this.db.exec(`ALTER TABLE writers ADD COLUMN ${col} TEXT`);
+        }
       })
       .immediate();
     ({
@@ -384,6 +390,10 @@ export class SqliteStateStore implements StateStore {
     return this.items.claimKey(tenant, scope, key, value);
   }
 
+  readClaim(tenant: string, scope: string, key: string): Promise<string | null> {
+    return this.items.readClaim(tenant, scope, key);
+  }
+
   async close(): Promise<void> {
     await this.advances.idle();
     this.closeWal();
@@ -400,10 +410,16 @@ function toToken(row: Row): TokenRecord {
   };
 }
 
+/** The writer columns added with issue 24.1: who recorded a writer (its provenance) and which token uploaded it. */
+const WRITER_ORIGIN_COLUMNS = ['provenance', 'token_id', 'token_label'] as const;
+
 function toWriter(row: Row): WriterRecord {
   return {
     ...(row as unknown as WriterRecord),
     ended: row.ended === 1,
     chain: (row.chain as string | null) ?? null,
+    provenance: (row.provenance as string | null) ?? null,
+    token_id: (row.token_id as string | null) ?? null,
+    token_label: (row.token_label as string | null) ?? null,
   };
 }

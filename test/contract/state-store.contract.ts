@@ -78,6 +78,9 @@ export function advanceOf(
     last_seq,
     ended: totals.ended ?? false,
     agent: totals.agent ?? null,
+    provenance: totals.provenance ?? null,
+    token_id: totals.token_id ?? null,
+    token_label: totals.token_label ?? null,
     at: at(totals.when),
     chain,
     digest_due: totals.digest_due ?? false,
@@ -269,7 +272,14 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
       contract('advances a new writer from 0 and answers getWriter and getChunk', async (s) => {
         const sid = newId('s');
         const w = newId('w');
-        const a = advanceOf(0, 120, { lines: 3, when: 1, agent: 'claude-code' });
+        const a = advanceOf(0, 120, {
+          lines: 3,
+          when: 1,
+          agent: 'claude-code',
+          provenance: 'hook',
+          token_id: 'tok_1',
+          token_label: 'priya laptop',
+        });
         await s.advanceWriter('acme', sid, w, 0, a);
         expect(await s.getWriter('acme', sid, w)).toEqual({
           tenant: 'acme',
@@ -280,6 +290,9 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
           last_seq: 3,
           ended: false,
           agent: 'claude-code',
+          provenance: 'hook',
+          token_id: 'tok_1',
+          token_label: 'priya laptop',
           chain: a.chain,
           created_at: at(1),
           updated_at: at(1),
@@ -290,11 +303,19 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
       });
 
       contract(
-        'advances from the stored length: totals replaced, first agent and created_at kept',
+        'advances from the stored length: totals replaced, first agent, provenance, token and created_at kept',
         async (s) => {
           const sid = newId('s');
           const w = newId('w');
-          const first = advanceOf(0, 100, { lines: 2, when: 1, agent: null, last_seq: null });
+          const first = advanceOf(0, 100, {
+            lines: 2,
+            when: 1,
+            agent: null,
+            last_seq: null,
+            provenance: 'declared',
+            token_id: 'tok_first',
+            token_label: null,
+          });
           const second = advanceOf(100, 50, { lines: 4, when: 2, agent: 'late-agent' });
           const third = advanceOf(150, 10, {
             lines: 5,
@@ -302,6 +323,10 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
             agent: 'other',
             ended: true,
             last_seq: null,
+            // a later chunk (another token, another claim) never changes who put the writer on record
+            provenance: 'hook',
+            token_id: 'tok_later',
+            token_label: 'later',
           });
           await s.advanceWriter('acme', sid, w, 0, first);
           expect((await s.getWriter('acme', sid, w))?.last_seq).toBeNull();
@@ -316,6 +341,9 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
             last_seq: null,
             ended: true,
             agent: 'late-agent',
+            provenance: 'declared',
+            token_id: 'tok_first',
+            token_label: null,
             chain: third.chain,
             created_at: at(1),
             updated_at: at(3),
@@ -874,6 +902,16 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
         expect(new Set(answers).size).toBe(1);
         expect(values).toContain(answers[0]);
         expect(await s.claimKey('acme', 'race', 'key-00000002', 'late')).toBe(answers[0]);
+      });
+
+      contract('reads a claim without making one: null until claimed, then its first value', async (s) => {
+        expect(await s.readClaim('acme', 'work:applied:wk_1', 'key-00000003')).toBeNull();
+        // the read claimed nothing: the first claim after it still wins
+        expect(await s.claimKey('acme', 'work:applied:wk_1', 'key-00000003', 'first')).toBe('first');
+        expect(await s.readClaim('acme', 'work:applied:wk_1', 'key-00000003')).toBe('first');
+        expect(await s.readClaim('acme', 'work:applied:wk_2', 'key-00000003')).toBeNull();
+        expect(await s.readClaim('globex', 'work:applied:wk_1', 'key-00000003')).toBeNull();
+        expect(await s.readClaim('acme', 'work:applied', 'wk_1:key-00000003')).toBeNull();
       });
     });
 

@@ -15,17 +15,21 @@ import { useServer } from '../support/server.js';
 import { upload } from '../support/stored.js';
 
 const srv = useServer({ tokens: { reader: ['read'], reporter: ['report'], board: ['board'] } });
+/** The label `ensureTenant` gives a tenant's first admin token, which uploads the segment here. */
+const ADMIN_LABEL = 'bootstrap admin';
 
 /** Ten minutes ago: the actions happened before the report the test makes now. */
 const past = (s: number) => (Date.now() - 600_000 + s * 1000) * 1000;
 
 let sid: string;
+let wId: string;
 const ids: Record<string, string> = {};
 
 function firstWriter() {
   mkdirSync(srv.workDir, { recursive: true });
   const w = openSession(mkdtempSync(join(srv.workDir, 'ev-')), { agent: 'coder' });
   sid = w.sid;
+  wId = w.w;
   const m = w.message({ user_id: 'ann', text: 'make the tests pass' }, { at: past(0) });
   const t = w.turnStart({ context_message_ids: [m.id] }, { at: past(1) });
   const run = (name: string, command: string, callId: string, s: number, exit: number | null | 'none') => {
@@ -91,13 +95,15 @@ describe('a report checked against the transcript', () => {
     expect(checks[1]).toMatchObject({
       action_id: ids.lint,
       exit_code: 1,
-      reason: `claimed passed; action ${ids.lint} recorded exit code 1`,
+      reason: `claimed passed; action ${ids.lint} recorded by ${wId} (library): exit code 1`,
+      // what the verdict rests on: the writer, who recorded it, and the token that uploaded it
+      rests_on: { w: wId, agent: 'coder', provenance: 'library', token_label: ADMIN_LABEL, exit_code: 1 },
     });
     expect(checks[2]).toMatchObject({
       action_id: ids.build,
-      reason: `action ${ids.build} has no recorded result`,
+      reason: `action ${ids.build} has no observed result`,
     });
-    expect(checks[3]).toMatchObject({ action_id: null, reason: 'no recorded action matches "cargo test"' });
+    expect(checks[3]).toMatchObject({ action_id: null, reason: 'no observed action matches "cargo test"' });
     expect(s.json.evidence).toEqual({ supported: 1, unsupported: 3, unchecked: 1 });
   });
 
@@ -131,7 +137,7 @@ describe('a report checked against the transcript', () => {
     );
     expect(lines[row]).toContain('evidence test "npm test" passed: supported');
     expect(lines[row]).toContain(
-      `evidence command "npm run lint" passed: unsupported (claimed passed; action ${ids.lint} recorded exit code 1)`,
+      `evidence command "npm run lint" passed: unsupported (claimed passed; action ${ids.lint} recorded by ${wId} (library): exit code 1)`,
     );
     expect(lines[row]).toContain('decision file "src/parser.ts" modified: unchecked');
     // The NDJSON replay is the transcript alone.

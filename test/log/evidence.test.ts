@@ -14,9 +14,11 @@ const T0 = Date.UTC(2026, 5, 1) * 1000;
 const at = (s: number) => T0 + s * 1_000_000;
 let index: EvidenceIndex;
 const ids: Record<string, string> = {};
+let wId = '';
 
 beforeAll(async () => {
   const w = openSession(mkdtempSync(join(tmpdir(), 'hansard-evidence-')), { agent: 'tester' });
+  wId = w.w;
   const m = w.message({ user_id: 'ann', text: 'fix it' }, { at: at(0) });
   const t = w.turnStart({ context_message_ids: [m.id] }, { at: at(1) });
   const act = (name: string, input: unknown, callId: string | null, s: number) => {
@@ -79,7 +81,7 @@ describe('EvidenceIndex.check', () => {
   it('does not support a pass on exit code 1, and says what was recorded', () => {
     const c = check('command', 'npm run lint', 'passed');
     expect(c).toMatchObject({ verdict: 'unsupported', action_id: ids.lint, exit_code: 1 });
-    expect(c.reason).toBe(`claimed passed; action ${ids.lint} recorded exit code 1`);
+    expect(c.reason).toBe(`claimed passed; action ${ids.lint} recorded by ${wId} (library): exit code 1`);
   });
 
   it('checks claims of failure the same way', () => {
@@ -95,18 +97,20 @@ describe('EvidenceIndex.check', () => {
   it('does not support a claim with a missing result, no exit code, or no matching action', () => {
     expect(check('command', 'npm run build', 'passed')).toMatchObject({
       verdict: 'unsupported',
-      reason: `action ${ids.build} has no recorded result`,
+      reason: `action ${ids.build} has no observed result`,
     });
     expect(check('command', 'make docs', 'passed')).toMatchObject({
       verdict: 'unsupported',
-      reason: `claimed passed; action ${ids.noexit} recorded no exit code (status ok)`,
+      reason: `claimed passed; action ${ids.noexit} recorded by ${wId} (library): no exit code (status ok)`,
     });
     expect(check('test', 'no-such-suite', 'passed')).toEqual({
       verdict: 'unsupported',
-      reason: 'no recorded action matches "no-such-suite"',
+      reason: 'no observed action matches "no-such-suite"',
       action_id: null,
       matched_by: null,
       exit_code: null,
+      rests_on: null,
+      contested: [],
     });
     // Only whole words at the start of the command, two at least.
     expect(check('command', 'parser', 'passed').verdict).toBe('unsupported');
@@ -128,7 +132,7 @@ describe('EvidenceIndex.check', () => {
 
   it('does not count an action recorded after the report (beyond the clock slack)', () => {
     expect(check('command', 'cargo test', 'passed').reason).toBe(
-      'the only recorded action matching "cargo test" came after the report',
+      'the only observed action matching "cargo test" came after the report',
     );
     expect(check('command', 'cargo test', 'passed', at(500) - CLOCK_SKEW_MICROS).verdict).toBe('supported');
     // A call id names its action whenever it was recorded.
@@ -147,8 +151,13 @@ describe('EvidenceIndex.check', () => {
 
 describe('EvidenceIndex, event by event', () => {
   let n = 0;
-  const ev = (type: string, obj: Record<string, unknown>, s: number) =>
-    ({ type, obj: { type, ...obj }, tsMicros: at(s), raw: '', line: ++n, offset: 0 }) as never;
+  const ev = (type: string, obj: Record<string, unknown>, s: number, w = 'w_obs') =>
+    ({ type, w, obj: { type, ...obj }, tsMicros: at(s), raw: '', line: ++n, offset: 0 }) as never;
+  /** An index whose writer `w_obs` is observed (a library writer), as the server's writer index says. */
+  const observed = () =>
+    new EvidenceIndex(
+      new Map([['w_obs', { provenance: 'library', agent: 'tester', token_id: 'tok_1', token_label: 'ci' }]]),
+    );
   const action = (id: string, command: string, s: number, callId: string | null = null) =>
     ev('agent.action', { id, call_id: callId, input: { command } }, s);
   const result = (actionId: string, status: string, exitCode: number | null, s: number) =>
@@ -157,7 +166,7 @@ describe('EvidenceIndex, event by event', () => {
     idx.check({ type, ref, result: r }, at(100));
 
   it('supports nothing on an action whose results disagree, whichever came last', () => {
-    const idx = new EvidenceIndex();
+    const idx = observed();
     idx.add(action('a_1', 'npm test', 1));
     idx.add(result('a_1', 'error', 1, 2));
     idx.add(result('a_1', 'ok', 0, 3));
@@ -167,7 +176,7 @@ describe('EvidenceIndex, event by event', () => {
     });
     expect(claim(idx, 'npm test', 'failed').verdict).toBe('unsupported');
     // The same result twice is no conflict.
-    const same = new EvidenceIndex();
+    const same = observed();
     same.add(action('a_2', 'npm test', 1));
     same.add(result('a_2', 'ok', 0, 2));
     same.add(result('a_2', 'ok', 0, 3));
@@ -175,7 +184,7 @@ describe('EvidenceIndex, event by event', () => {
   });
 
   it('takes a result merged before its action (another writer, an earlier clock), by id or call id', () => {
-    const idx = new EvidenceIndex();
+    const idx = observed();
     idx.add(result('a_3', 'ok', 0, 1));
     idx.add(result('toolu_4', 'error', 2, 1));
     idx.add(action('a_3', 'make build', 2));
@@ -188,13 +197,13 @@ describe('EvidenceIndex, event by event', () => {
     expect(claim(idx, 'make lint', 'exit:2')).toMatchObject({ verdict: 'supported', action_id: 'a_4' });
     expect(claim(idx, 'toolu_4', 'exit:2')).toMatchObject({ verdict: 'supported', matched_by: 'call_id' });
     // An empty call id names nothing.
-    const blank = new EvidenceIndex();
+    const blank = observed();
     blank.add(action('a_5', 'make docs', 1, ''));
     expect(claim(blank, '', 'passed').matched_by).toBeNull();
   });
 
   it('needs status ok with exit 0 for a pass, a recorded non-zero exit for a failure, exit N exactly', () => {
-    const idx = new EvidenceIndex();
+    const idx = observed();
     idx.add(action('a_6', 'make a', 1));
     idx.add(result('a_6', 'error', 0, 2));
     idx.add(action('a_7', 'make b', 1));
@@ -205,30 +214,30 @@ describe('EvidenceIndex, event by event', () => {
     idx.add(result('a_9', 'interrupted', null, 2));
     expect(claim(idx, 'make a', 'passed')).toMatchObject({
       verdict: 'unsupported',
-      reason: 'claimed passed; action a_6 recorded exit code 0 but status error',
+      reason: 'claimed passed; action a_6 recorded by w_obs (library): exit code 0 but status error',
     });
     expect(claim(idx, 'make b', 'failed')).toMatchObject({
       verdict: 'unsupported',
-      reason: 'claimed failed; action a_7 recorded no exit code (status error)',
+      reason: 'claimed failed; action a_7 recorded by w_obs (library): no exit code (status error)',
     });
     expect(claim(idx, 'make c', 'exit:12').verdict).toBe('supported');
     expect(claim(idx, 'make c', 'exit:1').verdict).toBe('unsupported');
     expect(claim(idx, 'make c', 'failed').verdict).toBe('supported');
     expect(claim(idx, 'make d', 'interrupted')).toMatchObject({
       verdict: 'supported',
-      reason: 'claimed interrupted; action a_9 recorded status interrupted',
+      reason: 'claimed interrupted; action a_9 recorded by w_obs (library): status interrupted',
     });
     expect(claim(idx, 'make d', 'cancelled').verdict).toBe('supported');
     expect(claim(idx, 'make c', 'cancelled').verdict).toBe('unsupported');
   });
 
   it('ignores other events and results that name no action id', () => {
-    const idx = new EvidenceIndex();
+    const idx = observed();
     idx.add(ev('note', { id: 'e_1', text: 'npm test' }, 1));
     idx.add(ev('agent.action', { call_id: 'x', input: { command: 'npm test' } }, 1));
     idx.add(ev('agent.action_result', { status: 'ok', exit_code: 0 }, 2));
     expect(claim(idx, 'npm test', 'passed').verdict).toBe('unsupported');
-    expect(claim(idx, 'npm test', 'passed').reason).toBe('no recorded action matches "npm test"');
+    expect(claim(idx, 'npm test', 'passed').reason).toBe('no observed action matches "npm test"');
   });
 });
 
