@@ -3,14 +3,17 @@
  * `heartbeat` its lease (no history), `checkpoint` / `wait` / `stop` it (history), `resume` a pending
  * operation exactly, read one or list them with their freshness.
  *
- * - Ownership: an item belongs to its (session, system, actor); a request naming another is refused
- *   (403 `not_owner`), and a session-bound token may name only its own session.
+ * - Ownership is proved by the request's token (lib/service/work-owner.ts, issue 24.3): the chain of the
+ *   token that started the item, or an admin; the body must also name the item's session, system and
+ *   actor. A refusal (403 `not_owner`) names no owner. A session-bound token may name only its own session.
  * - Freshness is decided when read, from `lease_expires_at` (lib/service/work-view.ts):
  *   `observed` while the lease runs, `unknown` once it has expired, `stopped` after a stop. Never idle.
  * - Every write is one conditional write of the whole item (the store's version), tried again on a fresh
  *   read when another write got there first: two clients heartbeating or stopping at once lose nothing.
  * - An `Idempotency-Key` makes a semantic operation safe to send again: the same key with the same
  *   content answers the item as it is, records nothing new; with other content it is refused (409).
+ *   Keys are remembered for the item's life (lib/service/work-keys.ts: the newest 50 in the item, older
+ *   ones as claimed keys).
  */
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,6 +23,8 @@ import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from 
 import { AppError, notFound, parseInput } from './errors.js';
 import { summariesChanged } from './summary-cache.js';
 import { requirePlainContent } from './work-content.js';
+import { type Applied, addApplied, findApplied } from './work-keys.js';
+import { requireOwner, startedBy } from './work-owner.js';
 import {
   type Owner,
   type SemanticOp,
@@ -38,9 +43,8 @@ import { workSummary, workView } from './work-view.js';
 export { freshnessOf, workSummary, workView } from './work-view.js';
 
 const ulid = monotonicFactory();
-/** History entries and idempotency keys kept per item (oldest dropped first). */
+/** History entries kept per item (oldest dropped first). */
 const MAX_HISTORY = 100;
-const MAX_APPLIED = 50;
 const CONFLICT_RETRIES = 40;
 
 /** What a write verb answers: the item, and whether this request created it (201) or not (200). */
@@ -120,6 +124,7 @@ export async function startWork({
     last_reported: { op: 'start', at: now },
     history: [{ op: 'start', at: now, mode: body.mode, subject: body.subject, summary: body.summary }],
     applied: idempotencyKey ? [{ key: idempotencyKey, op: 'start', hash, at: now }] : [],
+    started_by: startedBy(ctx.caller),
     updated_at: now,
     version: 1,
   };
@@ -317,13 +322,11 @@ async function write(
   for (let attempt = 0; ; attempt++) {
     const item = await ctx.state.getWork(ctx.tenant, id);
     if (!item || (ctx.caller.session !== null && ctx.caller.session !== item.session)) throw notFound('work');
-    requireOwner(item, owner);
-    if (key) {
-      const done = item.applied.find((a) => a.key === key);
-      if (done) {
-        requireSameContent(item, key, hash);
-        return { view: workView(item, ctx.now()), created: false };
-      }
+    requireOwner(ctx.caller, item, owner);
+    const done = key ? await findApplied(ctx.state, item, key) : null;
+    if (done) {
+      requireSameContent(item, done, hash);
+      return { view: workView(item, ctx.now()), created: false };
     }
     if (item.state === 'stopped') {
       throw new AppError(
@@ -338,7 +341,7 @@ async function write(
     if (op) {
       next.history = [...next.history, { op, at: now, ...dropUndefined(fields ?? {}) }].slice(-MAX_HISTORY);
       next.last_reported = { op, at: now };
-      if (key) next.applied = [...next.applied, { key, op, hash, at: now }].slice(-MAX_APPLIED);
+      if (key) await addApplied(ctx.state, next, { key, op, hash, at: now });
     }
     next.updated_at = now;
     next.version = item.version + 1;
@@ -359,23 +362,12 @@ async function write(
   }
 }
 
-/** @throws AppError `not_owner` unless the request names the item's session, system and actor */
-function requireOwner(item: WorkItem, o: Owner): void {
-  if (item.session === o.session && item.system === o.system && item.actor === o.actor) return;
-  throw new AppError(
-    'not_owner',
-    `work ${item.id} belongs to ${item.system}/${item.actor} in session ${item.session}; this request is from ${o.system}/${o.actor} in session ${o.session}: only its own session may renew, change or stop it (seed 004)`,
-    { owner: { session: item.session, system: item.system, actor: item.actor } },
-  );
-}
-
-/** @throws AppError `idempotency_mismatch` when `key` was applied with other content */
-function requireSameContent(item: WorkItem, key: string, hash: string): void {
-  const done = item.applied.find((a) => a.key === key)!;
+/** @throws AppError `idempotency_mismatch` when the key `done` records was applied with other content */
+function requireSameContent(item: WorkItem, done: Applied, hash: string): void {
   if (done.hash === hash) return;
   throw new AppError(
     'idempotency_mismatch',
-    `Idempotency-Key ${JSON.stringify(key)} was used for another ${done.op} of work ${item.id} at ${done.at}: a resumed operation must be sent exactly as it was first sent (use a new key for a new operation)`,
+    `Idempotency-Key ${JSON.stringify(done.key)} was used for another ${done.op} of work ${item.id} at ${done.at}: a resumed operation must be sent exactly as it was first sent (use a new key for a new operation)`,
     { work_id: item.id, op: done.op, at: done.at },
   );
 }

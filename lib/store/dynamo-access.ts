@@ -117,6 +117,8 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   listWork: [query('T#'), query('T#', 'gsi1')],
   // a conditional Put of `T#{tenant}#KEY#…`; when it is claimed already, a Get of the claim
   claimKey: [put('T#'), get('T#')],
+  // a consistent Get of the claim
+  readClaim: [get('T#')],
   getDigestHead: [get('T#')],
   // one transaction: the head `T#{tenant}#S#{sid}`/DIGEST and the due mark put at the head's time; a
   // query of the session's writers; then the mark moved to next_due (Update) or deleted, on condition

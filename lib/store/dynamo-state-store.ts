@@ -270,6 +270,10 @@ export class DynamoStateStore implements StateStore {
     return this.items.claimKey(tenant, scope, key, value);
   }
 
+  readClaim(tenant: string, scope: string, key: string): Promise<string | null> {
+    return this.items.readClaim(tenant, scope, key);
+  }
+
   async close(): Promise<void> {
     this.owned?.destroy();
   }

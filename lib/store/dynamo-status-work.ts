@@ -340,10 +340,7 @@ export class DynamoStatusWorkItems {
    * it. The key's partition is a hash of scope and key, so any text fits in it. Its TTL is 30 days.
    */
   async claimKey(tenant: string, scope: string, key: string, value: string): Promise<string> {
-    const hash = createHash('sha256')
-      .update(JSON.stringify([scope, key]))
-      .digest('hex');
-    const k = keys.claim(tenant, hash);
+    const k = claimKeyOf(tenant, scope, key);
     try {
       await this.x.doc.send(
         new PutCommand({
@@ -368,4 +365,20 @@ export class DynamoStatusWorkItems {
     if (!held) return this.claimKey(tenant, scope, key, value);
     return held.value as string;
   }
+
+  /** `StateStore.readClaim`: a consistent Get of the claim (one removed by its TTL reads as none). */
+  async readClaim(tenant: string, scope: string, key: string): Promise<string | null> {
+    const held = await this.x.get(claimKeyOf(tenant, scope, key));
+    return held ? (held.value as string) : null;
+  }
+}
+
+/** The key of a claim: its partition is a hash of scope and key, so any text fits in it. */
+function claimKeyOf(tenant: string, scope: string, key: string): ReturnType<typeof keys.claim> {
+  return keys.claim(
+    tenant,
+    createHash('sha256')
+      .update(JSON.stringify([scope, key]))
+      .digest('hex'),
+  );
 }

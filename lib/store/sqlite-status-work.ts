@@ -147,4 +147,11 @@ export class SqliteStatusWorkItems {
       return row.value;
     });
   }
+
+  async readClaim(tenant: string, scope: string, key: string): Promise<string | null> {
+    const row = this.x
+      .q('SELECT value FROM claimed_keys WHERE tenant = ? AND scope = ? AND key = ?')
+      .get(tenant, scope, key) as { value: string } | undefined;
+    return row?.value ?? null;
+  }
 }

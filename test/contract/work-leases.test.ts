@@ -131,7 +131,9 @@ describe.each(BACKENDS)('work leases on %s', (name) => {
     ]) {
       const a = await call('POST', `/v1/work/${id}/heartbeat`, who);
       expect(a.status).toBe(403);
-      expect(a.json.error).toMatchObject({ code: 'not_owner', details: { owner: owner(sid) } });
+      expect(a.json.error.code).toBe('not_owner');
+      // no owner to copy (issue 24.3)
+      expect(JSON.stringify(a.json)).not.toContain(sid);
     }
     const bound = (
       await mintToken(
@@ -147,6 +149,47 @@ describe.each(BACKENDS)('work leases on %s', (name) => {
     expect((await call('GET', `/v1/work/${id}`, undefined, { as: bound })).status).toBe(404);
     expect((await call('GET', `/v1/work?session=${sid}`, undefined, { as: bound })).status).toBe(404);
     expect((await call('GET', `/v1/work/${id}`)).json.state).toBe('active');
+  });
+
+  it("is owned by the starting token's chain, not by the body (issue 24.3)", async () => {
+    const unbound = async () =>
+      mintToken(state, 'acme', { scopes: ['report', 'read'], session: null, label: 't' }, new Date());
+    /** a session token minted through the API by `parent`, as a hook does */
+    const sessionToken = async (parent: string, session: string) => {
+      const r = await call('POST', `/v1/sessions/${session}/tokens`, { scopes: ['report'] }, { as: parent });
+      expect(r.status).toBe(201);
+      return r.json.token as string;
+    };
+    const [mine, theirs] = [await unbound(), await unbound()];
+    const sid = newId('s');
+    const id = (await start(sid, {}, { as: mine.token })).json.id;
+    const stored = (await state.getWork('acme', id))!;
+    expect(stored.started_by).toEqual({ token: mine.record.id, root: mine.record.root });
+    for (const [as, status] of [
+      [theirs.token, 403],
+      [await sessionToken(theirs.token, sid), 403],
+      [await sessionToken(mine.token, sid), 200],
+      [mine.token, 200],
+    ] as const) {
+      const a = await call('POST', `/v1/work/${id}/heartbeat`, owner(sid), { as, app: apps[1] });
+      expect(a.status).toBe(status);
+    }
+  });
+
+  it('remembers a key after 50 later keyed operations: applied once, claimed in the store', async () => {
+    const sid = newId('s');
+    const id = (await start(sid)).json.id;
+    const cp = (summary: string, key: string) =>
+      call('POST', `/v1/work/${id}/checkpoint`, { ...owner(sid), summary }, { key, app: apps[1] });
+    expect((await cp('the first step', 'key-old-0000')).status).toBe(200);
+    for (let i = 1; i <= 51; i++) expect((await cp(`step ${i}`, `key-new-${i}-0000`)).status).toBe(200);
+    const again = await cp('the first step', 'key-old-0000');
+    expect([again.status, again.json.summary]).toEqual([200, 'step 51']);
+    expect((await cp('other words', 'key-old-0000')).status).toBe(409);
+    const item = (await state.getWork('acme', id))!;
+    expect([item.applied.length, item.applied_archived]).toEqual([50, 2]);
+    expect(item.history.filter((h) => h.op === 'checkpoint')).toHaveLength(52);
+    expect(await state.readClaim('acme', `work:applied:${id}`, 'key-new-1-0000')).toMatch(/^checkpoint /);
   });
 
   it('loses nothing when two clients heartbeat, checkpoint and stop at once', async () => {
