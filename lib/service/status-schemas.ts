@@ -4,7 +4,9 @@
  */
 import { z } from 'zod';
 import { PROVENANCE_KINDS } from '../log/provenance.js';
+import { LINE_BREAK, normalText } from '../log/text-normal.js';
 import { Count, Instant, SessionId } from './id-schemas.js';
+import { brokenRule, CONTENT_RULES, type ContentRule } from './work-content.js';
 
 export const STATES = ['working', 'blocked', 'needs_review', 'done'] as const;
 export const EVENT_KINDS = ['plan', 'decision', 'assumption', 'evidence', 'blocked', 'lesson'] as const;
@@ -24,11 +26,30 @@ const RESULTS = [
 export const MAX_NOTE_CHARS = 240;
 export const MAX_REF_CHARS = 160;
 
-/** Any line terminator, U+2028 and U+2029 included: a note, a ref, a work summary are one line. */
-export const LINE_BREAK = /[\r\n\v\f\u0085\u2028\u2029]/;
+export { LINE_BREAK };
 
-/** What only arguments or output put in a reference: an option, quotes, shell operators, expansions. */
-const ARGUMENTS_OR_OUTPUT = /(?:^|\s)--?[A-Za-z0-9]|["'`|;&<>$]/;
+/**
+ * What only arguments or output put in a reference: an option, quotes, shell operators, expansions, a
+ * `key=value` argument (`dd if=a of=b`, `CI=1 make`). Tested on `normalText(ref)` (issue 24 item 4), so
+ * `‐‐flag` with U+2010 hyphens and `∣` (U+2223) are what they look like.
+ */
+const ARGUMENTS_OR_OUTPUT = /(?:^|\s)--?[A-Za-z0-9]|["'`|;&<>$]|(?:^|\s)[A-Za-z_][\w.-]*=/;
+
+/**
+ * What a ref or a note may not hold, as a work summary may not (lib/service/work-content.ts, issue 24
+ * item 4): a credential, an absolute path, a prompt. Not the command rule: a ref names a command, and a
+ * note may say which one passed. A note may ask politely (`please look`).
+ */
+const REF_RULES: readonly ContentRule[] = ['credential', 'prompt', 'absolute_path'];
+
+/** A zod check that adds one issue naming the content rule `text` breaks, if any. */
+function contentRules(what: string): (text: string, ctx: z.RefinementCtx) => void {
+  return (text, ctx) => {
+    const rule = brokenRule(text, REF_RULES, { requests: false });
+    if (rule)
+      ctx.addIssue({ code: 'custom', message: `${what} was refused: ${CONTENT_RULES[rule]} (rule ${rule})` });
+  };
+}
 
 /** One evidence item: a reference (no arguments, no output) and its result. */
 export const Evidence = z.strictObject({
@@ -41,14 +62,15 @@ export const Evidence = z.strictObject({
       (r) => !LINE_BREAK.test(r),
       'a reference is one line: a tool-call id, name, commit hash or relative path',
     )
+    .refine((r) => {
+      const n = normalText(r);
+      return !n.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(n) && !n.startsWith('~');
+    }, 'a file reference is a relative path')
     .refine(
-      (r) => !r.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(r) && !r.startsWith('~'),
-      'a file reference is a relative path',
+      (r) => !ARGUMENTS_OR_OUTPUT.test(normalText(r)),
+      'a reference names a tool call, test, command, commit or file, with no arguments or output: no options (-x, --flag), key=value, quotes, pipes, redirections or ; & $ ` (seed 000)',
     )
-    .refine(
-      (r) => !ARGUMENTS_OR_OUTPUT.test(r),
-      'a reference names a tool call, test, command, commit or file, with no arguments or output: no options (-x, --flag), quotes, pipes, redirections or ; & $ ` (seed 000)',
-    )
+    .superRefine(contentRules('a reference'))
     .describe('a tool-call id, name, commit hash or relative path; one line, never arguments or output'),
   result: z
     .union([z.enum(RESULTS), z.string().regex(/^exit:-?\d{1,5}$/, 'exit:N')])
@@ -71,6 +93,7 @@ export const StatusReport = z
       .string()
       .max(MAX_NOTE_CHARS, `the note is at most ${MAX_NOTE_CHARS} characters`)
       .refine((n) => !LINE_BREAK.test(n), 'the note is one line')
+      .superRefine(contentRules('the note'))
       .default('')
       .describe('one line for a person'),
     events: z.array(DeclaredEvent).max(4, 'a report has at most four events').default([]),

@@ -3,10 +3,16 @@
  * subjects and wait reasons are short plain data for collaborators. Never a raw prompt, a command, a
  * credential or an absolute path. Each rule is a heuristic with a name; a refusal (422 `content_rule`)
  * names the field and the rule so the agent can say it again in plain words. docs/work.md lists them.
+ *
+ * The rules read the text as a person sees it (issue 24 item 4): `normalText` (lib/log/text-normal.ts)
+ * drops invisible code points, NFKC-normalizes and folds UTS #39 look-alikes to ASCII, so `ghp_` with a
+ * U+034F inside, `АKIA` with a Cyrillic А and `∕home∕` with U+2215 are what they look like. A status
+ * report's note and evidence refs are judged by the same rules (`brokenRule` with a subset,
+ * lib/service/status-schemas.ts).
  */
 import { redactText } from '../log/redact.js';
+import { LINE_BREAK, normalText, visibleText } from '../log/text-normal.js';
 import { AppError } from './errors.js';
-import { LINE_BREAK } from './status-schemas.js';
 
 /** The rules, by name, with what a refusal tells the agent. */
 export const CONTENT_RULES = {
@@ -16,51 +22,98 @@ export const CONTENT_RULES = {
   prompt: 'it looks like a copied prompt or instruction (one line of what is being done instead)',
 } as const;
 export type ContentRule = keyof typeof CONTENT_RULES;
+/** The order the rules are tried in: the first broken one is named. */
+const ALL_RULES: readonly ContentRule[] = ['credential', 'prompt', 'absolute_path', 'command'];
 
-// A path from a file system root, a home folder or a drive, not a URL path or a `a/b` relative one:
-// a well-known root (`/etc`, `/home/…`), or any `/a/b…` of two segments or more, where it starts a word
-// (after a space, a quote, a bracket, `=`, `:` or `,`: a URL's path follows its host, so it is not one);
-// `~/…`; a drive (`C:\…`, `C:/…`); a UNC path (`\\host\share`); a `file:` URL.
+// A path from a file system root, a home folder or a drive, not a URL path or an `a/b` relative one. It
+// starts a word: at the start, or after any character that cannot continue a relative path, URL or glob
+// (a letter or digit of any script, `.`, `_`, `-`, `~`, `*`, `@`, `#`, `$`, `%`, `+`, a closing bracket,
+// a slash): so after a space, a quote, `=`, `:`, but also `→`, `»`, `|`, `—` or `•`. Then: any `/a/b…`
+// of two segments or more; `~/…`; a drive (`C:\…`, `C:/…`); a UNC path (`\\host\share`). A well-known
+// root (`/home`, `/etc` …) after a letter of another script too (`編集中/home/…`: Japanese has no
+// spaces). Also a `file:` URL, and `$HOME/…`, `%USERPROFILE%\…`.
+const NOT_AFTER = String.raw`._~*@#$%+\-)\]}/\\`;
+const ROOTS =
+  'home|Users|root|etc|var|tmp|usr|opt|mnt|srv|private|Volumes|workspace|proc|sys|dev|bin|sbin|lib|nix|run|snap|media|data|app|boot|scratch|nfs';
 const ABSOLUTE_PATH = new RegExp(
   [
-    String.raw`(?:^|[\s"'(\[<{=:,])(?:~\/|[A-Za-z]:[\\/]|\\\\[^\\\s]+\\` +
-      String.raw`|\/(?:home|Users|root|etc|var|tmp|usr|opt|mnt|srv|private|Volumes|workspace|proc|sys|dev|bin|sbin|lib|nix|run|snap|media|data|app|boot|scratch|nfs)(?:\/|\b)` +
-      String.raw`|\/[^\s/"'<>|]+\/[^\s/"'<>|])`,
+    String.raw`(?:^|[^\p{L}\p{N}\p{M}${NOT_AFTER}])(?:~\/|[A-Za-z]:[\\/]|\\\\[^\\\s]+\\|\/[^\s/"'<>|]+\/[^\s/"'<>|])`,
+    String.raw`(?:^|[^A-Za-z0-9${NOT_AFTER}])\/(?:${ROOTS})(?:\/|\b)`,
     String.raw`\bfile:\/`,
+    String.raw`(?:\$\{?HOME\}?|%(?:USERPROFILE|HOMEPATH|APPDATA|LOCALAPPDATA)%)[\\/]`,
+  ].join('|'),
+  'iu',
+);
+
+// Command names that are not English words: one at the start of the text with anything after it is a
+// command line (`ssh prod`, `npm test`). Lower case only: a summary's sentence case (`Git history …`,
+// `Node 20 upgrade`) is prose.
+const TOOLS = String.raw`sudo|npm|npx|yarn|pnpm|git|cd|ls|rm|cp|mv|curl|wget|python3?|node|make|docker|kubectl|cargo|go|pip3?|bash|sh|zsh|cat|echo|grep|sed|awk|chmod|chown|ssh|scp|tar|terraform|aws|gcloud|az|dd|mkfs(?:\.\w+)?|shred|rsync|ncat|socat|psql|mysql|sqlite3|openssl|base64|xargs|nohup|crontab|systemctl|apt(?:-get)?|brew|yum|dnf|pkill|killall|powershell|pwsh|iex|perl|php|deno|bun|tsx|helm|podman|mkdir|rmdir|chattr|iptables|umount|certutil|icacls`;
+// Command names that are also English words (`find the leak`, `kill the dead code`): a command only with
+// an argument after them.
+const WORDS = 'find|kill|export|source|env|touch|mount|eval|exec|del|ln|nc|reboot|shutdown';
+// What only an argument looks like: an option, `+x`, `key=value`, a path, a variable, a glob, `./x`.
+const ARGUMENT = String.raw`(?:[-+]\S|\S*[=/\\$*~]|\.)`;
+const SHELL = new RegExp(
+  [
+    String.raw`&&|\|\||(?:^|\s)\|(?:\s|$)|\$\(`,
+    // a redirection: to a path, a file with an extension, or a descriptor (`> /dev/null`, `>>out.log`, `2>&1`)
+    String.raw`>{1,2}\s*(?:&\d|\S*\/|[\w-]+\.[A-Za-z])`,
+    String.raw`(?:^|\s)--?[A-Za-z][\w-]*(?:=|\s|$)|^\$\s`,
+    // a command after `;` or in backticks (an identifier in backticks is prose: `parseHeader`)
+    String.raw`[;\x60]\s*(?:${TOOLS}|${WORDS})(?:\s|\x60|$)`,
+    // a tool, or an English-word command, anywhere with an argument after it (`ran dd if=a of=b`)
+    String.raw`(?:^|[\s"'(\[:])(?:${TOOLS}|${WORDS})\s+${ARGUMENT}`,
+    // an environment assignment before a command (`NODE_ENV=production npm start`)
+    String.raw`(?:^|\s)[A-Z_][A-Z0-9_]*=\S*\s+(?:${TOOLS})\b`,
+    String.raw`\b(?:Invoke-(?:WebRequest|RestMethod|Expression|Command)|Start-Process|Remove-Item|Set-ExecutionPolicy|New-Object)\b`,
+  ].join('|'),
+);
+const COMMAND_START = new RegExp(String.raw`^(?:${TOOLS})\s+\S`);
+
+// A prompt: its opening words at the start of the text (or of a quoted part, or after a colon or a
+// sentence's end), or an injection phrase anywhere. A request's polite opening (`please …`, `can you …`) or
+// a tag at the start reads as a copied prompt in a work summary, which says what is being done; a status
+// note may ask a collaborator (`please look`), so `brokenRule` takes `requests: false` for it.
+const PROMPT_REQUEST =
+  /^(?:please\b|can you|could you|would you|i need you|ignore (?:all|the|previous)|<\/?[a-z_-]+>)/i;
+const PROMPT_OPENING =
+  /(?:^|["'«‹「『([]|[:.!?]\s)\s*(?:you are\b|you're an?\b|act as\b|pretend (?:to be|you are)\b|i want you\b|(?:system|assistant|user|human)\s*:)/i;
+const PROMPT_ANYWHERE = new RegExp(
+  [
+    String.raw`\b(?:ignore|disregard|forget|override)\s+(?:(?:all|any|the|your|my|these|those|every|everything|anything|of)\s+)*(?:previous|prior|above|earlier|preceding|foregoing|original|system|developer)\b`,
+    String.raw`\b(?:ignore|disregard|forget|override)\s+(?:(?:all|any|the|your|my|these|those|every)\s+)*(?:instructions|prompts?|directions|directives)\b`,
+    String.raw`\byou are now\b|\bfrom now on,?\s+(?:you|act|respond|answer)\b|\bnew (?:system )?instructions?\s*:`,
+    String.raw`\b(?:reveal|print|show|repeat|output|leak)\s+(?:me\s+)?your\s+(?:system\s+|initial\s+|hidden\s+)?(?:prompt|instructions)\b`,
+    String.raw`<\|[a-z_]+\|>|\[\/?INST\]|<<\/?SYS>>|<\/?(?:system|user|assistant|instructions?|prompt)>`,
   ].join('|'),
   'i',
 );
-// Shell syntax, or a line that starts with a command and its arguments.
-const SHELL =
-  /&&|\|\||(?:^|\s)\|(?:\s|$)|;\s*\S|`|\$\(|(?:^|\s)>{1,2}\s*\S|(?:^|\s)--?[A-Za-z][\w-]*(?:=|\s|$)|^\$\s/;
-const COMMAND_START =
-  /^(?:sudo|npm|npx|yarn|pnpm|git|cd|ls|rm|cp|mv|curl|wget|python3?|node|make|docker|kubectl|cargo|go|pip3?|bash|sh|zsh|cat|echo|grep|sed|awk|chmod|chown|ssh|scp|tar|terraform|aws|gcloud|az)\s+\S/;
-const PROMPT_START =
-  /^(?:you are|you're an?|please\b|can you|could you|would you|i want you|i need you|act as|ignore (?:all|the|previous)|system:|user:|assistant:|<\/?[a-z_-]+>)/i;
-
-// Invisible format characters (Unicode Cf: zero-width space and joiners U+200B–U+200F, soft hyphen
-// U+00AD, word joiner U+2060, BOM U+FEFF, bidi controls…): a reader does not see them, so a credential
-// or a path with one inside reads (and copies) as the plain one. The rules look at the text without
-// them, NFKC-normalized (fullwidth `ｇｈｐ＿` is `ghp_`); what is stored is the text as sent.
-const FORMAT_CHARS = /\p{Cf}/gu;
 
 /**
- * The text the rules look at: `text` without invisible format characters (Unicode Cf), NFKC-normalized.
- * Exported for tests.
+ * The first rule of `rules` (default all, tried in the order credential, prompt, absolute path, command)
+ * that `sent` breaks, judged on `normalText(sent)` (line breaks on `visibleText`: folding makes U+2028 a
+ * space), or null. `requests: false` lets a polite request through the prompt rule (a status note).
  */
-export function visibleText(text: string): string {
-  return text.replace(FORMAT_CHARS, '').normalize('NFKC');
-}
-
-/** The first rule `text` breaks (judged on `visibleText(text)`), or null. */
-export function brokenRule(sent: string): ContentRule | null {
-  const text = visibleText(sent);
-  if (redactText(text).hits.length > 0) return 'credential';
-  // More than one line (any line terminator, U+2028 and U+2029 included) is a pasted text, not a summary.
-  if (LINE_BREAK.test(text) || PROMPT_START.test(text.trim())) return 'prompt';
-  if (ABSOLUTE_PATH.test(text)) return 'absolute_path';
-  if (SHELL.test(text) || COMMAND_START.test(text.trim())) return 'command';
-  return null;
+export function brokenRule(
+  sent: string,
+  rules: readonly ContentRule[] = ALL_RULES,
+  { requests = true }: { requests?: boolean } = {},
+): ContentRule | null {
+  const text = normalText(sent);
+  const trimmed = text.trim();
+  const broken: Record<ContentRule, () => boolean> = {
+    credential: () => redactText(text).hits.length > 0,
+    // More than one line (any line terminator, U+2028 and U+2029 included) is a pasted text, not a summary.
+    prompt: () =>
+      LINE_BREAK.test(visibleText(sent)) ||
+      (requests && PROMPT_REQUEST.test(trimmed)) ||
+      PROMPT_OPENING.test(trimmed) ||
+      PROMPT_ANYWHERE.test(text),
+    absolute_path: () => ABSOLUTE_PATH.test(text),
+    command: () => SHELL.test(text) || COMMAND_START.test(trimmed),
+  };
+  return ALL_RULES.find((r) => rules.includes(r) && broken[r]()) ?? null;
 }
 
 /**
