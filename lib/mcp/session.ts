@@ -207,8 +207,8 @@ export async function resolveSession(
     };
   }
   throw new SessionUnresolved(
-    'no hansard session for this MCP server: pass session_token, or set HANSARD_SESSION_TOKEN and HANSARD_SESSION_ID ' +
-      '(a token from `hansard token create` or POST /v1/sessions/{sid}/tokens) in its environment, ' +
+    'no hansard session for this MCP server: pass session_token, or set HANSARD_SESSION_TOKEN ' +
+      '(a session token, from `hansard token create --session` or POST /v1/sessions/{sid}/tokens: it names its session) in its environment, ' +
       `or run it in a Claude Code session that hansard captures (\`hansard integrations sync\`) in this directory (${ctx.cwd}); ` +
       `no live captured session there in ${join(state, 'claude-code')}`,
   );

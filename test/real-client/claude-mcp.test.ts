@@ -6,11 +6,17 @@
  * `mcp__hansard__report_status` WITHOUT a `session_token`; the report must land on the session the hooks
  * record (found through the hook's state: the live session in this folder), and the tool's answer must
  * reach the model. Then `session_context` is called the same way and must name that session.
+ *
+ * And as a harness that supplies a session token runs it (issue 24 item 5, seed 000): no hooks, no hook
+ * state, the MCP server's `env` in the config holding only `HANSARD_URL` and `HANSARD_SESSION_TOKEN` (no
+ * `HANSARD_SESSION_ID`): the report must land on the session the token is bound to, which the MCP server
+ * asks the hansard server (`GET /v1/tokens/self`).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { newId } from '../../lib/log/ids.js';
 import { request } from '../support/http.js';
 import { type AnthropicStub, type Reply, startAnthropicStub } from './support/anthropic-stub.js';
 import { hasToolResult, runProcess } from './support/claude.js';
@@ -23,13 +29,13 @@ import {
 } from './support/hansard.js';
 
 let cs: CaptureServer;
-let stub: AnthropicStub | undefined;
+const stubs: AnthropicStub[] = [];
 const roots: string[] = [];
 beforeAll(async () => {
   cs = await startCaptureServer();
 });
 afterAll(async () => {
-  await stub?.close();
+  for (const stub of stubs) await stub.close();
   await cs?.srv.close();
   for (const r of roots) rmSync(r, { recursive: true, force: true });
 });
@@ -62,7 +68,7 @@ describe('hansard mcp serve --status in the real Claude Code', () => {
       env,
     );
     expect(sync.code, `integrations sync: ${sync.stdout}${sync.stderr}`).toBe(0);
-    stub = await startAnthropicStub((req) => {
+    const stub = await startAnthropicStub((req) => {
       if (!req.tools?.length) return text('ok');
       if (hasToolResult(req, 'toolu_ctx0001')) return text('Reported and read back.');
       if (hasToolResult(req, 'toolu_mcp0001')) {
@@ -79,6 +85,7 @@ describe('hansard mcp serve --status in the real Claude Code', () => {
         ],
       };
     });
+    stubs.push(stub);
     const mcpConfig = JSON.stringify({
       mcpServers: { hansard: { command: inject('hansardBin'), args: ['mcp', 'serve', '--status'] } },
     });
@@ -100,7 +107,7 @@ describe('hansard mcp serve --status in the real Claude Code', () => {
       },
       60_000,
     ).catch((err: Error) => {
-      const seen = stub?.requests.map(
+      const seen = stub.requests.map(
         (r) => `${r.path} tools=${r.body.tools?.length ?? 0} msgs=${r.body.messages?.length ?? 0}`,
       );
       throw new Error(`${err.message.slice(0, 3000)}\nrequests: ${JSON.stringify(seen)}`);
@@ -126,5 +133,76 @@ describe('hansard mcp serve --status in the real Claude Code', () => {
     expect(got.status, got.text).toBe(200);
     expect(got.json).toMatchObject({ sid, state: 'working', note: 'checking the parser' });
     console.info(`claude with hansard mcp: ${run.ms} ms`);
+  });
+
+  it('given only HANSARD_SESSION_TOKEN in its env, report_status lands on the session the token is bound to', async () => {
+    await requireCapture('claude-code');
+    const home = mkdtempSync(join(tmpdir(), 'hansard-rc-mcp-token-'));
+    roots.push(home);
+    // The harness's session: a token bound to it, minted with the capture token as a harness would.
+    const sid = newId('s');
+    const minted = await request(cs.srv, 'POST', `/v1/sessions/${sid}/tokens`, {
+      token: cs.token,
+      json: { scopes: ['ingest', 'report', 'read'], label: 'harness' },
+    });
+    expect(minted.status, minted.text).toBe(201);
+    const stub = await startAnthropicStub((req) => {
+      if (!req.tools?.length) return text('ok');
+      if (hasToolResult(req, 'toolu_tokctx01')) return text('Reported with the harness token.');
+      if (hasToolResult(req, 'toolu_tokrep01')) {
+        return { content: [{ type: 'tool_use', id: 'toolu_tokctx01', name: CONTEXT, input: {} }] };
+      }
+      return {
+        content: [
+          {
+            type: 'tool_use',
+            id: 'toolu_tokrep01',
+            name: REPORT,
+            input: { state: 'needs_review', note: 'parser fixed, please review' },
+          },
+        ],
+      };
+    });
+    stubs.push(stub);
+    const mcpConfig = JSON.stringify({
+      mcpServers: {
+        hansard: {
+          command: inject('hansardBin'),
+          args: ['mcp', 'serve', '--status'],
+          env: { HANSARD_URL: cs.url, HANSARD_SESSION_TOKEN: minted.json.token },
+        },
+      },
+    });
+    const cwd = join(home, 'proj');
+    mkdirSync(cwd, { recursive: true });
+    const run = await runProcess(
+      inject('claudeBin'),
+      ['-p', 'report your status', '--mcp-config', mcpConfig, '--allowedTools', REPORT, CONTEXT],
+      cwd,
+      {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: home,
+        ANTHROPIC_BASE_URL: stub.url,
+        ANTHROPIC_API_KEY: 'sk-ant-fake-real-client-test',
+        DISABLE_AUTOUPDATER: '1',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        DISABLE_TELEMETRY: '1',
+        ENABLE_TOOL_SEARCH: 'false',
+      },
+      60_000,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('Reported with the harness token.');
+    const all = stub.requests.map((r) => r.body);
+    expect(all.map((b) => toolResultText(b, 'toolu_tokrep01')).join('')).toContain(
+      `reported needs_review for ${sid}`,
+    );
+    expect(all.map((b) => toolResultText(b, 'toolu_tokctx01')).join('')).toContain(
+      `Session: ${sid} (found through HANSARD_SESSION_TOKEN`,
+    );
+    const got = await request(cs.srv, 'GET', `/v1/sessions/${sid}/status`, { token: cs.admin });
+    expect(got.status, got.text).toBe(200);
+    expect(got.json).toMatchObject({ sid, state: 'needs_review', note: 'parser fixed, please review' });
+    console.info(`claude with hansard mcp and a harness token: ${run.ms} ms`);
   });
 });
