@@ -82,7 +82,11 @@ export function Verdicts({ evidence: e }: { evidence: BoardSession['evidence'] }
   return (
     <div class="verdicts" data-evidence={`${e.supported}/${e.unsupported}/${e.unchecked}`}>
       <span class="muted">Declared evidence: </span>
-      {e.unsupported ? <strong class="unsupported">{e.unsupported} unsupported</strong> : null}
+      {e.unsupported ? (
+        <strong class="unsupported">
+          {e.unsupported} unsupported{e.contested ? ` (${e.contested} contested)` : ''}
+        </strong>
+      ) : null}
       {e.unsupported && rest ? <span class="muted">, </span> : null}
       {rest ? <span class="muted">{rest}</span> : null}
     </div>

@@ -13,6 +13,7 @@ import type {
   TimelineRow,
 } from '../service/timeline-schemas.js';
 import { keepLines, oneLine } from '../service/timeline-text.js';
+import { ClaimBasis, VerdictBadge } from './claim-basis.js';
 import { RowA } from './timeline-links.js';
 
 /** One line of writer-given text, escaped. */
@@ -204,9 +205,9 @@ export function DeclaredBody({ row }: { row: Extract<TimelineRow, { kind: 'decla
       ? [<li>{e.kind} (no evidence given)</li>]
       : e.evidence.map((i) => (
           <li data-verdict={i.check.verdict}>
-            {e.kind}: {i.type} <code>{t(i.ref)}</code> {t(i.result)} —{' '}
-            <span class={`verdict ${i.check.verdict}`}>{i.check.verdict}</span>
+            {e.kind}: {i.type} <code>{t(i.ref)}</code> {t(i.result)} — <VerdictBadge check={i.check} />
             {i.check.verdict !== 'supported' || !i.check.action_id ? `: ${t(i.check.reason)}` : ''}
+            <ClaimBasis check={i.check} />
             {i.check.action_id && row.action_anchors[i.check.action_id] ? (
               <>
                 {' '}

@@ -76,6 +76,7 @@ ul.problems { list-style: none; margin: .3rem 0 0; padding: .3rem .5rem; border:
 .declared-badge { display: inline-block; padding: 0 .4rem; border: 1px dashed var(--fg); border-radius: .4rem; font-size: .75rem; font-weight: 700; }
 ul.claims { margin: .3rem 0 0; padding-left: 1.2rem; font-size: .9rem; }
 .verdict { font-weight: 700; } .verdict.unsupported { color: var(--error); } .verdict.supported { color: var(--ok); }
+.verdict.contested { text-decoration: underline wavy; } .rests-on, .contest { color: var(--muted); }
 .k-quarantined { border-left-style: dashed !important; }
 ol.history { padding-left: 1.2rem; margin: .3rem 0; } ol.history li { margin: 0 0 .6rem; }
 ul.downloads { padding-left: 1.2rem; margin: .3rem 0; }

@@ -13,6 +13,7 @@ import type { TimelinePage } from '../service/timeline-schemas.js';
 import { idAnchor } from '../service/timeline-text.js';
 import type { WorkSummary } from '../service/work-schemas.js';
 import { assetHref } from './assets.js';
+import { ClaimBasis, VerdictBadge } from './claim-basis.js';
 import { agentHref, personHref, WorkLine } from './components.js';
 import { HTMX_CONFIG, Layout, StateBadge } from './layout.js';
 import { RowA, RowLinks } from './timeline-links.js';
@@ -44,7 +45,8 @@ function StatusHistory({ status }: { status: StatusView | null }) {
     <>
       <p class="muted">
         Declared by the agents, oldest first; claims checked against the transcript: {e.supported} supported,{' '}
-        {e.unsupported} unsupported, {e.unchecked} unchecked.
+        {e.unsupported} unsupported{e.contested ? ` (${e.contested} contested)` : ''}, {e.unchecked}{' '}
+        unchecked.
         {status.dropped_reports ? ` ${status.dropped_reports} older reports were not kept.` : ''}
       </p>
       <ol class="history">
@@ -65,9 +67,9 @@ function StatusHistory({ status }: { status: StatusView | null }) {
                   <ul class="claims">
                     {items.map((x) => (
                       <li data-verdict={x.check.verdict}>
-                        {x.kind} {x.type} <code>{t(x.ref)}</code> {x.result}:{' '}
-                        <span class={`verdict ${x.check.verdict}`}>{x.check.verdict}</span>
+                        {x.kind} {x.type} <code>{t(x.ref)}</code> {x.result}: <VerdictBadge check={x.check} />
                         {x.check.verdict === 'supported' ? '' : ` (${t(x.check.reason)})`}
+                        <ClaimBasis check={x.check} />
                         {x.check.action_id ? (
                           <>
                             {' '}

@@ -7,6 +7,7 @@
 import { Attributor } from './attribution.js';
 import { decodeEvent } from './codec.js';
 import { escapeControl as esc } from './escape.js';
+import type { ContestedChange, RestsOn, Verdict } from './evidence.js';
 import { isType } from './events.js';
 import { type MergeSource, mergeSegments } from './merge.js';
 import type { VerifyReport } from './verify.js';
@@ -64,8 +65,22 @@ export interface DeclaredSection {
   reports: number;
   dropped_events: number;
   dropped_reports: number;
-  evidence: { supported: number; unsupported: number; unchecked: number };
+  evidence: { supported: number; unsupported: number; unchecked: number; contested: number };
   unsupported: { kind: string; type: string; ref: string; result: string; reason: string }[];
+  /** every kept command and test claim with its verdict and what it rests on (issue 24.1) */
+  claims: DeclaredClaim[];
+}
+
+/** One checked claim as inspect shows it: its verdict, why, the result it rests on, and contests. */
+export interface DeclaredClaim {
+  kind: string;
+  type: string;
+  ref: string;
+  result: string;
+  verdict: Verdict;
+  reason: string;
+  rests_on: RestsOn | null;
+  contested: Omit<ContestedChange, 'was'>[];
 }
 
 /**
@@ -254,13 +269,35 @@ export function formatSummary(s: SessionSummary): string {
     lines.push(
       `  declared (agents' reports, not proof): ${esc(d.state)}${d.note ? ` "${esc(d.note)}"` : ''} at ${esc(d.reported_at)}, ${plural(d.reports, 'report')}` +
         `${d.dropped_events || d.dropped_reports ? ` (${d.dropped_events} older events, ${d.dropped_reports} reports not kept)` : ''}`,
-      `    evidence of all reports kept: ${e.supported} supported, ${e.unsupported} unsupported, ${e.unchecked} unchecked`,
+      `    evidence of all reports kept: ${e.supported} supported, ${e.unsupported} unsupported${e.contested ? ` (${e.contested} contested)` : ''}, ${e.unchecked} unchecked`,
     );
-    for (const u of d.unsupported) {
-      lines.push(`    unsupported: ${esc(u.type)} "${esc(u.ref)}" ${esc(u.result)}: ${esc(u.reason)}`);
-    }
+    for (const c of d.claims) lines.push(...claimLines(c));
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * A checked claim as inspect's text: its verdict (`contested` when another writer corrected what it names)
+ * and why, then what it rests on: the action and exit code, the writer with its agent and provenance, the
+ * token that uploaded it; then each contesting correction.
+ */
+function claimLines(c: DeclaredClaim): string[] {
+  const label = c.contested.length > 0 ? 'contested' : c.verdict;
+  const why = c.verdict === 'supported' ? '' : `: ${esc(c.reason)}`;
+  const out = [`    ${label}: ${esc(c.type)} "${esc(c.ref)}" ${esc(c.result)}${why}`];
+  const r = c.rests_on;
+  if (r) {
+    const exit = r.exit_code === null ? 'no exit code' : `exit code ${r.exit_code}`;
+    const who = `${esc(r.w)} (${r.agent === null ? '' : `${esc(r.agent)}, `}${esc(r.provenance)})`;
+    const token = r.token_label === null ? '' : `, uploaded with token "${esc(r.token_label)}"`;
+    out.push(`      rests on ${esc(r.action_id)} (${exit}) recorded by ${who}${token}`);
+  }
+  for (const x of c.contested) {
+    out.push(
+      `      ${esc(x.field)} of ${esc(x.target_id)} corrected by ${esc(x.w)} (${esc(x.provenance)}), correction ${esc(x.by)}`,
+    );
+  }
+  return out;
 }
 
 function plural(n: number, word: string): string {

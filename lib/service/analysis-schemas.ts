@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { VERIFY_CODES } from '../log/verify.js';
 import { Count, Counts, SessionId } from './id-schemas.js';
-import { VerdictCounts } from './status-schemas.js';
+import { ContestedChange, RestsOn, VerdictCounts } from './status-schemas.js';
 
 type VerifyCode = keyof typeof VERIFY_CODES;
 
@@ -96,6 +96,22 @@ export const DeclaredSummary = z
         }),
       )
       .describe('every kept claim the transcript does not support, with why'),
+    claims: z
+      .array(
+        z.object({
+          kind: z.string(),
+          type: z.string(),
+          ref: z.string(),
+          result: z.string(),
+          verdict: z.enum(['supported', 'unsupported', 'unchecked']),
+          reason: z.string(),
+          rests_on: RestsOn.nullable(),
+          contested: z.array(ContestedChange.omit({ was: true })),
+        }),
+      )
+      .describe(
+        'every kept command and test claim: its verdict, why, the observed result it rests on and who recorded it, other writers\' corrections (docs/status.md "What a verdict rests on")',
+      ),
   })
   .meta({ id: 'DeclaredSummary', description: "the agents' status reports: declarations, not proof" });
 

@@ -6,6 +6,7 @@
  */
 import { escapeControl } from '../log/escape.js';
 import { formatTs, parseTs } from '../log/time.js';
+import type { DeclaredClaim } from '../log/inspect.js';
 import type { CheckedEvent, StatusView, VerdictCounts } from './status-schemas.js';
 
 /** One report as a text replay row, with the time it sorts at (µs). */
@@ -38,7 +39,9 @@ function describeEvent(e: CheckedEvent): string[] {
   if (e.evidence.length === 0) return [e.kind];
   return e.evidence.map((i) => {
     const why = i.check.verdict === 'unsupported' ? ` (${i.check.reason})` : '';
-    return `${e.kind} ${i.type} "${i.ref}" ${i.result}: ${i.check.verdict}${why}`;
+    // A claim another writer's correction touched reads contested (docs/status.md "What a verdict rests on").
+    const verdict = i.check.contested.length > 0 ? 'contested' : i.check.verdict;
+    return `${e.kind} ${i.type} "${i.ref}" ${i.result}: ${verdict}${why}`;
   });
 }
 
@@ -89,6 +92,8 @@ export interface DeclaredSummary {
   evidence: VerdictCounts;
   /** every kept claim found unsupported, with why */
   unsupported: { kind: string; type: string; ref: string; result: string; reason: string }[];
+  /** every kept command and test claim: verdict, why, the result it rests on, other writers' corrections */
+  claims: DeclaredClaim[];
 }
 
 /** `status` as inspect's `declared` section. */
@@ -106,6 +111,28 @@ export function declaredSummary(status: StatusView): DeclaredSummary {
         e.evidence
           .filter((i) => i.check.verdict === 'unsupported')
           .map((i) => ({ kind: e.kind, type: i.type, ref: i.ref, result: i.result, reason: i.check.reason })),
+      ),
+    ),
+    claims: status.history.flatMap((r) =>
+      r.events.flatMap((e) =>
+        e.evidence
+          .filter((i) => i.type === 'command' || i.type === 'test')
+          .map((i) => ({
+            kind: e.kind,
+            type: i.type,
+            ref: i.ref,
+            result: i.result,
+            verdict: i.check.verdict,
+            reason: i.check.reason,
+            rests_on: i.check.rests_on,
+            contested: i.check.contested.map(({ by, w, provenance, target_id, field }) => ({
+              by,
+              w,
+              provenance,
+              target_id,
+              field,
+            })),
+          })),
       ),
     ),
   };

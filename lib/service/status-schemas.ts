@@ -178,7 +178,14 @@ export type CheckedEvent = z.infer<typeof CheckedEvent>;
 
 /** Verdict counts over every kept declared evidence item. */
 export const VerdictCounts = z
-  .object({ supported: Count, unsupported: Count, unchecked: Count })
+  .object({
+    supported: Count,
+    unsupported: Count,
+    unchecked: Count,
+    contested: Count.describe(
+      'of the unsupported, those whose action or result another writer corrected (issue 24.1)',
+    ),
+  })
   .meta({ id: 'VerdictCounts', description: 'declared evidence items by verdict' });
 export type VerdictCounts = z.infer<typeof VerdictCounts>;
 

@@ -219,7 +219,7 @@ async function view(
     : session && session.writers > 0 && hasCheckedClaims(s)
       ? await readableIndex(ctx, s.sid, signal)
       : new EvidenceIndex();
-  const counts: VerdictCounts = { supported: 0, unsupported: 0, unchecked: 0 };
+  const counts: VerdictCounts = { supported: 0, unsupported: 0, unchecked: 0, contested: 0 };
   const history = s.reports.map((r) => {
     const at = parseTs(r.reported_at)?.micros ?? Date.parse(r.reported_at) * 1000;
     return { ...entryView(r), events: checked(r, at, index, counts) };
@@ -281,6 +281,7 @@ function checked(
     evidence: e.evidence.map((item) => {
       const check = checkOf(item);
       counts[check.verdict] += 1;
+      if (check.contested.length > 0) counts.contested += 1;
       return { ...item, check };
     }),
   }));

@@ -104,7 +104,7 @@ describe('a report checked against the transcript', () => {
       reason: `action ${ids.build} has no observed result`,
     });
     expect(checks[3]).toMatchObject({ action_id: null, reason: 'no observed action matches "cargo test"' });
-    expect(s.json.evidence).toEqual({ supported: 1, unsupported: 3, unchecked: 1 });
+    expect(s.json.evidence).toEqual({ supported: 1, unsupported: 3, unchecked: 1, contested: 0 });
   });
 
   it('shows them in inspect, apart from what was recorded', async () => {
@@ -113,7 +113,7 @@ describe('a report checked against the transcript', () => {
     expect(a.json.declared).toMatchObject({
       state: 'needs_review',
       reports: 1,
-      evidence: { supported: 1, unsupported: 3, unchecked: 1 },
+      evidence: { supported: 1, unsupported: 3, unchecked: 1, contested: 0 },
     });
     expect(a.json.declared.unsupported.map((u: { ref: string }) => u.ref)).toEqual([
       'npm run lint',
@@ -148,7 +148,7 @@ describe('a report checked against the transcript', () => {
   it('counts the verdicts on the board', async () => {
     const a = await request(srv, 'GET', '/v1/board', { token: srv.tokens.board });
     const row = a.json.sessions.find((s: { sid: string }) => s.sid === sid);
-    expect(row.evidence).toEqual({ supported: 1, unsupported: 3, unchecked: 1 });
+    expect(row.evidence).toEqual({ supported: 1, unsupported: 3, unchecked: 1, contested: 0 });
   });
 
   it('turns a claim supported when the segment with its action is uploaded after the report', async () => {
@@ -164,7 +164,7 @@ describe('a report checked against the transcript', () => {
     await upload(srv, srv.admin, readLocal({ sid, w: w.w, dir: w.dir, path: w.path }));
     const s = await getStatus();
     expect(verdictsOf(s.json)[3]).toEqual(['cargo test', 'supported']);
-    expect(s.json.evidence).toEqual({ supported: 2, unsupported: 2, unchecked: 1 });
+    expect(s.json.evidence).toEqual({ supported: 2, unsupported: 2, unchecked: 1, contested: 0 });
     // The board's counts follow (its cache is keyed by the session's bytes).
     const b = await request(srv, 'GET', '/v1/board', { token: srv.tokens.board });
     expect(b.json.sessions.find((x: { sid: string }) => x.sid === sid).evidence.supported).toBe(2);

@@ -223,7 +223,7 @@ describe.each(BACKENDS)('the overview on %s', (name) => {
       writers: 2,
       lines: 6,
       work: [],
-      evidence: { supported: 0, unsupported: 0, unchecked: 0 },
+      evidence: { supported: 0, unsupported: 0, unchecked: 0, contested: 0 },
     });
     // a session without messages is titled by its first report's note; one never reported has no title
     expect(o.json.rows[3]).toMatchObject({ sid: S.d, title: 'shipped', people: [], agents: ['claude-code'] });
