@@ -7,8 +7,8 @@
 import { Attributor } from './attribution.js';
 import { decodeEvent } from './codec.js';
 import { escapeControl as esc } from './escape.js';
-import type { ContestedChange, RestsOn, Verdict } from './evidence.js';
 import { isType } from './events.js';
+import type { ContestedChange, RestsOn, Verdict } from './evidence.js';
 import { type MergeSource, mergeSegments } from './merge.js';
 import type { VerifyReport } from './verify.js';
 

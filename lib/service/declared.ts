@@ -5,8 +5,8 @@
  * observed field: these are separate rows and a separate section, never events of the transcript.
  */
 import { escapeControl } from '../log/escape.js';
-import { formatTs, parseTs } from '../log/time.js';
 import type { DeclaredClaim } from '../log/inspect.js';
+import { formatTs, parseTs } from '../log/time.js';
 import type { CheckedEvent, StatusView, VerdictCounts } from './status-schemas.js';
 
 /** One report as a text replay row, with the time it sorts at (µs). */
