@@ -9,6 +9,7 @@ import type { Context as LambdaContext } from 'aws-lambda';
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import type { AppEnv } from '../lib/http/auth.js';
+import { maskError, maskTokens } from '../lib/http/request-log.js';
 import type { LambdaConfig } from './config.js';
 
 /** The functions' logger: JSON lines on stdout, service `hansard`, level from `LOG_LEVEL`. */
@@ -56,11 +57,15 @@ export function requestLog(logger: Logger): MiddlewareHandler<AppEnv> {
   };
 }
 
-/** The app's `log` hook (unhandled errors): the error's name, message and stack, nothing of the request. */
+/**
+ * The app's `log` hook (unhandled errors): the error's name, message and stack, nothing of the request;
+ * any `hns_` token in them masked (issue 24 item 6: a message may quote a path a token was pasted into).
+ */
 export function errorLog(logger: Logger): (message: string, err?: unknown) => void {
   return (message, err) => {
-    if (err instanceof Error) logger.error(message, err);
-    else logger.error(message, { error: String(err ?? '') });
+    const masked = maskError(err);
+    if (masked instanceof Error) logger.error(maskTokens(message), masked);
+    else logger.error(maskTokens(message), { error: maskTokens(String(masked ?? '')) });
   };
 }
 

@@ -130,6 +130,8 @@ the Ctrl-C the terminal already sent, is the same stop).`,
         const { startServer } = await import('./serve.js');
         const { DataDirLockedError, DataDirUnusableError } = await import('./data-lock.js');
         const { StartRefusedError } = await import('./serve-start.js');
+        // The server's stderr is its log: no token in it, whatever a line holds (issue 24 item 6).
+        const { maskTokens } = await import('../http/request-log.js');
         let server: Awaited<ReturnType<typeof startServer>>;
         try {
           server = await startServer({
@@ -144,8 +146,8 @@ the Ctrl-C the terminal already sent, is the same stop).`,
             audit: { intervalSeconds: Number(opts.digestInterval) },
             digester: opts.digester === 'on',
             print: (l) => io.stdout.write(`${l}\n`),
-            log: (l) => io.stderr.write(`${l}\n`),
-            requestLog: (l) => io.stderr.write(`${l}\n`),
+            log: (l) => io.stderr.write(`${maskTokens(l)}\n`),
+            requestLog: (l) => io.stderr.write(`${maskTokens(l)}\n`),
             // Another process may be writing the directory now: stop at once, not after open requests end.
             onLockLost: () => process.exit(1),
           });

@@ -19,7 +19,7 @@ import { DEFAULT_LIVE_TIMING, type LiveMode, type LiveTiming } from './live.js';
 import { type Json, openApiDocument } from './openapi.js';
 import { rateLimit } from './ratelimit.js';
 import { ReplaySlots, wholeSessionReads } from './replay-slots.js';
-import { requestLog } from './request-log.js';
+import { maskingLog, requestLog } from './request-log.js';
 import { type Operation, registerRoute } from './route.js';
 import { API_ROUTES, META_ROUTES, PAGE_ROUTES, ROUTES } from './routes/index.js';
 
@@ -92,7 +92,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     audit: deps.audit ?? {},
     largeReplays: deps.largeReplays ?? null,
   };
-  const log = deps.log ?? ((m: string, e?: unknown) => console.error(m, e ?? ''));
+  // Every line the app logs has its tokens masked: an error line may name a path a token was pasted into.
+  const log = maskingLog(deps.log ?? ((m: string, e?: unknown) => console.error(m, e ?? '')));
   const costs = new Map(
     ROUTES.filter((op) => op.cost !== 1).map((op) => [`${op.method.toUpperCase()} ${op.honoPath}`, op.cost]),
   );
