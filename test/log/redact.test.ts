@@ -416,7 +416,8 @@ describe('the writer redacts free text before it writes', () => {
     const events = await readEvents(s.path);
     expect(events[0]!.raw).toContain('"type":"writer.start",');
     expect(events[0]!.raw).toMatch(
-      /"meta":\{"agent":"support-bot","app":null,"hansard_version":"[^"]+","host":"demo-host","pid":12345\},"redacted":\[\]\}$/,
+      // the seed's meta, then the writer's provenance (issue 24.1: an extra key, as meta allows)
+      /"meta":\{"agent":"support-bot","app":null,"hansard_version":"[^"]+","host":"demo-host","pid":12345,"provenance":"library"\},"redacted":\[\]\}$/,
     );
     expect(events[1]!.raw).toMatch(
       /"text":"restart the payments worker","client_ts":null,"redacted":\[\]\}$/,
@@ -438,7 +439,7 @@ describe('the writer redacts free text before it writes', () => {
     expect(meta.pid).toBe(HIDDEN_PID);
     expect(HIDDEN_HOST).toBe('redacted-host');
     expect(HIDDEN_PID).toBe(0);
-    expect(Object.keys(meta)).toEqual(['agent', 'app', 'hansard_version', 'host', 'pid']);
+    expect(Object.keys(meta)).toEqual(['agent', 'app', 'hansard_version', 'host', 'pid', 'provenance']);
     expect(start!.obj.redacted).toEqual([]);
     expect(readFileSync(s.path, 'utf8')).not.toContain('build-7');
 
