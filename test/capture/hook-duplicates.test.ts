@@ -9,6 +9,7 @@ import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { drainInboxes } from '../../lib/capture/hook.js';
 import { readHookFailures } from '../../lib/capture/state-dir.js';
 import { tmpDirs } from '../support/tmp.js';
 import {
@@ -40,6 +41,15 @@ async function twice(state: string, payload: Record<string, unknown>): Promise<v
   await Promise.all([once(state, payload), once(state, payload)]);
 }
 
+/**
+ * Writes what a hook deferred past its budget (a machine too busy to run it in time answers empty and
+ * leaves its payload in the session's inbox), as the shipper does; the only failures allowed are those.
+ */
+async function settle(state: string): Promise<void> {
+  await drainInboxes(state, hookEnv({ HANSARD_STATE_DIR: state }));
+  for (const f of readHookFailures(state)) expect(f.reason).toBe('timeout');
+}
+
 /** Every action of `evs` has exactly one result, and every result names an action of `evs`. */
 function expectEachActionOneResult(evs: Ev[]): void {
   const actions = evs.filter((e) => e.type === 'agent.action');
@@ -64,6 +74,8 @@ describe('case 31: every event but the prompt delivered twice, by the case scrip
       await promisify(execFile)('sh', [join(ROOT, 'test/fixtures/cases/31-hooks-fire-twice.sh'), cli.bin], {
         env,
       });
+      // Copies that met in the inbox (deferred past the budget) are recognised the same way.
+      await settle(state);
       const dirs = spoolSessions(state);
       expect(dirs).toHaveLength(1);
       const evs = sessionEvents(dirs[0]!) as Ev[];
@@ -85,7 +97,6 @@ describe('case 31: every event but the prompt delivered twice, by the case scrip
       expectEachActionOneResult(evs);
       // The writer is left open (no SessionEnd in the case): that is all verify says.
       expect((await verifyDir(dirs[0]!)).filter((p) => p.code !== 'segment_open')).toEqual([]);
-      expect(readHookFailures(state)).toEqual([]);
     }
   }, 120_000);
 });
@@ -176,8 +187,10 @@ describe('every kind of Claude Code hook event delivered twice at the same momen
   it('records what a single delivery records, plus at most one note marked duplicate per copy', async () => {
     const single = tmp.make();
     for (const p of SESSION) await once(single, p);
+    await settle(single);
     const doubled = tmp.make();
     for (const p of SESSION) await twice(doubled, p);
+    await settle(doubled);
 
     const one = events(single);
     const two = events(doubled);
@@ -200,7 +213,6 @@ describe('every kind of Claude Code hook event delivered twice at the same momen
     expect((subStart.meta as Ev).parent_action_id).toBe(agent.id);
     expect(two.filter((e) => e.import_kind === 'compaction')).toHaveLength(1);
     for (const dir of spoolSessions(doubled)) expect(await verifyDir(dir)).toEqual([]);
-    expect(readHookFailures(doubled)).toEqual([]);
   }, 180_000);
 
   it('a copy arriving after its call has a result, and calls without tool_use_id, write no second action', async () => {
@@ -223,6 +235,7 @@ describe('every kind of Claude Code hook event delivered twice at the same momen
     await twice(state, bare);
     await twice(state, bareOut);
     await once(state, { ...base, hook_event_name: 'Stop', last_assistant_message: 'done' });
+    await settle(state);
 
     const evs = events(state);
     const actions = evs.filter((e) => e.type === 'agent.action');
@@ -246,6 +259,7 @@ describe('every kind of Claude Code hook event delivered twice at the same momen
     await twice(state, stop);
     await twice(state, ask('p-b'));
     await twice(state, stop);
+    await settle(state);
     const evs = events(state);
     expect(evs.filter((e) => e.type === 'message').map((e) => e.text)).toEqual(['go on', 'go on']);
     expect(evs.filter((e) => e.type === 'turn.end')).toHaveLength(2);
@@ -269,6 +283,7 @@ describe('Codex notify delivered twice', () => {
     const turn3 = { ...payload, 'turn-id': 'turn-3', 'input-messages': ['third'] };
     await codex(state, { ...turn3, type: 'approval-requested' });
     await Promise.all([codex(state, turn3), codex(state, turn3)]);
+    await settle(state);
 
     const evs = events(state);
     expect(evs.filter((e) => e.type === 'message').map((e) => e.text)).toEqual([

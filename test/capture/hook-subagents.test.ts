@@ -6,8 +6,10 @@
  * `bin/hansard hook claude-code` process, one at a time in the order given.
  */
 import { describe, expect, it } from 'vitest';
+import { drainInboxes } from '../../lib/capture/hook.js';
+import { readHookFailures } from '../../lib/capture/state-dir.js';
 import { tmpDirs } from '../support/tmp.js';
-import { runHook, sessionEvents, spoolSessions, useBuiltCli, verifyDir } from './helpers.js';
+import { hookEnv, runHook, sessionEvents, spoolSessions, useBuiltCli, verifyDir } from './helpers.js';
 
 const cli = useBuiltCli('subagents');
 const tmp = tmpDirs('hansard-hook-subagents-');
@@ -76,6 +78,9 @@ async function session(payloads: Record<string, unknown>[]): Promise<{ evs: Ev[]
     const r = await runHook(cli.bin, ['claude-code'], JSON.stringify(p), { HANSARD_STATE_DIR: state });
     expect(r, String(p.hook_event_name)).toMatchObject({ code: 0, stderr: '' });
   }
+  // A hook past its budget on a busy machine defers its payload; write it as the shipper would.
+  await drainInboxes(state, hookEnv({ HANSARD_STATE_DIR: state }));
+  for (const f of readHookFailures(state)) expect(f.reason).toBe('timeout');
   const dirs = spoolSessions(state);
   expect(dirs).toHaveLength(1);
   return { evs: sessionEvents(dirs[0]!) as Ev[], dir: dirs[0]! };
