@@ -2,14 +2,45 @@
  * A work item as answered, with its freshness decided at the time of the answer (seed 004 "Two
  * observations, two authorities"; issue 13 item 3): `observed` while the lease has not expired, `unknown`
  * once it has (absence or expiry is never idle, finished or abandoned), `stopped` after a stop.
+ *
+ * A lease is evidence of activity only as a renewal dated at or before now (issue 25.5): one renewed
+ * after the server's clock (by an instance whose clock ran ahead, or a clock set back since) reads
+ * `unknown` whatever its expiry, and so does one longer than any TTL (24 h) past its renewal, which no
+ * write makes. Otherwise a clock 2 h ahead would keep a 15 min lease observed for 2 h 15 min.
  */
 import type { WorkItem } from '../store/index.js';
-import type { Freshness, WorkSummary, WorkView } from './work-schemas.js';
+import { type Freshness, WORK_TTL, type WorkSummary, type WorkView } from './work-schemas.js';
+
+/**
+ * How far after the server's clock a renewal may be dated and still count, ms: the clocks of a
+ * deployment's instances differ by milliseconds (one answering right after another renewed must not
+ * flicker to unknown); a clock minutes or hours ahead is well past it.
+ */
+export const RENEWAL_AHEAD_TOLERANCE_MS = 5_000;
+
+/**
+ * Why a lease that has not expired at `now` (ms) is no evidence of activity: `renewed_ahead` (its
+ * renewal is dated more than `RENEWAL_AHEAD_TOLERANCE_MS` after now), `too_long` (it runs more than the
+ * longest TTL past its renewal, or the times do not parse); null when it counts. Both the server
+ * (`freshnessOf`) and `hansard work status` (to say why) use it.
+ */
+export function leaseDoubt(
+  lease: { lease_expires_at: string; last_heartbeat_at: string },
+  now: number,
+): 'renewed_ahead' | 'too_long' | null {
+  const expires = Date.parse(lease.lease_expires_at);
+  const renewed = Date.parse(lease.last_heartbeat_at);
+  if (!Number.isFinite(expires) || !Number.isFinite(renewed)) return 'too_long';
+  if (renewed - now > RENEWAL_AHEAD_TOLERANCE_MS) return 'renewed_ahead';
+  if (expires - renewed > WORK_TTL.max * 1000) return 'too_long';
+  return null;
+}
 
 /** The freshness of `item` at `now`. */
 export function freshnessOf(item: WorkItem, now: Date): Freshness {
   const expires = Date.parse(item.lease_expires_at);
-  const shown = item.state === 'stopped' ? 'stopped' : now.getTime() < expires ? 'observed' : 'unknown';
+  const live = now.getTime() < expires && leaseDoubt(item, now.getTime()) === null;
+  const shown = item.state === 'stopped' ? 'stopped' : live ? 'observed' : 'unknown';
   return {
     shown,
     lease_expires_at: item.lease_expires_at,

@@ -68,10 +68,15 @@ export interface PendingOp {
   created_at: string;
 }
 
-/** How the local lease of an item reads now. */
+/**
+ * How the local lease of an item reads now. `ahead`: renewed after now (a process whose clock ran ahead
+ * wrote it), which is no evidence of activity now (issue 25.5): read as unknown, and renewed by the next
+ * heartbeat of a process whose clock is right.
+ */
 export type LeaseReading =
   | { state: 'observed'; expires_at: string; lease: LocalLease }
   | { state: 'expired'; expires_at: string; lease: LocalLease }
+  | { state: 'ahead'; expires_at: string; renewed_at: string; lease: LocalLease }
   | { state: 'missing' }
   | { state: 'corrupt' };
 
@@ -117,10 +122,13 @@ export function forgetItem(state: string, id: string): void {
 const MAX_LEASE_MS = 86_400_000;
 
 /**
- * The local lease of `id` at `now`: `observed` before its `expires_at`, `expired` after, `missing` without
- * a file, `corrupt` when the file is not a lease (never repaired: seed 004 failure posture). A lease that
- * expires more than the longest TTL (24 h) after its `renewed_at`, or after `now`, is not one a heartbeat
- * of this machine wrote (a clock that ran ahead, a hand edit): corrupt too, never observed activity.
+ * The local lease of `id` at `now` (ms): `observed` before its `expires_at`, `expired` after, `missing`
+ * without a file, `corrupt` when the file is not a lease (never repaired: seed 004 failure posture). A
+ * lease that expires more than the longest TTL (24 h) after its `renewed_at`, or after `now`, is not one
+ * a heartbeat of this machine wrote (a hand edit, a clock far ahead): corrupt too. A lease renewed after
+ * `now` (a process whose clock ran ahead, issue 25.5) is `ahead`: a renewal dated in the future is no
+ * evidence of activity now, so it never reads observed, whatever its expiry (else a clock 2 h ahead
+ * would show a 15 min lease as observed for 2 h 15 min).
  */
 export function readLease(state: string, id: string, now = Date.now()): LeaseReading {
   let raw: unknown;
@@ -136,6 +144,9 @@ export function readLease(state: string, id: string, now = Date.now()): LeaseRea
   const renewed = Date.parse(typeof l.renewed_at === 'string' ? l.renewed_at : '');
   if (!Number.isFinite(renewed) || exp - renewed > MAX_LEASE_MS || exp - now > MAX_LEASE_MS) {
     return { state: 'corrupt' };
+  }
+  if (renewed > now) {
+    return { state: 'ahead', expires_at: l.expires_at, renewed_at: l.renewed_at, lease: l };
   }
   return exp > now
     ? { state: 'observed', expires_at: l.expires_at, lease: l }

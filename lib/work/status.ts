@@ -2,13 +2,15 @@
  * `hansard work status` (seed 004 step 7, docs/work.md): the caller's work items as the server answers
  * them, merged with what this machine holds (its leases and its pending operations). Freshness words, and
  * only these: `observed` (the server's unexpired lease), `observed on this machine` (a local lease, the
- * server not asked or not answering), `unknown (…)` (an expired, missing or unreadable lease), `stopped
+ * server not asked or not answering), `unknown (…)` (an expired, missing or unreadable lease, or one
+ * renewed after now: a clock that ran ahead, issue 25.5, with the reason in words), `stopped
  * (completed|paused)`, `closing` (a stop not yet acknowledged), `not started` (a start not yet
  * acknowledged). Expiry is never shown as idle, finished or abandoned.
  */
 
 import { escapeControl } from '../log/escape.js';
 import type { WorkSummary } from '../service/work-schemas.js';
+import { leaseDoubt } from '../service/work-view.js';
 import {
   type LeaseReading,
   type LocalItem,
@@ -108,10 +110,11 @@ function fromServer(
   } else if (f.shown === 'observed') {
     words = `observed; ${reported}`;
   } else {
-    words = `unknown (lease expired ${ago(asOf - Date.parse(f.lease_expires_at))}); ${reported}`;
+    words = `${serverUnknown(f, asOf)}; ${reported}`;
     // The server's lease ran out but this machine renewed its own: say both, each with its authority.
     if (lease.state === 'observed')
       words += '; observed on this machine (its heartbeat not yet acknowledged)';
+    if (lease.state === 'ahead') words += `; ${aheadWords(lease, asOf)}`;
   }
   if (pending && pending.op?.op !== 'stop') words += pendingWords(pending);
   return {
@@ -145,6 +148,9 @@ function fromLocal(
   } else if (lease.state === 'observed') {
     shown = 'observed_here';
     words = `observed on this machine (lease until ${clock(lease.expires_at)})`;
+  } else if (lease.state === 'ahead') {
+    shown = 'unknown';
+    words = `unknown (${aheadWords(lease, now)})`;
   } else {
     shown = 'unknown';
     words =
@@ -198,9 +204,40 @@ function pendingInfo(p: PendingRead): StatusRow['pending'] {
 }
 
 function leaseInfo(l: LeaseReading): StatusRow['local_lease'] {
-  return l.state === 'observed' || l.state === 'expired'
+  return l.state === 'observed' || l.state === 'expired' || l.state === 'ahead'
     ? { state: l.state, expires_at: l.expires_at }
     : { state: l.state };
+}
+
+/**
+ * Why the server's lease reads unknown: expired, or (issue 25.5) not expired but no evidence of
+ * activity: renewed after the server's time, or longer than any TTL (lib/service/work-view.ts).
+ */
+function serverUnknown(f: WorkSummary['freshness'], asOf: number): string {
+  const expires = Date.parse(f.lease_expires_at);
+  const doubt = expires > asOf ? leaseDoubt(f, asOf) : null;
+  if (doubt === 'renewed_ahead') {
+    const by = duration(Date.parse(f.last_heartbeat_at) - asOf);
+    return `unknown (the server's lease was renewed at ${clock(f.last_heartbeat_at)}, ${by} after the server's time: a clock ran ahead, and a renewal dated in the future is no evidence of activity now)`;
+  }
+  if (doubt === 'too_long') return "unknown (the server's lease runs longer than any TTL past its renewal)";
+  return `unknown (lease expired ${ago(asOf - expires)})`;
+}
+
+/** A local lease renewed after `now`, in words (issue 25.5). */
+function aheadWords(l: Extract<LeaseReading, { state: 'ahead' }>, now: number): string {
+  const by = duration(Date.parse(l.renewed_at) - now);
+  return `the lease on this machine was renewed at ${clock(l.renewed_at)}, ${by} after now: the clock of the process that wrote it ran ahead, and a renewal dated in the future is no evidence of activity now`;
+}
+
+/** A positive duration in ms as "12 s", "3 min", "2 h 5 min", "2 d" (to the nearest minute past one). */
+function duration(ms: number): string {
+  const s = Math.max(1, Math.floor(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min`;
+  if (m < 2880) return `${Math.floor(m / 60)} h${m % 60 ? ` ${m % 60} min` : ''}`;
+  return `${Math.round(m / 1440)} d`;
 }
 
 /** A duration in ms as "12 s ago", "3 min ago", "5 h ago", "2 d ago" (a clock ahead reads "just now"). */

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
-import { leasePath, readLease, renewLease } from '../../lib/work/local.js';
+import { renewSessionLeases } from '../../lib/work/hook-heartbeat.js';
+import { leasePath, readLease, renewLease, writeItem } from '../../lib/work/local.js';
 
 const DAY = 86_400_000;
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -45,5 +46,38 @@ describe('readLease', () => {
       const f = leaseFile(fields);
       expect(readLease(f.state, f.id, now).state, JSON.stringify(fields)).toBe('corrupt');
     }
+  });
+
+  // issue 25.5: a renewal dated after now is no evidence of activity now, however short its lease
+  it('reads a lease renewed after now as ahead, never observed, and a hook renews it at once', () => {
+    const sid = newId('s');
+    const f = leaseFile({
+      renewed_at: iso(now + 2 * 3600_000),
+      expires_at: iso(now + 2 * 3600_000 + 900_000),
+    });
+    expect(readLease(f.state, f.id, now)).toMatchObject({
+      state: 'ahead',
+      renewed_at: iso(now + 2 * 3600_000),
+    });
+    expect(readLease(f.state, f.id, now + 2 * 3600_000).state).toBe('observed');
+    // The hook of a process whose clock is right renews it (before, "renewed 2 h from now" was taken as
+    // renewed within TTL/3 and skipped, so the lease stayed ahead).
+    writeItem(f.state, {
+      version: 1,
+      id: f.id,
+      session: sid,
+      system: 'claude-code',
+      actor: 'coder',
+      ttl_seconds: 900,
+      subject: { kind: 'free', ref: 'parser' },
+      mode: 'implementing',
+      summary: 'Parser work',
+      started_at: iso(now - 60_000),
+    });
+    expect(renewSessionLeases(f.state, sid, now)).toEqual([f.id]);
+    expect(readLease(f.state, f.id, now)).toMatchObject({
+      state: 'observed',
+      expires_at: iso(now + 900_000),
+    });
   });
 });
