@@ -41,6 +41,12 @@ await build({
   sourcemap: true,
 });
 await build({ ...hookBuild, entryPoints: { hook: 'lib/capture/hook-loader.ts' } });
+// What the hook's watchdog loads when it fires (issue 25 item 1): loaded by its worker thread, only then.
+await build({
+  ...hookBuild,
+  entryPoints: { 'hook-watchdog': 'lib/capture/hook-watchdog-fire.ts' },
+  minify: true,
+});
 
 // `hansard mcp serve` (issue 12): its own bundle too, dependencies included (the MCP SDK, zod, ajv),
 // minified: an MCP client waits for its `initialize` answer at every start. bin/hansard runs it.

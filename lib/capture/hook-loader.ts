@@ -1,31 +1,43 @@
 /**
- * `dist/hook.cjs`, what `bin/hansard` loads for `hansard hook …`: runs the hook bundle
- * (`dist/hook-bundle.cjs`, `hook-entry.ts` with its dependencies) through V8's code cache. A hook runs on
- * every tool call, and compiling the half-megabyte bundle (zod most of it) is the largest part of its
- * cost after Node's own start (docs/benchmarks.md); with the cache V8 skips it. Node 20 has no
- * `module.enableCompileCache`, hence `vm.Script` with `cachedData`.
+ * `dist/hook.cjs`, what `bin/hansard` loads for `hansard hook …`. For `claude-code` and `codex` it first
+ * starts the hook's watchdog (`hook-watchdog.ts`, issue 25 item 1), before anything can block, then runs
+ * the hook bundle (`dist/hook-bundle.cjs`, `hook-entry.ts` with its dependencies) through V8's code cache
+ * and hands it the watchdog. A hook runs on every tool call, and compiling the half-megabyte bundle (zod
+ * most of it) is the largest part of its cost after Node's own start (docs/benchmarks.md); with the cache
+ * V8 skips it. Node 20 has no `module.enableCompileCache`, hence `vm.Script` with `cachedData`.
  *
  * The cache lives in the state directory (`<state>/cache/`, private to the user: V8 trusts a cache it
  * accepts), named by Node version and the bundle's size and mtime; one V8 rejects (another build) is
- * written anew at exit. Anything going wrong here falls back to a plain `require` of the bundle.
+ * written anew at exit. It is read only when it is a regular file, and its folder is made in bounded
+ * steps (`safe-fs.ts`). Anything going wrong here falls back to a plain `require` of the bundle.
  */
-import {
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire, wrap } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
+import { mkdirs, readRegularFile } from '../client/safe-fs.js';
 import { stateDir } from '../client/state-path.js';
+import { hookBudgetMs, startWatchdog, type Watchdog } from './hook-watchdog.js';
+
+const harness = process.argv[3];
+const watchdog: Watchdog | null =
+  harness === 'claude-code' || harness === 'codex'
+    ? startWatchdog({
+        fire: join(__dirname, 'hook-watchdog.cjs'),
+        state: stateDir(process.env),
+        harness,
+        budgetMs: hookBudgetMs(process.env),
+      })
+    : null;
 
 const bundle = join(__dirname, 'hook-bundle.cjs');
 
-function runCached(): void {
+/** The bundle's exports (`hook-entry.ts`). */
+interface HookEntry {
+  start(watchdog: Watchdog | null): void;
+}
+
+function runCached(): HookEntry {
   const source = readFileSync(bundle, 'utf8');
   let cacheFile: string | null = null;
   let cached: Buffer | undefined;
@@ -36,7 +48,7 @@ function runCached(): void {
       'cache',
       `hook-${process.version}-${st.size}-${Math.floor(st.mtimeMs)}.v8`,
     );
-    cached = readFileSync(cacheFile);
+    cached = readRegularFile(cacheFile);
   } catch {
     // no cache yet (or no state directory): compile, and write one at exit
   }
@@ -46,7 +58,7 @@ function runCached(): void {
     // At exit, so that the functions the hook ran are in the cache too.
     process.once('exit', () => {
       try {
-        mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+        mkdirs(dirname(file), 0o700);
         const tmp = `${file}.${process.pid}.tmp`;
         writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
         renameSync(tmp, file);
@@ -65,15 +77,15 @@ function runCached(): void {
     filename: string,
     dirname: string,
   ) => void;
-  const mod = { exports: {} };
+  const mod = { exports: {} as HookEntry };
   fn.call(mod.exports, mod.exports, createRequire(bundle), mod, bundle, dirname(bundle));
+  return mod.exports;
 }
 
-let ran = false;
+let entry: HookEntry | null = null;
 try {
-  runCached();
-  ran = true;
+  entry = runCached();
 } catch {
   // fall through to a plain require below
 }
-if (!ran) createRequire(__filename)(bundle);
+(entry ?? (createRequire(__filename)(bundle) as HookEntry)).start(watchdog);

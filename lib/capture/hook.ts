@@ -7,15 +7,18 @@
  * Steps: parse (zod, tolerant), take the per-session lock (proper-lockfile), load the mapping state,
  * reopen the spool writer and write the mapped events (redacted by the writer), save the state (tmp +
  * rename), unlock, then start the detached shipper without waiting for it. The 3.5 s deadline is the
- * caller's (`hook-main.ts`): a timer that answers empty and exits 0 whatever is still pending.
+ * caller's (`hook-main.ts`, `hook-watchdog.ts`): it answers empty and exits 0 whatever is still pending,
+ * even when this code blocks.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
+import { mkdirs } from '../client/safe-fs.js';
 import { renewSessionLeases } from '../work/hook-heartbeat.js';
 import { applyClaudeEvent, ClaudeHookPayload, type ClaudeState, newClaudeState } from './claude-code.js';
 import { applyCodexEvent, CodexNotifyPayload, type CodexState, newCodexState } from './codex.js';
+import { hookBudgetMs } from './hook-watchdog.js';
 import {
   type InboxProgress,
   inboxPath,
@@ -38,8 +41,8 @@ import {
   writeJsonAtomic,
 } from './state-dir.js';
 
-/** The budget a hook answers within (seed 000: before the agent's five-second limit). */
-export const HOOK_BUDGET_MS = 3_500;
+export { HOOK_BUDGET_MS, hookBudgetMs } from './hook-watchdog.js';
+
 /**
  * A session lock not refreshed for this long is a dead hook's and is taken over. Its holder refreshes it
  * every second (`SESSION_LOCK_UPDATE_MS`); at 2 s (proper-lockfile's minimum) a holder starved of CPU on
@@ -71,6 +74,8 @@ export interface HookProgress {
   /** `harness:event` once the payload is parsed: what a failure is recorded under */
   hook: string;
   defer: { inbox: string; payload: unknown } | null;
+  /** set just before the first event is written: past it, deferring could write the event twice */
+  writing?: boolean;
   committed: boolean;
 }
 
@@ -82,12 +87,6 @@ class HookFailure extends Error {
   ) {
     super(message);
   }
-}
-
-/** The budget of this process: `HANSARD_HOOK_BUDGET_MS` (tests shorten it), else 3.5 s. */
-export function hookBudgetMs(env: NodeJS.ProcessEnv): number {
-  const n = Number(env.HANSARD_HOOK_BUDGET_MS);
-  return Number.isFinite(n) && n > 0 ? n : HOOK_BUDGET_MS;
 }
 
 /** `hansard hook claude-code`: maps one payload; returns stdout (empty, or the SessionStart JSON). */
@@ -128,9 +127,7 @@ export async function runClaudeHook(raw: string, ctx: HookContext): Promise<stri
       'claude-code',
       payload.session_id,
       (loaded, deferred, persistNew) => applyClaude(state, ctx, loaded, [...deferred, payload], persistNew),
-      () => {
-        if (ctx.progress) ctx.progress.committed = true;
-      },
+      ctx.progress,
     );
   } catch (err) {
     const f = asFailure(err);
@@ -189,9 +186,7 @@ export async function runCodexHook(raw: string | undefined, ctx: HookContext): P
       'codex',
       thread,
       (loaded, deferred, persistNew) => applyCodex(state, ctx, loaded, [...deferred, payload], persistNew),
-      () => {
-        if (ctx.progress) ctx.progress.committed = true;
-      },
+      ctx.progress,
     );
   } catch (err) {
     const f = asFailure(err);
@@ -204,6 +199,8 @@ export async function runCodexHook(raw: string | undefined, ctx: HookContext): P
 
 /**
  * Runs `update` on the session's mapping state under its lock and saves what it returns (tmp + rename).
+ * `progress` (the invocation's, for its deadlines): `writing` is set before `update` runs, `committed`
+ * once the state is saved.
  * @throws HookFailure (`state_unwritable` for the file system's refusals, `timeout`-free: the caller's
  * deadline bounds the lock wait)
  */
@@ -212,12 +209,12 @@ async function withSessionState<S extends InboxProgress>(
   harness: CaptureHarness,
   id: string,
   update: (loaded: S | null, deferred: unknown[], persistNew: (s: S) => void) => S,
-  onSaved?: () => void,
+  progress?: HookProgress,
 ): Promise<S> {
   const path = mappingStatePath(state, harness, id);
   try {
-    mkdirSync(path.slice(0, path.lastIndexOf('/')), { recursive: true, mode: 0o700 });
-    mkdirSync(spoolDir(state), { recursive: true, mode: 0o700 });
+    mkdirs(path.slice(0, path.lastIndexOf('/')), 0o700);
+    mkdirs(spoolDir(state), 0o700);
   } catch (err) {
     throw new HookFailure('state_unwritable', `cannot create the state directory: ${codeOf(err)}`);
   }
@@ -237,12 +234,12 @@ async function withSessionState<S extends InboxProgress>(
   }
   try {
     const loaded = readJson(path) as S | null;
-    const progress: InboxProgress = {
+    const taken: InboxProgress = {
       ...(loaded?.inboxOffset !== undefined ? { inboxOffset: loaded.inboxOffset } : {}),
       ...(loaded?.inboxOldSize !== undefined ? { inboxOldSize: loaded.inboxOldSize } : {}),
     };
-    const before = { ...progress };
-    let deferred = takeInbox(inboxPath(path), progress);
+    const before = { ...taken };
+    let deferred = takeInbox(inboxPath(path), taken);
     const sid = (loaded as { sid?: unknown } | null)?.sid;
     if (typeof sid === 'string' && loaded?.spoolBytes) {
       const done = uncommittedDeferrals(join(spoolDir(state), sid), loaded.spoolBytes);
@@ -252,11 +249,12 @@ async function withSessionState<S extends InboxProgress>(
     // A new session's identity is saved before its first event: a hook killed after writing leaves the
     // next one the same session (and the inbox where it was), not a second session.
     const persistNew = (s: S) => writeJsonAtomic(path, { ...s, ...before, spoolBytes: {} });
+    if (progress) progress.writing = true;
     const st = update(loaded, deferred, persistNew);
-    Object.assign(st, progress);
+    Object.assign(st, taken);
     st.spoolBytes = segmentSizes(join(spoolDir(state), (st as { sid?: string }).sid ?? '-'));
     writeJsonAtomic(path, st);
-    onSaved?.();
+    if (progress) progress.committed = true;
     return st;
   } catch (err) {
     if (err instanceof HookFailure) throw err;

@@ -11,18 +11,18 @@
  * rotation, before the old file is removed.
  */
 import {
-  appendFileSync,
   closeSync,
   existsSync,
-  openSync,
   readdirSync,
   readSync,
   renameSync,
   statSync,
   unlinkSync,
+  writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { readJson } from '../client/json-files.js';
+import { openRegularForAppend, openRegularForRead } from '../client/safe-fs.js';
 
 /** An inbox taken to its end is rotated once it is this large. */
 export const ROTATE_BYTES = 64 * 1024;
@@ -32,9 +32,19 @@ export function inboxPath(statePath: string): string {
   return `${statePath.slice(0, -'.json'.length)}.inbox`;
 }
 
-/** Appends one payload (compact JSON, no newline inside) with one write. @throws the file system's error */
+/**
+ * Appends one payload (compact JSON, no newline inside) with one write, to a regular file only (a FIFO
+ * put there is refused, never waited on). @throws the file system's error, EFTYPE
+ */
 export function appendInbox(path: string, payload: unknown): void {
-  appendFileSync(path, `${JSON.stringify(payload)}\n`, { mode: 0o600 });
+  const fd = openRegularForAppend(path, 0o600);
+  try {
+    const line = Buffer.from(`${JSON.stringify(payload)}\n`);
+    // One write on a local disk; a short one (disk full, a signal) finishes the line rather than tear it.
+    for (let done = 0, n = 1; done < line.length && n > 0; done += n) n = writeSync(fd, line, done);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** What the inbox holds past `offset`: complete lines only, and the offset after them. */
@@ -47,7 +57,7 @@ export function readInbox(path: string, offset: number): { lines: string[]; end:
   }
   if (size <= offset) return { lines: [], end: Math.min(offset, size) };
   const buf = Buffer.alloc(size - offset);
-  const fd = openSync(path, 'r');
+  const fd = openRegularForRead(path);
   try {
     let got = 0;
     while (got < buf.length) {

@@ -5,8 +5,8 @@
  * valid. No server configured, or none answering within the budget: the context says so and capture goes
  * on (the spool ships later); the token is tried again at the next SessionStart.
  */
-import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { readRegularFile } from '../client/safe-fs.js';
 import type { ClaudeState } from './claude-code.js';
 import { shellLine } from './shell-line.js';
 import type { CaptureConfig } from './state-dir.js';
@@ -65,10 +65,16 @@ export async function mintSessionToken(
   }
 }
 
-/** The git branch of `cwd` from `.git/HEAD` (no git process: the hook must stay cheap), or null. */
+/**
+ * The git branch of `cwd` from `.git/HEAD` (no git process: the hook must stay cheap), or null. A HEAD
+ * that is not a regular file (a FIFO, a link to /dev/zero) is not read: it would block the hook or grow
+ * without end (issue 25 item 1).
+ */
 function gitBranch(cwd: string): string | null {
   try {
-    const head = readFileSync(join(cwd, '.git', 'HEAD'), 'utf8').trim();
+    const head = readRegularFile(join(cwd, '.git', 'HEAD'), 64 * 1024)
+      .toString('utf8')
+      .trim();
     const m = /^ref: refs\/heads\/(.+)$/.exec(head);
     return m ? m[1]! : `detached at ${head.slice(0, 12)}`;
   } catch {

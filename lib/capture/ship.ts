@@ -7,10 +7,10 @@
  * written to `<state>/shipped.json` (the backlog `hansard doctor` shows). Server down: the events stay in
  * the spool and the next hook's shipper tries again.
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
 import { ApiClient, NetworkError } from '../client/client.js';
+import { mkdirs } from '../client/safe-fs.js';
 import { uploadSession } from '../client/upload.js';
 import { sendDueHeartbeats } from '../work/hook-heartbeat.js';
 import { drainInboxes } from './hook.js';
@@ -61,7 +61,7 @@ export async function shipSpool(
     report.unconfigured = true;
     return report;
   }
-  mkdirSync(state, { recursive: true, mode: 0o700 });
+  mkdirs(state, 0o700);
   const lockPath = join(state, SHIP_LOCK);
   let release: () => Promise<void>;
   try {

@@ -13,22 +13,15 @@
  * <state>/last-ship.json                     {"version":1,"at"}: the last shipper run that left nothing to ship
  * ```
  *
- * Everything here is synchronous and dependency-light: it runs inside every hook invocation.
+ * Everything here is synchronous and dependency-light: it runs inside every hook invocation; it reads
+ * regular files only and makes folders in bounded steps (`safe-fs.ts`), so no file put in its way blocks it.
  */
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  statSync,
-} from 'node:fs';
+import { closeSync, existsSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { lockSync } from 'proper-lockfile';
 
 import { readJson, writeJsonAtomic } from '../client/json-files.js';
+import { mkdirs, openRegularForRead, readRegularFile } from '../client/safe-fs.js';
 import { stateDir } from '../client/state-path.js';
 
 export { stateDir };
@@ -114,7 +107,7 @@ export function readCaptureConfig(
 ): CaptureConfig {
   let file: { url?: unknown; token?: unknown } = {};
   try {
-    const parsed: unknown = JSON.parse(readFileSync(configPath(state), 'utf8'));
+    const parsed: unknown = JSON.parse(readRegularFile(configPath(state), 1024 * 1024).toString('utf8'));
     if (parsed && typeof parsed === 'object') file = parsed as typeof file;
   } catch {
     // absent or unreadable: env only
@@ -206,7 +199,7 @@ export function clearHookFailures(state: string): number | null {
 function updateHookFailures(state: string, change: (failures: HookFailure[]) => HookFailure[]): boolean {
   let release: (() => void) | null = null;
   try {
-    mkdirSync(state, { recursive: true, mode: 0o700 });
+    mkdirs(state, 0o700);
     for (let i = 0; i < 50 && release === null; i++) {
       try {
         release = lockSync(hookFailuresPath(state), {
@@ -305,7 +298,7 @@ export function spoolBacklog(state: string): SessionBacklog[] {
 }
 
 function countNewlines(path: string, from: number, to: number): number {
-  const fd = openSync(path, 'r');
+  const fd = openRegularForRead(path);
   try {
     const buf = Buffer.alloc(64 * 1024);
     let n = 0;

@@ -1,0 +1,208 @@
+/**
+ * A hook answers within its budget whatever its work does (issue 25 item 1, seed 000: "A hook stops after
+ * 3.5 seconds … On failure, it returns an empty result so the agent continues"). Through the real
+ * `bin/hansard hook …` process: a state directory under /proc (where mkdir answers ENOENT: Node's
+ * recursive mkdir loops for ever), a project whose `.git/HEAD` is a FIFO or a link to /dev/zero, and a
+ * hook whose own thread is made to block for ever (a preload, `block-preload.cjs`: a JavaScript loop, a
+ * read of a FIFO, a native loop), where only the watchdog thread can answer.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readHookFailures } from '../../lib/capture/state-dir.js';
+import { tmpDirs } from '../support/tmp.js';
+import { fixture, ROOT, runHook, sessionEvents, spoolSessions, useBuiltCli } from './helpers.js';
+
+const cli = useBuiltCli('watchdog');
+const tmp = tmpDirs('hansard-hook-watchdog-');
+const linux = existsSync('/proc/self/status');
+/** The hooks' budget in these tests, and what the watchdog adds (hook-watchdog.ts), in ms. */
+const BUDGET = 2_000;
+const GRACE = 250;
+/** Spawning Node on a busy machine, the watchdog's own start and its wait for the hook's thread. */
+const SLACK = 2_500;
+/** A hook that blocks for ever is killed by the test here, so that a failure ends. */
+const KILL_AFTER = 20_000;
+
+/** A FIFO nobody writes. */
+function fifo(path: string): string {
+  execFileSync('mkfifo', [path]);
+  return path;
+}
+
+describe.skipIf(!linux)('the two examples of issue 25', () => {
+  it(
+    'HANSARD_STATE_DIR under /proc (mkdir answers ENOENT): every hook answers at once and exits 0',
+    async () => {
+      const env = {
+        HANSARD_STATE_DIR: `/proc/hansard-test-${process.pid}/state`,
+        HANSARD_HOOK_BUDGET_MS: '3000',
+      };
+      const start = await runHook(
+        cli.bin,
+        ['claude-code'],
+        fixture('real/hook-SessionStart.json'),
+        env,
+        KILL_AFTER,
+      );
+      expect(start.code).toBe(0);
+      expect(start.ms).toBeLessThan(3_000 + SLACK);
+      const ctx = (JSON.parse(start.stdout) as { hookSpecificOutput: { additionalContext: string } })
+        .hookSpecificOutput.additionalContext;
+      expect(ctx).toContain('hansard is not recording this session');
+      const prompt = await runHook(
+        cli.bin,
+        ['claude-code'],
+        fixture('real/hook-UserPromptSubmit.json'),
+        env,
+        KILL_AFTER,
+      );
+      expect(prompt).toMatchObject({ code: 0, stdout: '', stderr: '' });
+      const codex = await runHook(
+        cli.bin,
+        [
+          'codex',
+          JSON.stringify({ type: 'agent-turn-complete', 'thread-id': 't1', 'last-assistant-message': 'x' }),
+        ],
+        '',
+        env,
+        KILL_AFTER,
+      );
+      expect(codex).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    },
+    3 * KILL_AFTER,
+  );
+
+  for (const kind of ['a FIFO', 'a symlink to /dev/zero'] as const) {
+    it(
+      `.git/HEAD is ${kind}: SessionStart answers at once with the project, without a branch`,
+      async () => {
+        const project = tmp.make();
+        mkdirSync(join(project, '.git'));
+        if (kind === 'a FIFO') fifo(join(project, '.git', 'HEAD'));
+        else symlinkSync('/dev/zero', join(project, '.git', 'HEAD'));
+        const state = tmp.make();
+        const payload = { ...JSON.parse(fixture('real/hook-SessionStart.json')), cwd: project };
+        const r = await runHook(
+          cli.bin,
+          ['claude-code'],
+          JSON.stringify(payload),
+          { HANSARD_STATE_DIR: state },
+          KILL_AFTER,
+        );
+        expect(r.code).toBe(0);
+        expect(r.ms).toBeLessThan(3_500);
+        const ctx = (JSON.parse(r.stdout) as { hookSpecificOutput: { additionalContext: string } })
+          .hookSpecificOutput.additionalContext;
+        expect(ctx).toContain('hansard is recording this session as s_');
+        expect(ctx).toContain(`Project: ${project.split('/').at(-1)} (${project}).`);
+        expect(ctx).not.toContain('git branch');
+        expect(readHookFailures(state)).toEqual([]);
+      },
+      KILL_AFTER + 5_000,
+    );
+  }
+});
+
+describe.skipIf(!linux)('a hook whose own thread blocks for ever: the watchdog answers', () => {
+  const blockEnv = (state: string, at: 'lock' | 'save', how: string) => ({
+    HANSARD_STATE_DIR: state,
+    HANSARD_HOOK_BUDGET_MS: String(BUDGET),
+    NODE_OPTIONS: `--require ${join(ROOT, 'test/capture/block-preload.cjs')}`,
+    TEST_HOOK_BLOCK_AT: at,
+    TEST_HOOK_BLOCK_HOW: how,
+    TEST_HOOK_BLOCK_FIFO: fifo(join(tmp.make(), 'never-written')),
+  });
+
+  for (const how of ['spin', 'fifo', 'mkdir'] as const) {
+    const what = {
+      spin: 'a JavaScript loop',
+      fifo: 'a read of a FIFO',
+      mkdir: "Node's recursive mkdir under /proc",
+    }[how];
+    it(
+      `blocked in ${what} before writing: empty answer, exit 0 at the deadline, the event deferred and written once by the next hook`,
+      async () => {
+        const state = tmp.make();
+        const r = await runHook(
+          cli.bin,
+          ['claude-code'],
+          fixture('real/hook-UserPromptSubmit.json'),
+          blockEnv(state, 'lock', how),
+          KILL_AFTER,
+        );
+        expect(r).toMatchObject({ code: 0, signal: null, stdout: '' });
+        expect(r.ms).toBeGreaterThan(BUDGET);
+        expect(r.ms).toBeLessThan(BUDGET + GRACE + SLACK);
+        const failures = readHookFailures(state);
+        expect(failures).toEqual([
+          expect.objectContaining({ hook: 'claude-code:UserPromptSubmit', reason: 'timeout' }),
+        ]);
+        expect(failures[0]!.message).toContain('the watchdog answered empty');
+        expect(failures[0]!.message).toContain("deferred to the session's next hook");
+        expect(JSON.stringify(failures)).not.toContain('What is 2+2?');
+        // The session's next hook (nothing blocks it) writes the deferred prompt, then its own event.
+        const stop = await runHook(cli.bin, ['claude-code'], fixture('real/hook-Stop.json'), {
+          HANSARD_STATE_DIR: state,
+        });
+        expect(stop).toMatchObject({ code: 0, stdout: '' });
+        const evs = sessionEvents(spoolSessions(state)[0]!);
+        expect(evs.map((e) => e.type)).toEqual(['writer.start', 'message', 'turn.start', 'turn.end']);
+        expect(evs[1]).toMatchObject({ text: 'What is 2+2?', hook_deferred: expect.any(String) });
+      },
+      2 * KILL_AFTER,
+    );
+  }
+
+  it(
+    'blocked while saving, its events written: exit 0 at the deadline, the event kept once, not deferred',
+    async () => {
+      const state = tmp.make();
+      const first = await runHook(cli.bin, ['claude-code'], fixture('real/hook-SessionStart.json'), {
+        HANSARD_STATE_DIR: state,
+      });
+      expect(first.code).toBe(0);
+      const r = await runHook(
+        cli.bin,
+        ['claude-code'],
+        fixture('real/hook-UserPromptSubmit.json'),
+        blockEnv(state, 'save', 'fifo'),
+        KILL_AFTER,
+      );
+      expect(r).toMatchObject({ code: 0, signal: null, stdout: '' });
+      expect(r.ms).toBeLessThan(BUDGET + GRACE + SLACK);
+      const failures = readHookFailures(state);
+      expect(failures).toEqual([
+        expect.objectContaining({ hook: 'claude-code:UserPromptSubmit', reason: 'timeout' }),
+      ]);
+      expect(failures[0]!.message).toContain('its events may be partly written');
+      const stop = await runHook(cli.bin, ['claude-code'], fixture('real/hook-Stop.json'), {
+        HANSARD_STATE_DIR: state,
+      });
+      expect(stop.code).toBe(0);
+      const prompts = sessionEvents(spoolSessions(state)[0]!).filter((e) => e.type === 'message');
+      expect(prompts.map((e) => e.text)).toEqual(['What is 2+2?']);
+    },
+    3 * KILL_AFTER,
+  );
+
+  it(
+    'a Codex notify blocked for ever: exit 0 at the deadline, timeout recorded under codex',
+    async () => {
+      const state = tmp.make();
+      const payload = JSON.stringify({
+        type: 'agent-turn-complete',
+        'thread-id': 't-blocked',
+        'last-assistant-message': 'done',
+      });
+      const r = await runHook(cli.bin, ['codex', payload], '', blockEnv(state, 'lock', 'spin'), KILL_AFTER);
+      expect(r).toMatchObject({ code: 0, signal: null, stdout: '' });
+      expect(r.ms).toBeLessThan(BUDGET + GRACE + SLACK);
+      expect(readHookFailures(state)).toEqual([
+        expect.objectContaining({ hook: 'codex:agent-turn-complete', reason: 'timeout' }),
+      ]);
+    },
+    2 * KILL_AFTER,
+  );
+});
