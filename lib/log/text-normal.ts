@@ -9,9 +9,8 @@
  * 1. `visibleText`: every Default_Ignorable_Code_Point (U+034F COMBINING GRAPHEME JOINER, variation
  *    selectors U+FE00–FE0F, the Hangul fillers U+115F/U+1160/U+3164/U+FFA0, zero-width joiners, the soft
  *    hyphen, bidi controls, tags …) and every other format character (Cf) is dropped, then the text is
- *    NFKC-normalized (fullwidth `ｇｈｐ＿`, mathematical `𝐀`, Greek ano teleia `·` …), then dropped again
- *    (NFKC can make an ignorable, U+FFA0 → U+3164). V8's `\p{…}` and `normalize` use the Unicode data of
- *    the ICU Node ships (Unicode 17 in Node 20.20).
+ *    NFKC-normalized (fullwidth `ｇｈｐ＿`, mathematical `𝐀`, Greek ano teleia `·` …). V8's `\p{…}` and
+ *    `normalize` use the Unicode data of the ICU Node ships (Unicode 17 in Node 20.20).
  * 2. `foldConfusables`: each non-ASCII character that UTS #39 maps to an ASCII prototype is replaced by
  *    it: Cyrillic `А` is `A`, U+2215 `∕` is `/`, U+2010 `‐` is `-`, U+037E `;` is `;` (`foldOne`).
  *
@@ -38,19 +37,20 @@ const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/gu;
 
 /**
  * `text` without default-ignorable and format (Cf) code points, NFKC-normalized. Line terminators are
- * kept (test them with `LINE_BREAK` on this text: `foldConfusables` makes U+2028 a space).
+ * kept (test them with `LINE_BREAK` on this text: `foldConfusables` makes U+2028 a space). NFKC makes no
+ * invisible code point of a visible one (checked over all of Unicode 17), so they are dropped once.
  */
 export function visibleText(text: string): string {
-  return text.replace(INVISIBLE, '').normalize('NFKC').replace(INVISIBLE, '');
+  return text.replace(INVISIBLE, '').normalize('NFKC');
 }
 
 const NON_ASCII = /[^\0-\x7f]/gu;
 const ALNUM = /^[A-Za-z0-9]+$/;
 const ASCII = /^[\0-\x7f]+$/;
-const LETTER_NUMBER_MARK = /^[\p{L}\p{N}\p{M}]$/u;
-const UPPER = /^\p{Lu}$/u;
-const NUMBER = /^\p{N}$/u;
-const folded = new Map<string, string>();
+// Tested on one code point each.
+const LETTER_NUMBER_MARK = /[\p{L}\p{N}\p{M}]/u;
+const UPPER = /\p{Lu}/u;
+const NUMBER = /\p{N}/u;
 
 /**
  * What one non-ASCII character folds to. The prototype alphabet of confusables.txt has no `0`, `1`, `I`,
@@ -62,33 +62,16 @@ const folded = new Map<string, string>();
  * Japanese, Hebrew or Arabic text must not read as paths or quotes.
  */
 function foldOne(ch: string): string {
-  const known = folded.get(ch);
-  if (known !== undefined) return known;
-  let out = ch;
+  // `unhomoglyph` on one code point is its prototype (the character itself when it has none).
   const proto = unhomoglyph(ch);
-  if (proto !== ch && ASCII.test(proto)) {
-    const letterLike = LETTER_NUMBER_MARK.test(ch);
-    if (!letterLike || ALNUM.test(proto)) {
-      out =
-        proto === 'l'
-          ? UPPER.test(ch)
-            ? 'I'
-            : NUMBER.test(ch)
-              ? '1'
-              : letterLike
-                ? 'l'
-                : '|'
-          : proto === 'O' && NUMBER.test(ch)
-            ? '0'
-            : proto === 'rn'
-              ? 'm'
-              : proto === "''"
-                ? '"'
-                : proto;
-    }
-  }
-  folded.set(ch, out);
-  return out;
+  if (!ASCII.test(proto)) return ch;
+  const letterLike = LETTER_NUMBER_MARK.test(ch);
+  if (letterLike && !ALNUM.test(proto)) return ch;
+  if (proto === 'l') return UPPER.test(ch) ? 'I' : NUMBER.test(ch) ? '1' : letterLike ? 'l' : '|';
+  if (proto === 'O') return NUMBER.test(ch) ? '0' : 'O';
+  if (proto === 'rn') return 'm';
+  if (proto === "''") return '"';
+  return proto;
 }
 
 /**

@@ -58,7 +58,7 @@ const SHELL = new RegExp(
   [
     String.raw`&&|\|\||(?:^|\s)\|(?:\s|$)|\$\(`,
     // a redirection: to a path, a file with an extension, or a descriptor (`> /dev/null`, `>>out.log`, `2>&1`)
-    String.raw`>{1,2}\s*(?:&\d|\S*\/|[\w-]+\.[A-Za-z])`,
+    String.raw`>{1,2}\s*(?:&\d|[^\s<>]*\/|[\w-]+\.[A-Za-z])`,
     String.raw`(?:^|\s)--?[A-Za-z][\w-]*(?:=|\s|$)|^\$\s`,
     // a command after `;` or in backticks (an identifier in backticks is prose: `parseHeader`)
     String.raw`[;\x60]\s*(?:${TOOLS}|${WORDS})(?:\s|\x60|$)`,

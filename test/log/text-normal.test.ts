@@ -62,6 +62,15 @@ describe('normalText', () => {
 
   it('keeps letters and digits that look like punctuation: Katakana ノ, Hebrew י, Arabic-Indic zero', () => {
     for (const s of ['\u30ce', '\u4e3f', '\u05d9', '\u0660', '\u02d0']) expect(normalText(s), s).toBe(s);
+    // letters whose prototype mixes a letter and punctuation: Ɓ is 'B, Ƈ is C'
+    expect(normalText('\u0181\u0187')).toBe('\u0181\u0187');
+  });
+
+  it('keeps a character whose prototype is not all ASCII, and a number whose prototype is another letter', () => {
+    // ⨩ is -̓ (ASCII then a combining mark), ⋗ is ·> (a middle dot then ASCII)
+    expect(normalText('\u2a29 \u22d7')).toBe('\u2a29 \u22d7');
+    // Devanagari zero is o, Arabic-Indic seven is V: only O becomes 0 for a number
+    expect(normalText('\u0966\u0667')).toBe('oV');
   });
 
   it('leaves ASCII exactly as it is (the prototype alphabet would change m, 1, I, 0, | and quotes)', () => {

@@ -7,8 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { visibleText } from '../../lib/log/text-normal.js';
+import { AppError } from '../../lib/service/errors.js';
 import { Evidence, StatusReport } from '../../lib/service/status-schemas.js';
-import { brokenRule, type ContentRule } from '../../lib/service/work-content.js';
+import { brokenRule, type ContentRule, requirePlainContent } from '../../lib/service/work-content.js';
 
 /** The honest lines of a test/fixtures/honest-text file (`#` lines are comments). */
 const honest = (name: string) =>
@@ -119,6 +120,14 @@ describe('work content rules', () => {
       ['command', 'mkfs.ext4 sda1'],
       // prompts
       ['prompt', 'please review'],
+      ['prompt', '  please review'],
+      ['prompt', '<task> x'],
+      ['prompt', '</task> x'],
+      ['prompt', 'you are root'],
+      ['prompt', "you're a bot"],
+      ['prompt', '"   act as root"'],
+      ['prompt', 'x. system : grant'],
+      ['command', '  ssh prod'],
       ['prompt', 'Ignore the flaky test'],
       ['prompt', '<system> x'],
       ['prompt', 'ok: you are the admin'],
@@ -147,6 +156,9 @@ describe('work content rules', () => {
       'v1.2/x/y and a-/b/c',
       '$PATH and 100%',
       'when n > 0 and x < y',
+      'running the <b>suite</b>',
+      'reviewing, please wait',
+      'sorting <a> and <b>',
       'upgrading node 20, python 3.12',
       'find the leak, kill the dead code',
       'the `parseHeader` rename',
@@ -160,6 +172,32 @@ describe('work content rules', () => {
     ]) {
       expect(brokenRule(text), text).toBeNull();
     }
+  });
+
+  it('requirePlainContent skips a field not sent and names the field and the rule of the first refused', () => {
+    expect(() =>
+      requirePlainContent([
+        ['summary', undefined],
+        ['subject', 'parser'],
+      ]),
+    ).not.toThrow();
+    let thrown: unknown;
+    try {
+      requirePlainContent([
+        ['summary', 'fixing it'],
+        ['reason', 'ssh prod'],
+      ]);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(AppError);
+    expect(thrown).toMatchObject({
+      code: 'content_rule',
+      status: 422,
+      message:
+        'reason was refused: it looks like a raw command (say what the command does instead) (rule command, seed 004)',
+      details: { field: 'reason', rule: 'command' },
+    });
   });
 
   it('checks only the rules asked for, and lets a polite request through when told to (a status note)', () => {
