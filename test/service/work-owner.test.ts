@@ -130,4 +130,14 @@ describe('requireOwner', () => {
       }
     }
   });
+
+  it('says what would be accepted instead: a token of the chain or an admin, or the names the item was started with', () => {
+    const w = item(hook);
+    expect(refusal(() => requireOwner(stranger, w, named)).message).toMatch(
+      new RegExp(`^work ${w.id} was not started by this token's chain: .*token that started it.*admin`),
+    );
+    expect(refusal(() => requireOwner(hook, w, { ...named, actor: 'someone' })).message).toMatch(
+      new RegExp(`^work ${w.id} belongs to another session, system or actor .*\\(GET /v1/work/${w.id}\\)$`),
+    );
+  });
 });
