@@ -17,6 +17,7 @@ import {
   OPTIONAL_TRAILING_FIELDS,
   TYPE_FIELDS,
 } from './events.js';
+import { cutText } from './text-cut.js';
 import { parseTs } from './time.js';
 
 /** An event as read from a segment: its envelope, its parsed object and the exact line it came from. */
@@ -226,7 +227,7 @@ function lineProblem(
       line,
       offset,
       message,
-      excerpt: Buffer.from(bytes.subarray(0, 600)).toString('utf8').slice(0, 200),
+      excerpt: cutText(Buffer.from(bytes.subarray(0, 600)).toString('utf8'), 200),
       bytes,
       complete,
     },

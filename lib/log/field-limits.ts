@@ -3,6 +3,8 @@
  * JSON, so no line can exceed the 5 MiB chunk limit. A field over it is cut and named in `truncated`.
  */
 
+import { graphemeFloor } from './text-cut.js';
+
 /** Largest JSON encoding (UTF-8 bytes) a field may have before the writer cuts it and names it in `truncated` (DESIGN §7). */
 export const MAX_FIELD_BYTES = 1024 * 1024;
 
@@ -11,8 +13,8 @@ const CUTTABLE = new Set(['text', 'input', 'output', 'error', 'value', 'reason']
 
 /**
  * Cuts any cuttable field whose JSON encoding is over `MAX_FIELD_BYTES` UTF-8 bytes, so that no line we
- * write can exceed the chunk limit (DESIGN §7). A string keeps its longest prefix that fits (never half a
- * surrogate pair); any other value is replaced by the prefix of its JSON text.
+ * write can exceed the chunk limit (DESIGN §7). A string keeps its longest prefix that fits and ends on a
+ * grapheme-cluster boundary (never half a surrogate pair, a flag or a ZWJ emoji); any other value is replaced by the prefix of its JSON text.
  */
 export function cutLongFields(fields: Record<string, unknown>): {
   fields: Record<string, unknown>;
@@ -50,7 +52,6 @@ function cutToJsonBytes(s: string, max: number): string {
     if (jsonBytes(s.slice(0, mid)) <= max) lo = mid;
     else hi = mid - 1;
   }
-  const code = s.charCodeAt(lo - 1);
-  if (lo > 0 && code >= 0xd800 && code <= 0xdbff) lo -= 1;
-  return s.slice(0, lo);
+  // on a grapheme-cluster boundary: never half a surrogate pair, a flag or a ZWJ emoji (issue 25.6)
+  return s.slice(0, graphemeFloor(s, lo));
 }

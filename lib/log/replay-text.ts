@@ -8,6 +8,7 @@ import { decodeEvent, parseLineText, type RecordedEvent } from './codec.js';
 import { type CorrectionIndex, type EffectiveEvent, effectiveLine } from './corrections.js';
 import { escapeControl, hasControl } from './escape.js';
 import { type LineFields, RawJson } from './line-fields.js';
+import { cutText } from './text-cut.js';
 import { Authors, contestedMarkBytes, type MarkCache, newMarkCache, printableAscii } from './text-mark.js';
 import type { TextOut } from './text-out.js';
 
@@ -340,12 +341,13 @@ function compactJson(v: unknown): string {
 
 /**
  * Free text on one line: newlines shown as ` ⏎ `, tabs as spaces, every other control, DEL, C1 and bidi
- * character escaped (`escapeControl`), cut to a screen line.
+ * character escaped (`escapeControl`), cut to a screen line on a character boundary (`cutText`: never half
+ * a flag or of a ZWJ emoji).
  */
 export function oneLine(s: string): string {
   // No newline or tab in a string hasControl passes: the replaces would find nothing.
   const flat = hasControl(s) ? escapeControl(s.replace(/\r?\n/g, ' ⏎ ').replace(/\t/g, ' ')) : s;
-  return flat.length > MAX_WHAT ? `${flat.slice(0, MAX_WHAT - 1)}…` : flat;
+  return flat.length > MAX_WHAT ? `${cutText(flat, MAX_WHAT - 1)}…` : flat;
 }
 
 /**

@@ -1,9 +1,13 @@
 /**
- * User text made safe to cut, store and put in a link (issue 14, the board): a writer's `user_id`,
- * agent name or prompt may hold a lone surrogate (a raw `"\ud83d"` JSON escape), and a cut by
+ * User text made safe to cut, store and put in a link (issue 14, the board; issue 25.6): a writer's
+ * `user_id`, agent name or prompt may hold a lone surrogate (a raw `"\ud83d"` JSON escape), and a cut by
  * `String.prototype.slice` can split an emoji's surrogate pair. Such a string is not well-formed
- * UTF-16: `encodeURIComponent` throws `URIError` on it and UTF-8 encoders write U+FFFD for it. So the
- * summary and ingest cut with `cutText`, and the pages build links with `uriComponent`.
+ * UTF-16: `encodeURIComponent` throws `URIError` on it and UTF-8 encoders write U+FFFD for it. A cut
+ * between two code points can still split what a reader sees as one character (a grapheme cluster,
+ * UAX #29): half a flag (one regional indicator of two), an emoji ZWJ sequence ending in a bare joiner
+ * (`👩‍` of `👩‍💻`), a letter without its combining accent. So every cut of text for display (titles, names,
+ * the timeline's excerpts, the text replay, verify's messages) goes through `cutText` or `graphemeFloor`,
+ * which cut on cluster boundaries, and the pages build links with `uriComponent`.
  */
 
 /** ES2024's String methods (Node 20 has them; the project's `lib` is ES2023). */
@@ -18,17 +22,45 @@ export function wellFormed(text: string): string {
   return s.isWellFormed() ? text : s.toWellFormed();
 }
 
+/** One segmenter for every cut: making one costs far more than a cut (ICU's grapheme rules, any locale). */
+const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
 /**
- * `text` made well-formed and cut to at most `max` UTF-16 units, never between the two halves of a
- * surrogate pair (a pair that would straddle the cut is left out whole).
+ * The last grapheme-cluster boundary of `text` at or before UTF-16 index `at` (clamped to 0..length):
+ * where to cut `text` to at most `at` units without splitting a user-perceived character. Only the
+ * first `at + 2` units are segmented (the rules decide a boundary from what precedes it and the one code
+ * point after it), so a cut of a long text costs what a cut of its head does; two characters below
+ * U+0300 (no combining mark, joiner or regional indicator there) are a boundary with no segmenting at all.
+ * A cluster that starts at 0 and runs past `at` (a letter under hundreds of marks) is cut between code
+ * points instead, so a long cluster never leaves nothing.
+ * @example graphemeFloor('ab🇫🇷', 3) // 2: the flag is two code points, one cluster
+ */
+export function graphemeFloor(text: string, at: number): number {
+  if (at <= 0) return 0;
+  if (at >= text.length) return text.length;
+  const before = text.charCodeAt(at - 1);
+  const after = text.charCodeAt(at);
+  if (before < 0x300 && after < 0x300 && !(before === 13 && after === 10)) return at;
+  const start = GRAPHEMES.segment(text.slice(0, at + 2)).containing(at)?.index ?? at;
+  if (start > 0) return start;
+  // a high surrogate at the last kept unit: its low half is past the cut
+  return isHigh(before) ? at - 1 : at;
+}
+
+/**
+ * `text` made well-formed and cut to at most `max` UTF-16 units on a grapheme-cluster boundary
+ * (`graphemeFloor`): a character that would straddle the cut is left out whole, a flag, a ZWJ emoji
+ * sequence or a letter with its accents alike. Only the head of a long text is read.
  * @example cutText('ab😀', 3) // 'ab'
+ * @example cutText('x🇫🇷🇩🇪', 7) // 'x🇫🇷' (not 'x🇫🇷' plus half of 🇩🇪)
  */
 export function cutText(text: string, max: number): string {
-  const s = wellFormed(text);
-  if (s.length <= max) return s;
-  const code = s.charCodeAt(max - 1);
-  // a high surrogate at the last kept unit: its low half is past the cut
-  return s.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+  if (text.length <= max) return wellFormed(text);
+  // Lone surrogates become U+FFFD, one unit for one: the head's indexes stay the text's.
+  const head = wellFormed(text.slice(0, max + 2));
+  return head.slice(0, graphemeFloor(head, max));
 }
 
 /** `encodeURIComponent` that never throws: lone surrogates are encoded as U+FFFD (`%EF%BF%BD`). */

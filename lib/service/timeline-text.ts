@@ -4,7 +4,7 @@
  * (`escapeControl`, lib/log/escape.ts) where it is one line; free text keeps its newlines only.
  */
 import { escapeControl } from '../log/escape.js';
-import { cutText } from '../log/text-cut.js';
+import { cutText, graphemeFloor } from '../log/text-cut.js';
 
 /** Ids that make a readable anchor as they are; others are hashed (an id may hold anything). */
 const SAFE_ID = /^[A-Za-z0-9_.:-]{1,120}$/;
@@ -68,8 +68,8 @@ export function inputSummary(input: unknown): string {
 }
 
 /**
- * Free text cut to `maxBytes` of UTF-8 (never in the middle of a character), with how many bytes were
- * left out. Newlines stay (the page shows it pre-wrapped), a tab is four spaces; every other control, bidi
+ * Free text cut to `maxBytes` of UTF-8 (never in the middle of a character: not of a code point, nor of a
+ * grapheme cluster such as a flag or a ZWJ emoji, `graphemeFloor`), with how many bytes were left out. Newlines stay (the page shows it pre-wrapped), a tab is four spaces; every other control, bidi
  * and separator character is escaped.
  */
 export function excerpt(text: string, maxBytes: number): { text: string; more_bytes: number } {
@@ -79,6 +79,9 @@ export function excerpt(text: string, maxBytes: number): { text: string; more_by
     shown = Buffer.from(text, 'utf8').subarray(0, maxBytes).toString('utf8');
     // A character cut in two decodes as U+FFFD at the end: drop it.
     if (shown.endsWith('\uFFFD') && !text.startsWith(shown)) shown = shown.slice(0, -1);
+    // Each UTF-16 unit of `shown` is one of `text` (a lone surrogate decodes as one U+FFFD): the
+    // cluster boundary is found in `text`, which still has the code point after the cut.
+    shown = shown.slice(0, graphemeFloor(text, shown.length));
   }
   const more = total - Buffer.byteLength(shown, 'utf8');
   return { text: keepLines(shown), more_bytes: more };

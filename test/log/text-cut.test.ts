@@ -64,3 +64,36 @@ describe('links and summaries of names with lone surrogates', () => {
     expect(next.asked).toHaveLength(1);
   });
 });
+
+/** Issue 25.6: every display cut falls between grapheme clusters. */
+const FLAG = '\u{1F1EB}\u{1F1F7}'; // 🇫🇷, two regional indicators
+const CODER = '\u{1F469}\u200D\u{1F4BB}'; // 👩‍💻
+const HALF_FLAG = /(?<!\p{RI})\p{RI}(?:\p{RI}\p{RI})*(?!\p{RI})/u;
+const BARE_JOINER = /\u200D(?!\p{Extended_Pictographic})/u;
+
+describe('cutText on grapheme clusters', () => {
+  it('never keeps half a flag: a title cut at 160 in the middle of one ends before it', () => {
+    const title = `x${FLAG.repeat(50)}`; // unit 160 is inside the 40th flag
+    const cut = cutText(title, 160);
+    expect(cut).toBe(`x${FLAG.repeat(39)}`);
+    for (let n = 1; n <= 40; n++) expect(cutText(title, n), String(n)).not.toMatch(HALF_FLAG);
+  });
+
+  it('never ends a name on a bare joiner of a ZWJ emoji', () => {
+    const name = `${'a'.repeat(61)}${CODER}z`; // 61 + 👩 (2) + joiner (1) = 64
+    expect(cutText(name, 64)).toBe('a'.repeat(61));
+    expect(cutText(name, 66)).toBe(`${'a'.repeat(61)}${CODER}`);
+    for (let n = 61; n <= 67; n++) expect(cutText(name, n)).not.toMatch(BARE_JOINER);
+  });
+
+  it('keeps a letter with its combining accent', () => {
+    expect(cutText('Jose\u0301 and more', 4)).toBe('Jos');
+    expect(cutText('Jose\u0301 and more', 5)).toBe('Jose\u0301');
+  });
+
+  it('cuts a cluster longer than the cut between code points rather than to nothing', () => {
+    const zalgo = `e${'\u0301'.repeat(200)}`;
+    expect(cutText(zalgo, 64)).toBe(zalgo.slice(0, 64));
+    expect(cutText(`\u{1F469}${'\u{1F3FB}'.repeat(40)}`, 5)).toBe('\u{1F469}\u{1F3FB}');
+  });
+});
