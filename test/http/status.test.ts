@@ -44,7 +44,7 @@ describe('POST /v1/sessions/{sid}/status', () => {
     });
     expect(stored.json.events[1].evidence[0].check).toMatchObject({
       verdict: 'unsupported',
-      reason: 'no recorded action matches "npm test"',
+      reason: 'no observed action matches "npm test"',
     });
     const withoutChecks = (j: {
       events: { evidence: { check?: unknown }[] }[];
