@@ -8,15 +8,15 @@
  * - here, a timer that, when the budget (3.5 s) is spent, prints nothing, defers a parsed payload that no
  *   event was written for, records `timeout` in hook-failures.json and exits 0, whatever the hook is still
  *   waiting for (a lock, the server);
- * - the watchdog (`hook-watchdog.ts`), a worker thread `dist/hook.cjs` started first, does the same 250 ms
- *   later when this thread is blocked and its timer cannot run (a system call that does not return, a
- *   loop). This thread tells it how far it got (`progress` below).
- * Exit status is 0 in every case (Claude Code blocks the tool call on 2 and shows other codes as errors).
+ * - the watchdog (`hook-watchdog.ts`), a supervisor process `dist/hook.cjs` started first, kills the hook
+ *   250 ms later when this thread is blocked and its timer cannot run (a system call that does not
+ *   return, a loop), then defers and records for it. This thread tells it how far it got (`progress`).
+ * Exit status is 0 in every case but that one (Claude Code blocks the tool call on 2 and shows other
+ * codes as errors; a killed hook is shown as failed, and the agent goes on).
  * `lib/capture/hook-entry.ts` runs it; tests import it without running it.
  */
 import { fstatSync, readSync } from 'node:fs';
 import { type HookProgress, runClaudeHook, runCodexHook } from './hook.js';
-import { hardExit } from './hook-exit.js';
 import { hookBudgetMs, STAGE_COMMITTED, STAGE_WRITING, type Watchdog } from './hook-watchdog.js';
 import { appendInbox } from './inbox.js';
 import { recordHookFailure, stateDir } from './state-dir.js';
@@ -46,8 +46,7 @@ export async function hookMain(
   const answer = (out: string): void => {
     if (answered) return;
     answered = true;
-    // The watchdog answered first (this thread was blocked past its deadline): it is ending the process.
-    if (watchdog && !watchdog.claimAnswer()) watchdog.park();
+    watchdog?.answered();
     if (out) process.stdout.write(`${out}\n`);
   };
   const timer = setTimeout(
@@ -71,9 +70,10 @@ export async function hookMain(
         message: `no answer within ${hookBudgetMs(env)} ms (a held session lock, a slow disk or server): answered empty${deferred ? "; the event was deferred to the session's next hook" : progress.committed ? '; the events were written' : '; the event was not recorded'}`,
         ms: Math.round(performance.now()),
       });
-      // Not process.exit, which would stop the watchdog and then wait for libuv's pool, where a request
-      // may still wait for the network (a DNS lookup); the watchdog ends the process if exit waits too.
-      hardExit(0);
+      // The exit may wait for libuv's pool, where a request may still wait for the network (a DNS
+      // lookup): the supervisor stays and ends the process at its deadline if it does.
+      watchdog?.keep();
+      process.exit(0);
     },
     Math.max(0, hookBudgetMs(env) - performance.now()),
   );
@@ -93,9 +93,9 @@ export async function hookMain(
     answer('');
   }
   clearTimeout(timer);
-  // SessionStart is the hook that asks the server (its token): a DNS lookup still running in libuv's
-  // pool would hold process.exit past the agent's limit; hardExit leaves it to the watchdog.
-  if (progress.hook === 'claude-code:SessionStart') hardExit(0);
+  // A request went to the server (SessionStart's token): a DNS lookup still running in libuv's pool
+  // would hold the exit past the agent's limit; the supervisor stays to end it.
+  if (progress.network) watchdog?.keep();
   return 0;
 }
 
@@ -109,6 +109,7 @@ function watchedProgress(initial: string, watchdog: Watchdog | null): HookProgre
   let writing = false;
   let committed = false;
   return {
+    network: false,
     get hook() {
       return hook;
     },
@@ -120,7 +121,7 @@ function watchedProgress(initial: string, watchdog: Watchdog | null): HookProgre
     },
     set defer(v) {
       defer = v;
-      watchdog?.parsed({ hook, defer: v });
+      watchdog?.parsed(hook, v);
     },
     get writing() {
       return writing;

@@ -1,31 +1,35 @@
 /**
  * The hook's watchdog (issue 25 item 1, seed 000: "A hook stops after 3.5 seconds … On failure, it
  * returns an empty result so the agent continues"). The budget is enforced from outside the work it
- * guards: a worker thread, started by `dist/hook.cjs` before anything else runs, that the hook's own thread
- * cannot stop, whatever it does (spin in JavaScript, loop in a native call, block in a system call).
+ * guards: a small supervisor process that `dist/hook.cjs` starts before anything else runs, which the
+ * hook's own thread cannot stop, whatever it does (spin in JavaScript, loop in a native call, block in a
+ * system call).
  *
  * Two deadlines:
  * - at the budget (3.5 s, `HANSARD_HOOK_BUDGET_MS`), the hook's own timer (`hook-main.ts`) answers empty,
  *   defers a parsed payload, records `timeout` and exits 0, as long as its event loop runs (it waits for
  *   a lock or the server);
- * - `WATCHDOG_GRACE_MS` later, if the process is still there, its thread is blocked: the watchdog
- *   (`hook-watchdog-fire.ts`, `dist/hook-watchdog.cjs`, loaded only then) answers empty, defers the
- *   payload when no event was written yet, records `timeout` and ends the process with status 0 through
- *   the C library's `exit` (`hook-exit.ts`), which waits for no blocked thread.
+ * - `WATCHDOG_GRACE_MS` later, the supervisor (`/bin/sh` running `sleep`) checks that the hook is still
+ *   its parent, kills it (SIGKILL: its stdout stays empty; the agent sees a failed hook and goes on), and
+ *   becomes the rescuer (`hook-watchdog-rescue.ts`, `dist/hook-watchdog.cjs`, Node started only then),
+ *   which defers the payload when no event of it was written, and records the `timeout`.
+ * What the rescuer needs to know it reads from a pipe the hook writes its progress to, one JSON line at
+ * a time (what it parsed, whether it began writing or saved, whether it answered): the pipe outlives the
+ * hook's thread, whatever blocks it.
  *
- * The two threads share a few integers (a SharedArrayBuffer), so the watchdog knows how far the hook got
- * even when its thread is stuck: who answered (`ANSWER`) and whether events are being written or are
- * saved (`STAGE`). The payload to defer is posted to the watchdog when it is parsed.
- *
- * Cost: the worker starts beside the hook's own work (another core when there is one) and is stopped at
- * exit; its code is a few lines, the rest loads only when it fires (docs/benchmarks.md measures it).
+ * Why a process and not a worker thread: a worker can end the process with status 0 (the C library's
+ * `exit` through WASI), but starting one costs about 30 ms of CPU in every hook (V8 isolate and Node
+ * bootstrap), +27% CPU and +21% wall time at p50 as measured; the supervisor costs the fork of `sh` and
+ * loading child_process (docs/benchmarks.md). The price is the exit status in the rare case the hook's
+ * thread is blocked: killed, not 0. The hook ends every ordinary run by killing the supervisor (its
+ * process group); after a timeout it leaves it, so that an exit that itself waits on a stuck thread (a DNS
+ * lookup in libuv's pool) is ended too. On Windows (no /bin/sh) only the hook's own timer remains.
  */
-import { SHARE_ENV, Worker } from 'node:worker_threads';
-import { EXIT_KEY, hardExit } from './hook-exit.js';
+import type { ChildProcess } from 'node:child_process';
 
 /** The budget a hook answers within (seed 000: before the agent's five-second limit). */
 export const HOOK_BUDGET_MS = 3_500;
-/** How long after the budget the watchdog ends a process whose own thread did not. */
+/** How long after the budget the supervisor ends a hook that did not end itself. */
 export const WATCHDOG_GRACE_MS = 250;
 
 /** The budget of this process: `HANSARD_HOOK_BUDGET_MS` (tests shorten it), else 3.5 s. */
@@ -34,119 +38,109 @@ export function hookBudgetMs(env: NodeJS.ProcessEnv): number {
   return Number.isFinite(n) && n > 0 ? n : HOOK_BUDGET_MS;
 }
 
-/** Slots of the shared Int32Array: who answered, how far the writing got, a never-signalled slot for
- * parking a thread, and 1 once the hook's thread runs the exit the watchdog asked for. */
-export const ANSWER = 0;
-export const STAGE = 1;
-const PARK = 2;
-export const EXITING = 3;
-/** `ANSWER` values: nobody yet, the hook's own thread, the watchdog. */
-export const ANSWERED_BY_HOOK = 1;
-export const ANSWERED_BY_WATCHDOG = 2;
-/** `STAGE` values: parsing or waiting (nothing written), events being written, written and saved. */
+/** How far the hook got, as it tells the supervisor (one JSON object per line on the pipe). */
+export type WatchdogNote =
+  | { hook: string; defer: { inbox: string; payload: unknown } | null }
+  | { stage: typeof STAGE_WRITING | typeof STAGE_COMMITTED }
+  | { answered: true };
+/** Events are being written (too late to defer: the event could be written twice). */
 export const STAGE_WRITING = 1;
+/** The events are written and the state saved. */
 export const STAGE_COMMITTED = 2;
-
-/** What the worker is started with (structured-cloned). */
-export interface WatchdogData {
-  /** the shared flags (`ANSWER`, `STAGE`) */
-  flags: SharedArrayBuffer;
-  /** when to fire, on the `performance.timeOrigin + performance.now()` clock (ms) */
-  at: number;
-  /** `dist/hook-watchdog.cjs`: the code that fires */
-  fire: string;
-  state: string;
-  harness: 'claude-code' | 'codex';
-  budgetMs: number;
-  graceMs: number;
-}
-
-/** What the hook tells the watchdog once its payload is parsed. */
-export interface WatchdogProgress {
-  /** `harness:event`, what a failure is recorded under */
-  hook: string;
-  /** the session inbox and the payload to append there when the hook could not write it */
-  defer: { inbox: string; payload: unknown } | null;
-}
 
 /** The hook's side of the watchdog. */
 export interface Watchdog {
-  /** Claims the answer for the hook's own thread; false when the watchdog answered (the process is ending). */
-  claimAnswer(): boolean;
-  /** Hands the watchdog what a deadline needs; call it as soon as the payload is parsed. */
-  parsed(progress: WatchdogProgress): void;
-  /** `STAGE_WRITING` before the first event is written (too late to defer), `STAGE_COMMITTED` once saved. */
+  /** Tells the supervisor what it needs after a kill; call it as soon as the payload is parsed. */
+  parsed(hook: string, defer: { inbox: string; payload: unknown } | null): void;
+  /** `STAGE_WRITING` before the first event is written, `STAGE_COMMITTED` once saved. */
   stage(stage: typeof STAGE_WRITING | typeof STAGE_COMMITTED): void;
-  /** Blocks this thread for good: the watchdog answered and is ending the process. */
-  park(): never;
+  /** The hook wrote its answer. */
+  answered(): void;
+  /**
+   * Leave the supervisor running at exit: when the exit itself may wait on a stuck thread (after a
+   * timeout, or a request to the server), it ends the process at its deadline.
+   */
+  keep(): void;
 }
 
-/** The worker's code: wait, then load the firing code. `require` works in an `eval` worker. */
-const WORKER_SOURCE = `
-const { workerData: d, parentPort } = require('node:worker_threads');
-let progress = null;
-parentPort.on('message', (m) => { progress = m; });
-setTimeout(() => require(d.fire).fire(d, progress), Math.max(0, d.at - performance.timeOrigin - performance.now()));
-`;
+/**
+ * The supervisor: sleeps until the deadline; if the hook is still its parent (not gone, with its process
+ * id reused), kills it and runs the rescuer with the pipe as its stdin. $1 seconds, $2 the hook's pid,
+ * $3 node, $4 the rescuer, $5 the state directory, $6 the harness, $7 the budget in ms, $8 the grace.
+ */
+const SUPERVISOR = `sleep "$1" || exit 0
+p=$(ps -o ppid= -p $$ 2>/dev/null | tr -d ' ')
+[ -n "$p" ] || p=$(cut -d' ' -f4 /proc/$$/stat 2>/dev/null)
+[ "$p" = "$2" ] || exit 0
+kill -KILL "$2" 2>/dev/null || exit 0
+exec "$3" "$4" "$5" "$6" "$7" "$8"`;
 
 /**
- * Starts the watchdog of this hook process: it fires `budgetMs + WATCHDOG_GRACE_MS` after the process
- * started. Returns null when no worker can be started (the hook's own timer is then the only deadline).
+ * Starts the supervisor of this hook process; it acts `budgetMs + WATCHDOG_GRACE_MS` after the process
+ * started. Returns null where it cannot start (no /bin/sh: the hook's own timer is then the only deadline).
  */
 export function startWatchdog(o: {
-  fire: string;
+  rescue: string;
   state: string;
   harness: 'claude-code' | 'codex';
   budgetMs: number;
 }): Watchdog | null {
-  const flags = new Int32Array(new SharedArrayBuffer(4 * 4));
-  let worker: Worker;
+  if (process.platform === 'win32') return null;
+  let child: ChildProcess;
   try {
-    const data: WatchdogData = {
-      flags: flags.buffer as SharedArrayBuffer,
-      at: performance.timeOrigin + o.budgetMs + WATCHDOG_GRACE_MS,
-      fire: o.fire,
-      state: o.state,
-      harness: o.harness,
-      budgetMs: o.budgetMs,
-      graceMs: WATCHDOG_GRACE_MS,
-    };
-    // SHARE_ENV: no copy of the environment; no stdin; its stdout and stderr are never written.
-    worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: data,
-      env: SHARE_ENV,
-      stdin: false,
-      trackUnmanagedFds: false,
-    });
-    worker.on('error', () => {});
-    worker.unref();
+    // Loaded here: child_process is the larger part of what the watchdog costs (docs/benchmarks.md).
+    const { spawn } = process.getBuiltinModule('node:child_process') as typeof import('node:child_process');
+    const seconds = Math.max(0, o.budgetMs + WATCHDOG_GRACE_MS - performance.now()) / 1000;
+    child = spawn(
+      '/bin/sh',
+      [
+        '-c',
+        SUPERVISOR,
+        'hansard-hook-watchdog',
+        seconds.toFixed(3),
+        String(process.pid),
+        process.execPath,
+        o.rescue,
+        o.state,
+        o.harness,
+        String(o.budgetMs),
+        String(WATCHDOG_GRACE_MS),
+      ],
+      // Its own process group (killed whole at exit); its output goes nowhere, a hook's stdout is its answer.
+      { detached: true, stdio: ['pipe', 'ignore', 'ignore'] },
+    );
   } catch {
     return null;
   }
-  // What the watchdog asks this thread to run when it fires (an inspector interrupt, which V8 runs even
-  // inside a busy loop): end the process from here, where exit is safe.
-  (globalThis as Record<symbol, unknown>)[Symbol.for(EXIT_KEY)] = () => {
-    Atomics.store(flags, EXITING, 1);
-    hardExit(0);
+  child.on('error', () => {});
+  child.unref();
+  const pipe = child.stdin as import('node:net').Socket;
+  pipe.on('error', () => {}); // the supervisor is gone (killed at exit, or by someone): nothing to tell
+  pipe.unref();
+  let kept = false;
+  process.once('exit', () => {
+    if (kept || child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  });
+  // libuv writes to a pipe at once when it is not full (64 KiB): a note is in the kernel before the
+  // hook's next step, so a thread that blocks right after it cannot keep it from the rescuer.
+  const note = (n: WatchdogNote) => {
+    try {
+      pipe.write(`${JSON.stringify(n)}\n`);
+    } catch {
+      // not serialisable (it is parsed JSON, so it is), or the pipe is closed
+    }
   };
   return {
-    claimAnswer: () => {
-      const was = Atomics.compareExchange(flags, ANSWER, 0, ANSWERED_BY_HOOK);
-      return was === 0 || was === ANSWERED_BY_HOOK;
-    },
-    parsed: (progress) => {
-      try {
-        worker.postMessage(progress);
-      } catch {
-        // not cloneable (it is parsed JSON, so it is): the watchdog then records without deferring
-      }
-    },
-    stage: (stage) => {
-      if (Atomics.load(flags, STAGE) < stage) Atomics.store(flags, STAGE, stage);
-    },
-    park: () => {
-      for (;;) Atomics.wait(flags, PARK, 0);
+    parsed: (hook, defer) => note({ hook, defer }),
+    stage: (stage) => note({ stage }),
+    answered: () => note({ answered: true }),
+    keep: () => {
+      kept = true;
     },
   };
 }

@@ -76,6 +76,8 @@ export interface HookProgress {
   defer: { inbox: string; payload: unknown } | null;
   /** set just before the first event is written: past it, deferring could write the event twice */
   writing?: boolean;
+  /** set when a request goes to the server: its DNS lookup may still run in libuv's pool at exit */
+  network?: boolean;
   committed: boolean;
 }
 
@@ -281,6 +283,7 @@ async function sessionStart(
   if (token === null) {
     // Leave half a second of the budget for saving and answering.
     const left = hookBudgetMs(ctx.env) - (performance.now() - (ctx.startedAt ?? 0)) - 500;
+    if (ctx.progress && config.token) ctx.progress.network = true;
     token = await ss.mintSessionToken(config, st.sid, Math.min(1_500, left));
     if (typeof token === 'object') {
       const minted = token;

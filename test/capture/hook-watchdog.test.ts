@@ -4,7 +4,7 @@
  * `bin/hansard hook …` process: a state directory under /proc (where mkdir answers ENOENT: Node's
  * recursive mkdir loops for ever), a project whose `.git/HEAD` is a FIFO or a link to /dev/zero, and a
  * hook whose own thread is made to block for ever (a preload, `block-preload.cjs`: a JavaScript loop, a
- * read of a FIFO, a native loop), where only the watchdog thread can answer.
+ * read of a FIFO, a native loop), which only its supervisor process can end (lib/capture/hook-watchdog.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
@@ -20,7 +20,7 @@ const linux = existsSync('/proc/self/status');
 /** The hooks' budget in these tests, and what the watchdog adds (hook-watchdog.ts), in ms. */
 const BUDGET = 2_000;
 const GRACE = 250;
-/** Spawning Node on a busy machine, the watchdog's own start and its wait for the hook's thread. */
+/** Spawning Node on a busy machine (the deadline counts from the process start, the test from spawn). */
 const SLACK = 2_500;
 /** A hook that blocks for ever is killed by the test here, so that a failure ends. */
 const KILL_AFTER = 20_000;
@@ -29,6 +29,22 @@ const KILL_AFTER = 20_000;
 function fifo(path: string): string {
   execFileSync('mkfifo', [path]);
   return path;
+}
+
+/** The processes whose command line names `text` (the supervisor names the hook's state directory). */
+function processesNaming(text: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', text], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  } catch {
+    return []; // pgrep exits 1 when none matches
+  }
+}
+
+/** Waits for the rescuer (a process the supervisor becomes after the kill) to record; 10 s at most. */
+async function failuresOf(state: string): Promise<ReturnType<typeof readHookFailures>> {
+  for (let i = 0; i < 200 && readHookFailures(state).length === 0; i++)
+    await new Promise((r) => setTimeout(r, 50));
+  return readHookFailures(state);
 }
 
 describe.skipIf(!linux)('the two examples of issue 25', () => {
@@ -105,7 +121,7 @@ describe.skipIf(!linux)('the two examples of issue 25', () => {
   }
 });
 
-describe.skipIf(!linux)('a hook whose own thread blocks for ever: the watchdog answers', () => {
+describe.skipIf(!linux)('a hook whose own thread blocks for ever: its supervisor ends it', () => {
   const blockEnv = (state: string, at: 'lock' | 'save', how: string) => ({
     HANSARD_STATE_DIR: state,
     HANSARD_HOOK_BUDGET_MS: String(BUDGET),
@@ -122,7 +138,7 @@ describe.skipIf(!linux)('a hook whose own thread blocks for ever: the watchdog a
       mkdir: "Node's recursive mkdir under /proc",
     }[how];
     it(
-      `blocked in ${what} before writing: empty answer, exit 0 at the deadline, the event deferred and written once by the next hook`,
+      `blocked in ${what} before writing: killed at the deadline with an empty answer, the event deferred and written once by the next hook`,
       async () => {
         const state = tmp.make();
         const r = await runHook(
@@ -132,14 +148,14 @@ describe.skipIf(!linux)('a hook whose own thread blocks for ever: the watchdog a
           blockEnv(state, 'lock', how),
           KILL_AFTER,
         );
-        expect(r).toMatchObject({ code: 0, signal: null, stdout: '' });
-        expect(r.ms).toBeGreaterThan(BUDGET);
+        expect(r).toMatchObject({ code: null, signal: 'SIGKILL', stdout: '' });
+        expect(r.ms).toBeGreaterThan(BUDGET + GRACE);
         expect(r.ms).toBeLessThan(BUDGET + GRACE + SLACK);
-        const failures = readHookFailures(state);
+        const failures = await failuresOf(state);
         expect(failures).toEqual([
           expect.objectContaining({ hook: 'claude-code:UserPromptSubmit', reason: 'timeout' }),
         ]);
-        expect(failures[0]!.message).toContain('the watchdog answered empty');
+        expect(failures[0]!.message).toContain('killed by the watchdog');
         expect(failures[0]!.message).toContain("deferred to the session's next hook");
         expect(JSON.stringify(failures)).not.toContain('What is 2+2?');
         // The session's next hook (nothing blocks it) writes the deferred prompt, then its own event.
@@ -156,7 +172,7 @@ describe.skipIf(!linux)('a hook whose own thread blocks for ever: the watchdog a
   }
 
   it(
-    'blocked while saving, its events written: exit 0 at the deadline, the event kept once, not deferred',
+    'blocked while saving, its events written: killed at the deadline, the event kept once, not deferred',
     async () => {
       const state = tmp.make();
       const first = await runHook(cli.bin, ['claude-code'], fixture('real/hook-SessionStart.json'), {
@@ -170,9 +186,9 @@ describe.skipIf(!linux)('a hook whose own thread blocks for ever: the watchdog a
         blockEnv(state, 'save', 'fifo'),
         KILL_AFTER,
       );
-      expect(r).toMatchObject({ code: 0, signal: null, stdout: '' });
+      expect(r).toMatchObject({ code: null, signal: 'SIGKILL', stdout: '' });
       expect(r.ms).toBeLessThan(BUDGET + GRACE + SLACK);
-      const failures = readHookFailures(state);
+      const failures = await failuresOf(state);
       expect(failures).toEqual([
         expect.objectContaining({ hook: 'claude-code:UserPromptSubmit', reason: 'timeout' }),
       ]);
@@ -188,7 +204,7 @@ describe.skipIf(!linux)('a hook whose own thread blocks for ever: the watchdog a
   );
 
   it(
-    'a Codex notify blocked for ever: exit 0 at the deadline, timeout recorded under codex',
+    'a Codex notify blocked for ever: killed at the deadline, the timeout recorded under codex',
     async () => {
       const state = tmp.make();
       const payload = JSON.stringify({
@@ -197,11 +213,28 @@ describe.skipIf(!linux)('a hook whose own thread blocks for ever: the watchdog a
         'last-assistant-message': 'done',
       });
       const r = await runHook(cli.bin, ['codex', payload], '', blockEnv(state, 'lock', 'spin'), KILL_AFTER);
-      expect(r).toMatchObject({ code: 0, signal: null, stdout: '' });
+      expect(r).toMatchObject({ code: null, signal: 'SIGKILL', stdout: '' });
       expect(r.ms).toBeLessThan(BUDGET + GRACE + SLACK);
-      expect(readHookFailures(state)).toEqual([
+      expect(await failuresOf(state)).toEqual([
         expect.objectContaining({ hook: 'codex:agent-turn-complete', reason: 'timeout' }),
       ]);
+    },
+    2 * KILL_AFTER,
+  );
+
+  it(
+    'an ordinary hook leaves no supervisor behind, and records nothing',
+    async () => {
+      const state = tmp.make();
+      const r = await runHook(cli.bin, ['claude-code'], fixture('real/hook-UserPromptSubmit.json'), {
+        HANSARD_STATE_DIR: state,
+        HANSARD_HOOK_BUDGET_MS: String(BUDGET),
+      });
+      expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
+      expect(processesNaming(state)).toEqual([]);
+      // Past the supervisor's deadline nothing was killed or recorded.
+      await new Promise((done) => setTimeout(done, BUDGET + GRACE + 500));
+      expect(readHookFailures(state)).toEqual([]);
     },
     2 * KILL_AFTER,
   );
