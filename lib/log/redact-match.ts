@@ -40,6 +40,28 @@ export function trieSource(words: readonly string[]): string {
 /** Shannon entropy of `s` in bits per character (gitleaks' measure). */
 export function shannon(s: string): number {
   if (s.length === 0) return 0;
+  // Every match of every pattern is measured (the placeholder floor): count ASCII in a reused table.
+  let ascii = true;
+  for (let i = 0; i < s.length; i++) {
+    if (s.charCodeAt(i) > 127) {
+      ascii = false;
+      break;
+    }
+  }
+  if (ascii) {
+    const t = ASCII_COUNTS;
+    for (let i = 0; i < s.length; i++) t[s.charCodeAt(i)]! += 1;
+    let h = 0;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      const n = t[c]!;
+      if (n === 0) continue;
+      const p = n / s.length;
+      h -= p * Math.log2(p);
+      t[c] = 0;
+    }
+    return h;
+  }
   const counts = new Map<string, number>();
   for (const ch of s) counts.set(ch, (counts.get(ch) ?? 0) + 1);
   let h = 0;
@@ -49,3 +71,6 @@ export function shannon(s: string): number {
   }
   return h;
 }
+
+/** `shannon`'s count table for ASCII text; every entry is back to 0 when it returns. */
+const ASCII_COUNTS = new Uint32Array(128);

@@ -4,7 +4,9 @@
  * `keywords` so text with none of them skips its regex. Used by `lib/log/redact.ts`.
  */
 import type { RedactPattern } from './redact.js';
+import { FORM_PATTERNS, NOT_SECRET_KEY } from './redact-forms.js';
 import { GITLEAKS_PATTERNS } from './redact-gitleaks.js';
+import { PROVIDER_PATTERNS } from './redact-providers.js';
 
 /** Not preceded by a token character: a token must start at a boundary, not inside an identifier. */
 const L = '(?<![A-Za-z0-9_])';
@@ -17,15 +19,15 @@ const ASSIGN = `["']?\\s*[:=]\\s*["']?`;
 /** A PEM armour line (BEGIN or END) of any private-key kind: RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … BLOCK. */
 const pem = (edge: 'BEGIN' | 'END') => `-----${edge}[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----`;
 
-/** A value after a credential-like label: 16–512 characters, with a letter and a digit, not a URL, a file path or `${VAR}`. */
+/** A value after a credential-like label: 16–2048 characters (an AWS session token is ~700), with a letter and a digit, not a URL, a file path or `${VAR}`. */
 const VALUE_CHAR = `[^\\s&@?"'\`,;<>(){}\\[\\]\\\\]`;
 /** A file path with an extension (`src/a/b.tsx`): a value, not a secret. */
 const PATH = `[\\w.-]*(?:/[\\w.-]+)+\\.[A-Za-z]{1,5}(?!${VALUE_CHAR})`;
-const ASSIGNED = `(?<secret>(?![A-Za-z][A-Za-z0-9+.-]*://|[$%<]|${PATH})(?=${VALUE_CHAR}{0,511}[0-9])(?=${VALUE_CHAR}{0,511}[A-Za-z])${VALUE_CHAR}{16,512})(?!${VALUE_CHAR})`;
+const ASSIGNED = `((?![A-Za-z][A-Za-z0-9+.-]*://|[$%<]|${PATH})(?=${VALUE_CHAR}{0,2047}[0-9])(?=${VALUE_CHAR}{0,2047}[A-Za-z])${VALUE_CHAR}{16,2048})(?!${VALUE_CHAR})`;
 
-/** Labels ending in `key` that name ids, not credentials (`cacheKey`, `primary_key`, `sortKey`). */
-const NOT_SECRET_KEY =
-  '(?<!(?:cache|sort|primary|partition|foreign|idempotency|public|row|hash|lookup|dedupe?|object|index|group|event|route|i18n|translation|react|s3)[_.-]?)';
+/** A quoted value under a key-like label: no spaces, punctuation allowed, a letter and a digit or symbol. */
+const QUOTED_KEY_CHARS = `(?![$%<{])(?=[^\\s"'\`\\\\]{0,2047}[0-9!#$%&()*+,;<=>?@^|~{}\\[\\]])(?=[^\\s"'\`\\\\]{0,2047}[A-Za-z])[^\\s"'\`\\\\]{16,2048}`;
+const QUOTED_KEY_VALUE = `"(${QUOTED_KEY_CHARS})"|'(${QUOTED_KEY_CHARS})'|\`(${QUOTED_KEY_CHARS})\``;
 
 /**
  * A credential-like label (`*_KEY`, `*_TOKEN`, `*_SECRET`, `password`, `credentials`, `api_key`) assigned
@@ -35,13 +37,14 @@ const NOT_SECRET_KEY =
 export const KEYWORD_ASSIGNMENT: RedactPattern = {
   name: 'keyword_assignment',
   comment:
-    'label ending in key/token/secret/password/pwd/credential(s) (not cacheKey, primary_key…), then = : := =>, then a 16-512 character value with a letter, a digit and Shannon entropy >= 3.5 bits/char.',
+    "label ending in key/token/secret/password/pwd/credential(s)/pat, key_base, key-data (not cacheKey, primary_key, publishable_key, public_token…), maybe closed by a quote or ] (config['SECRET_KEY']), then = : := =>, then a quoted value of 16-2048 characters without spaces, punctuation allowed (SECRET_KEY = 'django-insecure-^k2#…'), with a letter and a digit or symbol, or an unquoted one of 16-2048 with a letter and a digit (not a URL, a path or a $VAR reference); Shannon entropy >= 3 bits/char (32 random hex characters average ~3.8).",
   regex: new RegExp(
-    `(?:${NOT_SECRET_KEY}key|token|secret|passw(?:or)?d|pwd|credential)s?["']?[ \\t]*(?::=|=>|[:=])[ \\t]*["'\`]?${ASSIGNED}`,
+    `(?:key${NOT_SECRET_KEY}(?:[_-](?:base|data))?|token(?<!public[_.-]?token)|secret|passw(?:or)?d|pwd|credential|pat(?<![A-Za-z0-9]pat))s?(?:["'\`]?\\]?)[ \\t]*(?::=|=>|[:=])[ \\t]*(?:${QUOTED_KEY_VALUE}|["'\`]?${ASSIGNED})`,
     'i',
   ),
-  keywords: ['key', 'token', 'secret', 'passw', 'pwd', 'credential'],
-  entropy: 3.5,
+  keywords: ['key', 'token', 'secret', 'passw', 'pwd', 'credential', 'pat'],
+  secretGroup: 0,
+  entropy: 3,
 };
 
 /**
@@ -166,9 +169,9 @@ export const OWN_PATTERNS: readonly RedactPattern[] = [
   {
     name: 'aws_secret_key',
     comment:
-      'AWS secret access key, only when labelled (aws_secret_access_key = …, JSON or env): 40 base64 characters alone could be any hash.',
+      'AWS secret access key, only when labelled (aws_secret_access_key = …, JSON, env, or `aws configure set aws_secret_access_key …`): 40 base64 characters alone could be any hash.',
     regex: new RegExp(
-      `aws[_-]?secret[_-]?access[_-]?key${ASSIGN}(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])`,
+      `aws[_-]?secret[_-]?access[_-]?key(?:${ASSIGN}|[ \\t]+)(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])`,
       'i',
     ),
     keywords: ['secret'],
@@ -198,15 +201,21 @@ export const OWN_PATTERNS: readonly RedactPattern[] = [
   },
   {
     name: 'url_password',
-    comment: "A password in a URL's userinfo, scheme://user:password@host: only the password.",
-    regex: /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:/?#@"'<>]+:(?<secret>[^\s/?#@"'<>]+)@/,
+    comment:
+      "A password in a URL's userinfo, scheme://user:password@host, the user possibly empty (redis://:password@host): only the password.",
+    regex: /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:/?#@"'<>]*:(?<secret>[^\s/?#@"'<>]+)@/,
     keywords: ['://'],
   },
 ];
 
-/** Every built-in pattern, in precedence order: ours, gitleaks', then `KEYWORD_ASSIGNMENT`. */
+/**
+ * Every built-in pattern, in precedence order: ours, the provider prefixes gitleaks lacks
+ * (redact-providers.ts), gitleaks', the forms people paste (redact-forms.ts), then `KEYWORD_ASSIGNMENT`.
+ */
 export const BUILTIN_PATTERNS: readonly RedactPattern[] = [
   ...OWN_PATTERNS,
+  ...PROVIDER_PATTERNS,
   ...GITLEAKS_PATTERNS,
+  ...FORM_PATTERNS,
   KEYWORD_ASSIGNMENT,
 ];

@@ -45,8 +45,14 @@ export interface RedactPattern {
    * All patterns' keywords are found in one pass per string, so hundreds of rules stay cheap.
    */
   keywords?: readonly string[];
-  /** Shannon entropy floor (bits per character) of the secret: a match below it is left alone */
+  /**
+   * Shannon entropy floor (bits per character) of the secret: a match below it is left alone. Whatever
+   * the floor, a placeholder (`ghp_` + 36 `x`, `********`) and a secret made only of variable references
+   * (`$USER:$TOKEN`) are never taken.
+   */
   entropy?: number;
+  /** A secret this regex matches is not one (a variable, a placeholder): the match is left alone */
+  reject?: RegExp;
   /**
    * gitleaks' secret group: `n` ≥ 1 replaces capture group `n`; `0` the first non-empty capture group (the
    * whole match when there is none). Unset: the whole match, or the named group `secret`.
@@ -68,6 +74,21 @@ export interface RedactOptions {
   /** record `HIDDEN_PID` (`0`, never a user process's pid) as `meta.pid`; as `hideHost` otherwise */
   hidePid?: boolean;
 }
+
+/**
+ * A placeholder, left alone by every pattern: after at most 12 characters (a prefix such as `ghp_`), one
+ * character repeated 8 or more times to the end (`ghp_xxxx…`, `********`, `sk_test_000000…`; issue 25
+ * item 8). A test of the run, not an entropy: it runs on every match, some of them 20 KB long.
+ */
+const PLACEHOLDER = /^[^]{0,12}?([^])\1{7,}$/;
+
+/**
+ * A secret made only of variable references (`$USER:$TOKEN`, `${DB_PASSWORD}`, `%API_KEY%`,
+ * `{{ token }}`, `$(gh auth token)`) names where the credential comes from; it is left alone by every
+ * pattern (gitleaks' allowlists do this for its rules; the converter keeps only their regexes).
+ */
+const REFERENCE_ONLY =
+  /^(?:["']?(?:\$\{?[A-Za-z_]\w*(?::-[^}]*)?\}?|%[A-Za-z_]\w*%|\{\{[^}]*\}\}|\$\([^)]*\))["']?[:@/]?)+$/;
 
 /** The `meta.host` written when `RedactOptions.hideHost` is set. */
 export const HIDDEN_HOST = 'redacted-host';
@@ -186,6 +207,9 @@ export function compilePatterns(
         `redaction pattern ${p.name}: keywords must be a list of non-empty strings`,
       );
     }
+    if (p.reject !== undefined && !(p.reject instanceof RegExp)) {
+      throw new RedactPatternError(`redaction pattern ${p.name}: reject must be a RegExp`);
+    }
     if (p.entropy !== undefined && !(typeof p.entropy === 'number' && p.entropy >= 0)) {
       throw new RedactPatternError(
         `redaction pattern ${p.name}: entropy must be a number >= 0 (bits per character)`,
@@ -211,6 +235,8 @@ interface Compiled {
   /** lower-cased keywords, or null: no keyword precheck */
   keywords: readonly string[] | null;
   entropy: number;
+  /** secrets this matches are left alone (`RedactPattern.reject`, made non-global), or null */
+  reject: RegExp | null;
   /** gitleaks secret group (see `RedactPattern.secretGroup`); -1: not set */
   group: number;
 }
@@ -253,8 +279,9 @@ function compile(p: RedactPattern, order: number): Compiled {
     const hint = p.hint ? new RegExp(p.hint, 'i') : null;
     const keywords = p.keywords && p.keywords.length > 0 ? p.keywords.map((k) => k.toLowerCase()) : null;
     const entropy = p.entropy ?? 0;
+    const reject = p.reject ? new RegExp(p.reject.source, p.reject.flags.replace(/[gy]/g, '')) : null;
     const placeholder = `[REDACTED:${p.name}]`;
-    return { name: p.name, placeholder, re, secret, hint, order, keywords, entropy, group };
+    return { name: p.name, placeholder, re, secret, hint, order, keywords, entropy, reject, group };
   } catch (err) {
     throw new RedactPatternError(`redaction pattern ${p.name}: ${(err as Error).message}`);
   }
@@ -293,7 +320,9 @@ function scan(s: string, plan: Plan, from: number, hits: string[]): string {
         [start, end] = g;
       }
       if (end <= from || end <= start) continue;
-      if (c.entropy > 0 && shannon(s.slice(start, end)) < c.entropy) continue;
+      const secret = s.slice(start, end);
+      if (c.entropy > 0 && shannon(secret) < c.entropy) continue;
+      if (PLACEHOLDER.test(secret) || REFERENCE_ONLY.test(secret) || c.reject?.test(secret)) continue;
       ranges ??= [];
       ranges.push({ start: Math.max(start, from), end, c });
     }
