@@ -6,13 +6,16 @@
  */
 import { z } from 'zod';
 import type { EmitOptions, SessionWriter, WriterOptions } from '../log/writer.js';
+import type { SubagentLinks } from './claude-code-links.js';
 import { openSubagentWriter, WriterMapping } from './mapping.js';
 
 /** A transcript line the importer could not take as it is (it was still recorded, as a note). */
 export interface ImportProblem {
-  /** 1-based line number in the transcript */
+  /** 1-based line number in the transcript (in `file` when set) */
   line: number;
   message: string;
+  /** the subagent file the line is in; absent for the transcript's own lines */
+  file?: string;
 }
 
 /** Author of the notes the importer writes for what it does not map (unknown lines and blocks). */
@@ -59,8 +62,6 @@ const REJECTION_PREFIX = "The user doesn't want to proceed with this tool use";
 /** The tags Claude Code wraps slash commands and their local output in. */
 const COMMAND_RE =
   /^\s*<(command-name|command-message|command-args|local-command-stdout|local-command-stderr)>/;
-/** Tools that launch a subagent whose records follow as a sidechain. */
-const SUBAGENT_TOOLS = new Set(['Task', 'Agent']);
 
 /** One writer's mapping plus the stop_reason of its open turn's last assistant record. */
 interface Stream {
@@ -74,8 +75,6 @@ export class TranscriptMapper {
   readonly problems: ImportProblem[] = [];
   readonly main: Stream;
   readonly subagents = new Map<string, Stream>();
-  /** the main writer's subagent-launching actions still waiting for their result: call id → action id */
-  private readonly openTasks = new Map<string, string>();
   /** the subagent each linked launching call started: call id → its stream */
   private readonly subByCall = new Map<string, Stream>();
   /** parentUuid → the uuid of the first record that followed it (for rewinds) */
@@ -86,18 +85,23 @@ export class TranscriptMapper {
     userId: string,
     private readonly writerOptions: WriterOptions,
     private readonly agent: string,
+    /** what ties each subagent to its call (a transcript's; a stream's records name their call) */
+    private readonly links?: SubagentLinks,
   ) {
     this.main = { m: new WriterMapping(writer, userId), lastStop: undefined };
   }
 
-  /** Records a problem with transcript line `line` (1-based). */
-  problem(line: number, message: string): void {
-    this.problems.push({ line, message });
+  /** Records a problem with line `line` (1-based) of the transcript, or of subagent file `file`. */
+  problem(line: number, message: string, file?: string): void {
+    this.problems.push(file === undefined ? { line, message } : { line, message, file });
   }
 
-  /** Writes the events of one parsed record (`text`: its line exactly, `line`: its 1-based number). */
-  take(line: number, text: string, obj: Record<string, unknown>, o: EmitOptions): void {
-    const s = obj.isSidechain === true ? this.subagent(obj) : this.main;
+  /**
+   * Writes the events of one parsed record (`text`: its line exactly, `line`: its 1-based number;
+   * `sub`: the subagent whose own file it is in).
+   */
+  take(line: number, text: string, obj: Record<string, unknown>, o: EmitOptions, sub?: string): void {
+    const s = sub !== undefined || obj.isSidechain === true ? this.subagent(obj, o, sub) : this.main;
     this.rewind(s, obj, o);
     if (obj.type === 'system' && obj.subtype === 'compact_boundary') {
       const extra = obj.compactMetadata === undefined ? {} : { compactMetadata: obj.compactMetadata };
@@ -127,9 +131,10 @@ export class TranscriptMapper {
     s.m.marked('unknown_record', IMPORT_NOTE_AUTHOR, text, o);
   }
 
-  /** A line that is no record at all: kept exactly on the main writer. */
-  unknownLine(text: string, o: EmitOptions): void {
-    this.main.m.marked('unknown_record', IMPORT_NOTE_AUTHOR, text, o);
+  /** A line that is no record at all: kept exactly on the main writer (or subagent `sub`'s, its file's). */
+  unknownLine(text: string, o: EmitOptions, sub?: string): void {
+    const s = sub === undefined ? this.main : this.subagent({}, o, sub);
+    s.m.marked('unknown_record', IMPORT_NOTE_AUTHOR, text, o);
   }
 
   /** Ends every open turn and every writer, subagents first. */
@@ -157,33 +162,49 @@ export class TranscriptMapper {
     };
   }
 
-  /** The subagent's stream, its writer opened on its first record and linked to the Task call waiting. */
-  private subagent(obj: Record<string, unknown>): Stream {
-    const id = typeof obj.agentId === 'string' ? obj.agentId : 'sidechain';
+  /**
+   * The subagent's stream, its writer opened on its first record and linked to the call that launched
+   * it: the one a stream-json record names (`parent_tool_use_id`), else the one `links` ties it to
+   * (claude-code-links.ts), never one that merely waits (issue 25 item 3). A subagent tied to no call
+   * written yet gets `parent_action_id: null` and a note saying why, marked `unlinked_subagent`.
+   */
+  private subagent(obj: Record<string, unknown>, o: EmitOptions, fileKey?: string): Stream {
+    const id =
+      this.links?.keyOf(obj, fileKey) ?? (typeof obj.agentId === 'string' ? obj.agentId : 'sidechain');
     let s = this.subagents.get(id);
     if (s !== undefined) return s;
-    // A stream-json record names its launching call (`parent_tool_use_id`); a transcript's does not, so
-    // its subagent is linked to the last launching call still waiting.
-    const launch = typeof obj.parent_tool_use_id === 'string' ? obj.parent_tool_use_id : undefined;
-    const named = launch === undefined ? undefined : this.main.m.actionFor(launch);
-    const waiting: [string, string] | undefined =
-      launch !== undefined && named !== undefined
-        ? [launch, named]
-        : [...this.openTasks].filter(([call]) => !this.subByCall.has(call)).at(-1);
+    const named = typeof obj.parent_tool_use_id === 'string' ? obj.parent_tool_use_id : undefined;
+    const callId = named ?? this.links?.callFor(id)?.callId;
+    const parent = callId === undefined ? undefined : this.streamOfCall(callId);
     const w = openSubagentWriter(
-      this.main.m.w,
+      (parent ?? this.main).m.w,
       {
         agent: this.agent,
         app: 'hansard import claude-code',
         subagentId: id,
-        parentActionId: waiting?.[1] ?? null,
+        parentActionId: parent?.m.actionFor(callId!) ?? null,
       },
       this.writerOptions,
     );
     s = { m: new WriterMapping(w, this.main.m.userId), lastStop: undefined };
     this.subagents.set(id, s);
-    if (waiting !== undefined) this.subByCall.set(waiting[0], s);
+    if (parent !== undefined) this.subByCall.set(callId!, s);
+    else {
+      const why =
+        callId === undefined
+          ? (this.links?.why(id) ?? 'no call names it')
+          : `the call it names (${callId}) is not in the transcript before it`;
+      s.m.marked('meta', IMPORT_NOTE_AUTHOR, `subagent ${id} is linked to no Task/Agent call: ${why}`, o, {
+        unlinked_subagent: true,
+        subagent_id: id,
+      });
+    }
     return s;
+  }
+
+  /** The stream (main or a subagent) whose action has call id `callId`. */
+  private streamOfCall(callId: string): Stream | undefined {
+    return [this.main, ...this.subagents.values()].find((s) => s.m.actionFor(callId) !== undefined);
   }
 
   /** A prompt whose parent already had a child: the branch after that child was abandoned; say so, keep it. */
@@ -272,12 +293,10 @@ export class TranscriptMapper {
     );
     if (orphan)
       this.problem(line, `tool_result ${JSON.stringify(b.tool_use_id)} answers no tool_use seen before it`);
-    if (s === this.main) {
-      this.openTasks.delete(b.tool_use_id);
-      // The launching call's result is the subagent's last word: its turn ends there.
-      const sub = this.subByCall.get(b.tool_use_id);
-      if (sub !== undefined) sub.m.endTurn(turnStatus(sub.lastStop), o);
-    }
+    // The launching call's result is the subagent's last word: its turn ends there (a background
+    // launch answers at once: its subagent's records come later and end at the import's end).
+    const sub = this.subByCall.get(b.tool_use_id);
+    if (sub !== undefined) sub.m.endTurn(turnStatus(sub.lastStop), o);
     return rejected;
   }
 
@@ -294,8 +313,7 @@ export class TranscriptMapper {
       const text = TextBlock.safeParse(block);
       const thinking = ThinkingBlock.safeParse(block);
       if (use.success) {
-        const id = s.m.action({ tool: use.data.name, input: use.data.input, callId: use.data.id }, o);
-        if (s === this.main && SUBAGENT_TOOLS.has(use.data.name)) this.openTasks.set(use.data.id, id);
+        s.m.action({ tool: use.data.name, input: use.data.input, callId: use.data.id }, o);
       } else if (text.success) s.m.output(text.data.text, o);
       else if (thinking.success)
         s.m.marked('thinking', 'claude-code', `thinking: ${thinking.data.thinking}`, o);

@@ -186,11 +186,17 @@ describe('a rewind', () => {
 });
 
 describe('two subagents', () => {
-  it('each gets its own writer, linked to its own Task call; the main turn goes on', async () => {
+  it('each gets its own writer, linked to its own Task call (the one given its prompt); the main turn goes on', async () => {
     const side = (agentId: string, r: ReturnType<typeof rec>) => ({ ...r, isSidechain: true, agentId });
+    const task = (id: string, prompt: string) => ({
+      type: 'tool_use',
+      id,
+      name: 'Task',
+      input: { description: prompt, prompt, subagent_type: 'general-purpose' },
+    });
     const { result, events, segments, codes } = await importRecords([
       user('look in both repos'),
-      assistant([toolUse('toolu_A', 'Task'), toolUse('toolu_B', 'Task')], 'tool_use'),
+      assistant([task('toolu_A', 'search repo A'), task('toolu_B', 'search repo B')], 'tool_use'),
       side('agA', user('search repo A')),
       side('agA', assistant([{ type: 'text', text: 'A: found' }])),
       side('agB', user('search repo B')),
@@ -207,13 +213,11 @@ describe('two subagents', () => {
         .filter((f) => f !== `${result.w}.jsonl`)
         .map((f) => readAll(join(result.dir, f))),
     );
-    const actions = ofType(events, 'agent.action').map((a) => a.id);
-    expect(
-      subs
-        .map((s) => s[0]!.meta)
-        .map((m) => (m as Record<string, unknown>).parent_action_id)
-        .sort(),
-    ).toEqual([...actions].sort());
+    const actionOf = new Map(ofType(events, 'agent.action').map((a) => [a.call_id, a.id]));
+    const links = Object.fromEntries(
+      subs.map((s) => s[0]!.meta as Record<string, unknown>).map((m) => [m.subagent_id, m.parent_action_id]),
+    );
+    expect(links).toEqual({ agA: actionOf.get('toolu_A'), agB: actionOf.get('toolu_B') });
     expect(codes).toEqual([]);
   });
 });

@@ -173,6 +173,29 @@ describe('hand-made streams', () => {
     expect((await verify(result.dir)).summary).toMatchObject({ errors: 0, warnings: 0 });
   });
 
+  it('a subagent whose parent_tool_use_id names no call seen is unlinked and takes no waiting call (issue 25.3)', async () => {
+    const task = (id: string) => ({ type: 'tool_use', id, name: 'Task', input: { prompt: `do ${id}` } });
+    const { result, events } = await importLines([
+      init,
+      assistant([task('toolu_A')], 1),
+      user('do something else', 2, 'toolu_GONE'),
+      assistant([{ type: 'text', text: 'other done' }], 3, 'toolu_GONE'),
+      user('do toolu_A', 4, 'toolu_A'),
+      assistant([{ type: 'text', text: 'A done' }], 5, 'toolu_A'),
+      user([{ type: 'tool_result', tool_use_id: 'toolu_A', content: 'A done' }], 6),
+      success,
+    ]);
+    expect(result.counts).toMatchObject({ subagentWriters: 2 });
+    const actionA = ofType(events, 'agent.action')[0]!.id;
+    const subs = (await readSession(result.dir)).filter((s) => s[0]!.meta && (s[0]!.meta as Ev).subagent_id);
+    const byId = new Map(subs.map((s) => [(s[0]!.meta as Ev).subagent_id, s]));
+    expect((byId.get('toolu_GONE')![0]!.meta as Ev).parent_action_id).toBeNull();
+    expect(
+      byId.get('toolu_GONE')!.filter((e) => e.type === 'note' && (e.extra as Ev)?.unlinked_subagent === true),
+    ).toHaveLength(1);
+    expect((byId.get('toolu_A')![0]!.meta as Ev).parent_action_id).toBe(actionA);
+  });
+
   it('a stream cut off mid-turn: the waiting call is cancelled and the turn interrupted', async () => {
     const { result, events } = await importLines([
       init,
