@@ -5,9 +5,11 @@
  * HTML escaping hono/jsx does.
  */
 import { escapeControl } from '../log/escape.js';
+import { type LookAlike, sameName } from '../log/names.js';
 import { uriComponent } from '../log/text-cut.js';
 import type { BoardSession } from '../service/board.js';
 import type { OverviewRow } from '../service/overview-schemas.js';
+import { LookAlikeMark } from './names.js';
 
 /**
  * How long ago `iso` was at `now` (both ISO instants), in words: `just now`, `12 min`, `3 h`, `4 d`.
@@ -93,24 +95,31 @@ export function Verdicts({ evidence: e }: { evidence: BoardSession['evidence'] }
   );
 }
 
-/** Links to the views of `names` (agents or people), or `none` in words. */
+/**
+ * Links to the views of `names` (agents or people), or `none` in words; a name that looks like another
+ * of the page's (`marks`) carries its `LookAlikeMark`.
+ */
 export function NameLinks({
   names,
   href,
   label,
   none,
+  marks,
 }: {
   names: readonly string[];
   href: (name: string) => string;
   label: string;
   none: string;
+  marks?: ReadonlyMap<string, LookAlike> | undefined;
 }) {
   if (names.length === 0) return none ? <div class="muted">{none}</div> : null;
+  const kind = label === 'people' ? 'person' : 'agent';
   return (
     <ul class={`who who-${label}`} aria-label={label}>
       {names.map((n) => (
         <li>
           <a href={href(n)}>{escapeControl(n)}</a>
+          <LookAlikeMark mark={marks?.get(n)} kind={kind} />
         </li>
       ))}
     </ul>
@@ -125,7 +134,7 @@ export function NameLinks({
 export function RowTitle({ s, person, href }: { s: OverviewRow; person: string | undefined; href: string }) {
   // A withheld first prompt (its correction may have been dropped) is '': the session's title stands in.
   const asked =
-    person === undefined ? undefined : s.asked?.find((a) => a.user_id === person && a.text !== '');
+    person === undefined ? undefined : s.asked?.find((a) => sameName(a.user_id, person) && a.text !== '');
   const title = asked?.text ?? s.title;
   // The title is the row's link (the id beneath it, small, is part of the same link).
   return (

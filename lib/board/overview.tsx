@@ -23,6 +23,7 @@ import {
   WorkLine,
 } from './components.js';
 import { Layout, type LiveMode, StateBadge } from './layout.js';
+import { lookAlikeText, type NameMarks, overviewMarks, ViewNameMark } from './names.js';
 
 /** Which overview a page is: all of the tenant's sessions, or one person's, or one agent's. */
 export type OverviewView = { kind: 'all' } | { kind: 'person'; id: string } | { kind: 'agent'; id: string };
@@ -81,13 +82,18 @@ function sessionsPhrase(n: number): string {
   return `${n.toLocaleString('en')} session${n === 1 ? '' : 's'}`;
 }
 
-/** One select of the filter form: `options` as given, the current value selected. */
+/**
+ * One select of the filter form: `options` as given, the current value selected. A state's words are
+ * spaced (`needs review`); a name is shown as written, with its look-alike mark (`marks`) if it has one,
+ * so two options never read the same.
+ */
 function Select(props: {
   name: string;
   label: string;
   any: string;
   value?: string | undefined;
   options: readonly string[];
+  marks?: NameMarks['agents'];
 }) {
   return (
     <label>
@@ -96,7 +102,9 @@ function Select(props: {
         <option value="">{props.any}</option>
         {props.options.map((o) => (
           <option value={o} selected={o === props.value}>
-            {escapeControl(o).replace('_', ' ')}
+            {props.name === 'state'
+              ? o.replace('_', ' ')
+              : `${escapeControl(o)}${lookAlikeText(props.marks?.get(o))}`}
           </option>
         ))}
       </select>
@@ -107,6 +115,7 @@ function Select(props: {
 /** The filters, a GET form (works without JavaScript; the result's URL can be shared). */
 function FilterForm({ overview, view }: { overview: Overview; view: OverviewView }) {
   const f = overview.filters;
+  const marks = overviewMarks(overview, view);
   const with_ = (list: readonly string[], v: string | undefined) =>
     v && !list.includes(v) ? [...list, v] : list;
   return (
@@ -120,6 +129,7 @@ function FilterForm({ overview, view }: { overview: Overview; view: OverviewView
             any="any agent"
             value={f.agent}
             options={with_(overview.facets.agents, f.agent)}
+            marks={marks.agents}
           />
         )}
         {view.kind === 'person' ? null : (
@@ -129,6 +139,7 @@ function FilterForm({ overview, view }: { overview: Overview; view: OverviewView
             any="anyone"
             value={f.person}
             options={with_(overview.facets.people, f.person)}
+            marks={marks.people}
           />
         )}
         <label>
@@ -171,7 +182,7 @@ function Summary({ overview, view }: { overview: Overview; view: OverviewView })
 }
 
 /** One session's row (see the module's doc for what each cell shows). */
-function Row({ s, now, view }: { s: OverviewRow; now: string; view: OverviewView }) {
+function Row({ s, now, view, marks }: { s: OverviewRow; now: string; view: OverviewView; marks: NameMarks }) {
   const person = view.kind === 'person' ? view.id : undefined;
   const since = s.state_since ?? s.reported_at;
   return (
@@ -180,8 +191,14 @@ function Row({ s, now, view }: { s: OverviewRow; now: string; view: OverviewView
         <RowTitle s={s} person={person} href={sessionHref(s.sid, person)} />
       </td>
       <td data-label="Who">
-        <NameLinks names={s.agents} href={agentHref} label="agents" none="no writer yet" />
-        <NameLinks names={s.people} href={personHref} label="people" none="" />
+        <NameLinks
+          names={s.agents}
+          href={agentHref}
+          label="agents"
+          none="no writer yet"
+          marks={marks.agents}
+        />
+        <NameLinks names={s.people} href={personHref} label="people" none="" marks={marks.people} />
       </td>
       <td data-label="State">
         {/* A blocked row says since when beside its reason; the badge need not say it twice. */}
@@ -219,11 +236,13 @@ function Group({
   rows,
   now,
   view,
+  marks,
 }: {
   group: OverviewGroup;
   rows: OverviewRow[];
   now: string;
   view: OverviewView;
+  marks: NameMarks;
 }) {
   return (
     <section id={`group-${group}`} class="group" aria-label={GROUP_LABEL[group]}>
@@ -255,7 +274,7 @@ function Group({
         </thead>
         <tbody>
           {rows.map((s) => (
-            <Row s={s} now={now} view={view} />
+            <Row s={s} now={now} view={view} marks={marks} />
           ))}
         </tbody>
       </table>
@@ -308,6 +327,7 @@ export function OverviewRegion({
   limit?: number | undefined;
 }) {
   const o = overview;
+  const marks = overviewMarks(o, view);
   const filtered = Object.keys(ownFilters(o.filters, view)).length > 0 || view.kind !== 'all';
   const byGroup = new Map<OverviewGroup, OverviewRow[]>();
   for (const r of o.rows) byGroup.set(r.group, [...(byGroup.get(r.group) ?? []), r]);
@@ -343,7 +363,7 @@ export function OverviewRegion({
         </div>
       ) : (
         [...byGroup].map(([group, rows]) => (
-          <Group group={group} rows={rows} now={o.generated_at} view={view} />
+          <Group group={group} rows={rows} now={o.generated_at} view={view} marks={marks} />
         ))
       )}
       <Pages overview={o} view={view} limit={limit} />
@@ -393,6 +413,7 @@ export function OverviewPage({
             ? 'What this person took part in, each with what they asked first'
             : 'What this agent wrote in'}
           , urgent first. <a href="/">All sessions</a>
+          <ViewNameMark overview={overview} view={view} />
         </p>
       )}
       <FilterForm overview={overview} view={view} />

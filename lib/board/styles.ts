@@ -54,6 +54,7 @@ a.row-link .row-title { display: block; } a.row-link small { display: block; col
 ul.who-agents li::before { content: "agent "; color: var(--muted); font-size: .75rem; }
 ul.who-people li::before { content: "person "; color: var(--muted); font-size: .75rem; }
 strong.unsupported { color: var(--error); }
+.look-alike { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .75rem; color: var(--error); white-space: nowrap; }
 table.overview { table-layout: fixed; }
 col.c-session { width: 28%; } col.c-who { width: 17%; } col.c-state { width: 12.5rem; } col.c-last { width: 7rem; }
 @media (max-width: 1000px) { col.c-state { width: 8rem; } table.overview .state { white-space: normal; } }

@@ -8,6 +8,7 @@
  * Server-rendered; works with JavaScript off.
  */
 import { escapeControl } from '../log/escape.js';
+import { uniqueNames } from '../log/names.js';
 import type { StatusView } from '../service/status-schemas.js';
 import type { TimelinePage } from '../service/timeline-schemas.js';
 import { idAnchor } from '../service/timeline-text.js';
@@ -16,6 +17,7 @@ import { assetHref } from './assets.js';
 import { ClaimBasis, VerdictBadge } from './claim-basis.js';
 import { agentHref, personHref, WorkLine } from './components.js';
 import { HTMX_CONFIG, Layout, StateBadge } from './layout.js';
+import { LookAlikeMark, nameMarks } from './names.js';
 import { RowA, RowLinks } from './timeline-links.js';
 import { type Colours, Problems, Rows, t } from './timeline-rows.js';
 import { PALETTE_SIZE, TIMELINE_CSS } from './timeline-styles.js';
@@ -200,7 +202,9 @@ export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
   const c = colours(tl);
   const links = { sid: tl.sid, person: tl.person, onPage: new Set(tl.rows.map((r) => r.anchor)) };
   const names = new Map(tl.people.map((p) => [p.user_id, p.display_name ?? p.user_id]));
-  const agents = [...new Set(tl.writers.map((w) => w.agent).filter((a): a is string => a !== null))];
+  // one agent however its name is composed (NFC); names that only look alike are marked (issue 25.6)
+  const agents = uniqueNames(tl.writers.map((w) => w.agent).filter((a): a is string => a !== null));
+  const marks = nameMarks(agents, tl.people.map((p) => p.user_id));
   const title = tl.title ?? tl.sid;
   const state = tl.status?.state ?? null;
   const v = tl.verify;
@@ -254,7 +258,8 @@ export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
                     <>
                       {i > 0 ? ', ' : ''}
                       <a href={personHref(p.user_id)}>{t(p.display_name ?? p.user_id)}</a>
-                      {p.display_name ? <> ({t(p.user_id)})</> : null}{' '}
+                      {p.display_name ? <> ({t(p.user_id)})</> : null}
+                      <LookAlikeMark mark={marks.people.get(p.user_id)} kind="person" />{' '}
                       <small>
                         (
                         <a
@@ -271,6 +276,7 @@ export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
                     <>
                       {i > 0 ? ', ' : ''}
                       <a href={agentHref(a)}>{t(a)}</a>
+                      <LookAlikeMark mark={marks.agents.get(a)} kind="agent" />
                     </>
                   ))}
               .

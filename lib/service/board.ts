@@ -5,6 +5,7 @@
  * cursors are the listing's signed ones.
  */
 
+import { uniqueNames } from '../log/names.js';
 import type { BoardCopy, WriterRecord } from '../store/index.js';
 import { knownVerdicts, verdicts, workRows } from './board-rows.js';
 import { BOARD_COUNT_MAX, type Board, type BoardSession } from './board-schemas.js';
@@ -99,7 +100,7 @@ async function copiedSession(ctx: ServiceContext, s: SessionView, copy: BoardCop
     created_at: s.created_at,
     writers: s.writers,
     lines: s.lines,
-    agents: writers ? agentsOf(writers) : copy.agents,
+    agents: writers ? agentsOf(writers) : uniqueNames(copy.agents),
     work: workRows(work, ctx.now()),
   };
   if (copy.state === null) return { row, evidence: null };
@@ -115,8 +116,9 @@ async function copiedSession(ctx: ServiceContext, s: SessionView, copy: BoardCop
   };
 }
 
+/** The writers' agents, each once in NFC (lib/log/names.ts: `José` either way is one agent). */
 function agentsOf(writers: WriterRecord[]): string[] {
-  return [...new Set(writers.map((w) => w.agent).filter((a): a is string => a !== null))];
+  return uniqueNames(writers.map((w) => w.agent).filter((a): a is string => a !== null));
 }
 
 async function boardSession(ctx: ServiceContext, s: SessionView): Promise<PendingRow> {

@@ -3,9 +3,10 @@
  * ingest's scan (lib/service/ingest.ts) keeps the chunk's events that matter (`SUMMARY_TYPES`) and calls
  * `summarizeChunk`, which applies the chunk's own `user_id` corrections and calls `addToSummary` per event.
  */
+import { nameForm } from '../log/names.js';
 import { cutText } from '../log/text-cut.js';
 import type { SummaryDelta } from '../store/index.js';
-import { FIX_TARGET_ID_MAX, SUMMARY_NAME_CHARS, TITLE_MAX } from '../store/session-summary.js';
+import { FIX_TARGET_ID_MAX, summaryName, TITLE_MAX } from '../store/session-summary.js';
 
 /** The first line of a message's text, trimmed, at most `TITLE_MAX` characters; null when blank. */
 export function titleOf(text: string): string | null {
@@ -28,9 +29,10 @@ export function addToSummary(
   seq: number,
   mergeAt: number,
 ): void {
+  // Names in NFC (lib/log/names.ts): `José` precomposed and with a combining accent are one person.
   if (type === 'message' || type === 'participant.join') {
-    const who = obj.user_id;
-    if (typeof who === 'string' && who !== '' && !delta.people.includes(who)) delta.people.push(who);
+    const who = typeof obj.user_id === 'string' ? nameForm(obj.user_id) : '';
+    if (who !== '' && !delta.people.includes(who)) delta.people.push(who);
   }
   if (type === 'message' && typeof obj.text === 'string' && at !== null) {
     const text = titleOf(obj.text);
@@ -38,8 +40,8 @@ export function addToSummary(
     if (text !== null && (delta.title === null || at < delta.title.at))
       delta.title = id === undefined ? { text, at } : { text, at, id };
     // what this person asked first (the person's own title, issue 14.4)
-    const who = obj.user_id;
-    if (text !== null && typeof who === 'string' && who !== '') {
+    const who = typeof obj.user_id === 'string' ? nameForm(obj.user_id) : '';
+    if (text !== null && who !== '') {
       delta.asked ??= [];
       const asked = delta.asked;
       const have = asked.findIndex((a) => a.user_id === who);
@@ -64,8 +66,8 @@ export function addToSummary(
   }
   if (type === 'writer.start') {
     const meta = obj.meta as Record<string, unknown> | undefined;
-    if (meta && typeof meta.agent === 'string' && meta.agent !== '' && !delta.agents.includes(meta.agent))
-      delta.agents.push(cutText(meta.agent, SUMMARY_NAME_CHARS));
+    const agent = meta && typeof meta.agent === 'string' && meta.agent !== '' ? summaryName(meta.agent) : '';
+    if (agent !== '' && !delta.agents.includes(agent)) delta.agents.push(agent);
   }
 }
 

@@ -5,9 +5,9 @@
  * the rows of the page read their work items and status (for the verdict counts, cached as the board's).
  */
 import { createHash } from 'node:crypto';
-import { cutText } from '../log/text-cut.js';
+import { nameForm, sameName, uniqueNames } from '../log/names.js';
 import type { SessionSummary, StatusRecord } from '../store/index.js';
-import { SUMMARY_NAME_CHARS, statusSummaryOf } from '../store/session-summary.js';
+import { statusSummaryOf, summaryName } from '../store/session-summary.js';
 import { verdicts, workRows } from './board-rows.js';
 import { requireScope, type ServiceContext } from './context.js';
 import { AppError } from './errors.js';
@@ -88,9 +88,9 @@ export async function getOverview({
 function normalized(filters: OverviewFilters): OverviewFilters {
   const out: OverviewFilters = {};
   if (filters.state) out.state = filters.state;
-  // summaries keep names cut to SUMMARY_NAME_CHARS: a longer name asked for is the one they hold
-  if (filters.agent) out.agent = cutText(filters.agent, SUMMARY_NAME_CHARS);
-  if (filters.person) out.person = cutText(filters.person, SUMMARY_NAME_CHARS);
+  // summaries keep names in NFC, cut to SUMMARY_NAME_CHARS: a longer name asked for is the one they hold
+  if (filters.agent) out.agent = summaryName(filters.agent);
+  if (filters.person) out.person = summaryName(filters.person);
   if (filters.q?.trim()) out.q = filters.q.trim();
   return out;
 }
@@ -114,10 +114,13 @@ export function groupOf(s: SessionSummary, now: Date): OverviewGroup {
 
 function matches(s: SessionSummary, f: OverviewFilters): boolean {
   if (f.state && (f.state === 'none' ? s.state !== null : s.state !== f.state)) return false;
-  if (f.agent !== undefined && !s.agents.includes(f.agent)) return false;
-  if (f.person !== undefined && !s.people.includes(f.person)) return false;
+  // A summary stored before names were kept in NFC may hold another spelling of the same name.
+  if (f.agent !== undefined && !s.agents.some((a) => sameName(a, f.agent!))) return false;
+  if (f.person !== undefined && !s.people.some((p) => sameName(p, f.person!))) return false;
   if (f.q !== undefined) {
-    const needle = f.q.toLowerCase();
+    const needle = nameForm(f.q).toLowerCase();
+    // Text in NFC for a needle that is not ASCII (`é` finds `e` + U+0301); an ASCII one finds either.
+    const form = /^[\0-\x7f]*$/.test(needle) ? (t: string) => t : nameForm;
     // What each person asked first too: a person's view titles its rows with it (`asked` is read, and
     // on SQLite parsed, only here, when there is text to find).
     const hay = [
@@ -129,7 +132,7 @@ function matches(s: SessionSummary, f: OverviewFilters): boolean {
       ...s.people,
       ...(s.asked ?? []).map((a) => a.text),
     ];
-    if (!hay.some((t) => t?.toLowerCase().includes(needle))) return false;
+    if (!hay.some((t) => t && form(t).toLowerCase().includes(needle))) return false;
   }
   return true;
 }
@@ -171,8 +174,8 @@ function facetsOf(sessions: SessionSummary[]): Overview['facets'] {
   const agents = new Smallest(FACETS_MAX);
   const people = new Smallest(FACETS_MAX);
   for (const s of sessions) {
-    for (const a of s.agents) agents.add(a);
-    for (const p of s.people) people.add(p);
+    for (const a of s.agents) agents.add(nameForm(a));
+    for (const p of s.people) people.add(nameForm(p));
   }
   return { agents: agents.items, people: people.items };
 }
@@ -225,17 +228,17 @@ async function rowsOf(
     const { status, work, writers } = read[i]!;
     const evidence = status ? await verdicts(ctx, status, s.bytes).catch(() => null) : null;
     const latest = latestOf(s, status);
-    const agents = writers
-      ? [...new Set(writers.map((w) => w.agent).filter((a): a is string => a !== null))]
-      : s.agents;
+    const agents = uniqueNames(
+      writers ? writers.map((w) => w.agent).filter((a): a is string => a !== null) : s.agents,
+    );
     rows.push({
       sid: s.sid,
       group,
       title: s.title ?? s.first_note,
-      people: s.people,
+      people: uniqueNames(s.people),
       asked: s.asked.flatMap((a) => {
         const ts = isoOfMicros(a.at);
-        return ts === null ? [] : [{ user_id: a.user_id, text: a.text, ts }];
+        return ts === null ? [] : [{ user_id: nameForm(a.user_id), text: a.text, ts }];
       }),
       // stored as `reportStatus` parsed it
       state: latest.state as OverviewRow['state'],

@@ -10,6 +10,7 @@ import { type Attribution, Attributor } from '../log/attribution.js';
 import type { LineProblem, RecordedEvent } from '../log/codec.js';
 import type { CorrectionIndex, EffectiveEvent } from '../log/corrections.js';
 import { escapeControl } from '../log/escape.js';
+import { nameForm, sameName } from '../log/names.js';
 import { wellFormed } from '../log/text-cut.js';
 import type { StatusView } from './status-schemas.js';
 import type {
@@ -55,6 +56,7 @@ export class RowBuilder {
   private readonly anchors = new Set<string>();
   /** correction id → the value it replaced (known once its target was read) */
   private readonly replaced = new Map<string, unknown>();
+  /** user_id in NFC (one person however their name is composed) → display name */
   private readonly people = new Map<string, string | null>();
   private readonly names = new Map<string, string>();
   /** the person filter's state: turn starts not shown yet, turns and actions shown */
@@ -90,7 +92,7 @@ export class RowBuilder {
   }
 
   private personName(user_id: string): string {
-    return this.people.get(user_id) ?? user_id;
+    return this.people.get(nameForm(user_id)) ?? user_id;
   }
 
   /**
@@ -143,8 +145,8 @@ export class RowBuilder {
       case 'participant.leave': {
         const user_id = str(f.user_id);
         const display_name = strOrNull(f.display_name);
-        if (ev.type === 'participant.join' && (display_name || !this.people.has(user_id)))
-          this.people.set(user_id, display_name);
+        if (ev.type === 'participant.join' && (display_name || !this.people.has(nameForm(user_id))))
+          this.people.set(nameForm(user_id), display_name);
         if (!make) return null;
         const kind = ev.type === 'participant.join' ? 'join' : 'leave';
         return { ...base, kind, id: ev.id, user_id, display_name };
@@ -153,7 +155,7 @@ export class RowBuilder {
         const user_id = str(f.user_id);
         const text = str(f.text);
         this.messages.set(ev.id, { anchor, user_id, ts: ev.ts });
-        if (!this.people.has(user_id)) this.people.set(user_id, null);
+        if (!this.people.has(nameForm(user_id))) this.people.set(nameForm(user_id), null);
         this.title ??= oneLine(text, 120);
         if (!make) return null;
         const cut = excerpt(text, TEXT_BYTES);
@@ -335,7 +337,9 @@ export class RowBuilder {
    */
   concerns(row: TimelineRow, person: string): boolean {
     // A person as a URL names them: well-formed (a lone surrogate became U+FFFD), so compare so.
-    const is = (user: string | null) => user !== null && (user === person || wellFormed(user) === person);
+    // And canonically equivalent (NFC): `José` either way is one person (lib/log/names.ts).
+    const is = (user: string | null) =>
+      user !== null && (user === person || wellFormed(user) === person || sameName(wellFormed(user), person));
     switch (row.kind) {
       case 'join':
       case 'leave':

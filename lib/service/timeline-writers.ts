@@ -3,7 +3,7 @@
  * download links; docs/timeline.md "Writers"), as a reader would name them: a writer's `meta.agent`; else,
  * when every `participant.join` and `message` of its segment is by one person, that person (their
  * `display_name` from the segment's joins, else their user_id); else its `w_…` id. Two writers of one
- * name are told apart by a suffix (" 2", " 3", in writer order).
+ * name are told apart by a suffix (" 2", " 3", in writer order); two that only look alike, by their code points.
  *
  * Whose a writer's lines are needs its whole segment, not the page's part of it (a name must not change
  * from one page to the next), so `soloPeople` reads the segments of the writers without an agent (the
@@ -11,6 +11,7 @@
  * name a `user_id` are skipped without being parsed.
  */
 import { parseLine } from '../log/codec.js';
+import { lookAlikes, nameForm } from '../log/names.js';
 import type { ReplaySegment } from '../log/replay.js';
 import { oneLine } from './timeline-text.js';
 
@@ -80,7 +81,10 @@ async function soloPersonOf(seg: ReplaySegment, signal?: AbortSignal): Promise<W
 
 /**
  * Each writer's name (see the module doc), by writer id, in the order of `writers`: agent, else the solo
- * person's display name or user_id, else the id; each cut to one line of 80 characters, repeats suffixed.
+ * person's display name or user_id, else the id; each in NFC and cut to one line of 80 characters,
+ * repeats suffixed (`José` and `Jose` + U+0301 are one name: the second is `José 2`). A name that looks
+ * like another writer's without being it (`аlice` with a Cyrillic а beside `alice`, lib/log/names.ts
+ * `lookAlikes`) gets the code points that set it apart: `аlice ≈ U+0430` (issue 25.6).
  */
 export function writerNames(
   writers: ReadonlyArray<{ w: string; agent: string | null }>,
@@ -88,14 +92,19 @@ export function writerNames(
 ): Map<string, string> {
   const names = new Map<string, string>();
   const used = new Set<string>();
-  for (const { w, agent } of writers) {
+  const bases = writers.map(({ w, agent }) => {
     const p = people.get(w);
-    const base = oneLine(agent || (p ? (p.display_name ?? p.user_id) : w), 80);
+    return oneLine(nameForm(agent || (p ? (p.display_name ?? p.user_id) : w)), 80);
+  });
+  const marks = lookAlikes(bases);
+  writers.forEach(({ w }, i) => {
+    const mark = marks.get(bases[i]!);
+    const base = mark ? `${bases[i]} ≈ ${mark.apart}` : bases[i]!;
     let name = base;
     // an agent literally named "bot 2" beside two "bot"s makes the second "bot 3"
     for (let n = 2; used.has(name); n++) name = `${base} ${n}`;
     used.add(name);
     names.set(w, name);
-  }
+  });
   return names;
 }

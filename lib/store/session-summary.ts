@@ -3,6 +3,7 @@
  * (ports.ts `SessionSummary`, issue 14.1): how a chunk's findings merge into what is stored, the bounds
  * that keep a DynamoDB session item small, and the default status summary of a record.
  */
+import { nameForm } from '../log/names.js';
 import { cutText } from '../log/text-cut.js';
 import type { AskedFirst, StatusRecord, StatusSummary, SummaryDelta, TextFix, UserFix } from './ports.js';
 
@@ -12,12 +13,17 @@ export const TITLE_MAX = 160;
 export const SUMMARY_NAMES_MAX = 20;
 /**
  * Longest user_id or agent name kept in a summary, in UTF-16 units (longer ones are cut on a character
- * boundary). 64, not the 200 a writer record keeps: the overview lists every summary of the tenant on each
+ * boundary), in NFC (lib/log/names.ts: canonically equivalent names are one name). 64, not the 200 a writer record keeps: the overview lists every summary of the tenant on each
  * request, so what each keeps bounds the work of all (issue 14, test/attack/board-bloated-summaries).
  */
 export const SUMMARY_NAME_CHARS = 64;
 /** Longest note kept in the index (a report's note is bounded by its schema; this bounds the item). */
 export const SUMMARY_NOTE_CHARS = 2000;
+
+/** A user_id or agent name as a summary keeps it: NFC, well-formed, at most `SUMMARY_NAME_CHARS` units. */
+export function summaryName(raw: string): string {
+  return cutText(nameForm(raw), SUMMARY_NAME_CHARS);
+}
 
 /** The stored part of a summary a chunk can change. */
 export interface StoredSummaryNames {
@@ -66,8 +72,8 @@ function fixOrder(a: TextFix | UserFix, b: TextFix | UserFix): number {
 
 /**
  * `cur` with `delta` added: the earlier title wins (a tie keeps the stored one), and new names are
- * appended in order, made well-formed and cut to `SUMMARY_NAME_CHARS` on a character boundary
- * (lib/log/text-cut.ts), until `SUMMARY_NAMES_MAX`. Each person's first prompt
+ * appended in order, in NFC, made well-formed and cut to `SUMMARY_NAME_CHARS` on a character boundary
+ * (`summaryName`; a name equal in NFC to one kept, as an older summary may hold it, is that name), until `SUMMARY_NAMES_MAX`. Each person's first prompt
  * (`asked`) follows the title's rule per person, and only for the people kept, so it holds at most
  * `SUMMARY_NAMES_MAX` entries of `TITLE_MAX` characters. Null when nothing changes, so an adapter can
  * skip the write (most chunks repeat the people already known and bring no earlier prompt).
@@ -109,8 +115,8 @@ export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): Stor
     const out = [...have];
     for (const raw of more) {
       if (out.length >= SUMMARY_NAMES_MAX) break;
-      const name = cutText(raw, SUMMARY_NAME_CHARS);
-      if (name === '' || out.includes(name)) continue;
+      const name = summaryName(raw);
+      if (name === '' || out.some((n) => n === name || nameForm(n) === name)) continue;
       out.push(name);
       changed = true;
     }
@@ -125,7 +131,7 @@ export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): Stor
   for (const u of [...(delta.users ?? [])].sort(fixOrder)) lastUser.set(u.id, u);
   const moved: string[] = [];
   for (const u of lastUser.values()) {
-    const who = cutText(u.user_id, SUMMARY_NAME_CHARS);
+    const who = summaryName(u.user_id);
     const from = [...firsts.values()].find((a) => a.id !== undefined && a.id === u.id);
     if (!from || who === '' || from.user_id === who) continue;
     firsts.delete(from.user_id);
@@ -137,7 +143,7 @@ export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): Stor
   const people = add(cur.people, [...delta.people, ...moved]);
   const agents = add(cur.agents, delta.agents);
   for (const a of delta.asked ?? []) {
-    const who = cutText(a.user_id, SUMMARY_NAME_CHARS);
+    const who = summaryName(a.user_id);
     const have = firsts.get(who);
     if (!people.includes(who) || (have && have.at <= a.at)) continue;
     const text = cutText(a.text, TITLE_MAX);
