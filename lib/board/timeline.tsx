@@ -204,7 +204,8 @@ export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
   const names = new Map(tl.people.map((p) => [p.user_id, p.display_name ?? p.user_id]));
   // one agent however its name is composed (NFC); names that only look alike are marked (issue 25.6)
   const agents = uniqueNames(tl.writers.map((w) => w.agent).filter((a): a is string => a !== null));
-  const marks = nameMarks(agents, tl.people.map((p) => p.user_id));
+  const userIds = tl.people.map((p) => p.user_id);
+  const marks = nameMarks(agents, userIds);
   const title = tl.title ?? tl.sid;
   const state = tl.status?.state ?? null;
   const v = tl.verify;
