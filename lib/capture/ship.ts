@@ -6,6 +6,11 @@
  * duplicates anything: the next one sends what the server does not hold. What the server acknowledged is
  * written to `<state>/shipped.json` (the backlog `hansard doctor` shows). Server down: the events stay in
  * the spool and the next hook's shipper tries again.
+ *
+ * The shipper never waits for ever (issue 25 item 7): each request has a timeout (`shipTimeoutMs`, 10 s,
+ * plus a second per 256 KiB it sends), and once one request timed out the run's client fails every later
+ * one at once, so a server that accepts connections and never answers holds the lock about one timeout:
+ * the failure is recorded, the lock released, and the next hook starts a shipper again.
  */
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
@@ -23,6 +28,26 @@ import {
   recordShipped,
   spoolBacklog,
 } from './state-dir.js';
+
+/** How long the shipper waits for one answer by default (ms), before the time to send its body. */
+export const SHIP_TIMEOUT_MS = 10_000;
+
+/** The shipper's request timeout: `HANSARD_SHIP_TIMEOUT_MS` (tests shorten it), else 10 s. */
+export function shipTimeoutMs(env: NodeJS.ProcessEnv): number {
+  const n = Number(env.HANSARD_SHIP_TIMEOUT_MS);
+  return Number.isFinite(n) && n > 0 ? n : SHIP_TIMEOUT_MS;
+}
+
+/** The shipper's client: requests time out, and after one timeout the rest fail at once. */
+function shipClient(config: CaptureConfig, env: NodeJS.ProcessEnv, retries: number): ApiClient {
+  return new ApiClient({
+    url: config.url ?? 'http://127.0.0.1:8787',
+    token: config.token,
+    retries,
+    timeoutMs: shipTimeoutMs(env),
+    giveUpAfterTimeout: true,
+  });
+}
 
 /** What one `shipSpool` run did. */
 export interface ShipReport {
@@ -43,6 +68,8 @@ export interface ShipOptions {
   retries?: number;
   /** passes over the spool (new events may arrive while one runs); default 5 */
   maxPasses?: number;
+  /** the run's client (`runShipper` shares one, so that a timeout ends the whole run) */
+  client?: ApiClient;
 }
 
 /**
@@ -79,11 +106,7 @@ export async function shipSpool(
   }
   report.ran = true;
   const started = Date.now();
-  const client = new ApiClient({
-    url: config.url ?? 'http://127.0.0.1:8787',
-    token: config.token,
-    retries: options.retries ?? 2,
-  });
+  const client = options.client ?? shipClient(config, env, options.retries ?? 2);
   try {
     const maxPasses = options.maxPasses ?? 5;
     for (let pass = 0; pass < maxPasses; pass++) {
@@ -133,36 +156,36 @@ export async function shipSpool(
 export async function runShipper(state: string, env: NodeJS.ProcessEnv): Promise<ShipReport> {
   // Deferred payloads first: a session's last events may wait in its inbox for a hook that never comes.
   await drainInboxes(state, env).catch(() => 0);
+  // One client for the run: a server that let one request time out is not asked again until the next run.
+  const config = readCaptureConfig(env, state);
+  const client = config.token ? shipClient(config, env, 2) : undefined;
   // The work items whose lease the hooks renewed (lib/work/hook-heartbeat.ts): before the spool, and
   // again after it, for a hook that renewed one meanwhile and started no shipper (this one ran).
-  await shipHeartbeats(state, env, false);
-  let report = await shipSpool(state, env);
+  if (client) await shipHeartbeats(state, client, false);
+  let report = await shipSpool(state, env, { config, ...(client ? { client } : {}) });
   for (let again = 0; again < 3 && report.ran && report.failed.length === 0; again++) {
     if (spoolBacklog(state).length === 0) break;
-    report = await shipSpool(state, env);
+    report = await shipSpool(state, env, { config, ...(client ? { client } : {}) });
   }
-  await shipHeartbeats(state, env, true);
+  if (client) await shipHeartbeats(state, client, true);
   return report;
 }
 
 /**
- * Sends the work heartbeats the hooks renewed locally, with the capture token; `record`: failures go to
- * hook-failures.json (the run's last pass only: the first pass's failures are tried again). Never throws.
+ * Sends the work heartbeats the hooks renewed locally, with the run's client (the capture token);
+ * `record`: failures go to hook-failures.json (the run's last pass only: the first pass's failures are
+ * tried again). Never throws.
  */
-async function shipHeartbeats(state: string, env: NodeJS.ProcessEnv, record: boolean): Promise<void> {
-  const config = readCaptureConfig(env, state);
-  if (!config.token) return;
-  const client = new ApiClient({
-    url: config.url ?? 'http://127.0.0.1:8787',
-    token: config.token,
-    retries: 1,
-  });
+async function shipHeartbeats(state: string, client: ApiClient, record: boolean): Promise<void> {
   const r = await sendDueHeartbeats(state, client).catch(() => null);
   // Left for the next run; recorded so that `hansard doctor` shows why (e.g. a token without `report`).
   for (const f of record ? (r?.failed ?? []) : []) {
     recordHookFailure(state, {
       hook: 'shipper',
-      reason: f.reason.startsWith('cannot reach') ? 'server_unreachable' : 'internal',
+      reason:
+        f.reason.startsWith('cannot reach') || f.reason.includes('did not answer')
+          ? 'server_unreachable'
+          : 'internal',
       message: `work heartbeat of ${f.id}: ${f.reason}`,
       ms: 0,
     });

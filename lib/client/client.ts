@@ -5,6 +5,11 @@
  * (docs/operations.md) is not transient: `data_loss`, `storage_layout` and `storage_permission_denied`
  * are answered at once, `storage_read_only` and `insufficient_storage` after a couple of tries, each as
  * the server's own error (its code, message and details), never as a generic "unavailable".
+ *
+ * Every request has a timeout (issue 25 item 7): `timeoutMs` (default 2 min) plus a second per
+ * `TIMEOUT_BYTES_PER_SECOND` it sends, for its answer's headers and, for a JSON answer, its whole body. A
+ * server that accepts the connection and never answers held a caller (the capture shipper, and its lock)
+ * for undici's own 300 s before. A request that times out is not retried: NetworkError at once.
  */
 import pRetry, { AbortError } from 'p-retry';
 
@@ -35,6 +40,16 @@ export interface ClientOptions {
   retries?: number;
   /** first backoff delay in ms (default 250); tests make it small */
   minTimeoutMs?: number;
+  /**
+   * the longest wait for one answer, in ms (default `DEFAULT_REQUEST_TIMEOUT_MS`), plus a second per
+   * `TIMEOUT_BYTES_PER_SECOND` of request body; past it the request is abandoned (NetworkError)
+   */
+  timeoutMs?: number;
+  /**
+   * once one request timed out, every later request of this client fails at once with the same
+   * NetworkError (a server that does not answer one request is not waited for again: the shipper)
+   */
+  giveUpAfterTimeout?: boolean;
   /** called before each retry, for progress output */
   onRetry?: (info: { attempt: number; reason: string; delayMs: number }) => void;
 }
@@ -46,6 +61,27 @@ export interface ApiResponse {
 }
 
 const TRANSIENT = new Set([408, 425, 429, 500, 502, 503, 504, 507]);
+
+/** A request's answer is waited for this long by default (ms), plus the time to send its body. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+/** The slowest upload a request's timeout allows for: its body at this many bytes per second. */
+export const TIMEOUT_BYTES_PER_SECOND = 256 * 1024;
+
+/** The reason a request's timer aborts it with. */
+class RequestTimeout extends Error {
+  constructor(readonly ms: number) {
+    super(`no answer within ${ms} ms`);
+  }
+}
+
+/** A response whose timer still runs (until `done`), for a body the caller reads. */
+interface Answer {
+  res: Response;
+  /** stops the request's timer (the body is read, or left to the caller to stream) */
+  done(): void;
+  /** whether the timer aborted the request (then reading the body threw) */
+  timedOut(): boolean;
+}
 
 /**
  * Error codes of the server's storage that no retry changes: its operator must act (docs/operations.md).
@@ -63,6 +99,8 @@ const PASSING_FAULT_RETRIES = 2;
 
 export class ApiClient {
   readonly url: string;
+  /** the timeout that made this client give up (`giveUpAfterTimeout`) */
+  private gaveUp: NetworkError | null = null;
   constructor(private readonly options: ClientOptions) {
     this.url = options.url.replace(/\/+$/, '');
   }
@@ -82,15 +120,24 @@ export class ApiClient {
       headers?: Record<string, string>;
     } = {},
   ): Promise<ApiResponse> {
-    const res = await this.raw(method, path, init);
-    if (res.ok || (init.allow404 && res.status === 404)) {
-      const text = await res.text();
-      return { status: res.status, headers: res.headers, body: text ? safeJson(text) : null };
+    const answer = await this.raw(method, path, init);
+    const { res } = answer;
+    try {
+      if (res.ok || (init.allow404 && res.status === 404)) {
+        const text = await res.text();
+        return { status: res.status, headers: res.headers, body: text ? safeJson(text) : null };
+      }
+      const err = await toServerError(res);
+      // The CLI's hints read it: a 404 on a session route may be a token bound to another session.
+      err.path = path;
+      throw err;
+    } catch (err) {
+      // The headers came in time, the body did not.
+      if (answer.timedOut()) throw this.timeoutError(path, init.body);
+      throw err;
+    } finally {
+      answer.done();
     }
-    const err = await toServerError(res);
-    // The CLI's hints read it: a 404 on a session route may be a token bound to another session.
-    err.path = path;
-    throw err;
   }
 
   /**
@@ -107,7 +154,10 @@ export class ApiClient {
     const started = Date.now();
     const maxWait = o.maxWaitMs ?? 30 * 60 * 1000;
     for (;;) {
-      const res = await this.raw('GET', path, { redirect: 'manual' });
+      const answer = await this.raw('GET', path, { redirect: 'manual' });
+      // The body is the caller's to stream, as long as it takes: the timeout covered the headers.
+      answer.done();
+      const { res } = answer;
       if (res.status === 202) {
         void res.body?.cancel().catch(() => {});
         const retryAfterMs = Math.max(1, Number(res.headers.get('retry-after')) || 5) * 1000;
@@ -144,10 +194,20 @@ export class ApiClient {
   /** GET of a URL the server handed out (a presigned one): no token, no redirect followed further. */
   private async download(url: string, path: string): Promise<Response> {
     let res: Response;
+    // The timeout covers the headers; the body is the caller's to stream.
+    const ms = this.timeoutFor();
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new RequestTimeout(ms)), ms);
     try {
-      res = await fetch(url, { redirect: 'error' });
+      res = await fetch(url, { redirect: 'error', signal: abort.signal });
     } catch (err) {
+      if (abort.signal.aborted)
+        throw new NetworkError(
+          `the stored replay at ${new URL(url).host} did not answer within ${ms / 1000} s`,
+        );
       throw new NetworkError(`cannot fetch the stored replay at ${new URL(url).host}: ${networkCause(err)}`);
+    } finally {
+      clearTimeout(timer);
     }
     if (!res.ok) {
       void res.body?.cancel().catch(() => {});
@@ -162,6 +222,23 @@ export class ApiClient {
     return res;
   }
 
+  /** What a request that timed out throws: the server did not answer (not retried). */
+  private timeoutError(path: string, body?: Uint8Array | string): NetworkError {
+    const s = Math.round(this.timeoutFor(body) / 100) / 10;
+    const err = new NetworkError(`${this.url} did not answer ${path.split('?')[0]} within ${s} s`);
+    if (this.options.giveUpAfterTimeout) this.gaveUp ??= err;
+    return err;
+  }
+
+  /** The timeout of a request sending `body` (ms). */
+  private timeoutFor(body?: Uint8Array | string): number {
+    const bytes = typeof body === 'string' ? Buffer.byteLength(body) : (body?.byteLength ?? 0);
+    return (
+      (this.options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) +
+      Math.ceil((bytes / TIMEOUT_BYTES_PER_SECOND) * 1000)
+    );
+  }
+
   private async raw(
     method: string,
     path: string,
@@ -171,7 +248,8 @@ export class ApiClient {
       headers?: Record<string, string>;
       redirect?: 'follow' | 'manual' | 'error';
     },
-  ): Promise<Response> {
+  ): Promise<Answer> {
+    if (this.gaveUp) throw this.gaveUp;
     const headers: Record<string, string> = { ...init.headers, accept: 'application/json' };
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
     if (init.contentType) headers['content-type'] = init.contentType;
@@ -181,15 +259,29 @@ export class ApiClient {
     try {
       return await pRetry(
         async (attemptNumber) => {
+          // Each attempt has its own timer; it runs on while the caller reads the body (`done`).
+          const ms = this.timeoutFor(init.body);
+          const abort = new AbortController();
+          let timedOut = false;
+          const timer = setTimeout(() => {
+            timedOut = true;
+            abort.abort(new RequestTimeout(ms));
+          }, ms);
+          const done = () => clearTimeout(timer);
           let res: Response;
           try {
             res = await fetch(`${this.url}${path}`, {
               method,
               headers,
               body: init.body as string | Uint8Array<ArrayBuffer> | undefined,
+              signal: abort.signal,
               ...(init.redirect ? { redirect: init.redirect } : {}),
             });
           } catch (err) {
+            done();
+            // No answer in time: the server is there but does not answer; waiting more is the
+            // caller's choice (the shipper tries again at the next hook), not a retry's.
+            if (timedOut) throw new AbortError(this.timeoutError(path, init.body));
             lastReason = `cannot reach ${this.url}: ${networkCause(err)}`;
             // Nothing listens on this machine's port: no retry can change that, so say it at once.
             if (refusedOnLoopback(this.url, err)) throw new AbortError(new NetworkError(lastReason));
@@ -197,7 +289,15 @@ export class ApiClient {
           }
           if (TRANSIENT.has(res.status)) {
             const retryAfter = Number(res.headers.get('retry-after'));
-            const answer = isJson(res) ? await toServerError(res) : null;
+            let answer: ServerError | null;
+            try {
+              answer = isJson(res) ? await toServerError(res) : null;
+            } catch (err) {
+              if (timedOut) throw new AbortError(this.timeoutError(path, init.body));
+              throw err;
+            } finally {
+              done();
+            }
             last.answer = answer;
             const code = answer?.code;
             if (answer && code && STORAGE_FAULTS_FOR_OPERATOR.has(code)) throw new AbortError(answer);
@@ -220,7 +320,7 @@ export class ApiClient {
               Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : null,
             );
           }
-          return res;
+          return { res, done, timedOut: () => timedOut };
         },
         {
           retries: this.options.retries ?? 5,
