@@ -93,7 +93,7 @@ export async function hookMain(
     answer('');
   }
   clearTimeout(timer);
-  // A request went to the server (SessionStart's token): a DNS lookup still running in libuv's pool
+  // A request to the server failed (SessionStart's token): a DNS lookup still running in libuv's pool
   // would hold the exit past the agent's limit; the supervisor stays to end it.
   if (progress.network) watchdog?.keep();
   return 0;

@@ -76,7 +76,7 @@ export interface HookProgress {
   defer: { inbox: string; payload: unknown } | null;
   /** set just before the first event is written: past it, deferring could write the event twice */
   writing?: boolean;
-  /** set when a request goes to the server: its DNS lookup may still run in libuv's pool at exit */
+  /** set when a request to the server failed: its DNS lookup may still run in libuv's pool at exit */
   network?: boolean;
   committed: boolean;
 }
@@ -283,8 +283,9 @@ async function sessionStart(
   if (token === null) {
     // Leave half a second of the budget for saving and answering.
     const left = hookBudgetMs(ctx.env) - (performance.now() - (ctx.startedAt ?? 0)) - 500;
-    if (ctx.progress && config.token) ctx.progress.network = true;
     token = await ss.mintSessionToken(config, st.sid, Math.min(1_500, left));
+    // No token (refused, unreachable, too slow): a DNS lookup may still be running at exit.
+    if (ctx.progress && typeof token === 'string' && config.token) ctx.progress.network = true;
     if (typeof token === 'object') {
       const minted = token;
       await withSessionState<ClaudeState>(state, 'claude-code', payload.session_id, (loaded, deferred, p) => {
