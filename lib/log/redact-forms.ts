@@ -32,6 +32,14 @@ const LABEL_END = `s?(?:["'\`]?\\]?)[ \\t]*(?::=|=>|[:=])[ \\t]*`;
  */
 const PW_LABEL = '(?:passw(?:or)?d|passphrase|pwd|(?:pass|pw|psk)(?<![A-Za-z0-9](?:pass|pw|psk)))';
 
+/** Literal words one of which a password label contains (`PW_LABEL` and the characters after it). */
+const PW_KEYWORDS = [
+  'passw',
+  'pwd',
+  'passphrase',
+  ...['pass', 'pw', 'psk'].flatMap((w) => [`_${w}`, `-${w}`, `.${w}`, `${w}:`, `${w}=`, `${w}"`, `${w}'`]),
+];
+
 /** Characters of an unquoted value: not space, quote, or a separator of the text around it. */
 const BARE = `[^\\s"'\`,;&<>(){}\\[\\]]`;
 /** After an unquoted value: a separator that is not a call's `(` or an index's `[` (then it was code). */
@@ -42,7 +50,7 @@ const NOT_REFERENCE = `(?![$%<{\\[(#/~*!@]|\\.{3})`;
 /**
  * What stands where a secret would but is not one: a placeholder word, `your-…` / `…-here`, a run of one
  * character, a bare identifier without a digit (a variable, a type: `password=pwd`, `password: string`),
- * a dotted path (`settings.DB_PASSWORD`, `request.form`).
+ * a dotted path (`settings.DB_PASSWORD`, `user?.password`, `process.env.PW!`).
  */
 export const NOT_A_SECRET_VALUE = new RegExp(
   [
@@ -50,8 +58,8 @@ export const NOT_A_SECRET_VALUE = new RegExp(
     'changeme|change[_-]?me|redacted|hidden|masked|secret|password|passwd|example|sample|placeholder|dummy|test|todo|tbd|xxx+|\\*+|•+|\\.+|…)$',
     '^your[_ -]',
     '[_ -]here$',
-    '^[A-Za-z_]+$',
-    '^[A-Za-z_]\\w*(?:\\.[A-Za-z_]\\w*)+$',
+    '^[A-Za-z_]+!?$',
+    '^[A-Za-z_]\\w*(?:[?!]?\\.[A-Za-z_]\\w*)+!?$',
     '^\\s|\\s$',
   ].join('|'),
   'i',
@@ -83,7 +91,8 @@ export const FORM_PATTERNS: readonly RedactPattern[] = [
       `${PW_LABEL}${LABEL_END}(?:${quotedValue(4, 256)}|(${NOT_REFERENCE}(?=${BARE}{0,255}[0-9!#$%^*+=?~@-])${BARE}{6,256})${BARE_END})`,
       'i',
     ),
-    keywords: ['pass', 'pwd', 'pw'],
+    // The label words as they stand before an operator: so prose ("tests pass") does not run the regex.
+    keywords: PW_KEYWORDS,
     secretGroup: 0,
     reject: NOT_A_SECRET_VALUE,
     entropy: 2,
@@ -117,7 +126,7 @@ export const FORM_PATTERNS: readonly RedactPattern[] = [
       ".NET config: <add key=\"…Password|Secret|Token|ApiKey…\" value=\"…\"/>, the value; and PHP define('DB_PASSWORD' | 'AUTH_KEY', '…').",
     regex:
       /(?:<add\b[^>\n]*?\bkey=|\bdefine\(\s*)(["'])[\w.:-]*(?:password|passwd|pwd|secret|token|api[_-]?key|_key|_salt)[\w.:-]*\1(?:[^>\n]*?\bvalue=|\s*,\s*)(["'])(?<secret>(?![$%<{])(?:(?!\2)[^\n\\]){4,256})\2/i,
-    keywords: ['<add', 'define'],
+    keywords: ['<add ', 'define('],
     reject: NOT_A_SECRET_LITERAL,
     entropy: 2,
   },
