@@ -424,6 +424,90 @@ describe('images and tool search', () => {
   });
 });
 
+describe('every other kind current Codex persists', () => {
+  // One real-shaped line of each kind docs/import.md lists as kept (meta) or dropped (skipped).
+  const kept = [
+    line('world_state', { cwd: '/home/user', git: { branch: 'main' } }),
+    line('inter_agent_communication_metadata', { trigger_turn: true }),
+    line('retained_context', { type: 'delivered_assistant_message', acceptance_order: 3 }),
+    line('realtime_item', { type: 'transcript', text: 'hello' }),
+    item({
+      type: 'agent_message',
+      author: '/root/worker',
+      recipient: '/root',
+      content: [{ type: 'input_text', text: 'tests pass' }],
+    }),
+    item({ type: 'additional_tools', role: 'system', tools: [{ name: 'extra' }] }),
+    item({ type: 'configuration_update', reasoning: { effort: 'high' } }),
+    event({ type: 'thread_settings_applied', model: 'gpt-5.2-codex', model_provider: 'openai' }),
+    event({ type: 'thread_goal_updated', goal: 'ship the fix' }),
+    event({ type: 'thread_context_usage_updated', used_tokens: 1200, context_window: 272000 }),
+    event({ type: 'thread_skills_updated', skills: [] }),
+    event({
+      type: 'guardian_assessment',
+      id: 'g1',
+      status: 'approved',
+      risk_level: 'low',
+      rationale: 'read-only',
+    }),
+    event({ type: 'model_reroute', from_model: 'gpt-5.2-codex', to_model: 'gpt-5.1-codex' }),
+    event({ type: 'sub_agent_activity', kind: 'started', agent_path: '/root/worker' }),
+    event({ type: 'collab_agent_spawn_end', call_id: 'c1', agent_path: '/root/worker', status: 'ok' }),
+    event({ type: 'collab_agent_interaction_end', call_id: 'c2', status: 'ok' }),
+    event({ type: 'collab_waiting_end', call_id: 'c3', status: 'ok' }),
+    event({ type: 'collab_close_end', call_id: 'c4', status: 'ok' }),
+    event({ type: 'collab_resume_end', call_id: 'c5', status: 'ok' }),
+  ];
+  const dropped = [
+    event({
+      type: 'exec_command_begin',
+      call_id: 'call_a',
+      turn_id: '1',
+      command: ['ls'],
+      cwd: '/home/user',
+      parsed_cmd: [],
+    }),
+    event({ type: 'patch_apply_begin', call_id: 'call_b', turn_id: '1', auto_approved: true, changes: {} }),
+    event({
+      type: 'mcp_tool_call_begin',
+      call_id: 'call_c',
+      invocation: { server: 'docs', tool: 'search', arguments: {} },
+    }),
+    event({ type: 'web_search_begin', call_id: 'ws_2' }),
+    event({ type: 'image_generation_begin', call_id: 'ig_2' }),
+    event({ type: 'view_image_tool_call', call_id: 'call_d', path: '/home/user/shot.png' }),
+    event({
+      type: 'dynamic_tool_call_request',
+      call_id: 'call_e',
+      turn_id: '1',
+      tool: 'lookup',
+      arguments: {},
+    }),
+    event({
+      type: 'dynamic_tool_call_response',
+      call_id: 'call_e',
+      turn_id: '1',
+      tool: 'lookup',
+      success: true,
+    }),
+  ];
+
+  it('keeps each bookkeeping kind exactly as a meta note and drops each telemetry kind, counted', async () => {
+    const { result, events } = await importRows([
+      ...prompt('go'),
+      ...kept,
+      ...dropped,
+      ...answer('done'),
+      done('done'),
+    ]);
+    expect(result.counts.unknown).toBe(0);
+    const meta = marked(events, 'meta').map((n) => n.text);
+    for (const r of kept) expect(meta).toContain(JSON.stringify(r));
+    for (const r of dropped) expect(result.counts.skipped[`event_msg/${String(r.payload.type)}`]).toBe(1);
+    expect(result.counts).toMatchObject({ prompts: 1, turns: 1, actions: 0, outputs: 1 });
+  });
+});
+
 describe('turns, context and bookkeeping', () => {
   it('ends a turn on turn_complete (the v2 name of task_complete) and skips turn_started', async () => {
     const { result, events } = await importRows([
