@@ -80,7 +80,7 @@ export interface RedactOptions {
  * character repeated 8 or more times to the end (`ghp_xxxx…`, `********`, `sk_test_000000…`; issue 25
  * item 8). A test of the run, not an entropy: it runs on every match, some of them 20 KB long.
  */
-const PLACEHOLDER = /^[^]{0,12}?([^])\1{7,}$/;
+const PLACEHOLDER = /^[\s\S]{0,12}?([\s\S])\1{7,}$/;
 
 /**
  * A secret made only of variable references (`$USER:$TOKEN`, `${DB_PASSWORD}`, `%API_KEY%`,
