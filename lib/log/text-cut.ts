@@ -28,11 +28,39 @@ const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
 /**
+ * Whether UTF-16 unit `c` is a whole character that no grapheme rule joins to a neighbour it is not
+ * joined by: below U+0300 (no combining mark, joiner, regional indicator or Hangul jamo there; CR is
+ * checked apart), Greek U+0370–U+03FF, Cyrillic letters U+0400–U+0482, kana but its two combining marks,
+ * CJK ideographs. Between two such units there is always a boundary, and no rule's context (a run of
+ * regional indicators, an emoji ZWJ sequence, an Indic conjunct) reaches across it.
+ */
+function simple(c: number): boolean {
+  return (
+    c < 0x300 ||
+    (c >= 0x370 && c <= 0x482) ||
+    (c >= 0x3040 && c <= 0x30ff && c !== 0x3099 && c !== 0x309a) ||
+    (c >= 0x3400 && c <= 0x4dbf) ||
+    (c >= 0x4e00 && c <= 0x9fff)
+  );
+}
+
+/** Whether `at` (0 < at < length) lies between two `simple` units that are not CR LF: surely a boundary. */
+function simplePair(text: string, at: number): boolean {
+  const before = text.charCodeAt(at - 1);
+  const after = text.charCodeAt(at);
+  return simple(before) && simple(after) && !(before === 13 && after === 10);
+}
+
+/** How far back from a cut `graphemeFloor` looks for a sure boundary to segment from (UTF-16 units). */
+const WINDOW = 256;
+
+/**
  * The last grapheme-cluster boundary of `text` at or before UTF-16 index `at` (clamped to 0..length):
- * where to cut `text` to at most `at` units without splitting a user-perceived character. Only the
- * first `at + 2` units are segmented (the rules decide a boundary from what precedes it and the one code
- * point after it), so a cut of a long text costs what a cut of its head does; two characters below
- * U+0300 (no combining mark, joiner or regional indicator there) are a boundary with no segmenting at all.
+ * where to cut `text` to at most `at` units without splitting a user-perceived character (UAX #29, as
+ * ICU's `Intl.Segmenter` has it). Cheap whatever the text's length: a cut between two `simple` units
+ * (ASCII, Latin-1, Greek, Cyrillic, CJK) is a boundary with no segmenting; otherwise only the stretch
+ * from the last sure boundary within `WINDOW` units before the cut (else from the start) to the code
+ * point after it is segmented (a boundary depends on what precedes it and on that one code point).
  * A cluster that starts at 0 and runs past `at` (a letter under hundreds of marks) is cut between code
  * points instead, so a long cluster never leaves nothing.
  * @example graphemeFloor('ab🇫🇷', 3) // 2: the flag is two code points, one cluster
@@ -40,13 +68,18 @@ const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff;
 export function graphemeFloor(text: string, at: number): number {
   if (at <= 0) return 0;
   if (at >= text.length) return text.length;
-  const before = text.charCodeAt(at - 1);
-  const after = text.charCodeAt(at);
-  if (before < 0x300 && after < 0x300 && !(before === 13 && after === 10)) return at;
-  const start = GRAPHEMES.segment(text.slice(0, at + 2)).containing(at)?.index ?? at;
+  if (simplePair(text, at)) return at;
+  let from = 0;
+  for (let q = at - 1; q > 0 && q >= at - WINDOW; q--) {
+    if (simplePair(text, q)) {
+      from = q;
+      break;
+    }
+  }
+  const start = from + (GRAPHEMES.segment(text.slice(from, at + 2)).containing(at - from)?.index ?? at - from);
   if (start > 0) return start;
   // a high surrogate at the last kept unit: its low half is past the cut
-  return isHigh(before) ? at - 1 : at;
+  return isHigh(text.charCodeAt(at - 1)) ? at - 1 : at;
 }
 
 /**

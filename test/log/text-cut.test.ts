@@ -2,9 +2,10 @@
  * lib/log/text-cut.ts: cuts of user text never split a surrogate pair and leave well-formed strings, and
  * the board's link builders never throw on a lone surrogate (test/attack/board-lone-surrogate over HTTP).
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { agentHref, personHref, sessionHref } from '../../lib/board/components.js';
-import { cutText, uriComponent, wellFormed } from '../../lib/log/text-cut.js';
+import { cutText, graphemeFloor, uriComponent, wellFormed } from '../../lib/log/text-cut.js';
 import { mergeSummary } from '../../lib/store/session-summary.js';
 
 const EMOJI = '\u{1F600}';
@@ -95,5 +96,84 @@ describe('cutText on grapheme clusters', () => {
     const zalgo = `e${'\u0301'.repeat(200)}`;
     expect(cutText(zalgo, 64)).toBe(zalgo.slice(0, 64));
     expect(cutText(`\u{1F469}${'\u{1F3FB}'.repeat(40)}`, 5)).toBe('\u{1F469}\u{1F3FB}');
+  });
+});
+
+/**
+ * Pieces that exercise every grapheme rule: regional indicators, emoji with a ZWJ, skin tones and the
+ * emoji selector, combining accents, Hangul jamo and syllables, a Devanagari conjunct (virama), Thai
+ * SARA AM (a spacing mark that is a letter), an Arabic prepend, CR LF, controls, lone surrogates, and
+ * the `simple` units the fast path trusts (ASCII, Latin-1, ©, Greek, Cyrillic, kana and its marks, CJK).
+ */
+const PIECES = [
+  '\u{1F1EB}',
+  '\u{1F1F7}',
+  '\u{1F469}',
+  '\u200d',
+  '\u{1F4BB}',
+  '\u{1F3FB}',
+  '\ufe0f',
+  '\u2764',
+  'e',
+  '\u0301',
+  '\u0308',
+  '\u1100',
+  '\u1161',
+  '\u11a8',
+  '\uac00',
+  '\u0915',
+  '\u094d',
+  '\u0937',
+  '\u0e01',
+  '\u0e33',
+  '\u0600',
+  '\r',
+  '\n',
+  '\u0007',
+  '\ud83d',
+  '\ude00',
+  'a',
+  ' ',
+  '\u00e9',
+  '\u00a9',
+  '\u03b1',
+  '\u0430',
+  '\u3042',
+  '\u3099',
+  '\u6f22',
+  '\u0483',
+];
+
+/** The last boundary at or before `at` by segmenting the whole text, with graphemeFloor's fallback. */
+function reference(text: string, at: number): number {
+  if (at <= 0) return 0;
+  if (at >= text.length) return text.length;
+  let last = 0;
+  for (const { index } of new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)) {
+    if (index > at) break;
+    last = index;
+  }
+  if (last > 0) return last;
+  const c = text.charCodeAt(at - 1);
+  return c >= 0xd800 && c <= 0xdbff ? at - 1 : at;
+}
+
+describe('graphemeFloor', () => {
+  it('agrees with segmenting the whole text, at every index of random texts of tricky pieces', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...PIECES), { maxLength: 400 }), (pieces) => {
+        const text = pieces.join('');
+        for (let at = 0; at <= text.length; at++) expect(graphemeFloor(text, at)).toBe(reference(text, at));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('agrees past the look-back window: long runs of flags, marks and jamo', () => {
+    const flags = `x${'\u{1F1EB}\u{1F1F7}'.repeat(300)}`;
+    const marks = `a${'e\u0301\u0308'.repeat(200)}`;
+    const zwj = `\u{1F469}${'\u0301'.repeat(300)}\u200d\u{1F4BB}`;
+    for (const text of [flags, marks, zwj, '\u1100'.repeat(600)])
+      for (let at = 0; at <= text.length; at += 7) expect(graphemeFloor(text, at)).toBe(reference(text, at));
   });
 });
