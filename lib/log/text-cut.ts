@@ -22,8 +22,12 @@ export function wellFormed(text: string): string {
   return s.isWellFormed() ? text : s.toWellFormed();
 }
 
-/** One segmenter for every cut: making one costs far more than a cut (ICU's grapheme rules, any locale). */
-const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+/**
+ * One segmenter for every cut: making one costs far more than a cut (ICU's grapheme rules, any locale).
+ * Made at the first cut that needs it, not at import: the capture hook imports this module and starts
+ * on every event.
+ */
+let graphemes: Intl.Segmenter | null = null;
 
 const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
@@ -76,7 +80,9 @@ export function graphemeFloor(text: string, at: number): number {
       break;
     }
   }
-  const start = from + (GRAPHEMES.segment(text.slice(from, at + 2)).containing(at - from)?.index ?? at - from);
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  const start =
+    from + (graphemes.segment(text.slice(from, at + 2)).containing(at - from)?.index ?? at - from);
   if (start > 0) return start;
   // a high surrogate at the last kept unit: its low half is past the cut
   return isHigh(text.charCodeAt(at - 1)) ? at - 1 : at;
