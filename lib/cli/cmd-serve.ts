@@ -131,7 +131,7 @@ the Ctrl-C the terminal already sent, is the same stop).`,
         const { DataDirLockedError, DataDirUnusableError } = await import('./data-lock.js');
         const { StartRefusedError } = await import('./serve-start.js');
         // The server's stderr is its log: no token in it, whatever a line holds (issue 24 item 6).
-        const { maskTokens } = await import('../http/request-log.js');
+        const { maskTokens } = await import('../log/mask-tokens.js');
         let server: Awaited<ReturnType<typeof startServer>>;
         try {
           server = await startServer({

@@ -6,43 +6,9 @@
  */
 import type { MiddlewareHandler } from 'hono';
 
-// An API token's secret (lib/service/tokens.ts: `hns_` + 43 base62) as it may reach a log: whole, cut
-// short or run on (a paste is not always exact), in any case, each character as itself or
-// percent-encoded (`hns%5F…`, `%68%6E%73%5F…`), once or more (`%255F`). Hono decodes a path once
-// (`decodeURI`), so a log may hold either form.
-const enc = (hex: string) => `%(?:25)*${hex}`;
-const TOKEN_IN_TEXT = new RegExp(
-  `(?:h|${enc('68')})(?:n|${enc('6E')})(?:s|${enc('73')})(?:_|${enc('5F')})` +
-    `(?:[0-9A-Z]|${enc('(?:3[0-9]|4[1-9A-F]|5[0-9A]|6[1-9A-F]|7[0-9A])')})+`,
-  'gi',
-);
+import { maskError, maskTokens } from '../log/mask-tokens.js';
 
-/** What a masked token reads as. */
-export const MASKED_TOKEN = 'hns_***';
-
-/**
- * `text` with every `hns_` token secret in it (plain or percent-encoded) replaced by `hns_***`.
- * @example maskTokens('DELETE /v1/tokens/hns_abc 404 1 ms') // 'DELETE /v1/tokens/hns_*** 404 1 ms'
- */
-export function maskTokens(text: string): string {
-  return text.replace(TOKEN_IN_TEXT, MASKED_TOKEN);
-}
-
-/**
- * `err` with tokens masked for a log: an Error whose message or stack holds one becomes a copy (same
- * name, masked message and stack); a string is masked; anything else is returned as it is.
- */
-export function maskError(err: unknown): unknown {
-  if (typeof err === 'string') return maskTokens(err);
-  if (!(err instanceof Error)) return err;
-  const message = maskTokens(err.message);
-  const stack = err.stack === undefined ? undefined : maskTokens(err.stack);
-  if (message === err.message && stack === err.stack) return err;
-  const copy = new Error(message);
-  copy.name = err.name;
-  copy.stack = stack;
-  return copy;
-}
+export { MASKED_TOKEN, maskError, maskTokens } from '../log/mask-tokens.js';
 
 /**
  * A log function that masks tokens (`maskTokens`, `maskError`) before it hands a line and its error to
