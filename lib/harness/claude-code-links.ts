@@ -23,6 +23,10 @@ import { agentIdOfResponse, taskInfoOf } from '../capture/subagents.js';
 /** Tools that launch a subagent. */
 export const SUBAGENT_TOOLS = new Set(['Task', 'Agent']);
 
+/** Cheap looks at a line's text for what `observe` takes (JSON may space its `:` as it likes). */
+const SIDECHAIN_RE = /"isSidechain"\s*:\s*true/;
+const LAUNCH_RE = /"name"\s*:\s*"(?:Task|Agent)"/;
+
 /** What tied a subagent to its call. */
 export type LinkedBy = 'agent_id' | 'tool_use_id' | 'parent_uuid' | 'prompt' | 'agent_type';
 
@@ -67,6 +71,8 @@ export class SubagentLinks {
   private readonly keyByUuid = new Map<string, string>();
   /** the uuids of the sidechain records the transcript itself holds */
   private readonly inline = new Set<string>();
+  /** launch calls whose result was not seen yet */
+  private readonly waiting = new Set<string>();
   private links: Map<string, { callId: string; by: LinkedBy }> | null = null;
 
   /**
@@ -84,6 +90,18 @@ export class SubagentLinks {
     const parent = str(obj.parentUuid) ?? str(obj.logicalParentUuid);
     const up = parent === null ? undefined : this.keyByUuid.get(parent);
     return up ?? (uuid === null ? 'sidechain' : `sidechain-${uuid}`);
+  }
+
+  /**
+   * Whether line `text` may hold anything `observe` takes: a look at the text that spares parsing the
+   * lines that cannot (most tool results). False only when parsing it would change nothing.
+   */
+  mayMatter(text: string, fileKey?: string): boolean {
+    if (fileKey !== undefined ? !this.seen.get(fileKey)?.firstPrompt : SIDECHAIN_RE.test(text)) return true;
+    if (LAUNCH_RE.test(text) || text.includes('agent_progress')) return true;
+    if (this.waiting.size === 0 || !text.includes('tool_result')) return false;
+    for (const id of this.waiting) if (text.includes(id)) return true;
+    return false;
   }
 
   /** Takes what identifies subagents and their calls from one record (`fileKey`: as for `keyOf`). */
@@ -109,6 +127,7 @@ export class SubagentLinks {
         const prompt = isRec(b.input) ? str(b.input.prompt) : null;
         const recordUuid = str(obj.uuid);
         this.calls.set(b.id, { callId: b.id, recordUuid, stream: key, ...info, prompt });
+        this.waiting.add(b.id);
         if (recordUuid !== null)
           this.callsByRecord.set(recordUuid, [...(this.callsByRecord.get(recordUuid) ?? []), b.id]);
       }
@@ -177,6 +196,7 @@ export class SubagentLinks {
     );
     for (const b of launches) {
       const callId = String(b.tool_use_id);
+      this.waiting.delete(callId);
       // `toolUseResult` is the record's: it speaks for the block only when the record holds one result.
       const id =
         (content.length === 1 ? agentIdOfResponse(obj.toolUseResult) : null) ?? agentIdInText(b.content);

@@ -14,11 +14,9 @@
  * const r = await importClaudeCodeTranscript('~/.claude/projects/p/abc.jsonl', './sessions');
  * console.log(r.path, r.counts.turns, r.problems);
  */
-import { createReadStream } from 'node:fs';
-import { splitLines } from '../log/reader.js';
-import { parseTs } from '../log/time.js';
 import { openSession } from '../log/writer.js';
 import { SubagentLinks } from './claude-code-links.js';
+import { LineMerge, parseObject, readLineBatches, recordTime } from './claude-code-merge.js';
 import { type ImportProblem, TranscriptMapper } from './claude-code-records.js';
 import { type SubagentFile, subagentFiles } from './claude-code-sidefiles.js';
 import type { MappingCounts } from './mapping.js';
@@ -49,14 +47,6 @@ export interface ImportResult {
     subagentWriters: number;
   };
   problems: ImportProblem[];
-}
-
-/** One transcript line as text. */
-interface Line {
-  line: number;
-  text: string;
-  /** false when the bytes are not valid UTF-8 (`text` is then a lossy decoding) */
-  utf8: boolean;
 }
 
 /**
@@ -115,12 +105,15 @@ export async function importClaudeCodeTranscript(
   );
   const agent = options.agent ?? 'claude-code';
   const importer = new TranscriptMapper(writer, options.userId ?? 'user', clocks, agent, links);
-  const sources = [
-    mainSource(transcriptPath),
-    ...files.map((f) => fileSource(f, firstOf.get(f.key) ?? null)),
-  ];
+  const merge = new LineMerge([
+    { path: transcriptPath, first: null },
+    ...files.map((f) => ({ path: f.path, file: f.path, key: f.key, first: firstOf.get(f.key) ?? null })),
+  ]);
   try {
-    for await (const l of merged(sources)) {
+    for (;;) {
+      let l = merge.next();
+      if (l instanceof Promise) l = await l;
+      if (l === null) break;
       const { line, file, key } = l;
       if (l.badTime !== null) importer.problem(line, `timestamp ${l.badTime} is not RFC 3339`, file);
       if (l.ts !== null && firstAt !== null) {
@@ -140,9 +133,8 @@ export async function importClaudeCodeTranscript(
   } catch (err) {
     writer.close();
     for (const s of importer.subagents.values()) s.m.w.close();
+    await merge.close();
     throw err;
-  } finally {
-    for (const s of sources) await s.lines?.return(undefined);
   }
   return {
     sid: writer.sid,
@@ -157,125 +149,13 @@ export async function importClaudeCodeTranscript(
 /** Reads a file once before anything is written: feeds `links`, returns its first timestamp (µs) or null. */
 async function prescan(path: string, links: SubagentLinks, key?: string): Promise<number | null> {
   let first: number | null = null;
-  for await (const l of readLines(path)) {
-    const obj = parseObject(l.text);
-    if (!obj) continue;
-    first ??= recordTime(obj).micros;
-    links.observe(obj, key);
-  }
+  for await (const batch of readLineBatches(path))
+    for (const l of batch) {
+      if (first !== null && !links.mayMatter(l.text, key)) continue;
+      const obj = parseObject(l.text);
+      if (!obj) continue;
+      first ??= recordTime(obj).micros;
+      links.observe(obj, key);
+    }
   return first;
-}
-
-/** One file being read into the import: the transcript, or a subagent's own file. */
-interface Source {
-  path: string;
-  /** a subagent file's: the path its problems name, the subagent its records belong to */
-  file?: string;
-  key?: string;
-  /** its first timestamp (µs): when it starts being read; null: none, after the transcript */
-  first: number;
-  /** the time of its last line read */
-  last: number;
-  lines?: AsyncGenerator<Line>;
-  /** its next line, or null at its end */
-  head?: Item | null;
-}
-
-/** A line of one of the files, parsed, with its record's time. */
-interface Item extends Line {
-  obj: Record<string, unknown> | null | undefined;
-  /** the record's `timestamp` (µs), null when it has none usable */
-  ts: number | null;
-  /** a `timestamp` that is not RFC 3339, as JSON, else null */
-  badTime: string | null;
-  file?: string;
-  key?: string;
-}
-
-function mainSource(path: string): Source {
-  return { path, first: Number.NEGATIVE_INFINITY, last: Number.NEGATIVE_INFINITY };
-}
-
-function fileSource(f: SubagentFile, first: number | null): Source {
-  const at = first ?? Number.POSITIVE_INFINITY;
-  return { path: f.path, file: f.path, key: f.key, first: at, last: at };
-}
-
-/**
- * The lines of every source in time order: each file's own order kept, a line without a timestamp at
- * its file's last time, the earlier source first at equal times (the transcript before the subagents).
- * A subagent's file is opened when the import reaches its first time and closed at its end.
- */
-async function* merged(sources: Source[]): AsyncGenerator<Item> {
-  const advance = async (s: Source) => {
-    const r = await s.lines!.next();
-    if (r.done) {
-      s.head = null;
-      return;
-    }
-    const obj = parseObject(r.value.text);
-    const t = recordTime(obj);
-    s.head = { ...r.value, obj, ts: t.micros, badTime: t.bad, file: s.file, key: s.key };
-  };
-  const when = (s: Source): number | null =>
-    s.lines === undefined ? s.first : s.head ? (s.head.ts ?? s.last) : null;
-  for (;;) {
-    let next: Source | undefined;
-    let best = Number.POSITIVE_INFINITY;
-    for (const s of sources) {
-      const t = when(s);
-      if (t !== null && (next === undefined || t < best)) [next, best] = [s, t];
-    }
-    if (next === undefined) return;
-    if (next.lines === undefined) {
-      next.lines = readLines(next.path);
-      await advance(next);
-      continue;
-    }
-    const item = next.head!;
-    if (item.ts !== null) next.last = item.ts;
-    yield item;
-    await advance(next);
-  }
-}
-
-/** The parsed line: an object, `null` for JSON that is not an object, `undefined` for text that is not JSON. */
-function parseObject(text: string): Record<string, unknown> | null | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  } catch {
-    return undefined;
-  }
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-}
-
-/** The record's `timestamp` in µs since the epoch, or null (absent, or not RFC 3339: `bad` then holds it). */
-function recordTime(obj: Record<string, unknown> | null | undefined): {
-  micros: number | null;
-  bad: string | null;
-} {
-  if (!obj || obj.timestamp === undefined) return { micros: null, bad: null };
-  const parsed = typeof obj.timestamp === 'string' ? parseTs(obj.timestamp) : null;
-  return parsed
-    ? { micros: parsed.micros, bad: null }
-    : { micros: null, bad: JSON.stringify(obj.timestamp) ?? 'null' };
-}
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-const lossyUtf8 = new TextDecoder('utf-8');
-
-/** The transcript's lines, the last one included whether or not a newline ends it. */
-async function* readLines(path: string): AsyncGenerator<Line> {
-  for await (const l of splitLines(createReadStream(path, { highWaterMark: 256 * 1024 }))) {
-    let text: string;
-    let utf8 = true;
-    try {
-      text = strictUtf8.decode(l.bytes);
-    } catch {
-      text = lossyUtf8.decode(l.bytes);
-      utf8 = false;
-    }
-    yield { line: l.line, text, utf8 };
-  }
 }
