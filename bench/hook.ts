@@ -7,7 +7,10 @@
  * - load only: `hansard hook claude-code` with empty stdin (bundle load, parse, a bad_input record);
  * - hook: PreToolUse / PostToolUse pairs on one session, no server configured (spool only);
  * - hook + shipper: the same with a server configured (a dead port), so each hook also starts the
- *   detached shipper (unless one runs).
+ *   detached shipper (unless one runs);
+ * - the hook row again from a build without the watchdog (scripts/build.mjs with
+ *   HANSARD_BUILD_NO_WATCHDOG, issue 25 item 1), run beside it in alternating order: the difference of
+ *   the two p50s is what the watchdog (its supervisor process) costs.
  *
  * Then the offline figure: 1,000 hook invocations with the server down, then a real server up
  * (test/support/serve-process.ts) and the shipper: every spooled event in its replay, once.
@@ -42,6 +45,16 @@ mkdirSync(join(APP, 'bin'), { recursive: true });
 copyFileSync(join(ROOT, 'bin/hansard'), join(APP, 'bin/hansard'));
 copyFileSync(join(ROOT, 'package.json'), join(APP, 'package.json'));
 const BIN = join(APP, 'bin/hansard');
+// The same source without the hook's watchdog, to measure what it costs.
+const BARE_APP = `${APP}-no-watchdog`;
+execFileSync(process.execPath, [join(ROOT, 'scripts/build.mjs')], {
+  env: { ...process.env, HANSARD_BUILD_OUTDIR: join(BARE_APP, 'dist'), HANSARD_BUILD_NO_WATCHDOG: '1' },
+  stdio: 'inherit',
+});
+mkdirSync(join(BARE_APP, 'bin'), { recursive: true });
+copyFileSync(join(ROOT, 'bin/hansard'), join(BARE_APP, 'bin/hansard'));
+copyFileSync(join(ROOT, 'package.json'), join(BARE_APP, 'package.json'));
+const BARE_BIN = join(BARE_APP, 'bin/hansard');
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-bench-hook-'));
 
 const fixture = (f: string) =>
@@ -64,11 +77,16 @@ const kinds = {
   node: { label: '`node -e 0`', ms: [] as number[] },
   load: { label: 'load only (empty stdin: bundle load, a bad_input record)', ms: [] as number[] },
   hook: { label: 'hook: PreToolUse/PostToolUse, no server configured (spool only)', ms: [] as number[] },
+  bare: {
+    label: 'the same hook, built without the watchdog (HANSARD_BUILD_NO_WATCHDOG)',
+    ms: [] as number[],
+  },
   ship: { label: 'hook + detached shipper start (server configured)', ms: [] as number[] },
 };
 const stateA = join(tmp, 'a');
 const stateB = join(tmp, 'b');
 const stateL = join(tmp, 'l');
+const stateN = join(tmp, 'n');
 const shipEnv = {
   ...cleanEnv,
   HANSARD_STATE_DIR: stateB,
@@ -78,11 +96,25 @@ const shipEnv = {
 // Warm the file cache once.
 time(['-e', '0'], '', cleanEnv);
 time([BIN, 'hook', 'claude-code'], '', { ...cleanEnv, HANSARD_STATE_DIR: stateL });
+time([BARE_BIN, 'hook', 'claude-code'], '', { ...cleanEnv, HANSARD_STATE_DIR: stateN });
 for (let i = 0; i < N; i++) {
   const p = JSON.stringify({ ...(i % 2 === 0 ? pre : post), tool_use_id: `toolu_${i >> 1}` });
   kinds.node.ms.push(time(['-e', '0'], '', cleanEnv));
   kinds.load.ms.push(time([BIN, 'hook', 'claude-code'], '', { ...cleanEnv, HANSARD_STATE_DIR: stateL }));
-  kinds.hook.ms.push(time([BIN, 'hook', 'claude-code'], p, { ...cleanEnv, HANSARD_STATE_DIR: stateA }));
+  // With and without the watchdog, one after the other, in turn first.
+  const withIt = () =>
+    kinds.hook.ms.push(time([BIN, 'hook', 'claude-code'], p, { ...cleanEnv, HANSARD_STATE_DIR: stateA }));
+  const without = () =>
+    kinds.bare.ms.push(
+      time([BARE_BIN, 'hook', 'claude-code'], p, { ...cleanEnv, HANSARD_STATE_DIR: stateN }),
+    );
+  if (i % 2 === 0) {
+    withIt();
+    without();
+  } else {
+    without();
+    withIt();
+  }
   kinds.ship.ms.push(time([BIN, 'hook', 'claude-code'], p, shipEnv));
 }
 
@@ -161,6 +193,9 @@ const rows = Object.values(kinds).map((k) => {
 });
 const bundleKb = Math.round(statSync(join(APP, 'dist/hook-bundle.cjs')).size / 1024);
 console.log(rows.join('\n'));
+const watchdogMs = pct(kinds.hook.ms, 50) - pct(kinds.bare.ms, 50);
+const watchdogLine = `The watchdog (issue 25 item 1: a supervisor process, \`/bin/sh\` sleeping to the deadline, started before the hook loads) costs ${watchdogMs.toFixed(1)} ms at p50 here (${((watchdogMs / pct(kinds.bare.ms, 50)) * 100).toFixed(1)}% of the hook without it; the "hook" row less the row built without it, run side by side in alternating order): loading child_process and forking \`sh\`. A worker thread as the watchdog, measured while it was built (60 hooks interleaved with the same build without it, CPU time from getrusage), cost 42 ms of CPU per hook, +27% CPU and +21% to +45% wall at p50 in two runs: a V8 isolate and Node's bootstrap (about 30 ms of CPU per worker in a warm process).`;
+console.log(watchdogLine);
 
 const section = `<!-- bench:hook:start -->
 ## Capture hook wall time (issue 11)
@@ -170,6 +205,8 @@ const section = `<!-- bench:hook:start -->
 | kind | p50 ms | p95 ms | p50 ratio | p95 ratio |
 |---|---:|---:|---:|---:|
 ${rows.join('\n')}
+
+${watchdogLine}
 
 What dominates: starting Node itself (the \`node -e 0\` row). Then loading the hook (the "load only" row less \`node -e 0\`): \`bin/hansard\` is an ES module, \`dist/hook.cjs\` runs \`dist/hook-bundle.cjs\` (${bundleKb} KiB minified, about four fifths of it zod, then the redaction rules) through V8's code cache in \`<state>/cache/\`, so it is not compiled again, but its modules still initialise and Node loads the builtins it needs (crypto for ids, fs, path, os). The hook's own work (the lock, reading the state, reopening the segment, redacting and writing its lines, saving the state) is the difference between the "hook" and "load only" rows; starting the detached shipper (loading child_process, a fork) the difference between the last two. A CPU profile of one PreToolUse hook (68 ms in all under the profiler) gave about 16 ms to the hook's run, 12 ms to loading Node builtins, 5 ms to the bundle's module initialisation and 5 ms to reading the cached code.
 
@@ -187,3 +224,4 @@ writeFileSync(doc, next);
 await new Promise((r) => setTimeout(r, 2000));
 rmSync(tmp, { recursive: true, force: true });
 rmSync(APP, { recursive: true, force: true });
+rmSync(BARE_APP, { recursive: true, force: true });
