@@ -229,32 +229,35 @@ export class SubagentLinks {
       if (callId !== null && this.calls.has(callId) && !claimed.has(callId))
         tie(s, callId, byId !== undefined ? 'agent_id' : 'tool_use_id');
     }
-    const open = (s: SeenSubagent) =>
-      [...this.calls.values()].filter(
-        (c) =>
-          !claimed.has(c.callId) &&
-          c.stream !== s.key &&
-          (reservedFor.get(c.callId) ?? s.key) === s.key &&
-          agrees(s.declared, c),
-      );
+    const isOpen = (s: SeenSubagent) => (c: LaunchCall | undefined) =>
+      c !== undefined &&
+      !claimed.has(c.callId) &&
+      c.stream !== s.key &&
+      (reservedFor.get(c.callId) ?? s.key) === s.key &&
+      agrees(s.declared, c);
+    const byPrompt = new Map<string, LaunchCall[]>();
+    for (const c of this.calls.values()) {
+      const p = c.prompt?.trim();
+      if (p) byPrompt.set(p, [...(byPrompt.get(p) ?? []), c]);
+    }
     const samePrompt = (s: SeenSubagent) => (c: LaunchCall) =>
-      s.firstPrompt !== null && c.prompt !== null && c.prompt.trim() === s.firstPrompt;
+      s.firstPrompt !== null && c.prompt?.trim() === s.firstPrompt;
     const passes: [LinkedBy, (s: SeenSubagent) => LaunchCall | undefined][] = [
       [
         'parent_uuid',
         (s) => {
           const at = s.rootParent === null ? [] : (this.callsByRecord.get(s.rootParent) ?? []);
-          const cands = open(s).filter((c) => at.includes(c.callId));
-          return cands.length > 1 ? (cands.find(samePrompt(s)) ?? cands[0]) : cands[0];
+          const cands = at.map((id) => this.calls.get(id)).filter(isOpen(s)) as LaunchCall[];
+          return cands.find(samePrompt(s)) ?? cands[0];
         },
       ],
-      ['prompt', (s) => open(s).find(samePrompt(s))],
+      ['prompt', (s) => (s.firstPrompt === null ? undefined : byPrompt.get(s.firstPrompt)?.find(isOpen(s)))],
       [
         'agent_type',
         (s) => {
           const type = s.declared?.type?.trim().toLowerCase();
           if (!type) return undefined;
-          const cands = open(s);
+          const cands = [...this.calls.values()].filter(isOpen(s));
           return (
             cands.find((c) => c.type?.trim().toLowerCase() === type) ?? cands.find((c) => c.type === null)
           );
