@@ -84,7 +84,7 @@ export async function importClaudeStreamCommand(io: Io, file: string, o: ImportF
   io.stdout.write(`${result.dir}\n`);
   io.stderr.write(
     `imported Claude Code stream-json: ${counted(c.prompts, 'prompt')}, ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.notes, 'note')}` +
-      `${c.subagentWriters ? `, ${counted(c.subagentWriters, 'subagent writer')}` : ''}${c.compactions ? `, ${counted(c.compactions, 'compaction')}` : ''}` +
+      `${c.subagentWriters ? `, ${counted(c.subagentWriters, 'subagent writer')}${c.unlinkedSubagents ? ` (${c.unlinkedSubagents} linked to no call)` : ''}` : ''}${c.compactions ? `, ${counted(c.compactions, 'compaction')}` : ''}` +
       `${result.result === null ? '; the stream ends with no result record (cut off): its turn is interrupted' : ''}` +
       `${result.problems.length ? `; ${counted(result.problems.length, 'line')} could not be read (kept as notes)` : ''}\n` +
       result.notices.map((n) => `note: ${n}\n`).join('') +

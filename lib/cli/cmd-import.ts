@@ -59,7 +59,7 @@ export function registerImport(program: Command, io: Io): void {
       io.stdout.write(`${result.dir}\n`);
       io.stderr.write(
         `imported ${counted(c.prompts, 'prompt')}, ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.notes, 'note')}` +
-          `${c.subagentWriters ? `, ${counted(c.subagentWriters, 'subagent writer')}` : ''}${c.compactions ? `, ${counted(c.compactions, 'compaction')}` : ''}` +
+          `${c.subagentWriters ? `, ${counted(c.subagentWriters, 'subagent writer')}${c.unlinkedSubagents ? ` (${c.unlinkedSubagents} linked to no call)` : ''}` : ''}${c.compactions ? `, ${counted(c.compactions, 'compaction')}` : ''}` +
           `${result.problems.length ? `; ${counted(result.problems.length, 'line')} could not be read (kept as notes)` : ''}\n` +
           personLine(c.prompts, o.user) +
           `next: hansard upload ${result.dir}\n`,

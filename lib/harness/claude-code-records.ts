@@ -75,6 +75,8 @@ export class TranscriptMapper {
   readonly problems: ImportProblem[] = [];
   readonly main: Stream;
   readonly subagents = new Map<string, Stream>();
+  /** subagent writers linked to no call (each with its `unlinked_subagent` note) */
+  private unlinked = 0;
   /** the subagent each linked launching call started: call id → its stream */
   private readonly subByCall = new Map<string, Stream>();
   /** parentUuid → the uuid of the first record that followed it (for rewinds) */
@@ -145,7 +147,7 @@ export class TranscriptMapper {
     }
   }
 
-  /** Counts over all writers, and the number of subagent writers. */
+  /** Counts over all writers, the number of subagent writers and of those linked to no call. */
   counts() {
     const all = [this.main, ...this.subagents.values()].map((s) => s.m.counts);
     const sum = (k: keyof (typeof all)[0]) => all.reduce((n, c) => n + c[k], 0);
@@ -159,6 +161,7 @@ export class TranscriptMapper {
       compactions: sum('compactions'),
       interruptions: sum('interruptions'),
       subagentWriters: this.subagents.size,
+      unlinkedSubagents: this.unlinked,
     };
   }
 
@@ -190,6 +193,7 @@ export class TranscriptMapper {
     this.subagents.set(id, s);
     if (parent !== undefined) this.subByCall.set(callId!, s);
     else {
+      this.unlinked += 1;
       const why =
         callId === undefined
           ? (this.links?.why(id) ?? 'no call names it')

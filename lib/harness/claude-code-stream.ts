@@ -44,6 +44,8 @@ export interface ClaudeStreamImportResult {
   counts: MappingCounts & {
     /** subagent writers opened (one per launching call named by `parent_tool_use_id`) */
     subagentWriters: number;
+    /** of those, the ones linked to no Task/Agent call (docs/import.md) */
+    unlinkedSubagents: number;
     /** `token_usage` notes: one per `result` record */
     tokenUsage: number;
     /** lines of a type this importer does not know, kept as `unknown_record` notes */

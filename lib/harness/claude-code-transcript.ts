@@ -45,6 +45,8 @@ export interface ImportResult {
   counts: MappingCounts & {
     /** subagent writers opened (one per subagent: its `agentId`, its own file, its record chain) */
     subagentWriters: number;
+    /** of those, the ones linked to no Task/Agent call (docs/import.md) */
+    unlinkedSubagents: number;
   };
   problems: ImportProblem[];
 }

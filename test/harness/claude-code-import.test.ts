@@ -107,6 +107,7 @@ describe('importing the real claude-code-log transcript', () => {
       compactions: 0,
       interruptions: 0,
       subagentWriters: 0,
+      unlinkedSubagents: 0,
     });
     expect(result.problems).toEqual([]);
   });

@@ -309,6 +309,25 @@ describe('a subagent nothing ties to a call', () => {
     expect(s.codes).toEqual([]);
   });
 
+  it('hansard import claude-code says how many subagent writers are linked to no call', async () => {
+    const t = new Transcript();
+    const dir = scratch.make();
+    const file = join(dir, `${SESSION}.jsonl`);
+    writeFileSync(
+      file,
+      jsonl([
+        t.prompt('where is auth?'),
+        t.call('toolu_T1', AUTH),
+        ...t.run('stray', 'Summarise the changelog', 'nothing to summarise'),
+        ...t.run('a1', AUTH.prompt, 'auth: src/auth.ts'),
+        t.result('toolu_T1', 'auth: src/auth.ts', 'a1'),
+      ]),
+    );
+    const r = await runHansard(['import', 'claude-code', file, '--out', 'sessions'], { cwd: dir, env: {} });
+    expect(r.code).toBe(0);
+    expect(r.err).toContain(', 2 subagent writers (1 linked to no call)');
+  });
+
   it('when results name no ids (an older release), the prompt ties and the stray one stays unlinked', async () => {
     const t = new Transcript();
     const s = await importRecords([
