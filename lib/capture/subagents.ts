@@ -16,15 +16,9 @@
  * this session never saw start takes no call at all (`claude-code.ts` keeps it as a marked note).
  */
 
-/** What a waiting Task/Agent call says about the subagent it launches. */
-export interface TaskInfo {
-  /** `tool_input.subagent_type`, null when the call names none */
-  type: string | null;
-  /** `tool_input.description` */
-  description: string | null;
-  /** the subagent's id, once the call's result named it (`agentId`, a background launch) */
-  agentId: string | null;
-}
+import { str, type TaskInfo, taskInfoOf } from '../harness/claude-code-task.js';
+
+export { agentIdOfResponse, type TaskInfo, taskInfoOf } from '../harness/claude-code-task.js';
 
 /** The part of the mapping state that holds the waiting calls. */
 export interface TaskTable {
@@ -39,18 +33,6 @@ export interface SubagentIdentity {
   agentId: string | null;
   agentType: string | null;
   description: string | null;
-}
-
-/** The `TaskInfo` of a call's `tool_input`. */
-export function taskInfoOf(input: unknown): TaskInfo {
-  const o = record(input);
-  return { type: str(o?.subagent_type), description: str(o?.description), agentId: null };
-}
-
-/** The subagent id a Task/Agent result names (`agentId`, or `agent_id`), or null. */
-export function agentIdOfResponse(response: unknown): string | null {
-  const o = record(response);
-  return str(o?.agentId) ?? str(o?.agent_id);
 }
 
 /** Records a waiting call (its PreToolUse). */
@@ -99,14 +81,6 @@ export function claimTask(t: TaskTable, who: SubagentIdentity, byIdOnly = false)
 /** The identity a payload gives (`agent_id`, `agent_type`, `description`; empty strings as null). */
 export function identityOf(p: Record<string, unknown>): SubagentIdentity {
   return { agentId: str(p.agent_id), agentType: str(p.agent_type), description: str(p.description) };
-}
-
-function record(v: unknown): Record<string, unknown> | null {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-}
-
-function str(v: unknown): string | null {
-  return typeof v === 'string' && v.trim() !== '' ? v : null;
 }
 
 /** A waiting call's result named `agentId` as the subagent it launched. */

@@ -18,7 +18,7 @@
  * Among calls that nothing tells apart (same prompt, type and description) the first is taken. A
  * subagent nothing ties stays unlinked (`callFor` null, `why` says so).
  */
-import { agentIdOfResponse, taskInfoOf } from '../capture/subagents.js';
+import { agentIdOfResponse, taskInfoOf } from './claude-code-task.js';
 
 /** Tools that launch a subagent. */
 export const SUBAGENT_TOOLS = new Set(['Task', 'Agent']);
