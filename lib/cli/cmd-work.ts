@@ -174,11 +174,26 @@ docs/work.md has the harness loop in seven steps.`,
     await runResume(ctxOf(o, io), id);
   });
 
-  common(work.command('status').description("the caller's work items with their freshness")).action(
-    async (o: Common) => {
-      await runStatus(ctxOf(o, io), o.session);
-    },
-  );
+  common(
+    work
+      .command('status [id]')
+      .description(
+        'work items with their freshness and whose they are (session, system, actor): with --session (or HANSARD_SESSION_ID) every item of that session, whoever started it; else the items of the sessions this machine holds; with an id (wk_…), that item',
+      ),
+  )
+    .addHelpText(
+      'after',
+      `
+Offline (no server, or no token), status shows what this machine holds: the items it started or changed,
+their leases, pending operations, and the leases a heartbeat renewed while the server was away for an item
+this machine has no record of (marked "not acknowledged by the server": nobody checked that item exists or
+is yours). docs/work.md, "Freshness, in words".`,
+    )
+    .action(async (id: string | undefined, o: Common) => {
+      if (id !== undefined && !isWorkId(id))
+        throw new UsageError(`${id} is not a work id (wk_ followed by a ULID)`);
+      await runStatus(ctxOf(o, io), o.session, id);
+    });
 }
 
 /** The flags with the environment's defaults (io.env, not process.env: tests run commands in-process). */

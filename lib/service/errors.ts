@@ -23,6 +23,8 @@ export const ERROR_STATUS = {
   conflict: 409,
   too_many_tokens: 409,
   work_stopped: 409,
+  // The item's own token naming another session, system or actor than it was started with (docs/work.md).
+  work_mismatch: 409,
   idempotency_mismatch: 409,
   payload_too_large: 413,
   too_many_lines: 413,

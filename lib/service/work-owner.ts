@@ -20,6 +20,7 @@
  * so "bound to the session" alone would let every `report` token take over any item in two requests.
  *
  * A refusal (403 `not_owner`) names no owner: not the item's session, system or actor, nor any token.
+ * The owner's own token naming another session, system or actor than the item's is `409 work_mismatch`.
  */
 import type { TokenRecord, WorkItem } from '../store/index.js';
 import { AppError } from './errors.js';
@@ -39,19 +40,43 @@ export function ownsWork(caller: TokenRecord, item: WorkItem): boolean {
 }
 
 /**
- * @throws AppError `not_owner` (403) unless `caller` owns `item` and the request names the item's
- *   session, system and actor; the message and details name neither the item's owner nor any token
+ * Refuses a request that may not write `item`, in words a newcomer can act on (issue 24.3; the wording,
+ * the trial of issues 24/25): not the owner, `not_owner` (403), saying whose tokens may write it (no
+ * "chain": "the token it was started with and the session tokens made from the same token") and what to
+ * do instead (start an item of one's own), naming neither the item's owner nor any token; the owner naming
+ * another session, system or actor than the item's, `work_mismatch` (409), saying which of the three
+ * differ (`details.fields`) and the command that shows the item's (`hansard work status wk_… --json`):
+ * the caller proved it owns the item, so this tells it nothing it could not read.
+ * @throws AppError `not_owner` (403), `work_mismatch` (409)
  */
 export function requireOwner(caller: TokenRecord, item: WorkItem, named: Owner): void {
-  if (!ownsWork(caller, item)) {
-    throw new AppError(
-      'not_owner',
-      `work ${item.id} was not started by this token's chain: only a token of that chain (the token that started it, or a session token minted from the same token), or an admin, may renew, change or stop it`,
-    );
-  }
-  if (item.session === named.session && item.system === named.system && item.actor === named.actor) return;
+  if (!ownsWork(caller, item)) throw new AppError('not_owner', notOwnerMessage(caller, item));
+  const fields = (['session', 'system', 'actor'] as const).filter((k) => item[k] !== named[k]);
+  if (fields.length === 0) return;
   throw new AppError(
-    'not_owner',
-    `work ${item.id} belongs to another session, system or actor than this request names: name the ones it was started with (GET /v1/work/${item.id})`,
+    'work_mismatch',
+    `work ${item.id} was started with another ${words(fields)} than this request names: send the session, system and actor it was started with (\`hansard work status ${item.id} --json\` shows them; the API: GET /v1/work/${item.id})`,
+    { fields },
   );
+}
+
+/** Why `caller` may not write `item`, and what it may do instead; names no owner. */
+function notOwnerMessage(caller: TokenRecord, item: WorkItem): string {
+  const next =
+    'To report your own work, start an item of your own: hansard work start (the API: POST /v1/work)';
+  if (!item.started_by) {
+    return `work ${item.id} was started before hansard kept which token starts an item: only a token bound to its session, or an admin, may renew, change or stop it. ${next}`;
+  }
+  const whose =
+    caller.session === null
+      ? 'was started with another token'
+      : 'was started with another token than the one this session token was made from';
+  return `work ${item.id} ${whose}: only the token it was started with, the session tokens made from the same token, or an admin may renew, change or stop it. ${next}`;
+}
+
+/** `session`, `system and actor`, `session, system and actor`. */
+function words(fields: readonly string[]): string {
+  return fields.length === 1
+    ? fields[0]!
+    : `${fields.slice(0, -1).join(', ')} and ${fields[fields.length - 1]}`;
 }

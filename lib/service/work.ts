@@ -5,7 +5,8 @@
  *
  * - Ownership is proved by the request's token (lib/service/work-owner.ts, issue 24.3): the chain of the
  *   token that started the item, or an admin; the body must also name the item's session, system and
- *   actor. A refusal (403 `not_owner`) names no owner. A session-bound token may name only its own session.
+ *   actor (else 409 `work_mismatch`). A refusal (403 `not_owner`) names no owner. A session-bound token
+ *   may name only its own session.
  * - Freshness is decided when read, from `lease_expires_at` (lib/service/work-view.ts):
  *   `observed` while the lease runs, `unknown` once it has expired, `stopped` after a stop. Never idle.
  * - Every write is one conditional write of the whole item (the store's version), tried again on a fresh
@@ -143,7 +144,7 @@ export async function startWork({
 
 /**
  * `POST /v1/work/{id}/heartbeat` (scope `report`): renews the lease only (no history entry).
- * @throws AppError `not_found`, `not_owner` (403), `work_stopped` (409)
+ * @throws AppError `not_found`, `not_owner` (403), `work_mismatch` (409), `work_stopped` (409)
  */
 export async function heartbeatWork(args: {
   ctx: ServiceContext;

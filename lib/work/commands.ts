@@ -19,7 +19,7 @@ import {
   renewLease,
 } from './local.js';
 import { newOp, type SendOutcome, sendOp } from './send.js';
-import { renderRows, type ServerAnswer, statusRows } from './status.js';
+import { renderRows, type ServerAnswer, type StatusRow, statusRows } from './status.js';
 
 /** Who the operation is for and how to reach the server; `client` is null without a token. */
 export interface WorkCtx {
@@ -85,7 +85,12 @@ export async function runResume(ctx: WorkCtx, id: string | undefined): Promise<v
 
 /**
  * Renews the lease: on the server when it answers, and always on this machine (the local lease says
- * "observed on this machine" while the server is away). @throws UsageError for an item that is closing
+ * "observed on this machine" while the server is away; seed 004: heartbeat is local-only and works
+ * offline). Unanswered, the lease keeps the owner it named (`work status` lists it by that owner, as not
+ * acknowledged), and the answer says the server could not check the item is the caller's. A refusal
+ * that says the item is over or not the caller's (`work_stopped`, `not_found`, `not_owner`) forgets
+ * what this machine holds of it.
+ * @throws UsageError for an item that is closing; ServerError for a refusal
  */
 export async function runHeartbeat(
   ctx: WorkCtx,
@@ -116,7 +121,7 @@ export async function runHeartbeat(
     } catch (err) {
       if (err instanceof ServerError && err.status < 500) {
         // The server says the item is over or not this caller's: no local lease may claim otherwise.
-        if (err.code === 'work_stopped' || err.code === 'not_found') forgetItem(ctx.state, id);
+        if (['work_stopped', 'not_found', 'not_owner'].includes(err.code)) forgetItem(ctx.state, id);
         throw err;
       }
       if (!(err instanceof NetworkError || err instanceof ServerError)) throw err;
@@ -125,16 +130,27 @@ export async function runHeartbeat(
   } else {
     why = 'no token (set HANSARD_SESSION_TOKEN or HANSARD_TOKEN)';
   }
-  const l = renewLease(ctx.state, id, lease, Date.now(), false);
+  // Known here: started or changed from this machine (its item file is the server's acknowledgement).
+  const known = readItem(ctx.state, id) !== null;
+  const l = renewLease(ctx.state, id, lease, Date.now(), false, known ? undefined : owner);
   ctx.io.stderr.write(
     `hansard: the server was not told (${escapeControl(why)}); the lease is renewed on this machine only\n`,
   );
-  if (ctx.json) return printJson(ctx.io, { sent: false, local_lease: l });
-  ctx.io.stdout.write(`${id}: observed on this machine, lease until ${l.expires_at}\n`);
+  const unchecked = known
+    ? ''
+    : `; not checked: this machine has no record of ${id}, and without the server nobody checked that it exists or that this token may renew it (the server refuses the next heartbeat if not)`;
+  if (ctx.json) return printJson(ctx.io, { sent: false, owner_checked: false, local_lease: l });
+  ctx.io.stdout.write(`${id}: observed on this machine, lease until ${l.expires_at}${unchecked}\n`);
 }
 
-/** Lists the items of `sessions` (or of those this machine knows) with their freshness. */
-export async function runStatus(ctx: WorkCtx, session: string | undefined): Promise<void> {
+/**
+ * Lists the items of `session` (everyone's in it), or of the sessions this machine knows, with their
+ * freshness; with `id`, that one item (`GET /v1/work/{id}`), whatever its session: how a user finds the
+ * session, system and actor an item was started with (the `work_mismatch` refusal names this command).
+ * @throws ServerError for a refusal (an item the server does not know: 404)
+ */
+export async function runStatus(ctx: WorkCtx, session: string | undefined, id?: string): Promise<void> {
+  if (id !== undefined) return statusOfItem(ctx, id);
   const known = new Set<string>();
   if (session) known.add(session);
   else {
@@ -172,12 +188,48 @@ export async function runStatus(ctx: WorkCtx, session: string | undefined): Prom
   }
   const rows = statusRows(ctx.state, answer, session ? known : null, Date.now());
   const unreachable = unanswered[0] ?? null;
+  printStatus(ctx, rows, answer, unreachable, () =>
+    known.size === 0
+      ? 'no work items known on this machine (pass --session s_… to ask the server)'
+      : `no work items for ${[...known].join(', ')}`,
+  );
+}
+
+/** `work status wk_…`: the server's item, else what this machine holds of it. */
+async function statusOfItem(ctx: WorkCtx, id: string): Promise<void> {
+  const answer: ServerAnswer = { items: [], as_of: null, answered: new Set() };
+  let unreachable: string | null = null;
+  if (!ctx.client) unreachable = 'no token (set HANSARD_SESSION_TOKEN or HANSARD_TOKEN)';
+  else {
+    try {
+      const v = (await ctx.client.request('GET', `/v1/work/${id}`)).body as WorkView;
+      answer.items.push(v);
+      answer.as_of = v.freshness.as_of;
+      answer.answered.add(v.session);
+    } catch (err) {
+      if (!(err instanceof NetworkError || (err instanceof ServerError && err.status >= 500))) throw err;
+      unreachable = err.message;
+    }
+  }
+  const rows = statusRows(ctx.state, answer, null, Date.now()).filter((r) => r.id === id);
+  printStatus(ctx, rows, answer, unreachable, () => `${id} is not known on this machine`);
+}
+
+/** Prints status rows (or `none()` when there are none), saying when the server did not answer. */
+function printStatus(
+  ctx: WorkCtx,
+  rows: StatusRow[],
+  answer: ServerAnswer,
+  unreachable: string | null,
+  none: () => string,
+): void {
   if (ctx.json) {
-    return printJson(ctx.io, {
+    printJson(ctx.io, {
       as_of: new Date().toISOString(),
       server: { answered: [...answer.answered], not_answered: unreachable },
       items: rows,
     });
+    return;
   }
   if (unreachable) {
     ctx.io.stderr.write(
@@ -185,11 +237,7 @@ export async function runStatus(ctx: WorkCtx, session: string | undefined): Prom
     );
   }
   if (rows.length === 0) {
-    ctx.io.stdout.write(
-      known.size === 0
-        ? 'no work items known on this machine (pass --session s_… to ask the server)\n'
-        : `no work items for ${[...known].join(', ')}\n`,
-    );
+    ctx.io.stdout.write(`${none()}\n`);
     return;
   }
   ctx.io.stdout.write(renderRows(rows));

@@ -5,7 +5,8 @@
  *
  * ```
  * <state>/work/<wk_id>.json                 the item as last acknowledged: owner, subject, mode, summary, TTL
- * <state>/work/<wk_id>.lease.json           the local lease: renewed_at, expires_at (and sent_at: the server's)
+ * <state>/work/<wk_id>.lease.json           the local lease: renewed_at, expires_at (and sent_at: the server's;
+ *                                           named: the owner an unanswered heartbeat named)
  * <state>/work/<wk_id>.pending.json         a semantic operation not yet acknowledged (at most one per item)
  * <state>/work/start-<key>.pending.json     a start not yet acknowledged (no work id yet)
  * ```
@@ -54,6 +55,12 @@ export interface LocalLease {
   ttl_seconds: number;
   /** when the server last acknowledged a heartbeat (or start) of this item from this machine */
   sent_at?: string;
+  /**
+   * the session, system and actor a heartbeat named when the server did not answer it: what
+   * `hansard work status` lists an item by when this machine has no item file for it (a heartbeat of an
+   * item started elsewhere, sent while the server was away), as not acknowledged by the server
+   */
+  named?: { session: string; system: string; actor: string };
 }
 
 /** A semantic operation written before it is sent (seed 004 "resume the exact pending operation"). */
@@ -100,6 +107,13 @@ export function readItem(state: string, id: string): LocalItem | null {
   return v && v.version === 1 && v.id === id && typeof v.session === 'string' ? v : null;
 }
 
+/** The ids of every lease file in `<state>/work`, with or without an item file. */
+export function listLeaseIds(state: string): string[] {
+  return names(state)
+    .filter((f) => f.endsWith('.lease.json') && isWorkId(f.slice(0, -'.lease.json'.length)))
+    .map((f) => f.slice(0, -'.lease.json'.length));
+}
+
 /** Every item file in `<state>/work`, by id (unreadable ones skipped). */
 export function listItems(state: string): LocalItem[] {
   return names(state)
@@ -140,7 +154,9 @@ export function readLease(state: string, id: string, now = Date.now()): LeaseRea
   }
   const l = raw as LocalLease | null;
   const exp = Date.parse(typeof l?.expires_at === 'string' ? l.expires_at : '');
-  if (l?.version !== 1 || l.id !== id || !Number.isFinite(exp)) return { state: 'corrupt' };
+  if (l?.version !== 1 || l.id !== id || !Number.isFinite(exp) || !namedOk(l.named)) {
+    return { state: 'corrupt' };
+  }
   const renewed = Date.parse(typeof l.renewed_at === 'string' ? l.renewed_at : '');
   if (!Number.isFinite(renewed) || exp - renewed > MAX_LEASE_MS || exp - now > MAX_LEASE_MS) {
     return { state: 'corrupt' };
@@ -153,8 +169,17 @@ export function readLease(state: string, id: string, now = Date.now()): LeaseRea
     : { state: 'expired', expires_at: l.expires_at, lease: l };
 }
 
+/** A lease's `named`: absent, or three strings. */
+function namedOk(n: unknown): boolean {
+  if (n === undefined) return true;
+  const o = n as Record<string, unknown> | null;
+  return !!o && ['session', 'system', 'actor'].every((k) => typeof o[k] === 'string');
+}
+
 /**
  * Renews the local lease of `id` for `ttlSeconds` from `now` (keeps `sent_at`, or sets it when `sent`).
+ * `named`: the owner an unanswered heartbeat named (kept from the lease before when not given; dropped
+ * once the server acknowledges one, `sent`).
  * @throws the file system's error
  */
 export function renewLease(
@@ -163,10 +188,12 @@ export function renewLease(
   ttlSeconds: number,
   now: number,
   sent: boolean,
+  named?: LocalLease['named'],
 ): LocalLease {
   const prev = readLease(state, id, now);
-  const kept = prev.state === 'observed' || prev.state === 'expired' ? prev.lease.sent_at : undefined;
-  const sentAt = sent ? new Date(now).toISOString() : kept;
+  const before = prev.state === 'observed' || prev.state === 'expired' ? prev.lease : undefined;
+  const sentAt = sent ? new Date(now).toISOString() : before?.sent_at;
+  const owner = sent ? undefined : (named ?? before?.named);
   const lease: LocalLease = {
     version: 1,
     id,
@@ -174,6 +201,7 @@ export function renewLease(
     expires_at: new Date(now + ttlSeconds * 1000).toISOString(),
     ttl_seconds: ttlSeconds,
     ...(sentAt ? { sent_at: sentAt } : {}),
+    ...(owner ? { named: owner } : {}),
   };
   writeJsonAtomic(leasePath(state, id), lease);
   return lease;

@@ -41,6 +41,7 @@ const FINAL_REFUSALS = new Set([
   'content_rule',
   'not_found',
   'not_owner',
+  'work_mismatch',
   'work_stopped',
 ]);
 

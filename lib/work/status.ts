@@ -6,6 +6,12 @@
  * renewed after now: a clock that ran ahead, issue 25.5, with the reason in words), `stopped
  * (completed|paused)`, `closing` (a stop not yet acknowledged), `not started` (a start not yet
  * acknowledged). Expiry is never shown as idle, finished or abandoned.
+ *
+ * Every row names the item's session, system and actor (what a heartbeat, checkpoint, wait or stop must
+ * name). A lease this machine holds for an item it has no item file of (a heartbeat sent while the server
+ * was away, of an item started elsewhere: seed 004, heartbeat and status are local-only and work offline)
+ * is listed too, by the owner that heartbeat named, as not acknowledged by the server (`acknowledged:
+ * false`): the server has not checked that the item exists nor that this token may renew it.
  */
 
 import { escapeControl } from '../log/escape.js';
@@ -15,6 +21,7 @@ import {
   type LeaseReading,
   type LocalItem,
   listItems,
+  listLeaseIds,
   listPending,
   type PendingRead,
   readLease,
@@ -25,8 +32,17 @@ export interface StatusRow {
   /** null for a start not yet acknowledged */
   id: string | null;
   session: string;
-  mode: string;
-  summary: string;
+  /** the harness or system and the actor the item was started with (or, not acknowledged, named) */
+  system: string;
+  actor: string;
+  /** null for a lease alone (this machine never had the item acknowledged) */
+  mode: string | null;
+  summary: string | null;
+  /**
+   * whether the server ever acknowledged the item to this machine (it answered it now, or this machine
+   * keeps its item file); false for a start not yet acknowledged and for a lease alone
+   */
+  acknowledged: boolean;
   shown: 'observed' | 'observed_here' | 'unknown' | 'stopped' | 'closing' | 'not_started';
   /** the freshness in words, as the human output prints it */
   freshness: string;
@@ -68,17 +84,32 @@ export function statusRows(
   for (const i of local) {
     if (seen.has(i.id)) continue;
     const answered = server.answered.has(i.session);
+    seen.add(i.id);
     rows.push(fromLocal(i, readLease(state, i.id, now), pendingById.get(i.id) ?? null, now, answered));
+  }
+  for (const id of listLeaseIds(state)) {
+    if (seen.has(id)) continue;
+    const row = leaseOnly(id, readLease(state, id, now), now, server);
+    if (row && (!sessions || sessions.has(row.session))) rows.push(row);
   }
   for (const p of pending) {
     if (!p.op || p.op.work_id !== null) continue;
-    const b = p.op.body as { session?: string; mode?: string; summary?: string };
+    const b = p.op.body as {
+      session?: string;
+      system?: string;
+      actor?: string;
+      mode?: string;
+      summary?: string;
+    };
     if (sessions && !sessions.has(String(b.session))) continue;
     rows.push({
       id: null,
       session: String(b.session ?? ''),
+      system: String(b.system ?? ''),
+      actor: String(b.actor ?? ''),
       mode: String(b.mode ?? ''),
       summary: String(b.summary ?? ''),
+      acknowledged: false,
       shown: 'not_started',
       freshness: 'not started: the start was not acknowledged (run `hansard work resume`)',
       server: null,
@@ -120,8 +151,11 @@ function fromServer(
   return {
     id: v.id,
     session: v.session,
+    system: v.system,
+    actor: v.actor,
     mode: v.mode,
     summary: v.summary,
+    acknowledged: true,
     shown,
     freshness: words,
     server: f,
@@ -165,8 +199,11 @@ function fromLocal(
   return {
     id: i.id,
     session: i.session,
+    system: i.system,
+    actor: i.actor,
     mode: i.mode,
     summary: i.summary,
+    acknowledged: true,
     shown,
     freshness: words,
     server: null,
@@ -178,13 +215,58 @@ function fromLocal(
   };
 }
 
-/** One line per item: id, mode, summary, freshness, and for a waiting item what it waits on. */
+/**
+ * A lease this machine holds with no item file (`leaseOnly` in the module doc), or null for a lease that
+ * names no owner (written before leases kept one) or is missing. Its freshness is the local lease's, and
+ * says it was not acknowledged.
+ */
+function leaseOnly(id: string, lease: LeaseReading, now: number, server: ServerAnswer): StatusRow | null {
+  if (lease.state === 'missing' || lease.state === 'corrupt') return null;
+  const named = lease.lease.named;
+  if (!named) return null;
+  let shown: StatusRow['shown'] = 'unknown';
+  let words: string;
+  if (lease.state === 'observed') {
+    shown = 'observed_here';
+    words = `observed on this machine (lease until ${clock(lease.expires_at)})`;
+  } else if (lease.state === 'ahead') words = `unknown (${aheadWords(lease, now)})`;
+  else words = `unknown (lease on this machine expired ${ago(now - Date.parse(lease.expires_at))})`;
+  words +=
+    '; not acknowledged by the server: a heartbeat renewed it here while the server was away, and the server has not checked that the item exists or that this token may renew it';
+  if (server.answered.has(named.session)) words += '; the server did not list it';
+  return {
+    id,
+    session: named.session,
+    system: named.system,
+    actor: named.actor,
+    mode: null,
+    summary: null,
+    acknowledged: false,
+    shown,
+    freshness: words,
+    server: null,
+    state: null,
+    outcome: null,
+    waiting_on: null,
+    local_lease: leaseInfo(lease),
+    pending: null,
+  };
+}
+
+/**
+ * One line per item: id, mode, summary (`(heartbeat only)` for a lease alone), freshness, for a waiting
+ * item what it waits on, then whose it is: `(actor priya, system hansard-cli, session s_…)`.
+ */
 export function renderRows(rows: StatusRow[]): string {
   return rows
-    .map(
-      (r) =>
-        `${r.id ?? '(pending start)'}  ${escapeControl(r.mode)}  "${escapeControl(r.summary)}"  ${r.freshness}${waitingWords(r.waiting_on)}\n`,
-    )
+    .map((r) => {
+      const what =
+        r.mode === null
+          ? '(heartbeat only)'
+          : `${escapeControl(r.mode)}  "${escapeControl(r.summary ?? '')}"`;
+      const who = `(actor ${escapeControl(r.actor)}, system ${escapeControl(r.system)}, session ${escapeControl(r.session)})`;
+      return `${r.id ?? '(pending start)'}  ${what}  ${r.freshness}${waitingWords(r.waiting_on)}  ${who}\n`;
+    })
     .join('');
 }
 

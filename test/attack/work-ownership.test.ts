@@ -74,6 +74,31 @@ describe('a work item is owned by a token, not by what a body says', () => {
     expect(after).toEqual({ ...before, freshness: { ...before.freshness, as_of: after.freshness.as_of } });
   });
 
+  it("says in plain words who may write the item and what to do instead, to another person's token and to a session token made from it", async () => {
+    const sid = newId('s');
+    const { id, owner } = await startItem(srv.tokens.mine, sid);
+    const minted = await sessionToken(srv.tokens.theirs, sid);
+    const next =
+      'To report your own work, start an item of your own: hansard work start (the API: POST /v1/work)';
+    const unbound = await post(srv.tokens.theirs, `/v1/work/${id}/heartbeat`, owner);
+    expect([unbound.status, unbound.json.error.code]).toEqual([403, 'not_owner']);
+    expect(unbound.json.error.message).toBe(
+      `work ${id} was started with another token: only the token it was started with, the session tokens made from the same token, or an admin may renew, change or stop it. ${next}`,
+    );
+    const bound = await post(minted, `/v1/work/${id}/stop`, { ...owner, outcome: 'paused' });
+    expect([bound.status, bound.json.error.code]).toEqual([403, 'not_owner']);
+    expect(bound.json.error.message).toBe(
+      `work ${id} was started with another token than the one this session token was made from: only the token it was started with, the session tokens made from the same token, or an admin may renew, change or stop it. ${next}`,
+    );
+    // And a token that names the wrong actor as well is still only told it is not its item.
+    const both = await post(srv.tokens.theirs, `/v1/work/${id}/heartbeat`, { ...owner, actor: 'x' });
+    expect([both.status, both.json.error.code, both.json.error.details ?? {}]).toEqual([
+      403,
+      'not_owner',
+      {},
+    ]);
+  });
+
   it('refuses a session token that another chain minted for the same session', async () => {
     const sid = newId('s');
     const { id, owner } = await startItem(srv.tokens.mine, sid);
@@ -107,12 +132,15 @@ describe('a work item is owned by a token, not by what a body says', () => {
     expect([st.status, st.json.state]).toEqual([200, 'stopped']);
   });
 
-  it('lets an admin write any item, and still refuses a body naming another owner without naming it', async () => {
+  it('lets an admin write any item; its own token naming another actor is 409 work_mismatch, naming the field, not its value', async () => {
     const sid = newId('s');
     const { id, owner } = await startItem(srv.tokens.mine, sid);
     const wrong = await post(srv.tokens.mine, `/v1/work/${id}/heartbeat`, { ...owner, actor: 'someone' });
-    expect([wrong.status, wrong.json.error.code]).toEqual([403, 'not_owner']);
-    expect(wrong.json.error.details ?? {}).toEqual({});
+    expect([wrong.status, wrong.json.error.code]).toEqual([409, 'work_mismatch']);
+    expect(wrong.json.error.details).toEqual({ fields: ['actor'] });
+    expect(wrong.json.error.message).toBe(
+      `work ${id} was started with another actor than this request names: send the session, system and actor it was started with (\`hansard work status ${id} --json\` shows them; the API: GET /v1/work/${id})`,
+    );
     expect(wrong.text).not.toContain('"coder"');
     const stop = await post(srv.admin, `/v1/work/${id}/stop`, { ...owner, outcome: 'paused' });
     expect([stop.status, stop.json.outcome]).toEqual([200, 'paused']);

@@ -51,8 +51,11 @@ describe('hansard work status', () => {
     const s = await work(['status'], env);
     expect(s.code, s.err).toBe(0);
     const line = (id: string) => s.out.split('\n').find((l) => l.startsWith(id))!;
-    expect(line(waiting)).toMatch(/observed; .*; waiting on review:PR-12: Needs a maintainer review$/);
-    expect(line(ci)).toMatch(/; waiting on ci: The build runs$/);
+    // what it waits on ends the freshness; whose the item is closes the line
+    expect(line(waiting)).toMatch(
+      /observed; .*; waiting on review:PR-12: Needs a maintainer review {2}\(actor [^,]+, system hansard-cli, session s_\w+\)$/,
+    );
+    expect(line(ci)).toMatch(/; waiting on ci: The build runs {2}\(actor /);
     expect(line(active)).not.toContain('waiting on');
 
     const j = JSON.parse((await work(['status', '--json'], env)).out) as {

@@ -165,13 +165,14 @@ const CASES: HostileCase[] = [
   ).map(
     ([what, who]): HostileCase => ({
       name: `a stop naming ${what}`,
-      row: 'work: a heartbeat, checkpoint, wait or stop naming another session, system or actor',
-      status: 403,
-      code: 'not_owner',
+      row: "work: the item's own token naming another session, system or actor in a heartbeat, checkpoint, wait or stop",
+      status: 409,
+      code: 'work_mismatch',
       run: post('/v1/work/{id}/stop', { ...who, outcome: 'completed' }),
       check: async (a) => {
-        // the refusal names no owner to copy (issue 24.3)
-        expect(a.json.error.details ?? {}).toEqual({});
+        // which field differs, not its value (issue 24.3), and the command that shows the item's
+        expect(Object.keys(a.json.error.details)).toEqual(['fields']);
+        expect(a.json.error.message).toContain('hansard work status wk_');
         expect(a.text).not.toContain(sid);
         await unchanged();
       },

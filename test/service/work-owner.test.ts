@@ -113,31 +113,50 @@ describe('requireOwner', () => {
     throw new Error('not refused');
   };
 
-  it('passes an owner naming the item; refuses a non-owner or another name, naming no owner', () => {
+  it('passes an owner naming the item; refuses a non-owner naming no owner, and an owner naming another name with work_mismatch', () => {
     expect(() => requireOwner(hook, item(hook), named)).not.toThrow();
     for (const [who, body] of [
       [stranger, named],
-      [hook, { ...named, actor: 'someone' }],
-      [hook, { ...named, system: 'codex' }],
-      [hook, { ...named, session: OTHER_SID }],
+      [strangerBound, named],
+      [stranger, { ...named, actor: 'someone' }],
     ] as const) {
       const e = refusal(() => requireOwner(who, item(hook), body));
       expect(e).toBeInstanceOf(AppError);
       expect(e.code).toBe('not_owner');
       expect(e.details ?? {}).toEqual({});
-      for (const leak of [SID, 'claude-code', 'coder', 'tok_hook', 'tok_capture']) {
+      for (const leak of [SID, 'claude-code', 'coder', 'tok_hook', 'tok_capture', 'chain']) {
         expect(e.message).not.toContain(leak);
       }
     }
+    for (const [body, fields] of [
+      [{ ...named, actor: 'someone' }, ['actor']],
+      [{ ...named, system: 'codex' }, ['system']],
+      [{ ...named, session: OTHER_SID, actor: 'x' }, ['session', 'actor']],
+    ] as const) {
+      const e = refusal(() => requireOwner(hook, item(hook), body));
+      expect([e.code, e.details]).toEqual(['work_mismatch', { fields }]);
+      // the owner proved it owns the item: the field is named, still not its value
+      for (const leak of [SID, 'claude-code', 'coder']) expect(e.message).not.toContain(leak);
+    }
   });
 
-  it('says what would be accepted instead: a token of the chain or an admin, or the names the item was started with', () => {
+  it('says what would be accepted instead, in plain words: the token it was started with, its session tokens, an admin; or the command showing its names', () => {
     const w = item(hook);
     expect(refusal(() => requireOwner(stranger, w, named)).message).toMatch(
-      new RegExp(`^work ${w.id} was not started by this token's chain: .*token that started it.*admin`),
+      new RegExp(
+        `^work ${w.id} was started with another token: only the token it was started with, .*or an admin may renew, change or stop it\\. To report your own work, start an item of your own: hansard work start`,
+      ),
     );
-    expect(refusal(() => requireOwner(hook, w, { ...named, actor: 'someone' })).message).toMatch(
-      new RegExp(`^work ${w.id} belongs to another session, system or actor .*\\(GET /v1/work/${w.id}\\)$`),
+    expect(refusal(() => requireOwner(strangerBound, w, named)).message).toContain(
+      'than the one this session token was made from',
+    );
+    expect(refusal(() => requireOwner(stranger, item(null), named)).message).toMatch(
+      /started before hansard kept which token starts an item: only a token bound to its session, or an admin/,
+    );
+    expect(
+      refusal(() => requireOwner(hook, w, { ...named, actor: 'someone', system: 'codex' })).message,
+    ).toBe(
+      `work ${w.id} was started with another system and actor than this request names: send the session, system and actor it was started with (\`hansard work status ${w.id} --json\` shows them; the API: GET /v1/work/${w.id})`,
     );
   });
 });

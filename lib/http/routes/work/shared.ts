@@ -43,6 +43,7 @@ export const WORK_WRITE: readonly ErrorCode[] = [
   'invalid_id',
   'not_found',
   'not_owner',
+  'work_mismatch',
   'content_rule',
   'conflict',
   ...WRITE_FAULTS,
