@@ -11,6 +11,16 @@ type Check = CheckedEvent['evidence'][number]['check'];
 
 const t = (s: string | null | undefined): string => escapeControl(s ?? '');
 
+/** How a writer's provenance reads in the legend: who recorded its events, and whether they count. */
+export const PROVENANCE_WORDS: Record<string, string> = {
+  hook: 'recorded by the runtime’s hooks',
+  harness: 'recorded from a harness stream',
+  transcript: 'imported from the runtime’s transcript',
+  library: 'recorded by the tool’s own process',
+  declared: 'declared by the agent: never evidence',
+  unknown: 'of unknown provenance: never evidence',
+};
+
 /** The label a claim's verdict shows: `contested` when another writer corrected what it names. */
 export function verdictLabel(check: Check): string {
   return check.contested.length > 0 ? 'contested' : check.verdict;
@@ -43,7 +53,8 @@ export function ClaimBasis({ check }: { check: Check }) {
       {check.contested.map((c) => (
         <span class="contest">
           {' '}
-          · {t(c.field)} of <code>{c.target_id}</code> corrected by <code>{c.w}</code> ({c.provenance})
+          · {t(c.field)} of <code>{c.target_id}</code> corrected from {t(JSON.stringify(c.was ?? null))} to{' '}
+          {t(JSON.stringify(c.value ?? null))} by <code>{c.w}</code> ({c.provenance})
         </span>
       ))}
     </>

@@ -14,7 +14,7 @@ import type { TimelinePage } from '../service/timeline-schemas.js';
 import { idAnchor } from '../service/timeline-text.js';
 import type { WorkSummary } from '../service/work-schemas.js';
 import { assetHref } from './assets.js';
-import { ClaimBasis, VerdictBadge } from './claim-basis.js';
+import { ClaimBasis, PROVENANCE_WORDS, VerdictBadge } from './claim-basis.js';
 import { agentHref, personHref, WorkLine } from './components.js';
 import { HTMX_CONFIG, Layout, StateBadge } from './layout.js';
 import { LookAlikeMark, nameMarks } from './names.js';
@@ -40,6 +40,10 @@ function colours(tl: TimelinePage): Colours {
   };
 }
 
+/** How many of a report's claims are contested (another writer corrected what they rest on). */
+const contestedIn = (items: { check: { contested: unknown[] } }[]) =>
+  items.filter((x) => x.check.contested.length > 0).length;
+
 function StatusHistory({ status }: { status: StatusView | null }) {
   if (!status) return <p class="muted">No agent reported a status for this session.</p>;
   const e = status.evidence;
@@ -63,7 +67,8 @@ function StatusHistory({ status }: { status: StatusView | null }) {
               {items.length > 0 ? (
                 <>
                   <div class="muted">
-                    {count('supported')} supported, {count('unsupported')} unsupported, {count('unchecked')}{' '}
+                    {count('supported')} supported, {count('unsupported')} unsupported
+                    {contestedIn(items) ? ` (${contestedIn(items)} contested)` : ''}, {count('unchecked')}{' '}
                     unchecked
                   </div>
                   <ul class="claims">
@@ -287,7 +292,11 @@ export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
               {tl.writers.map((w) => (
                 <li data-writer={w.w}>
                   <span class={`chip ${c.writer(w.w)}`}>{t(w.name)}</span> <small class="mono">{w.w}</small>
-                  {w.ended ? ' ended' : ' open'}, {w.lines.toLocaleString('en')} lines
+                  {w.ended ? ' ended' : ' open'}, {w.lines.toLocaleString('en')} lines,{' '}
+                  <span class="provenance" data-provenance={w.provenance}>
+                    {PROVENANCE_WORDS[w.provenance] ?? w.provenance}
+                  </span>
+                  {w.token_label === null ? '' : <> (uploaded with token “{t(w.token_label)}”)</>}
                   <Problems problems={w.problems} />
                 </li>
               ))}

@@ -84,6 +84,8 @@ export interface ContestedChange {
   field: string;
   /** the value before the correction */
   was: unknown;
+  /** the value after it */
+  value: unknown;
 }
 
 /** The verdict on one evidence item, with what it was based on. */
@@ -113,6 +115,8 @@ interface Applied {
   by: string;
   field: string;
   was: unknown;
+  /** the field's value after this correction (the next one's `was`, or the effective value) */
+  value: unknown;
 }
 
 interface RecordedResult {
@@ -182,7 +186,7 @@ export class EvidenceIndex {
   /** Takes one recorded event; anything but writer.start, actions, results and corrections is ignored. */
   add(ev: RecordedEvent): void {
     const o = ev.obj;
-    const corrected = appliedOf(o.corrected);
+    const corrected = appliedOf(o);
     if (ev.type === 'writer.start') {
       if (!this.origins.has(ev.w)) {
         // The meta as written: a correction may change what meta says, never who recorded the writer.
@@ -270,11 +274,14 @@ export class EvidenceIndex {
     if (!first) return verdict(false, `action ${a.id} has no observed result${this.uncountedNote(a)}`);
     if (contested.length > 0) {
       const what = contested
-        .map((c) => `${c.field} of ${c.target_id} by ${c.w} (${c.provenance}, correction ${c.by})`)
+        .map(
+          (c) =>
+            `${c.field} of ${c.target_id} from ${shownValue(c.was)} to ${shownValue(c.value)} by ${c.w} (${c.provenance}, correction ${c.by})`,
+        )
         .join('; ');
       return verdict(
         false,
-        `contested: action ${a.id} or its result was changed by a correction from another writer (${what}), so it supports nothing`,
+        `action ${a.id} or its result was changed by a correction from another writer (${what}), so it supports nothing`,
       );
     }
     const shown = (r: RecordedResult) =>
@@ -287,7 +294,13 @@ export class EvidenceIndex {
     }
     const { status, exitCode } = first;
     const by = `action ${a.id} recorded by ${first.w} (${this.origin(first.w).provenance})`;
-    const recorded = exitCode === null ? `no exit code (status ${status})` : `exit code ${exitCode}`;
+    // A writer's correction of its own result counts, and says so: a reader can tell a flipped result.
+    const own = first.corrected
+      .filter((c) => c.field === 'exit_code' || c.field === 'status')
+      .map((c) => `${c.field} ${shownValue(c.was)} → ${shownValue(c.value)}, correction ${c.by}`);
+    const recorded =
+      (exitCode === null ? `no exit code (status ${status})` : `exit code ${exitCode}`) +
+      (own.length > 0 ? ` (as corrected by its own writer: ${own.join('; ')})` : '');
     if (PASS.has(e.result)) {
       const why = status !== 'ok' && exitCode === 0 ? ` but status ${status}` : '';
       return verdict(exitCode === 0 && status === 'ok', `claimed ${e.result}; ${by}: ${recorded}${why}`);
@@ -310,6 +323,15 @@ export class EvidenceIndex {
   private restsOn(a: RecordedAction, r: RecordedResult | undefined): RestsOn {
     const w = r?.w ?? a.w;
     const origin = this.origin(w);
+    // What its own writer recorded: a field another writer corrected reads as it was before that.
+    const recorded = (field: string, effective: unknown) => {
+      const foreign = r?.corrected.find(
+        (c) => c.field === field && (this.correctionWriters.get(c.by) ?? '?') !== r.w,
+      );
+      return foreign ? foreign.was : effective;
+    };
+    const status = recorded('status', r?.status ?? null);
+    const exitCode = recorded('exit_code', r?.exitCode ?? null);
     return {
       w,
       agent: origin.agent,
@@ -318,8 +340,8 @@ export class EvidenceIndex {
       token_label: origin.token_label,
       action_id: a.id,
       result_id: r?.id ?? null,
-      status: r?.status ?? null,
-      exit_code: r?.exitCode ?? null,
+      status: typeof status === 'string' ? status : null,
+      exit_code: Number.isInteger(exitCode) ? (exitCode as number) : null,
     };
   }
 
@@ -338,6 +360,7 @@ export class EvidenceIndex {
           target_id: target,
           field: c.field,
           was: c.was,
+          value: c.value,
         });
       }
     };
@@ -351,7 +374,7 @@ export class EvidenceIndex {
     const ws = [...new Set(a.uncounted.map((r) => r.w))];
     if (ws.length === 0) return '';
     const named = ws.map((w) => `${w} (${this.origin(w).provenance})`).join(', ');
-    return `; a result from ${named} is the agent's own word or of unknown origin, which supports nothing`;
+    return `; a result from ${named} ${notCounted(ws.map((w) => this.origin(w).provenance))}`;
   }
 
   /** Why nothing matched: with the writers whose matching actions were not counted, when there are. */
@@ -367,10 +390,15 @@ export class EvidenceIndex {
         ws.add(a.w);
       }
     }
-    const base = `no observed action matches "${e.ref}"`;
+    // A one-word ref names no command by prefix (`npm` would name `npm --version`): say how to name one.
+    const oneWord =
+      !ref.includes(' ') && this.actions.some((a) => a.command?.startsWith(`${ref} `))
+        ? ': one word names no command by its first word; name the whole command (no options) or its call id'
+        : '';
+    const base = `no observed action matches "${e.ref}"${oneWord}`;
     if (ws.size === 0) return base;
     const named = [...ws].map((w) => `${w} (${this.origin(w).provenance})`).join(', ');
-    return `${base}: a matching action of ${named} is the agent's own word or of unknown origin, which supports nothing`;
+    return `${base}: a matching action of ${named} ${notCounted([...ws].map((w) => this.origin(w).provenance))}`;
   }
 
   private find(
@@ -400,6 +428,24 @@ export class EvidenceIndex {
   }
 }
 
+/** Why uncounted writers of these provenances support nothing, in words. */
+function notCounted(provenances: Provenance[]): string {
+  const declared = provenances.includes('declared');
+  const unknown = provenances.some((p) => p !== 'declared');
+  const what =
+    declared && unknown
+      ? "is the agent's own word or of unknown origin"
+      : declared
+        ? "is the agent's own word"
+        : 'is of unknown origin';
+  return `${what}, which supports nothing`;
+}
+
+/** A corrected value in a reason: JSON (a string quoted), `null` for none. */
+function shownValue(v: unknown): string {
+  return v === undefined ? 'null' : JSON.stringify(v);
+}
+
 function none(verdict: Verdict, reason: string): EvidenceCheck {
   return {
     verdict,
@@ -412,11 +458,19 @@ function none(verdict: Verdict, reason: string): EvidenceCheck {
   };
 }
 
-/** The `corrected` list of an effective event (replay's provenance), or [] when it has none. */
-function appliedOf(v: unknown): Applied[] {
+/**
+ * The `corrected` list of an effective event `obj` (replay's provenance), or [] when it has none, each
+ * with the value it set: the next correction of the same field's `was`, else the field's effective value.
+ */
+function appliedOf(obj: Record<string, unknown>): Applied[] {
+  const v = obj.corrected;
   if (!Array.isArray(v)) return [];
-  return v.filter(
-    (c): c is Applied =>
+  const list = v.filter(
+    (c): c is Omit<Applied, 'value'> =>
       typeof c === 'object' && c !== null && typeof c.by === 'string' && typeof c.field === 'string',
   );
+  return list.map((c, i) => {
+    const next = list.slice(i + 1).find((d) => d.field === c.field);
+    return { by: c.by, field: c.field, was: c.was, value: next ? next.was : obj[c.field] };
+  });
 }

@@ -10,6 +10,7 @@ import { escapeControl as esc } from './escape.js';
 import { isType } from './events.js';
 import type { ContestedChange, RestsOn, Verdict } from './evidence.js';
 import { type MergeSource, mergeSegments } from './merge.js';
+import { type Provenance, provenanceOf } from './provenance.js';
 import type { VerifyReport } from './verify.js';
 
 export interface WriterSummary {
@@ -18,6 +19,8 @@ export interface WriterSummary {
   app: string | null;
   hansard_version: string | null;
   host: string | null;
+  /** who records its events (`meta.provenance` of its writer.start as written; lib/log/provenance.ts) */
+  provenance: Provenance;
   first_ts: string | null;
   last_ts: string | null;
   events: number;
@@ -80,7 +83,7 @@ export interface DeclaredClaim {
   verdict: Verdict;
   reason: string;
   rests_on: RestsOn | null;
-  contested: Omit<ContestedChange, 'was'>[];
+  contested: ContestedChange[];
 }
 
 /**
@@ -113,6 +116,7 @@ export async function inspectSession(
       app: null,
       hansard_version: null,
       host: null,
+      provenance: 'unknown',
       first_ts: null,
       last_ts: null,
       events: 0,
@@ -164,6 +168,7 @@ export async function inspectSession(
       wr.app = ev.meta.app;
       wr.hansard_version = ev.meta.hansard_version;
       wr.host = ev.meta.host;
+      wr.provenance = provenanceOf(ev.meta);
     } else if (isType(ev, 'writer.end')) wr.ended = true;
     else if (isType(ev, 'message')) person(ev.user_id).messages += 1;
     else if (isType(ev, 'participant.join')) {
@@ -231,7 +236,7 @@ export function formatSummary(s: SessionSummary): string {
   ];
   for (const w of s.writers) {
     lines.push(
-      `  writer ${esc(w.w)}  ${esc(w.agent ?? '-')}${w.app ? ` (${esc(w.app)})` : ''}  ${plural(w.events, 'event')}${w.ended ? '' : ', open'}`,
+      `  writer ${esc(w.w)}  ${esc(w.agent ?? '-')}${w.app ? ` (${esc(w.app)})` : ''}  ${w.provenance}  ${plural(w.events, 'event')}${w.ended ? '' : ', open'}`,
     );
   }
   if (s.participants.length) {
@@ -294,7 +299,7 @@ function claimLines(c: DeclaredClaim): string[] {
   }
   for (const x of c.contested) {
     out.push(
-      `      ${esc(x.field)} of ${esc(x.target_id)} corrected by ${esc(x.w)} (${esc(x.provenance)}), correction ${esc(x.by)}`,
+      `      ${esc(x.field)} of ${esc(x.target_id)} corrected from ${esc(JSON.stringify(x.was ?? null))} to ${esc(JSON.stringify(x.value ?? null))} by ${esc(x.w)} (${esc(x.provenance)}), correction ${esc(x.by)}`,
     );
   }
   return out;

@@ -181,20 +181,24 @@ function statusLine(v: Record<string, unknown>): string {
  * the latest report with the server's reason. Nothing when the view has no evidence or no verdicts.
  */
 export function verdictLines(v: Record<string, unknown>): string[] {
-  const c = v.evidence as { supported?: unknown; unsupported?: unknown; unchecked?: unknown } | undefined;
+  const c = v.evidence as
+    | { supported?: unknown; unsupported?: unknown; unchecked?: unknown; contested?: unknown }
+    | undefined;
   if (!c || typeof c.supported !== 'number') return [];
   const total = Number(c.supported) + Number(c.unsupported ?? 0) + Number(c.unchecked ?? 0);
   if (total === 0) return [];
   const lines = [
-    `Declared evidence (all kept reports): ${c.supported} supported, ${String(c.unsupported)} unsupported, ${String(c.unchecked)} unchecked`,
+    `Declared evidence (all kept reports): ${c.supported} supported, ${String(c.unsupported)} unsupported${Number(c.contested) > 0 ? ` (${String(c.contested)} contested)` : ''}, ${String(c.unchecked)} unchecked`,
   ];
   const events = Array.isArray(v.events) ? (v.events as { evidence?: unknown }[]) : [];
   for (const e of events) {
     for (const item of Array.isArray(e.evidence) ? (e.evidence as Record<string, unknown>[]) : []) {
-      const check = item.check as { verdict?: unknown; reason?: unknown } | undefined;
+      const check = item.check as { verdict?: unknown; reason?: unknown; contested?: unknown } | undefined;
       if (check?.verdict !== 'unsupported') continue;
+      const label =
+        Array.isArray(check.contested) && check.contested.length > 0 ? 'contested' : 'unsupported';
       lines.push(
-        `- unsupported: ${String(item.type)} ${String(item.ref)} ${String(item.result)}: ${String(check.reason)}`,
+        `- ${label}: ${String(item.type)} ${String(item.ref)} ${String(item.result)}: ${String(check.reason)}`,
       );
     }
   }

@@ -4,7 +4,9 @@
  * (`lib/log`: `VerifyReport`, `SessionSummary`, `Attribution`), which knows nothing of zod or HTTP;
  * test/http/openapi-types.test.ts checks at compile time that each schema here infers exactly that type.
  */
+
 import { z } from 'zod';
+import { PROVENANCE_KINDS } from '../log/provenance.js';
 import { VERIFY_CODES } from '../log/verify.js';
 import { Count, Counts, SessionId } from './id-schemas.js';
 import { ContestedChange, RestsOn, VerdictCounts } from './status-schemas.js';
@@ -57,6 +59,11 @@ export const WriterSummary = z
     app: z.string().nullable(),
     hansard_version: z.string().nullable(),
     host: z.string().nullable(),
+    provenance: z
+      .enum([...PROVENANCE_KINDS, 'unknown'])
+      .describe(
+        "who records its events (its writer.start's meta.provenance): hook, harness, transcript, library (observed), declared (the agent's own words), unknown",
+      ),
     first_ts: z.string().nullable().describe('the ts of its first event, as recorded'),
     last_ts: z.string().nullable(),
     events: Count,
@@ -106,7 +113,7 @@ export const DeclaredSummary = z
           verdict: z.enum(['supported', 'unsupported', 'unchecked']),
           reason: z.string(),
           rests_on: RestsOn.nullable(),
-          contested: z.array(ContestedChange.omit({ was: true })),
+          contested: z.array(ContestedChange),
         }),
       )
       .describe(

@@ -138,6 +138,7 @@ export const ContestedChange = z
     target_id: z.string().describe('the event it changed'),
     field: z.string(),
     was: z.unknown().describe('the value before it'),
+    value: z.unknown().describe('the value it set'),
   })
   .meta({ id: 'EvidenceContested', description: "another writer's correction of a result a claim names" });
 

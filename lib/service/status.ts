@@ -252,7 +252,8 @@ function entryView(r: StatusEntry) {
 /** A check not made: the answer to a report, which does not read the transcript. */
 const NOT_READ = {
   verdict: 'unchecked',
-  reason: 'checked against the transcript when the status is read (GET /v1/sessions/{sid}/status)',
+  reason:
+    'checked against the transcript when the status is read: hansard inspect s_…, or GET /v1/sessions/{sid}/status',
   action_id: null,
   matched_by: null,
   exit_code: null,

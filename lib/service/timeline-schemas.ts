@@ -157,6 +157,12 @@ export interface TimelineWriter {
    */
   name: string;
   agent: string | null;
+  /**
+   * who records its events, as the writer index keeps it (lib/log/provenance.ts; `unknown` for a writer
+   * stored before provenance was kept), and the label of the token that uploaded it (issue 24.1)
+   */
+  provenance: string;
+  token_label: string | null;
   /** 0-based: the palette colour (writers sorted by id) */
   index: number;
   ended: boolean;

@@ -11,9 +11,11 @@
  * signal aborts) and closes every segment. A page reads the transcript from its start, since attribution
  * and corrections depend on what came before: page n costs the events up to its end.
  */
+
 import { decodeEvent, type RecordedEvent } from '../log/codec.js';
 import { CorrectionIndex, type EffectiveEvent } from '../log/corrections.js';
 import { mergeSegmentBatchesKeepingProblems } from '../log/merge.js';
+import { asProvenance } from '../log/provenance.js';
 import { segmentSources } from '../log/replay.js';
 import { parseTs } from '../log/time.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
@@ -109,6 +111,8 @@ export async function timelinePage({
     w: r.w,
     name: names.get(r.w)!,
     agent: r.agent,
+    provenance: asProvenance(r.provenance),
+    token_label: r.token_label,
     index,
     ended: r.ended,
     lines: r.lines,

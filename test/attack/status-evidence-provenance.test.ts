@@ -168,21 +168,24 @@ describe("another writer's correction of a result supports nothing", () => {
       target_id: failed.result,
       field: 'exit_code',
       was: 1,
+      value: 0,
     });
-    expect(checks[0].reason).toContain(`exit_code of ${failed.result} by ${other.w} (library`);
+    expect(checks[0].reason).toContain(`exit_code of ${failed.result} from 1 to 0 by ${other.w} (library`);
+    // the basis is what the hook recorded (exit 1), never the other writer's 0
+    expect(checks[0].rests_on).toMatchObject({ w: hook.w, exit_code: 1, status: 'error' });
     // never "recorded exit code 0" without a word of the correction
     expect(checks[0].reason).not.toMatch(/^claimed passed/);
     expect(status.evidence).toMatchObject({ unsupported: 1, contested: 1 });
     const page = await request(srv, 'GET', `/sessions/${hook.sid}`, { token: srv.tokens.board });
     expect(page.text).toContain('data-label="contested"');
-    expect(page.text).toContain(`corrected by <code>${other.w}</code>`);
+    expect(page.text).toContain(`corrected from 1 to 0 by <code>${other.w}</code>`);
     const board = await request(srv, 'GET', '/v1/board', { token: srv.tokens.board });
     const row = board.json.sessions.find((x: { sid: string }) => x.sid === hook.sid);
     expect(row.evidence).toMatchObject({ unsupported: 1, contested: 1 });
     const text = await request(srv, 'GET', `/v1/sessions/${hook.sid}/replay?format=text`, {
       token: srv.tokens.reader,
     });
-    expect(text.text).toContain('evidence test "npm test" passed: contested (contested:');
+    expect(text.text).toContain('evidence test "npm test" passed: contested (action ');
   });
 
   it("a writer's correction of its own result keeps working", async () => {

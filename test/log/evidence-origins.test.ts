@@ -172,7 +172,7 @@ describe('refs that name uncounted writers', () => {
     const idx = indexOf({ w_hook: origin('hook'), w_mcp: origin('declared') });
     idx.add(action(A1, 'npm test', 1, 'toolu_01Decl', 'w_mcp'));
     idx.add(action(A2, 'cargo test', 500, null, 'w_mcp'));
-    const named = `: a matching action of w_mcp (declared) is the agent's own word or of unknown origin, which supports nothing`;
+    const named = `: a matching action of w_mcp (declared) is the agent's own word, which supports nothing`;
     expect(claim(idx, A1).reason).toBe(`no observed action matches "${A1}"${named}`);
     expect(claim(idx, 'toolu_01Decl').reason).toBe(`no observed action matches "toolu_01Decl"${named}`);
     expect(claim(idx, 'npm test').reason).toBe(`no observed action matches "npm test"${named}`);
@@ -218,7 +218,7 @@ describe('more edges', () => {
     idx.add(result(A1, { status: 'ok', exit_code: 0 }, 1, 'w_mcp'));
     idx.add(action(A1, 'npm test', 2));
     expect(claim(idx, 'npm test').reason).toBe(
-      `action ${A1} has no observed result; a result from w_mcp (declared) is the agent's own word or of unknown origin, which supports nothing`,
+      `action ${A1} has no observed result; a result from w_mcp (declared) is the agent's own word, which supports nothing`,
     );
   });
 });

@@ -108,7 +108,7 @@ describe("the model's own words never support a claim (issue 24.1)", () => {
       const c = claim(index, ref);
       expect(c).toMatchObject({ verdict: 'unsupported', action_id: null, rests_on: null });
       expect(c.reason).toBe(
-        `no observed action matches "${ref}": a matching action of ${mcp.w} (declared) is the agent's own word or of unknown origin, which supports nothing`,
+        `no observed action matches "${ref}": a matching action of ${mcp.w} (declared) is the agent's own word, which supports nothing`,
       );
     }
     // A claim of failure is refuted by nothing either: declared words neither support nor refute.
@@ -128,7 +128,7 @@ describe("the model's own words never support a claim (issue 24.1)", () => {
     expect(c).toMatchObject({ verdict: 'unsupported', action_id: a.id, exit_code: null });
     expect(c.rests_on).toMatchObject({ w: hook.w, result_id: null, provenance: 'hook' });
     expect(c.reason).toBe(
-      `action ${a.id} has no observed result; a result from ${mcp.w} (declared) is the agent's own word or of unknown origin, which supports nothing`,
+      `action ${a.id} has no observed result; a result from ${mcp.w} (declared) is the agent's own word, which supports nothing`,
     );
   });
 
@@ -212,7 +212,15 @@ describe("another writer's correction of a result supports nothing (issue 24.1)"
     const c = claim(await indexOf(hook.dir), 'npm test');
     expect(c.verdict).toBe('unsupported');
     expect(c.contested).toEqual([
-      { by: c1.id, w: other.w, provenance: 'library', target_id: failed.result, field: 'exit_code', was: 1 },
+      {
+        by: c1.id,
+        w: other.w,
+        provenance: 'library',
+        target_id: failed.result,
+        field: 'exit_code',
+        was: 1,
+        value: 0,
+      },
       {
         by: c2.id,
         w: other.w,
@@ -220,11 +228,14 @@ describe("another writer's correction of a result supports nothing (issue 24.1)"
         target_id: failed.result,
         field: 'status',
         was: 'error',
+        value: 'ok',
       },
     ]);
     expect(c.reason).toBe(
-      `contested: action ${failed.action} or its result was changed by a correction from another writer (exit_code of ${failed.result} by ${other.w} (library, correction ${c1.id}); status of ${failed.result} by ${other.w} (library, correction ${c2.id})), so it supports nothing`,
+      `action ${failed.action} or its result was changed by a correction from another writer (exit_code of ${failed.result} from 1 to 0 by ${other.w} (library, correction ${c1.id}); status of ${failed.result} from "error" to "ok" by ${other.w} (library, correction ${c2.id})), so it supports nothing`,
     );
+    // what it rests on is what its own writer recorded, not the other writer's value
+    expect(c.rests_on).toMatchObject({ w: hook.w, exit_code: 1, status: 'error' });
   });
 
   it("another writer's correction of the action's input (to make its command match) is contested too", async () => {
@@ -255,6 +266,10 @@ describe("another writer's correction of a result supports nothing (issue 24.1)"
     );
     const c = claim(await indexOf(hook.dir), 'npm test');
     expect(c).toMatchObject({ verdict: 'supported', exit_code: 0, contested: [] });
+    // and says so: a reader can tell a flipped result from a clean 0
+    expect(c.reason).toMatch(
+      /\(as corrected by its own writer: exit_code 1 → 0, correction e_\w+; status "error" → "ok", correction e_\w+\)$/,
+    );
   });
 });
 
