@@ -101,12 +101,21 @@ export function sessionStartOutput(f: {
   declaredEvents: boolean;
   command?: string[] | null;
   url?: string | null;
+  /**
+   * false: nothing here is known to record the session (the MCP server's `session_context` for a session
+   * known only from a token): the first line says only that this is the session (default true: the hook)
+   */
+  recorded?: boolean;
 }): SessionStartOutput {
   const lines: string[] = [];
   if (f.sid === null) {
     lines.push(`hansard is not recording this session: ${f.shipping}.`);
   } else {
-    lines.push(`hansard is recording this session as ${f.sid} (${f.shipping}).`);
+    lines.push(
+      f.recorded === false
+        ? `This is hansard session ${f.sid} (${f.shipping}); no hansard hook on this machine is known to record it.`
+        : `hansard is recording this session as ${f.sid} (${f.shipping}).`,
+    );
     if (f.cwd) {
       const branch = gitBranch(f.cwd);
       lines.push(`Project: ${basename(f.cwd)} (${f.cwd})${branch ? `, git branch ${branch}` : ''}.`);

@@ -18,9 +18,11 @@ export function registerMcp(program: Command, io: Io): void {
     .addHelpText(
       'after',
       `
-The session: the call's session_token, else HANSARD_SESSION_TOKEN (with HANSARD_SESSION_ID), else
-HANSARD_SESSION_ID with HANSARD_TOKEN, else the live Claude Code session hansard's hooks capture in this
-directory. The server: HANSARD_URL, else <state>/config.json (hansard integrations sync writes it).
+The session: the call's session_token, else HANSARD_SESSION_TOKEN (alone is enough: the server says
+which session a session token is bound to; HANSARD_SESSION_ID beside it names the session without
+asking), else HANSARD_SESSION_ID with HANSARD_TOKEN, else the live Claude Code session hansard's hooks
+capture in this directory. A session token: hansard token create --scopes report,ingest --session s_…
+The server: HANSARD_URL, else <state>/config.json (hansard integrations sync writes it).
 
 Claude Code:  claude mcp add hansard -- hansard mcp serve --status
 Codex:        [mcp_servers.hansard] command = "hansard", args = ["mcp", "serve", "--status"]`,

@@ -4,7 +4,7 @@
  * a result itself; these are the sentences.
  */
 import { NetworkError, ServerError } from '../client/client.js';
-import { SessionUnresolved } from './session.js';
+import { MAKE_SESSION_TOKEN, SessionUnresolved } from './session.js';
 
 /** A tool result as the MCP SDK takes it. */
 export interface ToolResult {
@@ -29,8 +29,11 @@ export function describe(err: unknown, url: string | null): string {
     for (const i of issues.slice(0, 10)) {
       lines.push(`- ${i.path ? `${String(i.path)}: ` : ''}${String(i.message ?? '')}`);
     }
-    if (err.status === 401)
-      lines.push('the token is not valid (expired or revoked): mint a new session token');
+    if (err.status === 401) {
+      lines.push(
+        `the token is not valid (expired or revoked): use a new session token; ${MAKE_SESSION_TOKEN}; in Claude Code a new session gets one from hansard's SessionStart hook`,
+      );
+    }
     if (err.status === 403)
       lines.push('the token lacks a scope this needs (report to post, ingest to upload)');
     return lines.join('\n');

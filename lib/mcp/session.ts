@@ -50,7 +50,22 @@ export interface ResolvedSession {
   cwdFrom: 'hook state' | 'mcp server';
   /** Claude Code's own session id, when the session came from the hook's state */
   claudeSessionId: string | null;
+  /**
+   * whether a hansard hook on this machine is known to record the session (the Claude Code hook's state
+   * holds it): false for a session known only from a token or `HANSARD_SESSION_ID`, of which nothing here
+   * says that anything records it (`session_context` says only what is known)
+   */
+  hookedHere: boolean;
 }
+
+/**
+ * How a person makes a session token, for the messages (docs/api.md "Session tokens for a harness"): the
+ * CLI with an admin token, or the API with any unbound token holding the scopes; in Claude Code the
+ * SessionStart hook mints one for every new session. Scopes: `report` for reports and reads, `ingest` for
+ * subagent captures (the API's default pair).
+ */
+export const MAKE_SESSION_TOKEN =
+  'make one with `hansard token create --scopes report,ingest --session s_…` (an admin token), or POST /v1/sessions/s_…/tokens with a token bound to no session';
 
 /** No session could be resolved: the message says what to set. */
 export class SessionUnresolved extends Error {
@@ -165,13 +180,15 @@ export async function resolveSession(
   const base = { url, cwd: ctx.cwd, cwdFrom: 'mcp server' as const, claudeSessionId: null };
   if (given !== undefined) {
     const source: SessionSource = sessionToken ? 'session_token' : 'HANSARD_SESSION_TOKEN';
-    const hooked = allClaudeSessions(state).find((s) => s.token === given);
+    const all = allClaudeSessions(state);
+    const hooked = all.find((s) => s.token === given);
     const named = source === 'session_token' ? 'session_token given' : 'HANSARD_SESSION_TOKEN';
     const sid = envSid ?? hooked?.sid ?? (await boundSession(url, given, named, ctx));
     // The hook state of the token's own session says where that session runs (not where this server does).
     const where =
       hooked?.cwd && hooked.sid === sid ? { cwd: hooked.cwd, cwdFrom: 'hook state' as const } : {};
-    return { ...base, ...where, sid, token: given, ingestToken: given, source };
+    const hookedHere = all.some((s) => s.sid === sid);
+    return { ...base, ...where, sid, token: given, ingestToken: given, source, hookedHere };
   }
   if (envSid !== undefined) {
     if (!config.token) {
@@ -185,6 +202,7 @@ export async function resolveSession(
       token: config.token,
       ingestToken: config.token,
       source: 'HANSARD_SESSION_ID',
+      hookedHere: allClaudeSessions(state).some((s) => s.sid === envSid),
     };
   }
   const live = liveClaudeSessions(state, ctx.cwd)[0];
@@ -204,11 +222,12 @@ export async function resolveSession(
       cwd: live.cwd,
       cwdFrom: 'hook state',
       claudeSessionId: live.claudeSessionId,
+      hookedHere: true,
     };
   }
   throw new SessionUnresolved(
     'no hansard session for this MCP server: pass session_token, or set HANSARD_SESSION_TOKEN ' +
-      '(a session token, from `hansard token create --session` or POST /v1/sessions/{sid}/tokens: it names its session) in its environment, ' +
+      `(a session token: it names its session; ${MAKE_SESSION_TOKEN}) in its environment, ` +
       `or run it in a Claude Code session that hansard captures (\`hansard integrations sync\`) in this directory (${ctx.cwd}); ` +
       `no live captured session there in ${join(state, 'claude-code')}`,
   );
@@ -245,7 +264,7 @@ async function boundSession(url: string, token: string, named: string, ctx: Reso
   if (sid === null || !isId('s', sid)) {
     throw new SessionUnresolved(
       `the ${named} is bound to no session (a token for the whole tenant): ` +
-        'set HANSARD_SESSION_ID=s_… in the MCP server’s environment beside it, or use a session token (POST /v1/sessions/{sid}/tokens)',
+        `set HANSARD_SESSION_ID=s_… in the MCP server’s environment beside it, or use a session token (${MAKE_SESSION_TOKEN})`,
     );
   }
   return sid;

@@ -128,7 +128,9 @@ async function sessionContext(s: ResolvedSession, ctx: ResolveContext): Promise<
     cwd: s.cwd,
     // The agent reports through this server's tools: no token goes into the text.
     token: null,
-    shipping: `shipped to ${s.url}`,
+    // Only a hook of this machine records the session; a token alone says nothing of that.
+    shipping: s.hookedHere ? `shipped to ${s.url}` : `reports go to ${s.url}`,
+    recorded: s.hookedHere,
     declaredEvents,
   }).hookSpecificOutput.additionalContext;
   const lines = [

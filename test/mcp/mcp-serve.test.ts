@@ -112,7 +112,8 @@ describe('hansard mcp serve --status', () => {
       expect(text(c)).toContain('Latest status: needs_review "parser fixed, tests pass" (reported ');
       expect(text(c)).toContain('1 declared event)');
       expect(text(c)).toContain('Open work: none recorded');
-      expect(text(c)).toContain(`hansard is recording this session as ${s.sid}`);
+      // No hook of this machine records it (a token and HANSARD_SESSION_ID only): said as such.
+      expect(text(c)).toContain(`This is hansard session ${s.sid} (reports go to ${srv.url})`);
       expect(text(c)).toContain('report_status');
       const stored = await fetch(`${srv.url}/v1/sessions/${s.sid}/status`, {
         headers: { authorization: `Bearer ${srv.admin}` },
