@@ -4,6 +4,7 @@
  * `tool_use_id` (by tool name and input, first in first out); the unmapped fields kept in `extra`.
  */
 import { createHash } from 'node:crypto';
+import { claudeResultOutcome } from '../harness/claude-code-outcome.js';
 import type { ActionStatus } from '../log/events.js';
 import type { ClaudeHookPayload } from './claude-code.js';
 
@@ -43,9 +44,11 @@ export function takeFifo(st: FifoTable, p: ClaudeHookPayload): string | undefine
 }
 
 /**
- * Status, output, error and exit code of a PostToolUse / PostToolUseFailure. Bash answers
- * `{stdout, stderr, interrupted, …}`; a failed call arrives as PostToolUseFailure with `error`
- * ("Exit code N …"); a `tool_response` with `is_error`, `exit_code`/`exitCode` or `interrupted` says so.
+ * Status, output, error and exit code of a PostToolUse / PostToolUseFailure: the tool's response as
+ * output, the rest as lib/harness/claude-code-outcome.ts reads Claude Code's report, the same reading the
+ * transcript and stream-json importers make of the same call (docs/capture.md). Bash answers
+ * `{stdout, stderr, interrupted, …}` (exit 0 when it finished in the foreground and Claude Code read no
+ * non-zero exit); a failed call arrives as PostToolUseFailure with `error` ("Exit code N …").
  */
 export function resultOf(p: ClaudeHookPayload): {
   status: ActionStatus;
@@ -53,33 +56,15 @@ export function resultOf(p: ClaudeHookPayload): {
   error: string | null;
   exitCode: number | null;
 } {
-  const r = p.tool_response;
-  const obj =
-    r !== null && typeof r === 'object' && !Array.isArray(r) ? (r as Record<string, unknown>) : null;
-  const code = obj ? (num(obj.exit_code) ?? num(obj.exitCode) ?? num(obj.returnCode)) : null;
-  if (p.hook_event_name === 'PostToolUseFailure' || p.error !== undefined) {
-    const error = p.error ?? 'the tool call failed';
-    const m = /exit code:? (\d+)/i.exec(error);
-    return {
-      status: p.is_interrupt ? 'cancelled' : 'error',
-      output: r ?? null,
-      error,
-      exitCode: code ?? (m ? Number(m[1]) : null),
-    };
-  }
-  if (obj?.interrupted === true)
-    return { status: 'cancelled', output: r, error: 'interrupted', exitCode: code };
-  if (obj?.is_error === true || (code !== null && code !== 0)) {
-    const stderr = typeof obj?.stderr === 'string' && obj.stderr ? obj.stderr : null;
-    return { status: 'error', output: r, error: stderr ?? `exit code ${code ?? 'unknown'}`, exitCode: code };
-  }
-  // Bash with no exit code in its response finished normally: Claude Code reports failures separately.
-  const bashOk = p.tool_name === 'Bash' && obj !== null && 'stdout' in obj;
-  return { status: 'ok', output: r ?? null, error: null, exitCode: code ?? (bashOk ? 0 : null) };
-}
-
-function num(v: unknown): number | null {
-  return typeof v === 'number' && Number.isInteger(v) ? v : null;
+  const failed = p.hook_event_name === 'PostToolUseFailure' || p.error !== undefined;
+  const outcome = claudeResultOutcome({
+    tool: p.tool_name ?? null,
+    failed,
+    text: p.error ?? null,
+    response: p.tool_response ?? null,
+    interrupt: p.is_interrupt,
+  });
+  return { ...outcome, output: p.tool_response ?? null };
 }
 
 /** Fields that are content (mapped into events, redacted there) or identity: never copied into `extra`. */

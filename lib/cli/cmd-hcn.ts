@@ -13,7 +13,7 @@ import { UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
 import { describeFsError, uploadSession } from '../client/upload.js';
 import { HcnFormatError, HcnRecorder, type HcnRecordResult } from '../harness/hcn.js';
-import { counted } from './import-words.js';
+import { counted, problemWords } from './import-words.js';
 import { jsonOption } from './options.js';
 
 /** An `Io` that may carry the stdin to read (tests pass their own; the CLI reads process.stdin). */
@@ -145,7 +145,7 @@ export function summary(r: HcnRecordResult): string {
     `${counted(c.prompts, 'prompt')}, ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.notes, 'note')}` +
     `${c.compactions ? `, ${counted(c.compactions, 'compaction')}` : ''}${c.coverageGaps ? `, ${counted(c.coverageGaps, 'skipped record')} (coverage gaps)` : ''}` +
     `${r.done ? `; hcn ${r.done.cause} (exit ${r.done.exitCode})` : ''}${r.interrupted ? '; no done: recorded as interrupted' : ''}` +
-    `${r.problems.length ? `; ${counted(r.problems.length, 'line')} could not be read (kept as notes, first: line ${r.problems[0]!.line}: ${r.problems[0]!.message})` : ''}`
+    problemWords(r.problems)
   );
 }
 

@@ -11,7 +11,7 @@ import { describeFsError } from '../client/upload.js';
 import { importClaudeCodeStream, isClaudeStreamJson } from '../harness/claude-code-stream.js';
 import { importCodexExec, isCodexExecJson } from '../harness/codex-exec.js';
 import { firstObject } from '../harness/stream-lines.js';
-import { counted, personLine } from './import-words.js';
+import { counted, eventWords, personLine, problemWords } from './import-words.js';
 
 /** What the import commands take. */
 interface ImportFlags {
@@ -84,9 +84,9 @@ export async function importClaudeStreamCommand(io: Io, file: string, o: ImportF
   io.stdout.write(`${result.dir}\n`);
   io.stderr.write(
     `imported Claude Code stream-json: ${counted(c.prompts, 'prompt')}, ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.notes, 'note')}` +
-      `${c.subagentWriters ? `, ${counted(c.subagentWriters, 'subagent writer')}${c.unlinkedSubagents ? ` (${c.unlinkedSubagents} linked to no call)` : ''}` : ''}${c.compactions ? `, ${counted(c.compactions, 'compaction')}` : ''}` +
+      `${c.subagentWriters ? `, ${counted(c.subagentWriters, 'subagent writer')}${c.unlinkedSubagents ? ` (${c.unlinkedSubagents} linked to no call)` : ''}` : ''}${eventWords(c)}` +
       `${result.result === null ? '; the stream ends with no result record (cut off): its turn is interrupted' : ''}` +
-      `${result.problems.length ? `; ${counted(result.problems.length, 'line')} could not be read (kept as notes)` : ''}\n` +
+      `${problemWords(result.problems)}\n` +
       result.notices.map((n) => `note: ${n}\n`).join('') +
       personLine(c.prompts, o.user) +
       `next: hansard upload ${result.dir}\n`,
@@ -109,8 +109,8 @@ export async function importCodexExecCommand(io: Io, file: string, o: ImportFlag
   io.stdout.write(`${result.dir}\n`);
   io.stderr.write(
     `imported codex exec --json: ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.reasoning, 'reasoning note')}, ${counted(c.tokenUsage, 'token usage record')}, ${counted(c.errors, 'error')}, ${counted(c.notes, 'note')}` +
-      `${result.interrupted ? '; the stream ends mid-turn (cut off): its turn is interrupted' : ''}` +
-      `${result.problems.length ? `; ${counted(result.problems.length, 'line')} could not be read (kept as notes)` : ''}\n` +
+      `${eventWords(c)}${result.interrupted ? '; the stream ends mid-turn (cut off): its turn is interrupted' : ''}` +
+      `${problemWords(result.problems)}\n` +
       result.notices.map((n) => `note: ${n}\n`).join('') +
       personLine(c.prompts, o.user) +
       `next: hansard upload ${result.dir}\n`,

@@ -13,7 +13,14 @@ import { importCodexRollout } from '../harness/codex.js';
 import { importClaudeCodeTranscript } from '../harness/index.js';
 import { registerImportHcn } from './cmd-hcn.js';
 import { importStreamIfAny } from './cmd-import-streams.js';
-import { counted, DEFAULT_IMPORT_USER, otherImporter, personLine } from './import-words.js';
+import {
+  counted,
+  DEFAULT_IMPORT_USER,
+  eventWords,
+  otherImporter,
+  personLine,
+  problemWords,
+} from './import-words.js';
 import { jsonOption } from './options.js';
 
 export function registerImport(program: Command, io: Io): void {
@@ -59,8 +66,8 @@ export function registerImport(program: Command, io: Io): void {
       io.stdout.write(`${result.dir}\n`);
       io.stderr.write(
         `imported ${counted(c.prompts, 'prompt')}, ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.notes, 'note')}` +
-          `${c.subagentWriters ? `, ${counted(c.subagentWriters, 'subagent writer')}${c.unlinkedSubagents ? ` (${c.unlinkedSubagents} linked to no call)` : ''}` : ''}${c.compactions ? `, ${counted(c.compactions, 'compaction')}` : ''}` +
-          `${result.problems.length ? `; ${counted(result.problems.length, 'line')} could not be read (kept as notes)` : ''}\n` +
+          `${c.subagentWriters ? `, ${counted(c.subagentWriters, 'subagent writer')}${c.unlinkedSubagents ? ` (${c.unlinkedSubagents} linked to no call)` : ''}` : ''}${eventWords(c)}` +
+          `${problemWords(result.problems)}\n` +
           personLine(c.prompts, o.user) +
           `next: hansard upload ${result.dir}\n`,
       );
@@ -102,7 +109,7 @@ function registerImportCodex(imp: Command, io: Io): void {
       io.stdout.write(`${result.dir}\n`);
       io.stderr.write(
         `imported ${counted(c.prompts, 'prompt')}, ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.reasoning, 'reasoning summary', 'reasoning summaries')}, ${counted(c.tokenUsage, 'token usage record')}, ${counted(c.notes, 'note')}` +
-          `${result.problems.length ? `; ${counted(result.problems.length, 'line')} could not be read (kept as notes)` : ''}\n` +
+          `${eventWords(c)}${problemWords(result.problems)}\n` +
           personLine(c.prompts, o.user) +
           `next: hansard upload ${result.dir}\n`,
       );

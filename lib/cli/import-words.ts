@@ -4,10 +4,58 @@
  * refusal names the command that takes it.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
+import type { ImportProblem, ImportProblemKind } from '../harness/claude-code-transcript.js';
 
 /** `n` and the word, plural unless n is 1: `counted(1, 'prompt')` is "1 prompt"; `plural` when not +s. */
 export function counted(n: number, word: string, plural = `${word}s`): string {
   return `${n} ${n === 1 ? word : plural}`;
+}
+
+/**
+ * The import summary's clauses on the lines it could not take as they are, one per kind that occurred
+ * (ImportProblemKind; docs/import.md "What an import reports"), each starting `; `, naming the first:
+ * `; 1 line could not be read (kept as notes, first: line 3: line is not valid JSON)`,
+ * `; 1 result answers no call seen before it (kept with its call id; verify warns; first: line 4)`,
+ * `; 2 lines read in part (first: line 7: timestamp "x" is not RFC 3339)`. Empty when there are none.
+ */
+export function problemWords(problems: readonly ImportProblem[]): string {
+  const of = (kind: ImportProblemKind) => problems.filter((p) => p.kind === kind);
+  const at = (p: ImportProblem) => `line ${p.line}${p.file ? ` of ${p.file}` : ''}`;
+  const first = (ps: ImportProblem[]) => `first: ${at(ps[0]!)}: ${ps[0]!.message}`;
+  const unread = of('kept_as_note');
+  const orphans = of('orphan_result');
+  const partial = of('read_in_part');
+  const one = orphans.length === 1;
+  return (
+    (unread.length
+      ? `; ${counted(unread.length, 'line')} could not be read (kept as notes, ${first(unread)})`
+      : '') +
+    (orphans.length
+      ? `; ${counted(orphans.length, 'result')} ${one ? 'answers' : 'answer'} no call seen before ${one ? 'it' : 'them'} (kept with ${one ? 'its call id' : 'their call ids'}; verify warns; first: ${at(orphans[0]!)})`
+      : '') +
+    (partial.length ? `; ${counted(partial.length, 'line')} read in part (${first(partial)})` : '')
+  );
+}
+
+/**
+ * The summary's clauses on compactions, interruptions and lines left out as copies (`skipped`), each
+ * starting `, ` and only when there are some: `, 1 compaction, 1 interruption, 4 lines skipped (…)`. A
+ * skipped line is one read and not written as an event of its own because what it says is recorded
+ * already (a prompt's or answer's copy, a turn end, a compaction's second record) or is telemetry.
+ */
+export function eventWords(c: {
+  compactions: number;
+  interruptions: number;
+  skipped?: Record<string, number>;
+}): string {
+  const skipped = Object.values(c.skipped ?? {}).reduce((n, k) => n + k, 0);
+  return (
+    (c.compactions ? `, ${counted(c.compactions, 'compaction')}` : '') +
+    (c.interruptions ? `, ${counted(c.interruptions, 'interruption')}` : '') +
+    (skipped
+      ? `, ${counted(skipped, 'line')} skipped (copies of what is recorded, and telemetry; --json lists them)`
+      : '')
+  );
 }
 
 /** The `--user` default of the import commands: the person every imported prompt is recorded as. */

@@ -7,13 +7,25 @@
 import { z } from 'zod';
 import type { EmitOptions, SessionWriter, WriterOptions } from '../log/writer.js';
 import type { SubagentLinks } from './claude-code-links.js';
+import { claudeResultOutcome, REJECTION_PREFIX } from './claude-code-outcome.js';
 import { openSubagentWriter, WriterMapping } from './mapping.js';
 
-/** A transcript line the importer could not take as it is (it was still recorded, as a note). */
+/**
+ * What became of a line an importer could not take as it is (docs/import.md "What an import reports"):
+ * - `kept_as_note`: not understood; kept exactly as written, as a note (`unknown_record`/`unknown_block`);
+ * - `orphan_result`: a result answering no call seen before it; kept as a result whose `action_id` is the
+ *   call id it names (verify warns: `dangling_reference`);
+ * - `read_in_part`: imported, but a part of it could not be used (a timestamp that is not RFC 3339: the
+ *   line before's time is used; bytes that are not UTF-8: replaced; a stream of another schema).
+ */
+export type ImportProblemKind = 'kept_as_note' | 'orphan_result' | 'read_in_part';
+
+/** A line the importer could not take as it is (it is still recorded: `kind` says how). */
 export interface ImportProblem {
   /** 1-based line number in the transcript (in `file` when set) */
   line: number;
   message: string;
+  kind: ImportProblemKind;
   /** the subagent file the line is in; absent for the transcript's own lines */
   file?: string;
 }
@@ -56,9 +68,8 @@ const QueuedAttachment = z.looseObject({
   attachment: z.looseObject({ type: z.literal('queued_command'), prompt: z.string() }),
 });
 
-/** Claude Code's own texts for "the person stopped the agent" and "the person refused this tool call". */
+/** Claude Code's own text for "the person stopped the agent" (its refusal text: claude-code-outcome.ts). */
 const INTERRUPT_PREFIX = '[Request interrupted by user';
-const REJECTION_PREFIX = "The user doesn't want to proceed with this tool use";
 /** The tags Claude Code wraps slash commands and their local output in. */
 const COMMAND_RE =
   /^\s*<(command-name|command-message|command-args|local-command-stdout|local-command-stderr)>/;
@@ -68,7 +79,12 @@ interface Stream {
   m: WriterMapping;
   /** undefined/null = no information */
   lastStop: string | null | undefined;
+  /** a `compact_boundary` not written yet: the summary record that follows it joins its note */
+  boundary?: { text: string; extra: Record<string, unknown>; o: EmitOptions };
 }
+
+/** Author of the compaction notes: the agent that compacted its context (as the hook's and Codex's). */
+const COMPACTION_AUTHOR = 'claude-code';
 
 /** Maps transcript records to events: the main writer, and one writer per subagent. */
 export class TranscriptMapper {
@@ -81,6 +97,8 @@ export class TranscriptMapper {
   private readonly subByCall = new Map<string, Stream>();
   /** parentUuid → the uuid of the first record that followed it (for rewinds) */
   private readonly firstChild = new Map<string, string>();
+  /** call id → its tool's name, to read a result as its tool reports (claude-code-outcome.ts) */
+  private readonly toolOfCall = new Map<string, string>();
 
   constructor(
     writer: SessionWriter,
@@ -93,9 +111,9 @@ export class TranscriptMapper {
     this.main = { m: new WriterMapping(writer, userId), lastStop: undefined };
   }
 
-  /** Records a problem with line `line` (1-based) of the transcript, or of subagent file `file`. */
-  problem(line: number, message: string, file?: string): void {
-    this.problems.push(file === undefined ? { line, message } : { line, message, file });
+  /** Records a problem of `kind` with line `line` (1-based) of the transcript, or of subagent file `file`. */
+  problem(line: number, message: string, kind: ImportProblemKind, file?: string): void {
+    this.problems.push(file === undefined ? { line, message, kind } : { line, message, kind, file });
   }
 
   /**
@@ -104,10 +122,13 @@ export class TranscriptMapper {
    */
   take(line: number, text: string, obj: Record<string, unknown>, o: EmitOptions, sub?: string): void {
     const s = sub !== undefined || obj.isSidechain === true ? this.subagent(obj, o, sub) : this.main;
+    if (!isCompactSummary(obj)) this.writeBoundary(s);
     this.rewind(s, obj, o);
     if (obj.type === 'system' && obj.subtype === 'compact_boundary') {
+      // Held until the next record of this writer: the summary Claude Code writes right after it is the
+      // same compaction (one note, counted once; issue 24/25 trial).
       const extra = obj.compactMetadata === undefined ? {} : { compactMetadata: obj.compactMetadata };
-      s.m.compaction('system', typeof obj.content === 'string' ? obj.content : text, o, extra);
+      s.boundary = { text: typeof obj.content === 'string' ? obj.content : text, extra, o };
       return;
     }
     const queued = QueuedAttachment.safeParse(obj);
@@ -121,14 +142,14 @@ export class TranscriptMapper {
         this.user(s, line, obj, r.data.message.content, o);
         return;
       }
-      this.problem(line, `user record not understood: ${zodSummary(r.error)}`);
+      this.problem(line, `user record not understood: ${zodSummary(r.error)}`, 'kept_as_note');
     } else if (obj.type === 'assistant') {
       const r = AssistantRecord.safeParse(obj);
       if (r.success) {
         this.assistant(s, line, r.data.message.content, r.data.message.stop_reason, o);
         return;
       }
-      this.problem(line, `assistant record not understood: ${zodSummary(r.error)}`);
+      this.problem(line, `assistant record not understood: ${zodSummary(r.error)}`, 'kept_as_note');
     }
     s.m.marked('unknown_record', IMPORT_NOTE_AUTHOR, text, o);
   }
@@ -136,12 +157,39 @@ export class TranscriptMapper {
   /** A line that is no record at all: kept exactly on the main writer (or subagent `sub`'s, its file's). */
   unknownLine(text: string, o: EmitOptions, sub?: string): void {
     const s = sub === undefined ? this.main : this.subagent({}, o, sub);
+    this.writeBoundary(s);
     s.m.marked('unknown_record', IMPORT_NOTE_AUTHOR, text, o);
+  }
+
+  /** Writes every held `compact_boundary` (before a caller writes on a writer itself). */
+  flushBoundaries(): void {
+    for (const s of [this.main, ...this.subagents.values()]) this.writeBoundary(s);
+  }
+
+  /** Writes the held `compact_boundary` of `s` as a compaction of its own (no summary followed it). */
+  private writeBoundary(s: Stream): void {
+    const b = s.boundary;
+    if (b === undefined) return;
+    s.boundary = undefined;
+    s.m.compaction(COMPACTION_AUTHOR, b.text, b.o, b.extra);
+  }
+
+  /**
+   * A compaction summary (`isCompactSummary`): with the boundary held just before it, one compaction note
+   * holding the summary, stamped at the boundary, the boundary's text in `extra.compact_boundary`;
+   * without one, a compaction of its own.
+   */
+  private compactSummary(s: Stream, text: string, o: EmitOptions): void {
+    const b = s.boundary;
+    s.boundary = undefined;
+    if (b === undefined) s.m.compaction(COMPACTION_AUTHOR, text, o);
+    else s.m.compaction(COMPACTION_AUTHOR, text, b.o, { ...b.extra, compact_boundary: b.text });
   }
 
   /** Ends every open turn and every writer, subagents first. */
   finish(o: EmitOptions): void {
     for (const s of [...this.subagents.values(), this.main]) {
+      this.writeBoundary(s);
       s.m.endTurn(turnStatus(s.lastStop), o);
       s.m.w.end({}, o);
     }
@@ -253,13 +301,16 @@ export class TranscriptMapper {
       else others.push(block);
     }
     const text = texts.join('\n\n');
-    if (obj.isCompactSummary === true) s.m.compaction('system', text, o);
+    if (obj.isCompactSummary === true) this.compactSummary(s, text, o);
     else if (obj.isMeta === true) s.m.marked('meta', 'claude-code', text, o);
     else if (texts.length > 0 && COMMAND_RE.test(text)) s.m.marked('command', 'claude-code', text, o);
     else {
       // Results answer the actions of the turn already open, so they come before a new prompt ends it.
+      // `toolUseResult` (stream-json: `tool_use_result`) is the record's: it speaks for the block only
+      // when the record holds one result.
+      const response = results.length === 1 ? (obj.toolUseResult ?? obj.tool_use_result ?? null) : null;
       let rejected = false;
-      for (const r of results) rejected = this.result(s, line, r, o) || rejected;
+      for (const r of results) rejected = this.result(s, line, r, response, o) || rejected;
       if (rejected) s.m.interrupt(REJECTION_PREFIX, o);
       if (texts.length > 0 && text.startsWith(INTERRUPT_PREFIX)) {
         s.m.marked('interrupt', 'claude-code', text, o);
@@ -281,22 +332,30 @@ export class TranscriptMapper {
     s.lastStop = undefined;
   }
 
-  /** Writes one tool result; true when it is the person's rejection of the call. */
-  private result(s: Stream, line: number, b: ToolResultBlock, o: EmitOptions): boolean {
+  /**
+   * Writes one tool result (`response`: the record's `toolUseResult`, when it is this block's); status and
+   * exit code as Claude Code reports them, read as the capture hook reads them (claude-code-outcome.ts).
+   * True when it is the person's rejection of the call.
+   */
+  private result(s: Stream, line: number, b: ToolResultBlock, response: unknown, o: EmitOptions): boolean {
     const error = b.is_error === true;
     const rejected = error && contentText(b.content).startsWith(REJECTION_PREFIX);
-    const status = rejected ? 'cancelled' : error ? 'error' : 'ok';
+    const outcome = claudeResultOutcome({
+      tool: this.toolOfCall.get(b.tool_use_id) ?? null,
+      failed: error,
+      text: error ? contentText(b.content) : null,
+      response,
+    });
     const { orphan } = s.m.result(
-      {
-        callId: b.tool_use_id,
-        status,
-        output: error ? null : (b.content ?? null),
-        error: error ? contentText(b.content) : null,
-      },
+      { callId: b.tool_use_id, ...outcome, output: error ? null : (b.content ?? null) },
       o,
     );
     if (orphan)
-      this.problem(line, `tool_result ${JSON.stringify(b.tool_use_id)} answers no tool_use seen before it`);
+      this.problem(
+        line,
+        `tool_result ${JSON.stringify(b.tool_use_id)} answers no tool_use seen before it`,
+        'orphan_result',
+      );
     // The launching call's result is the subagent's last word: its turn ends there (a background
     // launch answers at once: its subagent's records come later and end at the import's end).
     const sub = this.subByCall.get(b.tool_use_id);
@@ -318,6 +377,7 @@ export class TranscriptMapper {
       const thinking = ThinkingBlock.safeParse(block);
       if (use.success) {
         s.m.action({ tool: use.data.name, input: use.data.input, callId: use.data.id }, o);
+        this.toolOfCall.set(use.data.id, use.data.name);
       } else if (text.success) s.m.output(text.data.text, o);
       else if (thinking.success)
         s.m.marked('thinking', 'claude-code', `thinking: ${thinking.data.thinking}`, o);
@@ -328,9 +388,15 @@ export class TranscriptMapper {
 
   /** A content block the mapping does not know: kept as its JSON. */
   private blockNote(s: Stream, line: number, block: unknown, o: EmitOptions): void {
-    if (!AnyBlock.safeParse(block).success) this.problem(line, 'content block has no string "type"');
+    if (!AnyBlock.safeParse(block).success)
+      this.problem(line, 'content block has no string "type"', 'kept_as_note');
     s.m.marked('unknown_block', IMPORT_NOTE_AUTHOR, JSON.stringify(block) ?? 'null', o);
   }
+}
+
+/** A `user` record Claude Code marks as the summary of a compaction, in a shape the mapper reads. */
+function isCompactSummary(obj: Record<string, unknown>): boolean {
+  return obj.type === 'user' && obj.isCompactSummary === true && UserRecord.safeParse(obj).success;
 }
 
 /** A `user` record that holds no `tool_result` block (what a person would type). */

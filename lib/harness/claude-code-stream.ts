@@ -126,12 +126,16 @@ export async function importClaudeCodeStream(
     for await (const l of readJsonLines(streamPath)) {
       const ts = isObj(l.obj) && typeof l.obj.timestamp === 'string' ? parseTs(l.obj.timestamp) : null;
       if (isObj(l.obj) && l.obj.timestamp !== undefined && ts === null)
-        s.mapper.problem(l.line, `timestamp ${JSON.stringify(l.obj.timestamp)} is not RFC 3339`);
+        s.mapper.problem(
+          l.line,
+          `timestamp ${JSON.stringify(l.obj.timestamp)} is not RFC 3339`,
+          'read_in_part',
+        );
       if (ts !== null && scan.firstAt !== null) {
         at = ts.micros;
         mono = Math.max(mono, (ts.micros - scan.firstAt) / 1e6);
       }
-      if (!l.utf8) s.mapper.problem(l.line, 'line is not valid UTF-8');
+      if (!l.utf8) s.mapper.problem(l.line, 'line is not valid UTF-8', 'read_in_part');
       if (l.text.trim() === '') continue;
       s.take(l.line, l.text, l.obj, stamp());
     }
@@ -168,24 +172,34 @@ class StreamImporter {
   /** Writes the events of one line (`obj`: its parse), stamped `o`. */
   take(line: number, text: string, obj: Obj | null | undefined, o: EmitOptions): void {
     if (!isObj(obj)) {
-      this.mapper.problem(line, obj === undefined ? 'line is not valid JSON' : 'line is not a JSON object');
+      this.mapper.problem(
+        line,
+        obj === undefined ? 'line is not valid JSON' : 'line is not a JSON object',
+        'kept_as_note',
+      );
       this.mapper.unknownLine(text, o);
       this.unknown += 1;
       return;
     }
     const type = str(obj.type);
-    const m = this.mapper.main.m;
-    if (type === 'assistant' || type === 'user') this.mapper.take(line, text, asTranscriptRecord(obj), o);
-    else if (type === 'system' && obj.subtype === 'compact_boundary')
+    if (type === 'assistant' || type === 'user' || (type === 'system' && obj.subtype === 'compact_boundary'))
       this.mapper.take(line, text, asTranscriptRecord(obj), o);
     else if (type === 'system' && obj.subtype === 'status') this.skip('system/status');
-    else if (type === 'system' || type === 'rate_limit_event')
+    else if (type === 'stream_event')
+      this.skip(`stream_event/${isObj(obj.event) ? String(obj.event.type) : '?'}`);
+    else this.own(type, text, obj, o);
+  }
+
+  /** A record of the stream's own (not the transcript's): a `meta` note, the `result`, or unknown. */
+  private own(type: string | null, text: string, obj: Obj, o: EmitOptions): void {
+    const m = this.mapper.main.m;
+    // Written after the compaction boundary the mapper may still hold (it waits for its summary).
+    this.mapper.flushBoundaries();
+    if (type === 'system' || type === 'rate_limit_event')
       // Settings, hooks, retries, rate limits: no v3 event says them, so they are kept exactly as written.
       m.marked('meta', IMPORT_NOTE_AUTHOR, text, o, {
         claude_type: obj.subtype ? `${type}/${String(obj.subtype)}` : type,
       });
-    else if (type === 'stream_event')
-      this.skip(`stream_event/${isObj(obj.event) ? String(obj.event.type) : '?'}`);
     else if (type === 'result') this.resultRecord(obj, o);
     else {
       this.unknown += 1;
@@ -196,6 +210,7 @@ class StreamImporter {
   /** Ends turns the stream left open as interrupted (cut off), then every writer. */
   finish(o: EmitOptions): void {
     const reason = 'the stream ended before its result record';
+    this.mapper.flushBoundaries();
     for (const sub of this.mapper.subagents.values()) if (sub.m.turnId !== null) sub.m.interrupt(reason, o);
     if (this.mapper.main.m.turnId !== null) this.mapper.main.m.interrupt(reason, o);
     this.mapper.finish(o);

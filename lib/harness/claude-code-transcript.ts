@@ -21,7 +21,7 @@ import { type ImportProblem, TranscriptMapper } from './claude-code-records.js';
 import { type SubagentFile, subagentFiles } from './claude-code-sidefiles.js';
 import type { MappingCounts } from './mapping.js';
 
-export { IMPORT_NOTE_AUTHOR, type ImportProblem } from './claude-code-records.js';
+export { IMPORT_NOTE_AUTHOR, type ImportProblem, type ImportProblemKind } from './claude-code-records.js';
 
 /** What `importClaudeCodeTranscript` may be told. */
 export interface ImportClaudeCodeOptions {
@@ -117,16 +117,17 @@ export async function importClaudeCodeTranscript(
       if (l instanceof Promise) l = await l;
       if (l === null) break;
       const { line, file, key } = l;
-      if (l.badTime !== null) importer.problem(line, `timestamp ${l.badTime} is not RFC 3339`, file);
+      if (l.badTime !== null)
+        importer.problem(line, `timestamp ${l.badTime} is not RFC 3339`, 'read_in_part', file);
       if (l.ts !== null && firstAt !== null) {
         at = l.ts;
         mono = Math.max(mono, (l.ts - firstAt) / 1e6);
       }
       const o = firstAt === null ? {} : { at: at!, mono };
-      if (!l.utf8) importer.problem(line, 'line is not valid UTF-8', file);
+      if (!l.utf8) importer.problem(line, 'line is not valid UTF-8', 'read_in_part', file);
       if (l.text.trim() === '') continue; // a blank line carries nothing
-      if (l.obj === undefined) importer.problem(line, 'line is not valid JSON', file);
-      else if (l.obj === null) importer.problem(line, 'line is not a JSON object', file);
+      if (l.obj === undefined) importer.problem(line, 'line is not valid JSON', 'kept_as_note', file);
+      else if (l.obj === null) importer.problem(line, 'line is not a JSON object', 'kept_as_note', file);
       if (l.obj && key !== undefined && links.isCopy(l.obj)) continue; // imported from the transcript
       if (l.obj) importer.take(line, l.text, l.obj, o, key);
       else importer.unknownLine(l.text, o, key);

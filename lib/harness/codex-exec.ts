@@ -18,7 +18,7 @@
  */
 import type { ActionStatus } from '../log/events.js';
 import { type EmitOptions, openSession } from '../log/writer.js';
-import { IMPORT_NOTE_AUTHOR, type ImportProblem } from './claude-code-records.js';
+import { IMPORT_NOTE_AUTHOR, type ImportProblem, type ImportProblemKind } from './claude-code-records.js';
 import { type MappingCounts, WriterMapping } from './mapping.js';
 import { isObj, type Obj, readJsonLines, str } from './stream-lines.js';
 
@@ -102,7 +102,7 @@ export async function importCodexExec(
   const x = new ExecImporter(new WriterMapping(writer, options.userId ?? 'user'));
   try {
     for await (const l of readJsonLines(streamPath)) {
-      if (!l.utf8) x.problem(l.line, 'line is not valid UTF-8');
+      if (!l.utf8) x.problem(l.line, 'line is not valid UTF-8', 'read_in_part');
       if (l.text.trim() === '') continue;
       x.take(l.line, l.text, l.obj, {});
     }
@@ -141,8 +141,8 @@ class ExecImporter {
     return { ...this.m.counts, reasoning, tokenUsage, errors, unknown, skipped };
   }
 
-  problem(line: number, message: string): void {
-    this.problems.push({ line, message });
+  problem(line: number, message: string, kind: ImportProblemKind = 'kept_as_note'): void {
+    this.problems.push({ line, message, kind });
   }
 
   /** Writes the events of one line (`obj`: its parse), stamped `o`. */

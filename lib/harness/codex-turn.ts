@@ -7,7 +7,7 @@
  * repeats are never new prompts (issue 25 item 4; docs/import.md "Codex").
  */
 import type { EmitOptions } from '../log/writer.js';
-import { IMPORT_NOTE_AUTHOR, type ImportProblem } from './claude-code-transcript.js';
+import { IMPORT_NOTE_AUTHOR, type ImportProblem, type ImportProblemKind } from './claude-code-transcript.js';
 import type { CodexImportResult } from './codex.js';
 import { CODEX_NOTE_AUTHOR, readCompacted } from './codex-kinds.js';
 import { type Obj, type RolloutScan, str, usageNote } from './codex-records.js';
@@ -59,8 +59,8 @@ export class RolloutTurn {
     };
   }
 
-  problem(line: number, message: string): void {
-    this.problems.push({ line, message });
+  problem(line: number, message: string, kind: ImportProblemKind = 'kept_as_note'): void {
+    this.problems.push({ line, message, kind });
   }
 
   /**
@@ -153,7 +153,8 @@ export class RolloutTurn {
     what: string,
   ): void {
     const { orphan } = this.m.result({ callId, status, output, error, exitCode }, o);
-    if (orphan) this.problem(line, `${what} ${JSON.stringify(callId)} answers no call before it`);
+    if (orphan)
+      this.problem(line, `${what} ${JSON.stringify(callId)} answers no call before it`, 'orphan_result');
     this.pending.delete(callId);
     this.answered = false;
     this.compaction = null;

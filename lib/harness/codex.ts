@@ -96,7 +96,11 @@ export async function importCodexRollout(
       const obj = parseObject(l.text);
       const ts = isObj(obj) && typeof obj.timestamp === 'string' ? parseTs(obj.timestamp) : null;
       if (isObj(obj) && obj.timestamp !== undefined && ts === null)
-        importer.problem(l.line, `timestamp ${JSON.stringify(obj.timestamp)} is not RFC 3339`);
+        importer.problem(
+          l.line,
+          `timestamp ${JSON.stringify(obj.timestamp)} is not RFC 3339`,
+          'read_in_part',
+        );
       if (ts !== null && scan.firstAt !== null) {
         at = ts.micros;
         mono = Math.max(mono, (ts.micros - scan.firstAt) / 1e6);

@@ -16,7 +16,7 @@
  */
 import { nowMicros, parseTs } from '../log/time.js';
 import { type EmitOptions, openSession, type SessionWriter } from '../log/writer.js';
-import { IMPORT_NOTE_AUTHOR, type ImportProblem } from './claude-code-transcript.js';
+import { IMPORT_NOTE_AUTHOR, type ImportProblem, type ImportProblemKind } from './claude-code-transcript.js';
 import {
   DROPPED,
   detectFormat,
@@ -216,7 +216,10 @@ export class HcnRecorder {
     const rec = r.data;
     if (rec.record === 'started') {
       if (rec.schema != null && rec.schema !== 'hcn-observer/1')
-        this.problem(`started record has schema ${JSON.stringify(rec.schema)}, not hcn-observer/1`);
+        this.problem(
+          `started record has schema ${JSON.stringify(rec.schema)}, not hcn-observer/1`,
+          'read_in_part',
+        );
       m.marked('meta', HCN_NOTE_AUTHOR, text, o, { hcn_record: 'started' });
       this.ensureTurn(m, o);
     } else if (rec.record === 'skipped') {
@@ -303,7 +306,11 @@ export class HcnRecorder {
     };
     if (ev.callId != null) {
       const { orphan } = m.result({ callId: ev.callId, ...fields }, o);
-      if (orphan) this.problem(`tool-result ${JSON.stringify(ev.callId)} answers no tool call before it`);
+      if (orphan)
+        this.problem(
+          `tool-result ${JSON.stringify(ev.callId)} answers no tool call before it`,
+          'orphan_result',
+        );
       return;
     }
     // No call id: the first waiting call of that tool (hcn: "names … can be absent").
@@ -370,7 +377,7 @@ export class HcnRecorder {
     this.unknown(text, o);
   }
 
-  private problem(message: string): void {
-    this.problems.push({ line: this.lineNo, message });
+  private problem(message: string, kind: ImportProblemKind = 'kept_as_note'): void {
+    this.problems.push({ line: this.lineNo, message, kind });
   }
 }

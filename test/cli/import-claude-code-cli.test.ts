@@ -2,7 +2,7 @@
  * `hansard import claude-code FILE` in-process (issue 10 item 1): the summary names the subagent writers
  * and compactions the transcript held, and the session directory holds one segment per writer.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
@@ -28,7 +28,7 @@ it('says how many subagent writers it opened, one segment each beside the main o
   expect(readdirSync(r.out.trim()).filter((n) => n.endsWith('.jsonl'))).toHaveLength(2);
 });
 
-it('says how many compactions it recorded', async () => {
+it('says how many compactions it recorded: a boundary and the summary after it are one', async () => {
   const r = await run([
     'import',
     'claude-code',
@@ -36,8 +36,31 @@ it('says how many compactions it recorded', async () => {
   ]);
   expect(r.code).toBe(0);
   expect(r.err).toContain('imported 2 prompts, 2 turns, 0 actions, 0 results');
-  expect(r.err).toContain(', 2 compactions');
+  expect(r.err).toContain(', 1 compaction');
+  expect(r.err).not.toContain('2 compactions');
   expect(r.err).not.toContain('subagent');
+});
+
+it('says a result whose call is not in the file was kept with its id, not that a line could not be read', async () => {
+  const r = await run(['import', 'claude-code', resolve('test/fixtures/cases/06-orphan-tool-result.jsonl')]);
+  expect(r.code).toBe(0);
+  expect(r.err).toContain('imported 1 prompt, 1 turn, 1 action, 2 results, 1 output, 0 notes');
+  expect(r.err).toContain(
+    '; 1 result answers no call seen before it (kept with its call id; verify warns; first: line 4)',
+  );
+  expect(r.err).not.toContain('could not be read');
+});
+
+it('says a line that is not JSON could not be read and was kept as a note, apart from the rest', async () => {
+  const lines = readFileSync(resolve('test/fixtures/cases/06-orphan-tool-result.jsonl'), 'utf8').split('\n');
+  lines.splice(2, 0, '{"type": "user", "message": ');
+  writeFileSync(join(root, 't.jsonl'), lines.join('\n'));
+  const r = await run(['import', 'claude-code', 't.jsonl']);
+  expect(r.code).toBe(0);
+  expect(r.err).toContain(
+    '; 1 line could not be read (kept as notes, first: line 3: line is not valid JSON)' +
+      '; 1 result answers no call seen before it (kept with its call id; verify warns; first: line 5)',
+  );
 });
 
 it('refuses a Codex rollout and names the command that imports it', async () => {

@@ -108,7 +108,7 @@ describe('01: a subagent (isSidechain) is not the person', () => {
 });
 
 describe('02: a compaction summary is not a prompt', () => {
-  it('imports 2 prompts and 2 turns; the boundary and the summary are compaction notes', async () => {
+  it('imports 2 prompts and 2 turns; the boundary and the summary that follows it are one compaction note', async () => {
     const s = await importFile(`${CASES}/02-compact-summary-as-prompt.jsonl`);
     expect(counts(s)).toEqual({
       prompts: 2,
@@ -116,16 +116,17 @@ describe('02: a compaction summary is not a prompt', () => {
       actions: 0,
       results: 0,
       subagentWriters: 0,
-      compactions: 2,
+      compactions: 1,
     });
     expect(ofType(s.main, 'message').map((m) => m.text)).toEqual(['Refactor the parser', 'Now add tests']);
-    const [boundary, summary] = marked(s.main, 'compaction');
-    expect(boundary).toMatchObject({ author: 'system' });
-    expect((boundary!.extra as Record<string, unknown>).compactMetadata).toEqual({
-      trigger: 'auto',
-      preTokens: 150000,
+    const [note] = marked(s.main, 'compaction');
+    // By the agent that compacted, as the hook's and Codex's compaction notes are (docs/import.md).
+    expect(note).toMatchObject({ author: 'claude-code', ts: '2026-03-02T09:30:00.000000Z' });
+    expect(String(note!.text)).toContain('This session is being continued');
+    expect(note!.extra).toMatchObject({
+      compactMetadata: { trigger: 'auto', preTokens: 150000 },
+      compact_boundary: 'Conversation compacted',
     });
-    expect(String(summary!.text)).toContain('This session is being continued');
     expect(ofType(s.main, 'turn.end').map((e) => e.status)).toEqual(['completed', 'completed']);
     expect(await verifyCodes(s)).toEqual([]);
   });

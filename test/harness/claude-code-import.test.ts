@@ -237,7 +237,7 @@ describe('importing hand-made transcripts', () => {
       '{"type": "assistant", "message": {"content": [',
       user('second'),
     ]);
-    expect(result.problems).toEqual([{ line: 2, message: 'line is not valid JSON' }]);
+    expect(result.problems).toEqual([{ line: 2, message: 'line is not valid JSON', kind: 'kept_as_note' }]);
     expect(ofType(events, 'note').map((n) => n.text)).toEqual([
       '{"type": "assistant", "message": {"content": [',
     ]);

@@ -256,7 +256,7 @@ describe('hand-made streams', () => {
       assistant([{ type: 'text', text: 'after' }], 2),
       success,
     ]);
-    expect(result.problems).toEqual([{ line: 3, message: 'line is not valid JSON' }]);
+    expect(result.problems).toEqual([{ line: 3, message: 'line is not valid JSON', kind: 'kept_as_note' }]);
     expect(ofType(events, 'agent.output').map((e) => e.text)).toEqual(['before', 'after']);
     expect(marked(events, 'unknown_record').map((n) => n.text)).toEqual(['{"type":"assistant","message":']);
     expect((await verify(result.dir)).summary.errors).toBe(0);

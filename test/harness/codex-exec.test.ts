@@ -181,7 +181,7 @@ describe('hand-made streams', () => {
       completed({ id: 'm2', type: 'agent_message', text: 'after' }),
       usage,
     ]);
-    expect(result.problems).toEqual([{ line: 3, message: 'line is not valid JSON' }]);
+    expect(result.problems).toEqual([{ line: 3, message: 'line is not valid JSON', kind: 'kept_as_note' }]);
     expect(ofType(events, 'agent.output').map((e) => e.text)).toEqual(['before', 'after']);
     expect(marked(events, 'unknown_record').map((n) => n.text)).toEqual([
       '{"type":"item.completed","item":{',

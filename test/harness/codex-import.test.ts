@@ -180,7 +180,7 @@ describe('lines the importer cannot map', () => {
     const file = join(dir, 'rollout.jsonl');
     writeFileSync(file, `${lines.join('\n')}\n`);
     const { result, events } = await importFile(file);
-    expect(result.problems).toEqual([{ line: 7, message: 'line is not valid JSON' }]);
+    expect(result.problems).toEqual([{ line: 7, message: 'line is not valid JSON', kind: 'kept_as_note' }]);
     expect(result.counts).toMatchObject({ prompts: 2, turns: 2, actions: 4, results: 3, outputs: 1 });
     expect(ofType(events, 'note').some((n) => String(n.text).endsWith('"payl'))).toBe(true);
     expect((await verify(result.dir)).report.summary.errors).toBe(0);
@@ -382,7 +382,11 @@ describe('marks and turn ends', () => {
       }),
     ]);
     expect(result.problems).toEqual([
-      { line: 2, message: 'function_call_output "ghost" answers no call before it' },
+      {
+        line: 2,
+        message: 'function_call_output "ghost" answers no call before it',
+        kind: 'orphan_result',
+      },
     ]);
     expect(ofType(events, 'agent.action_result')[0]).toMatchObject({ action_id: 'ghost', exit_code: 3 });
   });

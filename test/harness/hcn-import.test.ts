@@ -250,9 +250,9 @@ describe('mapping rules (hand-made hcn --json streams)', () => {
       { chunk: 7 }, // lines and multi-byte characters split across chunks
     );
     expect(r.problems).toEqual([
-      { line: 2, message: 'line is not valid JSON' },
-      { line: 4, message: expect.stringMatching(/^tool event: name/) },
-      { line: 5, message: 'tool-result "nobody" answers no tool call before it' },
+      { line: 2, message: 'line is not valid JSON', kind: 'kept_as_note' },
+      { line: 4, message: expect.stringMatching(/^tool event: name/), kind: 'kept_as_note' },
+      { line: 5, message: 'tool-result "nobody" answers no tool call before it', kind: 'orphan_result' },
     ]);
     expect(r.counts.unknown).toBe(3);
     expect(marked(events, 'unknown_record').map((e) => e.text)).toEqual([
