@@ -21,6 +21,10 @@ export interface WriterSummary {
   host: string | null;
   /** who records its events (`meta.provenance` of its writer.start as written; lib/log/provenance.ts) */
   provenance: Provenance;
+  /** the tool's id of the subagent this writer records (`meta.subagent_id`); null for a main writer */
+  subagent_id: string | null;
+  /** the action that launched that subagent (`meta.parent_action_id`); null when none is recorded */
+  parent_action_id: string | null;
   first_ts: string | null;
   last_ts: string | null;
   events: number;
@@ -117,6 +121,8 @@ export async function inspectSession(
       hansard_version: null,
       host: null,
       provenance: 'unknown',
+      subagent_id: null,
+      parent_action_id: null,
       first_ts: null,
       last_ts: null,
       events: 0,
@@ -169,6 +175,8 @@ export async function inspectSession(
       wr.hansard_version = ev.meta.hansard_version;
       wr.host = ev.meta.host;
       wr.provenance = provenanceOf(ev.meta);
+      wr.subagent_id = typeof ev.meta.subagent_id === 'string' ? ev.meta.subagent_id : null;
+      wr.parent_action_id = typeof ev.meta.parent_action_id === 'string' ? ev.meta.parent_action_id : null;
     } else if (isType(ev, 'writer.end')) wr.ended = true;
     else if (isType(ev, 'message')) person(ev.user_id).messages += 1;
     else if (isType(ev, 'participant.join')) {
@@ -225,6 +233,14 @@ export async function inspectSession(
   };
 }
 
+/** `, subagent ID launched by action A` for a subagent's writer (`linked to no call` without one); else empty. */
+function subagentWords(w: WriterSummary): string {
+  if (w.subagent_id === null) return '';
+  const by =
+    w.parent_action_id === null ? 'linked to no call' : `launched by action ${esc(w.parent_action_id)}`;
+  return `, subagent ${esc(w.subagent_id)} ${by}`;
+}
+
 /**
  * A few lines of readable text for a summary (the CLI without `--json`). Every name and id in it is
  * passed through `escapeControl`: one line each, no escape sequence reaches the terminal (issue 8.4).
@@ -236,7 +252,7 @@ export function formatSummary(s: SessionSummary): string {
   ];
   for (const w of s.writers) {
     lines.push(
-      `  writer ${esc(w.w)}  ${esc(w.agent ?? '-')}${w.app ? ` (${esc(w.app)})` : ''}  ${w.provenance}  ${plural(w.events, 'event')}${w.ended ? '' : ', open'}`,
+      `  writer ${esc(w.w)}  ${esc(w.agent ?? '-')}${w.app ? ` (${esc(w.app)})` : ''}  ${w.provenance}  ${plural(w.events, 'event')}${w.ended ? '' : ', open'}${subagentWords(w)}`,
     );
   }
   if (s.participants.length) {

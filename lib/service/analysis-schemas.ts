@@ -64,6 +64,16 @@ export const WriterSummary = z
       .describe(
         "who records its events (its writer.start's meta.provenance): hook, harness, transcript, library (observed), declared (the agent's own words), unknown",
       ),
+    subagent_id: z
+      .string()
+      .nullable()
+      .describe(
+        "the agent tool's id of the subagent this writer records (meta.subagent_id); null for a main writer",
+      ),
+    parent_action_id: z
+      .string()
+      .nullable()
+      .describe('the action that launched that subagent (meta.parent_action_id); null when none is recorded'),
     first_ts: z.string().nullable().describe('the ts of its first event, as recorded'),
     last_ts: z.string().nullable(),
     events: Count,

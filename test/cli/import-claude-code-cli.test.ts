@@ -28,6 +28,31 @@ it('says how many subagent writers it opened, one segment each beside the main o
   expect(readdirSync(r.out.trim()).filter((n) => n.endsWith('.jsonl'))).toHaveLength(2);
 });
 
+it('inspect tells the subagent writer from the main one: its subagent id and the action that launched it', async () => {
+  const r = await run([
+    'import',
+    'claude-code',
+    resolve('test/fixtures/cases/01-sidechain-subagent-prompt.jsonl'),
+  ]);
+  const dir = r.out.trim();
+  const json = JSON.parse((await run(['inspect', dir, '--json'])).out) as {
+    writers: { w: string; subagent_id: string | null; parent_action_id: string | null }[];
+  };
+  const main = json.writers.find((w) => w.subagent_id === null)!;
+  const sub = json.writers.find((w) => w.subagent_id !== null)!;
+  expect(main.parent_action_id).toBeNull();
+  const task = readFileSync(join(dir, `${main.w}.jsonl`), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { type: string; id: string; tool?: string })
+    .find((e) => e.type === 'agent.action' && e.tool === 'Task')!;
+  expect(sub.parent_action_id).toBe(task.id);
+  const text = (await run(['inspect', dir])).out;
+  expect(text).toContain(`writer ${sub.w}  claude-code (hansard import claude-code)`);
+  expect(text).toContain(`, subagent ${sub.subagent_id} launched by action ${task.id}`);
+  expect(text.split('\n').find((l) => l.includes(`writer ${main.w}`))).not.toContain('subagent');
+});
+
 it('says how many compactions it recorded: a boundary and the summary after it are one', async () => {
   const r = await run([
     'import',
