@@ -1,0 +1,392 @@
+/**
+ * Attack (issue 25 item 1, lib/capture/hook-main.ts, hook-watchdog.ts, safe-fs.ts; seed 000 "A hook stops
+ * after 3.5 seconds … On failure, it returns an empty result so the agent continues"): the real
+ * `bin/hansard hook claude-code` process in a messy world. Its state directory is a FIFO, /dev/full, a
+ * symlink loop, a read-only folder or a file; files inside it (the mapping state, the spool segment, the
+ * inbox, the failure log, the config) are FIFOs or links to devices; its stdin never ends, drips, or is
+ * a gigabyte. Does it answer within its budget (plus the watchdog's grace), exit, record the failure, and
+ * leave no process behind? And where its own thread is made to spin or block (the suite's preload,
+ * test/capture/block-preload.cjs), does it end before Claude Code's 5 s hook timeout
+ * (lib/capture/integrations-claude.ts), and is no event lost?
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readHookFailures } from '../../lib/capture/state-dir.js';
+import {
+  fixture,
+  type HookRun,
+  hookEnv,
+  ROOT,
+  runHook,
+  sessionEvents,
+  spoolSessions,
+  useBuiltCli,
+} from '../capture/helpers.js';
+import { tmpDirs } from '../support/tmp.js';
+
+const cli = useBuiltCli('attack-deadline');
+const tmp = tmpDirs('hansard-attack-deadline-');
+const linux = existsSync('/proc/self/status');
+/** The budget of the tests that shorten it, the watchdog's grace, and Node's start on a busy machine. */
+const BUDGET = 2_000;
+const GRACE = 500;
+const SLACK = 2_500;
+/** Claude Code's timeout for hansard's hook (integrations-claude.ts CLAUDE_HOOK_TIMEOUT_S), in ms. */
+const AGENT_TIMEOUT = 5_000;
+const KILL_AFTER = 20_000;
+
+const fifo = (path: string) => {
+  execFileSync('mkfifo', [path]);
+  return path;
+};
+/** Processes whose command line names `text` (a hook, its supervisor or rescuer name the state dir). */
+function processesNaming(text: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', text], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+/** Waits (up to 10 s) for no process to name `text`, and says whether none does. */
+async function noneLeft(text: string): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    if (processesNaming(text).length === 0) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+async function failuresOf(state: string, n = 1) {
+  for (let i = 0; i < 200 && readHookFailures(state).length < n; i++)
+    await new Promise((r) => setTimeout(r, 50));
+  return readHookFailures(state);
+}
+
+const budgetEnv = (state: string) => ({ HANSARD_STATE_DIR: state, HANSARD_HOOK_BUDGET_MS: String(BUDGET) });
+
+describe.skipIf(!linux)('the state directory is not a folder one can use', () => {
+  const kinds: [string, (root: string) => string][] = [
+    ['a FIFO', (root) => fifo(join(root, 'fifo'))],
+    ['/dev/full', () => '/dev/full'],
+    ['a folder under /dev/full', () => '/dev/full/state'],
+    [
+      'a symlink to itself',
+      (root) => {
+        symlinkSync(join(root, 'loop'), join(root, 'loop'));
+        return join(root, 'loop');
+      },
+    ],
+    [
+      'under a two-link loop',
+      (root) => {
+        symlinkSync(join(root, 'b'), join(root, 'a'));
+        symlinkSync(join(root, 'a'), join(root, 'b'));
+        return join(root, 'a', 'state');
+      },
+    ],
+    [
+      'a read-only folder',
+      (root) => {
+        mkdirSync(join(root, 'ro'));
+        chmodSync(join(root, 'ro'), 0o500);
+        return join(root, 'ro');
+      },
+    ],
+    [
+      'a regular file',
+      (root) => {
+        writeFileSync(join(root, 'file'), 'x');
+        return join(root, 'file');
+      },
+    ],
+    ['100 levels under a missing folder', (root) => join(root, ...Array.from({ length: 100 }, () => 'd'))],
+  ];
+  it('every hook answers (SessionStart its context, the others empty), exits 0 within its budget, and leaves nothing running', async () => {
+    for (const [kind, make] of kinds) {
+      const root = tmp.make();
+      const state = make(root);
+      for (const f of [
+        'real/hook-SessionStart.json',
+        'real/hook-UserPromptSubmit.json',
+        'real/hook-Stop.json',
+      ]) {
+        const r = await runHook(cli.bin, ['claude-code'], fixture(f), budgetEnv(state), KILL_AFTER);
+        expect([r.code, r.signal], `${kind} ${f}`).toEqual([0, null]);
+        expect(r.ms, `${kind} ${f}`).toBeLessThan(BUDGET + SLACK);
+        if (f.includes('SessionStart')) expect(r.stdout, kind).toContain('hookSpecificOutput');
+        else expect(r.stdout, kind).toBe('');
+      }
+      expect(await noneLeft(root), kind).toBe(true);
+    }
+  }, 120_000);
+});
+
+describe.skipIf(!linux)('files inside the state directory that are not files', () => {
+  /** A session begun (SessionStart), then `path(state)` replaced by what `make` puts there. */
+  async function begun(replace: (state: string) => void) {
+    const state = tmp.make();
+    const s = await runHook(
+      cli.bin,
+      ['claude-code'],
+      fixture('real/hook-SessionStart.json'),
+      budgetEnv(state),
+    );
+    expect(s.code).toBe(0);
+    replace(state);
+    const runs: HookRun[] = [];
+    for (const f of [
+      'real/hook-UserPromptSubmit.json',
+      'real/hook-PreToolUse.Bash.json',
+      'real/hook-PostToolUse.Bash.json',
+      'real/hook-Stop.json',
+    ])
+      runs.push(await runHook(cli.bin, ['claude-code'], fixture(f), budgetEnv(state), KILL_AFTER));
+    return { state, runs };
+  }
+  const segmentOf = (state: string) => {
+    const dir = spoolSessions(state)[0]!;
+    return join(dir, readdirSync(dir).find((f) => f.endsWith('.jsonl'))!);
+  };
+  const swap = (path: string, by: 'fifo' | string) => {
+    unlinkSync(path);
+    if (by === 'fifo') fifo(path);
+    else symlinkSync(by, path);
+  };
+
+  it('the spool segment a FIFO or a link to /dev/full: every hook answers in time and records why it wrote nothing', async () => {
+    for (const by of ['fifo', '/dev/full']) {
+      const { state, runs } = await begun((st) => swap(segmentOf(st), by));
+      for (const r of runs) {
+        expect([r.code, r.stdout], by).toEqual([0, '']);
+        expect(r.ms, by).toBeLessThan(BUDGET + SLACK);
+      }
+      const failures = await failuresOf(state, 4);
+      expect(failures.length, by).toBeGreaterThanOrEqual(4);
+      expect(failures[0]!.message, by).toContain('not a regular file');
+      expect(await noneLeft(state)).toBe(true);
+    }
+  }, 120_000);
+
+  it('the inbox, the failure log or the config a FIFO or a link to /dev/zero: the hooks answer in time and record the turn', async () => {
+    const places: [string, (st: string) => string][] = [
+      ['inbox', (st) => join(st, 'claude-code', 'test-session-id.inbox')],
+      ['failure log', (st) => join(st, 'hook-failures.json')],
+      ['config', (st) => join(st, 'config.json')],
+    ];
+    for (const [name, at] of places) {
+      for (const by of ['fifo', '/dev/zero']) {
+        const { state, runs } = await begun((st) => {
+          const p = at(st);
+          if (existsSync(p)) unlinkSync(p);
+          if (by === 'fifo') fifo(p);
+          else symlinkSync(by, p);
+        });
+        for (const r of runs) {
+          expect([r.code, r.stdout], `${name} ${by}`).toEqual([0, '']);
+          expect(r.ms, `${name} ${by}`).toBeLessThan(BUDGET + SLACK);
+        }
+        const types = sessionEvents(spoolSessions(state)[0]!).map((e) => e.type);
+        expect(types, `${name} ${by}`).toEqual([
+          'writer.start',
+          'message',
+          'turn.start',
+          'agent.action',
+          'agent.action_result',
+          'turn.end',
+        ]);
+        expect(await noneLeft(state)).toBe(true);
+      }
+    }
+  }, 180_000);
+
+  // FAULT: when the session's mapping state (`<state>/claude-code/<session>.json`) is not a regular file
+  // (a FIFO, a link to /dev/zero), the hook reads it as absent: the next hook starts a SECOND hansard
+  // session for the same Claude Code session (the first keeps only its writer.start), and no failure is
+  // recorded, so `hansard doctor` has nothing to show. A fix: tell "absent" from "unreadable" (EFTYPE,
+  // EACCES, bad JSON): record a `state_unreadable` failure, and move the bad file aside before starting
+  // again, or go on with the sid the spool already holds for this Claude session.
+  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
+  it.skip('a mapping state that is not a regular file neither splits the session silently nor goes unrecorded', async () => {
+    const { state, runs } = await begun((st) =>
+      swap(join(st, 'claude-code', 'test-session-id.json'), 'fifo'),
+    );
+    for (const r of runs) expect(r.code).toBe(0);
+    expect(spoolSessions(state)).toHaveLength(1);
+    expect(readHookFailures(state).length).toBeGreaterThan(0);
+  }, 60_000);
+});
+
+/** A hook whose stdin the test holds: `feed` writes to it; it is never ended unless `end`. */
+function hookWithStdin(
+  env: Record<string, string>,
+  feed: (stdin: NodeJS.WritableStream) => void,
+): Promise<HookRun> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [cli.bin, 'hook', 'claude-code'], { env: hookEnv(env) });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  child.stdin.on('error', () => {});
+  feed(child.stdin);
+  const timer = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER);
+  return new Promise((done) =>
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      child.stdin.destroy();
+      done({ code, signal, stdout, stderr, ms: performance.now() - started });
+    }),
+  );
+}
+
+describe.skipIf(!linux)('stdin that is not a payload', () => {
+  it('never ends (held open, nothing written), or drips a byte every 100 ms: ended at the deadline, the failure recorded', async () => {
+    for (const drip of [false, true]) {
+      const state = tmp.make();
+      let timer: NodeJS.Timeout | undefined;
+      const r = await hookWithStdin(budgetEnv(state), (stdin) => {
+        if (drip) {
+          const text = fixture('real/hook-UserPromptSubmit.json');
+          let i = 0;
+          timer = setInterval(() => stdin.write(text[i++ % text.length]!), 100);
+        }
+      });
+      clearInterval(timer);
+      expect(r.stdout).toBe('');
+      expect(r.ms).toBeLessThan(BUDGET + GRACE + SLACK);
+      const failures = await failuresOf(state);
+      expect(failures[0]).toMatchObject({ reason: 'timeout' });
+      expect(await noneLeft(state)).toBe(true);
+    }
+  }, 60_000);
+
+  it('a gigabyte (as fast as the pipe takes it): refused once past 64 MiB, answered empty within the budget, recorded', async () => {
+    const state = tmp.make();
+    const chunk = Buffer.alloc(1 << 20, 0x61);
+    let written = 0;
+    const r = await hookWithStdin(budgetEnv(state), (stdin) => {
+      const more = () => {
+        while (written < 1024) {
+          written++;
+          if (!stdin.write(chunk)) {
+            stdin.once('drain', more);
+            return;
+          }
+        }
+        stdin.end();
+      };
+      stdin.write('{"hook_event_name":"UserPromptSubmit","session_id":"s1","prompt":"');
+      more();
+    });
+    expect([r.code, r.stdout]).toEqual([0, '']);
+    expect(r.ms).toBeLessThan(BUDGET + SLACK);
+    expect(written).toBeLessThan(1024);
+    expect((await failuresOf(state))[0]).toMatchObject({ reason: 'bad_input' });
+    expect(await noneLeft(state)).toBe(true);
+  }, 60_000);
+});
+
+describe.skipIf(!linux)("the hook's own thread spinning or blocked, with the real budget", () => {
+  const preload = (state: string, how: 'spin' | 'fifo', budget?: number) => ({
+    HANSARD_STATE_DIR: state,
+    ...(budget ? { HANSARD_HOOK_BUDGET_MS: String(budget) } : {}),
+    NODE_OPTIONS: `--require ${join(ROOT, 'test/capture/block-preload.cjs')}`,
+    TEST_HOOK_BLOCK_AT: 'lock',
+    TEST_HOOK_BLOCK_HOW: how,
+    TEST_HOOK_BLOCK_FIFO: fifo(join(tmp.make(), 'never-written')),
+  });
+
+  it('blocked in a system call: killed at 3.5 s + grace, before the agent times out, the prompt deferred', async () => {
+    const state = tmp.make();
+    const r = await runHook(
+      cli.bin,
+      ['claude-code'],
+      fixture('real/hook-UserPromptSubmit.json'),
+      preload(state, 'fifo'),
+      KILL_AFTER,
+    );
+    expect(r).toMatchObject({ signal: 'SIGKILL', stdout: '' });
+    expect(r.ms).toBeLessThan(AGENT_TIMEOUT);
+    expect((await failuresOf(state))[0]!.message).toContain("deferred to the session's next hook");
+  }, 60_000);
+
+  // FAULT: a hook whose own thread runs (a loop, or CPU-bound work such as a 30 MB tool output full of
+  // credential-like text, measured 6.4 s here) is given up to one more budget by the supervisor (a
+  // runnable process "may only be starved of CPU"): with the real 3.5 s budget it is killed at ~7.5-8 s
+  // (measured 7.8-14 s on this shared 2-core machine), past Claude Code's 5 s timeout for the hook. Node ignores SIGTERM while its
+  // thread runs, and when the agent kills the hook outright at 5 s (SIGKILL) the supervisor finds its
+  // parent gone and exits: the prompt is neither written nor deferred, and no failure is recorded. The
+  // failure the watchdog does record says "ms": 4000 whatever the real time was. A fix: kill a runnable
+  // hook too before the agent's timeout (budget + grace stays under 5 s; tell starvation from a loop by
+  // the hook's CPU time, which a starved hook does not accumulate), and record the time measured.
+  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
+  it.skip('a spinning hook ends before the agent times out; killed by the agent at 5 s, its prompt is still not lost', async () => {
+    const state = tmp.make();
+    const r = await runHook(
+      cli.bin,
+      ['claude-code'],
+      fixture('real/hook-UserPromptSubmit.json'),
+      preload(state, 'spin'),
+      KILL_AFTER,
+    );
+    expect(r.ms).toBeLessThan(AGENT_TIMEOUT);
+    // as the agent would: SIGKILL at its timeout
+    const killed = tmp.make();
+    const k = await runHook(
+      cli.bin,
+      ['claude-code'],
+      fixture('real/hook-UserPromptSubmit.json'),
+      preload(killed, 'spin'),
+      AGENT_TIMEOUT,
+    );
+    expect(k.signal).toBe('SIGKILL');
+    await new Promise((res) => setTimeout(res, 5_000));
+    expect(readHookFailures(killed)).toContainEqual(expect.objectContaining({ reason: 'timeout' }));
+  }, 60_000);
+
+  // FAULT: the hook tells its supervisor the parsed payload on a pipe nobody reads until the rescuer runs
+  // (the supervisor is `sh` sleeping). A payload larger than what the pipe and libuv's synchronous write
+  // take (a PostToolUse of a 5 MB tool output; 200 KB passed) is only partly in the pipe when the thread
+  // blocks: the rescuer reads a cut line, records "no payload was read", and the call's result is lost
+  // (the next Stop closes the action as cancelled although the command succeeded). A fix: defer before the
+  // work that may block (write the payload to the inbox, or a spill file named on the pipe, then clear it
+  // once written), so the pipe carries only a short note.
+  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
+  it.skip('a large result whose hook blocks is deferred, and the next hook records the result', async () => {
+    const state = tmp.make();
+    const base = { session_id: 'big-result', transcript_path: '/x', cwd: tmp.make() };
+    const plain = { HANSARD_STATE_DIR: state, HANSARD_HOOK_BUDGET_MS: String(BUDGET) };
+    const send = (p: object, env: Record<string, string>) =>
+      runHook(cli.bin, ['claude-code'], JSON.stringify({ ...base, ...p }), env, KILL_AFTER);
+    await send({ hook_event_name: 'SessionStart', source: 'startup' }, plain);
+    await send({ hook_event_name: 'UserPromptSubmit', prompt: 'cat the log' }, plain);
+    const call = {
+      tool_name: 'Bash',
+      tool_use_id: 'toolu_01BigResult',
+      tool_input: { command: 'cat big.log' },
+    };
+    await send({ hook_event_name: 'PreToolUse', ...call }, plain);
+    const big = await send(
+      {
+        hook_event_name: 'PostToolUse',
+        ...call,
+        tool_response: { stdout: 'x'.repeat(5_000_000), stderr: '', interrupted: false },
+      },
+      preload(state, 'fifo', BUDGET),
+    );
+    expect(big.signal).toBe('SIGKILL');
+    await failuresOf(state);
+    await send({ hook_event_name: 'Stop' }, plain);
+    const result = sessionEvents(spoolSessions(state)[0]!).find((e) => e.type === 'agent.action_result');
+    expect(result).toMatchObject({ status: 'ok' });
+  }, 60_000);
+});
