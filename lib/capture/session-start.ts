@@ -9,7 +9,7 @@ import { basename, join } from 'node:path';
 import { readRegularFile } from '../client/safe-fs.js';
 import type { ClaudeState } from './claude-code.js';
 import { shellLine } from './shell-line.js';
-import type { CaptureConfig } from './state-dir.js';
+import { type CaptureConfig, tokenRefusalMessage } from './state-dir.js';
 
 /** Claude Code's hook JSON output for SessionStart. */
 export interface SessionStartOutput {
@@ -32,7 +32,9 @@ export function reusableToken(st: ClaudeState, now = Date.now()): MintedToken | 
 
 /**
  * Mints a session-bound `report` token for `sid`, giving up after `timeoutMs`. Returns the token, or a
- * sentence saying why there is none (never throws).
+ * sentence saying why there is none (never throws): a server that answered is a refusal naming its URL
+ * and status (`tokenRefusalMessage`: recorded as `server_refused`, `hansard doctor` says what to do);
+ * one that did not, unreachable or too slow.
  */
 export async function mintSessionToken(
   config: CaptureConfig,
@@ -56,7 +58,9 @@ export async function mintSessionToken(
     } | null;
     if (res.status === 201 && body?.token && body.id && body.expires_at)
       return { token: body.token, id: body.id, expires_at: body.expires_at };
-    return `the server at ${url} refused a session token (${res.status} ${body?.error?.code ?? ''})`.trim();
+    const code =
+      typeof body?.error?.code === 'string' && /^[a-z_]+$/.test(body.error.code) ? body.error.code : null;
+    return tokenRefusalMessage(url, res.status, code);
   } catch (err) {
     const e = err as Error;
     return e.name === 'TimeoutError' || e.name === 'AbortError'

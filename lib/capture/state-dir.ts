@@ -127,13 +127,44 @@ export { readJson, writeJsonAtomic };
 
 // ---- hook failures ----
 
-/** Why a hook invocation did not do its whole job. */
+/**
+ * Why a hook invocation did not do its whole job. `server_refused`: a server answered, and refused
+ * (SessionStart's session-token request answered 4xx, e.g. 404 from something that is not a hansard
+ * server): not `server_unreachable`, which shipping later can make good (the trial of issues 24/25).
+ */
 export type HookFailureReason =
   | 'timeout'
   | 'bad_input'
   | 'state_unwritable'
   | 'server_unreachable'
+  | 'server_refused'
   | 'internal';
+
+/**
+ * SessionStart's failure message when the server at `url` answered its session-token request with
+ * `status` (and the error `code` a hansard server gives, when there is one): the form `refusalOf` reads.
+ */
+export function tokenRefusalMessage(url: string, status: number, code: string | null): string {
+  return `the server at ${url} refused a session token (${status}${code ? ` ${code}` : ''})`;
+}
+
+/** The server and status a `tokenRefusalMessage` names, or null for any other message. */
+export function refusalOf(message: string): { url: string; status: number; code: string | null } | null {
+  const m = /^the server at (\S+) refused a session token \((\d{3})(?: ([a-z_]+))? ?\)$/.exec(message);
+  return m ? { url: m[1]!, status: Number(m[2]), code: m[3] ?? null } : null;
+}
+
+/**
+ * The reason a failure is recorded and read under: a refusal of SessionStart's session-token request is
+ * `server_refused` whatever its caller called it (the hook passes `server_unreachable` for every failed
+ * request; failures recorded before this kind existed read the same way).
+ */
+export function failureReason(f: Pick<HookFailure, 'reason' | 'message'>): HookFailureReason {
+  if (f.reason !== 'server_unreachable') return f.reason;
+  const r = refusalOf(String(f.message ?? ''));
+  // A 5xx is the server failing, not refusing: shipping later can still make it good.
+  return r && r.status < 500 ? 'server_refused' : f.reason;
+}
 
 /** One failure: never any payload content (no prompt text, no tool input). */
 export interface HookFailure {
@@ -170,6 +201,7 @@ export function recordHookFailure(
     // The message is ours, but it may quote an error that quotes a path: cap it.
     failures.push({
       ...failure,
+      reason: failureReason(failure),
       at: failure.at ?? new Date().toISOString(),
       message: failure.message.slice(0, 300),
     });
