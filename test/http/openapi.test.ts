@@ -287,7 +287,8 @@ describe('real answers match the document', () => {
     await call('POST', `/v1/work/${wid}/heartbeat`, item('heartbeat'), { json: owner });
     await call('POST', `/v1/work/${wid}/heartbeat`, item('heartbeat'), {
       json: { ...owner, actor: 'other' },
-    }); // 403
+    }); // 409 work_mismatch
+    await call('POST', `/v1/work/${wid}/heartbeat`, item('heartbeat'), { json: owner, token: reader }); // 403
     await call('POST', `/v1/work/${wid}/checkpoint`, item('checkpoint'), {
       json: { ...owner, mode: 'reviewing' },
     });
@@ -441,6 +442,7 @@ describe('real answers match the document', () => {
       'workStart 422',
       'workGet 404',
       'workHeartbeat 403',
+      'workHeartbeat 409',
       'workStop 409',
       'createToken 201',
       'getTokenSelf 200',
