@@ -8,30 +8,15 @@ import { z } from 'zod';
 import type { EmitOptions, SessionWriter, WriterOptions } from '../log/writer.js';
 import type { SubagentLinks } from './claude-code-links.js';
 import { claudeResultOutcome, REJECTION_PREFIX } from './claude-code-outcome.js';
+import {
+  IMPORT_NOTE_AUTHOR,
+  type ImportProblem,
+  type ImportProblemKind,
+  zodSummary,
+} from './import-problems.js';
 import { openSubagentWriter, WriterMapping } from './mapping.js';
 
-/**
- * What became of a line an importer could not take as it is (docs/import.md "What an import reports"):
- * - `kept_as_note`: not understood; kept exactly as written, as a note (`unknown_record`/`unknown_block`);
- * - `orphan_result`: a result answering no call seen before it; kept as a result whose `action_id` is the
- *   call id it names (verify warns: `dangling_reference`);
- * - `read_in_part`: imported, but a part of it could not be used (a timestamp that is not RFC 3339: the
- *   line before's time is used; bytes that are not UTF-8: replaced; a stream of another schema).
- */
-export type ImportProblemKind = 'kept_as_note' | 'orphan_result' | 'read_in_part';
-
-/** A line the importer could not take as it is (it is still recorded: `kind` says how). */
-export interface ImportProblem {
-  /** 1-based line number in the transcript (in `file` when set) */
-  line: number;
-  message: string;
-  kind: ImportProblemKind;
-  /** the subagent file the line is in; absent for the transcript's own lines */
-  file?: string;
-}
-
-/** Author of the notes the importer writes for what it does not map (unknown lines and blocks). */
-export const IMPORT_NOTE_AUTHOR = 'hansard-import';
+export { IMPORT_NOTE_AUTHOR, type ImportProblem, type ImportProblemKind, zodSummary };
 
 // Transcript records (the boundary): lenient, extra keys kept, checked with safeParse.
 const Content = z.union([z.string(), z.array(z.unknown())]);
@@ -421,9 +406,4 @@ function contentText(content: unknown): string {
     if (texts.length > 0 && texts.every((t) => t.success)) return texts.map((t) => t.data!.text).join('\n');
   }
   return JSON.stringify(content);
-}
-
-/** zod's issues as one line. */
-export function zodSummary(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`).join('; ');
 }
