@@ -9,7 +9,7 @@
  *   event was written for, records `timeout` in hook-failures.json and exits 0, whatever the hook is still
  *   waiting for (a lock, the server);
  * - the watchdog (`hook-watchdog.ts`), a supervisor process `dist/hook.cjs` started first, kills the hook
- *   250 ms later when this thread is blocked and its timer cannot run (a system call that does not
+ *   500 ms later when this thread is blocked and its timer cannot run (a system call that does not
  *   return, a loop), then defers and records for it. This thread tells it how far it got (`progress`).
  * Exit status is 0 in every case but that one (Claude Code blocks the tool call on 2 and shows other
  * codes as errors; a killed hook is shown as failed, and the agent goes on).

@@ -9,8 +9,12 @@
  * - at the budget (3.5 s, `HANSARD_HOOK_BUDGET_MS`), the hook's own timer (`hook-main.ts`) answers empty,
  *   defers a parsed payload, records `timeout` and exits 0, as long as its event loop runs (it waits for
  *   a lock or the server);
- * - `WATCHDOG_GRACE_MS` later, the supervisor (`/bin/sh` running `sleep`) checks that the hook is still
- *   its parent, kills it (SIGKILL: its stdout stays empty; the agent sees a failed hook and goes on), and
+ * - `WATCHDOG_GRACE_MS` later, the supervisor (`/bin/sh` running `sleep`) looks at the hook every 250 ms
+ *   while it is still its parent, and kills it (SIGKILL: its stdout stays empty; the agent sees a failed
+ *   hook and goes on) once it is blocked (every thread in an interruptible wait, its CPU time still, two
+ *   looks in a row) or
+ *   in a loop (it computed for its whole budget); a hook only slow (starved of CPU on a busy machine) is
+ *   left to reach its own timer, up to `WATCHDOG_CAP_MS`. Then the supervisor
  *   becomes the rescuer (`hook-watchdog-rescue.ts`, `dist/hook-watchdog.cjs`, Node started only then),
  *   which defers the payload when no event of it was written, and records the `timeout`.
  * What the rescuer needs to know it reads from a pipe the hook writes its progress to, one JSON line at
@@ -29,8 +33,19 @@ import type { ChildProcess } from 'node:child_process';
 
 /** The budget a hook answers within (seed 000: before the agent's five-second limit). */
 export const HOOK_BUDGET_MS = 3_500;
-/** How long after the budget the supervisor ends a hook that did not end itself. */
-export const WATCHDOG_GRACE_MS = 250;
+/**
+ * How long after the budget the supervisor starts to look at a hook that did not end itself (its own
+ * timer fired at the budget: a hook whose event loop runs has ended by then).
+ */
+export const WATCHDOG_GRACE_MS = 500;
+/** How often the supervisor looks at a hook past its deadline (ms). */
+const LOOK_MS = 250;
+/**
+ * The longest the supervisor lets a hook run past its deadline while it keeps making progress without
+ * having computed for its whole budget: a hook only slow, starved of CPU on a busy machine (60 s: any
+ * agent has given up on it by then; the old hook had no limit at all).
+ */
+export const WATCHDOG_CAP_MS = 60_000;
 
 /** The budget of this process: `HANSARD_HOOK_BUDGET_MS` (tests shorten it), else 3.5 s. */
 export function hookBudgetMs(env: NodeJS.ProcessEnv): number {
@@ -64,16 +79,44 @@ export interface Watchdog {
 }
 
 /**
- * The supervisor: sleeps until the deadline; if the hook is still its parent (not gone, with its process
- * id reused), kills it and runs the rescuer with the pipe as its stdin. $1 seconds, $2 the hook's pid,
- * $3 node, $4 the rescuer, $5 the state directory, $6 the harness, $7 the budget in ms, $8 the grace.
+ * The supervisor. Sleeps until the deadline, then looks at the hook every $10 s while it is still its
+ * parent (not gone, its process id perhaps reused), and kills it when it is:
+ * - blocked: at two looks in a row every thread of it was in an interruptible wait (not runnable, not
+ *   waiting on the disk or a kernel lock, which answer in the end: a busy machine made hooks queue for
+ *   seconds on a directory's lock) and its CPU time did not move (a FIFO nobody writes, a futex, an
+ *   exit that waits on a stuck thread);
+ * - in a loop: it has computed for as long as its budget, $11 ms of CPU;
+ * - still there after $9 looks (`WATCHDOG_CAP_MS`).
+ * A hook that is only slow (starved of CPU on a busy machine: its threads wait for a CPU, so they are
+ * runnable) is left to reach its own timer and exit 0. Then it runs the rescuer with the pipe as its
+ * stdin. $1 seconds, $2 the hook's pid, $3 node, $4 the rescuer, $5 the state directory, $6 the
+ * harness, $7 the budget in ms, $8 the grace. Linux: /proc (CPU time in ticks of 10 ms, every thread's
+ * state); elsewhere ps (the process's state, its CPU time as text).
  */
-const SUPERVISOR = `sleep "$1" || exit 0
-p=$(ps -o ppid= -p $$ 2>/dev/null | tr -d ' ')
-[ -n "$p" ] || p=$(cut -d' ' -f4 /proc/$$/stat 2>/dev/null)
-[ "$p" = "$2" ] || exit 0
-kill -KILL "$2" 2>/dev/null || exit 0
-exec "$3" "$4" "$5" "$6" "$7" "$8"`;
+const SUPERVISOR = `h=$2 node=$3 rescue=$4 state=$5 harness=$6 budget=$7 grace=$8 max=$9 again=\${10} cpucap=\${11}
+n=0 still=0 last=
+sleep "$1" || exit 0
+while :; do
+  p=$(cut -d' ' -f4 /proc/$$/stat 2>/dev/null)
+  [ -n "$p" ] || p=$(ps -o ppid= -p $$ 2>/dev/null | tr -d ' ')
+  [ "$p" = "$h" ] || exit 0
+  st=$(sed 's/.*) //' "/proc/$h/stat" 2>/dev/null)
+  if [ -n "$st" ]; then
+    set -- $st; c=$(( (\${12} + \${13}) * 10 ))
+    run=$(cat /proc/"$h"/task/*/stat 2>/dev/null | grep -c ') [RD] ')
+  else
+    c=$(ps -o time= -p "$h" 2>/dev/null)
+    case $(ps -o state= -p "$h" 2>/dev/null | tr -d ' ') in [RDU]*) run=1 ;; *) run=0 ;; esac
+  fi
+  [ "$n" -ge "$max" ] && break
+  case "$c" in '' | *[!0-9]*) ;; *) [ "$c" -ge "$cpucap" ] && break ;; esac
+  if [ "$run" = 0 ] && [ "$c" = "$last" ]; then still=$((still + 1)); else still=0; fi
+  [ "$still" -ge 2 ] && break
+  last=$c n=$((n + 1))
+  sleep "$again" || exit 0
+done
+kill -KILL "$h" 2>/dev/null || exit 0
+exec "$node" "$rescue" "$state" "$harness" "$budget" "$grace"`;
 
 /**
  * Starts the supervisor of this hook process; it acts `budgetMs + WATCHDOG_GRACE_MS` after the process
@@ -105,6 +148,9 @@ export function startWatchdog(o: {
         o.harness,
         String(o.budgetMs),
         String(WATCHDOG_GRACE_MS),
+        String(Math.ceil(WATCHDOG_CAP_MS / LOOK_MS)),
+        String(LOOK_MS / 1000),
+        String(o.budgetMs),
       ],
       // Its own process group (killed whole at exit); its output goes nowhere, a hook's stdout is its answer.
       { detached: true, stdio: ['pipe', 'ignore', 'ignore'] },

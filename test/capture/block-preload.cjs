@@ -3,7 +3,9 @@
 //   TEST_HOOK_BLOCK_AT  'lock': taking the session lock (nothing written yet);
 //                       'save': saving the mapping state (the events are written).
 //   TEST_HOOK_BLOCK_HOW 'spin': a JavaScript loop; 'fifo': reading TEST_HOOK_BLOCK_FIFO, a FIFO nobody
-//                       writes (a system call); 'mkdir': Node's recursive mkdir under /proc (a native loop).
+//                       writes (a system call); 'mkdir': Node's recursive mkdir under /proc (a native loop);
+//                       'slow:<ms>': a little work now and then until <ms> have passed (a hook that is
+//                       only slow, starved of CPU).
 // Only the main thread is changed: the watchdog's worker runs the same preload and must stay whole.
 const fs = require('node:fs');
 const { isMainThread } = require('node:worker_threads');
@@ -14,6 +16,18 @@ let blocked = false;
 
 function block() {
   blocked = true;
+  if (how.startsWith('slow:')) {
+    // Runs a little (5 ms) then waits (20 ms), until <ms> have passed: progress at a fifth of a CPU, as
+    // a hook starved of CPU on a busy machine makes.
+    const until = performance.now() + Number(how.slice(5));
+    const nap = new Int32Array(new SharedArrayBuffer(4));
+    while (performance.now() < until) {
+      const run = performance.now() + 5;
+      while (performance.now() < run) {}
+      Atomics.wait(nap, 0, 0, 20);
+    }
+    return;
+  }
   if (how === 'spin') for (;;) {}
   if (how === 'fifo') fs.readFileSync(process.env.TEST_HOOK_BLOCK_FIFO);
   if (how === 'mkdir') fs.mkdirSync('/proc/hansard-test-block/a/b', { recursive: true });

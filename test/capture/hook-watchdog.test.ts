@@ -19,7 +19,7 @@ const tmp = tmpDirs('hansard-hook-watchdog-');
 const linux = existsSync('/proc/self/status');
 /** The hooks' budget in these tests, and what the watchdog adds (hook-watchdog.ts), in ms. */
 const BUDGET = 2_000;
-const GRACE = 250;
+const GRACE = 500;
 /** Spawning Node on a busy machine (the deadline counts from the process start, the test from spawn). */
 const SLACK = 2_500;
 /** A hook that blocks for ever is killed by the test here, so that a failure ends. */
@@ -150,7 +150,9 @@ describe.skipIf(!linux)('a hook whose own thread blocks for ever: its supervisor
         );
         expect(r).toMatchObject({ code: null, signal: 'SIGKILL', stdout: '' });
         expect(r.ms).toBeGreaterThan(BUDGET + GRACE);
-        expect(r.ms).toBeLessThan(BUDGET + GRACE + SLACK);
+        // Blocked in the kernel: killed at budget + grace (and one look, 250 ms). In a loop: once it has
+        // computed for its whole budget, later when the machine is busy.
+        expect(r.ms).toBeLessThan(how === 'fifo' ? BUDGET + GRACE + SLACK : KILL_AFTER - 1_000);
         const failures = await failuresOf(state);
         expect(failures).toEqual([
           expect.objectContaining({ hook: 'claude-code:UserPromptSubmit', reason: 'timeout' }),
@@ -212,7 +214,7 @@ describe.skipIf(!linux)('a hook whose own thread blocks for ever: its supervisor
         'thread-id': 't-blocked',
         'last-assistant-message': 'done',
       });
-      const r = await runHook(cli.bin, ['codex', payload], '', blockEnv(state, 'lock', 'spin'), KILL_AFTER);
+      const r = await runHook(cli.bin, ['codex', payload], '', blockEnv(state, 'lock', 'fifo'), KILL_AFTER);
       expect(r).toMatchObject({ code: null, signal: 'SIGKILL', stdout: '' });
       expect(r.ms).toBeLessThan(BUDGET + GRACE + SLACK);
       expect(await failuresOf(state)).toEqual([
@@ -223,19 +225,44 @@ describe.skipIf(!linux)('a hook whose own thread blocks for ever: its supervisor
   );
 
   it(
-    'an ordinary hook leaves no supervisor behind, and records nothing',
+    'a hook only slow past its deadline (making progress, as one starved of CPU) is not killed: it exits 0 and defers its payload',
     async () => {
       const state = tmp.make();
-      const r = await runHook(cli.bin, ['claude-code'], fixture('real/hook-UserPromptSubmit.json'), {
-        HANSARD_STATE_DIR: state,
-        HANSARD_HOOK_BUDGET_MS: String(BUDGET),
-      });
-      expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
-      expect(processesNaming(state)).toEqual([]);
-      // Past the supervisor's deadline nothing was killed or recorded.
-      await new Promise((done) => setTimeout(done, BUDGET + GRACE + 500));
-      expect(readHookFailures(state)).toEqual([]);
+      const env = blockEnv(state, 'lock', `slow:${BUDGET + GRACE + 1_500}`);
+      const r = await runHook(
+        cli.bin,
+        ['claude-code'],
+        fixture('real/hook-UserPromptSubmit.json'),
+        env,
+        KILL_AFTER,
+      );
+      expect(r).toMatchObject({ code: 0, signal: null, stdout: '' });
+      expect(r.ms).toBeGreaterThan(BUDGET + GRACE + 1_500);
+      const failures = readHookFailures(state);
+      expect(failures).toEqual([
+        expect.objectContaining({ hook: 'claude-code:UserPromptSubmit', reason: 'timeout' }),
+      ]);
+      expect(failures[0]!.message).toContain("deferred to the session's next hook");
     },
     2 * KILL_AFTER,
+  );
+
+  it(
+    'an ordinary hook kills its supervisor as it exits, and records nothing',
+    async () => {
+      const state = tmp.make();
+      // A long budget: left alone, the supervisor would sleep 20 s; it must be gone at once.
+      const r = await runHook(cli.bin, ['claude-code'], fixture('real/hook-UserPromptSubmit.json'), {
+        HANSARD_STATE_DIR: state,
+        HANSARD_HOOK_BUDGET_MS: '20000',
+      });
+      expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
+      // (A killed process may take a moment to go on a busy machine.)
+      for (let i = 0; i < 40 && processesNaming(state).length > 0; i++)
+        await new Promise((done) => setTimeout(done, 50));
+      expect(processesNaming(state)).toEqual([]);
+      expect(readHookFailures(state)).toEqual([]);
+    },
+    KILL_AFTER,
   );
 });
