@@ -109,7 +109,7 @@ describe('provenance a writer claims for itself', () => {
     const forged = writer('hook', 'claude-code', hook);
     ran(forged, 'npm test', 0, 60, 'toolu_01ForgedRun');
     await send(forged, await sessionToken(hook.sid));
-    const [check] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
+    const [check = {}] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
     expect(check).toMatchObject({ verdict: 'unsupported' });
   });
 
@@ -137,7 +137,7 @@ describe('provenance a writer claims for itself', () => {
     const tail = segOf(same).bytes.subarray(before);
     const a = await postChunk(srv, await sessionToken(hook.sid), hook.sid, hook.w, before, tail);
     expect(a.status, a.text).toBe(201);
-    const [check] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
+    const [check = {}] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
     expect(check).toMatchObject({ verdict: 'unsupported' });
   });
 
@@ -168,7 +168,7 @@ describe('provenance a writer claims for itself', () => {
     const tail = segOf(same).bytes.subarray(before);
     const a = await postChunk(srv, await sessionToken(hook.sid), hook.sid, hook.w, before, tail);
     expect(a.status, a.text).toBe(201);
-    const [check] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
+    const [check = {}] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
     expect(check).toMatchObject({ verdict: 'unsupported' });
   });
 
@@ -191,7 +191,7 @@ describe('provenance a writer claims for itself', () => {
       const a = await postChunk(srv, token, hook.sid, w.w, 0, withProvenance(w, `"provenance":${meta}`));
       expect(a.status, a.text).toBe(201);
     }
-    const [check] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
+    const [check = {}] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
     expect(check).toMatchObject({ verdict: 'unsupported', action_id: failed.action });
   });
 
@@ -204,7 +204,7 @@ describe('provenance a writer claims for itself', () => {
     const body = withProvenance(w, '"provenance":"hook","provenance":"declared"');
     const a = await postChunk(srv, await sessionToken(hook.sid), hook.sid, w.w, 0, body);
     expect(a.status, a.text).toBe(201);
-    const [check] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
+    const [check = {}] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
     expect(check).toMatchObject({ verdict: 'unsupported', action_id: failed.action });
     expect(check.reason).not.toContain(`${w.w} (hook)`);
     const writers = await request(srv, 'GET', `/v1/sessions/${hook.sid}`, { token: srv.tokens.reader });
@@ -234,7 +234,7 @@ describe('provenance a writer claims for itself', () => {
     );
     corr.close();
     await send(corr, token);
-    const [check] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
+    const [check = {}] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
     expect(check).toMatchObject({ verdict: 'unsupported', action_id: failed.action });
     expect(check.reason).toContain('exit code 1');
   });
@@ -266,7 +266,7 @@ describe("other writers' results, corrections and ids", () => {
     lib.turnEnd({ turn_id: t.turn_id, status: 'completed' }, { at: past(52) });
     lib.close();
     await send(lib, srv.tokens.capture);
-    const [check] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
+    const [check = {}] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
     expect(check).toMatchObject({ verdict: 'unsupported', action_id: failed.action });
     expect(check.reason).toContain('conflicting results');
   });
@@ -288,7 +288,7 @@ describe("other writers' results, corrections and ids", () => {
         d.correct({ target_id: failed.result, field: 'exit_code', value: 0, reason: 'x' }, { at: past(41) });
       d.close();
       await send(d, await sessionToken(hook.sid));
-      const [check] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
+      const [check = {}] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
       expect(check, field).toMatchObject({ verdict: 'unsupported' });
       expect((check.contested as unknown[]).length, field).toBeGreaterThan(0);
     }
@@ -310,7 +310,7 @@ describe("other writers' results, corrections and ids", () => {
     );
     d.close();
     await send(d, await sessionToken(hook.sid));
-    const [check] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
+    const [check = {}] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
     expect(check).toMatchObject({ verdict: 'unsupported', action_id: failed.action });
   });
 
@@ -333,7 +333,7 @@ describe("other writers' results, corrections and ids", () => {
     );
     d.close();
     await send(d, await sessionToken(hook.sid));
-    const [check] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
+    const [check = {}] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
     expect(check).toMatchObject({ verdict: 'unsupported' });
   });
 
@@ -342,7 +342,7 @@ describe("other writers' results, corrections and ids", () => {
     ran(hook, 'npm test', 0, 5);
     const failed = ran(hook, 'npm test', 1, 10);
     await send(hook, srv.tokens.capture);
-    const [check] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
+    const [check = {}] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
     expect(check).toMatchObject({ verdict: 'unsupported', action_id: failed.action });
   });
 
@@ -368,7 +368,7 @@ describe("other writers' results, corrections and ids", () => {
     const passed = ran(other, 'npm test', 0, 10);
     await send(other, srv.tokens.capture);
     const { hook } = await failedUnderHook();
-    const [check] = await verdicts(hook.sid, [['test', passed.action, 'passed']]);
+    const [check = {}] = await verdicts(hook.sid, [['test', passed.action, 'passed']]);
     expect(check).toMatchObject({ verdict: 'unsupported', action_id: null });
   });
 
@@ -383,7 +383,7 @@ describe("other writers' results, corrections and ids", () => {
     d.actionResult({ action_id: a.id, status: 'ok', exit_code: 0 }, { at: past(86_400 * 365) });
     d.close();
     await send(d, await sessionToken(hook.sid));
-    const [check] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
+    const [check = {}] = await verdicts(hook.sid, [['test', 'npm test', 'passed']]);
     expect(check).toMatchObject({ verdict: 'unsupported', action_id: failed.action, exit_code: 1 });
   });
 
@@ -401,7 +401,7 @@ describe("other writers' results, corrections and ids", () => {
     ran(more, 'n\u0440m test', 0, 30);
     more.close();
     await send(more, srv.tokens.capture);
-    const [check] = await verdicts(hook.sid, [['test', 'n\u0440m test', 'passed']]);
+    const [check = {}] = await verdicts(hook.sid, [['test', 'n\u0440m test', 'passed']]);
     expect(check).toMatchObject({ verdict: 'unsupported' });
   });
 });

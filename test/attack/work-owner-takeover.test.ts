@@ -121,7 +121,7 @@ describe('takeover attempts', () => {
   it("another chain replaying the owner's start under its Idempotency-Key is answered the item but owns nothing", async () => {
     const sid = newId('s');
     const mine = await chainRoot();
-    const key = `start-${newId('k').slice(2)}`;
+    const key = `start-${newId('e').slice(2)}`;
     const { id, owner, body } = await startItem(mine.token, sid, key);
     const replay = await post(srv.tokens.theirs, '/v1/work', body, key);
     expect([replay.status, replay.json.id]).toEqual([200, id]);
