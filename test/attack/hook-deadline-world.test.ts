@@ -324,39 +324,35 @@ describe.skipIf(!linux)("the hook's own thread spinning or blocked, with the rea
     expect((await failuresOf(state))[0]!.message).toContain("deferred to the session's next hook");
   }, 60_000);
 
-  // FAULT: a hook whose own thread runs (a loop, or CPU-bound work such as a 30 MB tool output full of
-  // credential-like text, measured 6.4 s here) is given up to one more budget by the supervisor (a
-  // runnable process "may only be starved of CPU"): with the real 3.5 s budget it is killed at 7.5 s or
-  // later (measured 7.8-14 s on this shared 2-core machine), past Claude Code's 5 s timeout for the
-  // hook. Node ignores SIGTERM while its thread runs, and when the agent kills the hook outright at 5 s
-  // (SIGKILL) the supervisor finds its parent gone and exits: the prompt is neither written nor deferred,
-  // and no failure is recorded. The failure the watchdog does record says "ms": 4000 whatever the real
-  // time was. A fix: kill a runnable hook too before the agent's timeout (budget + grace under 5 s; tell
-  // starvation from a loop by the hook's CPU time, which a starved hook does not accumulate), and record
-  // the time measured.
+  // FAULT: the supervisor rescues only a hook it killed itself: when anything else kills the hook first, it
+  // finds its parent gone and exits, so a payload the hook parsed but never wrote is neither deferred nor
+  // recorded (the supervisor holds both in its pipe). That is what happens when Claude Code's 5 s timeout
+  // comes before the supervisor acts: since f83aa61 the supervisor leaves a hook that is runnable or in
+  // uninterruptible I/O (starved of CPU, a state directory on a hung network file system) for up to 60 s,
+  // and one in a loop until it has computed its budget (a spinning hook was killed at 5.2 s here, 7.8-14 s
+  // before f83aa61), so the agent's kill often comes first. Here the agent's kill comes early (2.5 s) on
+  // a hook blocked at its lock, so that it always comes first. A fix: the supervisor also rescues when
+  // its parent is gone without having said it answered (it has the notes: defer, record "killed by the
+  // agent at …"), and kills a hook before the agent's 5 s in every case it can tell.
   // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
-  it.skip('a spinning hook ends before the agent times out; killed by the agent at 5 s, its prompt is still not lost', async () => {
+  it.skip('a hook the agent kills before its supervisor acts leaves its prompt deferred and the failure recorded', async () => {
     const state = tmp.make();
-    const r = await runHook(
-      cli.bin,
-      ['claude-code'],
-      fixture('real/hook-UserPromptSubmit.json'),
-      preload(state, 'spin'),
-      KILL_AFTER,
-    );
-    expect(r.ms).toBeLessThan(AGENT_TIMEOUT);
-    // as the agent would: SIGKILL at its timeout
-    const killed = tmp.make();
     const k = await runHook(
       cli.bin,
       ['claude-code'],
       fixture('real/hook-UserPromptSubmit.json'),
-      preload(killed, 'spin'),
-      AGENT_TIMEOUT,
+      preload(state, 'fifo'),
+      2_500,
     );
     expect(k.signal).toBe('SIGKILL');
-    await new Promise((res) => setTimeout(res, 5_000));
-    expect(readHookFailures(killed)).toContainEqual(expect.objectContaining({ reason: 'timeout' }));
+    // the supervisor's own deadline passes too
+    await new Promise((res) => setTimeout(res, 3_000));
+    expect(readHookFailures(state)).toContainEqual(expect.objectContaining({ reason: 'timeout' }));
+    const stop = await runHook(cli.bin, ['claude-code'], fixture('real/hook-Stop.json'), {
+      HANSARD_STATE_DIR: state,
+    });
+    expect(stop.code).toBe(0);
+    expect(sessionEvents(spoolSessions(state)[0]!).map((e) => e.type)).toContain('message');
   }, 60_000);
 
   // FAULT: the hook tells its supervisor the parsed payload on a pipe nobody reads until the rescuer runs
