@@ -12,12 +12,14 @@
  *   cannot mint), i.e. one person's or one harness's credentials: the hook's shipper (the capture
  *   token) and the MCP server or `hansard work` inside the agent (a session token the hook minted from
  *   it) are one chain. A session-bound token is held to its own session before this (404 otherwise).
- * - or, for an item started before the starting token was kept (`started_by` absent), is bound to the
- *   item's session.
  *
- * Why not any token bound to the item's session, as issue 24.3 first put it: any token not bound to a
- * session may mint a token bound to any session (`POST /v1/sessions/{sid}/tokens`, lib/service/tokens.ts),
- * so "bound to the session" alone would let every `report` token take over any item in two requests.
+ * An item started before the starting token was kept (`started_by` absent, a legacy item) is owned by
+ * the admin scope alone: nothing in it says which chain started it.
+ *
+ * Why not any token bound to the item's session, as issue 24.3 first put it (and, until the attack of
+ * test/attack/work-owner-takeover.test.ts, for legacy items): any token not bound to a session may mint a
+ * token bound to any session (`POST /v1/sessions/{sid}/tokens`, lib/service/tokens.ts), so "bound to the
+ * session" alone would let every `report` token take over any item in two requests (mint, stop).
  *
  * A refusal (403 `not_owner`) names no owner: not the item's session, system or actor, nor any token.
  * The owner's own token naming another session, system or actor than the item's is `409 work_mismatch`.
@@ -35,7 +37,7 @@ export function startedBy(caller: TokenRecord): NonNullable<WorkItem['started_by
 export function ownsWork(caller: TokenRecord, item: WorkItem): boolean {
   if (caller.scopes.includes('admin')) return true;
   const by = item.started_by;
-  if (!by) return caller.session === item.session;
+  if (!by) return false;
   return caller.root === by.root && (caller.session === null || caller.session === item.session);
 }
 
@@ -65,7 +67,7 @@ function notOwnerMessage(caller: TokenRecord, item: WorkItem): string {
   const next =
     'To report your own work, start an item of your own: hansard work start (the API: POST /v1/work)';
   if (!item.started_by) {
-    return `work ${item.id} was started before hansard kept which token starts an item: only a token bound to its session, or an admin, may renew, change or stop it. ${next}`;
+    return `work ${item.id} was started before hansard kept which token starts an item, so only an admin may renew, change or stop it. ${next}`;
   }
   const whose =
     caller.session === null

@@ -52,14 +52,9 @@ const item = async (id: string) =>
   (await request(srv, 'GET', `/v1/work/${id}`, { token: srv.tokens.reader })).json;
 
 describe('takeover attempts', () => {
-  // FAULT: an item stored before started_by was kept (a legacy item) is owned by "a token bound to its
-  // session", and any unbound report token may mint a token bound to any session: another chain stops
-  // the item in two requests (mint, stop). work-owner.ts explains exactly this for new items and then
-  // keeps the rule for legacy ones. A fix: legacy items writable by an admin only (or adopt the chain of
-  // the first token that writes them after the upgrade only if it is the item's session's own ingest
-  // chain, which the writer index knows), never by any token bound to the session.
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
-  it.skip('another chain cannot take over a legacy item (no started_by) by minting a token for its session', async () => {
+  // Was a FAULT: a legacy item (no started_by) was owned by "a token bound to its session", which any
+  // unbound report token can mint. Now an admin only (lib/service/work-owner.ts).
+  it('another chain cannot take over a legacy item (no started_by) by minting a token for its session', async () => {
     const sid = newId('s');
     const mine = await chainRoot();
     const { id, owner } = await startItem(mine.token, sid);

@@ -146,7 +146,7 @@ describe('a work item is owned by a token, not by what a body says', () => {
     expect([stop.status, stop.json.outcome]).toEqual([200, 'paused']);
   });
 
-  it('an item from before the starting token was kept: its session, or an admin, only', async () => {
+  it('an item from before the starting token was kept: an admin only, not even a token bound to its session', async () => {
     const sid = newId('s');
     const { id, owner } = await startItem(srv.tokens.mine, sid);
     // As stored before issue 24.3: no `started_by`.
@@ -156,7 +156,11 @@ describe('a work item is owned by a token, not by what a body says', () => {
     const theirs = await post(srv.tokens.theirs, `/v1/work/${id}/heartbeat`, owner);
     expect([theirs.status, theirs.json.error?.code]).toEqual([403, 'not_owner']);
     const bound = await sessionToken(srv.tokens.mine, sid);
-    expect((await post(bound, `/v1/work/${id}/heartbeat`, owner)).status).toBe(200);
+    const own = await post(bound, `/v1/work/${id}/heartbeat`, owner);
+    expect([own.status, own.json.error?.code]).toEqual([403, 'not_owner']);
+    expect(own.json.error.message).toContain('only an admin may renew, change or stop it');
+    expect(own.text).not.toContain(sid);
+    expect((await post(srv.admin, `/v1/work/${id}/heartbeat`, owner)).status).toBe(200);
   });
 
   it('never answers the token that started an item', async () => {

@@ -91,10 +91,10 @@ describe('ownsWork', () => {
     expect(ownsWork(strangerBound, w)).toBe(false);
   });
 
-  it('an item from before started_by: a token bound to its session, or an admin', () => {
+  it('an item from before started_by: an admin only, not a token bound to its session (any chain can mint one)', () => {
     const w = item(null);
-    expect(ownsWork(hook, w)).toBe(true);
-    expect(ownsWork(strangerBound, w)).toBe(true);
+    expect(ownsWork(hook, w)).toBe(false);
+    expect(ownsWork(strangerBound, w)).toBe(false);
     expect(ownsWork(elsewhere, w)).toBe(false);
     expect(ownsWork(capture, w)).toBe(false);
     expect(ownsWork(stranger, w)).toBe(false);
@@ -150,9 +150,11 @@ describe('requireOwner', () => {
     expect(refusal(() => requireOwner(strangerBound, w, named)).message).toContain(
       'than the one this session token was made from',
     );
-    expect(refusal(() => requireOwner(stranger, item(null), named)).message).toMatch(
-      /started before hansard kept which token starts an item: only a token bound to its session, or an admin/,
-    );
+    for (const who of [stranger, hook]) {
+      expect(refusal(() => requireOwner(who, item(null), named)).message).toBe(
+        `work ${w.id} was started before hansard kept which token starts an item, so only an admin may renew, change or stop it. To report your own work, start an item of your own: hansard work start (the API: POST /v1/work)`,
+      );
+    }
     expect(
       refusal(() => requireOwner(hook, w, { ...named, actor: 'someone', system: 'codex' })).message,
     ).toBe(
