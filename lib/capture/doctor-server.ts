@@ -20,6 +20,9 @@ export type TokenProbe =
 const PROBE_SID = 's_00000000000000000000000000';
 const PROBE_W = 'w_00000000000000000000000000';
 
+/** What `call` throws when its time ran out. */
+class TimedOut extends Error {}
+
 async function call(
   url: string,
   path: string,
@@ -28,14 +31,23 @@ async function call(
   const headers: Record<string, string> = { accept: 'application/json' };
   if (init.token) headers.authorization = `Bearer ${init.token}`;
   if (init.contentType) headers['content-type'] = init.contentType;
-  const res = await fetch(`${url.replace(/\/+$/, '')}${path}`, {
-    method: init.method ?? 'GET',
-    headers,
-    ...(init.body !== undefined ? { body: init.body } : {}),
-    redirect: 'manual',
-    signal: AbortSignal.timeout(init.timeoutMs),
-  });
-  const text = await res.text();
+  // A whole number of ms (AbortSignal.timeout throws RangeError on a fraction); a timeout is told by the
+  // signal (`TimedOut`), not by the error's kind.
+  const signal = AbortSignal.timeout(Math.min(2 ** 31 - 1, Math.max(1, Math.ceil(init.timeoutMs) || 1)));
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(`${url.replace(/\/+$/, '')}${path}`, {
+      method: init.method ?? 'GET',
+      headers,
+      ...(init.body !== undefined ? { body: init.body } : {}),
+      redirect: 'manual',
+      signal,
+    });
+    text = await res.text();
+  } catch (err) {
+    throw signal.aborted ? new TimedOut() : err;
+  }
   let body: unknown = null;
   try {
     body = text ? JSON.parse(text) : null;
@@ -48,7 +60,7 @@ async function call(
 /** Why a request failed, in a few words ("connection refused", "no answer within 3 s"). */
 function networkReason(err: unknown, timeoutMs: number): string {
   const e = err as { name?: string; cause?: { code?: string; message?: string }; message?: string };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError') return `no answer within ${timeoutMs / 1000} s`;
+  if (err instanceof TimedOut) return `no answer within ${timeoutMs / 1000} s`;
   if (e.cause?.code === 'ECONNREFUSED') return 'connection refused (nothing listens there)';
   if (e.cause?.code === 'ENOTFOUND') return 'unknown host';
   return e.cause?.message ?? e.message ?? String(err);

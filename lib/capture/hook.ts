@@ -283,7 +283,7 @@ async function sessionStart(
   if (token === null) {
     // Leave half a second of the budget for saving and answering.
     const left = hookBudgetMs(ctx.env) - (performance.now() - (ctx.startedAt ?? 0)) - 500;
-    token = await ss.mintSessionToken(config, st.sid, Math.min(1_500, left));
+    token = await ss.mintSessionToken(config, st.sid, Math.floor(Math.min(1_500, left)));
     // No token (refused, unreachable, too slow): a DNS lookup may still be running at exit.
     if (ctx.progress && typeof token === 'string' && config.token) ctx.progress.network = true;
     if (typeof token === 'object') {

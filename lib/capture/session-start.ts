@@ -31,7 +31,8 @@ export function reusableToken(st: ClaudeState, now = Date.now()): MintedToken | 
 }
 
 /**
- * Mints a session-bound `report` token for `sid`, giving up after `timeoutMs`. Returns the token, or a
+ * Mints a session-bound `report` token for `sid`, giving up after `timeoutMs` (ms; a fraction is rounded
+ * down, anything under 1 is 1: `wholeMs`). Returns the token, or a
  * sentence saying why there is none (never throws): a server that answered is a refusal naming its URL
  * and status (`tokenRefusalMessage`: recorded as `server_refused`, `hansard doctor` says what to do);
  * one that did not, unreachable or too slow.
@@ -43,12 +44,15 @@ export async function mintSessionToken(
 ): Promise<MintedToken | string> {
   if (!config.token) return 'no server is configured (run `hansard integrations sync`)';
   const url = (config.url ?? 'http://127.0.0.1:8787').replace(/\/+$/, '');
+  // AbortSignal.timeout takes a whole number of ms (a fraction throws RangeError, issue 25): the budget
+  // left is a fraction of performance.now()'s clock.
+  const signal = AbortSignal.timeout(wholeMs(timeoutMs));
   try {
     const res = await fetch(`${url}/v1/sessions/${sid}/tokens`, {
       method: 'POST',
       headers: { authorization: `Bearer ${config.token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ scopes: ['report'] }),
-      signal: AbortSignal.timeout(Math.max(1, timeoutMs)),
+      signal,
     });
     const body = (await res.json().catch(() => null)) as {
       token?: string;
@@ -56,17 +60,27 @@ export async function mintSessionToken(
       expires_at?: string;
       error?: { code?: string; message?: string };
     } | null;
+    // An answer cut by the timeout is no answer (not a refusal with the status it began with).
+    if (body === null && signal.aborted) return `the server at ${url} did not answer in time`;
     if (res.status === 201 && body?.token && body.id && body.expires_at)
       return { token: body.token, id: body.id, expires_at: body.expires_at };
     const code =
       typeof body?.error?.code === 'string' && /^[a-z_]+$/.test(body.error.code) ? body.error.code : null;
     return tokenRefusalMessage(url, res.status, code);
-  } catch (err) {
-    const e = err as Error;
-    return e.name === 'TimeoutError' || e.name === 'AbortError'
+  } catch {
+    // The signal says whether the time ran out; an error's kind can be anything fetch wraps.
+    return signal.aborted
       ? `the server at ${url} did not answer in time`
       : `the server at ${url} is unreachable`;
   }
+}
+
+/**
+ * `ms` as AbortSignal.timeout and setTimeout take it: a whole number from 1 to 2^31 - 1 (a fraction, 0, a
+ * negative or NaN would throw or fire at once). Rounded down: never later than the budget asked.
+ */
+export function wholeMs(ms: number): number {
+  return Number.isFinite(ms) ? Math.min(2 ** 31 - 1, Math.max(1, Math.floor(ms))) : 1;
 }
 
 /**

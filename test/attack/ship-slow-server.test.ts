@@ -125,16 +125,11 @@ describe('SessionStart asking a dripping server for a session token', () => {
 
 describe('SessionStart with less than 2 s of its budget left, against a healthy server', () => {
   const srv = useServer({ real: true });
-  // FAULT: SessionStart asks for a session token with Math.min(1_500, left) ms, `left` being the budget
-  // less the time spent (a fraction of a millisecond from performance.now()) less 500 ms; whenever less
-  // than 1.5 s is left, that is not an integer, AbortSignal.timeout throws a RangeError before any request
-  // is sent, and mintSessionToken reports it as "the server at … is unreachable" (recorded as
-  // server_unreachable). So on a machine busy enough that the hook takes 1.5 s to get there (or with a
-  // shorter HANSARD_HOOK_BUDGET_MS), a healthy server never gets asked and the session has no token for
-  // its reports. Against a slow server the same path says "unreachable" for a server that answered. A
-  // fix: Math.floor the timeout (and tell a timeout by the signal's own state, not the error's name).
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
-  it.skip('a session token is minted when 1.2 s of the budget is left', async () => {
+  // Was a FAULT (fixed): SessionStart asked for a session token with Math.min(1_500, left) ms, a fraction
+  // whenever less than 1.5 s of the budget was left; AbortSignal.timeout threw a RangeError before any
+  // request was sent, reported as "the server at … is unreachable". The timeout is now a whole number of
+  // ms (wholeMs), and a timeout is told by the signal's own state, not the error's name.
+  it('a session token is minted when 1.2 s of the budget is left', async () => {
     const state = tmp.make();
     writeJsonAtomic(configPath(state), { url: srv.url, token: srv.admin });
     const r = await runHook(
