@@ -42,8 +42,16 @@ export function ClaimBasis({ check }: { check: Check }) {
   const basis = r ? (
     <span class="rests-on" data-provenance={r.provenance}>
       {' '}
-      · rests on {r.exit_code === null ? 'no exit code' : `exit code ${r.exit_code}`} recorded by{' '}
-      <code>{r.w}</code> ({r.agent === null ? '' : `${t(r.agent)}, `}
+      · rests on{' '}
+      {r.command === null ? (
+        ''
+      ) : (
+        <>
+          <code>{t(r.command)}</code>,{' '}
+        </>
+      )}
+      {r.exit_code === null ? 'no exit code' : `exit code ${r.exit_code}`} recorded by <code>{r.w}</code> (
+      {r.agent === null ? '' : `${t(r.agent)}, `}
       {r.provenance}){r.token_label === null ? '' : <> uploaded with token “{t(r.token_label)}”</>}
     </span>
   ) : null;

@@ -297,6 +297,11 @@ export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
                     {PROVENANCE_WORDS[w.provenance] ?? w.provenance}
                   </span>
                   {w.token_label === null ? '' : <> (uploaded with token “{t(w.token_label)}”)</>}
+                  {w.mixed_tokens ? (
+                    <span class="provenance" data-mixed-tokens="1">
+                      ; chunks appended by another token: never evidence
+                    </span>
+                  ) : null}
                   <Problems problems={w.problems} />
                 </li>
               ))}

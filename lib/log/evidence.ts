@@ -46,6 +46,11 @@ export interface WriterOrigin {
   agent: string | null;
   token_id: string | null;
   token_label: string | null;
+  /**
+   * the server saw chunks of it from another token than its first's (the writer index's `mixed_tokens`):
+   * bytes someone else appended, so none of its events count, whatever its provenance
+   */
+  mixed_tokens?: boolean;
 }
 
 /** A writer's origin as given to `EvidenceIndex`: a null provenance is read from its `writer.start`. */
@@ -54,6 +59,7 @@ export interface GivenOrigin {
   agent: string | null;
   token_id: string | null;
   token_label: string | null;
+  mixed_tokens?: boolean;
 }
 
 /** The recorded result a verdict rests on, and who recorded it. */
@@ -66,6 +72,8 @@ export interface RestsOn {
   token_id: string | null;
   token_label: string | null;
   action_id: string;
+  /** the command the action ran, as its own writer recorded it (null when its input names none) */
+  command: string | null;
   /** the result event's id, or null when the action has no counted result */
   result_id: string | null;
   status: string | null;
@@ -198,6 +206,7 @@ export class EvidenceIndex {
           agent: given ? given.agent : typeof agent === 'string' ? agent : null,
           token_id: given?.token_id ?? null,
           token_label: given?.token_label ?? null,
+          mixed_tokens: given?.mixed_tokens ?? false,
         });
       }
     } else if (ev.type === 'correction' && typeof o.id === 'string') {
@@ -217,7 +226,7 @@ export class EvidenceIndex {
       };
       const early = this.early.get(a.id) ?? [];
       if (callId !== null) early.push(...(this.early.get(callId) ?? []));
-      if (!isObserved(this.origin(ev.w).provenance)) {
+      if (!this.counts(ev.w)) {
         this.uncountedActions.push(a);
         return;
       }
@@ -240,7 +249,19 @@ export class EvidenceIndex {
   }
 
   private attach(a: RecordedAction, r: RecordedResult): void {
-    (isObserved(this.origin(r.w).provenance) ? a.results : a.uncounted).push(r);
+    (this.counts(r.w) ? a.results : a.uncounted).push(r);
+  }
+
+  /** True when writer `w`'s events count: observed provenance, and no chunk appended by another token. */
+  private counts(w: string): boolean {
+    const o = this.origin(w);
+    return isObserved(o.provenance) && o.mixed_tokens !== true;
+  }
+
+  /** `w (provenance)` for a reason, with why it is not counted when that is the appended chunks. */
+  private named(w: string): string {
+    const o = this.origin(w);
+    return `${w} (${o.provenance}${o.mixed_tokens && isObserved(o.provenance) ? ', with chunks appended by another token' : ''})`;
   }
 
   /** The verdict on `e`, declared in a report made at `reportedAtMicros`. */
@@ -301,6 +322,14 @@ export class EvidenceIndex {
     const recorded =
       (exitCode === null ? `no exit code (status ${status})` : `exit code ${exitCode}`) +
       (own.length > 0 ? ` (as corrected by its own writer: ${own.join('; ')})` : '');
+    if (PASS.has(e.result) && basis === 'command_prefix') {
+      // Arguments may change what runs (`npm test --script-shell=true`, `make check -n`, a filter that
+      // selects no test): a pass of the command with them is no pass of the command the ref names.
+      return verdict(
+        false,
+        `claimed ${e.result} of "${e.ref}"; ${by} ran \`${this.commandOf(a)}\`, with arguments that may change what runs: name its call id (${a.callId ?? a.id})`,
+      );
+    }
     if (PASS.has(e.result)) {
       const why = status !== 'ok' && exitCode === 0 ? ` but status ${status}` : '';
       return verdict(exitCode === 0 && status === 'ok', `claimed ${e.result}; ${by}: ${recorded}${why}`);
@@ -339,6 +368,7 @@ export class EvidenceIndex {
       token_id: origin.token_id,
       token_label: origin.token_label,
       action_id: a.id,
+      command: this.commandOf(a),
       result_id: r?.id ?? null,
       status: typeof status === 'string' ? status : null,
       exit_code: Number.isInteger(exitCode) ? (exitCode as number) : null,
@@ -373,8 +403,8 @@ export class EvidenceIndex {
   private uncountedNote(a: RecordedAction): string {
     const ws = [...new Set(a.uncounted.map((r) => r.w))];
     if (ws.length === 0) return '';
-    const named = ws.map((w) => `${w} (${this.origin(w).provenance})`).join(', ');
-    return `; a result from ${named} ${notCounted(ws.map((w) => this.origin(w).provenance))}`;
+    const named = ws.map((w) => this.named(w)).join(', ');
+    return `; a result from ${named} ${notCounted(ws.map((w) => this.origin(w)))}`;
   }
 
   /** Why nothing matched: with the writers whose matching actions were not counted, when there are. */
@@ -397,8 +427,27 @@ export class EvidenceIndex {
         : '';
     const base = `no observed action matches "${e.ref}"${oneWord}`;
     if (ws.size === 0) return base;
-    const named = [...ws].map((w) => `${w} (${this.origin(w).provenance})`).join(', ');
-    return `${base}: a matching action of ${named} ${notCounted([...ws].map((w) => this.origin(w).provenance))}`;
+    const named = [...ws].map((w) => this.named(w)).join(', ');
+    return `${base}: a matching action of ${named} ${notCounted([...ws].map((w) => this.origin(w)))}`;
+  }
+
+  /**
+   * Field `field` of `a` as its own writer recorded it: the value before the first correction by another
+   * writer, else `effective` (a writer's own corrections stand). Refs are matched on this, so another writer
+   * can neither hide the action a ref names nor make another one match it (it is contested instead).
+   */
+  private ownRecorded<T>(a: RecordedAction, field: string, effective: T): T | unknown {
+    const foreign = a.corrected.find(
+      (c) => c.field === field && (this.correctionWriters.get(c.by) ?? '?') !== a.w,
+    );
+    return foreign ? foreign.was : effective;
+  }
+
+  /** The command `a` ran, as its own writer recorded it (`ownRecorded` of its input). */
+  private commandOf(a: RecordedAction): string | null {
+    if (!a.corrected.some((c) => c.field === 'input')) return a.command;
+    const input = this.ownRecorded(a, 'input', undefined);
+    return input === undefined ? a.command : commandOf(input);
   }
 
   private find(
@@ -410,7 +459,8 @@ export class EvidenceIndex {
       if (a) return { action: a, basis: 'id' };
     }
     if (isRuntimeCallId(e.ref)) {
-      const a = this.byCallId.get(e.ref);
+      // the call id its own writer recorded: another writer's correction neither gives nor takes one
+      const a = this.actions.find((x) => this.ownRecorded(x, 'call_id', x.callId) === e.ref);
       if (a) return { action: a, basis: 'call_id' };
     }
     const ref = normalRef(e.ref);
@@ -418,7 +468,8 @@ export class EvidenceIndex {
     for (const level of ['command', 'command_prefix'] as const) {
       let best: RecordedAction | null = null;
       for (const a of this.actions) {
-        if (a.command === null || commandMatch(a.command, ref) !== level) continue;
+        const command = this.commandOf(a);
+        if (command === null || commandMatch(command, ref) !== level) continue;
         if (a.tsMicros > reportedAtMicros + CLOCK_SKEW_MICROS) later = true;
         else best = a;
       }
@@ -428,17 +479,22 @@ export class EvidenceIndex {
   }
 }
 
-/** Why uncounted writers of these provenances support nothing, in words. */
-function notCounted(provenances: Provenance[]): string {
-  const declared = provenances.includes('declared');
-  const unknown = provenances.some((p) => p !== 'declared');
-  const what =
-    declared && unknown
-      ? "is the agent's own word or of unknown origin"
-      : declared
-        ? "is the agent's own word"
-        : 'is of unknown origin';
-  return `${what}, which supports nothing`;
+/** Why uncounted writers support nothing, in words: the agent's own word, unknown origin, or appended bytes. */
+function notCounted(origins: WriterOrigin[]): string {
+  const kinds = new Set(
+    origins.map((o) =>
+      isObserved(o.provenance) ? 'appended' : o.provenance === 'declared' ? 'declared' : 'unknown',
+    ),
+  );
+  const words = {
+    declared: "the agent's own word",
+    unknown: 'of unknown origin',
+    appended: 'not its own record (another token appended to it)',
+  } as const;
+  const what = (['declared', 'unknown', 'appended'] as const)
+    .filter((k) => kinds.has(k))
+    .map((k) => words[k]);
+  return `is ${what.join(' or ')}, which supports nothing`;
 }
 
 /** A corrected value in a reason: JSON (a string quoted), `null` for none. */

@@ -311,7 +311,8 @@ function claimLines(c: DeclaredClaim): string[] {
     const exit = r.exit_code === null ? 'no exit code' : `exit code ${r.exit_code}`;
     const who = `${esc(r.w)} (${r.agent === null ? '' : `${esc(r.agent)}, `}${esc(r.provenance)})`;
     const token = r.token_label === null ? '' : `, uploaded with token "${esc(r.token_label)}"`;
-    out.push(`      rests on ${esc(r.action_id)} (${exit}) recorded by ${who}${token}`);
+    const ran = r.command === null ? '' : ` \`${esc(r.command)}\``;
+    out.push(`      rests on ${esc(r.action_id)}${ran} (${exit}) recorded by ${who}${token}`);
   }
   for (const x of c.contested) {
     out.push(

@@ -150,6 +150,12 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
     provenance: current ? current.provenance : scan.provenance,
     token_id: current ? current.token_id : ctx.caller.id,
     token_label: current ? current.token_label : ctx.caller.label,
+    // A chunk from another token than the one that started the writer (a session token minted from it
+    // too: the agent may hold one): its bytes are not that writer's own record, so a verdict counts none
+    // of the writer's results; recorded, never refused (DESIGN §5: ingest records what was written).
+    mixed_tokens:
+      (current?.mixed_tokens ?? false) ||
+      (current !== null && current.token_id !== null && current.token_id !== ctx.caller.id),
   };
   try {
     await ctx.state.advanceWriter(ctx.tenant, sid, w, length, {

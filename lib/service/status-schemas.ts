@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { PROVENANCE_KINDS } from '../log/provenance.js';
-import { LINE_BREAK, normalText } from '../log/text-normal.js';
+import { foldConfusables, LINE_BREAK, normalText, visibleText } from '../log/text-normal.js';
 import { Count, Instant, SessionId } from './id-schemas.js';
 import { brokenRule, CONTENT_RULES, type ContentRule } from './work-content.js';
 
@@ -51,6 +51,27 @@ function contentRules(what: string): (text: string, ctx: z.RefinementCtx) => voi
   };
 }
 
+/**
+ * Why `ref` does not read as what it is, or null: a character that renders as nothing, or a word that mixes
+ * ASCII letters with a character Unicode's confusables read as ASCII (`nрm` with a Cyrillic р reads
+ * `npm` but names another program: issue 24 attack). Words wholly in another script are as they read.
+ */
+function lookAlikeIn(ref: string): string | null {
+  if (visibleText(ref) !== ref.normalize('NFKC')) return 'it holds a character that renders as nothing';
+  for (const word of ref.split(/[\s/.:_-]+/)) {
+    if (!/[A-Za-z]/.test(word)) continue;
+    for (const ch of word) {
+      if (ch.charCodeAt(0) < 0x80) continue;
+      const folded = foldConfusables(ch);
+      if (/^[\x21-\x7e]+$/.test(folded) && folded !== ch) {
+        const cp = `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+        return `${cp} in "${word}" looks like "${folded}"`;
+      }
+    }
+  }
+  return null;
+}
+
 /** One evidence item: a reference (no arguments, no output) and its result. */
 export const Evidence = z.strictObject({
   type: z.enum(EVIDENCE_TYPES),
@@ -71,6 +92,14 @@ export const Evidence = z.strictObject({
       'a reference names a tool call, test, command, commit or file, with no arguments or output: no options (-x, --flag), key=value, quotes, pipes, redirections or ; & $ ` (seed 000)',
     )
     .superRefine(contentRules('a reference'))
+    .superRefine((r, ctx) => {
+      const odd = lookAlikeIn(r);
+      if (odd)
+        ctx.addIssue({
+          code: 'custom',
+          message: `a reference is written as it reads: ${odd} (a look-alike ref could name another command than the one it shows)`,
+        });
+    })
     .describe('a tool-call id, name, commit hash or relative path; one line, never arguments or output'),
   result: z
     .union([z.enum(RESULTS), z.string().regex(/^exit:-?\d{1,5}$/, 'exit:N')])
@@ -120,6 +149,10 @@ export const RestsOn = z
       .describe('the token that uploaded that writer (null for an older writer)'),
     token_label: z.string().nullable().describe("that token's label, as the server knew it"),
     action_id: z.string(),
+    command: z
+      .string()
+      .nullable()
+      .describe('the command the action ran, as its own writer recorded it; null when its input names none'),
     result_id: z.string().nullable().describe('the result event, or null when the action has none counted'),
     status: z.string().nullable(),
     exit_code: z.int().nullable(),

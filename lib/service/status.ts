@@ -165,6 +165,7 @@ async function evidenceIndex(ctx: ServiceContext, sid: string, signal?: AbortSig
           agent: wr.agent,
           token_id: wr.token_id,
           token_label: wr.token_label,
+          mixed_tokens: wr.mixed_tokens,
         },
       ]),
     ),

@@ -163,6 +163,8 @@ export interface TimelineWriter {
    */
   provenance: string;
   token_label: string | null;
+  /** chunks of it came from another token than its first's: none of its events count as evidence */
+  mixed_tokens: boolean;
   /** 0-based: the palette colour (writers sorted by id) */
   index: number;
   ended: boolean;

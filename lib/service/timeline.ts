@@ -113,6 +113,7 @@ export async function timelinePage({
     agent: r.agent,
     provenance: asProvenance(r.provenance),
     token_label: r.token_label,
+    mixed_tokens: r.mixed_tokens,
     index,
     ended: r.ended,
     lines: r.lines,

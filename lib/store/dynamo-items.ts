@@ -114,6 +114,7 @@ export function toWriter(item: Item): WriterRecord {
     provenance: (item.provenance as string | undefined) ?? null,
     token_id: (item.token_id as string | undefined) ?? null,
     token_label: (item.token_label as string | undefined) ?? null,
+    mixed_tokens: item.mixed_tokens === true,
     // absent on a writer indexed before chains were kept (issue 15)
     chain: (item.chain as string | undefined) ?? null,
     created_at: item.created_at as string,

@@ -188,6 +188,8 @@ export class DynamoWriterIndex {
                 token_label: next.token_label,
               }
             : {}),
+          // sticky: a later chunk never sets it back
+          ...(next.mixed_tokens ? { mixed_tokens: true } : {}),
         },
         setIfAbsent: { created_at: next.at, ...(next.agent === null ? {} : { agent: next.agent }) },
         add: Object.fromEntries(carrying.map(([k, v]) => [UNCOUNTED[k as keyof typeof UNCOUNTED], -v])),

@@ -139,6 +139,11 @@ export interface WriterRecord {
   token_id: string | null;
   token_label: string | null;
   /**
+   * a chunk after the first came from another token than `token_id` (a session token minted from it
+   * included): bytes another token appended are no record of this writer's own (issue 24.1)
+   */
+  mixed_tokens: boolean;
+  /**
    * the chained digest of the segment's chunks of [0, length) (lib/audit/chain.ts; GENESIS_CHAIN for
    * length 0); null for a writer indexed before chains were kept, until ingest recomputes it (issue 15.1)
    */
@@ -345,6 +350,8 @@ export interface WriterAdvance {
   provenance: string | null;
   token_id: string | null;
   token_label: string | null;
+  /** true once any chunk came from another token than the first's (sticky: never set back to false) */
+  mixed_tokens: boolean;
   /** the record of this chunk, `chain` included */
   chunk: ChunkRecord;
   /** the writer's chained digest after this chunk (= `chunk.chain`) */

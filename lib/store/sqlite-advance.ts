@@ -131,11 +131,12 @@ function advanceOne(p: AdvancePrimitives, { tenant, sid, w, fromLength, next }: 
   }
   p.q(
     `INSERT INTO writers (tenant, sid, w, length, lines, last_seq, ended, agent, chain, created_at, updated_at,
-         provenance, token_id, token_label)
+         provenance, token_id, token_label, mixed_tokens)
        VALUES (@tenant, @sid, @w, @length, @lines, @last_seq, @ended, @agent, @chain, @at, @at,
-         @provenance, @token_id, @token_label)
+         @provenance, @token_id, @token_label, @mixed_tokens)
        ON CONFLICT (tenant, sid, w) DO UPDATE SET length = @length, lines = @lines, last_seq = @last_seq,
-         ended = @ended, agent = COALESCE(agent, @agent), chain = @chain, updated_at = @at`,
+         ended = @ended, agent = COALESCE(agent, @agent), chain = @chain, updated_at = @at,
+         mixed_tokens = MAX(COALESCE(mixed_tokens, 0), @mixed_tokens)`,
   ).run({
     tenant,
     sid,
@@ -149,6 +150,7 @@ function advanceOne(p: AdvancePrimitives, { tenant, sid, w, fromLength, next }: 
     provenance: next.provenance,
     token_id: next.token_id,
     token_label: next.token_label,
+    mixed_tokens: next.mixed_tokens ? 1 : 0,
     chain: next.chain,
     at: next.at,
   });

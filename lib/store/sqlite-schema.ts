@@ -23,7 +23,8 @@ CREATE INDEX IF NOT EXISTS sessions_updated ON sessions (tenant, updated_at DESC
 CREATE TABLE IF NOT EXISTS writers (
   tenant TEXT NOT NULL, sid TEXT NOT NULL, w TEXT NOT NULL, length INTEGER NOT NULL, lines INTEGER NOT NULL,
   last_seq INTEGER, ended INTEGER NOT NULL, agent TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
-  provenance TEXT, token_id TEXT, token_label TEXT, PRIMARY KEY (tenant, sid, w)
+  provenance TEXT, token_id TEXT, token_label TEXT, mixed_tokens INTEGER,
+  PRIMARY KEY (tenant, sid, w)
 );
 CREATE TABLE IF NOT EXISTS chunks (
   tenant TEXT NOT NULL, sid TEXT NOT NULL, w TEXT NOT NULL, offset INTEGER NOT NULL, length INTEGER NOT NULL,

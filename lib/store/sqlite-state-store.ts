@@ -411,7 +411,7 @@ function toToken(row: Row): TokenRecord {
 }
 
 /** The writer columns added with issue 24.1: who recorded a writer (its provenance) and which token uploaded it. */
-const WRITER_ORIGIN_COLUMNS = ['provenance', 'token_id', 'token_label'] as const;
+const WRITER_ORIGIN_COLUMNS = ['provenance', 'token_id', 'token_label', 'mixed_tokens'] as const;
 
 function toWriter(row: Row): WriterRecord {
   return {
@@ -421,5 +421,6 @@ function toWriter(row: Row): WriterRecord {
     provenance: (row.provenance as string | null) ?? null,
     token_id: (row.token_id as string | null) ?? null,
     token_label: (row.token_label as string | null) ?? null,
+    mixed_tokens: row.mixed_tokens === 1,
   };
 }

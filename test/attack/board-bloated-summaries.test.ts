@@ -39,6 +39,7 @@ describe('the overview over summaries filled to their bounds', () => {
         provenance: null,
         token_id: null,
         token_label: null,
+        mixed_tokens: false,
         chunk: { offset: 0, length: 100, sha256: '0'.repeat(64), lines: 1, last_seq: 0 },
         chain: '0'.repeat(64),
         digest_due: false,

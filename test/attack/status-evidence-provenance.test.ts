@@ -120,7 +120,7 @@ describe('the model cannot make its own words count as evidence', () => {
     // and the board's session page shows it beside the claim
     const page = await request(srv, 'GET', `/sessions/${hook.sid}`, { token: srv.tokens.board });
     expect(page.status).toBe(200);
-    expect(page.text).toContain('rests on exit code 1 recorded by');
+    expect(page.text).toContain('rests on <code>npm test</code>, exit code 1 recorded by');
     expect(page.text).toContain('uploaded with token “priya laptop hook”');
     expect(page.text).toMatch(/data-provenance="hook"/);
   });

@@ -113,15 +113,9 @@ describe('provenance a writer claims for itself', () => {
     expect(check).toMatchObject({ verdict: 'unsupported' });
   });
 
-  // FAULT: the agent's session token appends a chunk to the HOOK's own writer (any ingest token of the
-  // session may POST …/writers/{hook w}/chunks at the writer's length; nothing ties later chunks to the
-  // token that uploaded the first). The appended `npm test` exit 0 is an action of the hook writer itself:
-  // supported, and `rests_on` names the hook writer, provenance hook and the CAPTURE token's label, so not
-  // even the label tells. A fix: later chunks of a writer only from the token (chain) that uploaded its
-  // first chunk (409/403 otherwise), or the writer index records every uploading token and a verdict
-  // resting on bytes another token appended is contested.
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
-  it.skip("the agent's session token appending to the hook's own writer cannot make the claim supported", async () => {
+  // Held since mixed_tokens (issue 24.1): a writer with chunks from another token than its first's
+  // (a session token minted from it too) counts for nothing.
+  it("the agent's session token appending to the hook's own writer cannot make the claim supported", async () => {
     const { hook } = await failedUnderHook();
     const before = segOf(hook).bytes.length;
     // The agent reopens the hook's segment (as fetched or read from the spool) and goes on writing it.
@@ -141,12 +135,8 @@ describe('provenance a writer claims for itself', () => {
     expect(check).toMatchObject({ verdict: 'unsupported' });
   });
 
-  // FAULT: the same append, but a correction of the hook's own failed result (exit_code := 0, status := ok):
-  // the correction's writer is the hook writer, so it reads as "a writer's correction of its own result"
-  // and the claim is supported, not contested. A fix: as above (who uploaded the bytes, not the `w` in
-  // them, decides whose correction it is).
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
-  it.skip("a correction appended to the hook's writer by another token is contested, not the hook's own", async () => {
+  // Held: the appended correction makes the hook writer mixed, so nothing of it counts.
+  it("a correction appended to the hook's writer by another token is contested, not the hook's own", async () => {
     const { hook, failed } = await failedUnderHook();
     const before = segOf(hook).bytes.length;
     hook.close();
@@ -314,14 +304,9 @@ describe("other writers' results, corrections and ids", () => {
     expect(check).toMatchObject({ verdict: 'unsupported', action_id: failed.action });
   });
 
-  // FAULT: a correction by ANOTHER writer (here a declared one: any session token can upload it) of the
-  // failed action's `input` (command := "true") hides that action from command matching; the claim then
-  // matches the hook's earlier passing `npm test` and reads supported, contested: [] (the correction
-  // touched an action the check no longer looks at). A fix: match refs on the command as its own writer
-  // recorded it (before corrections by other writers), so the hidden action still matches and is
-  // contested; or make any action whose command another writer corrected away from the ref contest it.
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
-  it.skip("another writer correcting the failed run's command away cannot let an earlier pass support the claim", async () => {
+  // Held: refs match commands as their own writer recorded them; the renamed failed run still answers,
+  // contested.
+  it("another writer correcting the failed run's command away cannot let an earlier pass support the claim", async () => {
     const hook = writer('hook', 'claude-code');
     ran(hook, 'npm test', 0, 5);
     const failed = ran(hook, 'npm test', 1, 10);
@@ -387,21 +372,21 @@ describe("other writers' results, corrections and ids", () => {
     expect(check).toMatchObject({ verdict: 'unsupported', action_id: failed.action, exit_code: 1 });
   });
 
-  // FAULT: a ref spelled with a look-alike (`nрm test`, Cyrillic р U+0440) matches an observed command
-  // spelled the same (an `nрm` script on PATH that exits 0), and reads supported; the status, inspect and
-  // board show the claim as "nрm test passed: supported", which a reader cannot tell from `npm test`,
-  // while the real `npm test` failed. Refs go through normalText for the content rules (issue 24.4), but
-  // neither the matching nor the display does anything with a look-alike. A fix: mark (or refuse) a ref
-  // whose confusable skeleton differs from its text, as names are marked (issue 25.6), or match refs and
-  // commands on the skeleton so `nрm test` is contested by the failed `npm test`.
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
-  it.skip('a look-alike ref (Cyrillic р in npm) does not read as a supported npm test', async () => {
+  // Held: a ref mixing look-alike characters into an ASCII word is refused at the report (400).
+  it('a look-alike ref (Cyrillic р in npm) does not read as a supported npm test', async () => {
     const { hook } = await failedUnderHook();
     const more = openSession(hook.dir, { agent: 'claude-code', provenance: 'hook' });
     ran(more, 'n\u0440m test', 0, 30);
     more.close();
     await send(more, srv.tokens.capture);
-    const [check = {}] = await verdicts(hook.sid, [['test', 'n\u0440m test', 'passed']]);
-    expect(check).toMatchObject({ verdict: 'unsupported' });
+    const r = await request(srv, 'POST', `/v1/sessions/${hook.sid}/status`, {
+      token: srv.tokens.reporter,
+      json: {
+        state: 'done',
+        events: [{ kind: 'evidence', evidence: [{ type: 'test', ref: 'n\u0440m test', result: 'passed' }] }],
+      },
+    });
+    expect(r.status, r.text).toBe(400);
+    expect(r.text).toContain('U+0440 in \\"nрm\\" looks like \\"p\\"');
   });
 });

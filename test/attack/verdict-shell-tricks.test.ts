@@ -114,10 +114,20 @@ describe('commands a shell reads as more than the claimed one', () => {
     }
     // the ref spelled with a look-alike does not find the failed run's exit 1 gone either
     const sid = await session([[{ command: 'npm test' }, 1]]);
-    for (const ref of ['npm\u00a0test', 'npm test\u200b', 'ｎｐｍ ｔｅｓｔ']) {
+    for (const ref of ['npm\u00a0test', 'ｎｐｍ ｔｅｓｔ']) {
       const v = await verdict(sid, 'test', ref);
       expect(v.verdict, JSON.stringify(ref)).toBe('unsupported');
     }
+    // a ref with a character that renders as nothing is refused outright (issue 24.1 attack)
+    const refused = await request(srv, 'POST', `/v1/sessions/${sid}/status`, {
+      token: srv.tokens.reporter,
+      json: {
+        state: 'done',
+        events: [{ kind: 'evidence', evidence: [{ type: 'test', ref: 'npm test\u200b', result: 'passed' }] }],
+      },
+    });
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.text).toContain('renders as nothing');
   });
 
   it('an exact failed run wins over a later passing run with arguments', async () => {
@@ -130,23 +140,23 @@ describe('commands a shell reads as more than the claimed one', () => {
     expect(v).toMatchObject({ verdict: 'unsupported', matched_by: 'command' });
   });
 
-  it('arguments that are words only (the honest case) still match as a prefix', async () => {
+  it('arguments name the command (a prefix match) but a pass of it with arguments is claimed by call id', async () => {
     const sid = await session([[{ command: 'npm test -- --runInBand' }, 0]]);
-    expect(await verdict(sid, 'test', 'npm test')).toMatchObject({
+    const v = await verdict(sid, 'test', 'npm test');
+    expect(v).toMatchObject({ verdict: 'unsupported', matched_by: 'command_prefix' });
+    expect(v.reason).toContain(
+      'ran `npm test -- --runInBand`, with arguments that may change what runs: name its call id',
+    );
+    const failed = await session([[{ command: 'npm test -- --runInBand' }, 1]]);
+    expect(await verdict(failed, 'test', 'npm test', 'failed')).toMatchObject({
       verdict: 'supported',
       matched_by: 'command_prefix',
     });
   });
 
-  // FAULT: prefix matching takes any arguments after the claimed words as "arguments only", but arguments
-  // can replace what runs: `npm test --script-shell=true` runs the test script with `true` as its shell
-  // (exit 0, no test ran), `make check -i` ignores every failing recipe, `make check -n` only prints them,
-  // `npm test -- --passWithNoTests -t zzz` selects no test. With no plain `npm test`/`make check` recorded,
-  // each supports "passed" (matched_by command_prefix). A fix: let a prefix match support a failure claim
-  // only, or only when the arguments are known not to change what runs (a short allow-list per tool), or
-  // show a prefix-matched pass as such ("passed with extra arguments: …") rather than as supported.
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
-  it.skip('arguments that replace what runs do not support "passed"', async () => {
+  // Held: a pass claimed of a command's first words, when the recorded command has arguments, is
+  // unsupported (the reason says to name the call id); a failure still is.
+  it('arguments that replace what runs do not support "passed"', async () => {
     const tricks: [string, string][] = [
       ['npm test', 'npm test --script-shell=true'],
       ['npm test', 'npm test -- --passWithNoTests -t zzz'],

@@ -81,6 +81,7 @@ export function advanceOf(
     provenance: totals.provenance ?? null,
     token_id: totals.token_id ?? null,
     token_label: totals.token_label ?? null,
+    mixed_tokens: totals.mixed_tokens ?? false,
     at: at(totals.when),
     chain,
     digest_due: totals.digest_due ?? false,
@@ -293,6 +294,7 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
           provenance: 'hook',
           token_id: 'tok_1',
           token_label: 'priya laptop',
+          mixed_tokens: false,
           chain: a.chain,
           created_at: at(1),
           updated_at: at(1),
@@ -316,7 +318,8 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
             token_id: 'tok_first',
             token_label: null,
           });
-          const second = advanceOf(100, 50, { lines: 4, when: 2, agent: 'late-agent' });
+          // another token's chunk marks the writer mixed, for good
+          const second = advanceOf(100, 50, { lines: 4, when: 2, agent: 'late-agent', mixed_tokens: true });
           const third = advanceOf(150, 10, {
             lines: 5,
             when: 3,
@@ -327,6 +330,7 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
             provenance: 'hook',
             token_id: 'tok_later',
             token_label: 'later',
+            mixed_tokens: false,
           });
           await s.advanceWriter('acme', sid, w, 0, first);
           expect((await s.getWriter('acme', sid, w))?.last_seq).toBeNull();
@@ -344,6 +348,7 @@ export function runStateStoreContract(opts: StateStoreContractOptions): void {
             provenance: 'declared',
             token_id: 'tok_first',
             token_label: null,
+            mixed_tokens: true,
             chain: third.chain,
             created_at: at(1),
             updated_at: at(3),

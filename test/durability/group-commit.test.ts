@@ -32,6 +32,7 @@ function advance(from: number, bytes: number): WriterAdvance {
     provenance: null,
     token_id: null,
     token_label: null,
+    mixed_tokens: false,
     chunk,
     chain: 'c',
     digest_due: false,

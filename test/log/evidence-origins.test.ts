@@ -73,6 +73,7 @@ describe("a writer's origin", () => {
       agent: 'coder',
       token_id: null,
       token_label: null,
+      mixed_tokens: false,
     });
     expect(idx.origin('w_b')).toMatchObject({ provenance: 'hook', agent: null });
     expect(idx.origin('w_c')).toMatchObject({ provenance: 'unknown', agent: null });

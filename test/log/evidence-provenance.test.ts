@@ -187,6 +187,7 @@ describe("the model's own words never support a claim (issue 24.1)", () => {
         token_id: 'tok_7',
         token_label: 'priya laptop',
         action_id: ok.action,
+        command: 'npm test',
         result_id: ok.result,
         status: 'ok',
         exit_code: 0,
@@ -238,7 +239,7 @@ describe("another writer's correction of a result supports nothing (issue 24.1)"
     expect(c.rests_on).toMatchObject({ w: hook.w, exit_code: 1, status: 'error' });
   });
 
-  it("another writer's correction of the action's input (to make its command match) is contested too", async () => {
+  it("another writer's correction of an action's input neither makes it match nor hides it", async () => {
     const hook = session('hook');
     const r = ran(hook, 'true', 0, 1);
     const other = writerOf(hook, 'library');
@@ -246,10 +247,22 @@ describe("another writer's correction of a result supports nothing (issue 24.1)"
       { target_id: r.action, field: 'input', value: { command: 'npm test' }, reason: 'x' },
       { at: at(9) },
     );
+    // refs match what the action's own writer recorded: `true` is not `npm test`
+    expect(claim(await indexOf(hook.dir), 'npm test')).toMatchObject({
+      verdict: 'unsupported',
+      action_id: null,
+    });
+    // and the failed run another writer renamed away still answers for `npm test`, contested
+    const failed = ran(hook, 'npm test', 1, 20);
+    other.correct(
+      { target_id: failed.action, field: 'input', value: { command: 'make docs' }, reason: 'x' },
+      { at: at(30) },
+    );
     const c = claim(await indexOf(hook.dir), 'npm test');
-    expect(c).toMatchObject({ verdict: 'unsupported', action_id: r.action });
+    expect(c).toMatchObject({ verdict: 'unsupported', action_id: failed.action });
+    expect(c.rests_on).toMatchObject({ command: 'npm test', exit_code: 1 });
     expect(c.contested).toMatchObject([
-      { w: other.w, target_id: r.action, field: 'input', was: { command: 'true' } },
+      { w: other.w, target_id: failed.action, field: 'input', was: { command: 'npm test' } },
     ]);
   });
 

@@ -65,10 +65,15 @@ describe('EvidenceIndex.check', () => {
       verdict: 'supported',
       matched_by: 'command',
     });
+    // Its first words name it too, but a pass of it with arguments is no pass of the command named
+    // (`npm test --script-shell=true` runs no test): the reason says to name its call id.
     expect(check('command', 'npm test', 'passed')).toMatchObject({
-      verdict: 'supported',
+      verdict: 'unsupported',
       matched_by: 'command_prefix',
+      action_id: ids.unit,
+      reason: `claimed passed of "npm test"; action ${ids.unit} recorded by ${wId} (library) ran \`npm test -- --run parser\`, with arguments that may change what runs: name its call id (toolu_unit)`,
     });
+    expect(check('command', 'npm run lint', 'failed')).toMatchObject({ verdict: 'supported' });
     // A word of a command names nothing: `echo parser` would otherwise support "parser passed".
     expect(check('test', 'parser', 'passed')).toMatchObject({ verdict: 'unsupported', matched_by: null });
     // An argv behind `bash -lc` is the command it runs.

@@ -34,6 +34,7 @@ function writer(lines: number | null, sid = SID, w = W): WriterRecord | null {
     provenance: null,
     token_id: null,
     token_label: null,
+    mixed_tokens: false,
     chain: null,
     created_at: '2026-12-01T00:00:00.000Z',
     updated_at: '2026-12-01T00:00:00.000Z',
