@@ -32,7 +32,7 @@ import {
   type TurnStatus,
   WriterMeta,
 } from './events.js';
-import { cutLongFields } from './field-limits.js';
+import { cutExtra, cutLongFields } from './field-limits.js';
 import { type IdPrefix, isId, newId } from './ids.js';
 import type { ProvenanceKind } from './provenance.js';
 import {
@@ -221,6 +221,9 @@ export function openSession(dir: string, meta: SessionMeta = {}, options: Writer
       clean = { ...r.fields, redacted: r.redacted };
     }
     const { fields: cut, truncated } = cutLongFields(clean);
+    // The event's extra keys too (issue 25 attack item 18): no line may be too long to upload.
+    const ex = cutExtra(o.extra ?? {});
+    truncated.push(...ex.truncated);
     const ev = {
       v: FORMAT_VERSION,
       sid: sid!,
@@ -231,7 +234,7 @@ export function openSession(dir: string, meta: SessionMeta = {}, options: Writer
       mono: o.mono !== undefined ? roundMono(o.mono) : roundMono(monoClock() - mono0),
       type,
       ...cut,
-      extra: o.extra ?? {},
+      extra: ex.extra,
       ...(truncated.length > 0 ? { truncated } : {}),
     } as unknown as Ev<T>;
     const bytes = Buffer.from(`${serializeEvent(ev)}\n`, 'utf8');

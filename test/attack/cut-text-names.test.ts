@@ -126,14 +126,10 @@ describe('a name of 10 MB', () => {
     expect(s.agents[0]!.length).toBeLessThanOrEqual(200);
   });
 
-  // FAULT: the library writer cuts every event field at 1 MiB but writes writer.start's meta (the agent
-  // name, the app) whole: an agent name of 10 MB (an importer or hook taking a subagent's type or name from
-  // its input, a harness naming itself) makes line 1 of the segment longer than the 5 MiB ingest takes per
-  // line, so the server answers 413 payload_too_large ("no chunk can carry it") to every upload of it,
-  // for ever: nothing of that writer's session reaches the server. A fix: the writer cuts meta strings
-  // (cutText, e.g. to 200 units for agent/app as the index keeps them) as it cuts fields, and marks the cut.
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
-  it.skip('an agent name of 10 MB still lets the segment be uploaded', async () => {
+  // Was a FAULT (fixed): the library writer cut every event field at 1 MiB but wrote writer.start's meta
+  // whole: an agent name of 10 MB made line 1 longer than the 5 MiB ingest takes per line (413 for ever).
+  // The writer now cuts every string of meta to 1,000 units (lib/log/field-limits.ts cutMeta) and names it.
+  it('an agent name of 10 MB still lets the segment be uploaded', async () => {
     const s = openSession(srv.workDir, { agent: 'x'.repeat(10_000_000) });
     s.message({ user_id: 'priya', text: 'big name' });
     s.end();
