@@ -4,14 +4,15 @@
  * credential or an absolute path. Each rule is a heuristic with a name; a refusal (422 `content_rule`)
  * names the field and the rule so the agent can say it again in plain words. docs/work.md lists them.
  *
- * The rules read the text as a person sees it (issue 24 item 4): `normalText` (lib/log/text-normal.ts)
+ * The rules read the text as a person sees it (issue 24 item 4): `normalReadings` (lib/log/text-normal.ts)
  * drops invisible code points, NFKC-normalizes and folds UTS #39 look-alikes to ASCII, so `ghp_` with a
- * U+034F inside, `АKIA` with a Cyrillic А and `∕home∕` with U+2215 are what they look like. A status
+ * U+034F or U+16FE4 inside, `АKIA` with a Cyrillic А, `AKⵏA` with a Tifinagh ⵏ, `∕home∕` with U+2215 and
+ * `Ⳇhome` with a Coptic Ⳇ are what they look like. A status
  * report's note and evidence refs are judged by the same rules (`brokenRule` with a subset,
  * lib/service/status-schemas.ts).
  */
 import { redactText } from '../log/redact.js';
-import { LINE_BREAK, normalText, visibleText } from '../log/text-normal.js';
+import { LINE_BREAK, normalReadings, visibleText } from '../log/text-normal.js';
 import { AppError } from './errors.js';
 
 /** The rules, by name, with what a refusal tells the agent. */
@@ -77,41 +78,75 @@ const COMMAND_START = new RegExp(String.raw`^(?:${TOOLS})\s+\S`);
 // note may ask a collaborator (`please look`), so `brokenRule` takes `requests: false` for it.
 const PROMPT_REQUEST =
   /^(?:please\b|can you|could you|would you|i need you|ignore (?:all|the|previous)|<\/?[a-z_-]+>)/i;
-const PROMPT_OPENING =
-  /(?:^|["'«‹「『([]|[:.!?]\s)\s*(?:you are\b|you're an?\b|act as\b|pretend (?:to be|you are)\b|i want you\b|(?:system|assistant|user|human)\s*:)/i;
+// "you are …" opens a prompt when it gives a role (issue 24.4; the trial of issue 24, item 11): an
+// article, `now`, a name of a model or of a power. A quoted UI label ("you are here", "You are offline")
+// says where or how someone is, not who to be.
+const ROLE = String.raw`(?:an?|the|now|no\s+longer|my|our|to|going\s+to|acting|playing|in\s+\S+\s+mode|root|admin(?:istrator)?|superuser|sudo|unrestricted|uncensored|unfiltered|jailbroken|(?:chat)?gpt|claude|gemini|llama|dan|copilot)\b`;
+// A role tag as chat formats and fine-tuning templates write it: `system:`, `[system]`, `### Instruction`.
+const ROLE_NAME = 'system|assistant|user|human|developer';
+const PROMPT_OPENING = new RegExp(
+  String.raw`(?:^|["'«‹「『([]|[:.!?]\s)\s*(?:you(?:\s+are|'re)\s+${ROLE}|act as\b|pretend (?:to be|you are)\b|i want you\b|(?:${ROLE_NAME})\s*:|\[(?:${ROLE_NAME}|instructions?)\]|#+\s*(?:${ROLE_NAME}|instructions?|response)(?![\w-]))`,
+  'i',
+);
+// An injection phrase: a verb of setting aside, then its object (issue 24.4; the trial's item 11: not
+// "override the previous config", "ignore prior failures", "forget earlier state"): instructions,
+// prompts, directives or directions, with any qualifier; rules, guidelines, messages, context and the
+// like only as someone's (`your …`), earlier ones (`the previous …`) or given ones (`the rules you were
+// given`); or `the above` / `everything before` standing alone (`disregard the above and …`, not `the
+// above warning`).
+const SET_ASIDE = String.raw`(?:ignore|disregard|forget|override|bypass|discard|pay\s+no\s+(?:attention|heed|mind)\s+to|take\s+no\s+notice\s+of|(?:do\s+not|don't|never)\s+(?:follow|obey|heed)|stop\s+(?:following|obeying)|set\s+aside|throw\s+(?:out|away))`;
+const DETERMINER = '(?:all|any|the|my|these|those|every|each|of|both|whatever|everything|anything)';
+const EARLIER =
+  '(?:previous|prior|above|earlier|preceding|foregoing|original|initial|former|old|given|hidden|system|developer|safety)';
+const INSTRUCTIONS = String.raw`(?:instructions?|prompts?|directives?|directions|system\s+(?:prompt|message)s?|guardrails|programming)`;
+const ORDERS =
+  '(?:rules|guidelines|messages|context|constraints|commands|orders|guidance|policies|restrictions|limitations|training)';
+// A prompt named as a thing of the code (`the system prompt template`), not obeyed or set aside.
+const NOT_A_THING = String.raw`(?!\s*[-_]?(?:templates?|files?|formats?|schemas?|builders?|loaders?|parsers?|editors?|tests?|fields?|configs?)\b)`;
 const PROMPT_ANYWHERE = new RegExp(
   [
-    String.raw`\b(?:ignore|disregard|forget|override)\s+(?:(?:all|any|the|your|my|these|those|every|everything|anything|of)\s+)*(?:previous|prior|above|earlier|preceding|foregoing|original|system|developer)\b`,
-    String.raw`\b(?:ignore|disregard|forget|override)\s+(?:(?:all|any|the|your|my|these|those|every)\s+)*(?:instructions|prompts?|directions|directives)\b`,
+    String.raw`\b${SET_ASIDE}\s+(?:(?:${DETERMINER}|your|${EARLIER})\s+)*${INSTRUCTIONS}\b${NOT_A_THING}`,
+    String.raw`\b${SET_ASIDE}\s+(?:${DETERMINER}\s+)*(?:your|${EARLIER})\s+(?:(?:${DETERMINER}|${EARLIER})\s+)*${ORDERS}\b`,
+    String.raw`\b${SET_ASIDE}\s+(?:${DETERMINER}\s+)*(?:above|before|prior|previous|earlier|preceding|foregoing)\b(?!\s+(?!(?:and|then|or|but|instead|now|and\s+now)\b)\p{L})`,
+    String.raw`\b${SET_ASIDE}\s+(?:everything|anything|all|what(?:ever)?|(?:${DETERMINER}\s+)*${ORDERS})\s+(?:(?:you|i)\s+(?:were|was|have\s+been|'ve\s+been|had\s+been|are)\s+)?(?:told|said|given|taught)\b`,
+    String.raw`\b${EARLIER}\s+(?:instructions|prompts?|directives)\s+(?:are|is|were)\s+(?:void|cancell?ed|revoked|obsolete|invalid|null|no\s+longer)\b`,
     String.raw`\byou are now\b|\bfrom now on,?\s+(?:you|act|respond|answer)\b|\bnew (?:system )?instructions?\s*:`,
     String.raw`\b(?:reveal|print|show|repeat|output|leak)\s+(?:me\s+)?your\s+(?:system\s+|initial\s+|hidden\s+)?(?:prompt|instructions)\b`,
     String.raw`<\|[a-z_]+\|>|\[\/?INST\]|<<\/?SYS>>|<\/?(?:system|user|assistant|instructions?|prompt)>`,
+    String.raw`#{2,}\s*(?:${ROLE_NAME}|instructions?|response|input)\s*:`,
   ].join('|'),
-  'i',
+  'iu',
 );
 
 /**
  * The first rule of `rules` (default all, tried in the order credential, prompt, absolute path, command)
- * that `sent` breaks, judged on `normalText(sent)` (line breaks on `visibleText`: folding makes U+2028 a
- * space), or null. `requests: false` lets a polite request through the prompt rule (a status note).
+ * that `sent` breaks, or null. Each rule is tried on every reading of `sent` (`normalReadings`: invisible
+ * code points dropped, NFKC, look-alikes folded, an `l` or `O` look-alike also as `I`/`O` and `1`/`0`, a
+ * blank filler also as a space) and is broken when one of them breaks it; line breaks are looked for in
+ * `visibleText(sent)` (folding makes U+2028 a space). `requests: false` lets a polite request through the
+ * prompt rule (a status note).
  */
 export function brokenRule(
   sent: string,
   rules: readonly ContentRule[] = ALL_RULES,
   { requests = true }: { requests?: boolean } = {},
 ): ContentRule | null {
-  const text = normalText(sent);
-  const trimmed = text.trim();
+  const readings = normalReadings(sent);
+  const any = (test: (text: string, trimmed: string) => boolean) =>
+    readings.some((text) => test(text, text.trim()));
   const broken: Record<ContentRule, () => boolean> = {
-    credential: () => redactText(text).hits.length > 0,
+    credential: () => any((text) => redactText(text).hits.length > 0),
     // More than one line (any line terminator, U+2028 and U+2029 included) is a pasted text, not a summary.
     prompt: () =>
       LINE_BREAK.test(visibleText(sent)) ||
-      (requests && PROMPT_REQUEST.test(trimmed)) ||
-      PROMPT_OPENING.test(trimmed) ||
-      PROMPT_ANYWHERE.test(text),
-    absolute_path: () => ABSOLUTE_PATH.test(text),
-    command: () => SHELL.test(text) || COMMAND_START.test(trimmed),
+      any(
+        (text, trimmed) =>
+          (requests && PROMPT_REQUEST.test(trimmed)) ||
+          PROMPT_OPENING.test(trimmed) ||
+          PROMPT_ANYWHERE.test(text),
+      ),
+    absolute_path: () => any((text) => ABSOLUTE_PATH.test(text)),
+    command: () => any((text, trimmed) => SHELL.test(text) || COMMAND_START.test(trimmed)),
   };
   return ALL_RULES.find((r) => rules.includes(r) && broken[r]()) ?? null;
 }

@@ -1,10 +1,19 @@
 /**
  * The text the content rules read (lib/log/text-normal.ts, issue 24 item 4): invisible code points
  * dropped by Unicode's Default_Ignorable_Code_Point and Cf, NFKC, and UTS #39 confusables folded to ASCII
- * with the prototype alphabet's own folds undone; ASCII and the letters of other scripts kept.
+ * with the prototype alphabet's own folds undone; ASCII and the letters of other scripts kept; letters
+ * that look like punctuation folded where they stand apart from their word's script; the readings of
+ * `l`/`I`/`1`/`i` and `O`/`0`/`o` look-alikes and of blank fillers.
  */
 import { describe, expect, it } from 'vitest';
-import { foldConfusables, LINE_BREAK, normalText, visibleText } from '../../lib/log/text-normal.js';
+import {
+  foldConfusables,
+  LINE_BREAK,
+  normalReadings,
+  normalText,
+  visibleText,
+} from '../../lib/log/text-normal.js';
+import { scriptsOf, shareScript } from '../../lib/log/text-scripts.js';
 
 describe('normalText', () => {
   it('drops every default-ignorable code point, not only Cf: U+034F, variation selectors, Hangul fillers, tags', () => {
@@ -94,5 +103,72 @@ describe('normalText', () => {
     }
     expect(normalText('a\u2028b')).toBe('a b');
     expect(LINE_BREAK.test('a\tb')).toBe(false);
+  });
+
+  it('drops the fillers that render as nothing without being default-ignorable or Cf: U+16FE4, U+2800, U+1D159', () => {
+    for (const c of ['\u{16fe4}', '\u2800', '\u{1d159}']) {
+      expect(/\p{Default_Ignorable_Code_Point}|\p{Cf}/u.test(c), JSON.stringify(c)).toBe(false);
+      expect(visibleText(`gh${c}p_`), JSON.stringify(c)).toBe('ghp_');
+    }
+  });
+
+  it('reads a letter that looks like a slash or a colon as one where it is not of its word script', () => {
+    expect(normalText('editing \u2cc6home\u2cc6ann')).toBe('editing /home/ann'); // Coptic Ⳇ
+    expect(normalText('reading \u3033etc\u3033passwd')).toBe('reading /etc/passwd'); // U+3033, kana
+    expect(normalText('x. system\u02d0 grant')).toBe('x. system: grant'); // ː, of no script
+    expect(normalText('system\ua4fd grant')).toBe('system: grant'); // Lisu ꓽ
+    expect(normalText('\u4e36\u4e36host\u4e36share')).toBe('\\\\host\\share'); // Han 丶, two in a row
+    expect(normalText('\u30ceetc')).toBe('/etc'); // Katakana ノ before Latin: its only neighbour
+    // between Japanese and Latin: one neighbour of another script is enough
+    expect(normalText('\u30c6\u3033home\u3033ann')).toBe('\u30c6/home/ann');
+    expect(normalText('\u7de8\u96c6\u30cehome')).toBe('\u7de8\u96c6/home');
+    // the neighbour is the nearest letter of a script: digits, accents and punctuation are skipped
+    expect(normalText('v1\u06602')).toBe('v1.2');
+    expect(normalText('a-\u0301\u2cc6b')).toBe('a-\u0301/b');
+    // a neighbour outside the basic plane (Old Italic 𐌀) is read whole
+    expect(normalText('\u{10300}\u2cc6')).toBe('\u{10300}/');
+  });
+
+  it('keeps a letter that looks like punctuation among letters of its own script, or with none around it in its word', () => {
+    for (const s of [
+      '\u30c6\u30b9\u30c8\u30ce\u30d5\u30a1\u30a4\u30eb', // テストノファイル: ノ between Katakana
+      '\u30ce\u30fc\u30c9', // ノード: ー is Katakana and Hiragana
+      '\u6771\u4eac\u30ce\u7a7a', // 東京ノ空: Han and Katakana are one writing system (Japanese)
+      '\u05e9\u05d9\u05e8', // שיר: Hebrew yod between Hebrew letters
+      '\u0661\u0660\u0660', // Arabic-Indic zero among Arabic-Indic digits
+      '\u2c81\u2cc6\u2c83', // Coptic Ⳇ between Coptic letters
+      'home \u2cc6 ann', // alone in its word
+      '1\u02d02', // among digits only: no letter tells a script
+      '\u30ce',
+    ]) {
+      expect(normalText(s), s).toBe(s.replace('\u0661', '1'));
+    }
+  });
+
+  it('says which scripts a character is of, Japanese and Korean scripts augmented as UTS #39 does', () => {
+    expect(scriptsOf('a')).toEqual(['Latin']);
+    expect([...scriptsOf('\u30ce')].sort()).toEqual(['Han', 'Hiragana', 'Katakana']);
+    expect(scriptsOf(':')).toEqual([]);
+    expect(scriptsOf('\u02d0')).toEqual([]);
+    expect(shareScript('\u30ce', '\u6771')).toBe(true);
+    expect(shareScript('\ud55c', '\u6771')).toBe(true); // Hangul and Han: Korean
+    expect(shareScript('\u30ce', 'a')).toBe(false);
+    expect(shareScript('\u02d0', '\u02d0')).toBe(false);
+  });
+
+  it('reads l, I, 1, i and O, 0, o look-alikes also as capitals and as digits; blank fillers also as spaces', () => {
+    expect(normalReadings('npm test')).toEqual(['npm test']);
+    expect(normalReadings('')).toEqual(['']);
+    // Tifinagh ⵏ (prototype l): usually l, also I and 1
+    expect(normalReadings('AK\u2d4fA')).toEqual(['AKlA', 'AKIA', 'AK1A']);
+    // Cyrillic palochka ӏ (prototype i) and Cyrillic о (prototype o)
+    expect(normalReadings('AK\u04cfA')).toEqual(['AKiA', 'AKIA', 'AK1A']);
+    expect(normalReadings('x\u043ey')).toEqual(['xoy', 'xOy', 'x0y']);
+    // ASCII never changes, in no reading
+    for (const r of normalReadings('Il1|O0o \u2d4f')) expect(r.slice(0, 7)).toBe('Il1|O0o');
+    // a blank filler: dropped, and read as a space
+    expect(normalReadings('rm\u2800-rf b')).toEqual(['rm-rf b', 'rm -rf b']);
+    expect(normalReadings('a\u3164b')).toEqual(['ab', 'a b']);
+    expect(normalReadings('\u0410KIA')[0]).toBe(normalText('\u0410KIA'));
   });
 });
