@@ -9,8 +9,9 @@
  *   event was written for, records `timeout` in hook-failures.json and exits 0, whatever the hook is still
  *   waiting for (a lock, the server);
  * - the watchdog (`hook-watchdog.ts`), a supervisor process `dist/hook.cjs` started first, kills the hook
- *   500 ms later when this thread is blocked and its timer cannot run (a system call that does not
- *   return, a loop), then defers and records for it. This thread tells it how far it got (`progress`).
+ *   at its hard deadline (1 s later, never past 4.6 s after the start) when this thread has not ended it
+ *   (blocked in a system call, in a loop, starved of CPU), and defers and records for it, also when
+ *   something else killed it first. This thread tells it how far it got (`progress`).
  * Exit status is 0 in every case but that one (Claude Code blocks the tool call on 2 and shows other
  * codes as errors; a killed hook is shown as failed, and the agent goes on).
  * `lib/capture/hook-entry.ts` runs it; tests import it without running it.
@@ -52,7 +53,9 @@ export async function hookMain(
   const timer = setTimeout(
     () => {
       if (answered) return;
-      answer('');
+      // The answer is empty (stdout stays so); the watchdog hears of it once the rest is done, so that a
+      // kill meanwhile still leaves it a payload to defer.
+      answered = true;
       // Parsed but not written: the payload waits in the session's inbox for its next hook (or the
       // shipper), so the agent goes on and the event is not lost.
       let deferred = false;
@@ -60,6 +63,7 @@ export async function hookMain(
         try {
           appendInbox(progress.defer.inbox, progress.defer.payload);
           deferred = true;
+          watchdog?.deferred();
         } catch {
           // the state directory refuses it: the failure below says so
         }
@@ -70,8 +74,9 @@ export async function hookMain(
         message: `no answer within ${hookBudgetMs(env)} ms (a held session lock, a slow disk or server): answered empty${deferred ? "; the event was deferred to the session's next hook" : progress.committed ? '; the events were written' : '; the event was not recorded'}`,
         ms: Math.round(performance.now()),
       });
+      watchdog?.answered();
       // The exit may wait for libuv's pool, where a request may still wait for the network (a DNS
-      // lookup): the supervisor stays and ends the process at its deadline if it does.
+      // lookup): the supervisor stays and ends the process at its hard deadline if it does.
       watchdog?.keep();
       process.exit(0);
     },

@@ -1,8 +1,9 @@
 /**
  * The program of `dist/hook-watchdog.cjs` (scripts/build.mjs): `node dist/hook-watchdog.cjs <state>
- * <harness> <budget ms> <grace ms>`, which the hook's supervisor becomes after it killed a blocked hook
- * (`hook-watchdog.ts`). Reads the hook's notes from stdin (the pipe, closed by the kill; a second at most),
- * then defers and records (`hook-watchdog-rescue.ts`) and exits.
+ * <harness> <budget ms> <hard deadline ms> <hook's start, ms since the epoch> killed|gone`, which the hook's
+ * supervisor becomes once the hook is gone without having ended by itself (`hook-watchdog.ts`). Reads the
+ * hook's notes from stdin (the supervisor hands them over whole; a second at most), then defers and
+ * records (`hook-watchdog-rescue.ts`) and exits.
  */
 import { rescue } from './hook-watchdog-rescue.js';
 
