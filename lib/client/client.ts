@@ -10,8 +10,15 @@
  * `TIMEOUT_BYTES_PER_SECOND` it sends, for its answer's headers and, for a JSON answer, its whole body. A
  * server that accepts the connection and never answers held a caller (the capture shipper, and its lock)
  * for undici's own 300 s before. A request that times out is not retried: NetworkError at once.
+ *
+ * A token that cannot be sent as a header (a line break, a control character, a space, non-ASCII) is
+ * refused before any request, without quoting it (`MalformedToken`, lib/client/token-form.ts; the trial
+ * of issue 24, item 12), and no error of this client quotes a header or an `hns_` secret.
  */
 import pRetry, { AbortError } from 'p-retry';
+import { UsageError } from './errors.js';
+import { networkCause, unsendable } from './network-cause.js';
+import { headerProblem, MalformedToken } from './token-form.js';
 
 /** An answer the server gave that was not a success; `body` is its `{"error":…}` envelope when it sent one. */
 export class ServerError extends Error {
@@ -250,6 +257,8 @@ export class ApiClient {
     },
   ): Promise<Answer> {
     if (this.gaveUp) throw this.gaveUp;
+    const problem = this.options.token ? headerProblem(this.options.token) : null;
+    if (problem) throw new MalformedToken('the token', problem);
     const headers: Record<string, string> = { ...init.headers, accept: 'application/json' };
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
     if (init.contentType) headers['content-type'] = init.contentType;
@@ -282,6 +291,13 @@ export class ApiClient {
             // No answer in time: the server is there but does not answer; waiting more is the
             // caller's choice (the shipper tries again at the next hook), not a retry's.
             if (timedOut) throw new AbortError(this.timeoutError(path, init.body));
+            // A request that could not be built (a header undici refuses): no retry changes it, and it
+            // is not the server's fault.
+            if (unsendable(err)) {
+              throw new AbortError(
+                new UsageError(`cannot send the request: ${networkCause(err)}`, 'bad_request'),
+              );
+            }
             lastReason = `cannot reach ${this.url}: ${networkCause(err)}`;
             // Nothing listens on this machine's port: no retry can change that, so say it at once.
             if (refusedOnLoopback(this.url, err)) throw new AbortError(new NetworkError(lastReason));
@@ -405,12 +421,4 @@ export function refusedOnLoopback(url: string, err: unknown): boolean {
   if (code !== 'ECONNREFUSED') return false;
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-/** A short reason for a failed fetch: the system error code when there is one (ECONNREFUSED, ENOTFOUND). */
-function networkCause(err: unknown): string {
-  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code) return cause.code === 'ECONNREFUSED' ? 'connection refused' : cause.code;
-  if (cause?.message) return cause.message;
-  return err instanceof Error ? err.message : 'network error';
 }

@@ -4,6 +4,8 @@
  * a result itself; these are the sentences.
  */
 import { NetworkError, ServerError } from '../client/client.js';
+import { UsageError } from '../client/errors.js';
+import { maskTokens } from '../log/mask-tokens.js';
 import { MAKE_SESSION_TOKEN, SessionUnresolved } from './session.js';
 
 /** A tool result as the MCP SDK takes it. */
@@ -18,9 +20,17 @@ export function toolError(err: unknown, url: string | null): ToolResult {
   return { isError: true, content: [{ type: 'text', text: describe(err, url) }] };
 }
 
-/** One sentence (and the server's field issues, one a line) for a failed call. */
+/**
+ * One sentence (and the server's field issues, one a line) for a failed call, with every `hns_` secret
+ * masked (lib/log/mask-tokens.ts): a tool result goes into the agent's transcript (the trial of issue 24,
+ * item 12).
+ */
 export function describe(err: unknown, url: string | null): string {
-  if (err instanceof SessionUnresolved) return err.message;
+  return maskTokens(sentence(err, url));
+}
+
+function sentence(err: unknown, url: string | null): string {
+  if (err instanceof SessionUnresolved || err instanceof UsageError) return err.message;
   if (err instanceof ServerError) {
     const lines = [`the hansard server refused: ${err.message} (${err.status} ${err.code})`];
     const issues = Array.isArray(err.details.issues)

@@ -2,7 +2,9 @@
  * Which hansard session an MCP tool call acts on, and with which token (issue 12 item 3, seed 000,
  * docs/mcp.md "Session resolution"). In order:
  *
- * 1. the call's `session_token`, else `HANSARD_SESSION_TOKEN`: a session-bound token. Its session is
+ * 1. the call's `session_token`, else `HANSARD_SESSION_TOKEN`: a session-bound token, refused unless it
+ *    has the form of a hansard token (`hns_` + 43 letters and digits; lib/client/token-form.ts), without
+ *    quoting it and before any request. Its session is
  *    `HANSARD_SESSION_ID`, else the hook state entry minted with that token, else the session the server
  *    says the token is bound to (`GET /v1/tokens/self`, asked once per token and kept for the server's
  *    life: a token's binding never changes; issue 24 item 5, seed 000);
@@ -21,6 +23,7 @@ import type { ClaudeState } from '../capture/claude-code.js';
 import { readCaptureConfig, readJson, stateDir } from '../capture/state-dir.js';
 import { ApiClient, ServerError } from '../client/client.js';
 import { DEFAULT_URL } from '../client/config.js';
+import { malformedTokenMessage, tokenFormProblem } from '../client/token-form.js';
 import { fetchTokenSelf } from '../client/token-self.js';
 import { isId } from '../log/ids.js';
 
@@ -180,9 +183,16 @@ export async function resolveSession(
   const base = { url, cwd: ctx.cwd, cwdFrom: 'mcp server' as const, claudeSessionId: null };
   if (given !== undefined) {
     const source: SessionSource = sessionToken ? 'session_token' : 'HANSARD_SESSION_TOKEN';
+    const named = source === 'session_token' ? 'session_token given' : 'HANSARD_SESSION_TOKEN';
+    // Its form before any request, and never quoted (the trial of issue 24, item 12).
+    const problem = tokenFormProblem(given);
+    if (problem) {
+      throw new SessionUnresolved(
+        `${malformedTokenMessage(`the ${named}`, problem)}: pass the session token exactly as it was given, or leave session_token out (${MAKE_SESSION_TOKEN})`,
+      );
+    }
     const all = allClaudeSessions(state);
     const hooked = all.find((s) => s.token === given);
-    const named = source === 'session_token' ? 'session_token given' : 'HANSARD_SESSION_TOKEN';
     const sid = envSid ?? hooked?.sid ?? (await boundSession(url, given, named, ctx));
     // The hook state of the token's own session says where that session runs (not where this server does).
     const where =

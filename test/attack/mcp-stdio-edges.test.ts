@@ -191,6 +191,7 @@ describe('session_token values that are not tokens', () => {
       );
       const a = await d.answer(`ctx-${i}`);
       expect(a.result?.isError, `${JSON.stringify(token)}: ${JSON.stringify(a)}`).toBe(true);
+      expect(JSON.stringify(a)).not.toContain(good.slice(4));
     }
     // and the good one still finds its session
     await d.write(
@@ -204,24 +205,29 @@ describe('session_token values that are not tokens', () => {
 });
 
 describe('what a refused session_token answers', () => {
-  // FAULT: a session_token with a line break (a header value undici refuses) is answered "cannot reach
-  // http://…: Headers.append: "Bearer hns_…\r\nX-Evil: 1" is an invalid header value. (after retries): is
-  // the hansard server running?": the whole token is quoted back in the tool result (which the hook then
-  // records as the MCP call's result in the session's transcript) and the sentence blames the server, after
-  // retries that could never succeed. A fix: check session_token's form (hns_ + 43 base62) in the tool's
-  // schema or before any request, answer "not a hansard token" without quoting it, and never quote a
-  // request's headers in an error.
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
-  it.skip('a malformed session_token is named malformed, not quoted, and not blamed on the server', async () => {
+  // Was a FAULT: a session_token with a line break was answered "cannot reach …: Headers.append: "Bearer
+  // hns_…"" after retries, the token quoted whole. Now its form is checked first (lib/client/token-form.ts).
+  it('a malformed session_token is named malformed, not quoted, and not blamed on the server', async () => {
     const sid = await seedSession(srv.url, srv.admin, srv.workDir);
     const good = await sessionToken(srv.url, srv.admin, sid, ['report', 'read']);
     const d = await serve();
     await d.write(
       `${JSON.stringify({ jsonrpc: '2.0', id: 'crlf', method: 'tools/call', params: { name: 'session_context', arguments: { session_token: `${good}\r\nX-Evil: 1` } } })}\n`,
     );
-    const a = JSON.stringify(await d.answer('crlf'));
+    const answer = await d.answer('crlf');
+    const a = JSON.stringify(answer);
+    expect(answer.result?.isError).toBe(true);
     expect(a).not.toContain(good.slice(4));
     expect(a).not.toContain('cannot reach');
+    expect(a).toContain('the session_token given is not a hansard token: it holds a line break');
+    // the same for the environment's token, and for a token of another form: named, not quoted
+    const e = await serve({ HANSARD_SESSION_TOKEN: `${good}/../x` });
+    await e.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 'env', method: 'tools/call', params: { name: 'report_status', arguments: { state: 'working', note: 'x' } } })}\n`,
+    );
+    const b = JSON.stringify(await e.answer('env'));
+    expect(b).toContain('HANSARD_SESSION_TOKEN is not a hansard token: it is 52 characters long, not 47');
+    expect(b).not.toContain(good.slice(4));
   }, 60_000);
 });
 
