@@ -144,6 +144,10 @@ function failureFix(reason: string, findings: Finding[], url: string, failures: 
       return refusedFix(failures, findings, url);
     case 'state_unwritable':
       return fixOf('state_dir') ?? 'make the state directory writable (see state_dir above)';
+    case 'state_unreadable':
+      return "a session's mapping state in the state directory was not a readable JSON file (something put a FIFO, a link or other bytes there): the hook went on as the failure says; find what writes there";
+    case 'work_refused':
+      return 'the server refused a work heartbeat the hooks sent (not_owner: the item was started with another token, and this machine forgot its lease; work_mismatch: its session, system or actor differ): hansard work status wk_… --json';
     case 'timeout':
       return 'a hook ran out of time (a slow disk or a loaded machine): what it deferred is written by the next hook or hansard hook ship';
     default:

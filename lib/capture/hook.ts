@@ -11,26 +11,17 @@
  * even when this code blocks.
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { lstatSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { lock } from 'proper-lockfile';
-import { mkdirs } from '../client/safe-fs.js';
 import { renewSessionLeases } from '../work/hook-heartbeat.js';
 import { applyClaudeEvent, ClaudeHookPayload, type ClaudeState, newClaudeState } from './claude-code.js';
 import { applyCodexEvent, CodexNotifyPayload, type CodexState, newCodexState } from './codex.js';
 import { hookBudgetMs } from './hook-watchdog.js';
-import {
-  type InboxProgress,
-  inboxPath,
-  readInbox,
-  segmentSizes,
-  takeInbox,
-  uncommittedDeferrals,
-} from './inbox.js';
+import { type InboxProgress, inboxPath, readInbox } from './inbox.js';
+import { asFailure, withSessionState } from './session-state.js';
 import { shipperRunning, spawnShipper } from './spawn.js';
 import {
   type CaptureConfig,
-  type CaptureHarness,
   type HookFailureReason,
   mappingStatePath,
   readCaptureConfig,
@@ -38,20 +29,9 @@ import {
   recordHookFailure,
   spoolDir,
   stateDir,
-  writeJsonAtomic,
 } from './state-dir.js';
 
 export { HOOK_BUDGET_MS, hookBudgetMs } from './hook-watchdog.js';
-
-/**
- * A session lock not refreshed for this long is a dead hook's and is taken over. Its holder refreshes it
- * every second (`SESSION_LOCK_UPDATE_MS`); at 2 s (proper-lockfile's minimum) a holder starved of CPU on
- * a loaded machine was taken over while it wrote, and two hooks reused a seq (the concurrency test caught
- * it with every capture suite running at once). After a kill -9 of a holder the next hooks wait: they
- * answer empty at the budget and defer their payloads, nothing is lost.
- */
-const SESSION_LOCK_STALE_MS = 5_000;
-const SESSION_LOCK_UPDATE_MS = 1_000;
 
 /** How a hook runs. */
 export interface HookContext {
@@ -79,16 +59,6 @@ export interface HookProgress {
   /** set when a request to the server failed: its DNS lookup may still run in libuv's pool at exit */
   network?: boolean;
   committed: boolean;
-}
-
-/** A failure with the reason hook-failures.json records. */
-class HookFailure extends Error {
-  constructor(
-    readonly reason: HookFailureReason,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /** `hansard hook claude-code`: maps one payload; returns stdout (empty, or the SessionStart JSON). */
@@ -199,76 +169,6 @@ export async function runCodexHook(raw: string | undefined, ctx: HookContext): P
   return '';
 }
 
-/**
- * Runs `update` on the session's mapping state under its lock and saves what it returns (tmp + rename).
- * `progress` (the invocation's, for its deadlines): `writing` is set before `update` runs, `committed`
- * once the state is saved.
- * @throws HookFailure (`state_unwritable` for the file system's refusals, `timeout`-free: the caller's
- * deadline bounds the lock wait)
- */
-async function withSessionState<S extends InboxProgress>(
-  state: string,
-  harness: CaptureHarness,
-  id: string,
-  update: (loaded: S | null, deferred: unknown[], persistNew: (s: S) => void) => S,
-  progress?: HookProgress,
-): Promise<S> {
-  const path = mappingStatePath(state, harness, id);
-  try {
-    mkdirs(path.slice(0, path.lastIndexOf('/')), 0o700);
-    mkdirs(spoolDir(state), 0o700);
-  } catch (err) {
-    throw new HookFailure('state_unwritable', `cannot create the state directory: ${codeOf(err)}`);
-  }
-  let release: () => Promise<void>;
-  try {
-    release = await lock(path, {
-      lockfilePath: `${path.slice(0, -'.json'.length)}.lock`,
-      realpath: false,
-      stale: SESSION_LOCK_STALE_MS,
-      update: SESSION_LOCK_UPDATE_MS,
-      // Parallel tool calls queue here; the caller's deadline, not a retry count, bounds the wait.
-      retries: { retries: 1_000, factor: 1, minTimeout: 5, maxTimeout: 15, randomize: true },
-      onCompromised: () => {},
-    });
-  } catch (err) {
-    throw new HookFailure('state_unwritable', `cannot take the session lock: ${codeOf(err)}`);
-  }
-  try {
-    const loaded = readJson(path) as S | null;
-    const taken: InboxProgress = {
-      ...(loaded?.inboxOffset !== undefined ? { inboxOffset: loaded.inboxOffset } : {}),
-      ...(loaded?.inboxOldSize !== undefined ? { inboxOldSize: loaded.inboxOldSize } : {}),
-    };
-    const before = { ...taken };
-    let deferred = takeInbox(inboxPath(path), taken);
-    const sid = (loaded as { sid?: unknown } | null)?.sid;
-    if (typeof sid === 'string' && loaded?.spoolBytes) {
-      const done = uncommittedDeferrals(join(spoolDir(state), sid), loaded.spoolBytes);
-      if (done.size > 0)
-        deferred = deferred.filter((p) => !done.has((p as { hook_deferred?: string }).hook_deferred ?? ''));
-    }
-    // A new session's identity is saved before its first event: a hook killed after writing leaves the
-    // next one the same session (and the inbox where it was), not a second session.
-    const persistNew = (s: S) => writeJsonAtomic(path, { ...s, ...before, spoolBytes: {} });
-    if (progress) progress.writing = true;
-    const st = update(loaded, deferred, persistNew);
-    Object.assign(st, taken);
-    st.spoolBytes = segmentSizes(join(spoolDir(state), (st as { sid?: string }).sid ?? '-'));
-    writeJsonAtomic(path, st);
-    if (progress) progress.committed = true;
-    return st;
-  } catch (err) {
-    if (err instanceof HookFailure) throw err;
-    const code = codeOf(err);
-    if (['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'ENOTDIR'].includes(code))
-      throw new HookFailure('state_unwritable', `cannot write the spool or state: ${code}`);
-    throw new HookFailure('internal', `${(err as Error).name}: ${code}`);
-  } finally {
-    await release().catch(() => {});
-  }
-}
-
 /** SessionStart's answer: identity and context, with a token reused or minted within the budget. */
 async function sessionStart(
   state: string,
@@ -288,11 +188,18 @@ async function sessionStart(
     if (ctx.progress && typeof token === 'string' && config.token) ctx.progress.network = true;
     if (typeof token === 'object') {
       const minted = token;
-      await withSessionState<ClaudeState>(state, 'claude-code', payload.session_id, (loaded, deferred, p) => {
-        const s = applyClaude(state, ctx, loaded ?? st, deferred, p);
-        s.token = minted;
-        return s;
-      }).catch((err) =>
+      await withSessionState<ClaudeState>(
+        state,
+        'claude-code',
+        payload.session_id,
+        (loaded, deferred, p) => {
+          const s = applyClaude(state, ctx, loaded ?? st, deferred, p);
+          s.token = minted;
+          return s;
+        },
+        undefined,
+        'claude-code:SessionStart',
+      ).catch((err) =>
         fail(state, 'claude-code:SessionStart', asFailure(err).reason, asFailure(err).message, 0),
       );
     } else if (config.token) {
@@ -375,17 +282,20 @@ function applyCodex(
 
 /**
  * Writes the events of every deferred payload no hook has taken yet (the shipper runs this before it
- * ships, so that a session's last deferred event does not wait for a hook that never comes). Never throws.
+ * ships, so that a session's last deferred event does not wait for a hook that never comes), and removes
+ * spill files a hook and its supervisor both left (`removeStaleSpills`). Never throws.
  */
 export async function drainInboxes(state: string, env: NodeJS.ProcessEnv): Promise<number> {
   let n = 0;
   for (const harness of ['claude-code', 'codex'] as const) {
-    let names: string[];
+    let all: string[];
     try {
-      names = readdirSync(join(state, harness)).filter((f) => f.endsWith('.inbox'));
+      all = readdirSync(join(state, harness));
     } catch {
       continue;
     }
+    removeStaleSpills(join(state, harness), all);
+    const names = all.filter((f) => f.endsWith('.inbox'));
     for (const f of names) {
       const statePath = join(state, harness, `${f.slice(0, -'.inbox'.length)}.json`);
       const st = readJson(statePath) as InboxProgress | null;
@@ -413,25 +323,29 @@ export async function drainInboxes(state: string, env: NodeJS.ProcessEnv): Promi
   return n;
 }
 
+/** A spill file older than this is no live hook's: a hook lives 4.6 s at most, its rescuer a second more. */
+const STALE_SPILL_MS = 10 * 60 * 1000;
+
+/**
+ * Removes the spill files (`<inbox>.<pid>.spill`, hook-watchdog.ts) of `dir` older than `STALE_SPILL_MS`:
+ * left only when a hook and its supervisor both died (a reboot). They hold a payload unredacted; whether
+ * its events were written is unknown, so it is not deferred again (it could be written twice).
+ */
+function removeStaleSpills(dir: string, names: string[]): void {
+  const now = Date.now();
+  for (const f of names) {
+    if (!f.endsWith('.spill')) continue;
+    try {
+      const p = join(dir, f);
+      if (now - lstatSync(p).mtimeMs > STALE_SPILL_MS) unlinkSync(p);
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
 function userOf(env: NodeJS.ProcessEnv): string {
   return env.HANSARD_USER || 'user';
-}
-
-function asFailure(err: unknown): HookFailure {
-  return err instanceof HookFailure
-    ? err
-    : new HookFailure('internal', `${(err as Error)?.name ?? 'error'}: ${codeOf(err)}`);
-}
-
-/** An error's code (EACCES…) or its message's first line: never payload content. */
-function codeOf(err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  return (
-    e?.code ??
-    String(e?.message ?? err)
-      .split('\n')[0]!
-      .slice(0, 200)
-  );
 }
 
 function fail(

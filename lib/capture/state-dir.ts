@@ -131,13 +131,18 @@ export { readJson, writeJsonAtomic };
  * Why a hook invocation did not do its whole job. `server_refused`: a server answered, and refused
  * (SessionStart's session-token request answered 4xx, e.g. 404 from something that is not a hansard
  * server): not `server_unreachable`, which shipping later can make good (the trial of issues 24/25).
+ * `state_unreadable`: a session's mapping state was there but could not be read (not a regular file, not
+ * JSON; the message says which session the hook went on with). `work_refused`: the server refused a work
+ * heartbeat the shipper sent (`not_owner`, `work_mismatch`; the message names the code).
  */
 export type HookFailureReason =
   | 'timeout'
   | 'bad_input'
   | 'state_unwritable'
+  | 'state_unreadable'
   | 'server_unreachable'
   | 'server_refused'
+  | 'work_refused'
   | 'internal';
 
 /**

@@ -15,12 +15,14 @@ import {
   existsSync,
   mkdirSync,
   readdirSync,
+  rmSync,
   symlinkSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { failuresFinding } from '../../lib/capture/doctor-failures.js';
 import { readHookFailures } from '../../lib/capture/state-dir.js';
 import {
   fixture,
@@ -213,20 +215,83 @@ describe.skipIf(!linux)('files inside the state directory that are not files', (
     }
   }, 180_000);
 
-  // FAULT: when the session's mapping state (`<state>/claude-code/<session>.json`) is not a regular file
-  // (a FIFO, a link to /dev/zero), the hook reads it as absent: the next hook starts a SECOND hansard
-  // session for the same Claude Code session (the first keeps only its writer.start), and no failure is
-  // recorded, so `hansard doctor` has nothing to show. A fix: tell "absent" from "unreadable" (EFTYPE,
-  // EACCES, bad JSON): record a `state_unreadable` failure, and move the bad file aside before starting
-  // again, or go on with the sid the spool already holds for this Claude session.
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
-  it.skip('a mapping state that is not a regular file neither splits the session silently nor goes unrecorded', async () => {
-    const { state, runs } = await begun((st) =>
-      swap(join(st, 'claude-code', 'test-session-id.json'), 'fifo'),
-    );
+  // Was a FAULT (fixed): a mapping state that was not a regular file read as absent: the next hook began a
+  // SECOND hansard session for the same Claude Code session, and no failure was recorded. Now it is told
+  // from absent (lib/capture/state-recover.ts): the session the spool holds goes on, in a new writer, and
+  // a state_unreadable failure says so (hansard doctor shows it).
+  it('a mapping state that is not a regular file neither splits the session silently nor goes unrecorded', async () => {
+    const replacements: [string, (p: string) => void][] = [
+      ['a FIFO', (p) => swap(p, 'fifo')],
+      ['a link to /dev/zero', (p) => swap(p, '/dev/zero')],
+      ['cut JSON', (p) => writeFileSync(p, '{"version":1,"sid":"s_')],
+    ];
+    for (const [kind, replace] of replacements) {
+      const { state, runs } = await begun((st) => replace(join(st, 'claude-code', 'test-session-id.json')));
+      for (const r of runs) expect(r.code, kind).toBe(0);
+      expect(spoolSessions(state), kind).toHaveLength(1);
+      const sid = spoolSessions(state)[0]!.split('/').at(-1)!;
+      const failures = readHookFailures(state);
+      expect(failures, kind).toEqual([
+        expect.objectContaining({ hook: 'claude-code:UserPromptSubmit', reason: 'state_unreadable' }),
+      ]);
+      expect(failures[0]!.message, kind).toContain(`went on with session ${sid}, found in the spool`);
+      // the turn is whole in that session (a second writer of it)
+      const types = sessionEvents(spoolSessions(state)[0]!).map((e) => e.type);
+      for (const t of ['message', 'turn.start', 'agent.action', 'agent.action_result', 'turn.end'])
+        expect(types, `${kind} ${t}`).toContain(t);
+      const finding = failuresFinding(state, new Date(), [], 'http://127.0.0.1:8787');
+      expect(finding.ok, kind).toBe(false);
+      expect(finding.message, kind).toContain('last state_unreadable');
+      expect(finding.fix, kind).toContain('mapping state');
+      expect(await noneLeft(state)).toBe(true);
+    }
+  }, 120_000);
+
+  it("a Codex thread's mapping state a FIFO: the thread's session goes on, the failure recorded under codex", async () => {
+    const state = tmp.make();
+    const notify = (turn: string) =>
+      runHook(
+        cli.bin,
+        [
+          'codex',
+          JSON.stringify({
+            type: 'agent-turn-complete',
+            'thread-id': 'thread-fifo',
+            'turn-id': turn,
+            'input-messages': [`prompt ${turn}`],
+            'last-assistant-message': `answer ${turn}`,
+          }),
+        ],
+        '',
+        budgetEnv(state),
+        KILL_AFTER,
+      );
+    expect((await notify('t1')).code).toBe(0);
+    swap(join(state, 'codex', 'thread-fifo.json'), 'fifo');
+    expect((await notify('t2')).code).toBe(0);
+    expect(spoolSessions(state)).toHaveLength(1);
+    expect(readHookFailures(state)).toEqual([
+      expect.objectContaining({ hook: 'codex:agent-turn-complete', reason: 'state_unreadable' }),
+    ]);
+    const texts = sessionEvents(spoolSessions(state)[0]!)
+      .filter((e) => e.type === 'message')
+      .map((e) => e.text);
+    expect(texts).toEqual(['prompt t1', 'prompt t2']);
+  }, 60_000);
+
+  it('a mapping state not a regular file and no session of it in the spool: a new session begins, and the failure says so', async () => {
+    const { state, runs } = await begun((st) => {
+      swap(join(st, 'claude-code', 'test-session-id.json'), 'fifo');
+      rmSync(join(st, 'spool'), { recursive: true });
+    });
     for (const r of runs) expect(r.code).toBe(0);
     expect(spoolSessions(state)).toHaveLength(1);
-    expect(readHookFailures(state).length).toBeGreaterThan(0);
+    const sid = spoolSessions(state)[0]!.split('/').at(-1)!;
+    const failures = readHookFailures(state);
+    expect(failures).toEqual([expect.objectContaining({ reason: 'state_unreadable' })]);
+    expect(failures[0]!.message).toContain(
+      `no session of it was found in the spool, so a new hansard session ${sid} began`,
+    );
   }, 60_000);
 });
 

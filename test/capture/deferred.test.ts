@@ -3,9 +3,10 @@
  * inbox is backlog until the next hook or the shipper writes it; a line torn by a kill mid-append is not.
  * The kill test drains until there is none (it once stopped early and missed a deferred prompt).
  */
-import { appendFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { drainInboxes } from '../../lib/capture/hook.js';
 import { deferredSessions } from '../../lib/capture/inbox.js';
 import { tmpDirs } from '../support/tmp.js';
 
@@ -32,5 +33,22 @@ describe('deferredSessions', () => {
       JSON.stringify({ inboxOffset: statSync(inbox).size, inboxOldSize: 8 }),
     );
     expect(deferredSessions(state)).toBe(1);
+  });
+});
+
+describe('spill files (hook-watchdog.ts) a hook and its supervisor both left', () => {
+  it("the shipper's drain removes those older than 10 minutes and keeps a live hook's", async () => {
+    const state = dirs.make();
+    const dir = join(state, 'claude-code');
+    mkdirSync(dir, { recursive: true });
+    const old = join(dir, 's1.inbox.4242.spill');
+    const fresh = join(dir, 's1.inbox.4343.spill');
+    writeFileSync(old, '{"prompt":"secret"}\n');
+    writeFileSync(fresh, '{"prompt":"live"}\n');
+    const past = new Date(Date.now() - 11 * 60 * 1000);
+    utimesSync(old, past, past);
+    await drainInboxes(state, { HANSARD_STATE_DIR: state });
+    expect(existsSync(old)).toBe(false);
+    expect(existsSync(fresh)).toBe(true);
   });
 });
