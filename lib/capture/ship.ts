@@ -178,6 +178,17 @@ export async function runShipper(state: string, env: NodeJS.ProcessEnv): Promise
  */
 async function shipHeartbeats(state: string, client: ApiClient, record: boolean): Promise<void> {
   const r = await sendDueHeartbeats(state, client).catch(() => null);
+  // Refusals as what they are (work_refused): a not_owner's item is forgotten, so it is recorded now (it
+  // does not come back); a work_mismatch stays due, recorded at the last pass like the others.
+  for (const f of r?.refused ?? []) {
+    if (f.code === 'work_mismatch' && !record) continue;
+    recordHookFailure(state, {
+      hook: 'shipper',
+      reason: 'work_refused',
+      message: `work heartbeat of ${f.id} refused (${f.code})${f.code === 'not_owner' ? ', its lease forgotten here' : ''}: ${f.reason}`,
+      ms: 0,
+    });
+  }
   // Left for the next run; recorded so that `hansard doctor` shows why (e.g. a token without `report`).
   for (const f of record ? (r?.failed ?? []) : []) {
     recordHookFailure(state, {

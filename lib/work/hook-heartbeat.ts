@@ -41,18 +41,26 @@ export function renewSessionLeases(state: string, sid: string, now = Date.now())
   return renewed;
 }
 
-/** What `sendDueHeartbeats` did: ids acknowledged, ids the server says are over, ids left for later. */
+/**
+ * What `sendDueHeartbeats` did: ids acknowledged; ids forgotten (the server says the item is over, or not
+ * this token's); heartbeats the server refused as not this caller's (`refused`: `not_owner`, the item
+ * forgotten too; `work_mismatch`, left due), with the refusal's code and message; the others left for
+ * later (`failed`: the network, a token without `report`).
+ */
 export interface HeartbeatReport {
   sent: string[];
   forgotten: string[];
+  refused: { id: string; code: 'not_owner' | 'work_mismatch'; reason: string }[];
   failed: { id: string; reason: string }[];
 }
 
 /**
  * Sends a heartbeat for every item whose local lease was renewed after the server's last
  * acknowledgement (`sent_at`) and is still unexpired; marks it acknowledged. An item the server says is
- * stopped or unknown (409 `work_stopped`, 404) is forgotten here: no lease may claim activity for it.
- * Anything else is left for the next run. Never throws.
+ * stopped or unknown (409 `work_stopped`, 404) or not this token's (403 `not_owner`) is forgotten here,
+ * as `hansard work heartbeat` does: no lease may claim activity for it. A `work_mismatch` (the owner's
+ * token naming another session, system or actor) is reported and left. Anything else is left for the
+ * next run. Never throws.
  */
 export async function sendDueHeartbeats(
   state: string,
@@ -61,7 +69,7 @@ export async function sendDueHeartbeats(
   },
   now = Date.now(),
 ): Promise<HeartbeatReport> {
-  const report: HeartbeatReport = { sent: [], forgotten: [], failed: [] };
+  const report: HeartbeatReport = { sent: [], forgotten: [], refused: [], failed: [] };
   for (const item of listItems(state)) {
     const lease = readLease(state, item.id, now);
     if (lease.state !== 'observed') continue;
@@ -76,9 +84,13 @@ export async function sendDueHeartbeats(
       report.sent.push(item.id);
     } catch (err) {
       const e = err as { status?: number; code?: string; message?: string };
-      if (e.code === 'work_stopped' || e.status === 404) {
+      if (e.code === 'work_stopped' || e.code === 'not_owner' || e.status === 404) {
         forgetItem(state, item.id);
         report.forgotten.push(item.id);
+        if (e.code === 'not_owner')
+          report.refused.push({ id: item.id, code: 'not_owner', reason: String(e.message ?? err) });
+      } else if (e.code === 'work_mismatch') {
+        report.refused.push({ id: item.id, code: 'work_mismatch', reason: String(e.message ?? err) });
       } else {
         report.failed.push({ id: item.id, reason: String(e.message ?? err) });
       }

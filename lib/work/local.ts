@@ -16,9 +16,10 @@
  * disposable evidence for this machine only: a missing or corrupt one reads as `unknown`, never as
  * activity. Node builtins only: the hook loads this on every tool call.
  */
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { readJson, writeJsonAtomic } from '../client/json-files.js';
+import { readRegularFile } from '../client/safe-fs.js';
 
 /** `<state>/work`. */
 export function workDir(state: string): string {
@@ -132,12 +133,16 @@ export function forgetItem(state: string, id: string): void {
   rmSync(leasePath(state, id), { force: true });
 }
 
+/** The largest lease file read (a real one is a few hundred bytes): a larger one is corrupt. */
+const MAX_LEASE_FILE_BYTES = 64 * 1024;
+
 /** The longest lease a heartbeat writes (the server's TTL bound, lib/service/work-schemas.ts WORK_TTL), ms. */
 const MAX_LEASE_MS = 86_400_000;
 
 /**
  * The local lease of `id` at `now` (ms): `observed` before its `expires_at`, `expired` after, `missing`
- * without a file, `corrupt` when the file is not a lease (never repaired: seed 004 failure posture). A
+ * without a file, `corrupt` when the file is not a lease or not a regular file (a FIFO or a device is never
+ * read: it would block the hook that renews leases; never repaired: seed 004 failure posture). A
  * lease that expires more than the longest TTL (24 h) after its `renewed_at`, or after `now`, is not one
  * a heartbeat of this machine wrote (a hand edit, a clock far ahead): corrupt too. A lease renewed after
  * `now` (a process whose clock ran ahead, issue 25.5) is `ahead`: a renewal dated in the future is no
@@ -147,8 +152,9 @@ const MAX_LEASE_MS = 86_400_000;
 export function readLease(state: string, id: string, now = Date.now()): LeaseReading {
   let raw: unknown;
   try {
-    // not readJson: the lease needs the difference between missing (ENOENT) and corrupt
-    raw = JSON.parse(readFileSync(leasePath(state, id), 'utf8'));
+    // not readJson: the lease needs the difference between missing (ENOENT) and corrupt; a regular file
+    // only (a FIFO or a device put there would block the hook or the shipper, issue 25 item 1)
+    raw = JSON.parse(readRegularFile(leasePath(state, id), MAX_LEASE_FILE_BYTES).toString('utf8'));
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ENOENT' ? { state: 'missing' } : { state: 'corrupt' };
   }

@@ -5,7 +5,8 @@
  * the real built hook process (SessionStart gives the session and its token, `hansard work start` uses
  * them), a later hook renews the lease and its detached shipper sends the heartbeat.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -20,7 +21,10 @@ import { fixture, runHook, useBuiltCli } from '../capture/helpers.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';
 
-const srv = useServer({ real: true, tokens: { reporter: ['report', 'read'], ingestOnly: ['ingest'] } });
+const srv = useServer({
+  real: true,
+  tokens: { reporter: ['report', 'read'], other: ['report', 'read'], ingestOnly: ['ingest'] },
+});
 const cli = useBuiltCli('work-hook');
 
 async function work(args: string[], env: Record<string, string>) {
@@ -78,9 +82,19 @@ describe('the hook heartbeats its session’s work items', () => {
     expect(renewSessionLeases(state, mine)).toEqual([a]);
     const before = await lastHeartbeat(a);
     const client = new ApiClient({ url: srv.url, token: srv.tokens.reporter, retries: 0 });
-    expect(await sendDueHeartbeats(state, client)).toEqual({ sent: [a], forgotten: [], failed: [] });
+    expect(await sendDueHeartbeats(state, client)).toEqual({
+      sent: [a],
+      forgotten: [],
+      refused: [],
+      failed: [],
+    });
     expect((await lastHeartbeat(a)) > before).toBe(true);
-    expect(await sendDueHeartbeats(state, client)).toEqual({ sent: [], forgotten: [], failed: [] });
+    expect(await sendDueHeartbeats(state, client)).toEqual({
+      sent: [],
+      forgotten: [],
+      refused: [],
+      failed: [],
+    });
 
     // A pending stop: closing, not renewed (seed 004 step 6).
     backdate(state, b, 6 * 60_000);
@@ -108,7 +122,12 @@ describe('the hook heartbeats its session’s work items', () => {
     backdate(state, id, 6 * 60_000);
     expect(renewSessionLeases(state, sid)).toEqual([id]);
     const client = new ApiClient({ url: srv.url, token: srv.tokens.reporter, retries: 0 });
-    expect(await sendDueHeartbeats(state, client)).toEqual({ sent: [], forgotten: [id], failed: [] });
+    expect(await sendDueHeartbeats(state, client)).toEqual({
+      sent: [],
+      forgotten: [id],
+      refused: [],
+      failed: [],
+    });
     expect(readLease(state, id).state).toBe('missing');
     expect(renewSessionLeases(state, sid)).toEqual([]);
   });
@@ -129,6 +148,75 @@ describe('the hook heartbeats its session’s work items', () => {
     const lease = readLease(state, id);
     expect(lease.state === 'observed' && (lease.lease.sent_at ?? '') < lease.lease.renewed_at).toBe(true);
   });
+
+  it("a heartbeat refused as not the shipper token's (not_owner) is recorded as work_refused and its lease forgotten, as `hansard work heartbeat` does", async () => {
+    const state = mkdtempSync(join(tmpdir(), 'hansard-work-hook-'));
+    const sid = newId('s');
+    const id = await startIn(state, sid, srv.tokens.reporter);
+    backdate(state, id, 6 * 60_000);
+    expect(renewSessionLeases(state, sid)).toEqual([id]);
+    // The hooks' token is another than the one the item was started with.
+    await runShipper(state, { HANSARD_URL: srv.url, HANSARD_TOKEN: srv.tokens.other });
+    const failures = readHookFailures(state).filter((f) => f.message.startsWith('work heartbeat'));
+    expect(failures).toEqual([
+      expect.objectContaining({
+        hook: 'shipper',
+        reason: 'work_refused',
+        message: expect.stringContaining(
+          `work heartbeat of ${id} refused (not_owner), its lease forgotten here`,
+        ),
+      }),
+    ]);
+    expect(readLease(state, id).state).toBe('missing');
+    expect(renewSessionLeases(state, sid)).toEqual([]);
+  });
+
+  it('a heartbeat refused as naming another actor than the item was started with (work_mismatch) is recorded as work_refused and stays due', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'hansard-work-hook-'));
+    const sid = newId('s');
+    const id = await startIn(state, sid, srv.tokens.reporter);
+    // What this machine holds of the item names another actor than the server has.
+    const itemFile = leasePath(state, id).replace(/\.lease\.json$/, '.json');
+    writeFileSync(
+      itemFile,
+      JSON.stringify({ ...JSON.parse(readFileSync(itemFile, 'utf8')), actor: 'not-priya' }),
+    );
+    backdate(state, id, 6 * 60_000);
+    expect(renewSessionLeases(state, sid)).toEqual([id]);
+    await runShipper(state, { HANSARD_URL: srv.url, HANSARD_TOKEN: srv.tokens.reporter });
+    const failures = readHookFailures(state).filter((f) => f.message.startsWith('work heartbeat'));
+    expect(failures).toEqual([
+      expect.objectContaining({
+        reason: 'work_refused',
+        message: expect.stringContaining(`work heartbeat of ${id} refused (work_mismatch):`),
+      }),
+    ]);
+    const lease = readLease(state, id);
+    expect(lease.state === 'observed' && (lease.lease.sent_at ?? '') < lease.lease.renewed_at).toBe(true);
+  });
+
+  it('a lease that is a FIFO is never read: the real hook answers at once and renews it as a regular file', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'hansard-work-hook-fifo-'));
+    const env = { HANSARD_STATE_DIR: state };
+    const first = await runHook(cli.bin, ['claude-code'], fixture('real-client/01-SessionStart.json'), env);
+    const sid = /recording this session as (s_[0-9A-Z]{26})/.exec(
+      JSON.parse(first.stdout).hookSpecificOutput.additionalContext,
+    )![1]!;
+    const id = await startIn(state, sid, srv.tokens.reporter);
+    rmSync(leasePath(state, id));
+    execFileSync('mkfifo', [leasePath(state, id)]);
+    const hook = await runHook(
+      cli.bin,
+      ['claude-code'],
+      fixture('real-client/02-UserPromptSubmit.json'),
+      env,
+      20_000,
+    );
+    expect(hook).toMatchObject({ code: 0, signal: null });
+    expect(hook.ms).toBeLessThan(3_500);
+    expect(lstatSync(leasePath(state, id)).isFile()).toBe(true);
+    expect(readLease(state, id).state).toBe('observed');
+  }, 60_000);
 
   it('end to end: the real hook renews the lease of the item started with its session token, its shipper sends it', async () => {
     const state = mkdtempSync(join(tmpdir(), 'hansard-work-hook-e2e-'));
