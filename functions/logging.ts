@@ -58,14 +58,16 @@ export function requestLog(logger: Logger): MiddlewareHandler<AppEnv> {
 }
 
 /**
- * The app's `log` hook (unhandled errors): the error's name, message and stack, nothing of the request;
- * any `hns_` token in them masked (issue 24 item 6: a message may quote a path a token was pasted into).
+ * The app's `log` hook (unhandled errors): the error as Powertools writes it (name, message, stack, its
+ * `cause` chain and own properties), nothing of the request; every `hns_` token anywhere in it masked
+ * (issue 24 item 6: a message may quote a path a token was pasted into; the trial's item 13: a wrapped
+ * cause, an SDK error's `url`, an AggregateError's errors), by `maskError` on the whole error first.
  */
 export function errorLog(logger: Logger): (message: string, err?: unknown) => void {
   return (message, err) => {
     const masked = maskError(err);
     if (masked instanceof Error) logger.error(maskTokens(message), masked);
-    else logger.error(maskTokens(message), { error: maskTokens(String(masked ?? '')) });
+    else logger.error(maskTokens(message), { error: masked ?? '' });
   };
 }
 

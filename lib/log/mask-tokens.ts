@@ -28,17 +28,89 @@ export function maskTokens(text: string): string {
 }
 
 /**
- * `err` with tokens masked for a log: an Error whose message or stack holds one becomes a copy (same
- * name, masked message and stack); a string is masked; anything else is returned as it is.
+ * `err` with every `hns_` token masked for a log, all of it that a logger may write (the trial of issue
+ * 24, item 13: Powertools Logger writes an error's `cause`, recursively, and its own properties, not only
+ * its message and stack): a string is masked; an Error becomes a copy (same prototype, so its name and
+ * class hold) whose message, stack, `cause` chain, `errors` (AggregateError) and own properties are
+ * masked, each nested value as `maskError` would; an array or object is copied with each value masked;
+ * binary data (a Buffer, a typed array) reads as `<N bytes>` (a token in it would be written as numbers).
+ * Anything holding no token is returned as it is (the same object). Cycles read `[Circular]`; past 8
+ * levels a value reads `[…]`.
  */
 export function maskError(err: unknown): unknown {
-  if (typeof err === 'string') return maskTokens(err);
-  if (!(err instanceof Error)) return err;
-  const message = maskTokens(err.message);
-  const stack = err.stack === undefined ? undefined : maskTokens(err.stack);
-  if (message === err.message && stack === err.stack) return err;
-  const copy = new Error(message);
-  copy.name = err.name;
-  copy.stack = stack;
+  return holdsToken(err, 0, new WeakSet()) ? maskValue(err, 0, new WeakSet()) : err;
+}
+
+/** Whether a string anywhere in `value` (as `maskValue` walks it) holds a token. */
+function holdsToken(value: unknown, depth: number, seen: WeakSet<object>): boolean {
+  if (typeof value === 'string') return maskTokens(value) !== value;
+  if (typeof value !== 'object' || value === null || seen.has(value)) return false;
+  // Deeper than `maskValue` goes: it is cut there (`[…]`), so the copy is needed.
+  if (depth >= MAX_DEPTH) return true;
+  seen.add(value);
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return true;
+  return propertiesOf(value).some(([, v]) => holdsToken(v, depth + 1, seen));
+}
+
+const MAX_DEPTH = 8;
+
+function maskValue(value: unknown, depth: number, seen: WeakSet<object>): unknown {
+  if (typeof value === 'string') return maskTokens(value);
+  if (typeof value !== 'object' || value === null) return value;
+  if (seen.has(value)) return '[Circular]';
+  if (depth >= MAX_DEPTH) return '[…]';
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return `<${value.byteLength} bytes>`;
+  seen.add(value);
+  const out = Array.isArray(value) ? maskArray(value, depth, seen) : maskObject(value, depth, seen);
+  return out;
+}
+
+function maskArray(value: unknown[], depth: number, seen: WeakSet<object>): unknown[] {
+  return value.map((v) => maskValue(v, depth + 1, seen));
+}
+
+/**
+ * The properties a logger may write of `value`, read once each (a getter that throws reads
+ * `[unreadable]`): an Error's own ones, enumerable or not (`message`, `stack`, `errors` …), and its
+ * `cause` (Powertools reads `error.cause`); another object's own enumerable ones.
+ */
+function propertiesOf(value: object): [key: string, value: unknown, enumerable: boolean][] {
+  const isError = value instanceof Error;
+  const props = Object.getOwnPropertyDescriptors(value);
+  const keys = Object.keys(props).filter((k) => isError || props[k]!.enumerable === true);
+  if (isError && !keys.includes('cause') && 'cause' in value) keys.push('cause');
+  return keys.map((k) => {
+    let v: unknown;
+    try {
+      v = (value as Record<string, unknown>)[k];
+    } catch {
+      v = '[unreadable]';
+    }
+    return [k, v, props[k]?.enumerable ?? false];
+  });
+}
+
+/**
+ * A copy of `value` with each property of `propertiesOf` masked: an Error as a native Error with its
+ * prototype and each property's enumerability, another object as a plain object.
+ */
+function maskObject(value: object, depth: number, seen: WeakSet<object>): object {
+  const copy: Record<string, unknown> = value instanceof Error ? errorLike(value) : {};
+  for (const [k, v, enumerable] of propertiesOf(value)) {
+    Object.defineProperty(copy, k, {
+      value: maskValue(v, depth + 1, seen),
+      enumerable,
+      writable: true,
+      configurable: true,
+    });
+  }
   return copy;
+}
+
+/** A native Error (what util.inspect and loggers recognise) with `like`'s prototype, no own property. */
+function errorLike(like: object): Record<string, unknown> {
+  const e = new Error();
+  Object.setPrototypeOf(e, Object.getPrototypeOf(like));
+  delete (e as { stack?: string }).stack;
+  return e as unknown as Record<string, unknown>;
 }

@@ -121,23 +121,30 @@ errorLog(createLogger({ LOG_LEVEL: 'INFO' }))('request failed', ${make});`;
     expect(holds(out, token)).toBe(false);
   });
 
-  // FAULT: errorLog masks the error's message and stack only (maskError copies those two); Powertools
-  // Logger writes the error's `cause` (recursively) and its own enumerable properties too, so a token in
-  // a wrapped error (`new AppError(…, { cause })`, a store or network error quoting a path or a request)
-  // or in a property (an SDK error's `url`, `$response`, a request body) is written whole to CloudWatch.
-  // A fix: mask the JSON the logger writes (a Powertools log formatter, or serialize the error with every
-  // string masked: cause chain, AggregateError.errors, own properties).
-  // biome-ignore lint/suspicious/noSkippedTests: a FAULT kept skipped until fixed (see above)
-  it.skip("masks a token in the error's cause, its aggregated errors and its own properties", () => {
+  // Was a FAULT: errorLog masked the error's message and stack only, and Powertools writes its cause and
+  // own properties too. Now maskError masks the whole error (lib/log/mask-tokens.ts).
+  it("masks a token in the error's cause, its aggregated errors and its own properties", () => {
     const token = fakeToken();
     const q = (text: string) => JSON.stringify(text);
-    for (const make of [
-      `new Error('storage failed', { cause: new Error(${q(`upstream refused ${token}`)}) })`,
-      `new AggregateError([new Error(${q(`one ${token}`)})], 'several failed')`,
-      `Object.assign(new Error('request failed'), { url: ${q(`/v1/tokens/${token}`)} })`,
+    for (const [make, written] of [
+      [
+        `new Error('storage failed', { cause: new Error(${q(`upstream refused ${token}`)}) })`,
+        '"message":"upstream refused hns_***"',
+      ],
+      [`new AggregateError([new Error(${q(`one ${token}`)})], 'several failed')`, 'several failed'],
+      [
+        `Object.assign(new Error('request failed'), { url: ${q(`/v1/tokens/${token}`)} })`,
+        '"url":"/v1/tokens/hns_***"',
+      ],
+      [
+        `Object.assign(new Error('s3'), { $response: { headers: { authorization: ${q(`Bearer ${token}`)} } } })`,
+        '"authorization":"Bearer hns_***"',
+      ],
+      [`({ detail: [${q(token)}] })`, '"detail":["hns_***"]'],
     ]) {
-      const out = logged(make);
+      const out = logged(make!);
       expect(out).toContain('request failed');
+      expect(out, make).toContain(written);
       expect(holds(out, token), make).toBe(false);
     }
   });

@@ -4,6 +4,8 @@
  * Lambda functions' error log (functions/logging.ts). The real server's stderr is
  * test/attack/log-tokens.test.ts.
  */
+
+import { inspect } from 'node:util';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it, vi } from 'vitest';
 import { errorLog } from '../../functions/logging.js';
@@ -68,6 +70,76 @@ describe('maskError and maskingLog', () => {
     const noStack = new Error(`x ${TOKEN}`);
     noStack.stack = undefined;
     expect((maskError(noStack) as Error).stack).toBeUndefined();
+  });
+
+  it("masks the whole error a logger may write: its cause chain, AggregateError's errors, own properties", () => {
+    class StoreError extends Error {
+      constructor(
+        message: string,
+        readonly code: string,
+        options?: ErrorOptions,
+      ) {
+        super(message, options);
+        this.name = 'StoreError';
+      }
+    }
+    const inner = new Error(`upstream refused ${TOKEN}`, { cause: { path: `/v1/tokens/${TOKEN}` } });
+    const err = Object.assign(new StoreError('storage failed', 'io', { cause: inner }), {
+      url: `/v1/tokens/${TOKEN}`,
+      $response: { headers: { authorization: `Bearer ${TOKEN}` }, list: [TOKEN, 1, null] },
+      body: Buffer.from(TOKEN),
+    });
+    const masked = maskError(err) as StoreError & Record<string, unknown>;
+    expect(masked).not.toBe(err);
+    expect(masked).toBeInstanceOf(StoreError);
+    expect([masked.name, masked.code, masked.message]).toEqual(['StoreError', 'io', 'storage failed']);
+    const cause = masked.cause as Error & { cause: { path: string } };
+    expect(cause).toBeInstanceOf(Error);
+    expect(cause.message).toBe(`upstream refused ${MASKED_TOKEN}`);
+    expect(cause.cause.path).toBe(`/v1/tokens/${MASKED_TOKEN}`);
+    expect(masked.url).toBe(`/v1/tokens/${MASKED_TOKEN}`);
+    expect(masked.$response).toEqual({
+      headers: { authorization: `Bearer ${MASKED_TOKEN}` },
+      list: [MASKED_TOKEN, 1, null],
+    });
+    expect(masked.body).toBe('<47 bytes>');
+    // enumerability kept: message and stack stay hidden from a for…in, url does not
+    expect(Object.keys(masked)).toEqual(expect.arrayContaining(['url', 'code']));
+    expect(Object.keys(masked)).not.toContain('message');
+    expect(inspect(masked)).not.toContain(SECRET);
+    expect(err.url).toContain(SECRET); // the thrown error itself is not changed
+
+    const agg = maskError(
+      new AggregateError([new Error(`one ${TOKEN}`), `two ${TOKEN}`], 'several'),
+    ) as AggregateError;
+    expect(agg).toBeInstanceOf(AggregateError);
+    expect(agg.errors.map((e: unknown) => (e instanceof Error ? e.message : e))).toEqual([
+      `one ${MASKED_TOKEN}`,
+      `two ${MASKED_TOKEN}`,
+    ]);
+    expect(inspect(agg)).not.toContain(SECRET);
+  });
+
+  it('copies nothing that holds no token, reads a cycle and a throwing getter without failing', () => {
+    const plain = Object.assign(new Error('disk full', { cause: new Error('EIO') }), { url: '/v1/board' });
+    expect(maskError(plain)).toBe(plain);
+    const obj = { a: 'x' };
+    expect(maskError(obj)).toBe(obj);
+    const cyc = Object.assign(new Error(`at ${TOKEN}`), { self: null as unknown });
+    cyc.self = cyc;
+    Object.defineProperty(cyc, 'boom', {
+      enumerable: true,
+      get() {
+        throw new Error('no');
+      },
+    });
+    const masked = maskError(cyc) as Error & { self: unknown; boom: unknown };
+    expect(masked.message).toBe(`at ${MASKED_TOKEN}`);
+    expect(masked.self).toBe('[Circular]');
+    expect(masked.boom).toBe('[unreadable]');
+    let deep: Record<string, unknown> = { t: TOKEN };
+    for (let i = 0; i < 20; i++) deep = { deep };
+    expect(JSON.stringify(maskError(deep))).not.toContain(SECRET);
   });
 
   it('masks the line and the error it passes on, and passes one argument when it was given one', () => {
