@@ -6,8 +6,9 @@
  * backlog, the hook failures of the last 7 days grouped by hook, and whether `hansard` is on PATH (a
  * warning only: the hooks and the session context name the absolute command). docs/capture.md lists them.
  */
-import { accessSync, constants, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
+import { mkdirs } from '../client/safe-fs.js';
 import type { Scope } from '../service/scopes.js';
 import { failuresFinding } from './doctor-failures.js';
 import { claudeFinding, codexFinding } from './doctor-hooks.js';
@@ -193,7 +194,8 @@ async function tokenFinding(
 function stateDirFinding(state: string): Finding {
   const probe = join(state, `.doctor-${process.pid}.tmp`);
   try {
-    mkdirSync(state, { recursive: true, mode: 0o700 });
+    // In bounded steps: Node's recursive mkdir loops for ever where mkdir answers ENOENT (under /proc).
+    mkdirs(state, 0o700);
     writeFileSync(probe, 'ok');
     rmSync(probe, { force: true });
     return { check: 'state_dir', ok: true, message: `${state} is writable`, fix: null };
