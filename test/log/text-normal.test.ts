@@ -13,7 +13,7 @@ import {
   normalText,
   visibleText,
 } from '../../lib/log/text-normal.js';
-import { scriptsOf, shareScript } from '../../lib/log/text-scripts.js';
+import { ScriptReader } from '../../lib/log/text-scripts.js';
 
 describe('normalText', () => {
   it('drops every default-ignorable code point, not only Cf: U+034F, variation selectors, Hangul fillers, tags', () => {
@@ -125,8 +125,11 @@ describe('normalText', () => {
     // the neighbour is the nearest letter of a script: digits, accents and punctuation are skipped
     expect(normalText('v1\u06602')).toBe('v1.2');
     expect(normalText('a-\u0301\u2cc6b')).toBe('a-\u0301/b');
-    // a neighbour outside the basic plane (Old Italic 𐌀) is read whole
+    // a neighbour outside the basic plane (Old Italic 𐌀) is read whole; a letter with no look-alike too
     expect(normalText('\u{10300}\u2cc6')).toBe('\u{10300}/');
+    expect(normalText('\u0436\u2cc6')).toBe('\u0436/');
+    // a prototype of two punctuation characters: ʺ (U+02BA, Common) is '' and so "
+    expect(normalText('a\u02bab')).toBe('a"b');
   });
 
   it('keeps a letter that looks like punctuation among letters of its own script, or with none around it in its word', () => {
@@ -140,27 +143,51 @@ describe('normalText', () => {
       'home \u2cc6 ann', // alone in its word
       '1\u02d02', // among digits only: no letter tells a script
       '\u30ce',
+      'a\v\u2cc6',
+      '\u2c81\u0301\u2cc6', // a combining mark is no neighbour: Coptic ⲁ is
+      '\u2c81\u093f\u2cc6\u2c83', // neither is a mark of another script (Devanagari ि)
+      // letters whose prototype mixes a letter and punctuation (Ƈ is C', Ɓ is 'B) are never folded
+      '\u0187\u0436',
+      '\u0181\u0436',
     ]) {
       expect(normalText(s), s).toBe(s.replace('\u0661', '1'));
     }
+    // after a blank that is not ASCII (U+1680 OGHAM SPACE MARK, itself read as a space): a word of its own
+    expect(normalText('x\u1680\u2cc6')).toBe('x \u2cc6');
   });
 
-  it('says which scripts a character is of, Japanese and Korean scripts augmented as UTS #39 does', () => {
-    expect(scriptsOf('a')).toEqual(['Latin']);
-    expect([...scriptsOf('\u30ce')].sort()).toEqual(['Han', 'Hiragana', 'Katakana']);
-    expect(scriptsOf(':')).toEqual([]);
-    expect(scriptsOf('\u02d0')).toEqual([]);
-    expect(shareScript('\u30ce', '\u6771')).toBe(true);
-    expect(shareScript('\ud55c', '\u6771')).toBe(true); // Hangul and Han: Korean
-    expect(shareScript('\u30ce', 'a')).toBe(false);
-    expect(shareScript('\u02d0', '\u02d0')).toBe(false);
+  it('says which scripts a character is of, the writing systems of UTS #39 (Jpan, Kore, Hanb) added', () => {
+    const r = new ScriptReader();
+    expect(r.scriptsOf('a')).toEqual(['Latin']);
+    expect(r.scriptsOf('\u30ce')).toEqual(['Katakana', 'Jpan']);
+    expect(r.scriptsOf('\u3072')).toEqual(['Hiragana', 'Jpan']);
+    expect(r.scriptsOf('\ud55c')).toEqual(['Hangul', 'Kore']);
+    expect(r.scriptsOf('\u3105')).toEqual(['Bopomofo', 'Hanb']);
+    expect([...r.scriptsOf('\u6771')].sort()).toEqual(['Han', 'Hanb', 'Jpan', 'Kore']);
+    // ー (U+30FC) is of Hiragana and Katakana (Script_Extensions); ASCII punctuation, digits, a mark: none
+    expect(r.scriptsOf('\u30fc')).toEqual(['Hiragana', 'Jpan', 'Katakana']);
+    expect(r.scriptsOf(':')).toEqual([]);
+    expect(r.scriptsOf('1')).toEqual([]);
+    expect(r.scriptsOf('\u20d0')).toEqual([]); // a combining mark of Inherited only
+    expect(r.scriptsOf('\u02d0')).toEqual([]);
+    expect(r.scriptsOf('\u02d0')).toBe(r.scriptsOf('\u02d0')); // kept for the reader's life
+    expect(r.share('\u30ce', '\u6771')).toBe(true); // Katakana and Han: Japanese
+    expect(r.share('\u3072', '\u30ce')).toBe(true); // Hiragana and Katakana: Japanese
+    expect(r.share('\ud55c', '\u6771')).toBe(true); // Hangul and Han: Korean
+    expect(r.share('\u3105', '\u6771')).toBe(true); // Bopomofo and Han
+    expect(r.share('\ud55c', '\u30ce')).toBe(false); // Hangul and Katakana: no writing system has both
+    expect(r.share('\u3105', '\u30ce')).toBe(false);
+    expect(r.share('\u30ce', 'a')).toBe(false);
+    expect(r.share('\u02d0', '\u02d0')).toBe(false);
   });
 
   it('reads l, I, 1, i and O, 0, o look-alikes also as capitals and as digits; blank fillers also as spaces', () => {
     expect(normalReadings('npm test')).toEqual(['npm test']);
     expect(normalReadings('')).toEqual(['']);
-    // Tifinagh ⵏ (prototype l): usually l, also I and 1
-    expect(normalReadings('AK\u2d4fA')).toEqual(['AKlA', 'AKIA', 'AK1A']);
+    // Tifinagh ⵏ (prototype l): usually l, also I and 1; Cyrillic А is A in every reading
+    expect(normalReadings('\u0410K\u2d4fA')).toEqual(['AKlA', 'AKIA', 'AK1A']);
+    // Cyrillic О (prototype O): O usually and as a letter, 0 as a digit
+    expect(normalReadings('\u041e')).toEqual(['O', '0']);
     // Cyrillic palochka ӏ (prototype i) and Cyrillic о (prototype o)
     expect(normalReadings('AK\u04cfA')).toEqual(['AKiA', 'AKIA', 'AK1A']);
     expect(normalReadings('x\u043ey')).toEqual(['xoy', 'xOy', 'x0y']);
@@ -169,6 +196,7 @@ describe('normalText', () => {
     // a blank filler: dropped, and read as a space
     expect(normalReadings('rm\u2800-rf b')).toEqual(['rm-rf b', 'rm -rf b']);
     expect(normalReadings('a\u3164b')).toEqual(['ab', 'a b']);
+    expect(normalReadings('a\u2800b\u3164c')).toEqual(['abc', 'a b c']);
     expect(normalReadings('\u0410KIA')[0]).toBe(normalText('\u0410KIA'));
   });
 });
