@@ -15,6 +15,7 @@ export default defineConfig({
       // the content rules' normalization (lib/log/text-normal.ts) and the look-alikes over HTTP (issue 24.4)
       'test/log/text-normal.test.ts',
       'test/attack/content-lookalikes.test.ts',
+      'test/attack/content-lookalikes-more.test.ts',
       'test/service/declared.test.ts',
       // the merge (lib/log/merge.ts, fast-merge.ts): its own tests, the property tests (any interleaving
       // merges like the reference sort) and the seeds' golden lines
