@@ -160,5 +160,9 @@ describe('requireOwner', () => {
     ).toBe(
       `work ${w.id} was started with another system and actor than this request names: send the session, system and actor it was started with (\`hansard work status ${w.id} --json\` shows them; the API: GET /v1/work/${w.id})`,
     );
+    const all = { session: OTHER_SID, actor: 'someone', system: 'codex' };
+    expect(refusal(() => requireOwner(admin, w, all)).message).toMatch(
+      new RegExp(`^work ${w.id} was started with another session, system and actor than this request names`),
+    );
   });
 });
