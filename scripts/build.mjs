@@ -1,7 +1,21 @@
 // Builds the CLI bundle that bin/hansard runs. Run by `npm ci` (prepare) and `npm run build`.
 // Dependencies stay external (they are in node_modules); only our TypeScript is bundled.
 // HANSARD_BUILD_OUTDIR builds elsewhere (tests that run the CLI of the current source without touching dist/).
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { build } from 'esbuild';
+
+// A dependency's JSON data (unhomoglyph's confusables table, lib/log/text-normal.ts) is bundled, not left
+// external: esbuild 0.28 drops the `with { type: 'json' }` attribute from an external import, and Node 20
+// then refuses to load the CLI (ERR_IMPORT_ASSERTION_TYPE_MISSING).
+const bundleDependencyJson = {
+  name: 'bundle-dependency-json',
+  setup(b) {
+    b.onResolve({ filter: /^[^./].*\.json$/ }, (args) => ({
+      path: createRequire(join(args.resolveDir, 'noop.js')).resolve(args.path),
+    }));
+  },
+};
 
 await build({
   entryPoints: { cli: 'lib/cli/main.ts', index: 'lib/index.ts' },
@@ -14,6 +28,7 @@ await build({
   format: 'esm',
   target: 'node20',
   packages: 'external',
+  plugins: [bundleDependencyJson],
   sourcemap: true,
   jsx: 'automatic',
   jsxImportSource: 'hono/jsx',
