@@ -51,7 +51,7 @@ export function addToSummary(
     }
   }
   // A correction is placed by its merge key (`mergeAt`), not its own ts: one whose ts does not parse is
-  // applied by the timeline too (lib/log/merge.ts), so the title follows it (board2-title-fix-badts).
+  // applied by the timeline too (lib/log/merge.ts), so the title follows it (board-title-fix-badts).
   // A target_id no event id can be is not kept (`FIX_TARGET_ID_MAX`), and the value is cut to the title.
   if (
     type === 'correction' &&
@@ -94,7 +94,7 @@ export interface SummaryEvent {
  * Adds one chunk's events (all of writer `w`, in seq order) to `delta`, each message and join under its
  * effective `user_id`: the last `user_id` correction of it in this chunk, in merged order (`(mergeAt, seq)`
  * within one writer, as the `text` fixes are ordered), wins, so people and `asked` name the person the
- * timeline shows (test/attack/board2-correction-user). The others (their message is in another chunk) go
+ * timeline shows (test/attack/board-correction-user). The others (their message is in another chunk) go
  * to `delta.users`, which moves a tracked `asked` entry (session-summary.ts `mergeSummary`).
  */
 export function summarizeChunk(delta: SummaryDelta, events: readonly SummaryEvent[], w: string): void {

@@ -137,7 +137,7 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
   }
   // The summary first: a merge that fails leaves the chunk unacknowledged and unindexed, so the client's
   // retry writes both (a failed merge after the advance was lost once the client gave up: the next upload
-  // found every byte on the server, board2-summary-resume). The merge is idempotent (unions, earliest wins).
+  // found every byte on the server, board-summary-resume). The merge is idempotent (unions, earliest wins).
   await mergeSummaryOrFail(ctx, sid, scan.summary, offset);
   const next = {
     length: offset + body.length,

@@ -48,7 +48,7 @@ export const FIXES_PENDING_MAX = 20;
 
 /**
  * Longest correction `target_id` a summary keeps, in UTF-16 units: event ids are `e_`/`m_` and a ULID
- * (28), so no longer one names an event; keeping none bounds `fixes` in bytes (test/attack/board2-fixes-bloat:
+ * (28), so no longer one names an event; keeping none bounds `fixes` in bytes (test/attack/board-fixes-bloat:
  * 1 MB ids made every later merge of the session re-parse 20 MB). With texts cut to `TITLE_MAX`, `fixes`
  * holds at most 1 + `SUMMARY_NAMES_MAX` + `FIXES_PENDING_MAX` + 1 entries of well under 1 KB each.
  */
@@ -85,7 +85,7 @@ export function mergeSummary(cur: StoredSummaryNames, delta: SummaryDelta): Stor
   let changed = false;
   let { title, title_at, title_id } = cur;
   // Once a pending correction was dropped, a text with no kept correction may be one it corrected: such
-  // texts are withheld (title null, `asked` text '') rather than shown uncorrected (board2-title-pending).
+  // texts are withheld (title null, `asked` text '') rather than shown uncorrected (board-title-pending).
   let dropped = cur.fixes.some((f) => f.id === DROPPED_ID);
   const fixes = new Map(cur.fixes.filter(keepable).map((f) => [f.id, f]));
   for (const f of delta.fixes ?? []) {

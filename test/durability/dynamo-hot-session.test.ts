@@ -137,7 +137,7 @@ function faultyClient(injected: { conflict: number; throttle: number }): DynamoD
     (next, context) => async (args) => {
       // A sweep of pending counts sends each request once, by design (lib/store/dynamo-pending.ts: it
       // runs inside a chunk's request), so its failures are not retries to count here; its throttling is
-      // test/attack/attack4-pending-counts's.
+      // test/attack/pending-counts's.
       if (isSweep(args.input)) {
         sweepRequests += 1;
         return next(args);

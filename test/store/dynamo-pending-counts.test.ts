@@ -142,7 +142,7 @@ describe('pending counts (issue 17.1): applied once, by any later advance of the
     });
 
     // This process's next advance sweeps: its transaction fails, and is not tried again within the
-    // chunk's request (a sweep sends each request once: attack4-pending-counts).
+    // chunk's request (a sweep sends each request once: pending-counts).
     f.transacts = [];
     f.transactBefore = 1;
     await store.advanceWriter('acme', newId('s'), newId('w'), 0, advanceOf(0, 10, { lines: 1, when: 2 }));

@@ -92,7 +92,7 @@ describe('a pass writing a run per listing outruns the bounded relist', () => {
   // tiledChunks (READ_LISTINGS). A bound that does not depend on luck: on a gap, list again only the
   // keys from the last listed object before the gap (a run of the gap's bytes starts at or before it),
   // relisting for as long as each listing finds a run it had not seen.
-  // Repro: npx vitest run test/attack/attack4-compaction-relist.test.ts -t "missingBytes" (unskip).
+  // Repro: npx vitest run test/attack/compaction-relist.test.ts -t "missingBytes" (unskip).
   // Fixed: a gap is listed again until two listings in a row show the same one (GAP_LISTINGS at most).
   it('missingBytes finds nothing missing while a pass compacts 4 runs, one per listing', async () => {
     const w = await writer(40);

@@ -1,5 +1,5 @@
 /**
- * Attack 4 on compaction (issue 17.2, docs/adr/0009): test/attack/attack4-compaction-listing.test.ts's
+ * Attack 4 on compaction (issue 17.2, docs/adr/0009): test/attack/compaction-listing.test.ts's
  * listing race at the production page size, through the API. A writer of 1,050 chunk objects (more
  * than one ListObjectsV2 page of 1,000: a hook-shipped writer of ~1 MB) is replayed and verified while
  * the compactor (its own code, `compactWriter` over `S3SegmentCompactor` and DynamoDB Local) runs
@@ -133,7 +133,7 @@ const compactNow = () =>
   });
 
 describe('a replay of a 1,050-object writer while the compactor runs between its listing pages', () => {
-  // Was a FAULT (found at the store level by attack4-compaction-listing, fixed in ddc6109 by listing
+  // Was a FAULT (found at the store level by compaction-listing, fixed in ddc6109 by listing
   // again on a gap): the run's key (000000000000000-{len}.jsonl) sorts before the keys page 1 listed, so
   // page 2 never sees it, and page 2's chunk objects are deleted; before the fix this answered 500
   // data_loss for a session that lost nothing. Held now at the production page size, through the API.

@@ -89,7 +89,7 @@ describe('a paginated listing of a writer meets a compaction between its pages',
   // stop at byte 500: checkTiling throws SegmentDataLossError before any GET, and readSegment only
   // relists on ChunkVanishedError (lib/store/s3-segment-store.ts readSegment, tiledChunks -> checkTiling,
   // listChunks). The replay, timeline, status and export then answer 500 data_loss.
-  // Repro: npx vitest run test/attack/attack4-compaction-listing.test.ts -t "readSegment" (unskip).
+  // Repro: npx vitest run test/attack/compaction-listing.test.ts -t "readSegment" (unskip).
   // Fixed: a gap is listed again afresh before it is answered (tiledChunks, missingBytes).
   it('readSegment of a 30-object writer listed 5 a page, compacted after page 1, reads every byte', async () => {
     const { key, bytes } = await writer(30);
@@ -105,7 +105,7 @@ describe('a paginated listing of a writer meets a compaction between its pages',
   // its first byte (lib/service/sources.ts segmentLoss), report bytes [500, 3000) of an intact writer as
   // missing: the API answers 500 data_loss with details {w, range}, verify reports the writer's bytes as
   // lost, and the export's audit bundle is refused. Nothing is lost on S3 (the run holds every byte).
-  // Repro: npx vitest run test/attack/attack4-compaction-listing.test.ts -t "missingBytes" (unskip).
+  // Repro: npx vitest run test/attack/compaction-listing.test.ts -t "missingBytes" (unskip).
   // Fixed: a gap is listed again afresh before it is answered (tiledChunks, missingBytes).
   it('missingBytes of a writer compacted between two pages of its listing finds nothing missing', async () => {
     const { key, bytes } = await writer(30);
@@ -155,7 +155,7 @@ describe('a kept listing extended after a compaction', () => {
   // writer stream, GET …/writers/{w}, which calls readSegment directly after requireStored) following a
   // writer as it ends: the API instance serving it need not be the one that stored the last chunk
   // (putChunk's listings.forget is per process).
-  // Repro: npx vitest run test/attack/attack4-compaction-listing.test.ts -t "kept listing" (unskip).
+  // Repro: npx vitest run test/attack/compaction-listing.test.ts -t "kept listing" (unskip).
   // Fixed: a gap is listed again afresh before it is answered (tiledChunks, missingBytes).
   it('a read to the new length after the compaction reads every byte', async () => {
     const { key, bytes, chunks } = await writer(20);

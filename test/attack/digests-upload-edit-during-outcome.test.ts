@@ -1,6 +1,6 @@
 /**
  * What `hansard upload` (lib/client/upload.ts) does when its file changes while it runs (issue 15 attack
- * 2, the fix of test/attack/digests2-upload-edit-during.test.ts): a rewrite in place stops it with a
+ * 2, the fix of test/attack/digests-upload-edit-during.test.ts): a rewrite in place stops it with a
  * sentence naming the byte after which nothing was sent, and the server holds exactly the old file's
  * bytes up to there; a writer appending to the file meanwhile (the normal case) is no change.
  *
