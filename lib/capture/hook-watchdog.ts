@@ -29,9 +29,9 @@
  * it, so that an exit that itself waits on a stuck thread (a DNS lookup in libuv's pool) is ended too. On
  * Windows (no /bin/sh) only the hook's own timer remains.
  */
-import type { ChildProcess } from 'node:child_process';
 import { closeSync, constants, openSync, unlinkSync, writeSync } from 'node:fs';
 import { mkdirs } from '../client/safe-fs.js';
+import { killGroup, spawnSupervisor } from './hook-supervisor-spawn.js';
 
 /** The budget a hook answers within (seed 000: before the agent's five-second limit). */
 export const HOOK_BUDGET_MS = 3_500;
@@ -139,39 +139,23 @@ export function startWatchdog(o: {
   budgetMs: number;
 }): Watchdog | null {
   if (process.platform === 'win32') return null;
-  let child: ChildProcess;
   const hard = hardDeadlineMs(o.budgetMs);
-  try {
-    // Loaded here: child_process is the larger part of what the watchdog costs (docs/benchmarks.md).
-    const { spawn } = process.getBuiltinModule('node:child_process') as typeof import('node:child_process');
-    const seconds = Math.max(0, hard - performance.now()) / 1000;
-    child = spawn(
-      '/bin/sh',
-      [
-        '-c',
-        SUPERVISOR,
-        'hansard-hook-watchdog',
-        seconds.toFixed(3),
-        String(process.pid),
-        process.execPath,
-        o.rescue,
-        o.state,
-        o.harness,
-        String(o.budgetMs),
-        String(hard),
-        String(Math.round(performance.timeOrigin)),
-      ],
-      // Its own process group (killed whole at exit); its output goes nowhere, a hook's stdout is its answer.
-      { detached: true, stdio: ['pipe', 'ignore', 'ignore'] },
-    );
-  } catch {
-    return null;
-  }
-  child.on('error', () => {});
-  child.unref();
-  const pipe = child.stdin as import('node:net').Socket;
-  pipe.on('error', () => {}); // the supervisor is gone (killed at exit, or by someone): nothing to tell
-  pipe.unref();
+  const seconds = Math.max(0, hard - performance.now()) / 1000;
+  const supervisor = spawnSupervisor([
+    '-c',
+    SUPERVISOR,
+    'hansard-hook-watchdog',
+    seconds.toFixed(3),
+    String(process.pid),
+    process.execPath,
+    o.rescue,
+    o.state,
+    o.harness,
+    String(o.budgetMs),
+    String(hard),
+    String(Math.round(performance.timeOrigin)),
+  ]);
+  if (supervisor === null) return null;
   let kept = false;
   let spill: string | null = null;
   process.once('exit', () => {
@@ -183,22 +167,11 @@ export function startWatchdog(o: {
         // gone already
       }
     }
-    if (kept || child.pid === undefined) return;
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
+    if (!kept) killGroup(supervisor.pid);
   });
-  // libuv writes to a pipe at once when it has room: a short note is in the kernel before the hook's
-  // next step, so a thread that blocks right after it cannot keep it from the supervisor.
-  const note = (text: string) => {
-    try {
-      pipe.write(`${text}\n`);
-    } catch {
-      // the pipe is closed
-    }
-  };
+  // A note is written at once while the socket has room: it is in the kernel before the hook's next
+  // step, so a thread that blocks right after it cannot keep it from the supervisor.
+  const note = (text: string) => supervisor.write(`${text}\n`);
   return {
     parsed: (hook, defer) => {
       if (defer === null) return note(JSON.stringify({ hook, defer }));
