@@ -1,7 +1,7 @@
 /**
  * Claude Code hook payloads → v3 events (issue 11), over the importers' shared vocabulary
- * (`lib/harness/mapping.ts`) so that a session captured live reads like one imported from its transcript
- * (`lib/harness/claude-code-records.ts`): a prompt is a `message` plus `turn.start`, `PreToolUse` an
+ * (`lib/importers/mapping.ts`) so that a session captured live reads like one imported from its transcript
+ * (`lib/importers/claude-code-records.ts`): a prompt is a `message` plus `turn.start`, `PreToolUse` an
  * `agent.action` and `PostToolUse` its `agent.action_result` (paired by `tool_use_id`, else by tool name and
  * input, first in first out), `Stop` ends the turn, a subagent writes its own segment
  * (`openSubagentWriter`), `PreCompact` and `Notification` are marked notes, `SessionEnd` ends the writer.
@@ -13,7 +13,7 @@
  * pending calls) is in `ClaudeState`, saved by the caller under the session's lock.
  */
 import { z } from 'zod';
-import { openSubagentWriter, WriterMapping } from '../harness/mapping.js';
+import { openSubagentWriter, WriterMapping } from '../importers/mapping.js';
 import { newId } from '../log/ids.js';
 import { type EmitOptions, openSession, type SessionWriter } from '../log/writer.js';
 import { extraOf, type FifoTable, resultOf, syntheticCall, takeFifo } from './claude-results.js';

@@ -4,7 +4,7 @@
  * `tool_use_id` (by tool name and input, first in first out); the unmapped fields kept in `extra`.
  */
 import { createHash } from 'node:crypto';
-import { claudeResultOutcome } from '../harness/claude-code-outcome.js';
+import { claudeResultOutcome } from '../importers/claude-code-outcome.js';
 import type { ActionStatus } from '../log/events.js';
 import type { ClaudeHookPayload } from './claude-code.js';
 
@@ -45,7 +45,7 @@ export function takeFifo(st: FifoTable, p: ClaudeHookPayload): string | undefine
 
 /**
  * Status, output, error and exit code of a PostToolUse / PostToolUseFailure: the tool's response as
- * output, the rest as lib/harness/claude-code-outcome.ts reads Claude Code's report, the same reading the
+ * output, the rest as lib/importers/claude-code-outcome.ts reads Claude Code's report, the same reading the
  * transcript and stream-json importers make of the same call (docs/capture.md). Bash answers
  * `{stdout, stderr, interrupted, …}` (exit 0 when it finished in the foreground and Claude Code read no
  * non-zero exit); a failed call arrives as PostToolUseFailure with `error` ("Exit code N …").

@@ -9,7 +9,7 @@
  * turn id seen before, or, without a turn id, a payload identical to the previous one.
  */
 import { z } from 'zod';
-import { WriterMapping } from '../harness/mapping.js';
+import { WriterMapping } from '../importers/mapping.js';
 import { newId } from '../log/ids.js';
 import { type EmitOptions, openSession } from '../log/writer.js';
 import { HOOK_NOTE_AUTHOR, type MonoClock, newMonoClock, tickMono } from './claude-code.js';

@@ -1,7 +1,7 @@
 /**
  * hcn streams into sessions (seed 002, DESIGN §6, docs/import.md "hcn"): `hansard import hcn FILE` (a
  * saved `hcn run --json` or `hcn-observer/1` stream) and `hansard observe` (an `hcn-observer/1` stream on
- * stdin, for `HCN_OBSERVER`). Both feed lib/harness/hcn.ts's `HcnRecorder`; `hansard run` is in
+ * stdin, for `HCN_OBSERVER`). Both feed lib/importers/hcn.ts's `HcnRecorder`; `hansard run` is in
  * cmd-run.ts. Sessions go to `--out DIR` (default ./sessions); `--upload` then ships them.
  */
 import { createReadStream, rmSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { clientFrom, retryNotice } from '../client/config.js';
 import { UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
 import { describeFsError, uploadSession } from '../client/upload.js';
-import { HcnFormatError, HcnRecorder, type HcnRecordResult } from '../harness/hcn.js';
+import { HcnFormatError, HcnRecorder, type HcnRecordResult } from '../importers/hcn.js';
 import { counted, problemWords } from './import-words.js';
 import { jsonOption } from './options.js';
 

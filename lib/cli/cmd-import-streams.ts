@@ -8,9 +8,9 @@ import { resolve } from 'node:path';
 import { UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
 import { describeFsError } from '../client/upload.js';
-import { importClaudeCodeStream, isClaudeStreamJson } from '../harness/claude-code-stream.js';
-import { importCodexExec, isCodexExecJson } from '../harness/codex-exec.js';
-import { firstObject } from '../harness/stream-lines.js';
+import { importClaudeCodeStream, isClaudeStreamJson } from '../importers/claude-code-stream.js';
+import { importCodexExec, isCodexExecJson } from '../importers/codex-exec.js';
+import { firstObject } from '../importers/stream-lines.js';
 import { counted, eventWords, personLine, problemWords } from './import-words.js';
 
 /** What the import commands take. */
@@ -68,7 +68,7 @@ export async function importStreamIfAny(
   return true;
 }
 
-/** `hansard import claude-code FILE` for stream-json output (lib/harness/claude-code-stream.ts). */
+/** `hansard import claude-code FILE` for stream-json output (lib/importers/claude-code-stream.ts). */
 export async function importClaudeStreamCommand(io: Io, file: string, o: ImportFlags): Promise<void> {
   const result = await readable(file, () =>
     importClaudeCodeStream(resolve(io.cwd, file), resolve(io.cwd, o.out), { userId: o.user }),
@@ -93,7 +93,7 @@ export async function importClaudeStreamCommand(io: Io, file: string, o: ImportF
   );
 }
 
-/** `hansard import codex FILE` for a `codex exec --json` stream (lib/harness/codex-exec.ts). */
+/** `hansard import codex FILE` for a `codex exec --json` stream (lib/importers/codex-exec.ts). */
 export async function importCodexExecCommand(io: Io, file: string, o: ImportFlags): Promise<void> {
   const result = await readable(file, () =>
     importCodexExec(resolve(io.cwd, file), resolve(io.cwd, o.out), { userId: o.user }),

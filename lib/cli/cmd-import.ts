@@ -9,8 +9,8 @@ import type { Command } from 'commander';
 import { UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
 import { describeFsError } from '../client/upload.js';
-import { importCodexRollout } from '../harness/codex.js';
-import { importClaudeCodeTranscript } from '../harness/index.js';
+import { importCodexRollout } from '../importers/codex.js';
+import { importClaudeCodeTranscript } from '../importers/index.js';
 import { registerImportHcn } from './cmd-hcn.js';
 import { importStreamIfAny } from './cmd-import-streams.js';
 import {
@@ -76,7 +76,7 @@ export function registerImport(program: Command, io: Io): void {
   registerImportHcn(imp, io);
 }
 
-/** `hansard import codex FILE`: a Codex CLI session rollout (lib/harness/codex.ts). */
+/** `hansard import codex FILE`: a Codex CLI session rollout (lib/importers/codex.ts). */
 function registerImportCodex(imp: Command, io: Io): void {
   imp
     .command('codex')

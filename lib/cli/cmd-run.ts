@@ -11,7 +11,7 @@ import { constants as osConstants } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ExitError, UsageError } from '../client/errors.js';
-import { HcnRecorder, type HcnRecordResult } from '../harness/hcn.js';
+import { HcnRecorder, type HcnRecordResult } from '../importers/hcn.js';
 import { type IoWithStdin, type RecordFlags, recordOptions, summary, upload } from './cmd-hcn.js';
 
 const INSTALL_HINT =

@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type ImportResult, importClaudeCodeTranscript } from '../../lib/harness/index.js';
+import { type ImportResult, importClaudeCodeTranscript } from '../../lib/importers/index.js';
 import { decodeEvent, formatTs, type LogEvent, parseTs, readSegmentFile } from '../../lib/log/index.js';
 import { tmpDirs } from '../support/tmp.js';
 

@@ -10,7 +10,7 @@ import {
   type ClaudeStreamImportResult,
   importClaudeCodeStream,
   NO_PROMPT_NOTICE,
-} from '../../lib/harness/claude-code-stream.js';
+} from '../../lib/importers/claude-code-stream.js';
 import { runHansard } from '../support/cli.js';
 import { tmpDirs } from '../support/tmp.js';
 import { type Ev, marked, ofType, readBack, readSession, verify, writeStream } from './stream-helpers.js';

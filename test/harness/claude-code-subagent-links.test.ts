@@ -10,7 +10,7 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importClaudeCodeTranscript } from '../../lib/harness/index.js';
+import { importClaudeCodeTranscript } from '../../lib/importers/index.js';
 import { decodeEvent, type LogEvent, readSegmentFile, sessionDirSources } from '../../lib/log/index.js';
 import { verifySession } from '../../lib/log/verify.js';
 import { runHansard } from '../support/cli.js';

@@ -10,7 +10,7 @@ import {
   type CodexExecImportResult,
   importCodexExec,
   NO_EXEC_PROMPT_NOTICE,
-} from '../../lib/harness/codex-exec.js';
+} from '../../lib/importers/codex-exec.js';
 import { runHansard } from '../support/cli.js';
 import { tmpDirs } from '../support/tmp.js';
 import { type Ev, marked, ofType, readBack, readSession, verify, writeStream } from './stream-helpers.js';

@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type CodexImportResult, importCodexRollout } from '../../lib/harness/codex.js';
+import { type CodexImportResult, importCodexRollout } from '../../lib/importers/codex.js';
 import { decodeEvent, type LogEvent, readSegmentFile } from '../../lib/log/index.js';
 import { runHansard } from '../support/cli.js';
 import { tmpDirs } from '../support/tmp.js';

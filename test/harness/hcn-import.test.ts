@@ -1,5 +1,5 @@
 /**
- * hcn streams recorded as sessions (issue 10 item 3, seed 002, lib/harness/hcn.ts): the real captures in
+ * hcn streams recorded as sessions (issue 10 item 3, seed 002, lib/importers/hcn.ts): the real captures in
  * test/fixtures/real/hcn-*.ndjson and hand-made streams for each mapping rule. Counts stated here are read
  * off the fixtures by hand (e.g. hcn-bare-claude: 9 progress, 2 token, identity, one assistant message,
  * done clean exit 0 → one turn, one output).
@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HcnFormatError, HcnRecorder, type HcnRecordResult } from '../../lib/harness/hcn.js';
+import { HcnFormatError, HcnRecorder, type HcnRecordResult } from '../../lib/importers/hcn.js';
 import { decodeEvent, type LogEvent, readSegmentFile } from '../../lib/log/index.js';
 import { runHansard } from '../support/cli.js';
 import { tmpDirs } from '../support/tmp.js';

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { importClaudeCodeTranscript } from '../../lib/harness/index.js';
+import { importClaudeCodeTranscript } from '../../lib/importers/index.js';
 import { decodeEvent, readSegmentFile } from '../../lib/log/index.js';
 
 const FILE = 'test/fixtures/cases/03-redaction-dotted-unprefixed-keys.jsonl';

@@ -1,5 +1,5 @@
 /**
- * Reading Codex rollout lines (`~/.codex/sessions/**\/rollout-*.jsonl`) for lib/harness/codex.ts: the
+ * Reading Codex rollout lines (`~/.codex/sessions/**\/rollout-*.jsonl`) for lib/importers/codex.ts: the
  * line reader, the pre-scan, and the shapes inside a `payload` (tool output, call arguments, message parts).
  * Pure functions; nothing here writes.
  */

@@ -2,7 +2,7 @@
  * The records of an hcn stream (seed 002, docs/spec/002_*.txt "Event schema", "Session machine surface",
  * "Run lifecycle observer"; hcn's docs/observer.md), read at the boundary with zod: which format a stream
  * is (decided by its first JSON object), each known record's shape, and the options and result types of
- * lib/harness/hcn.ts's `HcnRecorder`. Pure; nothing here writes.
+ * lib/importers/hcn.ts's `HcnRecorder`. Pure; nothing here writes.
  *
  * - `hcn-json`: `hcn run --json` / `hcn session --json` NDJSON, one `{"kind": …}` event a line (a session
  *   adds `session`, `turn`, `disposition`, `closed` framing around the run events).

@@ -1,5 +1,5 @@
 /**
- * What each kind of Codex rollout line is, for lib/harness/codex.ts (issue 25 item 4): the line, item and
+ * What each kind of Codex rollout line is, for lib/importers/codex.ts (issue 25 item 4): the line, item and
  * event types of current Codex releases that are kept as they are, dropped as copies or telemetry, or read
  * for a call's outcome, and how a compaction's `replacement_history` is read. Pure; nothing here writes.
  *

@@ -29,7 +29,7 @@ export type ImportKind =
   | 'unknown_block'
   | 'thinking'
   | 'token_usage'
-  // hcn streams (lib/harness/hcn.ts): what a harness run reported that no v3 event says
+  // hcn streams (lib/importers/hcn.ts): what a harness run reported that no v3 event says
   | 'coverage_gap'
   | 'failure'
   | 'limit'

@@ -1,6 +1,6 @@
 /**
  * Reading a harness's own NDJSON output (Claude Code `--output-format stream-json`, `codex exec --json`)
- * for lib/harness/claude-code-stream.ts and codex-exec.ts: its lines parsed one by one, and its first JSON
+ * for lib/importers/claude-code-stream.ts and codex-exec.ts: its lines parsed one by one, and its first JSON
  * object (which `hansard import` reads to tell one format of a tool from another). Nothing here writes.
  */
 import { createReadStream } from 'node:fs';

@@ -2,7 +2,7 @@
  * The `codex exec --json` importer (`hansard import codex FILE` when FILE is Codex's exec event stream,
  * DESIGN §6, issue 10): one thread event a line (`thread.started`, `turn.started`, `item.started` /
  * `item.updated` / `item.completed`, `turn.completed`, `turn.failed`, `error`), turned into one writer's
- * v3 segment (seed 001, DESIGN §3) through the shared vocabulary of lib/harness/mapping.ts. The table is
+ * v3 segment (seed 001, DESIGN §3) through the shared vocabulary of lib/importers/mapping.ts. The table is
  * docs/import.md "Codex exec --json".
  *
  * A turn per `turn.started` … `turn.completed`; `command_execution` → action + result (exit code, `error`

@@ -1,5 +1,5 @@
 /**
- * The open turn of a Codex rollout import and the records it writes, for lib/harness/codex-rollout.ts
+ * The open turn of a Codex rollout import and the records it writes, for lib/importers/codex-rollout.ts
  * (which reads each line and calls these): pending calls and how they ended, the copies Codex writes of
  * prompts, answers, reasoning, web searches and images, the prompt copy held back until its `user_message`
  * shows, and the compaction under way. A `compacted` line, the `context_compacted` event and an encrypted

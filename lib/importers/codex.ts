@@ -2,7 +2,7 @@
  * The Codex rollout importer (`hansard import codex FILE`, DESIGN §6, issue 10 item 2): turns a Codex CLI
  * session rollout (`~/.codex/sessions/**\/rollout-*.jsonl`, one `{timestamp, type, payload}` object a
  * line) into one writer's v3 segment (seed 001, DESIGN §3), every event stamped with the rollout's time,
- * through the shared vocabulary of lib/harness/mapping.ts. The mapping, line type by line type, is the
+ * through the shared vocabulary of lib/importers/mapping.ts. The mapping, line type by line type, is the
  * table in docs/import.md ("Codex").
  *
  * Codex writes each prompt twice (a `response_item` user `message`, then an `event_msg/user_message`) and
@@ -14,7 +14,7 @@
  *
  * A compaction (`compacted` with its `replacement_history`, `context_compacted`, an encrypted `compaction`
  * item) is one `compaction` note in the open turn; the prompts the history repeats are never new prompts
- * (issue 25 item 4). Line by line: lib/harness/codex-rollout.ts, codex-turn.ts, codex-kinds.ts.
+ * (issue 25 item 4). Line by line: lib/importers/codex-rollout.ts, codex-turn.ts, codex-kinds.ts.
  *
  * @example
  * const r = await importCodexRollout('~/.codex/sessions/2025/12/28/rollout-….jsonl', './sessions');

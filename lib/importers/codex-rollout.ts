@@ -1,6 +1,6 @@
 /**
  * The line-by-line mapping of a Codex rollout onto one `WriterMapping`, for `importCodexRollout`
- * (lib/harness/codex.ts; the table is docs/import.md "Codex"): which line, item and event type becomes
+ * (lib/importers/codex.ts; the table is docs/import.md "Codex"): which line, item and event type becomes
  * what. The open turn, copies and compactions are kept by `RolloutTurn` (codex-turn.ts).
  */
 import type { EmitOptions } from '../log/writer.js';

@@ -1,7 +1,7 @@
 /**
  * The Claude Code stream-json importer (`hansard import claude-code FILE` when FILE is the output of
  * `claude -p --output-format stream-json --verbose`, DESIGN §6, issue 10): one JSON object a line, turned
- * into a v3 session (seed 001, DESIGN §3) through the shared vocabulary of lib/harness/mapping.ts. The
+ * into a v3 session (seed 001, DESIGN §3) through the shared vocabulary of lib/importers/mapping.ts. The
  * table is docs/import.md "Claude Code stream-json".
  *
  * The `assistant` and `user` records carry the same `message` content blocks as a transcript's, so they
