@@ -146,12 +146,12 @@ describe('the rules catch what they are for', () => {
     ],
     [
       'an adapter importing the service',
-      edge('lib/store/fs-segment-store.ts', 'lib/service/errors.ts'),
+      edge('lib/store/fs/segment-store.ts', 'lib/service/errors.ts'),
       /an adapter imports only/,
     ],
     [
       'an adapter importing another',
-      edge('lib/store/s3-segment-store.ts', 'lib/store/fs-segment-store.ts'),
+      edge('lib/store/s3-segment-store.ts', 'lib/store/fs/segment-store.ts'),
       /lib\/deploy only/,
     ],
     [

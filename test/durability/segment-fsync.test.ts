@@ -10,7 +10,7 @@ import { mkdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
+import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { writeSession } from '../support/segments.js';
 import { useServer } from '../support/server.js';
 import { postChunk, storedSegmentPath } from '../support/stored.js';

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { openLocalStores } from '../../lib/deploy/local.js';
 import { DEFAULT_SCANS_AT_ONCE } from '../../lib/service/scan-gate.js';
-import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
+import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import type { ReadSegmentOptions, SegmentKey } from '../../lib/store/index.js';
 import { request } from '../support/http.js';
 import { writeSession } from '../support/segments.js';

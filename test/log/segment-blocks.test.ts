@@ -16,7 +16,7 @@ import {
   segmentBlockBytes,
   sessionDirFileSegments,
 } from '../../lib/log/segment-blocks.js';
-import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
+import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { tmpDirs } from '../support/tmp.js';
 
 const tmp = tmpDirs('hansard-blocks-');

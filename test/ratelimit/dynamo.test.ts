@@ -18,7 +18,7 @@ import { NoopRateLimiter, type RateLimiter, RateLimiterError } from '../../lib/r
 import { ensureTenant, mintToken } from '../../lib/service/index.js';
 import { keys } from '../../lib/store/dynamo-schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
-import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
+import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 
 let local: DynamoLocal;

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
 import { BOARD_COUNT_MAX, getBoard } from '../../lib/service/board.js';
 import type { ServiceContext } from '../../lib/service/context.js';
-import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
+import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
 import { advanceOf, at, tokenRecord } from '../contract/state-store.contract.js';
 

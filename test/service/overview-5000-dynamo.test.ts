@@ -11,7 +11,7 @@ import type { ServiceContext } from '../../lib/service/context.js';
 import { getOverview } from '../../lib/service/overview.js';
 import { gsiKeys, keys } from '../../lib/store/dynamo-schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
-import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
+import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { at, tokenRecord } from '../contract/state-store.contract.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 import { tmpDirs } from '../support/tmp.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
 import type { ServiceContext } from '../../lib/service/context.js';
 import { getOverview } from '../../lib/service/overview.js';
-import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
+import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
 import { advanceOf, at, tokenRecord } from '../contract/state-store.contract.js';
 

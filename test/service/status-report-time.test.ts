@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
 import type { ServiceContext } from '../../lib/service/context.js';
 import { reportStatus } from '../../lib/service/status.js';
-import { FsSegmentStore } from '../../lib/store/fs-segment-store.js';
+import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { StateConflictError, type StatusRecord } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
 import { tokenRecord } from '../contract/state-store.contract.js';
