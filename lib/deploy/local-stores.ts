@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { FsDigestStore } from '../store/fs/digest-store.js';
 import { FsSegmentStore } from '../store/fs/segment-store.js';
 import type { Stores } from '../store/ports.js';
-import { SqliteStateStore } from '../store/sqlite-state-store.js';
+import { SqliteStateStore } from '../store/sqlite/state-store.js';
 
 /**
  * The local (embedded) stores in a data directory (created if missing): segments and the audit digests

@@ -136,7 +136,7 @@ describe('the rules catch what they are for', () => {
     ],
     [
       'the service importing an adapter',
-      edge('lib/service/x.ts', 'lib/store/sqlite-state-store.ts'),
+      edge('lib/service/x.ts', 'lib/store/sqlite/state-store.ts'),
       /store ports only/,
     ],
     [
@@ -156,7 +156,7 @@ describe('the rules catch what they are for', () => {
     ],
     [
       'the store barrel exporting an adapter',
-      edge('lib/store/index.ts', 'lib/store/sqlite-state-store.ts'),
+      edge('lib/store/index.ts', 'lib/store/sqlite/state-store.ts'),
       /a port imports only/,
     ],
     ['lib/http importing an adapter', edge('lib/http/app.ts', 'lib/ratelimit/memory.ts'), /lib\/deploy only/],

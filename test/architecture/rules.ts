@@ -1,6 +1,6 @@
 /**
  * The architecture's rules (DESIGN §2, issue 9.4) as data, and `violations`, which names every import
- * that breaks one: `lib/service/x.ts:12 imports lib/store/sqlite-state-store.ts: <the rule>`.
+ * that breaks one: `lib/service/x.ts:12 imports lib/store/sqlite/state-store.ts: <the rule>`.
  *
  * Decisions these rules record:
  * - Scopes are the service's (lib/service/scopes.ts); the store keeps a token's scopes as plain strings
@@ -74,20 +74,20 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   'lib/store/session-summary.ts': 'port',
   'lib/store/digest-ports.ts': 'port',
   // the tables of the SQLite state store
-  'lib/store/sqlite-schema.ts': { adapter: 'sqlite' },
+  'lib/store/sqlite/schema.ts': { adapter: 'sqlite' },
   // a tenant's own limits as both adapters keep them (issue 17.1, 17.3)
   'lib/store/tenant-settings.ts': 'port',
-  'lib/store/sqlite-tenants.ts': { adapter: 'sqlite' },
+  'lib/store/sqlite/tenants.ts': { adapter: 'sqlite' },
   'lib/store/dynamo-tenants.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-schema.ts': 'keys',
   'lib/store/dynamo-access.ts': 'keys',
   'lib/store/fs/segment-store.ts': { adapter: 'fs' },
-  'lib/store/sqlite-state-store.ts': { adapter: 'sqlite' },
-  'lib/store/sqlite-status-work.ts': { adapter: 'sqlite' },
-  'lib/store/sqlite-summary.ts': { adapter: 'sqlite' },
+  'lib/store/sqlite/state-store.ts': { adapter: 'sqlite' },
+  'lib/store/sqlite/status-work.ts': { adapter: 'sqlite' },
+  'lib/store/sqlite/summary.ts': { adapter: 'sqlite' },
   // group commit of the writer index (issue 16.3): the queue and the batch SQLite runs
-  'lib/store/group-commit.ts': { adapter: 'sqlite' },
-  'lib/store/sqlite-advance.ts': { adapter: 'sqlite' },
+  'lib/store/sqlite/group-commit.ts': { adapter: 'sqlite' },
+  'lib/store/sqlite/advance.ts': { adapter: 'sqlite' },
   'lib/store/s3-segment-store.ts': { adapter: 's3' },
   // the names of a writer's objects and the GET of one part; what S3's error answers mean
   'lib/store/s3-segment-objects.ts': { adapter: 's3' },
@@ -113,7 +113,7 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   'lib/store/fs/durable.ts': { adapter: 'fs' },
   'lib/store/fs/digest-store.ts': { adapter: 'fs' },
   'lib/store/s3-digest-store.ts': { adapter: 's3' },
-  'lib/store/sqlite-digest-index.ts': { adapter: 'sqlite' },
+  'lib/store/sqlite/digest-index.ts': { adapter: 'sqlite' },
   'lib/store/dynamo-digest-index.ts': { adapter: 'dynamo' },
   'lib/ratelimit/index.ts': { adapter: 'limiters' },
   'lib/ratelimit/interface.ts': 'port',
@@ -135,8 +135,8 @@ export const ADAPTER_EXCEPTIONS: { from: string; to: string; why: string }[] = [
 export const PACKAGE_HOMES: { pkg: RegExp; only: string; may: (from: string) => boolean }[] = [
   {
     pkg: /^better-sqlite3$/,
-    only: 'lib/store/sqlite-state-store.ts and lib/store/sqlite-advance.ts import better-sqlite3 (no Lambda bundle may hold it)',
-    may: (f) => f === 'lib/store/sqlite-state-store.ts' || f === 'lib/store/sqlite-advance.ts',
+    only: 'lib/store/sqlite/state-store.ts and lib/store/sqlite/advance.ts import better-sqlite3 (no Lambda bundle may hold it)',
+    may: (f) => f === 'lib/store/sqlite/state-store.ts' || f === 'lib/store/sqlite/advance.ts',
   },
   {
     pkg: /^@hono\/node-server(\/|$)/,

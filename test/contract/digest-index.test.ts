@@ -14,7 +14,7 @@ import { newId } from '../../lib/log/ids.js';
 import { accessKey, type DynamoAccess } from '../../lib/store/dynamo-access.js';
 import { DIGEST_DUE_SHARDS, digestDueShard, keys } from '../../lib/store/dynamo-schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
-import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
+import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { recordingClient } from '../support/dynamo-recorder.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 import { headOf, runDigestIndexContract } from './digest-index.contract.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
-import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
+import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { advanceOf, at } from './state-store.contract.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-asked-'));

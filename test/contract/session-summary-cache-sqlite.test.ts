@@ -1,5 +1,5 @@
 /**
- * The SQLite listing's cache of merged summary columns (lib/store/sqlite-summary.ts `listSummaries`): a
+ * The SQLite listing's cache of merged summary columns (lib/store/sqlite/summary.ts `listSummaries`): a
  * row's title, people, agents and asked are read again only when its `summary_rev` moved, so a merge by
  * another process (another store on the same file) shows in the next listing, and a status report (not a
  * merge) shows too, since the status columns are read every time.
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
-import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
+import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { advanceOf, at } from './state-store.contract.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-summary-cache-'));

@@ -1,5 +1,5 @@
 /**
- * Group commit of the writer index (issue 16.3, lib/store/sqlite-advance.ts): advances that arrive while a
+ * Group commit of the writer index (issue 16.3, lib/store/sqlite/advance.ts): advances that arrive while a
  * commit is in flight share one SQLite transaction and one fsync of the WAL; each keeps its own
  * conditional check (a savepoint), so a conflict fails only its own request; nothing is answered before
  * the commit and the WAL's fsync. Real SQLite files, the real app on loopback, and a real `hansard serve`
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import { StateConflictError, type WriterAdvance } from '../../lib/store/index.js';
-import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
+import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
 import { useServer } from '../support/server.js';
 import { postChunk as postStoredChunk } from '../support/stored.js';

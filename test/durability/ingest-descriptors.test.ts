@@ -1,6 +1,6 @@
 /**
  * What local ingest keeps open (issue 16.3): the SQLite store syncs its WAL through one descriptor kept
- * between batches (lib/store/sqlite-advance.ts), opened afresh when the WAL file is replaced, closed with
+ * between batches (lib/store/sqlite/advance.ts), opened afresh when the WAL file is replaced, closed with
  * the store; and a large chunk, read from node-server's request into one buffer (lib/http/node-body.ts)
  * and scanned (lib/service/ingest-lines.ts), is recorded with the SHA-256 of its bytes. Real files,
  * descriptors counted in /proc/self/fd.
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import type { WriterAdvance } from '../../lib/store/index.js';
-import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
+import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { useServer } from '../support/server.js';
 import { postChunk } from '../support/stored.js';
 import { chunkedSegment } from './segment-chunks.js';

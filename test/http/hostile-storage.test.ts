@@ -17,7 +17,7 @@ import { ensureTenant } from '../../lib/service/index.js';
 import { FsDigestStore } from '../../lib/store/fs/digest-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import type { WriterAdvance } from '../../lib/store/index.js';
-import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
+import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { docRows } from '../support/doc-rows.js';
 import { type Answer, expectError, request } from '../support/http.js';
 import { type LocalSegment, writeSession } from '../support/segments.js';

@@ -12,7 +12,7 @@ import { newId } from '../../lib/log/ids.js';
 import { BOARD_COUNT_MAX, getBoard } from '../../lib/service/board.js';
 import type { ServiceContext } from '../../lib/service/context.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
-import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
+import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { advanceOf, at, tokenRecord } from '../contract/state-store.contract.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-board-count-'));

@@ -11,7 +11,7 @@ import { newId } from '../../lib/log/ids.js';
 import type { ServiceContext } from '../../lib/service/context.js';
 import { getOverview } from '../../lib/service/overview.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
-import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
+import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { advanceOf, at, tokenRecord } from '../contract/state-store.contract.js';
 
 const SESSIONS = 5000;

@@ -12,7 +12,7 @@ import type { ServiceContext } from '../../lib/service/context.js';
 import { reportStatus } from '../../lib/service/status.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { StateConflictError, type StatusRecord } from '../../lib/store/index.js';
-import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
+import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { tokenRecord } from '../contract/state-store.contract.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-report-time-'));

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { tenantLimits, tenantSettings } from '../../lib/service/tenant-limits.js';
 import type { StateStore } from '../../lib/store/index.js';
-import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
+import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-tenant-limits-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

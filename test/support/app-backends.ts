@@ -14,7 +14,7 @@ import { ensureTenant } from '../../lib/service/bootstrap.js';
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import type { StateStore } from '../../lib/store/index.js';
-import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
+import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { type DynamoLocal, startDynamoLocal } from './dynamodb-local.js';
 
 export type App = ReturnType<typeof createApp>;

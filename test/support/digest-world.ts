@@ -19,7 +19,7 @@ import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import type { Stores } from '../../lib/store/index.js';
 import { S3DigestStore } from '../../lib/store/s3-digest-store.js';
 import { S3SegmentStore } from '../../lib/store/s3-segment-store.js';
-import { SqliteStateStore } from '../../lib/store/sqlite-state-store.js';
+import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { tokenRecord } from '../contract/state-store.contract.js';
 import type { DynamoLocal } from './dynamodb-local.js';
 import type { LocalS3 } from './s3rver.js';

@@ -4,9 +4,9 @@
  * previous value, as DynamoDB's condition expressions do on AWS.
  */
 import Database from 'better-sqlite3';
-import type { DigestDue, DigestHead } from './digest-ports.js';
+import type { DigestDue, DigestHead } from '../digest-ports.js';
 import type { GroupCommit, GroupCommitStats } from './group-commit.js';
-import { decodeCursor, encodeCursor } from './keys.js';
+import { decodeCursor, encodeCursor } from '../keys.js';
 import {
   type ChunkRecord,
   type Page,
@@ -21,14 +21,14 @@ import {
   type WorkItem,
   type WriterAdvance,
   type WriterRecord,
-} from './ports.js';
-import { type AdvanceItem, advanceCommitter } from './sqlite-advance.js';
-import { addDigestSchema, CHUNK_COLUMNS, SqliteDigestIndex, toChunkRecord } from './sqlite-digest-index.js';
-import { SCHEMA } from './sqlite-schema.js';
-import { SqliteStatusWorkItems } from './sqlite-status-work.js';
-import { addSummaryColumns, listSummaries, mergeSummaryRow, SESSION_COLUMNS } from './sqlite-summary.js';
-import { addTenantSettingsColumns, SqliteTenantSettings } from './sqlite-tenants.js';
-import type { TenantSettings, TenantSettingsChange } from './tenant-settings.js';
+} from '../ports.js';
+import { type AdvanceItem, advanceCommitter } from './advance.js';
+import { addDigestSchema, CHUNK_COLUMNS, SqliteDigestIndex, toChunkRecord } from './digest-index.js';
+import { SCHEMA } from './schema.js';
+import { SqliteStatusWorkItems } from './status-work.js';
+import { addSummaryColumns, listSummaries, mergeSummaryRow, SESSION_COLUMNS } from './summary.js';
+import { addTenantSettingsColumns, SqliteTenantSettings } from './tenants.js';
+import type { TenantSettings, TenantSettingsChange } from '../tenant-settings.js';
 
 type Row = Record<string, unknown>;
 

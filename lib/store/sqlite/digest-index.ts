@@ -5,9 +5,9 @@
  * `sessions_digest_due`. Also the chained digests kept with writers and chunks (`chain` columns, NULL in
  * rows written before them). The store delegates here, as to sqlite-status-work.ts.
  */
-import type { DigestDue, DigestHead } from './digest-ports.js';
-import { type ChunkRecord, StateConflictError } from './ports.js';
-import type { SqlitePrimitives } from './sqlite-status-work.js';
+import type { DigestDue, DigestHead } from '../digest-ports.js';
+import { type ChunkRecord, StateConflictError } from '../ports.js';
+import type { SqlitePrimitives } from './status-work.js';
 
 /** The tables and indexes of the digest index; run after the store's schema (the sessions table exists). */
 const DIGEST_SCHEMA = `
