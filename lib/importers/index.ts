@@ -1,5 +1,5 @@
 /**
- * `lib/harness`: mapping what coding agents leave behind to v3 log events (DESIGN §2): the Claude Code
+ * `lib/importers`: mapping what coding agents leave behind to v3 log events (DESIGN §2): the Claude Code
  * transcript and stream-json importers behind `hansard import claude-code` and the Codex rollout and
  * `codex exec --json` importers behind `hansard import codex`, and the hcn stream recorder behind
  * `hansard import hcn`, `observe` and `run` (DESIGN §6, docs/import.md).

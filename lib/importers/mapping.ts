@@ -1,5 +1,5 @@
 /**
- * The shared mapping vocabulary of the agent importers (`lib/harness/<tool>.ts`, docs/import.md): what
+ * The shared mapping vocabulary of the agent importers (`lib/importers/<tool>.ts`, docs/import.md): what
  * every tool's log has in common, written as v3 events (seed 001, DESIGN §3) the same way for all.
  *
  * - `WriterMapping`: one writer's open turn, its call id → action id table, and its counts;

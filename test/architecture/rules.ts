@@ -33,20 +33,20 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
     'lib/version.ts',
     'lib/audit',
   ],
-  'lib/harness': ['lib/log'],
+  'lib/importers': ['lib/log'],
   'lib/deploy': ['lib/http', 'lib/service', 'lib/store', 'lib/ratelimit', 'lib/audit'],
   // talking to a server from this machine: the HTTP client, its settings, upload, the state dir's place
   'lib/client': ['lib/log', 'lib/service', 'lib/audit'],
   // local work leases and pending operations (seed 004)
   'lib/work': ['lib/log', 'lib/service', 'lib/client'],
   // capture as it happens: hooks, spool, shipper, doctor, integrations
-  'lib/capture': ['lib/log', 'lib/service', 'lib/harness', 'lib/client', 'lib/work', 'lib/version.ts'],
+  'lib/capture': ['lib/log', 'lib/service', 'lib/importers', 'lib/client', 'lib/work', 'lib/version.ts'],
   'lib/mcp': ['lib/log', 'lib/service', 'lib/client', 'lib/capture', 'lib/version.ts'],
   'lib/cli': [
     'lib/log',
     'lib/service',
     'lib/store',
-    'lib/harness',
+    'lib/importers',
     'lib/deploy',
     'lib/version.ts',
     'lib/client',
