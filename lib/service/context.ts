@@ -5,8 +5,8 @@ import type { DigestSigner } from '../audit/signer.js';
 import type { DigestStore, SegmentStore, StateStore, TokenRecord } from '../store/index.js';
 import type { AuditConfig } from './audit-config.js';
 import { AppError, notFound } from './errors.js';
-import type { LargeReplays } from './large-replay.js';
 import type { Limits } from './limits.js';
+import type { LargeReplays } from './replay-ports.js';
 import type { Scope } from './scopes.js';
 
 export interface ServiceDeps {
