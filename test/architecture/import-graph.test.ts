@@ -173,7 +173,7 @@ describe('the rules catch what they are for', () => {
     [
       'better-sqlite3 outside its adapter',
       edge('lib/http/app.ts', 'better-sqlite3'),
-      /only lib\/store\/sqlite-state-store.ts and lib\/store\/sqlite-advance.ts import better-sqlite3/,
+      /only lib\/store\/sqlite\/state-store.ts and lib\/store\/sqlite\/advance.ts import better-sqlite3/,
     ],
     [
       'node-server in a Lambda function',

@@ -612,7 +612,7 @@ describe('cdk synth (as CI runs it)', () => {
       expect(sources.some((s) => s.endsWith('lib/deploy/aws.ts'))).toBe(true);
       expect(
         sources.filter((s) =>
-          /better-sqlite3|bindings|sqlite-state-store|fs-segment-store|node-server|deploy\/local/.test(s),
+          /better-sqlite3|bindings|store\/sqlite\/|store\/fs\/|node-server|deploy\/local/.test(s),
         ),
       ).toEqual([]);
       const invoke = async (method: string, path: string) => {
