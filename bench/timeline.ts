@@ -143,7 +143,7 @@ async function main() {
   ] as const) {
     const sid = await session(events);
     const path = `/sessions/${sid}`;
-    // the first request makes verify's report; the next ones reuse it for 30 s (lib/service/timeline-verify.ts)
+    // the first request makes verify's report; the next ones reuse it for 30 s (lib/service/timeline/verify.ts)
     const cold = await get(base, path, cookie);
     const firsts: number[] = [];
     const totals: number[] = [];

@@ -1,7 +1,7 @@
 /**
  * Links to rows of a session's timeline (issue 14 finding 3): a row on the page being rendered is `#anchor`;
  * a row on another page (the timeline comes 200 rows a page) is `/sessions/{sid}?at=<anchor>#<anchor>`,
- * which the page route answers with the page holding it (lib/service/timeline.ts `at`), keeping
+ * which the page route answers with the page holding it (lib/service/timeline/page.ts `at`), keeping
  * `?person=`. The page being rendered is given by `RowLinks.Provider`; without one (a page with no
  * timeline, the status-only page) `RowA` is its text alone.
  */

@@ -11,8 +11,8 @@ import type {
   RowAttribution,
   TimelineProblem,
   TimelineRow,
-} from '../service/timeline-schemas.js';
-import { keepLines, oneLine } from '../service/timeline-text.js';
+} from '../service/timeline/schemas.js';
+import { keepLines, oneLine } from '../service/timeline/text.js';
 import { ClaimBasis, VerdictBadge } from './claim-basis.js';
 import { RowA } from './timeline-links.js';
 

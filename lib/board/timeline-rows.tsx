@@ -6,8 +6,8 @@
  * text), so markup shows as text and no control or bidi character reaches the page raw.
  */
 import type { Child } from 'hono/jsx';
-import type { TimelineRow } from '../service/timeline-schemas.js';
-import { keepLines, oneLine } from '../service/timeline-text.js';
+import type { TimelineRow } from '../service/timeline/schemas.js';
+import { keepLines, oneLine } from '../service/timeline/text.js';
 import { RowA } from './timeline-links.js';
 import {
   AttributionLine,

@@ -10,8 +10,8 @@
 import { escapeControl } from '../log/escape.js';
 import { uniqueNames } from '../log/names.js';
 import type { StatusView } from '../service/status-schemas.js';
-import type { TimelinePage } from '../service/timeline-schemas.js';
-import { idAnchor } from '../service/timeline-text.js';
+import type { TimelinePage } from '../service/timeline/schemas.js';
+import { idAnchor } from '../service/timeline/text.js';
 import type { WorkSummary } from '../service/work-schemas.js';
 import { assetHref } from './assets.js';
 import { ClaimBasis, PROVENANCE_WORDS, VerdictBadge } from './claim-basis.js';

@@ -1,5 +1,5 @@
 /**
- * The session page's "Ran <first event> to <last event> UTC." header (lib/service/timeline-span.ts) reads
+ * The session page's "Ran <first event> to <last event> UTC." header (lib/service/timeline/span.ts) reads
  * the first `"ts": "…"` it finds with a regular expression in the segment's last lines, without decoding
  * the line. A last line that is no event (quarantined: no type, seq or id) but holds a nested
  * `"ts":"2999-01-01T…"` is taken as the session's last event, so the header says the session ran until

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSession } from '../../lib/log/index.js';
-import { TIMELINE_PAGE_ROWS } from '../../lib/service/timeline.js';
+import { TIMELINE_PAGE_ROWS } from '../../lib/service/timeline/page.js';
 import { browsers } from '../support/browser.js';
 import { request } from '../support/http.js';
 import { FIXTURE_KINDS, storeTimelineSession, type TimelineSession } from '../support/timeline-session.js';

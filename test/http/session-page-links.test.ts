@@ -8,7 +8,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openSession } from '../../lib/log/index.js';
-import { TIMELINE_PAGE_ROWS } from '../../lib/service/timeline.js';
+import { TIMELINE_PAGE_ROWS } from '../../lib/service/timeline/page.js';
 import { request } from '../support/http.js';
 import { readLocal } from '../support/segments.js';
 import { useServer } from '../support/server.js';

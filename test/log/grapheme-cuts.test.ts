@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { parseLine } from '../../lib/log/codec.js';
 import { cutLongFields, MAX_FIELD_BYTES } from '../../lib/log/field-limits.js';
 import { oneLine as replayLine } from '../../lib/log/replay-text.js';
-import { excerpt, oneLine } from '../../lib/service/timeline-text.js';
+import { excerpt, oneLine } from '../../lib/service/timeline/text.js';
 
 const FLAG = '\u{1F1EB}\u{1F1F7}'; // 🇫🇷: four UTF-16 units, eight UTF-8 bytes
 const CODER = '\u{1F469}\u200D\u{1F4BB}'; // 👩‍💻

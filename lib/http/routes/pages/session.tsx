@@ -1,6 +1,6 @@
 /**
  * `GET /sessions/{sid}?after=&person=`: a session's timeline as structured rows (issue 14.3;
- * lib/service/timeline.ts, lib/board/timeline.tsx), a page of `TIMELINE_PAGE_ROWS` at a time, for a
+ * lib/service/timeline/page.ts, lib/board/timeline.tsx), a page of `TIMELINE_PAGE_ROWS` at a time, for a
  * signed-in browser. A whole-session read like the API's replay: it holds a replay slot of the token (one
  * more than the cap gets a page saying so, 429), waits its turn in the scan gate, and stops when the
  * browser goes away.
@@ -10,7 +10,7 @@ import { BadPageLinkPage, BusyPage, NotFoundPage } from '../../../board/pages.js
 import { SessionTimelinePage, StatusOnlyPage } from '../../../board/timeline.js';
 import { AppError } from '../../../service/errors.js';
 import { getStatus } from '../../../service/status.js';
-import { TIMELINE_PAGE_ROWS, type TimelinePage, timelinePage } from '../../../service/timeline.js';
+import { TIMELINE_PAGE_ROWS, type TimelinePage, timelinePage } from '../../../service/timeline/page.js';
 import { listWork } from '../../../service/work.js';
 import { pageAuth } from '../../auth.js';
 import { SessionPath } from '../../params.js';
@@ -41,7 +41,7 @@ const At = z
     'show the page that holds this row (its anchor, e.g. `e-m_01…` or `d-0`); links to rows on other pages give it; not an anchor: as without it',
   );
 
-/** `?at=` when it has the shape of a row's anchor (lib/service/timeline-text.ts `idAnchor`, `d-`, `q-`). */
+/** `?at=` when it has the shape of a row's anchor (lib/service/timeline/text.ts `idAnchor`, `d-`, `q-`). */
 function atOf(v: string | undefined): string | null {
   return v !== undefined && /^[deq]-[A-Za-z0-9_.:-]{1,200}$/.test(v) ? v : null;
 }

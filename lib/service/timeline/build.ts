@@ -2,24 +2,24 @@
  * The rows of a session's structured timeline, one merged event (or quarantined line, or declared report)
  * at a time: `RowBuilder` keeps what later rows refer back to (messages for attribution, actions for
  * their results' duration, the values corrections replaced, the names of writers and people) and makes
- * each row. Used by `timelinePage` (lib/service/timeline.ts), which walks the merge and pages.
+ * each row. Used by `timelinePage` (lib/service/timeline/page.ts), which walks the merge and pages.
  *
  * Memory: the messages, actions and row anchors read so far (as the Attributor's own), never the events.
  */
-import { type Attribution, Attributor } from '../log/attribution.js';
-import type { LineProblem, RecordedEvent } from '../log/codec.js';
-import type { CorrectionIndex, EffectiveEvent } from '../log/corrections.js';
-import { escapeControl } from '../log/escape.js';
-import { nameForm, sameName } from '../log/names.js';
-import { wellFormed } from '../log/text-cut.js';
-import type { StatusView } from './status-schemas.js';
+import { type Attribution, Attributor } from '../../log/attribution.js';
+import type { LineProblem, RecordedEvent } from '../../log/codec.js';
+import type { CorrectionIndex, EffectiveEvent } from '../../log/corrections.js';
+import { escapeControl } from '../../log/escape.js';
+import { nameForm, sameName } from '../../log/names.js';
+import { wellFormed } from '../../log/text-cut.js';
+import type { StatusView } from '../status-schemas.js';
 import type {
   AttributedMessage,
   RowAttribution,
   TimelineProblem,
   TimelineRow,
   TimelineWriter,
-} from './timeline-schemas.js';
+} from './schemas.js';
 import {
   excerpt,
   idAnchor,
@@ -31,7 +31,7 @@ import {
   str,
   strOrNull,
   TEXT_BYTES,
-} from './timeline-text.js';
+} from './text.js';
 
 interface ActionRef {
   anchor: string;

@@ -1,15 +1,15 @@
 /**
- * Verify's report for the session page (lib/service/timeline.ts), kept a short while. Verify decodes every
+ * Verify's report for the session page (lib/service/timeline/page.ts), kept a short while. Verify decodes every
  * event (most of a 10,000-event page's time, docs/timeline.md), and the page asks for it again on every
  * "Load more" and reload. A report is reused only while the session's segments have the same lengths (they
  * only grow) and for at most `VERIFY_KEPT_MS`, so a fault that changes stored bytes without changing their
  * length (a chunk digest mismatch) shows within that time. Only finished reports are kept: a report being
  * made belongs to its request, and stops with it when its client goes away (issue 8).
  */
-import type { VerifyReport } from '../log/verify.js';
-import type { WriterRecord } from '../store/index.js';
-import { verifyStored } from './analysis.js';
-import type { ServiceContext } from './context.js';
+import type { VerifyReport } from '../../log/verify.js';
+import type { WriterRecord } from '../../store/index.js';
+import { verifyStored } from '../analysis.js';
+import type { ServiceContext } from '../context.js';
 
 /** How long a report is reused for the same segment lengths. */
 export const VERIFY_KEPT_MS = 30_000;

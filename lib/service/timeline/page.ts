@@ -12,22 +12,22 @@
  * and corrections depend on what came before: page n costs the events up to its end.
  */
 
-import { decodeEvent, type RecordedEvent } from '../log/codec.js';
-import { CorrectionIndex, type EffectiveEvent } from '../log/corrections.js';
-import { mergeSegmentBatchesKeepingProblems } from '../log/merge.js';
-import { asProvenance } from '../log/provenance.js';
-import { segmentSources } from '../log/replay.js';
-import { parseTs } from '../log/time.js';
-import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
-import { storedSegments } from './sources.js';
-import { checkedStatus } from './status.js';
-import { RowBuilder } from './timeline-build.js';
-import type { TimelinePage, TimelineProblem, TimelineRow, TimelineWriter } from './timeline-schemas.js';
-import { sessionSpan } from './timeline-span.js';
-import { pageVerify } from './timeline-verify.js';
-import { soloPeople, writerNames } from './timeline-writers.js';
+import { decodeEvent, type RecordedEvent } from '../../log/codec.js';
+import { CorrectionIndex, type EffectiveEvent } from '../../log/corrections.js';
+import { mergeSegmentBatchesKeepingProblems } from '../../log/merge.js';
+import { asProvenance } from '../../log/provenance.js';
+import { segmentSources } from '../../log/replay.js';
+import { parseTs } from '../../log/time.js';
+import { requireScope, requireSessionAccess, type ServiceContext } from '../context.js';
+import { storedSegments } from '../sources.js';
+import { checkedStatus } from '../status.js';
+import { RowBuilder } from './build.js';
+import type { TimelinePage, TimelineProblem, TimelineRow, TimelineWriter } from './schemas.js';
+import { sessionSpan } from './span.js';
+import { pageVerify } from './verify.js';
+import { soloPeople, writerNames } from './writers.js';
 
-export type { TimelinePage, TimelineRow } from './timeline-schemas.js';
+export type { TimelinePage, TimelineRow } from './schemas.js';
 
 /** Rows a page shows when the caller does not say. */
 export const TIMELINE_PAGE_ROWS = 200;

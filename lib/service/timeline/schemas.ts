@@ -1,15 +1,15 @@
 /**
  * The shapes of a session's structured timeline (issue 14.3): the rows the board's session page shows,
- * made by `lib/service/timeline.ts` from the merged transcript with corrections applied (seed 001, DESIGN
+ * made by `lib/service/timeline/page.ts` from the merged transcript with corrections applied (seed 001, DESIGN
  * §3), the agents' declared status reports (seed 000) and verify's findings (docs/verify.md). Plain types:
  * no HTTP answer carries them, the page renders them (lib/board/timeline.tsx).
  *
  * Text in rows is as written (no HTML escaping: hono/jsx does that), except where a field says "escaped":
  * then control, bidi and separator characters are already shown as visible escapes (`escapeControl`).
  */
-import type { AttributionBasis } from '../log/attribution.js';
-import type { Problem } from '../log/verify.js';
-import type { StatusView } from './status-schemas.js';
+import type { AttributionBasis } from '../../log/attribution.js';
+import type { Problem } from '../../log/verify.js';
+import type { StatusView } from '../status-schemas.js';
 
 /** A verify finding placed at the row (or writer) it concerns. */
 export type TimelineProblem = Pick<Problem, 'severity' | 'code' | 'message' | 'w' | 'seq' | 'line'>;
@@ -153,7 +153,7 @@ export interface TimelineWriter {
   w: string;
   /**
    * `meta.agent`, else the one person all its joins and messages are by (display name, else user_id),
-   * else the writer id; a repeated name gets " 2", " 3" (lib/service/timeline-writers.ts)
+   * else the writer id; a repeated name gets " 2", " 3" (lib/service/timeline/writers.ts)
    */
   name: string;
   agent: string | null;

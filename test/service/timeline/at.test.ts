@@ -4,13 +4,13 @@
  * of no row gives the first page. Real local stores over HTTP upload (test/support/server.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { openSession } from '../../lib/log/index.js';
-import type { ServiceContext } from '../../lib/service/context.js';
-import { type TimelinePage, timelinePage } from '../../lib/service/timeline.js';
-import { authenticate } from '../../lib/service/tokens.js';
-import { readLocal } from '../support/segments.js';
-import { useServer } from '../support/server.js';
-import { upload } from '../support/stored.js';
+import { openSession } from '../../../lib/log/index.js';
+import type { ServiceContext } from '../../../lib/service/context.js';
+import { type TimelinePage, timelinePage } from '../../../lib/service/timeline/page.js';
+import { authenticate } from '../../../lib/service/tokens.js';
+import { readLocal } from '../../support/segments.js';
+import { useServer } from '../../support/server.js';
+import { upload } from '../../support/stored.js';
 
 const srv = useServer({ tokens: { board: ['board'] } });
 let ctx: ServiceContext;

@@ -1,19 +1,19 @@
 /**
- * The timeline names its writers as a reader would (lib/service/timeline-writers.ts, docs/timeline.md):
+ * The timeline names its writers as a reader would (lib/service/timeline/writers.ts, docs/timeline.md):
  * an agent's writer by its agent, a writer without one by the one person its joins and messages are by
  * (display name, else user_id), else by its id; repeated names with " 2". The names hold on every page
  * (the first page's legend names a writer whose lines come later), reach the rows (`by`, writer start and
  * end), and the page shows them in the legend, the row chips (the id on hover) and the segment links.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { openSession } from '../../lib/log/index.js';
-import type { ServiceContext } from '../../lib/service/context.js';
-import { timelinePage } from '../../lib/service/timeline.js';
-import { authenticate } from '../../lib/service/tokens.js';
-import { request } from '../support/http.js';
-import { readLocal } from '../support/segments.js';
-import { useServer } from '../support/server.js';
-import { upload } from '../support/stored.js';
+import { openSession } from '../../../lib/log/index.js';
+import type { ServiceContext } from '../../../lib/service/context.js';
+import { timelinePage } from '../../../lib/service/timeline/page.js';
+import { authenticate } from '../../../lib/service/tokens.js';
+import { request } from '../../support/http.js';
+import { readLocal } from '../../support/segments.js';
+import { useServer } from '../../support/server.js';
+import { upload } from '../../support/stored.js';
 
 const srv = useServer({ tokens: { board: ['board'] } });
 let ctx: ServiceContext;

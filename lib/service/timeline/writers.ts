@@ -10,10 +10,10 @@
  * human side of a session, usually small) to the end, or until a second person shows; lines that do not
  * name a `user_id` are skipped without being parsed.
  */
-import { parseLine } from '../log/codec.js';
-import { lookAlikes, nameForm } from '../log/names.js';
-import type { ReplaySegment } from '../log/replay.js';
-import { oneLine } from './timeline-text.js';
+import { parseLine } from '../../log/codec.js';
+import { lookAlikes, nameForm } from '../../log/names.js';
+import type { ReplaySegment } from '../../log/replay.js';
+import { oneLine } from './text.js';
 
 /** The one person a writer's joins and messages are by. */
 export interface WriterPerson {

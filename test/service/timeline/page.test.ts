@@ -1,5 +1,5 @@
 /**
- * The structured timeline (lib/service/timeline.ts) of the synthetic 50-row session
+ * The structured timeline (lib/service/timeline/page.ts) of the synthetic 50-row session
  * (test/support/timeline-session.ts), stored through the real app on loopback: every row kind with its
  * fields, attribution, corrections with the value they replaced, the Declared report where it was made
  * with its verdicts, the quarantined line where it sits, verify findings at their row, paging that gives
@@ -8,19 +8,19 @@
 import { readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { newId, openSession } from '../../lib/log/index.js';
-import type { ServiceContext } from '../../lib/service/context.js';
-import { type TimelineRow, timelinePage } from '../../lib/service/timeline.js';
-import { authenticate } from '../../lib/service/tokens.js';
-import { readLocal, writeSession } from '../support/segments.js';
-import { useServer } from '../support/server.js';
-import { postChunk, upload } from '../support/stored.js';
+import { newId, openSession } from '../../../lib/log/index.js';
+import type { ServiceContext } from '../../../lib/service/context.js';
+import { type TimelineRow, timelinePage } from '../../../lib/service/timeline/page.js';
+import { authenticate } from '../../../lib/service/tokens.js';
+import { readLocal, writeSession } from '../../support/segments.js';
+import { useServer } from '../../support/server.js';
+import { postChunk, upload } from '../../support/stored.js';
 import {
   FIXTURE_KINDS,
   HOSTILE,
   storeTimelineSession,
   type TimelineSession,
-} from '../support/timeline-session.js';
+} from '../../support/timeline-session.js';
 
 const srv = useServer({ tokens: { board: ['board'], reporter: ['report'] } });
 let s: TimelineSession;
