@@ -21,7 +21,7 @@ import { COMPACT_STATE_METHODS, onlyMethods } from './state-methods.js';
 
 /** ms before the invocation's end after which no new run is started (a 64 MiB run of 1 KB objects reads in ~1–2 min). */
 export const COMPACT_MARGIN_MS = 2 * 60 * 1000;
-/** A digest's key: `tenants/{tenant}/sessions/{sid}/digests/{seq:09}.json` (lib/store/s3-digest-store.ts). */
+/** A digest's key: `tenants/{tenant}/sessions/{sid}/digests/{seq:09}.json` (lib/store/s3/digest-store.ts). */
 const DIGEST_KEY = /^tenants\/([^/]+)\/sessions\/([^/]+)\/digests\/\d{9}\.json$/;
 
 export interface CompactOverrides {

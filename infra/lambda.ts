@@ -34,10 +34,10 @@ export const BOARD_ASSET_FILES = ['htmx.org/dist/htmx.min.js', 'htmx-ext-sse/dis
 
 /** Every segment object lives under this prefix (DESIGN §5); functions may touch nothing else. */
 export const SEGMENT_PREFIX = 'tenants/';
-/** The signed digests' objects (issue 15.2, lib/store/s3-digest-store.ts `digestPrefix`) as an IAM pattern. */
+/** The signed digests' objects (issue 15.2, lib/store/s3/digest-store.ts `digestPrefix`) as an IAM pattern. */
 export const DIGEST_OBJECTS = 'tenants/*/sessions/*/digests/*';
 /**
- * A writer's objects, chunks and compacted runs (lib/store/s3-segment-store.ts `chunkObjectKey`,
+ * A writer's objects, chunks and compacted runs (lib/store/s3/segment-store.ts `chunkObjectKey`,
  * `compactedObjectKey`), as an IAM pattern: what the compactor may delete.
  */
 export const WRITER_OBJECTS = 'tenants/*/sessions/*/w_*/*.jsonl';
@@ -158,7 +158,7 @@ export class HansardFunction extends NodejsFunction {
   }
 
   /**
-   * Grants the stored replays under `replays/` (issue 17.2, lib/store/s3-replay-archive.ts): `markers`
+   * Grants the stored replays under `replays/` (issue 17.2, lib/store/s3/replay-archive.ts): `markers`
    * (the API, which hands out copies and starts builds): `s3:GetObject` on `replays/*` (the HEAD of a copy
    * and the presigned GET it signs, the HEAD of a marker) and `s3:PutObject` on the build markers
    * `replays/*.building` only; `copies` (the replay function, the builder): `s3:GetObject`,
@@ -191,7 +191,7 @@ export class HansardFunction extends NodejsFunction {
   }
 
   /**
-   * Sets `BUCKET_NAME` and grants what the compactor (issue 17.2, lib/store/s3-compaction.ts) sends:
+   * Sets `BUCKET_NAME` and grants what the compactor (issue 17.2, lib/store/s3/compaction.ts) sends:
    * `s3:GetObject` on the segment objects and `s3:ListBucket` under `tenants/` (as `bindBucket` 'read'),
    * `s3:PutObject` on compacted runs only (`COMPACTED_OBJECTS`) and `s3:DeleteObject` on writers' objects
    * only (`WRITER_OBJECTS`: chunk objects and runs, never a digest). No other role may delete.

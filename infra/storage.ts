@@ -22,7 +22,7 @@ import { SEGMENT_PREFIX } from './lambda.js';
 export interface SegmentLifecycle {
   /**
    * days after which a version that is no longer current is deleted. Only a stale, never acknowledged
-   * chunk replaced by `If-Match` (lib/store/s3-segment-store.ts) or a delete leaves one (the compactor's,
+   * chunk replaced by `If-Match` (lib/store/s3/segment-store.ts) or a delete leaves one (the compactor's,
    * issue 17.2: chunk objects rewritten as a compacted run); under Object Lock a locked version stays
    * until its retention ends. Default 30.
    */

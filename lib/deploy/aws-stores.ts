@@ -14,8 +14,8 @@ import type { DigestDeps } from '../service/digest-deps.js';
 import { type DueDigestsResult, writeDueDigests } from '../service/digests.js';
 import { DynamoStateStore } from '../store/dynamo-state-store.js';
 import type { StateStore, Stores } from '../store/ports.js';
-import { S3DigestStore } from '../store/s3-digest-store.js';
-import { S3SegmentStore } from '../store/s3-segment-store.js';
+import { S3DigestStore } from '../store/s3/digest-store.js';
+import { S3SegmentStore } from '../store/s3/segment-store.js';
 
 /** The SDK clients of a deployment, made once (per Lambda cold start) and reused by every request. */
 export interface AwsClients {
@@ -57,7 +57,7 @@ export const DYNAMODB_TIMEOUTS: SdkTimeouts = {
 
 /**
  * S3: a PUT carries up to 4 MiB (MAX_CHUNK_BYTES on AWS) and a GET up to an 8 MiB window
- * (lib/store/s3-segment-read.ts), tens of ms at Lambda's bandwidth; 8 s leaves room for a slow one, and
+ * (lib/store/s3/segment-read.ts), tens of ms at Lambda's bandwidth; 8 s leaves room for a slow one, and
  * 3 tries of it still end inside the API function's 29 s.
  */
 export const S3_TIMEOUTS: SdkTimeouts = {

@@ -27,7 +27,7 @@ import {
 import type { Limits } from '../service/limits.js';
 import { DynamoStateStore } from '../store/dynamo-state-store.js';
 import type { StateStore } from '../store/ports.js';
-import { S3ReplayArchive, S3ReplayBuilds } from '../store/s3-replay-archive.js';
+import { S3ReplayArchive, S3ReplayBuilds } from '../store/s3/replay-archive.js';
 import { type AwsClients, openAwsStores } from './aws-stores.js';
 
 export {

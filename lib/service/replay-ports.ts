@@ -16,7 +16,7 @@ export interface ArchivedReplay {
 }
 
 /**
- * Where stored replays are kept (on AWS: S3, lib/store/s3-replay-archive.ts). Keys are `replayArchiveKey`'s;
+ * Where stored replays are kept (on AWS: S3, lib/store/s3/replay-archive.ts). Keys are `replayArchiveKey`'s;
  * an adapter may put them under a prefix of its own.
  */
 export interface ReplayArchive {
@@ -56,7 +56,7 @@ export type BuildState =
 
 /**
  * Builds stored replays in the background, one build per variant at a time (on AWS: a marker object per
- * variant, whose creation EventBridge announces to the builder function, lib/store/s3-replay-archive.ts).
+ * variant, whose creation EventBridge announces to the builder function, lib/store/s3/replay-archive.ts).
  */
 export interface ReplayBuilds {
   /** The newest build of `variant` and its job, or null when there was none. */

@@ -8,7 +8,7 @@ import { InvalidCursorError, type SegmentKey } from './ports.js';
 
 /**
  * Where the stored copies of large replays are in the segments bucket (issue 17.2,
- * lib/store/s3-replay-archive.ts), outside `tenants/`: copies, merged again on demand, expired by a
+ * lib/store/s3/replay-archive.ts), outside `tenants/`: copies, merged again on demand, expired by a
  * lifecycle rule (infra/storage.ts).
  */
 export const REPLAY_PREFIX = 'replays/';

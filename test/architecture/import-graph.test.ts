@@ -151,7 +151,7 @@ describe('the rules catch what they are for', () => {
     ],
     [
       'an adapter importing another',
-      edge('lib/store/s3-segment-store.ts', 'lib/store/fs/segment-store.ts'),
+      edge('lib/store/s3/segment-store.ts', 'lib/store/fs/segment-store.ts'),
       /lib\/deploy only/,
     ],
     [

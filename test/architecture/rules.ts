@@ -88,17 +88,17 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   // group commit of the writer index (issue 16.3): the queue and the batch SQLite runs
   'lib/store/sqlite/group-commit.ts': { adapter: 'sqlite' },
   'lib/store/sqlite/advance.ts': { adapter: 'sqlite' },
-  'lib/store/s3-segment-store.ts': { adapter: 's3' },
+  'lib/store/s3/segment-store.ts': { adapter: 's3' },
   // the names of a writer's objects and the GET of one part; what S3's error answers mean
-  'lib/store/s3-segment-objects.ts': { adapter: 's3' },
-  'lib/store/s3-errors.ts': { adapter: 's3' },
+  'lib/store/s3/segment-objects.ts': { adapter: 's3' },
+  'lib/store/s3/errors.ts': { adapter: 's3' },
   // windowed, budgeted reads of chunk objects (issue 16.4)
-  'lib/store/s3-segment-read.ts': { adapter: 's3' },
+  'lib/store/s3/segment-read.ts': { adapter: 's3' },
   // stored copies of large replays and their build markers (issue 17.2)
-  'lib/store/s3-replay-archive.ts': { adapter: 's3' },
+  'lib/store/s3/replay-archive.ts': { adapter: 's3' },
   // compaction of small chunk objects (issue 17.2): the layout both sides read, and the S3 side
   'lib/store/segment-objects.ts': 'port',
-  'lib/store/s3-compaction.ts': { adapter: 's3' },
+  'lib/store/s3/compaction.ts': { adapter: 's3' },
   'lib/store/dynamo-state-store.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-tokens.ts': { adapter: 'dynamo' },
   'lib/store/dynamo-items.ts': { adapter: 'dynamo' },
@@ -112,7 +112,7 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   // the audit digests (issue 15)
   'lib/store/fs/durable.ts': { adapter: 'fs' },
   'lib/store/fs/digest-store.ts': { adapter: 'fs' },
-  'lib/store/s3-digest-store.ts': { adapter: 's3' },
+  'lib/store/s3/digest-store.ts': { adapter: 's3' },
   'lib/store/sqlite/digest-index.ts': { adapter: 'sqlite' },
   'lib/store/dynamo-digest-index.ts': { adapter: 'dynamo' },
   'lib/ratelimit/index.ts': { adapter: 'limiters' },

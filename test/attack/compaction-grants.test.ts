@@ -13,7 +13,7 @@ import { COMPACTED_OBJECTS, DIGEST_OBJECTS, WRITER_OBJECTS } from '../../infra/l
 import { HansardStack } from '../../infra/stack.js';
 import { newId } from '../../lib/log/index.js';
 import { digestName } from '../../lib/store/keys.js';
-import { chunkObjectKey, compactedObjectKey } from '../../lib/store/s3-segment-objects.js';
+import { chunkObjectKey, compactedObjectKey } from '../../lib/store/s3/segment-objects.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON, read field by field
 type Json = Record<string, any>;

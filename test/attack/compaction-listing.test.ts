@@ -12,9 +12,9 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import type { SegmentKey } from '../../lib/store/index.js';
-import { S3SegmentCompactor } from '../../lib/store/s3-compaction.js';
-import { writerPrefix } from '../../lib/store/s3-segment-objects.js';
-import { S3SegmentStore } from '../../lib/store/s3-segment-store.js';
+import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
+import { writerPrefix } from '../../lib/store/s3/segment-objects.js';
+import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';
 
 let s3: LocalS3;
@@ -87,7 +87,7 @@ describe('a paginated listing of a writer meets a compaction between its pages',
   // 000000000000000-000000003000.jsonl (which sorts BEFORE the keys already listed, so page 2 never sees
   // it) and deletes every chunk object; page 2 (continuation after chunk 4) is empty. The read's objects
   // stop at byte 500: checkTiling throws SegmentDataLossError before any GET, and readSegment only
-  // relists on ChunkVanishedError (lib/store/s3-segment-store.ts readSegment, tiledChunks -> checkTiling,
+  // relists on ChunkVanishedError (lib/store/s3/segment-store.ts readSegment, tiledChunks -> checkTiling,
   // listChunks). The replay, timeline, status and export then answer 500 data_loss.
   // Repro: npx vitest run test/attack/compaction-listing.test.ts -t "readSegment" (unskip).
   // Fixed: a gap is listed again afresh before it is answered (tiledChunks, missingBytes).

@@ -11,8 +11,8 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import type { SegmentKey } from '../../lib/store/index.js';
-import { S3SegmentCompactor } from '../../lib/store/s3-compaction.js';
-import { S3SegmentStore } from '../../lib/store/s3-segment-store.js';
+import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
+import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';
 
 let s3: LocalS3;
@@ -88,7 +88,7 @@ describe('a pass writing a run per listing outruns the bounded relist', () => {
   // whose bytes are all on S3 (4 runs of 10 chunks of 100 B, pages of 5 keys). In production a listing
   // of a 1M-object writer (1,000 pages) takes about as long as one 64 MiB run of 1 KB objects, so a
   // reader of a GB writer being compacted meets a run's put+deletes in a fair share of its listings;
-  // four in a row is unlikely but not bounded away. lib/store/s3-segment-store.ts missingBytes,
+  // four in a row is unlikely but not bounded away. lib/store/s3/segment-store.ts missingBytes,
   // tiledChunks (READ_LISTINGS). A bound that does not depend on luck: on a gap, list again only the
   // keys from the last listed object before the gap (a run of the gap's bytes starts at or before it),
   // relisting for as long as each listing finds a run it had not seen.

@@ -12,9 +12,9 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import type { SegmentKey } from '../../lib/store/index.js';
-import { S3SegmentCompactor } from '../../lib/store/s3-compaction.js';
-import { writerPrefix } from '../../lib/store/s3-segment-objects.js';
-import { S3SegmentStore } from '../../lib/store/s3-segment-store.js';
+import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
+import { writerPrefix } from '../../lib/store/s3/segment-objects.js';
+import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';
 
 let s3: LocalS3;

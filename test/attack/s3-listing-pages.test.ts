@@ -1,5 +1,5 @@
 /**
- * Attack 5 on the S3 listings now paged by the SDK's `paginateListObjectsV2` (lib/store/s3-segment-store.ts
+ * Attack 5 on the S3 listings now paged by the SDK's `paginateListObjectsV2` (lib/store/s3/segment-store.ts
  * `listChunks`, s3-compaction.ts `listObjects`, s3-digest-store.ts `listDigests`), on s3rver through the
  * real SDK, every ListObjectsV2 recorded by a middleware on the client (its input: Prefix, StartAfter,
  * ContinuationToken, MaxKeys). Tried: pages of 1..3 keys, objects with odd names beside the chunks
@@ -12,16 +12,16 @@ import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import type { SegmentKey } from '../../lib/store/index.js';
-import { S3SegmentCompactor } from '../../lib/store/s3-compaction.js';
-import { digestObjectKey, digestPrefix, S3DigestStore } from '../../lib/store/s3-digest-store.js';
+import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
+import { digestObjectKey, digestPrefix, S3DigestStore } from '../../lib/store/s3/digest-store.js';
 import {
   chunkObjectKey,
   chunkOffsetOf,
   compactedObjectKey,
   listedObject,
   writerPrefix,
-} from '../../lib/store/s3-segment-objects.js';
-import { S3SegmentStore } from '../../lib/store/s3-segment-store.js';
+} from '../../lib/store/s3/segment-objects.js';
+import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';
 
 let s3: LocalS3;

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
 import { DigestConflictError, type DigestStore } from '../../lib/store/digest-ports.js';
 import { FsDigestStore } from '../../lib/store/fs/digest-store.js';
-import { S3DigestStore } from '../../lib/store/s3-digest-store.js';
+import { S3DigestStore } from '../../lib/store/s3/digest-store.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';
 
 let s3: LocalS3;

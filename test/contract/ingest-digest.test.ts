@@ -16,7 +16,7 @@ import { ensureTenant } from '../../lib/service/bootstrap.js';
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import type { SegmentStore, StateStore } from '../../lib/store/index.js';
-import { S3SegmentStore } from '../../lib/store/s3-segment-store.js';
+import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';

@@ -13,7 +13,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/http/app.js';
 import { ensureTenant } from '../../lib/service/index.js';
-import { S3SegmentStore } from '../../lib/store/s3-segment-store.js';
+import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';
 import { writeSession } from '../support/segments.js';

@@ -27,9 +27,9 @@ import { ensureTenant } from '../../lib/service/bootstrap.js';
 import { DigestConflictError } from '../../lib/store/digest-ports.js';
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
 import { ChunkConflictError } from '../../lib/store/index.js';
-import { S3SegmentCompactor } from '../../lib/store/s3-compaction.js';
-import { S3DigestStore } from '../../lib/store/s3-digest-store.js';
-import { S3SegmentStore } from '../../lib/store/s3-segment-store.js';
+import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
+import { S3DigestStore } from '../../lib/store/s3/digest-store.js';
+import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';
 import { writeSession } from '../support/segments.js';
@@ -102,12 +102,12 @@ function writersInLib(): string[] {
 
 /** The modules whose writes this file sends through the policy (the workloads below). */
 const EXERCISED = [
-  'lib/store/s3-compaction.ts',
-  'lib/store/s3-digest-store.ts',
-  'lib/store/s3-segment-store.ts',
+  'lib/store/s3/compaction.ts',
+  'lib/store/s3/digest-store.ts',
+  'lib/store/s3/segment-store.ts',
 ];
 /** The stored replays of issue 17.2, exercised when the module is there. */
-const ARCHIVE = 'lib/store/s3-replay-archive.ts';
+const ARCHIVE = 'lib/store/s3/replay-archive.ts';
 
 const msw = setupServer();
 let s3: LocalS3;

@@ -15,7 +15,7 @@ import { COMPACTED_OBJECTS, DIGEST_OBJECTS, WRITER_OBJECTS } from '../../infra/l
 import { HansardStack } from '../../infra/stack.js';
 import { newId } from '../../lib/log/index.js';
 import { digestName } from '../../lib/store/keys.js';
-import { chunkObjectKey, compactedObjectKey } from '../../lib/store/s3-segment-objects.js';
+import { chunkObjectKey, compactedObjectKey } from '../../lib/store/s3/segment-objects.js';
 import { bundleLambda } from './lambda-bundle.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON, read field by field
@@ -197,7 +197,7 @@ describe('compaction in HansardStack', () => {
         .filter(([, i]) => i.bytesInOutput > 0)
         .map(([path]) => path),
     );
-    expect(used).toContain('lib/store/s3-compaction.ts');
+    expect(used).toContain('lib/store/s3/compaction.ts');
     expect(used).toContain('lib/service/compaction.ts');
     for (const m of ['lib/deploy/aws.ts', 'lib/ratelimit/dynamo.ts', 'lib/http/app.ts']) {
       expect(used, m).not.toContain(m);

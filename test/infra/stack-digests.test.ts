@@ -114,7 +114,7 @@ describe('the signed digests in HansardStack', () => {
     const g = grants(t, 'hansard digester');
     // writeDigest stores a digest create-only and reads one back (a conflict compared, a crash's adopted):
     // the digest store's Put and Get, not its listing (the export's, in the API function).
-    expect(commandsIn('lib/store/s3-digest-store.ts')).toEqual(['GetObject', 'ListObjectsV2', 'PutObject']);
+    expect(commandsIn('lib/store/s3/digest-store.ts')).toEqual(['GetObject', 'ListObjectsV2', 'PutObject']);
     expect(g['s3:GetObject']).toEqual([`<${bucket}>/${DIGEST_OBJECTS}`]);
     expect(g['s3:PutObject']).toEqual([`<${bucket}>/${DIGEST_OBJECTS}`]);
     expect(DIGEST_OBJECTS).toBe('tenants/*/sessions/*/digests/*');
@@ -153,7 +153,7 @@ describe('the signed digests in HansardStack', () => {
     // The digests: the digest store's reads (GetObject, ListObjectsV2 = s3:ListBucket) cover their
     // objects; its only writes are the stored copies of large replays under replays/ (issue 17.2), so no
     // digest (nor segment) can be written through this role.
-    expect(commandsIn('lib/store/s3-digest-store.ts')).toEqual(['GetObject', 'ListObjectsV2', 'PutObject']);
+    expect(commandsIn('lib/store/s3/digest-store.ts')).toEqual(['GetObject', 'ListObjectsV2', 'PutObject']);
     expect(replay['s3:PutObject']).toEqual([`<${bucket}>/replays/*`]);
     expect(Object.keys(replay).some((a) => /^s3:Delete/.test(a) || a === 's3:*')).toBe(false);
     const covers = (pattern: string, objects: string) =>

@@ -25,9 +25,9 @@ import { newId } from '../../lib/log/index.js';
 import { compactWriter } from '../../lib/service/compaction.js';
 import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
 import type { SegmentKey } from '../../lib/store/index.js';
-import { S3SegmentCompactor } from '../../lib/store/s3-compaction.js';
-import { writerPrefix } from '../../lib/store/s3-segment-objects.js';
-import { S3SegmentStore } from '../../lib/store/s3-segment-store.js';
+import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
+import { writerPrefix } from '../../lib/store/s3/segment-objects.js';
+import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
 import { LOCAL_REGION } from '../support/dynamodb-local.js';
 import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../support/s3-replay-world.js';
 

@@ -1,5 +1,5 @@
 /**
- * The S3 side of large replays (issue 17.2, lib/store/s3-replay-archive.ts) against s3rver with the real
+ * The S3 side of large replays (issue 17.2, lib/store/s3/replay-archive.ts) against s3rver with the real
  * SDK: a stored copy is found with a presigned URL that GETs its bytes; a missing one is null; a body that
  * fails half way (past the first 8 MiB part: a multipart upload) leaves no object and no open upload; a
  * copy already there is not replaced; a variant's build marker starts one build at a time (again once
@@ -8,7 +8,7 @@
  */
 import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPLAY_PREFIX, S3ReplayArchive, S3ReplayBuilds } from '../../lib/store/s3-replay-archive.js';
+import { REPLAY_PREFIX, S3ReplayArchive, S3ReplayBuilds } from '../../lib/store/s3/replay-archive.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';
 
 let s3: LocalS3;

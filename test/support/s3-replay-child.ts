@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
-import { S3SegmentStore } from '../../lib/store/s3-segment-store.js';
+import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
 import { apiEvent, lambdaContext, stubAwsLambdaGlobal, URL_DOMAIN } from '../functions/lambda-events.js';
 import type { ChildJob } from './s3-replay-world.js';
 

@@ -2,13 +2,13 @@
  * The objects of a writer's segment in S3 (DESIGN §5, ADR 9): their names (one object per accepted
  * chunk, `{offset:015}.jsonl`, or a compacted run, `{offset:015}-{end:015}.jsonl`), what a listed name
  * stands for, and the conditional GET of one part of one. Shared by the segment store's read and put
- * paths (lib/store/s3-segment-store.ts) and the compactor (lib/store/s3-compaction.ts).
+ * paths (lib/store/s3/segment-store.ts) and the compactor (lib/store/s3/compaction.ts).
  */
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { assertSegmentKey } from './keys.js';
-import type { SegmentKey } from './ports.js';
-import { isNotFound, isPreconditionFailed } from './s3-errors.js';
-import type { ListedChunk, Part } from './s3-segment-read.js';
+import { assertSegmentKey } from '../keys.js';
+import type { SegmentKey } from '../ports.js';
+import { isNotFound, isPreconditionFailed } from './errors.js';
+import type { ListedChunk, Part } from './segment-read.js';
 
 /** Largest offset the 15-digit key can name. */
 const MAX_OFFSET = 10 ** 15 - 1;

@@ -17,8 +17,8 @@ import { Readable } from 'node:stream';
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { BUILD_MARKER_SUFFIX, REPLAY_PREFIX } from './keys.js';
-import { isConditionalConflict, isForbidden, isNotFound, isPreconditionFailed } from './s3-errors.js';
+import { BUILD_MARKER_SUFFIX, REPLAY_PREFIX } from '../keys.js';
+import { isConditionalConflict, isForbidden, isNotFound, isPreconditionFailed } from './errors.js';
 
 export { BUILD_MARKER_SUFFIX, REPLAY_PREFIX };
 

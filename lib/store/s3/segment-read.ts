@@ -11,9 +11,9 @@
  * object (1 KB chunks: ~1,000 GETs per MB); those GETs are issued many at a time and their bytes
  * yielded together, so throughput stays bounded by S3's request rate, not by round trips.
  */
-import type { SegmentKey } from './ports.js';
-import { fewestObjectTiling, supersededObjects } from './segment-objects.js';
-import { type ByteRange, SegmentDataLossError } from './storage-errors.js';
+import type { SegmentKey } from '../ports.js';
+import { fewestObjectTiling, supersededObjects } from '../segment-objects.js';
+import { type ByteRange, SegmentDataLossError } from '../storage-errors.js';
 
 /** The smallest and largest window: a GET of less is dominated by its round trip, of more by its memory. */
 export const MIN_WINDOW_BYTES = 64 * 1024;
@@ -38,7 +38,7 @@ export interface ListedChunk {
   offset: number;
   size: number;
   etag: string | undefined;
-  /** `{offset:015}-{end:015}.jsonl`, written by the compactor (lib/store/s3-compaction.ts) */
+  /** `{offset:015}-{end:015}.jsonl`, written by the compactor (lib/store/s3/compaction.ts) */
   compacted: boolean;
 }
 

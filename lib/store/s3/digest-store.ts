@@ -6,9 +6,9 @@
  * replaced.
  */
 import { GetObjectCommand, PutObjectCommand, paginateListObjectsV2, type S3Client } from '@aws-sdk/client-s3';
-import { DigestConflictError, type DigestStore } from './digest-ports.js';
-import { assertSessionKey, digestName, digestSeqOf } from './keys.js';
-import { isConditionalConflict, isForbidden, isNotFound, isPreconditionFailed, sleep } from './s3-errors.js';
+import { DigestConflictError, type DigestStore } from '../digest-ports.js';
+import { assertSessionKey, digestName, digestSeqOf } from '../keys.js';
+import { isConditionalConflict, isForbidden, isNotFound, isPreconditionFailed, sleep } from './errors.js';
 
 /** Puts of one digest while S3 answers 409 (a concurrent conditional write of the same key). */
 const PUT_ATTEMPTS = 5;

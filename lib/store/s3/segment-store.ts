@@ -5,7 +5,7 @@
  * a segment is read by listing the writer's prefix, checking that the objects tile the range, and
  * streaming it in windows of bounded size (DESIGN §3: memory grows with the number of writers read, not
  * with their size). Runs of small chunk objects of a settled writer may be rewritten as one compacted
- * object `…/{offset:015}-{end:015}.jsonl` (issue 17.2, lib/store/s3-compaction.ts): a read takes the
+ * object `…/{offset:015}-{end:015}.jsonl` (issue 17.2, lib/store/s3/compaction.ts): a read takes the
  * chunk objects where they are all there, a run where the chunk objects it holds are gone.
  */
 import { setMaxListeners } from 'node:events';
@@ -17,8 +17,8 @@ import {
   paginateListObjectsV2,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { ChunkConflictError, type ReadSegmentOptions, type SegmentKey, type SegmentStore } from './ports.js';
-import { isConditionalConflict, isNotFound, isPreconditionFailed, sleep } from './s3-errors.js';
+import { ChunkConflictError, type ReadSegmentOptions, type SegmentKey, type SegmentStore } from '../ports.js';
+import { isConditionalConflict, isNotFound, isPreconditionFailed, sleep } from './errors.js';
 import {
   byOffset,
   ChunkVanishedError,
@@ -27,7 +27,7 @@ import {
   fetchObjectPart,
   listedObject,
   writerPrefix,
-} from './s3-segment-objects.js';
+} from './segment-objects.js';
 import {
   checkTiling,
   firstGap,
@@ -38,8 +38,8 @@ import {
   ReadBudget,
   readParts,
   windowBytes,
-} from './s3-segment-read.js';
-import { type ByteRange, SegmentDataLossError } from './storage-errors.js';
+} from './segment-read.js';
+import { type ByteRange, SegmentDataLossError } from '../storage-errors.js';
 
 /** How old unacknowledged bytes must be before another chunk may replace them: longer than any request. */
 export const DEFAULT_STALE_AFTER_MS = 5 * 60 * 1000;
@@ -63,7 +63,7 @@ export interface S3SegmentStoreOptions {
   listPageSize?: number;
   /**
    * bytes all reads of this store may fetch ahead of their consumers together, beyond one part each
-   * (default 64 MiB; lib/store/s3-segment-read.ts `ReadBudget`)
+   * (default 64 MiB; lib/store/s3/segment-read.ts `ReadBudget`)
    */
   readBudgetBytes?: number;
   /** ms a gap-free listing of a writer's chunks is reused by later reads (default 15 s; 0: never) */
@@ -149,7 +149,7 @@ export class S3SegmentStore implements SegmentStore {
    * objects are read, the run once they are gone (`checkTiling`); an object gone when its GET comes (a compaction's delete) makes
    * the read list again and go on from the byte it reached (`READ_LISTINGS` times in a row at most with
    * no byte read between them). Several
-   * parts are in flight (lib/store/s3-segment-read.ts `readParts`: at most 2–8 windows and 16 GETs per
+   * parts are in flight (lib/store/s3/segment-read.ts `readParts`: at most 2–8 windows and 16 GETs per
    * read, all but one part within the store's shared budget).
    * Stopping early aborts the GETs under way, and so does `options.signal` (the read then rejects with
    * the signal's reason).
