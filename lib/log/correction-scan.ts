@@ -7,8 +7,8 @@
 import { decodeEvent, parseLine } from './codec.js';
 import { isType, type KnownEvent } from './events.js';
 import { readSegmentBatches } from './reader.js';
-import type { ReplaySegment } from './replay.js';
 import { openSegmentBlocks } from './segment-blocks.js';
+import type { ReplaySegment } from './session-dir.js';
 
 /** A decoded `correction` event. */
 export type CorrectionEvent = Extract<KnownEvent, { type: 'correction' }>;

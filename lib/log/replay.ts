@@ -19,7 +19,7 @@
  * the other lines, pass 2 merges and applies them. Hence its input is `ReplaySegment`s, which can be opened
  * more than once.
  */
-import { createReadStream, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { decodeEvent, parseLine } from './codec.js';
 import { CorrectionIndex, type CorrectionProblem } from './corrections.js';
 import { mergeToBuffers, mergeToText } from './fast-merge.js';
@@ -35,28 +35,10 @@ import {
 import { type ReadOptions, readSegmentBatches } from './reader.js';
 import { EventLines } from './replay-text.js';
 import { openSegmentBlocks } from './segment-blocks.js';
-import { listSegments } from './session-dir.js';
+import { listSegments, type ReplaySegment, readFileRange } from './session-dir.js';
 import type { TextOut } from './text-out.js';
 
 export type ReplayFormat = 'ndjson' | 'text';
-
-/** A segment replay can read from its first byte as often as it needs to (pass 1 and pass 2). */
-export interface ReplaySegment {
-  /** the writer id (the segment's name), the merge's tie-break */
-  w: string;
-  /**
-   * A new stream of the segment's bytes from byte `start`; every call must give the same bytes.
-   * `chunkBytes` is a hint for the size of the chunks (pass 1 asks for large ones), which a source may ignore.
-   * `signal`, when aborted, ends the stream with an error and releases what it holds (a file, a request).
-   * `start` (default 0, the first byte): a bounded reader (lib/log/segment-blocks.ts) that closed the
-   * stream to free its descriptor reopens it where it stopped, so a source must honour it.
-   */
-  open: (
-    chunkBytes?: number,
-    signal?: AbortSignal,
-    start?: number,
-  ) => AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
-}
 
 export interface ReplayOptions extends MergeOptions {
   /**
@@ -96,27 +78,6 @@ export function sessionDirSegments(dir: string): ReplaySegment[] {
       open: (chunkBytes = defaultChunk, signal?: AbortSignal, start = 0) =>
         start >= size ? [] : readFileRange(path, start, size, chunkBytes, signal),
     };
-  });
-}
-
-/**
- * Bytes `[start, size)` of a file, opened only when first read: a stream that is closed before it starts
- * (a merge that stops early) never holds a descriptor.
- */
-async function* readFileRange(
-  path: string,
-  start: number,
-  size: number,
-  chunkBytes: number,
-  signal: AbortSignal | undefined,
-): AsyncGenerator<Uint8Array> {
-  // Never with an aborted signal: Node 20 then leaks the descriptor (see FsSegmentStore.readSegment).
-  signal?.throwIfAborted();
-  yield* createReadStream(path, {
-    start,
-    end: size - 1,
-    highWaterMark: chunkBytes,
-    ...(signal ? { signal } : {}),
   });
 }
 
@@ -383,3 +344,4 @@ export async function* replayRawReference(
 }
 
 export { attributionMark, EventLines, formatTextLine } from './replay-text.js';
+export type { ReplaySegment } from './session-dir.js';

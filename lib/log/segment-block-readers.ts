@@ -3,8 +3,24 @@
  * of descriptor slots, a file's positional reader and a stream's reader.
  */
 import { closeSync, close as fsClose, open as fsOpen, read as fsRead, openSync, readSync } from 'node:fs';
-import type { ReplaySegment } from './replay.js';
-import type { SegmentBlockReader } from './segment-blocks.js';
+import type { ReplaySegment } from './session-dir.js';
+
+/** One segment's bytes as blocks, in order. */
+export interface SegmentBlockReader {
+  /** the segment's writer id */
+  readonly w: string;
+  /**
+   * The next block of the segment (never empty), or null after its last byte (and after `close()`).
+   * The block is the caller's until its next call to `next()` or `close()` on this reader: a file
+   * segment's reader then reuses the buffer, so keep nothing of it without copying (a line cut by the
+   * block's end, say). One call at a time per reader; different readers may read concurrently.
+   * @throws the signal's reason once `options.signal` is aborted; the file system's or the store's error
+   *   (then the reader is closed); an Error when the file ends before its listed `size` (cut since)
+   */
+  next(): Promise<Uint8Array | null>;
+  /** Releases what the reader holds (descriptor, stream, buffer); `next()` gives null afterwards. */
+  close(): Promise<void>;
+}
 
 /** What the pool can close to make room: a reader's idle descriptor or stream. */
 export interface Holder {

@@ -27,17 +27,19 @@
  *   `maxOpen` by the few closes still in flight; and the chunk a stream had read ahead when it was closed is
  *   read again.
  */
-import { createReadStream, statSync } from 'node:fs';
-import type { ReplaySegment } from './replay.js';
+import { statSync } from 'node:fs';
 import {
   ASYNC_IO,
   BufferShelf,
   FileBlockReader,
+  type SegmentBlockReader,
   SlotPool,
   StreamBlockReader,
   SYNC_IO,
 } from './segment-block-readers.js';
-import { listSegments } from './session-dir.js';
+import { listSegments, type ReplaySegment, readFileRange } from './session-dir.js';
+
+export type { SegmentBlockReader } from './segment-block-readers.js';
 
 /** A segment that is a plain file, read by position: `size` is fixed when it was listed (a writer may append). */
 export interface FileSegment extends ReplaySegment {
@@ -55,23 +57,6 @@ export interface SegmentBlockOptions {
   streams?: boolean;
   /** `FileSegment`s with synchronous system calls (default true; see the file's header) */
   syncFileReads?: boolean;
-}
-
-/** One segment's bytes as blocks, in order. */
-export interface SegmentBlockReader {
-  /** the segment's writer id */
-  readonly w: string;
-  /**
-   * The next block of the segment (never empty), or null after its last byte (and after `close()`).
-   * The block is the caller's until its next call to `next()` or `close()` on this reader: a file
-   * segment's reader then reuses the buffer, so keep nothing of it without copying (a line cut by the
-   * block's end, say). One call at a time per reader; different readers may read concurrently.
-   * @throws the signal's reason once `options.signal` is aborted; the file system's or the store's error
-   *   (then the reader is closed); an Error when the file ends before its listed `size` (cut since)
-   */
-  next(): Promise<Uint8Array | null>;
-  /** Releases what the reader holds (descriptor, stream, buffer); `next()` gives null afterwards. */
-  close(): Promise<void>;
 }
 
 export interface SegmentBlocks {
@@ -107,25 +92,8 @@ export function sessionDirFileSegments(dir: string): FileSegment[] {
       w,
       file: { path, size },
       open: (chunkBytes = 64 * KiB, signal?: AbortSignal, start = 0) =>
-        start >= size ? [] : fileStream(path, start, size, chunkBytes, signal),
+        start >= size ? [] : readFileRange(path, start, size, chunkBytes, signal),
     };
-  });
-}
-
-async function* fileStream(
-  path: string,
-  start: number,
-  size: number,
-  chunkBytes: number,
-  signal: AbortSignal | undefined,
-): AsyncGenerator<Uint8Array> {
-  // Never with an aborted signal: Node 20 then leaks the descriptor (see FsSegmentStore.readSegment).
-  signal?.throwIfAborted();
-  yield* createReadStream(path, {
-    start,
-    end: size - 1,
-    highWaterMark: chunkBytes,
-    ...(signal ? { signal } : {}),
   });
 }
 

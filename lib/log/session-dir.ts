@@ -1,5 +1,8 @@
 /**
- * A session directory on disk (seed 001): `<sid>/` holding one `w_….jsonl` segment per writer.
+ * A session directory on disk (seed 001): `<sid>/` holding one `w_….jsonl` segment per writer; and a
+ * segment as the replay reads it (`ReplaySegment`, re-exported by lib/log/replay.ts), here below the
+ * replay and the block reader (lib/log/segment-blocks.ts) that both take it, with the file-range stream
+ * both open a file segment with.
  */
 import { createReadStream, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -46,4 +49,43 @@ export async function sessionIdOf(dir: string): Promise<string | null> {
     }
   }
   return null;
+}
+
+/** A segment replay can read from its first byte as often as it needs to (pass 1 and pass 2). */
+export interface ReplaySegment {
+  /** the writer id (the segment's name), the merge's tie-break */
+  w: string;
+  /**
+   * A new stream of the segment's bytes from byte `start`; every call must give the same bytes.
+   * `chunkBytes` is a hint for the size of the chunks (pass 1 asks for large ones), which a source may ignore.
+   * `signal`, when aborted, ends the stream with an error and releases what it holds (a file, a request).
+   * `start` (default 0, the first byte): a bounded reader (lib/log/segment-blocks.ts) that closed the
+   * stream to free its descriptor reopens it where it stopped, so a source must honour it.
+   */
+  open: (
+    chunkBytes?: number,
+    signal?: AbortSignal,
+    start?: number,
+  ) => AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+}
+
+/**
+ * Bytes `[start, size)` of the file at `path`, in chunks of up to `chunkBytes`, opened only when first read: a stream that is closed before it starts
+ * (a merge that stops early) never holds a descriptor.
+ */
+export async function* readFileRange(
+  path: string,
+  start: number,
+  size: number,
+  chunkBytes: number,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Uint8Array> {
+  // Never with an aborted signal: Node 20 then leaks the descriptor (see FsSegmentStore.readSegment).
+  signal?.throwIfAborted();
+  yield* createReadStream(path, {
+    start,
+    end: size - 1,
+    highWaterMark: chunkBytes,
+    ...(signal ? { signal } : {}),
+  });
 }
