@@ -7,8 +7,8 @@
 import { escapeControl } from '../log/escape.js';
 import { type LookAlike, sameName } from '../log/names.js';
 import { uriComponent } from '../log/text-cut.js';
-import type { BoardSession } from '../service/board.js';
-import type { OverviewRow } from '../service/overview-schemas.js';
+import type { BoardSession } from '../service/board/get.js';
+import type { OverviewRow } from '../service/board/overview-schemas.js';
 import { LookAlikeMark } from './names.js';
 
 /**

@@ -5,7 +5,7 @@
  * with all of its code points in a title. Agents are compared with agents, people with people.
  */
 import { type LookAlike, lookAlikes } from '../log/names.js';
-import type { Overview } from '../service/overview-schemas.js';
+import type { Overview } from '../service/board/overview-schemas.js';
 import type { OverviewView } from './overview.js';
 
 /**

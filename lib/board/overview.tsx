@@ -1,6 +1,6 @@
 /**
  * The board's overview (issue 14.1, 14.4): every session urgent first, as `getOverview` answers it
- * (lib/service/overview-schemas.ts), server-rendered so it reads without JavaScript. A summary of each
+ * (lib/service/board/overview-schemas.ts), server-rendered so it reads without JavaScript. A summary of each
  * group's count, a GET form of filters (state, agent, person, free text: the filter lives in the URL),
  * the groups in order, and links to the other pages that keep the filters. The same page, with one filter
  * fixed by its path, is a person's (`/people/{user_id}`) or an agent's (`/agents/{agent}`) view.
@@ -9,7 +9,7 @@
  * (`GET /board/events` sends it as an SSE event, `GET /board/fragment` answers it to the poll).
  */
 import { escapeControl } from '../log/escape.js';
-import type { Overview, OverviewFilters, OverviewGroup, OverviewRow } from '../service/overview-schemas.js';
+import type { Overview, OverviewFilters, OverviewGroup, OverviewRow } from '../service/board/overview-schemas.js';
 import { STATES } from '../service/status-schemas.js';
 import {
   age,

@@ -3,7 +3,7 @@
  * `{ ctx, … }` and throws `AppError`; routes, the CLI and Lambda handlers only validate, call and map.
  */
 export * from './analysis.js';
-export * from './board.js';
+export * from './board/get.js';
 export * from './bootstrap.js';
 export * from './context.js';
 export * from './errors.js';

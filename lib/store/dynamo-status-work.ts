@@ -85,7 +85,7 @@ export class DynamoStatusWorkItems {
       new StateConflictError(`the status of ${s.sid} changed since it was read (expected version ${prev})`);
     await this.withSessionTouch({ Put: status }, s.tenant, s.sid, s.reports.at(-1)!.reported_at, conflict, {
       // the board's copy (issue 17.6): with the version it was taken from, so a verdict computed from
-      // that version is reused without reading the record (lib/service/board.ts)
+      // that version is reused without reading the record (lib/service/board/get.ts)
       set: {
         state: sum.state,
         state_since: sum.state_since,

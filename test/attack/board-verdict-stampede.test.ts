@@ -1,5 +1,5 @@
 /**
- * The board's verdict counts after a report (lib/service/board.ts `verdicts`: kept per session until a
+ * The board's verdict counts after a report (lib/service/board/get.ts `verdicts`: kept per session until a
  * report or a segment changes them; docs/status.md). A report drops them, and every board read that
  * comes before they are computed again reads the session's whole transcript for itself: nothing makes
  * concurrent readers share one computation, and the board is not one of the reads that take a replay

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { RowTitle } from '../../lib/board/components.js';
-import type { OverviewRow } from '../../lib/service/overview-schemas.js';
+import type { OverviewRow } from '../../lib/service/board/overview-schemas.js';
 
 const row = (asked: OverviewRow['asked']) =>
   ({ sid: 's_01M8QVP6VG8A55Q77YDVZ1DX4R', title: 'Restart the payments worker', asked }) as OverviewRow;

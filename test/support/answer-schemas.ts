@@ -14,7 +14,7 @@ export {
   VerifyReport,
   WriterSummary,
 } from '../../lib/service/analysis-schemas.js';
-export { Board, BoardSession } from '../../lib/service/board-schemas.js';
+export { Board, BoardSession } from '../../lib/service/board/schemas.js';
 export {
   IngestAnswer,
   SessionDetail,

@@ -10,8 +10,8 @@ import { OverviewPage, type OverviewView } from '../../../board/overview.js';
 import { BadPageLinkPage } from '../../../board/pages.js';
 import { requireScope } from '../../../service/context.js';
 import type { AppError } from '../../../service/errors.js';
-import { getOverview } from '../../../service/overview.js';
-import { type Overview, OverviewFilters } from '../../../service/overview-schemas.js';
+import { getOverview } from '../../../service/board/overview.js';
+import { type Overview, OverviewFilters } from '../../../service/board/overview-schemas.js';
 import { STATES } from '../../../service/status-schemas.js';
 import { type AppEnv, requireAuth } from '../../auth.js';
 

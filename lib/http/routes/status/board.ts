@@ -3,8 +3,8 @@
  * route that also takes the board's cookie (`auth: 'bearer_or_cookie'`).
  */
 import { z } from 'zod';
-import { getBoard } from '../../../service/board.js';
-import { Board } from '../../../service/board-schemas.js';
+import { getBoard } from '../../../service/board/get.js';
+import { Board } from '../../../service/board/schemas.js';
 import { BoardLimit, Cursor } from '../../params.js';
 import { AUTHED, defineRoute, json } from '../../route.js';
 

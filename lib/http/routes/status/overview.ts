@@ -5,8 +5,8 @@
  * read and a few bytes. Takes the board's cookie as `GET /v1/board` does.
  */
 import { z } from 'zod';
-import { getOverview } from '../../../service/overview.js';
-import { OVERVIEW_PAGE_SIZE, Overview, OverviewFilters } from '../../../service/overview-schemas.js';
+import { getOverview } from '../../../service/board/overview.js';
+import { OVERVIEW_PAGE_SIZE, Overview, OverviewFilters } from '../../../service/board/overview-schemas.js';
 import { namesEtag } from '../../etag.js';
 import { AUTHED, defineRoute, json } from '../../route.js';
 

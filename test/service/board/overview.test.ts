@@ -1,15 +1,15 @@
 /**
- * The board's overview (issue 14.1, lib/service/overview.ts) through the API on SQLite and on DynamoDB
+ * The board's overview (issue 14.1, lib/service/board/overview.ts) through the API on SQLite and on DynamoDB
  * Local: chunks and reports fill the session summaries, and `GET /v1/board/overview` groups, orders,
  * filters, counts and pages them, with an etag that changes only with what the page shows. The clock is
  * the apps' own (`now`), moved by the cases; timestamps of events are minute-aligned so that ages bucket
  * predictably.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
-import { formatTs } from '../../lib/log/time.js';
-import type { StateStore } from '../../lib/store/index.js';
-import { type App, BACKENDS, useAppBackends } from '../support/app-backends.js';
+import { newId } from '../../../lib/log/ids.js';
+import { formatTs } from '../../../lib/log/time.js';
+import type { StateStore } from '../../../lib/store/index.js';
+import { type App, BACKENDS, useAppBackends } from '../../support/app-backends.js';
 
 const backends = useAppBackends('hansard-overview-');
 

@@ -3,12 +3,12 @@
  * (`getOverview`): the session's work items with their freshness decided now, and its declared evidence's
  * verdict counts, computed again only when a report or a segment changed them.
  */
-import type { StatusRecord, WorkItem } from '../store/index.js';
-import type { BoardSession } from './board-schemas.js';
-import type { ServiceContext } from './context.js';
-import { checkedView } from './status.js';
-import type { VerdictCounts } from './status-schemas.js';
-import { workView } from './work-view.js';
+import type { StatusRecord, WorkItem } from '../../store/index.js';
+import type { BoardSession } from './schemas.js';
+import type { ServiceContext } from '../context.js';
+import { checkedView } from '../status.js';
+import type { VerdictCounts } from '../status-schemas.js';
+import { workView } from '../work-view.js';
 
 /** Work items as a board row lists them (no history), freshness at `now`. */
 export function workRows(items: WorkItem[], now: Date): BoardSession['work'] {

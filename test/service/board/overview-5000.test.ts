@@ -7,12 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
-import type { ServiceContext } from '../../lib/service/context.js';
-import { getOverview } from '../../lib/service/overview.js';
-import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
-import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
-import { advanceOf, at, tokenRecord } from '../contract/state-store.contract.js';
+import { newId } from '../../../lib/log/ids.js';
+import type { ServiceContext } from '../../../lib/service/context.js';
+import { getOverview } from '../../../lib/service/board/overview.js';
+import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
+import { SqliteStateStore } from '../../../lib/store/sqlite/state-store.js';
+import { advanceOf, at, tokenRecord } from '../../contract/state-store.contract.js';
 
 const SESSIONS = 5000;
 const STATES = ['working', 'blocked', 'needs_review', 'done'];

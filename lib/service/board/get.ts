@@ -5,15 +5,15 @@
  * cursors are the listing's signed ones.
  */
 
-import { uniqueNames } from '../log/names.js';
-import type { BoardCopy, WriterRecord } from '../store/index.js';
-import { knownVerdicts, verdicts, workRows } from './board-rows.js';
-import { BOARD_COUNT_MAX, type Board, type BoardSession } from './board-schemas.js';
-import { requireScope, type ServiceContext } from './context.js';
-import { type SessionView, sessionsPage } from './sessions.js';
-import type { StatusReport, VerdictCounts } from './status-schemas.js';
+import { uniqueNames } from '../../log/names.js';
+import type { BoardCopy, WriterRecord } from '../../store/index.js';
+import { knownVerdicts, verdicts, workRows } from './rows.js';
+import { BOARD_COUNT_MAX, type Board, type BoardSession } from './schemas.js';
+import { requireScope, type ServiceContext } from '../context.js';
+import { type SessionView, sessionsPage } from '../sessions.js';
+import type { StatusReport, VerdictCounts } from '../status-schemas.js';
 
-export { BOARD_COUNT_MAX, type Board, type BoardSession } from './board-schemas.js';
+export { BOARD_COUNT_MAX, type Board, type BoardSession } from './schemas.js';
 
 /**
  * A page of everything the board shows, newest activity first: `limit` sessions (1..200) after `cursor`

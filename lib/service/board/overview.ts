@@ -5,12 +5,12 @@
  * the rows of the page read their work items and status (for the verdict counts, cached as the board's).
  */
 import { createHash } from 'node:crypto';
-import { nameForm, sameName, uniqueNames } from '../log/names.js';
-import type { SessionSummary, StatusRecord } from '../store/index.js';
-import { statusSummaryOf, summaryName } from '../store/session-summary.js';
-import { verdicts, workRows } from './board-rows.js';
-import { requireScope, type ServiceContext } from './context.js';
-import { AppError } from './errors.js';
+import { nameForm, sameName, uniqueNames } from '../../log/names.js';
+import type { SessionSummary, StatusRecord } from '../../store/index.js';
+import { statusSummaryOf, summaryName } from '../../store/session-summary.js';
+import { verdicts, workRows } from './rows.js';
+import { requireScope, type ServiceContext } from '../context.js';
+import { AppError } from '../errors.js';
 import {
   DONE_RECENT_HOURS,
   OVERVIEW_GROUPS,
@@ -20,7 +20,7 @@ import {
   type OverviewGroup,
   type OverviewRow,
 } from './overview-schemas.js';
-import { SUMMARIES_MAX_AGE_MS, summaries } from './summary-cache.js';
+import { SUMMARIES_MAX_AGE_MS, summaries } from '../summary-cache.js';
 
 export type { Overview, OverviewFilters, OverviewGroup, OverviewRow } from './overview-schemas.js';
 

@@ -6,15 +6,15 @@
  */
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
-import type { ServiceContext } from '../../lib/service/context.js';
-import { getOverview } from '../../lib/service/overview.js';
-import { gsiKeys, keys } from '../../lib/store/dynamo-schema.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
-import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
-import { at, tokenRecord } from '../contract/state-store.contract.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
-import { tmpDirs } from '../support/tmp.js';
+import { newId } from '../../../lib/log/ids.js';
+import type { ServiceContext } from '../../../lib/service/context.js';
+import { getOverview } from '../../../lib/service/board/overview.js';
+import { gsiKeys, keys } from '../../../lib/store/dynamo-schema.js';
+import { DynamoStateStore } from '../../../lib/store/dynamo-state-store.js';
+import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
+import { at, tokenRecord } from '../../contract/state-store.contract.js';
+import { type DynamoLocal, startDynamoLocal } from '../../support/dynamodb-local.js';
+import { tmpDirs } from '../../support/tmp.js';
 
 const SESSIONS = 5000;
 const dirs = tmpDirs('hansard-overview-dynamo-');

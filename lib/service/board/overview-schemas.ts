@@ -7,9 +7,9 @@
  * blocked on top); the rest by latest activity first.
  */
 import { z } from 'zod';
-import { BoardSession } from './board-schemas.js';
-import { Count, Instant } from './id-schemas.js';
-import { STATES } from './status-schemas.js';
+import { BoardSession } from './schemas.js';
+import { Count, Instant } from '../id-schemas.js';
+import { STATES } from '../status-schemas.js';
 
 /** The overview's groups, in the order the board shows them. */
 export const OVERVIEW_GROUPS = [
