@@ -1,6 +1,6 @@
 /**
  * What each Lambda function sends to the state table (issue 8.9), from the declarations of the modules
- * it runs (lib/store/dynamo-access.ts): `infra/lambda.ts` grants a function's role exactly this, and
+ * it runs (lib/store/dynamo/access.ts): `infra/lambda.ts` grants a function's role exactly this, and
  * test/infra/stack.test.ts checks the template against the modules each bundle holds.
  *
  * The API function serves every route, so it may call every state store method. The replay function
@@ -16,7 +16,7 @@ import {
   OPERATOR_STATE_METHODS,
   STATE_STORE_ACCESS,
   type StateMethod,
-} from '../lib/store/dynamo-access.js';
+} from '../lib/store/dynamo/access.js';
 import { COMPACT_STATE_METHODS, DIGEST_STATE_METHODS } from './state-methods.js';
 
 export { COMPACT_STATE_METHODS, DIGEST_STATE_METHODS, onlyMethods } from './state-methods.js';

@@ -2,7 +2,7 @@
  * The state store methods a function may call, without the rate limiter's declarations (functions/access.ts
  * adds those): what the digest function imports, so its bundle holds no limiter (test/infra/stack-dynamo).
  */
-import type { StateMethod } from '../lib/store/dynamo-access.js';
+import type { StateMethod } from '../lib/store/dynamo/access.js';
 import type { StateStore } from '../lib/store/ports.js';
 
 /**

@@ -18,7 +18,7 @@ import { Operation, type Table } from 'aws-cdk-lib/aws-dynamodb';
 import { FilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import type { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { GSI1 } from '../lib/store/dynamo-schema.js';
+import { GSI1 } from '../lib/store/dynamo/schema.js';
 import type { HansardFunction } from './lambda.js';
 
 /** Every alarm evaluates one period of this length. */

@@ -20,7 +20,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { type DynamoAccess, READ_ACTIONS } from '../lib/store/dynamo-access.js';
+import { type DynamoAccess, READ_ACTIONS } from '../lib/store/dynamo/access.js';
 import { BUILD_MARKER_SUFFIX, REPLAY_PREFIX } from '../lib/store/keys.js';
 
 /** The repository root: esbuild's working directory and the root of the dependency lock file. */

@@ -30,7 +30,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { digestDynamoAccess, dynamoAccessOf, REPLAY_SIGNING_ACTIONS } from '../functions/access.js';
 import { LOG_LEVELS } from '../functions/config.js';
-import { GSI1, GSI1_PK, GSI1_SK, PK, SK, TTL_ATTRIBUTE } from '../lib/store/dynamo-schema.js';
+import { GSI1, GSI1_PK, GSI1_SK, PK, SK, TTL_ATTRIBUTE } from '../lib/store/dynamo/schema.js';
 import { addAlarms } from './alarms.js';
 import { addCompaction } from './compaction.js';
 import { type EdgeOptions, ReplayEdge } from './edge.js';

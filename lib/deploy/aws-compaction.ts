@@ -5,7 +5,7 @@
  * the compactor's bundle holds none (as aws-stores.ts is for the digester).
  */
 import { type CompactionDeps, compactSession, type WriterCompaction } from '../service/compaction.js';
-import { DynamoStateStore } from '../store/dynamo-state-store.js';
+import { DynamoStateStore } from '../store/dynamo/state-store.js';
 import type { StateStore } from '../store/ports.js';
 import { S3SegmentCompactor } from '../store/s3/compaction.js';
 import type { AwsClients } from './aws-stores.js';

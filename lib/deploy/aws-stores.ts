@@ -12,7 +12,7 @@ import { type DigestSigner, publicKeysOnly } from '../audit/signer.js';
 import type { AuditConfig } from '../service/audit-config.js';
 import type { DigestDeps } from '../service/digest-deps.js';
 import { type DueDigestsResult, writeDueDigests } from '../service/digests.js';
-import { DynamoStateStore } from '../store/dynamo-state-store.js';
+import { DynamoStateStore } from '../store/dynamo/state-store.js';
 import type { StateStore, Stores } from '../store/ports.js';
 import { S3DigestStore } from '../store/s3/digest-store.js';
 import { S3SegmentStore } from '../store/s3/segment-store.js';
@@ -180,7 +180,7 @@ export interface AwsStoresOptions {
   staleAfterMs?: number;
   /** a DynamoDB client for the state table's region (the store leaves it open on `close()`) */
   dynamo: DynamoDBClient;
-  /** the state table (lib/store/dynamo-schema.ts) */
+  /** the state table (lib/store/dynamo/schema.ts) */
   table: string;
   /**
    * whether the role may list the bucket (default true); false makes a 403 on a digest read mean

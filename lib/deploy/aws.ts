@@ -25,7 +25,7 @@ import {
   ReplayJob,
 } from '../service/large-replay.js';
 import type { Limits } from '../service/limits.js';
-import { DynamoStateStore } from '../store/dynamo-state-store.js';
+import { DynamoStateStore } from '../store/dynamo/state-store.js';
 import type { StateStore } from '../store/ports.js';
 import { S3ReplayArchive, S3ReplayBuilds } from '../store/s3/replay-archive.js';
 import { type AwsClients, openAwsStores } from './aws-stores.js';

@@ -14,8 +14,8 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { DynamoAccess } from '../store/dynamo-access.js';
-import { keys, TTL_ATTRIBUTE } from '../store/dynamo-schema.js';
+import type { DynamoAccess } from '../store/dynamo/access.js';
+import { keys, TTL_ATTRIBUTE } from '../store/dynamo/schema.js';
 import {
   perMinuteLimit,
   RateLimitConfig,
@@ -26,7 +26,7 @@ import {
 } from './interface.js';
 
 /**
- * What the limiter sends to the state table (lib/store/dynamo-access.ts): one conditional update of a
+ * What the limiter sends to the state table (lib/store/dynamo/access.ts): one conditional update of a
  * counter item per request. Every function whose requests are limited needs it in its role.
  */
 export const RATE_LIMITER_ACCESS: readonly DynamoAccess[] = [{ action: 'UpdateItem', pk: 'RL#' }];

@@ -78,9 +78,9 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   // a tenant's own limits as both adapters keep them (issue 17.1, 17.3)
   'lib/store/tenant-settings.ts': 'port',
   'lib/store/sqlite/tenants.ts': { adapter: 'sqlite' },
-  'lib/store/dynamo-tenants.ts': { adapter: 'dynamo' },
-  'lib/store/dynamo-schema.ts': 'keys',
-  'lib/store/dynamo-access.ts': 'keys',
+  'lib/store/dynamo/tenants.ts': { adapter: 'dynamo' },
+  'lib/store/dynamo/schema.ts': 'keys',
+  'lib/store/dynamo/access.ts': 'keys',
   'lib/store/fs/segment-store.ts': { adapter: 'fs' },
   'lib/store/sqlite/state-store.ts': { adapter: 'sqlite' },
   'lib/store/sqlite/status-work.ts': { adapter: 'sqlite' },
@@ -99,22 +99,22 @@ export const ROLES: Record<string, 'port' | 'keys' | { adapter: string }> = {
   // compaction of small chunk objects (issue 17.2): the layout both sides read, and the S3 side
   'lib/store/segment-objects.ts': 'port',
   'lib/store/s3/compaction.ts': { adapter: 's3' },
-  'lib/store/dynamo-state-store.ts': { adapter: 'dynamo' },
-  'lib/store/dynamo-tokens.ts': { adapter: 'dynamo' },
-  'lib/store/dynamo-items.ts': { adapter: 'dynamo' },
-  'lib/store/dynamo-status-work.ts': { adapter: 'dynamo' },
+  'lib/store/dynamo/state-store.ts': { adapter: 'dynamo' },
+  'lib/store/dynamo/tokens.ts': { adapter: 'dynamo' },
+  'lib/store/dynamo/items.ts': { adapter: 'dynamo' },
+  'lib/store/dynamo/status-work.ts': { adapter: 'dynamo' },
   // no hot keys on ingest (issue 17.1, ADR 8): the writer's transaction, the session index, retries,
   // and the pending counts of a follow-up that failed for good
-  'lib/store/dynamo-writers.ts': { adapter: 'dynamo' },
-  'lib/store/dynamo-sessions.ts': { adapter: 'dynamo' },
-  'lib/store/dynamo-retry.ts': { adapter: 'dynamo' },
-  'lib/store/dynamo-pending.ts': { adapter: 'dynamo' },
+  'lib/store/dynamo/writers.ts': { adapter: 'dynamo' },
+  'lib/store/dynamo/sessions.ts': { adapter: 'dynamo' },
+  'lib/store/dynamo/retry.ts': { adapter: 'dynamo' },
+  'lib/store/dynamo/pending.ts': { adapter: 'dynamo' },
   // the audit digests (issue 15)
   'lib/store/fs/durable.ts': { adapter: 'fs' },
   'lib/store/fs/digest-store.ts': { adapter: 'fs' },
   'lib/store/s3/digest-store.ts': { adapter: 's3' },
   'lib/store/sqlite/digest-index.ts': { adapter: 'sqlite' },
-  'lib/store/dynamo-digest-index.ts': { adapter: 'dynamo' },
+  'lib/store/dynamo/digest-index.ts': { adapter: 'dynamo' },
   'lib/ratelimit/index.ts': { adapter: 'limiters' },
   'lib/ratelimit/interface.ts': 'port',
   'lib/ratelimit/noop.ts': 'port',
@@ -151,7 +151,7 @@ export const PACKAGE_HOMES: { pkg: RegExp; only: string; may: (from: string) => 
       f === 'lib/deploy/aws.ts' ||
       f === 'lib/deploy/aws-stores.ts' ||
       f === 'lib/audit/kms-signer.ts' ||
-      f === 'lib/store/dynamo-schema.ts' ||
+      f === 'lib/store/dynamo/schema.ts' ||
       ['s3', 'dynamo', 'dynamo-limiter'].includes(adapterOf(f) ?? ''),
   },
 ];

@@ -1,5 +1,5 @@
 /**
- * Issue 17.1 attacks on DynamoDB without hot keys (lib/store/dynamo-sessions.ts, dynamo-writers.ts,
+ * Issue 17.1 attacks on DynamoDB without hot keys (lib/store/dynamo/sessions.ts, dynamo-writers.ts,
  * dynamo-retry.ts; docs/adr/0008-no-hot-keys-on-ingest.md), on DynamoDB Local with the real SDK; faults
  * DynamoDB Local cannot produce (a follow-up failing for good) injected in the client's middleware before
  * the SDK's retries, as test/store/dynamo-hot-keys.test.ts does.
@@ -12,7 +12,7 @@
  * window.
  *
  * Held since the fix (they were FAULTS): a follow-up that failed for good is kept pending in the tenant's
- * `PENDING#{tenant}` partition (lib/store/dynamo-pending.ts), not on the writer item, so a later chunk
+ * `PENDING#{tenant}` partition (lib/store/dynamo/pending.ts), not on the writer item, so a later chunk
  * of any writer of the tenant applies it, once:
  * - a session whose last advance's session follow-up failed for good (an ended writer's) is listed and
  *   counted once any later chunk of the tenant comes; it used to be missing from every listing (and the
@@ -25,8 +25,8 @@ import { DynamoDBClient, ProvisionedThroughputExceededException } from '@aws-sdk
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
-import { keys } from '../../lib/store/dynamo-schema.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { keys } from '../../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { encodeCursor } from '../../lib/store/keys.js';
 import { InvalidCursorError } from '../../lib/store/ports.js';
 import { advanceOf } from '../contract/state-store.contract.js';

@@ -1,5 +1,5 @@
 /**
- * Attack 4 on deferred DynamoDB counts (issue 17.1, lib/store/dynamo-pending.ts, docs/adr/0008), on
+ * Attack 4 on deferred DynamoDB counts (issue 17.1, lib/store/dynamo/pending.ts, docs/adr/0008), on
  * DynamoDB Local with the real SDK; faults injected in the client's middleware at `initialize` (before
  * the SDK's own retries and the store's retryingClient), as test/store/dynamo-pending-counts.test.ts
  * does: three processes sweeping one tenant at once over more pending items than a sweep's page, a stale
@@ -11,9 +11,9 @@ import { DynamoDBClient, ProvisionedThroughputExceededException } from '@aws-sdk
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
-import { SWEEP_PAGE } from '../../lib/store/dynamo-pending.js';
-import { keys, pendingPk } from '../../lib/store/dynamo-schema.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { SWEEP_PAGE } from '../../lib/store/dynamo/pending.js';
+import { keys, pendingPk } from '../../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { advanceOf } from '../contract/state-store.contract.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 
@@ -331,7 +331,7 @@ describe('pending counts under attack', () => {
   // again: the session's listed lines/bytes and the tenant's usage (what the quota is checked against)
   // are counted twice. The pending item holds no token of the follow-up it replaces, so a deferral cannot
   // tell "not applied" from "applied, reply lost" (the sweep's own transaction is guarded; the deferral
-  // is not). lib/store/dynamo-pending.ts defer, lib/store/dynamo-sessions.ts countAdvance.
+  // is not). lib/store/dynamo/pending.ts defer, lib/store/dynamo/sessions.ts countAdvance.
   // Repro: a middleware that calls next() for UpdateItem of S#/USAGE# keys and then throws (a
   // TimeoutError here); advanceWriter once, then any advance of the tenant: the
   // session lists 2x its lines and the usage 2x its bytes (unskip this test).
@@ -354,7 +354,7 @@ describe('pending counts under attack', () => {
   // 10 tries over ~5 s per item), so 10 pending items whose transactions were throttled held one chunk's
   // acknowledgement 21.7 s (100 transactions at the throttled partition). A sweep now sends each request
   // once (the SDK's own retries only) and ends at the first that fails for another reason than its
-  // condition (lib/store/dynamo-pending.ts sweep/apply).
+  // condition (lib/store/dynamo/pending.ts sweep/apply).
   it('an advance is not held for seconds by a sweep whose transactions are throttled', async () => {
     const table = await local.freshTable();
     const { client, f } = faultyClient();

@@ -36,7 +36,7 @@ import { generateSession } from '../../bench/gen.js';
 import { awsReplayBuilder, createAwsApp } from '../../lib/deploy/aws.js';
 import { listSegments } from '../../lib/log/session-dir.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { LOCAL_REGION } from '../support/dynamodb-local.js';
 import { type S3ReplayWorld, startS3ReplayWorld } from '../support/s3-replay-world.js';
 

@@ -1,5 +1,5 @@
 /**
- * Work items on DynamoDB (lib/store/dynamo-status-work.ts listWork) when their JSON is large: one Query
+ * Work items on DynamoDB (lib/store/dynamo/status-work.ts listWork) when their JSON is large: one Query
  * answers at most 1 MB, and listWork reads one page (LastEvaluatedKey is never followed). An item keeps
  * up to 100 history entries of up to 240-character summaries and 160-character subjects, which JSON
  * escapes to 6 bytes a character when they hold control characters (\u0001): about 250 KB an item, so

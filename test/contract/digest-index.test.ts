@@ -11,9 +11,9 @@ import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-d
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
-import { accessKey, type DynamoAccess } from '../../lib/store/dynamo-access.js';
-import { DIGEST_DUE_SHARDS, digestDueShard, keys } from '../../lib/store/dynamo-schema.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { accessKey, type DynamoAccess } from '../../lib/store/dynamo/access.js';
+import { DIGEST_DUE_SHARDS, digestDueShard, keys } from '../../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { recordingClient } from '../support/dynamo-recorder.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';

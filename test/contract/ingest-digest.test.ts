@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/http/app.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import type { SegmentStore, StateStore } from '../../lib/store/index.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';

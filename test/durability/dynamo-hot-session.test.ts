@@ -26,8 +26,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsApp } from '../../lib/deploy/aws.js';
 import { formatTs, type LogEvent, newId, serializeEvent } from '../../lib/log/index.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
-import { createTableInput } from '../../lib/store/dynamo-schema.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { createTableInput } from '../../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import type { StateStore } from '../../lib/store/ports.js';
 import {
   type DynamoLocal,
@@ -135,7 +135,7 @@ function faultyClient(injected: { conflict: number; throttle: number }): DynamoD
   });
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      // A sweep of pending counts sends each request once, by design (lib/store/dynamo-pending.ts: it
+      // A sweep of pending counts sends each request once, by design (lib/store/dynamo/pending.ts: it
       // runs inside a chunk's request), so its failures are not retries to count here; its throttling is
       // test/attack/pending-counts's.
       if (isSweep(args.input)) {

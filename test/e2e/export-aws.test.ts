@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalKeyring } from '../../lib/audit/local-keyring.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import type { Stores } from '../../lib/store/index.js';
 import { S3DigestStore } from '../../lib/store/s3/digest-store.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';

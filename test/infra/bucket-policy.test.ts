@@ -25,7 +25,7 @@ import { createAwsApp } from '../../lib/deploy/aws.js';
 import { newId } from '../../lib/log/index.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
 import { DigestConflictError } from '../../lib/store/digest-ports.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { ChunkConflictError } from '../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
 import { S3DigestStore } from '../../lib/store/s3/digest-store.js';

@@ -85,7 +85,7 @@ describe('the Lambda bundles', () => {
         'functions/compact.ts': 'lib/deploy/aws-compaction.ts',
       };
       expect(b.inputs).toContain(wiring[entry] ?? 'lib/deploy/aws.ts');
-      expect(b.inputs).toContain('lib/store/dynamo-state-store.ts');
+      expect(b.inputs).toContain('lib/store/dynamo/state-store.ts');
       expect(b.inputs.filter((i) => LOCAL_ONLY.some((re) => re.test(i)))).toEqual([]);
     });
   }

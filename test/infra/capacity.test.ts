@@ -21,7 +21,7 @@ import { awsDigestDeps } from '../../lib/deploy/aws-stores.js';
 import { openSession } from '../../lib/log/index.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
 import { writeDueDigests } from '../../lib/service/digests.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';
 import { readLocal, splitLines } from '../support/segments.js';

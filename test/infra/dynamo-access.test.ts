@@ -1,5 +1,5 @@
 /**
- * The DynamoDB access declarations (lib/store/dynamo-access.ts, issue 8.9) against what the code sends,
+ * The DynamoDB access declarations (lib/store/dynamo/access.ts, issue 8.9) against what the code sends,
  * on DynamoDB Local through a client that records every request (test/support/dynamo-recorder.ts):
  * - `DynamoStateStore` through the whole state store contract, each request put down to the method that
  *   sent it, and an advance whose follow-up fails for good (its counts kept pending, applied and deleted
@@ -29,9 +29,9 @@ import {
   type DynamoAccess,
   STATE_STORE_ACCESS,
   type StateMethod,
-} from '../../lib/store/dynamo-access.js';
-import { keys } from '../../lib/store/dynamo-schema.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+} from '../../lib/store/dynamo/access.js';
+import { keys } from '../../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import type { StateStore } from '../../lib/store/ports.js';
 import { runDigestIndexContract } from '../contract/digest-index.contract.js';
 import { advanceOf, runStateStoreContract } from '../contract/state-store.contract.js';

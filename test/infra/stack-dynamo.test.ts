@@ -1,7 +1,7 @@
 /**
  * Each function's DynamoDB grants, derived from the code it bundles (issue 8.9). esbuild bundles each
  * Lambda entry as the stack does and its metafile names the modules the bundle holds; every one of them
- * that imports the DynamoDB SDK must have a declaration of what it sends (lib/store/dynamo-access.ts,
+ * that imports the DynamoDB SDK must have a declaration of what it sends (lib/store/dynamo/access.ts,
  * checked against the code on DynamoDB Local by dynamo-access.test.ts), and the function's role must
  * allow exactly their union: reads on the table and the indexes queried, each write action only on the
  * partition-key prefixes declared for it (`dynamodb:LeadingKeys`). The replay function once lacked its
@@ -24,7 +24,7 @@ import {
   OPERATOR_STATE_METHODS,
   READ_ACTIONS,
   type StateMethod,
-} from '../../lib/store/dynamo-access.js';
+} from '../../lib/store/dynamo/access.js';
 import { bundleLambda } from './lambda-bundle.js';
 import { arnText, list } from './template-text.js';
 
@@ -34,17 +34,17 @@ import { arnText, list } from './template-text.js';
  * sends nothing itself. A module missing here fails the test: declare what it sends first.
  */
 const DECLARED: Record<string, (methods: readonly StateMethod[]) => readonly DynamoAccess[]> = {
-  'lib/store/dynamo-state-store.ts': (methods) => accessOf(methods),
-  'lib/store/dynamo-tokens.ts': (methods) => accessOf(methods),
-  'lib/store/dynamo-status-work.ts': (methods) => accessOf(methods),
-  'lib/store/dynamo-digest-index.ts': (methods) => accessOf(methods),
+  'lib/store/dynamo/state-store.ts': (methods) => accessOf(methods),
+  'lib/store/dynamo/tokens.ts': (methods) => accessOf(methods),
+  'lib/store/dynamo/status-work.ts': (methods) => accessOf(methods),
+  'lib/store/dynamo/digest-index.ts': (methods) => accessOf(methods),
   // the writer and session items of the state store (issue 17.1), declared per store method as the rest
-  'lib/store/dynamo-writers.ts': (methods) => accessOf(methods),
-  'lib/store/dynamo-sessions.ts': (methods) => accessOf(methods),
+  'lib/store/dynamo/writers.ts': (methods) => accessOf(methods),
+  'lib/store/dynamo/sessions.ts': (methods) => accessOf(methods),
   // the pending counts of a follow-up that failed for good (advanceWriter's: its deferral, sweep, Delete)
-  'lib/store/dynamo-pending.ts': (methods) => accessOf(methods),
+  'lib/store/dynamo/pending.ts': (methods) => accessOf(methods),
   // the tenant item's own limits (issue 17.1, 17.3)
-  'lib/store/dynamo-tenants.ts': (methods) => accessOf(methods),
+  'lib/store/dynamo/tenants.ts': (methods) => accessOf(methods),
   'lib/ratelimit/dynamo.ts': () => RATE_LIMITER_ACCESS,
   'lib/deploy/aws.ts': () => [],
   'lib/deploy/aws-stores.ts': () => [],

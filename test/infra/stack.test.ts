@@ -23,7 +23,7 @@ import {
   REPLAY_TIMEOUT,
 } from '../../infra/stack.js';
 import { CONDITIONAL_PUT_DENY_SID } from '../../infra/storage.js';
-import { createTableInput } from '../../lib/store/dynamo-schema.js';
+import { createTableInput } from '../../lib/store/dynamo/schema.js';
 import { arnText, list, sdkCommandsIn } from './template-text.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

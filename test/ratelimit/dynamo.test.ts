@@ -16,8 +16,8 @@ import { createApp } from '../../lib/http/index.js';
 import { DynamoRateLimiter } from '../../lib/ratelimit/dynamo.js';
 import { NoopRateLimiter, type RateLimiter, RateLimiterError } from '../../lib/ratelimit/index.js';
 import { ensureTenant, mintToken } from '../../lib/service/index.js';
-import { keys } from '../../lib/store/dynamo-schema.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { keys } from '../../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 

@@ -1,5 +1,5 @@
 /**
- * The pending counts of `DynamoStateStore` (lib/store/dynamo-pending.ts; docs/adr/0008-no-hot-keys-on-
+ * The pending counts of `DynamoStateStore` (lib/store/dynamo/pending.ts; docs/adr/0008-no-hot-keys-on-
  * ingest.md), on DynamoDB Local with the real SDK; a follow-up failing for good, a
  * sweep's transaction failing, or its reply lost after it committed, injected in the client's middleware
  * (at `initialize`, before the SDK's own retries), as test/store/dynamo-hot-keys.test.ts does:
@@ -19,8 +19,8 @@ import { DynamoDBClient, ProvisionedThroughputExceededException } from '@aws-sdk
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
-import { keys, usageShard } from '../../lib/store/dynamo-schema.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { keys, usageShard } from '../../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { advanceOf, at } from '../contract/state-store.contract.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 

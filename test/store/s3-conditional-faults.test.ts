@@ -20,7 +20,7 @@ import type { createDigestHandler as CreateDigestHandler } from '../../functions
 import { createAwsApp } from '../../lib/deploy/aws.js';
 import { newId } from '../../lib/log/index.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { ChunkConflictError } from '../../lib/store/index.js';
 import { S3DigestStore } from '../../lib/store/s3/digest-store.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { createApp } from '../../lib/http/app.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import type { StateStore } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';

@@ -13,7 +13,7 @@ import type { AuditConfig } from '../../lib/service/audit-config.js';
 import type { ServiceContext } from '../../lib/service/context.js';
 import type { DigestDeps } from '../../lib/service/digests.js';
 import { ingestChunk } from '../../lib/service/ingest.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { FsDigestStore } from '../../lib/store/fs/digest-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import type { Stores } from '../../lib/store/index.js';

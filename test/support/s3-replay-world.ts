@@ -14,8 +14,8 @@ import { z } from 'zod';
 import { createAwsApp } from '../../lib/deploy/aws.js';
 import { listSegments } from '../../lib/log/session-dir.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
-import { createTableInput } from '../../lib/store/dynamo-schema.js';
-import { DynamoStateStore } from '../../lib/store/dynamo-state-store.js';
+import { createTableInput } from '../../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { type DynamoLocal, LOCAL_REGION, startDynamoLocal } from './dynamodb-local.js';
 import { type LocalS3, startS3rver } from './s3rver.js';
 

@@ -10,7 +10,7 @@
  * retries come on top and are the ones counted (`RetryCounts`), for the tests and the bench to report.
  */
 import pRetry, { AbortError } from 'p-retry';
-import { cancellationCodes, errorName } from './dynamo-items.js';
+import { cancellationCodes, errorName } from './items.js';
 
 /** What the adapter retried, since the store was made. */
 export interface RetryCounts {

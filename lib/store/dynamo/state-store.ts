@@ -21,17 +21,17 @@ import {
   type QueryCommandInput,
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { DigestDue, DigestHead } from './digest-ports.js';
-import { DynamoDigestIndex } from './dynamo-digest-index.js';
-import { errorName, type Item, type TransactItem } from './dynamo-items.js';
-import { DynamoPendingCounts, SWEEP_INTERVAL_MS } from './dynamo-pending.js';
-import { ITEM_RETRY, newRetryCounts, type RetryCounts, TRANSACT_RETRY, withRetry } from './dynamo-retry.js';
-import { type ItemKey, keys } from './dynamo-schema.js';
-import { DynamoSessionIndex, USAGE_MAX_AGE_MS } from './dynamo-sessions.js';
-import { DynamoStatusWorkItems } from './dynamo-status-work.js';
-import { DynamoTenantSettings } from './dynamo-tenants.js';
-import { DynamoTokenItems } from './dynamo-tokens.js';
-import { DynamoWriterIndex } from './dynamo-writers.js';
+import type { DigestDue, DigestHead } from '../digest-ports.js';
+import { DynamoDigestIndex } from './digest-index.js';
+import { errorName, type Item, type TransactItem } from './items.js';
+import { DynamoPendingCounts, SWEEP_INTERVAL_MS } from './pending.js';
+import { ITEM_RETRY, newRetryCounts, type RetryCounts, TRANSACT_RETRY, withRetry } from './retry.js';
+import { type ItemKey, keys } from './schema.js';
+import { DynamoSessionIndex, USAGE_MAX_AGE_MS } from './sessions.js';
+import { DynamoStatusWorkItems } from './status-work.js';
+import { DynamoTenantSettings } from './tenants.js';
+import { DynamoTokenItems } from './tokens.js';
+import { DynamoWriterIndex } from './writers.js';
 import {
   type BoardCopy,
   type ChunkRecord,
@@ -47,8 +47,8 @@ import {
   type WorkItem,
   type WriterAdvance,
   type WriterRecord,
-} from './ports.js';
-import type { TenantSettings, TenantSettingsChange } from './tenant-settings.js';
+} from '../ports.js';
+import type { TenantSettings, TenantSettingsChange } from '../tenant-settings.js';
 
 export interface DynamoStateStoreOptions {
   tableName: string;

@@ -21,11 +21,11 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { cancellationCodes, type Item, type TransactItem, update } from './dynamo-items.js';
-import type { RetryCounts } from './dynamo-retry.js';
-import { gsiKeys, keys, PK, pendingPk, usageShard } from './dynamo-schema.js';
-import { BOARD_MOVE_MS, type CountDelta } from './dynamo-sessions.js';
-import type { DynamoPrimitives } from './dynamo-tokens.js';
+import { cancellationCodes, type Item, type TransactItem, update } from './items.js';
+import type { RetryCounts } from './retry.js';
+import { gsiKeys, keys, PK, pendingPk, usageShard } from './schema.js';
+import { BOARD_MOVE_MS, type CountDelta } from './sessions.js';
+import type { DynamoPrimitives } from './tokens.js';
 
 /** How often a process sweeps a tenant's pending counts when it deferred none itself, ms. */
 export const SWEEP_INTERVAL_MS = 30_000;

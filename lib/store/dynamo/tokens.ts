@@ -13,9 +13,9 @@ import {
   type Item,
   type TransactItem,
   toToken,
-} from './dynamo-items.js';
-import { CHILD_PREFIX, GSI1, GSI1_PK, gsiKeys, type ItemKey, keys, PK, SK } from './dynamo-schema.js';
-import { StateConflictError, type TokenRecord } from './ports.js';
+} from './items.js';
+import { CHILD_PREFIX, GSI1, GSI1_PK, gsiKeys, type ItemKey, keys, PK, SK } from './schema.js';
+import { StateConflictError, type TokenRecord } from '../ports.js';
 
 /** What the token methods borrow of the store: its client, table and strongly consistent primitives. */
 export interface DynamoPrimitives {

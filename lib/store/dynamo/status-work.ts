@@ -15,7 +15,7 @@ import {
   type TransactItem,
   toSessionSummary,
   update,
-} from './dynamo-items.js';
+} from './items.js';
 import {
   GSI1,
   GSI1_PK,
@@ -26,17 +26,17 @@ import {
   SK,
   TTL_ATTRIBUTE,
   WORK_PREFIX,
-} from './dynamo-schema.js';
-import type { DynamoPrimitives } from './dynamo-tokens.js';
+} from './schema.js';
+import type { DynamoPrimitives } from './tokens.js';
 import {
   type SessionSummary,
   StateConflictError,
   type StatusRecord,
   type SummaryDelta,
   type WorkItem,
-} from './ports.js';
-import { askedOf, fixesOf, mergeSummary, statusSummaryOf } from './session-summary.js';
-import { decodeStatus, encodeStatus, legacyStatus } from './status-record.js';
+} from '../ports.js';
+import { askedOf, fixesOf, mergeSummary, statusSummaryOf } from '../session-summary.js';
+import { decodeStatus, encodeStatus, legacyStatus } from '../status-record.js';
 
 /** How long a work item stays in the table past its lease (TTL cleanup only): 30 days, in seconds. */
 const WORK_KEPT_SECONDS = 30 * 86_400;

@@ -11,7 +11,7 @@
  * that much older than the session's last chunk (the contract says so); `getSession` is exact.
  */
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { errorName, type Item, toSession, toSessionSummary, update } from './dynamo-items.js';
+import { errorName, type Item, toSession, toSessionSummary, update } from './items.js';
 import {
   BOARD_SHARDS,
   boardPartitions,
@@ -24,10 +24,10 @@ import {
   SK,
   USAGE_PREFIX,
   usageShard,
-} from './dynamo-schema.js';
-import type { DynamoPrimitives } from './dynamo-tokens.js';
-import { decodeCursor, encodeCursor } from './keys.js';
-import type { BoardCopy, Page, SessionRecord, SessionSummary, TenantUsage, WriterRecord } from './ports.js';
+} from './schema.js';
+import type { DynamoPrimitives } from './tokens.js';
+import { decodeCursor, encodeCursor } from '../keys.js';
+import type { BoardCopy, Page, SessionRecord, SessionSummary, TenantUsage, WriterRecord } from '../ports.js';
 
 /** A session moves on the board (its `updated_at` and `gsi1sk`) at most this often, ms. */
 export const BOARD_MOVE_MS = 5_000;

@@ -12,10 +12,10 @@ import {
   type QueryCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { DigestDue, DigestHead } from './digest-ports.js';
-import { cancellationCodes, errorName, type Item, type TransactItem } from './dynamo-items.js';
-import { DIGEST_DUE_SHARDS, digestDuePk, type ItemKey, keys, PK } from './dynamo-schema.js';
-import { StateConflictError, type WriterRecord } from './ports.js';
+import type { DigestDue, DigestHead } from '../digest-ports.js';
+import { cancellationCodes, errorName, type Item, type TransactItem } from './items.js';
+import { DIGEST_DUE_SHARDS, digestDuePk, type ItemKey, keys, PK } from './schema.js';
+import { StateConflictError, type WriterRecord } from '../ports.js';
 
 /** What the index borrows of the store: its table, client, reads and transactions, and the writers. */
 export interface DynamoDigestPrimitives {

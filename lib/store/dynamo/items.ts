@@ -4,8 +4,8 @@
  */
 
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { SessionRecord, SessionSummary, TokenRecord, WriterRecord } from './ports.js';
-import { askedOf } from './session-summary.js';
+import type { SessionRecord, SessionSummary, TokenRecord, WriterRecord } from '../ports.js';
+import { askedOf } from '../session-summary.js';
 
 export type Item = Record<string, unknown>;
 

@@ -6,13 +6,13 @@
  * for good kept pending for a sweep (dynamo-pending.ts).
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dueMarkPut } from './dynamo-digest-index.js';
-import { cancellationCodes, compact, type Item, toWriter, update } from './dynamo-items.js';
-import type { DynamoPendingCounts } from './dynamo-pending.js';
-import { CHUNK_KEYS, type ItemKey, keys, PK, SK, sessionPk } from './dynamo-schema.js';
-import type { CountDelta, DynamoSessionIndex } from './dynamo-sessions.js';
-import type { DynamoPrimitives } from './dynamo-tokens.js';
-import { type ChunkRecord, StateConflictError, type WriterAdvance, type WriterRecord } from './ports.js';
+import { dueMarkPut } from './digest-index.js';
+import { cancellationCodes, compact, type Item, toWriter, update } from './items.js';
+import type { DynamoPendingCounts } from './pending.js';
+import { CHUNK_KEYS, type ItemKey, keys, PK, SK, sessionPk } from './schema.js';
+import type { CountDelta, DynamoSessionIndex } from './sessions.js';
+import type { DynamoPrimitives } from './tokens.js';
+import { type ChunkRecord, StateConflictError, type WriterAdvance, type WriterRecord } from '../ports.js';
 
 /**
  * Counts of earlier advances not yet in the session and usage items, as deferrals kept them on the writer
