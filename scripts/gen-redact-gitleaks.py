@@ -63,7 +63,7 @@ out.append(f'// {len(rows)} of {len(cfg["rules"])} rules converted; {adapted} ha
 out.append(f'// Skipped ({len(skipped)}): {"; ".join(skipped)}.')
 out.append('// biome-ignore-all lint/complexity/useRegexLiterals: generated from strings, as converted')
 out.append('// biome-ignore-all lint/suspicious/noTemplateCurlyInString: regex sources, not templates')
-out.append("import type { RedactPattern } from './redact.js';")
+out.append("import type { RedactPattern } from './redact-match.js';")
 out.append('')
 out.append('/** gitleaks rules as redaction patterns: run only when one of `keywords` occurs; `entropy` is the floor. */')
 out.append('export const GITLEAKS_PATTERNS: readonly RedactPattern[] = [')

@@ -13,7 +13,7 @@
  * code (`os.getenv(…)`, `settings.X`, `${{ secrets.X }}`, `{{ x }}`, `<%= … %>`, `$(…)`, `!Ref X`),
  * placeholders (`<your-password>`, `your-api-key-here`, `null`, `changeme`, `********`) and type names.
  */
-import type { RedactPattern } from './redact.js';
+import type { RedactPattern } from './redact-match.js';
 
 /**
  * Labels ending in `key` that name ids, not credentials (`cacheKey`, `primary_key`, `sortKey`,

@@ -10,7 +10,7 @@
 // Skipped (6): freemius-secret-key (file path rule); generic-api-key (replaced by keyword_assignment); hashicorp-tf-password (file path rule); kubernetes-secret-yaml (file path rule); nuget-config-password (file path rule); pkcs12-file (file path rule).
 // biome-ignore-all lint/complexity/useRegexLiterals: generated from strings, as converted
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: regex sources, not templates
-import type { RedactPattern } from './redact.js';
+import type { RedactPattern } from './redact-match.js';
 
 /** gitleaks rules as redaction patterns: run only when one of `keywords` occurs; `entropy` is the floor. */
 export const GITLEAKS_PATTERNS: readonly RedactPattern[] = [

@@ -3,9 +3,10 @@
  * (when two matches cover the same text, the earlier row names the placeholder). Each row has
  * `keywords` so text with none of them skips its regex. Used by `lib/log/redact.ts`.
  */
-import type { RedactPattern } from './redact.js';
+
 import { FORM_PATTERNS, NOT_SECRET_KEY } from './redact-forms.js';
 import { GITLEAKS_PATTERNS } from './redact-gitleaks.js';
+import type { RedactPattern } from './redact-match.js';
 import { PROVIDER_PATTERNS } from './redact-providers.js';
 
 /** Not preceded by a token character: a token must start at a boundary, not inside an identifier. */

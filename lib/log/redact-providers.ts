@@ -5,7 +5,7 @@
  * services. Each row needs its prefix at a token boundary and the vendor's length and alphabet; rows that
  * could be an identifier also need a digit. Used by lib/log/redact-patterns.ts (`BUILTIN_PATTERNS`).
  */
-import type { RedactPattern } from './redact.js';
+import type { RedactPattern } from './redact-match.js';
 
 /** Not followed by a token character: the vendor's length is the whole token. */
 const R = '(?![A-Za-z0-9_-])';

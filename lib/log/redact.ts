@@ -18,47 +18,11 @@
  * redactText(`key ${'AKIA' + 'IOSFODNN7EXAMPLE'}`) // { text: 'key [REDACTED:aws_access_key]', hits: ['aws_access_key'] }
  */
 import type { KnownType } from './events.js';
-import { shannon, trieSource } from './redact-match.js';
+import { type RedactPattern, shannon, trieSource } from './redact-match.js';
 import { BUILTIN_PATTERNS } from './redact-patterns.js';
 
+export type { RedactPattern };
 export { BUILTIN_PATTERNS };
-
-/** A credential shape. The built-in table is `BUILTIN_PATTERNS`; users add theirs through `RedactOptions`. */
-export interface RedactPattern {
-  /** the label in `[REDACTED:<name>]` and in `hits`: 1–64 of `A-Za-z0-9_.-` */
-  name: string;
-  /**
-   * What to replace: the whole match, or, when the regex has a named group `secret`, only that group (so
-   * `Authorization: Bearer` and a URL's user name stay readable). A string is a regex source without flags.
-   * Flags `i`, `m`, `s`, `u`, `v` are kept; `g` (and `d` when needed) are added; `y` is dropped.
-   */
-  regex: RegExp | string;
-  /** what it catches and why it is shaped so (the built-in table documents itself with these) */
-  comment?: string;
-  /**
-   * A regex source (matched case-insensitively) that every string `regex` matches must contain: the cheap
-   * precheck. Leave it out and the pattern runs on every string.
-   */
-  hint?: string;
-  /**
-   * Literal words (any case) of which one must occur for the pattern to run: the gitleaks-style precheck.
-   * All patterns' keywords are found in one pass per string, so hundreds of rules stay cheap.
-   */
-  keywords?: readonly string[];
-  /**
-   * Shannon entropy floor (bits per character) of the secret: a match below it is left alone. Whatever
-   * the floor, a placeholder (`ghp_` + 36 `x`, `********`) and a secret made only of variable references
-   * (`$USER:$TOKEN`) are never taken.
-   */
-  entropy?: number;
-  /** A secret this regex matches is not one (a variable, a placeholder): the match is left alone */
-  reject?: RegExp;
-  /**
-   * gitleaks' secret group: `n` ≥ 1 replaces capture group `n`; `0` the first non-empty capture group (the
-   * whole match when there is none). Unset: the whole match, or the named group `secret`.
-   */
-  secretGroup?: number;
-}
 
 /** How the writer redacts: `openSession(dir, meta, { redact: { … } })`. */
 export interface RedactOptions {
