@@ -8,6 +8,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { splitLineBatches } from '../log/reader.js';
 import { parseTs } from '../log/time.js';
+import { decodeLine, parseObject } from './json-line.js';
 
 /** One line of a file as text. */
 export interface Line {
@@ -112,17 +113,6 @@ function item(l: Line, s: MergeSource): Item {
   return { ...l, obj, ts: t.micros, badTime: t.bad, file: s.file, key: s.key };
 }
 
-/** The parsed line: an object, `null` for JSON that is not an object, `undefined` for text that is not JSON. */
-export function parseObject(text: string): Record<string, unknown> | null | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  } catch {
-    return undefined;
-  }
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-}
-
 /** The record's `timestamp` in µs since the epoch, or null (absent, or not RFC 3339: `bad` then holds it). */
 export function recordTime(obj: Record<string, unknown> | null | undefined): {
   micros: number | null;
@@ -135,9 +125,6 @@ export function recordTime(obj: Record<string, unknown> | null | undefined): {
     : { micros: null, bad: JSON.stringify(obj.timestamp) ?? 'null' };
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-const lossyUtf8 = new TextDecoder('utf-8');
-
 /** A file's lines a chunk at a time, the last one included whether or not a newline ends it. */
 export async function* readLineBatches(path: string): AsyncGenerator<Line[]> {
   // Chunks of 256 KiB, or the size of a smaller file: a session's many small subagent files would
@@ -147,14 +134,7 @@ export async function* readLineBatches(path: string): AsyncGenerator<Line[]> {
   for await (const batch of splitLineBatches(createReadStream(path, { highWaterMark }))) {
     const out: Line[] = [];
     for (const l of batch) {
-      let text: string;
-      let utf8 = true;
-      try {
-        text = strictUtf8.decode(l.bytes);
-      } catch {
-        text = lossyUtf8.decode(l.bytes);
-        utf8 = false;
-      }
+      const { text, utf8 } = decodeLine(l.bytes);
       out.push({ line: l.line, text, utf8 });
     }
     yield out;

@@ -23,8 +23,9 @@
 import { parseTs } from '../log/time.js';
 import { type EmitOptions, openSession } from '../log/writer.js';
 import { IMPORT_NOTE_AUTHOR, type ImportProblem, TranscriptMapper } from './claude-code-records.js';
+import { isObj, type Obj, str } from './json-line.js';
 import type { MappingCounts } from './mapping.js';
-import { isObj, type Obj, readJsonLines, str } from './stream-lines.js';
+import { readJsonLines } from './stream-lines.js';
 
 /** What `importClaudeCodeStream` may be told. */
 export interface ImportClaudeStreamOptions {

@@ -16,9 +16,10 @@
  */
 import { openSession } from '../log/writer.js';
 import { SubagentLinks } from './claude-code-links.js';
-import { LineMerge, parseObject, readLineBatches, recordTime } from './claude-code-merge.js';
+import { LineMerge, readLineBatches, recordTime } from './claude-code-merge.js';
 import { type ImportProblem, TranscriptMapper } from './claude-code-records.js';
 import { type SubagentFile, subagentFiles } from './claude-code-sidefiles.js';
+import { parseObject } from './json-line.js';
 import type { MappingCounts } from './mapping.js';
 
 export { IMPORT_NOTE_AUTHOR, type ImportProblem, type ImportProblemKind } from './claude-code-records.js';

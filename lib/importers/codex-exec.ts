@@ -19,8 +19,9 @@
 import type { ActionStatus } from '../log/events.js';
 import { type EmitOptions, openSession } from '../log/writer.js';
 import { IMPORT_NOTE_AUTHOR, type ImportProblem, type ImportProblemKind } from './claude-code-records.js';
+import { isObj, type Obj, str } from './json-line.js';
 import { type MappingCounts, WriterMapping } from './mapping.js';
-import { isObj, type Obj, readJsonLines, str } from './stream-lines.js';
+import { readJsonLines } from './stream-lines.js';
 
 /** Author of the notes holding what Codex itself said (reasoning, errors, usage). */
 const CODEX = 'codex';

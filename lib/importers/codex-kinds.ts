@@ -7,7 +7,8 @@
  * (`RolloutItemWire`, `CompactedItem`) and `codex-rs/rollout/src/policy.rs` (which of them a rollout
  * persists, in its Limited and Extended modes). docs/import.md lists each with what hansard records.
  */
-import { contentText, isInjectedContext, isObj, type Obj, str } from './codex-records.js';
+import { contentText, isInjectedContext } from './codex-records.js';
+import { isObj, type Obj, str } from './json-line.js';
 
 /** Author of the notes that hold what Codex itself wrote but v3 has no event for (reasoning, context). */
 export const CODEX_NOTE_AUTHOR = 'codex';

@@ -6,12 +6,7 @@
 import { createReadStream } from 'node:fs';
 import { splitLines } from '../log/reader.js';
 import { parseTs } from '../log/time.js';
-
-export type Obj = Record<string, unknown>;
-/** A plain object (not null, not an array). */
-export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-/** `v` when it is a string, else null. */
-export const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+import { isObj, type Obj, parseObject, str } from './json-line.js';
 
 /**
  * A tool call's output, in the three shapes Codex writes: a JSON string
@@ -78,17 +73,6 @@ export function contentText(content: unknown): string {
   return content
     .map((c) => (isObj(c) && typeof c.text === 'string' ? c.text : JSON.stringify(c)))
     .join('\n\n');
-}
-
-/** The parsed line: an object, `null` for JSON that is not an object, `undefined` for text that is not JSON. */
-export function parseObject(text: string): Obj | null | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  } catch {
-    return undefined;
-  }
-  return isObj(v) ? v : null;
 }
 
 /**

@@ -18,14 +18,12 @@ import {
 import {
   contentText,
   isInjectedContext,
-  isObj,
   isUserMessageEvent,
-  type Obj,
   parseArguments,
-  str,
   toolOutput,
 } from './codex-records.js';
 import { RolloutTurn } from './codex-turn.js';
+import { isObj, type Obj, str } from './json-line.js';
 
 /** Maps rollout lines onto one `WriterMapping`; `take` each line in order, then `finish`. */
 export class RolloutImporter extends RolloutTurn {

@@ -10,7 +10,8 @@ import type { EmitOptions } from '../log/writer.js';
 import { IMPORT_NOTE_AUTHOR, type ImportProblem, type ImportProblemKind } from './claude-code-transcript.js';
 import type { CodexImportResult } from './codex.js';
 import { CODEX_NOTE_AUTHOR, readCompacted } from './codex-kinds.js';
-import { type Obj, type RolloutScan, str, usageNote } from './codex-records.js';
+import { type RolloutScan, usageNote } from './codex-records.js';
+import { type Obj, str } from './json-line.js';
 import type { WriterMapping } from './mapping.js';
 
 /** Which record of a compaction was seen: Codex may write all three for one. */

@@ -23,8 +23,9 @@
 import { parseTs } from '../log/time.js';
 import { type EmitOptions, openSession } from '../log/writer.js';
 import type { ImportProblem } from './claude-code-transcript.js';
-import { isObj, parseObject, prescan, readLines } from './codex-records.js';
+import { prescan, readLines } from './codex-records.js';
 import { RolloutImporter } from './codex-rollout.js';
+import { isObj, parseObject } from './json-line.js';
 import { type MappingCounts, WriterMapping } from './mapping.js';
 
 export { CODEX_NOTE_AUTHOR } from './codex-kinds.js';

@@ -13,10 +13,8 @@
  */
 import { z } from 'zod';
 import type { ImportProblem } from './claude-code-records.js';
+import { isObj, type Obj } from './json-line.js';
 import type { ImportKind, MappingCounts } from './mapping.js';
-
-export type Obj = Record<string, unknown>;
-export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** What a stream is, from its first JSON object (`detectFormat`). */
 export type HcnFormat = 'hcn-json' | 'observer' | 'claude-stream-json' | 'codex-exec-json' | 'unknown';
@@ -31,20 +29,6 @@ export function detectFormat(obj: Obj): HcnFormat {
   if (type.startsWith('thread.') || type.startsWith('turn.') || type.startsWith('item.'))
     return 'codex-exec-json';
   return 'unknown';
-}
-
-/**
- * One line parsed: the object, `null` for JSON that is not an object, `undefined` for text that is not
- * JSON (a leading BOM is ignored).
- */
-export function parseLine(text: string): Obj | null | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  } catch {
-    return undefined;
-  }
-  return isObj(v) ? v : null;
 }
 
 const optStr = z.string().nullish();

@@ -28,17 +28,15 @@ import {
   HcnFormatError,
   type HcnRecorderOptions,
   type HcnRecordResult,
-  isObj,
   KNOWN_KINDS,
   NATIVE,
   NOTE_KINDS,
-  type Obj,
   ObserverRecord,
-  parseLine,
   resultExitCode,
   type StartedRecord,
   turnStatusFor,
 } from './hcn-records.js';
+import { isObj, type Obj, parseObject } from './json-line.js';
 import { WriterMapping } from './mapping.js';
 
 export {
@@ -104,7 +102,7 @@ export class HcnRecorder {
   line(text: string) {
     this.lineNo += 1;
     if (text.trim() === '') return;
-    const obj = parseLine(text);
+    const obj = parseObject(text);
     if (this.format === null && isObj(obj)) {
       this.format = detectFormat(obj);
       const native = NATIVE[this.format];

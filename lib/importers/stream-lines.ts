@@ -5,12 +5,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { splitLines } from '../log/reader.js';
-
-export type Obj = Record<string, unknown>;
-/** A plain object (not null, not an array). */
-export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-/** `v` when it is a string, else null. */
-export const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+import { decodeLine, isObj, type Obj, parseObject } from './json-line.js';
 
 /** One line of the file. */
 export interface JsonLine {
@@ -24,35 +19,15 @@ export interface JsonLine {
   obj: Obj | null | undefined;
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-const lossyUtf8 = new TextDecoder('utf-8');
-
-/** `text` parsed: an object, `null` for other JSON, `undefined` for text that is not JSON (a BOM is ignored). */
-export function parseObject(text: string): Obj | null | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  } catch {
-    return undefined;
-  }
-  return isObj(v) ? v : null;
-}
-
 /**
  * The file's lines, parsed, the last one included whether or not a newline ends it (a `\r` before the
  * newline is dropped). Throws the file system's errors (ENOENT, EISDIR, EACCES) on the first read.
  */
 export async function* readJsonLines(path: string): AsyncGenerator<JsonLine> {
   for await (const l of splitLines(createReadStream(path, { highWaterMark: 256 * 1024 }))) {
-    let text: string;
-    let utf8 = true;
-    try {
-      text = strictUtf8.decode(l.bytes);
-    } catch {
-      text = lossyUtf8.decode(l.bytes);
-      utf8 = false;
-    }
-    text = text.replace(/\r$/, '');
+    const decoded = decodeLine(l.bytes);
+    const text = decoded.text.replace(/\r$/, '');
+    const utf8 = decoded.utf8;
     yield { line: l.line, text, utf8, obj: parseObject(text) };
   }
 }
