@@ -8,7 +8,7 @@
  *   event_after_writer_end, truncated_line (in the middle of a segment), malformed_line, duplicate_id,
  *   data_loss (the API's verify only: the store lost acknowledged bytes or their tail is torn; found by
  *   `missingBytes` and `tornTail`), chunk_digest_mismatch (the API's verify only: a chunk's bytes differ
- *   from the SHA-256 acknowledged; lib/service/chunk-digests.ts)
+ *   from the SHA-256 acknowledged; lib/service/analysis/chunk-digests.ts)
  * - warning: mono_backwards, ts_backwards, ts_no_timezone, dangling_reference, empty_reference,
  *   unknown_version,
  *   causality_skew, invalid_fields, control_characters, truncated_line (a last line still being written)

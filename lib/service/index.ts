@@ -2,7 +2,7 @@
  * `lib/service`: hansard's use cases, framework-free and tenant-scoped (STYLE §1). Each verb takes
  * `{ ctx, … }` and throws `AppError`; routes, the CLI and Lambda handlers only validate, call and map.
  */
-export * from './analysis.js';
+export * from './analysis/verify.js';
 export * from './board/get.js';
 export * from './bootstrap.js';
 export * from './context.js';

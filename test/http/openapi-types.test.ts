@@ -13,7 +13,7 @@ import type { ErrorBody as ErrorBodyType } from '../../lib/http/errors.js';
 import type { Attribution } from '../../lib/log/attribution.js';
 import type { SessionSummary, TurnSummary, WriterSummary } from '../../lib/log/inspect.js';
 import type { Problem, VerifyReport } from '../../lib/log/verify.js';
-import type { attributionStored } from '../../lib/service/analysis.js';
+import type { attributionStored } from '../../lib/service/analysis/verify.js';
 import type { Board, BoardSession } from '../../lib/service/board/get.js';
 import type { IngestResult } from '../../lib/service/ingest.js';
 import type { getSession, listSessions, SessionView, WriterView } from '../../lib/service/sessions.js';

@@ -13,7 +13,7 @@ export {
   VerifyProblem,
   VerifyReport,
   WriterSummary,
-} from '../../lib/service/analysis-schemas.js';
+} from '../../lib/service/analysis/schemas.js';
 export { Board, BoardSession } from '../../lib/service/board/schemas.js';
 export {
   IngestAnswer,

@@ -8,7 +8,7 @@
  */
 import type { VerifyReport } from '../../log/verify.js';
 import type { WriterRecord } from '../../store/index.js';
-import { verifyStored } from '../analysis.js';
+import { verifyStored } from '../analysis/verify.js';
 import type { ServiceContext } from '../context.js';
 
 /** How long a report is reused for the same segment lengths. */

@@ -6,10 +6,10 @@
  */
 
 import { z } from 'zod';
-import { PROVENANCE_KINDS } from '../log/provenance.js';
-import { VERIFY_CODES } from '../log/verify.js';
-import { Count, Counts, SessionId } from './id-schemas.js';
-import { ContestedChange, RestsOn, VerdictCounts } from './status-schemas.js';
+import { PROVENANCE_KINDS } from '../../log/provenance.js';
+import { VERIFY_CODES } from '../../log/verify.js';
+import { Count, Counts, SessionId } from '../id-schemas.js';
+import { ContestedChange, RestsOn, VerdictCounts } from '../status-schemas.js';
 
 type VerifyCode = keyof typeof VERIFY_CODES;
 

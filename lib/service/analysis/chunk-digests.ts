@@ -6,11 +6,11 @@
  * verify makes anyway (its corrections pass), so the check costs the hashing, not another read.
  */
 import { createHash, type Hash } from 'node:crypto';
-import type { ReplaySegment } from '../log/replay.js';
-import type { Problem } from '../log/verify.js';
-import { VERIFY_CODES } from '../log/verify.js';
-import type { ChunkRecord } from '../store/ports.js';
-import type { ServiceContext } from './context.js';
+import type { ReplaySegment } from '../../log/replay.js';
+import type { Problem } from '../../log/verify.js';
+import { VERIFY_CODES } from '../../log/verify.js';
+import type { ChunkRecord } from '../../store/ports.js';
+import type { ServiceContext } from '../context.js';
 
 /** One writer's check: its chunks walked from offset 0 by their lengths, up to `end`. */
 class WriterDigests {

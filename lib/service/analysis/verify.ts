@@ -2,24 +2,24 @@
  * verify and inspect of a stored session (issue 3; DESIGN §4 `GET …/verify`, `GET …/inspect`): the same
  * library functions the CLI runs on a local directory, over the stored segments.
  */
-import { type Attribution, attributeStream } from '../log/attribution.js';
-import { CorrectionIndex } from '../log/corrections.js';
-import { inspectSession, type SessionSummary } from '../log/inspect.js';
-import { mergeSegments } from '../log/merge.js';
-import { segmentSources } from '../log/replay.js';
+import { type Attribution, attributeStream } from '../../log/attribution.js';
+import { CorrectionIndex } from '../../log/corrections.js';
+import { inspectSession, type SessionSummary } from '../../log/inspect.js';
+import { mergeSegments } from '../../log/merge.js';
+import { segmentSources } from '../../log/replay.js';
 import {
   type Problem,
   VERIFY_CODES,
   type VerifyReport,
   verifySegments,
   verifySession,
-} from '../log/verify.js';
-import type { AttributionList } from './analysis-schemas.js';
+} from '../../log/verify.js';
+import type { AttributionList } from './schemas.js';
 import { digestChecked } from './chunk-digests.js';
-import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
-import { type DeclaredSummary, declaredSummary } from './declared.js';
-import { type SegmentLoss, storedSegments, storedSegmentsAndLosses } from './sources.js';
-import { checkedStatus } from './status.js';
+import { requireScope, requireSessionAccess, type ServiceContext } from '../context.js';
+import { type DeclaredSummary, declaredSummary } from '../declared.js';
+import { type SegmentLoss, storedSegments, storedSegmentsAndLosses } from '../sources.js';
+import { checkedStatus } from '../status.js';
 
 /**
  * `GET /v1/sessions/{sid}/verify` (scope `read`, or `board`: the session page shows its findings and links
