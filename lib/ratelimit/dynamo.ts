@@ -1,7 +1,7 @@
 /**
  * `DynamoRateLimiter`: a fixed-window request counter per key in the DynamoDB state table (AWS mode,
  * where many Lambda instances serve one token and only a shared counter can count its requests). One item
- * per key and window (`dynamo-schema.ts`): `pk = RL#{root token id}`, `sk = {window start, epoch seconds}`.
+ * per key and window (`lib/store/dynamo/schema.ts`): `pk = RL#{root token id}`, `sk = {window start, epoch seconds}`.
  * Each request is one conditional update:
  *
  *   absent ──ADD 1──▶ 1 ──ADD 1──▶ … ──▶ limit ──(condition fails: 429 until the next window's item)
@@ -34,7 +34,7 @@ export const RATE_LIMITER_ACCESS: readonly DynamoAccess[] = [{ action: 'UpdateIt
 export interface DynamoRateLimiterOptions {
   /** a client for the state table's region; the limiter never closes it */
   client: DynamoDBClient;
-  /** the state table (`dynamo-schema.ts`) */
+  /** the state table (`lib/store/dynamo/schema.ts`) */
   tableName: string;
   /** see `RateLimitConfig`; `burst` does not apply to a fixed window */
   config?: RateLimitConfigInput;

@@ -1,6 +1,6 @@
 /**
- * Issue 17.1 attacks on DynamoDB without hot keys (lib/store/dynamo/sessions.ts, dynamo-writers.ts,
- * dynamo-retry.ts; docs/adr/0008-no-hot-keys-on-ingest.md), on DynamoDB Local with the real SDK; faults
+ * Issue 17.1 attacks on DynamoDB without hot keys (lib/store/dynamo/sessions.ts, dynamo/writers.ts,
+ * dynamo/retry.ts; docs/adr/0008-no-hot-keys-on-ingest.md), on DynamoDB Local with the real SDK; faults
  * DynamoDB Local cannot produce (a follow-up failing for good) injected in the client's middleware before
  * the SDK's retries, as test/store/dynamo-hot-keys.test.ts does.
  *

@@ -1,6 +1,6 @@
 /**
  * Attack 5 on the S3 listings now paged by the SDK's `paginateListObjectsV2` (lib/store/s3/segment-store.ts
- * `listChunks`, s3-compaction.ts `listObjects`, s3-digest-store.ts `listDigests`), on s3rver through the
+ * `listChunks`, s3/compaction.ts `listObjects`, s3/digest-store.ts `listDigests`), on s3rver through the
  * real SDK, every ListObjectsV2 recorded by a middleware on the client (its input: Prefix, StartAfter,
  * ContinuationToken, MaxKeys). Tried: pages of 1..3 keys, objects with odd names beside the chunks
  * (look-alikes, a sub-folder, a run whose size does not match its name), reads whose end falls mid-page

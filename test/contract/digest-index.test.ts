@@ -2,7 +2,7 @@
  * The digest index contract (digest-index.contract.ts) against `SqliteStateStore` on a temp file and
  * `DynamoStateStore` on DynamoDB Local (a fresh table per case). Then what each adapter has of its own:
  * a SQLite database made before digests opens and reads its chains as null; the DynamoDB items sit under
- * the keys of dynamo-schema.ts, and an ordinary chunk writes no due mark (no extra item per ingest).
+ * the keys of dynamo/schema.ts, and an ordinary chunk writes no due mark (no extra item per ingest).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

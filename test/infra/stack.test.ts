@@ -143,7 +143,7 @@ describe('HansardStack template', () => {
     });
   });
 
-  it('declares the state table exactly as dynamo-schema.ts does, on demand, with TTL, PITR, and retained', () => {
+  it('declares the state table exactly as dynamo/schema.ts does, on demand, with TTL, PITR, and retained', () => {
     // `dynamodb.Table`, i.e. AWS::DynamoDB::Table (TableV2 would be AWS::DynamoDB::GlobalTable).
     t.resourceCountIs('AWS::DynamoDB::Table', 1);
     t.resourceCountIs('AWS::DynamoDB::GlobalTable', 0);
@@ -375,11 +375,11 @@ describe('HansardStack template', () => {
     it('covers every call the AWS adapters make (so a new call fails here, not in production)', () => {
       const granted = new Set(Object.keys(actionMap(grantsOf(t, 'hansard API'))));
       const needed = new Set<string>();
-      // every module of the DynamoDB adapter (lib/store/dynamo-*.ts) but the schema's table creation,
+      // every module of the DynamoDB adapter (lib/store/dynamo/*.ts) but the schema's table creation,
       // which the operator's tooling sends (hansard tenant create, tests), never a function
-      const dynamo = readdirSync(join(ROOT, 'lib/store'))
-        .filter((f) => /^dynamo-.*\.ts$/.test(f) && f !== 'dynamo-schema.ts')
-        .map((f) => readFileSync(join(ROOT, 'lib/store', f), 'utf8'))
+      const dynamo = readdirSync(join(ROOT, 'lib/store/dynamo'))
+        .filter((f) => f.endsWith('.ts') && f !== 'schema.ts')
+        .map((f) => readFileSync(join(ROOT, 'lib/store/dynamo', f), 'utf8'))
         .join('\n');
       const docActions: Record<string, string[]> = {
         Get: ['GetItem'],
@@ -402,8 +402,8 @@ describe('HansardStack template', () => {
       for (const [, kind] of dynamo.matchAll(/\{\s*(Put|Update|Delete|ConditionCheck)\s*:/g)) {
         needed.add(`dynamodb:${kind === 'ConditionCheck' ? 'ConditionCheckItem' : `${kind}Item`}`);
       }
-      const s3 = ['s3-segment-store.ts', 's3-segment-objects.ts', 's3-digest-store.ts']
-        .map((f) => readFileSync(join(ROOT, 'lib/store', f), 'utf8'))
+      const s3 = ['segment-store.ts', 'segment-objects.ts', 'digest-store.ts']
+        .map((f) => readFileSync(join(ROOT, 'lib/store/s3', f), 'utf8'))
         .join('\n');
       const s3Actions: Record<string, string> = {
         GetObject: 's3:GetObject',

@@ -1,7 +1,7 @@
 /**
  * What the code sends to the DynamoDB state table, declared next to it (issue 8.9): for each request, its
  * IAM action and the prefix of the partition key of every item it touches (`TOKEN#`, `T#`, …; the table
- * of prefixes is `dynamo-schema.ts`). Each module that sends requests to the table declares its own:
+ * of prefixes is `dynamo/schema.ts`). Each module that sends requests to the table declares its own:
  * `STATE_STORE_ACCESS` here, per `StateStore` method (`DynamoStateStore` and the token items it delegates
  * to), and `RATE_LIMITER_ACCESS` in `lib/ratelimit/dynamo.ts`.
  *

@@ -3,7 +3,7 @@
  * each session's newest digest in its partition (`T#{tenant}#S#{sid}` / `DIGEST`), and the sessions due a
  * digest as mark items spread over 16 partitions (`DIGEST_DUE#{shard}` / `{tenant}#{sid}`, attribute
  * `due_at`), so the digester finds the due sessions of every tenant with one query per shard. Layout:
- * dynamo-schema.ts. The store delegates here, as to dynamo-status-work.ts.
+ * dynamo/schema.ts. The store delegates here, as to dynamo/status-work.ts.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -24,7 +24,7 @@ export interface DynamoDigestPrimitives {
   get(key: ItemKey): Promise<Item | null>;
   queryAll(input: Omit<QueryCommandInput, 'TableName'>): Promise<Item[]>;
   transact(items: TransactItem[]): Promise<void>;
-  /** the session's writers, strongly consistent: the truth of its bytes (dynamo-writers.ts) */
+  /** the session's writers, strongly consistent: the truth of its bytes (dynamo/writers.ts) */
   listWriters(tenant: string, sid: string): Promise<WriterRecord[]>;
 }
 

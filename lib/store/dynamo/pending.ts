@@ -2,7 +2,7 @@
  * Deferred counts of writer advances (issue 17.1, docs/adr/0008-no-hot-keys-on-ingest.md): when the
  * follow-up of a committed advance (the session's counters and board entry, the tenant's usage shard:
  * `DynamoSessionIndex.countAdvance`) fails for good, what it could not add is kept in a pending item
- * `PENDING#{tenant}` / `{sid}#{w}` (dynamo-schema.ts), its deltas ADDed, so that two deferrals of one
+ * `PENDING#{tenant}` / `{sid}#{w}` (dynamo/schema.ts), its deltas ADDed, so that two deferrals of one
  * writer add up. Any later advance of any writer of the tenant may apply it: a process sweeps the
  * tenant's pending items at its next advance after it deferred one, and every process at most every
  * `SWEEP_INTERVAL_MS` (its first advance of the tenant included). A sweep is one query of the

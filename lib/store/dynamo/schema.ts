@@ -41,7 +41,7 @@
  *
  * The tenant item holds the tenant's own limits when an operator set them (issue 17.1, 17.3:
  * `quota_bytes`, `rate_limit_per_minute`, `settings_updated_at`; absent: the deployment's), read by
- * dynamo-tenants.ts.
+ * dynamo/tenants.ts.
  *
  * A tenant's stored bytes are a running total that every writer advance ADDs to right after its
  * transaction (issue 17.1: the transaction touches the writer's own items only), spread over
@@ -50,7 +50,7 @@
  * The session item's `writers`, `lines` and `bytes` are ADDed the same way; the writer items are the
  * truth they are counted from (docs/adr/0008-no-hot-keys-on-ingest.md). Counts whose follow-up failed for
  * good wait in a partition of their own, `PENDING#{tenant}` (an item per writer, its deltas ADDed),
- * until a sweep applies them (dynamo-pending.ts): one query finds every pending count of the tenant, and
+ * until a sweep applies them (dynamo/pending.ts): one query finds every pending count of the tenant, and
  * keeping one does not write `T#{tenant}`, the partition whose throttling made it pending.
  *
  * A session due an audit digest (issue 15) has one mark item in one of `DIGEST_DUE_SHARDS` partitions
@@ -108,7 +108,7 @@ export const keys = {
   work: (tenant: string, id: string): ItemKey => ({ pk: `T#${tenant}`, sk: `${WORK_PREFIX}${id}` }),
   /** one shard of a tenant's usage total; `usageShard(sid)` picks a session's */
   usage: (tenant: string, shard: number): ItemKey => ({ pk: `T#${tenant}`, sk: `${USAGE_PREFIX}${shard}` }),
-  /** the counts of writer `w` whose follow-up failed for good, until a sweep applies them (dynamo-pending.ts) */
+  /** the counts of writer `w` whose follow-up failed for good, until a sweep applies them (dynamo/pending.ts) */
   pending: (tenant: string, sid: string, w: string): ItemKey => ({
     pk: pendingPk(tenant),
     sk: `${sid}#${w}`,
@@ -212,7 +212,7 @@ export function boardPartitions(tenant: string): string[] {
 
 /**
  * The partition of a tenant's deferred counts (`keys.pending`): one query lists them all. Not under `T#`, so
- * the API role's DeleteItem grant reaches these items only (dynamo-access.ts `advanceWriter`).
+ * the API role's DeleteItem grant reaches these items only (dynamo/access.ts `advanceWriter`).
  */
 export function pendingPk(tenant: string): string {
   return `PENDING#${tenant}`;

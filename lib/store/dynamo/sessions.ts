@@ -1,5 +1,5 @@
 /**
- * The session index and the board of `DynamoStateStore` (dynamo-schema.ts; issue 17.1 and 17.6,
+ * The session index and the board of `DynamoStateStore` (dynamo/schema.ts; issue 17.1 and 17.6,
  * docs/adr/0008-no-hot-keys-on-ingest.md): session items `T#{tenant}` / `S#{sid}` on their board shard
  * `T#{tenant}#BOARD#{n}` of gsi1, and the tenant's usage shards `T#{tenant}` / `USAGE#{n}`.
  *
@@ -47,7 +47,7 @@ export interface CountDelta {
   usage: number;
 }
 
-/** The session index methods; `listWriters` is the writers' (dynamo-writers.ts). */
+/** The session index methods; `listWriters` is the writers' (dynamo/writers.ts). */
 export class DynamoSessionIndex {
   /** per `{tenant}/{sid}`: the newest board `updated_at` this process knows is stored */
   private readonly boardAt = new Map<string, string>();
@@ -71,7 +71,7 @@ export class DynamoSessionIndex {
    * its stored `updated_at` is at least `BOARD_MOVE_MS` older than `at`: a condition of the same update, tried
    * only when this process does not know of a newer move, so most chunks send one unconditional update.
    * @returns which of the two succeeded (the caller keeps the counts of a failed one pending:
-   *   dynamo-pending.ts)
+   *   dynamo/pending.ts)
    */
   async countAdvance(
     tenant: string,
@@ -181,7 +181,7 @@ export class DynamoSessionIndex {
 
   /**
    * The session with exact figures: its item (created_at, and the `updated_at` of reports and work) and
-   * its writers (one query, dynamo-writers.ts), which are the truth of `writers`, `lines`, `bytes` and
+   * its writers (one query, dynamo/writers.ts), which are the truth of `writers`, `lines`, `bytes` and
    * the last chunk's time; the item's own counters may lag them by a follow-up in flight or pending.
    * A session whose writers exist without an item yet (its follow-up pending) is answered from them.
    */

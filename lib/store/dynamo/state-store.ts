@@ -1,10 +1,10 @@
 /**
  * `DynamoStateStore`: the AWS `StateStore` (DESIGN §1, §5), one DynamoDB table through the AWS SDK v3
- * document client. Item layout: `dynamo-schema.ts`. It answers exactly as `SqliteStateStore` does (the
+ * document client. Item layout: `dynamo/schema.ts`. It answers exactly as `SqliteStateStore` does (the
  * contract suite in `test/contract/state-store.contract.ts` runs against both); every write that SQLite
  * guards with a transaction is a condition expression or one `TransactWriteItems` here, except the
  * counts of an advance in the session index and the tenant's usage, which follow its transaction
- * (issue 17.1, docs/adr/0008-no-hot-keys-on-ingest.md: dynamo-writers.ts, dynamo-sessions.ts). Every
+ * (issue 17.1, docs/adr/0008-no-hot-keys-on-ingest.md: dynamo/writers.ts, dynamo/sessions.ts). Every
  * request is tried again on throttling and transaction conflicts, and counted (`retries`).
  *
  * Conventions: a record field that is null is not stored (absent reads back as null), so
@@ -58,7 +58,7 @@ export interface DynamoStateStoreOptions {
   clientConfig?: DynamoDBClientConfig;
   /** how old a tenant's usage figure may be before `tenantUsage` reads it again, ms (default 30 s) */
   usageMaxAgeMs?: number;
-  /** how often an advance sweeps its tenant's pending counts (dynamo-pending.ts), ms (default 30 s) */
+  /** how often an advance sweeps its tenant's pending counts (dynamo/pending.ts), ms (default 30 s) */
   sweepIntervalMs?: number;
 }
 
@@ -68,7 +68,7 @@ export interface DynamoStateStoreOptions {
  * await state.createTenant('acme', new Date().toISOString());
  */
 export class DynamoStateStore implements StateStore {
-  /** What this store retried since it was made (dynamo-retry.ts): for tests and the bench to report. */
+  /** What this store retried since it was made (dynamo/retry.ts): for tests and the bench to report. */
   readonly retries: RetryCounts = newRetryCounts();
   private readonly table: string;
   private readonly doc: DynamoDBDocumentClient;
@@ -131,7 +131,7 @@ export class DynamoStateStore implements StateStore {
     return (await this.get(keys.tenant(tenant))) !== null;
   }
 
-  // ---- a tenant's own limits, on its tenant item: dynamo-tenants.ts
+  // ---- a tenant's own limits, on its tenant item: dynamo/tenants.ts
 
   getTenantSettings(tenant: string): Promise<TenantSettings | null> {
     return this.tenantSettings.getTenantSettings(tenant);
@@ -144,7 +144,7 @@ export class DynamoStateStore implements StateStore {
     return this.tenantSettings.setTenantSettings(tenant, change, at);
   }
 
-  // ---- tokens, their child links and server secrets: dynamo-tokens.ts
+  // ---- tokens, their child links and server secrets: dynamo/tokens.ts
 
   putToken(t: TokenRecord): Promise<void> {
     return this.tokens.putToken(t);
@@ -171,7 +171,7 @@ export class DynamoStateStore implements StateStore {
     return this.tokens.serverSecret(name, candidate);
   }
 
-  // ---- writers and chunks: dynamo-writers.ts
+  // ---- writers and chunks: dynamo/writers.ts
 
   getWriter(tenant: string, sid: string, w: string): Promise<WriterRecord | null> {
     return this.writers.getWriter(tenant, sid, w);
@@ -195,7 +195,7 @@ export class DynamoStateStore implements StateStore {
     return this.writers.advanceWriter(tenant, sid, w, fromLength, next);
   }
 
-  // ---- usage, sessions and the board: dynamo-sessions.ts
+  // ---- usage, sessions and the board: dynamo/sessions.ts
 
   tenantUsage(tenant: string): Promise<TenantUsage> {
     return this.sessions.tenantUsage(tenant);
@@ -213,7 +213,7 @@ export class DynamoStateStore implements StateStore {
     return this.sessions.boardCopies(tenant, sids);
   }
 
-  // ---- session summaries: dynamo-status-work.ts
+  // ---- session summaries: dynamo/status-work.ts
 
   listSessionSummaries(tenant: string): Promise<SessionSummary[]> {
     return this.items.listSessionSummaries(tenant);
@@ -223,7 +223,7 @@ export class DynamoStateStore implements StateStore {
     return this.items.mergeSessionSummary(tenant, sid, delta, at);
   }
 
-  // ---- audit digest heads and due marks: dynamo-digest-index.ts
+  // ---- audit digest heads and due marks: dynamo/digest-index.ts
 
   getDigestHead(tenant: string, sid: string): Promise<DigestHead | null> {
     return this.digests.getDigestHead(tenant, sid);
@@ -244,7 +244,7 @@ export class DynamoStateStore implements StateStore {
     return this.digests.listDigestsDue(now, limit);
   }
 
-  // ---- status and work items: dynamo-status-work.ts
+  // ---- status and work items: dynamo/status-work.ts
 
   putStatus(st: StatusRecord): Promise<void> {
     return this.items.putStatus(st);
@@ -310,7 +310,7 @@ export class DynamoStateStore implements StateStore {
 }
 
 /**
- * The document client with every `send` tried again on throttling and conflicts (dynamo-retry.ts): the
+ * The document client with every `send` tried again on throttling and conflicts (dynamo/retry.ts): the
  * transactions' policy for `TransactWriteItems`, the single items' for anything else, counted in `counts`.
  * A wrapper of `send` rather than middleware: the client may be shared with other stores and modules.
  */

@@ -1,5 +1,5 @@
 /**
- * The token items of `DynamoStateStore` (dynamo-schema.ts, ADR 4): `TOKEN#{sha256}` / `TOKEN` (GSI: the
+ * The token items of `DynamoStateStore` (dynamo/schema.ts, ADR 4): `TOKEN#{sha256}` / `TOKEN` (GSI: the
  * tenant's tokens), the id guard `TOKENID#{id}` / `TOKENID`, child links `TOKENID#{parent}` /
  * `CHILD#{expires_at}#{id}`, and server secrets `SECRET#{name}` / `SECRET`. Split from the store so that
  * each file stays readable; the store delegates its token methods here and lends its primitives.
@@ -25,7 +25,7 @@ export interface DynamoPrimitives {
   get(key: ItemKey, options?: { consistent?: boolean }): Promise<Item | null>;
   /** every item of a query, page after page */
   queryAll(input: Omit<QueryCommandInput, 'TableName'>): Promise<Item[]>;
-  /** `TransactWriteItems`, tried again on conflicts and throttling (dynamo-retry.ts) */
+  /** `TransactWriteItems`, tried again on conflicts and throttling (dynamo/retry.ts) */
   transact(items: TransactItem[]): Promise<void>;
 }
 

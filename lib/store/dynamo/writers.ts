@@ -1,9 +1,9 @@
 /**
- * The writer index of `DynamoStateStore` (dynamo-schema.ts): writer items `T#{tenant}#S#{sid}` / `W#{w}`
+ * The writer index of `DynamoStateStore` (dynamo/schema.ts): writer items `T#{tenant}#S#{sid}` / `W#{w}`
  * and their chunk records `C#{w}#{offset:015}` (`W#{w}#C#…` for writers indexed before issue 17.6), and
  * the writer advance (issue 17.1, docs/adr/0008-no-hot-keys-on-ingest.md): one transaction of the
  * writer's own items, then the counts of the session and the tenant outside it, and what of those fails
- * for good kept pending for a sweep (dynamo-pending.ts).
+ * for good kept pending for a sweep (dynamo/pending.ts).
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dueMarkPut } from './digest-index.js';
@@ -16,7 +16,7 @@ import { type ChunkRecord, StateConflictError, type WriterAdvance, type WriterRe
 
 /**
  * Counts of earlier advances not yet in the session and usage items, as deferrals kept them on the writer
- * item before they went to pending items (dynamo-pending.ts): still read, carried and cleared by the
+ * item before they went to pending items (dynamo/pending.ts): still read, carried and cleared by the
  * writer's next advance, so that what was deferred before is counted once too.
  */
 const UNCOUNTED = {
@@ -138,7 +138,7 @@ export class DynamoWriterIndex {
    * (`afterAdvance`: this process's next advance, any process's within 30 s). Counts kept on the writer
    * item by deferrals of before (`uncounted_*`) are carried by this advance: subtracted in its own
    * transaction (an ADD), added to its delta. Lengths only grow, so a writer found at `from` when the
-   * transaction commits is the one read. Conflicts and throttling are retried (dynamo-retry.ts).
+   * transaction commits is the one read. Conflicts and throttling are retried (dynamo/retry.ts).
    * @throws StateConflictError (with the stored length) when the writer is not at `fromLength`
    */
   async advanceWriter(

@@ -105,7 +105,7 @@ export class FsSegmentStore implements SegmentStore {
     if (offset === 0) await this.syncFolders(path);
   }
 
-  /** `mkdir -p dir` under the data directory, reporting the disk's own error (fs-durable.ts). */
+  /** `mkdir -p dir` under the data directory, reporting the disk's own error (fs/durable.ts). */
   private makeFolders(dir: string): Promise<void> {
     return makeFolders(this.root, dir);
   }
@@ -154,7 +154,7 @@ export class FsSegmentStore implements SegmentStore {
     }
   }
 
-  /** `err` as a `StorageFaultError` when the disk refused or the layout is wrong (fs-durable.ts), else `err`. */
+  /** `err` as a `StorageFaultError` when the disk refused or the layout is wrong (fs/durable.ts), else `err`. */
   private fault(err: unknown, op: string, path?: string): unknown {
     return storageFault(err, op, `a segment file under ${this.root}`, path);
   }

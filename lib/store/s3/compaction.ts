@@ -7,7 +7,7 @@
  * the check of each chunk against the index before any of this, are lib/service/compaction.ts'.
  *
  * Its own file, not S3SegmentStore's: only the compactor's role may delete (infra/compaction.ts), and
- * test/infra/stack.test.ts derives the API's S3 grants from the commands s3-segment-store.ts sends.
+ * test/infra/stack.test.ts derives the API's S3 grants from the commands s3/segment-store.ts sends.
  */
 import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';

@@ -3,7 +3,7 @@
  * each session's newest digest in table `digest_heads`, and when it is due the next one in the session
  * row's `digest_due` column (ISO 8601, NULL for no mark), found across tenants through the partial index
  * `sessions_digest_due`. Also the chained digests kept with writers and chunks (`chain` columns, NULL in
- * rows written before them). The store delegates here, as to sqlite-status-work.ts.
+ * rows written before them). The store delegates here, as to sqlite/status-work.ts.
  */
 import type { DigestDue, DigestHead } from '../digest-ports.js';
 import { type ChunkRecord, StateConflictError } from '../ports.js';

@@ -1,7 +1,7 @@
 /**
  * The tables of `SqliteStateStore` (one SQLite file, `{data}/state.sqlite`), as made by a first open.
  * Columns added since a table first shipped are added to older databases by the store's migrations
- * (sqlite-summary.ts, sqlite-digest-index.ts, sqlite-tenants.ts), not here. Split from the store so that
+ * (sqlite/summary.ts, sqlite/digest-index.ts, sqlite/tenants.ts), not here. Split from the store so that
  * each file stays readable.
  */
 

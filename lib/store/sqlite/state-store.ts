@@ -148,7 +148,7 @@ export class SqliteStateStore implements StateStore {
     return this.q('SELECT 1 FROM tenants WHERE name = ?').get(tenant) !== undefined;
   }
 
-  // ---- a tenant's own limits: sqlite-tenants.ts
+  // ---- a tenant's own limits: sqlite/tenants.ts
 
   getTenantSettings(tenant: string): Promise<TenantSettings | null> {
     return this.tenantSettings.getTenantSettings(tenant);
@@ -264,7 +264,7 @@ export class SqliteStateStore implements StateStore {
   }
 
   /**
-   * See the port. Group-committed (sqlite-advance.ts): the advances that arrive while a commit is in flight
+   * See the port. Group-committed (sqlite/advance.ts): the advances that arrive while a commit is in flight
    * share one transaction (a savepoint each) and one fsync of the WAL, and resolve only after both.
    */
   advanceWriter(
@@ -328,7 +328,7 @@ export class SqliteStateStore implements StateStore {
     return { items, next: rows.length > limit && last ? encodeCursor(last.updated_at, last.sid) : null };
   }
 
-  // ---- session summaries: sqlite-summary.ts
+  // ---- session summaries: sqlite/summary.ts
 
   async listSessionSummaries(tenant: string): Promise<SessionSummary[]> {
     return listSummaries(this.primitives, tenant);
@@ -343,7 +343,7 @@ export class SqliteStateStore implements StateStore {
     mergeSummaryRow(this.primitives, tenant, sid, delta, at);
   }
 
-  // ---- audit digest heads and due marks: sqlite-digest-index.ts
+  // ---- audit digest heads and due marks: sqlite/digest-index.ts
 
   getDigestHead(tenant: string, sid: string): Promise<DigestHead | null> {
     return this.digests.getDigestHead(tenant, sid);
@@ -364,7 +364,7 @@ export class SqliteStateStore implements StateStore {
     return this.digests.listDigestsDue(now, limit);
   }
 
-  // ---- status, work items and claimed keys: sqlite-status-work.ts
+  // ---- status, work items and claimed keys: sqlite/status-work.ts
 
   putStatus(st: StatusRecord): Promise<void> {
     return this.items.putStatus(st);

@@ -2,7 +2,7 @@
  * The status, work item and claimed key methods of `SqliteStateStore` (tables `status_records` (and the
  * legacy `status`), `work_items`, `claimed_keys`; the schema is the store's): whole records written in a
  * transaction on condition of their `version`, each moving the session index forward. Split from the
- * store so that each file stays readable, as the DynamoDB adapter's dynamo-status-work.ts is.
+ * store so that each file stays readable, as the DynamoDB adapter's dynamo/status-work.ts is.
  */
 import { StateConflictError, type StatusRecord, type WorkItem } from '../ports.js';
 import { statusSummaryOf } from '../session-summary.js';

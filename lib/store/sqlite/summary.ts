@@ -4,7 +4,7 @@
  * `people` and `agents` are JSON arrays of text, `asked` a JSON array of `{user_id, text, at}` (each
  * person's first prompt, ports.ts `AskedFirst`); `title_at` is the title message's ts in µs, `title_id` its
  * id, `fixes` a JSON array of the corrections of `text` the title and `asked` follow (ports.ts `TextFix`). Also the two
- * `StateStore` methods that only the summary has (the store delegates here, as to sqlite-status-work.ts).
+ * `StateStore` methods that only the summary has (the store delegates here, as to sqlite/status-work.ts).
  */
 import type { SessionSummary, SummaryDelta } from '../ports.js';
 import { askedOf, fixesOf, mergeSummary, statusSummaryOf } from '../session-summary.js';
