@@ -2,7 +2,7 @@
  * Issue 17.1 attacks on DynamoDB without hot keys (lib/store/dynamo/sessions.ts, dynamo/writers.ts,
  * dynamo/retry.ts; docs/adr/0008-no-hot-keys-on-ingest.md), on DynamoDB Local with the real SDK; faults
  * DynamoDB Local cannot produce (a follow-up failing for good) injected in the client's middleware before
- * the SDK's retries, as test/store/dynamo-hot-keys.test.ts does.
+ * the SDK's retries, as test/store/dynamo/hot-keys.test.ts does.
  *
  * Held: sessions that all share one `updated_at`, spread over the 8 board shards and the partition from
  * before them, page in exact order (sid descending) at limits 1, 3, 7, 8, 9 and 50 with no session twice

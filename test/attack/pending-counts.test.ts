@@ -1,7 +1,7 @@
 /**
  * Attack 4 on deferred DynamoDB counts (issue 17.1, lib/store/dynamo/pending.ts, docs/adr/0008), on
  * DynamoDB Local with the real SDK; faults injected in the client's middleware at `initialize` (before
- * the SDK's own retries and the store's retryingClient), as test/store/dynamo-pending-counts.test.ts
+ * the SDK's own retries and the store's retryingClient), as test/store/dynamo/pending-counts.test.ts
  * does: three processes sweeping one tenant at once over more pending items than a sweep's page, a stale
  * (eventually consistent) copy of the pending partition answered after its items were applied, 25
  * pending items for one process, a tenant id with '#', and a follow-up that committed but answered an

@@ -2,7 +2,7 @@
  * How `planReplay` (issue 17.2) answers by a session's size: stream it (at most `inlineBytes`, the text
  * replay counted three times), merge a copy in the request (at most `inRequestBytes`, or any size without
  * a builder), or start a build and say so; a stored copy is handed out first, whatever the size. The
- * stores are stand-ins that record what they are asked (the S3 side: test/store/s3-replay-archive.test.ts,
+ * stores are stand-ins that record what they are asked (the S3 side: test/store/s3/replay-archive.test.ts,
  * the whole path: test/functions/large-replay.test.ts).
  */
 import { describe, expect, it } from 'vitest';

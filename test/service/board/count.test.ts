@@ -2,7 +2,7 @@
  * The board's session count is bounded (issue 17.6, lib/service/board/get.ts `BOARD_COUNT_MAX`): `getBoard`
  * over a real SQLite file says `total` exactly up to 1,000 sessions and `total: 1000, total_more: true`
  * past it; a session-bound token's board counts its own session only. The same `countSessions(atMost)`
- * contract holds on DynamoDB (test/contract/state-store.contract.ts, test/store/dynamo-board-page.test.ts).
+ * contract holds on DynamoDB (test/contract/state-store.contract.ts, test/store/dynamo/board-page.test.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

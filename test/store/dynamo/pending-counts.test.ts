@@ -2,7 +2,7 @@
  * The pending counts of `DynamoStateStore` (lib/store/dynamo/pending.ts; docs/adr/0008-no-hot-keys-on-
  * ingest.md), on DynamoDB Local with the real SDK; a follow-up failing for good, a
  * sweep's transaction failing, or its reply lost after it committed, injected in the client's middleware
- * (at `initialize`, before the SDK's own retries), as test/store/dynamo-hot-keys.test.ts does:
+ * (at `initialize`, before the SDK's own retries), as test/store/dynamo/hot-keys.test.ts does:
  * - a crash between applying a pending item and deleting it cannot happen, nor count twice: a failed
  *   transaction leaves the item whole and nothing applied, a later sweep applies it once; a transaction
  *   that committed but whose reply was lost is sent again and refused by its own condition;
@@ -18,11 +18,11 @@
 import { DynamoDBClient, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
-import { keys, usageShard } from '../../lib/store/dynamo/schema.js';
-import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import { advanceOf, at } from '../contract/state-store.contract.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
+import { newId } from '../../../lib/log/ids.js';
+import { keys, usageShard } from '../../../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
+import { advanceOf, at } from '../../contract/state-store.contract.js';
+import { type DynamoLocal, startDynamoLocal } from '../../support/dynamodb-local.js';
 
 let local: DynamoLocal;
 let doc: DynamoDBDocumentClient;

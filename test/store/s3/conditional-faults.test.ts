@@ -16,19 +16,19 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { bypass, HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { createDigestHandler as CreateDigestHandler } from '../../functions/digest.js';
-import { createAwsApp } from '../../lib/deploy/aws.js';
-import { newId } from '../../lib/log/index.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
-import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import { ChunkConflictError } from '../../lib/store/index.js';
-import { S3DigestStore } from '../../lib/store/s3/digest-store.js';
-import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
-import { awsWorld } from '../support/digest-world.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
-import { fakeKms, kmsTestClient } from '../support/kms.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
-import { writeSession } from '../support/segments.js';
+import type { createDigestHandler as CreateDigestHandler } from '../../../functions/digest.js';
+import { createAwsApp } from '../../../lib/deploy/aws.js';
+import { newId } from '../../../lib/log/index.js';
+import { ensureTenant } from '../../../lib/service/bootstrap.js';
+import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
+import { ChunkConflictError } from '../../../lib/store/index.js';
+import { S3DigestStore } from '../../../lib/store/s3/digest-store.js';
+import { S3SegmentStore } from '../../../lib/store/s3/segment-store.js';
+import { awsWorld } from '../../support/digest-world.js';
+import { type DynamoLocal, startDynamoLocal } from '../../support/dynamodb-local.js';
+import { fakeKms, kmsTestClient } from '../../support/kms.js';
+import { type LocalS3, startS3rver } from '../../support/s3rver.js';
+import { writeSession } from '../../support/segments.js';
 
 const ARN = 'arn:aws:kms:us-east-1:111122223333:key/1111aaaa-2222-3333-4444-555566667777';
 const msw = setupServer();
@@ -111,7 +111,7 @@ beforeAll(async () => {
     AWS_REGION: 'us-east-1',
     SIGNING_KEY_ARN: ARN,
   });
-  ({ createDigestHandler } = await import('../../functions/digest.js'));
+  ({ createDigestHandler } = await import('../../../functions/digest.js'));
 }, 60_000);
 afterEach(() => {
   msw.resetHandlers();

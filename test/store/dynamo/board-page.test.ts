@@ -7,14 +7,14 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
-import { getBoard } from '../../lib/service/board/get.js';
-import type { ServiceContext } from '../../lib/service/context.js';
-import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
-import { advanceOf, at, tokenRecord } from '../contract/state-store.contract.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
-import { tmpDirs } from '../support/tmp.js';
+import { newId } from '../../../lib/log/ids.js';
+import { getBoard } from '../../../lib/service/board/get.js';
+import type { ServiceContext } from '../../../lib/service/context.js';
+import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
+import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
+import { advanceOf, at, tokenRecord } from '../../contract/state-store.contract.js';
+import { type DynamoLocal, startDynamoLocal } from '../../support/dynamodb-local.js';
+import { tmpDirs } from '../../support/tmp.js';
 
 const dirs = tmpDirs('hansard-board-page-');
 let local: DynamoLocal;
