@@ -5,7 +5,7 @@
  * correction changed the action or its result, that the claim is contested and by whom.
  */
 import { escapeControl } from '../log/escape.js';
-import type { CheckedEvent } from '../service/status-schemas.js';
+import type { CheckedEvent } from '../contract/status.js';
 
 type Check = CheckedEvent['evidence'][number]['check'];
 

@@ -10,7 +10,7 @@
  */
 import { escapeControl } from '../log/escape.js';
 import type { Overview, OverviewFilters, OverviewGroup, OverviewRow } from '../service/board/overview-schemas.js';
-import { STATES } from '../service/status-schemas.js';
+import { STATES } from '../contract/status.js';
 import {
   age,
   agentHref,

@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../client/errors.js';
 import type { Io } from '../client/io.js';
-import { parseByteSize } from '../service/limits.js';
+import { parseByteSize } from '../contract/limits.js';
 
 export function registerServe(program: Command, io: Io): void {
   program

@@ -7,7 +7,7 @@ import { clientFrom, retryNotice } from '../client/config.js';
 import { UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
 import { isId } from '../log/ids.js';
-import { MAX_NOTE_CHARS, MAX_REF_CHARS, STATES, StatusReport } from '../service/status-schemas.js';
+import { MAX_NOTE_CHARS, MAX_REF_CHARS, STATES, StatusReport } from '../contract/status.js';
 import { jsonOption } from './options.js';
 
 /** An `Io` that may carry the stdin `--events-file -` reads (tests pass their own; the CLI reads process.stdin). */

@@ -4,7 +4,7 @@ import { clientFrom, retryNotice } from '../client/config.js';
 import { UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
 import { escapeControl } from '../log/escape.js';
-import { SCOPES } from '../service/scopes.js';
+import { SCOPES } from '../contract/scopes.js';
 import { jsonOption } from './options.js';
 
 export function registerToken(program: Command, io: Io): void {

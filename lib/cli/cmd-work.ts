@@ -17,7 +17,7 @@ import {
   WorkStart,
   WorkStop,
   WorkWait,
-} from '../service/work-schemas.js';
+} from '../contract/work.js';
 import {
   type Owner,
   runHeartbeat,

@@ -12,7 +12,7 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { type RawLine, splitLines } from '../log/reader.js';
 import { listSegments, sessionIdOf } from '../log/session-dir.js';
-import { MAX_CHUNK_BYTES, MAX_CHUNK_LINES } from '../service/limits.js';
+import { MAX_CHUNK_BYTES, MAX_CHUNK_LINES } from '../contract/limits.js';
 import { type ApiClient, ServerError } from './client.js';
 import { FailureError, UsageError } from './errors.js';
 import { appendOnlyAdvice, checkUploadedDigests, SEGMENT_CHANGED } from './upload-digests.js';

@@ -24,7 +24,7 @@ import {
   type LargeReplays,
   ReplayJob,
 } from '../service/large-replay.js';
-import type { Limits } from '../service/limits.js';
+import type { Limits } from '../contract/limits.js';
 import { DynamoStateStore } from '../store/dynamo/state-store.js';
 import type { StateStore } from '../store/ports.js';
 import { S3ReplayArchive, S3ReplayBuilds } from '../store/s3/replay-archive.js';

@@ -17,7 +17,7 @@ import type { AppEnv } from '../http/auth.js';
 import { MemoryRateLimiter } from '../ratelimit/memory.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { AuditConfig } from '../service/audit-config.js';
-import type { Limits } from '../service/limits.js';
+import type { Limits } from '../contract/limits.js';
 import type { Stores } from '../store/ports.js';
 
 /** The default per-token limit of a local server: 600 requests a minute. */

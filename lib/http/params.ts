@@ -7,7 +7,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { AppError } from '../service/errors.js';
-import { SessionId, TokenId, WriterId } from '../service/id-schemas.js';
+import { SessionId, TokenId, WriterId } from '../contract/ids.js';
 import { incomingOf, readIncoming } from './node-body.js';
 
 export { SessionId, TokenId, WriterId };

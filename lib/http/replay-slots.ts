@@ -23,7 +23,7 @@
 import type { Context } from 'hono';
 import type { ServiceContext } from '../service/context.js';
 import { AppError } from '../service/errors.js';
-import { resolveLimits } from '../service/limits.js';
+import { resolveLimits } from '../contract/limits.js';
 import { ScanGate } from '../service/scan-gate.js';
 import type { AppEnv } from './auth.js';
 import { toByteStream } from './stream.js';

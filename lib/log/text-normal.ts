@@ -1,7 +1,7 @@
 /**
  * The text a content rule reads (issue 24 item 4): what a person sees, spelled in the ASCII the rules'
- * patterns are written in. Work summaries, subjects and wait reasons (lib/service/work-content.ts), and
- * a status report's note and evidence refs (lib/service/status-schemas.ts) are judged on `normalText`,
+ * patterns are written in. Work summaries, subjects and wait reasons (lib/contract/content-rules.ts), and
+ * a status report's note and evidence refs (lib/contract/status.ts) are judged on `normalText`,
  * or on each of `normalReadings` where a character can be read more than one way; what is stored is
  * always the text as sent. Also meant for any other check of a short name or line that must not be
  * fooled by look-alikes (board names).

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { sessionStartOutput } from '../capture/session-start.js';
 import { ApiClient, ServerError } from '../client/client.js';
 import { escapeControl } from '../log/escape.js';
-import { StatusReport } from '../service/status-schemas.js';
+import { StatusReport } from '../contract/status.js';
 import { type ToolResult, toolError } from './errors.js';
 import { type ResolveContext, type ResolvedSession, resolveSession, serverUrl } from './session.js';
 

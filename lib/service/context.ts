@@ -5,9 +5,9 @@ import type { DigestSigner } from '../audit/signer.js';
 import type { DigestStore, SegmentStore, StateStore, TokenRecord } from '../store/index.js';
 import type { AuditConfig } from './audit-config.js';
 import { AppError, notFound } from './errors.js';
-import type { Limits } from './limits.js';
+import type { Limits } from '../contract/limits.js';
 import type { LargeReplays } from './replay-ports.js';
-import type { Scope } from './scopes.js';
+import type { Scope } from '../contract/scopes.js';
 
 export interface ServiceDeps {
   segments: SegmentStore;

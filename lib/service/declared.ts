@@ -7,7 +7,7 @@
 import { escapeControl } from '../log/escape.js';
 import type { DeclaredClaim } from '../log/inspect.js';
 import { formatTs, parseTs } from '../log/time.js';
-import type { CheckedEvent, StatusView, VerdictCounts } from './status-schemas.js';
+import type { CheckedEvent, StatusView, VerdictCounts } from '../contract/status.js';
 
 /** One report as a text replay row, with the time it sorts at (µs). */
 export interface DeclaredRow {

@@ -19,7 +19,7 @@ import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from 
 import { AppError } from './errors.js';
 import { chainBefore, digestDueAfter } from './ingest-chain.js';
 import { scanLines } from './ingest-lines.js';
-import { MAX_CHUNK_BYTES, resolveLimits } from './limits.js';
+import { MAX_CHUNK_BYTES, resolveLimits } from '../contract/limits.js';
 import type { IngestAnswer } from './session-schemas.js';
 import { dataLossError, storageAppError } from './storage-faults.js';
 import { summariesChanged } from './summary-cache.js';

@@ -11,7 +11,7 @@ import { requireScope, requireSessionAccess, type ServiceContext } from './conte
 import { openCursor, sealCursor } from './cursors.js';
 import { type DeclaredRow, declaredRows, interleaveDeclared } from './declared.js';
 import { AppError, notFound } from './errors.js';
-import { resolveLimits } from './limits.js';
+import { resolveLimits } from '../contract/limits.js';
 import type { ScanGate } from './scan-gate.js';
 import type { SessionDetail, SessionList, SessionView, WriterView } from './session-schemas.js';
 import { segmentLoss, storedSegments } from './sources.js';

@@ -25,10 +25,10 @@ import {
   StatusReport,
   type StatusView,
   type VerdictCounts,
-} from './status-schemas.js';
+} from '../contract/status.js';
 import { summariesChanged } from './summary-cache.js';
 
-export type { StatusView } from './status-schemas.js';
+export type { StatusView } from '../contract/status.js';
 
 /**
  * How many times a report is tried again when another report of the session was written meanwhile: each

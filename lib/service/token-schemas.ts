@@ -3,8 +3,8 @@
  * never its hash; a new token with its secret, shown once. The request bodies are in `./tokens.ts`.
  */
 import { z } from 'zod';
-import { Instant, SessionId, TokenId } from './id-schemas.js';
-import { SCOPES } from './scopes.js';
+import { Instant, SessionId, TokenId } from '../contract/ids.js';
+import { SCOPES } from '../contract/scopes.js';
 import { TOKEN_PATTERN } from './tokens.js';
 
 /** A token as listed: never its secret or hash; only the scopes this version knows. */

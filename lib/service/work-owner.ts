@@ -26,7 +26,7 @@
  */
 import type { TokenRecord, WorkItem } from '../store/index.js';
 import { AppError } from './errors.js';
-import type { Owner } from './work-schemas.js';
+import type { Owner } from '../contract/work.js';
 
 /** What a new item keeps of the token that starts it (`WorkItem.started_by`). */
 export function startedBy(caller: TokenRecord): NonNullable<WorkItem['started_by']> {

@@ -23,7 +23,7 @@ import { StateConflictError, type WorkItem } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError, notFound, parseInput } from './errors.js';
 import { summariesChanged } from './summary-cache.js';
-import { requirePlainContent } from './work-content.js';
+import { requirePlainContent } from '../contract/content-rules.js';
 import { type Applied, addApplied, findApplied } from './work-keys.js';
 import { requireOwner, startedBy } from './work-owner.js';
 import {
@@ -38,7 +38,7 @@ import {
   WorkStop,
   type WorkView,
   WorkWait,
-} from './work-schemas.js';
+} from '../contract/work.js';
 import { workSummary, workView } from './work-view.js';
 
 export { freshnessOf, workSummary, workView } from './work-view.js';

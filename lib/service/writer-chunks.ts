@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { notFound } from './errors.js';
-import { Count } from './id-schemas.js';
+import { Count } from '../contract/ids.js';
 
 /** The most chunk records one page holds, and the default. */
 export const MAX_CHUNKS_PAGE = 1000;

@@ -80,7 +80,7 @@ export interface TokenRecord {
   tenant: string;
   hash: string;
   /**
-   * what the token may do, as given when it was made: scope names (lib/service/scopes.ts), which the
+   * what the token may do, as given when it was made: scope names (lib/contract/scopes.ts), which the
    * store keeps without giving them a meaning; the service decides what each grants
    */
   scopes: string[];

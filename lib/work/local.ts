@@ -136,7 +136,7 @@ export function forgetItem(state: string, id: string): void {
 /** The largest lease file read (a real one is a few hundred bytes): a larger one is corrupt. */
 const MAX_LEASE_FILE_BYTES = 64 * 1024;
 
-/** The longest lease a heartbeat writes (the server's TTL bound, lib/service/work-schemas.ts WORK_TTL), ms. */
+/** The longest lease a heartbeat writes (the server's TTL bound, lib/contract/work.ts WORK_TTL), ms. */
 const MAX_LEASE_MS = 86_400_000;
 
 /**

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type ApiClient, NetworkError, ServerError } from '../client/client.js';
-import type { WorkView } from '../service/work-schemas.js';
+import type { WorkView } from '../contract/work.js';
 import {
   forgetItem,
   type LocalItem,

@@ -15,7 +15,7 @@
  */
 
 import { escapeControl } from '../log/escape.js';
-import type { WorkSummary } from '../service/work-schemas.js';
+import type { WorkSummary } from '../contract/work.js';
 import { leaseDoubt } from '../service/work-view.js';
 import {
   type LeaseReading,

@@ -3,7 +3,7 @@
  * that breaks one: `lib/service/x.ts:12 imports lib/store/sqlite/state-store.ts: <the rule>`.
  *
  * Decisions these rules record:
- * - Scopes are the service's (lib/service/scopes.ts); the store keeps a token's scopes as plain strings
+ * - Scopes are the service's (lib/contract/scopes.ts); the store keeps a token's scopes as plain strings
  *   (`TokenRecord.scopes: string[]`), so no store module needs the service.
  * - The board's pages (lib/board) are views of the service; their routes and sign-in live in lib/http
  *   (lib/http/routes/pages/), which imports the pages: nothing runs back from lib/board to lib/http.

@@ -1,5 +1,5 @@
 /**
- * Attack (issue 24 item 4, lib/log/text-normal.ts, lib/service/work-content.ts): look-alikes beyond the
+ * Attack (issue 24 item 4, lib/log/text-normal.ts, lib/contract/content-rules.ts): look-alikes beyond the
  * issue's 14 forms (other scripts, mathematical and enclosed alphanumerics, bidi overrides, tag
  * characters, joiners inside `/home`, look-alike colons and slashes that are letters, fillers that are
  * not default-ignorable), and honest text a collaborator writes that the rules must let through. Over
@@ -146,7 +146,7 @@ describe('honest text', () => {
   });
 
   // Was a FAULT: the injection rule matched a verb and `previous` with no object, and a quoted "you are
-  // here". Now a phrase needs its object, and "you are" a role (lib/service/work-content.ts).
+  // here". Now a phrase needs its object, and "you are" a role (lib/contract/content-rules.ts).
   it('engineering prose that reads like an injection phrase only to a regex lands', async () => {
     for (const t of [
       'Override the previous config when set',

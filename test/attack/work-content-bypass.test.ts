@@ -1,6 +1,6 @@
 /**
  * Attacks on the work reports' content rules (seed 004 "What agents may put in a report": never a raw
- * prompt, command, credential or absolute path; lib/service/work-content.ts), over real HTTP: what the
+ * prompt, command, credential or absolute path; lib/contract/content-rules.ts), over real HTTP: what the
  * rules refuse in plain form, and the same content slightly disguised, which they let through and the
  * board then shows to every collaborator.
  *

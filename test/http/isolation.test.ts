@@ -24,7 +24,7 @@ import { createApp } from '../../lib/http/index.js';
 import { ROUTES as ROUTE_DECLARATIONS } from '../../lib/http/routes/index.js';
 import { newId } from '../../lib/log/index.js';
 import { hashToken } from '../../lib/service/index.js';
-import { SCOPES, type Scope } from '../../lib/service/scopes.js';
+import { SCOPES, type Scope } from '../../lib/contract/scopes.js';
 import { type Answer, expectError, leaked, navigate, type Req, request } from '../support/http.js';
 import { type LocalSegment, writeSession } from '../support/segments.js';
 import { makeTenant, mint, type TestTenant, useServer } from '../support/server.js';

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../lib/client/client.js';
 import { uploadSession } from '../../lib/client/upload.js';
 import { MemoryRateLimiter } from '../../lib/ratelimit/index.js';
-import { DEFAULT_LIMITS } from '../../lib/service/limits.js';
+import { DEFAULT_LIMITS } from '../../lib/contract/limits.js';
 import { expectError, request } from '../support/http.js';
 import { writeSession } from '../support/segments.js';
 import { makeTenant, startServer, type TestServer, useServer } from '../support/server.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { idPattern, newId } from '../../lib/log/index.js';
 import { hashToken } from '../../lib/service/index.js';
-import { SCOPES } from '../../lib/service/scopes.js';
+import { SCOPES } from '../../lib/contract/scopes.js';
 import { expectError, request } from '../support/http.js';
 import { mint, useServer } from '../support/server.js';
 

@@ -1,5 +1,5 @@
 /**
- * The work report content rules (lib/service/work-content.ts, seed 004 "What agents may put in a report",
+ * The work report content rules (lib/contract/content-rules.ts, seed 004 "What agents may put in a report",
  * docs/work.md): what each rule refuses once invisible format characters are taken out, the absolute
  * path forms beyond a list of roots, and plain text that must still pass. The HTTP side (422
  * `content_rule`) is test/attack/work-content-bypass.test.ts and test/contract/work-leases.test.ts.
@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { visibleText } from '../../lib/log/text-normal.js';
 import { AppError } from '../../lib/service/errors.js';
-import { Evidence, StatusReport } from '../../lib/service/status-schemas.js';
-import { brokenRule, type ContentRule, requirePlainContent } from '../../lib/service/work-content.js';
+import { Evidence, StatusReport } from '../../lib/contract/status.js';
+import { brokenRule, type ContentRule, requirePlainContent } from '../../lib/contract/content-rules.js';
 
 /** The honest lines of a test/fixtures/honest-text file (`#` lines are comments). */
 const honest = (name: string) =>

@@ -22,7 +22,7 @@ export {
   SessionView,
   WriterView,
 } from '../../lib/service/session-schemas.js';
-export { StatusView } from '../../lib/service/status-schemas.js';
+export { StatusView } from '../../lib/contract/status.js';
 export {
   CreatedTokenView as CreatedToken,
   SessionTokenView as SessionToken,

@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll } from 'vitest';
-import type { Scope } from '../../lib/service/scopes.js';
+import type { Scope } from '../../lib/contract/scopes.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { FsDigestStore } from '../../lib/store/fs/digest-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';

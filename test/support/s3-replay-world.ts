@@ -22,7 +22,7 @@ import { type LocalS3, startS3rver } from './s3rver.js';
 /** One pair of credentials for both emulators (the function takes them from its environment). */
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const TENANT = 'acme';
-/** The service's own limit on lines per chunk (lib/service/limits.ts MAX_CHUNK_LINES). */
+/** The service's own limit on lines per chunk (lib/contract/limits.ts MAX_CHUNK_LINES). */
 const MAX_CHUNK_LINES = 10_000;
 
 export interface S3ReplayWorld {

@@ -8,8 +8,8 @@
 import { z } from 'zod';
 import { PROVENANCE_KINDS } from '../../log/provenance.js';
 import { VERIFY_CODES } from '../../log/verify.js';
-import { Count, Counts, SessionId } from '../id-schemas.js';
-import { ContestedChange, RestsOn, VerdictCounts } from '../status-schemas.js';
+import { Count, Counts, SessionId } from '../../contract/ids.js';
+import { ContestedChange, RestsOn, VerdictCounts } from '../../contract/status.js';
 
 type VerifyCode = keyof typeof VERIFY_CODES;
 

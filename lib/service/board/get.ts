@@ -11,7 +11,7 @@ import { knownVerdicts, verdicts, workRows } from './rows.js';
 import { BOARD_COUNT_MAX, type Board, type BoardSession } from './schemas.js';
 import { requireScope, type ServiceContext } from '../context.js';
 import { type SessionView, sessionsPage } from '../sessions.js';
-import type { StatusReport, VerdictCounts } from '../status-schemas.js';
+import type { StatusReport, VerdictCounts } from '../../contract/status.js';
 
 export { BOARD_COUNT_MAX, type Board, type BoardSession } from './schemas.js';
 

@@ -8,8 +8,8 @@
  */
 import { z } from 'zod';
 import { BoardSession } from './schemas.js';
-import { Count, Instant } from '../id-schemas.js';
-import { STATES } from '../status-schemas.js';
+import { Count, Instant } from '../../contract/ids.js';
+import { STATES } from '../../contract/status.js';
 
 /** The overview's groups, in the order the board shows them. */
 export const OVERVIEW_GROUPS = [

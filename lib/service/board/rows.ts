@@ -7,7 +7,7 @@ import type { StatusRecord, WorkItem } from '../../store/index.js';
 import type { BoardSession } from './schemas.js';
 import type { ServiceContext } from '../context.js';
 import { checkedView } from '../status.js';
-import type { VerdictCounts } from '../status-schemas.js';
+import type { VerdictCounts } from '../../contract/status.js';
 import { workView } from '../work-view.js';
 
 /** Work items as a board row lists them (no history), freshness at `now`. */

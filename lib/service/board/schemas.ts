@@ -3,9 +3,9 @@
  * latest state. `Board` and `BoardSession` are these schemas' `z.infer`.
  */
 import { z } from 'zod';
-import { Count, Instant, SessionId } from '../id-schemas.js';
-import { STATES, VerdictCounts } from '../status-schemas.js';
-import { WorkView } from '../work-schemas.js';
+import { Count, Instant, SessionId } from '../../contract/ids.js';
+import { STATES, VerdictCounts } from '../../contract/status.js';
+import { WorkView } from '../../contract/work.js';
 
 /** One row of the board. */
 export const BoardSession = z

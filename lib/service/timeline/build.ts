@@ -12,7 +12,7 @@ import type { CorrectionIndex, EffectiveEvent } from '../../log/corrections.js';
 import { escapeControl } from '../../log/escape.js';
 import { nameForm, sameName } from '../../log/names.js';
 import { wellFormed } from '../../log/text-cut.js';
-import type { StatusView } from '../status-schemas.js';
+import type { StatusView } from '../../contract/status.js';
 import type {
   AttributedMessage,
   RowAttribution,

@@ -9,7 +9,7 @@
  */
 import type { AttributionBasis } from '../../log/attribution.js';
 import type { Problem } from '../../log/verify.js';
-import type { StatusView } from '../status-schemas.js';
+import type { StatusView } from '../../contract/status.js';
 
 /** A verify finding placed at the row (or writer) it concerns. */
 export type TimelineProblem = Pick<Problem, 'severity' | 'code' | 'message' | 'w' | 'seq' | 'line'>;

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { ingestChunk, MAX_CHUNK_BYTES } from '../../../service/ingest.js';
-import { resolveLimits } from '../../../service/limits.js';
+import { resolveLimits } from '../../../contract/limits.js';
 import { IngestAnswer } from '../../../service/session-schemas.js';
 import { boundedBody, Offset, WriterPath } from '../../params.js';
 import { defineRoute, json, raw, SESSION, WRITE_FAULTS } from '../../route.js';

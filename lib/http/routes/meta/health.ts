@@ -1,5 +1,5 @@
 /** `GET /healthz`: liveness, and the chunk limits clients size their uploads to (the CLI's upload reads it). */
-import { resolveLimits } from '../../../service/limits.js';
+import { resolveLimits } from '../../../contract/limits.js';
 import { HANSARD_VERSION } from '../../../version.js';
 import { defineRoute, json } from '../../route.js';
 import { Health } from '../../schemas.js';

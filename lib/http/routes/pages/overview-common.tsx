@@ -12,7 +12,7 @@ import { requireScope } from '../../../service/context.js';
 import type { AppError } from '../../../service/errors.js';
 import { getOverview } from '../../../service/board/overview.js';
 import { type Overview, OverviewFilters } from '../../../service/board/overview-schemas.js';
-import { STATES } from '../../../service/status-schemas.js';
+import { STATES } from '../../../contract/status.js';
 import { type AppEnv, requireAuth } from '../../auth.js';
 
 /** `?page=`: a page of the overview, from 1. */

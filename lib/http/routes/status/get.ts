@@ -3,7 +3,7 @@
  * stored transcript (a whole-session read when there is a command or test claim to check).
  */
 import { getStatus } from '../../../service/status.js';
-import { StatusView } from '../../../service/status-schemas.js';
+import { StatusView } from '../../../contract/status.js';
 import { SessionPath } from '../../params.js';
 import { readWholeSession } from '../../replay-slots.js';
 import { defineRoute, json, SESSION } from '../../route.js';

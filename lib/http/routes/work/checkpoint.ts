@@ -1,6 +1,6 @@
 /** `POST /v1/work/{id}/checkpoint` (seed 004, docs/work.md). */
 import { checkpointWork } from '../../../service/work.js';
-import { WorkCheckpoint, WorkView } from '../../../service/work-schemas.js';
+import { WorkCheckpoint, WorkView } from '../../../contract/work.js';
 import { jsonBody } from '../../params.js';
 import { defineRoute, json } from '../../route.js';
 import { IDEMPOTENCY_HEADER, idempotencyKey, WORK_WRITE, WorkPath } from './shared.js';

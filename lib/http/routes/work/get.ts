@@ -1,6 +1,6 @@
 /** `GET /v1/work/{id}`: one work item with its freshness now. */
 import { getWork } from '../../../service/work.js';
-import { WorkView } from '../../../service/work-schemas.js';
+import { WorkView } from '../../../contract/work.js';
 import { AUTHED, defineRoute, json } from '../../route.js';
 import { WorkPath } from './shared.js';
 

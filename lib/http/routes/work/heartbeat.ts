@@ -1,6 +1,6 @@
 /** `POST /v1/work/{id}/heartbeat` (seed 004, docs/work.md). */
 import { heartbeatWork } from '../../../service/work.js';
-import { WorkHeartbeat, WorkView } from '../../../service/work-schemas.js';
+import { WorkHeartbeat, WorkView } from '../../../contract/work.js';
 import { jsonBody } from '../../params.js';
 import { defineRoute, json } from '../../route.js';
 import { WORK_WRITE, WorkPath } from './shared.js';

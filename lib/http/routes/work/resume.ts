@@ -1,6 +1,6 @@
 /** `POST /v1/work/{id}/resume` (seed 004, docs/work.md). */
 import { resumeWork } from '../../../service/work.js';
-import { WorkResume, WorkView } from '../../../service/work-schemas.js';
+import { WorkResume, WorkView } from '../../../contract/work.js';
 import { jsonBody } from '../../params.js';
 import { defineRoute, json } from '../../route.js';
 import { WORK_WRITE, WorkPath } from './shared.js';

@@ -2,7 +2,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { AppError, type ErrorCode } from '../../../service/errors.js';
-import { IDEMPOTENCY_KEY_RULE, WorkId } from '../../../service/work-schemas.js';
+import { IDEMPOTENCY_KEY_RULE, WorkId } from '../../../contract/work.js';
 import type { AppEnv } from '../../auth.js';
 import { AUTHED, JSON_BODY, WRITE_FAULTS } from '../../route.js';
 

@@ -1,6 +1,6 @@
 /** `POST /v1/work`: start a work item (seed 004, docs/work.md). */
 import { startWork } from '../../../service/work.js';
-import { WorkStart, WorkView } from '../../../service/work-schemas.js';
+import { WorkStart, WorkView } from '../../../contract/work.js';
 import { jsonBody } from '../../params.js';
 import { defineRoute, json } from '../../route.js';
 import { IDEMPOTENCY_HEADER, idempotencyKey, WORK_WRITE } from './shared.js';

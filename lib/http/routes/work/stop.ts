@@ -1,6 +1,6 @@
 /** `POST /v1/work/{id}/stop` (seed 004, docs/work.md). */
 import { stopWork } from '../../../service/work.js';
-import { WorkStop, WorkView } from '../../../service/work-schemas.js';
+import { WorkStop, WorkView } from '../../../contract/work.js';
 import { jsonBody } from '../../params.js';
 import { defineRoute, json } from '../../route.js';
 import { IDEMPOTENCY_HEADER, idempotencyKey, WORK_WRITE, WorkPath } from './shared.js';

@@ -5,8 +5,8 @@
 import { z } from 'zod';
 import { PROVENANCE_KINDS } from '../log/provenance.js';
 import { foldConfusables, LINE_BREAK, normalText, visibleText } from '../log/text-normal.js';
-import { Count, Instant, SessionId } from './id-schemas.js';
-import { brokenRule, CONTENT_RULES, type ContentRule } from './work-content.js';
+import { Count, Instant, SessionId } from './ids.js';
+import { brokenRule, CONTENT_RULES, type ContentRule } from './content-rules.js';
 
 export const STATES = ['working', 'blocked', 'needs_review', 'done'] as const;
 export const EVENT_KINDS = ['plan', 'decision', 'assumption', 'evidence', 'blocked', 'lesson'] as const;
@@ -36,7 +36,7 @@ export { LINE_BREAK };
 const ARGUMENTS_OR_OUTPUT = /(?:^|\s)--?[A-Za-z0-9]|["'`|;&<>$]|(?:^|\s)[A-Za-z_][\w.-]*=/;
 
 /**
- * What a ref or a note may not hold, as a work summary may not (lib/service/work-content.ts, issue 24
+ * What a ref or a note may not hold, as a work summary may not (lib/contract/content-rules.ts, issue 24
  * item 4): a credential, an absolute path, a prompt. Not the command rule: a ref names a command, and a
  * note may say which one passed. A note may ask politely (`please look`).
  */

@@ -9,11 +9,11 @@
  * U+034F or U+16FE4 inside, `АKIA` with a Cyrillic А, `AKⵏA` with a Tifinagh ⵏ, `∕home∕` with U+2215 and
  * `Ⳇhome` with a Coptic Ⳇ are what they look like. A status
  * report's note and evidence refs are judged by the same rules (`brokenRule` with a subset,
- * lib/service/status-schemas.ts).
+ * lib/contract/status.ts).
  */
 import { redactText } from '../log/redact.js';
 import { LINE_BREAK, normalReadings, visibleText } from '../log/text-normal.js';
-import { AppError } from './errors.js';
+import { AppError } from '../service/errors.js';
 
 /** The rules, by name, with what a refusal tells the agent. */
 export const CONTENT_RULES = {

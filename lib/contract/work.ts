@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { ULID_SOURCE as ulid } from '../log/ids.js';
-import { Count, Instant, SessionId } from './id-schemas.js';
+import { Count, Instant, SessionId } from './ids.js';
 
 /** `wk_` + a ULID. */
 export const WorkId = z
