@@ -40,7 +40,7 @@ export const REPLAY_STATE_METHODS = [
   'getWriter',
   // the text replay shows the agents' status reports as Declared rows (docs/status.md)
   'getStatus',
-  // the export up to a stored digest (lib/service/export-head.ts): the session's digest head
+  // the export up to a stored digest (lib/service/digests/export-head.ts): the session's digest head
   'getDigestHead',
 ] as const satisfies readonly StateMethod[];
 

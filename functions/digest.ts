@@ -1,6 +1,6 @@
 /**
  * Lambda entry of the digester (issue 15.2): an EventBridge rule invokes it every minute (infra/stack.ts)
- * and it writes a signed digest for each session due one (`writeDueDigests`, lib/service/digests.ts), as
+ * and it writes a signed digest for each session due one (`writeDueDigests`, lib/service/digests/write.ts), as
  * the loop of `hansard serve` does every 5 s locally. A session that fails (KMS refused, a store fault) is
  * logged and stays due for the next run; the run itself fails only when the due sessions cannot be listed.
  */

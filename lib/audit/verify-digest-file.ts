@@ -9,7 +9,7 @@ import type { SignedDigest } from './schemas.js';
 
 /**
  * Why a digest file is not the digest as the service stored it (`canonicalJson(signedDigest)`, no
- * trailing newline: lib/service/digests.ts), or null when it is. `raw` is `JSON.parse(bytes)`, `parsed`
+ * trailing newline: lib/service/digests/write.ts), or null when it is. `raw` is `JSON.parse(bytes)`, `parsed`
  * what `SignedDigest` made of it: a field the schema does not know is dropped by the parse, so it is
  * not signed; duplicate keys (JSON.parse keeps the last), `1.0`, escapes or spacing make the bytes
  * differ from the canonical form, so readers of other kinds could read another digest from them.

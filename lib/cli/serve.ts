@@ -9,7 +9,7 @@
 import { KeyringError, LocalKeyring } from '../audit/local-keyring.js';
 import { createLocalApp, listenLocal, openLocalStores, STOP_GRACE_MS } from '../deploy/local.js';
 import type { AuditConfig } from '../service/audit-config.js';
-import { startDigester } from '../service/digester.js';
+import { startDigester } from '../service/digests/digester.js';
 import type { Stores } from '../store/index.js';
 import { HANSARD_VERSION } from '../version.js';
 import { type DataDirLock, lockDataDir } from './data-lock.js';

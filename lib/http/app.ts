@@ -11,7 +11,7 @@ import { secureHeaders } from 'hono/secure-headers';
 import type { RateLimiter } from '../ratelimit/interface.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { ServiceDeps } from '../service/context.js';
-import { MISSING_DIGEST_STORE, MISSING_SIGNER } from '../service/digest-deps.js';
+import { MISSING_DIGEST_STORE, MISSING_SIGNER } from '../service/digests/deps.js';
 import { AppError } from '../service/errors.js';
 import { type AppEnv, type AppServices, requireAuth } from './auth.js';
 import { errorBody, errorResponse } from './errors.js';

@@ -20,7 +20,7 @@ import { createAwsApp } from '../../lib/deploy/aws.js';
 import { awsDigestDeps } from '../../lib/deploy/aws-stores.js';
 import { openSession } from '../../lib/log/index.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
-import { writeDueDigests } from '../../lib/service/digests.js';
+import { writeDueDigests } from '../../lib/service/digests/write.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';

@@ -1,6 +1,6 @@
 /** `GET /v1/keys`: the public keys that verify this deployment's signed digests (issue 15.2), without auth. */
 import { KeysAnswer } from '../../../audit/schemas.js';
-import { listPublicKeys } from '../../../service/keys.js';
+import { listPublicKeys } from '../../../service/digests/keys.js';
 import { defineRoute, json } from '../../route.js';
 
 const KeysDoc = KeysAnswer.meta({

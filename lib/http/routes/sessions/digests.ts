@@ -2,10 +2,10 @@
  * `POST /v1/sessions/{sid}/digests`: signs a digest of the session now (reason `export`) when it adds
  * something, else answers the current head (200, `fresh: false`), and answers its seq, so that `GET …/export?head={seq}` can be asked of a function that cannot sign: on AWS the
  * replay function's URL, which streams bundles of up to 200 MB (docs/audit.md). The work is
- * lib/service/export-head.ts.
+ * lib/service/digests/export-head.ts.
  */
 import { z } from 'zod';
-import { createExportDigest, type ExportDigest } from '../../../service/export-head.js';
+import { createExportDigest, type ExportDigest } from '../../../service/digests/export-head.js';
 import { SessionPath } from '../../params.js';
 import { clientSignal } from '../../replay-slots.js';
 import { defineRoute, json, SESSION } from '../../route.js';

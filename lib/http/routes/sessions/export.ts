@@ -1,10 +1,10 @@
 /**
  * `GET /v1/sessions/{sid}/export`: the session's audit bundle (issue 15.3, docs/audit.md), a tar streamed
  * while it holds a replay slot of its token (429 `too_many_replays`); the digest written for it takes a
- * place in the scan gate. The work is lib/service/export.ts.
+ * place in the scan gate. The work is lib/service/digests/export.ts.
  */
 import { z } from 'zod';
-import { checkExport, exportSession } from '../../../service/export.js';
+import { checkExport, exportSession } from '../../../service/digests/export.js';
 import { SessionPath } from '../../params.js';
 import { clientSignal, slotBody, takeReplaySlot } from '../../replay-slots.js';
 import { defineRoute, raw, SESSION } from '../../route.js';

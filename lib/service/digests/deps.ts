@@ -3,11 +3,11 @@
  * from the request's `ServiceContext` (createApp puts the deployment's `digests`, `signer` and `audit` on
  * it), the digester loop and the scheduled function build one from their stores.
  */
-import type { DigestSigner } from '../audit/signer.js';
-import type { DigestStore, StateStore } from '../store/index.js';
-import type { AuditConfig } from './audit-config.js';
-import type { ServiceContext } from './context.js';
-import { AppError } from './errors.js';
+import type { DigestSigner } from '../../audit/signer.js';
+import type { DigestStore, StateStore } from '../../store/index.js';
+import type { AuditConfig } from '../audit-config.js';
+import type { ServiceContext } from '../context.js';
+import { AppError } from '../errors.js';
 
 /** The stores, the signer, the clock and the cadence of `writeDigest` / `writeDueDigests`. */
 export interface DigestDeps {

@@ -4,20 +4,20 @@
  * manifest (lib/audit/bundle.ts `packBundle`). A digest is written for the export first (reason
  * `export`), so the newest digest covers every byte the bundle holds, unless the head already does and is
  * young, the caller names a stored one (`?head=N`) or the deployment cannot sign
- * (lib/service/export-head.ts); each segment is read only up to
+ * (lib/service/digests/export-head.ts); each segment is read only up to
  * the length that head digest states, never the live length, so chunks ingested while the bundle streams
  * cannot make it disagree with its head.
  */
 import type { Readable } from 'node:stream';
-import { packBundle } from '../audit/bundle.js';
-import type { DigestWriter } from '../audit/schemas.js';
-import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
-import { digestDeps } from './digest-deps.js';
-import { notFound } from './errors.js';
+import { packBundle } from '../../audit/bundle.js';
+import type { DigestWriter } from '../../audit/schemas.js';
+import { requireScope, requireSessionAccess, type ServiceContext } from '../context.js';
+import { digestDeps } from './deps.js';
+import { notFound } from '../errors.js';
 import { bundleHead } from './export-head.js';
 import { listPublicKeys } from './keys.js';
-import { segmentLoss } from './sources.js';
-import { dataLossError } from './storage-faults.js';
+import { segmentLoss } from '../sources.js';
+import { dataLossError } from '../storage-faults.js';
 
 /** Digests read at once while an export gathers them. */
 const DIGEST_READS_AT_ONCE = 16;

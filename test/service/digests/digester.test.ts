@@ -1,5 +1,5 @@
 /**
- * The digester loop of `hansard serve` (lib/service/digester.ts): a session failing the same way at every
+ * The digester loop of `hansard serve` (lib/service/digests/digester.ts): a session failing the same way at every
  * pass is logged once, not every 5 s; it is held back 1, 2, 4 … ticks, and each pass lists as many more
  * sessions, so failing sessions (the earliest due) cannot keep the others from their digests; `stop()`
  * waits for the pass under way.
@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startDigester } from '../../lib/service/digester.js';
-import { type DigestWorld, localWorld } from '../support/digest-world.js';
+import { startDigester } from '../../../lib/service/digests/digester.js';
+import { type DigestWorld, localWorld } from '../../support/digest-world.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-digester-'));
 const worlds: DigestWorld[] = [];

@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { signingInput } from '../../lib/audit/chain.js';
-import { KmsSigner } from '../../lib/audit/kms-signer.js';
-import { verifySignature } from '../../lib/audit/signature.js';
-import { writeDigest, writeDueDigests } from '../../lib/service/digests.js';
-import { type DigestWorld, localWorld, TENANT } from '../support/digest-world.js';
-import { fakeKms, KMS_URL, kmsTestClient } from '../support/kms.js';
+import { signingInput } from '../../../lib/audit/chain.js';
+import { KmsSigner } from '../../../lib/audit/kms-signer.js';
+import { verifySignature } from '../../../lib/audit/signature.js';
+import { writeDigest, writeDueDigests } from '../../../lib/service/digests/write.js';
+import { type DigestWorld, localWorld, TENANT } from '../../support/digest-world.js';
+import { fakeKms, KMS_URL, kmsTestClient } from '../../support/kms.js';
 
 const ARN = 'arn:aws:kms:us-east-1:111122223333:key/1111aaaa-2222-3333-4444-555566667777';
 const msw = setupServer();

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { GENESIS_CHAIN, nextChain } from '../../lib/audit/chain.js';
-import { writeDigest } from '../../lib/service/digests.js';
-import { type DigestWorld, localWorld, TENANT } from '../support/digest-world.js';
-import type { LocalSegment } from '../support/segments.js';
+import { GENESIS_CHAIN, nextChain } from '../../../lib/audit/chain.js';
+import { writeDigest } from '../../../lib/service/digests/write.js';
+import { type DigestWorld, localWorld, TENANT } from '../../support/digest-world.js';
+import type { LocalSegment } from '../../support/segments.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-digests-ingest-'));
 const worlds: DigestWorld[] = [];

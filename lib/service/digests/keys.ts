@@ -2,9 +2,9 @@
  * `GET /v1/keys` (issue 15.2): the deployment's public keys, current and retired, with which anyone can
  * check a digest's signature offline (`hansard verify --digests`). Public: a key proves nothing secret.
  */
-import type { KeysAnswer } from '../audit/schemas.js';
-import type { DigestSigner } from '../audit/signer.js';
-import { AppError } from './errors.js';
+import type { KeysAnswer } from '../../audit/schemas.js';
+import type { DigestSigner } from '../../audit/signer.js';
+import { AppError } from '../errors.js';
 
 /**
  * Every key the deployment signed with, oldest first.

@@ -1,5 +1,5 @@
 /**
- * Signed session digests (lib/service/digests.ts, issue 15.2) over real stores: the local ones (SQLite,
+ * Signed session digests (lib/service/digests/write.ts, issue 15.2) over real stores: the local ones (SQLite,
  * files) and the AWS ones on their emulators (DynamoDB Local, s3rver), with a fixed clock and chunks
  * ingested through the real `ingestChunk`. The cadence is the default: 300 s, doubling while unchanged.
  */
@@ -8,15 +8,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson, digestHash, GENESIS_CHAIN, nextChain, signingInput } from '../../lib/audit/chain.js';
-import type { SignedDigest } from '../../lib/audit/schemas.js';
-import { verifySignature } from '../../lib/audit/signature.js';
-import { writeDigest, writeDueDigests } from '../../lib/service/digests.js';
-import { StateConflictError } from '../../lib/store/index.js';
-import { awsWorld, type DigestWorld, localWorld, T0, TENANT } from '../support/digest-world.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
-import type { LocalSegment } from '../support/segments.js';
+import { canonicalJson, digestHash, GENESIS_CHAIN, nextChain, signingInput } from '../../../lib/audit/chain.js';
+import type { SignedDigest } from '../../../lib/audit/schemas.js';
+import { verifySignature } from '../../../lib/audit/signature.js';
+import { writeDigest, writeDueDigests } from '../../../lib/service/digests/write.js';
+import { StateConflictError } from '../../../lib/store/index.js';
+import { awsWorld, type DigestWorld, localWorld, T0, TENANT } from '../../support/digest-world.js';
+import { type DynamoLocal, startDynamoLocal } from '../../support/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../support/s3rver.js';
+import type { LocalSegment } from '../../support/segments.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-digests-svc-'));
 let dynamo: DynamoLocal;

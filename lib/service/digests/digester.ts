@@ -3,9 +3,9 @@
  * `writeDueDigests`. A pass never overlaps the next; `stop()` waits for the pass under way, so the stores
  * can be closed after it. On AWS a scheduled function runs the same pass (functions/digest.ts).
  */
-import { DIGESTER_TICK_MS } from './audit-config.js';
-import type { DigestDeps } from './digest-deps.js';
-import { type DueDigestsResult, type DuePassHooks, writeDueDigests } from './digests.js';
+import { DIGESTER_TICK_MS } from '../audit-config.js';
+import type { DigestDeps } from './deps.js';
+import { type DueDigestsResult, type DuePassHooks, writeDueDigests } from './write.js';
 
 /** How long the same failure line is not logged again, in ms. */
 export const REPEAT_LOG_MS = 10 * 60_000;

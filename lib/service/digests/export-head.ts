@@ -5,13 +5,13 @@
  * whose URL is public and whose role has no kms:Sign), the newest stored one. Splitting the write from
  * the download lets the API sign and the streaming replay function send a bundle of up to 200 MB (Lambda's streamed-response limit).
  */
-import { digestHash } from '../audit/chain.js';
-import type { DigestWriter } from '../audit/schemas.js';
-import { SignedDigest } from '../audit/schemas.js';
-import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
-import { digestDeps, MISSING_DIGEST_STORE } from './digest-deps.js';
-import { type ExportHeadWrite, writeExportDigest } from './digests.js';
-import { AppError, notFound } from './errors.js';
+import { digestHash } from '../../audit/chain.js';
+import type { DigestWriter } from '../../audit/schemas.js';
+import { SignedDigest } from '../../audit/schemas.js';
+import { requireScope, requireSessionAccess, type ServiceContext } from '../context.js';
+import { digestDeps, MISSING_DIGEST_STORE } from './deps.js';
+import { type ExportHeadWrite, writeExportDigest } from './write.js';
+import { AppError, notFound } from '../errors.js';
 
 /** How many times an export tries to write its own digest when other processes keep writing first. */
 const WRITE_ATTEMPTS = 3;

@@ -11,7 +11,7 @@
  * object the head does not name yet, which the next write adopts (it chains from the head) rather than
  * failing at that seq forever.
  */
-import { canonicalJson, digestHash, GENESIS_CHAIN } from '../audit/chain.js';
+import { canonicalJson, digestHash, GENESIS_CHAIN } from '../../audit/chain.js';
 import {
   DIGEST_FORMAT,
   type DigestChunk,
@@ -20,21 +20,21 @@ import {
   type DigestWriter,
   SIGNATURE_ALGORITHM,
   SignedDigest,
-} from '../audit/schemas.js';
-import { signDigest } from '../audit/signature.js';
+} from '../../audit/schemas.js';
+import { signDigest } from '../../audit/signature.js';
 import {
   DigestConflictError,
   type DigestHead,
   StateConflictError,
   type WriterRecord,
-} from '../store/index.js';
-import { nextInterval, resolveAudit } from './audit-config.js';
-import type { DigestDeps } from './digest-deps.js';
-import { AppError } from './errors.js';
-import { chunksBetween } from './ingest-chain.js';
+} from '../../store/index.js';
+import { nextInterval, resolveAudit } from '../audit-config.js';
+import type { DigestDeps } from './deps.js';
+import { AppError } from '../errors.js';
+import { chunksBetween } from '../ingest-chain.js';
 
-export type { DigestDeps } from './digest-deps.js';
-export { digestDeps } from './digest-deps.js';
+export type { DigestDeps } from './deps.js';
+export { digestDeps } from './deps.js';
 
 /** A digest this call wrote: the session's new head, the signed record, and the bytes stored. */
 export interface WrittenDigest {
