@@ -3,7 +3,7 @@
  * with the real SDK; the faults DynamoDB Local cannot produce (throttling, a follow-up write failing for
  * good) are injected in the client's middleware, before the SDK's own retries:
  * - a follow-up that fails for good is kept pending and applied by the next advance (more of that in
- *   dynamo-pending-counts.test.ts);
+ *   pending-counts.test.ts);
  * - throttled requests are retried and counted; a request that keeps failing is given up and counted;
  * - a session moves on the board at most every 5 s, whichever process moves it;
  * - the board is read from 8 shards (and the partition of before them), merged in order, a bounded read;
