@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/s3-compaction.ts`: what compaction (issue 17.2, lib/service/compaction.ts) does to the
+ * `npx tsx bench/s3-compaction.ts`: what compaction (issue 17.2, lib/service/ingest/compaction.ts) does to the
  * replay of a session shipped as hooks ship it, in one run. s3rver and DynamoDB Local on loopback (the
  * emulators of the tests; s3rver is far slower than S3 per request, so the before/after ratio is the
  * figure, not the MB/s). A session of `mb` MB over `writers` writers (bench/gen.ts, each ending with

@@ -1,6 +1,6 @@
 /**
  * Lambda entry of the compactor (issue 17.2): rewrites the small chunk objects of a session's settled
- * writers as compacted runs (`compactSession`, lib/service/compaction.ts, over `awsCompactor`,
+ * writers as compacted runs (`compactSession`, lib/service/ingest/compaction.ts, over `awsCompactor`,
  * lib/deploy/aws-compaction.ts). Run by the bucket's `Object Created` event of each signed digest the
  * digester (or an export) writes, `tenants/{t}/sessions/{sid}/digests/{seq}.json` (infra/compaction.ts):
  * a session gets one right after a writer ends and, while it is quiet, at a cadence that doubles from

@@ -18,7 +18,7 @@ import { basename, dirname } from 'node:path';
 import { GENESIS_CHAIN, nextChain } from '../audit/chain.js';
 import { splitLines } from '../log/reader.js';
 import { MAX_CHUNK_BYTES } from '../contract/limits.js';
-import type { ChunkList } from '../service/writer-chunks.js';
+import type { ChunkList } from '../service/ingest/list-chunks.js';
 import { type ApiClient, ServerError } from './client.js';
 import { FailureError, UsageError } from './errors.js';
 

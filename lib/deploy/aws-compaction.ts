@@ -1,16 +1,16 @@
 /**
  * The compactor's wiring on AWS (issue 17.2, functions/compact.ts): the S3 side of compaction
  * (`S3SegmentCompactor`) and the DynamoDB state store, over the caller's clients, running
- * `compactSession` (lib/service/compaction.ts) for one session at a time. No app, routes or limiter, so
+ * `compactSession` (lib/service/ingest/compaction.ts) for one session at a time. No app, routes or limiter, so
  * the compactor's bundle holds none (as aws-stores.ts is for the digester).
  */
-import { type CompactionDeps, compactSession, type WriterCompaction } from '../service/compaction.js';
+import { type CompactionDeps, compactSession, type WriterCompaction } from '../service/ingest/compaction.js';
 import { DynamoStateStore } from '../store/dynamo/state-store.js';
 import type { StateStore } from '../store/ports.js';
 import { S3SegmentCompactor } from '../store/s3/compaction.js';
 import type { AwsClients } from './aws-stores.js';
 
-export type { WriterCompaction } from '../service/compaction.js';
+export type { WriterCompaction } from '../service/ingest/compaction.js';
 
 export interface AwsCompactorOptions {
   clients: AwsClients;

@@ -7,7 +7,7 @@ export * from './board/get.js';
 export * from './bootstrap.js';
 export * from './context.js';
 export * from './errors.js';
-export * from './ingest.js';
+export * from './ingest/ingest-chunk.js';
 export * from '../contract/scopes.js';
 export * from './sessions.js';
 export * from './status.js';

@@ -5,7 +5,7 @@
  * While a compaction is under way, and after one that crashed before its deletes, both a compacted
  * object and some of the chunk objects it holds are listed: any read picks the tiling of `[0, end)` with
  * the fewest objects, and the compactor deletes the objects no tiling needs. Pure functions, shared by
- * the S3 adapter (lib/store/s3/segment-read.ts) and the compaction plan (lib/service/compaction.ts).
+ * the S3 adapter (lib/store/s3/segment-read.ts) and the compaction plan (lib/service/ingest/compaction.ts).
  */
 import type { SegmentKey } from './ports.js';
 
@@ -124,7 +124,7 @@ export interface StoredSegmentObject extends SegmentObject {
 /**
  * What a compaction of small chunk objects asks of a segment store whose segments are objects (S3,
  * lib/store/s3/compaction.ts; issue 17.2). The rules (which writers, which runs, the check of every
- * chunk's SHA-256 against the index before anything is written or deleted) are lib/service/compaction.ts'.
+ * chunk's SHA-256 against the index before anything is written or deleted) are lib/service/ingest/compaction.ts'.
  */
 export interface SegmentCompactionStore {
   /** Every object of the writer that starts before `end`, by offset (chunk objects and compacted runs). */

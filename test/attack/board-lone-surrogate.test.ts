@@ -1,7 +1,7 @@
 /**
  * The board's pages against a name cut in half: the session summary keeps at most 200 UTF-16 units of a
  * user_id or an agent name (lib/store/session-summary.ts `SUMMARY_NAME_CHARS`, `mergeSummary`;
- * lib/service/ingest.ts cuts `meta.agent` the same way), and `String.prototype.slice` cuts between the two
+ * lib/service/ingest/ingest-chunk.ts cuts `meta.agent` the same way), and `String.prototype.slice` cuts between the two
  * halves of a surrogate pair when the 200th unit is a high surrogate (an emoji there). The stored name then
  * ends in a lone surrogate, and the overview region builds its `/people/…` and `/agents/…` links with
  * `encodeURIComponent`, which throws `URIError: URI malformed` on it: `GET /` and `GET /board/fragment`

@@ -1,5 +1,5 @@
 /**
- * The session summary after a failed summary write (lib/service/ingest.ts `noteSummary`): the chunk is
+ * The session summary after a failed summary write (lib/service/ingest/ingest-chunk.ts `noteSummary`): the chunk is
  * acknowledged first (good: a summary fault never fails or un-acknowledges a chunk), the failure is logged,
  * and the summary is "left for the session's next chunk to mend". But a chunk's delta holds only what that
  * chunk showed, and a retry of the acknowledged chunk is answered from the index without redoing it: the

@@ -1,5 +1,5 @@
 /**
- * The 503 `summary_not_updated` path (lib/service/ingest.ts `mergeSummaryOrFail`) claims "no chunk's
+ * The 503 `summary_not_updated` path (lib/service/ingest/ingest-chunk.ts `mergeSummaryOrFail`) claims "no chunk's
  * summary is lost for good": the client sends the same chunk again and the retry, answered 200 from the
  * index, redoes the merge. That holds only while the same client process retries the same bytes. When the
  * client gives up (its retries exhausted while the store is throttled or full) or dies (Ctrl-C, laptop

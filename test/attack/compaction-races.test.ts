@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { createCompactHandler as CreateCompactHandler } from '../../functions/compact.js';
 import { createAwsApp } from '../../lib/deploy/aws.js';
 import { newId } from '../../lib/log/index.js';
-import { type CompactionDeps, compactWriter } from '../../lib/service/compaction.js';
+import { type CompactionDeps, compactWriter } from '../../lib/service/ingest/compaction.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import type { SegmentKey } from '../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';

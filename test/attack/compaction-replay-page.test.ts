@@ -11,7 +11,7 @@ import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsApp } from '../../lib/deploy/aws.js';
 import { newId } from '../../lib/log/index.js';
-import { compactWriter } from '../../lib/service/compaction.js';
+import { compactWriter } from '../../lib/service/ingest/compaction.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
 import { writerPrefix } from '../../lib/store/s3/segment-objects.js';

@@ -1,5 +1,5 @@
 /**
- * Issue 16.3 attacks on ingest's line scanner (lib/log/ingest-scan.ts under lib/service/ingest-lines.ts
+ * Issue 16.3 attacks on ingest's line scanner (lib/log/ingest-scan.ts under lib/service/ingest/lines.ts
  * `scanLines`): it must give exactly the verdicts of `scanLinesReference` (a parse of every line): the
  * same Scan (lines, last seq, ended, agent, summary) or the same refusal (code, message, details).
  *
@@ -15,7 +15,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../lib/service/errors.js';
-import { scanLines, scanLinesReference } from '../../lib/service/ingest-lines.js';
+import { scanLines, scanLinesReference } from '../../lib/service/ingest/lines.js';
 import type { WriterRecord } from '../../lib/store/index.js';
 
 const SID = 's_01KBXM0000000000000000000A';

@@ -1,5 +1,5 @@
 /**
- * The summary merged before the writer index advances (ADR 4, lib/service/ingest.ts `appendChunk`), on
+ * The summary merged before the writer index advances (ADR 4, lib/service/ingest/ingest-chunk.ts `appendChunk`), on
  * both adapters (SQLite on a temp file, DynamoDB Local): `mergeSessionSummary` for a session with no index
  * entry makes one (no writers, lines or bytes; created `at`), and the `advanceWriter` that follows counts
  * its first writer, lines and bytes from there and keeps its `created_at` and summary.

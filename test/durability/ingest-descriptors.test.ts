@@ -2,7 +2,7 @@
  * What local ingest keeps open (issue 16.3): the SQLite store syncs its WAL through one descriptor kept
  * between batches (lib/store/sqlite/advance.ts), opened afresh when the WAL file is replaced, closed with
  * the store; and a large chunk, read from node-server's request into one buffer (lib/http/node-body.ts)
- * and scanned (lib/service/ingest-lines.ts), is recorded with the SHA-256 of its bytes. Real files,
+ * and scanned (lib/service/ingest/lines.ts), is recorded with the SHA-256 of its bytes. Real files,
  * descriptors counted in /proc/self/fd.
  */
 import { createHash } from 'node:crypto';

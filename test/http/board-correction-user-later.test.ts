@@ -1,6 +1,6 @@
 /**
  * The board summary against a correction of a message's `user_id` shipped in a later chunk than the
- * message (lib/service/ingest-summary.ts `summarizeChunk` → `delta.users`, lib/store/session-summary.ts
+ * message (lib/service/ingest/summary.ts `summarizeChunk` → `delta.users`, lib/store/session-summary.ts
  * `mergeSummary`): the first prompt moves to the corrected person, who joins the people; the recorded
  * name stays among the people (the summary cannot tell whether another message or join named them).
  * Over real HTTP, local stores.

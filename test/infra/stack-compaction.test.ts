@@ -198,7 +198,7 @@ describe('compaction in HansardStack', () => {
         .map(([path]) => path),
     );
     expect(used).toContain('lib/store/s3/compaction.ts');
-    expect(used).toContain('lib/service/compaction.ts');
+    expect(used).toContain('lib/service/ingest/compaction.ts');
     for (const m of ['lib/deploy/aws.ts', 'lib/ratelimit/dynamo.ts', 'lib/http/app.ts']) {
       expect(used, m).not.toContain(m);
     }

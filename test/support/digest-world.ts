@@ -12,7 +12,7 @@ import type { DigestSigner } from '../../lib/audit/signer.js';
 import type { AuditConfig } from '../../lib/service/audit-config.js';
 import type { ServiceContext } from '../../lib/service/context.js';
 import type { DigestDeps } from '../../lib/service/digests/write.js';
-import { ingestChunk } from '../../lib/service/ingest.js';
+import { ingestChunk } from '../../lib/service/ingest/ingest-chunk.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { FsDigestStore } from '../../lib/store/fs/digest-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';

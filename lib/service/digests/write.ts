@@ -31,7 +31,7 @@ import {
 import { nextInterval, resolveAudit } from '../audit-config.js';
 import type { DigestDeps } from './deps.js';
 import { AppError } from '../errors.js';
-import { chunksBetween } from '../ingest-chain.js';
+import { chunksBetween } from '../ingest/chain.js';
 
 export type { DigestDeps } from './deps.js';
 export { digestDeps } from './deps.js';

@@ -4,7 +4,7 @@
  * segment (one GET per small object, 16 in flight), writes the run as one object
  * `…/{w}/{start:015}-{end:015}.jsonl` with `If-None-Match: *` and a SHA-256 that S3 checks the body
  * against, and deletes the objects the run replaced (DeleteObjects, 1,000 keys a request). Which runs, and
- * the check of each chunk against the index before any of this, are lib/service/compaction.ts'.
+ * the check of each chunk against the index before any of this, are lib/service/ingest/compaction.ts'.
  *
  * Its own file, not S3SegmentStore's: only the compactor's role may delete (infra/compaction.ts), and
  * test/infra/stack.test.ts derives the API's S3 grants from the commands s3/segment-store.ts sends.

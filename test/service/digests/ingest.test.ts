@@ -1,5 +1,5 @@
 /**
- * Ingest's side of the digests (issue 15.1/15.2, lib/service/ingest-chain.ts) on the local stores: each
+ * Ingest's side of the digests (issue 15.1/15.2, lib/service/ingest/chain.ts) on the local stores: each
  * chunk's chain is stored with it and on the writer; a writer indexed before chains were kept (chain
  * NULL) gets its chain recomputed from its chunk records; and which chunks make the session due a digest
  * at once (a writer's first chunk, its writer.end, a chunk after its end, the first after a day's quiet).

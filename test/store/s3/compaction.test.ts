@@ -22,7 +22,7 @@ import { verifyBundle } from '../../../lib/audit/verify-bundle.js';
 import { createAwsApp } from '../../../lib/deploy/aws.js';
 import { awsCompactor } from '../../../lib/deploy/aws-compaction.js';
 import { newId } from '../../../lib/log/index.js';
-import { compactWriter } from '../../../lib/service/compaction.js';
+import { compactWriter } from '../../../lib/service/ingest/compaction.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
 import type { SegmentKey } from '../../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../../lib/store/s3/compaction.js';

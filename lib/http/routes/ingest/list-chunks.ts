@@ -1,6 +1,6 @@
 /** `GET /v1/sessions/{sid}/writers/{w}/chunks?from=&limit=`: the digests of a writer's acknowledged chunks. */
 import { z } from 'zod';
-import { ChunkList, listWriterChunks, MAX_CHUNKS_PAGE } from '../../../service/writer-chunks.js';
+import { ChunkList, listWriterChunks, MAX_CHUNKS_PAGE } from '../../../service/ingest/list-chunks.js';
 import { WriterPath } from '../../params.js';
 import { defineRoute, json, SESSION } from '../../route.js';
 

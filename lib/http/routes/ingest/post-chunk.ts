@@ -4,7 +4,7 @@
  * most, enough for the verb to refuse it and name the line), never parsed as JSON here.
  */
 import { z } from 'zod';
-import { ingestChunk, MAX_CHUNK_BYTES } from '../../../service/ingest.js';
+import { ingestChunk, MAX_CHUNK_BYTES } from '../../../service/ingest/ingest-chunk.js';
 import { resolveLimits } from '../../../contract/limits.js';
 import { IngestAnswer } from '../../../service/session-schemas.js';
 import { boundedBody, Offset, WriterPath } from '../../params.js';

@@ -11,7 +11,7 @@
  * still being written is left alone because its next chunks would leave a run of small objects behind
  * each compacted one, and its readers (the board's live view) read its newest chunks anyway. A chunk that
  * comes after a compaction is a small object after the run, compacted by a later pass with the chunks
- * after it; its retry is answered from the index (lib/service/ingest.ts `answerRetry`), which no
+ * after it; its retry is answered from the index (lib/service/ingest/ingest-chunk.ts `answerRetry`), which no
  * compaction touches.
  *
  * Never compacts bytes that do not match the index: each run's bytes are checked chunk by chunk against
@@ -30,7 +30,7 @@ import {
   type StoredSegmentObject,
   supersededObjects,
   type WriterRecord,
-} from '../store/index.js';
+} from '../../store/index.js';
 
 /** An object under this many bytes is small: a run of them is worth rewriting as one. */
 export const SMALL_OBJECT_BYTES = 1024 * 1024;

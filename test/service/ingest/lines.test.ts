@@ -1,5 +1,5 @@
 /**
- * Ingest's line checks with the byte scan (`scanLines`, lib/service/ingest-lines.ts over
+ * Ingest's line checks with the byte scan (`scanLines`, lib/service/ingest/lines.ts over
  * lib/log/ingest-scan.ts, issue 16.3) give exactly the verdicts of the parse of every line
  * (`scanLinesReference`, the code ingest ran before): the same lines, last seq, ended flag, agent and
  * summary delta, or the same refusal (code, message, details). On every .jsonl/.ndjson file in
@@ -10,10 +10,10 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../lib/service/errors.js';
-import { ingestParsedLines, scanLines, scanLinesReference } from '../../lib/service/ingest-lines.js';
-import type { WriterRecord } from '../../lib/store/index.js';
-import { eventLine } from '../log/envelope-scan-helpers.js';
+import { AppError } from '../../../lib/service/errors.js';
+import { ingestParsedLines, scanLines, scanLinesReference } from '../../../lib/service/ingest/lines.js';
+import type { WriterRecord } from '../../../lib/store/index.js';
+import { eventLine } from '../../log/envelope-scan-helpers.js';
 
 const SID = 's_01KBXM0000000000000000000A';
 const W = 'w_01KBXM0000000000000000000B';
@@ -84,7 +84,7 @@ const START = `{"v":3,"sid":"${SID}","w":"${W}","seq":1,"id":"${W}","ts":"2026-1
 
 describe('scanLines gives the verdicts of the parse of every line', () => {
   it('on every fixture segment: as a new segment, a later chunk, cut in chunks, and sent to another session', () => {
-    const all = files(join(import.meta.dirname, '../fixtures'));
+    const all = files(join(import.meta.dirname, '../../fixtures'));
     expect(all.length).toBeGreaterThan(10);
     let accepted = 0;
     for (const file of all) {

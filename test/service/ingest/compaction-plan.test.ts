@@ -1,13 +1,13 @@
 /**
- * The compaction plan (issue 17.2, lib/service/compaction.ts) and the tiling reads use
+ * The compaction plan (issue 17.2, lib/service/ingest/compaction.ts) and the tiling reads use
  * (lib/store/segment-objects.ts), on listings made by hand: the fewest objects that tile a range, the
  * objects a compaction explains and those it does not, runs of small objects cut at the run size, and
  * what is left alone.
  */
 import { describe, expect, it } from 'vitest';
-import { isSettled, planCompaction } from '../../lib/service/compaction.js';
-import type { WriterRecord } from '../../lib/store/index.js';
-import { fewestObjectTiling, type StoredSegmentObject, supersededObjects } from '../../lib/store/index.js';
+import { isSettled, planCompaction } from '../../../lib/service/ingest/compaction.js';
+import type { WriterRecord } from '../../../lib/store/index.js';
+import { fewestObjectTiling, type StoredSegmentObject, supersededObjects } from '../../../lib/store/index.js';
 
 const chunk = (offset: number, size: number): StoredSegmentObject => ({
   name: `${offset}`,

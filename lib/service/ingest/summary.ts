@@ -1,12 +1,12 @@
 /**
  * What one event of a chunk adds to its session's board summary (issue 14.1, ports.ts `SummaryDelta`):
- * ingest's scan (lib/service/ingest.ts) keeps the chunk's events that matter (`SUMMARY_TYPES`) and calls
+ * ingest's scan (lib/service/ingest/ingest-chunk.ts) keeps the chunk's events that matter (`SUMMARY_TYPES`) and calls
  * `summarizeChunk`, which applies the chunk's own `user_id` corrections and calls `addToSummary` per event.
  */
-import { nameForm } from '../log/names.js';
-import { cutText } from '../log/text-cut.js';
-import type { SummaryDelta } from '../store/index.js';
-import { FIX_TARGET_ID_MAX, summaryName, TITLE_MAX } from '../store/session-summary.js';
+import { nameForm } from '../../log/names.js';
+import { cutText } from '../../log/text-cut.js';
+import type { SummaryDelta } from '../../store/index.js';
+import { FIX_TARGET_ID_MAX, summaryName, TITLE_MAX } from '../../store/session-summary.js';
 
 /** The first line of a message's text, trimmed, at most `TITLE_MAX` characters; null when blank. */
 export function titleOf(text: string): string | null {

@@ -3,10 +3,10 @@
  * chained to the writer's previous chain (lib/audit/chain.ts `nextChain`), and ingest decides whether the
  * chunk makes the session due a signed digest at once (`WriterAdvance.digest_due`).
  */
-import { GENESIS_CHAIN, nextChain } from '../audit/chain.js';
-import type { ChunkRecord, StateStore, WriterRecord } from '../store/index.js';
-import { WRITER_QUIET_MS } from './audit-config.js';
-import { AppError } from './errors.js';
+import { GENESIS_CHAIN, nextChain } from '../../audit/chain.js';
+import type { ChunkRecord, StateStore, WriterRecord } from '../../store/index.js';
+import { WRITER_QUIET_MS } from '../audit-config.js';
+import { AppError } from '../errors.js';
 
 /** Chunk records read per `listChunks` call (the port's maximum). */
 const PAGE = 1000;

@@ -1,5 +1,5 @@
 /**
- * The line checks of `ingestChunk` (lib/service/ingest.ts; DESIGN §5 "What ingest refuses and what it
+ * The line checks of `ingestChunk` (lib/service/ingest/ingest-chunk.ts; DESIGN §5 "What ingest refuses and what it
  * records"): a new segment's first line must be a parseable `writer.start` of the path's session and
  * writer, no parseable line may name another session or writer, and the index counts lines, the last
  * seq, whether the writer ended, its agent, and what the chunk adds to the session's summary.
@@ -11,14 +11,14 @@
  * differential tests compare `scanLines` with (same `Scan`, or the same refusal).
  */
 import { isUtf8 } from 'node:buffer';
-import { parseLine } from '../log/codec.js';
-import { bytesEqual, newIngestLineScan, scanIngestLine } from '../log/ingest-scan.js';
-import { provenanceOf } from '../log/provenance.js';
-import { cutText } from '../log/text-cut.js';
-import { parseTs } from '../log/time.js';
-import type { SummaryDelta, WriterRecord } from '../store/index.js';
-import { AppError } from './errors.js';
-import { SUMMARY_TYPES, type SummaryEvent, summarizeChunk } from './ingest-summary.js';
+import { parseLine } from '../../log/codec.js';
+import { bytesEqual, newIngestLineScan, scanIngestLine } from '../../log/ingest-scan.js';
+import { provenanceOf } from '../../log/provenance.js';
+import { cutText } from '../../log/text-cut.js';
+import { parseTs } from '../../log/time.js';
+import type { SummaryDelta, WriterRecord } from '../../store/index.js';
+import { AppError } from '../errors.js';
+import { SUMMARY_TYPES, type SummaryEvent, summarizeChunk } from './summary.js';
 
 /** Longest agent name a writer record keeps, in UTF-16 units (the summary keeps less: `SUMMARY_NAME_CHARS`). */
 const WRITER_AGENT_CHARS = 200;
