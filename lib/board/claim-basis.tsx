@@ -4,8 +4,9 @@
  * recorded it with its agent and provenance, the token that uploaded that writer; and, when another writer's
  * correction changed the action or its result, that the claim is contested and by whom.
  */
-import { escapeControl } from '../log/escape.js';
+
 import type { CheckedEvent } from '../contract/status.js';
+import { escapeControl } from '../log/escape.js';
 
 type Check = CheckedEvent['evidence'][number]['check'];
 

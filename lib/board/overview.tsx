@@ -8,9 +8,15 @@
  * `OverviewRegion` is what `<main id="overview">` holds: the page renders it, and so do the live updates
  * (`GET /board/events` sends it as an SSE event, `GET /board/fragment` answers it to the poll).
  */
-import { escapeControl } from '../log/escape.js';
-import type { Overview, OverviewFilters, OverviewGroup, OverviewRow } from '../service/board/overview-schemas.js';
+
 import { STATES } from '../contract/status.js';
+import { escapeControl } from '../log/escape.js';
+import type {
+  Overview,
+  OverviewFilters,
+  OverviewGroup,
+  OverviewRow,
+} from '../service/board/overview-schemas.js';
 import {
   age,
   agentHref,

@@ -7,12 +7,13 @@
  * their freshness (never "idle") and the downloads (the API routes, which take the board's cookie).
  * Server-rendered; works with JavaScript off.
  */
+
+import type { StatusView } from '../contract/status.js';
+import type { WorkSummary } from '../contract/work.js';
 import { escapeControl } from '../log/escape.js';
 import { uniqueNames } from '../log/names.js';
-import type { StatusView } from '../contract/status.js';
 import type { TimelinePage } from '../service/timeline/schemas.js';
 import { idAnchor } from '../service/timeline/text.js';
-import type { WorkSummary } from '../contract/work.js';
 import { assetHref } from './assets.js';
 import { ClaimBasis, PROVENANCE_WORDS, VerdictBadge } from './claim-basis.js';
 import { agentHref, personHref, WorkLine } from './components.js';

@@ -2,7 +2,8 @@
  * What a work report may say (seed 004 "What agents may put in a report"; issue 13 item 4): summaries,
  * subjects and wait reasons are short plain data for collaborators. Never a raw prompt, a command, a
  * credential or an absolute path. Each rule is a heuristic with a name; a refusal (422 `content_rule`)
- * names the field and the rule so the agent can say it again in plain words. docs/work.md lists them.
+ * names the field and the rule so the agent can say it again in plain words (the service's
+ * `requirePlainContent`, lib/service/work-content.ts). docs/work.md lists them.
  *
  * The rules read the text as a person sees it (issue 24 item 4): `normalReadings` (lib/log/text-normal.ts)
  * drops invisible code points, NFKC-normalizes and folds UTS #39 look-alikes to ASCII, so `ghp_` with a
@@ -13,7 +14,6 @@
  */
 import { redactText } from '../log/redact.js';
 import { LINE_BREAK, normalReadings, visibleText } from '../log/text-normal.js';
-import { AppError } from '../service/errors.js';
 
 /** The rules, by name, with what a refusal tells the agent. */
 export const CONTENT_RULES = {
@@ -149,25 +149,4 @@ export function brokenRule(
     command: () => any((text, trimmed) => SHELL.test(text) || COMMAND_START.test(trimmed)),
   };
   return ALL_RULES.find((r) => rules.includes(r) && broken[r]()) ?? null;
-}
-
-/**
- * Checks each `[field, text]` (undefined skipped) against the rules.
- * @throws AppError `content_rule` (422) naming the field and the rule, with nothing stored
- */
-export function requirePlainContent(fields: Array<[string, string | undefined]>): void {
-  for (const [field, text] of fields) {
-    if (text === undefined) continue;
-    const rule = brokenRule(text);
-    if (rule) {
-      throw new AppError(
-        'content_rule',
-        `${field} was refused: ${CONTENT_RULES[rule]} (rule ${rule}, seed 004)`,
-        {
-          field,
-          rule,
-        },
-      );
-    }
-  }
 }

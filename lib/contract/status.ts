@@ -5,8 +5,8 @@
 import { z } from 'zod';
 import { PROVENANCE_KINDS } from '../log/provenance.js';
 import { foldConfusables, LINE_BREAK, normalText, visibleText } from '../log/text-normal.js';
-import { Count, Instant, SessionId } from './ids.js';
 import { brokenRule, CONTENT_RULES, type ContentRule } from './content-rules.js';
+import { Count, Instant, SessionId } from './ids.js';
 
 export const STATES = ['working', 'blocked', 'needs_review', 'done'] as const;
 export const EVENT_KINDS = ['plan', 'decision', 'assumption', 'evidence', 'blocked', 'lesson'] as const;

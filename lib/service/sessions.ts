@@ -3,6 +3,8 @@
  * (DESIGN §4). Replay merges the stored segments with the same code the CLI uses on a local directory,
  * so both give the same bytes.
  */
+
+import { resolveLimits } from '../contract/limits.js';
 import type { LineProblem } from '../log/codec.js';
 import { CorrectionIndex } from '../log/corrections.js';
 import { type ReplayFormat, replayBytes, replayChunks } from '../log/replay.js';
@@ -11,7 +13,6 @@ import { requireScope, requireSessionAccess, type ServiceContext } from './conte
 import { openCursor, sealCursor } from './cursors.js';
 import { type DeclaredRow, declaredRows, interleaveDeclared } from './declared.js';
 import { AppError, notFound } from './errors.js';
-import { resolveLimits } from '../contract/limits.js';
 import type { ScanGate } from './scan-gate.js';
 import type { SessionDetail, SessionList, SessionView, WriterView } from './session-schemas.js';
 import { segmentLoss, storedSegments } from './sources.js';

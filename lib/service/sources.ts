@@ -1,10 +1,11 @@
 /** A stored session's segments, as the replay, verify and inspect read them. */
+
+import { resolveLimits } from '../contract/limits.js';
 import { mergeChunkBytes, type ReplaySegment } from '../log/replay.js';
 import type { SegmentKey } from '../store/ports.js';
 import type { ByteRange } from '../store/storage-errors.js';
 import type { ServiceContext } from './context.js';
 import { notFound } from './errors.js';
-import { resolveLimits } from '../contract/limits.js';
 import { dataLossError } from './storage-faults.js';
 
 /** A writer whose segment holds less than its index: `range` is gone. */

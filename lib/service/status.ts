@@ -6,6 +6,13 @@
  * into the transcript.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type CheckedEvent,
+  type DeclaredEvent,
+  StatusReport,
+  type StatusView,
+  type VerdictCounts,
+} from '../contract/status.js';
 import { decodeEvent } from '../log/codec.js';
 import { CorrectionIndex } from '../log/corrections.js';
 import { EvidenceIndex } from '../log/evidence.js';
@@ -19,13 +26,6 @@ import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from 
 import { AppError, notFound, parseInput } from './errors.js';
 import { storedSegments } from './sources.js';
 import { appendReport } from './status-retention.js';
-import {
-  type CheckedEvent,
-  type DeclaredEvent,
-  StatusReport,
-  type StatusView,
-  type VerdictCounts,
-} from '../contract/status.js';
 import { summariesChanged } from './summary-cache.js';
 
 export type { StatusView } from '../contract/status.js';

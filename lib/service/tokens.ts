@@ -5,11 +5,11 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { isScope, SCOPES, type Scope } from '../contract/scopes.js';
 import { idPattern, newId } from '../log/ids.js';
 import type { StateStore, TokenRecord } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
 import { AppError, parseInput } from './errors.js';
-import { isScope, SCOPES, type Scope } from '../contract/scopes.js';
 import type { TokenSelfView, TokenView } from './token-schemas.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

@@ -24,9 +24,10 @@
  * A refusal (403 `not_owner`) names no owner: not the item's session, system or actor, nor any token.
  * The owner's own token naming another session, system or actor than the item's is `409 work_mismatch`.
  */
+
+import type { Owner } from '../contract/work.js';
 import type { TokenRecord, WorkItem } from '../store/index.js';
 import { AppError } from './errors.js';
-import type { Owner } from '../contract/work.js';
 
 /** What a new item keeps of the token that starts it (`WorkItem.started_by`). */
 export function startedBy(caller: TokenRecord): NonNullable<WorkItem['started_by']> {

@@ -8,8 +8,9 @@
  * `unknown` whatever its expiry, and so does one longer than any TTL (24 h) past its renewal, which no
  * write makes. Otherwise a clock 2 h ahead would keep a 15 min lease observed for 2 h 15 min.
  */
-import type { WorkItem } from '../store/index.js';
+
 import { type Freshness, WORK_TTL, type WorkSummary, type WorkView } from '../contract/work.js';
+import type { WorkItem } from '../store/index.js';
 
 /**
  * How far after the server's clock a renewal may be dated and still count, ms: the clocks of a

@@ -19,13 +19,6 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { monotonicFactory } from 'ulid';
-import { StateConflictError, type WorkItem } from '../store/index.js';
-import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
-import { AppError, notFound, parseInput } from './errors.js';
-import { summariesChanged } from './summary-cache.js';
-import { requirePlainContent } from '../contract/content-rules.js';
-import { type Applied, addApplied, findApplied } from './work-keys.js';
-import { requireOwner, startedBy } from './work-owner.js';
 import {
   type Owner,
   type SemanticOp,
@@ -39,6 +32,13 @@ import {
   type WorkView,
   WorkWait,
 } from '../contract/work.js';
+import { StateConflictError, type WorkItem } from '../store/index.js';
+import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
+import { AppError, notFound, parseInput } from './errors.js';
+import { summariesChanged } from './summary-cache.js';
+import { requirePlainContent } from './work-content.js';
+import { type Applied, addApplied, findApplied } from './work-keys.js';
+import { requireOwner, startedBy } from './work-owner.js';
 import { workSummary, workView } from './work-view.js';
 
 export { freshnessOf, workSummary, workView } from './work-view.js';

@@ -14,8 +14,8 @@
  * false`): the server has not checked that the item exists nor that this token may renew it.
  */
 
-import { escapeControl } from '../log/escape.js';
 import type { WorkSummary } from '../contract/work.js';
+import { escapeControl } from '../log/escape.js';
 import { leaseDoubt } from '../service/work-view.js';
 import {
   type LeaseReading,

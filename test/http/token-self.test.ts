@@ -4,9 +4,9 @@
  * never another token (not the one that minted it). A revoked or expired token, or none, gets 401.
  */
 import { describe, expect, it } from 'vitest';
+import { SCOPES } from '../../lib/contract/scopes.js';
 import { idPattern, newId } from '../../lib/log/index.js';
 import { hashToken } from '../../lib/service/index.js';
-import { SCOPES } from '../../lib/contract/scopes.js';
 import { expectError, request } from '../support/http.js';
 import { mint, useServer } from '../support/server.js';
 

@@ -6,10 +6,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { brokenRule, type ContentRule } from '../../lib/contract/content-rules.js';
+import { Evidence, StatusReport } from '../../lib/contract/status.js';
 import { visibleText } from '../../lib/log/text-normal.js';
 import { AppError } from '../../lib/service/errors.js';
-import { Evidence, StatusReport } from '../../lib/contract/status.js';
-import { brokenRule, type ContentRule, requirePlainContent } from '../../lib/contract/content-rules.js';
+import { requirePlainContent } from '../../lib/service/work-content.js';
 
 /** The honest lines of a test/fixtures/honest-text file (`#` lines are comments). */
 const honest = (name: string) =>

@@ -4,6 +4,7 @@
  * test/http/openapi-types.test.ts checks against the types the verbs and routes answer with.
  */
 
+export { StatusView } from '../../lib/contract/status.js';
 export { ErrorBody, Health } from '../../lib/http/schemas.js';
 export {
   Attribution,
@@ -22,7 +23,6 @@ export {
   SessionView,
   WriterView,
 } from '../../lib/service/session-schemas.js';
-export { StatusView } from '../../lib/contract/status.js';
 export {
   CreatedTokenView as CreatedToken,
   SessionTokenView as SessionToken,

@@ -6,9 +6,9 @@
  * (issue 15 item 1; DESIGN §4 "append-only").
  */
 import { z } from 'zod';
+import { Count } from '../../contract/ids.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from '../context.js';
 import { notFound } from '../errors.js';
-import { Count } from '../../contract/ids.js';
 
 /** The most chunk records one page holds, and the default. */
 export const MAX_CHUNKS_PAGE = 1000;

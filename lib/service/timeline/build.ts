@@ -6,13 +6,14 @@
  *
  * Memory: the messages, actions and row anchors read so far (as the Attributor's own), never the events.
  */
+
+import type { StatusView } from '../../contract/status.js';
 import { type Attribution, Attributor } from '../../log/attribution.js';
 import type { LineProblem, RecordedEvent } from '../../log/codec.js';
 import type { CorrectionIndex, EffectiveEvent } from '../../log/corrections.js';
 import { escapeControl } from '../../log/escape.js';
 import { nameForm, sameName } from '../../log/names.js';
 import { wellFormed } from '../../log/text-cut.js';
-import type { StatusView } from '../../contract/status.js';
 import type {
   AttributedMessage,
   RowAttribution,

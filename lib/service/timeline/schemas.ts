@@ -7,9 +7,10 @@
  * Text in rows is as written (no HTML escaping: hono/jsx does that), except where a field says "escaped":
  * then control, bidi and separator characters are already shown as visible escapes (`escapeControl`).
  */
+
+import type { StatusView } from '../../contract/status.js';
 import type { AttributionBasis } from '../../log/attribution.js';
 import type { Problem } from '../../log/verify.js';
-import type { StatusView } from '../../contract/status.js';
 
 /** A verify finding placed at the row (or writer) it concerns. */
 export type TimelineProblem = Pick<Problem, 'severity' | 'code' | 'message' | 'w' | 'seq' | 'line'>;
