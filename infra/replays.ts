@@ -1,5 +1,5 @@
 /**
- * Stored replays of large sessions (issue 17.2, lib/service/large-replay.ts): the builder function, the
+ * Stored replays of large sessions (issue 17.2, lib/service/sessions/large-replay.ts): the builder function, the
  * rule that runs it for each build marker the API writes, and each function's grants under `replays/`.
  *
  * The API (29 s) cannot merge a large session: it writes the job as `replays/<key>.building` and answers

@@ -23,7 +23,7 @@ import {
   jobContext,
   type LargeReplays,
   ReplayJob,
-} from '../service/large-replay.js';
+} from '../service/sessions/large-replay.js';
 import type { Limits } from '../contract/limits.js';
 import { DynamoStateStore } from '../store/dynamo/state-store.js';
 import type { StateStore } from '../store/ports.js';

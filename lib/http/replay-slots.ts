@@ -14,7 +14,7 @@
  *   one also when its client keeps the connection but takes none of the body for `limits.streamIdleMs`
  *   (`slotBody`): a stalled reader cannot hold its slot for as long as it likes.
  * `readWholeSession` does all three for an answer built before it is sent; `slotBody` holds the slot of a
- * streamed one, whose read takes the signal and the gate itself (lib/service/sessions.ts `replaySession`).
+ * streamed one, whose read takes the signal and the gate itself (lib/service/sessions/replay.ts `replaySession`).
  *
  * The counts live in this process: `hansard serve` is one process, so they are exact there. On Lambda each
  * instance serves one request at a time, so neither binds; the per-token rate limit and the functions'

@@ -29,8 +29,9 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { parseLine } from './codec.js';
+import { envelopeKey, escapedEnvelopeKey, INT, MISSING, NUM, OTHER, STR, STR_ESC } from './envelope-keys.js';
 import { STR_STOP, scanNumber, scanned, scanString, skipValue, skipWs, useWords } from './json-scan.js';
-import { parseTs } from './time.js';
+import { civilMicros, parseTs } from './time.js';
 
 /** What `scanLine` read of a line. One object is reused for every line (no allocation per line). */
 export interface LineScan {
@@ -55,14 +56,6 @@ export interface LineScan {
 export function newLineScan(): LineScan {
   return { ok: false, tsMicros: Number.NaN, isCorrection: false, id: undefined, idAt: -1, idEnd: -1 };
 }
-
-// What a top-level value was, for the envelope keys (the last occurrence of a key overwrites).
-const MISSING = 0;
-const STR = 1; // a string without escapes
-const STR_ESC = 2; // a string with an escape: its text needs decoding
-const INT = 3; // plain digits, at most 15: an integer for sure
-const NUM = 4; // any other number literal: Number.isInteger needs the parse
-const OTHER = 5; // object, array, true, false, null
 
 /**
  * Scans the complete line `buf[start, end)` (its bytes without the newline; the caller has checked that
@@ -233,77 +226,11 @@ export function scanFallbacks(): number {
   return fallbacks;
 }
 
-/** Which envelope key the unescaped key `buf[at, at+len)` is: 1 v, 2 sid, 3 w, 4 seq, 5 id, 6 ts, 7 mono, 8 type; 0 none. */
-function envelopeKey(buf: Uint8Array, at: number, len: number): number {
-  const a = buf[at];
-  switch (len) {
-    case 1:
-      return a === 0x76 ? 1 : a === 0x77 ? 3 : 0; // v w
-    case 2:
-      if (a === 0x69) return buf[at + 1] === 0x64 ? 5 : 0; // id
-      if (a === 0x74) return buf[at + 1] === 0x73 ? 6 : 0; // ts
-      return 0;
-    case 3:
-      if (a !== 0x73) return 0;
-      if (buf[at + 1] === 0x69) return buf[at + 2] === 0x64 ? 2 : 0; // sid
-      if (buf[at + 1] === 0x65) return buf[at + 2] === 0x71 ? 4 : 0; // seq
-      return 0;
-    case 4:
-      if (a === 0x6d) return buf[at + 1] === 0x6f && buf[at + 2] === 0x6e && buf[at + 3] === 0x6f ? 7 : 0; // mono
-      if (a === 0x74) return buf[at + 1] === 0x79 && buf[at + 2] === 0x70 && buf[at + 3] === 0x65 ? 8 : 0; // type
-      return 0;
-    default:
-      return 0;
-  }
-}
-
-/**
- * `envelopeKey` of a key written with escapes (`"\u0076"` is `v`), decoded without a string: the key
- * `buf[at, end)` is known to be a valid JSON string body.
- */
-function escapedEnvelopeKey(buf: Uint8Array, at: number, end: number): number {
-  let units = 0;
-  let i = at;
-  // At most 4 UTF-16 units, each ASCII, packed into one number (each as 1 + its code, so a NUL is not nothing): the envelope names are 1 to 4 of them.
-  let packed = 0;
-  while (i < end) {
-    let u = buf[i]!;
-    if (u === 0x5c) {
-      const e = buf[i + 1]!;
-      if (e === 0x75) {
-        u =
-          (hexValue(buf[i + 2]!) << 12) |
-          (hexValue(buf[i + 3]!) << 8) |
-          (hexValue(buf[i + 4]!) << 4) |
-          hexValue(buf[i + 5]!);
-        i += 6;
-      } else {
-        u = e === 0x62 ? 8 : e === 0x66 ? 12 : e === 0x6e ? 10 : e === 0x72 ? 13 : e === 0x74 ? 9 : e;
-        i += 2;
-      }
-    } else i++;
-    if (u >= 0x80 || ++units > 4) return 0;
-    packed = packed * 256 + u + 1;
-  }
-  for (let k = 0; k < ENVELOPE_PACKED.length; k++) if (ENVELOPE_PACKED[k] === packed) return k + 1;
-  return 0;
-}
-
-function hexValue(c: number): number {
-  return c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x57;
-}
-
-/** The envelope names in `envelopeKey`'s numbering, packed as `escapedEnvelopeKey` packs a key. */
-const ENVELOPE_PACKED = ['v', 'sid', 'w', 'seq', 'id', 'ts', 'mono', 'type'].map((name) => {
-  let packed = 0;
-  for (const ch of name) packed = packed * 256 + ch.charCodeAt(0) + 1;
-  return packed;
-});
-
 /**
  * `parseTs`'s reading of the writers' form `YYYY-MM-DDTHH:MM:SS.ffffffZ` (lib/log/time.ts parseCanonical,
- * here over bytes), or NaN when `buf[at, end)` is not that form or not a real date (the caller then asks
- * `parseTs`, which decides the rest exactly as it would for the line).
+ * here over bytes; the date arithmetic is time.ts's `civilMicros`), or NaN when `buf[at, end)` is not that
+ * form or not a real date (the caller then asks `parseTs`, which decides the rest exactly as it would for
+ * the line).
  */
 function canonicalTs(buf: Uint8Array, at: number, end: number): number {
   if (
@@ -324,22 +251,7 @@ function canonicalTs(buf: Uint8Array, at: number, end: number): number {
   const mi = digits(buf, at + 14, 2);
   const s = digits(buf, at + 17, 2);
   const micro = digits(buf, at + 20, 6);
-  if (
-    y < 0 ||
-    mo < 1 ||
-    mo > 12 ||
-    d < 1 ||
-    h < 0 ||
-    h > 23 ||
-    mi < 0 ||
-    mi > 59 ||
-    s < 0 ||
-    s > 59 ||
-    micro < 0
-  )
-    return Number.NaN;
-  if (d > daysInMonth(y, mo)) return Number.NaN;
-  return (daysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s) * 1000000 + micro;
+  return civilMicros(y, mo, d, h, mi, s, micro);
 }
 
 function digits(buf: Uint8Array, at: number, n: number): number {
@@ -350,21 +262,6 @@ function digits(buf: Uint8Array, at: number, n: number): number {
     v = v * 10 + c;
   }
   return v;
-}
-
-function daysInMonth(y: number, m: number): number {
-  if (m === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
-  return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
-}
-
-/** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil, as in time.ts). */
-function daysFromCivil(y0: number, m: number, d: number): number {
-  const y = m <= 2 ? y0 - 1 : y0;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
 }
 
 /** Whether the unescaped string `buf[at, end)` is `correction`. */

@@ -12,6 +12,7 @@
  * line as before. The differential tests (test/service/ingest-lines*.test.ts) hold ingest's verdicts with
  * this scan to those of `parseLine` on every line they generate.
  */
+import { envelopeKey, INT, MISSING, NUM, OTHER, STR, STR_ESC } from './envelope-keys.js';
 import { STR_STOP, scanNumber, scanned, scanString, skipValue, skipWs, useWords } from './json-scan.js';
 
 /** What `scanIngestLine` read of an event line. One object, reused for every line. */
@@ -34,14 +35,6 @@ export interface IngestLineScan {
 export function newIngestLineScan(): IngestLineScan {
   return { seq: 0, sidMatches: false, wMatches: false, typeAt: 0, typeEnd: 0, tsAt: 0, tsEnd: 0 };
 }
-
-// What a top-level value was (the last occurrence of a key decides, as in JSON.parse).
-const MISSING = 0;
-const STR = 1; // a string without escapes
-const STR_ESC = 2; // a string with an escape
-const INT = 3; // plain digits (JSON-scan's plainInteger)
-const NUM = 4; // any other number
-const OTHER = 5; // object, array, true, false, null
 
 /**
  * Scans the complete line `buf[start, end)` (without its newline; `buf` known to be valid UTF-8). True
@@ -168,30 +161,6 @@ export function scanIngestLine(
   out.typeAt = typeAt;
   out.typeEnd = typeEnd;
   return true;
-}
-
-/** Which envelope key the key `buf[at, at+len)` is: 1 v, 2 sid, 3 w, 4 seq, 5 id, 6 ts, 7 mono, 8 type; 0 none. */
-function envelopeKey(buf: Uint8Array, at: number, len: number): number {
-  const a = buf[at];
-  switch (len) {
-    case 1:
-      return a === 0x76 ? 1 : a === 0x77 ? 3 : 0; // v w
-    case 2:
-      if (a === 0x69) return buf[at + 1] === 0x64 ? 5 : 0; // id
-      if (a === 0x74) return buf[at + 1] === 0x73 ? 6 : 0; // ts
-      return 0;
-    case 3:
-      if (a !== 0x73) return 0;
-      if (buf[at + 1] === 0x69) return buf[at + 2] === 0x64 ? 2 : 0; // sid
-      if (buf[at + 1] === 0x65) return buf[at + 2] === 0x71 ? 4 : 0; // seq
-      return 0;
-    case 4:
-      if (a === 0x6d) return buf[at + 1] === 0x6f && buf[at + 2] === 0x6e && buf[at + 3] === 0x6f ? 7 : 0; // mono
-      if (a === 0x74) return buf[at + 1] === 0x79 && buf[at + 2] === 0x70 && buf[at + 3] === 0x65 ? 8 : 0; // type
-      return 0;
-    default:
-      return 0;
-  }
 }
 
 /**

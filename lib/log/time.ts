@@ -101,6 +101,25 @@ function parseCanonical(ts: string): number | null {
   const mi = digits(ts, 14, 2);
   const s = digits(ts, 17, 2);
   const micro = digits(ts, 20, 6);
+  const micros = civilMicros(y, mo, d, h, mi, s, micro);
+  return Number.isNaN(micros) ? null : micros;
+}
+
+/**
+ * Microseconds since the epoch of the UTC calendar instant `y-mo-d h:mi:s` + `micro` µs (the fields as the
+ * writers' form spells them: a 4-digit year, seconds 0–59, `micro` 0–999999), or NaN when the fields are no
+ * real instant (a month 13, 31 February, a field given as -1 for "not digits"). The date arithmetic of
+ * `parseCanonical` and of the replay's byte scan (lib/log/envelope-scan.ts), one copy for both.
+ */
+export function civilMicros(
+  y: number,
+  mo: number,
+  d: number,
+  h: number,
+  mi: number,
+  s: number,
+  micro: number,
+): number {
   if (
     y < 0 ||
     mo < 1 ||
@@ -114,9 +133,9 @@ function parseCanonical(ts: string): number | null {
     s > 59 ||
     micro < 0
   ) {
-    return null;
+    return Number.NaN;
   }
-  if (d > daysInMonth(y, mo)) return null;
+  if (d > daysInMonth(y, mo)) return Number.NaN;
   return (daysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s) * 1000000 + micro;
 }
 

@@ -9,7 +9,7 @@ export * from './context.js';
 export * from './errors.js';
 export * from './ingest/ingest-chunk.js';
 export * from '../contract/scopes.js';
-export * from './sessions.js';
+export * from './sessions/replay.js';
 export * from './status.js';
 export * from '../contract/status.js';
 export * from './tokens.js';

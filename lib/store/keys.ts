@@ -65,7 +65,7 @@ export function digestSeqOf(name: string): number | null {
 /**
  * The store's cursor of the session listing: the position just after session `sid` updated at
  * `updatedAt`, as base64url of `[updatedAt, sid]`. Clients never see it bare: the service signs it
- * (lib/service/cursors.ts).
+ * (lib/service/sessions/cursors.ts).
  */
 export function encodeCursor(updatedAt: string, sid: string): string {
   return Buffer.from(JSON.stringify([updatedAt, sid])).toString('base64url');

@@ -1,5 +1,5 @@
 /**
- * Issue 17.2 attacks: stored replays of large sessions on AWS (lib/service/large-replay.ts,
+ * Issue 17.2 attacks: stored replays of large sessions on AWS (lib/service/sessions/large-replay.ts,
  * lib/store/s3/replay-archive.ts, lib/deploy/aws.ts awsReplayBuilder), over s3rver + DynamoDB Local with
  * the real SDK: the AWS app in this process (`createAwsApp`, builds on, an inline size of 1 KiB so small
  * sessions count as large) and the builder as functions/replay-build.ts runs it.

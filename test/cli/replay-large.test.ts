@@ -1,6 +1,6 @@
 /**
  * `hansard replay SID` of a large session on AWS (issue 17.2): the API answers 202 while it merges a stored
- * copy, then 303 to a short-lived URL of it (lib/service/large-replay.ts). Against two stand-in servers on
+ * copy, then 303 to a short-lived URL of it (lib/service/sessions/large-replay.ts). Against two stand-in servers on
  * loopback (the API, and the host of the stored copy): the CLI waits as `Retry-After` says, saying so on
  * stderr, prints the copy's bytes, and never sends its token to the copy's host; a wait longer than the
  * CLI's limit ends with a sentence and exit 1, not a hang.

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import { MemoryRateLimiter } from '../../lib/ratelimit/index.js';
-import { SEALED_CURSOR } from '../../lib/service/cursors.js';
+import { SEALED_CURSOR } from '../../lib/service/sessions/cursors.js';
 import { MAX_LIVE_CHILD_TOKENS } from '../../lib/service/index.js';
 import { decodeCursor, encodeCursor } from '../../lib/store/keys.js';
 import { type Answer, expectError, request } from '../support/http.js';

@@ -16,7 +16,7 @@ import type { Problem, VerifyReport } from '../../lib/log/verify.js';
 import type { attributionStored } from '../../lib/service/analysis/verify.js';
 import type { Board, BoardSession } from '../../lib/service/board/get.js';
 import type { IngestResult } from '../../lib/service/ingest/ingest-chunk.js';
-import type { getSession, listSessions, SessionView, WriterView } from '../../lib/service/sessions.js';
+import type { getSession, listSessions, SessionView, WriterView } from '../../lib/service/sessions/replay.js';
 import type { StatusView } from '../../lib/service/status.js';
 import type { listTokens, publicToken } from '../../lib/service/tokens.js';
 import type { TokenRecord } from '../../lib/store/index.js';

@@ -22,7 +22,7 @@ export {
   SessionList,
   SessionView,
   WriterView,
-} from '../../lib/service/session-schemas.js';
+} from '../../lib/service/sessions/schemas.js';
 export {
   CreatedTokenView as CreatedToken,
   SessionTokenView as SessionToken,

@@ -20,7 +20,7 @@ import { AppError } from '../errors.js';
 import { chainBefore, digestDueAfter } from './chain.js';
 import { scanLines } from './lines.js';
 import { MAX_CHUNK_BYTES, resolveLimits } from '../../contract/limits.js';
-import type { IngestAnswer } from '../session-schemas.js';
+import type { IngestAnswer } from '../sessions/schemas.js';
 import { dataLossError, storageAppError } from '../storage-faults.js';
 import { summariesChanged } from '../summary-cache.js';
 import { tenantLimits } from '../tenant-limits.js';

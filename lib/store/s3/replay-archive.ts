@@ -25,7 +25,7 @@ export { BUILD_MARKER_SUFFIX, REPLAY_PREFIX };
 const PART_BYTES = 8 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 4;
 
-/** What `planReplay` hands a client (lib/service/large-replay.ts `ArchivedReplay`). */
+/** What `planReplay` hands a client (lib/service/sessions/large-replay.ts `ArchivedReplay`). */
 export interface S3ArchivedReplay {
   url: string;
   bytes: number;
@@ -90,7 +90,7 @@ export class S3ReplayArchive {
   }
 }
 
-/** A build of a stored replay (lib/service/large-replay.ts `ReplayJob`), as its marker holds it. */
+/** A build of a stored replay (lib/service/sessions/large-replay.ts `ReplayJob`), as its marker holds it. */
 export interface S3ReplayJob {
   tenant: string;
   sid: string;
@@ -99,7 +99,7 @@ export interface S3ReplayJob {
   caller: { id: string; scopes: string[]; session: string | null };
 }
 
-/** How a build stands (lib/service/large-replay.ts `BuildState`), with its job: a marker's body. */
+/** How a build stands (lib/service/sessions/large-replay.ts `BuildState`), with its job: a marker's body. */
 export type S3BuildMarker = { job: S3ReplayJob; started_at: string } & (
   | { state: 'building' }
   | { state: 'done'; finished_at: string; key: string }
@@ -209,7 +209,7 @@ export class S3ReplayBuilds {
   }
 }
 
-/** A job's variant, as lib/service/large-replay.ts `replayVariant` names it. */
+/** A job's variant, as lib/service/sessions/large-replay.ts `replayVariant` names it. */
 function variantOf(job: S3ReplayJob): string {
   return `${job.tenant}/${job.sid}/${job.raw ? 'raw' : job.format}`;
 }

@@ -1,6 +1,6 @@
 /** `GET /v1/sessions/{sid}/writers/{w}`: what is stored of a writer, where an upload resumes. */
-import { WriterView } from '../../../service/session-schemas.js';
-import { getWriter } from '../../../service/sessions.js';
+import { WriterView } from '../../../service/sessions/schemas.js';
+import { getWriter } from '../../../service/sessions/replay.js';
 import { WriterPath } from '../../params.js';
 import { defineRoute, json, SESSION } from '../../route.js';
 

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { ingestChunk, MAX_CHUNK_BYTES } from '../../../service/ingest/ingest-chunk.js';
 import { resolveLimits } from '../../../contract/limits.js';
-import { IngestAnswer } from '../../../service/session-schemas.js';
+import { IngestAnswer } from '../../../service/sessions/schemas.js';
 import { boundedBody, Offset, WriterPath } from '../../params.js';
 import { defineRoute, json, raw, SESSION, WRITE_FAULTS } from '../../route.js';
 

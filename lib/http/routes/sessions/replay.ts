@@ -6,9 +6,9 @@
  * that copy is being built.
  */
 import { z } from 'zod';
-import { planReplay } from '../../../service/large-replay.js';
-import { StoredReplayAnswer } from '../../../service/session-schemas.js';
-import { rawSession, replaySession } from '../../../service/sessions.js';
+import { planReplay } from '../../../service/sessions/large-replay.js';
+import { StoredReplayAnswer } from '../../../service/sessions/schemas.js';
+import { rawSession, replaySession } from '../../../service/sessions/replay.js';
 import { Format, Raw, SessionPath } from '../../params.js';
 import { clientSignal, slotBody } from '../../replay-slots.js';
 import { defineRoute, json, raw, SESSION } from '../../route.js';

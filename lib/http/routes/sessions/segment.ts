@@ -2,7 +2,7 @@
  * `GET /v1/sessions/{sid}/writers/{w}/segment`: a writer's raw segment as stored, streamed while it holds
  * a replay slot of its token (429 `too_many_replays`); the client going away stops the read.
  */
-import { rawSegment } from '../../../service/sessions.js';
+import { rawSegment } from '../../../service/sessions/replay.js';
 import { WriterPath } from '../../params.js';
 import { clientSignal, slotBody } from '../../replay-slots.js';
 import { defineRoute, raw, SESSION } from '../../route.js';

@@ -6,7 +6,7 @@
  * the whole path: test/functions/large-replay.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import type { ServiceContext } from '../../lib/service/context.js';
+import type { ServiceContext } from '../../../lib/service/context.js';
 import {
   type BuildState,
   type LargeReplays,
@@ -14,8 +14,8 @@ import {
   type ReplayJob,
   replayArchiveKey,
   replayVariant,
-} from '../../lib/service/large-replay.js';
-import type { StateStore, TokenRecord } from '../../lib/store/index.js';
+} from '../../../lib/service/sessions/large-replay.js';
+import type { StateStore, TokenRecord } from '../../../lib/store/index.js';
 
 const SID = 's_01J00000000000000000000000';
 const MB = 1000 * 1000;

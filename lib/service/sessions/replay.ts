@@ -4,22 +4,22 @@
  * so both give the same bytes.
  */
 
-import { resolveLimits } from '../contract/limits.js';
-import type { LineProblem } from '../log/codec.js';
-import { CorrectionIndex } from '../log/corrections.js';
-import { type ReplayFormat, replayBytes, replayChunks } from '../log/replay.js';
-import { InvalidCursorError, type SessionRecord, type WriterRecord } from '../store/index.js';
-import { requireScope, requireSessionAccess, type ServiceContext } from './context.js';
+import { resolveLimits } from '../../contract/limits.js';
+import type { LineProblem } from '../../log/codec.js';
+import { CorrectionIndex } from '../../log/corrections.js';
+import { type ReplayFormat, replayBytes, replayChunks } from '../../log/replay.js';
+import { InvalidCursorError, type SessionRecord, type WriterRecord } from '../../store/index.js';
+import { requireScope, requireSessionAccess, type ServiceContext } from '../context.js';
 import { openCursor, sealCursor } from './cursors.js';
-import { type DeclaredRow, declaredRows, interleaveDeclared } from './declared.js';
-import { AppError, notFound } from './errors.js';
-import type { ScanGate } from './scan-gate.js';
-import type { SessionDetail, SessionList, SessionView, WriterView } from './session-schemas.js';
-import { segmentLoss, storedSegments } from './sources.js';
-import { checkedStatus } from './status.js';
-import { dataLossError } from './storage-faults.js';
+import { type DeclaredRow, declaredRows, interleaveDeclared } from '../declared.js';
+import { AppError, notFound } from '../errors.js';
+import type { ScanGate } from '../scan-gate.js';
+import type { SessionDetail, SessionList, SessionView, WriterView } from './schemas.js';
+import { segmentLoss, storedSegments } from '../sources.js';
+import { checkedStatus } from '../status.js';
+import { dataLossError } from '../storage-faults.js';
 
-export type { SessionView, WriterView } from './session-schemas.js';
+export type { SessionView, WriterView } from './schemas.js';
 
 function writerView(r: WriterRecord): WriterView {
   return {
@@ -67,7 +67,7 @@ async function requireStored(ctx: ServiceContext, sid: string, rec: WriterRecord
 
 /**
  * `GET /v1/sessions` (scope `read`): the tenant's sessions, most recent activity first, a page at a time.
- * `next` is a signed cursor (lib/service/cursors.ts): a client can page only with cursors this server
+ * `next` is a signed cursor (lib/service/sessions/cursors.ts): a client can page only with cursors this server
  * gave it for this tenant. A session-bound token sees its own session (when it exists) and nothing else:
  * one page, `next: null`, and every cursor refused (none was ever given to a bound token).
  * @param limit 1..200 @throws AppError `invalid_cursor` (400)

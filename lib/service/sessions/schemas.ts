@@ -4,7 +4,7 @@
  * schemas' `z.infer`; the OpenAPI document names each by its `id`.
  */
 import { z } from 'zod';
-import { Count, Instant, SessionId, WriterId } from '../contract/ids.js';
+import { Count, Instant, SessionId, WriterId } from '../../contract/ids.js';
 
 /** The answer to an accepted chunk (201 appended, 200 a retry of an accepted chunk). */
 export const IngestAnswer = z

@@ -10,9 +10,9 @@
  * per store and process.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { StateStore } from '../store/index.js';
-import type { ServiceContext } from './context.js';
-import { AppError } from './errors.js';
+import type { StateStore } from '../../store/index.js';
+import type { ServiceContext } from '../context.js';
+import { AppError } from '../errors.js';
 
 /** The name of the signing key among the server secrets; a new name would start a new key. */
 export const CURSOR_KEY_NAME = 'cursor-hmac-sha256-v1';
