@@ -29,7 +29,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
 import { DEFAULT_URL } from '../client/config.js';
-import { TOKEN_PATTERN } from '../service/tokens.js';
+import { TOKEN_PATTERN } from '../contract/tokens.js';
 import { type ClaudeHookEvent, mergeClaudeSettings } from './integrations-claude.js';
 import { mergeCodexConfig } from './integrations-codex.js';
 import { shellLine } from './shell-line.js';

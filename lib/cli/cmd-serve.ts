@@ -123,7 +123,7 @@ the Ctrl-C the terminal already sent, is the same stop).`,
         const bootstrapToken = io.env.HANSARD_BOOTSTRAP_TOKEN || undefined;
         // Checked before the data directory is touched: a bad one used to leave tenant "local" with no token.
         if (bootstrapToken !== undefined) {
-          const { TOKEN_PATTERN } = await import('../service/tokens.js');
+          const { TOKEN_PATTERN } = await import('../contract/tokens.js');
           if (!TOKEN_PATTERN.test(bootstrapToken)) throw new UsageError(badBootstrapToken(bootstrapToken));
         }
         // The server stack (Hono, the board, SQLite) loads only for `serve`: other commands start faster.

@@ -5,13 +5,10 @@
  * as a network failure and the MCP server then quoted, the whole token in it, into the agent's
  * transcript as "cannot reach the server". The client (`ApiClient`) refuses a token that cannot be sent
  * as a header at all; the MCP server refuses a session token that is not of the form the server mints
- * (lib/service/tokens.ts: `hns_` + 43 base62), each without quoting it.
+ * (lib/contract/tokens.ts: `hns_` + 43 base62), each without quoting it.
  */
+import { TOKEN_PATTERN as TOKEN_FORM, TOKEN_LENGTH } from '../contract/tokens.js';
 import { UsageError } from './errors.js';
-
-/** The form of every token the server mints (lib/service/tokens.ts `TOKEN_PATTERN`). */
-const TOKEN_FORM = /^hns_[0-9A-Za-z]{43}$/;
-const TOKEN_LENGTH = 4 + 43;
 
 /**
  * What keeps `token` from being sent in an `Authorization` header, in words that do not quote it; null

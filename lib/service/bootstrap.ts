@@ -1,9 +1,11 @@
 /**
  * First start of a deployment (DESIGN §4): the tenant and its first admin token, created by the operator.
  */
+
+import { TOKEN_PATTERN } from '../contract/tokens.js';
 import type { StateStore } from '../store/index.js';
 import { AppError } from './errors.js';
-import { type CreatedToken, mintToken, TOKEN_PATTERN } from './tokens.js';
+import { type CreatedToken, mintToken } from './tokens.js';
 
 /**
  * Creates `tenant` with an admin token unless it exists. Returns the token (its secret shown once), or

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { Instant, SessionId, TokenId } from '../contract/ids.js';
 import { SCOPES } from '../contract/scopes.js';
-import { TOKEN_PATTERN } from './tokens.js';
+import { TOKEN_PATTERN } from '../contract/tokens.js';
 
 /** A token as listed: never its secret or hash; only the scopes this version knows. */
 export const TokenView = z

@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { isScope, SCOPES, type Scope } from '../contract/scopes.js';
+import { TOKEN_PATTERN } from '../contract/tokens.js';
 import { idPattern, newId } from '../log/ids.js';
 import type { StateStore, TokenRecord } from '../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
@@ -13,7 +14,6 @@ import { AppError, parseInput } from './errors.js';
 import type { TokenSelfView, TokenView } from './token-schemas.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-export const TOKEN_PATTERN = /^hns_[0-9A-Za-z]{43}$/;
 
 /** A new token secret. Rejection sampling keeps every character uniform. */
 export function generateTokenSecret(): string {

@@ -15,8 +15,8 @@
  */
 
 import type { WorkSummary } from '../contract/work.js';
+import { leaseDoubt } from '../contract/work-lease.js';
 import { escapeControl } from '../log/escape.js';
-import { leaseDoubt } from '../service/work-view.js';
 import {
   type LeaseReading,
   type LocalItem,

@@ -1,6 +1,6 @@
 /**
  * A lease never outlives its TTL because a clock ran ahead (issue 25 item 5; lib/work/local.ts readLease,
- * lib/service/work-view.ts leaseDoubt, docs/work.md "Freshness, in words"). Before: a heartbeat written by
+ * lib/contract/work-lease.ts leaseDoubt, docs/work.md "Freshness, in words"). Before: a heartbeat written by
  * a process whose clock was 2 h ahead made `hansard work status` say "observed on this machine" for
  * 2 h 15 min, past the 15 min TTL; the server, likewise, kept a lease renewed by a clock ahead observed.
  * A renewal dated after now is no evidence of activity now: it reads unknown, and status says why.

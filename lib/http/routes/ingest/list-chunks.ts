@@ -1,6 +1,7 @@
 /** `GET /v1/sessions/{sid}/writers/{w}/chunks?from=&limit=`: the digests of a writer's acknowledged chunks. */
 import { z } from 'zod';
-import { ChunkList, listWriterChunks, MAX_CHUNKS_PAGE } from '../../../service/ingest/list-chunks.js';
+import { ChunkList, MAX_CHUNKS_PAGE } from '../../../contract/chunks.js';
+import { listWriterChunks } from '../../../service/ingest/list-chunks.js';
 import { WriterPath } from '../../params.js';
 import { defineRoute, json, SESSION } from '../../route.js';
 
