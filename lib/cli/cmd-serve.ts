@@ -127,9 +127,9 @@ the Ctrl-C the terminal already sent, is the same stop).`,
           if (!TOKEN_PATTERN.test(bootstrapToken)) throw new UsageError(badBootstrapToken(bootstrapToken));
         }
         // The server stack (Hono, the board, SQLite) loads only for `serve`: other commands start faster.
-        const { startServer } = await import('./serve.js');
-        const { DataDirLockedError, DataDirUnusableError } = await import('./data-lock.js');
-        const { StartRefusedError } = await import('./serve-start.js');
+        const { startServer } = await import('../deploy/local-serve.js');
+        const { DataDirLockedError, DataDirUnusableError } = await import('../deploy/data-lock.js');
+        const { StartRefusedError } = await import('../deploy/local-start.js');
         // The server's stderr is its log: no token in it, whatever a line holds (issue 24 item 6).
         const { maskTokens } = await import('../log/mask-tokens.js');
         let server: Awaited<ReturnType<typeof startServer>>;

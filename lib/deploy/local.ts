@@ -1,7 +1,7 @@
 /**
  * The local deployment's wiring (DESIGN §1, §2 `lib/deploy`), in one place: the filesystem segment store
  * and the SQLite state store in a data directory (./local-stores.ts, re-exported here), the in-process
- * rate limiter, `createApp`, and the app on `@hono/node-server`. `hansard serve` (lib/cli/serve.ts) adds
+ * rate limiter, `createApp`, and the app on `@hono/node-server`. `hansard serve` (lib/deploy/local-serve.ts) adds
  * what is the command's: the data directory's lock, tenant `local` and its tokens, the banner.
  *
  * Only lib/cli and test code import this module (test/architecture/import-graph.test.ts): the Lambda

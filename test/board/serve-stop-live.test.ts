@@ -1,7 +1,7 @@
 /**
  * `hansard serve` stopping with a board page open (issue 14.2): the page's live stream ends at once, so
  * the stop does not wait out its 5 s grace for a request that never finishes by itself (the page then
- * shows it is disconnected and reconnects to the next start). The server of lib/cli/serve.ts, real HTTP.
+ * shows it is disconnected and reconnects to the next start). The server of lib/deploy/local-serve.ts, real HTTP.
  */
 import { describe, expect, it } from 'vitest';
 import { startRealServer } from '../support/server.js';

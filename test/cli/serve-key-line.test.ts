@@ -5,7 +5,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startServer } from '../../lib/cli/serve.js';
+import { startServer } from '../../lib/deploy/local-serve.js';
 import { tmpDirs } from '../support/tmp.js';
 
 const scratch = tmpDirs('hansard-serve-key-');

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startServer } from '../../lib/cli/serve.js';
+import { startServer } from '../../lib/deploy/local-serve.js';
 import { hasControl } from '../../lib/log/escape.js';
 import { navigate } from '../support/http.js';
 

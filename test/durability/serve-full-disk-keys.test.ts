@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startServer } from '../../lib/cli/serve.js';
+import { startServer } from '../../lib/deploy/local-serve.js';
 import { request } from '../support/http.js';
 import { writeSession } from '../support/segments.js';
 import { tmpfsMounts } from '../support/tmpfs.js';

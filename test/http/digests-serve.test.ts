@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { GENESIS_CHAIN, nextChain, signingInput } from '../../lib/audit/chain.js';
 import { KeysAnswer, SignedDigest } from '../../lib/audit/schemas.js';
 import { verifySignature } from '../../lib/audit/signature.js';
-import { startServer } from '../../lib/cli/serve.js';
+import { startServer } from '../../lib/deploy/local-serve.js';
 import { runHansard } from '../support/cli.js';
 import { request } from '../support/http.js';
 import { writeSession } from '../support/segments.js';

@@ -1,7 +1,7 @@
 /**
  * The servers of the HTTP tests, on 127.0.0.1 with an OS-chosen port and a fresh temp data directory:
  * `startServer` (`createApp` over the local stores in this process, or over stores the test builds) and
- * `startRealServer` (the server of `hansard serve`, lib/cli/serve.ts, with its own stores and Node's own
+ * `startRealServer` (the server of `hansard serve`, lib/deploy/local-serve.ts, with its own stores and Node's own
  * limits). `useServer` is what a suite calls: it starts one of them in `beforeAll`, makes the tenants and
  * tokens the suite names, and in `afterAll` checks that the app logged no unhandled error, then closes it.
  */
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { startServer as startServe } from '../../lib/cli/serve.js';
+import { startServer as startServe } from '../../lib/deploy/local-serve.js';
 import { openLocalStores } from '../../lib/deploy/local.js';
 import { type AppDeps, createApp } from '../../lib/http/index.js';
 import { ensureTenant, mintToken, type Scope } from '../../lib/service/index.js';
@@ -90,7 +90,7 @@ export interface RealServer extends TestServer {
 }
 
 /**
- * Starts `startServer` of lib/cli/serve.ts, as `hansard serve` does, with short client timeouts (1 s for
+ * Starts `startServer` of lib/deploy/local-serve.ts, as `hansard serve` does, with short client timeouts (1 s for
  * headers, 1.5 s for a request) and no rate limit. Its stores stay inside it: `stores` throws.
  */
 export async function startRealServer(

@@ -7,7 +7,7 @@
  * directory first (data-lock.ts) and refuses to start on one another server holds.
  */
 import { KeyringError, LocalKeyring } from '../audit/local-keyring.js';
-import { createLocalApp, listenLocal, openLocalStores, STOP_GRACE_MS } from '../deploy/local.js';
+import { createLocalApp, listenLocal, openLocalStores, STOP_GRACE_MS } from './local.js';
 import type { AuditConfig } from '../service/audit-config.js';
 import { startDigester } from '../service/digests/digester.js';
 import type { Stores } from '../store/index.js';
@@ -19,7 +19,7 @@ import {
   newBoardLink,
   refusedStart,
   StartRefusedError,
-} from './serve-start.js';
+} from './local-start.js';
 
 export const LOCAL_TENANT = 'local';
 
