@@ -58,7 +58,7 @@ export interface SessionSummary {
   attribution: { total: number; by_basis: Record<string, number>; mean_confidence: number | null };
   verify: (VerifyReport['summary'] & { ok: boolean }) | null;
   /**
-   * The agents' status reports with their claims checked (a server's inspect only; lib/service/declared.ts):
+   * The agents' status reports with their claims checked (a server's inspect only; lib/service/status/declared.ts):
    * declarations, shown apart from what was recorded. Null when none, absent for a local directory.
    */
   declared?: DeclaredSection | null;

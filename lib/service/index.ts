@@ -10,6 +10,6 @@ export * from './errors.js';
 export * from './ingest/ingest-chunk.js';
 export * from '../contract/scopes.js';
 export * from './sessions/replay.js';
-export * from './status.js';
+export * from './status/get.js';
 export * from '../contract/status.js';
 export * from './tokens.js';

@@ -275,7 +275,7 @@ export interface StatusEntry {
 }
 
 /**
- * A session's status: every report retention kept, oldest first (lib/service/status-retention.ts). The
+ * A session's status: every report retention kept, oldest first (lib/service/status/retention.ts). The
  * store keeps it as given and gives it no meaning beyond `version` and the last report's time.
  */
 export interface StatusRecord {

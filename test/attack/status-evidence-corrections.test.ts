@@ -22,7 +22,7 @@ const srv = useServer({ tokens: { reader: ['read'], reporter: ['report'] } });
 const past = (s: number) => (Date.now() - 600_000 + s * 1000) * 1000;
 
 describe('declared evidence and corrections', () => {
-  // Was a FAULT (medium): the evidence check reads the raw merged events (lib/service/status.ts evidenceIndex
+  // Was a FAULT (medium): the evidence check reads the raw merged events (lib/service/status/get.ts evidenceIndex
   // uses mergeSegmentBatches, no CorrectionIndex), so a correction is ignored: the text replay shows
   // "action_result … error exit 2 [corrected: …]" and, rows below, "npm run lint passed: supported". (The
   // other way round, a correction to exit 0 leaves "passed" unsupported while the replay shows exit 0.)

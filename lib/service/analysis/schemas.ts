@@ -92,7 +92,7 @@ export const TurnSummary = z
   })
   .meta({ id: 'TurnSummary' });
 
-/** Inspect's section of the agents' status reports (lib/service/declared.ts): declared, never observed. */
+/** Inspect's section of the agents' status reports (lib/service/status/declared.ts): declared, never observed. */
 export const DeclaredSummary = z
   .object({
     state: z.string(),

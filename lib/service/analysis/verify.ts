@@ -17,9 +17,9 @@ import {
 import type { AttributionList } from './schemas.js';
 import { digestChecked } from './chunk-digests.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from '../context.js';
-import { type DeclaredSummary, declaredSummary } from '../declared.js';
+import { type DeclaredSummary, declaredSummary } from '../status/declared.js';
 import { type SegmentLoss, storedSegments, storedSegmentsAndLosses } from '../sources.js';
-import { checkedStatus } from '../status.js';
+import { checkedStatus } from '../status/get.js';
 
 /**
  * `GET /v1/sessions/{sid}/verify` (scope `read`, or `board`: the session page shows its findings and links

@@ -6,7 +6,7 @@
 import type { StatusRecord, WorkItem } from '../../store/index.js';
 import type { BoardSession } from './schemas.js';
 import type { ServiceContext } from '../context.js';
-import { checkedView } from '../status.js';
+import { checkedView } from '../status/get.js';
 import type { VerdictCounts } from '../../contract/status.js';
 import { workView } from '../work-view.js';
 
@@ -23,7 +23,7 @@ const VERDICTS = new Map<string, { from: string; counts: Promise<VerdictCounts> 
 const VERDICTS_KEPT = 2000;
 
 /**
- * The verdict counts of a session's declared evidence (lib/service/status.ts). They change only when a
+ * The verdict counts of a session's declared evidence (lib/service/status/get.ts). They change only when a
  * report is added (the record's version) or a segment grows (the session's bytes), so they are computed
  * again only then, and once: board reads at the same moment share the one computation in flight (five
  * reads after a report read a 108 MB transcript five times).

@@ -11,12 +11,12 @@ import { type ReplayFormat, replayBytes, replayChunks } from '../../log/replay.j
 import { InvalidCursorError, type SessionRecord, type WriterRecord } from '../../store/index.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from '../context.js';
 import { openCursor, sealCursor } from './cursors.js';
-import { type DeclaredRow, declaredRows, interleaveDeclared } from '../declared.js';
+import { type DeclaredRow, declaredRows, interleaveDeclared } from '../status/declared.js';
 import { AppError, notFound } from '../errors.js';
 import type { ScanGate } from '../scan-gate.js';
 import type { SessionDetail, SessionList, SessionView, WriterView } from './schemas.js';
 import { segmentLoss, storedSegments } from '../sources.js';
-import { checkedStatus } from '../status.js';
+import { checkedStatus } from '../status/get.js';
 import { dataLossError } from '../storage-faults.js';
 
 export type { SessionView, WriterView } from './schemas.js';

@@ -20,7 +20,7 @@ import { segmentSources } from '../../log/replay.js';
 import { parseTs } from '../../log/time.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from '../context.js';
 import { storedSegments } from '../sources.js';
-import { checkedStatus } from '../status.js';
+import { checkedStatus } from '../status/get.js';
 import { RowBuilder } from './build.js';
 import type { TimelinePage, TimelineProblem, TimelineRow, TimelineWriter } from './schemas.js';
 import { sessionSpan } from './span.js';

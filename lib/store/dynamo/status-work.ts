@@ -1,6 +1,6 @@
 /**
  * The status and work items of `DynamoStateStore` (dynamo/schema.ts): a session's status
- * `T#{tenant}#S#{sid}` / `STATUS` (seed 000 history, lib/service/status-retention.ts) and work items
+ * `T#{tenant}#S#{sid}` / `STATUS` (seed 000 history, lib/service/status/retention.ts) and work items
  * `T#{tenant}` / `WORK#{id}`, by session on gsi1 (seed 004). Both are whole records written on condition
  * of their `version`. And the session summary the overview lists (issue 14.1, ADR 4): attributes of the
  * session items, set with each report and merged after each chunk. Split from the store so that each file

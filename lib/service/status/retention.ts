@@ -6,7 +6,7 @@
  * just made is never dropped. Pure functions: the service reads, appends and writes under the store's
  * version condition.
  */
-import type { StatusEntry, StatusRecord } from '../store/index.js';
+import type { StatusEntry, StatusRecord } from '../../store/index.js';
 
 /** The seed's retention limits, in events and UTF-8 bytes of JSON. */
 export const STATUS_RETENTION = {

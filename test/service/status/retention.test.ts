@@ -4,9 +4,9 @@
  * the record keeps. The stores keep what this gives them (test/contract/state-store.contract.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { appendReport, STATUS_RETENTION } from '../../lib/service/status-retention.js';
-import type { StatusRecord } from '../../lib/store/ports.js';
-import { encodeStatus } from '../../lib/store/status-record.js';
+import { appendReport, STATUS_RETENTION } from '../../../lib/service/status/retention.js';
+import type { StatusRecord } from '../../../lib/store/ports.js';
+import { encodeStatus } from '../../../lib/store/status-record.js';
 
 const key = { tenant: 'acme', sid: 's_01M8QD33333333333333333333' };
 let clock = 0;

@@ -1,5 +1,5 @@
 /**
- * A status report's time (lib/service/status.ts `reportStatus`): taken after the read of each try, so a
+ * A status report's time (lib/service/status/get.ts `reportStatus`): taken after the read of each try, so a
  * report that lost a race and is stored after another never carries an earlier `reported_at`, and the
  * session's `state_since` never runs backwards.
  */
@@ -7,13 +7,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
-import type { ServiceContext } from '../../lib/service/context.js';
-import { reportStatus } from '../../lib/service/status.js';
-import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
-import { StateConflictError, type StatusRecord } from '../../lib/store/index.js';
-import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
-import { tokenRecord } from '../contract/state-store.contract.js';
+import { newId } from '../../../lib/log/ids.js';
+import type { ServiceContext } from '../../../lib/service/context.js';
+import { reportStatus } from '../../../lib/service/status/get.js';
+import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
+import { StateConflictError, type StatusRecord } from '../../../lib/store/index.js';
+import { SqliteStateStore } from '../../../lib/store/sqlite/state-store.js';
+import { tokenRecord } from '../../contract/state-store.contract.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-report-time-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -1,6 +1,6 @@
 /**
  * Agent status reports (seed 000, issue 12, docs/status.md): every report of a session is kept within the
- * seed's retention (lib/service/status-retention.ts), and the evidence declared in them is checked
+ * seed's retention (lib/service/status/retention.ts), and the evidence declared in them is checked
  * against the session's recorded transcript each time the status is read (lib/log/evidence.ts), so a
  * verdict changes as segments arrive. Reports are an agent's declarations, not proof: nothing here writes
  * into the transcript.
@@ -12,23 +12,23 @@ import {
   StatusReport,
   type StatusView,
   type VerdictCounts,
-} from '../contract/status.js';
-import { decodeEvent } from '../log/codec.js';
-import { CorrectionIndex } from '../log/corrections.js';
-import { EvidenceIndex } from '../log/evidence.js';
-import { mergeSegmentBatches } from '../log/merge.js';
-import { asProvenance } from '../log/provenance.js';
-import { segmentSources } from '../log/replay.js';
-import { parseTs } from '../log/time.js';
-import { StateConflictError, type StatusEntry, type StatusRecord } from '../store/index.js';
-import { statusSummaryOf } from '../store/session-summary.js';
-import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
-import { AppError, notFound, parseInput } from './errors.js';
-import { storedSegments } from './sources.js';
-import { appendReport } from './status-retention.js';
-import { summariesChanged } from './summary-cache.js';
+} from '../../contract/status.js';
+import { decodeEvent } from '../../log/codec.js';
+import { CorrectionIndex } from '../../log/corrections.js';
+import { EvidenceIndex } from '../../log/evidence.js';
+import { mergeSegmentBatches } from '../../log/merge.js';
+import { asProvenance } from '../../log/provenance.js';
+import { segmentSources } from '../../log/replay.js';
+import { parseTs } from '../../log/time.js';
+import { StateConflictError, type StatusEntry, type StatusRecord } from '../../store/index.js';
+import { statusSummaryOf } from '../../store/session-summary.js';
+import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../context.js';
+import { AppError, notFound, parseInput } from '../errors.js';
+import { storedSegments } from '../sources.js';
+import { appendReport } from './retention.js';
+import { summariesChanged } from '../summary-cache.js';
 
-export type { StatusView } from '../contract/status.js';
+export type { StatusView } from '../../contract/status.js';
 
 /**
  * How many times a report is tried again when another report of the session was written meanwhile: each

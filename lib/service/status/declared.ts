@@ -4,10 +4,10 @@
  * replay at the time each report was made, and a section of `inspect`. A declared event never fills an
  * observed field: these are separate rows and a separate section, never events of the transcript.
  */
-import { escapeControl } from '../log/escape.js';
-import type { DeclaredClaim } from '../log/inspect.js';
-import { formatTs, parseTs } from '../log/time.js';
-import type { CheckedEvent, StatusView, VerdictCounts } from '../contract/status.js';
+import { escapeControl } from '../../log/escape.js';
+import type { DeclaredClaim } from '../../log/inspect.js';
+import { formatTs, parseTs } from '../../log/time.js';
+import type { CheckedEvent, StatusView, VerdictCounts } from '../../contract/status.js';
 
 /** One report as a text replay row, with the time it sorts at (µs). */
 export interface DeclaredRow {

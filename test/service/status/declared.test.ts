@@ -1,10 +1,10 @@
 /**
- * Declared rows put into the text replay by time (lib/service/declared.ts): before the first line that is
+ * Declared rows put into the text replay by time (lib/service/status/declared.ts): before the first line that is
  * later than the report, whatever the chunking; the rest at the end; lines without a timestamp left where
  * they are.
  */
 import { describe, expect, it } from 'vitest';
-import { type DeclaredRow, interleaveDeclared } from '../../lib/service/declared.js';
+import { type DeclaredRow, interleaveDeclared } from '../../../lib/service/status/declared.js';
 
 const ts = (s: number) => `2026-01-01T00:00:${String(s).padStart(2, '0')}.000000Z`;
 const micros = (s: number) => Date.UTC(2026, 0, 1, 0, 0, s) * 1000;
