@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
     // test/real-client runs the real Claude Code and Codex CLIs (a ~760 MB install): `npm run test:real-client`.
     exclude: ['**/node_modules/**', 'test/real-client/**'],
+    // DynamoDB Local, s3rver and Chromium, once per run and shared (test/support/services.ts).
+    globalSetup: ['test/support/services.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Tests spawn servers and child processes; two cores here, so keep workers few.

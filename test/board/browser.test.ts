@@ -12,14 +12,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ServerType, serve } from '@hono/node-server';
-import { type BrowserContext, chromium } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLocalStores } from '../../lib/deploy/local.js';
 import { createApp } from '../../lib/http/app.js';
 import { openSession } from '../../lib/log/index.js';
 import { ensureTenant, mintToken } from '../../lib/service/index.js';
 import type { Stores } from '../../lib/store/index.js';
-import { CHROMIUM, CHROMIUM_ARGS } from '../support/browser.js';
+import { browsers } from '../support/browser.js';
 
 const SCREENSHOT = fileURLToPath(new URL('../../.test-results/board.png', import.meta.url));
 const MESSAGE = 'restart the payments worker';
@@ -36,19 +36,11 @@ let elsewhereBase: string;
 let sid: string;
 let boardToken: string;
 let ingestToken: string;
-const contexts: BrowserContext[] = [];
+const open = browsers();
 
-/** A new browser with its own empty profile (no cookies), closed in afterAll. */
-async function freshContext(): Promise<BrowserContext> {
-  const profile = mkdtempSync(join(tmp, 'profile-'));
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1100, height: 700 },
-  });
-  contexts.push(ctx);
-  return ctx;
+/** A new browser context with its own empty storage (no cookies), closed in afterAll. */
+function freshContext(): Promise<BrowserContext> {
+  return open.fresh({ width: 1100, height: 700 });
 }
 
 async function api(method: string, path: string, token: string, body: Uint8Array | string, type: string) {
@@ -111,7 +103,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const c of contexts) await c.close().catch(() => {});
+  await open.closeAll();
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   await new Promise<void>((resolve) => (elsewhere ? elsewhere.close(() => resolve()) : resolve()));
   await stores?.state.close();

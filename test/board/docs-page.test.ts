@@ -7,8 +7,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { browsers } from '../support/browser.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';
 
@@ -18,18 +18,10 @@ const SCREENSHOT = fileURLToPath(new URL('../../.test-results/docs.png', import.
 type Window = { getComputedStyle(e: unknown): { backgroundColor: string } };
 
 const srv = useServer();
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-  });
-});
+const open = browsers();
 
 afterAll(async () => {
-  await browser?.close();
+  await open.closeAll();
 });
 
 describe('the API reference in Chromium', () => {
@@ -38,7 +30,7 @@ describe('the API reference in Chromium', () => {
       paths: Record<string, Record<string, { operationId: string }>>;
     };
     const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
-    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    const page = await (await open.fresh({ width: 1200, height: 900 })).newPage();
     const problems: string[] = [];
     const elsewhere: string[] = [];
     page.on('console', (m) => {

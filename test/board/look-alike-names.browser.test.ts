@@ -33,7 +33,7 @@ const HALF_FLAG = /(?<!\p{RI})\p{RI}(?:\p{RI}\p{RI})*(?!\p{RI})/u;
 const BARE_JOINER = /\u200D(?!\p{Extended_Pictographic})/u;
 
 let f: BoardFixture;
-const open = browsers(() => f.tmp);
+const open = browsers();
 const sids: Record<string, string> = {};
 
 async function boardPage(path = '/'): Promise<Page> {

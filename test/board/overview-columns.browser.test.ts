@@ -27,7 +27,7 @@ declare const document: {
 declare const getComputedStyle: (el: El) => { display: string };
 
 let f: BoardFixture;
-const open = browsers(() => f.tmp);
+const open = browsers();
 
 async function boardPage(width: number): Promise<Page> {
   const ctx = await open.fresh({ width, height: 900 });

@@ -25,7 +25,7 @@ declare const window: { marker?: number };
 
 let sse: BoardFixture;
 let poll: BoardFixture;
-const open = browsers(() => sse.tmp);
+const open = browsers();
 /** A signed-in page of `f` at `path`, and what it logs to its console as errors (a CSP refusal does). */
 async function boardPage(f: BoardFixture, path = '/'): Promise<{ page: Page; errors: string[] }> {
   const ctx = await open.fresh();

@@ -12,7 +12,7 @@ import { type BoardFixture, startBoard } from './overview-fixture.js';
 
 let sse: BoardFixture;
 let poll: BoardFixture;
-const open = browsers(() => sse.tmp);
+const open = browsers();
 
 /** A signed-in page of `f`, and the live requests (stream or poll) it makes, as they happen. */
 async function boardPage(f: BoardFixture): Promise<{ page: Page; live: string[] }> {

@@ -44,7 +44,7 @@ const HOSTILE = {
 };
 
 let f: BoardFixture;
-const open = browsers(() => f.tmp);
+const open = browsers();
 const sids = { a: '', b: '', c: '', d: '', h: '' };
 
 /** A signed-in page at `path`; a dialog (an injected `alert`) fails the test. */

@@ -32,7 +32,7 @@ let s: TimelineSession;
 /** a session of 500 notes (three pages) */
 let longSid: string;
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const open = browsers(() => board.tmp);
+const open = browsers();
 const TITLE = 'please find out why the nightly payments reconciliation job keeps timing out on the replica';
 
 async function signedIn(width: number, height: number, path: string): Promise<Page> {

@@ -52,7 +52,7 @@ let board: BoardFixture;
 let longSid: string;
 const LONG_ROWS = 2 * TIMELINE_PAGE_ROWS + 37;
 let s: TimelineSession;
-const open = browsers(() => board.tmp);
+const open = browsers();
 
 /** A signed-in page of the 50-row session (or `path`), under the page's own CSP. */
 async function signedIn(width = 1100, height = 800, path?: string): Promise<Page> {

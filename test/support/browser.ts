@@ -1,11 +1,10 @@
 /**
  * Debian's Chromium driven by playwright-core, for the board's browser tests (`pretest` installs it:
- * scripts/ensure-chromium.mjs): a fresh persistent context per call, each with its own empty profile,
- * closed by `closeAll`.
+ * scripts/ensure-chromium.mjs): one Chromium per run (test/support/services.ts), a fresh browser context
+ * per call, closed by `closeAll`.
  */
-import { mkdtempSync } from 'node:fs';
-import { join } from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium } from 'playwright-core';
+import { sharedEndpoint } from './shared.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_ARGS = [
@@ -18,19 +17,26 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-/** Opens browsers with empty profiles under `tmp`; `closeAll` closes every one it opened. */
-export function browsers(tmp: () => string) {
+/**
+ * Opens fresh browser contexts (each with its own empty storage: no cookies) in the run's shared Chromium
+ * (test/support/services.ts), or outside such a run in a Chromium of its own; `closeAll` closes every one
+ * it opened (and a Chromium it launched).
+ */
+export function browsers() {
   const contexts: BrowserContext[] = [];
+  let browser: Promise<Browser> | undefined;
+  const connect = async (): Promise<Browser> => {
+    const shared = await sharedEndpoint('chromium');
+    if (shared !== null) return chromium.connect(shared);
+    return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  };
   return {
-    /** A new browser with its own empty profile (no cookies). */
+    /** A new browser context with its own empty storage (no cookies). */
     async fresh(
       opts: { width?: number; height?: number; javaScriptEnabled?: boolean } = {},
     ): Promise<BrowserContext> {
-      const profile = mkdtempSync(join(tmp(), 'profile-'));
-      const ctx = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: CHROMIUM_ARGS,
+      browser ??= connect();
+      const ctx = await (await browser).newContext({
         viewport: { width: opts.width ?? 1100, height: opts.height ?? 700 },
         javaScriptEnabled: opts.javaScriptEnabled ?? true,
       });
@@ -39,6 +45,10 @@ export function browsers(tmp: () => string) {
     },
     async closeAll(): Promise<void> {
       for (const c of contexts.splice(0)) await c.close().catch(() => {});
+      // Disconnects from the shared Chromium; closes one launched here.
+      const b = browser;
+      browser = undefined;
+      await (await b?.catch(() => undefined))?.close().catch(() => {});
     },
   };
 }

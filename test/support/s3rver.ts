@@ -34,6 +34,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
+import { sharedEndpoint } from './shared.js';
 
 /** A running emulator. */
 export interface LocalS3 {
@@ -43,12 +44,23 @@ export interface LocalS3 {
   client(): S3Client;
   /** Creates a bucket with a fresh name and returns the name. */
   createBucket(): Promise<string>;
-  /** Stops the server, destroys the clients made here and removes its directory. */
+  /** Destroys the clients made here; stops the server if this process started it. */
   close(): Promise<void>;
 }
 
-/** Starts s3rver with the shim; objects live in a fresh temp directory. */
-export async function startS3rver(): Promise<LocalS3> {
+/** s3rver running in this process. */
+export interface S3rverServer {
+  /** `http://127.0.0.1:PORT` */
+  endpoint: string;
+  /** Stops the server and removes its directory. */
+  close(): Promise<void>;
+}
+
+/**
+ * Runs s3rver with the shim in this process (which needs `--openssl-legacy-provider`, see the module doc);
+ * objects live in a fresh temp directory.
+ */
+export async function runS3rver(): Promise<S3rverServer> {
   const directory = mkdtempSync(join(tmpdir(), 'hansard-s3rver-'));
   const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory });
   server.middleware.unshift(s3Shim(server));
@@ -58,7 +70,23 @@ export async function startS3rver(): Promise<LocalS3> {
   // writes nothing at all.
   (server as unknown as { logger: { silent: boolean } }).logger.silent = true;
   const { port } = await server.run();
-  const endpoint = `http://127.0.0.1:${port}`;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    async close() {
+      await server.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The run's shared s3rver (test/support/services.ts: one per vitest run, in its own process), or, outside
+ * such a run, one started in this process. Each caller's buckets have fresh names (`createBucket`).
+ */
+export async function startS3rver(): Promise<LocalS3> {
+  const shared = await sharedEndpoint('s3');
+  const own = shared === null ? await runS3rver() : null;
+  const endpoint = shared ?? own!.endpoint;
   const clients: S3Client[] = [];
   const client = () => {
     const c = new S3Client({
@@ -82,8 +110,7 @@ export async function startS3rver(): Promise<LocalS3> {
     },
     async close() {
       for (const c of clients) c.destroy();
-      await server.close();
-      rmSync(directory, { recursive: true, force: true });
+      await own?.close();
     },
   };
 }
