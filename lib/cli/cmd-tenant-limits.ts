@@ -2,7 +2,7 @@
  * `hansard tenant set NAME [--quota-bytes SIZE|default] [--rate-limit N|default] (--table T [--region R]
  * [--endpoint URL] | --data DIR) [--json]` and `hansard tenant show NAME (…) [--json]` (issue 17.1,
  * 17.3; DESIGN §6c "Limits … are set per tenant"): the operator's commands for a tenant's own storage
- * quota and per-token request rate, kept on its tenant record (lib/store/tenant-settings.ts). Like
+ * quota and per-token request rate, kept on its tenant record (lib/store/tenants.ts). Like
  * `tenant create` they work on the state store directly (./tenant-store.ts). `default` gives the field
  * back to the deployment's value (`hansard serve --quota-bytes` / `--rate-limit`, `TENANT_QUOTA_BYTES` /
  * `RATE_LIMIT_PER_MINUTE` on AWS), which this command cannot see: it prints "the deployment's".
@@ -17,7 +17,7 @@ import {
   MAX_RATE_LIMIT_PER_MINUTE,
   type TenantSettings,
   type TenantSettingsChange,
-} from '../store/tenant-settings.js';
+} from '../store/tenants.js';
 import { jsonOption } from './options.js';
 import {
   awsFailure,

@@ -9,7 +9,7 @@
 import { ensureTenant } from '../service/bootstrap.js';
 import { type CreatedToken, mintToken } from '../service/tokens.js';
 import type { StateStore } from '../store/index.js';
-import { type StorageFaultKind, storageFaultKind } from '../store/storage-errors.js';
+import { type StorageFaultKind, storageFaultKind } from '../store/errors.js';
 
 /** The label of the token a board link carries. */
 export const BOARD_LINK_LABEL = 'board link';

@@ -20,7 +20,7 @@ import {
   StorageFaultError,
   type StorageFaultKind,
   storageFaultKind,
-} from '../store/storage-errors.js';
+} from '../store/errors.js';
 import { AppError } from './errors.js';
 
 /**

@@ -5,9 +5,9 @@
  * so that code depending on the ports loads neither SQLite nor the AWS SDK
  * (test/architecture/import-graph.test.ts).
  */
-export * from './digest-ports.js';
+export * from './digests.js';
 export * from './keys.js';
 export * from './ports.js';
 export * from './segment-objects.js';
-export * from './storage-errors.js';
-export * from './tenant-settings.js';
+export * from './errors.js';
+export * from './tenants.js';

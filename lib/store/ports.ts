@@ -4,9 +4,9 @@
  * rules (what ingest accepts, what a retry is) live in `lib/service`.
  */
 
-import type { DigestIndex, DigestStore } from './digest-ports.js';
-import type { ByteRange } from './storage-errors.js';
-import type { TenantSettings, TenantSettingsChange } from './tenant-settings.js';
+import type { DigestIndex, DigestStore } from './digests.js';
+import type { ByteRange } from './errors.js';
+import type { TenantSettings, TenantSettingsChange } from './tenants.js';
 
 /** Where one writer's segment lives. All three parts are validated ids before they reach a store. */
 export interface SegmentKey {

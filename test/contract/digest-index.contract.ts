@@ -1,12 +1,12 @@
 /**
- * The digest index contract (issue 15, `DigestIndex` in lib/store/digest-ports.ts, and the chains of
+ * The digest index contract (issue 15, `DigestIndex` in lib/store/digests.ts, and the chains of
  * `WriterRecord` / `ChunkRecord`): one suite SQLite and DynamoDB both run (digest-index.test.ts), and
  * test/infra/dynamo-access.test.ts runs again to record what the DynamoDB adapter sends. Times come from
  * `at(i)` (2026-01-01 plus i seconds), so due marks compare as the digester's `now` would.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
-import type { DigestHead } from '../../lib/store/digest-ports.js';
+import type { DigestHead } from '../../lib/store/digests.js';
 import { StateConflictError, type StateStore } from '../../lib/store/ports.js';
 import { advanceOf, at } from './state-store.contract.js';
 

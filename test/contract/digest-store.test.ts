@@ -1,5 +1,5 @@
 /**
- * The `DigestStore` port (issue 15, lib/store/digest-ports.ts) against both adapters: `FsDigestStore` in
+ * The `DigestStore` port (issue 15, lib/store/digests.ts) against both adapters: `FsDigestStore` in
  * a temp data directory and `S3DigestStore` over the real AWS SDK against s3rver on loopback. The same
  * cases run on both: create-only, a retry of the same bytes, other bytes refused, listing ascending (past
  * one listing page on S3), ids that could leave the session refused before any I/O. Then what each
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/ids.js';
-import { DigestConflictError, type DigestStore } from '../../lib/store/digest-ports.js';
+import { DigestConflictError, type DigestStore } from '../../lib/store/digests.js';
 import { FsDigestStore } from '../../lib/store/fs/digest-store.js';
 import { S3DigestStore } from '../../lib/store/s3/digest-store.js';
 import { type LocalS3, startS3rver } from '../support/s3rver.js';

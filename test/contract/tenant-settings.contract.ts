@@ -1,5 +1,5 @@
 /**
- * The `StateStore` contract's tenant settings cases (issue 17.1, 17.3; lib/store/tenant-settings.ts): a
+ * The `StateStore` contract's tenant settings cases (issue 17.1, 17.3; lib/store/tenants.ts): a
  * tenant's own quota and rate limit on its tenant record, null for the deployment's. Run by
  * `runStateStoreContract` (./state-store.contract.ts) on every adapter: SQLite and DynamoDB Local (and,
  * recorded, by test/infra/dynamo-access.test.ts, which checks what each method sends against its IAM

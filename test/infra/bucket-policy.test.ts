@@ -24,7 +24,7 @@ import { CONDITIONAL_PUT_DENY_CONDITION, CONDITIONAL_PUT_DENY_SID } from '../../
 import { createAwsApp } from '../../lib/deploy/aws.js';
 import { newId } from '../../lib/log/index.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
-import { DigestConflictError } from '../../lib/store/digest-ports.js';
+import { DigestConflictError } from '../../lib/store/digests.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { ChunkConflictError } from '../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';

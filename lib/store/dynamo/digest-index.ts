@@ -12,7 +12,7 @@ import {
   type QueryCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { DigestDue, DigestHead } from '../digest-ports.js';
+import type { DigestDue, DigestHead } from '../digests.js';
 import { cancellationCodes, errorName, type Item, type TransactItem } from './items.js';
 import { DIGEST_DUE_SHARDS, digestDuePk, type ItemKey, keys, PK } from './schema.js';
 import { StateConflictError, type WriterRecord } from '../ports.js';

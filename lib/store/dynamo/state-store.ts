@@ -21,7 +21,7 @@ import {
   type QueryCommandInput,
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { DigestDue, DigestHead } from '../digest-ports.js';
+import type { DigestDue, DigestHead } from '../digests.js';
 import { DynamoDigestIndex } from './digest-index.js';
 import { errorName, type Item, type TransactItem } from './items.js';
 import { DynamoPendingCounts, SWEEP_INTERVAL_MS } from './pending.js';
@@ -48,7 +48,7 @@ import {
   type WriterAdvance,
   type WriterRecord,
 } from '../ports.js';
-import type { TenantSettings, TenantSettingsChange } from '../tenant-settings.js';
+import type { TenantSettings, TenantSettingsChange } from '../tenants.js';
 
 export interface DynamoStateStoreOptions {
   tableName: string;

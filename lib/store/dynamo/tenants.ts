@@ -13,7 +13,7 @@ import {
   type TenantSettings,
   type TenantSettingsChange,
   TenantSettingsChangeSchema,
-} from '../tenant-settings.js';
+} from '../tenants.js';
 
 /** The tenant item's attributes ⇄ the fields of `TenantSettings`. */
 function settingsOf(tenant: string, item: Record<string, unknown>): TenantSettings {

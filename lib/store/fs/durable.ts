@@ -5,7 +5,7 @@
  */
 import { mkdir, open } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { errorCode, StorageFaultError, storageFaultKind } from '../storage-errors.js';
+import { errorCode, StorageFaultError, storageFaultKind } from '../errors.js';
 
 /**
  * `mkdir -p dir` under `root`. Node's recursive mkdir reports ENOENT when a folder cannot be made on a

@@ -18,7 +18,7 @@ import { Mutex } from 'async-mutex';
 import { foldersUp, makeFolders, storageFault, syncFolder } from './durable.js';
 import { assertSegmentKey } from '../keys.js';
 import type { ReadSegmentOptions, SegmentKey, SegmentStore } from '../ports.js';
-import { type ByteRange, errorCode, SegmentDataLossError, StorageFaultError } from '../storage-errors.js';
+import { type ByteRange, errorCode, SegmentDataLossError, StorageFaultError } from '../errors.js';
 
 /** How far `tornTail` reads back at a time, looking for the last newline before a torn tail. */
 const TAIL_WINDOW = 64 * 1024;

@@ -6,7 +6,7 @@
  * replaced.
  */
 import { GetObjectCommand, PutObjectCommand, paginateListObjectsV2, type S3Client } from '@aws-sdk/client-s3';
-import { DigestConflictError, type DigestStore } from '../digest-ports.js';
+import { DigestConflictError, type DigestStore } from '../digests.js';
 import { assertSessionKey, digestName, digestSeqOf } from '../keys.js';
 import { isConditionalConflict, isForbidden, isNotFound, isPreconditionFailed, sleep } from './errors.js';
 

@@ -13,7 +13,7 @@
  */
 import type { SegmentKey } from '../ports.js';
 import { fewestObjectTiling, supersededObjects } from '../segment-objects.js';
-import { type ByteRange, SegmentDataLossError } from '../storage-errors.js';
+import { type ByteRange, SegmentDataLossError } from '../errors.js';
 
 /** The smallest and largest window: a GET of less is dominated by its round trip, of more by its memory. */
 export const MIN_WINDOW_BYTES = 64 * 1024;

@@ -39,7 +39,7 @@ import {
   readParts,
   windowBytes,
 } from './segment-read.js';
-import { type ByteRange, SegmentDataLossError } from '../storage-errors.js';
+import { type ByteRange, SegmentDataLossError } from '../errors.js';
 
 /** How old unacknowledged bytes must be before another chunk may replace them: longer than any request. */
 export const DEFAULT_STALE_AFTER_MS = 5 * 60 * 1000;

@@ -5,7 +5,7 @@
  * `sessions_digest_due`. Also the chained digests kept with writers and chunks (`chain` columns, NULL in
  * rows written before them). The store delegates here, as to sqlite/status-work.ts.
  */
-import type { DigestDue, DigestHead } from '../digest-ports.js';
+import type { DigestDue, DigestHead } from '../digests.js';
 import { type ChunkRecord, StateConflictError } from '../ports.js';
 import type { SqlitePrimitives } from './status-work.js';
 

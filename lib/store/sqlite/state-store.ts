@@ -4,7 +4,7 @@
  * previous value, as DynamoDB's condition expressions do on AWS.
  */
 import Database from 'better-sqlite3';
-import type { DigestDue, DigestHead } from '../digest-ports.js';
+import type { DigestDue, DigestHead } from '../digests.js';
 import type { GroupCommit, GroupCommitStats } from './group-commit.js';
 import { decodeCursor, encodeCursor } from '../keys.js';
 import {
@@ -28,7 +28,7 @@ import { SCHEMA } from './schema.js';
 import { SqliteStatusWorkItems } from './status-work.js';
 import { addSummaryColumns, listSummaries, mergeSummaryRow, SESSION_COLUMNS } from './summary.js';
 import { addTenantSettingsColumns, SqliteTenantSettings } from './tenants.js';
-import type { TenantSettings, TenantSettingsChange } from '../tenant-settings.js';
+import type { TenantSettings, TenantSettingsChange } from '../tenants.js';
 
 type Row = Record<string, unknown>;
 

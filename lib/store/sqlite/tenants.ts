@@ -10,7 +10,7 @@ import {
   type TenantSettings,
   type TenantSettingsChange,
   TenantSettingsChangeSchema,
-} from '../tenant-settings.js';
+} from '../tenants.js';
 
 /** The columns of `tenants` the settings live in, as `name TYPE`. */
 const SETTINGS_COLUMNS = ['quota_bytes INTEGER', 'rate_limit_per_minute INTEGER', 'settings_updated_at TEXT'];

@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../lib/log/index.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
-import { SegmentDataLossError } from '../../../lib/store/storage-errors.js';
+import { SegmentDataLossError } from '../../../lib/store/errors.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-segment-files-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
