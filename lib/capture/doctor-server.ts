@@ -2,7 +2,7 @@
  * `hansard doctor`'s questions to the server (issue 11 item 3): is it up (`GET /healthz`), is the hooks'
  * token valid, and which scopes does it have. The API has no route that describes the caller's token, so
  * the scopes are learnt from routes that check the scope before doing anything and refuse without
- * writing: a 403 `forbidden` names every scope the token has (`details.has`, lib/service/context.ts
+ * writing: a 403 `forbidden` names every scope the token has (`details.has`, lib/service/shared/context.ts
  * `requireScope`), and an empty chunk (400 `empty_body`) or an empty status report (400) shows the scope
  * is there. At most five requests, no retries, each within `timeoutMs`.
  */

@@ -9,7 +9,7 @@ import type { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { KmsSigner, kmsClient, type RetiredKmsKey } from '../audit/kms-signer.js';
 import { type DigestSigner, publicKeysOnly } from '../audit/signer.js';
-import type { AuditConfig } from '../service/audit-config.js';
+import type { AuditConfig } from '../service/shared/audit-config.js';
 import type { DigestDeps } from '../service/digests/deps.js';
 import { type DueDigestsResult, writeDueDigests } from '../service/digests/write.js';
 import { DynamoStateStore } from '../store/dynamo/state-store.js';

@@ -16,7 +16,7 @@ import type { AppEnv } from '../http/auth.js';
 import { DynamoRateLimiter } from '../ratelimit/dynamo.js';
 import type { RateLimitConfigInput, RateLimiter } from '../ratelimit/interface.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
-import type { AuditConfig } from '../service/audit-config.js';
+import type { AuditConfig } from '../service/shared/audit-config.js';
 import {
   BUILD_CLAIM_MS,
   buildReplay,

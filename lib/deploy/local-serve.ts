@@ -8,7 +8,7 @@
  */
 import { KeyringError, LocalKeyring } from '../audit/local-keyring.js';
 import { createLocalApp, listenLocal, openLocalStores, STOP_GRACE_MS } from './local.js';
-import type { AuditConfig } from '../service/audit-config.js';
+import type { AuditConfig } from '../service/shared/audit-config.js';
 import { startDigester } from '../service/digests/digester.js';
 import type { Stores } from '../store/index.js';
 import { HANSARD_VERSION } from '../version.js';

@@ -16,7 +16,7 @@ import { createApp } from '../http/app.js';
 import type { AppEnv } from '../http/auth.js';
 import { MemoryRateLimiter } from '../ratelimit/memory.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
-import type { AuditConfig } from '../service/audit-config.js';
+import type { AuditConfig } from '../service/shared/audit-config.js';
 import type { Limits } from '../contract/limits.js';
 import type { Stores } from '../store/ports.js';
 

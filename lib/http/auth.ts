@@ -5,10 +5,10 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
-import type { ServiceContext, ServiceDeps } from '../service/context.js';
-import { AppError } from '../service/errors.js';
+import type { ServiceContext, ServiceDeps } from '../service/shared/context.js';
+import { AppError } from '../service/shared/errors.js';
 import { authenticate } from '../service/tokens.js';
-import { storageFaultKind } from '../store/errors.js';
+import { storageFaultKind } from '../store/storage-errors.js';
 import type { LiveMode, LiveTiming } from './live.js';
 import type { Json } from './openapi.js';
 import type { ReplaySlots, WholeSessionReads } from './replay-slots.js';

@@ -7,9 +7,9 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { AppError, type ErrorCode } from '../service/errors.js';
-import { storageAppError } from '../service/storage-faults.js';
-import { errorCode } from '../store/errors.js';
+import { AppError, type ErrorCode } from '../service/shared/errors.js';
+import { storageAppError } from '../service/shared/storage-faults.js';
+import { errorCode } from '../store/storage-errors.js';
 
 /** Every error answer's body; `code` is one of `ERROR_STATUS` (its zod schema: `ErrorBody`, ./schemas.ts). */
 export interface ErrorBody {
@@ -37,7 +37,7 @@ const HTTP_CODES: Partial<Record<number, ErrorCode>> = {
 /** The JSON answer for any error thrown while handling a request. */
 export function errorResponse(c: Context, err: unknown, log: (msg: string, err: unknown) => void): Response {
   // A disk that is full, read-only or not ours, or a segment shorter than its index: a clear answer
-  // (lib/service/storage-faults.ts), and the cause in the log for the operator (docs/operations.md).
+  // (lib/service/shared/storage-faults.ts), and the cause in the log for the operator (docs/operations.md).
   const answer = err instanceof AppError ? err : storageAppError(err);
   if (answer) {
     if (answer.status >= 500) {

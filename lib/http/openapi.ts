@@ -13,7 +13,7 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
-import { ERROR_STATUS, type ErrorCode } from '../service/errors.js';
+import { ERROR_STATUS, type ErrorCode } from '../service/shared/errors.js';
 import type { Scope } from '../contract/scopes.js';
 import { HANSARD_VERSION } from '../version.js';
 import type { AppEnv } from './auth.js';

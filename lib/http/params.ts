@@ -6,7 +6,7 @@
  */
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { AppError } from '../service/errors.js';
+import { AppError } from '../service/shared/errors.js';
 import { SessionId, TokenId, WriterId } from '../contract/ids.js';
 import { incomingOf, readIncoming } from './node-body.js';
 

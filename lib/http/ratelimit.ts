@@ -14,7 +14,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import { type RateLimiter, RateLimiterError } from '../ratelimit/interface.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
-import type { ServiceContext } from '../service/context.js';
+import type { ServiceContext } from '../service/shared/context.js';
 import { tenantLimits } from '../service/tenant-limits.js';
 import type { AppEnv } from './auth.js';
 import { errorBody } from './errors.js';

@@ -21,10 +21,10 @@
  * reserved concurrency bound reads there.
  */
 import type { Context } from 'hono';
-import type { ServiceContext } from '../service/context.js';
-import { AppError } from '../service/errors.js';
+import type { ServiceContext } from '../service/shared/context.js';
+import { AppError } from '../service/shared/errors.js';
 import { resolveLimits } from '../contract/limits.js';
-import { ScanGate } from '../service/scan-gate.js';
+import { ScanGate } from '../service/shared/scan-gate.js';
 import type { AppEnv } from './auth.js';
 import { toByteStream } from './stream.js';
 

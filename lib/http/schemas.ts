@@ -4,7 +4,7 @@
  * `.meta({ id })` is a component of the document (./openapi.ts).
  */
 import { z } from 'zod';
-import { ERROR_STATUS, type ErrorCode } from '../service/errors.js';
+import { ERROR_STATUS, type ErrorCode } from '../service/shared/errors.js';
 
 /** `GET /healthz`. */
 export const Health = z

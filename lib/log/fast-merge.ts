@@ -10,7 +10,8 @@
  */
 import type { LineProblem } from './codec.js';
 import { newLineScan } from './envelope-scan.js';
-import { type BlockSet, before, LineCursor } from './line-cursor.js';
+import { type BlockSet, LineCursor } from './line-cursor.js';
+import { heapPopTop, heapPush, heapSiftDown } from './merge-heap.js';
 import { TextOut } from './text-out.js';
 
 export interface FastMergeOptions {
@@ -56,7 +57,7 @@ export async function* mergeToBuffers(
     for (let i = 0; i < blocks.readers.length; i++) {
       signal?.throwIfAborted();
       const c = new LineCursor(i, blocks.readers[i]!, scan, cursorOptions);
-      if (await c.advance()) push(heap, c);
+      if (await c.advance()) heapPush(heap, c);
     }
     let out = Buffer.allocUnsafe(cap);
     let used = 0;
@@ -100,8 +101,8 @@ export async function* mergeToBuffers(
       }
       // The line is copied out: the cursor may move on (and its reader reuse the block) before we yield.
       if (top.step() || (await top.advance())) {
-        if (heap.length > 1) siftDown(heap, 0);
-      } else popTop(heap);
+        if (heap.length > 1) heapSiftDown(heap, 0);
+      } else heapPopTop(heap);
       if (ready !== null) {
         const b = ready;
         ready = null;
@@ -152,14 +153,14 @@ export async function* mergeToText(
     for (let i = 0; i < blocks.readers.length; i++) {
       signal?.throwIfAborted();
       const c = new LineCursor(i, blocks.readers[i]!, scan, cursorOptions);
-      if (await c.advance()) push(heap, c);
+      if (await c.advance()) heapPush(heap, c);
     }
     while (heap.length > 0) {
       const top = heap[0]!;
       render(top, out);
       if (top.step() || (await top.advance())) {
-        if (heap.length > 1) siftDown(heap, 0);
-      } else popTop(heap);
+        if (heap.length > 1) heapSiftDown(heap, 0);
+      } else heapPopTop(heap);
       const done = out.take();
       for (let k = 0; k < done.length; k++) {
         yield done[k]!;
@@ -171,40 +172,4 @@ export async function* mergeToText(
   } finally {
     await blocks.closeAll();
   }
-}
-
-function push(heap: LineCursor[], c: LineCursor): void {
-  heap.push(c);
-  let i = heap.length - 1;
-  while (i > 0) {
-    const p = (i - 1) >> 1;
-    if (!before(heap[i]!, heap[p]!)) break;
-    [heap[i], heap[p]] = [heap[p]!, heap[i]!];
-    i = p;
-  }
-}
-
-function popTop(heap: LineCursor[]): void {
-  const last = heap.pop()!;
-  if (heap.length > 0) {
-    heap[0] = last;
-    siftDown(heap, 0);
-  }
-}
-
-function siftDown(heap: LineCursor[], i: number): void {
-  const n = heap.length;
-  const c = heap[i]!;
-  for (;;) {
-    const l = 2 * i + 1;
-    if (l >= n) break;
-    const r = l + 1;
-    let m = l;
-    if (r < n && before(heap[r]!, heap[l]!)) m = r;
-    // The common step: the top, having moved on by one line, is still the least.
-    if (!before(heap[m]!, c)) break;
-    heap[i] = heap[m]!;
-    i = m;
-  }
-  heap[i] = c;
 }

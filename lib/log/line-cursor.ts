@@ -253,10 +253,3 @@ export class LineCursor {
     return true;
   }
 }
-
-/** Whether cursor `a` comes before `b` in the merge: by key, then writer id, then segment index. */
-export function before(a: LineCursor, b: LineCursor): boolean {
-  if (a.key !== b.key) return a.key < b.key;
-  if (a.w !== b.w) return a.w < b.w;
-  return a.index < b.index;
-}

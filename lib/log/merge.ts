@@ -9,6 +9,7 @@
  * segment: it grows with the number of writers, not with the session.
  */
 import type { LineProblem, RecordedEvent } from './codec.js';
+import { heapPopTop, heapPush, heapSiftDown, type MergeHead } from './merge-heap.js';
 import type { SegmentItem } from './reader.js';
 
 /**
@@ -46,7 +47,7 @@ export interface MergeOptions {
 }
 
 /** A segment's cursor in the heap; mutated in place as it advances. */
-interface Head {
+interface Head extends MergeHead {
   key: number;
   w: string;
   index: number;
@@ -56,12 +57,6 @@ interface Head {
   batch: SegmentItem[];
   pos: number;
   maxTs: number;
-}
-
-function before(a: Head, b: Head): boolean {
-  if (a.key !== b.key) return a.key < b.key;
-  if (a.w !== b.w) return a.w < b.w;
-  return a.index < b.index;
 }
 
 /** Up to this many merged items go out in one batch... */
@@ -171,7 +166,7 @@ async function* mergeBatches(
         pos: 0,
         maxTs: -Infinity,
       };
-      if (await advance(h)) push(heap, h);
+      if (await advance(h)) heapPush(heap, h);
     }
     let out: Array<MergedEvent | MergedProblem> = [];
     let outBytes = 0;
@@ -190,8 +185,8 @@ async function* mergeBatches(
         out = [];
         outBytes = 0;
       }
-      if (step(top) || (await advance(top))) siftDown(heap, 0);
-      else popTop(heap);
+      if (step(top) || (await advance(top))) heapSiftDown(heap, 0);
+      else heapPopTop(heap);
     }
     if (out.length > 0) yield out;
   } finally {
@@ -209,37 +204,4 @@ async function closeAll(iterators: Iterable<AsyncIterator<unknown>>): Promise<vo
   const results = await Promise.allSettled([...iterators].map((it) => it.return?.()));
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
-}
-
-function push(heap: Head[], h: Head): void {
-  heap.push(h);
-  let i = heap.length - 1;
-  while (i > 0) {
-    const p = (i - 1) >> 1;
-    if (!before(heap[i]!, heap[p]!)) break;
-    [heap[i], heap[p]] = [heap[p]!, heap[i]!];
-    i = p;
-  }
-}
-
-function popTop(heap: Head[]): void {
-  const last = heap.pop()!;
-  if (heap.length > 0) {
-    heap[0] = last;
-    siftDown(heap, 0);
-  }
-}
-
-function siftDown(heap: Head[], i: number): void {
-  const n = heap.length;
-  for (;;) {
-    const l = 2 * i + 1;
-    const r = l + 1;
-    let m = i;
-    if (l < n && before(heap[l]!, heap[m]!)) m = l;
-    if (r < n && before(heap[r]!, heap[m]!)) m = r;
-    if (m === i) return;
-    [heap[i], heap[m]] = [heap[m]!, heap[i]!];
-    i = m;
-  }
 }

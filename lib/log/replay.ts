@@ -48,7 +48,7 @@ export interface ReplayOptions extends MergeOptions {
   onCorrectionProblem?: (problem: CorrectionProblem) => void;
   /**
    * Pass 1 already done: `CorrectionIndex.scan` of these same segments (a server runs it under its scan
-   * gate, lib/service/scan-gate.ts). Used once: an index tracks what has passed.
+   * gate, lib/service/shared/scan-gate.ts). Used once: an index tracks what has passed.
    */
   corrections?: CorrectionIndex;
 }
@@ -57,7 +57,7 @@ export interface ReplayOptions extends MergeOptions {
  * Bytes each segment reads at a time in a merge of `writers` segments: `total` (1 MiB) in flight in all,
  * between 16 KiB and 256 KiB per segment. Memory then stays flat however many writers there are (measured
  * in docs/benchmarks.md: larger reads keep more parsed events alive and cost more than they save). A
- * server, which holds one merge per response, asks for less (lib/service/sources.ts).
+ * server, which holds one merge per response, asks for less (lib/service/shared/sources.ts).
  */
 export function mergeChunkBytes(writers: number, total = 1024 * 1024): number {
   return Math.min(256 * 1024, Math.max(16 * 1024, Math.floor(total / Math.max(1, writers))));

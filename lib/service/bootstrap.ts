@@ -4,7 +4,7 @@
 
 import { TOKEN_PATTERN } from '../contract/tokens.js';
 import type { StateStore } from '../store/index.js';
-import { AppError } from './errors.js';
+import { AppError } from './shared/errors.js';
 import { type CreatedToken, mintToken } from './tokens.js';
 
 /**

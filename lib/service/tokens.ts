@@ -9,8 +9,8 @@ import { isScope, SCOPES, type Scope } from '../contract/scopes.js';
 import { TOKEN_PATTERN } from '../contract/tokens.js';
 import { idPattern, newId } from '../log/ids.js';
 import type { StateStore, TokenRecord } from '../store/index.js';
-import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
-import { AppError, parseInput } from './errors.js';
+import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './shared/context.js';
+import { AppError, parseInput } from './shared/errors.js';
 import type { TokenSelfView, TokenView } from './token-schemas.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

@@ -4,7 +4,7 @@
  * a client can check what it sends by the same words.
  */
 import { brokenRule, CONTENT_RULES } from '../contract/content-rules.js';
-import { AppError } from './errors.js';
+import { AppError } from './shared/errors.js';
 
 /**
  * Checks each `[field, text]` (undefined skipped) against the rules.

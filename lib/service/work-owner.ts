@@ -27,7 +27,7 @@
 
 import type { Owner } from '../contract/work.js';
 import type { TokenRecord, WorkItem } from '../store/index.js';
-import { AppError } from './errors.js';
+import { AppError } from './shared/errors.js';
 
 /** What a new item keeps of the token that starts it (`WorkItem.started_by`). */
 export function startedBy(caller: TokenRecord): NonNullable<WorkItem['started_by']> {

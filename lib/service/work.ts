@@ -33,9 +33,9 @@ import {
   WorkWait,
 } from '../contract/work.js';
 import { StateConflictError, type WorkItem } from '../store/index.js';
-import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './context.js';
-import { AppError, notFound, parseInput } from './errors.js';
-import { summariesChanged } from './summary-cache.js';
+import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './shared/context.js';
+import { AppError, notFound, parseInput } from './shared/errors.js';
+import { summariesChanged } from './shared/summary-cache.js';
 import { requirePlainContent } from './work-content.js';
 import { type Applied, addApplied, findApplied } from './work-keys.js';
 import { requireOwner, startedBy } from './work-owner.js';

@@ -16,9 +16,9 @@ import {
 } from '../../log/verify.js';
 import type { AttributionList } from './schemas.js';
 import { digestChecked } from './chunk-digests.js';
-import { requireScope, requireSessionAccess, type ServiceContext } from '../context.js';
+import { requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { type DeclaredSummary, declaredSummary } from '../status/declared.js';
-import { type SegmentLoss, storedSegments, storedSegmentsAndLosses } from '../sources.js';
+import { type SegmentLoss, storedSegments, storedSegmentsAndLosses } from '../shared/sources.js';
 import { checkedStatus } from '../status/get.js';
 
 /**

@@ -9,7 +9,7 @@ import { uniqueNames } from '../../log/names.js';
 import type { BoardCopy, WriterRecord } from '../../store/index.js';
 import { knownVerdicts, verdicts, workRows } from './rows.js';
 import { BOARD_COUNT_MAX, type Board, type BoardSession } from './schemas.js';
-import { requireScope, type ServiceContext } from '../context.js';
+import { requireScope, type ServiceContext } from '../shared/context.js';
 import { type SessionView, sessionsPage } from '../sessions/replay.js';
 import type { StatusReport, VerdictCounts } from '../../contract/status.js';
 

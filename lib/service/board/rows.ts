@@ -5,7 +5,7 @@
  */
 import type { StatusRecord, WorkItem } from '../../store/index.js';
 import type { BoardSession } from './schemas.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../shared/context.js';
 import { checkedView } from '../status/get.js';
 import type { VerdictCounts } from '../../contract/status.js';
 import { workView } from '../work-view.js';

@@ -5,9 +5,9 @@
  */
 import type { DigestSigner } from '../../audit/signer.js';
 import type { DigestStore, StateStore } from '../../store/index.js';
-import type { AuditConfig } from '../audit-config.js';
-import type { ServiceContext } from '../context.js';
-import { AppError } from '../errors.js';
+import type { AuditConfig } from '../shared/audit-config.js';
+import type { ServiceContext } from '../shared/context.js';
+import { AppError } from '../shared/errors.js';
 
 /** The stores, the signer, the clock and the cadence of `writeDigest` / `writeDueDigests`. */
 export interface DigestDeps {

@@ -3,7 +3,7 @@
  * `writeDueDigests`. A pass never overlaps the next; `stop()` waits for the pass under way, so the stores
  * can be closed after it. On AWS a scheduled function runs the same pass (functions/digest.ts).
  */
-import { DIGESTER_TICK_MS } from '../audit-config.js';
+import { DIGESTER_TICK_MS } from '../shared/audit-config.js';
 import type { DigestDeps } from './deps.js';
 import { type DueDigestsResult, type DuePassHooks, writeDueDigests } from './write.js';
 

@@ -11,13 +11,13 @@
 import type { Readable } from 'node:stream';
 import { packBundle } from '../../audit/bundle.js';
 import type { DigestWriter } from '../../audit/schemas.js';
-import { requireScope, requireSessionAccess, type ServiceContext } from '../context.js';
+import { requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { digestDeps } from './deps.js';
-import { notFound } from '../errors.js';
+import { notFound } from '../shared/errors.js';
 import { bundleHead } from './export-head.js';
 import { listPublicKeys } from './keys.js';
-import { segmentLoss } from '../sources.js';
-import { dataLossError } from '../storage-faults.js';
+import { segmentLoss } from '../shared/sources.js';
+import { dataLossError } from '../shared/storage-faults.js';
 
 /** Digests read at once while an export gathers them. */
 const DIGEST_READS_AT_ONCE = 16;
@@ -118,7 +118,7 @@ async function attestedSegments(
   signal: AbortSignal | undefined,
 ) {
   const key = (w: string) => ({ tenant: ctx.tenant, sid, w });
-  // Checked together, as the replay checks its segments (lib/service/sources.ts).
+  // Checked together, as the replay checks its segments (lib/service/shared/sources.ts).
   const missing = await Promise.all(
     writers.map((wr) => (wr.length > 0 ? segmentLoss(ctx, key(wr.w), wr.length) : null)),
   );

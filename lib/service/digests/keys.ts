@@ -4,7 +4,7 @@
  */
 import type { KeysAnswer } from '../../audit/schemas.js';
 import type { DigestSigner } from '../../audit/signer.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../shared/errors.js';
 
 /**
  * Every key the deployment signed with, oldest first.

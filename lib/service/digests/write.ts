@@ -3,7 +3,7 @@
  * lists the chunks accepted since the previous digest with their SHA-256, every writer's length and
  * chained digest, the previous digest's hash and signature, and when the next one is due at the latest.
  * One is written when a session is due (`StateStore.listDigestsDue`: a writer's first chunk or end, the
- * cadence of lib/service/audit-config.ts, also when nothing changed) and for an export.
+ * cadence of lib/service/shared/audit-config.ts, also when nothing changed) and for an export.
  *
  * The order of writes makes a chain without forks: the digest object is stored create-only at seq n+1
  * (`DigestStore.putDigest`), then the head moves from n to n+1 under a condition (`putDigestHead`). Of
@@ -28,9 +28,9 @@ import {
   StateConflictError,
   type WriterRecord,
 } from '../../store/index.js';
-import { nextInterval, resolveAudit } from '../audit-config.js';
+import { nextInterval, resolveAudit } from '../shared/audit-config.js';
 import type { DigestDeps } from './deps.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../shared/errors.js';
 import { chunksBetween } from '../ingest/chain.js';
 
 export type { DigestDeps } from './deps.js';
@@ -81,7 +81,7 @@ export interface ExportHeadWrite {
  * Writes an `export` digest of session `sid` only when it adds something (issue 15 attack
  * digests-post-flood): the session has no digest, or changed since its head (a writer's indexed length or
  * end differs from the head's, or a writer was added), or the head is older than `exportMinAgeSeconds`
- * (lib/service/audit-config.ts). Otherwise the head is answered as it is, so a read token cannot make
+ * (lib/service/shared/audit-config.ts). Otherwise the head is answered as it is, so a read token cannot make
  * the server store digests without bound; concurrent callers race for one seq, so one change makes at
  * most one digest. The check reads the same head and writers the write does, after adopting an orphan.
  * @returns the head, `fresh` when written by this call; null as `writeDigest` (another process wrote

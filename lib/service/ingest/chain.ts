@@ -5,8 +5,8 @@
  */
 import { GENESIS_CHAIN, nextChain } from '../../audit/chain.js';
 import type { ChunkRecord, StateStore, WriterRecord } from '../../store/index.js';
-import { WRITER_QUIET_MS } from '../audit-config.js';
-import { AppError } from '../errors.js';
+import { WRITER_QUIET_MS } from '../shared/audit-config.js';
+import { AppError } from '../shared/errors.js';
 
 /** Chunk records read per `listChunks` call (the port's maximum). */
 const PAGE = 1000;

@@ -17,7 +17,7 @@ import { provenanceOf } from '../../log/provenance.js';
 import { cutText } from '../../log/text-cut.js';
 import { parseTs } from '../../log/time.js';
 import type { SummaryDelta, WriterRecord } from '../../store/index.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../shared/errors.js';
 import { SUMMARY_TYPES, type SummaryEvent, summarizeChunk } from './summary.js';
 
 /** Longest agent name a writer record keeps, in UTF-16 units (the summary keeps less: `SUMMARY_NAME_CHARS`). */

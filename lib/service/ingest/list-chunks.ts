@@ -6,8 +6,8 @@
  * (issue 15 item 1; DESIGN §4 "append-only").
  */
 import type { ChunkList } from '../../contract/chunks.js';
-import { requireScope, requireSessionAccess, type ServiceContext } from '../context.js';
-import { notFound } from '../errors.js';
+import { requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
+import { notFound } from '../shared/errors.js';
 
 /**
  * The chunk records of writer `w` starting at byte `from` (a chunk's offset, or 0), at most `limit`.

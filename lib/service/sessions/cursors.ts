@@ -11,8 +11,8 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { StateStore } from '../../store/index.js';
-import type { ServiceContext } from '../context.js';
-import { AppError } from '../errors.js';
+import type { ServiceContext } from '../shared/context.js';
+import { AppError } from '../shared/errors.js';
 
 /** The name of the signing key among the server secrets; a new name would start a new key. */
 export const CURSOR_KEY_NAME = 'cursor-hmac-sha256-v1';

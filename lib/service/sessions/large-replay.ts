@@ -21,9 +21,9 @@ import { createHash } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';
 import type { ReplayFormat } from '../../log/replay.js';
 import type { TokenRecord, WriterRecord } from '../../store/index.js';
-import { requireScope, requireSessionAccess, type ServiceContext } from '../context.js';
-import { AppError, ERROR_STATUS, type ErrorCode, notFound } from '../errors.js';
-import type { ArchivedReplay, ReplayBuilds, ReplayJob } from '../replay-ports.js';
+import { requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
+import { AppError, ERROR_STATUS, type ErrorCode, notFound } from '../shared/errors.js';
+import type { ArchivedReplay, ReplayBuilds, ReplayJob } from '../shared/replay-ports.js';
 import { rawSession, replaySession } from './replay.js';
 
 // The package is CommonJS (`module.exports = serialize`) but its types declare an ES default export.
@@ -36,7 +36,7 @@ export {
   type ReplayArchive,
   type ReplayBuilds,
   ReplayJob,
-} from '../replay-ports.js';
+} from '../shared/replay-ports.js';
 
 /** A build claimed longer ago than this is taken to have died: the next request starts another. */
 export const BUILD_CLAIM_MS = 15 * 60 * 1000;

@@ -22,11 +22,11 @@ import { segmentSources } from '../../log/replay.js';
 import { parseTs } from '../../log/time.js';
 import { StateConflictError, type StatusEntry, type StatusRecord } from '../../store/index.js';
 import { statusSummaryOf } from '../../store/session-summary.js';
-import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../context.js';
-import { AppError, notFound, parseInput } from '../errors.js';
-import { storedSegments } from '../sources.js';
+import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
+import { AppError, notFound, parseInput } from '../shared/errors.js';
+import { storedSegments } from '../shared/sources.js';
 import { appendReport } from './retention.js';
-import { summariesChanged } from '../summary-cache.js';
+import { summariesChanged } from '../shared/summary-cache.js';
 
 export type { StatusView } from '../../contract/status.js';
 

@@ -9,7 +9,7 @@
 import type { VerifyReport } from '../../log/verify.js';
 import type { WriterRecord } from '../../store/index.js';
 import { verifyStored } from '../analysis/verify.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../shared/context.js';
 
 /** How long a report is reused for the same segment lengths. */
 export const VERIFY_KEPT_MS = 30_000;

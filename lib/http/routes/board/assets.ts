@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { getAsset } from '../../../board/assets.js';
-import { AppError } from '../../../service/errors.js';
+import { AppError } from '../../../service/shared/errors.js';
 import { defineRoute, raw } from '../../route.js';
 
 export const assetRoute = defineRoute({

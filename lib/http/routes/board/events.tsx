@@ -7,7 +7,7 @@
  */
 import { streamSSE } from 'hono/streaming';
 import { OverviewRegion } from '../../../board/overview.js';
-import { AppError } from '../../../service/errors.js';
+import { AppError } from '../../../service/shared/errors.js';
 import { LIVE_RETRY_AFTER_SECONDS, pumpOverview } from '../../live.js';
 import { clientSignal } from '../../replay-slots.js';
 import { defineRoute, raw } from '../../route.js';

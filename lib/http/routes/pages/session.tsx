@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { BadPageLinkPage, BusyPage, NotFoundPage } from '../../../board/pages.js';
 import { SessionTimelinePage, StatusOnlyPage } from '../../../board/timeline.js';
-import { AppError } from '../../../service/errors.js';
+import { AppError } from '../../../service/shared/errors.js';
 import { getStatus } from '../../../service/status/get.js';
 import { TIMELINE_PAGE_ROWS, type TimelinePage, timelinePage } from '../../../service/timeline/page.js';
 import { listWork } from '../../../service/work.js';

@@ -5,7 +5,7 @@
  * process (a chunk, a report) drops the tenant's listing, so it shows at once here; a write through
  * another process (another Lambda instance) shows within `SUMMARIES_MAX_AGE_MS` plus one listing.
  */
-import type { SessionSummary, StateStore } from '../store/index.js';
+import type { SessionSummary, StateStore } from '../../store/index.js';
 
 /** How old a shared listing may be when an overview takes it, in ms. */
 export const SUMMARIES_MAX_AGE_MS = 500;

@@ -1,13 +1,13 @@
 /**
  * What every verb runs with (STYLE §1): the caller's tenant and token, the stores, and the clock.
  */
-import type { DigestSigner } from '../audit/signer.js';
-import type { DigestStore, SegmentStore, StateStore, TokenRecord } from '../store/index.js';
+import type { DigestSigner } from '../../audit/signer.js';
+import type { DigestStore, SegmentStore, StateStore, TokenRecord } from '../../store/index.js';
 import type { AuditConfig } from './audit-config.js';
 import { AppError, notFound } from './errors.js';
-import type { Limits } from '../contract/limits.js';
+import type { Limits } from '../../contract/limits.js';
 import type { LargeReplays } from './replay-ports.js';
-import type { Scope } from '../contract/scopes.js';
+import type { Scope } from '../../contract/scopes.js';
 
 export interface ServiceDeps {
   segments: SegmentStore;
@@ -20,7 +20,7 @@ export interface ServiceDeps {
   digests?: DigestStore;
   /** the deployment's signing key(s) (lib/audit/local-keyring.ts, kms-signer.ts); as `digests` */
   signer?: DigestSigner;
-  /** the digest cadence; what it leaves out takes `DEFAULT_AUDIT` (lib/service/audit-config.ts) */
+  /** the digest cadence; what it leaves out takes `DEFAULT_AUDIT` (lib/service/shared/audit-config.ts) */
   audit?: Partial<AuditConfig>;
   /** replays of sessions over a size answered with a stored copy (issue 17.2); none: every size streams */
   largeReplays?: LargeReplays | null;

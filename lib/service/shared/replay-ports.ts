@@ -4,7 +4,7 @@
  * Below the verbs so that the context that carries them (./context.ts) imports no verb.
  */
 import { z } from 'zod';
-import { SessionId } from '../contract/ids.js';
+import { SessionId } from '../../contract/ids.js';
 
 /** A stored replay as a client fetches it. */
 export interface ArchivedReplay {

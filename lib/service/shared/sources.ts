@@ -1,9 +1,9 @@
 /** A stored session's segments, as the replay, verify and inspect read them. */
 
-import { resolveLimits } from '../contract/limits.js';
-import { mergeChunkBytes, type ReplaySegment } from '../log/replay.js';
-import type { SegmentKey } from '../store/ports.js';
-import type { ByteRange } from '../store/errors.js';
+import { resolveLimits } from '../../contract/limits.js';
+import { mergeChunkBytes, type ReplaySegment } from '../../log/replay.js';
+import type { SegmentKey } from '../../store/ports.js';
+import type { ByteRange } from '../../store/storage-errors.js';
 import type { ServiceContext } from './context.js';
 import { notFound } from './errors.js';
 import { dataLossError } from './storage-faults.js';
