@@ -1,5 +1,5 @@
 /**
- * scanLine (lib/log/envelope-scan.ts) against parseLine and a bare JSON.parse of the decoded line, in ns per
+ * scanLine (lib/log/format/envelope-scan.ts) against parseLine and a bare JSON.parse of the decoded line, in ns per
  * line over the lines of a session from bench/gen.ts (64 writers), and how many lines the scan handed to
  * parseLine (its fallback). Also checks the three agree on every line's verdict.
  * Usage: npx tsx bench/scan-line.ts [LINES=200000] [ROUNDS=5]
@@ -7,8 +7,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseLine } from '../lib/log/codec.js';
-import { newLineScan, scanFallbacks, scanLine } from '../lib/log/envelope-scan.js';
+import { parseLine } from '../lib/log/format/codec.js';
+import { newLineScan, scanFallbacks, scanLine } from '../lib/log/format/envelope-scan.js';
 import { generateSession } from './gen.js';
 
 const lines = Number(process.argv[2] ?? 200_000);

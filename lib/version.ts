@@ -1,5 +1,5 @@
 /**
- * hansard's version, equal to package.json's. Defined in lib/log/version.ts, beside the writer that
+ * hansard's version, equal to package.json's. Defined in lib/log/format/version.ts, beside the writer that
  * records it, so that lib/log imports nothing outside itself.
  */
-export { HANSARD_VERSION } from './log/version.js';
+export { HANSARD_VERSION } from './log/format/version.js';

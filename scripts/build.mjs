@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
-// A dependency's JSON data (unhomoglyph's confusables table, lib/log/text-normal.ts) is bundled, not left
+// A dependency's JSON data (unhomoglyph's confusables table, lib/log/format/text-normal.ts) is bundled, not left
 // external: esbuild 0.28 drops the `with { type: 'json' }` attribute from an external import, and Node 20
 // then refuses to load the CLI (ERR_IMPORT_ASSERTION_TYPE_MISSING).
 const bundleDependencyJson = {

@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { newSessionId } from '../lib/log/ids.js';
+import { newSessionId } from '../lib/log/format/ids.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'test/fixtures/multi-writer');

@@ -6,7 +6,7 @@
  */
 
 import type { CheckedEvent } from '../contract/status.js';
-import { escapeControl } from '../log/escape.js';
+import { escapeControl } from '../log/format/escape.js';
 
 type Check = CheckedEvent['evidence'][number]['check'];
 

@@ -4,9 +4,9 @@
  * agent's view. Whatever a writer or an agent wrote goes through `escapeControl` (issue 8.4) besides the
  * HTML escaping hono/jsx does.
  */
-import { escapeControl } from '../log/escape.js';
-import { type LookAlike, sameName } from '../log/names.js';
-import { uriComponent } from '../log/text-cut.js';
+import { escapeControl } from '../log/format/escape.js';
+import { type LookAlike, sameName } from '../log/format/names.js';
+import { uriComponent } from '../log/format/text-cut.js';
 import type { BoardSession } from '../service/board/get.js';
 import type { OverviewRow } from '../service/board/overview-schemas.js';
 import { LookAlikeMark } from './names.js';

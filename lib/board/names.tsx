@@ -1,15 +1,15 @@
 /**
  * Names that look like another name on the same page (issue 25.6, docs/board.md "no name can pass for
- * another"): lib/log/names.ts finds them (`lookAlikes`: same UTS #39 skeleton, different NFC form) and
+ * another"): lib/log/format/names.ts finds them (`lookAlikes`: same UTS #39 skeleton, different NFC form) and
  * these pieces mark them where the board shows a name: `≈` and the code points that set the name apart,
  * with all of its code points in a title. Agents are compared with agents, people with people.
  */
-import { type LookAlike, lookAlikes } from '../log/names.js';
+import { type LookAlike, lookAlikes } from '../log/format/names.js';
 import type { Overview } from '../service/board/overview-schemas.js';
 import type { OverviewView } from './overview.js';
 
 /**
- * The names of a page that look like another of its names (lib/log/names.ts `lookAlikes`), agents among
+ * The names of a page that look like another of its names (lib/log/format/names.ts `lookAlikes`), agents among
  * agents and people among people: what `LookAlikeMark` marks (issue 25.6, docs/board.md).
  */
 export interface NameMarks {

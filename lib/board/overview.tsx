@@ -10,7 +10,7 @@
  */
 
 import { STATES } from '../contract/status.js';
-import { escapeControl } from '../log/escape.js';
+import { escapeControl } from '../log/format/escape.js';
 import type {
   Overview,
   OverviewFilters,

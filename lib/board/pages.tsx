@@ -4,7 +4,7 @@
  * the frame of ./layout.tsx. hono/jsx escapes HTML; what writers and agents wrote also goes through
  * `escapeControl`, so a newline cannot forge a line and a bidi override cannot reorder the page (issue 8.4).
  */
-import { escapeControl } from '../log/escape.js';
+import { escapeControl } from '../log/format/escape.js';
 import { Layout } from './layout.js';
 
 /** A board link that cannot be followed (a bad `?page=`, `?limit=` or filter). */

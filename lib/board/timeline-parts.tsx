@@ -5,7 +5,7 @@
  * text) besides the HTML escaping hono/jsx does.
  */
 import type { Child } from 'hono/jsx';
-import { escapeControl } from '../log/escape.js';
+import { escapeControl } from '../log/format/escape.js';
 import type {
   AttributedMessage,
   RowAttribution,

@@ -10,8 +10,8 @@
 
 import type { StatusView } from '../contract/status.js';
 import type { WorkSummary } from '../contract/work.js';
-import { escapeControl } from '../log/escape.js';
-import { uniqueNames } from '../log/names.js';
+import { escapeControl } from '../log/format/escape.js';
+import { uniqueNames } from '../log/format/names.js';
 import type { TimelinePage } from '../service/timeline/schemas.js';
 import { idAnchor } from '../service/timeline/text.js';
 import { assetHref } from './assets.js';

@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { WriterMapping } from '../importers/mapping.js';
-import { newId } from '../log/ids.js';
+import { newId } from '../log/format/ids.js';
 import { type EmitOptions, openSession } from '../log/writer.js';
 import { HOOK_NOTE_AUTHOR, type MonoClock, newMonoClock, tickMono } from './claude-code.js';
 import { duplicateText, fingerprint } from './deliveries.js';

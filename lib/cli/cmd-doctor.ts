@@ -9,7 +9,7 @@ import { runDoctor } from '../capture/doctor.js';
 import { clearHookFailures, hookFailuresPath, stateDir } from '../capture/state-dir.js';
 import { ExitError, FailureError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
-import { escapeControl } from '../log/escape.js';
+import { escapeControl } from '../log/format/escape.js';
 import { jsonOption } from './options.js';
 
 export function registerDoctor(program: Command, io: Io): void {

@@ -19,7 +19,7 @@ import { clientFrom, DEFAULT_URL, retryNotice } from '../client/config.js';
 import { FailureError, UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
 import { describeFsError } from '../client/upload.js';
-import { isId } from '../log/ids.js';
+import { isId } from '../log/format/ids.js';
 import { jsonOption } from './options.js';
 
 /** What `hansard export --json` prints. */

@@ -11,7 +11,7 @@ import { SettingsFormatError } from '../capture/integrations-claude.js';
 import { CodexConfigError } from '../capture/integrations-codex.js';
 import { ExitError, UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
-import { escapeControl } from '../log/escape.js';
+import { escapeControl } from '../log/format/escape.js';
 import { jsonOption } from './options.js';
 
 interface SyncFlags {

@@ -6,7 +6,7 @@ import { type Command, Option } from 'commander';
 import { clientFrom, retryNotice } from '../client/config.js';
 import { UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
-import { isId } from '../log/ids.js';
+import { isId } from '../log/format/ids.js';
 import { MAX_NOTE_CHARS, MAX_REF_CHARS, STATES, StatusReport } from '../contract/status.js';
 import { jsonOption } from './options.js';
 

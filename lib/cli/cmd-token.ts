@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { clientFrom, retryNotice } from '../client/config.js';
 import { UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
-import { escapeControl } from '../log/escape.js';
+import { escapeControl } from '../log/format/escape.js';
 import { SCOPES } from '../contract/scopes.js';
 import { jsonOption } from './options.js';
 

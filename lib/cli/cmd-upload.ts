@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { clientFrom, retryNotice } from '../client/config.js';
 import { type Io, printJson } from '../client/io.js';
 import { type SessionUploadResult, uploadSession } from '../client/upload.js';
-import { isId } from '../log/ids.js';
+import { isId } from '../log/format/ids.js';
 import { listSegments } from '../log/session-dir.js';
 import { jsonOption } from './options.js';
 

@@ -15,7 +15,7 @@ import { verifyBundle } from '../audit/verify-bundle.js';
 import { PRIVATE_PEM } from '../audit/verify-keys.js';
 import { ExitError, UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
-import { escapeControl } from '../log/escape.js';
+import { escapeControl } from '../log/format/escape.js';
 import { reportHints, reportLines } from './verify-digests-text.js';
 
 /** What `hansard verify --help` says about --digests: what is checked, and an example. */

@@ -9,8 +9,8 @@ import { AUDIT_FINDING_CODES, type AuditFindingCode } from '../audit/schemas.js'
 import { clientFrom, retryNotice } from '../client/config.js';
 import { ExitError, UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
-import { escapeControl } from '../log/escape.js';
-import { isId } from '../log/ids.js';
+import { escapeControl } from '../log/format/escape.js';
+import { isId } from '../log/format/ids.js';
 import { formatSummary, inspectSession, type SessionSummary } from '../log/inspect.js';
 import { segmentSources, sessionDirSegments } from '../log/replay.js';
 import { type VerifyReport, verifySegments } from '../log/verify.js';

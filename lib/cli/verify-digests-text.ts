@@ -5,7 +5,7 @@
  */
 import type { AuditFindingCode, AuditReport } from '../audit/schemas.js';
 import { isCadenceMissing } from '../audit/verify-cadence.js';
-import { escapeControl } from '../log/escape.js';
+import { escapeControl } from '../log/format/escape.js';
 
 /** Findings that mean the bundle was altered after signing (or signed by whoever should not have). */
 const TAMPERING = new Set<AuditFindingCode>([

@@ -5,7 +5,7 @@
  * names the field and the rule so the agent can say it again in plain words (the service's
  * `requirePlainContent`, lib/service/work-content.ts). docs/work.md lists them.
  *
- * The rules read the text as a person sees it (issue 24 item 4): `normalReadings` (lib/log/text-normal.ts)
+ * The rules read the text as a person sees it (issue 24 item 4): `normalReadings` (lib/log/format/text-normal.ts)
  * drops invisible code points, NFKC-normalizes and folds UTS #39 look-alikes to ASCII, so `ghp_` with a
  * U+034F or U+16FE4 inside, `АKIA` with a Cyrillic А, `AKⵏA` with a Tifinagh ⵏ, `∕home∕` with U+2215 and
  * `Ⳇhome` with a Coptic Ⳇ are what they look like. A status
@@ -13,7 +13,7 @@
  * lib/contract/status.ts).
  */
 import { redactText } from '../log/redact.js';
-import { LINE_BREAK, normalReadings, visibleText } from '../log/text-normal.js';
+import { LINE_BREAK, normalReadings, visibleText } from '../log/format/text-normal.js';
 
 /** The rules, by name, with what a refusal tells the agent. */
 export const CONTENT_RULES = {

@@ -4,7 +4,7 @@
  * (`*-schemas.ts` here) are built from all of them.
  */
 import { z } from 'zod';
-import { ULID_SOURCE as ulid } from '../log/ids.js';
+import { ULID_SOURCE as ulid } from '../log/format/ids.js';
 
 /** `s_` + a ULID. */
 export const SessionId = z

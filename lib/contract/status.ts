@@ -3,8 +3,8 @@
  * note, and up to four declared events with up to four evidence items each.
  */
 import { z } from 'zod';
-import { PROVENANCE_KINDS } from '../log/provenance.js';
-import { foldConfusables, LINE_BREAK, normalText, visibleText } from '../log/text-normal.js';
+import { PROVENANCE_KINDS } from '../log/format/provenance.js';
+import { foldConfusables, LINE_BREAK, normalText, visibleText } from '../log/format/text-normal.js';
 import { brokenRule, CONTENT_RULES, type ContentRule } from './content-rules.js';
 import { Count, Instant, SessionId } from './ids.js';
 
@@ -130,7 +130,7 @@ export const StatusReport = z
   .meta({ id: 'StatusReport' });
 export type StatusReport = z.infer<typeof StatusReport>;
 
-/** A writer's provenance (lib/log/provenance.ts): observed kinds, `declared`, or `unknown`. */
+/** A writer's provenance (lib/log/format/provenance.ts): observed kinds, `declared`, or `unknown`. */
 const ProvenanceView = z
   .enum([...PROVENANCE_KINDS, 'unknown'])
   .describe(

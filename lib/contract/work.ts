@@ -4,7 +4,7 @@
  * observed now. Expiry or absence is `unknown`, never idle, finished or abandoned.
  */
 import { z } from 'zod';
-import { ULID_SOURCE as ulid } from '../log/ids.js';
+import { ULID_SOURCE as ulid } from '../log/format/ids.js';
 import { Count, Instant, SessionId } from './ids.js';
 
 /** `wk_` + a ULID. */

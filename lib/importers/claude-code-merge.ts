@@ -7,7 +7,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { splitLineBatches } from '../log/reader.js';
-import { parseTs } from '../log/time.js';
+import { parseTs } from '../log/format/time.js';
 import { decodeLine, parseObject } from './json-line.js';
 
 /** One line of a file as text. */

@@ -14,7 +14,7 @@
  * `[` exiting 1 say so in `returnCodeInterpretation`), the command went on in the background
  * (`backgroundTaskId`), or it was interrupted (`interrupted: true`).
  */
-import type { ActionStatus } from '../log/events.js';
+import type { ActionStatus } from '../log/format/events.js';
 import { record, str } from './claude-code-task.js';
 
 /** Claude Code's text for a tool call the person interrupted (its INTERRUPT_MESSAGE_FOR_TOOL_USE). */

@@ -20,7 +20,7 @@
  * const r = await importClaudeCodeStream('run.ndjson', './sessions');
  * console.log(r.dir, r.counts.turns, r.promptRecorded, r.notices);
  */
-import { parseTs } from '../log/time.js';
+import { parseTs } from '../log/format/time.js';
 import { type EmitOptions, openSession } from '../log/writer.js';
 import { IMPORT_NOTE_AUTHOR, type ImportProblem, TranscriptMapper } from './claude-code-records.js';
 import { isObj, type Obj, str } from './json-line.js';

@@ -16,7 +16,7 @@
  * const r = await importCodexExec('exec.ndjson', './sessions');
  * console.log(r.dir, r.counts.actions, r.interrupted, r.notices);
  */
-import type { ActionStatus } from '../log/events.js';
+import type { ActionStatus } from '../log/format/events.js';
 import { type EmitOptions, openSession } from '../log/writer.js';
 import { IMPORT_NOTE_AUTHOR, type ImportProblem, type ImportProblemKind } from './claude-code-records.js';
 import { isObj, type Obj, str } from './json-line.js';

@@ -5,7 +5,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { splitLines } from '../log/reader.js';
-import { parseTs } from '../log/time.js';
+import { parseTs } from '../log/format/time.js';
 import { isObj, type Obj, parseObject, str } from './json-line.js';
 
 /**

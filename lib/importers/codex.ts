@@ -20,7 +20,7 @@
  * const r = await importCodexRollout('~/.codex/sessions/2025/12/28/rollout-….jsonl', './sessions');
  * console.log(r.dir, r.counts.turns, r.problems);
  */
-import { parseTs } from '../log/time.js';
+import { parseTs } from '../log/format/time.js';
 import { type EmitOptions, openSession } from '../log/writer.js';
 import type { ImportProblem } from './claude-code-transcript.js';
 import { prescan, readLines } from './codex-records.js';

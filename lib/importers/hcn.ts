@@ -14,7 +14,7 @@
  * does not know is an `unknown_record` note, and a line that is not JSON is kept the same way and
  * reported with its line number.
  */
-import { nowMicros, parseTs } from '../log/time.js';
+import { nowMicros, parseTs } from '../log/format/time.js';
 import { type EmitOptions, openSession, type SessionWriter } from '../log/writer.js';
 import { IMPORT_NOTE_AUTHOR, type ImportProblem, type ImportProblemKind } from './claude-code-transcript.js';
 import {

@@ -11,7 +11,7 @@
  *
  * What is not a person speaking is never a `message`: only `prompt` writes one.
  */
-import type { ActionStatus, TurnStatus } from '../log/events.js';
+import type { ActionStatus, TurnStatus } from '../log/format/events.js';
 import { type EmitOptions, openSession, type SessionWriter, type WriterOptions } from '../log/writer.js';
 
 /** The `extra` key that marks what an imported note stands for (docs/import.md). */

@@ -3,8 +3,8 @@
  * `RecordedEvent` (decoded), a `MergedEvent` or a plain event object as a typed view, an event's type
  * fields, id lists and strings. Split from attribution.ts for its size.
  */
-import { decodeEvent, type RecordedEvent } from './codec.js';
-import type { LogEvent } from './events.js';
+import { decodeEvent, type RecordedEvent } from './format/codec.js';
+import type { LogEvent } from './format/events.js';
 
 /** A list of strings, deduplicated in order; null for anything else (a malformed list is not a record). */
 export function idList(v: unknown): string[] | null {

@@ -2,8 +2,8 @@
  * The shape of an attribution (lib/log/attribution.ts, which re-exports these; DESIGN §3 "Attribution",
  * docs/attribution.md): split from attribution.ts for its size.
  */
-import type { RecordedEvent } from './codec.js';
-import type { LogEvent } from './events.js';
+import type { RecordedEvent } from './format/codec.js';
+import type { LogEvent } from './format/events.js';
 import type { IdTable } from './id-table.js';
 import type { MergedEvent } from './merge.js';
 

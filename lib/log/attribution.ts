@@ -72,7 +72,7 @@ import type {
   AttributorOptions,
 } from './attribution-types.js';
 import { type Inferred, MessageWindows, SizedFifo } from './attribution-window.js';
-import type { LogEvent } from './events.js';
+import type { LogEvent } from './format/events.js';
 import { IdTable, Int32Column } from './id-table.js';
 
 // The result's shape (Attribution, AttributionBasis, AttributionCandidate, AttributableInput): attribution-types.ts.

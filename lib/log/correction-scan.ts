@@ -4,8 +4,8 @@
  * kept as only what applying it and reporting it need (`Correction`), not the whole decoded event (issue
  * 16: a decoded correction held ~1.1 KB, most of a merged replay's growth).
  */
-import { decodeEvent, parseLine } from './codec.js';
-import { isType, type KnownEvent } from './events.js';
+import { decodeEvent, parseLine } from './format/codec.js';
+import { isType, type KnownEvent } from './format/events.js';
 import { readSegmentBatches } from './reader.js';
 import { openSegmentBlocks } from './segment-blocks.js';
 import type { ReplaySegment } from './session-dir.js';

@@ -32,10 +32,10 @@
  *   as it passes, even a target that comes before its corrections in merged order (the normal case).
  */
 
-import { serializeEvent } from './codec.js';
+import { serializeEvent } from './format/codec.js';
 import { type Correction, keepCorrection, scanCorrections } from './correction-scan.js';
-import { hashIdText } from './envelope-scan.js';
-import { ENVELOPE_FIELDS, FIELD_ORDER, isKnownType, isType, type LogEvent, TYPE_FIELDS } from './events.js';
+import { hashIdText } from './format/envelope-scan.js';
+import { ENVELOPE_FIELDS, FIELD_ORDER, isKnownType, isType, type LogEvent, TYPE_FIELDS } from './format/events.js';
 import { IdTable, Int32Column } from './id-table.js';
 import type { ReplaySegment } from './session-dir.js';
 

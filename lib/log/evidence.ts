@@ -12,7 +12,7 @@
  *   result was changed by a correction from another writer (`contested`); `reason` says which.
  * - `unchecked`: `file` and `commit` items (the transcript does not record them).
  *
- * Only observed writers count (lib/log/provenance.ts): a writer whose provenance is `declared` (what the
+ * Only observed writers count (lib/log/format/provenance.ts): a writer whose provenance is `declared` (what the
  * model itself handed over, e.g. MCP `capture_subagent_messages`) or `unknown` neither supports nor refutes
  * a claim; the reason says when such a writer recorded a match that was not counted. Every check names what
  * it rests on (`rests_on`: the result's writer, its agent, provenance and uploading token's label, the action
@@ -21,9 +21,9 @@
  * the server's). Feed it the effective events (corrections applied, each changed event with its
  * `corrected` provenance). Declared events are never written into the transcript: this only reads it.
  */
-import type { RecordedEvent } from './codec.js';
+import type { RecordedEvent } from './format/codec.js';
 import { commandMatch, commandOf, isActionId, isRuntimeCallId, normalRef } from './evidence-match.js';
-import { isObserved, type Provenance, provenanceOf } from './provenance.js';
+import { isObserved, type Provenance, provenanceOf } from './format/provenance.js';
 
 export { commandOf } from './evidence-match.js';
 

@@ -8,8 +8,8 @@
  * (lib/log/line-cursor.ts). Same end: every segment's reader is closed however the merge ends (done,
  * failed, aborted through `signal`, or closed early by its consumer), so no file or request outlives it.
  */
-import type { LineProblem } from './codec.js';
-import { newLineScan } from './envelope-scan.js';
+import type { LineProblem } from './format/codec.js';
+import { newLineScan } from './format/envelope-scan.js';
 import { type BlockSet, LineCursor } from './line-cursor.js';
 import { heapPopTop, heapPush, heapSiftDown } from './merge-heap.js';
 import { TextOut } from './text-out.js';

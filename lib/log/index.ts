@@ -3,20 +3,20 @@
  * the lenient streaming reader, the k-way merge, and replay. No network I/O here.
  */
 export * from './attribution.js';
-export * from './codec.js';
+export * from './format/codec.js';
 export * from './corrections.js';
-export * from './escape.js';
-export * from './events.js';
+export * from './format/escape.js';
+export * from './format/events.js';
 export * from './field-limits.js';
-export * from './ids.js';
+export * from './format/ids.js';
 export * from './inspect.js';
 export * from './merge.js';
-export * from './provenance.js';
+export * from './format/provenance.js';
 export * from './reader.js';
 export * from './redact.js';
 export * from './replay.js';
 export * from './session-dir.js';
-export * from './text-cut.js';
-export * from './time.js';
+export * from './format/text-cut.js';
+export * from './format/time.js';
 export * from './verify.js';
 export * from './writer.js';

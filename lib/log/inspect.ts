@@ -5,12 +5,12 @@
  * writers, participants, turns and tools, not with the events.
  */
 import { Attributor } from './attribution.js';
-import { decodeEvent } from './codec.js';
-import { escapeControl as esc } from './escape.js';
-import { isType } from './events.js';
+import { decodeEvent } from './format/codec.js';
+import { escapeControl as esc } from './format/escape.js';
+import { isType } from './format/events.js';
 import type { ContestedChange, RestsOn, Verdict } from './evidence.js';
 import { type MergeSource, mergeSegments } from './merge.js';
-import { type Provenance, provenanceOf } from './provenance.js';
+import { type Provenance, provenanceOf } from './format/provenance.js';
 import type { VerifyReport } from './verify.js';
 
 export interface WriterSummary {
@@ -19,7 +19,7 @@ export interface WriterSummary {
   app: string | null;
   hansard_version: string | null;
   host: string | null;
-  /** who records its events (`meta.provenance` of its writer.start as written; lib/log/provenance.ts) */
+  /** who records its events (`meta.provenance` of its writer.start as written; lib/log/format/provenance.ts) */
   provenance: Provenance;
   /** the tool's id of the subagent this writer records (`meta.subagent_id`); null for a main writer */
   subagent_id: string | null;

@@ -14,9 +14,9 @@
  * and one carry buffer per writer for a line cut by a block's end, which grows to the longest such line.
  */
 import { isUtf8 } from 'node:buffer';
-import { type LineProblem, parseLine } from './codec.js';
-import { hashIdBytes, hashIdText, type LineScan, scanLine } from './envelope-scan.js';
-import { setWords, type WordView, wordViewOf } from './json-scan.js';
+import { type LineProblem, parseLine } from './format/codec.js';
+import { hashIdBytes, hashIdText, type LineScan, scanLine } from './format/envelope-scan.js';
+import { setWords, type WordView, wordViewOf } from './format/json-scan.js';
 
 /** One segment's bytes as blocks, in order (the shape of lib/log/segment-blocks.ts's reader). */
 export interface BlockReader {
@@ -91,7 +91,7 @@ export class LineCursor {
   private nextLine = 1;
   private nextOffset = 0;
   private done = false;
-  /** the word views of the block and of the carry, made once per buffer (lib/log/json-scan.ts) */
+  /** the word views of the block and of the carry, made once per buffer (lib/log/format/json-scan.ts) */
   private blockWords: WordView | null = null;
   private carryWords: WordView | null = null;
 

@@ -1,14 +1,14 @@
 /**
  * The text replay's lines (seed 001 "replay", DESIGN §3): one readable line per event, its attribution mark,
- * and the one-line forms of ids and free text (issue 8.4, lib/log/escape). Used by lib/log/replay.ts, which
+ * and the one-line forms of ids and free text (issue 8.4, lib/log/format/escape). Used by lib/log/replay.ts, which
  * re-exports `formatTextLine` and `attributionMark`.
  */
 import { type Attribution, Attributor } from './attribution.js';
-import { decodeEvent, parseLineText, type RecordedEvent } from './codec.js';
+import { decodeEvent, parseLineText, type RecordedEvent } from './format/codec.js';
 import { type CorrectionIndex, type EffectiveEvent, effectiveLine } from './corrections.js';
-import { escapeControl, hasControl } from './escape.js';
-import { type LineFields, RawJson } from './line-fields.js';
-import { cutText } from './text-cut.js';
+import { escapeControl, hasControl } from './format/escape.js';
+import { type LineFields, RawJson } from './format/line-fields.js';
+import { cutText } from './format/text-cut.js';
 import { Authors, contestedMarkBytes, type MarkCache, newMarkCache, printableAscii } from './text-mark.js';
 import type { TextOut } from './text-out.js';
 
@@ -71,7 +71,7 @@ export class EventLines {
   /**
    * `line` of an event given as its parsed line, written into `out`: the text replay's fast path (issue
    * 16), formatting from `o` with no `RecordedEvent` unless a correction names the event. `o` is the
-   * line's `JSON.parse` or its `readLineFields` (lib/log/line-fields.ts: the fields the text reads); every
+   * line's `JSON.parse` or its `readLineFields` (lib/log/format/line-fields.ts: the fields the text reads); every
    * envelope field has its type (a line the scan took as an event). `line` is where the line lies (its
    * bytes, 1-based number and byte offset in its segment), read only for an event a correction names.
    * `mayBeTarget` false says no correction names it (`CorrectionIndex.mayTarget` of its id's hash), so

@@ -7,7 +7,7 @@
  * last key, `"corrected":[{"by","field","was","reason"},…]` (see `lib/log/corrections`), so no consumer
  * sees a modified value without knowing. Text gives one line per event: time, who, what, with the effective
  * values and a ` [corrected: <field> by <correction id>, …]` suffix on a corrected event. A text line is
- * always one line whatever the events hold (issue 8.4, `lib/log/escape`): ids and names (user ids, agents,
+ * always one line whatever the events hold (issue 8.4, `lib/log/format/escape`): ids and names (user ids, agents,
  * tools, types, ts) show a control character as `\n`, `\x1b`, `\u202e`; free text (a message, an output,
  * a tool's input and result) shows a newline as ` ⏎ `, a tab as a space, and the other controls escaped
  * the same way, so nothing a writer wrote can start a line of its own or reach a terminal raw. Both skip
@@ -20,11 +20,11 @@
  * more than once.
  */
 import { statSync } from 'node:fs';
-import { decodeEvent, parseLine } from './codec.js';
+import { decodeEvent, parseLine } from './format/codec.js';
 import { CorrectionIndex, type CorrectionProblem } from './corrections.js';
 import { mergeToBuffers, mergeToText } from './fast-merge.js';
 import type { LineCursor } from './line-cursor.js';
-import { readLineFields } from './line-fields.js';
+import { readLineFields } from './format/line-fields.js';
 import {
   type MergedEvent,
   type MergeOptions,

@@ -6,8 +6,8 @@
  */
 import { createReadStream, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { parseLine } from './codec.js';
-import { isId } from './ids.js';
+import { parseLine } from './format/codec.js';
+import { isId } from './format/ids.js';
 import type { MergeSource } from './merge.js';
 import { readSegmentFileBatches, splitLines } from './reader.js';
 

@@ -18,14 +18,14 @@
  * Messages quote what the events hold through `escapeControl`, so a report printed to a terminal is as
  * safe as the text replay (issue 8.4).
  */
-import { decodeEvent, type LineProblem, type RecordedEvent } from './codec.js';
+import { decodeEvent, type LineProblem, type RecordedEvent } from './format/codec.js';
 import { CorrectionIndex } from './corrections.js';
-import { escapeControl, hasControl } from './escape.js';
-import { FORMAT_VERSION, isKnownType } from './events.js';
+import { escapeControl, hasControl } from './format/escape.js';
+import { FORMAT_VERSION, isKnownType } from './format/events.js';
 import { type MergeSource, mergeSegments } from './merge.js';
 import { type ReplaySegment, segmentSources } from './replay.js';
-import { cutText } from './text-cut.js';
-import { parseTs } from './time.js';
+import { cutText } from './format/text-cut.js';
+import { parseTs } from './format/time.js';
 import { type Severity, VERIFY_CODE_INFO } from './verify-codes.js';
 
 export type { Severity };

@@ -23,7 +23,7 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
-import { parseLine, serializeEvent } from './codec.js';
+import { parseLine, serializeEvent } from './format/codec.js';
 import {
   type ActionStatus,
   FORMAT_VERSION,
@@ -31,10 +31,10 @@ import {
   type KnownType,
   type TurnStatus,
   WriterMeta,
-} from './events.js';
+} from './format/events.js';
 import { cutExtra, cutLongFields } from './field-limits.js';
-import { type IdPrefix, isId, newId } from './ids.js';
-import type { ProvenanceKind } from './provenance.js';
+import { type IdPrefix, isId, newId } from './format/ids.js';
+import type { ProvenanceKind } from './format/provenance.js';
 import {
   compilePatterns,
   HIDDEN_HOST,
@@ -43,8 +43,8 @@ import {
   type RedactPattern,
   redactEventFields,
 } from './redact.js';
-import { formatTs, nowMicros } from './time.js';
-import { HANSARD_VERSION } from './version.js';
+import { formatTs, nowMicros } from './format/time.js';
+import { HANSARD_VERSION } from './format/version.js';
 
 /** What `openSession` is told about the writer. */
 export interface SessionMeta {
@@ -61,7 +61,7 @@ export interface SessionMeta {
   /** override the pid recorded */
   pid?: number | string | null;
   /**
-   * who records this writer's events (`meta.provenance`, lib/log/provenance.ts): `library` by default
+   * who records this writer's events (`meta.provenance`, lib/log/format/provenance.ts): `library` by default
    * (this process records what it does); capture hooks, importers and harness streams say theirs, and
    * whatever the model itself hands over is `declared` (it never counts as evidence, docs/status.md)
    */
@@ -103,7 +103,7 @@ export interface SessionWriter {
   readonly dir: string;
   /** this writer's segment file */
   readonly path: string;
-  /** who records its events (`meta.provenance` of its `writer.start`, lib/log/provenance.ts) */
+  /** who records its events (`meta.provenance` of its `writer.start`, lib/log/format/provenance.ts) */
   readonly provenance: ProvenanceKind;
   participantJoin(
     f: { user_id: string; display_name?: string | null },

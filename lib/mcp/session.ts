@@ -25,7 +25,7 @@ import { ApiClient, ServerError } from '../client/client.js';
 import { DEFAULT_URL } from '../client/config.js';
 import { malformedTokenMessage, tokenFormProblem } from '../client/token-form.js';
 import { fetchTokenSelf } from '../client/token-self.js';
-import { isId } from '../log/ids.js';
+import { isId } from '../log/format/ids.js';
 
 /** How a session was found, for `session_context` and error messages. */
 export type SessionSource =

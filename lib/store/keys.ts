@@ -3,7 +3,7 @@
  * Adapters check again what the routes already checked, so a bug upstream cannot become a traversal.
  * And the store's cursor of the session listing, the same for every adapter.
  */
-import { isId } from '../log/ids.js';
+import { isId } from '../log/format/ids.js';
 import { InvalidCursorError, type SegmentKey } from './ports.js';
 
 /**

@@ -127,7 +127,7 @@ export interface WriterRecord {
   /** `meta.agent` from its writer.start, when it had one */
   agent: string | null;
   /**
-   * `meta.provenance` of its writer.start as read at its first chunk (lib/log/provenance.ts: a kind, or
+   * `meta.provenance` of its writer.start as read at its first chunk (lib/log/format/provenance.ts: a kind, or
    * `unknown`); null for a writer indexed before provenance was kept (issue 24.1)
    */
   provenance: string | null;

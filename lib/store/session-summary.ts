@@ -3,8 +3,8 @@
  * (ports.ts `SessionSummary`, issue 14.1): how a chunk's findings merge into what is stored, the bounds
  * that keep a DynamoDB session item small, and the default status summary of a record.
  */
-import { nameForm } from '../log/names.js';
-import { cutText } from '../log/text-cut.js';
+import { nameForm } from '../log/format/names.js';
+import { cutText } from '../log/format/text-cut.js';
 import type { AskedFirst, StatusRecord, StatusSummary, SummaryDelta, TextFix, UserFix } from './ports.js';
 
 /** Longest title kept, in characters (UTF-16 units). */
@@ -13,7 +13,7 @@ export const TITLE_MAX = 160;
 export const SUMMARY_NAMES_MAX = 20;
 /**
  * Longest user_id or agent name kept in a summary, in UTF-16 units (longer ones are cut on a character
- * boundary), in NFC (lib/log/names.ts: canonically equivalent names are one name). 64, not the 200 a writer record keeps: the overview lists every summary of the tenant on each
+ * boundary), in NFC (lib/log/format/names.ts: canonically equivalent names are one name). 64, not the 200 a writer record keeps: the overview lists every summary of the tenant on each
  * request, so what each keeps bounds the work of all (issue 14, test/attack/board-bloated-summaries).
  */
 export const SUMMARY_NAME_CHARS = 64;

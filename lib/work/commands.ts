@@ -8,7 +8,7 @@ import { type ApiClient, NetworkError, ServerError } from '../client/client.js';
 import { ExitError, UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
 import type { WorkList, WorkView } from '../contract/work.js';
-import { escapeControl } from '../log/escape.js';
+import { escapeControl } from '../log/format/escape.js';
 import {
   forgetItem,
   listItems,

@@ -16,7 +16,7 @@
 
 import type { WorkSummary } from '../contract/work.js';
 import { leaseDoubt } from '../contract/work-lease.js';
-import { escapeControl } from '../log/escape.js';
+import { escapeControl } from '../log/format/escape.js';
 import {
   type LeaseReading,
   type LocalItem,

@@ -14,7 +14,7 @@
  * only when its `summary_rev` moved, the facets are one pass per shared listing.
  */
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';
 

@@ -1,6 +1,6 @@
 /**
  * The board summary against a correction of a field other than `text` (lib/service/ingest/summary.ts
- * `addToSummary` follows `field: 'text'` only). A message's `user_id` is correctable (lib/log/events.ts
+ * `addToSummary` follows `field: 'text'` only). A message's `user_id` is correctable (lib/log/format/events.ts
  * FIELD_ORDER), and the timeline reads the effective view: a message recorded as `mallory` (a shared
  * terminal) and corrected to `alice` shows as alice's there. The overview keeps `mallory`: among the
  * session's people, in the people facet, in `?person=mallory` and `/people/mallory`, and as the person

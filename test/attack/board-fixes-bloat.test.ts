@@ -1,7 +1,7 @@
 /**
  * Bloated summaries another way: `fixes` (lib/store/session-summary.ts `mergeSummary`) keeps the
  * corrections of the shown messages and `FIXES_PENDING_MAX` (20) others, a bound on their number but not
- * their size: a correction's `target_id` is any string (lib/log/events.ts `correction`), kept whole. A
+ * their size: a correction's `target_id` is any string (lib/log/format/events.ts `correction`), kept whole. A
  * writer that sends 20 corrections whose target ids are 1 MB each (five chunks of 4 MB) leaves 20 MB in
  * its session's row, which every later merge of that session reads, parses, sorts and writes back inside
  * one synchronous SQLite transaction: each small chunk of the session then takes ~300 ms (was ~5 ms), the

@@ -1,6 +1,6 @@
 /**
  * Names on the board against invisible characters, once more. The fix of test/attack/board-invisible-names
- * added U+200B–U+200D, U+2060 and U+FEFF to `escapeControl` (lib/log/escape.ts), but the kind is wider:
+ * added U+200B–U+200D, U+2060 and U+FEFF to `escapeControl` (lib/log/format/escape.ts), but the kind is wider:
  * U+00AD soft hyphen, U+034F combining grapheme joiner, U+115F/U+1160/U+3164 Hangul fillers, U+180E
  * Mongolian vowel separator, U+2061–U+2064 invisible operators, U+FE00–U+FE0F variation selectors and the
  * tag characters U+E0000–U+E007F all render as nothing, so `ali\u00adce` is shown exactly as `alice` on

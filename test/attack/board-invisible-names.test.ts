@@ -1,6 +1,6 @@
 /**
  * Names on the board against invisible characters. docs/board.md: "control and bidirectional characters
- * shown as escapes (`\u202e`), so no note can forge a row" (lib/log/escape.ts `escapeControl`). The set
+ * shown as escapes (`\u202e`), so no note can forge a row" (lib/log/format/escape.ts `escapeControl`). The set
  * it escapes leaves out the other invisible format characters: U+200B zero-width space, U+200C/U+200D
  * zero-width (non-)joiner, U+2060 word joiner, U+FEFF. A writer that records messages as
  * `ali\u200bce` is shown exactly as `alice` on the overview, in the people filter, on `/people/…`, on the

@@ -1,6 +1,6 @@
 /**
  * Links built from a lone surrogate, after the fix of test/http/board-lone-surrogate-urls: `uriComponent`
- * (lib/log/text-cut.ts) writes a lone surrogate as U+FFFD, and the summary stores names made well-formed,
+ * (lib/log/format/text-cut.ts) writes a lone surrogate as U+FFFD, and the summary stores names made well-formed,
  * so `/people/bob%EF%BF%BD` finds the session. But the timeline's person filter compares the user_id as
  * recorded (`bob\ud800`): the session page's own "only bob's rows" link, and the person page's links
  * into the timeline, open a person view with no row at all. Over real HTTP, local stores.

@@ -1,5 +1,5 @@
 /**
- * Attack (issue 24 item 4, lib/log/text-normal.ts, lib/contract/content-rules.ts): look-alikes beyond the
+ * Attack (issue 24 item 4, lib/log/format/text-normal.ts, lib/contract/content-rules.ts): look-alikes beyond the
  * issue's 14 forms (other scripts, mathematical and enclosed alphanumerics, bidi overrides, tag
  * characters, joiners inside `/home`, look-alike colons and slashes that are letters, fillers that are
  * not default-ignorable), and honest text a collaborator writes that the rules must let through. Over
@@ -83,7 +83,7 @@ describe('more look-alikes', () => {
   });
 
   // Was a FAULT: letters that UTS #39 maps to `/` or `:` were never folded. Now they are where they stand
-  // apart from their word's script (lib/log/text-normal.ts `standsApart`).
+  // apart from their word's script (lib/log/format/text-normal.ts `standsApart`).
   it('letters that look like a slash or a colon, between Latin words, are read as what they look like', async () => {
     await refused([
       ['Ⳇhome Ⳇ with Coptic Ⳇ', 'editing \u2cc6home\u2cc6ann\u2cc6x.ts', 'absolute_path'],

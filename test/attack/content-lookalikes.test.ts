@@ -2,7 +2,7 @@
  * Look-alikes against the content rules (issue 24 item 4), over real HTTP: the 14 forms an attacker got
  * past them, and others of each kind, in a work summary (`POST /v1/work`, 422 `content_rule`) and in a
  * status report's note and evidence refs (`POST /v1/sessions/{sid}/status`, 400 `invalid_body`). Each is
- * refused with nothing stored. The rules read the text as `lib/log/text-normal.ts` normalizes it: NFKC,
+ * refused with nothing stored. The rules read the text as `lib/log/format/text-normal.ts` normalizes it: NFKC,
  * default-ignorable code points dropped, UTS #39 confusables folded to ASCII.
  */
 import { describe, expect, it } from 'vitest';

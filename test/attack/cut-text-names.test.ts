@@ -1,5 +1,5 @@
 /**
- * Attack (issue 25 item 6, lib/log/text-cut.ts, lib/log/names.ts, docs/board.md): text cut for display and
+ * Attack (issue 25 item 6, lib/log/format/text-cut.ts, lib/log/format/names.ts, docs/board.md): text cut for display and
  * names that render alike. Over real HTTP (`GET /v1/board`, `GET /v1/board/overview`, the overview and
  * session pages): emoji ZWJ sequences, flags, skin tones and accents put at every position of the title's
  * 160-unit cut and the names' 64-unit cut; a letter under 300 combining marks; right-to-left overrides in

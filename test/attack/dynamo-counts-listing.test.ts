@@ -24,7 +24,7 @@
 import { DynamoDBClient, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import { keys } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { encodeCursor } from '../../lib/store/keys.js';

@@ -1,5 +1,5 @@
 /**
- * Issue 16.3 attacks on ingest's line scanner (lib/log/ingest-scan.ts under lib/service/ingest/lines.ts
+ * Issue 16.3 attacks on ingest's line scanner (lib/log/format/ingest-scan.ts under lib/service/ingest/lines.ts
  * `scanLines`): it must give exactly the verdicts of `scanLinesReference` (a parse of every line): the
  * same Scan (lines, last seq, ended, agent, summary) or the same refusal (code, message, details).
  *

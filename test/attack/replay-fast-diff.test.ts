@@ -23,7 +23,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { hashIdText } from '../../lib/log/envelope-scan.js';
+import { hashIdText } from '../../lib/log/format/envelope-scan.js';
 import {
   newId,
   type ReplaySegment,
@@ -33,7 +33,7 @@ import {
   sessionDirSegments,
 } from '../../lib/log/index.js';
 import { sessionDirFileSegments } from '../../lib/log/segment-blocks.js';
-import { formatTs } from '../../lib/log/time.js';
+import { formatTs } from '../../lib/log/format/time.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const root = mkdtempSync(join(tmpdir(), 'hansard-attack3-fast-'));

@@ -6,7 +6,7 @@
  * key replayed by another chain, keys replayed after 50+ operations, and owners racing.
  */
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';
 

@@ -6,7 +6,7 @@
  * out. Now the request's token proves it: the chain of the token that started the item, or an admin.
  */
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';
 

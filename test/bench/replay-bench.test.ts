@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateBenchSession } from '../../bench/gen.js';
 import { benchSession, buildModes, checkRun, expected, MODES, runMode } from '../../bench/replay-bench.js';
-import { decodeEvent, parseLine, serializeEvent } from '../../lib/log/codec.js';
+import { decodeEvent, parseLine, serializeEvent } from '../../lib/log/format/codec.js';
 import { ROOT, useBuiltCli } from '../capture/helpers.js';
 
 const cli = useBuiltCli('bench');

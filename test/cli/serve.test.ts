@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../lib/deploy/local-serve.js';
-import { hasControl } from '../../lib/log/escape.js';
+import { hasControl } from '../../lib/log/format/escape.js';
 import { navigate } from '../support/http.js';
 
 const data = mkdtempSync(join(tmpdir(), 'hansard-serve-'));

@@ -16,7 +16,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import { hookEnv, ROOT, useBuiltCli } from '../capture/helpers.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import { renewSessionLeases } from '../../lib/work/hook-heartbeat.js';
 import { leasePath, readLease, renewLease, writeItem } from '../../lib/work/local.js';
 

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/main.js';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';
 

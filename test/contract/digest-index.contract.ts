@@ -5,7 +5,7 @@
  * `at(i)` (2026-01-01 plus i seconds), so due marks compare as the digester's `now` would.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import type { DigestHead } from '../../lib/store/digests.js';
 import { StateConflictError, type StateStore } from '../../lib/store/ports.js';
 import { advanceOf, at } from './state-store.contract.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import { accessKey, type DynamoAccess } from '../../lib/store/dynamo/access.js';
 import { DIGEST_DUE_SHARDS, digestDueShard, keys } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';

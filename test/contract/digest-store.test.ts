@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import { DigestConflictError, type DigestStore } from '../../lib/store/digests.js';
 import { FsDigestStore } from '../../lib/store/fs/digest-store.js';
 import { S3DigestStore } from '../../lib/store/s3/digest-store.js';

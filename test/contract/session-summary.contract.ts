@@ -4,7 +4,7 @@
  * `listSessionSummaries`. Run by `runStateStoreContract` (./state-store.contract.ts) on every adapter.
  */
 import { describe, expect } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import type { StateStore, StatusEntry, StatusRecord } from '../../lib/store/ports.js';
 import { SUMMARY_NAMES_MAX, TITLE_MAX } from '../../lib/store/session-summary.js';
 import { advanceOf, at } from './state-store.contract.js';

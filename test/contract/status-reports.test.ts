@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import { STATUS_RETENTION } from '../../lib/service/status/retention.js';
 import type { StateStore } from '../../lib/store/index.js';
 import { encodeStatus } from '../../lib/store/status-record.js';

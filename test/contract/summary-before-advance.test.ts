@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import type { StateStore } from '../../lib/store/ports.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import { mintToken } from '../../lib/service/index.js';
 import type { StateStore } from '../../lib/store/index.js';
 import { type App, BACKENDS, useAppBackends } from '../support/app-backends.js';

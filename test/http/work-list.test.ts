@@ -5,7 +5,7 @@
  * 100 heavy checkpoints made one body of about 10 MB (test/attack/work-list-size.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';
 

@@ -14,7 +14,7 @@ import {
 } from '../../lib/log/attribution.js';
 import { fieldsOf, idList, str, toEvent } from '../../lib/log/attribution-input.js';
 import { SizedFifo } from '../../lib/log/attribution-window.js';
-import type { LogEvent } from '../../lib/log/events.js';
+import type { LogEvent } from '../../lib/log/format/events.js';
 
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;
 

@@ -11,8 +11,8 @@ import {
   CONTESTED_TOTAL_CONFIDENCE,
   TEMPORAL_CONFIDENCE,
 } from '../../lib/log/attribution.js';
-import { decodeEvent } from '../../lib/log/codec.js';
-import type { LogEvent } from '../../lib/log/events.js';
+import { decodeEvent } from '../../lib/log/format/codec.js';
+import type { LogEvent } from '../../lib/log/format/events.js';
 import { mergeSegments } from '../../lib/log/merge.js';
 import { sessionDirSources } from '../../lib/log/session-dir.js';
 import { openSession, type SessionWriter } from '../../lib/log/writer.js';

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hashIdBytes, hashIdText } from '../../lib/log/envelope-scan.js';
+import { hashIdBytes, hashIdText } from '../../lib/log/format/envelope-scan.js';
 import { CorrectionIndex, type LogEvent, newId } from '../../lib/log/index.js';
 
 function correction(target: string): LogEvent {

@@ -10,7 +10,7 @@ import type {
   CorrectionProvenance,
   EffectiveEvent,
 } from '../../lib/log/corrections.js';
-import { hashIdText } from '../../lib/log/envelope-scan.js';
+import { hashIdText } from '../../lib/log/format/envelope-scan.js';
 import {
   ENVELOPE_FIELDS,
   FIELD_ORDER,
@@ -18,7 +18,7 @@ import {
   isType,
   type LogEvent,
   TYPE_FIELDS,
-} from '../../lib/log/events.js';
+} from '../../lib/log/format/events.js';
 
 export class OracleCorrectionIndex {
   /** corrections by target id, each list in merged order */

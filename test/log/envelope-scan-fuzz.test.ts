@@ -1,5 +1,5 @@
 /**
- * scanLine (lib/log/envelope-scan.ts, issue 16) gives parseLine's verdict, ts, correction flag and id on
+ * scanLine (lib/log/format/envelope-scan.ts, issue 16) gives parseLine's verdict, ts, correction flag and id on
  * valid event lines mutated every way a line gets damaged or written oddly (bytes flipped, deleted,
  * inserted, cut; control characters, escapes, duplicated and reordered keys, whitespace, envelope values of
  * the wrong type, numbers in every form, nesting around MAX_LINE_DEPTH, 4-byte and invalid UTF-8), and on
@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { MAX_LINE_DEPTH } from '../../lib/log/codec.js';
+import { MAX_LINE_DEPTH } from '../../lib/log/format/codec.js';
 import { eventLine, expectAgrees, tsArb } from './envelope-scan-helpers.js';
 
 const RUNS = 4000;

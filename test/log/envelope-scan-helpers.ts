@@ -5,10 +5,10 @@
 import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { parseLine, serializeEvent } from '../../lib/log/codec.js';
-import { newLineScan, scanLine } from '../../lib/log/envelope-scan.js';
-import { FIELD_ORDER, KNOWN_TYPES, type KnownType, type LogEvent } from '../../lib/log/events.js';
-import { formatTs } from '../../lib/log/time.js';
+import { parseLine, serializeEvent } from '../../lib/log/format/codec.js';
+import { newLineScan, scanLine } from '../../lib/log/format/envelope-scan.js';
+import { FIELD_ORDER, KNOWN_TYPES, type KnownType, type LogEvent } from '../../lib/log/format/events.js';
+import { formatTs } from '../../lib/log/format/time.js';
 
 export interface Verdict {
   ok: boolean;
@@ -17,7 +17,7 @@ export interface Verdict {
   id: string | undefined;
 }
 
-/** parseLine's verdict in scanLine's terms (the contract of lib/log/envelope-scan.ts). */
+/** parseLine's verdict in scanLine's terms (the contract of lib/log/format/envelope-scan.ts). */
 export function reference(bytes: Uint8Array, wantId: boolean): Verdict {
   const p = parseLine(bytes, 1, 0, true);
   if (!p.ok) return { ok: false, tsMicros: Number.NaN, isCorrection: false, id: undefined };

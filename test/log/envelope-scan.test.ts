@@ -1,5 +1,5 @@
 /**
- * scanLine (lib/log/envelope-scan.ts, issue 16) gives parseLine's verdict, ts, correction flag and id on
+ * scanLine (lib/log/format/envelope-scan.ts, issue 16) gives parseLine's verdict, ts, correction flag and id on
  * every line of every segment in test/fixtures, on hand-picked edge cases of the JSON grammar and the
  * envelope, and on any valid event line of any type. Mutated and arbitrary lines: envelope-scan-fuzz.test.ts.
  */
@@ -7,8 +7,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_LINE_DEPTH } from '../../lib/log/codec.js';
-import { scanFallbacks } from '../../lib/log/envelope-scan.js';
+import { MAX_LINE_DEPTH } from '../../lib/log/format/codec.js';
+import { scanFallbacks } from '../../lib/log/format/envelope-scan.js';
 import { eventLine, expectAgrees } from './envelope-scan-helpers.js';
 
 function jsonlFiles(dir: string): string[] {

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { escapeControl, escapeControlByRegex, hasControl } from '../../lib/log/escape.js';
+import { escapeControl, escapeControlByRegex, hasControl } from '../../lib/log/format/escape.js';
 
 const same = (s: string): void => {
   const want = escapeControlByRegex(s);

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { EvidenceIndex, type GivenOrigin } from '../../lib/log/evidence.js';
 import { commandMatch, commandOf, isActionId, isRuntimeCallId } from '../../lib/log/evidence-match.js';
-import { asProvenance, isObserved, PROVENANCE_KINDS, provenanceOf } from '../../lib/log/provenance.js';
+import { asProvenance, isObserved, PROVENANCE_KINDS, provenanceOf } from '../../lib/log/format/provenance.js';
 
 const T0 = Date.UTC(2026, 5, 1) * 1000;
 const at = (s: number) => T0 + s * 1_000_000;

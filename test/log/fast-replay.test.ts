@@ -23,7 +23,7 @@ import {
   sessionDirSegments,
 } from '../../lib/log/index.js';
 import { sessionDirFileSegments } from '../../lib/log/segment-blocks.js';
-import { formatTs } from '../../lib/log/time.js';
+import { formatTs } from '../../lib/log/format/time.js';
 
 let root: string;
 beforeAll(() => {

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Attributor } from '../../lib/log/attribution.js';
 import { SizedFifo } from '../../lib/log/attribution-window.js';
 import { newId, replayBatches, replayBytes, sessionDirSegments } from '../../lib/log/index.js';
-import { formatTs } from '../../lib/log/time.js';
+import { formatTs } from '../../lib/log/format/time.js';
 
 let root: string;
 beforeAll(() => {

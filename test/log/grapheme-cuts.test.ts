@@ -5,7 +5,7 @@
  * 1 MiB. The HTTP side is test/http/board-text-cut.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { parseLine } from '../../lib/log/codec.js';
+import { parseLine } from '../../lib/log/format/codec.js';
 import { cutLongFields, MAX_FIELD_BYTES } from '../../lib/log/field-limits.js';
 import { oneLine as replayLine } from '../../lib/log/replay-text.js';
 import { excerpt, oneLine } from '../../lib/service/timeline/text.js';

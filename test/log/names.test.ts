@@ -1,9 +1,9 @@
 /**
- * lib/log/names.ts (issue 25.6): canonically equivalent names are one name (NFC), and names that are
+ * lib/log/format/names.ts (issue 25.6): canonically equivalent names are one name (NFC), and names that are
  * other code points but render alike are found, each with the code points that set it apart.
  */
 import { describe, expect, it } from 'vitest';
-import { lookAlikes, nameForm, sameName, uniqueNames } from '../../lib/log/names.js';
+import { lookAlikes, nameForm, sameName, uniqueNames } from '../../lib/log/format/names.js';
 
 describe('nameForm', () => {
   it('makes a precomposed and a combining spelling one name, and leaves ASCII as it is', () => {

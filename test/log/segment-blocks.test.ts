@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import { type ReplaySegment, sessionDirSegments } from '../../lib/log/replay.js';
 import {
   openSegmentBlocks,

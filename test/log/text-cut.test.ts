@@ -1,11 +1,11 @@
 /**
- * lib/log/text-cut.ts: cuts of user text never split a surrogate pair and leave well-formed strings, and
+ * lib/log/format/text-cut.ts: cuts of user text never split a surrogate pair and leave well-formed strings, and
  * the board's link builders never throw on a lone surrogate (test/attack/board-lone-surrogate over HTTP).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { agentHref, personHref, sessionHref } from '../../lib/board/components.js';
-import { cutText, graphemeFloor, uriComponent, wellFormed } from '../../lib/log/text-cut.js';
+import { cutText, graphemeFloor, uriComponent, wellFormed } from '../../lib/log/format/text-cut.js';
 import { mergeSummary } from '../../lib/store/session-summary.js';
 
 const EMOJI = '\u{1F600}';

@@ -1,5 +1,5 @@
 /**
- * The text the content rules read (lib/log/text-normal.ts, issue 24 item 4): invisible code points
+ * The text the content rules read (lib/log/format/text-normal.ts, issue 24 item 4): invisible code points
  * dropped by Unicode's Default_Ignorable_Code_Point and Cf, NFKC, and UTS #39 confusables folded to ASCII
  * with the prototype alphabet's own folds undone; ASCII and the letters of other scripts kept; letters
  * that look like punctuation folded where they stand apart from their word's script; the readings of
@@ -12,8 +12,8 @@ import {
   normalReadings,
   normalText,
   visibleText,
-} from '../../lib/log/text-normal.js';
-import { ScriptReader } from '../../lib/log/text-scripts.js';
+} from '../../lib/log/format/text-normal.js';
+import { ScriptReader } from '../../lib/log/format/text-scripts.js';
 
 describe('normalText', () => {
   it('drops every default-ignorable code point, not only Cf: U+034F, variation selectors, Hangul fillers, tags', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatTs, nowMicros, parseTs } from '../../lib/log/time.js';
+import { formatTs, nowMicros, parseTs } from '../../lib/log/format/time.js';
 
 const TS_FORMAT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 

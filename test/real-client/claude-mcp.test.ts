@@ -16,7 +16,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { newId } from '../../lib/log/ids.js';
+import { newId } from '../../lib/log/format/ids.js';
 import { request } from '../support/http.js';
 import { type AnthropicStub, type Reply, startAnthropicStub } from './support/anthropic-stub.js';
 import { hasToolResult, runProcess } from './support/claude.js';

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { brokenRule, type ContentRule } from '../../lib/contract/content-rules.js';
 import { Evidence, StatusReport } from '../../lib/contract/status.js';
-import { visibleText } from '../../lib/log/text-normal.js';
+import { visibleText } from '../../lib/log/format/text-normal.js';
 import { AppError } from '../../lib/service/errors.js';
 import { requirePlainContent } from '../../lib/service/work-content.js';
 

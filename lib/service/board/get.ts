@@ -5,7 +5,7 @@
  * cursors are the listing's signed ones.
  */
 
-import { uniqueNames } from '../../log/names.js';
+import { uniqueNames } from '../../log/format/names.js';
 import type { BoardCopy, WriterRecord } from '../../store/index.js';
 import { knownVerdicts, verdicts, workRows } from './rows.js';
 import { BOARD_COUNT_MAX, type Board, type BoardSession } from './schemas.js';
@@ -116,7 +116,7 @@ async function copiedSession(ctx: ServiceContext, s: SessionView, copy: BoardCop
   };
 }
 
-/** The writers' agents, each once in NFC (lib/log/names.ts: `José` either way is one agent). */
+/** The writers' agents, each once in NFC (lib/log/format/names.ts: `José` either way is one agent). */
 function agentsOf(writers: WriterRecord[]): string[] {
   return uniqueNames(writers.map((w) => w.agent).filter((a): a is string => a !== null));
 }

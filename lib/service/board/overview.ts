@@ -5,7 +5,7 @@
  * the rows of the page read their work items and status (for the verdict counts, cached as the board's).
  */
 import { createHash } from 'node:crypto';
-import { nameForm, sameName, uniqueNames } from '../../log/names.js';
+import { nameForm, sameName, uniqueNames } from '../../log/format/names.js';
 import type { SessionSummary, StatusRecord } from '../../store/index.js';
 import { statusSummaryOf, summaryName } from '../../store/session-summary.js';
 import { verdicts, workRows } from './rows.js';

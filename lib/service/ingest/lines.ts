@@ -4,18 +4,18 @@
  * writer, no parseable line may name another session or writer, and the index counts lines, the last
  * seq, whether the writer ended, its agent, and what the chunk adds to the session's summary.
  *
- * `scanLines` reads most lines with the byte scan of lib/log/ingest-scan.ts (issue 16.3) and parses only
+ * `scanLines` reads most lines with the byte scan of lib/log/format/ingest-scan.ts (issue 16.3) and parses only
  * the lines the summary reads (`SUMMARY_TYPES`), a new segment's first line, and the lines the scan does
  * not decide (invalid UTF-8, torn or malformed lines, escapes in the envelope): those take the path of
  * `scanLinesReference`, the parse of every line this module had before, kept as the reference the
  * differential tests compare `scanLines` with (same `Scan`, or the same refusal).
  */
 import { isUtf8 } from 'node:buffer';
-import { parseLine } from '../../log/codec.js';
-import { bytesEqual, newIngestLineScan, scanIngestLine } from '../../log/ingest-scan.js';
-import { provenanceOf } from '../../log/provenance.js';
-import { cutText } from '../../log/text-cut.js';
-import { parseTs } from '../../log/time.js';
+import { parseLine } from '../../log/format/codec.js';
+import { bytesEqual, newIngestLineScan, scanIngestLine } from '../../log/format/ingest-scan.js';
+import { provenanceOf } from '../../log/format/provenance.js';
+import { cutText } from '../../log/format/text-cut.js';
+import { parseTs } from '../../log/format/time.js';
 import type { SummaryDelta, WriterRecord } from '../../store/index.js';
 import { AppError } from '../shared/errors.js';
 import { SUMMARY_TYPES, type SummaryEvent, summarizeChunk } from './summary.js';
@@ -29,7 +29,7 @@ export interface Scan {
   lastSeq: number | null;
   ended: boolean;
   agent: string | null;
-  /** a new segment's `meta.provenance` (lib/log/provenance.ts: a kind or `unknown`); null for a later chunk */
+  /** a new segment's `meta.provenance` (lib/log/format/provenance.ts: a kind or `unknown`); null for a later chunk */
   provenance: string | null;
   /** what the chunk adds to the session's summary */
   summary: SummaryDelta;

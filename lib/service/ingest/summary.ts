@@ -3,8 +3,8 @@
  * ingest's scan (lib/service/ingest/ingest-chunk.ts) keeps the chunk's events that matter (`SUMMARY_TYPES`) and calls
  * `summarizeChunk`, which applies the chunk's own `user_id` corrections and calls `addToSummary` per event.
  */
-import { nameForm } from '../../log/names.js';
-import { cutText } from '../../log/text-cut.js';
+import { nameForm } from '../../log/format/names.js';
+import { cutText } from '../../log/format/text-cut.js';
 import type { SummaryDelta } from '../../store/index.js';
 import { FIX_TARGET_ID_MAX, summaryName, TITLE_MAX } from '../../store/session-summary.js';
 
@@ -29,7 +29,7 @@ export function addToSummary(
   seq: number,
   mergeAt: number,
 ): void {
-  // Names in NFC (lib/log/names.ts): `José` precomposed and with a combining accent are one person.
+  // Names in NFC (lib/log/format/names.ts): `José` precomposed and with a combining accent are one person.
   if (type === 'message' || type === 'participant.join') {
     const who = typeof obj.user_id === 'string' ? nameForm(obj.user_id) : '';
     if (who !== '' && !delta.people.includes(who)) delta.people.push(who);

@@ -5,7 +5,7 @@
  */
 
 import { resolveLimits } from '../../contract/limits.js';
-import type { LineProblem } from '../../log/codec.js';
+import type { LineProblem } from '../../log/format/codec.js';
 import { CorrectionIndex } from '../../log/corrections.js';
 import { type ReplayFormat, replayBytes, replayChunks } from '../../log/replay.js';
 import { InvalidCursorError, type SessionRecord, type WriterRecord } from '../../store/index.js';

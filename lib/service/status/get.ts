@@ -13,13 +13,13 @@ import {
   type StatusView,
   type VerdictCounts,
 } from '../../contract/status.js';
-import { decodeEvent } from '../../log/codec.js';
+import { decodeEvent } from '../../log/format/codec.js';
 import { CorrectionIndex } from '../../log/corrections.js';
 import { EvidenceIndex } from '../../log/evidence.js';
 import { mergeSegmentBatches } from '../../log/merge.js';
-import { asProvenance } from '../../log/provenance.js';
+import { asProvenance } from '../../log/format/provenance.js';
 import { segmentSources } from '../../log/replay.js';
-import { parseTs } from '../../log/time.js';
+import { parseTs } from '../../log/format/time.js';
 import { StateConflictError, type StatusEntry, type StatusRecord } from '../../store/index.js';
 import { statusSummaryOf } from '../../store/session-summary.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';

@@ -9,11 +9,11 @@
 
 import type { StatusView } from '../../contract/status.js';
 import { type Attribution, Attributor } from '../../log/attribution.js';
-import type { LineProblem, RecordedEvent } from '../../log/codec.js';
+import type { LineProblem, RecordedEvent } from '../../log/format/codec.js';
 import type { CorrectionIndex, EffectiveEvent } from '../../log/corrections.js';
-import { escapeControl } from '../../log/escape.js';
-import { nameForm, sameName } from '../../log/names.js';
-import { wellFormed } from '../../log/text-cut.js';
+import { escapeControl } from '../../log/format/escape.js';
+import { nameForm, sameName } from '../../log/format/names.js';
+import { wellFormed } from '../../log/format/text-cut.js';
 import type {
   AttributedMessage,
   RowAttribution,
@@ -338,7 +338,7 @@ export class RowBuilder {
    */
   concerns(row: TimelineRow, person: string): boolean {
     // A person as a URL names them: well-formed (a lone surrogate became U+FFFD), so compare so.
-    // And canonically equivalent (NFC): `José` either way is one person (lib/log/names.ts).
+    // And canonically equivalent (NFC): `José` either way is one person (lib/log/format/names.ts).
     const is = (user: string | null) =>
       user !== null && (user === person || wellFormed(user) === person || sameName(wellFormed(user), person));
     switch (row.kind) {

@@ -12,12 +12,12 @@
  * and corrections depend on what came before: page n costs the events up to its end.
  */
 
-import { decodeEvent, type RecordedEvent } from '../../log/codec.js';
+import { decodeEvent, type RecordedEvent } from '../../log/format/codec.js';
 import { CorrectionIndex, type EffectiveEvent } from '../../log/corrections.js';
 import { mergeSegmentBatchesKeepingProblems } from '../../log/merge.js';
-import { asProvenance } from '../../log/provenance.js';
+import { asProvenance } from '../../log/format/provenance.js';
 import { segmentSources } from '../../log/replay.js';
-import { parseTs } from '../../log/time.js';
+import { parseTs } from '../../log/format/time.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { storedSegments } from '../shared/sources.js';
 import { checkedStatus } from '../status/get.js';

@@ -159,7 +159,7 @@ export interface TimelineWriter {
   name: string;
   agent: string | null;
   /**
-   * who records its events, as the writer index keeps it (lib/log/provenance.ts; `unknown` for a writer
+   * who records its events, as the writer index keeps it (lib/log/format/provenance.ts; `unknown` for a writer
    * stored before provenance was kept), and the label of the token that uploaded it (issue 24.1)
    */
   provenance: string;

@@ -7,7 +7,7 @@
  * line parser as the merge): a quarantined line holding a nested `"ts"` says nothing about when the
  * session ran.
  */
-import { parseLineText } from '../../log/codec.js';
+import { parseLineText } from '../../log/format/codec.js';
 import type { ReplaySegment } from '../../log/replay.js';
 
 /** The first and last event ts of a session (as written), null when no line had a readable one. */

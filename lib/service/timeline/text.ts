@@ -1,10 +1,10 @@
 /**
  * Small pure helpers of the structured timeline (lib/service/timeline/page.ts): row anchors, an action's
  * one-line input summary, and cut excerpts of free text. Everything returned is escaped for reading
- * (`escapeControl`, lib/log/escape.ts) where it is one line; free text keeps its newlines only.
+ * (`escapeControl`, lib/log/format/escape.ts) where it is one line; free text keeps its newlines only.
  */
-import { escapeControl } from '../../log/escape.js';
-import { cutText, graphemeFloor } from '../../log/text-cut.js';
+import { escapeControl } from '../../log/format/escape.js';
+import { cutText, graphemeFloor } from '../../log/format/text-cut.js';
 
 /** Ids that make a readable anchor as they are; others are hashed (an id may hold anything). */
 const SAFE_ID = /^[A-Za-z0-9_.:-]{1,120}$/;

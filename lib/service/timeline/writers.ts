@@ -10,8 +10,8 @@
  * human side of a session, usually small) to the end, or until a second person shows; lines that do not
  * name a `user_id` are skipped without being parsed.
  */
-import { parseLine } from '../../log/codec.js';
-import { lookAlikes, nameForm } from '../../log/names.js';
+import { parseLine } from '../../log/format/codec.js';
+import { lookAlikes, nameForm } from '../../log/format/names.js';
 import type { ReplaySegment } from '../../log/replay.js';
 import { oneLine } from './text.js';
 
@@ -83,7 +83,7 @@ async function soloPersonOf(seg: ReplaySegment, signal?: AbortSignal): Promise<W
  * Each writer's name (see the module doc), by writer id, in the order of `writers`: agent, else the solo
  * person's display name or user_id, else the id; each in NFC and cut to one line of 80 characters,
  * repeats suffixed (`José` and `Jose` + U+0301 are one name: the second is `José 2`). A name that looks
- * like another writer's without being it (`аlice` with a Cyrillic а beside `alice`, lib/log/names.ts
+ * like another writer's without being it (`аlice` with a Cyrillic а beside `alice`, lib/log/format/names.ts
  * `lookAlikes`) gets the code points that set it apart: `аlice ≈ U+0430` (issue 25.6).
  */
 export function writerNames(

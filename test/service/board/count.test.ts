@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../../lib/log/ids.js';
+import { newId } from '../../../lib/log/format/ids.js';
 import { BOARD_COUNT_MAX, getBoard } from '../../../lib/service/board/get.js';
 import type { ServiceContext } from '../../../lib/service/context.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';

@@ -6,7 +6,7 @@
  */
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../../lib/log/ids.js';
+import { newId } from '../../../lib/log/format/ids.js';
 import type { ServiceContext } from '../../../lib/service/context.js';
 import { getOverview } from '../../../lib/service/board/overview.js';
 import { gsiKeys, keys } from '../../../lib/store/dynamo/schema.js';

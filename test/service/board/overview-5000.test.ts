@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../../lib/log/ids.js';
+import { newId } from '../../../lib/log/format/ids.js';
 import type { ServiceContext } from '../../../lib/service/context.js';
 import { getOverview } from '../../../lib/service/board/overview.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';

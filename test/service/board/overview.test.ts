@@ -6,8 +6,8 @@
  * predictably.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../../lib/log/ids.js';
-import { formatTs } from '../../../lib/log/time.js';
+import { newId } from '../../../lib/log/format/ids.js';
+import { formatTs } from '../../../lib/log/format/time.js';
 import type { StateStore } from '../../../lib/store/index.js';
 import { type App, BACKENDS, useAppBackends } from '../../support/app-backends.js';
 

@@ -1,6 +1,6 @@
 /**
  * Ingest's line checks with the byte scan (`scanLines`, lib/service/ingest/lines.ts over
- * lib/log/ingest-scan.ts, issue 16.3) give exactly the verdicts of the parse of every line
+ * lib/log/format/ingest-scan.ts, issue 16.3) give exactly the verdicts of the parse of every line
  * (`scanLinesReference`, the code ingest ran before): the same lines, last seq, ended flag, agent and
  * summary delta, or the same refusal (code, message, details). On every .jsonl/.ndjson file in
  * test/fixtures (as a new segment, as a later chunk, and misrouted), on hand-picked lines, and on chunks of

@@ -17,7 +17,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../../lib/log/ids.js';
+import { newId } from '../../../lib/log/format/ids.js';
 import { BOARD_SHARDS, boardShard, keys } from '../../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
 import { headOf } from '../../contract/digest-index.contract.js';

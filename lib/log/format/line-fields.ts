@@ -1,7 +1,7 @@
 /**
  * The fields the text replay shows, read from an event line's bytes without `JSON.parse` of the whole
  * line (issue 16: parsing each line was the largest cost of the text replay after the merge). For a line
- * the envelope scan already took as an event (valid UTF-8, valid JSON, an object: lib/log/envelope-scan.ts),
+ * the envelope scan already took as an event (valid UTF-8, valid JSON, an object: lib/log/format/envelope-scan.ts),
  * `readLineFields` walks the top-level object once and gives the values of the keys the text line and the
  * attribution read, exactly as `JSON.parse(line)[key]` would be: the last of duplicate keys wins, a string
  * without escapes is its bytes decoded, anything else is `JSON.parse` of the value's own text (small).

@@ -3,9 +3,9 @@
  * event — its `seq`, whether its `sid` and `w` are the path's, where its `type` and `ts` are — from the
  * line's bytes, without building the parsed object.
  *
- * `scanIngestLine` answers `true` only for a line `parseLine` (lib/log/codec.ts) takes as an event, with
+ * `scanIngestLine` answers `true` only for a line `parseLine` (lib/log/format/codec.ts) takes as an event, with
  * the same `seq`, `sid`, `w` and `type`; it validates the whole line as JSON the way `scanLine`
- * (lib/log/envelope-scan.ts) does, with the same scanners (lib/log/json-scan.ts), and the same argument
+ * (lib/log/format/envelope-scan.ts) does, with the same scanners (lib/log/format/json-scan.ts), and the same argument
  * for why that is `parseLine`'s verdict. It answers `false` for every other line, and also for the lines
  * it does not decide alone (a top-level key or an envelope string with an escape, a `v` or `seq` that is
  * not plain digits, a `seq` of more than 15 digits, a `ts` not a plain string): the caller then parses the

@@ -109,7 +109,7 @@ function parseCanonical(ts: string): number | null {
  * Microseconds since the epoch of the UTC calendar instant `y-mo-d h:mi:s` + `micro` µs (the fields as the
  * writers' form spells them: a 4-digit year, seconds 0–59, `micro` 0–999999), or NaN when the fields are no
  * real instant (a month 13, 31 February, a field given as -1 for "not digits"). The date arithmetic of
- * `parseCanonical` and of the replay's byte scan (lib/log/envelope-scan.ts), one copy for both.
+ * `parseCanonical` and of the replay's byte scan (lib/log/format/envelope-scan.ts), one copy for both.
  */
 export function civilMicros(
   y: number,

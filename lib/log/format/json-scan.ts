@@ -1,6 +1,6 @@
 /**
  * JSON's grammar (RFC 8259, as V8's JSON.parse reads it) over the bytes of valid UTF-8, without decoding
- * and without allocating: the validating half of `scanLine` (lib/log/envelope-scan.ts, issue 16).
+ * and without allocating: the validating half of `scanLine` (lib/log/format/envelope-scan.ts, issue 16).
  *
  * In valid UTF-8 a byte below 0x80 is always that ASCII character (never part of a multi-byte one), so a
  * quote, a backslash or a control character is found by its byte, and any byte of 0x80 or more outside a

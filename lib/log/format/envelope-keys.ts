@@ -1,6 +1,6 @@
 /**
- * The envelope's keys as the byte scanners read them (lib/log/envelope-scan.ts for the replay,
- * lib/log/ingest-scan.ts for ingest): which envelope key a top-level key's bytes name, and the kinds of
+ * The envelope's keys as the byte scanners read them (lib/log/format/envelope-scan.ts for the replay,
+ * lib/log/format/ingest-scan.ts for ingest): which envelope key a top-level key's bytes name, and the kinds of
  * value a scan tells apart. One copy for both, so that they decide a line the same way.
  */
 

@@ -10,7 +10,7 @@
  *   U+0430, `paypal` and `paypa1`, a name with an invisible character in it) stay different names, and
  *   `lookAlikes` says which of a page's names have such a twin, and by which code points each differs,
  *   so the page can mark them visibly. Two names look alike when their UTS #39 skeletons agree:
- *   lib/log/text-normal.ts's `normalText` (invisible code points dropped, NFKC, non-ASCII confusables
+ *   lib/log/format/text-normal.ts's `normalText` (invisible code points dropped, NFKC, non-ASCII confusables
  *   folded to ASCII), then `unhomoglyph` (confusables.txt) over every character, ASCII ones included
  *   (`l`/`I`/`1`, `rn`/`m`, `O`/`0`), then NFD.
  */

@@ -2,7 +2,7 @@
  * Which scripts a character is written in, as UTS #39 "Unicode Security Mechanisms" §5.1 (Mixed-Script
  * Detection) reads them: a character's Script_Extensions, augmented with the writing systems that mix
  * scripts (`Jpan`: Han, Hiragana, Katakana; `Kore`: Han, Hangul; `Hanb`: Han, Bopomofo); Common and
- * Inherited are of every script, so they say nothing about a word's script. lib/log/text-normal.ts asks
+ * Inherited are of every script, so they say nothing about a word's script. lib/log/format/text-normal.ts asks
  * this of the letters that look like punctuation (Katakana `ノ`, Coptic `Ⳇ`, the modifier letter `ː`)
  * and of their neighbours, to tell a letter of the word's own script from a look-alike slipped in.
  *

@@ -148,7 +148,7 @@ function foldOne(ch: string, k: Kind, apart: () => boolean, reading: Reading): s
 
 /**
  * Whether a punctuation-like letter is not a letter of its word's script (UTS #39 mixed-script
- * detection, lib/log/text-scripts.ts): of its nearest word letters before and after it in its word
+ * detection, lib/log/format/text-scripts.ts): of its nearest word letters before and after it in its word
  * (no whitespace between; ASCII digits, punctuation, accents and other punctuation-like letters are
  * skipped), `near`, one shares no script with it. A character of no script of its own (`ː`, Common)
  * shares none. With no word letter around it (alone, or among digits and punctuation) it stays what it is.

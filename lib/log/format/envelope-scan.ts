@@ -3,7 +3,7 @@
  * its `ts` in µs, whether it is a `correction`, its `id` when asked — read from the line's bytes without
  * building the parsed object.
  *
- * The verdict must be exactly `parseLine`'s (lib/log/codec.ts): a line is an event iff `parseLine` gives
+ * The verdict must be exactly `parseLine`'s (lib/log/format/codec.ts): a line is an event iff `parseLine` gives
  * `ok: true`, and then `tsMicros` is the event's `tsMicros` (null → NaN here) and `id`/`isCorrection` its
  * envelope's. The scan validates the whole line as JSON (grammar, no control character in a string, depth
  * ≤ `MAX_LINE_DEPTH`) and checks the top-level envelope keys; where a cheap check cannot decide (an escape in a
@@ -227,7 +227,7 @@ export function scanFallbacks(): number {
 }
 
 /**
- * `parseTs`'s reading of the writers' form `YYYY-MM-DDTHH:MM:SS.ffffffZ` (lib/log/time.ts parseCanonical,
+ * `parseTs`'s reading of the writers' form `YYYY-MM-DDTHH:MM:SS.ffffffZ` (lib/log/format/time.ts parseCanonical,
  * here over bytes; the date arithmetic is time.ts's `civilMicros`), or NaN when `buf[at, end)` is not that
  * form or not a real date (the caller then asks `parseTs`, which decides the rest exactly as it would for
  * the line).
