@@ -16,7 +16,7 @@ import type { AppEnv } from '../lib/http/auth.js';
 import { errorBody } from '../lib/http/errors.js';
 import { requireOriginSecret } from '../lib/http/origin-secret.js';
 import { health, ROUTES } from '../lib/http/routes/index.js';
-import type { StateStore } from '../lib/store/ports.js';
+import type { StateStore } from '../lib/store/index.js';
 import { onlyMethods, REPLAY_STATE_METHODS, type Serves } from './access.js';
 import type { AwsClients } from './clients.js';
 import type { LambdaConfig } from './config.js';

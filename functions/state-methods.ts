@@ -3,7 +3,7 @@
  * adds those): what the digest function imports, so its bundle holds no limiter (test/infra/stack-dynamo).
  */
 import type { StateMethod } from '../lib/store/dynamo/access.js';
-import type { StateStore } from '../lib/store/ports.js';
+import type { StateStore } from '../lib/store/index.js';
 
 /**
  * The state store methods the digest function (functions/digest.ts, `writeDueDigests`) calls: the due

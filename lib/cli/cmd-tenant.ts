@@ -12,7 +12,7 @@ import { UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
 import { ensureTenant, mintRecoveryAdmin } from '../service/bootstrap.js';
 import type { CreatedToken } from '../service/tokens.js';
-import { StateConflictError } from '../store/ports.js';
+import { StateConflictError } from '../store/index.js';
 import { registerTenantLimits } from './cmd-tenant-limits.js';
 import { jsonOption } from './options.js';
 import {

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { ExitError, UsageError } from '../client/errors.js';
 import type { Io } from '../client/io.js';
 import { isTenantName } from '../store/keys.js';
-import type { StateStore } from '../store/ports.js';
+import type { StateStore } from '../store/index.js';
 
 /** Where the tenant is: one of `table` (with `region`, `endpoint`) or `data`. */
 export interface TenantStoreOptions {

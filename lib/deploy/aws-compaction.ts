@@ -6,7 +6,7 @@
  */
 import { type CompactionDeps, compactSession, type WriterCompaction } from '../service/ingest/compaction.js';
 import { DynamoStateStore } from '../store/dynamo/state-store.js';
-import type { StateStore } from '../store/ports.js';
+import type { StateStore } from '../store/index.js';
 import { S3SegmentCompactor } from '../store/s3/compaction.js';
 import type { AwsClients } from './aws-stores.js';
 

@@ -13,7 +13,7 @@ import type { AuditConfig } from '../service/shared/audit-config.js';
 import type { DigestDeps } from '../service/digests/deps.js';
 import { type DueDigestsResult, writeDueDigests } from '../service/digests/write.js';
 import { DynamoStateStore } from '../store/dynamo/state-store.js';
-import type { StateStore, Stores } from '../store/ports.js';
+import type { StateStore, Stores } from '../store/index.js';
 import { S3DigestStore } from '../store/s3/digest-store.js';
 import { S3SegmentStore } from '../store/s3/segment-store.js';
 

@@ -26,7 +26,7 @@ import {
 } from '../service/sessions/large-replay.js';
 import type { Limits } from '../contract/limits.js';
 import { DynamoStateStore } from '../store/dynamo/state-store.js';
-import type { StateStore } from '../store/ports.js';
+import type { StateStore } from '../store/index.js';
 import { S3ReplayArchive, S3ReplayBuilds } from '../store/s3/replay-archive.js';
 import { type AwsClients, openAwsStores } from './aws-stores.js';
 

@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { FsDigestStore } from '../store/fs/digest-store.js';
 import { FsSegmentStore } from '../store/fs/segment-store.js';
-import type { Stores } from '../store/ports.js';
+import type { Stores } from '../store/index.js';
 import { SqliteStateStore } from '../store/sqlite/state-store.js';
 
 /**

@@ -18,7 +18,7 @@ import { MemoryRateLimiter } from '../ratelimit/memory.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { AuditConfig } from '../service/shared/audit-config.js';
 import type { Limits } from '../contract/limits.js';
-import type { Stores } from '../store/ports.js';
+import type { Stores } from '../store/index.js';
 
 /** The default per-token limit of a local server: 600 requests a minute. */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;

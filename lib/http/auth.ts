@@ -8,7 +8,7 @@ import { getCookie } from 'hono/cookie';
 import type { ServiceContext, ServiceDeps } from '../service/shared/context.js';
 import { AppError } from '../service/shared/errors.js';
 import { authenticate } from '../service/tokens.js';
-import { storageFaultKind } from '../store/storage-errors.js';
+import { storageFaultKind } from '../store/errors.js';
 import type { LiveMode, LiveTiming } from './live.js';
 import type { Json } from './openapi.js';
 import type { ReplaySlots, WholeSessionReads } from './replay-slots.js';

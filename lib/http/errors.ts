@@ -9,7 +9,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { AppError, type ErrorCode } from '../service/shared/errors.js';
 import { storageAppError } from '../service/shared/storage-faults.js';
-import { errorCode } from '../store/storage-errors.js';
+import { errorCode } from '../store/errors.js';
 
 /** Every error answer's body; `code` is one of `ERROR_STATUS` (its zod schema: `ErrorBody`, ./schemas.ts). */
 export interface ErrorBody {

@@ -6,7 +6,7 @@
  * `insufficient_storage`, 503 `storage_read_only`, 500 `storage_permission_denied`, 500
  * `storage_layout`, 500 `data_loss`.
  */
-import type { SegmentKey } from './ports.js';
+import type { SegmentKey } from './segments.js';
 
 /**
  * What kind of refusal: the medium is full, mounted read-only, not ours to write, or laid out wrong (a

@@ -4,7 +4,8 @@
  * And the store's cursor of the session listing, the same for every adapter.
  */
 import { isId } from '../log/format/ids.js';
-import { InvalidCursorError, type SegmentKey } from './ports.js';
+import { InvalidCursorError } from './errors.js';
+import type { SegmentKey } from './segments.js';
 
 /**
  * Where the stored copies of large replays are in the segments bucket (issue 17.2,

@@ -7,7 +7,7 @@
  * the fewest objects, and the compactor deletes the objects no tiling needs. Pure functions, shared by
  * the S3 adapter (lib/store/s3/segment-read.ts) and the compaction plan (lib/service/ingest/compaction.ts).
  */
-import type { SegmentKey } from './ports.js';
+import type { SegmentKey } from './segments.js';
 
 /** One object of a writer's segment: bytes `[offset, offset + size)`. */
 export interface SegmentObject {

@@ -5,7 +5,8 @@
  */
 import { nameForm } from '../log/format/names.js';
 import { cutText } from '../log/format/text-cut.js';
-import type { AskedFirst, StatusRecord, StatusSummary, SummaryDelta, TextFix, UserFix } from './ports.js';
+import type { AskedFirst, SummaryDelta, TextFix, UserFix } from './sessions.js';
+import type { StatusRecord, StatusSummary } from './status.js';
 
 /** Longest title kept, in characters (UTF-16 units). */
 export const TITLE_MAX = 160;

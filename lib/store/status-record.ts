@@ -4,7 +4,7 @@
  * `events`, `reported_by`, `reported_at`), read as a record of that one report at version 0 so that the
  * next report replaces it under the same condition as a missing one.
  */
-import type { StatusEntry, StatusRecord } from './ports.js';
+import type { StatusEntry, StatusRecord } from './status.js';
 
 /** The JSON text an adapter stores for `s` (everything but tenant, sid and version). */
 export function encodeStatus(s: StatusRecord): string {

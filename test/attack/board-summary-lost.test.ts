@@ -17,7 +17,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { openSession } from '../../lib/log/index.js';
 import { FsDigestStore } from '../../lib/store/fs/digest-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
-import type { SummaryDelta } from '../../lib/store/ports.js';
+import type { SummaryDelta } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';

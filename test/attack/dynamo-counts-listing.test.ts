@@ -28,7 +28,7 @@ import { newId } from '../../lib/log/format/ids.js';
 import { keys } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { encodeCursor } from '../../lib/store/keys.js';
-import { InvalidCursorError } from '../../lib/store/ports.js';
+import { InvalidCursorError } from '../../lib/store/index.js';
 import { advanceOf } from '../contract/state-store.contract.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 

@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/format/ids.js';
 import type { DigestHead } from '../../lib/store/digests.js';
-import { StateConflictError, type StateStore } from '../../lib/store/ports.js';
+import { StateConflictError, type StateStore } from '../../lib/store/index.js';
 import { advanceOf, at } from './state-store.contract.js';
 
 export interface DigestIndexContractOptions {

@@ -5,7 +5,7 @@
  */
 import { describe, expect } from 'vitest';
 import { newId } from '../../lib/log/format/ids.js';
-import type { StateStore, StatusEntry, StatusRecord } from '../../lib/store/ports.js';
+import type { StateStore, StatusEntry, StatusRecord } from '../../lib/store/index.js';
 import { SUMMARY_NAMES_MAX, TITLE_MAX } from '../../lib/store/session-summary.js';
 import { advanceOf, at } from './state-store.contract.js';
 

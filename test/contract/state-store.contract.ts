@@ -21,7 +21,7 @@ import {
   type TokenRecord,
   type WorkItem,
   type WriterAdvance,
-} from '../../lib/store/ports.js';
+} from '../../lib/store/index.js';
 import { sessionSummaryCases } from './session-summary.contract.js';
 import { tenantSettingsCases } from './tenant-settings.contract.js';
 

@@ -25,7 +25,7 @@ import { ensureTenant } from '../../lib/service/bootstrap.js';
 import { boardShard, keys, USAGE_SHARDS, usageShard } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
-import { StateConflictError } from '../../lib/store/ports.js';
+import { StateConflictError } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 import { writeSession } from '../support/segments.js';

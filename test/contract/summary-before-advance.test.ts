@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/format/ids.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import type { StateStore } from '../../lib/store/ports.js';
+import type { StateStore } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 import { advanceOf, at } from './state-store.contract.js';

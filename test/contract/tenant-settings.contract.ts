@@ -6,7 +6,7 @@
  * declaration).
  */
 import { describe, expect } from 'vitest';
-import type { StateStore } from '../../lib/store/ports.js';
+import type { StateStore } from '../../lib/store/index.js';
 import { at } from './state-store.contract.js';
 
 type Contract = (title: string, fn: (store: StateStore) => Promise<void>) => void;

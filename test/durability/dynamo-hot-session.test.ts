@@ -28,7 +28,7 @@ import { formatTs, type LogEvent, newId, serializeEvent } from '../../lib/log/in
 import { ensureTenant } from '../../lib/service/bootstrap.js';
 import { createTableInput } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import type { StateStore } from '../../lib/store/ports.js';
+import type { StateStore } from '../../lib/store/index.js';
 import {
   type DynamoLocal,
   LOCAL_CREDENTIALS,

@@ -32,7 +32,7 @@ import {
 } from '../../lib/store/dynamo/access.js';
 import { keys } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import type { StateStore } from '../../lib/store/ports.js';
+import type { StateStore } from '../../lib/store/index.js';
 import { runDigestIndexContract } from '../contract/digest-index.contract.js';
 import { advanceOf, runStateStoreContract } from '../contract/state-store.contract.js';
 import { recordingClient } from '../support/dynamo-recorder.js';

@@ -9,7 +9,7 @@ import { createHash, type Hash } from 'node:crypto';
 import type { ReplaySegment } from '../../log/replay.js';
 import type { Problem } from '../../log/verify.js';
 import { VERIFY_CODES } from '../../log/verify.js';
-import type { ChunkRecord } from '../../store/ports.js';
+import type { ChunkRecord } from '../../store/index.js';
 import type { ServiceContext } from '../shared/context.js';
 
 /** One writer's check: its chunks walked from offset 0 by their lengths, up to `end`. */

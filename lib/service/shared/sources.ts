@@ -2,8 +2,8 @@
 
 import { resolveLimits } from '../../contract/limits.js';
 import { mergeChunkBytes, type ReplaySegment } from '../../log/replay.js';
-import type { SegmentKey } from '../../store/ports.js';
-import type { ByteRange } from '../../store/storage-errors.js';
+import type { SegmentKey } from '../../store/index.js';
+import type { ByteRange } from '../../store/index.js';
 import type { ServiceContext } from './context.js';
 import { notFound } from './errors.js';
 import { dataLossError } from './storage-faults.js';

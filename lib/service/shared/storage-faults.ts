@@ -13,14 +13,14 @@
  * its operator makes the storage writable (reads still work); 500 for the three the client can do
  * nothing about. The messages never name a path: the server's log has the detail.
  */
-import type { SegmentKey } from '../../store/ports.js';
+import type { SegmentKey } from '../../store/index.js';
 import {
   type ByteRange,
   SegmentDataLossError,
   StorageFaultError,
   type StorageFaultKind,
   storageFaultKind,
-} from '../../store/storage-errors.js';
+} from '../../store/index.js';
 import { AppError } from './errors.js';
 
 /**

@@ -14,7 +14,7 @@
  * records every request it sends, and fails on a request not declared or a declaration never sent; and
  * test/infra/stack.test.ts derives each role from the modules its bundle holds (esbuild's metafile).
  */
-import type { StateStore } from '../ports.js';
+import type { StateStore } from '../stores.js';
 
 /** The IAM actions of the item and query requests hansard sends (`dynamodb:<action>`). */
 export type DynamoAction =

@@ -4,7 +4,9 @@
  */
 
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { SessionRecord, SessionSummary, TokenRecord, WriterRecord } from '../ports.js';
+import type { SessionRecord, SessionSummary } from '../sessions.js';
+import type { TokenRecord } from '../tokens.js';
+import type { WriterRecord } from '../writers.js';
 import { askedOf } from '../session-summary.js';
 
 export type Item = Record<string, unknown>;

@@ -27,7 +27,9 @@ import {
 } from './schema.js';
 import type { DynamoPrimitives } from './tokens.js';
 import { decodeCursor, encodeCursor } from '../keys.js';
-import type { BoardCopy, Page, SessionRecord, SessionSummary, TenantUsage, WriterRecord } from '../ports.js';
+import type { BoardCopy, Page, SessionRecord, SessionSummary } from '../sessions.js';
+import type { TenantUsage } from '../tenants.js';
+import type { WriterRecord } from '../writers.js';
 
 /** A session moves on the board (its `updated_at` and `gsi1sk`) at most this often, ms. */
 export const BOARD_MOVE_MS = 5_000;

@@ -32,22 +32,14 @@ import { DynamoStatusWorkItems } from './status-work.js';
 import { DynamoTenantSettings } from './tenants.js';
 import { DynamoTokenItems } from './tokens.js';
 import { DynamoWriterIndex } from './writers.js';
-import {
-  type BoardCopy,
-  type ChunkRecord,
-  type Page,
-  type SessionRecord,
-  type SessionSummary,
-  StateConflictError,
-  type StateStore,
-  type StatusRecord,
-  type SummaryDelta,
-  type TenantUsage,
-  type TokenRecord,
-  type WorkItem,
-  type WriterAdvance,
-  type WriterRecord,
-} from '../ports.js';
+import { StateConflictError } from '../errors.js';
+import type { BoardCopy, Page, SessionRecord, SessionSummary, SummaryDelta } from '../sessions.js';
+import type { StatusRecord } from '../status.js';
+import type { StateStore } from '../stores.js';
+import type { TenantUsage } from '../tenants.js';
+import type { TokenRecord } from '../tokens.js';
+import type { WorkItem } from '../work.js';
+import type { ChunkRecord, WriterAdvance, WriterRecord } from '../writers.js';
 import type { TenantSettings, TenantSettingsChange } from '../tenants.js';
 
 export interface DynamoStateStoreOptions {

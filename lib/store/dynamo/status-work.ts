@@ -28,13 +28,10 @@ import {
   WORK_PREFIX,
 } from './schema.js';
 import type { DynamoPrimitives } from './tokens.js';
-import {
-  type SessionSummary,
-  StateConflictError,
-  type StatusRecord,
-  type SummaryDelta,
-  type WorkItem,
-} from '../ports.js';
+import { StateConflictError } from '../errors.js';
+import type { SessionSummary, SummaryDelta } from '../sessions.js';
+import type { StatusRecord } from '../status.js';
+import type { WorkItem } from '../work.js';
 import { askedOf, fixesOf, mergeSummary, statusSummaryOf } from '../session-summary.js';
 import { decodeStatus, encodeStatus, legacyStatus } from '../status-record.js';
 

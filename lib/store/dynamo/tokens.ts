@@ -15,7 +15,8 @@ import {
   toToken,
 } from './items.js';
 import { CHILD_PREFIX, GSI1, GSI1_PK, gsiKeys, type ItemKey, keys, PK, SK } from './schema.js';
-import { StateConflictError, type TokenRecord } from '../ports.js';
+import { StateConflictError } from '../errors.js';
+import type { TokenRecord } from '../tokens.js';
 
 /** What the token methods borrow of the store: its client, table and strongly consistent primitives. */
 export interface DynamoPrimitives {

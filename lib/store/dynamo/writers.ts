@@ -12,7 +12,8 @@ import type { DynamoPendingCounts } from './pending.js';
 import { CHUNK_KEYS, type ItemKey, keys, PK, SK, sessionPk } from './schema.js';
 import type { CountDelta, DynamoSessionIndex } from './sessions.js';
 import type { DynamoPrimitives } from './tokens.js';
-import { type ChunkRecord, StateConflictError, type WriterAdvance, type WriterRecord } from '../ports.js';
+import { StateConflictError } from '../errors.js';
+import type { ChunkRecord, WriterAdvance, WriterRecord } from '../writers.js';
 
 /**
  * Counts of earlier advances not yet in the session and usage items, as deferrals kept them on the writer

@@ -17,8 +17,9 @@ import { dirname, join } from 'node:path';
 import { Mutex } from 'async-mutex';
 import { foldersUp, makeFolders, storageFault, syncFolder } from './durable.js';
 import { assertSegmentKey } from '../keys.js';
-import type { ReadSegmentOptions, SegmentKey, SegmentStore } from '../ports.js';
-import { type ByteRange, errorCode, SegmentDataLossError, StorageFaultError } from '../errors.js';
+import type { ReadSegmentOptions, SegmentKey, SegmentStore } from '../segments.js';
+import { errorCode, SegmentDataLossError, StorageFaultError } from '../errors.js';
+import type { ByteRange } from '../segments.js';
 
 /** How far `tornTail` reads back at a time, looking for the last newline before a torn tail. */
 const TAIL_WINDOW = 64 * 1024;

@@ -18,7 +18,7 @@ import {
   paginateListObjectsV2,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import type { SegmentKey } from '../ports.js';
+import type { SegmentKey } from '../segments.js';
 import { isConditionalConflict, isNotFound, isPreconditionFailed, sleep } from './errors.js';
 import { compactedObjectKey, fetchObjectPart, listedObject, writerPrefix } from './segment-objects.js';
 import { type ListedChunk, MAX_WINDOW_BYTES, planParts, ReadBudget, readParts } from './segment-read.js';

@@ -6,7 +6,7 @@
  */
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { assertSegmentKey } from '../keys.js';
-import type { SegmentKey } from '../ports.js';
+import type { SegmentKey } from '../segments.js';
 import { isNotFound, isPreconditionFailed } from './errors.js';
 import type { ListedChunk, Part } from './segment-read.js';
 

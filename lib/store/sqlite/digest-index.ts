@@ -6,7 +6,8 @@
  * rows written before them). The store delegates here, as to sqlite/status-work.ts.
  */
 import type { DigestDue, DigestHead } from '../digests.js';
-import { type ChunkRecord, StateConflictError } from '../ports.js';
+import { StateConflictError } from '../errors.js';
+import type { ChunkRecord } from '../writers.js';
 import type { SqlitePrimitives } from './status-work.js';
 
 /** The tables and indexes of the digest index; run after the store's schema (the sessions table exists). */

@@ -4,7 +4,9 @@
  * transaction on condition of their `version`, each moving the session index forward. Split from the
  * store so that each file stays readable, as the DynamoDB adapter's dynamo/status-work.ts is.
  */
-import { StateConflictError, type StatusRecord, type WorkItem } from '../ports.js';
+import { StateConflictError } from '../errors.js';
+import type { StatusRecord } from '../status.js';
+import type { WorkItem } from '../work.js';
 import { statusSummaryOf } from '../session-summary.js';
 import { decodeStatus, encodeStatus, legacyStatus } from '../status-record.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { appendReport, STATUS_RETENTION } from '../../../lib/service/status/retention.js';
-import type { StatusRecord } from '../../../lib/store/ports.js';
+import type { StatusRecord } from '../../../lib/store/index.js';
 import { encodeStatus } from '../../../lib/store/status-record.js';
 
 const key = { tenant: 'acme', sid: 's_01M8QD33333333333333333333' };
