@@ -12,7 +12,7 @@ export default defineConfig({
       'test/log/evidence-origins.test.ts',
       'test/service/status-retention.test.ts',
       'test/service/work-content.test.ts',
-      // the content rules' normalization (lib/log/text-normal.ts) and the look-alikes over HTTP (issue 24.4)
+      // the content rules' normalization (lib/log/format/text-normal.ts) and the look-alikes over HTTP (issue 24.4)
       'test/log/text-normal.test.ts',
       'test/attack/content-lookalikes.test.ts',
       'test/attack/content-lookalikes-more.test.ts',
