@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { redactText } from '../lib/log/redact.js';
+import { redactText } from '../lib/log/redact/redact.js';
 
 const DIR = join(import.meta.dirname, '..', 'test', 'fixtures', 'redaction');
 

@@ -7,8 +7,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BUILTIN_PATTERNS, redactText } from '../lib/log/redact.js';
-import { GITLEAKS_PATTERNS } from '../lib/log/redact-gitleaks.js';
+import { BUILTIN_PATTERNS, redactText } from '../lib/log/redact/redact.js';
+import { GITLEAKS_PATTERNS } from '../lib/log/redact/redact-gitleaks.js';
 import { openSession } from '../lib/log/writer.js';
 import { measureCorpus } from './redact-corpus.js';
 

@@ -131,7 +131,7 @@ the Ctrl-C the terminal already sent, is the same stop).`,
         const { DataDirLockedError, DataDirUnusableError } = await import('../deploy/data-lock.js');
         const { StartRefusedError } = await import('../deploy/local-start.js');
         // The server's stderr is its log: no token in it, whatever a line holds (issue 24 item 6).
-        const { maskTokens } = await import('../log/mask-tokens.js');
+        const { maskTokens } = await import('../log/redact/mask-tokens.js');
         let server: Awaited<ReturnType<typeof startServer>>;
         try {
           server = await startServer({

@@ -3,7 +3,7 @@
  * when there is one, else the error's own words, with no request header quoted and no `hns_` secret in
  * them (the trial of issue 24, item 12: undici's refusal of a header holds the header's whole value).
  */
-import { maskTokens } from '../log/mask-tokens.js';
+import { maskTokens } from '../log/redact/mask-tokens.js';
 
 /**
  * A short reason for a failed fetch: the system error code when there is one (ECONNREFUSED, ENOTFOUND),

@@ -12,7 +12,7 @@
  * report's note and evidence refs are judged by the same rules (`brokenRule` with a subset,
  * lib/contract/status.ts).
  */
-import { redactText } from '../log/redact.js';
+import { redactText } from '../log/redact/redact.js';
 import { LINE_BREAK, normalReadings, visibleText } from '../log/format/text-normal.js';
 
 /** The rules, by name, with what a refusal tells the agent. */

@@ -6,9 +6,9 @@
  */
 import type { MiddlewareHandler } from 'hono';
 
-import { maskError, maskTokens } from '../log/mask-tokens.js';
+import { maskError, maskTokens } from '../log/redact/mask-tokens.js';
 
-export { MASKED_TOKEN, maskError, maskTokens } from '../log/mask-tokens.js';
+export { MASKED_TOKEN, maskError, maskTokens } from '../log/redact/mask-tokens.js';
 
 /**
  * A log function that masks tokens (`maskTokens`, `maskError`) before it hands a line and its error to

@@ -13,7 +13,7 @@ export * from './inspect.js';
 export * from './merge.js';
 export * from './format/provenance.js';
 export * from './reader.js';
-export * from './redact.js';
+export * from './redact/redact.js';
 export * from './replay.js';
 export * from './session-dir.js';
 export * from './format/text-cut.js';

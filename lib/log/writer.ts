@@ -8,7 +8,7 @@
  * before it writes anything. `seq` starts at 1 and grows by 1, `ts` is RFC 3339 UTC with 6 fractional
  * digits, `mono` is seconds since the writer started on a monotonic clock.
  *
- * Redaction (`lib/log/redact.ts`): each event's free-text fields are scanned for credentials before
+ * Redaction (`lib/log/redact/redact.ts`): each event's free-text fields are scanned for credentials before
  * anything else touches them (the 1 MiB cut included, so a cut never leaves half a secret), each match is
  * written as `[REDACTED:<pattern>]`, and the event's `redacted` lists the fields that changed. The event a
  * method returns is the one written, placeholders included. `WriterOptions.redact` adds patterns, turns
@@ -42,7 +42,7 @@ import {
   type RedactOptions,
   type RedactPattern,
   redactEventFields,
-} from './redact.js';
+} from './redact/redact.js';
 import { formatTs, nowMicros } from './format/time.js';
 import { HANSARD_VERSION } from './format/version.js';
 

@@ -5,7 +5,7 @@
  */
 import { NetworkError, ServerError } from '../client/client.js';
 import { UsageError } from '../client/errors.js';
-import { maskTokens } from '../log/mask-tokens.js';
+import { maskTokens } from '../log/redact/mask-tokens.js';
 import { MAKE_SESSION_TOKEN, SessionUnresolved } from './session.js';
 
 /** A tool result as the MCP SDK takes it. */
@@ -22,7 +22,7 @@ export function toolError(err: unknown, url: string | null): ToolResult {
 
 /**
  * One sentence (and the server's field issues, one a line) for a failed call, with every `hns_` secret
- * masked (lib/log/mask-tokens.ts): a tool result goes into the agent's transcript (the trial of issue 24,
+ * masked (lib/log/redact/mask-tokens.ts): a tool result goes into the agent's transcript (the trial of issue 24,
  * item 12).
  */
 export function describe(err: unknown, url: string | null): string {

@@ -1,5 +1,5 @@
 /**
- * Attack (issue 24 item 6, lib/log/mask-tokens.ts, functions/logging.ts): tokens where a log might still
+ * Attack (issue 24 item 6, lib/log/redact/mask-tokens.ts, functions/logging.ts): tokens where a log might still
  * write them. A real `hansard serve` process's stderr after real HTTP requests carrying a token in a JSON
  * body that fails to parse or validate, in a header the app reads (Idempotency-Key, Authorization in odd
  * schemes), in query parameters it echoes in errors (cursor, format, q), in a path of every route family
@@ -122,7 +122,7 @@ errorLog(createLogger({ LOG_LEVEL: 'INFO' }))('request failed', ${make});`;
   });
 
   // Was a FAULT: errorLog masked the error's message and stack only, and Powertools writes its cause and
-  // own properties too. Now maskError masks the whole error (lib/log/mask-tokens.ts).
+  // own properties too. Now maskError masks the whole error (lib/log/redact/mask-tokens.ts).
   it("masks a token in the error's cause, its aggregated errors and its own properties", () => {
     const token = fakeToken();
     const q = (text: string) => JSON.stringify(text);

@@ -1,14 +1,14 @@
 /**
  * Redaction finds what people paste (issue 25 item 8): keyword assignments in the forms env files, YAML
  * and Python settings use, URLs whose password follows an empty user, provider keys with short prefixes,
- * and the config-file, command-line and header shapes of lib/log/redact-forms.ts; while variables,
+ * and the config-file, command-line and header shapes of lib/log/redact/redact-forms.ts; while variables,
  * placeholders and references under the same labels stay as written. Every credential here is fake.
  * The second list of each kind was written before the patterns were changed and measured once as a
  * held-out set (docs/benchmarks.md); both now pass.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { redactText } from '../../lib/log/redact.js';
+import { redactText } from '../../lib/log/redact/redact.js';
 import { openSession } from '../../lib/log/writer.js';
 import { tmpDirs } from '../support/tmp.js';
 

@@ -11,8 +11,8 @@ import {
   redactText,
   redactValue,
 } from '../../lib/log/index.js';
-import { GITLEAKS_PATTERNS } from '../../lib/log/redact-gitleaks.js';
-import { shannon } from '../../lib/log/redact-match.js';
+import { GITLEAKS_PATTERNS } from '../../lib/log/redact/redact-gitleaks.js';
+import { shannon } from '../../lib/log/redact/redact-match.js';
 
 describe('keyword prefilter', () => {
   it('runs a rule whose keyword is a prefix of a longer keyword at the same place', () => {

@@ -20,7 +20,7 @@ import {
   serializeEvent,
   WriterError,
 } from '../../lib/log/index.js';
-import { KEYWORD_ASSIGNMENT, OWN_PATTERNS } from '../../lib/log/redact-patterns.js';
+import { KEYWORD_ASSIGNMENT, OWN_PATTERNS } from '../../lib/log/redact/redact-patterns.js';
 
 // Every fake credential is assembled at run time, so this file holds nothing a secret scanner would flag.
 

@@ -1,5 +1,5 @@
 /**
- * Pure helpers of redaction's rule matching (lib/log/redact.ts): the shape of a rule (`RedactPattern`, here
+ * Pure helpers of redaction's rule matching (lib/log/redact/redact.ts): the shape of a rule (`RedactPattern`, here
  * below redact.ts and the pattern tables it loads, which re-exports it), the keyword prefilter's regex and
  * gitleaks' entropy measure.
  */

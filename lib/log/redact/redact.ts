@@ -17,7 +17,7 @@
  * @example
  * redactText(`key ${'AKIA' + 'IOSFODNN7EXAMPLE'}`) // { text: 'key [REDACTED:aws_access_key]', hits: ['aws_access_key'] }
  */
-import type { KnownType } from './format/events.js';
+import type { KnownType } from '../format/events.js';
 import { type RedactPattern, shannon, trieSource } from './redact-match.js';
 import { BUILTIN_PATTERNS } from './redact-patterns.js';
 

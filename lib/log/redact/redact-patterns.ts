@@ -1,7 +1,7 @@
 /**
  * The built-in credential patterns of redaction (issue 3): one row per kind of secret, most specific first
  * (when two matches cover the same text, the earlier row names the placeholder). Each row has
- * `keywords` so text with none of them skips its regex. Used by `lib/log/redact.ts`.
+ * `keywords` so text with none of them skips its regex. Used by `lib/log/redact/redact.ts`.
  */
 
 import { FORM_PATTERNS, NOT_SECRET_KEY } from './redact-forms.js';

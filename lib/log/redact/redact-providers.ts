@@ -3,7 +3,7 @@
  * all, but that people paste bare (issue 25 item 8): short prefixes (Mailgun `key-`, Telegram bot tokens
  * `digits:AA…`, Discord bot tokens and webhooks) and the newer prefixed keys of AI, hosting and developer
  * services. Each row needs its prefix at a token boundary and the vendor's length and alphabet; rows that
- * could be an identifier also need a digit. Used by lib/log/redact-patterns.ts (`BUILTIN_PATTERNS`).
+ * could be an identifier also need a digit. Used by lib/log/redact/redact-patterns.ts (`BUILTIN_PATTERNS`).
  */
 import type { RedactPattern } from './redact-match.js';
 

@@ -6,7 +6,7 @@
  * (`SECRET_KEY = 'django-insecure-^k2#x@(…)'`), config-file shapes (XML tags, .NET `<add key value>`, PHP
  * `define`, .netrc, Docker's `"auth"`), command lines (`mysql -pX`, `--password X`, `sshpass -p`,
  * `redis-cli -a`, `curl -u user:X`), HTTP headers (`Authorization: <scheme> X`, session cookies) and a
- * few URL forms (Azure SAS `sig=`). Used by lib/log/redact-patterns.ts (`BUILTIN_PATTERNS`), after the
+ * few URL forms (Azure SAS `sig=`). Used by lib/log/redact/redact-patterns.ts (`BUILTIN_PATTERNS`), after the
  * specific rows so that a provider's name labels a match both find.
  *
  * Values that are not secrets but stand where one would are left alone through `reject`: variables and
