@@ -1,12 +1,14 @@
 /**
- * Typed storage failures (issue 8, "never acknowledge what is not stored"): what an adapter throws when
+ * The store's errors. A conditional write lost (`StateConflictError`), other bytes at a chunk's offset
+ * (`ChunkConflictError`), a cursor this store did not make (`InvalidCursorError`); and typed storage
+ * failures (issue 8, "never acknowledge what is not stored"): what an adapter throws when
  * its medium refuses a write (disk full, read-only, permission denied) or no longer holds bytes the index
  * says were accepted (data loss), or whose data directory holds the wrong kind of entry (layout).
- * `lib/service/storage-faults.ts` turns them into the answers docs/operations.md explains: 507
+ * `lib/service/shared/storage-faults.ts` turns them into the answers docs/operations.md explains: 507
  * `insufficient_storage`, 503 `storage_read_only`, 500 `storage_permission_denied`, 500
  * `storage_layout`, 500 `data_loss`.
  */
-import type { SegmentKey } from './segments.js';
+import type { ByteRange, SegmentKey } from './segments.js';
 
 /**
  * What kind of refusal: the medium is full, mounted read-only, not ours to write, or laid out wrong (a
@@ -14,10 +16,26 @@ import type { SegmentKey } from './segments.js';
  */
 export type StorageFaultKind = 'full' | 'read_only' | 'permission' | 'layout';
 
-/** A half-open byte range `[start, end)` of a segment. */
-export interface ByteRange {
-  start: number;
-  end: number;
+/** A conditional write lost: the record is not in the state the caller read. */
+export class StateConflictError extends Error {
+  override name = 'StateConflictError';
+  constructor(
+    message: string,
+    /** for writer advances: the length actually stored */
+    readonly currentLength?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Other bytes are already stored at this offset of the segment. */
+export class ChunkConflictError extends Error {
+  override name = 'ChunkConflictError';
+}
+
+/** A listing cursor this store did not make. */
+export class InvalidCursorError extends Error {
+  override name = 'InvalidCursorError';
 }
 
 /**

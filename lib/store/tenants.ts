@@ -56,3 +56,38 @@ export function parseTenantSettings(tenant: string, stored: Record<string, unkno
     `the record of tenant ${tenant} holds an invalid ${issue.path.join('.')} (${issue.message}): set it again with hansard tenant set`,
   );
 }
+
+/** A tenant's stored bytes (for the storage quota, DESIGN §7). */
+export interface TenantUsage {
+  /** bytes of segments, every writer of every session */
+  bytes: number;
+}
+
+/** Tenants: their records, their own limits and what they store. */
+export interface TenantStore {
+  /** @throws StateConflictError when the tenant exists */
+  createTenant(tenant: string, at: string): Promise<void>;
+  tenantExists(tenant: string): Promise<boolean>;
+  /**
+   * The tenant's own limits from its tenant record (`TenantSettingsSchema` above; issue 17.1, 17.3), strongly
+   * consistent; a tenant nothing was set for reads all null (the deployment's). Null when there is no
+   * such tenant. Callers on a request path cache it (lib/service/tenant-limits.ts).
+   * @throws Error when the record holds values `TenantSettingsSchema` refuses
+   */
+  getTenantSettings(tenant: string): Promise<TenantSettings | null>;
+  /**
+   * Applies `change` to the tenant's settings (a field given is set, null back to the deployment's; one
+   * left out is kept) and stamps them `at` (ISO 8601), in one conditional write. Returns the settings
+   * after it, or null when there is no such tenant (nothing is written then).
+   * @throws ZodError for a change `TenantSettingsChangeSchema` refuses, before anything is written
+   */
+  setTenantSettings(tenant: string, change: TenantSettingsChange, at: string): Promise<TenantSettings | null>;
+
+  /**
+   * What a tenant stores: the sum of its writers' indexed lengths, kept as a running total by
+   * `advanceWriter` (so it costs one small read, not a scan). A tenant with nothing stored has 0 bytes.
+   * For the soft storage quota: DynamoDB answers from a figure of this process at most 30 s old, plus
+   * this process's own advances since (issue 17.1), so other processes' chunks may be missing from it.
+   */
+  tenantUsage(tenant: string): Promise<TenantUsage>;
+}
