@@ -15,9 +15,10 @@ import { type Io, printJson } from '../client/io.js';
 import { DEFAULT_LIMITS, formatByteSize, parseByteSize } from '../contract/limits.js';
 import {
   MAX_RATE_LIMIT_PER_MINUTE,
+  type TenantAdmin,
   type TenantSettings,
   type TenantSettingsChange,
-} from '../store/tenants.js';
+} from '../deploy/tenant-admin.js';
 import { jsonOption } from './options.js';
 import {
   awsFailure,
@@ -108,8 +109,8 @@ export function registerTenantLimits(tenant: Command, io: Io): void {
 export async function setTenant(name: string, o: TenantSetOptions, io: Io): Promise<void> {
   const change = changeOf(o);
   requireTenantStore(name, o);
-  const settings = await withStore(o, io, (state) =>
-    state.setTenantSettings(name, change, new Date().toISOString()),
+  const settings = await withStore(o, io, (store) =>
+    store.setSettings(name, change, new Date().toISOString()),
   );
   if (!settings) throw noTenant(name, o);
   print(io, name, settings, o.json);
@@ -127,7 +128,7 @@ export async function setTenant(name: string, o: TenantSetOptions, io: Io): Prom
  */
 export async function showTenant(name: string, o: TenantShowOptions, io: Io): Promise<void> {
   requireTenantStore(name, o);
-  const settings = await withStore(o, io, (state) => state.getTenantSettings(name));
+  const settings = await withStore(o, io, (store) => store.getSettings(name));
   if (!settings) throw noTenant(name, o);
   print(io, name, settings, o.json);
 }
@@ -163,15 +164,15 @@ function changeOf(o: TenantSetOptions): TenantSettingsChange {
 async function withStore<T>(
   o: TenantStoreOptions,
   io: Io,
-  fn: (state: Awaited<ReturnType<typeof openTenantStore>>) => Promise<T>,
+  fn: (store: TenantAdmin) => Promise<T>,
 ): Promise<T> {
-  const state = await openTenantStore(o, io);
+  const store = await openTenantStore(o, io);
   try {
-    return await fn(state);
+    return await fn(store);
   } catch (err) {
     throw awsFailure(err, o, io);
   } finally {
-    await state.close();
+    await store.close();
   }
 }
 

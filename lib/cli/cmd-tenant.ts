@@ -10,9 +10,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../client/errors.js';
 import { type Io, printJson } from '../client/io.js';
-import { ensureTenant, mintRecoveryAdmin } from '../service/bootstrap.js';
-import type { CreatedToken } from '../service/tokens.js';
-import { StateConflictError } from '../store/index.js';
+import type { CreatedToken } from '../deploy/tenant-admin.js';
 import { registerTenantLimits } from './cmd-tenant-limits.js';
 import { jsonOption } from './options.js';
 import {
@@ -72,16 +70,15 @@ Every other token stays valid: list them with the new one (hansard token list) a
  */
 export async function createTenant(name: string, o: TenantCreateOptions, io: Io): Promise<void> {
   requireTenantStore(name, o);
-  const state = await openTenantStore(o, io);
+  const store = await openTenantStore(o, io);
   let created: CreatedToken | null;
   try {
-    created = await ensureTenant(state, name, new Date());
+    // null also when created by someone else between the check and the write
+    created = await store.createTenant(name, new Date());
   } catch (err) {
-    // Created by someone else between the check and the write.
-    if (err instanceof StateConflictError) created = null;
-    else throw awsFailure(err, o, io);
+    throw awsFailure(err, o, io);
   } finally {
-    await state.close();
+    await store.close();
   }
   if (!created) {
     throw new UsageError(
@@ -115,14 +112,14 @@ export async function createTenant(name: string, o: TenantCreateOptions, io: Io)
  */
 export async function recoverAdmin(name: string, o: TenantCreateOptions, io: Io): Promise<void> {
   requireTenantStore(name, o);
-  const state = await openTenantStore(o, io);
+  const store = await openTenantStore(o, io);
   let created: CreatedToken | null;
   try {
-    created = await mintRecoveryAdmin(state, name, new Date());
+    created = await store.recoverAdmin(name, new Date());
   } catch (err) {
     throw awsFailure(err, o, io);
   } finally {
-    await state.close();
+    await store.close();
   }
   if (!created) {
     throw new UsageError(

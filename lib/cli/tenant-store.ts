@@ -2,14 +2,14 @@
  * The state store the operator's `hansard tenant …` commands work on (DESIGN §4, §6): the DynamoDB table
  * of an AWS deployment (`--table`, with the caller's AWS credentials, the SDK's default provider chain)
  * or the SQLite file of a local data directory (`--data`), never a server. Shared by `tenant create`
- * (./cmd-tenant.ts) and `tenant set` / `tenant show` (./cmd-tenant-limits.ts).
+ * (./cmd-tenant.ts) and `tenant set` / `tenant show` (./cmd-tenant-limits.ts). The store itself is
+ * reached through lib/deploy/tenant-admin.ts; this module reads the options.
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ExitError, UsageError } from '../client/errors.js';
 import type { Io } from '../client/io.js';
-import { isTenantName } from '../store/keys.js';
-import type { StateStore } from '../store/index.js';
+import { isTenantName, openTenantAdmin, type TenantAdmin } from '../deploy/tenant-admin.js';
 
 /** Where the tenant is: one of `table` (with `region`, `endpoint`) or `data`. */
 export interface TenantStoreOptions {
@@ -78,20 +78,15 @@ export function resolveTenantStore(o: TenantStoreOptions, env: NodeJS.ProcessEnv
 
 /**
  * The store the options name (HANSARD_DATA_DIR when neither --table nor --data: `resolveTenantStore`),
- * loaded when asked for (SQLite or the AWS SDK), not at every CLI start.
+ * opened for the tenant commands (`openTenantAdmin`: SQLite or the AWS SDK loaded then, not at every CLI start).
  * @throws UsageError as `resolveTenantStore`
  */
-export async function openTenantStore(o: TenantStoreOptions, io: Io): Promise<StateStore> {
+export async function openTenantStore(o: TenantStoreOptions, io: Io): Promise<TenantAdmin> {
   resolveTenantStore(o, io.env);
   if (o.table !== undefined) {
-    const { openDynamoStateStore } = await import('../deploy/aws.js');
-    return openDynamoStateStore({ table: o.table, region: o.region, endpoint: o.endpoint });
+    return openTenantAdmin({ table: o.table, region: o.region, endpoint: o.endpoint });
   }
-  // The stores alone: lib/deploy/local.ts would load the whole app (Hono, the routes, node-server).
-  const { openLocalStores } = await import('../deploy/local-stores.js');
-  // Not serve's data-directory lock (data-lock.ts): this only writes state.sqlite, whose own locking (WAL,
-  // busy_timeout) lets a tenant be created or changed while the server runs.
-  return openLocalStores(resolve(io.cwd, o.data!)).state;
+  return openTenantAdmin({ data: resolve(io.cwd, o.data!) });
 }
 
 /** `table T in R` or `data directory D`: where the options point, for messages. */

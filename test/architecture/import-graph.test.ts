@@ -189,7 +189,22 @@ describe('the rules catch what they are for', () => {
     [
       'tenant create loading the whole local wiring',
       edge('lib/cli/cmd-tenant.ts', 'lib/deploy/local.ts'),
-      /tenant create opens them through it/,
+      /the tenant commands open them through it/,
+    ],
+    [
+      "the tenant commands' store access loading the whole local wiring",
+      edge('lib/deploy/tenant-admin.ts', 'lib/deploy/local.ts'),
+      /the tenant commands open them through it/,
+    ],
+    [
+      'the client side importing the service',
+      edge('lib/mcp/tools.ts', 'lib/service/status/get.ts'),
+      /client side never imports the server's service or store/,
+    ],
+    [
+      'the CLI importing the store',
+      edge('lib/cli/cmd-tenant.ts', 'lib/store/index.ts'),
+      /client side never imports the server's service or store/,
     ],
   ];
   for (const [name, e, says] of cases) {

@@ -3,8 +3,12 @@
  * that breaks one: `lib/service/x.ts:12 imports lib/store/sqlite/state-store.ts: <the rule>`.
  *
  * Decisions these rules record:
- * - Scopes are the service's (lib/contract/scopes.ts); the store keeps a token's scopes as plain strings
- *   (`TokenRecord.scopes: string[]`), so no store module needs the service.
+ * - Scopes are the contract's (lib/contract/scopes.ts: the service checks them, the CLI and doctor name
+ *   them); the store keeps a token's scopes as plain strings (`TokenRecord.scopes: string[]`).
+ * - The client side (lib/cli, lib/client, lib/capture, lib/work, lib/mcp) never imports the server's
+ *   service or store: what both sides of the wire use is in lib/contract, below both; the operator's
+ *   commands that work on a server's stores (`hansard serve`, `hansard tenant …`) reach them through
+ *   lib/deploy (local-serve.ts, tenant-admin.ts).
  * - The board's pages (lib/board) are views of the service; their routes and sign-in live in lib/http
  *   (lib/http/routes/pages/), which imports the pages: nothing runs back from lib/board to lib/http.
  * - lib/ratelimit is a port (`interface.ts`, with `noop.ts` as the no-limit default) and adapters
@@ -20,12 +24,15 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   'lib/audit': ['lib/log'],
   'lib/version.ts': ['lib/log'],
   'lib/index.ts': ['lib/log', 'lib/version.ts'],
+  // the schemas both sides of the wire use (limits, scopes, ids, status, work, chunks, the token form)
+  'lib/contract': ['lib/log'],
   'lib/store': ['lib/log', 'lib/audit'],
   'lib/ratelimit': ['lib/store'],
-  'lib/service': ['lib/log', 'lib/store', 'lib/audit'],
-  'lib/board': ['lib/log', 'lib/service', 'lib/version.ts'],
+  'lib/service': ['lib/log', 'lib/contract', 'lib/store', 'lib/audit'],
+  'lib/board': ['lib/log', 'lib/contract', 'lib/service', 'lib/version.ts'],
   'lib/http': [
     'lib/log',
+    'lib/contract',
     'lib/service',
     'lib/board',
     'lib/store',
@@ -34,18 +41,25 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
     'lib/audit',
   ],
   'lib/importers': ['lib/log'],
-  'lib/deploy': ['lib/http', 'lib/service', 'lib/store', 'lib/ratelimit', 'lib/audit'],
-  // talking to a server from this machine: the HTTP client, its settings, upload, the state dir's place
-  'lib/client': ['lib/log', 'lib/service', 'lib/audit'],
-  // local work leases and pending operations (seed 004)
-  'lib/work': ['lib/log', 'lib/service', 'lib/client'],
-  // capture as it happens: hooks, spool, shipper, doctor, integrations
-  'lib/capture': ['lib/log', 'lib/service', 'lib/importers', 'lib/client', 'lib/work', 'lib/version.ts'],
-  'lib/mcp': ['lib/log', 'lib/service', 'lib/client', 'lib/capture', 'lib/version.ts'],
-  'lib/cli': [
-    'lib/log',
+  'lib/deploy': [
+    'lib/contract',
+    'lib/http',
     'lib/service',
     'lib/store',
+    'lib/ratelimit',
+    'lib/audit',
+    'lib/version.ts',
+  ],
+  // talking to a server from this machine: the HTTP client, its settings, upload, the state dir's place
+  'lib/client': ['lib/log', 'lib/contract', 'lib/audit'],
+  // local work leases and pending operations (seed 004)
+  'lib/work': ['lib/log', 'lib/contract', 'lib/client'],
+  // capture as it happens: hooks, spool, shipper, doctor, integrations
+  'lib/capture': ['lib/log', 'lib/contract', 'lib/importers', 'lib/client', 'lib/work', 'lib/version.ts'],
+  'lib/mcp': ['lib/log', 'lib/contract', 'lib/client', 'lib/capture', 'lib/version.ts'],
+  'lib/cli': [
+    'lib/log',
+    'lib/contract',
     'lib/importers',
     'lib/deploy',
     'lib/version.ts',
@@ -131,6 +145,9 @@ function adapterOf(path: string): string | null {
 const isPort = (path: string) => roleOf(path) === 'port';
 const isKeys = (path: string) => roleOf(path) === 'keys';
 
+/** The client side's folders: the `hansard` command, the HTTP client, capture, the work client, MCP. */
+export const CLIENT_SIDE: readonly string[] = ['lib/cli', 'lib/client', 'lib/capture', 'lib/work', 'lib/mcp'];
+
 /** The rules over single imports of ours: each returns its text when `e` breaks it, else null. */
 const RULES: ((e: Edge) => string | null)[] = [
   (e) => {
@@ -166,15 +183,20 @@ const RULES: ((e: Edge) => string | null)[] = [
       ? 'the service imports the store ports only (lib/store/index.ts and what it exports)'
       : null,
   (e) =>
+    CLIENT_SIDE.includes(unitOf(e.from)) && ['lib/service', 'lib/store'].includes(unitOf(e.to))
+      ? "the client side never imports the server's service or store: what both sides use lives in lib/contract; the operator's commands on a server's stores go through lib/deploy (DESIGN §2)"
+      : null,
+  (e) =>
     unitOf(e.to) === 'lib/deploy' && !['lib/cli', 'functions', 'lib/deploy'].includes(unitOf(e.from))
-      ? 'lib/deploy is imported only by lib/cli (serve, tenant create) and functions/'
+      ? 'lib/deploy is imported only by lib/cli (serve, tenant) and functions/'
       : null,
   // `hansard tenant create --data` opens the stores alone: through local.ts it loaded the whole app
   // (Hono, the routes, node-server), ~120 ms more per run.
   (e) =>
     (e.from === 'lib/deploy/local-stores.ts' && unitOf(e.to) !== 'lib/store') ||
-    (e.from === 'lib/cli/cmd-tenant.ts' && e.to === 'lib/deploy/local.ts')
-      ? 'the local stores alone are lib/deploy/local-stores.ts, which imports lib/store only; tenant create opens them through it, loading no app'
+    ((e.from === 'lib/deploy/tenant-admin.ts' || unitOf(e.from) === 'lib/cli') &&
+      e.to === 'lib/deploy/local.ts')
+      ? 'the local stores alone are lib/deploy/local-stores.ts, which imports lib/store only; the tenant commands open them through it (lib/deploy/tenant-admin.ts), loading no app'
       : null,
 ];
 
