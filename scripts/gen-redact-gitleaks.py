@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Converts gitleaks' config/gitleaks.toml (MIT) into lib/log/redact-gitleaks.ts (issue 10 item 4).
+"""Converts gitleaks' config/gitleaks.toml (MIT) into lib/log/redact/redact-gitleaks.ts (issue 10 item 4).
 
-Usage: python3 scripts/gen-redact-gitleaks.py <gitleaks.toml> <commit> > lib/log/redact-gitleaks.ts
-then `npx biome format --write lib/log/redact-gitleaks.ts`.
+Usage: python3 scripts/gen-redact-gitleaks.py <gitleaks.toml> <commit> > lib/log/redact/redact-gitleaks.ts
+then `npx biome format --write lib/log/redact/redact-gitleaks.ts`.
 
 Go RE2 -> JS: a leading or inner `(?i)` and `(?i:` / `(?-i:` groups become one whole-regex `i` flag (a
 little wider than the source, never narrower); `\\z` -> `$`; `(?P<` -> `(?<`; `[[:alnum:]]` -> `[A-Za-z0-9]`.
