@@ -9,7 +9,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUILTIN_PATTERNS, redactText } from '../lib/log/redact/redact.js';
 import { GITLEAKS_PATTERNS } from '../lib/log/redact/redact-gitleaks.js';
-import { openSession } from '../lib/log/writer.js';
+import { openSession } from '../lib/log/write/writer.js';
 import { measureCorpus } from './redact-corpus.js';
 
 let seed = 42;

@@ -15,7 +15,7 @@
 import { z } from 'zod';
 import { openSubagentWriter, WriterMapping } from '../importers/mapping.js';
 import { newId } from '../log/format/ids.js';
-import { type EmitOptions, openSession, type SessionWriter } from '../log/writer.js';
+import { type EmitOptions, openSession, type SessionWriter } from '../log/write/writer.js';
 import { extraOf, type FifoTable, resultOf, syntheticCall, takeFifo } from './claude-results.js';
 import {
   claudeDeliveryKey,

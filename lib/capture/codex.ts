@@ -11,7 +11,7 @@
 import { z } from 'zod';
 import { WriterMapping } from '../importers/mapping.js';
 import { newId } from '../log/format/ids.js';
-import { type EmitOptions, openSession } from '../log/writer.js';
+import { type EmitOptions, openSession } from '../log/write/writer.js';
 import { HOOK_NOTE_AUTHOR, type MonoClock, newMonoClock, tickMono } from './claude-code.js';
 import { duplicateText, fingerprint } from './deliveries.js';
 import type { InboxProgress } from './inbox.js';

@@ -5,7 +5,7 @@
  * interrupt and rejection markers cancel the waiting actions and interrupt the turn.
  */
 import { z } from 'zod';
-import type { EmitOptions, SessionWriter, WriterOptions } from '../log/writer.js';
+import type { EmitOptions, SessionWriter, WriterOptions } from '../log/write/writer.js';
 import type { SubagentLinks } from './claude-code-links.js';
 import { claudeResultOutcome, REJECTION_PREFIX } from './claude-code-outcome.js';
 import {

@@ -21,7 +21,7 @@
  * console.log(r.dir, r.counts.turns, r.promptRecorded, r.notices);
  */
 import { parseTs } from '../log/format/time.js';
-import { type EmitOptions, openSession } from '../log/writer.js';
+import { type EmitOptions, openSession } from '../log/write/writer.js';
 import { IMPORT_NOTE_AUTHOR, type ImportProblem, TranscriptMapper } from './claude-code-records.js';
 import { isObj, type Obj, str } from './json-line.js';
 import type { MappingCounts } from './mapping.js';

@@ -14,7 +14,7 @@
  * const r = await importClaudeCodeTranscript('~/.claude/projects/p/abc.jsonl', './sessions');
  * console.log(r.path, r.counts.turns, r.problems);
  */
-import { openSession } from '../log/writer.js';
+import { openSession } from '../log/write/writer.js';
 import { SubagentLinks } from './claude-code-links.js';
 import { LineMerge, readLineBatches, recordTime } from './claude-code-merge.js';
 import { type ImportProblem, TranscriptMapper } from './claude-code-records.js';

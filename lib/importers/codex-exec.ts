@@ -17,7 +17,7 @@
  * console.log(r.dir, r.counts.actions, r.interrupted, r.notices);
  */
 import type { ActionStatus } from '../log/format/events.js';
-import { type EmitOptions, openSession } from '../log/writer.js';
+import { type EmitOptions, openSession } from '../log/write/writer.js';
 import { IMPORT_NOTE_AUTHOR, type ImportProblem, type ImportProblemKind } from './claude-code-records.js';
 import { isObj, type Obj, str } from './json-line.js';
 import { type MappingCounts, WriterMapping } from './mapping.js';

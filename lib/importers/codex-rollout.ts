@@ -3,7 +3,7 @@
  * (lib/importers/codex.ts; the table is docs/import.md "Codex"): which line, item and event type becomes
  * what. The open turn, copies and compactions are kept by `RolloutTurn` (codex-turn.ts).
  */
-import type { EmitOptions } from '../log/writer.js';
+import type { EmitOptions } from '../log/write/writer.js';
 import { IMPORT_NOTE_AUTHOR } from './claude-code-transcript.js';
 import {
   CODEX_NOTE_AUTHOR,

@@ -6,7 +6,7 @@
  * `compaction` item of one compaction are one compaction note, and the prompts a `replacement_history`
  * repeats are never new prompts (issue 25 item 4; docs/import.md "Codex").
  */
-import type { EmitOptions } from '../log/writer.js';
+import type { EmitOptions } from '../log/write/writer.js';
 import { IMPORT_NOTE_AUTHOR, type ImportProblem, type ImportProblemKind } from './claude-code-transcript.js';
 import type { CodexImportResult } from './codex.js';
 import { CODEX_NOTE_AUTHOR, readCompacted } from './codex-kinds.js';

@@ -21,7 +21,7 @@
  * console.log(r.dir, r.counts.turns, r.problems);
  */
 import { parseTs } from '../log/format/time.js';
-import { type EmitOptions, openSession } from '../log/writer.js';
+import { type EmitOptions, openSession } from '../log/write/writer.js';
 import type { ImportProblem } from './claude-code-transcript.js';
 import { prescan, readLines } from './codex-records.js';
 import { RolloutImporter } from './codex-rollout.js';

@@ -15,7 +15,7 @@
  * reported with its line number.
  */
 import { nowMicros, parseTs } from '../log/format/time.js';
-import { type EmitOptions, openSession, type SessionWriter } from '../log/writer.js';
+import { type EmitOptions, openSession, type SessionWriter } from '../log/write/writer.js';
 import { IMPORT_NOTE_AUTHOR, type ImportProblem, type ImportProblemKind } from './claude-code-transcript.js';
 import {
   DROPPED,

@@ -20,7 +20,7 @@ import { stateDir } from '../capture/state-dir.js';
 import { uploadSession } from '../client/upload.js';
 import { ACTION_STATUSES } from '../log/format/events.js';
 import { isId } from '../log/format/ids.js';
-import { openSession, type SessionWriter } from '../log/writer.js';
+import { openSession, type SessionWriter } from '../log/write/writer.js';
 import { HANSARD_VERSION } from '../version.js';
 import { type ToolResult, toolError } from './errors.js';
 import { type ResolveContext, type ResolvedSession, resolveSession, serverUrl } from './session.js';

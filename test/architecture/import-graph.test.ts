@@ -131,7 +131,7 @@ describe('the rules catch what they are for', () => {
   const cases: [string, Edge, RegExp][] = [
     [
       'lib/log importing ours',
-      edge('lib/log/writer.ts', 'lib/store/ports.ts'),
+      edge('lib/log/write/writer.ts', 'lib/store/ports.ts'),
       /lib\/log imports nothing of ours/,
     ],
     [

@@ -128,7 +128,7 @@ describe('a name of 10 MB', () => {
 
   // Was a FAULT (fixed): the library writer cut every event field at 1 MiB but wrote writer.start's meta
   // whole: an agent name of 10 MB made line 1 longer than the 5 MiB ingest takes per line (413 for ever).
-  // The writer now cuts every string of meta to 1,000 units (lib/log/field-limits.ts cutMeta) and names it.
+  // The writer now cuts every string of meta to 1,000 units (lib/log/write/field-limits.ts cutMeta) and names it.
   it('an agent name of 10 MB still lets the segment be uploaded', async () => {
     const s = openSession(srv.workDir, { agent: 'x'.repeat(10_000_000) });
     s.message({ user_id: 'priya', text: 'big name' });

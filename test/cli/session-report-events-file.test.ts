@@ -11,7 +11,7 @@ import { runCli } from '../../lib/cli/main.js';
 import { ApiClient } from '../../lib/client/client.js';
 import { uploadSession } from '../../lib/client/upload.js';
 import { newId } from '../../lib/log/format/ids.js';
-import { openSession } from '../../lib/log/writer.js';
+import { openSession } from '../../lib/log/write/writer.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiClient, ServerError } from '../../lib/client/client.js';
 import { UsageError } from '../../lib/client/errors.js';
 import { uploadSession } from '../../lib/client/upload.js';
-import { openSession } from '../../lib/log/writer.js';
+import { openSession } from '../../lib/log/write/writer.js';
 import { useMswServer } from '../support/msw-server.js';
 
 const CHUNK = 4096;

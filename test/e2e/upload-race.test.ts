@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSession } from '../../lib/log/writer.js';
+import { openSession } from '../../lib/log/write/writer.js';
 import { request } from '../support/http.js';
 import { localReplay } from '../support/segments.js';
 import { makeTenant, mint, startServer, type TestServer } from '../support/server.js';

@@ -15,7 +15,7 @@ import { decodeEvent } from '../../lib/log/format/codec.js';
 import type { LogEvent } from '../../lib/log/format/events.js';
 import { mergeSegments } from '../../lib/log/merge.js';
 import { sessionDirSources } from '../../lib/log/session-dir.js';
-import { openSession, type SessionWriter } from '../../lib/log/writer.js';
+import { openSession, type SessionWriter } from '../../lib/log/write/writer.js';
 
 let tmp: string;
 /** One clock shared by every writer of a test, 1 ms a tick: the merged order is the order written. */

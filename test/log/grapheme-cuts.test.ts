@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseLine } from '../../lib/log/format/codec.js';
-import { cutLongFields, MAX_FIELD_BYTES } from '../../lib/log/field-limits.js';
+import { cutLongFields, MAX_FIELD_BYTES } from '../../lib/log/write/field-limits.js';
 import { oneLine as replayLine } from '../../lib/log/replay-text.js';
 import { excerpt, oneLine } from '../../lib/service/timeline/text.js';
 

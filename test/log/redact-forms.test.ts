@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { redactText } from '../../lib/log/redact/redact.js';
-import { openSession } from '../../lib/log/writer.js';
+import { openSession } from '../../lib/log/write/writer.js';
 import { tmpDirs } from '../support/tmp.js';
 
 const scratch = tmpDirs('hansard-redact-forms-');

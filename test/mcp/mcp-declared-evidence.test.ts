@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../lib/client/client.js';
 import { uploadSession } from '../../lib/client/upload.js';
-import { openSession } from '../../lib/log/writer.js';
+import { openSession } from '../../lib/log/write/writer.js';
 import { useBuiltCli } from '../capture/helpers.js';
 import { useServer } from '../support/server.js';
 import { tmpDirs } from '../support/tmp.js';

@@ -23,7 +23,7 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
-import { parseLine, serializeEvent } from './format/codec.js';
+import { parseLine, serializeEvent } from '../format/codec.js';
 import {
   type ActionStatus,
   FORMAT_VERSION,
@@ -31,10 +31,10 @@ import {
   type KnownType,
   type TurnStatus,
   WriterMeta,
-} from './format/events.js';
+} from '../format/events.js';
 import { cutExtra, cutLongFields } from './field-limits.js';
-import { type IdPrefix, isId, newId } from './format/ids.js';
-import type { ProvenanceKind } from './format/provenance.js';
+import { type IdPrefix, isId, newId } from '../format/ids.js';
+import type { ProvenanceKind } from '../format/provenance.js';
 import {
   compilePatterns,
   HIDDEN_HOST,
@@ -42,9 +42,9 @@ import {
   type RedactOptions,
   type RedactPattern,
   redactEventFields,
-} from './redact/redact.js';
-import { formatTs, nowMicros } from './format/time.js';
-import { HANSARD_VERSION } from './format/version.js';
+} from '../redact/redact.js';
+import { formatTs, nowMicros } from '../format/time.js';
+import { HANSARD_VERSION } from '../format/version.js';
 
 /** What `openSession` is told about the writer. */
 export interface SessionMeta {

@@ -13,7 +13,7 @@
  * So a line holds at most a few MiB whatever the caller gives.
  */
 
-import { cutText, graphemeFloor } from './format/text-cut.js';
+import { cutText, graphemeFloor } from '../format/text-cut.js';
 
 /** Largest JSON encoding (UTF-8 bytes) a field may have before the writer cuts it and names it in `truncated` (DESIGN §7). */
 export const MAX_FIELD_BYTES = 1024 * 1024;
