@@ -170,7 +170,7 @@ const quantile = (xs: number[], q: number) => {
 
 /**
  * REQUESTS GETs of `url` one after another (after one to warm up); `gapMs` apart, so that with a gap past
- * the server's shared listing (500 ms, lib/service/summary-cache.ts) each request reads the index itself.
+ * the server's shared listing (500 ms, lib/service/shared/summary-cache.ts) each request reads the index itself.
  */
 async function measure(url: string, headers: Record<string, string>, gapMs = 0) {
   await timedGet(url, headers); // warm

@@ -163,7 +163,7 @@ export const LambdaConfig = z.object({
       )
       .optional(),
   ),
-  /** the digest cadence's base interval in seconds (lib/service/audit-config.ts); unset: 300 */
+  /** the digest cadence's base interval in seconds (lib/service/shared/audit-config.ts); unset: 300 */
   DIGEST_INTERVAL_SECONDS: z.preprocess(
     present,
     z

@@ -3,7 +3,7 @@
  * grants, and the rule that runs it for each signed digest written (`Object Created` of a digest's key,
  * `DIGEST_OBJECTS`: `tenants/{t}/sessions/{sid}/digests/…`), announced through EventBridge as the
  * build markers are (infra/replays.ts). A digest follows a writer's end at once and a quiet session at a cadence that
- * doubles from 5 minutes (lib/service/audit-config.ts), so no sweep of every session is needed: the
+ * doubles from 5 minutes (lib/service/shared/audit-config.ts), so no sweep of every session is needed: the
  * digests already visit each session that changed. Reserved concurrency 1: compactions run one at a time
  * in the deployment, so no two touch a writer at once; events beyond it wait (Lambda keeps a throttled
  * asynchronous event up to 6 hours).

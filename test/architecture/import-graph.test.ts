@@ -146,7 +146,7 @@ describe('the rules catch what they are for', () => {
     ],
     [
       'an adapter importing the service',
-      edge('lib/store/fs/segment-store.ts', 'lib/service/errors.ts'),
+      edge('lib/store/fs/segment-store.ts', 'lib/service/shared/errors.ts'),
       /an adapter imports only/,
     ],
     [

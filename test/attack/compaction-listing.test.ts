@@ -102,7 +102,7 @@ describe('a paginated listing of a writer meets a compaction between its pages',
   }, 120_000);
 
   // FAULT: the same race makes `missingBytes`, the check every replay/verify/export/status makes before
-  // its first byte (lib/service/sources.ts segmentLoss), report bytes [500, 3000) of an intact writer as
+  // its first byte (lib/service/shared/sources.ts segmentLoss), report bytes [500, 3000) of an intact writer as
   // missing: the API answers 500 data_loss with details {w, range}, verify reports the writer's bytes as
   // lost, and the export's audit bundle is refused. Nothing is lost on S3 (the run holds every byte).
   // Repro: npx vitest run test/attack/compaction-listing.test.ts -t "missingBytes" (unskip).

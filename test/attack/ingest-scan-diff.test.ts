@@ -14,8 +14,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../lib/service/errors.js';
 import { scanLines, scanLinesReference } from '../../lib/service/ingest/lines.js';
+import { AppError } from '../../lib/service/shared/errors.js';
 import type { WriterRecord } from '../../lib/store/index.js';
 
 const SID = 's_01KBXM0000000000000000000A';

@@ -1,12 +1,12 @@
 /**
  * The board's timeline page waits its turn in the scan gate like every other whole-session pass (issue
- * 8.3, lib/service/scan-gate.ts): with the gate's places (4) taken by verifies whose reads the segment
+ * 8.3, lib/service/shared/scan-gate.ts): with the gate's places (4) taken by verifies whose reads the segment
  * store holds, a page does not start reading until one of them is done. Real app on loopback, the real
  * filesystem store with a hold on its reads.
  */
 import { describe, expect, it } from 'vitest';
 import { openLocalStores } from '../../lib/deploy/local.js';
-import { DEFAULT_SCANS_AT_ONCE } from '../../lib/service/scan-gate.js';
+import { DEFAULT_SCANS_AT_ONCE } from '../../lib/service/shared/scan-gate.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import type { ReadSegmentOptions, SegmentKey } from '../../lib/store/index.js';
 import { request } from '../support/http.js';

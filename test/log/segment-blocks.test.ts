@@ -188,7 +188,7 @@ describe('openSegmentBlocks', () => {
       await store.putChunk(key, a.length, b);
       const end = a.length + b.length;
       expected.set(w, Buffer.concat([a, b]));
-      // as lib/service/sources.ts builds them
+      // as lib/service/shared/sources.ts builds them
       segments.push({
         w,
         open: (chunkBytes, signal, start = 0) => store.readSegment(key, end, start, chunkBytes, { signal }),

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { brokenRule, type ContentRule } from '../../lib/contract/content-rules.js';
 import { Evidence, StatusReport } from '../../lib/contract/status.js';
 import { visibleText } from '../../lib/log/format/text-normal.js';
-import { AppError } from '../../lib/service/errors.js';
+import { AppError } from '../../lib/service/shared/errors.js';
 import { requirePlainContent } from '../../lib/service/work-content.js';
 
 /** The honest lines of a test/fixtures/honest-text file (`#` lines are comments). */

@@ -3,7 +3,7 @@
  * records own which item. Over real HTTP: test/attack/work-ownership.test.ts, test/contract/work-leases.
  */
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../lib/service/errors.js';
+import { AppError } from '../../lib/service/shared/errors.js';
 import { ownsWork, requireOwner, startedBy } from '../../lib/service/work-owner.js';
 import type { TokenRecord, WorkItem } from '../../lib/store/index.js';
 

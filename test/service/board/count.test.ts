@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
 import { BOARD_COUNT_MAX, getBoard } from '../../../lib/service/board/get.js';
-import type { ServiceContext } from '../../../lib/service/context.js';
+import type { ServiceContext } from '../../../lib/service/shared/context.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
 import { SqliteStateStore } from '../../../lib/store/sqlite/state-store.js';
 import { advanceOf, at, tokenRecord } from '../../contract/state-store.contract.js';

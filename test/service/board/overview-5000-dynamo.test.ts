@@ -7,8 +7,8 @@
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
-import type { ServiceContext } from '../../../lib/service/context.js';
 import { getOverview } from '../../../lib/service/board/overview.js';
+import type { ServiceContext } from '../../../lib/service/shared/context.js';
 import { gsiKeys, keys } from '../../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';

@@ -10,8 +10,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../lib/service/errors.js';
 import { ingestParsedLines, scanLines, scanLinesReference } from '../../../lib/service/ingest/lines.js';
+import { AppError } from '../../../lib/service/shared/errors.js';
 import type { WriterRecord } from '../../../lib/store/index.js';
 import { eventLine } from '../../log/envelope-scan-helpers.js';
 

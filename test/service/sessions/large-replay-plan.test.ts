@@ -6,7 +6,6 @@
  * the whole path: test/functions/large-replay.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import type { ServiceContext } from '../../../lib/service/context.js';
 import {
   type BuildState,
   type LargeReplays,
@@ -15,6 +14,7 @@ import {
   replayArchiveKey,
   replayVariant,
 } from '../../../lib/service/sessions/large-replay.js';
+import type { ServiceContext } from '../../../lib/service/shared/context.js';
 import type { StateStore, TokenRecord } from '../../../lib/store/index.js';
 
 const SID = 's_01J00000000000000000000000';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
-import type { ServiceContext } from '../../../lib/service/context.js';
+import type { ServiceContext } from '../../../lib/service/shared/context.js';
 import { reportStatus } from '../../../lib/service/status/get.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
 import { StateConflictError, type StatusRecord } from '../../../lib/store/index.js';

@@ -9,7 +9,7 @@ import { readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newId, openSession } from '../../../lib/log/index.js';
-import type { ServiceContext } from '../../../lib/service/context.js';
+import type { ServiceContext } from '../../../lib/service/shared/context.js';
 import { type TimelineRow, timelinePage } from '../../../lib/service/timeline/page.js';
 import { authenticate } from '../../../lib/service/tokens.js';
 import { readLocal, writeSession } from '../../support/segments.js';
