@@ -11,7 +11,7 @@ import { clientFrom, retryNotice } from '../client/config.js';
 import { FailureError, UsageError } from '../client/errors.js';
 import { type Io, writeOut } from '../client/io.js';
 import { replayBytes } from '../log/replay.js';
-import { sessionDirFileSegments } from '../log/segment-blocks.js';
+import { sessionDirFileSegments } from '../log/read/segment-blocks.js';
 import { sessionTarget } from './session-target.js';
 
 export function registerReplay(program: Command, io: Io): void {

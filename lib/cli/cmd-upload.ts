@@ -6,7 +6,7 @@ import { clientFrom, retryNotice } from '../client/config.js';
 import { type Io, printJson } from '../client/io.js';
 import { type SessionUploadResult, uploadSession } from '../client/upload.js';
 import { isId } from '../log/format/ids.js';
-import { listSegments } from '../log/session-dir.js';
+import { listSegments } from '../log/read/session-dir.js';
 import { jsonOption } from './options.js';
 
 export function registerUpload(program: Command, io: Io): void {

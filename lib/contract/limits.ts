@@ -42,7 +42,7 @@ export interface Limits {
   streamIdleMs: number;
   /**
    * bytes of segment blocks one replay response reads ahead, spread over the session's writers (a block is
-   * 16 KiB to 1 MiB a writer; lib/log/segment-blocks.ts). Small on a server that holds many responses at
+   * 16 KiB to 1 MiB a writer; lib/log/read/segment-blocks.ts). Small on a server that holds many responses at
    * once (256 KiB, issue 8); large where a process serves one replay at a time from a store far away
    * (the replay function on S3: 16 MiB, issue 16.4), since each block is a ranged GET of the store.
    */

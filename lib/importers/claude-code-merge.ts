@@ -6,7 +6,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { splitLineBatches } from '../log/reader.js';
+import { splitLineBatches } from '../log/read/reader.js';
 import { parseTs } from '../log/format/time.js';
 import { decodeLine, parseObject } from './json-line.js';
 

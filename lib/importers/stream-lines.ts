@@ -4,7 +4,7 @@
  * object (which `hansard import` reads to tell one format of a tool from another). Nothing here writes.
  */
 import { createReadStream } from 'node:fs';
-import { splitLines } from '../log/reader.js';
+import { splitLines } from '../log/read/reader.js';
 import { decodeLine, isObj, type Obj, parseObject } from './json-line.js';
 
 /** One line of the file. */

@@ -6,9 +6,9 @@
  */
 import { decodeEvent, parseLine } from './format/codec.js';
 import { isType, type KnownEvent } from './format/events.js';
-import { readSegmentBatches } from './reader.js';
-import { openSegmentBlocks } from './segment-blocks.js';
-import type { ReplaySegment } from './session-dir.js';
+import { readSegmentBatches } from './read/reader.js';
+import { openSegmentBlocks } from './read/segment-blocks.js';
+import type { ReplaySegment } from './read/session-dir.js';
 
 /** A decoded `correction` event. */
 export type CorrectionEvent = Extract<KnownEvent, { type: 'correction' }>;

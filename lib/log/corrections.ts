@@ -37,7 +37,7 @@ import { type Correction, keepCorrection, scanCorrections } from './correction-s
 import { hashIdText } from './format/envelope-scan.js';
 import { ENVELOPE_FIELDS, FIELD_ORDER, isKnownType, isType, type LogEvent, TYPE_FIELDS } from './format/events.js';
 import { IdTable, Int32Column } from './id-table.js';
-import type { ReplaySegment } from './session-dir.js';
+import type { ReplaySegment } from './read/session-dir.js';
 
 export type { CorrectionEvent } from './correction-scan.js';
 

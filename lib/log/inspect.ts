@@ -9,7 +9,7 @@ import { decodeEvent } from './format/codec.js';
 import { escapeControl as esc } from './format/escape.js';
 import { isType } from './format/events.js';
 import type { ContestedChange, RestsOn, Verdict } from './evidence.js';
-import { type MergeSource, mergeSegments } from './merge.js';
+import { type MergeSource, mergeSegments } from './read/merge.js';
 import { type Provenance, provenanceOf } from './format/provenance.js';
 import type { VerifyReport } from './verify.js';
 

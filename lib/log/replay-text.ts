@@ -10,7 +10,7 @@ import { escapeControl, hasControl } from './format/escape.js';
 import { type LineFields, RawJson } from './format/line-fields.js';
 import { cutText } from './format/text-cut.js';
 import { Authors, contestedMarkBytes, type MarkCache, newMarkCache, printableAscii } from './text-mark.js';
-import type { TextOut } from './text-out.js';
+import type { TextOut } from './read/text-out.js';
 
 /** Where an event's line lies: its bytes `lb[ls, le)`, 1-based number and byte offset in its segment. */
 export interface LineAt {

@@ -22,8 +22,8 @@
 import { statSync } from 'node:fs';
 import { decodeEvent, parseLine } from './format/codec.js';
 import { CorrectionIndex, type CorrectionProblem } from './corrections.js';
-import { mergeToBuffers, mergeToText } from './fast-merge.js';
-import type { LineCursor } from './line-cursor.js';
+import { mergeToBuffers, mergeToText } from './read/fast-merge.js';
+import type { LineCursor } from './read/line-cursor.js';
 import { readLineFields } from './format/line-fields.js';
 import {
   type MergedEvent,
@@ -31,12 +31,12 @@ import {
   type MergeSource,
   mergeSegmentBatches,
   mergeSegmentBatchesKeepingProblems,
-} from './merge.js';
-import { type ReadOptions, readSegmentBatches } from './reader.js';
+} from './read/merge.js';
+import { type ReadOptions, readSegmentBatches } from './read/reader.js';
 import { EventLines } from './replay-text.js';
-import { openSegmentBlocks } from './segment-blocks.js';
-import { listSegments, type ReplaySegment, readFileRange } from './session-dir.js';
-import type { TextOut } from './text-out.js';
+import { openSegmentBlocks } from './read/segment-blocks.js';
+import { listSegments, type ReplaySegment, readFileRange } from './read/session-dir.js';
+import type { TextOut } from './read/text-out.js';
 
 export type ReplayFormat = 'ndjson' | 'text';
 
@@ -155,7 +155,7 @@ export interface ReplayBytesOptions extends ReplayOptions {
   /**
    * Bytes of segment blocks in memory in all, spread over the writers (default 16 MiB, the CLI's; a
    * server, which holds one merge per response, passes less). A block is between 16 KiB and 1 MiB, and
-   * at most 128 segments are open at once (lib/log/segment-blocks.ts).
+   * at most 128 segments are open at once (lib/log/read/segment-blocks.ts).
    */
   readBudgetBytes?: number;
   /** Bytes of each output buffer (default 1 MiB); a line longer than that gets a buffer of its own. */
@@ -344,4 +344,4 @@ export async function* replayRawReference(
 }
 
 export { attributionMark, EventLines, formatTextLine } from './replay-text.js';
-export type { ReplaySegment } from './session-dir.js';
+export type { ReplaySegment } from './read/session-dir.js';

@@ -22,7 +22,7 @@ import { decodeEvent, type LineProblem, type RecordedEvent } from './format/code
 import { CorrectionIndex } from './corrections.js';
 import { escapeControl, hasControl } from './format/escape.js';
 import { FORMAT_VERSION, isKnownType } from './format/events.js';
-import { type MergeSource, mergeSegments } from './merge.js';
+import { type MergeSource, mergeSegments } from './read/merge.js';
 import { type ReplaySegment, segmentSources } from './replay.js';
 import { cutText } from './format/text-cut.js';
 import { parseTs } from './format/time.js';

@@ -1,5 +1,5 @@
 /**
- * Issue 16 attacks on the fast replay (lib/log/fast-merge.ts, line-cursor.ts, envelope-scan.ts,
+ * Issue 16 attacks on the fast replay (lib/log/read/fast-merge.ts, line-cursor.ts, envelope-scan.ts,
  * json-scan.ts, line-fields.ts, text-*.ts, attribution-window.ts, id-table.ts): sessions written to break
  * it, each replayed by `replayBytes` over the CLI's FileSegments (and over whole-file segments with
  * 200-byte output buffers) and compared byte for byte with the reference (`replayBatches`,
@@ -32,7 +32,7 @@ import {
   replayRawReference,
   sessionDirSegments,
 } from '../../lib/log/index.js';
-import { sessionDirFileSegments } from '../../lib/log/segment-blocks.js';
+import { sessionDirFileSegments } from '../../lib/log/read/segment-blocks.js';
 import { formatTs } from '../../lib/log/format/time.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -34,7 +34,7 @@ import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
 import { awsReplayBuilder, createAwsApp } from '../../lib/deploy/aws.js';
-import { listSegments } from '../../lib/log/session-dir.js';
+import { listSegments } from '../../lib/log/read/session-dir.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { LOCAL_REGION } from '../support/dynamodb-local.js';

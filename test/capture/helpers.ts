@@ -8,7 +8,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
-import { sessionDirSources } from '../../lib/log/session-dir.js';
+import { sessionDirSources } from '../../lib/log/read/session-dir.js';
 import { verifySession } from '../../lib/log/verify.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

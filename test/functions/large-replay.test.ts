@@ -19,7 +19,7 @@ import type { createApiHandler as CreateApiHandler } from '../../functions/api.j
 import type { createReplayHandler as CreateReplayHandler } from '../../functions/replay.js';
 import type { createReplayBuildHandler as CreateBuildHandler } from '../../functions/replay-build.js';
 import { replayBytes } from '../../lib/log/replay.js';
-import { sessionDirFileSegments } from '../../lib/log/segment-blocks.js';
+import { sessionDirFileSegments } from '../../lib/log/read/segment-blocks.js';
 import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../support/s3-replay-world.js';
 import {
   API_DOMAIN,

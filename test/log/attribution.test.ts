@@ -13,8 +13,8 @@ import {
 } from '../../lib/log/attribution.js';
 import { decodeEvent } from '../../lib/log/format/codec.js';
 import type { LogEvent } from '../../lib/log/format/events.js';
-import { mergeSegments } from '../../lib/log/merge.js';
-import { sessionDirSources } from '../../lib/log/session-dir.js';
+import { mergeSegments } from '../../lib/log/read/merge.js';
+import { sessionDirSources } from '../../lib/log/read/session-dir.js';
 import { openSession, type SessionWriter } from '../../lib/log/write/writer.js';
 
 let tmp: string;

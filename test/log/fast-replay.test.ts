@@ -1,6 +1,6 @@
 /**
- * The fast replay (issue 16: `replayBytes`, lib/log/fast-merge.ts, lib/log/line-cursor.ts) against the
- * merge it replaces (`replayBatches` / `replayRawReference`, the reader and merge of lib/log/reader.ts and
+ * The fast replay (issue 16: `replayBytes`, lib/log/read/fast-merge.ts, lib/log/read/line-cursor.ts) against the
+ * merge it replaces (`replayBatches` / `replayRawReference`, the reader and merge of lib/log/read/reader.ts and
  * merge.ts): the same bytes in all three modes, the same problems reported (`onProblem`, in the same
  * order, with the same LineProblem) and the same correction problems, on every session fixture of
  * test/fixtures, on every .jsonl/.ndjson fixture file as a one-writer session, and on generated sessions
@@ -22,7 +22,7 @@ import {
   replayRawReference,
   sessionDirSegments,
 } from '../../lib/log/index.js';
-import { sessionDirFileSegments } from '../../lib/log/segment-blocks.js';
+import { sessionDirFileSegments } from '../../lib/log/read/segment-blocks.js';
 import { formatTs } from '../../lib/log/format/time.js';
 
 let root: string;

@@ -1,5 +1,5 @@
 /**
- * lib/log/segment-blocks.ts: every reader gives exactly its segment's bytes, the descriptors open stay
+ * lib/log/read/segment-blocks.ts: every reader gives exactly its segment's bytes, the descriptors open stay
  * within `maxOpen` whatever the number of writers (counted in /proc/self/fd), and an abort or closeAll
  * leaves none open. Real files, a real FsSegmentStore, and a real process under `ulimit -n`.
  */
@@ -15,7 +15,7 @@ import {
   type SegmentBlockReader,
   segmentBlockBytes,
   sessionDirFileSegments,
-} from '../../lib/log/segment-blocks.js';
+} from '../../lib/log/read/segment-blocks.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { tmpDirs } from '../support/tmp.js';
 

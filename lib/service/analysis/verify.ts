@@ -5,7 +5,7 @@
 import { type Attribution, attributeStream } from '../../log/attribution.js';
 import { CorrectionIndex } from '../../log/corrections.js';
 import { inspectSession, type SessionSummary } from '../../log/inspect.js';
-import { mergeSegments } from '../../log/merge.js';
+import { mergeSegments } from '../../log/read/merge.js';
 import { segmentSources } from '../../log/replay.js';
 import {
   type Problem,

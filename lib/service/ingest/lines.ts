@@ -44,7 +44,7 @@ interface Lines {
   firstLine: number;
   scan: Scan;
   /**
-   * The merge key of a correction (lib/log/merge.ts): the writer's running maximum ts. Only this chunk's
+   * The merge key of a correction (lib/log/read/merge.ts): the writer's running maximum ts. Only this chunk's
    * events are at hand, so a chunk's leading event of unreadable ts sorts first (the writer record keeps
    * no maximum ts); its later events sort as the merge sorts them.
    */

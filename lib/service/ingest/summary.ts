@@ -18,7 +18,7 @@ export function titleOf(text: string): string | null {
  * A summary delta's part of one parsed event (message, participant.join, writer.start, and a correction
  * of a `text` field, which the title and `asked` follow). `at` is the event's own ts (µs, null when it does
  * not parse); `mergeAt`, `w` and `seq` place a correction in merged order: `mergeAt` is the merge key,
- * the writer's running maximum ts at the event (lib/log/merge.ts; 0 when no ts came before it).
+ * the writer's running maximum ts at the event (lib/log/read/merge.ts; 0 when no ts came before it).
  */
 export function addToSummary(
   delta: SummaryDelta,
@@ -51,7 +51,7 @@ export function addToSummary(
     }
   }
   // A correction is placed by its merge key (`mergeAt`), not its own ts: one whose ts does not parse is
-  // applied by the timeline too (lib/log/merge.ts), so the title follows it (board-title-fix-badts).
+  // applied by the timeline too (lib/log/read/merge.ts), so the title follows it (board-title-fix-badts).
   // A target_id no event id can be is not kept (`FIX_TARGET_ID_MAX`), and the value is cut to the title.
   if (
     type === 'correction' &&

@@ -14,7 +14,7 @@
 
 import { decodeEvent, type RecordedEvent } from '../../log/format/codec.js';
 import { CorrectionIndex, type EffectiveEvent } from '../../log/corrections.js';
-import { mergeSegmentBatchesKeepingProblems } from '../../log/merge.js';
+import { mergeSegmentBatchesKeepingProblems } from '../../log/read/merge.js';
 import { asProvenance } from '../../log/format/provenance.js';
 import { segmentSources } from '../../log/replay.js';
 import { parseTs } from '../../log/format/time.js';

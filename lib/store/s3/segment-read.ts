@@ -2,7 +2,7 @@
  * How `S3SegmentStore.readSegment` reads a segment stored as one S3 object per chunk (DESIGN §3, §5;
  * issue 16.4): which byte ranges of which objects it GETs, how many it keeps in flight, and the listing
  * of a writer's chunk objects kept for a few seconds so that a reader reopened at an offset (the merge's
- * bounded block reader, lib/log/segment-blocks.ts) does not list again.
+ * bounded block reader, lib/log/read/segment-blocks.ts) does not list again.
  *
  * Memory: a read holds at most `aheadBytes(window)` in flight, and everything past its first part is
  * taken from a `ReadBudget` shared by every read of the store (the merge of many writers holds every

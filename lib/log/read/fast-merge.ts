@@ -1,15 +1,15 @@
 /**
- * The replay's fast merge (issue 16): the k-way merge of lib/log/merge.ts over `LineCursor`s, writing the
+ * The replay's fast merge (issue 16): the k-way merge of lib/log/read/merge.ts over `LineCursor`s, writing the
  * merged lines into large output buffers as the bytes they were (`Buffer.copy` of the line and a newline):
  * no line is decoded, parsed into an object or encoded again unless a caller's `render` asks for it (a
  * corrected event, a text line).
  *
  * Same order as merge.ts: by (key, writer id, segment index), where key is the writer's running maximum ts
- * (lib/log/line-cursor.ts). Same end: every segment's reader is closed however the merge ends (done,
+ * (lib/log/read/line-cursor.ts). Same end: every segment's reader is closed however the merge ends (done,
  * failed, aborted through `signal`, or closed early by its consumer), so no file or request outlives it.
  */
-import type { LineProblem } from './format/codec.js';
-import { newLineScan } from './format/envelope-scan.js';
+import type { LineProblem } from '../format/codec.js';
+import { newLineScan } from '../format/envelope-scan.js';
 import { type BlockSet, LineCursor } from './line-cursor.js';
 import { heapPopTop, heapPush, heapSiftDown } from './merge-heap.js';
 import { TextOut } from './text-out.js';

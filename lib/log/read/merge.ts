@@ -8,7 +8,7 @@
  * the running maximum (or sorts first when nothing came before it). Memory holds one pending event per
  * segment: it grows with the number of writers, not with the session.
  */
-import type { LineProblem, RecordedEvent } from './format/codec.js';
+import type { LineProblem, RecordedEvent } from '../format/codec.js';
 import { heapPopTop, heapPush, heapSiftDown, type MergeHead } from './merge-heap.js';
 import type { SegmentItem } from './reader.js';
 

@@ -3,7 +3,7 @@
  * complete lines with `indexOf(0x0a)`, reads each line's envelope with `scanLine` (no parsed object, no
  * string) and keeps the line as bytes where it lies, so the merge can copy it out as it was written.
  *
- * The rules are the reader's and the merge's (lib/log/reader.ts, lib/log/merge.ts), so the fast replay
+ * The rules are the reader's and the merge's (lib/log/read/reader.ts, lib/log/read/merge.ts), so the fast replay
  * gives the same lines in the same order: an event's merge key is its writer's running maximum ts (a ts
  * that is not a timestamp takes the running maximum; a quarantined line takes it without changing it);
  * a last line with no newline is never a line of the replay (only `onProblem` hears of it); a line is an
@@ -14,11 +14,11 @@
  * and one carry buffer per writer for a line cut by a block's end, which grows to the longest such line.
  */
 import { isUtf8 } from 'node:buffer';
-import { type LineProblem, parseLine } from './format/codec.js';
-import { hashIdBytes, hashIdText, type LineScan, scanLine } from './format/envelope-scan.js';
-import { setWords, type WordView, wordViewOf } from './format/json-scan.js';
+import { type LineProblem, parseLine } from '../format/codec.js';
+import { hashIdBytes, hashIdText, type LineScan, scanLine } from '../format/envelope-scan.js';
+import { setWords, type WordView, wordViewOf } from '../format/json-scan.js';
 
-/** One segment's bytes as blocks, in order (the shape of lib/log/segment-blocks.ts's reader). */
+/** One segment's bytes as blocks, in order (the shape of lib/log/read/segment-blocks.ts's reader). */
 export interface BlockReader {
   /** the segment's writer id */
   readonly w: string;

@@ -1,5 +1,5 @@
 /**
- * The k-way merge's binary min-heap (lib/log/merge.ts over parsed batches, lib/log/fast-merge.ts over
+ * The k-way merge's binary min-heap (lib/log/read/merge.ts over parsed batches, lib/log/read/fast-merge.ts over
  * `LineCursor`s): one copy for both, so that they order heads the same way. A head comes first by its
  * merge key (its writer's running maximum ts, in µs), then its writer id, then its segment's index.
  */

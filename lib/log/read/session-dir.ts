@@ -1,13 +1,13 @@
 /**
  * A session directory on disk (seed 001): `<sid>/` holding one `w_….jsonl` segment per writer; and a
  * segment as the replay reads it (`ReplaySegment`, re-exported by lib/log/replay.ts), here below the
- * replay and the block reader (lib/log/segment-blocks.ts) that both take it, with the file-range stream
+ * replay and the block reader (lib/log/read/segment-blocks.ts) that both take it, with the file-range stream
  * both open a file segment with.
  */
 import { createReadStream, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { parseLine } from './format/codec.js';
-import { isId } from './format/ids.js';
+import { parseLine } from '../format/codec.js';
+import { isId } from '../format/ids.js';
 import type { MergeSource } from './merge.js';
 import { readSegmentFileBatches, splitLines } from './reader.js';
 
@@ -59,7 +59,7 @@ export interface ReplaySegment {
    * A new stream of the segment's bytes from byte `start`; every call must give the same bytes.
    * `chunkBytes` is a hint for the size of the chunks (pass 1 asks for large ones), which a source may ignore.
    * `signal`, when aborted, ends the stream with an error and releases what it holds (a file, a request).
-   * `start` (default 0, the first byte): a bounded reader (lib/log/segment-blocks.ts) that closed the
+   * `start` (default 0, the first byte): a bounded reader (lib/log/read/segment-blocks.ts) that closed the
    * stream to free its descriptor reopens it where it stopped, so a source must honour it.
    */
   open: (

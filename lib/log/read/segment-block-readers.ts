@@ -1,5 +1,5 @@
 /**
- * The readers behind `openSegmentBlocks` (lib/log/segment-blocks.ts, whose header tells the design): the pool
+ * The readers behind `openSegmentBlocks` (lib/log/read/segment-blocks.ts, whose header tells the design): the pool
  * of descriptor slots, a file's positional reader and a stream's reader.
  */
 import { closeSync, close as fsClose, open as fsOpen, read as fsRead, openSync, readSync } from 'node:fs';
