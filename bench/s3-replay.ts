@@ -17,7 +17,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { segmentBlockBytes } from '../lib/log/segment-blocks.js';
+import { segmentBlockBytes } from '../lib/log/read/segment-blocks.js';
 import {
   type ChildResult,
   runChild,

@@ -12,7 +12,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { build } from 'esbuild';
 import { z } from 'zod';
 import { createAwsApp } from '../../lib/deploy/aws.js';
-import { listSegments } from '../../lib/log/session-dir.js';
+import { listSegments } from '../../lib/log/read/session-dir.js';
 import { ensureTenant } from '../../lib/service/bootstrap.js';
 import { createTableInput } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
