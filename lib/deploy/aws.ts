@@ -11,12 +11,12 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Hono } from 'hono';
 import type { DigestSigner } from '../audit/signer.js';
+import type { Limits } from '../contract/limits.js';
 import { createApp } from '../http/app.js';
 import type { AppEnv } from '../http/auth.js';
 import { DynamoRateLimiter } from '../ratelimit/dynamo.js';
 import type { RateLimitConfigInput, RateLimiter } from '../ratelimit/interface.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
-import type { AuditConfig } from '../service/shared/audit-config.js';
 import {
   BUILD_CLAIM_MS,
   buildReplay,
@@ -24,7 +24,7 @@ import {
   type LargeReplays,
   ReplayJob,
 } from '../service/sessions/large-replay.js';
-import type { Limits } from '../contract/limits.js';
+import type { AuditConfig } from '../service/shared/audit-config.js';
 import { DynamoStateStore } from '../store/dynamo/state-store.js';
 import type { StateStore } from '../store/index.js';
 import { S3ReplayArchive, S3ReplayBuilds } from '../store/s3/replay-archive.js';

@@ -1,10 +1,10 @@
 /**
  * The local deployment's wiring (DESIGN §1, §2 `lib/deploy`), in one place: the filesystem segment store
  * and the SQLite state store in a data directory (./local-stores.ts, re-exported here), the in-process
- * rate limiter, `createApp`, and the app on `@hono/node-server`. `hansard serve` (lib/deploy/local-serve.ts) adds
- * what is the command's: the data directory's lock, tenant `local` and its tokens, the banner.
+ * rate limiter, `createApp`, and the app on `@hono/node-server`. `hansard serve`'s start (./local-serve.ts)
+ * adds the data directory's lock, tenant `local` and its tokens, the banner.
  *
- * Only lib/cli and test code import this module (test/architecture/import-graph.test.ts): the Lambda
+ * Only ./local-serve.ts, bench/ and test code import this module (test/architecture/import-graph.test.ts): the Lambda
  * bundles never hold SQLite or better-sqlite3 (test/infra/bundle-contents.test.ts).
  */
 import type { Server, ServerResponse } from 'node:http';
@@ -12,12 +12,12 @@ import type { AddressInfo } from 'node:net';
 import { type HttpBindings, serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { DigestSigner } from '../audit/signer.js';
+import type { Limits } from '../contract/limits.js';
 import { createApp } from '../http/app.js';
 import type { AppEnv } from '../http/auth.js';
 import { MemoryRateLimiter } from '../ratelimit/memory.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { AuditConfig } from '../service/shared/audit-config.js';
-import type { Limits } from '../contract/limits.js';
 import type { Stores } from '../store/index.js';
 
 /** The default per-token limit of a local server: 600 requests a minute. */

@@ -27,8 +27,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/format/ids.js';
 import { keys } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import { encodeCursor } from '../../lib/store/keys.js';
 import { InvalidCursorError } from '../../lib/store/index.js';
+import { encodeCursor } from '../../lib/store/keys.js';
 import { advanceOf } from '../contract/state-store.contract.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
 

@@ -2,8 +2,7 @@
 
 import { resolveLimits } from '../../contract/limits.js';
 import { mergeChunkBytes, type ReplaySegment } from '../../log/replay.js';
-import type { SegmentKey } from '../../store/index.js';
-import type { ByteRange } from '../../store/index.js';
+import type { ByteRange, SegmentKey } from '../../store/index.js';
 import type { ServiceContext } from './context.js';
 import { notFound } from './errors.js';
 import { dataLossError } from './storage-faults.js';

@@ -13,10 +13,10 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { DigestDue, DigestHead } from '../digests.js';
-import { cancellationCodes, errorName, type Item, type TransactItem } from './items.js';
-import { DIGEST_DUE_SHARDS, digestDuePk, type ItemKey, keys, PK } from './schema.js';
 import { StateConflictError } from '../errors.js';
 import type { WriterRecord } from '../writers.js';
+import { cancellationCodes, errorName, type Item, type TransactItem } from './items.js';
+import { DIGEST_DUE_SHARDS, digestDuePk, type ItemKey, keys, PK } from './schema.js';
 
 /** What the index borrows of the store: its table, client, reads and transactions, and the writers. */
 export interface DynamoDigestPrimitives {

@@ -4,10 +4,10 @@
  */
 
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { askedOf } from '../session-summary.js';
 import type { SessionRecord, SessionSummary } from '../sessions.js';
 import type { TokenRecord } from '../tokens.js';
 import type { WriterRecord } from '../writers.js';
-import { askedOf } from '../session-summary.js';
 
 export type Item = Record<string, unknown>;
 

@@ -11,6 +11,10 @@
  * that much older than the session's last chunk (the contract says so); `getSession` is exact.
  */
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { decodeCursor, encodeCursor } from '../keys.js';
+import type { BoardCopy, Page, SessionRecord, SessionSummary } from '../sessions.js';
+import type { TenantUsage } from '../tenants.js';
+import type { WriterRecord } from '../writers.js';
 import { errorName, type Item, toSession, toSessionSummary, update } from './items.js';
 import {
   BOARD_SHARDS,
@@ -26,10 +30,6 @@ import {
   usageShard,
 } from './schema.js';
 import type { DynamoPrimitives } from './tokens.js';
-import { decodeCursor, encodeCursor } from '../keys.js';
-import type { BoardCopy, Page, SessionRecord, SessionSummary } from '../sessions.js';
-import type { TenantUsage } from '../tenants.js';
-import type { WriterRecord } from '../writers.js';
 
 /** A session moves on the board (its `updated_at` and `gsi1sk`) at most this often, ms. */
 export const BOARD_MOVE_MS = 5_000;

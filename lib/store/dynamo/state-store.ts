@@ -22,6 +22,14 @@ import {
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { DigestDue, DigestHead } from '../digests.js';
+import { StateConflictError } from '../errors.js';
+import type { BoardCopy, Page, SessionRecord, SessionSummary, SummaryDelta } from '../sessions.js';
+import type { StatusRecord } from '../status.js';
+import type { StateStore } from '../stores.js';
+import type { TenantSettings, TenantSettingsChange, TenantUsage } from '../tenants.js';
+import type { TokenRecord } from '../tokens.js';
+import type { WorkItem } from '../work.js';
+import type { ChunkRecord, WriterAdvance, WriterRecord } from '../writers.js';
 import { DynamoDigestIndex } from './digest-index.js';
 import { errorName, type Item, type TransactItem } from './items.js';
 import { DynamoPendingCounts, SWEEP_INTERVAL_MS } from './pending.js';
@@ -32,15 +40,6 @@ import { DynamoStatusWorkItems } from './status-work.js';
 import { DynamoTenantSettings } from './tenants.js';
 import { DynamoTokenItems } from './tokens.js';
 import { DynamoWriterIndex } from './writers.js';
-import { StateConflictError } from '../errors.js';
-import type { BoardCopy, Page, SessionRecord, SessionSummary, SummaryDelta } from '../sessions.js';
-import type { StatusRecord } from '../status.js';
-import type { StateStore } from '../stores.js';
-import type { TenantUsage } from '../tenants.js';
-import type { TokenRecord } from '../tokens.js';
-import type { WorkItem } from '../work.js';
-import type { ChunkRecord, WriterAdvance, WriterRecord } from '../writers.js';
-import type { TenantSettings, TenantSettingsChange } from '../tenants.js';
 
 export interface DynamoStateStoreOptions {
   tableName: string;

@@ -8,6 +8,12 @@
  */
 import { createHash } from 'node:crypto';
 import { PutCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { StateConflictError } from '../errors.js';
+import { askedOf, fixesOf, mergeSummary, statusSummaryOf } from '../session-summary.js';
+import type { SessionSummary, SummaryDelta } from '../sessions.js';
+import type { StatusRecord } from '../status.js';
+import { decodeStatus, encodeStatus, legacyStatus } from '../status-record.js';
+import type { WorkItem } from '../work.js';
 import {
   cancellationCodes,
   errorName,
@@ -16,24 +22,8 @@ import {
   toSessionSummary,
   update,
 } from './items.js';
-import {
-  GSI1,
-  GSI1_PK,
-  GSI1_SK,
-  gsiKeys,
-  keys,
-  PK,
-  SK,
-  TTL_ATTRIBUTE,
-  WORK_PREFIX,
-} from './schema.js';
+import { GSI1, GSI1_PK, GSI1_SK, gsiKeys, keys, PK, SK, TTL_ATTRIBUTE, WORK_PREFIX } from './schema.js';
 import type { DynamoPrimitives } from './tokens.js';
-import { StateConflictError } from '../errors.js';
-import type { SessionSummary, SummaryDelta } from '../sessions.js';
-import type { StatusRecord } from '../status.js';
-import type { WorkItem } from '../work.js';
-import { askedOf, fixesOf, mergeSummary, statusSummaryOf } from '../session-summary.js';
-import { decodeStatus, encodeStatus, legacyStatus } from '../status-record.js';
 
 /** How long a work item stays in the table past its lease (TTL cleanup only): 30 days, in seconds. */
 const WORK_KEPT_SECONDS = 30 * 86_400;

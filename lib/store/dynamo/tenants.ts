@@ -5,15 +5,15 @@
  * of this adapter). Split from the store so that each file stays readable; the store lends its primitives.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { errorName, update } from './items.js';
-import { keys } from './schema.js';
-import type { DynamoPrimitives } from './tokens.js';
 import {
   parseTenantSettings,
   type TenantSettings,
   type TenantSettingsChange,
   TenantSettingsChangeSchema,
 } from '../tenants.js';
+import { errorName, update } from './items.js';
+import { keys } from './schema.js';
+import type { DynamoPrimitives } from './tokens.js';
 
 /** The tenant item's attributes ⇄ the fields of `TenantSettings`. */
 function settingsOf(tenant: string, item: Record<string, unknown>): TenantSettings {

@@ -6,17 +6,10 @@
  */
 import type { DynamoDBDocumentClient, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import {
-  cancellationCodes,
-  compact,
-  errorName,
-  type Item,
-  type TransactItem,
-  toToken,
-} from './items.js';
-import { CHILD_PREFIX, GSI1, GSI1_PK, gsiKeys, type ItemKey, keys, PK, SK } from './schema.js';
 import { StateConflictError } from '../errors.js';
 import type { TokenRecord } from '../tokens.js';
+import { cancellationCodes, compact, errorName, type Item, type TransactItem, toToken } from './items.js';
+import { CHILD_PREFIX, GSI1, GSI1_PK, gsiKeys, type ItemKey, keys, PK, SK } from './schema.js';
 
 /** What the token methods borrow of the store: its client, table and strongly consistent primitives. */
 export interface DynamoPrimitives {

@@ -6,14 +6,14 @@
  * for good kept pending for a sweep (dynamo/pending.ts).
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { StateConflictError } from '../errors.js';
+import type { ChunkRecord, WriterAdvance, WriterRecord } from '../writers.js';
 import { dueMarkPut } from './digest-index.js';
 import { cancellationCodes, compact, type Item, toWriter, update } from './items.js';
 import type { DynamoPendingCounts } from './pending.js';
 import { CHUNK_KEYS, type ItemKey, keys, PK, SK, sessionPk } from './schema.js';
 import type { CountDelta, DynamoSessionIndex } from './sessions.js';
 import type { DynamoPrimitives } from './tokens.js';
-import { StateConflictError } from '../errors.js';
-import type { ChunkRecord, WriterAdvance, WriterRecord } from '../writers.js';
 
 /**
  * Counts of earlier advances not yet in the session and usage items, as deferrals kept them on the writer

@@ -9,9 +9,9 @@ import { randomUUID } from 'node:crypto';
 import { link, open, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DigestConflictError, type DigestStore } from '../digests.js';
-import { foldersUp, makeFolders, storageFault, syncFolder } from './durable.js';
-import { assertSessionKey, digestName, digestSeqOf } from '../keys.js';
 import { errorCode } from '../errors.js';
+import { assertSessionKey, digestName, digestSeqOf } from '../keys.js';
+import { foldersUp, makeFolders, storageFault, syncFolder } from './durable.js';
 
 export class FsDigestStore implements DigestStore {
   /** @param root the data directory (`hansard serve --data`), as `FsSegmentStore`'s */

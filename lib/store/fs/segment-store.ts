@@ -15,11 +15,10 @@ import { closeSync, createReadStream, fstatSync, openSync, readSync, type Stats 
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Mutex } from 'async-mutex';
-import { foldersUp, makeFolders, storageFault, syncFolder } from './durable.js';
-import { assertSegmentKey } from '../keys.js';
-import type { ReadSegmentOptions, SegmentKey, SegmentStore } from '../segments.js';
 import { errorCode, SegmentDataLossError, StorageFaultError } from '../errors.js';
-import type { ByteRange } from '../segments.js';
+import { assertSegmentKey } from '../keys.js';
+import type { ByteRange, ReadSegmentOptions, SegmentKey, SegmentStore } from '../segments.js';
+import { foldersUp, makeFolders, storageFault, syncFolder } from './durable.js';
 
 /** How far `tornTail` reads back at a time, looking for the last newline before a torn tail. */
 const TAIL_WINDOW = 64 * 1024;

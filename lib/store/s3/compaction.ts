@@ -18,15 +18,15 @@ import {
   paginateListObjectsV2,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import type { SegmentKey } from '../segments.js';
-import { isConditionalConflict, isNotFound, isPreconditionFailed, sleep } from './errors.js';
-import { compactedObjectKey, fetchObjectPart, listedObject, writerPrefix } from './segment-objects.js';
-import { type ListedChunk, MAX_WINDOW_BYTES, planParts, ReadBudget, readParts } from './segment-read.js';
 import {
   CompactionConflictError,
   type SegmentCompactionStore,
   type StoredSegmentObject,
 } from '../segment-objects.js';
+import type { SegmentKey } from '../segments.js';
+import { isConditionalConflict, isNotFound, isPreconditionFailed, sleep } from './errors.js';
+import { compactedObjectKey, fetchObjectPart, listedObject, writerPrefix } from './segment-objects.js';
+import { type ListedChunk, MAX_WINDOW_BYTES, planParts, ReadBudget, readParts } from './segment-read.js';
 
 /** Reads of a run at once, 16 GETs in flight each (the SDK's 50 sockets: 48). */
 const READS_PER_RUN = 3;

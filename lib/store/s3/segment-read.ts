@@ -11,10 +11,10 @@
  * object (1 KB chunks: ~1,000 GETs per MB); those GETs are issued many at a time and their bytes
  * yielded together, so throughput stays bounded by S3's request rate, not by round trips.
  */
-import type { SegmentKey } from '../segments.js';
-import { fewestObjectTiling, supersededObjects } from '../segment-objects.js';
+
 import { SegmentDataLossError } from '../errors.js';
-import type { ByteRange } from '../segments.js';
+import { fewestObjectTiling, supersededObjects } from '../segment-objects.js';
+import type { ByteRange, SegmentKey } from '../segments.js';
 
 /** The smallest and largest window: a GET of less is dominated by its round trip, of more by its memory. */
 export const MIN_WINDOW_BYTES = 64 * 1024;

@@ -17,8 +17,8 @@ import {
   paginateListObjectsV2,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { ChunkConflictError } from '../errors.js';
-import type { ReadSegmentOptions, SegmentKey, SegmentStore } from '../segments.js';
+import { ChunkConflictError, SegmentDataLossError } from '../errors.js';
+import type { ByteRange, ReadSegmentOptions, SegmentKey, SegmentStore } from '../segments.js';
 import { isConditionalConflict, isNotFound, isPreconditionFailed, sleep } from './errors.js';
 import {
   byOffset,
@@ -40,8 +40,6 @@ import {
   readParts,
   windowBytes,
 } from './segment-read.js';
-import { SegmentDataLossError } from '../errors.js';
-import type { ByteRange } from '../segments.js';
 
 /** How old unacknowledged bytes must be before another chunk may replace them: longer than any request. */
 export const DEFAULT_STALE_AFTER_MS = 5 * 60 * 1000;

@@ -17,9 +17,9 @@
 import { closeSync, fsync, openSync, statSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type Database from 'better-sqlite3';
-import { GroupCommit, type Settled } from './group-commit.js';
 import { StateConflictError } from '../errors.js';
 import type { WriterAdvance } from '../writers.js';
+import { GroupCommit, type Settled } from './group-commit.js';
 
 /** One `advanceWriter` call. */
 export interface AdvanceItem {

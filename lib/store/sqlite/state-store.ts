@@ -5,23 +5,22 @@
  */
 import Database from 'better-sqlite3';
 import type { DigestDue, DigestHead } from '../digests.js';
-import type { GroupCommit, GroupCommitStats } from './group-commit.js';
-import { decodeCursor, encodeCursor } from '../keys.js';
 import { StateConflictError } from '../errors.js';
+import { decodeCursor, encodeCursor } from '../keys.js';
 import type { Page, SessionRecord, SessionSummary, SummaryDelta } from '../sessions.js';
 import type { StatusRecord } from '../status.js';
 import type { StateStore } from '../stores.js';
-import type { TenantUsage } from '../tenants.js';
+import type { TenantSettings, TenantSettingsChange, TenantUsage } from '../tenants.js';
 import type { TokenRecord } from '../tokens.js';
 import type { WorkItem } from '../work.js';
 import type { ChunkRecord, WriterAdvance, WriterRecord } from '../writers.js';
 import { type AdvanceItem, advanceCommitter } from './advance.js';
 import { addDigestSchema, CHUNK_COLUMNS, SqliteDigestIndex, toChunkRecord } from './digest-index.js';
+import type { GroupCommit, GroupCommitStats } from './group-commit.js';
 import { SCHEMA } from './schema.js';
 import { SqliteStatusWorkItems } from './status-work.js';
 import { addSummaryColumns, listSummaries, mergeSummaryRow, SESSION_COLUMNS } from './summary.js';
 import { addTenantSettingsColumns, SqliteTenantSettings } from './tenants.js';
-import type { TenantSettings, TenantSettingsChange } from '../tenants.js';
 
 type Row = Record<string, unknown>;
 

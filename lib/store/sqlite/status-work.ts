@@ -5,10 +5,10 @@
  * store so that each file stays readable, as the DynamoDB adapter's dynamo/status-work.ts is.
  */
 import { StateConflictError } from '../errors.js';
-import type { StatusRecord } from '../status.js';
-import type { WorkItem } from '../work.js';
 import { statusSummaryOf } from '../session-summary.js';
+import type { StatusRecord } from '../status.js';
 import { decodeStatus, encodeStatus, legacyStatus } from '../status-record.js';
+import type { WorkItem } from '../work.js';
 
 type Row = Record<string, unknown>;
 

@@ -6,10 +6,11 @@
  * id, `fixes` a JSON array of the corrections of `text` the title and `asked` follow (ports.ts `TextFix`). Also the two
  * `StateStore` methods that only the summary has (the store delegates here, as to sqlite/status-work.ts).
  */
-import type { SessionSummary, SummaryDelta } from '../sessions.js';
+
 import { askedOf, fixesOf, mergeSummary, statusSummaryOf } from '../session-summary.js';
-import type { SqlitePrimitives, SqliteStatement } from './status-work.js';
+import type { SessionSummary, SummaryDelta } from '../sessions.js';
 import { decodeStatus } from '../status-record.js';
+import type { SqlitePrimitives, SqliteStatement } from './status-work.js';
 
 /** The index entry's own columns: what `getSession` and `listSessions` answer (`SessionRecord`). */
 export const SESSION_COLUMNS = 'tenant, sid, created_at, updated_at, writers, lines, bytes';

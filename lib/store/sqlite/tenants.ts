@@ -4,13 +4,14 @@
  * database made before them. Split from the store so that each file stays readable, as
  * sqlite/status-work.ts is.
  */
-import type { SqlitePrimitives } from './status-work.js';
+
 import {
   parseTenantSettings,
   type TenantSettings,
   type TenantSettingsChange,
   TenantSettingsChangeSchema,
 } from '../tenants.js';
+import type { SqlitePrimitives } from './status-work.js';
 
 /** The columns of `tenants` the settings live in, as `name TYPE`. */
 const SETTINGS_COLUMNS = ['quota_bytes INTEGER', 'rate_limit_per_minute INTEGER', 'settings_updated_at TEXT'];
