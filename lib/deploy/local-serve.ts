@@ -1,18 +1,19 @@
 /**
- * `hansard serve`: the local service, the embedded default (DESIGN §1). The deployment itself (the
- * filesystem and SQLite stores in a data directory, the app on `@hono/node-server`) is wired in
- * lib/deploy/local.ts; this is what the command adds. On first start it creates tenant `local` and an
+ * The local server's start and stop behind `hansard serve` (lib/cli/cmd-serve.ts parses the command
+ * line): the local service, the embedded default (DESIGN §1). The deployment itself (the filesystem and
+ * SQLite stores in a data directory, the app on `@hono/node-server`) is wired in ./local.ts; this is
+ * what a start adds. On first start it creates tenant `local` and an
  * admin token, printed once (or installs `HANSARD_BOOTSTRAP_TOKEN`); at every start it prints a board
  * link carrying a fresh board-scoped token, as Jupyter does. One server per data directory: it locks the
  * directory first (data-lock.ts) and refuses to start on one another server holds.
  */
 import { KeyringError, LocalKeyring } from '../audit/local-keyring.js';
-import { createLocalApp, listenLocal, openLocalStores, STOP_GRACE_MS } from './local.js';
-import type { AuditConfig } from '../service/shared/audit-config.js';
 import { startDigester } from '../service/digests/digester.js';
+import type { AuditConfig } from '../service/shared/audit-config.js';
 import type { Stores } from '../store/index.js';
 import { HANSARD_VERSION } from '../version.js';
 import { type DataDirLock, lockDataDir } from './data-lock.js';
+import { createLocalApp, listenLocal, openLocalStores, STOP_GRACE_MS } from './local.js';
 import {
   ensureLocalTenant,
   exclusiveStateWarning,
