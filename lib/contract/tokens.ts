@@ -1,6 +1,6 @@
 /**
  * The form of a hansard API token (DESIGN §4): `hns_` + 43 base62 characters (≈256 random bits). The
- * server mints and checks it (lib/service/tokens.ts); clients check a token's form before sending it
+ * server mints and checks it (lib/service/tokens/create.ts); clients check a token's form before sending it
  * (lib/client/token-form.ts, `hansard integrations`, `hansard serve`'s bootstrap token).
  */
 

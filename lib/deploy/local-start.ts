@@ -7,7 +7,7 @@
  * stores that cannot be opened at all, is refused, with a sentence and no stack trace.
  */
 import { ensureTenant } from '../service/bootstrap.js';
-import { type CreatedToken, mintToken } from '../service/tokens.js';
+import { type CreatedToken, mintToken } from '../service/tokens/create.js';
 import type { StateStore } from '../store/index.js';
 import { type StorageFaultKind, storageFaultKind } from '../store/errors.js';
 

@@ -6,7 +6,7 @@
  * tenant-store.ts parses the options), and loads SQLite or the AWS SDK only when a command runs.
  */
 import { ensureTenant, mintRecoveryAdmin } from '../service/bootstrap.js';
-import type { CreatedToken } from '../service/tokens.js';
+import type { CreatedToken } from '../service/tokens/create.js';
 import {
   StateConflictError,
   type StateStore,
@@ -14,7 +14,7 @@ import {
   type TenantSettingsChange,
 } from '../store/index.js';
 
-export type { CreatedToken } from '../service/tokens.js';
+export type { CreatedToken } from '../service/tokens/create.js';
 export { isTenantName } from '../store/keys.js';
 export {
   MAX_RATE_LIMIT_PER_MINUTE,

@@ -7,7 +7,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { ServiceContext, ServiceDeps } from '../service/shared/context.js';
 import { AppError } from '../service/shared/errors.js';
-import { authenticate } from '../service/tokens.js';
+import { authenticate } from '../service/tokens/create.js';
 import { storageFaultKind } from '../store/errors.js';
 import type { LiveMode, LiveTiming } from './live.js';
 import type { Json } from './openapi.js';

@@ -5,7 +5,7 @@
 import { TOKEN_PATTERN } from '../contract/tokens.js';
 import type { StateStore } from '../store/index.js';
 import { AppError } from './shared/errors.js';
-import { type CreatedToken, mintToken } from './tokens.js';
+import { type CreatedToken, mintToken } from './tokens/create.js';
 
 /**
  * Creates `tenant` with an admin token unless it exists. Returns the token (its secret shown once), or

@@ -12,4 +12,4 @@ export * from '../contract/scopes.js';
 export * from './sessions/replay.js';
 export * from './status/get.js';
 export * from '../contract/status.js';
-export * from './tokens.js';
+export * from './tokens/create.js';

@@ -18,7 +18,7 @@
  *
  * Why not any token bound to the item's session, as issue 24.3 first put it (and, until the attack of
  * test/attack/work-owner-takeover.test.ts, for legacy items): any token not bound to a session may mint a
- * token bound to any session (`POST /v1/sessions/{sid}/tokens`, lib/service/tokens.ts), so "bound to the
+ * token bound to any session (`POST /v1/sessions/{sid}/tokens`, lib/service/tokens/create.ts), so "bound to the
  * session" alone would let every `report` token take over any item in two requests (mint, stop).
  *
  * A refusal (403 `not_owner`) names no owner: not the item's session, system or actor, nor any token.

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/main.js';
 import type { Io } from '../../lib/client/io.js';
 import { openLocalStores } from '../../lib/deploy/local.js';
-import { hashToken } from '../../lib/service/tokens.js';
+import { hashToken } from '../../lib/service/tokens/create.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-admin-token-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

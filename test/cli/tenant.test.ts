@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../lib/cli/main.js';
 import type { Io } from '../../lib/client/io.js';
 import { openLocalStores } from '../../lib/deploy/local.js';
-import { hashToken } from '../../lib/service/tokens.js';
+import { hashToken } from '../../lib/service/tokens/create.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import type { StateStore } from '../../lib/store/index.js';
 import {

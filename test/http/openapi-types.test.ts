@@ -18,7 +18,7 @@ import type { Board, BoardSession } from '../../lib/service/board/get.js';
 import type { IngestResult } from '../../lib/service/ingest/ingest-chunk.js';
 import type { getSession, listSessions, SessionView, WriterView } from '../../lib/service/sessions/replay.js';
 import type { StatusView } from '../../lib/service/status/get.js';
-import type { listTokens, publicToken } from '../../lib/service/tokens.js';
+import type { listTokens, publicToken } from '../../lib/service/tokens/create.js';
 import type { TokenRecord } from '../../lib/store/index.js';
 import type * as S from '../support/answer-schemas.js';
 

@@ -28,4 +28,4 @@ export {
   SessionTokenView as SessionToken,
   TokenList,
   TokenView,
-} from '../../lib/service/token-schemas.js';
+} from '../../lib/service/tokens/schemas.js';

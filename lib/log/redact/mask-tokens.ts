@@ -5,7 +5,7 @@
  * lib/http share one pattern.
  */
 
-// An API token's secret (lib/service/tokens.ts: `hns_` + 43 base62) as it may reach a log: whole, cut
+// An API token's secret (lib/service/tokens/create.ts: `hns_` + 43 base62) as it may reach a log: whole, cut
 // short or run on (a paste is not always exact), in any case, each character as itself or
 // percent-encoded (`hns%5F…`, `%68%6E%73%5F…`), once or more (`%255F`). Hono decodes a path once
 // (`decodeURI`), so a log may hold either form.

@@ -143,7 +143,7 @@ export const OWN_PATTERNS: readonly RedactPattern[] = [
   },
   {
     name: 'hansard_token',
-    comment: 'Our own API tokens (lib/service/tokens.ts): hns_ + exactly 43 base62.',
+    comment: 'Our own API tokens (lib/service/tokens/create.ts): hns_ + exactly 43 base62.',
     regex: new RegExp(`${L}hns_[A-Za-z0-9]{43}${R}`),
     keywords: ['hns_'],
   },

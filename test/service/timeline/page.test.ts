@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { newId, openSession } from '../../../lib/log/index.js';
 import type { ServiceContext } from '../../../lib/service/shared/context.js';
 import { type TimelineRow, timelinePage } from '../../../lib/service/timeline/page.js';
-import { authenticate } from '../../../lib/service/tokens.js';
+import { authenticate } from '../../../lib/service/tokens/create.js';
 import { readLocal, writeSession } from '../../support/segments.js';
 import { useServer } from '../../support/server.js';
 import { postChunk, upload } from '../../support/stored.js';

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { openSession } from '../../../lib/log/index.js';
 import type { ServiceContext } from '../../../lib/service/shared/context.js';
 import { timelinePage } from '../../../lib/service/timeline/page.js';
-import { authenticate } from '../../../lib/service/tokens.js';
+import { authenticate } from '../../../lib/service/tokens/create.js';
 import { request } from '../../support/http.js';
 import { readLocal } from '../../support/segments.js';
 import { useServer } from '../../support/server.js';

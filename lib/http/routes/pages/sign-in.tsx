@@ -20,7 +20,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { setCookie } from 'hono/cookie';
 import { ConfirmSignInPage, LoginPage } from '../../../board/pages.js';
 import { AppError } from '../../../service/shared/errors.js';
-import { authenticate } from '../../../service/tokens.js';
+import { authenticate } from '../../../service/tokens/create.js';
 import { type AppEnv, BOARD_COOKIE, MAX_NEXT } from '../../auth.js';
 
 /**

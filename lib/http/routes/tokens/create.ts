@@ -1,6 +1,6 @@
 /** `POST /v1/tokens`: a token in the caller's tenant (scope `admin`); its secret is in this answer only. */
-import { CreatedTokenView } from '../../../service/token-schemas.js';
-import { CreateTokenInput, createToken, publicToken } from '../../../service/tokens.js';
+import { CreatedTokenView } from '../../../service/tokens/schemas.js';
+import { CreateTokenInput, createToken, publicToken } from '../../../service/tokens/create.js';
 import { jsonBody } from '../../params.js';
 import { MINT_COST } from '../../ratelimit.js';
 import { AUTHED, defineRoute, JSON_BODY, json, WRITE_FAULTS } from '../../route.js';

@@ -1,6 +1,6 @@
 /** `DELETE /v1/tokens/{id}`: revoke a token, and with it every token minted from it (scope `admin`). */
 import { z } from 'zod';
-import { revokeToken } from '../../../service/tokens.js';
+import { revokeToken } from '../../../service/tokens/create.js';
 import { TokenId } from '../../params.js';
 import { AUTHED, defineRoute, WRITE_FAULTS } from '../../route.js';
 

@@ -5,13 +5,13 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { isScope, SCOPES, type Scope } from '../contract/scopes.js';
-import { TOKEN_PATTERN } from '../contract/tokens.js';
-import { idPattern, newId } from '../log/format/ids.js';
-import type { StateStore, TokenRecord } from '../store/index.js';
-import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './shared/context.js';
-import { AppError, parseInput } from './shared/errors.js';
-import type { TokenSelfView, TokenView } from './token-schemas.js';
+import { isScope, SCOPES, type Scope } from '../../contract/scopes.js';
+import { TOKEN_PATTERN } from '../../contract/tokens.js';
+import { idPattern, newId } from '../../log/format/ids.js';
+import type { StateStore, TokenRecord } from '../../store/index.js';
+import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
+import { AppError, parseInput } from '../shared/errors.js';
+import type { TokenSelfView, TokenView } from './schemas.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 

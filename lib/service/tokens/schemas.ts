@@ -1,11 +1,11 @@
 /**
  * What the token verbs and routes answer (DESIGN §4): a token as listed (`publicToken`, `listTokens`),
- * never its hash; a new token with its secret, shown once. The request bodies are in `./tokens.ts`.
+ * never its hash; a new token with its secret, shown once. The request bodies are in `./create.ts`.
  */
 import { z } from 'zod';
-import { Instant, SessionId, TokenId } from '../contract/ids.js';
-import { SCOPES } from '../contract/scopes.js';
-import { TOKEN_PATTERN } from '../contract/tokens.js';
+import { Instant, SessionId, TokenId } from '../../contract/ids.js';
+import { SCOPES } from '../../contract/scopes.js';
+import { TOKEN_PATTERN } from '../../contract/tokens.js';
 
 /** A token as listed: never its secret or hash; only the scopes this version knows. */
 export const TokenView = z
