@@ -28,7 +28,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
-import { DEFAULT_URL } from '../client/config.js';
+import { DEFAULT_URL } from '../client/api/config.js';
 import { TOKEN_PATTERN } from '../contract/tokens.js';
 import { type ClaudeHookEvent, mergeClaudeSettings } from './integrations-claude.js';
 import { mergeCodexConfig } from './integrations-codex.js';

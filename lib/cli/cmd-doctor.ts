@@ -7,8 +7,8 @@
 import type { Command } from 'commander';
 import { runDoctor } from '../capture/doctor.js';
 import { clearHookFailures, hookFailuresPath, stateDir } from '../capture/state-dir.js';
-import { ExitError, FailureError } from '../client/errors.js';
-import { type Io, printJson } from '../client/io.js';
+import { ExitError, FailureError } from '../client/api/errors.js';
+import { type Io, printJson } from '../client/api/io.js';
 import { escapeControl } from '../log/format/escape.js';
 import { jsonOption } from './options.js';
 

@@ -15,10 +15,10 @@ import { Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { Command } from 'commander';
-import { clientFrom, DEFAULT_URL, retryNotice } from '../client/config.js';
-import { FailureError, UsageError } from '../client/errors.js';
-import { type Io, printJson } from '../client/io.js';
-import { describeFsError } from '../client/upload.js';
+import { clientFrom, DEFAULT_URL, retryNotice } from '../client/api/config.js';
+import { FailureError, UsageError } from '../client/api/errors.js';
+import { type Io, printJson } from '../client/api/io.js';
+import { describeFsError } from '../client/api/upload.js';
 import { isId } from '../log/format/ids.js';
 import { jsonOption } from './options.js';
 

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { runClaudeHook, runCodexHook } from '../capture/hook.js';
 import { runShipper, shipSummary } from '../capture/ship.js';
 import { stateDir } from '../capture/state-dir.js';
-import type { Io } from '../client/io.js';
+import type { Io } from '../client/api/io.js';
 
 /** Registers `hansard hook …`. */
 export function registerHook(program: Command, io: Io): void {

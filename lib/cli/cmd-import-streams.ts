@@ -5,9 +5,9 @@
  */
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { UsageError } from '../client/errors.js';
-import { type Io, printJson } from '../client/io.js';
-import { describeFsError } from '../client/upload.js';
+import { UsageError } from '../client/api/errors.js';
+import { type Io, printJson } from '../client/api/io.js';
+import { describeFsError } from '../client/api/upload.js';
 import { importClaudeCodeStream, isClaudeStreamJson } from '../importers/claude-code-stream.js';
 import { importCodexExec, isCodexExecJson } from '../importers/codex-exec.js';
 import { firstObject } from '../importers/stream-lines.js';

@@ -6,9 +6,9 @@
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { UsageError } from '../client/errors.js';
-import { type Io, printJson } from '../client/io.js';
-import { describeFsError } from '../client/upload.js';
+import { UsageError } from '../client/api/errors.js';
+import { type Io, printJson } from '../client/api/io.js';
+import { describeFsError } from '../client/api/upload.js';
 import { importCodexRollout } from '../importers/codex.js';
 import { importClaudeCodeTranscript } from '../importers/index.js';
 import { registerImportHcn } from './cmd-hcn.js';

@@ -9,8 +9,8 @@ import { type Command, Option } from 'commander';
 import { IntegrationsInputError, type SyncResult, syncIntegrations } from '../capture/integrations.js';
 import { SettingsFormatError } from '../capture/integrations-claude.js';
 import { CodexConfigError } from '../capture/integrations-codex.js';
-import { ExitError, UsageError } from '../client/errors.js';
-import { type Io, printJson } from '../client/io.js';
+import { ExitError, UsageError } from '../client/api/errors.js';
+import { type Io, printJson } from '../client/api/io.js';
 import { escapeControl } from '../log/format/escape.js';
 import { jsonOption } from './options.js';
 

@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { UsageError } from '../client/errors.js';
-import { type Io, printJson } from '../client/io.js';
+import { UsageError } from '../client/api/errors.js';
+import { type Io, printJson } from '../client/api/io.js';
 import { jsonOption } from './options.js';
 
 interface KeysOptions {

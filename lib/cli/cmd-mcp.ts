@@ -5,7 +5,7 @@
  * in-process runs of the tests.
  */
 import type { Command } from 'commander';
-import type { Io } from '../client/io.js';
+import type { Io } from '../client/api/io.js';
 
 export function registerMcp(program: Command, io: Io): void {
   const mcp = program.command('mcp').description("hansard's MCP server for agents (docs/mcp.md)");

@@ -7,9 +7,9 @@
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { clientFrom, retryNotice } from '../client/config.js';
-import { FailureError, UsageError } from '../client/errors.js';
-import { type Io, writeOut } from '../client/io.js';
+import { clientFrom, retryNotice } from '../client/api/config.js';
+import { FailureError, UsageError } from '../client/api/errors.js';
+import { type Io, writeOut } from '../client/api/io.js';
 import { replayBytes } from '../log/replay.js';
 import { sessionDirFileSegments } from '../log/read/segment-blocks.js';
 import { sessionTarget } from './session-target.js';

@@ -4,8 +4,8 @@
  */
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { UsageError } from '../client/errors.js';
-import type { Io } from '../client/io.js';
+import { UsageError } from '../client/api/errors.js';
+import type { Io } from '../client/api/io.js';
 import { parseByteSize } from '../contract/limits.js';
 
 export function registerServe(program: Command, io: Io): void {

@@ -10,8 +10,8 @@
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { UsageError } from '../client/errors.js';
-import { type Io, printJson } from '../client/io.js';
+import { UsageError } from '../client/api/errors.js';
+import { type Io, printJson } from '../client/api/io.js';
 import { DEFAULT_LIMITS, formatByteSize, parseByteSize } from '../contract/limits.js';
 import {
   MAX_RATE_LIMIT_PER_MINUTE,

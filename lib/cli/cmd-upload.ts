@@ -2,9 +2,9 @@
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { clientFrom, retryNotice } from '../client/config.js';
-import { type Io, printJson } from '../client/io.js';
-import { type SessionUploadResult, uploadSession } from '../client/upload.js';
+import { clientFrom, retryNotice } from '../client/api/config.js';
+import { type Io, printJson } from '../client/api/io.js';
+import { type SessionUploadResult, uploadSession } from '../client/api/upload.js';
 import { isId } from '../log/format/ids.js';
 import { listSegments } from '../log/read/session-dir.js';
 import { jsonOption } from './options.js';

@@ -13,8 +13,8 @@ import { keyIdOf } from '../audit/chain.js';
 import { KeysAnswer, PublicKeyInfo } from '../audit/schemas.js';
 import { verifyBundle } from '../audit/verify-bundle.js';
 import { PRIVATE_PEM } from '../audit/verify-keys.js';
-import { ExitError, UsageError } from '../client/errors.js';
-import { type Io, printJson } from '../client/io.js';
+import { ExitError, UsageError } from '../client/api/errors.js';
+import { type Io, printJson } from '../client/api/io.js';
 import { escapeControl } from '../log/format/escape.js';
 import { reportHints, reportLines } from './verify-digests-text.js';
 

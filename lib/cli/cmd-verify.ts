@@ -6,9 +6,9 @@
 import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { AUDIT_FINDING_CODES, type AuditFindingCode } from '../audit/schemas.js';
-import { clientFrom, retryNotice } from '../client/config.js';
-import { ExitError, UsageError } from '../client/errors.js';
-import { type Io, printJson } from '../client/io.js';
+import { clientFrom, retryNotice } from '../client/api/config.js';
+import { ExitError, UsageError } from '../client/api/errors.js';
+import { type Io, printJson } from '../client/api/io.js';
 import { escapeControl } from '../log/format/escape.js';
 import { isId } from '../log/format/ids.js';
 import { formatSummary, inspectSession, type SessionSummary } from '../log/inspect.js';

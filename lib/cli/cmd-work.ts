@@ -6,10 +6,10 @@
  */
 import type { Command } from 'commander';
 import { readCaptureConfig, stateDir } from '../capture/state-dir.js';
-import { ApiClient } from '../client/client.js';
-import { DEFAULT_URL } from '../client/config.js';
-import { UsageError } from '../client/errors.js';
-import type { Io } from '../client/io.js';
+import { ApiClient } from '../client/api/client.js';
+import { DEFAULT_URL } from '../client/api/config.js';
+import { UsageError } from '../client/api/errors.js';
+import type { Io } from '../client/api/io.js';
 import {
   DEPENDENCY_KINDS,
   WORK_TTL,

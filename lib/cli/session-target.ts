@@ -4,7 +4,7 @@
  */
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { UsageError } from '../client/errors.js';
+import { UsageError } from '../client/api/errors.js';
 import { isId } from '../log/format/ids.js';
 
 export type SessionTarget = { kind: 'dir'; dir: string } | { kind: 'server'; sid: string };

@@ -7,8 +7,8 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { ExitError, UsageError } from '../client/errors.js';
-import type { Io } from '../client/io.js';
+import { ExitError, UsageError } from '../client/api/errors.js';
+import type { Io } from '../client/api/io.js';
 import { isTenantName, openTenantAdmin, type TenantAdmin } from '../deploy/tenant-admin.js';
 
 /** Where the tenant is: one of `table` (with `region`, `endpoint`) or `data`. */

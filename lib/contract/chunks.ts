@@ -1,7 +1,7 @@
 /**
  * A writer's acknowledged chunks as `GET /v1/sessions/{sid}/writers/{w}/chunks` answers them (issue 15
  * item 1): the server lists them (lib/service/ingest/list-chunks.ts), an upload hashes the same byte
- * ranges of its file and compares (lib/client/upload-digests.ts).
+ * ranges of its file and compares (lib/client/api/upload-digests.ts).
  */
 import { z } from 'zod';
 import { Count } from './ids.js';

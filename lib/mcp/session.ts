@@ -3,7 +3,7 @@
  * docs/mcp.md "Session resolution"). In order:
  *
  * 1. the call's `session_token`, else `HANSARD_SESSION_TOKEN`: a session-bound token, refused unless it
- *    has the form of a hansard token (`hns_` + 43 letters and digits; lib/client/token-form.ts), without
+ *    has the form of a hansard token (`hns_` + 43 letters and digits; lib/client/api/token-form.ts), without
  *    quoting it and before any request. Its session is
  *    `HANSARD_SESSION_ID`, else the hook state entry minted with that token, else the session the server
  *    says the token is bound to (`GET /v1/tokens/self`, asked once per token and kept for the server's
@@ -21,10 +21,10 @@ import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ClaudeState } from '../capture/claude-code.js';
 import { readCaptureConfig, readJson, stateDir } from '../capture/state-dir.js';
-import { ApiClient, ServerError } from '../client/client.js';
-import { DEFAULT_URL } from '../client/config.js';
-import { malformedTokenMessage, tokenFormProblem } from '../client/token-form.js';
-import { fetchTokenSelf } from '../client/token-self.js';
+import { ApiClient, ServerError } from '../client/api/client.js';
+import { DEFAULT_URL } from '../client/api/config.js';
+import { malformedTokenMessage, tokenFormProblem } from '../client/api/token-form.js';
+import { fetchTokenSelf } from '../client/api/token-self.js';
 import { isId } from '../log/format/ids.js';
 
 /** How a session was found, for `session_context` and error messages. */

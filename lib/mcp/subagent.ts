@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { stateDir } from '../capture/state-dir.js';
-import { uploadSession } from '../client/upload.js';
+import { uploadSession } from '../client/api/upload.js';
 import { ACTION_STATUSES } from '../log/format/events.js';
 import { isId } from '../log/format/ids.js';
 import { openSession, type SessionWriter } from '../log/write/writer.js';

@@ -4,9 +4,9 @@
  * result, not success); 2 usage or refused by the server. Heartbeat and status answer from this machine
  * when the server does not (exit 0, said on stderr).
  */
-import { type ApiClient, NetworkError, ServerError } from '../client/client.js';
-import { ExitError, UsageError } from '../client/errors.js';
-import { type Io, printJson } from '../client/io.js';
+import { type ApiClient, NetworkError, ServerError } from '../client/api/client.js';
+import { ExitError, UsageError } from '../client/api/errors.js';
+import { type Io, printJson } from '../client/api/io.js';
 import type { WorkList, WorkView } from '../contract/work.js';
 import { escapeControl } from '../log/format/escape.js';
 import {

@@ -12,8 +12,8 @@
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { ApiClient } from '../../lib/client/client.js';
-import { uploadSession } from '../../lib/client/upload.js';
+import { ApiClient } from '../../lib/client/api/client.js';
+import { uploadSession } from '../../lib/client/api/upload.js';
 import { openSession } from '../../lib/log/index.js';
 import { FsDigestStore } from '../../lib/store/fs/digest-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';

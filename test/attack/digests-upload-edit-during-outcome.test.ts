@@ -1,5 +1,5 @@
 /**
- * What `hansard upload` (lib/client/upload.ts) does when its file changes while it runs (issue 15 attack
+ * What `hansard upload` (lib/client/api/upload.ts) does when its file changes while it runs (issue 15 attack
  * 2, the fix of test/attack/digests-upload-edit-during.test.ts): a rewrite in place stops it with a
  * sentence naming the byte after which nothing was sent, and the server holds exactly the old file's
  * bytes up to there; a writer appending to the file meanwhile (the normal case) is no change.
@@ -9,8 +9,8 @@
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ApiClient } from '../../lib/client/client.js';
-import { uploadSession } from '../../lib/client/upload.js';
+import { ApiClient } from '../../lib/client/api/client.js';
+import { uploadSession } from '../../lib/client/api/upload.js';
 import { openSession } from '../../lib/log/index.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';

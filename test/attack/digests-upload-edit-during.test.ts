@@ -1,5 +1,5 @@
 /**
- * Issue 15 attack 2 on `hansard upload` (lib/client/upload.ts): a file edited in place WHILE the upload
+ * Issue 15 attack 2 on `hansard upload` (lib/client/api/upload.ts): a file edited in place WHILE the upload
  * runs. The check of the uploaded bytes (upload-digests.ts) runs once, before sending; the chunks are
  * then cut from a read stream of the path. When, between two chunk POSTs, the file is rewritten with an
  * already-sent line shortened (an editor saving over it, `sed -i` is a rename and is safe, `>` is not),
@@ -12,8 +12,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ApiClient } from '../../lib/client/client.js';
-import { uploadSession } from '../../lib/client/upload.js';
+import { ApiClient } from '../../lib/client/api/client.js';
+import { uploadSession } from '../../lib/client/api/upload.js';
 import { openSession } from '../../lib/log/index.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';

@@ -1,5 +1,5 @@
 /**
- * Attack 2 on issue 15 item 1 (lib/client/upload-digests.ts): `hansard upload`'s check of the file's
+ * Attack 2 on issue 15 item 1 (lib/client/api/upload-digests.ts): `hansard upload`'s check of the file's
  * uploaded bytes against the server's chunk list, with a lying or broken server. A tiny node:http
  * stand-in answers the routes the real client (`uploadSession`, the CLI's code) asks:
  * - a chunk list whose `next_from` does not advance (a page that loops): the client asks for the same
@@ -21,8 +21,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient } from '../../lib/client/client.js';
-import { uploadSession } from '../../lib/client/upload.js';
+import { ApiClient } from '../../lib/client/api/client.js';
+import { uploadSession } from '../../lib/client/api/upload.js';
 import { openSession } from '../../lib/log/write/writer.js';
 
 interface Standin {

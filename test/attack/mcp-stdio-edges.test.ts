@@ -206,7 +206,7 @@ describe('session_token values that are not tokens', () => {
 
 describe('what a refused session_token answers', () => {
   // Was a FAULT: a session_token with a line break was answered "cannot reach …: Headers.append: "Bearer
-  // hns_…"" after retries, the token quoted whole. Now its form is checked first (lib/client/token-form.ts).
+  // hns_…"" after retries, the token quoted whole. Now its form is checked first (lib/client/api/token-form.ts).
   it('a malformed session_token is named malformed, not quoted, and not blamed on the server', async () => {
     const sid = await seedSession(srv.url, srv.admin, srv.workDir);
     const good = await sessionToken(srv.url, srv.admin, sid, ['report', 'read']);

@@ -1,5 +1,5 @@
 /**
- * Attack (issue 25 item 7, lib/capture/ship.ts, lib/client/client.ts; issue 25 item 1 for SessionStart):
+ * Attack (issue 25 item 7, lib/capture/ship.ts, lib/client/api/client.ts; issue 25 item 1 for SessionStart):
  * a server that answers, but a byte at a time. Loopback node:net servers that read the request and then
  * drip the status line and headers one byte every 100 ms without end, or send headers at once and drip
  * the JSON body; the real `bin/hansard hook ship` process and the real SessionStart hook (which asks the

@@ -1,13 +1,13 @@
 /**
  * The synchronous file operations the hook uses on paths anyone can make into anything (issue 25 item 1,
- * lib/client/safe-fs.ts): they return or throw, at once, whatever is there; never wait on a FIFO, never
+ * lib/client/api/safe-fs.ts): they return or throw, at once, whatever is there; never wait on a FIFO, never
  * read a device, never loop.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { mkdirs, openRegularForAppend, readRegularFile } from '../../lib/client/safe-fs.js';
+import { mkdirs, openRegularForAppend, readRegularFile } from '../../lib/client/api/safe-fs.js';
 import { tmpDirs } from '../support/tmp.js';
 
 const tmp = tmpDirs('hansard-safe-fs-');

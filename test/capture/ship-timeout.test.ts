@@ -12,7 +12,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { shipperRunning } from '../../lib/capture/spawn.js';
 import { configPath, readHookFailures, spoolBacklog, writeJsonAtomic } from '../../lib/capture/state-dir.js';
-import { ApiClient, NetworkError } from '../../lib/client/client.js';
+import { ApiClient, NetworkError } from '../../lib/client/api/client.js';
 import { startServeProcess } from '../support/serve-process.js';
 import { tmpDirs } from '../support/tmp.js';
 import { fixture, runHook, sessionEvents, spoolSessions, useBuiltCli } from './helpers.js';

@@ -2,7 +2,7 @@
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/main.js';
-import { ApiClient, NetworkError, refusedOnLoopback } from '../../lib/client/client.js';
+import { ApiClient, NetworkError, refusedOnLoopback } from '../../lib/client/api/client.js';
 
 /** A loopback port that was free a moment ago: nothing listens there. */
 async function freePort(): Promise<number> {

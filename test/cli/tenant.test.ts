@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../lib/cli/main.js';
-import type { Io } from '../../lib/client/io.js';
+import type { Io } from '../../lib/client/api/io.js';
 import { openLocalStores } from '../../lib/deploy/local.js';
 import { hashToken } from '../../lib/service/tokens/create.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';

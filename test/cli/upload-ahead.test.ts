@@ -8,9 +8,9 @@ import { appendFileSync, cpSync, mkdtempSync, readFileSync, writeFileSync } from
 import { join } from 'node:path';
 import { bypass, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { ApiClient } from '../../lib/client/client.js';
-import { UsageError } from '../../lib/client/errors.js';
-import { uploadSession } from '../../lib/client/upload.js';
+import { ApiClient } from '../../lib/client/api/client.js';
+import { UsageError } from '../../lib/client/api/errors.js';
+import { uploadSession } from '../../lib/client/api/upload.js';
 import { openSession } from '../../lib/log/write/writer.js';
 import { useMswServer } from '../support/msw-server.js';
 

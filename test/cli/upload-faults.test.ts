@@ -7,9 +7,9 @@ import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } fr
 import { join } from 'node:path';
 import { bypass, HttpResponse, http, passthrough } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { ApiClient, ServerError } from '../../lib/client/client.js';
-import { UsageError } from '../../lib/client/errors.js';
-import { uploadSession } from '../../lib/client/upload.js';
+import { ApiClient, ServerError } from '../../lib/client/api/client.js';
+import { UsageError } from '../../lib/client/api/errors.js';
+import { uploadSession } from '../../lib/client/api/upload.js';
 import { openSession } from '../../lib/log/write/writer.js';
 import { useMswServer } from '../support/msw-server.js';
 

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { runShipper } from '../../lib/capture/ship.js';
 import { readHookFailures } from '../../lib/capture/state-dir.js';
 import { runCli } from '../../lib/cli/main.js';
-import { ApiClient } from '../../lib/client/client.js';
+import { ApiClient } from '../../lib/client/api/client.js';
 import { newId } from '../../lib/log/format/ids.js';
 import { renewSessionLeases, sendDueHeartbeats } from '../../lib/work/hook-heartbeat.js';
 import { leasePath, readLease, writePending } from '../../lib/work/local.js';

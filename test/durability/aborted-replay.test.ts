@@ -10,8 +10,8 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
-import { ApiClient } from '../../lib/client/client.js';
-import { uploadSession } from '../../lib/client/upload.js';
+import { ApiClient } from '../../lib/client/api/client.js';
+import { uploadSession } from '../../lib/client/api/upload.js';
 import { listSegments, replayChunks, sessionDirSegments } from '../../lib/log/index.js';
 import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
 

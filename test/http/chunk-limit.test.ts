@@ -3,8 +3,8 @@
  * ingest, and followed by the CLI's upload, which then needs more, smaller chunks.
  */
 import { describe, expect, it } from 'vitest';
-import { ApiClient } from '../../lib/client/client.js';
-import { uploadSession } from '../../lib/client/upload.js';
+import { ApiClient } from '../../lib/client/api/client.js';
+import { uploadSession } from '../../lib/client/api/upload.js';
 import { openSession } from '../../lib/log/index.js';
 import { expectError, request } from '../support/http.js';
 import { useServer } from '../support/server.js';

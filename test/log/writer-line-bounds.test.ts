@@ -3,12 +3,12 @@
  * lib/log/write/field-limits.ts): `writer.start`'s meta (a 10 MB agent name made line 1 exceed ingest's 5 MiB
  * line limit, refused with 413 for ever), the names and ids that are not free text, and the event's extra
  * keys are cut, each cut named in the event's `truncated`. Through the real writer, then the real upload
- * (lib/client/upload.ts) to a real server on loopback, which must take every segment.
+ * (lib/client/api/upload.ts) to a real server on loopback, which must take every segment.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ApiClient } from '../../lib/client/client.js';
-import { uploadSession } from '../../lib/client/upload.js';
+import { ApiClient } from '../../lib/client/api/client.js';
+import { uploadSession } from '../../lib/client/api/upload.js';
 import { MAX_META_BYTES, MAX_META_STRING_UNITS } from '../../lib/log/write/field-limits.js';
 import { openSession } from '../../lib/log/index.js';
 import { request } from '../support/http.js';

@@ -9,8 +9,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ApiClient } from '../../lib/client/client.js';
-import { uploadSession } from '../../lib/client/upload.js';
+import { ApiClient } from '../../lib/client/api/client.js';
+import { uploadSession } from '../../lib/client/api/upload.js';
 import { openSession } from '../../lib/log/write/writer.js';
 import { useBuiltCli } from '../capture/helpers.js';
 import { useServer } from '../support/server.js';

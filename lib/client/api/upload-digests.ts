@@ -15,10 +15,10 @@
 import { createHash } from 'node:crypto';
 import { type FileHandle, open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { GENESIS_CHAIN, nextChain } from '../audit/chain.js';
-import type { ChunkList } from '../contract/chunks.js';
-import { MAX_CHUNK_BYTES } from '../contract/limits.js';
-import { splitLines } from '../log/read/reader.js';
+import { GENESIS_CHAIN, nextChain } from '../../audit/chain.js';
+import type { ChunkList } from '../../contract/chunks.js';
+import { MAX_CHUNK_BYTES } from '../../contract/limits.js';
+import { splitLines } from '../../log/read/reader.js';
 import { type ApiClient, ServerError } from './client.js';
 import { FailureError, UsageError } from './errors.js';
 

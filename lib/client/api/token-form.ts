@@ -7,7 +7,7 @@
  * as a header at all; the MCP server refuses a session token that is not of the form the server mints
  * (lib/contract/tokens.ts: `hns_` + 43 base62), each without quoting it.
  */
-import { TOKEN_PATTERN as TOKEN_FORM, TOKEN_LENGTH } from '../contract/tokens.js';
+import { TOKEN_PATTERN as TOKEN_FORM, TOKEN_LENGTH } from '../../contract/tokens.js';
 import { UsageError } from './errors.js';
 
 /**

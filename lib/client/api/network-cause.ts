@@ -1,9 +1,9 @@
 /**
- * What the client says of a request that got no answer (lib/client/client.ts): the system error code
+ * What the client says of a request that got no answer (lib/client/api/client.ts): the system error code
  * when there is one, else the error's own words, with no request header quoted and no `hns_` secret in
  * them (the trial of issue 24, item 12: undici's refusal of a header holds the header's whole value).
  */
-import { maskTokens } from '../log/redact/mask-tokens.js';
+import { maskTokens } from '../../log/redact/mask-tokens.js';
 
 /**
  * A short reason for a failed fetch: the system error code when there is one (ECONNREFUSED, ENOTFOUND),

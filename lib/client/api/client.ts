@@ -12,7 +12,7 @@
  * for undici's own 300 s before. A request that times out is not retried: NetworkError at once.
  *
  * A token that cannot be sent as a header (a line break, a control character, a space, non-ASCII) is
- * refused before any request, without quoting it (`MalformedToken`, lib/client/token-form.ts; the trial
+ * refused before any request, without quoting it (`MalformedToken`, lib/client/api/token-form.ts; the trial
  * of issue 24, item 12), and no error of this client quotes a header or an `hns_` secret.
  */
 import pRetry, { AbortError } from 'p-retry';
