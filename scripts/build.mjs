@@ -18,7 +18,7 @@ const bundleDependencyJson = {
 };
 
 await build({
-  entryPoints: { cli: 'lib/cli/main.ts', index: 'lib/index.ts' },
+  entryPoints: { cli: 'lib/client/cli/main.ts', index: 'lib/index.ts' },
   outdir: process.env.HANSARD_BUILD_OUTDIR || 'dist',
   bundle: true,
   // Dynamic imports (the server stack of `serve`, SQLite, the AWS SDK) become chunks loaded on use.

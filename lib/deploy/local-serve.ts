@@ -1,5 +1,5 @@
 /**
- * The local server's start and stop behind `hansard serve` (lib/cli/cmd-serve.ts parses the command
+ * The local server's start and stop behind `hansard serve` (lib/client/cli/cmd-serve.ts parses the command
  * line): the local service, the embedded default (DESIGN §1). The deployment itself (the filesystem and
  * SQLite stores in a data directory, the app on `@hono/node-server`) is wired in ./local.ts; this is
  * what a start adds. On first start it creates tenant `local` and an

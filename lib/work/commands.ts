@@ -1,5 +1,5 @@
 /**
- * What `hansard work …` does (seed 004, docs/work.md); `lib/cli/cmd-work.ts` only parses the flags. Exit
+ * What `hansard work …` does (seed 004, docs/work.md); `lib/client/cli/cmd-work.ts` only parses the flags. Exit
  * codes (DESIGN §6): 0 done; 1 not sent (the server did not answer: the operation is pending, a partial
  * result, not success); 2 usage or refused by the server. Heartbeat and status answer from this machine
  * when the server does not (exit 0, said on stderr).

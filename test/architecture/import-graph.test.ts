@@ -188,7 +188,7 @@ describe('the rules catch what they are for', () => {
     ],
     [
       'tenant create loading the whole local wiring',
-      edge('lib/cli/cmd-tenant.ts', 'lib/deploy/local.ts'),
+      edge('lib/client/cli/cmd-tenant.ts', 'lib/deploy/local.ts'),
       /the tenant commands open them through it/,
     ],
     [
@@ -203,7 +203,7 @@ describe('the rules catch what they are for', () => {
     ],
     [
       'the CLI importing the store',
-      edge('lib/cli/cmd-tenant.ts', 'lib/store/index.ts'),
+      edge('lib/client/cli/cmd-tenant.ts', 'lib/store/index.ts'),
       /client side never imports the server's service or store/,
     ],
   ];

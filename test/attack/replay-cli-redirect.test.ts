@@ -1,6 +1,6 @@
 /**
  * Issue 17.2 attacks on the client side: `hansard replay SID` following a large session's 303/202
- * (lib/client/api/client.ts `stream`, lib/cli/cmd-replay.ts), against servers on loopback that lie.
+ * (lib/client/api/client.ts `stream`, lib/client/cli/cmd-replay.ts), against servers on loopback that lie.
  *
  * Held: the token is not sent to the host a 303 names (nor to a second host that host redirects to: the
  * download refuses any redirect, so no loop); a download cut short of its Content-Length is an exit 1

@@ -397,7 +397,7 @@ describe('hansard replay DIR as a process', () => {
     const script = join(root, 'replay.mts');
     writeFileSync(
       script,
-      `import { runCli } from ${JSON.stringify(join(ROOT, 'lib/cli/main.ts'))};
+      `import { runCli } from ${JSON.stringify(join(ROOT, 'lib/client/cli/main.ts'))};
 const io = { stdout: process.stdout, stderr: process.stderr, env: {}, cwd: process.cwd() };
 process.exitCode = await runCli(process.argv.slice(2), io);\n`,
     );

@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../lib/cli/main.js';
+import { runCli } from '../../lib/client/cli/main.js';
 import { ApiClient, NetworkError } from '../../lib/client/api/client.js';
 import { UsageError } from '../../lib/client/api/errors.js';
 import { networkCause } from '../../lib/client/api/network-cause.js';

@@ -3,7 +3,7 @@
  * ones the token has, and the CLI says which token to use instead, exit 2.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../lib/cli/main.js';
+import { runCli } from '../../lib/client/cli/main.js';
 import { openSession } from '../../lib/log/index.js';
 import { request } from '../support/http.js';
 import { makeTenant, mint, startServer, type TestServer } from '../support/server.js';

@@ -81,7 +81,7 @@ describe('hansard token list', () => {
       print: () => {},
       log: () => {},
     });
-    const { runCli } = await import('../../lib/cli/main.js');
+    const { runCli } = await import('../../lib/client/cli/main.js');
     let out = '';
     let err = '';
     const io = {

@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../lib/cli/main.js';
+import { runCli } from '../../lib/client/cli/main.js';
 import { ApiClient } from '../../lib/client/api/client.js';
 import { uploadSession } from '../../lib/client/api/upload.js';
 import { newId } from '../../lib/log/format/ids.js';

@@ -11,7 +11,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, rmSync, truncateSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../lib/cli/main.js';
+import { runCli } from '../../lib/client/cli/main.js';
 import { openLocalStores } from '../../lib/deploy/local.js';
 import { chunkedSegment, postChunk } from '../durability/segment-chunks.js';
 import { writeSession } from '../support/segments.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runShipper } from '../../lib/capture/ship.js';
 import { readHookFailures } from '../../lib/capture/state-dir.js';
-import { runCli } from '../../lib/cli/main.js';
+import { runCli } from '../../lib/client/cli/main.js';
 import { ApiClient } from '../../lib/client/api/client.js';
 import { newId } from '../../lib/log/format/ids.js';
 import { renewSessionLeases, sendDueHeartbeats } from '../../lib/work/hook-heartbeat.js';

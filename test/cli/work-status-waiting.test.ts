@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../lib/cli/main.js';
+import { runCli } from '../../lib/client/cli/main.js';
 import { newId } from '../../lib/log/format/ids.js';
 import { useServer } from '../support/server.js';
 

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
-import { runCli } from '../../lib/cli/main.js';
+import { runCli } from '../../lib/client/cli/main.js';
 import { listSegments } from '../../lib/log/index.js';
 import { expectError, request } from '../support/http.js';
 import { mint, useServer } from '../support/server.js';

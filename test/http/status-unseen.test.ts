@@ -4,7 +4,7 @@
  * such sessions apart, under "No segments yet", not among the recorded ones.
  */
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../lib/cli/main.js';
+import { runCli } from '../../lib/client/cli/main.js';
 import { newId } from '../../lib/log/index.js';
 import { request } from '../support/http.js';
 import { writeSession } from '../support/segments.js';

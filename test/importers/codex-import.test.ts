@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../lib/cli/main.js';
+import { runCli } from '../../lib/client/cli/main.js';
 import { type CodexImportResult, importCodexRollout, toolOutput } from '../../lib/importers/codex.js';
 import { decodeEvent, type LogEvent, readSegmentFile } from '../../lib/log/index.js';
 import { tmpDirs } from '../support/tmp.js';

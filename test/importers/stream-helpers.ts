@@ -4,7 +4,7 @@
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli } from '../../lib/cli/main.js';
+import { runCli } from '../../lib/client/cli/main.js';
 import { decodeEvent, type LogEvent, readSegmentFile } from '../../lib/log/index.js';
 
 export type Ev = LogEvent & Record<string, unknown>;

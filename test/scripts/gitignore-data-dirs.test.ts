@@ -31,7 +31,7 @@ describe('.gitignore and local data directories', () => {
   });
 
   it('still tracks the sources', () => {
-    expect(ignored('lib/cli/cmd-serve.ts')).toBe(false);
+    expect(ignored('lib/client/cli/cmd-serve.ts')).toBe(false);
     expect(ignored('README.md')).toBe(false);
   });
 });

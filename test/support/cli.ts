@@ -2,7 +2,7 @@
  * The `hansard` command run in this process (`runCli`), its output captured: what the CLI suites assert
  * on. `env` replaces the process environment for the command (HANSARD_URL, HANSARD_TOKEN, …).
  */
-import { runCli } from '../../lib/cli/main.js';
+import { runCli } from '../../lib/client/cli/main.js';
 
 export interface CliRun {
   code: number;

@@ -4,7 +4,7 @@
  * refusal names the command that takes it.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import type { ImportProblem, ImportProblemKind } from '../importers/claude-code-transcript.js';
+import type { ImportProblem, ImportProblemKind } from '../../importers/claude-code-transcript.js';
 
 /** `n` and the word, plural unless n is 1: `counted(1, 'prompt')` is "1 prompt"; `plural` when not +s. */
 export function counted(n: number, word: string, plural = `${word}s`): string {

@@ -5,16 +5,16 @@
 
 import { basename } from 'node:path';
 import type { Command } from 'commander';
-import { AUDIT_FINDING_CODES, type AuditFindingCode } from '../audit/schemas.js';
-import { clientFrom, retryNotice } from '../client/api/config.js';
-import { ExitError, UsageError } from '../client/api/errors.js';
-import { type Io, printJson } from '../client/api/io.js';
-import { escapeControl } from '../log/format/escape.js';
-import { isId } from '../log/format/ids.js';
-import { formatSummary, inspectSession, type SessionSummary } from '../log/inspect.js';
-import { segmentSources, sessionDirSegments } from '../log/replay.js';
-import { type VerifyReport, verifySegments } from '../log/verify.js';
-import { VERIFY_CODE_INFO } from '../log/verify-codes.js';
+import { AUDIT_FINDING_CODES, type AuditFindingCode } from '../../audit/schemas.js';
+import { clientFrom, retryNotice } from '../api/config.js';
+import { ExitError, UsageError } from '../api/errors.js';
+import { type Io, printJson } from '../api/io.js';
+import { escapeControl } from '../../log/format/escape.js';
+import { isId } from '../../log/format/ids.js';
+import { formatSummary, inspectSession, type SessionSummary } from '../../log/inspect.js';
+import { segmentSources, sessionDirSegments } from '../../log/replay.js';
+import { type VerifyReport, verifySegments } from '../../log/verify.js';
+import { VERIFY_CODE_INFO } from '../../log/verify-codes.js';
 import { VERIFY_DIGESTS_HELP, verifyDigests } from './cmd-verify-digests.js';
 import { jsonOption } from './options.js';
 import { sessionTarget } from './session-target.js';

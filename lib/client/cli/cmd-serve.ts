@@ -4,9 +4,9 @@
  */
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { UsageError } from '../client/api/errors.js';
-import type { Io } from '../client/api/io.js';
-import { parseByteSize } from '../contract/limits.js';
+import { UsageError } from '../api/errors.js';
+import type { Io } from '../api/io.js';
+import { parseByteSize } from '../../contract/limits.js';
 
 export function registerServe(program: Command, io: Io): void {
   program
@@ -123,15 +123,15 @@ the Ctrl-C the terminal already sent, is the same stop).`,
         const bootstrapToken = io.env.HANSARD_BOOTSTRAP_TOKEN || undefined;
         // Checked before the data directory is touched: a bad one used to leave tenant "local" with no token.
         if (bootstrapToken !== undefined) {
-          const { TOKEN_PATTERN } = await import('../contract/tokens.js');
+          const { TOKEN_PATTERN } = await import('../../contract/tokens.js');
           if (!TOKEN_PATTERN.test(bootstrapToken)) throw new UsageError(badBootstrapToken(bootstrapToken));
         }
         // The server stack (Hono, the board, SQLite) loads only for `serve`: other commands start faster.
-        const { startServer } = await import('../deploy/local-serve.js');
-        const { DataDirLockedError, DataDirUnusableError } = await import('../deploy/data-lock.js');
-        const { StartRefusedError } = await import('../deploy/local-start.js');
+        const { startServer } = await import('../../deploy/local-serve.js');
+        const { DataDirLockedError, DataDirUnusableError } = await import('../../deploy/data-lock.js');
+        const { StartRefusedError } = await import('../../deploy/local-start.js');
         // The server's stderr is its log: no token in it, whatever a line holds (issue 24 item 6).
-        const { maskTokens } = await import('../log/redact/mask-tokens.js');
+        const { maskTokens } = await import('../../log/redact/mask-tokens.js');
         let server: Awaited<ReturnType<typeof startServer>>;
         try {
           server = await startServer({

@@ -3,9 +3,9 @@
  * naming what was verified as of when, and, when not verified, what to do next by kind of finding.
  * A bundle is untrusted input: every line goes through escapeControl.
  */
-import type { AuditFindingCode, AuditReport } from '../audit/schemas.js';
-import { isCadenceMissing } from '../audit/verify-cadence.js';
-import { escapeControl } from '../log/format/escape.js';
+import type { AuditFindingCode, AuditReport } from '../../audit/schemas.js';
+import { isCadenceMissing } from '../../audit/verify-cadence.js';
+import { escapeControl } from '../../log/format/escape.js';
 
 /** Findings that mean the bundle was altered after signing (or signed by whoever should not have). */
 const TAMPERING = new Set<AuditFindingCode>([

@@ -5,7 +5,7 @@
  * in-process runs of the tests.
  */
 import type { Command } from 'commander';
-import type { Io } from '../client/api/io.js';
+import type { Io } from '../api/io.js';
 
 export function registerMcp(program: Command, io: Io): void {
   const mcp = program.command('mcp').description("hansard's MCP server for agents (docs/mcp.md)");
@@ -28,7 +28,7 @@ Claude Code:  claude mcp add hansard -- hansard mcp serve --status
 Codex:        [mcp_servers.hansard] command = "hansard", args = ["mcp", "serve", "--status"]`,
     )
     .action(async (o: { status?: boolean }) => {
-      const { serveMcp } = await import('../mcp/index.js');
+      const { serveMcp } = await import('../../mcp/index.js');
       await serveMcp({ env: io.env, cwd: io.cwd, statusOnly: !!o.status });
     });
 }

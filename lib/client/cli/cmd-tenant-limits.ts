@@ -10,15 +10,15 @@
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { UsageError } from '../client/api/errors.js';
-import { type Io, printJson } from '../client/api/io.js';
-import { DEFAULT_LIMITS, formatByteSize, parseByteSize } from '../contract/limits.js';
+import { UsageError } from '../api/errors.js';
+import { type Io, printJson } from '../api/io.js';
+import { DEFAULT_LIMITS, formatByteSize, parseByteSize } from '../../contract/limits.js';
 import {
   MAX_RATE_LIMIT_PER_MINUTE,
   type TenantAdmin,
   type TenantSettings,
   type TenantSettingsChange,
-} from '../deploy/tenant-admin.js';
+} from '../../deploy/tenant-admin.js';
 import { jsonOption } from './options.js';
 import {
   awsFailure,

@@ -5,11 +5,11 @@
  * the URL HANSARD_URL, else the config's; system `hansard-cli`; actor `$USER`.
  */
 import type { Command } from 'commander';
-import { readCaptureConfig, stateDir } from '../capture/state-dir.js';
-import { ApiClient } from '../client/api/client.js';
-import { DEFAULT_URL } from '../client/api/config.js';
-import { UsageError } from '../client/api/errors.js';
-import type { Io } from '../client/api/io.js';
+import { readCaptureConfig, stateDir } from '../../capture/state-dir.js';
+import { ApiClient } from '../api/client.js';
+import { DEFAULT_URL } from '../api/config.js';
+import { UsageError } from '../api/errors.js';
+import type { Io } from '../api/io.js';
 import {
   DEPENDENCY_KINDS,
   WORK_TTL,
@@ -17,7 +17,7 @@ import {
   WorkStart,
   WorkStop,
   WorkWait,
-} from '../contract/work.js';
+} from '../../contract/work.js';
 import {
   type Owner,
   runHeartbeat,
@@ -25,8 +25,8 @@ import {
   runSemantic,
   runStatus,
   type WorkCtx,
-} from '../work/commands.js';
-import { isWorkId, listItems, readItem } from '../work/local.js';
+} from '../../work/commands.js';
+import { isWorkId, listItems, readItem } from '../../work/local.js';
 import { jsonOption } from './options.js';
 
 interface Common {

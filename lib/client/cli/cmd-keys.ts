@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { UsageError } from '../client/api/errors.js';
-import { type Io, printJson } from '../client/api/io.js';
+import { UsageError } from '../api/errors.js';
+import { type Io, printJson } from '../api/io.js';
 import { jsonOption } from './options.js';
 
 interface KeysOptions {
@@ -72,7 +72,7 @@ hansard keys list --json). A running hansard serve signs with the new key from i
  * @throws UsageError (exit 2) when `o.data` is not a hansard data directory (no state.sqlite)
  */
 export async function listKeys(o: KeysOptions, io: Io): Promise<void> {
-  const { LocalKeyring } = await import('../audit/local-keyring.js');
+  const { LocalKeyring } = await import('../../audit/local-keyring.js');
   const keyring = new LocalKeyring(dataDir(o, io));
   const keys = keyring.list();
   if (o.json) {
@@ -97,7 +97,7 @@ export async function listKeys(o: KeysOptions, io: Io): Promise<void> {
  *   must not make a keys/ folder and a key nobody signs with
  */
 export async function rotateKeys(o: KeysOptions, io: Io): Promise<void> {
-  const { LocalKeyring } = await import('../audit/local-keyring.js');
+  const { LocalKeyring } = await import('../../audit/local-keyring.js');
   const keyring = new LocalKeyring(dataDir(o, io));
   const { current, retired } = keyring.rotate();
   if (o.json) {
