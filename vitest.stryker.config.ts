@@ -1,6 +1,6 @@
 // The tests of the data-guarding code Stryker mutates (stryker.config.json): fast and in-process (the
 // HTTP ones serve the app on loopback in this process), so each mutant runs in seconds. `npm run mutate`;
-// one module: `npm run mutate -- --mutate lib/log/merge.ts`.
+// one module: `npm run mutate -- --mutate lib/log/read/merge.ts`.
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -17,7 +17,7 @@ export default defineConfig({
       'test/attack/content-lookalikes.test.ts',
       'test/attack/content-lookalikes-more.test.ts',
       'test/service/declared.test.ts',
-      // the merge (lib/log/merge.ts, fast-merge.ts): its own tests, the property tests (any interleaving
+      // the merge (lib/log/read/merge.ts, fast-merge.ts): its own tests, the property tests (any interleaving
       // merges like the reference sort) and the seeds' golden lines
       'test/log/merge.test.ts',
       'test/log/properties.test.ts',

@@ -332,7 +332,7 @@ describe('a process whose descriptor limit is below the number of writers', () =
   /** Reads the session in `dir` round-robin through the reader ('file', 'stream'), or opens every stream. */
   const SCRIPT = `
     import { createHash } from 'node:crypto';
-    import { openSegmentBlocks, sessionDirFileSegments } from '${ROOT}/lib/log/segment-blocks.ts';
+    import { openSegmentBlocks, sessionDirFileSegments } from '${ROOT}/lib/log/read/segment-blocks.ts';
     import { sessionDirSegments } from '${ROOT}/lib/log/replay.ts';
     const [dir, way] = process.argv.slice(-2);
     const segments = way === 'file' ? sessionDirFileSegments(dir) : sessionDirSegments(dir);
