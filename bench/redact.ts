@@ -19,7 +19,7 @@ const rnd = (n: number) => {
 };
 const B62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const rs = (n: number, abc = B62) => Array.from({ length: n }, () => abc[rnd(abc.length)]).join('');
-const CODE = readFileSync(join(import.meta.dirname, '..', 'lib', 'log', 'merge.ts'), 'utf8');
+const CODE = readFileSync(join(import.meta.dirname, '..', 'lib', 'log', 'read', 'merge.ts'), 'utf8');
 
 /** The mix: prompts and answers (prose), tool inputs (commands, JSON), outputs (code, logs, JSON,
  * a base64 image now and then), and about 1 event in 50 holding a credential. */
