@@ -9,53 +9,27 @@
  * Real server on loopback, the real export, the CLI in a child process (heap capped at 512 MB).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { Readable } from 'node:stream';
-import tar from 'tar-stream';
+import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateSession } from '../../bench/gen.js';
-import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import type { BundleManifest } from '../../lib/audit/schemas.js';
-import { listSegments } from '../../lib/log/index.js';
-import { request } from '../support/http.js';
-import { useServer } from '../support/server.js';
+import { fetchExport, untarTo, uploadGenerated, useSigningServer } from '../support/export-bundle.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const { keyring } = LocalKeyring.open(mkdtempSync(join(tmpdir(), 'hansard-attack-seq-keys-')));
-const srv = useServer({ tokens: { reader: ['read'] }, deps: { signer: keyring } });
+const { srv } = useSigningServer('hansard-attack-seq-keys-');
 
 let sid: string;
 
 beforeAll(async () => {
-  const dir = await generateSession(srv.workDir, 40, 2);
-  sid = dir.split('/').pop()!;
-  for (const { w, path } of listSegments(dir)) {
-    const a = await request(srv, 'POST', `/v1/sessions/${sid}/writers/${w}/chunks?offset=0`, {
-      token: srv.tenant.admin,
-      body: readFileSync(path),
-    });
-    expect(a.status, a.text).toBe(201);
-  }
+  ({ sid } = await uploadGenerated(srv, 40, 2));
 }, 60_000);
 
 describe('issue 15 attack: huge seqs', () => {
   it('a manifest naming head seq 2^53-1 is reported (exit 1), not a crash', async () => {
-    const res = await fetch(`${srv.url}/v1/sessions/${sid}/export`, {
-      headers: { authorization: `Bearer ${srv.tokens.reader}` },
-    });
-    expect(res.status).toBe(200);
+    const bundle = await fetchExport(srv, sid, srv.tokens.reader);
     const work = mkdtempSync(join(tmpdir(), 'hansard-attack-seq-'));
-    const extract = tar.extract();
-    Readable.from([Buffer.from(await res.arrayBuffer())]).pipe(extract as never);
-    for await (const entry of extract) {
-      const parts: Buffer[] = [];
-      for await (const b of entry) parts.push(b as Buffer);
-      const target = join(work, entry.header.name);
-      mkdirSync(dirname(target), { recursive: true });
-      writeFileSync(target, Buffer.concat(parts));
-    }
+    await untarTo(bundle, work);
     const manifestPath = join(work, sid, 'manifest.json');
     const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as BundleManifest;
     manifest.head.seq = Number.MAX_SAFE_INTEGER;

@@ -11,21 +11,17 @@
  * Real server on loopback, the real export, the CLI in a child process with a time limit.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { Readable } from 'node:stream';
-import tar from 'tar-stream';
+import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
-import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import { listSegments } from '../../lib/log/index.js';
+import { fetchExport, untarTo, useSigningServer } from '../support/export-bundle.js';
 import { request } from '../support/http.js';
-import { useServer } from '../support/server.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const { keyring } = LocalKeyring.open(mkdtempSync(join(tmpdir(), 'hansard-attack-quad-keys-')));
-const srv = useServer({ tokens: { reader: ['read'] }, deps: { signer: keyring } });
+const { srv } = useSigningServer('hansard-attack-quad-keys-');
 const LINES = 1500;
 
 let sid: string;
@@ -49,24 +45,12 @@ beforeAll(async () => {
 
 describe('issue 15 attack: locate-chunks time', () => {
   it('a bundle of 1,500 one-line chunks, every line edited in place, is refused within 20 s', async () => {
-    const res = await fetch(`${srv.url}/v1/sessions/${sid}/export`, {
-      headers: { authorization: `Bearer ${srv.tokens.reader}` },
-    });
-    expect(res.status).toBe(200);
+    const bundle = await fetchExport(srv, sid, srv.tokens.reader);
     const work = mkdtempSync(join(tmpdir(), 'hansard-attack-quad-'));
-    const extract = tar.extract();
-    Readable.from([Buffer.from(await res.arrayBuffer())]).pipe(extract as never);
-    for await (const entry of extract) {
-      const parts: Buffer[] = [];
-      for await (const b of entry) parts.push(b as Buffer);
-      let body = Buffer.concat(parts);
-      // every line edited, same length: "v":3 → "v":4
-      if (entry.header.name.includes('/segments/'))
-        body = Buffer.from(body.toString().replaceAll('"v":3', '"v":4'));
-      const target = join(work, entry.header.name);
-      mkdirSync(dirname(target), { recursive: true });
-      writeFileSync(target, body);
-    }
+    // every line edited, same length: "v":3 → "v":4
+    await untarTo(bundle, work, (name, body) =>
+      name.includes('/segments/') ? Buffer.from(body.toString().replaceAll('"v":3', '"v":4')) : body,
+    );
     const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/cli/main.ts`)});
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
 process.exitCode = await runCli(process.argv.slice(1), io);`;

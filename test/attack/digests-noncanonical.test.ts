@@ -10,53 +10,28 @@
  * Real server on loopback signing with a LocalKeyring, the real export, the CLI.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { Readable } from 'node:stream';
-import tar from 'tar-stream';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateSession } from '../../bench/gen.js';
-import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import type { BundleManifest } from '../../lib/audit/schemas.js';
-import { listSegments } from '../../lib/log/index.js';
 import { runHansard } from '../support/cli.js';
+import { fetchExport, untarTo, uploadGenerated, useSigningServer } from '../support/export-bundle.js';
 import { request } from '../support/http.js';
-import { useServer } from '../support/server.js';
 
-const { keyring } = LocalKeyring.open(mkdtempSync(join(tmpdir(), 'hansard-attack-canon-keys-')));
-const srv = useServer({ tokens: { reader: ['read'] }, deps: { signer: keyring } });
+const { srv } = useSigningServer('hansard-attack-canon-keys-');
 
 let sid: string;
 
 beforeAll(async () => {
-  const dir = await generateSession(srv.workDir, 40, 1);
-  sid = dir.split('/').pop()!;
-  for (const { w, path } of listSegments(dir)) {
-    const a = await request(srv, 'POST', `/v1/sessions/${sid}/writers/${w}/chunks?offset=0`, {
-      token: srv.tenant.admin,
-      body: readFileSync(path),
-    });
-    expect(a.status, a.text).toBe(201);
-  }
+  ({ sid } = await uploadGenerated(srv, 40, 1));
 }, 60_000);
 
 describe('issue 15 attack: non-canonical digest files', () => {
   it('a digest file with a duplicate "chunks" key and an unsigned field is not verified', async () => {
-    const res = await fetch(`${srv.url}/v1/sessions/${sid}/export`, {
-      headers: { authorization: `Bearer ${srv.tokens.reader}` },
-    });
-    expect(res.status).toBe(200);
+    const bundle = await fetchExport(srv, sid, srv.tokens.reader);
     const work = mkdtempSync(join(tmpdir(), 'hansard-attack-canon-'));
-    const extract = tar.extract();
-    Readable.from([Buffer.from(await res.arrayBuffer())]).pipe(extract as never);
-    for await (const entry of extract) {
-      const parts: Buffer[] = [];
-      for await (const b of entry) parts.push(b as Buffer);
-      const target = join(work, entry.header.name);
-      mkdirSync(dirname(target), { recursive: true });
-      writeFileSync(target, Buffer.concat(parts));
-    }
+    await untarTo(bundle, work);
     const root = join(work, sid);
     const manifestPath = join(root, 'manifest.json');
     const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as BundleManifest;

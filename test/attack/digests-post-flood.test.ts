@@ -10,31 +10,18 @@
  *
  * Real server on loopback signing with a LocalKeyring.
  */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateSession } from '../../bench/gen.js';
-import { LocalKeyring } from '../../lib/audit/local-keyring.js';
-import { listSegments } from '../../lib/log/index.js';
+import { uploadGenerated, useSigningServer } from '../support/export-bundle.js';
 import { request } from '../support/http.js';
-import { useServer } from '../support/server.js';
 
-const { keyring } = LocalKeyring.open(mkdtempSync(join(tmpdir(), 'hansard-attack-flood-keys-')));
-const srv = useServer({ tokens: { reader: ['read'] }, deps: { signer: keyring } });
+const { srv } = useSigningServer('hansard-attack-flood-keys-');
 
 let sid: string;
 
 beforeAll(async () => {
-  const dir = await generateSession(srv.workDir, 40, 2);
-  sid = dir.split('/').pop()!;
-  for (const { w, path } of listSegments(dir)) {
-    const a = await request(srv, 'POST', `/v1/sessions/${sid}/writers/${w}/chunks?offset=0`, {
-      token: srv.tenant.admin,
-      body: readFileSync(path),
-    });
-    expect(a.status, a.text).toBe(201);
-  }
+  ({ sid } = await uploadGenerated(srv, 40, 2));
 }, 60_000);
 
 describe('issue 15 attack: POST …/digests by a read token', () => {

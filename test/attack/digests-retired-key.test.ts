@@ -12,61 +12,29 @@ import { createHash, createPrivateKey, sign } from 'node:crypto';
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import tar from 'tar-stream';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateSession } from '../../bench/gen.js';
 import { packBundle } from '../../lib/audit/bundle.js';
 import { canonicalJson, digestHash, GENESIS_CHAIN, nextChain } from '../../lib/audit/chain.js';
-import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import { type BundleManifest, DIGEST_FORMAT, KeysAnswer } from '../../lib/audit/schemas.js';
 import { signDigest } from '../../lib/audit/signature.js';
-import { listSegments } from '../../lib/log/index.js';
 import { runHansard } from '../support/cli.js';
+import { fetchExport, untar, uploadGenerated, useSigningServer } from '../support/export-bundle.js';
 import { request } from '../support/http.js';
-import { useServer } from '../support/server.js';
 
-const keyDir = mkdtempSync(join(tmpdir(), 'hansard-attack-retired-'));
-const { keyring } = LocalKeyring.open(keyDir);
-const srv = useServer({ tokens: { reader: ['read'] }, deps: { signer: keyring } });
-
-async function untar(bytes: Buffer): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  const extract = tar.extract();
-  Readable.from([bytes]).pipe(extract as never);
-  for await (const entry of extract) {
-    const parts: Buffer[] = [];
-    for await (const b of entry) parts.push(b as Buffer);
-    out.set(entry.header.name, Buffer.concat(parts));
-  }
-  return out;
-}
+const { srv, keyring, keyDir } = useSigningServer('hansard-attack-retired-');
 
 let sid: string;
 
 beforeAll(async () => {
-  const dir = await generateSession(srv.workDir, 60, 1);
-  sid = dir.split('/').pop()!;
-  for (const { w, path } of listSegments(dir)) {
-    const bytes = readFileSync(path);
-    const a = await request(srv, 'POST', `/v1/sessions/${sid}/writers/${w}/chunks?offset=0`, {
-      token: srv.tenant.admin,
-      body: bytes,
-    });
-    expect(a.status, a.text).toBe(201);
-  }
+  ({ sid } = await uploadGenerated(srv, 60, 1));
 }, 60_000);
 
 describe('issue 15 attack: retired key', () => {
   it('a digest signed by a key after GET /v1/keys says it was retired is not verified', async () => {
     const work = mkdtempSync(join(tmpdir(), 'hansard-attack-retired-work-'));
     // The real export, signed by the first key.
-    const res = await fetch(`${srv.url}/v1/sessions/${sid}/export`, {
-      headers: { authorization: `Bearer ${srv.tokens.reader}` },
-    });
-    expect(res.status).toBe(200);
-    const entries = await untar(Buffer.from(await res.arrayBuffer()));
+    const entries = await untar(await fetchExport(srv, sid, srv.tokens.reader));
     const manifest = JSON.parse(entries.get(`${sid}/manifest.json`)!.toString()) as BundleManifest;
     const oldKey = (await keyring.current()).key_id;
 

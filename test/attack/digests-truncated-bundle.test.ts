@@ -8,33 +8,20 @@
  * Real server on loopback, the real export, the CLI in a child process with its own TMPDIR.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateSession } from '../../bench/gen.js';
-import { LocalKeyring } from '../../lib/audit/local-keyring.js';
-import { listSegments } from '../../lib/log/index.js';
-import { request } from '../support/http.js';
-import { useServer } from '../support/server.js';
+import { fetchExport, uploadGenerated, useSigningServer } from '../support/export-bundle.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const { keyring } = LocalKeyring.open(mkdtempSync(join(tmpdir(), 'hansard-attack-cut-keys-')));
-const srv = useServer({ tokens: { reader: ['read'] }, deps: { signer: keyring } });
+const { srv } = useSigningServer('hansard-attack-cut-keys-');
 
 let sid: string;
 
 beforeAll(async () => {
-  const dir = await generateSession(srv.workDir, 200, 2);
-  sid = dir.split('/').pop()!;
-  for (const { w, path } of listSegments(dir)) {
-    const a = await request(srv, 'POST', `/v1/sessions/${sid}/writers/${w}/chunks?offset=0`, {
-      token: srv.tenant.admin,
-      body: readFileSync(path),
-    });
-    expect(a.status, a.text).toBe(201);
-  }
+  ({ sid } = await uploadGenerated(srv, 200, 2));
 }, 60_000);
 
 function verify(file: string, tmp: string) {
@@ -50,11 +37,7 @@ process.exitCode = await runCli(process.argv.slice(1), io);`;
 
 describe('issue 15 attack: a bundle cut short', () => {
   it('a real export cut in half is "cannot be read" (exit 2), no stack, no leftover', async () => {
-    const res = await fetch(`${srv.url}/v1/sessions/${sid}/export`, {
-      headers: { authorization: `Bearer ${srv.tokens.reader}` },
-    });
-    expect(res.status).toBe(200);
-    const whole = Buffer.from(await res.arrayBuffer());
+    const whole = await fetchExport(srv, sid, srv.tokens.reader);
     const work = mkdtempSync(join(tmpdir(), 'hansard-attack-cut-'));
     const gz = gzipSync(whole);
     for (const [name, bytes] of [

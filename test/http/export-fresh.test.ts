@@ -10,11 +10,10 @@
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import tar from 'tar-stream';
 import { describe, expect, it } from 'vitest';
 import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import { type BundleManifest, SignedDigest } from '../../lib/audit/schemas.js';
+import { untar } from '../support/export-bundle.js';
 import { request } from '../support/http.js';
 import { writeSession } from '../support/segments.js';
 import { useServer } from '../support/server.js';
@@ -32,19 +31,6 @@ const digestsPath = (sid: string) => `/v1/sessions/${sid}/digests`;
 const storedDigests = (sid: string) =>
   readdirSync(join(srv.dataDir, 'tenants', srv.tenant.name, 'sessions', sid, 'digests')).length;
 const post = (sid: string) => request(srv, 'POST', digestsPath(sid), { token: srv.tokens.reader });
-
-/** The entries of a tar, by name. */
-async function untar(bytes: Buffer): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  const extract = tar.extract();
-  Readable.from([bytes]).pipe(extract as never);
-  for await (const entry of extract) {
-    const parts: Buffer[] = [];
-    for await (const b of entry) parts.push(b as Buffer);
-    out.set(entry.header.name, Buffer.concat(parts));
-  }
-  return out;
-}
 
 describe('an export digest is written only when it adds something', () => {
   it('answers the head while nothing changed; a chunk after the head is attested at once and exported', async () => {

@@ -9,13 +9,12 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import tar from 'tar-stream';
 import { describe, expect, it } from 'vitest';
 import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import { type BundleManifest, SignedDigest } from '../../lib/audit/schemas.js';
 import { newId } from '../../lib/log/index.js';
 import { runHansard } from '../support/cli.js';
+import { untar } from '../support/export-bundle.js';
 import { expectError, request } from '../support/http.js';
 import { writeSession } from '../support/segments.js';
 import { useServer } from '../support/server.js';
@@ -23,19 +22,6 @@ import { postChunk } from '../support/stored.js';
 
 const { keyring } = LocalKeyring.open(mkdtempSync(join(tmpdir(), 'hansard-export-head-keys-')));
 const srv = useServer({ tokens: { reader: ['read'], ingest: ['ingest'] }, deps: { signer: keyring } });
-
-/** The entries of a tar, by name. */
-async function untarEntries(bytes: Buffer): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  const extract = tar.extract();
-  Readable.from([bytes]).pipe(extract as never);
-  for await (const entry of extract) {
-    const parts: Buffer[] = [];
-    for await (const b of entry) parts.push(b as Buffer);
-    out.set(entry.header.name, Buffer.concat(parts));
-  }
-  return out;
-}
 
 const digestsPath = (sid: string) => `/v1/sessions/${sid}/digests`;
 const exportPath = (sid: string, q = '') => `/v1/sessions/${sid}/export${q}`;
@@ -66,7 +52,7 @@ describe('POST …/digests, then GET …/export?head=N', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.headers.get('hansard-head-seq')).toBe(String(n));
     expect(res.headers.get('hansard-head-sha256')).toBe(made.json.sha256);
-    const entries = await untarEntries(res.bytes);
+    const entries = await untar(res.bytes);
     const manifest = JSON.parse(entries.get(`${seg.sid}/manifest.json`)!.toString()) as BundleManifest;
     expect(manifest.head).toEqual({ seq: n, sha256: made.json.sha256 });
     expect(manifest.digests.map((d) => d.seq)).toEqual(Array.from({ length: n }, (_, i) => i + 1));

@@ -9,13 +9,12 @@ import { mkdtempSync, readFileSync, truncateSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import tar from 'tar-stream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
 import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import { type BundleManifest, SignedDigest } from '../../lib/audit/schemas.js';
 import { listSegments } from '../../lib/log/index.js';
+import { untar } from '../support/export-bundle.js';
 import { expectError, request } from '../support/http.js';
 import { mint, useServer } from '../support/server.js';
 import { storedSegmentPath } from '../support/stored.js';
@@ -33,19 +32,6 @@ const srv = useServer({
   // the data_loss case below is answered 500 on purpose
   mayLog: /^answered 500 data_loss/,
 });
-
-/** The entries of a tar, by name. */
-async function untar(bytes: Buffer): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  const extract = tar.extract();
-  Readable.from([bytes]).pipe(extract as never);
-  for await (const entry of extract) {
-    const parts: Buffer[] = [];
-    for await (const b of entry) parts.push(b as Buffer);
-    out.set(entry.header.name, Buffer.concat(parts));
-  }
-  return out;
-}
 
 /** Uploads every segment of `dir` in chunks of whole lines of about `size` bytes. */
 async function uploadDir(dir: string, sid: string, token: string, size = 2 * 1024 * 1024): Promise<void> {
