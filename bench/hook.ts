@@ -31,7 +31,7 @@ import {
 } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configPath, spoolBacklog, writeJsonAtomic } from '../lib/capture/state-dir.js';
+import { configPath, spoolBacklog, writeJsonAtomic } from '../lib/client/capture/state-dir.js';
 import { startServeProcess } from '../test/support/serve-process.js';
 
 const ROOT = join(import.meta.dirname, '..');

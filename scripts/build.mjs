@@ -36,7 +36,7 @@ await build({
 });
 
 // `hansard hook …` (issue 11): its own bundle, dependencies included (zod, proper-lockfile, ulid), minified,
-// CommonJS so that dist/hook.cjs (lib/capture/hook-loader.ts) can run it through V8's code cache: a hook
+// CommonJS so that dist/hook.cjs (lib/client/capture/hook-loader.ts) can run it through V8's code cache: a hook
 // runs on every tool call, and compiling this bundle is most of its cost after Node's start.
 // bin/hansard loads dist/hook.cjs.
 const hookBuild = {
@@ -51,20 +51,20 @@ const hookBuild = {
 };
 await build({
   ...hookBuild,
-  entryPoints: { 'hook-bundle': 'lib/capture/hook-entry.ts' },
+  entryPoints: { 'hook-bundle': 'lib/client/capture/hook-entry.ts' },
   minify: true,
   sourcemap: true,
 });
 await build({
   ...hookBuild,
-  entryPoints: { hook: 'lib/capture/hook-loader.ts' },
+  entryPoints: { hook: 'lib/client/capture/hook-loader.ts' },
   // Off only in the build bench/hook.ts measures the watchdog's cost against (issue 25 item 1).
   define: { HANSARD_HOOK_WATCHDOG: process.env.HANSARD_BUILD_NO_WATCHDOG ? 'false' : 'true' },
 });
 // The rescuer the hook's supervisor runs after it killed a blocked hook (issue 25 item 1), only then.
 await build({
   ...hookBuild,
-  entryPoints: { 'hook-watchdog': 'lib/capture/hook-watchdog-entry.ts' },
+  entryPoints: { 'hook-watchdog': 'lib/client/capture/hook-watchdog-entry.ts' },
   minify: true,
 });
 

@@ -1,6 +1,6 @@
 /**
  * Which Task/Agent call launched each subagent of a Claude Code transcript (issue 25 item 3; the hooks'
- * rule is lib/capture/subagents.ts, the table docs/import.md). The importer reads the transcript (and the
+ * rule is lib/client/capture/subagents.ts, the table docs/import.md). The importer reads the transcript (and the
  * subagents' own files) once through `observe` before writing anything, then asks `callFor` as each
  * subagent's first record comes. A subagent is tied to a call only by what identifies the two, never by
  * the order their records arrive in:

@@ -1,6 +1,6 @@
 /**
  * How a Claude Code tool call ended, from what Claude Code itself reports: one reading for the capture
- * hook (PostToolUse / PostToolUseFailure, lib/capture/claude-results.ts) and the importers (a transcript's
+ * hook (PostToolUse / PostToolUseFailure, lib/client/capture/claude-results.ts) and the importers (a transcript's
  * or stream-json's `tool_result` block with the record's `toolUseResult` / `tool_use_result`,
  * claude-code-records.ts), so every capture path records the same status and exit code for one call.
  * Here, below both sides (lib/capture may import lib/importers, never the reverse). docs/import.md and

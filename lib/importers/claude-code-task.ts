@@ -1,7 +1,7 @@
 /**
  * What a Claude Code Task/Agent call and its result say about the subagent they launch (issue 25 item 3):
  * read by the importer (lib/importers/claude-code-links.ts) and by the capture hook
- * (lib/capture/subagents.ts) alike, so both tie a subagent to its call on the same facts. Here, below
+ * (lib/client/capture/subagents.ts) alike, so both tie a subagent to its call on the same facts. Here, below
  * both sides (lib/capture may import lib/importers, never the reverse).
  */
 

@@ -36,7 +36,7 @@ export type ImportKind =
   | 'warning'
   | 'error'
   | 'question'
-  // capture hooks (lib/capture/deliveries.ts): a delivery of an event already recorded
+  // capture hooks (lib/client/capture/deliveries.ts): a delivery of an event already recorded
   | 'duplicate';
 
 /** Events written through one `WriterMapping`, by kind (`writer.*` and `turn.end` not counted). */

@@ -2,9 +2,9 @@
  * `lib/log`: the v3 session log format (seed 001, DESIGN §3). Event schemas and ids, the segment writer,
  * the lenient streaming reader, the k-way merge, and replay. No network I/O here.
  */
-export * from './attribution.js';
+export * from './replay/attribution.js';
 export * from './format/codec.js';
-export * from './corrections.js';
+export * from './replay/corrections.js';
 export * from './format/escape.js';
 export * from './format/events.js';
 export * from './write/field-limits.js';
@@ -14,7 +14,7 @@ export * from './read/merge.js';
 export * from './format/provenance.js';
 export * from './read/reader.js';
 export * from './redact/redact.js';
-export * from './replay.js';
+export * from './replay/replay.js';
 export * from './read/session-dir.js';
 export * from './format/text-cut.js';
 export * from './format/time.js';

@@ -4,7 +4,7 @@
  * duration, and the verify summary. One pass over the merged events; memory grows with the number of
  * writers, participants, turns and tools, not with the events.
  */
-import { Attributor } from './attribution.js';
+import { Attributor } from './replay/attribution.js';
 import { decodeEvent } from './format/codec.js';
 import { escapeControl as esc } from './format/escape.js';
 import { isType } from './format/events.js';
@@ -54,7 +54,7 @@ export interface SessionSummary {
   actions: { total: number; failed: number; by_tool: Record<string, { calls: number; failed: number }> };
   corrections: number;
   unknown_events: Record<string, number>;
-  /** how the agents' actions and outputs are attributed to people's messages (lib/log/attribution) */
+  /** how the agents' actions and outputs are attributed to people's messages (lib/log/replay/attribution) */
   attribution: { total: number; by_basis: Record<string, number>; mean_confidence: number | null };
   verify: (VerifyReport['summary'] & { ok: boolean }) | null;
   /**

@@ -19,8 +19,8 @@
  */
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { ClaudeState } from '../capture/claude-code.js';
-import { readCaptureConfig, readJson, stateDir } from '../capture/state-dir.js';
+import type { ClaudeState } from '../client/capture/claude-code.js';
+import { readCaptureConfig, readJson, stateDir } from '../client/capture/state-dir.js';
 import { ApiClient, ServerError } from '../client/api/client.js';
 import { DEFAULT_URL } from '../client/api/config.js';
 import { malformedTokenMessage, tokenFormProblem } from '../client/api/token-form.js';

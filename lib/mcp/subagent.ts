@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { stateDir } from '../capture/state-dir.js';
+import { stateDir } from '../client/capture/state-dir.js';
 import { uploadSession } from '../client/api/upload.js';
 import { ACTION_STATUSES } from '../log/format/events.js';
 import { isId } from '../log/format/ids.js';

@@ -10,7 +10,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { sessionStartOutput } from '../capture/session-start.js';
+import { sessionStartOutput } from '../client/capture/session-start.js';
 import { ApiClient, ServerError } from '../client/api/client.js';
 import { escapeControl } from '../log/format/escape.js';
 import { StatusReport } from '../contract/status.js';

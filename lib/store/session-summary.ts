@@ -66,7 +66,7 @@ function keepable(f: TextFix): boolean {
   return f.id !== DROPPED_ID && f.id.length <= FIX_TARGET_ID_MAX;
 }
 
-/** Merged order of two corrections (lib/log/corrections.ts: by `(ts, w, seq)`, the last one wins). */
+/** Merged order of two corrections (lib/log/replay/corrections.ts: by `(ts, w, seq)`, the last one wins). */
 function fixOrder(a: TextFix | UserFix, b: TextFix | UserFix): number {
   return a.ts - b.ts || (a.w < b.w ? -1 : a.w > b.w ? 1 : 0) || a.seq - b.seq;
 }

@@ -58,7 +58,7 @@ export interface AskedFirst {
 /**
  * A `correction` of a message's `text` (seed 001), as the summary keeps it: the corrected title text of
  * its target (null when the corrected first line is blank) and the correction's merged-order key
- * `(ts, w, seq)`, the last of which wins (lib/log/corrections.ts).
+ * `(ts, w, seq)`, the last of which wins (lib/log/replay/corrections.ts).
  */
 export interface TextFix {
   /** the corrected event's id (`target_id`) */

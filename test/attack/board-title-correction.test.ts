@@ -1,6 +1,6 @@
 /**
  * The board's session title (issue 14.1: "title = first prompt", stored in the session index at ingest,
- * lib/service/ingest/ingest-chunk.ts `addToSummary`) against corrections (seed 001, lib/log/corrections.ts): a
+ * lib/service/ingest/ingest-chunk.ts `addToSummary`) against corrections (seed 001, lib/log/replay/corrections.ts): a
  * `correction` of the first message's `text` changes what the session says everywhere the effective view
  * is read (the timeline's own title, lib/service/timeline/build.ts, the replay), but the summary keeps the
  * text as first written. So a prompt corrected to take out what it should not have said (a pasted secret,

@@ -1,6 +1,6 @@
 /**
  * The board title against a correction whose `ts` is not a readable time. The timeline applies every
- * correction in merged order (lib/log/corrections.ts), whatever its ts says, so the session page shows
+ * correction in merged order (lib/log/replay/corrections.ts), whatever its ts says, so the session page shows
  * the corrected first prompt. The summary (lib/service/ingest/summary.ts `addToSummary`) takes a
  * correction only when its ts parses (`at !== null`): the overview's title keeps the text the correction
  * removed (a password), and `?q=` finds it. Over real HTTP, local stores.

@@ -1,5 +1,5 @@
 /**
- * Attack (issue 25 item 1, lib/capture/hook-main.ts, hook-watchdog.ts, safe-fs.ts; seed 000 "A hook stops
+ * Attack (issue 25 item 1, lib/client/capture/hook-main.ts, hook-watchdog.ts, safe-fs.ts; seed 000 "A hook stops
  * after 3.5 seconds … On failure, it returns an empty result so the agent continues"): the real
  * `bin/hansard hook claude-code` process in a messy world. Its state directory is a FIFO, /dev/full, a
  * symlink loop, a read-only folder or a file; files inside it (the mapping state, the spool segment, the
@@ -7,7 +7,7 @@
  * a gigabyte. Does it answer within its budget (plus the watchdog's grace), exit, record the failure, and
  * leave no process behind? And where its own thread is made to spin or block (the suite's preload,
  * test/capture/block-preload.cjs), does it end before Claude Code's 5 s hook timeout
- * (lib/capture/integrations-claude.ts), and is no event lost?
+ * (lib/client/capture/integrations-claude.ts), and is no event lost?
  */
 import { execFileSync, spawn } from 'node:child_process';
 import {
@@ -22,8 +22,8 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { failuresFinding } from '../../lib/capture/doctor-failures.js';
-import { readHookFailures } from '../../lib/capture/state-dir.js';
+import { failuresFinding } from '../../lib/client/capture/doctor-failures.js';
+import { readHookFailures } from '../../lib/client/capture/state-dir.js';
 import {
   fixture,
   type HookRun,
@@ -217,7 +217,7 @@ describe.skipIf(!linux)('files inside the state directory that are not files', (
 
   // Was a FAULT (fixed): a mapping state that was not a regular file read as absent: the next hook began a
   // SECOND hansard session for the same Claude Code session, and no failure was recorded. Now it is told
-  // from absent (lib/capture/state-recover.ts): the session the spool holds goes on, in a new writer, and
+  // from absent (lib/client/capture/state-recover.ts): the session the spool holds goes on, in a new writer, and
   // a state_unreadable failure says so (hansard doctor shows it).
   it('a mapping state that is not a regular file neither splits the session silently nor goes unrecorded', async () => {
     const replacements: [string, (p: string) => void][] = [

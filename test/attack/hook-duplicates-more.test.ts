@@ -1,13 +1,13 @@
 /**
- * Attack (issue 25 item 2, lib/capture/deliveries.ts): duplicate deliveries harder than two identical
+ * Attack (issue 25 item 2, lib/client/capture/deliveries.ts): duplicate deliveries harder than two identical
  * copies. Real `bin/hansard hook claude-code` processes: three copies of every event of a tool call
  * started at the same moment (the result's copies racing the call's), copies that differ by one byte
  * (a success and a failure of one call, a Stop with another flag), and a prompt delivered three times
  * at once. One tool call must stay one action with exactly one result; no action may lose its result.
  */
 import { describe, expect, it } from 'vitest';
-import { drainInboxes } from '../../lib/capture/hook.js';
-import { readHookFailures } from '../../lib/capture/state-dir.js';
+import { drainInboxes } from '../../lib/client/capture/hook.js';
+import { readHookFailures } from '../../lib/client/capture/state-dir.js';
 import { hookEnv, runHook, sessionEvents, spoolSessions, useBuiltCli } from '../capture/helpers.js';
 import { tmpDirs } from '../support/tmp.js';
 

@@ -1,5 +1,5 @@
 /**
- * Attack (issue 25 item 7, lib/capture/ship.ts, lib/client/api/client.ts; issue 25 item 1 for SessionStart):
+ * Attack (issue 25 item 7, lib/client/capture/ship.ts, lib/client/api/client.ts; issue 25 item 1 for SessionStart):
  * a server that answers, but a byte at a time. Loopback node:net servers that read the request and then
  * drip the status line and headers one byte every 100 ms without end, or send headers at once and drip
  * the JSON body; the real `bin/hansard hook ship` process and the real SessionStart hook (which asks the
@@ -9,8 +9,8 @@
  */
 import { createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { shipperRunning } from '../../lib/capture/spawn.js';
-import { configPath, readHookFailures, spoolBacklog, writeJsonAtomic } from '../../lib/capture/state-dir.js';
+import { shipperRunning } from '../../lib/client/capture/spawn.js';
+import { configPath, readHookFailures, spoolBacklog, writeJsonAtomic } from '../../lib/client/capture/state-dir.js';
 import { fixture, runHook, useBuiltCli } from '../capture/helpers.js';
 import { useServer } from '../support/server.js';
 import { tmpDirs } from '../support/tmp.js';

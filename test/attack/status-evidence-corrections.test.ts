@@ -1,6 +1,6 @@
 /**
  * Declared evidence against a transcript with corrections (seed 001 "Corrections are appended, never
- * rewritten"; lib/log/corrections.ts: a correction changes a field in the effective view that replay,
+ * rewritten"; lib/log/replay/corrections.ts: a correction changes a field in the effective view that replay,
  * text replay and inspect show). Over real HTTP: a command recorded `exit 0`, then corrected by its writer
  * to `exit 2` ("lint actually failed"), and a report claiming it passed.
  *

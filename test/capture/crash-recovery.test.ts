@@ -5,9 +5,9 @@
  * kills of kill.test.ts found both.
  */
 import { describe, expect, it } from 'vitest';
-import { runClaudeHook } from '../../lib/capture/hook.js';
-import { appendInbox, inboxPath } from '../../lib/capture/inbox.js';
-import { mappingStatePath, readHookFailures } from '../../lib/capture/state-dir.js';
+import { runClaudeHook } from '../../lib/client/capture/hook.js';
+import { appendInbox, inboxPath } from '../../lib/client/capture/inbox.js';
+import { mappingStatePath, readHookFailures } from '../../lib/client/capture/state-dir.js';
 import { tmpDirs } from '../support/tmp.js';
 import { sessionEvents, spoolSessions, verifyDir } from './helpers.js';
 

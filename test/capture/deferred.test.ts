@@ -1,13 +1,13 @@
 /**
- * `deferredSessions` (lib/capture/inbox.ts): a payload a hook acknowledged but deferred to its session's
+ * `deferredSessions` (lib/client/capture/inbox.ts): a payload a hook acknowledged but deferred to its session's
  * inbox is backlog until the next hook or the shipper writes it; a line torn by a kill mid-append is not.
  * The kill test drains until there is none (it once stopped early and missed a deferred prompt).
  */
 import { appendFileSync, existsSync, mkdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { drainInboxes } from '../../lib/capture/hook.js';
-import { deferredSessions } from '../../lib/capture/inbox.js';
+import { drainInboxes } from '../../lib/client/capture/hook.js';
+import { deferredSessions } from '../../lib/client/capture/inbox.js';
 import { tmpDirs } from '../support/tmp.js';
 
 const dirs = tmpDirs('hansard-deferred-');

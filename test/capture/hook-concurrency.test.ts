@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readHookFailures } from '../../lib/capture/state-dir.js';
+import { readHookFailures } from '../../lib/client/capture/state-dir.js';
 import { tmpDirs } from '../support/tmp.js';
 import { fixture, pool, runHook, spoolSessions, useBuiltCli, verifyDir } from './helpers.js';
 

@@ -8,8 +8,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readHookFailures } from '../../lib/capture/state-dir.js';
-import { attribute } from '../../lib/log/attribution.js';
+import { readHookFailures } from '../../lib/client/capture/state-dir.js';
+import { attribute } from '../../lib/log/replay/attribution.js';
 import { tmpDirs } from '../support/tmp.js';
 import { fixture, ROOT, runHook, sessionEvents, spoolSessions, useBuiltCli, verifyDir } from './helpers.js';
 

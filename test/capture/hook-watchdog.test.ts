@@ -4,13 +4,13 @@
  * `bin/hansard hook …` process: a state directory under /proc (where mkdir answers ENOENT: Node's
  * recursive mkdir loops for ever), a project whose `.git/HEAD` is a FIFO or a link to /dev/zero, and a
  * hook whose own thread is made to block for ever (a preload, `block-preload.cjs`: a JavaScript loop, a
- * read of a FIFO, a native loop), which only its supervisor process can end (lib/capture/hook-watchdog.ts).
+ * read of a FIFO, a native loop), which only its supervisor process can end (lib/client/capture/hook-watchdog.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readHookFailures } from '../../lib/capture/state-dir.js';
+import { readHookFailures } from '../../lib/client/capture/state-dir.js';
 import { tmpDirs } from '../support/tmp.js';
 import { fixture, ROOT, runHook, sessionEvents, spoolSessions, useBuiltCli } from './helpers.js';
 

@@ -16,7 +16,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLAUDE_HOOK_EVENTS } from '../../lib/capture/integrations-claude.js';
+import { CLAUDE_HOOK_EVENTS } from '../../lib/client/capture/integrations-claude.js';
 import { runHansard } from '../support/cli.js';
 import { tmpDirs } from '../support/tmp.js';
 

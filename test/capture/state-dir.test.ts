@@ -1,11 +1,11 @@
 /**
- * The capture state directory contract (lib/capture/state-dir.ts, shared with doctor and integrations
- * sync) and the deferral inbox's rotation (lib/capture/inbox.ts), on real files.
+ * The capture state directory contract (lib/client/capture/state-dir.ts, shared with doctor and integrations
+ * sync) and the deferral inbox's rotation (lib/client/capture/inbox.ts), on real files.
  */
 import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { appendInbox, ROTATE_BYTES, takeInbox } from '../../lib/capture/inbox.js';
+import { appendInbox, ROTATE_BYTES, takeInbox } from '../../lib/client/capture/inbox.js';
 import {
   MAX_HOOK_FAILURES,
   mappingStatePath,
@@ -16,7 +16,7 @@ import {
   spoolBacklog,
   stateDir,
   writeJsonAtomic,
-} from '../../lib/capture/state-dir.js';
+} from '../../lib/client/capture/state-dir.js';
 import { tmpDirs } from '../support/tmp.js';
 
 const tmp = tmpDirs('hansard-state-dir-');

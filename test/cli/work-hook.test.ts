@@ -10,8 +10,8 @@ import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runShipper } from '../../lib/capture/ship.js';
-import { readHookFailures } from '../../lib/capture/state-dir.js';
+import { runShipper } from '../../lib/client/capture/ship.js';
+import { readHookFailures } from '../../lib/client/capture/state-dir.js';
 import { runCli } from '../../lib/client/cli/main.js';
 import { ApiClient } from '../../lib/client/api/client.js';
 import { newId } from '../../lib/log/format/ids.js';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
-import { replayRaw, sessionDirSegments } from '../../lib/log/replay.js';
+import { replayRaw, sessionDirSegments } from '../../lib/log/replay/replay.js';
 import { DEFAULT_READ_BUDGET_BYTES } from '../../lib/store/s3/segment-read.js';
 import {
   runChild,

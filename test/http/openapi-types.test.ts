@@ -10,7 +10,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
 import type { ErrorBody as ErrorBodyType } from '../../lib/http/errors.js';
-import type { Attribution } from '../../lib/log/attribution.js';
+import type { Attribution } from '../../lib/log/replay/attribution.js';
 import type { SessionSummary, TurnSummary, WriterSummary } from '../../lib/log/inspect.js';
 import type { Problem, VerifyReport } from '../../lib/log/verify.js';
 import type { attributionStored } from '../../lib/service/analysis/verify.js';

@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Attributor } from '../../lib/log/attribution.js';
+import { Attributor } from '../../lib/log/replay/attribution.js';
 import { OracleAttributor } from './attribution-oracle.js';
 
 type Ev = { type: string; id: string; w: string; f: Record<string, unknown> };

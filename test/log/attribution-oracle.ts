@@ -1,5 +1,5 @@
 /**
- * The Attributor as it was before its state was interned (lib/log/attribution.ts at 3124e37: strings in
+ * The Attributor as it was before its state was interned (lib/log/replay/attribution.ts at 3124e37: strings in
  * Maps, an object per turn and per action, positions counted in events), kept as the reference that
  * test/log/attribution-compact.test.ts checks the compact one against. Not used by the library.
  */
@@ -11,9 +11,9 @@ import {
   CONTESTED_TOTAL_CONFIDENCE,
   RECORDED_CONFIDENCE,
   TEMPORAL_CONFIDENCE,
-} from '../../lib/log/attribution.js';
-import { fieldsOf, idList, str, toEvent } from '../../lib/log/attribution-input.js';
-import { SizedFifo } from '../../lib/log/attribution-window.js';
+} from '../../lib/log/replay/attribution.js';
+import { fieldsOf, idList, str, toEvent } from '../../lib/log/replay/attribution-input.js';
+import { SizedFifo } from '../../lib/log/replay/attribution-window.js';
 import type { LogEvent } from '../../lib/log/format/events.js';
 
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;
@@ -212,7 +212,7 @@ export class OracleAttributor {
   /**
    * `push` of an event given as its type, id, writer and type fields (`f.user_id`, `turn_id`,
    * `context_message_ids`, `action_id`, `caused_by`, read as `push` reads a decoded event's): for a
-   * caller that holds the parsed line (the text replay, lib/log/replay-text.ts) and would otherwise build
+   * caller that holds the parsed line (the text replay, lib/log/replay/replay-text.ts) and would otherwise build
    * an event object per line only for `push` to read. Same state, same results as `push`.
    */
   pushFields(type: string, id: string, w: string, f: Record<string, unknown>): Attribution | null {

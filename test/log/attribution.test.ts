@@ -10,7 +10,7 @@ import {
   CASCADE_DECAY,
   CONTESTED_TOTAL_CONFIDENCE,
   TEMPORAL_CONFIDENCE,
-} from '../../lib/log/attribution.js';
+} from '../../lib/log/replay/attribution.js';
 import { decodeEvent } from '../../lib/log/format/codec.js';
 import type { LogEvent } from '../../lib/log/format/events.js';
 import { mergeSegments } from '../../lib/log/read/merge.js';

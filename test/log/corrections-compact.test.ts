@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CorrectionIndex } from '../../lib/log/corrections.js';
+import { CorrectionIndex } from '../../lib/log/replay/corrections.js';
 import { decodeEvent, type LogEvent } from '../../lib/log/index.js';
 import { OracleCorrectionIndex } from './corrections-oracle.js';
 

@@ -1,5 +1,5 @@
 /**
- * The CorrectionIndex as it was before it kept corrections compact (lib/log/corrections.ts at 3124e37: each
+ * The CorrectionIndex as it was before it kept corrections compact (lib/log/replay/corrections.ts at 3124e37: each
  * correction as its whole decoded event, string-keyed Maps and Sets), kept as the reference that
  * test/log/corrections-compact.test.ts checks the compact one against. Not used by the library.
  */
@@ -9,7 +9,7 @@ import type {
   CorrectionProblemCode,
   CorrectionProvenance,
   EffectiveEvent,
-} from '../../lib/log/corrections.js';
+} from '../../lib/log/replay/corrections.js';
 import { hashIdText } from '../../lib/log/format/envelope-scan.js';
 import {
   ENVELOPE_FIELDS,

@@ -1,6 +1,6 @@
 /**
  * The text replay's fast path (issue 16: `replayBytes(…, 'text')`, EventLines.textLine, the Attributor's
- * kept windows and shared arrays, the kept marks of lib/log/text-mark.ts, TextOut) gives the reference's
+ * kept windows and shared arrays, the kept marks of lib/log/replay/text-mark.ts, TextOut) gives the reference's
  * bytes (`replayBatches`) on sessions made to break what it keeps: many writers so windows are contested
  * and kept across other turns, several actions a turn (cascades from kept windows), message ids written
  * twice by different people or first with no user_id (a kept temporal mark names authors), user ids and
@@ -12,8 +12,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Attributor } from '../../lib/log/attribution.js';
-import { SizedFifo } from '../../lib/log/attribution-window.js';
+import { Attributor } from '../../lib/log/replay/attribution.js';
+import { SizedFifo } from '../../lib/log/replay/attribution-window.js';
 import { newId, replayBatches, replayBytes, sessionDirSegments } from '../../lib/log/index.js';
 import { formatTs } from '../../lib/log/format/time.js';
 

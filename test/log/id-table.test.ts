@@ -1,10 +1,10 @@
 /**
- * lib/log/id-table.ts: ids interned exactly (numbers dense, in order of first sight, each id given back as
+ * lib/log/replay/id-table.ts: ids interned exactly (numbers dense, in order of first sight, each id given back as
  * the string it was added as) whatever their shape, and whatever the hash says: every id colliding (a
  * mask of 0), ids whose real FNV-1a hashes are equal, and ids past the pages' end.
  */
 import { describe, expect, it } from 'vitest';
-import { IdTable, Int32Column } from '../../lib/log/id-table.js';
+import { IdTable, Int32Column } from '../../lib/log/replay/id-table.js';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 

@@ -9,7 +9,7 @@ import { mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } fro
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/format/ids.js';
-import { type ReplaySegment, sessionDirSegments } from '../../lib/log/replay.js';
+import { type ReplaySegment, sessionDirSegments } from '../../lib/log/replay/replay.js';
 import {
   openSegmentBlocks,
   type SegmentBlockReader,

@@ -1,10 +1,10 @@
 /**
- * lib/log/text-mark.ts MarkRing: a kept mark reads back as written until 4 MiB of newer marks have gone
+ * lib/log/replay/text-mark.ts MarkRing: a kept mark reads back as written until 4 MiB of newer marks have gone
  * over it, then says null (the text replay makes it again); marks never straddle the ring's end; a mark
  * too long to keep is refused, nothing written. And Authors: the latest string user_id of an id.
  */
 import { describe, expect, it } from 'vitest';
-import { Authors, type MarkAt, MarkRing } from '../../lib/log/text-mark.js';
+import { Authors, type MarkAt, MarkRing } from '../../lib/log/replay/text-mark.js';
 
 const RING = 4 * 1024 * 1024;
 

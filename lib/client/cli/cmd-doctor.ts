@@ -1,12 +1,12 @@
 /**
  * `hansard doctor [--project DIR] [--clear-failures] [--json]` (issue 11 item 3, DESIGN §6, seed 000): is capture working
- * here (lib/capture/doctor.ts)? One line per check, ✓ or ✗ (! a warning), and under a ✗ or ! the command
+ * here (lib/client/capture/doctor.ts)? One line per check, ✓ or ✗ (! a warning), and under a ✗ or ! the command
  * that fixes it.
  * Exit 0 when all is well, 1 when something needs action.
  */
 import type { Command } from 'commander';
-import { runDoctor } from '../../capture/doctor.js';
-import { clearHookFailures, hookFailuresPath, stateDir } from '../../capture/state-dir.js';
+import { runDoctor } from '../capture/doctor.js';
+import { clearHookFailures, hookFailuresPath, stateDir } from '../capture/state-dir.js';
 import { ExitError, FailureError } from '../api/errors.js';
 import { type Io, printJson } from '../api/io.js';
 import { escapeControl } from '../../log/format/escape.js';

@@ -1,13 +1,13 @@
 /**
  * `hansard hook claude-code|codex|ship` in the full CLI (issue 11). `bin/hansard` normally runs these from
- * their own small bundle (`dist/hook.js`, `lib/capture/hook-main.ts`) before commander loads; this
+ * their own small bundle (`dist/hook.js`, `lib/client/capture/hook-main.ts`) before commander loads; this
  * registration lists them in `hansard --help` and runs them when the CLI is used in-process. Like the
  * bundle, they exit 0 whatever happens: a hook must never get in the agent's way.
  */
 import type { Command } from 'commander';
-import { runClaudeHook, runCodexHook } from '../../capture/hook.js';
-import { runShipper, shipSummary } from '../../capture/ship.js';
-import { stateDir } from '../../capture/state-dir.js';
+import { runClaudeHook, runCodexHook } from '../capture/hook.js';
+import { runShipper, shipSummary } from '../capture/ship.js';
+import { stateDir } from '../capture/state-dir.js';
 import type { Io } from '../api/io.js';
 
 /** Registers `hansard hook …`. */

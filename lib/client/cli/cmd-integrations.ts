@@ -1,14 +1,14 @@
 /**
  * `hansard integrations sync [--project [DIR]] [--only claude-code|codex] [--remove] [--dry-run]
  * [--force] [--url URL] [--token T] [--json]` (issue 11 item 4, DESIGN §6): installs or refreshes
- * hansard's hooks in Claude Code's settings and Codex's config (lib/capture/integrations.ts). Exit 0 when
+ * hansard's hooks in Claude Code's settings and Codex's config (lib/client/capture/integrations.ts). Exit 0 when
  * done (changed or not), 1 when Codex's notify belongs to another program and was left alone, 2 when a
  * file cannot be parsed (nothing is written then) or a flag is wrong.
  */
 import { type Command, Option } from 'commander';
-import { IntegrationsInputError, type SyncResult, syncIntegrations } from '../../capture/integrations.js';
-import { SettingsFormatError } from '../../capture/integrations-claude.js';
-import { CodexConfigError } from '../../capture/integrations-codex.js';
+import { IntegrationsInputError, type SyncResult, syncIntegrations } from '../capture/integrations.js';
+import { SettingsFormatError } from '../capture/integrations-claude.js';
+import { CodexConfigError } from '../capture/integrations-codex.js';
 import { ExitError, UsageError } from '../api/errors.js';
 import { type Io, printJson } from '../api/io.js';
 import { escapeControl } from '../../log/format/escape.js';

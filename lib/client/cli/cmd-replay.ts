@@ -10,7 +10,7 @@ import { Option } from 'commander';
 import { clientFrom, retryNotice } from '../api/config.js';
 import { FailureError, UsageError } from '../api/errors.js';
 import { type Io, writeOut } from '../api/io.js';
-import { replayBytes } from '../../log/replay.js';
+import { replayBytes } from '../../log/replay/replay.js';
 import { sessionDirFileSegments } from '../../log/read/segment-blocks.js';
 import { sessionTarget } from './session-target.js';
 

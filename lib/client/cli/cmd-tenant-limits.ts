@@ -6,7 +6,7 @@
  * `tenant create` they work on the state store directly (./tenant-store.ts). `default` gives the field
  * back to the deployment's value (`hansard serve --quota-bytes` / `--rate-limit`, `TENANT_QUOTA_BYTES` /
  * `RATE_LIMIT_PER_MINUTE` on AWS), which this command cannot see: it prints "the deployment's".
- * A running server applies a change within 30 s (lib/service/tenant-limits.ts).
+ * A running server applies a change within 30 s (lib/service/tenants/limits.ts).
  */
 import type { Command } from 'commander';
 import { z } from 'zod';

@@ -12,7 +12,7 @@ import { type Io, printJson } from '../api/io.js';
 import { escapeControl } from '../../log/format/escape.js';
 import { isId } from '../../log/format/ids.js';
 import { formatSummary, inspectSession, type SessionSummary } from '../../log/inspect.js';
-import { segmentSources, sessionDirSegments } from '../../log/replay.js';
+import { segmentSources, sessionDirSegments } from '../../log/replay/replay.js';
 import { type VerifyReport, verifySegments } from '../../log/verify.js';
 import { VERIFY_CODE_INFO } from '../../log/verify-codes.js';
 import { VERIFY_DIGESTS_HELP, verifyDigests } from './cmd-verify-digests.js';

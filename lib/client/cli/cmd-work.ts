@@ -5,7 +5,7 @@
  * the URL HANSARD_URL, else the config's; system `hansard-cli`; actor `$USER`.
  */
 import type { Command } from 'commander';
-import { readCaptureConfig, stateDir } from '../../capture/state-dir.js';
+import { readCaptureConfig, stateDir } from '../capture/state-dir.js';
 import { ApiClient } from '../api/client.js';
 import { DEFAULT_URL } from '../api/config.js';
 import { UsageError } from '../api/errors.js';

@@ -1,6 +1,6 @@
 /**
  * A session directory on disk (seed 001): `<sid>/` holding one `w_….jsonl` segment per writer; and a
- * segment as the replay reads it (`ReplaySegment`, re-exported by lib/log/replay.ts), here below the
+ * segment as the replay reads it (`ReplaySegment`, re-exported by lib/log/replay/replay.ts), here below the
  * replay and the block reader (lib/log/read/segment-blocks.ts) that both take it, with the file-range stream
  * both open a file segment with.
  */

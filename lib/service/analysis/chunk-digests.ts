@@ -6,7 +6,7 @@
  * verify makes anyway (its corrections pass), so the check costs the hashing, not another read.
  */
 import { createHash, type Hash } from 'node:crypto';
-import type { ReplaySegment } from '../../log/replay.js';
+import type { ReplaySegment } from '../../log/replay/replay.js';
 import type { Problem } from '../../log/verify.js';
 import { VERIFY_CODES } from '../../log/verify.js';
 import type { ChunkRecord } from '../../store/index.js';

@@ -2,11 +2,11 @@
  * verify and inspect of a stored session (issue 3; DESIGN §4 `GET …/verify`, `GET …/inspect`): the same
  * library functions the CLI runs on a local directory, over the stored segments.
  */
-import { type Attribution, attributeStream } from '../../log/attribution.js';
-import { CorrectionIndex } from '../../log/corrections.js';
+import { type Attribution, attributeStream } from '../../log/replay/attribution.js';
+import { CorrectionIndex } from '../../log/replay/corrections.js';
 import { inspectSession, type SessionSummary } from '../../log/inspect.js';
 import { mergeSegments } from '../../log/read/merge.js';
-import { segmentSources } from '../../log/replay.js';
+import { segmentSources } from '../../log/replay/replay.js';
 import {
   type Problem,
   VERIFY_CODES,

@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';
-import type { ReplayFormat } from '../../log/replay.js';
+import type { ReplayFormat } from '../../log/replay/replay.js';
 import type { TokenRecord, WriterRecord } from '../../store/index.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { AppError, ERROR_STATUS, type ErrorCode, notFound } from '../shared/errors.js';

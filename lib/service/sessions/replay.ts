@@ -6,8 +6,8 @@
 
 import { resolveLimits } from '../../contract/limits.js';
 import type { LineProblem } from '../../log/format/codec.js';
-import { CorrectionIndex } from '../../log/corrections.js';
-import { type ReplayFormat, replayBytes, replayChunks } from '../../log/replay.js';
+import { CorrectionIndex } from '../../log/replay/corrections.js';
+import { type ReplayFormat, replayBytes, replayChunks } from '../../log/replay/replay.js';
 import { InvalidCursorError, type SessionRecord, type WriterRecord } from '../../store/index.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { openCursor, sealCursor } from './cursors.js';

@@ -1,7 +1,7 @@
 /** A stored session's segments, as the replay, verify and inspect read them. */
 
 import { resolveLimits } from '../../contract/limits.js';
-import { mergeChunkBytes, type ReplaySegment } from '../../log/replay.js';
+import { mergeChunkBytes, type ReplaySegment } from '../../log/replay/replay.js';
 import type { ByteRange, SegmentKey } from '../../store/index.js';
 import type { ServiceContext } from './context.js';
 import { notFound } from './errors.js';

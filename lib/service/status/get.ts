@@ -14,11 +14,11 @@ import {
   type VerdictCounts,
 } from '../../contract/status.js';
 import { decodeEvent } from '../../log/format/codec.js';
-import { CorrectionIndex } from '../../log/corrections.js';
+import { CorrectionIndex } from '../../log/replay/corrections.js';
 import { EvidenceIndex } from '../../log/evidence.js';
 import { mergeSegmentBatches } from '../../log/read/merge.js';
 import { asProvenance } from '../../log/format/provenance.js';
-import { segmentSources } from '../../log/replay.js';
+import { segmentSources } from '../../log/replay/replay.js';
 import { parseTs } from '../../log/format/time.js';
 import { StateConflictError, type StatusEntry, type StatusRecord } from '../../store/index.js';
 import { statusSummaryOf } from '../../store/session-summary.js';

@@ -1,7 +1,7 @@
 /**
  * A session's timeline as structured rows (issue 14.3), for the board's session page: the merged
  * transcript (seed 001, DESIGN §3) with corrections applied, each action and output with its attribution
- * (lib/log/attribution.ts), quarantined lines where they sit (DESIGN §5), the agents' status reports as
+ * (lib/log/replay/attribution.ts), quarantined lines where they sit (DESIGN §5), the agents' status reports as
  * rows marked Declared with their verdicts (seed 000), and verify's findings at the row or writer they
  * concern (docs/verify.md). A page at a time: rows after position `after`, at most `limit`.
  *
@@ -13,10 +13,10 @@
  */
 
 import { decodeEvent, type RecordedEvent } from '../../log/format/codec.js';
-import { CorrectionIndex, type EffectiveEvent } from '../../log/corrections.js';
+import { CorrectionIndex, type EffectiveEvent } from '../../log/replay/corrections.js';
 import { mergeSegmentBatchesKeepingProblems } from '../../log/read/merge.js';
 import { asProvenance } from '../../log/format/provenance.js';
-import { segmentSources } from '../../log/replay.js';
+import { segmentSources } from '../../log/replay/replay.js';
 import { parseTs } from '../../log/format/time.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { storedSegments } from '../shared/sources.js';

@@ -9,7 +9,7 @@
  */
 
 import type { StatusView } from '../../contract/status.js';
-import type { AttributionBasis } from '../../log/attribution.js';
+import type { AttributionBasis } from '../../log/replay/attribution.js';
 import type { Problem } from '../../log/verify.js';
 
 /** A verify finding placed at the row (or writer) it concerns. */
@@ -36,7 +36,7 @@ export interface AttributedMessage {
   ts: string | null;
 }
 
-/** The Attributor's answer for one action or output (lib/log/attribution.ts, docs/attribution.md). */
+/** The Attributor's answer for one action or output (lib/log/replay/attribution.ts, docs/attribution.md). */
 export interface RowAttribution {
   basis: AttributionBasis;
   confidence: number;

@@ -8,7 +8,7 @@
  * session ran.
  */
 import { parseLineText } from '../../log/format/codec.js';
-import type { ReplaySegment } from '../../log/replay.js';
+import type { ReplaySegment } from '../../log/replay/replay.js';
 
 /** The first and last event ts of a session (as written), null when no line had a readable one. */
 export interface SessionSpan {

@@ -12,7 +12,7 @@
  */
 import { parseLine } from '../../log/format/codec.js';
 import { lookAlikes, nameForm } from '../../log/format/names.js';
-import type { ReplaySegment } from '../../log/replay.js';
+import type { ReplaySegment } from '../../log/replay/replay.js';
 import { oneLine } from './text.js';
 
 /** The one person a writer's joins and messages are by. */

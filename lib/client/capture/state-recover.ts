@@ -11,7 +11,7 @@
  */
 import { closeSync, readdirSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { openRegularForRead, readRegularFile } from '../client/api/safe-fs.js';
+import { openRegularForRead, readRegularFile } from '../api/safe-fs.js';
 import { type CaptureHarness, spoolDir } from './state-dir.js';
 
 /** The largest mapping state read (a real one is a few KiB). */

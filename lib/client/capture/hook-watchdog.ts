@@ -30,7 +30,7 @@
  * Windows (no /bin/sh) only the hook's own timer remains.
  */
 import { closeSync, constants, openSync, unlinkSync, writeSync } from 'node:fs';
-import { mkdirs } from '../client/api/safe-fs.js';
+import { mkdirs } from '../api/safe-fs.js';
 import { killGroup, spawnSupervisor } from './hook-supervisor-spawn.js';
 
 /** The budget a hook answers within (seed 000: before the agent's five-second limit). */

@@ -32,12 +32,12 @@
  *   as it passes, even a target that comes before its corrections in merged order (the normal case).
  */
 
-import { serializeEvent } from './format/codec.js';
+import { serializeEvent } from '../format/codec.js';
 import { type Correction, keepCorrection, scanCorrections } from './correction-scan.js';
-import { hashIdText } from './format/envelope-scan.js';
-import { ENVELOPE_FIELDS, FIELD_ORDER, isKnownType, isType, type LogEvent, TYPE_FIELDS } from './format/events.js';
+import { hashIdText } from '../format/envelope-scan.js';
+import { ENVELOPE_FIELDS, FIELD_ORDER, isKnownType, isType, type LogEvent, TYPE_FIELDS } from '../format/events.js';
 import { IdTable, Int32Column } from './id-table.js';
-import type { ReplaySegment } from './read/session-dir.js';
+import type { ReplaySegment } from '../read/session-dir.js';
 
 export type { CorrectionEvent } from './correction-scan.js';
 
@@ -209,7 +209,7 @@ export class CorrectionIndex {
 
   /**
    * Pass 1 of the replay: the corrections of a session's segments, read from their bytes, in merged order
-   * (`scanCorrections`, lib/log/correction-scan.ts: only the lines holding `"correction"` are parsed).
+   * (`scanCorrections`, lib/log/replay/correction-scan.ts: only the lines holding `"correction"` are parsed).
    * Memory: the corrections, plus one line at a time. I/O errors of `open()` propagate.
    *
    * `signal` stops the scan: it rejects with the signal's reason (an `AbortError`). When it rejects for

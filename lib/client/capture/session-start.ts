@@ -6,7 +6,7 @@
  * on (the spool ships later); the token is tried again at the next SessionStart.
  */
 import { basename, join } from 'node:path';
-import { readRegularFile } from '../client/api/safe-fs.js';
+import { readRegularFile } from '../api/safe-fs.js';
 import type { ClaudeState } from './claude-code.js';
 import { shellLine } from './shell-line.js';
 import { type CaptureConfig, tokenRefusalMessage } from './state-dir.js';

@@ -16,9 +16,9 @@
  * this session never saw start takes no call at all (`claude-code.ts` keeps it as a marked note).
  */
 
-import { str, type TaskInfo, taskInfoOf } from '../importers/claude-code-task.js';
+import { str, type TaskInfo, taskInfoOf } from '../../importers/claude-code-task.js';
 
-export { agentIdOfResponse, type TaskInfo, taskInfoOf } from '../importers/claude-code-task.js';
+export { agentIdOfResponse, type TaskInfo, taskInfoOf } from '../../importers/claude-code-task.js';
 
 /** The part of the mapping state that holds the waiting calls. */
 export interface TaskTable {

@@ -13,9 +13,9 @@
  * pending calls) is in `ClaudeState`, saved by the caller under the session's lock.
  */
 import { z } from 'zod';
-import { openSubagentWriter, WriterMapping } from '../importers/mapping.js';
-import { newId } from '../log/format/ids.js';
-import { type EmitOptions, openSession, type SessionWriter } from '../log/write/writer.js';
+import { openSubagentWriter, WriterMapping } from '../../importers/mapping.js';
+import { newId } from '../../log/format/ids.js';
+import { type EmitOptions, openSession, type SessionWriter } from '../../log/write/writer.js';
 import { extraOf, type FifoTable, resultOf, syntheticCall, takeFifo } from './claude-results.js';
 import {
   claudeDeliveryKey,

@@ -6,7 +6,7 @@
  * `requireScope`), and an empty chunk (400 `empty_body`) or an empty status report (400) shows the scope
  * is there. At most five requests, no retries, each within `timeoutMs`.
  */
-import { SCOPES, type Scope } from '../contract/scopes.js';
+import { SCOPES, type Scope } from '../../contract/scopes.js';
 
 /** What `GET /healthz` said. */
 export type Health = { up: true; version: string | null } | { up: false; reason: string };

@@ -9,9 +9,9 @@
  * turn id seen before, or, without a turn id, a payload identical to the previous one.
  */
 import { z } from 'zod';
-import { WriterMapping } from '../importers/mapping.js';
-import { newId } from '../log/format/ids.js';
-import { type EmitOptions, openSession } from '../log/write/writer.js';
+import { WriterMapping } from '../../importers/mapping.js';
+import { newId } from '../../log/format/ids.js';
+import { type EmitOptions, openSession } from '../../log/write/writer.js';
 import { HOOK_NOTE_AUTHOR, type MonoClock, newMonoClock, tickMono } from './claude-code.js';
 import { duplicateText, fingerprint } from './deliveries.js';
 import type { InboxProgress } from './inbox.js';

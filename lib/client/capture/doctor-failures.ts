@@ -1,5 +1,5 @@
 /**
- * `hansard doctor`'s hook-failure check (lib/capture/doctor.ts, docs/capture.md "hook_failures"): the
+ * `hansard doctor`'s hook-failure check (lib/client/capture/doctor.ts, docs/capture.md "hook_failures"): the
  * failures of the last 7 days, grouped by hook, with a fix that fits their reasons. A
  * `server_unreachable` failure that is over does not need action: the spool is empty and a shipper run
  * left it so after the failure (`<state>/last-ship.json`); those are shown as a ✓ note. A failure is

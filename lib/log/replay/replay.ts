@@ -4,7 +4,7 @@
  *
  * NDJSON gives each event's line exactly as its writer wrote it, in merged order, one per line, except an
  * event a correction changed: that one is `serializeEvent` of its effective view with its provenance as a
- * last key, `"corrected":[{"by","field","was","reason"},…]` (see `lib/log/corrections`), so no consumer
+ * last key, `"corrected":[{"by","field","was","reason"},…]` (see `lib/log/replay/corrections`), so no consumer
  * sees a modified value without knowing. Text gives one line per event: time, who, what, with the effective
  * values and a ` [corrected: <field> by <correction id>, …]` suffix on a corrected event. A text line is
  * always one line whatever the events hold (issue 8.4, `lib/log/format/escape`): ids and names (user ids, agents,
@@ -20,23 +20,23 @@
  * more than once.
  */
 import { statSync } from 'node:fs';
-import { decodeEvent, parseLine } from './format/codec.js';
+import { decodeEvent, parseLine } from '../format/codec.js';
 import { CorrectionIndex, type CorrectionProblem } from './corrections.js';
-import { mergeToBuffers, mergeToText } from './read/fast-merge.js';
-import type { LineCursor } from './read/line-cursor.js';
-import { readLineFields } from './format/line-fields.js';
+import { mergeToBuffers, mergeToText } from '../read/fast-merge.js';
+import type { LineCursor } from '../read/line-cursor.js';
+import { readLineFields } from '../format/line-fields.js';
 import {
   type MergedEvent,
   type MergeOptions,
   type MergeSource,
   mergeSegmentBatches,
   mergeSegmentBatchesKeepingProblems,
-} from './read/merge.js';
-import { type ReadOptions, readSegmentBatches } from './read/reader.js';
+} from '../read/merge.js';
+import { type ReadOptions, readSegmentBatches } from '../read/reader.js';
 import { EventLines } from './replay-text.js';
-import { openSegmentBlocks } from './read/segment-blocks.js';
-import { listSegments, type ReplaySegment, readFileRange } from './read/session-dir.js';
-import type { TextOut } from './read/text-out.js';
+import { openSegmentBlocks } from '../read/segment-blocks.js';
+import { listSegments, type ReplaySegment, readFileRange } from '../read/session-dir.js';
+import type { TextOut } from '../read/text-out.js';
 
 export type ReplayFormat = 'ndjson' | 'text';
 
@@ -344,4 +344,4 @@ export async function* replayRawReference(
 }
 
 export { attributionMark, EventLines, formatTextLine } from './replay-text.js';
-export type { ReplaySegment } from './read/session-dir.js';
+export type { ReplaySegment } from '../read/session-dir.js';

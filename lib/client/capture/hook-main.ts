@@ -14,7 +14,7 @@
  *   something else killed it first. This thread tells it how far it got (`progress`).
  * Exit status is 0 in every case but that one (Claude Code blocks the tool call on 2 and shows other
  * codes as errors; a killed hook is shown as failed, and the agent goes on).
- * `lib/capture/hook-entry.ts` runs it; tests import it without running it.
+ * `lib/client/capture/hook-entry.ts` runs it; tests import it without running it.
  */
 import { fstatSync, readSync } from 'node:fs';
 import { type HookProgress, runClaudeHook, runCodexHook } from './hook.js';

@@ -1,5 +1,5 @@
 /**
- * The messages an `Attributor` has read and the windows it infers from (rules 6-8 of lib/log/attribution.ts,
+ * The messages an `Attributor` has read and the windows it infers from (rules 6-8 of lib/log/replay/attribution.ts,
  * DESIGN §3 "Attribution"): every message's id and user in the merged stream, in that order, and for a
  * window (a range of message indexes) what the attribution says of it: `none`, `temporal` (one user) or
  * `contested` (each user's messages, users in the order of their first message in the window, the

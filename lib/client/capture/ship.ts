@@ -14,10 +14,10 @@
  */
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
-import { ApiClient, NetworkError } from '../client/api/client.js';
-import { mkdirs } from '../client/api/safe-fs.js';
-import { uploadSession } from '../client/api/upload.js';
-import { sendDueHeartbeats } from '../work/hook-heartbeat.js';
+import { ApiClient, NetworkError } from '../api/client.js';
+import { mkdirs } from '../api/safe-fs.js';
+import { uploadSession } from '../api/upload.js';
+import { sendDueHeartbeats } from '../../work/hook-heartbeat.js';
 import { drainInboxes } from './hook.js';
 import { SHIP_LOCK, SHIP_STALE_MS } from './spawn.js';
 import {

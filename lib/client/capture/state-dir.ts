@@ -20,9 +20,9 @@ import { closeSync, existsSync, readdirSync, readSync, statSync } from 'node:fs'
 import { join } from 'node:path';
 import { lockSync } from 'proper-lockfile';
 
-import { readJson, writeJsonAtomic } from '../client/api/json-files.js';
-import { mkdirs, openRegularForRead, readRegularFile } from '../client/api/safe-fs.js';
-import { stateDir } from '../client/api/state-path.js';
+import { readJson, writeJsonAtomic } from '../api/json-files.js';
+import { mkdirs, openRegularForRead, readRegularFile } from '../api/safe-fs.js';
+import { stateDir } from '../api/state-path.js';
 
 export { stateDir };
 

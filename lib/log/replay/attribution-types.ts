@@ -1,11 +1,11 @@
 /**
- * The shape of an attribution (lib/log/attribution.ts, which re-exports these; DESIGN §3 "Attribution",
+ * The shape of an attribution (lib/log/replay/attribution.ts, which re-exports these; DESIGN §3 "Attribution",
  * docs/attribution.md): split from attribution.ts for its size.
  */
-import type { RecordedEvent } from './format/codec.js';
-import type { LogEvent } from './format/events.js';
+import type { RecordedEvent } from '../format/codec.js';
+import type { LogEvent } from '../format/events.js';
 import type { IdTable } from './id-table.js';
-import type { MergedEvent } from './read/merge.js';
+import type { MergedEvent } from '../read/merge.js';
 
 /** How an attribution was reached (DESIGN §3), from recorded facts to inference. */
 export type AttributionBasis =

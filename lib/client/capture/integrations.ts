@@ -9,7 +9,7 @@
  * - Claude Code, user: `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`
  * - Claude Code, project (`--project DIR`): `DIR/.claude/settings.json`
  * - Codex: `$CODEX_HOME/config.toml`, else `~/.codex/config.toml`
- * - `<state>/config.json` (lib/capture/state-dir.ts)
+ * - `<state>/config.json` (lib/client/capture/state-dir.ts)
  *
  * The hook command is this checkout's `bin/hansard` run by the absolute path of the node that runs this
  * command (`process.execPath`): it works whatever PATH the agent gives its hooks. Moving the checkout or
@@ -28,8 +28,8 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
-import { DEFAULT_URL } from '../client/api/config.js';
-import { TOKEN_PATTERN } from '../contract/tokens.js';
+import { DEFAULT_URL } from '../api/config.js';
+import { TOKEN_PATTERN } from '../../contract/tokens.js';
 import { type ClaudeHookEvent, mergeClaudeSettings } from './integrations-claude.js';
 import { mergeCodexConfig } from './integrations-codex.js';
 import { shellLine } from './shell-line.js';

@@ -13,7 +13,7 @@
  * and make folders in bounded steps, and its lock is waited for 250 ms at most.
  */
 import { unlinkSync } from 'node:fs';
-import { readRegularFile } from '../client/api/safe-fs.js';
+import { readRegularFile } from '../api/safe-fs.js';
 import { type DeferNote, STAGE_COMMITTED, STAGE_WRITING, type WatchdogNote } from './hook-watchdog.js';
 import { appendInbox } from './inbox.js';
 import { recordHookFailure } from './state-dir.js';

@@ -4,8 +4,8 @@
  * `tool_use_id` (by tool name and input, first in first out); the unmapped fields kept in `extra`.
  */
 import { createHash } from 'node:crypto';
-import { claudeResultOutcome } from '../importers/claude-code-outcome.js';
-import type { ActionStatus } from '../log/format/events.js';
+import { claudeResultOutcome } from '../../importers/claude-code-outcome.js';
+import type { ActionStatus } from '../../log/format/events.js';
 import type { ClaudeHookPayload } from './claude-code.js';
 
 /** The part of the mapping state that pairs calls without `tool_use_id`. */

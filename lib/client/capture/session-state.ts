@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { lock } from 'proper-lockfile';
-import { mkdirs } from '../client/api/safe-fs.js';
+import { mkdirs } from '../api/safe-fs.js';
 import { type ClaudeState, newClaudeState } from './claude-code.js';
 import { type CodexState, newCodexState } from './codex.js';
 import { type InboxProgress, inboxPath, segmentSizes, takeInbox, uncommittedDeferrals } from './inbox.js';

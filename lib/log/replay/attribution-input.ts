@@ -1,10 +1,10 @@
 /**
- * What lib/log/attribution.ts reads of its input, leniently (its "Leniency" rules): a `LogEvent`, a
+ * What lib/log/replay/attribution.ts reads of its input, leniently (its "Leniency" rules): a `LogEvent`, a
  * `RecordedEvent` (decoded), a `MergedEvent` or a plain event object as a typed view, an event's type
  * fields, id lists and strings. Split from attribution.ts for its size.
  */
-import { decodeEvent, type RecordedEvent } from './format/codec.js';
-import type { LogEvent } from './format/events.js';
+import { decodeEvent, type RecordedEvent } from '../format/codec.js';
+import type { LogEvent } from '../format/events.js';
 
 /** A list of strings, deduplicated in order; null for anything else (a malformed list is not a record). */
 export function idList(v: unknown): string[] | null {

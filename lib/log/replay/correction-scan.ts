@@ -1,14 +1,14 @@
 /**
- * Pass 1 of the replay (lib/log/corrections.ts `CorrectionIndex.scan`, DESIGN §3 "Corrections"): the
+ * Pass 1 of the replay (lib/log/replay/corrections.ts `CorrectionIndex.scan`, DESIGN §3 "Corrections"): the
  * corrections of a session's segments, read from their bytes, grouped by target in merged order, each
  * kept as only what applying it and reporting it need (`Correction`), not the whole decoded event (issue
  * 16: a decoded correction held ~1.1 KB, most of a merged replay's growth).
  */
-import { decodeEvent, parseLine } from './format/codec.js';
-import { isType, type KnownEvent } from './format/events.js';
-import { readSegmentBatches } from './read/reader.js';
-import { openSegmentBlocks } from './read/segment-blocks.js';
-import type { ReplaySegment } from './read/session-dir.js';
+import { decodeEvent, parseLine } from '../format/codec.js';
+import { isType, type KnownEvent } from '../format/events.js';
+import { readSegmentBatches } from '../read/reader.js';
+import { openSegmentBlocks } from '../read/segment-blocks.js';
+import type { ReplaySegment } from '../read/session-dir.js';
 
 /** A decoded `correction` event. */
 export type CorrectionEvent = Extract<KnownEvent, { type: 'correction' }>;

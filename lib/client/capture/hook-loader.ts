@@ -16,8 +16,8 @@ import { readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileS
 import { createRequire, wrap } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
-import { mkdirs, readRegularFile } from '../client/api/safe-fs.js';
-import { stateDir } from '../client/api/state-path.js';
+import { mkdirs, readRegularFile } from '../api/safe-fs.js';
+import { stateDir } from '../api/state-path.js';
 import { hookBudgetMs, startWatchdog, type Watchdog } from './hook-watchdog.js';
 
 /**

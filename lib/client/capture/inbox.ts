@@ -21,8 +21,8 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { readJson } from '../client/api/json-files.js';
-import { openRegularForAppend, openRegularForRead } from '../client/api/safe-fs.js';
+import { readJson } from '../api/json-files.js';
+import { openRegularForAppend, openRegularForRead } from '../api/safe-fs.js';
 
 /** An inbox taken to its end is rotated once it is this large. */
 export const ROTATE_BYTES = 64 * 1024;

@@ -58,7 +58,7 @@
  *
  * Memory: the messages (id, user), the turns (where their windows lie, their recorded context) and the
  * actions (their turn) read so far: O(messages + turns + actions), never the events' payloads, each id
- * interned once (lib/log/id-table.ts, ~28 bytes) and each fact an int32; the actions a cascade can still
+ * interned once (lib/log/replay/id-table.ts, ~28 bytes) and each fact an int32; the actions a cascade can still
  * come from whole; and the recent turns' windows once inferred. A window is a range of message indexes
  * (counted at its turn.start); a known turn's window is inferred once (its messages all came before its
  * turn.start, so it cannot change), then reused by every action and output of the turn while kept.
@@ -72,7 +72,7 @@ import type {
   AttributorOptions,
 } from './attribution-types.js';
 import { type Inferred, MessageWindows, SizedFifo } from './attribution-window.js';
-import type { LogEvent } from './format/events.js';
+import type { LogEvent } from '../format/events.js';
 import { IdTable, Int32Column } from './id-table.js';
 
 // The result's shape (Attribution, AttributionBasis, AttributionCandidate, AttributableInput): attribution-types.ts.
@@ -189,7 +189,7 @@ export class Attributor {
   /**
    * `push` of an event given as its type, id, writer and type fields (`f.user_id`, `turn_id`,
    * `context_message_ids`, `action_id`, `caused_by`, read as `push` reads a decoded event's): for a
-   * caller that holds the parsed line (the text replay, lib/log/replay-text.ts) and would otherwise build
+   * caller that holds the parsed line (the text replay, lib/log/replay/replay-text.ts) and would otherwise build
    * an event object per line only for `push` to read. Same state, same results as `push`.
    */
   pushFields(type: string, id: string, w: string, f: Record<string, unknown>): Attribution | null {

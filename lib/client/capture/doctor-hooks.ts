@@ -1,6 +1,6 @@
 /**
- * `hansard doctor`'s checks of the hooks installed in Claude Code and Codex (lib/capture/doctor.ts): the
- * files `hansard integrations sync` writes (lib/capture/integrations.ts) hold hansard's entries, for every
+ * `hansard doctor`'s checks of the hooks installed in Claude Code and Codex (lib/client/capture/doctor.ts): the
+ * files `hansard integrations sync` writes (lib/client/capture/integrations.ts) hold hansard's entries, for every
  * event, with a command that still runs (its node and bin/hansard exist).
  */
 import { existsSync, readFileSync } from 'node:fs';

@@ -4,7 +4,7 @@
  * at 64 writers), and every action and output of a turn to the same window. So the mark of a window is
  * made once and kept with the window's array (the Attributor's `shareWindows`), and when no message id
  * or user id of the session needs escaping the contested mark is joined from the ids as they are.
- * The marks are `attributionMark`'s (lib/log/replay-text.ts), byte for byte.
+ * The marks are `attributionMark`'s (lib/log/replay/replay-text.ts), byte for byte.
  */
 import type { Attribution } from './attribution.js';
 import { IdTable, Int32Column } from './id-table.js';

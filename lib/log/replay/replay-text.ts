@@ -1,16 +1,16 @@
 /**
  * The text replay's lines (seed 001 "replay", DESIGN §3): one readable line per event, its attribution mark,
- * and the one-line forms of ids and free text (issue 8.4, lib/log/format/escape). Used by lib/log/replay.ts, which
+ * and the one-line forms of ids and free text (issue 8.4, lib/log/format/escape). Used by lib/log/replay/replay.ts, which
  * re-exports `formatTextLine` and `attributionMark`.
  */
 import { type Attribution, Attributor } from './attribution.js';
-import { decodeEvent, parseLineText, type RecordedEvent } from './format/codec.js';
+import { decodeEvent, parseLineText, type RecordedEvent } from '../format/codec.js';
 import { type CorrectionIndex, type EffectiveEvent, effectiveLine } from './corrections.js';
-import { escapeControl, hasControl } from './format/escape.js';
-import { type LineFields, RawJson } from './format/line-fields.js';
-import { cutText } from './format/text-cut.js';
+import { escapeControl, hasControl } from '../format/escape.js';
+import { type LineFields, RawJson } from '../format/line-fields.js';
+import { cutText } from '../format/text-cut.js';
 import { Authors, contestedMarkBytes, type MarkCache, newMarkCache, printableAscii } from './text-mark.js';
-import type { TextOut } from './read/text-out.js';
+import type { TextOut } from '../read/text-out.js';
 
 /** Where an event's line lies: its bytes `lb[ls, le)`, 1-based number and byte offset in its segment. */
 export interface LineAt {
@@ -111,7 +111,7 @@ export class EventLines {
 
   private text(event: RecordedEvent, corrected: { line: string; effective: EffectiveEvent } | null): string {
     const index = this.index;
-    // Text shows who each action and output is attributed to (DESIGN §3, lib/log/attribution), from
+    // Text shows who each action and output is attributed to (DESIGN §3, lib/log/replay/attribution), from
     // the effective event: a corrected caused_by counts. People are named by their messages' user_id.
     if (event.type === 'message') {
       // The attributor reads the effective event's user_id (from `extra` when its fields did not decode).
