@@ -1,6 +1,6 @@
 /**
  * Clock games with the local work lease (seed 004 "Failure posture": "A missing/corrupt local lease
- * degrades to unknown and must never be repaired by inventing activity"; lib/work/local.ts readLease).
+ * degrades to unknown and must never be repaired by inventing activity"; lib/client/work/local.ts readLease).
  * `hansard work status` with the server away reads this machine's lease file. A lease written while the
  * machine's clock ran a year ahead (then corrected by NTP), or edited by hand, says it expires in 2099:
  * its `expires_at` is far past `renewed_at + ttl_seconds`, which no heartbeat writes.

@@ -1,5 +1,5 @@
 /**
- * A lease never outlives its TTL because a clock ran ahead (issue 25 item 5; lib/work/local.ts readLease,
+ * A lease never outlives its TTL because a clock ran ahead (issue 25 item 5; lib/client/work/local.ts readLease,
  * lib/contract/work-lease.ts leaseDoubt, docs/work.md "Freshness, in words"). Before: a heartbeat written by
  * a process whose clock was 2 h ahead made `hansard work status` say "observed on this machine" for
  * 2 h 15 min, past the 15 min TTL; the server, likewise, kept a lease renewed by a clock ahead observed.

@@ -1,5 +1,5 @@
 /**
- * `readLease` (lib/work/local.ts) on lease files no heartbeat of this machine writes (seed 004 "Failure
+ * `readLease` (lib/client/work/local.ts) on lease files no heartbeat of this machine writes (seed 004 "Failure
  * posture": a corrupt local lease degrades to unknown, never to invented activity): an expiry more than
  * the longest TTL (24 h) past its renewal or past now, or no renewal time, is corrupt. Real files.
  */
@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/format/ids.js';
-import { renewSessionLeases } from '../../lib/work/hook-heartbeat.js';
-import { leasePath, readLease, renewLease, writeItem } from '../../lib/work/local.js';
+import { renewSessionLeases } from '../../lib/client/work/hook-heartbeat.js';
+import { leasePath, readLease, renewLease, writeItem } from '../../lib/client/work/local.js';
 
 const DAY = 86_400_000;
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { lstatSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { renewSessionLeases } from '../../work/hook-heartbeat.js';
+import { renewSessionLeases } from '../work/hook-heartbeat.js';
 import { applyClaudeEvent, ClaudeHookPayload, type ClaudeState, newClaudeState } from './claude-code.js';
 import { applyCodexEvent, CodexNotifyPayload, type CodexState, newCodexState } from './codex.js';
 import { hookBudgetMs } from './hook-watchdog.js';

@@ -17,7 +17,7 @@ import { lock } from 'proper-lockfile';
 import { ApiClient, NetworkError } from '../api/client.js';
 import { mkdirs } from '../api/safe-fs.js';
 import { uploadSession } from '../api/upload.js';
-import { sendDueHeartbeats } from '../../work/hook-heartbeat.js';
+import { sendDueHeartbeats } from '../work/hook-heartbeat.js';
 import { drainInboxes } from './hook.js';
 import { SHIP_LOCK, SHIP_STALE_MS } from './spawn.js';
 import {
@@ -159,7 +159,7 @@ export async function runShipper(state: string, env: NodeJS.ProcessEnv): Promise
   // One client for the run: a server that let one request time out is not asked again until the next run.
   const config = readCaptureConfig(env, state);
   const client = config.token ? shipClient(config, env, 2) : undefined;
-  // The work items whose lease the hooks renewed (lib/work/hook-heartbeat.ts): before the spool, and
+  // The work items whose lease the hooks renewed (lib/client/work/hook-heartbeat.ts): before the spool, and
   // again after it, for a hook that renewed one meanwhile and started no shipper (this one ran).
   if (client) await shipHeartbeats(state, client, false);
   let report = await shipSpool(state, env, { config, ...(client ? { client } : {}) });

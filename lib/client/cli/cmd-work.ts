@@ -1,6 +1,6 @@
 /**
  * `hansard work start|heartbeat|checkpoint|wait|stop|resume|status` (seed 004, issue 13, docs/work.md):
- * flags and defaults only; what each does is `lib/work/commands.ts`. Defaults: the session from
+ * flags and defaults only; what each does is `lib/client/work/commands.ts`. Defaults: the session from
  * HANSARD_SESSION_ID, the token HANSARD_SESSION_TOKEN, else HANSARD_TOKEN, else `<state>/config.json`'s;
  * the URL HANSARD_URL, else the config's; system `hansard-cli`; actor `$USER`.
  */
@@ -25,8 +25,8 @@ import {
   runSemantic,
   runStatus,
   type WorkCtx,
-} from '../../work/commands.js';
-import { isWorkId, listItems, readItem } from '../../work/local.js';
+} from '../work/commands.js';
+import { isWorkId, listItems, readItem } from '../work/local.js';
 import { jsonOption } from './options.js';
 
 interface Common {

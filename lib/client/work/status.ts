@@ -14,9 +14,9 @@
  * false`): the server has not checked that the item exists nor that this token may renew it.
  */
 
-import type { WorkSummary } from '../contract/work.js';
-import { leaseDoubt } from '../contract/work-lease.js';
-import { escapeControl } from '../log/format/escape.js';
+import type { WorkSummary } from '../../contract/work.js';
+import { leaseDoubt } from '../../contract/work-lease.js';
+import { escapeControl } from '../../log/format/escape.js';
 import {
   type LeaseReading,
   type LocalItem,

@@ -18,8 +18,8 @@
  */
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { readJson, writeJsonAtomic } from '../client/api/json-files.js';
-import { readRegularFile } from '../client/api/safe-fs.js';
+import { readJson, writeJsonAtomic } from '../api/json-files.js';
+import { readRegularFile } from '../api/safe-fs.js';
 
 /** `<state>/work`. */
 export function workDir(state: string): string {
