@@ -175,7 +175,7 @@ export const ContestedChange = z
   })
   .meta({ id: 'EvidenceContested', description: "another writer's correction of a result a claim names" });
 
-/** The verdict on one declared evidence item (lib/log/evidence.ts, docs/status.md). */
+/** The verdict on one declared evidence item (lib/log/analyse/evidence.ts, docs/status.md). */
 export const EvidenceCheckView = z
   .object({
     verdict: z

@@ -74,7 +74,7 @@ describe('forging a supported verdict', () => {
 
   // Was a FAULT (high): two results for one action, exit 1 then exit 0 (a second result appended by any writer
   // of the session, even after the report), make `passed` supported: the last result silently wins
-  // (lib/log/evidence.ts EvidenceIndex.add overwrites a.result). The seed says a conflicting result marks
+  // (lib/log/analyse/evidence.ts EvidenceIndex.add overwrites a.result). The seed says a conflicting result marks
   // the claim unsupported.
   it('a claim on an action with conflicting results (exit 1, then exit 0) is unsupported', async () => {
     const sid = await sessionWith([{ command: 'npm test', exits: [1, 0] }]);

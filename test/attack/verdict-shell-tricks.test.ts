@@ -1,5 +1,5 @@
 /**
- * Attack (issue 24 item 2, lib/log/evidence-match.ts): commands whose exit 0 comes from something other
+ * Attack (issue 24 item 2, lib/log/analyse/evidence-match.ts): commands whose exit 0 comes from something other
  * than the command a claim names, recorded by an observed writer (the hook), then a report claiming
  * `npm test` (or `make check`) passed. Each trick is its own session, so no honest run of the command
  * is there to decide. Over real HTTP, the verdict read back from `GET …/status`.

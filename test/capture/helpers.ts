@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { sessionDirSources } from '../../lib/log/read/session-dir.js';
-import { verifySession } from '../../lib/log/verify.js';
+import { verifySession } from '../../lib/log/analyse/verify.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 

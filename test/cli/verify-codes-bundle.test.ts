@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AUDIT_FINDING_CODES } from '../../lib/audit/schemas.js';
-import { VERIFY_CODE_INFO } from '../../lib/log/verify-codes.js';
+import { VERIFY_CODE_INFO } from '../../lib/log/analyse/verify-codes.js';
 import { runHansard } from '../support/cli.js';
 
 const bundleCodes = Object.keys(AUDIT_FINDING_CODES);

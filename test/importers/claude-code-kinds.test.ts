@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ImportResult, importClaudeCodeTranscript } from '../../lib/importers/index.js';
 import { decodeEvent, type LogEvent, readSegmentFile, sessionDirSources } from '../../lib/log/index.js';
-import { verifySession } from '../../lib/log/verify.js';
+import { verifySession } from '../../lib/log/analyse/verify.js';
 import { tmpDirs } from '../support/tmp.js';
 
 const scratch = tmpDirs('hansard-cc-kinds-');

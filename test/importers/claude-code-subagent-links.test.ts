@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importClaudeCodeTranscript } from '../../lib/importers/index.js';
 import { decodeEvent, type LogEvent, readSegmentFile, sessionDirSources } from '../../lib/log/index.js';
-import { verifySession } from '../../lib/log/verify.js';
+import { verifySession } from '../../lib/log/analyse/verify.js';
 import { runHansard } from '../support/cli.js';
 import { tmpDirs } from '../support/tmp.js';
 

@@ -1,5 +1,5 @@
 /**
- * What a verdict rests on (issue 24 items 1 and 2, lib/log/evidence.ts, docs/status.md "What a verdict
+ * What a verdict rests on (issue 24 items 1 and 2, lib/log/analyse/evidence.ts, docs/status.md "What a verdict
  * rests on"): sessions written with the real library writer, merged back from disk with corrections
  * applied as the server applies them, then asked about. The model's own words (a `declared` writer, or one
  * of unknown provenance) support and refute nothing; another writer's correction of a result makes it
@@ -9,8 +9,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type EvidenceCheck, EvidenceIndex } from '../../lib/log/evidence.js';
-import { commandMatch, commandOf, isRuntimeCallId } from '../../lib/log/evidence-match.js';
+import { type EvidenceCheck, EvidenceIndex } from '../../lib/log/analyse/evidence.js';
+import { commandMatch, commandOf, isRuntimeCallId } from '../../lib/log/analyse/evidence-match.js';
 import {
   applyCorrections,
   decodeEvent,

@@ -1,5 +1,5 @@
 /**
- * Declared evidence checked against a recorded transcript (lib/log/evidence.ts, seed 000 "Read declared
+ * Declared evidence checked against a recorded transcript (lib/log/analyse/evidence.ts, seed 000 "Read declared
  * evidence", docs/status.md): a real session written with the library writer, merged back from disk, and
  * each kind of claim asked about.
  */
@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CLOCK_SKEW_MICROS, commandOf, EvidenceIndex } from '../../lib/log/evidence.js';
+import { CLOCK_SKEW_MICROS, commandOf, EvidenceIndex } from '../../lib/log/analyse/evidence.js';
 import { mergeSegments, openSession, sessionDirSources } from '../../lib/log/index.js';
 
 const T0 = Date.UTC(2026, 5, 1) * 1000;

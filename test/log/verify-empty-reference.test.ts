@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { sessionDirSources } from '../../lib/log/index.js';
-import { verifySession } from '../../lib/log/verify.js';
+import { verifySession } from '../../lib/log/analyse/verify.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-verify-empty-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

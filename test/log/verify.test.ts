@@ -12,7 +12,7 @@ import {
   verifySegments,
   verifySession,
 } from '../../lib/log/index.js';
-import { VERIFY_CODE_INFO } from '../../lib/log/verify-codes.js';
+import { VERIFY_CODE_INFO } from '../../lib/log/analyse/verify-codes.js';
 
 let root: string;
 beforeEach(() => {

@@ -7,8 +7,8 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { ReplaySegment } from '../../log/replay/replay.js';
-import type { Problem } from '../../log/verify.js';
-import { VERIFY_CODES } from '../../log/verify.js';
+import type { Problem } from '../../log/analyse/verify.js';
+import { VERIFY_CODES } from '../../log/analyse/verify.js';
 import type { ChunkRecord } from '../../store/index.js';
 import type { ServiceContext } from '../shared/context.js';
 

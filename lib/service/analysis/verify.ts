@@ -4,7 +4,7 @@
  */
 import { type Attribution, attributeStream } from '../../log/replay/attribution.js';
 import { CorrectionIndex } from '../../log/replay/corrections.js';
-import { inspectSession, type SessionSummary } from '../../log/inspect.js';
+import { inspectSession, type SessionSummary } from '../../log/analyse/inspect.js';
 import { mergeSegments } from '../../log/read/merge.js';
 import { segmentSources } from '../../log/replay/replay.js';
 import {
@@ -13,7 +13,7 @@ import {
   type VerifyReport,
   verifySegments,
   verifySession,
-} from '../../log/verify.js';
+} from '../../log/analyse/verify.js';
 import type { AttributionList } from './schemas.js';
 import { digestChecked } from './chunk-digests.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';

@@ -5,7 +5,7 @@
  * observed field: these are separate rows and a separate section, never events of the transcript.
  */
 import { escapeControl } from '../../log/format/escape.js';
-import type { DeclaredClaim } from '../../log/inspect.js';
+import type { DeclaredClaim } from '../../log/analyse/inspect.js';
 import { formatTs, parseTs } from '../../log/format/time.js';
 import type { CheckedEvent, StatusView, VerdictCounts } from '../../contract/status.js';
 

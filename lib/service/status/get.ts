@@ -1,7 +1,7 @@
 /**
  * Agent status reports (seed 000, issue 12, docs/status.md): every report of a session is kept within the
  * seed's retention (lib/service/status/retention.ts), and the evidence declared in them is checked
- * against the session's recorded transcript each time the status is read (lib/log/evidence.ts), so a
+ * against the session's recorded transcript each time the status is read (lib/log/analyse/evidence.ts), so a
  * verdict changes as segments arrive. Reports are an agent's declarations, not proof: nothing here writes
  * into the transcript.
  */
@@ -15,7 +15,7 @@ import {
 } from '../../contract/status.js';
 import { decodeEvent } from '../../log/format/codec.js';
 import { CorrectionIndex } from '../../log/replay/corrections.js';
-import { EvidenceIndex } from '../../log/evidence.js';
+import { EvidenceIndex } from '../../log/analyse/evidence.js';
 import { mergeSegmentBatches } from '../../log/read/merge.js';
 import { asProvenance } from '../../log/format/provenance.js';
 import { segmentSources } from '../../log/replay/replay.js';

@@ -10,7 +10,7 @@
 
 import type { StatusView } from '../../contract/status.js';
 import type { AttributionBasis } from '../../log/replay/attribution.js';
-import type { Problem } from '../../log/verify.js';
+import type { Problem } from '../../log/analyse/verify.js';
 
 /** A verify finding placed at the row (or writer) it concerns. */
 export type TimelineProblem = Pick<Problem, 'severity' | 'code' | 'message' | 'w' | 'seq' | 'line'>;

@@ -6,7 +6,7 @@
  * length (a chunk digest mismatch) shows within that time. Only finished reports are kept: a report being
  * made belongs to its request, and stops with it when its client goes away (issue 8).
  */
-import type { VerifyReport } from '../../log/verify.js';
+import type { VerifyReport } from '../../log/analyse/verify.js';
 import type { WriterRecord } from '../../store/index.js';
 import { verifyStored } from '../analysis/verify.js';
 import type { ServiceContext } from '../shared/context.js';

@@ -18,19 +18,19 @@
  * Messages quote what the events hold through `escapeControl`, so a report printed to a terminal is as
  * safe as the text replay (issue 8.4).
  */
-import { decodeEvent, type LineProblem, type RecordedEvent } from './format/codec.js';
-import { CorrectionIndex } from './replay/corrections.js';
-import { escapeControl, hasControl } from './format/escape.js';
-import { FORMAT_VERSION, isKnownType } from './format/events.js';
-import { type MergeSource, mergeSegments } from './read/merge.js';
-import { type ReplaySegment, segmentSources } from './replay/replay.js';
-import { cutText } from './format/text-cut.js';
-import { parseTs } from './format/time.js';
+import { decodeEvent, type LineProblem, type RecordedEvent } from '../format/codec.js';
+import { CorrectionIndex } from '../replay/corrections.js';
+import { escapeControl, hasControl } from '../format/escape.js';
+import { FORMAT_VERSION, isKnownType } from '../format/events.js';
+import { type MergeSource, mergeSegments } from '../read/merge.js';
+import { type ReplaySegment, segmentSources } from '../replay/replay.js';
+import { cutText } from '../format/text-cut.js';
+import { parseTs } from '../format/time.js';
 import { type Severity, VERIFY_CODE_INFO } from './verify-codes.js';
 
 export type { Severity };
 
-/** Each code's severity (lib/log/verify-codes.ts has their meanings). */
+/** Each code's severity (lib/log/analyse/verify-codes.ts has their meanings). */
 export const VERIFY_CODES = Object.fromEntries(
   Object.entries(VERIFY_CODE_INFO).map(([code, info]) => [code, info.severity]),
 ) as { readonly [C in keyof typeof VERIFY_CODE_INFO]: (typeof VERIFY_CODE_INFO)[C]['severity'] };

@@ -1,7 +1,7 @@
 /**
  * Which recorded action a declared evidence ref names (issue 12 item 2, issue 24 item 2, docs/status.md
  * "How a ref finds its action"): the parts of the evidence check that read commands and ids as a shell and
- * a runtime would, kept apart from the verdicts (lib/log/evidence.ts).
+ * a runtime would, kept apart from the verdicts (lib/log/analyse/evidence.ts).
  *
  * - Ids match only in the forms runtimes mint: an event id `a_` + ULID, or a native tool-call id
  *   `toolu_…` / `srvtoolu_…` (Claude) or `call_…` (Codex, OpenAI). A `call_id` a writer chose freely

@@ -16,14 +16,14 @@
  * model itself handed over, e.g. MCP `capture_subagent_messages`) or `unknown` neither supports nor refutes
  * a claim; the reason says when such a writer recorded a match that was not counted. Every check names what
  * it rests on (`rests_on`: the result's writer, its agent, provenance and uploading token's label, the action
- * and its exit code). Ref matching: lib/log/evidence-match.ts. Among actions matching equally well, the
+ * and its exit code). Ref matching: lib/log/analyse/evidence-match.ts. Among actions matching equally well, the
  * last one recorded no later than the report (with `CLOCK_SKEW_MICROS` of slack: writers' clocks are not
  * the server's). Feed it the effective events (corrections applied, each changed event with its
  * `corrected` provenance). Declared events are never written into the transcript: this only reads it.
  */
-import type { RecordedEvent } from './format/codec.js';
+import type { RecordedEvent } from '../format/codec.js';
 import { commandMatch, commandOf, isActionId, isRuntimeCallId, normalRef } from './evidence-match.js';
-import { isObserved, type Provenance, provenanceOf } from './format/provenance.js';
+import { isObserved, type Provenance, provenanceOf } from '../format/provenance.js';
 
 export { commandOf } from './evidence-match.js';
 
