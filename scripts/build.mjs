@@ -71,7 +71,7 @@ await build({
 // `hansard mcp serve` (issue 12): its own bundle too, dependencies included (the MCP SDK, zod, ajv),
 // minified: an MCP client waits for its `initialize` answer at every start. bin/hansard runs it.
 await build({
-  entryPoints: { mcp: 'lib/mcp/mcp-entry.ts' },
+  entryPoints: { mcp: 'lib/client/mcp/mcp-entry.ts' },
   outdir: process.env.HANSARD_BUILD_OUTDIR || 'dist',
   bundle: true,
   splitting: true,

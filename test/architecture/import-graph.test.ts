@@ -198,7 +198,7 @@ describe('the rules catch what they are for', () => {
     ],
     [
       'the client side importing the service',
-      edge('lib/mcp/tools.ts', 'lib/service/status/get.ts'),
+      edge('lib/client/mcp/tools.ts', 'lib/service/status/get.ts'),
       /client side never imports the server's service or store/,
     ],
     [

@@ -1,5 +1,5 @@
 /**
- * Attack (issue 24 item 5, lib/mcp/line-limit.ts, lib/mcp/session.ts): the real `bin/hansard mcp serve`
+ * Attack (issue 24 item 5, lib/client/mcp/line-limit.ts, lib/client/mcp/session.ts): the real `bin/hansard mcp serve`
  * process driven with raw JSON-RPC bytes on its stdin, against the real `hansard serve` server. Lines of
  * exactly 10 MiB and one byte either side, many lines in one write, a line dripped a few bytes at a time,
  * invalid UTF-8, an over-limit line whose id is an escaped string and whose newline comes in a write of

@@ -1,7 +1,7 @@
 /**
  * A token that cannot be a hansard token is refused before any request, and no error quotes a token or a
  * header (the trial of issue 24, item 12; lib/client/api/token-form.ts, network-cause.ts, client.ts,
- * lib/mcp/errors.ts). Over a real loopback HTTP server that counts the requests it gets, and the CLI.
+ * lib/client/mcp/errors.ts). Over a real loopback HTTP server that counts the requests it gets, and the CLI.
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { ApiClient, NetworkError } from '../../lib/client/api/client.js';
 import { UsageError } from '../../lib/client/api/errors.js';
 import { networkCause } from '../../lib/client/api/network-cause.js';
 import { MalformedToken, tokenFormProblem } from '../../lib/client/api/token-form.js';
-import { describe as describeError } from '../../lib/mcp/errors.js';
+import { describe as describeError } from '../../lib/client/mcp/errors.js';
 import { tmpDirs } from '../support/tmp.js';
 
 const dirs = tmpDirs('hansard-token-form-');

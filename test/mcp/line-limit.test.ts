@@ -1,5 +1,5 @@
 /**
- * The stdio line limit of `hansard mcp serve` in process (issue 24 item 5, lib/mcp/line-limit.ts):
+ * The stdio line limit of `hansard mcp serve` in process (issue 24 item 5, lib/client/mcp/line-limit.ts):
  * `TopFields` reads a JSON-RPC line's top-level `id`, `method` and `params.name` as JSON.parse does,
  * however the bytes are cut into chunks and whatever look-alikes the rest of the line holds; `LineLimit`
  * hands on every line that fits exactly as it came, one line a chunk, and reports each longer one with
@@ -7,13 +7,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LineLimit, MAX_MESSAGE_BYTES, type OversizeLine, TopFields } from '../../lib/mcp/line-limit.js';
+import { LineLimit, MAX_MESSAGE_BYTES, type OversizeLine, TopFields } from '../../lib/client/mcp/line-limit.js';
 import {
   CaptureSubagentInput,
   MAX_CALL_CHARS,
   MAX_MESSAGE_CHARS,
   MAX_SUBAGENT_MESSAGES,
-} from '../../lib/mcp/subagent.js';
+} from '../../lib/client/mcp/subagent.js';
 
 /** `bytes` cut at `cuts` (positions, any order, duplicates allowed). */
 function chunks(bytes: Buffer, cuts: number[]): Buffer[] {

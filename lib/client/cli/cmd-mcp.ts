@@ -28,7 +28,7 @@ Claude Code:  claude mcp add hansard -- hansard mcp serve --status
 Codex:        [mcp_servers.hansard] command = "hansard", args = ["mcp", "serve", "--status"]`,
     )
     .action(async (o: { status?: boolean }) => {
-      const { serveMcp } = await import('../../mcp/index.js');
+      const { serveMcp } = await import('../mcp/index.js');
       await serveMcp({ env: io.env, cwd: io.cwd, statusOnly: !!o.status });
     });
 }

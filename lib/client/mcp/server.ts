@@ -10,7 +10,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { HANSARD_VERSION } from '../version.js';
+import { HANSARD_VERSION } from '../../version.js';
 import { LineLimit, MAX_MESSAGE_BYTES, oversizeAnswer, oversizeSentence } from './line-limit.js';
 import type { ResolveContext } from './session.js';
 import { registerSubagentTool } from './subagent.js';
