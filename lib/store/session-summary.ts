@@ -1,6 +1,6 @@
 /**
  * The session summary's storage rules, shared by both adapters so they keep the same fields the same way
- * (ports.ts `SessionSummary`, issue 14.1): how a chunk's findings merge into what is stored, the bounds
+ * (sessions.ts `SessionSummary`, issue 14.1): how a chunk's findings merge into what is stored, the bounds
  * that keep a DynamoDB session item small, and the default status summary of a record.
  */
 import { nameForm } from '../log/format/names.js';

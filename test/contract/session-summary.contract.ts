@@ -1,5 +1,5 @@
 /**
- * The `StateStore` contract's session summary cases (issue 14.1, ports.ts `SessionSummary`): what the
+ * The `StateStore` contract's session summary cases (issue 14.1, lib/store/sessions.ts `SessionSummary`): what the
  * index keeps for the overview as chunks (`mergeSessionSummary`) and reports (`putStatus`) arrive, and
  * `listSessionSummaries`. Run by `runStateStoreContract` (./state-store.contract.ts) on every adapter.
  */

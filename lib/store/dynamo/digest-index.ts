@@ -1,5 +1,5 @@
 /**
- * The audit digest index of `DynamoStateStore` (issue 15, DESIGN §6b; the ports are digest-ports.ts):
+ * The audit digest index of `DynamoStateStore` (issue 15, DESIGN §6b; the ports are ../digests.ts):
  * each session's newest digest in its partition (`T#{tenant}#S#{sid}` / `DIGEST`), and the sessions due a
  * digest as mark items spread over 16 partitions (`DIGEST_DUE#{shard}` / `{tenant}#{sid}`, attribute
  * `due_at`), so the digester finds the due sessions of every tenant with one query per shard. Layout:

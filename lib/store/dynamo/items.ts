@@ -1,6 +1,6 @@
 /**
  * How `DynamoStateStore` writes and reads items: update expressions, the SDK's cancellation reasons, and
- * the items ⇄ records of lib/store/ports.ts (the layout is in dynamo/schema.ts, DESIGN §5, ADR 4).
+ * the items ⇄ records of the entity ports (lib/store/<entity>.ts) (the layout is in dynamo/schema.ts, DESIGN §5, ADR 4).
  */
 
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';

@@ -1,5 +1,5 @@
 /**
- * The tenant settings methods of `DynamoStateStore` (issue 17.1, 17.3; ./tenant-settings.ts): a tenant's
+ * The tenant settings methods of `DynamoStateStore` (issue 17.1, 17.3; ../tenants.ts): a tenant's
  * own quota and rate limit are attributes of its tenant item `TENANT#{name}` / `TENANT`
  * (`quota_bytes`, `rate_limit_per_minute`, `settings_updated_at`; absent: the deployment's, as every null
  * of this adapter). Split from the store so that each file stays readable; the store lends its primitives.

@@ -1,5 +1,5 @@
 /**
- * The audit digest index of `SqliteStateStore` (issue 15, DESIGN §6b; the ports are digest-ports.ts):
+ * The audit digest index of `SqliteStateStore` (issue 15, DESIGN §6b; the ports are ../digests.ts):
  * each session's newest digest in table `digest_heads`, and when it is due the next one in the session
  * row's `digest_due` column (ISO 8601, NULL for no mark), found across tenants through the partial index
  * `sessions_digest_due`. Also the chained digests kept with writers and chunks (`chain` columns, NULL in

@@ -2,8 +2,8 @@
  * The session summary's columns of `SqliteStateStore` (table `sessions`, issue 14.1): added to a database
  * made before them, filled from the status reports it already holds, and read back as `SessionSummary`.
  * `people` and `agents` are JSON arrays of text, `asked` a JSON array of `{user_id, text, at}` (each
- * person's first prompt, ports.ts `AskedFirst`); `title_at` is the title message's ts in µs, `title_id` its
- * id, `fixes` a JSON array of the corrections of `text` the title and `asked` follow (ports.ts `TextFix`). Also the two
+ * person's first prompt, sessions.ts `AskedFirst`); `title_at` is the title message's ts in µs, `title_id` its
+ * id, `fixes` a JSON array of the corrections of `text` the title and `asked` follow (sessions.ts `TextFix`). Also the two
  * `StateStore` methods that only the summary has (the store delegates here, as to sqlite/status-work.ts).
  */
 

@@ -1,5 +1,5 @@
 /**
- * The tenant settings methods of `SqliteStateStore` (issue 17.1, 17.3; ./tenant-settings.ts): a tenant's
+ * The tenant settings methods of `SqliteStateStore` (issue 17.1, 17.3; ../tenants.ts): a tenant's
  * own quota and rate limit are columns of its row in `tenants` (NULL: the deployment's), added to a
  * database made before them. Split from the store so that each file stays readable, as
  * sqlite/status-work.ts is.
