@@ -7,7 +7,7 @@ export default defineConfig({
   test: {
     include: [
       'test/log/evidence.test.ts',
-      // what a verdict rests on and the command matcher (lib/log/evidence-match.ts, issue 24.1 and 24.2)
+      // what a verdict rests on and the command matcher (lib/log/analyse/evidence-match.ts, issue 24.1 and 24.2)
       'test/log/evidence-provenance.test.ts',
       'test/log/evidence-origins.test.ts',
       'test/service/status-retention.test.ts',
