@@ -1,6 +1,6 @@
 /**
  * The service's configurable limits (DESIGN §7, issue 5): lines per chunk and the per-tenant storage
- * quota (the deployment's; a tenant may have its own, DESIGN §6c, lib/service/tenant-limits.ts), and the chunk body limit (at most 5 MiB, DESIGN §7; lower behind a gateway that needs it); and
+ * quota (the deployment's; a tenant may have its own, DESIGN §6c, lib/service/tenants/limits.ts), and the chunk body limit (at most 5 MiB, DESIGN §7; lower behind a gateway that needs it); and
  * the whole-session reads a token may run at once and how long a streamed answer may wait for its client
  * (issue 8). A deployment passes its own values through `createApp({ limits })` (`hansard serve
  * --quota-bytes`, `--max-concurrent-replays`, `--stream-idle-seconds`, the Lambda environment); anything it
@@ -20,13 +20,13 @@ export interface Limits {
   /**
    * bytes of segments a tenant may store in all (the sum of its writers' lengths); a chunk that would
    * pass it is refused with 413 `quota_exceeded`. null: no quota. The deployment's: a tenant whose record
-   * has a `quota_bytes` of its own is held to that instead (lib/service/tenant-limits.ts, issue 17.1).
+   * has a `quota_bytes` of its own is held to that instead (lib/service/tenants/limits.ts, issue 17.1).
    */
   tenantQuotaBytes: number | null;
   /**
    * ms a tenant's own limits (its quota and rate, `StateStore.getTenantSettings`) are taken from this
    * process's copy before they are read again (default 30 s): `hansard tenant set` applies within it, and
-   * a chunk or a request pays no read for them in between (lib/service/tenant-limits.ts)
+   * a chunk or a request pays no read for them in between (lib/service/tenants/limits.ts)
    */
   tenantSettingsMaxAgeMs: number;
   /**

@@ -6,7 +6,7 @@
  * 507 or 503 until the operator fixes the disk). Only a first start that cannot create its tenant, or
  * stores that cannot be opened at all, is refused, with a sentence and no stack trace.
  */
-import { ensureTenant } from '../service/bootstrap.js';
+import { ensureTenant } from '../service/tenants/bootstrap.js';
 import { type CreatedToken, mintToken } from '../service/tokens/create.js';
 import type { StateStore } from '../store/index.js';
 import { type StorageFaultKind, storageFaultKind } from '../store/errors.js';

@@ -5,7 +5,7 @@
  * SQLite file of a local data directory. The CLI reaches the store only through here (lib/cli/
  * tenant-store.ts parses the options), and loads SQLite or the AWS SDK only when a command runs.
  */
-import { ensureTenant, mintRecoveryAdmin } from '../service/bootstrap.js';
+import { ensureTenant, mintRecoveryAdmin } from '../service/tenants/bootstrap.js';
 import type { CreatedToken } from '../service/tokens/create.js';
 import {
   StateConflictError,

@@ -15,7 +15,7 @@ import { matchedRoutes } from 'hono/route';
 import { type RateLimiter, RateLimiterError } from '../ratelimit/interface.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { ServiceContext } from '../service/shared/context.js';
-import { tenantLimits } from '../service/tenant-limits.js';
+import { tenantLimits } from '../service/tenants/limits.js';
 import type { AppEnv } from './auth.js';
 import { errorBody } from './errors.js';
 
@@ -79,7 +79,7 @@ export function rateLimit(
 
 /**
  * The caller's tenant's own rate in requests a minute (0: none limited), or null for the deployment's
- * (lib/service/tenant-limits.ts: the tenant record, read at most every 30 s per process). When it cannot
+ * (lib/service/tenants/limits.ts: the tenant record, read at most every 30 s per process). When it cannot
  * be read, the deployment's, and the failure logged: as for the limiter itself, a fault of the store
  * must not become a refusal (the request's own reads fail it if the store is really down).
  */

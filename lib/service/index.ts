@@ -4,7 +4,7 @@
  */
 export * from './analysis/verify.js';
 export * from './board/get.js';
-export * from './bootstrap.js';
+export * from './tenants/bootstrap.js';
 export * from './shared/context.js';
 export * from './shared/errors.js';
 export * from './ingest/ingest-chunk.js';

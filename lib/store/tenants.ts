@@ -5,7 +5,7 @@
  * adapters read and write them through `StateStore.getTenantSettings` / `setTenantSettings` and check
  * what they read against `TenantSettingsSchema`, so a record edited by hand into something else fails
  * loudly instead of quietly becoming a limit. What the values mean is the service's
- * (lib/service/tenant-limits.ts); the store keeps them as given.
+ * (lib/service/tenants/limits.ts); the store keeps them as given.
  */
 import { z } from 'zod';
 
@@ -71,7 +71,7 @@ export interface TenantStore {
   /**
    * The tenant's own limits from its tenant record (`TenantSettingsSchema` above; issue 17.1, 17.3), strongly
    * consistent; a tenant nothing was set for reads all null (the deployment's). Null when there is no
-   * such tenant. Callers on a request path cache it (lib/service/tenant-limits.ts).
+   * such tenant. Callers on a request path cache it (lib/service/tenants/limits.ts).
    * @throws Error when the record holds values `TenantSettingsSchema` refuses
    */
   getTenantSettings(tenant: string): Promise<TenantSettings | null>;

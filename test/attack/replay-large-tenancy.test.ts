@@ -35,7 +35,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
 import { awsReplayBuilder, createAwsApp } from '../../lib/deploy/aws.js';
 import { listSegments } from '../../lib/log/read/session-dir.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
+import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { LOCAL_REGION } from '../support/dynamodb-local.js';
 import { type S3ReplayWorld, startS3ReplayWorld } from '../support/s3-replay-world.js';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openLocalStores } from '../../lib/deploy/local.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
+import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { runServeToExit, type ServeProcess, startServeProcess } from '../support/serve-process.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-failed-start-'));

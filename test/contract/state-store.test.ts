@@ -21,7 +21,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/http/app.js';
 import { newId } from '../../lib/log/format/ids.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
+import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { boardShard, keys, USAGE_SHARDS, usageShard } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';

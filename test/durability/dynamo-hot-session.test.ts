@@ -25,7 +25,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsApp } from '../../lib/deploy/aws.js';
 import { formatTs, type LogEvent, newId, serializeEvent } from '../../lib/log/index.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
+import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { createTableInput } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import type { StateStore } from '../../lib/store/index.js';

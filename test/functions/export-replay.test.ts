@@ -20,7 +20,7 @@ import { generateSession } from '../../bench/gen.js';
 import { REPLAY_SIGNING_ACTIONS } from '../../functions/access.js';
 import type { createApiHandler as CreateApiHandler } from '../../functions/api.js';
 import { listSegments } from '../../lib/log/index.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
+import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { createTableInput } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { runHansard } from '../support/cli.js';

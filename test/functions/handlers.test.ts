@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { createApiHandler } from '../../functions/api.js';
 import { ConfigError } from '../../functions/config.js';
 import type { createReplayHandler } from '../../functions/replay.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
+import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { createTableInput } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { type DynamoLocal, LOCAL_REGION, startDynamoLocal } from '../support/dynamodb-local.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp, type LocalListener, listenLocal, openLocalStores } from '../../lib/deploy/local.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
+import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { generateTokenSecret, hashToken } from '../../lib/service/tokens/create.js';
 import type { Stores } from '../../lib/store/index.js';
 

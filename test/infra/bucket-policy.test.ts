@@ -23,7 +23,7 @@ import { HansardStack } from '../../infra/stack.js';
 import { CONDITIONAL_PUT_DENY_CONDITION, CONDITIONAL_PUT_DENY_SID } from '../../infra/storage.js';
 import { createAwsApp } from '../../lib/deploy/aws.js';
 import { newId } from '../../lib/log/index.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
+import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { DigestConflictError } from '../../lib/store/digests.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { ChunkConflictError } from '../../lib/store/index.js';

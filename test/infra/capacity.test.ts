@@ -19,7 +19,7 @@ import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import { createAwsApp } from '../../lib/deploy/aws.js';
 import { awsDigestDeps } from '../../lib/deploy/aws-stores.js';
 import { openSession } from '../../lib/log/index.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
+import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { writeDueDigests } from '../../lib/service/digests/write.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';

@@ -23,7 +23,7 @@ import { dynamoAccessOf, onlyMethods, REPLAY_STATE_METHODS } from '../../functio
 import { createLambdaApp } from '../../functions/app.js';
 import { parseConfig } from '../../functions/config.js';
 import { DynamoRateLimiter, RATE_LIMITER_ACCESS } from '../../lib/ratelimit/dynamo.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
+import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import {
   accessKey,
   type DynamoAccess,

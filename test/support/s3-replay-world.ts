@@ -13,7 +13,7 @@ import { build } from 'esbuild';
 import { z } from 'zod';
 import { createAwsApp } from '../../lib/deploy/aws.js';
 import { listSegments } from '../../lib/log/read/session-dir.js';
-import { ensureTenant } from '../../lib/service/bootstrap.js';
+import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { createTableInput } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { type DynamoLocal, LOCAL_REGION, startDynamoLocal } from './dynamodb-local.js';

@@ -23,7 +23,7 @@ import { MAX_CHUNK_BYTES, resolveLimits } from '../../contract/limits.js';
 import type { IngestAnswer } from '../sessions/schemas.js';
 import { dataLossError, storageAppError } from '../shared/storage-faults.js';
 import { summariesChanged } from '../shared/summary-cache.js';
-import { tenantLimits } from '../tenant-limits.js';
+import { tenantLimits } from '../tenants/limits.js';
 
 /** Largest chunk body any deployment takes, in bytes (DESIGN §4, §7); a deployment may set less (`Limits`). */
 export { MAX_CHUNK_BYTES };
@@ -220,7 +220,7 @@ function hasMoreLinesThan(body: Uint8Array, max: number): boolean {
 
 /**
  * Refuses a chunk that would take the tenant past its quota: its own where its tenant record has one,
- * else the deployment's (lib/service/tenant-limits.ts, issue 17.1; the record is read at most every 30 s
+ * else the deployment's (lib/service/tenants/limits.ts, issue 17.1; the record is read at most every 30 s
  * per process). The usage is read from the state store, so every server of a deployment sees the same
  * total; chunks of other writers in flight at the same moment are not counted yet (and on DynamoDB the
  * total is up to 30 s old), so a tenant may pass its quota by at most those (a soft quota).

@@ -24,7 +24,7 @@ function settingsOf(tenant: string, item: Record<string, unknown>): TenantSettin
 export class DynamoTenantSettings {
   constructor(private readonly x: DynamoPrimitives) {}
 
-  /** One strongly consistent GetItem of the tenant item (callers cache it: lib/service/tenant-limits.ts). */
+  /** One strongly consistent GetItem of the tenant item (callers cache it: lib/service/tenants/limits.ts). */
   async getTenantSettings(tenant: string): Promise<TenantSettings | null> {
     const item = await this.x.get(keys.tenant(tenant));
     return item ? settingsOf(tenant, item) : null;

@@ -19,7 +19,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { createDigestHandler as CreateDigestHandler } from '../../../functions/digest.js';
 import { createAwsApp } from '../../../lib/deploy/aws.js';
 import { newId } from '../../../lib/log/index.js';
-import { ensureTenant } from '../../../lib/service/bootstrap.js';
+import { ensureTenant } from '../../../lib/service/tenants/bootstrap.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
 import { ChunkConflictError } from '../../../lib/store/index.js';
 import { S3DigestStore } from '../../../lib/store/s3/digest-store.js';

@@ -11,8 +11,8 @@
  * 30 s old on DynamoDB (a soft quota, ADR 8).
  */
 
-import { type Limits, resolveLimits } from '../contract/limits.js';
-import { DEFAULT_TENANT_SETTINGS, type StateStore, type TenantSettings } from '../store/index.js';
+import { type Limits, resolveLimits } from '../../contract/limits.js';
+import { DEFAULT_TENANT_SETTINGS, type StateStore, type TenantSettings } from '../../store/index.js';
 
 /** What ingest and the rate limiter hold a tenant to. */
 export interface TenantLimits {

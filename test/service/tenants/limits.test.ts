@@ -1,5 +1,5 @@
 /**
- * lib/service/tenant-limits.ts on a real SQLite state store whose `getTenantSettings` is counted: a
+ * lib/service/tenants/limits.ts on a real SQLite state store whose `getTenantSettings` is counted: a
  * tenant's own values over the deployment's, one read per tenant per `tenantSettingsMaxAgeMs` (asks in
  * between and while a read is in flight share it), a failed read not kept, stores and tenants apart.
  */
@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { tenantLimits, tenantSettings } from '../../lib/service/tenant-limits.js';
-import type { StateStore } from '../../lib/store/index.js';
-import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
+import { tenantLimits, tenantSettings } from '../../../lib/service/tenants/limits.js';
+import type { StateStore } from '../../../lib/store/index.js';
+import { SqliteStateStore } from '../../../lib/store/sqlite/state-store.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-tenant-limits-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -2,10 +2,10 @@
  * First start of a deployment (DESIGN §4): the tenant and its first admin token, created by the operator.
  */
 
-import { TOKEN_PATTERN } from '../contract/tokens.js';
-import type { StateStore } from '../store/index.js';
-import { AppError } from './shared/errors.js';
-import { type CreatedToken, mintToken } from './tokens/create.js';
+import { TOKEN_PATTERN } from '../../contract/tokens.js';
+import type { StateStore } from '../../store/index.js';
+import { AppError } from '../shared/errors.js';
+import { type CreatedToken, mintToken } from '../tokens/create.js';
 
 /**
  * Creates `tenant` with an admin token unless it exists. Returns the token (its secret shown once), or
