@@ -3,7 +3,7 @@
  * subjects and wait reasons are short plain data for collaborators. Never a raw prompt, a command, a
  * credential or an absolute path. Each rule is a heuristic with a name; a refusal (422 `content_rule`)
  * names the field and the rule so the agent can say it again in plain words (the service's
- * `requirePlainContent`, lib/service/work-content.ts). docs/work.md lists them.
+ * `requirePlainContent`, lib/service/work/content.ts). docs/work.md lists them.
  *
  * The rules read the text as a person sees it (issue 24 item 4): `normalReadings` (lib/log/format/text-normal.ts)
  * drops invisible code points, NFKC-normalizes and folds UTS #39 look-alikes to ASCII, so `ghp_` with a

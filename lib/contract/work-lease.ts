@@ -1,6 +1,6 @@
 /**
  * When a work lease that has not expired is still no evidence of activity (issue 25.5): the server's
- * freshness (lib/service/work-view.ts `freshnessOf`) and `hansard work status` (lib/client/work/status.ts, to
+ * freshness (lib/service/work/view.ts `freshnessOf`) and `hansard work status` (lib/client/work/status.ts, to
  * say why) decide it by the same rule.
  */
 import { WORK_TTL } from './work.js';

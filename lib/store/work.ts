@@ -1,11 +1,11 @@
 /**
  * The work port (seed 004): work items, written under a version condition. Part of the state store
  * (lib/store/sqlite/status-work.ts, lib/store/dynamo/status-work.ts); what an item means is the
- * service's (lib/service/work/).
+ * service's (lib/service/work/start/).
  */
 
 /**
- * A work item (seed 004, lib/service/work.ts): what an actor reports it is doing, its lease and its
+ * A work item (seed 004, lib/service/work/start.ts): what an actor reports it is doing, its lease and its
  * history. The store keeps it as given; it reads only the keys, `version` and `lease_expires_at`.
  */
 export interface WorkItem {
@@ -31,14 +31,14 @@ export interface WorkItem {
   /**
    * the semantic operations applied with an idempotency key, the last 50: what a retry is told from. An
    * older one leaves the item as a claimed key (`claimKey`, scope `work:applied:{id}`) before the write
-   * that drops it (lib/service/work-keys.ts), so the item stays bounded and no key is applied twice
+   * that drops it (lib/service/work/keys.ts), so the item stays bounded and no key is applied twice
    */
   applied: Array<{ key: string; op: string; hash: string; at: string }>;
   /** how many keys have left `applied` for the claimed keys (absent: none) */
   applied_archived?: number;
   /**
    * the token whose request started the item, and the first token of its chain (`TokenRecord.root`):
-   * what ownership is proved by (lib/service/work-owner.ts, issue 24.3). Never answered to a client.
+   * what ownership is proved by (lib/service/work/owner.ts, issue 24.3). Never answered to a client.
    * Absent in items started before it was kept.
    */
   started_by?: { token: string; root: string };

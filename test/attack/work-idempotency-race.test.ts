@@ -1,6 +1,6 @@
 /**
  * Attack on `POST /v1/work` with an `Idempotency-Key` (seed 004: a pending start is resumed by sending it
- * again; lib/service/work.ts `startWork`): ten identical starts under one key sent at once, as a client
+ * again; lib/service/work/start.ts `startWork`): ten identical starts under one key sent at once, as a client
  * does that retries while its first request is still in flight. Over real HTTP on loopback, the app over
  * the files and DynamoDB Local (the AWS deployment's state store).
  *

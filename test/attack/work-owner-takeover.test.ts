@@ -1,5 +1,5 @@
 /**
- * Attack (issue 24 item 3, lib/service/work-owner.ts, work-keys.ts, docs/work.md "Ownership"): who can
+ * Attack (issue 24 item 3, lib/service/work/owner.ts, work-keys.ts, docs/work.md "Ownership"): who can
  * renew, change or stop a work item that is not theirs. Over real HTTP on the local stores, two tenants:
  * another chain of the same tenant, a session token that chain mints, a revoked parent, the admin of
  * another tenant, a session token of the owner's chain bound to another session, a start's idempotency
@@ -53,7 +53,7 @@ const item = async (id: string) =>
 
 describe('takeover attempts', () => {
   // Was a FAULT: a legacy item (no started_by) was owned by "a token bound to its session", which any
-  // unbound report token can mint. Now an admin only (lib/service/work-owner.ts).
+  // unbound report token can mint. Now an admin only (lib/service/work/owner.ts).
   it('another chain cannot take over a legacy item (no started_by) by minting a token for its session', async () => {
     const sid = newId('s');
     const mine = await chainRoot();

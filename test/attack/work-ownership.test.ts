@@ -1,5 +1,5 @@
 /**
- * Who may renew, change or stop a work item (issue 24 item 3, lib/service/work-owner.ts, docs/work.md
+ * Who may renew, change or stop a work item (issue 24 item 3, lib/service/work/owner.ts, docs/work.md
  * "Ownership"), over real HTTP on the local stores. Before the fix, ownership was what the body said: any
  * unbound `report` token of the tenant could heartbeat, checkpoint, wait, stop or resume anyone's item by
  * naming its session, system and actor (which `GET /v1/work/{id}` shows), and a refusal spelled the owner

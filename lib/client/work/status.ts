@@ -293,7 +293,7 @@ function leaseInfo(l: LeaseReading): StatusRow['local_lease'] {
 
 /**
  * Why the server's lease reads unknown: expired, or (issue 25.5) not expired but no evidence of
- * activity: renewed after the server's time, or longer than any TTL (lib/service/work-view.ts).
+ * activity: renewed after the server's time, or longer than any TTL (lib/service/work/view.ts).
  */
 function serverUnknown(f: WorkSummary['freshness'], asOf: number): string {
   const expires = Date.parse(f.lease_expires_at);

@@ -8,7 +8,7 @@ import type { BoardSession } from './schemas.js';
 import type { ServiceContext } from '../shared/context.js';
 import { checkedView } from '../status/get.js';
 import type { VerdictCounts } from '../../contract/status.js';
-import { workView } from '../work-view.js';
+import { workView } from '../work/view.js';
 
 /** Work items as a board row lists them (no history), freshness at `now`. */
 export function workRows(items: WorkItem[], now: Date): BoardSession['work'] {

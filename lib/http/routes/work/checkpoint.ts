@@ -1,5 +1,5 @@
 /** `POST /v1/work/{id}/checkpoint` (seed 004, docs/work.md). */
-import { checkpointWork } from '../../../service/work.js';
+import { checkpointWork } from '../../../service/work/start.js';
 import { WorkCheckpoint, WorkView } from '../../../contract/work.js';
 import { jsonBody } from '../../params.js';
 import { defineRoute, json } from '../../route.js';

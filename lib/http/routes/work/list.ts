@@ -1,7 +1,7 @@
 /** `GET /v1/work?session=&limit=`: work items with their freshness now, without their history. */
 import { z } from 'zod';
 import { SessionId } from '../../../contract/ids.js';
-import { listWork } from '../../../service/work.js';
+import { listWork } from '../../../service/work/start.js';
 import { WORK_LIST_LIMIT, WorkList } from '../../../contract/work.js';
 import { AUTHED, defineRoute, json } from '../../route.js';
 

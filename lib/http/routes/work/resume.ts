@@ -1,5 +1,5 @@
 /** `POST /v1/work/{id}/resume` (seed 004, docs/work.md). */
-import { resumeWork } from '../../../service/work.js';
+import { resumeWork } from '../../../service/work/start.js';
 import { WorkResume, WorkView } from '../../../contract/work.js';
 import { jsonBody } from '../../params.js';
 import { defineRoute, json } from '../../route.js';

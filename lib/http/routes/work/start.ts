@@ -1,5 +1,5 @@
 /** `POST /v1/work`: start a work item (seed 004, docs/work.md). */
-import { startWork } from '../../../service/work.js';
+import { startWork } from '../../../service/work/start.js';
 import { WorkStart, WorkView } from '../../../contract/work.js';
 import { jsonBody } from '../../params.js';
 import { defineRoute, json } from '../../route.js';

@@ -1,5 +1,5 @@
 /** `POST /v1/work/{id}/stop` (seed 004, docs/work.md). */
-import { stopWork } from '../../../service/work.js';
+import { stopWork } from '../../../service/work/start.js';
 import { WorkStop, WorkView } from '../../../contract/work.js';
 import { jsonBody } from '../../params.js';
 import { defineRoute, json } from '../../route.js';

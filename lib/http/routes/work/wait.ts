@@ -1,5 +1,5 @@
 /** `POST /v1/work/{id}/wait` (seed 004, docs/work.md). */
-import { waitWork } from '../../../service/work.js';
+import { waitWork } from '../../../service/work/start.js';
 import { WorkView, WorkWait } from '../../../contract/work.js';
 import { jsonBody } from '../../params.js';
 import { defineRoute, json } from '../../route.js';

@@ -3,17 +3,17 @@
  * `heartbeat` its lease (no history), `checkpoint` / `wait` / `stop` it (history), `resume` a pending
  * operation exactly, read one or list them with their freshness.
  *
- * - Ownership is proved by the request's token (lib/service/work-owner.ts, issue 24.3): the chain of the
+ * - Ownership is proved by the request's token (lib/service/work/owner.ts, issue 24.3): the chain of the
  *   token that started the item, or an admin; the body must also name the item's session, system and
  *   actor (else 409 `work_mismatch`). A refusal (403 `not_owner`) names no owner. A session-bound token
  *   may name only its own session.
- * - Freshness is decided when read, from `lease_expires_at` (lib/service/work-view.ts):
+ * - Freshness is decided when read, from `lease_expires_at` (lib/service/work/view.ts):
  *   `observed` while the lease runs, `unknown` once it has expired, `stopped` after a stop. Never idle.
  * - Every write is one conditional write of the whole item (the store's version), tried again on a fresh
  *   read when another write got there first: two clients heartbeating or stopping at once lose nothing.
  * - An `Idempotency-Key` makes a semantic operation safe to send again: the same key with the same
  *   content answers the item as it is, records nothing new; with other content it is refused (409).
- *   Keys are remembered for the item's life (lib/service/work-keys.ts: the newest 50 in the item, older
+ *   Keys are remembered for the item's life (lib/service/work/keys.ts: the newest 50 in the item, older
  *   ones as claimed keys).
  */
 import { createHash } from 'node:crypto';
@@ -31,17 +31,17 @@ import {
   WorkStop,
   type WorkView,
   WorkWait,
-} from '../contract/work.js';
-import { StateConflictError, type WorkItem } from '../store/index.js';
-import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from './shared/context.js';
-import { AppError, notFound, parseInput } from './shared/errors.js';
-import { summariesChanged } from './shared/summary-cache.js';
-import { requirePlainContent } from './work-content.js';
-import { type Applied, addApplied, findApplied } from './work-keys.js';
-import { requireOwner, startedBy } from './work-owner.js';
-import { workSummary, workView } from './work-view.js';
+} from '../../contract/work.js';
+import { StateConflictError, type WorkItem } from '../../store/index.js';
+import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
+import { AppError, notFound, parseInput } from '../shared/errors.js';
+import { summariesChanged } from '../shared/summary-cache.js';
+import { requirePlainContent } from './content.js';
+import { type Applied, addApplied, findApplied } from './keys.js';
+import { requireOwner, startedBy } from './owner.js';
+import { workSummary, workView } from './view.js';
 
-export { freshnessOf, workSummary, workView } from './work-view.js';
+export { freshnessOf, workSummary, workView } from './view.js';
 
 const ulid = monotonicFactory();
 /** History entries kept per item (oldest dropped first). */

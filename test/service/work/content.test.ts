@@ -6,11 +6,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { brokenRule, type ContentRule } from '../../lib/contract/content-rules.js';
-import { Evidence, StatusReport } from '../../lib/contract/status.js';
-import { visibleText } from '../../lib/log/format/text-normal.js';
-import { AppError } from '../../lib/service/shared/errors.js';
-import { requirePlainContent } from '../../lib/service/work-content.js';
+import { brokenRule, type ContentRule } from '../../../lib/contract/content-rules.js';
+import { Evidence, StatusReport } from '../../../lib/contract/status.js';
+import { visibleText } from '../../../lib/log/format/text-normal.js';
+import { AppError } from '../../../lib/service/shared/errors.js';
+import { requirePlainContent } from '../../../lib/service/work/content.js';
 
 /** The honest lines of a test/fixtures/honest-text file (`#` lines are comments). */
 const honest = (name: string) =>
@@ -73,7 +73,7 @@ describe('work content rules', () => {
       'reading https://example.com/docs/work/leases for the routes',
       'comparing http://localhost:8080/v1/work answers',
       'a 50/50 split of the and/or cases, w/o the flaky test',
-      'lib/service/work.ts and test/http/work-list.test.ts',
+      'lib/service/work/start.ts and test/http/work-list.test.ts',
       '\u{1F469}\u200d\u{1F4BB} pairing on the lexer',
       'naïve café ✓ in the soft\u00adhyphenated title',
     ]) {

@@ -15,7 +15,7 @@
  * write or lease). Before this, the item kept the last 50 and forgot the rest: a 51st-oldest key sent
  * again was applied a second time.
  */
-import type { StateStore, WorkItem } from '../store/index.js';
+import type { StateStore, WorkItem } from '../../store/index.js';
 
 /** Keys kept in the item itself (the newest); older ones are claimed keys. */
 export const MAX_APPLIED = 50;

@@ -8,9 +8,9 @@
  * `unknown` whatever its expiry, and so does one longer than any TTL (24 h) past its renewal, which no
  * write makes. Otherwise a clock 2 h ahead would keep a 15 min lease observed for 2 h 15 min.
  */
-import type { Freshness, WorkSummary, WorkView } from '../contract/work.js';
-import { leaseDoubt } from '../contract/work-lease.js';
-import type { WorkItem } from '../store/index.js';
+import type { Freshness, WorkSummary, WorkView } from '../../contract/work.js';
+import { leaseDoubt } from '../../contract/work-lease.js';
+import type { WorkItem } from '../../store/index.js';
 
 /** The freshness of `item` at `now`. */
 export function freshnessOf(item: WorkItem, now: Date): Freshness {

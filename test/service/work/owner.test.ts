@@ -1,11 +1,11 @@
 /**
- * The ownership rule of work items (lib/service/work-owner.ts, issue 24 item 3) case by case: which token
+ * The ownership rule of work items (lib/service/work/owner.ts, issue 24 item 3) case by case: which token
  * records own which item. Over real HTTP: test/attack/work-ownership.test.ts, test/contract/work-leases.
  */
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../lib/service/shared/errors.js';
-import { ownsWork, requireOwner, startedBy } from '../../lib/service/work-owner.js';
-import type { TokenRecord, WorkItem } from '../../lib/store/index.js';
+import { AppError } from '../../../lib/service/shared/errors.js';
+import { ownsWork, requireOwner, startedBy } from '../../../lib/service/work/owner.js';
+import type { TokenRecord, WorkItem } from '../../../lib/store/index.js';
 
 const SID = 's_01M8QD00000000000000000071';
 const OTHER_SID = 's_01M8QD00000000000000000072';

@@ -25,9 +25,9 @@
  * The owner's own token naming another session, system or actor than the item's is `409 work_mismatch`.
  */
 
-import type { Owner } from '../contract/work.js';
-import type { TokenRecord, WorkItem } from '../store/index.js';
-import { AppError } from './shared/errors.js';
+import type { Owner } from '../../contract/work.js';
+import type { TokenRecord, WorkItem } from '../../store/index.js';
+import { AppError } from '../shared/errors.js';
 
 /** What a new item keeps of the token that starts it (`WorkItem.started_by`). */
 export function startedBy(caller: TokenRecord): NonNullable<WorkItem['started_by']> {

@@ -3,8 +3,8 @@
  * report"; issue 13 item 4): the rules themselves are the contract's (lib/contract/content-rules.ts), so
  * a client can check what it sends by the same words.
  */
-import { brokenRule, CONTENT_RULES } from '../contract/content-rules.js';
-import { AppError } from './shared/errors.js';
+import { brokenRule, CONTENT_RULES } from '../../contract/content-rules.js';
+import { AppError } from '../shared/errors.js';
 
 /**
  * Checks each `[field, text]` (undefined skipped) against the rules.
