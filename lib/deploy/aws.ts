@@ -2,10 +2,10 @@
  * The AWS deployment's wiring (DESIGN §1, §2 `lib/deploy`), in one place: the SDK clients, the S3
  * segment store and the DynamoDB state store over them, the per-token rate limiter on the state table,
  * and `createApp`. The Lambda entry points (functions/) add what is the function's: its configuration,
- * its request log, which routes it serves. The operator's tooling (`hansard tenant create --table`) opens
- * the state table here too.
+ * its request log, which routes it serves. The operator's tooling (`hansard tenant create --table`, through
+ * ./tenant-admin.ts) opens the state table here too.
  *
- * Only lib/cli and functions/ import this module (test/architecture/import-graph.test.ts); nothing
+ * Only lib/deploy/tenant-admin.ts (`hansard tenant`) and functions/ import this module (test/architecture/import-graph.test.ts); nothing
  * here loads SQLite (test/infra/bundle-contents.test.ts).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';

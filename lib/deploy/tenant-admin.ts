@@ -2,8 +2,8 @@
  * The operator's access to a deployment's tenants (DESIGN §4, §6c): `hansard tenant create`,
  * `admin-token`, `set` and `show` work on the state store itself, not through a server: the DynamoDB
  * table of an AWS deployment (with the caller's AWS credentials, the SDK's default provider chain) or the
- * SQLite file of a local data directory. The CLI reaches the store only through here (lib/cli/
- * tenant-store.ts parses the options), and loads SQLite or the AWS SDK only when a command runs.
+ * SQLite file of a local data directory. The CLI reaches the store only through here
+ * (lib/client/cli/tenant-store.ts parses the options), and loads SQLite or the AWS SDK only when a command runs.
  */
 import { ensureTenant, mintRecoveryAdmin } from '../service/tenants/bootstrap.js';
 import type { CreatedToken } from '../service/tokens/create.js';

@@ -3,7 +3,7 @@
  * hook (PostToolUse / PostToolUseFailure, lib/client/capture/claude-results.ts) and the importers (a transcript's
  * or stream-json's `tool_result` block with the record's `toolUseResult` / `tool_use_result`,
  * claude-code-records.ts), so every capture path records the same status and exit code for one call.
- * Here, below both sides (lib/capture may import lib/importers, never the reverse). docs/import.md and
+ * Here, below both sides (lib/client/capture may import lib/importers, never the reverse). docs/import.md and
  * docs/capture.md say which exit codes this records.
  *
  * What Claude Code's Bash tool reports (its BashTool and commandSemantics): a command whose exit Claude

@@ -2,7 +2,7 @@
  * What a Claude Code Task/Agent call and its result say about the subagent they launch (issue 25 item 3):
  * read by the importer (lib/importers/claude-code-links.ts) and by the capture hook
  * (lib/client/capture/subagents.ts) alike, so both tie a subagent to its call on the same facts. Here, below
- * both sides (lib/capture may import lib/importers, never the reverse).
+ * both sides (lib/client/capture may import lib/importers, never the reverse).
  */
 
 /** What a waiting Task/Agent call says about the subagent it launches. */

@@ -2,7 +2,7 @@
  * The architecture test (issue 9.4): the import graph of lib/, functions/ and infra/ keeps the rules of
  * DESIGN §2 (test/architecture/rules.ts): lib/log imports nothing of ours, the service only the store's
  * ports, adapters only ports and key layouts and are imported by lib/deploy alone, lib/board nothing of
- * lib/http, lib/deploy is imported only by lib/cli and functions/, and no folders import each other in a
+ * lib/http, lib/deploy is imported only by lib/client/cli and functions/, and no folders import each other in a
  * loop. A broken rule fails with one line per offending import, naming file, line, target and rule.
  *
  * The graph is read from the source text (type-only imports count); a first test checks that reading
@@ -168,7 +168,7 @@ describe('the rules catch what they are for', () => {
     [
       'lib/http importing the wiring',
       edge('lib/http/app.ts', 'lib/deploy/aws.ts'),
-      /imported only by lib\/cli/,
+      /imported only by lib\/client\/cli/,
     ],
     [
       'better-sqlite3 outside its adapter',
@@ -195,6 +195,11 @@ describe('the rules catch what they are for', () => {
       "the tenant commands' store access loading the whole local wiring",
       edge('lib/deploy/tenant-admin.ts', 'lib/deploy/local.ts'),
       /the tenant commands open them through it/,
+    ],
+    [
+      'the HTTP client importing the command (lib/client/* are units of their own)',
+      edge('lib/client/api/upload.ts', 'lib/client/cli/main.ts'),
+      /lib\/client\/api may import only/,
     ],
     [
       'the client side importing the service',

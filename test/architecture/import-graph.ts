@@ -83,14 +83,20 @@ export function importGraph(root: string): Edge[] {
   return edges;
 }
 
+/** Folders of lib/ whose sub-folders are units of their own: the client side's home (DESIGN §2). */
+export const NESTED_UNITS: readonly string[] = ['lib/client'];
+
 /**
- * The unit a module belongs to: its folder under lib/ (`lib/store`), a file at lib/'s top
- * (`lib/version.ts`), or a top-level folder (`functions`, `infra`).
+ * The unit a module belongs to: its folder under lib/ (`lib/store`), or its sub-folder under one of
+ * NESTED_UNITS (`lib/client/capture`), a file at lib/'s top (`lib/version.ts`), or a top-level folder
+ * (`functions`, `infra`).
  */
 export function unitOf(path: string): string {
   const parts = path.split('/');
-  if (parts[0] === 'lib') return parts.length > 2 ? `lib/${parts[1]}` : path;
-  return parts[0]!;
+  if (parts[0] !== 'lib') return parts[0]!;
+  if (parts.length <= 2) return path;
+  const top = `lib/${parts[1]}`;
+  return NESTED_UNITS.includes(top) && parts.length > 3 ? `${top}/${parts[2]}` : top;
 }
 
 /** The folder loops of a graph of units: each strongly connected set of two or more, sorted. */

@@ -5,8 +5,8 @@
  * Decisions these rules record:
  * - Scopes are the contract's (lib/contract/scopes.ts: the service checks them, the CLI and doctor name
  *   them); the store keeps a token's scopes as plain strings (`TokenRecord.scopes: string[]`).
- * - The client side (lib/cli, lib/client, lib/capture, lib/work, lib/mcp) never imports the server's
- *   service or store: what both sides of the wire use is in lib/contract, below both; the operator's
+ * - The client side (lib/client/{cli,api,capture,work,mcp}) never imports the server's service or
+ *   store: what both sides of the wire use is in lib/contract, below both; the operator's
  *   commands that work on a server's stores (`hansard serve`, `hansard tenant …`) reach them through
  *   lib/deploy (local-serve.ts, tenant-admin.ts).
  * - The board's pages (lib/board) are views of the service; their routes and sign-in live in lib/http
@@ -26,7 +26,7 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   'lib/index.ts': ['lib/log', 'lib/version.ts'],
   // the schemas both sides of the wire use (limits, scopes, ids, status, work, chunks, the token form)
   'lib/contract': ['lib/log'],
-  'lib/store': ['lib/log', 'lib/audit'],
+  'lib/store': ['lib/log', 'lib/contract', 'lib/audit'],
   'lib/ratelimit': ['lib/store'],
   'lib/service': ['lib/log', 'lib/contract', 'lib/store', 'lib/audit'],
   'lib/board': ['lib/log', 'lib/contract', 'lib/service', 'lib/version.ts'],
@@ -50,23 +50,31 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
     'lib/audit',
     'lib/version.ts',
   ],
-  // talking to a server from this machine: the HTTP client, its settings, upload, the state dir's place
-  'lib/client': ['lib/log', 'lib/contract', 'lib/audit'],
+  // the client side, lib/client/*: talking to a server from this machine (the HTTP client, its settings,
+  // upload, the state dir's place)
+  'lib/client/api': ['lib/log', 'lib/contract', 'lib/audit'],
   // local work leases and pending operations (seed 004)
-  'lib/work': ['lib/log', 'lib/contract', 'lib/client'],
+  'lib/client/work': ['lib/log', 'lib/contract', 'lib/client/api'],
   // capture as it happens: hooks, spool, shipper, doctor, integrations
-  'lib/capture': ['lib/log', 'lib/contract', 'lib/importers', 'lib/client', 'lib/work', 'lib/version.ts'],
-  'lib/mcp': ['lib/log', 'lib/contract', 'lib/client', 'lib/capture', 'lib/version.ts'],
-  'lib/cli': [
+  'lib/client/capture': [
+    'lib/log',
+    'lib/contract',
+    'lib/importers',
+    'lib/client/api',
+    'lib/client/work',
+    'lib/version.ts',
+  ],
+  'lib/client/mcp': ['lib/log', 'lib/contract', 'lib/client/api', 'lib/client/capture', 'lib/version.ts'],
+  'lib/client/cli': [
     'lib/log',
     'lib/contract',
     'lib/importers',
     'lib/deploy',
     'lib/version.ts',
-    'lib/client',
-    'lib/capture',
-    'lib/mcp',
-    'lib/work',
+    'lib/client/api',
+    'lib/client/capture',
+    'lib/client/mcp',
+    'lib/client/work',
     'lib/audit',
   ],
   functions: ['lib/deploy', 'lib/http', 'lib/store', 'lib/ratelimit'],
@@ -145,8 +153,8 @@ function adapterOf(path: string): string | null {
 const isPort = (path: string) => roleOf(path) === 'port';
 const isKeys = (path: string) => roleOf(path) === 'keys';
 
-/** The client side's folders: the `hansard` command, the HTTP client, capture, the work client, MCP. */
-export const CLIENT_SIDE: readonly string[] = ['lib/cli', 'lib/client', 'lib/capture', 'lib/work', 'lib/mcp'];
+/** Whether a unit is of the client side (lib/client/*: the `hansard` command, the HTTP client, capture, work, MCP). */
+const isClientSide = (unit: string) => unit === 'lib/client' || unit.startsWith('lib/client/');
 
 /** The rules over single imports of ours: each returns its text when `e` breaks it, else null. */
 const RULES: ((e: Edge) => string | null)[] = [
@@ -173,28 +181,30 @@ const RULES: ((e: Edge) => string | null)[] = [
   },
   (e) => {
     if (!(isPort(e.from) || isKeys(e.from)) || isPort(e.to) || unitOf(e.to) === 'lib/log') return null;
+    // records derived from the schemas both sides of the wire use (DESIGN §2: lib/store depends on lib/contract)
+    if (unitOf(e.to) === 'lib/contract') return null;
     // the digest contract's shapes (DigestWriter) are a port's vocabulary too
     if (e.to === 'lib/audit/schemas.ts') return null;
     if (isKeys(e.from) && isKeys(e.to)) return null;
-    return 'a port imports only ports and lib/log (a key layout also other key layouts)';
+    return 'a port imports only ports, lib/contract and lib/log (a key layout also other key layouts)';
   },
   (e) =>
     unitOf(e.from) === 'lib/service' && unitOf(e.to) === 'lib/store' && !isPort(e.to)
       ? 'the service imports the store ports only (lib/store/index.ts and what it exports)'
       : null,
   (e) =>
-    CLIENT_SIDE.includes(unitOf(e.from)) && ['lib/service', 'lib/store'].includes(unitOf(e.to))
+    isClientSide(unitOf(e.from)) && ['lib/service', 'lib/store'].includes(unitOf(e.to))
       ? "the client side never imports the server's service or store: what both sides use lives in lib/contract; the operator's commands on a server's stores go through lib/deploy (DESIGN §2)"
       : null,
   (e) =>
-    unitOf(e.to) === 'lib/deploy' && !['lib/cli', 'functions', 'lib/deploy'].includes(unitOf(e.from))
-      ? 'lib/deploy is imported only by lib/cli (serve, tenant) and functions/'
+    unitOf(e.to) === 'lib/deploy' && !['lib/client/cli', 'functions', 'lib/deploy'].includes(unitOf(e.from))
+      ? 'lib/deploy is imported only by lib/client/cli (serve, tenant) and functions/'
       : null,
   // `hansard tenant create --data` opens the stores alone: through local.ts it loaded the whole app
   // (Hono, the routes, node-server), ~120 ms more per run.
   (e) =>
     (e.from === 'lib/deploy/local-stores.ts' && unitOf(e.to) !== 'lib/store') ||
-    ((e.from === 'lib/deploy/tenant-admin.ts' || unitOf(e.from) === 'lib/cli') &&
+    ((e.from === 'lib/deploy/tenant-admin.ts' || unitOf(e.from) === 'lib/client/cli') &&
       e.to === 'lib/deploy/local.ts')
       ? 'the local stores alone are lib/deploy/local-stores.ts, which imports lib/store only; the tenant commands open them through it (lib/deploy/tenant-admin.ts), loading no app'
       : null,

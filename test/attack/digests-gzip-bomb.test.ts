@@ -54,7 +54,7 @@ describe('issue 15 attack: gzip bomb', () => {
     expect(statSync(bomb).size).toBeLessThan(SIZE / 500);
 
     const tmp = mkdtempSync(join(work, 'tmp-'));
-    const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/cli/main.ts`)});
+    const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/client/cli/main.ts`)});
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
 process.exitCode = await runCli(process.argv.slice(1), io);`;
     const child = spawn(

@@ -35,7 +35,7 @@ describe('issue 15 attack: huge seqs', () => {
     manifest.head.seq = Number.MAX_SAFE_INTEGER;
     writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
 
-    const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/cli/main.ts`)});
+    const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/client/cli/main.ts`)});
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
 process.exitCode = await runCli(process.argv.slice(1), io);`;
     const r = spawnSync(

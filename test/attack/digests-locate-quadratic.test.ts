@@ -51,7 +51,7 @@ describe('issue 15 attack: locate-chunks time', () => {
     await untarTo(bundle, work, (name, body) =>
       name.includes('/segments/') ? Buffer.from(body.toString().replaceAll('"v":3', '"v":4')) : body,
     );
-    const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/cli/main.ts`)});
+    const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/client/cli/main.ts`)});
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
 process.exitCode = await runCli(process.argv.slice(1), io);`;
     const started = Date.now();

@@ -25,7 +25,7 @@ beforeAll(async () => {
 }, 60_000);
 
 function verify(file: string, tmp: string) {
-  const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/cli/main.ts`)});
+  const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/client/cli/main.ts`)});
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
 process.exitCode = await runCli(process.argv.slice(1), io);`;
   return spawnSync(

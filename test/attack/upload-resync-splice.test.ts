@@ -1,6 +1,6 @@
 /**
- * Attack on `hansard upload`'s refusal of a changed uploaded byte (issue 15 item 1, lib/cli/upload.ts,
- * lib/cli/upload-digests.ts; test/fixtures/cases/05b-*) through its resync path: while this upload runs,
+ * Attack on `hansard upload`'s refusal of a changed uploaded byte (issue 15 item 1, lib/client/api/upload.ts,
+ * lib/client/api/upload-digests.ts; test/fixtures/cases/05b-*) through its resync path: while this upload runs,
  * another uploader (a second machine, a retry of an earlier run) sends the file's next line as it was,
  * and this copy of the file has that line changed. The server answers 409 `offset_mismatch` with a larger
  * offset, the upload jumps there in ITS file and goes on, without checking the bytes it skipped.

@@ -13,7 +13,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const tmp = tmpDirs('hansard-verify-proc-');
 
 function hansard(args: string[]): { code: number | null; out: string; err: string } {
-  const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/cli/main.ts`)});
+  const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/client/cli/main.ts`)});
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
 process.exitCode = await runCli(process.argv.slice(1), io);`;
   const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', main, ...args], {

@@ -92,7 +92,7 @@ function hansardProcess(
   args: string[],
   opts: { env?: Record<string, string>; stdin?: Buffer; detached?: boolean } = {},
 ): { child: ChildProcess; out: () => Buffer; err: () => string; exited: Promise<number | null> } {
-  const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/cli/main.ts`)});
+  const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/client/cli/main.ts`)});
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
 process.exitCode = await runCli(process.argv.slice(1), io);`;
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', main, ...args], {

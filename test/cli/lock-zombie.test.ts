@@ -98,7 +98,7 @@ describe('hansard serve killed with SIGKILL while its parent does not reap it', 
     const data = join(tmp, 'data');
     const env: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HANSARD_')) env[k] = v;
-    const main = `${ROOT}/lib/cli/main.ts`;
+    const main = `${ROOT}/lib/client/cli/main.ts`;
     const script =
       `const { runCli } = await import(${JSON.stringify(main)}); ` +
       'const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() }; ' +

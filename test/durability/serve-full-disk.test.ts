@@ -46,7 +46,7 @@ function fill(path: string): void {
 }
 
 const MAIN = `
-const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/cli/main.ts`)});
+const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/client/cli/main.ts`)});
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
 const code = await runCli(process.argv.slice(1), io);
 if (code !== 0 || !io.keepAlive) process.exit(code);

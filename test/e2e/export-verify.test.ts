@@ -69,7 +69,7 @@ interface Run {
 
 /** `hansard ARGS` in its own process (the CLI from source through tsx), against the test server. */
 function hansard(args: string[], token?: string): Promise<Run> {
-  const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/cli/main.ts`)});
+  const main = `const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/client/cli/main.ts`)});
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
 process.exitCode = await runCli(process.argv.slice(1), io);`;
   const env: NodeJS.ProcessEnv = {};

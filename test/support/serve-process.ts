@@ -16,7 +16,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The CLI's `runCli` from source; the server keeps the process alive. */
 const MAIN = `
-const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/cli/main.ts`)});
+const { runCli } = await import(${JSON.stringify(`${ROOT}/lib/client/cli/main.ts`)});
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
 const code = await runCli(process.argv.slice(1), io);
 if (code !== 0 || !io.keepAlive) process.exit(code);
