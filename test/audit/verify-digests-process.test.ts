@@ -1,5 +1,5 @@
 /**
- * `hansard verify --digests` in its own process (the CLI from source, as test/cli/hcn-cli.test.ts runs
+ * `hansard verify --digests` in its own process (the CLI from source, as test/client/cli/hcn-cli.test.ts runs
  * it): the exit codes an auditor's script sees, 0 verified, 1 tampered, 2 not a bundle, and no stack.
  */
 import { spawnSync } from 'node:child_process';
