@@ -6,7 +6,7 @@
  * inbox, the failure log, the config) are FIFOs or links to devices; its stdin never ends, drips, or is
  * a gigabyte. Does it answer within its budget (plus the watchdog's grace), exit, record the failure, and
  * leave no process behind? And where its own thread is made to spin or block (the suite's preload,
- * test/capture/block-preload.cjs), does it end before Claude Code's 5 s hook timeout
+ * test/client/capture/block-preload.cjs), does it end before Claude Code's 5 s hook timeout
  * (lib/client/capture/integrations-claude.ts), and is no event lost?
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -33,7 +33,7 @@ import {
   sessionEvents,
   spoolSessions,
   useBuiltCli,
-} from '../capture/helpers.js';
+} from '../client/capture/helpers.js';
 import { tmpDirs } from '../support/tmp.js';
 
 const cli = useBuiltCli('attack-deadline');
@@ -369,7 +369,7 @@ describe.skipIf(!linux)("the hook's own thread spinning or blocked, with the rea
   const preload = (state: string, how: 'spin' | 'fifo' | `slow:${number}`, budget?: number) => ({
     HANSARD_STATE_DIR: state,
     ...(budget ? { HANSARD_HOOK_BUDGET_MS: String(budget) } : {}),
-    NODE_OPTIONS: `--require ${join(ROOT, 'test/capture/block-preload.cjs')}`,
+    NODE_OPTIONS: `--require ${join(ROOT, 'test/client/capture/block-preload.cjs')}`,
     TEST_HOOK_BLOCK_AT: 'lock',
     TEST_HOOK_BLOCK_HOW: how,
     TEST_HOOK_BLOCK_FIFO: fifo(join(tmp.make(), 'never-written')),

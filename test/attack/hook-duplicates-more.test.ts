@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { drainInboxes } from '../../lib/client/capture/hook.js';
 import { readHookFailures } from '../../lib/client/capture/state-dir.js';
-import { hookEnv, runHook, sessionEvents, spoolSessions, useBuiltCli } from '../capture/helpers.js';
+import { hookEnv, runHook, sessionEvents, spoolSessions, useBuiltCli } from '../client/capture/helpers.js';
 import { tmpDirs } from '../support/tmp.js';
 
 const cli = useBuiltCli('attack-duplicates');

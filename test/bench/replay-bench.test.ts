@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateBenchSession } from '../../bench/gen.js';
 import { benchSession, buildModes, checkRun, expected, MODES, runMode } from '../../bench/replay-bench.js';
 import { decodeEvent, parseLine, serializeEvent } from '../../lib/log/format/codec.js';
-import { ROOT, useBuiltCli } from '../capture/helpers.js';
+import { ROOT, useBuiltCli } from '../client/capture/helpers.js';
 
 const cli = useBuiltCli('bench');
 let root: string;

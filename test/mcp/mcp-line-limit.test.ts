@@ -8,7 +8,7 @@
  * raw JSON-RPC lines.
  */
 import { describe, expect, it } from 'vitest';
-import { useBuiltCli } from '../capture/helpers.js';
+import { useBuiltCli } from '../client/capture/helpers.js';
 import { useServer } from '../support/server.js';
 import { tmpDirs } from '../support/tmp.js';
 import { connectMcp, rawMcp, seedSession, sessionToken } from './helpers.js';

@@ -7,7 +7,7 @@
  * once per token and reports on the session the token is bound to.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useBuiltCli } from '../capture/helpers.js';
+import { useBuiltCli } from '../client/capture/helpers.js';
 import { useServer } from '../support/server.js';
 import { tmpDirs } from '../support/tmp.js';
 import { type CountingProxy, connectMcp, countingProxy, seedSession, sessionToken } from './helpers.js';

@@ -12,7 +12,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { useBuiltCli } from '../capture/helpers.js';
+import { useBuiltCli } from '../client/capture/helpers.js';
 import { useServer } from '../support/server.js';
 import { tmpDirs } from '../support/tmp.js';
 import { connectMcp, seedSession, sessionToken, writeHookState } from './helpers.js';

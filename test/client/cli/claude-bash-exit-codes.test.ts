@@ -12,7 +12,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runHook, sessionEvents, spoolSessions, useBuiltCli } from '../../capture/helpers.js';
+import { runHook, sessionEvents, spoolSessions, useBuiltCli } from '../capture/helpers.js';
 import { runHansard } from '../../support/cli.js';
 
 const cli = useBuiltCli('bash-exit');

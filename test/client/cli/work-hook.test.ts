@@ -17,7 +17,7 @@ import { ApiClient } from '../../../lib/client/api/client.js';
 import { newId } from '../../../lib/log/format/ids.js';
 import { renewSessionLeases, sendDueHeartbeats } from '../../../lib/client/work/hook-heartbeat.js';
 import { leasePath, readLease, writePending } from '../../../lib/client/work/local.js';
-import { fixture, runHook, useBuiltCli } from '../../capture/helpers.js';
+import { fixture, runHook, useBuiltCli } from '../capture/helpers.js';
 import { request } from '../../support/http.js';
 import { useServer } from '../../support/server.js';
 

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
-import { hookEnv, ROOT, useBuiltCli } from '../../capture/helpers.js';
+import { hookEnv, ROOT, useBuiltCli } from '../capture/helpers.js';
 import { request } from '../../support/http.js';
 import { useServer } from '../../support/server.js';
 

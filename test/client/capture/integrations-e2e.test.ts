@@ -1,6 +1,6 @@
 /**
  * The command lines `hansard integrations sync` installs really run (issue 11 items 3 and 4): the CLI is
- * built from the current source (test/capture/helpers.ts useBuiltCli), sync writes Claude Code's settings
+ * built from the current source (test/client/capture/helpers.ts useBuiltCli), sync writes Claude Code's settings
  * and Codex's config in a temporary HOME, and the test runs each installed command as the clients do
  * (Claude Code: through a shell, the payload on stdin; Codex: the argv with the event JSON appended), with
  * an empty PATH, so nothing depends on where `node` or `hansard` are on it. The events reach a real
@@ -11,16 +11,16 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from '@decimalturn/toml-patch';
 import { describe, expect, it } from 'vitest';
-import { request } from '../support/http.js';
-import { useServer } from '../support/server.js';
-import { tmpDirs } from '../support/tmp.js';
+import { request } from '../../support/http.js';
+import { useServer } from '../../support/server.js';
+import { tmpDirs } from '../../support/tmp.js';
 import { fixture, spoolSessions, useBuiltCli } from './helpers.js';
 
 const cli = useBuiltCli('integrations-e2e');
 const srv = useServer({ tokens: { capture: ['ingest', 'report', 'read'] } });
 const dirs = tmpDirs('hansard-integrations-e2e-');
 
-const CLAUDE_FIXTURES = readdirSync(join(__dirname, '../fixtures/real-client'))
+const CLAUDE_FIXTURES = readdirSync(join(__dirname, '../../fixtures/real-client'))
   .filter((f) => /^\d\d-.*\.json$/.test(f))
   .sort();
 

@@ -16,9 +16,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLAUDE_HOOK_EVENTS } from '../../lib/client/capture/integrations-claude.js';
-import { runHansard } from '../support/cli.js';
-import { tmpDirs } from '../support/tmp.js';
+import { CLAUDE_HOOK_EVENTS } from '../../../lib/client/capture/integrations-claude.js';
+import { runHansard } from '../../support/cli.js';
+import { tmpDirs } from '../../support/tmp.js';
 
 const dirs = tmpDirs('hansard-integrations-');
 const TOKEN = `hns_${'a'.repeat(43)}`;

@@ -5,8 +5,8 @@
  * action to the prompt. Plus redaction of what the hook writes, and a session resumed after SessionEnd.
  */
 import { describe, expect, it } from 'vitest';
-import { attribute } from '../../lib/log/replay/attribution.js';
-import { tmpDirs } from '../support/tmp.js';
+import { attribute } from '../../../lib/log/replay/attribution.js';
+import { tmpDirs } from '../../support/tmp.js';
 import { runHook, sessionEvents, spoolSessions, useBuiltCli, verifyDir } from './helpers.js';
 
 const cli = useBuiltCli('mapping');

@@ -8,9 +8,9 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readHookFailures } from '../../lib/client/capture/state-dir.js';
-import { attribute } from '../../lib/log/replay/attribution.js';
-import { tmpDirs } from '../support/tmp.js';
+import { readHookFailures } from '../../../lib/client/capture/state-dir.js';
+import { attribute } from '../../../lib/log/replay/attribution.js';
+import { tmpDirs } from '../../support/tmp.js';
 import { fixture, ROOT, runHook, sessionEvents, spoolSessions, useBuiltCli, verifyDir } from './helpers.js';
 
 const cli = useBuiltCli('fixtures');

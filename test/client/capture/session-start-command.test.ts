@@ -7,9 +7,9 @@
  */
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { shellLine } from '../../lib/client/capture/shell-line.js';
-import { startServeProcess } from '../support/serve-process.js';
-import { tmpDirs } from '../support/tmp.js';
+import { shellLine } from '../../../lib/client/capture/shell-line.js';
+import { startServeProcess } from '../../support/serve-process.js';
+import { tmpDirs } from '../../support/tmp.js';
 import { fixture, hookEnv, runHook, useBuiltCli } from './helpers.js';
 
 const cli = useBuiltCli('session-command');

@@ -10,13 +10,13 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runHansard } from '../support/cli.js';
-import { request } from '../support/http.js';
-import { useServer } from '../support/server.js';
-import { tmpDirs } from '../support/tmp.js';
+import { runHansard } from '../../support/cli.js';
+import { request } from '../../support/http.js';
+import { useServer } from '../../support/server.js';
+import { tmpDirs } from '../../support/tmp.js';
 
 /** This checkout: the one whose bin/hansard the hooks run. */
-const ROOT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const ROOT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 const dirs = tmpDirs('hansard-doctor-');
 const srv = useServer({

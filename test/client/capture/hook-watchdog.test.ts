@@ -10,8 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readHookFailures } from '../../lib/client/capture/state-dir.js';
-import { tmpDirs } from '../support/tmp.js';
+import { readHookFailures } from '../../../lib/client/capture/state-dir.js';
+import { tmpDirs } from '../../support/tmp.js';
 import { fixture, ROOT, runHook, sessionEvents, spoolSessions, useBuiltCli } from './helpers.js';
 
 const cli = useBuiltCli('watchdog');
@@ -125,7 +125,7 @@ describe.skipIf(!linux)('a hook whose own thread blocks for ever: its supervisor
   const blockEnv = (state: string, at: 'lock' | 'save', how: string) => ({
     HANSARD_STATE_DIR: state,
     HANSARD_HOOK_BUDGET_MS: String(BUDGET),
-    NODE_OPTIONS: `--require ${join(ROOT, 'test/capture/block-preload.cjs')}`,
+    NODE_OPTIONS: `--require ${join(ROOT, 'test/client/capture/block-preload.cjs')}`,
     TEST_HOOK_BLOCK_AT: at,
     TEST_HOOK_BLOCK_HOW: how,
     TEST_HOOK_BLOCK_FIFO: fifo(join(tmp.make(), 'never-written')),

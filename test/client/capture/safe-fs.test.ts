@@ -7,8 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { mkdirs, openRegularForAppend, readRegularFile } from '../../lib/client/api/safe-fs.js';
-import { tmpDirs } from '../support/tmp.js';
+import { mkdirs, openRegularForAppend, readRegularFile } from '../../../lib/client/api/safe-fs.js';
+import { tmpDirs } from '../../support/tmp.js';
 
 const tmp = tmpDirs('hansard-safe-fs-');
 const linux = existsSync('/proc/self/status');

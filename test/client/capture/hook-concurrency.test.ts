@@ -6,8 +6,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readHookFailures } from '../../lib/client/capture/state-dir.js';
-import { tmpDirs } from '../support/tmp.js';
+import { readHookFailures } from '../../../lib/client/capture/state-dir.js';
+import { tmpDirs } from '../../support/tmp.js';
 import { fixture, pool, runHook, spoolSessions, useBuiltCli, verifyDir } from './helpers.js';
 
 const cli = useBuiltCli('concurrency');

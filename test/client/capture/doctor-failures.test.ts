@@ -9,10 +9,10 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openSession } from '../../lib/log/write/writer.js';
-import { runHansard } from '../support/cli.js';
-import { useServer } from '../support/server.js';
-import { tmpDirs } from '../support/tmp.js';
+import { openSession } from '../../../lib/log/write/writer.js';
+import { runHansard } from '../../support/cli.js';
+import { useServer } from '../../support/server.js';
+import { tmpDirs } from '../../support/tmp.js';
 
 const dirs = tmpDirs('hansard-doctor-failures-');
 const srv = useServer({ tokens: { capture: ['ingest', 'report', 'read'] } });

@@ -5,9 +5,9 @@
  * A real `hansard serve` process.
  */
 import { describe, expect, it } from 'vitest';
-import { readHookFailures } from '../../lib/client/capture/state-dir.js';
-import { startServeProcess } from '../support/serve-process.js';
-import { tmpDirs } from '../support/tmp.js';
+import { readHookFailures } from '../../../lib/client/capture/state-dir.js';
+import { startServeProcess } from '../../support/serve-process.js';
+import { tmpDirs } from '../../support/tmp.js';
 import { fixture, runHook, useBuiltCli } from './helpers.js';
 
 const cli = useBuiltCli('session-token');

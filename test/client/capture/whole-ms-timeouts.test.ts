@@ -7,9 +7,9 @@
  */
 import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkHealth } from '../../lib/client/capture/doctor-server.js';
-import { mintSessionToken, wholeMs } from '../../lib/client/capture/session-start.js';
-import { useServer } from '../support/server.js';
+import { checkHealth } from '../../../lib/client/capture/doctor-server.js';
+import { mintSessionToken, wholeMs } from '../../../lib/client/capture/session-start.js';
+import { useServer } from '../../support/server.js';
 
 const srv = useServer();
 

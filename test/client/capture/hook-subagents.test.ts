@@ -6,9 +6,9 @@
  * `bin/hansard hook claude-code` process, one at a time in the order given.
  */
 import { describe, expect, it } from 'vitest';
-import { drainInboxes } from '../../lib/client/capture/hook.js';
-import { readHookFailures } from '../../lib/client/capture/state-dir.js';
-import { tmpDirs } from '../support/tmp.js';
+import { drainInboxes } from '../../../lib/client/capture/hook.js';
+import { readHookFailures } from '../../../lib/client/capture/state-dir.js';
+import { tmpDirs } from '../../support/tmp.js';
 import { hookEnv, runHook, sessionEvents, spoolSessions, useBuiltCli, verifyDir } from './helpers.js';
 
 const cli = useBuiltCli('subagents');

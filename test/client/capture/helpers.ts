@@ -8,10 +8,10 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
-import { sessionDirSources } from '../../lib/log/read/session-dir.js';
-import { verifySession } from '../../lib/log/analyse/verify.js';
+import { sessionDirSources } from '../../../lib/log/read/session-dir.js';
+import { verifySession } from '../../../lib/log/analyse/verify.js';
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** Builds the CLI once for the calling suite; returns the path of its `bin/hansard`. */
 export function useBuiltCli(name: string): { bin: string } {

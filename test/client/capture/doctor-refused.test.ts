@@ -11,10 +11,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readHookFailures } from '../../lib/client/capture/state-dir.js';
-import { runHansard } from '../support/cli.js';
-import { useServer } from '../support/server.js';
-import { tmpDirs } from '../support/tmp.js';
+import { readHookFailures } from '../../../lib/client/capture/state-dir.js';
+import { runHansard } from '../../support/cli.js';
+import { useServer } from '../../support/server.js';
+import { tmpDirs } from '../../support/tmp.js';
 import { fixture, runHook, useBuiltCli } from './helpers.js';
 
 const cli = useBuiltCli('doctor-refused');

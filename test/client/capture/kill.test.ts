@@ -5,11 +5,11 @@
  * appears twice there. A real `hansard serve` process and real hook and shipper processes.
  */
 import { describe, expect, it } from 'vitest';
-import { deferredSessions } from '../../lib/client/capture/inbox.js';
-import { shipperRunning } from '../../lib/client/capture/spawn.js';
-import { configPath, readHookFailures, spoolBacklog, writeJsonAtomic } from '../../lib/client/capture/state-dir.js';
-import { startServeProcess } from '../support/serve-process.js';
-import { tmpDirs } from '../support/tmp.js';
+import { deferredSessions } from '../../../lib/client/capture/inbox.js';
+import { shipperRunning } from '../../../lib/client/capture/spawn.js';
+import { configPath, readHookFailures, spoolBacklog, writeJsonAtomic } from '../../../lib/client/capture/state-dir.js';
+import { startServeProcess } from '../../support/serve-process.js';
+import { tmpDirs } from '../../support/tmp.js';
 import { fixture, runHook, sessionEvents, spoolSessions, useBuiltCli } from './helpers.js';
 
 const cli = useBuiltCli('kill');

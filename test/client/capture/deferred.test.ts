@@ -6,9 +6,9 @@
 import { appendFileSync, existsSync, mkdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { drainInboxes } from '../../lib/client/capture/hook.js';
-import { deferredSessions } from '../../lib/client/capture/inbox.js';
-import { tmpDirs } from '../support/tmp.js';
+import { drainInboxes } from '../../../lib/client/capture/hook.js';
+import { deferredSessions } from '../../../lib/client/capture/inbox.js';
+import { tmpDirs } from '../../support/tmp.js';
 
 const dirs = tmpDirs('hansard-deferred-');
 

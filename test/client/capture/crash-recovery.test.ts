@@ -5,10 +5,10 @@
  * kills of kill.test.ts found both.
  */
 import { describe, expect, it } from 'vitest';
-import { runClaudeHook } from '../../lib/client/capture/hook.js';
-import { appendInbox, inboxPath } from '../../lib/client/capture/inbox.js';
-import { mappingStatePath, readHookFailures } from '../../lib/client/capture/state-dir.js';
-import { tmpDirs } from '../support/tmp.js';
+import { runClaudeHook } from '../../../lib/client/capture/hook.js';
+import { appendInbox, inboxPath } from '../../../lib/client/capture/inbox.js';
+import { mappingStatePath, readHookFailures } from '../../../lib/client/capture/state-dir.js';
+import { tmpDirs } from '../../support/tmp.js';
 import { sessionEvents, spoolSessions, verifyDir } from './helpers.js';
 
 const tmp = tmpDirs('hansard-hook-crash-');

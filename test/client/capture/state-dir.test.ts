@@ -5,7 +5,7 @@
 import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { appendInbox, ROTATE_BYTES, takeInbox } from '../../lib/client/capture/inbox.js';
+import { appendInbox, ROTATE_BYTES, takeInbox } from '../../../lib/client/capture/inbox.js';
 import {
   MAX_HOOK_FAILURES,
   mappingStatePath,
@@ -16,8 +16,8 @@ import {
   spoolBacklog,
   stateDir,
   writeJsonAtomic,
-} from '../../lib/client/capture/state-dir.js';
-import { tmpDirs } from '../support/tmp.js';
+} from '../../../lib/client/capture/state-dir.js';
+import { tmpDirs } from '../../support/tmp.js';
 
 const tmp = tmpDirs('hansard-state-dir-');
 

@@ -9,9 +9,9 @@ import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { drainInboxes } from '../../lib/client/capture/hook.js';
-import { readHookFailures } from '../../lib/client/capture/state-dir.js';
-import { tmpDirs } from '../support/tmp.js';
+import { drainInboxes } from '../../../lib/client/capture/hook.js';
+import { readHookFailures } from '../../../lib/client/capture/state-dir.js';
+import { tmpDirs } from '../../support/tmp.js';
 import {
   fixture,
   hookEnv,
