@@ -9,7 +9,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { useBuiltCli } from '../client/capture/helpers.js';
-import { seedSession, sessionToken } from '../mcp/helpers.js';
+import { seedSession, sessionToken } from '../client/mcp/helpers.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';
 import { tmpDirs } from '../support/tmp.js';

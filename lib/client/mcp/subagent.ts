@@ -34,7 +34,7 @@ export const MAX_MESSAGE_CHARS = 100_000;
  * Most characters of text, output and input (as JSON) one call takes, all messages together (issue 24
  * item 5): a call within every limit here always fits in the 10 MiB one stdio message may be
  * (./line-limit.ts). JSON writes a character in at most 6 bytes (`\u0000`), so 6,000,000 bytes, plus
- * at most ~1.3 MB for 500 messages' other fields at their limits; test/mcp/line-limit.test.ts checks it.
+ * at most ~1.3 MB for 500 messages' other fields at their limits; test/client/mcp/line-limit.test.ts checks it.
  */
 export const MAX_CALL_CHARS = 1_000_000;
 

@@ -7,13 +7,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LineLimit, MAX_MESSAGE_BYTES, type OversizeLine, TopFields } from '../../lib/client/mcp/line-limit.js';
+import { LineLimit, MAX_MESSAGE_BYTES, type OversizeLine, TopFields } from '../../../lib/client/mcp/line-limit.js';
 import {
   CaptureSubagentInput,
   MAX_CALL_CHARS,
   MAX_MESSAGE_CHARS,
   MAX_SUBAGENT_MESSAGES,
-} from '../../lib/client/mcp/subagent.js';
+} from '../../../lib/client/mcp/subagent.js';
 
 /** `bytes` cut at `cuts` (positions, any order, duplicates allowed). */
 function chunks(bytes: Buffer, cuts: number[]): Buffer[] {

@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMcpServer } from '../../lib/client/mcp/index.js';
-import { useServer } from '../support/server.js';
-import { tmpDirs } from '../support/tmp.js';
+import { createMcpServer } from '../../../lib/client/mcp/index.js';
+import { useServer } from '../../support/server.js';
+import { tmpDirs } from '../../support/tmp.js';
 import { seedSession, sessionToken, writeHookState } from './helpers.js';
 
 const srv = useServer();

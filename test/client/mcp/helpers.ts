@@ -10,9 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ApiClient } from '../../lib/client/api/client.js';
-import { uploadSession } from '../../lib/client/api/upload.js';
-import { openSession } from '../../lib/log/write/writer.js';
+import { ApiClient } from '../../../lib/client/api/client.js';
+import { uploadSession } from '../../../lib/client/api/upload.js';
+import { openSession } from '../../../lib/log/write/writer.js';
 
 /** A connected SDK client and what the server process wrote to stderr. */
 export interface McpRun {
