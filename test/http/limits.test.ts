@@ -155,7 +155,7 @@ describe('per-tenant storage quota', () => {
     const seg = writeSession(srv.workDir);
     const before = tenantsDigest(srv);
     const client = new ApiClient({ url: srv.url, token: admin, retries: 0 });
-    // the server's own refusal, code and details kept (test/cli/upload-refusals: --json and the text)
+    // the server's own refusal, code and details kept (test/client/cli/upload-refusals: --json and the text)
     await expect(uploadSession(seg.dir, { client })).rejects.toMatchObject({
       name: 'ServerError',
       status: 413,

@@ -1,5 +1,5 @@
 /**
- * A real hansard server in this process with msw in front of it (test/cli/upload-*.test.ts): the upload
+ * A real hansard server in this process with msw in front of it (test/client/cli/upload-*.test.ts): the upload
  * client's requests go through msw, whose handlers a test installs to hold, fail or answer for them, and
  * the rest pass through to the server on loopback.
  */
