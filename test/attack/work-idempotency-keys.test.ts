@@ -1,5 +1,5 @@
 /**
- * Attacks on `Idempotency-Key` games with work items (lib/service/work/start.ts), over real HTTP on the local
+ * Attacks on `Idempotency-Key` games with work items (lib/service/work/write.ts, keys.ts), over real HTTP on the local
  * stores: a key reused with changed content, for another verb, and a start key resent after the item
  * has been through 50 keyed operations (the item keeps the last 50 keys, MAX_APPLIED).
  */

@@ -1,5 +1,5 @@
 /**
- * `GET /v1/work` (lib/service/work/start.ts listWork) answers up to 500 items, each with its whole history (up
+ * `GET /v1/work` (lib/service/work/list.ts listWork) answers up to 500 items, each with its whole history (up
  * to 100 entries of up to 240 + 160 characters, JSON-escaped up to 6 bytes a character): no page, no
  * size bound, and not one of the whole-session reads that take a replay slot. Measured on `hansard serve`
  * (SQLite) with 500 such items: 125 MB per answer, 3.6 s alone; six at once took 18.5 s each and the

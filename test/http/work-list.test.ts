@@ -1,5 +1,5 @@
 /**
- * `GET /v1/work?session=&limit=` (lib/service/work/start.ts listWork, docs/work.md): items without their
+ * `GET /v1/work?session=&limit=` (lib/service/work/list.ts listWork, docs/work.md): items without their
  * history (`GET /v1/work/{id}` answers it), newest started first, at most `limit` (default 100, 1..500).
  * Over real HTTP on the local stores. Before, a listing answered every item's whole history: 40 items of
  * 100 heavy checkpoints made one body of about 10 MB (test/attack/work-list-size.test.ts).

@@ -14,7 +14,7 @@ import { requirePlainContent } from '../../../lib/service/work/content.js';
 
 /** The honest lines of a test/fixtures/honest-text file (`#` lines are comments). */
 const honest = (name: string) =>
-  readFileSync(new URL(`../fixtures/honest-text/${name}`, import.meta.url), 'utf8')
+  readFileSync(new URL(`../../fixtures/honest-text/${name}`, import.meta.url), 'utf8')
     .split('\n')
     .filter((l) => l !== '' && !l.startsWith('#'));
 

@@ -11,7 +11,7 @@ import { SessionTimelinePage, StatusOnlyPage } from '../../../board/timeline.js'
 import { AppError } from '../../../service/shared/errors.js';
 import { getStatus } from '../../../service/status/get.js';
 import { TIMELINE_PAGE_ROWS, type TimelinePage, timelinePage } from '../../../service/timeline/page.js';
-import { listWork } from '../../../service/work/start.js';
+import { listWork } from '../../../service/work/index.js';
 import { pageAuth } from '../../auth.js';
 import { SessionPath } from '../../params.js';
 import { readWholeSession } from '../../replay-slots.js';

@@ -1,6 +1,7 @@
 /** `GET /v1/work/{id}`: one work item with its freshness now. */
-import { getWork } from '../../../service/work/start.js';
+
 import { WorkView } from '../../../contract/work.js';
+import { getWork } from '../../../service/work/index.js';
 import { AUTHED, defineRoute, json } from '../../route.js';
 import { WorkPath } from './shared.js';
 

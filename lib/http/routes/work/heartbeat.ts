@@ -1,6 +1,7 @@
 /** `POST /v1/work/{id}/heartbeat` (seed 004, docs/work.md). */
-import { heartbeatWork } from '../../../service/work/start.js';
+
 import { WorkHeartbeat, WorkView } from '../../../contract/work.js';
+import { heartbeatWork } from '../../../service/work/index.js';
 import { jsonBody } from '../../params.js';
 import { defineRoute, json } from '../../route.js';
 import { WORK_WRITE, WorkPath } from './shared.js';

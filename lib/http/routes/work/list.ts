@@ -1,8 +1,8 @@
 /** `GET /v1/work?session=&limit=`: work items with their freshness now, without their history. */
 import { z } from 'zod';
 import { SessionId } from '../../../contract/ids.js';
-import { listWork } from '../../../service/work/start.js';
 import { WORK_LIST_LIMIT, WorkList } from '../../../contract/work.js';
+import { listWork } from '../../../service/work/index.js';
 import { AUTHED, defineRoute, json } from '../../route.js';
 
 // Digits only, as for the other listings' limits: `z.coerce` would read '0x10' as 16 and ' 5' as 5.

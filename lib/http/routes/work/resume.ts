@@ -1,6 +1,7 @@
 /** `POST /v1/work/{id}/resume` (seed 004, docs/work.md). */
-import { resumeWork } from '../../../service/work/start.js';
+
 import { WorkResume, WorkView } from '../../../contract/work.js';
+import { resumeWork } from '../../../service/work/index.js';
 import { jsonBody } from '../../params.js';
 import { defineRoute, json } from '../../route.js';
 import { WORK_WRITE, WorkPath } from './shared.js';

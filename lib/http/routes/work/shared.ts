@@ -1,8 +1,8 @@
 /** What the work routes share: the `{id}` path, the `Idempotency-Key` header, the error lists. */
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { AppError, type ErrorCode } from '../../../service/shared/errors.js';
 import { IDEMPOTENCY_KEY_RULE, WorkId } from '../../../contract/work.js';
+import { AppError, type ErrorCode } from '../../../service/shared/errors.js';
 import type { AppEnv } from '../../auth.js';
 import { AUTHED, JSON_BODY, WRITE_FAULTS } from '../../route.js';
 

@@ -1,6 +1,7 @@
 /** `POST /v1/work`: start a work item (seed 004, docs/work.md). */
-import { startWork } from '../../../service/work/start.js';
+
 import { WorkStart, WorkView } from '../../../contract/work.js';
+import { startWork } from '../../../service/work/index.js';
 import { jsonBody } from '../../params.js';
 import { defineRoute, json } from '../../route.js';
 import { IDEMPOTENCY_HEADER, idempotencyKey, WORK_WRITE } from './shared.js';

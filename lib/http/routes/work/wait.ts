@@ -1,6 +1,7 @@
 /** `POST /v1/work/{id}/wait` (seed 004, docs/work.md). */
-import { waitWork } from '../../../service/work/start.js';
+
 import { WorkView, WorkWait } from '../../../contract/work.js';
+import { waitWork } from '../../../service/work/index.js';
 import { jsonBody } from '../../params.js';
 import { defineRoute, json } from '../../route.js';
 import { IDEMPOTENCY_HEADER, idempotencyKey, WORK_WRITE, WorkPath } from './shared.js';
