@@ -4,17 +4,33 @@
  * (lib/store/sqlite/, lib/store/dynamo/sessions.ts); how a summary is merged is ./session-summary.ts.
  */
 
+import { z } from 'zod';
+import { Count, Instant, SessionId } from '../contract/ids.js';
+
 /** The session index entry. */
-export interface SessionRecord {
-  tenant: string;
-  sid: string;
-  created_at: string;
+export const SessionRecord = z.object({
+  tenant: z.string(),
+  sid: SessionId,
+  created_at: Instant,
   /** the last time anything of it was ingested or reported */
-  updated_at: string;
-  writers: number;
-  lines: number;
-  bytes: number;
-}
+  updated_at: Instant,
+  writers: Count,
+  lines: Count,
+  bytes: Count,
+});
+export type SessionRecord = z.infer<typeof SessionRecord>;
+
+/** One person's first prompt in a session (`SessionSummary.asked`). */
+export const AskedFirst = z.object({
+  user_id: z.string(),
+  /** the first line of the message's text, trimmed, at most 160 chars */
+  text: z.string(),
+  /** the message's `ts`, µs since the epoch */
+  at: z.int(),
+  /** the message's `id` (absent in summaries written before it was kept): corrections find it by this */
+  id: z.string().optional(),
+});
+export type AskedFirst = z.infer<typeof AskedFirst>;
 
 /**
  * A session index entry with the compact summary the board's overview shows (issue 14.1), kept up to date
@@ -22,38 +38,28 @@ export interface SessionRecord {
  * session of a tenant never reads a transcript or a status record. Sessions stored before it read as
  * null and [] until their next chunk or report.
  */
-export interface SessionSummary extends SessionRecord {
+export const SessionSummary = SessionRecord.extend({
   /** the first line of the session's earliest `message` (by its ts, across writers), at most 160 chars */
-  title: string | null;
+  title: z.string().nullable(),
   /** the note of the first report that had one (a title for a session without messages) */
-  first_note: string | null;
+  first_note: z.string().nullable(),
   /** user_ids of `message` and `participant.join` events, in the order first seen, at most 20 */
-  people: string[];
+  people: z.array(z.string()),
   /** the writers' `meta.agent`, in the order first seen, at most 20 */
-  agents: string[];
+  agents: z.array(z.string()),
   /**
    * what each of `people` asked first: the first line of their earliest `message` (by its ts), at most 160
    * chars, in the order of `people`; a person without a message (joined only) has no entry (issue 14.4)
    */
-  asked: AskedFirst[];
+  asked: z.array(AskedFirst),
   /** the latest report's state, note and time; null when nothing was reported */
-  state: string | null;
+  state: z.string().nullable(),
   /** when the trailing run of reports of `state` began */
-  state_since: string | null;
-  note: string | null;
-  reported_at: string | null;
-}
-
-/** One person's first prompt in a session (`SessionSummary.asked`). */
-export interface AskedFirst {
-  user_id: string;
-  /** the first line of the message's text, trimmed, at most 160 chars */
-  text: string;
-  /** the message's `ts`, µs since the epoch */
-  at: number;
-  /** the message's `id` (absent in summaries written before it was kept): corrections find it by this */
-  id?: string;
-}
+  state_since: Instant.nullable(),
+  note: z.string().nullable(),
+  reported_at: Instant.nullable(),
+});
+export type SessionSummary = z.infer<typeof SessionSummary>;
 
 /**
  * A `correction` of a message's `text` (seed 001), as the summary keeps it: the corrected title text of
@@ -100,9 +106,8 @@ export interface SummaryDelta {
  * the `version` of the status record its report copy was taken from (null: none, or a copy from before
  * the version was kept), so that a verdict computed from that version can be reused without the record.
  */
-export interface BoardCopy extends SessionSummary {
-  status_version: number | null;
-}
+export const BoardCopy = SessionSummary.extend({ status_version: z.int().nullable() });
+export type BoardCopy = z.infer<typeof BoardCopy>;
 
 /** A page of a listing; `next` is an opaque cursor, null on the last page. */
 export interface Page<T> {

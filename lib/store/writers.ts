@@ -4,71 +4,79 @@
  * state store (lib/store/sqlite/, lib/store/dynamo/writers.ts).
  */
 
-/** One accepted chunk of a writer's segment: what a retry of it is answered with. */
-export interface ChunkRecord {
-  offset: number;
-  length: number;
-  sha256: string;
-  /** the writer's totals after this chunk */
-  lines: number;
-  last_seq: number | null;
+import { z } from 'zod';
+import { ChunkView } from '../contract/chunks.js';
+import { Count, Instant, SessionId, WriterId } from '../contract/ids.js';
+
+/**
+ * One accepted chunk of a writer's segment: what a retry of it is answered with, and what
+ * `GET …/writers/{w}/chunks` lists (`ChunkView`, lib/contract/chunks.ts), with the chain.
+ */
+export const ChunkRecord = ChunkView.extend({
   /**
    * the writer's chained digest after this chunk (lib/audit/chain.ts `nextChain`); absent in records
    * written before chains were kept (issue 15)
    */
-  chain?: string;
-}
+  chain: z.string().optional(),
+});
+export type ChunkRecord = z.infer<typeof ChunkRecord>;
 
 /** What is stored of a writer (DESIGN §4 `GET …/writers/{w}`). */
-export interface WriterRecord {
-  tenant: string;
-  sid: string;
-  w: string;
-  length: number;
-  lines: number;
-  last_seq: number | null;
-  ended: boolean;
+export const WriterRecord = z.object({
+  tenant: z.string(),
+  sid: SessionId,
+  w: WriterId,
+  length: Count,
+  lines: Count,
+  last_seq: z.int().nullable(),
+  ended: z.boolean(),
   /** `meta.agent` from its writer.start, when it had one */
-  agent: string | null;
+  agent: z.string().nullable(),
   /**
-   * `meta.provenance` of its writer.start as read at its first chunk (lib/log/format/provenance.ts: a kind, or
-   * `unknown`); null for a writer indexed before provenance was kept (issue 24.1)
+   * `meta.provenance` of its writer.start as read at its first chunk (lib/log/format/provenance.ts: a
+   * kind, or `unknown`); null for a writer indexed before provenance was kept (issue 24.1)
    */
-  provenance: string | null;
+  provenance: z.string().nullable(),
   /**
    * the token that uploaded its first chunk, as the server knew it then (id and label): what a verdict
    * names as having put this writer on record, never read from the writer's own bytes; null for a writer
    * indexed before it was kept (issue 24.1)
    */
-  token_id: string | null;
-  token_label: string | null;
+  token_id: z.string().nullable(),
+  token_label: z.string().nullable(),
   /**
    * a chunk after the first came from another token than `token_id` (a session token minted from it
    * included): bytes another token appended are no record of this writer's own (issue 24.1)
    */
-  mixed_tokens: boolean;
+  mixed_tokens: z.boolean(),
   /**
    * the chained digest of the segment's chunks of [0, length) (lib/audit/chain.ts; GENESIS_CHAIN for
    * length 0); null for a writer indexed before chains were kept, until ingest recomputes it (issue 15.1)
    */
-  chain: string | null;
-  created_at: string;
-  updated_at: string;
-}
+  chain: z.string().nullable(),
+  created_at: Instant,
+  updated_at: Instant,
+});
+export type WriterRecord = z.infer<typeof WriterRecord>;
 
-/** The writer index after a chunk is accepted. */
-export interface WriterAdvance {
-  length: number;
-  lines: number;
-  last_seq: number | null;
-  ended: boolean;
-  agent: string | null;
-  /** set with the writer's first chunk, kept after (`WriterRecord`) */
-  provenance: string | null;
-  token_id: string | null;
-  token_label: string | null;
-  /** true once any chunk came from another token than the first's (sticky: never set back to false) */
-  mixed_tokens: boolean;
+/**
+ * The writer index after a chunk is accepted: the writer's fields as `WriterRecord` has them (`provenance`
+ * set with the writer's first chunk and kept after; `mixed_tokens` sticky, never set back to false), and
+ * the chunk.
+ */
+export interface WriterAdvance
+  extends Pick<
+    WriterRecord,
+    | 'length'
+    | 'lines'
+    | 'last_seq'
+    | 'ended'
+    | 'agent'
+    | 'provenance'
+    | 'token_id'
+    | 'token_label'
+    | 'mixed_tokens'
+  > {
   /** the record of this chunk, `chain` included */
   chunk: ChunkRecord;
   /** the writer's chained digest after this chunk (= `chunk.chain`) */
