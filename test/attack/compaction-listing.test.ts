@@ -9,40 +9,23 @@
  */
 import { createHash } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import type { SegmentKey } from '../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
 import { writerPrefix } from '../../lib/store/s3/segment-objects.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { readAll, useS3Bucket } from '../support/s3-bucket.js';
 
-let s3: LocalS3;
-let bucket: string;
-let admin: S3Client;
-
-beforeAll(async () => {
-  s3 = await startS3rver();
-  bucket = await s3.createBucket();
-  admin = s3.client();
-}, 120_000);
-afterAll(async () => {
-  await s3?.close();
-});
+const s3 = useS3Bucket();
 
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 const line = (i: number) => Buffer.from(`${JSON.stringify({ i }).padEnd(99, ' ')}\n`);
 
-async function readAll(it: AsyncIterable<Uint8Array>): Promise<Buffer> {
-  const parts: Uint8Array[] = [];
-  for await (const p of it) parts.push(p);
-  return Buffer.concat(parts);
-}
-
 /** A writer of `n` 100-byte chunk objects, put as ingest puts them. */
 async function writer(n: number): Promise<{ key: SegmentKey; bytes: Buffer; chunks: Buffer[] }> {
   const key = { tenant: 'acme', sid: newId('s'), w: newId('w') };
-  const store = new S3SegmentStore({ client: admin, bucket });
+  const store = new S3SegmentStore({ client: s3.admin, bucket: s3.bucket });
   const chunks = Array.from({ length: n }, (_, i) => line(i));
   let offset = 0;
   for (const c of chunks) {
@@ -54,7 +37,7 @@ async function writer(n: number): Promise<{ key: SegmentKey; bytes: Buffer; chun
 
 /** What one compaction pass does to the writer on S3: the run [0, end) put, then its chunk objects deleted. */
 async function compactWhole(key: SegmentKey, bytes: Buffer): Promise<void> {
-  const c = new S3SegmentCompactor({ client: admin, bucket });
+  const c = new S3SegmentCompactor({ client: s3.admin, bucket: s3.bucket });
   const objects = await c.listObjects(key, bytes.length);
   expect(await c.putCompacted(key, 0, bytes, sha(bytes))).toBe('stored');
   await c.deleteObjects(key, objects);
@@ -94,7 +77,7 @@ describe('a paginated listing of a writer meets a compaction between its pages',
   it('readSegment of a 30-object writer listed 5 a page, compacted after page 1, reads every byte', async () => {
     const { key, bytes } = await writer(30);
     const { client, lists } = clientHookedAtList(2, () => compactWhole(key, bytes));
-    const reader = new S3SegmentStore({ client, bucket, listPageSize: 5, listingTtlMs: 0 });
+    const reader = new S3SegmentStore({ client, bucket: s3.bucket, listPageSize: 5, listingTtlMs: 0 });
     const got = await readAll(reader.readSegment(key, bytes.length));
     expect(lists()).toBeGreaterThanOrEqual(2);
     expect(got.equals(bytes)).toBe(true);
@@ -110,14 +93,14 @@ describe('a paginated listing of a writer meets a compaction between its pages',
   it('missingBytes of a writer compacted between two pages of its listing finds nothing missing', async () => {
     const { key, bytes } = await writer(30);
     const { client } = clientHookedAtList(2, () => compactWhole(key, bytes));
-    const reader = new S3SegmentStore({ client, bucket, listPageSize: 5, listingTtlMs: 0 });
+    const reader = new S3SegmentStore({ client, bucket: s3.bucket, listPageSize: 5, listingTtlMs: 0 });
     expect(await reader.missingBytes(key, bytes.length)).toBeNull();
     client.destroy();
   }, 120_000);
 
   it('held: the compactor lists a writer whose run and leftovers fall on every page boundary (pages of 1..7)', async () => {
     const { key, bytes, chunks } = await writer(24);
-    const c = new S3SegmentCompactor({ client: admin, bucket });
+    const c = new S3SegmentCompactor({ client: s3.admin, bucket: s3.bucket });
     // runs [300, 1000) and [1500, 2200) put, none of their chunk objects deleted: a crash after the puts
     const at = (i: number) => i * 100;
     for (const [a, b] of [
@@ -128,12 +111,18 @@ describe('a paginated listing of a writer meets a compaction between its pages',
       expect(await c.putCompacted(key, at(a), run, sha(run))).toBe('stored');
     }
     for (let page = 1; page <= 7; page++) {
-      const listing = await new S3SegmentCompactor({ client: admin, bucket, listPageSize: page }).listObjects(
-        key,
-        bytes.length,
-      );
+      const listing = await new S3SegmentCompactor({
+        client: s3.admin,
+        bucket: s3.bucket,
+        listPageSize: page,
+      }).listObjects(key, bytes.length);
       expect(listing).toHaveLength(26);
-      const reader = new S3SegmentStore({ client: admin, bucket, listPageSize: page, listingTtlMs: 0 });
+      const reader = new S3SegmentStore({
+        client: s3.admin,
+        bucket: s3.bucket,
+        listPageSize: page,
+        listingTtlMs: 0,
+      });
       expect((await readAll(reader.readSegment(key, bytes.length))).equals(bytes)).toBe(true);
       expect(await reader.missingBytes(key, bytes.length)).toBeNull();
       // a read that stops inside a run, and one that starts inside the other
@@ -159,7 +148,7 @@ describe('a kept listing extended after a compaction', () => {
   // Fixed: a gap is listed again afresh before it is answered (tiledChunks, missingBytes).
   it('a read to the new length after the compaction reads every byte', async () => {
     const { key, bytes, chunks } = await writer(20);
-    const reader = new S3SegmentStore({ client: s3.client(), bucket }); // the default 15 s listing cache
+    const reader = new S3SegmentStore({ client: s3.client(), bucket: s3.bucket }); // the default 15 s listing cache
     const l1 = 1500;
     expect((await readAll(reader.readSegment(key, l1))).equals(bytes.subarray(0, l1))).toBe(true);
     // the writer's last chunks were there already (another process), then its compaction
@@ -174,7 +163,7 @@ describe('names the read path parses', () => {
     const { key, bytes } = await writer(10);
     const prefix = writerPrefix(key);
     const put = (name: string, body: Buffer) =>
-      admin.send(new PutObjectCommand({ Bucket: bucket, Key: prefix + name, Body: body }));
+      s3.admin.send(new PutObjectCommand({ Bucket: s3.bucket, Key: prefix + name, Body: body }));
     const junk = Buffer.alloc(100, 0x41);
     // end <= start, a run whose size is not its range, 16 digits, a second extension, overflowing digits
     await put('000000000000300-000000000000300.jsonl', Buffer.alloc(0));
@@ -183,13 +172,19 @@ describe('names the read path parses', () => {
     await put('0000000000000100.jsonl', junk);
     await put('000000000000100.jsonl.bak', junk);
     await put('999999999999999-999999999999999.jsonl', Buffer.alloc(0));
-    const reader = new S3SegmentStore({ client: admin, bucket, listPageSize: 3, listingTtlMs: 0 });
+    const reader = new S3SegmentStore({
+      client: s3.admin,
+      bucket: s3.bucket,
+      listPageSize: 3,
+      listingTtlMs: 0,
+    });
     expect((await readAll(reader.readSegment(key, bytes.length))).equals(bytes)).toBe(true);
     expect(await reader.missingBytes(key, bytes.length)).toBeNull();
-    const listing = await new S3SegmentCompactor({ client: admin, bucket, listPageSize: 2 }).listObjects(
-      key,
-      bytes.length,
-    );
+    const listing = await new S3SegmentCompactor({
+      client: s3.admin,
+      bucket: s3.bucket,
+      listPageSize: 2,
+    }).listObjects(key, bytes.length);
     expect(listing.map((o) => o.name.slice(prefix.length))).toEqual(
       Array.from({ length: 10 }, (_, i) => `${String(i * 100).padStart(15, '0')}.jsonl`),
     );
@@ -197,12 +192,12 @@ describe('names the read path parses', () => {
 
   it('held: two runs that overlap with different starts are an error for a read, never a silent pick', async () => {
     const { key, bytes, chunks } = await writer(10);
-    const c = new S3SegmentCompactor({ client: admin, bucket });
+    const c = new S3SegmentCompactor({ client: s3.admin, bucket: s3.bucket });
     const a = Buffer.concat(chunks.slice(0, 6));
     const b = Buffer.concat(chunks.slice(3, 10));
     await c.putCompacted(key, 0, a, sha(a));
     await c.putCompacted(key, 300, b, sha(b));
-    const reader = new S3SegmentStore({ client: admin, bucket, listingTtlMs: 0 });
+    const reader = new S3SegmentStore({ client: s3.admin, bucket: s3.bucket, listingTtlMs: 0 });
     // [0,600) + [600..1000) chunk objects tile; [300,1000) overlaps [0,600) and is inside no run
     await expect(readAll(reader.readSegment(key, bytes.length))).rejects.toThrow(/overlapping/);
   }, 120_000);

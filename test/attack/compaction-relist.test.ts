@@ -7,40 +7,22 @@
  * before the second page: four listings, four gaps, and the fifth is never made. s3rver, real SDK.
  */
 import { createHash } from 'node:crypto';
-import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import type { SegmentKey } from '../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { readAll, useS3Bucket } from '../support/s3-bucket.js';
 
-let s3: LocalS3;
-let bucket: string;
-let admin: S3Client;
-
-beforeAll(async () => {
-  s3 = await startS3rver();
-  bucket = await s3.createBucket();
-  admin = s3.client();
-}, 120_000);
-afterAll(async () => {
-  await s3?.close();
-});
+const s3 = useS3Bucket();
 
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 const line = (i: number) => Buffer.from(`${JSON.stringify({ i }).padEnd(99, ' ')}\n`);
 
-async function readAll(it: AsyncIterable<Uint8Array>): Promise<Buffer> {
-  const parts: Uint8Array[] = [];
-  for await (const p of it) parts.push(p);
-  return Buffer.concat(parts);
-}
-
 /** A writer of `n` 100-byte chunk objects. */
 async function writer(n: number) {
   const key: SegmentKey = { tenant: 'acme', sid: newId('s'), w: newId('w') };
-  const store = new S3SegmentStore({ client: admin, bucket });
+  const store = new S3SegmentStore({ client: s3.admin, bucket: s3.bucket });
   const chunks = Array.from({ length: n }, (_, i) => line(i));
   for (let i = 0; i < n; i++) await store.putChunk(key, i * 100, chunks[i]!);
   return { key, chunks, bytes: Buffer.concat(chunks) };
@@ -52,7 +34,7 @@ async function writer(n: number) {
  * while each listing of the reader goes by.
  */
 function readerClient(w: { key: SegmentKey; chunks: Buffer[] }, per: number) {
-  const compactor = new S3SegmentCompactor({ client: admin, bucket });
+  const compactor = new S3SegmentCompactor({ client: s3.admin, bucket: s3.bucket });
   let next = 0;
   let page = 0;
   const client = s3.client();
@@ -97,7 +79,7 @@ describe('a pass writing a run per listing outruns the bounded relist', () => {
   it('missingBytes finds nothing missing while a pass compacts 4 runs, one per listing', async () => {
     const w = await writer(40);
     const { client, runs } = readerClient(w, 10);
-    const reader = new S3SegmentStore({ client, bucket, listPageSize: 5, listingTtlMs: 0 });
+    const reader = new S3SegmentStore({ client, bucket: s3.bucket, listPageSize: 5, listingTtlMs: 0 });
     const gap = await reader.missingBytes(w.key, w.bytes.length);
     expect(runs()).toBeGreaterThanOrEqual(1);
     expect(gap).toBeNull();
@@ -111,7 +93,7 @@ describe('a pass writing a run per listing outruns the bounded relist', () => {
   it('readSegment reads every byte while a pass compacts 4 runs, one per listing', async () => {
     const w = await writer(40);
     const { client } = readerClient(w, 10);
-    const reader = new S3SegmentStore({ client, bucket, listPageSize: 5, listingTtlMs: 0 });
+    const reader = new S3SegmentStore({ client, bucket: s3.bucket, listPageSize: 5, listingTtlMs: 0 });
     expect((await readAll(reader.readSegment(w.key, w.bytes.length))).equals(w.bytes)).toBe(true);
     client.destroy();
   }, 120_000);
@@ -119,13 +101,23 @@ describe('a pass writing a run per listing outruns the bounded relist', () => {
   it('held: with 3 runs (one fewer than the listings) both read every byte', async () => {
     const w = await writer(30);
     const a = readerClient(w, 10);
-    const reader = new S3SegmentStore({ client: a.client, bucket, listPageSize: 5, listingTtlMs: 0 });
+    const reader = new S3SegmentStore({
+      client: a.client,
+      bucket: s3.bucket,
+      listPageSize: 5,
+      listingTtlMs: 0,
+    });
     expect(await reader.missingBytes(w.key, w.bytes.length)).toBeNull();
     expect(a.runs()).toBe(3);
     a.client.destroy();
     const v = await writer(30);
     const b = readerClient(v, 10);
-    const reader2 = new S3SegmentStore({ client: b.client, bucket, listPageSize: 5, listingTtlMs: 0 });
+    const reader2 = new S3SegmentStore({
+      client: b.client,
+      bucket: s3.bucket,
+      listPageSize: 5,
+      listingTtlMs: 0,
+    });
     expect((await readAll(reader2.readSegment(v.key, v.bytes.length))).equals(v.bytes)).toBe(true);
     b.client.destroy();
   }, 120_000);

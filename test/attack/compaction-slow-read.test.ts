@@ -8,41 +8,23 @@
  * of each region's chunk objects (exactly when a slower reader meets it). s3rver, real SDK.
  */
 import { createHash } from 'node:crypto';
-import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import type { SegmentKey } from '../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
 import { writerPrefix } from '../../lib/store/s3/segment-objects.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { readAll, useS3Bucket } from '../support/s3-bucket.js';
 
-let s3: LocalS3;
-let bucket: string;
-let admin: S3Client;
-
-beforeAll(async () => {
-  s3 = await startS3rver();
-  bucket = await s3.createBucket();
-  admin = s3.client();
-}, 120_000);
-afterAll(async () => {
-  await s3?.close();
-});
+const s3 = useS3Bucket();
 
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 const line = (i: number) => Buffer.from(`${JSON.stringify({ i }).padEnd(99, ' ')}\n`);
 const PER_RUN = 10;
 
-async function readAll(it: AsyncIterable<Uint8Array>): Promise<Buffer> {
-  const parts: Uint8Array[] = [];
-  for await (const p of it) parts.push(p);
-  return Buffer.concat(parts);
-}
-
 async function writer(n: number) {
   const key: SegmentKey = { tenant: 'acme', sid: newId('s'), w: newId('w') };
-  const store = new S3SegmentStore({ client: admin, bucket });
+  const store = new S3SegmentStore({ client: s3.admin, bucket: s3.bucket });
   const chunks = Array.from({ length: n }, (_, i) => line(i));
   for (let i = 0; i < n; i++) await store.putChunk(key, i * 100, chunks[i]!);
   return { key, chunks, bytes: Buffer.concat(chunks) };
@@ -53,7 +35,7 @@ async function writer(n: number) {
  * compactor compacts that region's run of `PER_RUN` chunks (put, then deletes) before the GET is sent.
  */
 function readerClient(w: { key: SegmentKey; chunks: Buffer[] }) {
-  const compactor = new S3SegmentCompactor({ client: admin, bucket });
+  const compactor = new S3SegmentCompactor({ client: s3.admin, bucket: s3.bucket });
   const prefix = writerPrefix(w.key);
   const compacted = new Set<number>();
   const client = s3.client();
@@ -91,7 +73,7 @@ describe('a read slower than the compactor over a writer of several runs', () =>
   it('reads every byte of a 4-run writer compacted ahead of it (4 vanishes)', async () => {
     const w = await writer(4 * PER_RUN);
     const { client, runs } = readerClient(w);
-    const reader = new S3SegmentStore({ client, bucket, listingTtlMs: 0 });
+    const reader = new S3SegmentStore({ client, bucket: s3.bucket, listingTtlMs: 0 });
     const got = await readAll(reader.readSegment(w.key, w.bytes.length));
     expect(runs()).toBe(4);
     expect(got.equals(w.bytes)).toBe(true);
@@ -101,7 +83,7 @@ describe('a read slower than the compactor over a writer of several runs', () =>
   it('held: 3 runs compacted ahead of the read (3 vanishes): every byte', async () => {
     const w = await writer(3 * PER_RUN);
     const { client, runs } = readerClient(w);
-    const reader = new S3SegmentStore({ client, bucket, listingTtlMs: 0 });
+    const reader = new S3SegmentStore({ client, bucket: s3.bucket, listingTtlMs: 0 });
     expect((await readAll(reader.readSegment(w.key, w.bytes.length))).equals(w.bytes)).toBe(true);
     expect(runs()).toBe(3);
     client.destroy();

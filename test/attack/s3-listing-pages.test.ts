@@ -8,8 +8,8 @@
  * after it), a kept listing extended with StartAfter riding on every page with the continuation token,
  * two runs at one offset on either side of that StartAfter, and a read aborted between two pages.
  */
-import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import type { SegmentKey } from '../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
@@ -22,20 +22,9 @@ import {
   writerPrefix,
 } from '../../lib/store/s3/segment-objects.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { readAll, useS3Bucket } from '../support/s3-bucket.js';
 
-let s3: LocalS3;
-let bucket: string;
-let admin: S3Client;
-
-beforeAll(async () => {
-  s3 = await startS3rver();
-  bucket = await s3.createBucket();
-  admin = s3.client();
-}, 120_000);
-afterAll(async () => {
-  await s3?.close();
-});
+const s3 = useS3Bucket();
 
 interface ListSent {
   prefix: string | undefined;
@@ -73,18 +62,13 @@ function listingClient(hook?: { nth: number; run: () => void | Promise<void> }) 
 }
 
 const line = (i: number) => Buffer.from(`${JSON.stringify({ i }).padEnd(99, ' ')}\n`);
-const put = (Key: string, Body: Buffer) => admin.send(new PutObjectCommand({ Bucket: bucket, Key, Body }));
-
-async function readAll(it: AsyncIterable<Uint8Array>): Promise<Buffer> {
-  const parts: Uint8Array[] = [];
-  for await (const p of it) parts.push(p);
-  return Buffer.concat(parts);
-}
+const put = (Key: string, Body: Buffer) =>
+  s3.admin.send(new PutObjectCommand({ Bucket: s3.bucket, Key, Body }));
 
 /** A writer of `n` 100-byte chunk objects (offsets 0, 100, …), put as ingest puts them. */
 async function writer(n: number): Promise<{ key: SegmentKey; prefix: string; bytes: Buffer }> {
   const key = { tenant: 'acme', sid: newId('s'), w: newId('w') };
-  const store = new S3SegmentStore({ client: admin, bucket });
+  const store = new S3SegmentStore({ client: s3.admin, bucket: s3.bucket });
   const chunks = Array.from({ length: n }, (_, i) => line(i));
   for (let i = 0; i < n; i++) await store.putChunk(key, i * 100, chunks[i]!);
   return { key, prefix: writerPrefix(key), bytes: Buffer.concat(chunks) };
@@ -109,9 +93,9 @@ async function oddNeighbours(key: SegmentKey, prefix: string): Promise<string[]>
   return names;
 }
 
-/** Every object under `prefix` in the order the server lists them (one unpaged listing of the admin). */
+/** Every object under `prefix` in the order the server lists them (one unpaged listing of the s3.admin). */
 async function serverObjects(prefix: string): Promise<{ key: string; size: number }[]> {
-  const page = await admin.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+  const page = await s3.admin.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: prefix }));
   expect(page.IsTruncated).toBe(false);
   return (page.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size ?? 0 }));
 }
@@ -136,7 +120,12 @@ describe('paged listings of a writer (segment store)', () => {
     for (const pageSize of [1, 2, 3]) {
       for (const end of [1, 99, 100, 101, 250, 300, 450, 699, 700, 999, 1000]) {
         const { client, lists } = listingClient();
-        const reader = new S3SegmentStore({ client, bucket, listPageSize: pageSize, listingTtlMs: 0 });
+        const reader = new S3SegmentStore({
+          client,
+          bucket: s3.bucket,
+          listPageSize: pageSize,
+          listingTtlMs: 0,
+        });
         const got = await readAll(reader.readSegment(key, end));
         const what = `page ${pageSize}, end ${end}`;
         expect(got.equals(bytes.subarray(0, end)), what).toBe(true);
@@ -160,7 +149,12 @@ describe('paged listings of a writer (segment store)', () => {
     const order = await serverOrder(prefix);
     for (const pageSize of [1, 2, 3]) {
       const { client, lists } = listingClient();
-      const reader = new S3SegmentStore({ client, bucket, listPageSize: pageSize, listingTtlMs: 0 });
+      const reader = new S3SegmentStore({
+        client,
+        bucket: s3.bucket,
+        listPageSize: pageSize,
+        listingTtlMs: 0,
+      });
       expect(await reader.missingBytes(key, 450)).toBeNull();
       expect(lists.length).toBe(pagesNeeded(order, prefix, 450, pageSize));
       // past the writer's end: the listing runs to the last page, and the gap is named
@@ -176,7 +170,12 @@ describe('paged listings of a writer (segment store)', () => {
     await oddNeighbours(key, prefix);
     for (const pageSize of [1, 2, 3]) {
       const { client, lists } = listingClient();
-      const reader = new S3SegmentStore({ client, bucket, listPageSize: pageSize, listingTtlMs: 60_000 });
+      const reader = new S3SegmentStore({
+        client,
+        bucket: s3.bucket,
+        listPageSize: pageSize,
+        listingTtlMs: 60_000,
+      });
       expect((await readAll(reader.readSegment(key, 350))).equals(bytes.subarray(0, 350))).toBe(true);
       const first = lists.length;
       // the session grew: the second read lists only after the kept listing's last chunk (offset 300)
@@ -217,7 +216,12 @@ describe('paged listings of a writer (segment store)', () => {
     await put(chunkObjectKey(key, 500), lines[5]!);
     for (const pageSize of [1, 2, 3]) {
       const { client, lists } = listingClient();
-      const reader = new S3SegmentStore({ client, bucket, listPageSize: pageSize, listingTtlMs: 60_000 });
+      const reader = new S3SegmentStore({
+        client,
+        bucket: s3.bucket,
+        listPageSize: pageSize,
+        listingTtlMs: 60_000,
+      });
       expect((await readAll(reader.readSegment(key, 300))).equals(bytes.subarray(0, 300))).toBe(true);
       const first = lists.length;
       const got = await readAll(reader.readSegment(key, 600));
@@ -234,7 +238,7 @@ describe('paged listings of a writer (segment store)', () => {
     const controller = new AbortController();
     const reason = new Error('caller went away');
     const { client, lists } = listingClient({ nth: 3, run: () => controller.abort(reason) });
-    const reader = new S3SegmentStore({ client, bucket, listPageSize: 1, listingTtlMs: 0 });
+    const reader = new S3SegmentStore({ client, bucket: s3.bucket, listPageSize: 1, listingTtlMs: 0 });
     await expect(
       readAll(reader.readSegment(key, 2000, 0, undefined, { signal: controller.signal })),
     ).rejects.toBe(reason);
@@ -251,7 +255,7 @@ describe('paged listings of the compactor and the digest store', () => {
     for (const pageSize of [1, 2, 3]) {
       for (const end of [1, 250, 450, 900, 5000]) {
         const { client, lists } = listingClient();
-        const c = new S3SegmentCompactor({ client, bucket, listPageSize: pageSize });
+        const c = new S3SegmentCompactor({ client, bucket: s3.bucket, listPageSize: pageSize });
         const objects = await c.listObjects(key, end);
         const what = `page ${pageSize}, end ${end}`;
         const want = Array.from({ length: 9 }, (_, i) => i * 100).filter((o) => o < end);
@@ -290,7 +294,7 @@ describe('paged listings of the compactor and the digest store', () => {
     const total = (await serverOrder(prefix)).length;
     for (const pageSize of [1, 2, 3]) {
       const { client, lists } = listingClient();
-      const store = new S3DigestStore({ client, bucket, listPageSize: pageSize });
+      const store = new S3DigestStore({ client, bucket: s3.bucket, listPageSize: pageSize });
       expect(await store.listDigests('acme', sid)).toEqual(seqs);
       expect(lists.length).toBe(Math.ceil(total / pageSize));
       expect(lists.every((l) => l.prefix === prefix && l.maxKeys === pageSize)).toBe(true);

@@ -29,6 +29,7 @@ import { S3SegmentCompactor } from '../../../lib/store/s3/compaction.js';
 import { writerPrefix } from '../../../lib/store/s3/segment-objects.js';
 import { S3SegmentStore } from '../../../lib/store/s3/segment-store.js';
 import { LOCAL_REGION } from '../../support/dynamodb-local.js';
+import { readAll } from '../../support/s3-bucket.js';
 import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../../support/s3-replay-world.js';
 
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
@@ -67,12 +68,6 @@ function countingClient() {
 
 const auth = () => ({ authorization: `Bearer ${world.token}` });
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
-
-async function readAll(it: AsyncIterable<Uint8Array>): Promise<Buffer> {
-  const parts: Uint8Array[] = [];
-  for await (const p of it) parts.push(p);
-  return Buffer.concat(parts);
-}
 
 async function keysOf(key: SegmentKey): Promise<string[]> {
   const out: string[] = [];
