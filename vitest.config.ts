@@ -5,8 +5,12 @@ export default defineConfig({
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
     // test/real-client runs the real Claude Code and Codex CLIs (a ~760 MB install): `npm run test:real-client`.
     exclude: ['**/node_modules/**', 'test/real-client/**'],
-    // DynamoDB Local, s3rver and Chromium, once per run and shared (test/support/services.ts).
+    // DynamoDB Local, s3rver and Chromium, once per run and shared; the end-of-run leak check
+    // (test/support/services.ts). Each file's own leak check: test/support/leak-check.ts.
     globalSetup: ['test/support/services.ts'],
+    setupFiles: ['test/support/leak-check.ts'],
+    // A process per test file: the leak check reads the file's children from the worker's pid.
+    pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Tests spawn servers and child processes; two cores here, so keep workers few.
