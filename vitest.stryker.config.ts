@@ -10,13 +10,13 @@ export default defineConfig({
       // what a verdict rests on and the command matcher (lib/log/analyse/evidence-match.ts, issue 24.1 and 24.2)
       'test/log/evidence-provenance.test.ts',
       'test/log/evidence-origins.test.ts',
-      'test/service/status-retention.test.ts',
-      'test/service/work-content.test.ts',
+      'test/service/status/retention.test.ts',
+      'test/service/work/content.test.ts',
       // the content rules' normalization (lib/log/format/text-normal.ts) and the look-alikes over HTTP (issue 24.4)
       'test/log/text-normal.test.ts',
       'test/attack/content-lookalikes.test.ts',
       'test/attack/content-lookalikes-more.test.ts',
-      'test/service/declared.test.ts',
+      'test/service/status/declared.test.ts',
       // the merge (lib/log/read/merge.ts, fast-merge.ts): its own tests, the property tests (any interleaving
       // merges like the reference sort) and the seeds' golden lines
       'test/log/merge.test.ts',
@@ -29,8 +29,8 @@ export default defineConfig({
       'test/log/abort.test.ts',
       // ingest and tokens (lib/service/ingest*.ts, tokens.ts): the app over real HTTP on loopback with a
       // SQLite file and a segment directory, in process (a second or so a file)
-      'test/service/ingest-lines.test.ts',
-      'test/service/digests-ingest.test.ts',
+      'test/service/ingest/lines.test.ts',
+      'test/service/digests/ingest.test.ts',
       'test/http/ingest.test.ts',
       'test/http/isolation.test.ts',
       'test/http/auth.test.ts',
@@ -38,8 +38,8 @@ export default defineConfig({
       'test/http/session-tokens.test.ts',
       'test/http/token-expiry.test.ts',
       'test/http/stored-scopes.test.ts',
-      // work ownership (lib/service/work-owner.ts, issue 24.3): the rule case by case, and over real HTTP
-      'test/service/work-owner.test.ts',
+      // work ownership (lib/service/work/owner.ts, issue 24.3): the rule case by case, and over real HTTP
+      'test/service/work/owner.test.ts',
       'test/attack/work-ownership.test.ts',
     ],
     testTimeout: 30_000,

@@ -5,8 +5,8 @@
  */
 import { closeSync, createWriteStream, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { type LogEvent, newId, serializeEvent } from '../lib/log/index.js';
 import { formatTs } from '../lib/log/format/time.js';
+import { type LogEvent, newId, serializeEvent } from '../lib/log/index.js';
 
 export async function generateSession(root: string, events: number, writers: number): Promise<string> {
   const sid = newId('s');

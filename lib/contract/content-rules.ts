@@ -12,8 +12,9 @@
  * report's note and evidence refs are judged by the same rules (`brokenRule` with a subset,
  * lib/contract/status.ts).
  */
-import { redactText } from '../log/redact/redact.js';
+
 import { LINE_BREAK, normalReadings, visibleText } from '../log/format/text-normal.js';
+import { redactText } from '../log/redact/redact.js';
 
 /** The rules, by name, with what a refusal tells the agent. */
 export const CONTENT_RULES = {

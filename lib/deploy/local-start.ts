@@ -8,8 +8,8 @@
  */
 import { ensureTenant } from '../service/tenants/bootstrap.js';
 import { type CreatedToken, mintToken } from '../service/tokens/create.js';
-import type { StateStore } from '../store/index.js';
 import { type StorageFaultKind, storageFaultKind } from '../store/errors.js';
+import type { StateStore } from '../store/index.js';
 
 /** The label of the token a board link carries. */
 export const BOARD_LINK_LABEL = 'board link';

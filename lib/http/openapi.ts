@@ -13,8 +13,8 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
-import { ERROR_STATUS, type ErrorCode } from '../service/shared/errors.js';
 import type { Scope } from '../contract/scopes.js';
+import { ERROR_STATUS, type ErrorCode } from '../service/shared/errors.js';
 import { HANSARD_VERSION } from '../version.js';
 import type { AppEnv } from './auth.js';
 import type { AuthKind, Operation } from './route.js';

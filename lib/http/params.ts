@@ -6,8 +6,8 @@
  */
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { AppError } from '../service/shared/errors.js';
 import { SessionId, TokenId, WriterId } from '../contract/ids.js';
+import { AppError } from '../service/shared/errors.js';
 import { incomingOf, readIncoming } from './node-body.js';
 
 export { SessionId, TokenId, WriterId };

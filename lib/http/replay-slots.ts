@@ -21,9 +21,9 @@
  * reserved concurrency bound reads there.
  */
 import type { Context } from 'hono';
+import { resolveLimits } from '../contract/limits.js';
 import type { ServiceContext } from '../service/shared/context.js';
 import { AppError } from '../service/shared/errors.js';
-import { resolveLimits } from '../contract/limits.js';
 import { ScanGate } from '../service/shared/scan-gate.js';
 import type { AppEnv } from './auth.js';
 import { toByteStream } from './stream.js';

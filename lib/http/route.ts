@@ -16,8 +16,8 @@
 import type { OpenAPIHono, RouteConfig, RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { ZodError, z } from 'zod';
-import { AppError, type ErrorCode } from '../service/shared/errors.js';
 import type { Scope } from '../contract/scopes.js';
+import { AppError, type ErrorCode } from '../service/shared/errors.js';
 import type { AppEnv } from './auth.js';
 import { componentRef, errorResponses, type Json, security } from './openapi.js';
 

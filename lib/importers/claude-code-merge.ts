@@ -6,8 +6,8 @@
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { splitLineBatches } from '../log/read/reader.js';
 import { parseTs } from '../log/format/time.js';
+import { splitLineBatches } from '../log/read/reader.js';
 import { decodeLine, parseObject } from './json-line.js';
 
 /** One line of a file as text. */

@@ -4,8 +4,8 @@
  * Pure functions; nothing here writes.
  */
 import { createReadStream } from 'node:fs';
-import { splitLines } from '../log/read/reader.js';
 import { parseTs } from '../log/format/time.js';
+import { splitLines } from '../log/read/reader.js';
 import { isObj, type Obj, parseObject, str } from './json-line.js';
 
 /**

@@ -12,7 +12,12 @@
  * What is not a person speaking is never a `message`: only `prompt` writes one.
  */
 import type { ActionStatus, TurnStatus } from '../log/format/events.js';
-import { type EmitOptions, openSession, type SessionWriter, type WriterOptions } from '../log/write/writer.js';
+import {
+  type EmitOptions,
+  openSession,
+  type SessionWriter,
+  type WriterOptions,
+} from '../log/write/writer.js';
 
 /** The `extra` key that marks what an imported note stands for (docs/import.md). */
 export const IMPORT_KIND_KEY = 'import_kind';

@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { hashIdText } from '../../lib/log/format/envelope-scan.js';
+import { formatTs } from '../../lib/log/format/time.js';
 import {
   newId,
   type ReplaySegment,
@@ -33,7 +34,6 @@ import {
   sessionDirSegments,
 } from '../../lib/log/index.js';
 import { sessionDirFileSegments } from '../../lib/log/read/segment-blocks.js';
-import { formatTs } from '../../lib/log/format/time.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const root = mkdtempSync(join(tmpdir(), 'hansard-attack3-fast-'));

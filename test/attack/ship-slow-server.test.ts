@@ -10,7 +10,12 @@
 import { createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { shipperRunning } from '../../lib/client/capture/spawn.js';
-import { configPath, readHookFailures, spoolBacklog, writeJsonAtomic } from '../../lib/client/capture/state-dir.js';
+import {
+  configPath,
+  readHookFailures,
+  spoolBacklog,
+  writeJsonAtomic,
+} from '../../lib/client/capture/state-dir.js';
 import { fixture, runHook, useBuiltCli } from '../client/capture/helpers.js';
 import { useServer } from '../support/server.js';
 import { tmpDirs } from '../support/tmp.js';

@@ -18,8 +18,8 @@ import { generateSession } from '../../bench/gen.js';
 import type { createApiHandler as CreateApiHandler } from '../../functions/api.js';
 import type { createReplayHandler as CreateReplayHandler } from '../../functions/replay.js';
 import type { createReplayBuildHandler as CreateBuildHandler } from '../../functions/replay-build.js';
-import { replayBytes } from '../../lib/log/replay/replay.js';
 import { sessionDirFileSegments } from '../../lib/log/read/segment-blocks.js';
+import { replayBytes } from '../../lib/log/replay/replay.js';
 import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../support/s3-replay-world.js';
 import {
   API_DOMAIN,

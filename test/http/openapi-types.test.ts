@@ -10,9 +10,9 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
 import type { ErrorBody as ErrorBodyType } from '../../lib/http/errors.js';
-import type { Attribution } from '../../lib/log/replay/attribution.js';
 import type { SessionSummary, TurnSummary, WriterSummary } from '../../lib/log/analyse/inspect.js';
 import type { Problem, VerifyReport } from '../../lib/log/analyse/verify.js';
+import type { Attribution } from '../../lib/log/replay/attribution.js';
 import type { attributionStored } from '../../lib/service/analysis/verify.js';
 import type { Board, BoardSession } from '../../lib/service/board/get.js';
 import type { IngestResult } from '../../lib/service/ingest/ingest-chunk.js';

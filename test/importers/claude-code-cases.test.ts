@@ -8,8 +8,8 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importClaudeCodeTranscript } from '../../lib/importers/index.js';
-import { decodeEvent, type LogEvent, readSegmentFile, sessionDirSources } from '../../lib/log/index.js';
 import { verifySession } from '../../lib/log/analyse/verify.js';
+import { decodeEvent, type LogEvent, readSegmentFile, sessionDirSources } from '../../lib/log/index.js';
 import { tmpDirs } from '../support/tmp.js';
 
 const CASES = 'test/fixtures/cases';

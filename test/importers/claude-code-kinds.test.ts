@@ -7,8 +7,8 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ImportResult, importClaudeCodeTranscript } from '../../lib/importers/index.js';
-import { decodeEvent, type LogEvent, readSegmentFile, sessionDirSources } from '../../lib/log/index.js';
 import { verifySession } from '../../lib/log/analyse/verify.js';
+import { decodeEvent, type LogEvent, readSegmentFile, sessionDirSources } from '../../lib/log/index.js';
 import { tmpDirs } from '../support/tmp.js';
 
 const scratch = tmpDirs('hansard-cc-kinds-');

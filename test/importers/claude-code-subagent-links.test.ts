@@ -11,8 +11,8 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importClaudeCodeTranscript } from '../../lib/importers/index.js';
-import { decodeEvent, type LogEvent, readSegmentFile, sessionDirSources } from '../../lib/log/index.js';
 import { verifySession } from '../../lib/log/analyse/verify.js';
+import { decodeEvent, type LogEvent, readSegmentFile, sessionDirSources } from '../../lib/log/index.js';
 import { runHansard } from '../support/cli.js';
 import { tmpDirs } from '../support/tmp.js';
 

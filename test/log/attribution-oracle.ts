@@ -3,6 +3,8 @@
  * Maps, an object per turn and per action, positions counted in events), kept as the reference that
  * test/log/attribution-compact.test.ts checks the compact one against. Not used by the library.
  */
+
+import type { LogEvent } from '../../lib/log/format/events.js';
 import {
   type Attribution,
   type AttributionBasis,
@@ -14,7 +16,6 @@ import {
 } from '../../lib/log/replay/attribution.js';
 import { fieldsOf, idList, str, toEvent } from '../../lib/log/replay/attribution-input.js';
 import { SizedFifo } from '../../lib/log/replay/attribution-window.js';
-import type { LogEvent } from '../../lib/log/format/events.js';
 
 const round = (x: number): number => Math.round(x * 1e6) / 1e6;
 

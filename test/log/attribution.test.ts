@@ -2,6 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { decodeEvent } from '../../lib/log/format/codec.js';
+import type { LogEvent } from '../../lib/log/format/events.js';
+import { mergeSegments } from '../../lib/log/read/merge.js';
+import { sessionDirSources } from '../../lib/log/read/session-dir.js';
 import {
   type Attribution,
   Attributor,
@@ -11,10 +15,6 @@ import {
   CONTESTED_TOTAL_CONFIDENCE,
   TEMPORAL_CONFIDENCE,
 } from '../../lib/log/replay/attribution.js';
-import { decodeEvent } from '../../lib/log/format/codec.js';
-import type { LogEvent } from '../../lib/log/format/events.js';
-import { mergeSegments } from '../../lib/log/read/merge.js';
-import { sessionDirSources } from '../../lib/log/read/session-dir.js';
 import { openSession, type SessionWriter } from '../../lib/log/write/writer.js';
 
 let tmp: string;

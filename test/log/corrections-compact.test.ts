@@ -9,8 +9,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CorrectionIndex } from '../../lib/log/replay/corrections.js';
 import { decodeEvent, type LogEvent } from '../../lib/log/index.js';
+import { CorrectionIndex } from '../../lib/log/replay/corrections.js';
 import { OracleCorrectionIndex } from './corrections-oracle.js';
 
 const ulid = (p: string, n: number) => `${p}_01KZ${String(n).padStart(22, '0')}`;

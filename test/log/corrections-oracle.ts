@@ -3,13 +3,7 @@
  * correction as its whole decoded event, string-keyed Maps and Sets), kept as the reference that
  * test/log/corrections-compact.test.ts checks the compact one against. Not used by the library.
  */
-import type {
-  CorrectionEvent,
-  CorrectionProblem,
-  CorrectionProblemCode,
-  CorrectionProvenance,
-  EffectiveEvent,
-} from '../../lib/log/replay/corrections.js';
+
 import { hashIdText } from '../../lib/log/format/envelope-scan.js';
 import {
   ENVELOPE_FIELDS,
@@ -19,6 +13,13 @@ import {
   type LogEvent,
   TYPE_FIELDS,
 } from '../../lib/log/format/events.js';
+import type {
+  CorrectionEvent,
+  CorrectionProblem,
+  CorrectionProblemCode,
+  CorrectionProvenance,
+  EffectiveEvent,
+} from '../../lib/log/replay/corrections.js';
 
 export class OracleCorrectionIndex {
   /** corrections by target id, each list in merged order */

@@ -6,7 +6,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { EvidenceIndex, type GivenOrigin } from '../../lib/log/analyse/evidence.js';
-import { commandMatch, commandOf, isActionId, isRuntimeCallId } from '../../lib/log/analyse/evidence-match.js';
+import {
+  commandMatch,
+  commandOf,
+  isActionId,
+  isRuntimeCallId,
+} from '../../lib/log/analyse/evidence-match.js';
 import { asProvenance, isObserved, PROVENANCE_KINDS, provenanceOf } from '../../lib/log/format/provenance.js';
 
 const T0 = Date.UTC(2026, 5, 1) * 1000;

@@ -12,6 +12,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatTs } from '../../lib/log/format/time.js';
 import {
   type CorrectionProblem,
   type LineProblem,
@@ -23,7 +24,6 @@ import {
   sessionDirSegments,
 } from '../../lib/log/index.js';
 import { sessionDirFileSegments } from '../../lib/log/read/segment-blocks.js';
-import { formatTs } from '../../lib/log/format/time.js';
 
 let root: string;
 beforeAll(() => {

@@ -12,10 +12,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatTs } from '../../lib/log/format/time.js';
+import { newId, replayBatches, replayBytes, sessionDirSegments } from '../../lib/log/index.js';
 import { Attributor } from '../../lib/log/replay/attribution.js';
 import { SizedFifo } from '../../lib/log/replay/attribution-window.js';
-import { newId, replayBatches, replayBytes, sessionDirSegments } from '../../lib/log/index.js';
-import { formatTs } from '../../lib/log/format/time.js';
 
 let root: string;
 beforeAll(() => {

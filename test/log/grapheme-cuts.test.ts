@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseLine } from '../../lib/log/format/codec.js';
-import { cutLongFields, MAX_FIELD_BYTES } from '../../lib/log/write/field-limits.js';
 import { oneLine as replayLine } from '../../lib/log/replay/replay-text.js';
+import { cutLongFields, MAX_FIELD_BYTES } from '../../lib/log/write/field-limits.js';
 import { excerpt, oneLine } from '../../lib/service/timeline/text.js';
 
 const FLAG = '\u{1F1EB}\u{1F1F7}'; // 🇫🇷: four UTF-16 units, eight UTF-8 bytes

@@ -9,13 +9,13 @@ import { mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } fro
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/format/ids.js';
-import { type ReplaySegment, sessionDirSegments } from '../../lib/log/replay/replay.js';
 import {
   openSegmentBlocks,
   type SegmentBlockReader,
   segmentBlockBytes,
   sessionDirFileSegments,
 } from '../../lib/log/read/segment-blocks.js';
+import { type ReplaySegment, sessionDirSegments } from '../../lib/log/replay/replay.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { tmpDirs } from '../support/tmp.js';
 

@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { sessionDirSources } from '../../lib/log/index.js';
 import { verifySession } from '../../lib/log/analyse/verify.js';
+import { sessionDirSources } from '../../lib/log/index.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-verify-empty-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

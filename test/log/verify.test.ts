@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { VERIFY_CODE_INFO } from '../../lib/log/analyse/verify-codes.js';
 import {
   newId,
   openSession,
@@ -12,7 +13,6 @@ import {
   verifySegments,
   verifySession,
 } from '../../lib/log/index.js';
-import { VERIFY_CODE_INFO } from '../../lib/log/analyse/verify-codes.js';
 
 let root: string;
 beforeEach(() => {

@@ -9,8 +9,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../lib/client/api/client.js';
 import { uploadSession } from '../../lib/client/api/upload.js';
-import { MAX_META_BYTES, MAX_META_STRING_UNITS } from '../../lib/log/write/field-limits.js';
 import { openSession } from '../../lib/log/index.js';
+import { MAX_META_BYTES, MAX_META_STRING_UNITS } from '../../lib/log/write/field-limits.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';
 

@@ -10,9 +10,9 @@
 import { createReadStream, statSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { MAX_CHUNK_BYTES, MAX_CHUNK_LINES } from '../../contract/limits.js';
 import { type RawLine, splitLines } from '../../log/read/reader.js';
 import { listSegments, sessionIdOf } from '../../log/read/session-dir.js';
-import { MAX_CHUNK_BYTES, MAX_CHUNK_LINES } from '../../contract/limits.js';
 import { type ApiClient, ServerError } from './client.js';
 import { FailureError, UsageError } from './errors.js';
 import { appendOnlyAdvice, checkUploadedDigests, SEGMENT_CHANGED } from './upload-digests.js';

@@ -8,8 +8,8 @@
  */
 import { accessSync, constants, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
-import { mkdirs } from '../api/safe-fs.js';
 import type { Scope } from '../../contract/scopes.js';
+import { mkdirs } from '../api/safe-fs.js';
 import { failuresFinding } from './doctor-failures.js';
 import { claudeFinding, codexFinding } from './doctor-hooks.js';
 import { checkHealth, probeToken } from './doctor-server.js';

@@ -5,11 +5,11 @@
  * Exit 0 when all is well, 1 when something needs action.
  */
 import type { Command } from 'commander';
-import { runDoctor } from '../capture/doctor.js';
-import { clearHookFailures, hookFailuresPath, stateDir } from '../capture/state-dir.js';
+import { escapeControl } from '../../log/format/escape.js';
 import { ExitError, FailureError } from '../api/errors.js';
 import { type Io, printJson } from '../api/io.js';
-import { escapeControl } from '../../log/format/escape.js';
+import { runDoctor } from '../capture/doctor.js';
+import { clearHookFailures, hookFailuresPath, stateDir } from '../capture/state-dir.js';
 import { jsonOption } from './options.js';
 
 export function registerDoctor(program: Command, io: Io): void {

@@ -15,11 +15,11 @@ import { Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { Command } from 'commander';
+import { isId } from '../../log/format/ids.js';
 import { clientFrom, DEFAULT_URL, retryNotice } from '../api/config.js';
 import { FailureError, UsageError } from '../api/errors.js';
 import { type Io, printJson } from '../api/io.js';
 import { describeFsError } from '../api/upload.js';
-import { isId } from '../../log/format/ids.js';
 import { jsonOption } from './options.js';
 
 /** What `hansard export --json` prints. */

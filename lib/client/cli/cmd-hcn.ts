@@ -8,11 +8,11 @@ import { createReadStream, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Command } from 'commander';
+import { HcnFormatError, HcnRecorder, type HcnRecordResult } from '../../importers/hcn.js';
 import { clientFrom, retryNotice } from '../api/config.js';
 import { UsageError } from '../api/errors.js';
 import { type Io, printJson } from '../api/io.js';
 import { describeFsError, uploadSession } from '../api/upload.js';
-import { HcnFormatError, HcnRecorder, type HcnRecordResult } from '../../importers/hcn.js';
 import { counted, problemWords } from './import-words.js';
 import { jsonOption } from './options.js';
 

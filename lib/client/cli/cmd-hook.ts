@@ -5,10 +5,10 @@
  * bundle, they exit 0 whatever happens: a hook must never get in the agent's way.
  */
 import type { Command } from 'commander';
+import type { Io } from '../api/io.js';
 import { runClaudeHook, runCodexHook } from '../capture/hook.js';
 import { runShipper, shipSummary } from '../capture/ship.js';
 import { stateDir } from '../capture/state-dir.js';
-import type { Io } from '../api/io.js';
 
 /** Registers `hansard hook …`. */
 export function registerHook(program: Command, io: Io): void {

@@ -5,12 +5,12 @@
  */
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { UsageError } from '../api/errors.js';
-import { type Io, printJson } from '../api/io.js';
-import { describeFsError } from '../api/upload.js';
 import { importClaudeCodeStream, isClaudeStreamJson } from '../../importers/claude-code-stream.js';
 import { importCodexExec, isCodexExecJson } from '../../importers/codex-exec.js';
 import { firstObject } from '../../importers/stream-lines.js';
+import { UsageError } from '../api/errors.js';
+import { type Io, printJson } from '../api/io.js';
+import { describeFsError } from '../api/upload.js';
 import { counted, eventWords, personLine, problemWords } from './import-words.js';
 
 /** What the import commands take. */

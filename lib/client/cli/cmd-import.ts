@@ -6,11 +6,11 @@
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { importCodexRollout } from '../../importers/codex.js';
+import { importClaudeCodeTranscript } from '../../importers/index.js';
 import { UsageError } from '../api/errors.js';
 import { type Io, printJson } from '../api/io.js';
 import { describeFsError } from '../api/upload.js';
-import { importCodexRollout } from '../../importers/codex.js';
-import { importClaudeCodeTranscript } from '../../importers/index.js';
 import { registerImportHcn } from './cmd-hcn.js';
 import { importStreamIfAny } from './cmd-import-streams.js';
 import {

@@ -6,12 +6,12 @@
  * file cannot be parsed (nothing is written then) or a flag is wrong.
  */
 import { type Command, Option } from 'commander';
+import { escapeControl } from '../../log/format/escape.js';
+import { ExitError, UsageError } from '../api/errors.js';
+import { type Io, printJson } from '../api/io.js';
 import { IntegrationsInputError, type SyncResult, syncIntegrations } from '../capture/integrations.js';
 import { SettingsFormatError } from '../capture/integrations-claude.js';
 import { CodexConfigError } from '../capture/integrations-codex.js';
-import { ExitError, UsageError } from '../api/errors.js';
-import { type Io, printJson } from '../api/io.js';
-import { escapeControl } from '../../log/format/escape.js';
 import { jsonOption } from './options.js';
 
 interface SyncFlags {

@@ -7,11 +7,11 @@
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
+import { sessionDirFileSegments } from '../../log/read/segment-blocks.js';
+import { replayBytes } from '../../log/replay/replay.js';
 import { clientFrom, retryNotice } from '../api/config.js';
 import { FailureError, UsageError } from '../api/errors.js';
 import { type Io, writeOut } from '../api/io.js';
-import { replayBytes } from '../../log/replay/replay.js';
-import { sessionDirFileSegments } from '../../log/read/segment-blocks.js';
 import { sessionTarget } from './session-target.js';
 
 export function registerReplay(program: Command, io: Io): void {

@@ -10,8 +10,8 @@ import { accessSync, constants, readFileSync, rmSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { ExitError, UsageError } from '../api/errors.js';
 import { HcnRecorder, type HcnRecordResult } from '../../importers/hcn.js';
+import { ExitError, UsageError } from '../api/errors.js';
 import { type IoWithStdin, type RecordFlags, recordOptions, summary, upload } from './cmd-hcn.js';
 
 const INSTALL_HINT =

@@ -4,9 +4,9 @@
  */
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
+import { parseByteSize } from '../../contract/limits.js';
 import { UsageError } from '../api/errors.js';
 import type { Io } from '../api/io.js';
-import { parseByteSize } from '../../contract/limits.js';
 
 export function registerServe(program: Command, io: Io): void {
   program

@@ -3,11 +3,11 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { type Command, Option } from 'commander';
+import { MAX_NOTE_CHARS, MAX_REF_CHARS, STATES, StatusReport } from '../../contract/status.js';
+import { isId } from '../../log/format/ids.js';
 import { clientFrom, retryNotice } from '../api/config.js';
 import { UsageError } from '../api/errors.js';
 import { type Io, printJson } from '../api/io.js';
-import { isId } from '../../log/format/ids.js';
-import { MAX_NOTE_CHARS, MAX_REF_CHARS, STATES, StatusReport } from '../../contract/status.js';
 import { jsonOption } from './options.js';
 
 /** An `Io` that may carry the stdin `--events-file -` reads (tests pass their own; the CLI reads process.stdin). */

@@ -10,8 +10,6 @@
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { UsageError } from '../api/errors.js';
-import { type Io, printJson } from '../api/io.js';
 import { DEFAULT_LIMITS, formatByteSize, parseByteSize } from '../../contract/limits.js';
 import {
   MAX_RATE_LIMIT_PER_MINUTE,
@@ -19,6 +17,8 @@ import {
   type TenantSettings,
   type TenantSettingsChange,
 } from '../../deploy/tenant-admin.js';
+import { UsageError } from '../api/errors.js';
+import { type Io, printJson } from '../api/io.js';
 import { jsonOption } from './options.js';
 import {
   awsFailure,

@@ -8,9 +8,9 @@
  * ./cmd-tenant-limits.ts.
  */
 import type { Command } from 'commander';
+import type { CreatedToken } from '../../deploy/tenant-admin.js';
 import { UsageError } from '../api/errors.js';
 import { type Io, printJson } from '../api/io.js';
-import type { CreatedToken } from '../../deploy/tenant-admin.js';
 import { registerTenantLimits } from './cmd-tenant-limits.js';
 import { jsonOption } from './options.js';
 import {

@@ -1,10 +1,10 @@
 /** `hansard token create|list|revoke` (DESIGN §6): token administration on the server (admin scope). */
 import type { Command } from 'commander';
+import { SCOPES } from '../../contract/scopes.js';
+import { escapeControl } from '../../log/format/escape.js';
 import { clientFrom, retryNotice } from '../api/config.js';
 import { UsageError } from '../api/errors.js';
 import { type Io, printJson } from '../api/io.js';
-import { escapeControl } from '../../log/format/escape.js';
-import { SCOPES } from '../../contract/scopes.js';
 import { jsonOption } from './options.js';
 
 export function registerToken(program: Command, io: Io): void {

@@ -2,11 +2,11 @@
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { isId } from '../../log/format/ids.js';
+import { listSegments } from '../../log/read/session-dir.js';
 import { clientFrom, retryNotice } from '../api/config.js';
 import { type Io, printJson } from '../api/io.js';
 import { type SessionUploadResult, uploadSession } from '../api/upload.js';
-import { isId } from '../../log/format/ids.js';
-import { listSegments } from '../../log/read/session-dir.js';
 import { jsonOption } from './options.js';
 
 export function registerUpload(program: Command, io: Io): void {

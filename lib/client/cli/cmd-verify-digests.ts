@@ -13,9 +13,9 @@ import { keyIdOf } from '../../audit/chain.js';
 import { KeysAnswer, PublicKeyInfo } from '../../audit/schemas.js';
 import { verifyBundle } from '../../audit/verify-bundle.js';
 import { PRIVATE_PEM } from '../../audit/verify-keys.js';
+import { escapeControl } from '../../log/format/escape.js';
 import { ExitError, UsageError } from '../api/errors.js';
 import { type Io, printJson } from '../api/io.js';
-import { escapeControl } from '../../log/format/escape.js';
 import { reportHints, reportLines } from './verify-digests-text.js';
 
 /** What `hansard verify --help` says about --digests: what is checked, and an example. */

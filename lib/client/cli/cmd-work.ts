@@ -5,11 +5,6 @@
  * the URL HANSARD_URL, else the config's; system `hansard-cli`; actor `$USER`.
  */
 import type { Command } from 'commander';
-import { readCaptureConfig, stateDir } from '../capture/state-dir.js';
-import { ApiClient } from '../api/client.js';
-import { DEFAULT_URL } from '../api/config.js';
-import { UsageError } from '../api/errors.js';
-import type { Io } from '../api/io.js';
 import {
   DEPENDENCY_KINDS,
   WORK_TTL,
@@ -18,6 +13,11 @@ import {
   WorkStop,
   WorkWait,
 } from '../../contract/work.js';
+import { ApiClient } from '../api/client.js';
+import { DEFAULT_URL } from '../api/config.js';
+import { UsageError } from '../api/errors.js';
+import type { Io } from '../api/io.js';
+import { readCaptureConfig, stateDir } from '../capture/state-dir.js';
 import {
   type Owner,
   runHeartbeat,

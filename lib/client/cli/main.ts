@@ -4,11 +4,11 @@
  * refusal).
  */
 import { Command, CommanderError } from 'commander';
+import { escapeControl } from '../../log/format/escape.js';
+import { HANSARD_VERSION } from '../../version.js';
 import { NetworkError, ServerError, STORAGE_FAULTS_FOR_OPERATOR } from '../api/client.js';
 import { ExitError, FailureError, UsageError } from '../api/errors.js';
 import type { Io } from '../api/io.js';
-import { escapeControl } from '../../log/format/escape.js';
-import { HANSARD_VERSION } from '../../version.js';
 import { registerDoctor } from './cmd-doctor.js';
 import { registerExport } from './cmd-export.js';
 import { registerObserve } from './cmd-hcn.js';

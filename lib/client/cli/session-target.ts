@@ -4,8 +4,8 @@
  */
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { UsageError } from '../api/errors.js';
 import { isId } from '../../log/format/ids.js';
+import { UsageError } from '../api/errors.js';
 
 export type SessionTarget = { kind: 'dir'; dir: string } | { kind: 'server'; sid: string };
 

@@ -7,9 +7,9 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { isTenantName, openTenantAdmin, type TenantAdmin } from '../../deploy/tenant-admin.js';
 import { ExitError, UsageError } from '../api/errors.js';
 import type { Io } from '../api/io.js';
-import { isTenantName, openTenantAdmin, type TenantAdmin } from '../../deploy/tenant-admin.js';
 
 /** Where the tenant is: one of `table` (with `region`, `endpoint`) or `data`. */
 export interface TenantStoreOptions {

@@ -3,9 +3,10 @@
  * that says what went wrong and what to do, never a stack trace. The SDK turns a thrown error into such
  * a result itself; these are the sentences.
  */
+
+import { maskTokens } from '../../log/redact/mask-tokens.js';
 import { NetworkError, ServerError } from '../api/client.js';
 import { UsageError } from '../api/errors.js';
-import { maskTokens } from '../../log/redact/mask-tokens.js';
 import { MAKE_SESSION_TOKEN, SessionUnresolved } from './session.js';
 
 /** A tool result as the MCP SDK takes it. */

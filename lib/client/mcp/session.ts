@@ -19,13 +19,13 @@
  */
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { ClaudeState } from '../capture/claude-code.js';
-import { readCaptureConfig, readJson, stateDir } from '../capture/state-dir.js';
+import { isId } from '../../log/format/ids.js';
 import { ApiClient, ServerError } from '../api/client.js';
 import { DEFAULT_URL } from '../api/config.js';
 import { malformedTokenMessage, tokenFormProblem } from '../api/token-form.js';
 import { fetchTokenSelf } from '../api/token-self.js';
-import { isId } from '../../log/format/ids.js';
+import type { ClaudeState } from '../capture/claude-code.js';
+import { readCaptureConfig, readJson, stateDir } from '../capture/state-dir.js';
 
 /** How a session was found, for `session_context` and error messages. */
 export type SessionSource =

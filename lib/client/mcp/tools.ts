@@ -10,10 +10,10 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { sessionStartOutput } from '../capture/session-start.js';
-import { ApiClient, ServerError } from '../api/client.js';
-import { escapeControl } from '../../log/format/escape.js';
 import { StatusReport } from '../../contract/status.js';
+import { escapeControl } from '../../log/format/escape.js';
+import { ApiClient, ServerError } from '../api/client.js';
+import { sessionStartOutput } from '../capture/session-start.js';
 import { type ToolResult, toolError } from './errors.js';
 import { type ResolveContext, type ResolvedSession, resolveSession, serverUrl } from './session.js';
 

@@ -4,11 +4,12 @@
  * result, not success); 2 usage or refused by the server. Heartbeat and status answer from this machine
  * when the server does not (exit 0, said on stderr).
  */
+
+import type { WorkList, WorkView } from '../../contract/work.js';
+import { escapeControl } from '../../log/format/escape.js';
 import { type ApiClient, NetworkError, ServerError } from '../api/client.js';
 import { ExitError, UsageError } from '../api/errors.js';
 import { type Io, printJson } from '../api/io.js';
-import type { WorkList, WorkView } from '../../contract/work.js';
-import { escapeControl } from '../../log/format/escape.js';
 import {
   forgetItem,
   listItems,

@@ -6,8 +6,8 @@
  * (a start, which has no id yet, again to `POST /v1/work` with its key).
  */
 import { randomUUID } from 'node:crypto';
-import { type ApiClient, NetworkError, ServerError } from '../api/client.js';
 import type { WorkView } from '../../contract/work.js';
+import { type ApiClient, NetworkError, ServerError } from '../api/client.js';
 import {
   forgetItem,
   type LocalItem,

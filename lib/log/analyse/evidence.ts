@@ -22,8 +22,8 @@
  * `corrected` provenance). Declared events are never written into the transcript: this only reads it.
  */
 import type { RecordedEvent } from '../format/codec.js';
-import { commandMatch, commandOf, isActionId, isRuntimeCallId, normalRef } from './evidence-match.js';
 import { isObserved, type Provenance, provenanceOf } from '../format/provenance.js';
+import { commandMatch, commandOf, isActionId, isRuntimeCallId, normalRef } from './evidence-match.js';
 
 export { commandOf } from './evidence-match.js';
 

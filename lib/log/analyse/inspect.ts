@@ -4,13 +4,14 @@
  * duration, and the verify summary. One pass over the merged events; memory grows with the number of
  * writers, participants, turns and tools, not with the events.
  */
-import { Attributor } from '../replay/attribution.js';
+
 import { decodeEvent } from '../format/codec.js';
 import { escapeControl as esc } from '../format/escape.js';
 import { isType } from '../format/events.js';
-import type { ContestedChange, RestsOn, Verdict } from './evidence.js';
-import { type MergeSource, mergeSegments } from '../read/merge.js';
 import { type Provenance, provenanceOf } from '../format/provenance.js';
+import { type MergeSource, mergeSegments } from '../read/merge.js';
+import { Attributor } from '../replay/attribution.js';
+import type { ContestedChange, RestsOn, Verdict } from './evidence.js';
 import type { VerifyReport } from './verify.js';
 
 export interface WriterSummary {

@@ -19,13 +19,13 @@
  * safe as the text replay (issue 8.4).
  */
 import { decodeEvent, type LineProblem, type RecordedEvent } from '../format/codec.js';
-import { CorrectionIndex } from '../replay/corrections.js';
 import { escapeControl, hasControl } from '../format/escape.js';
 import { FORMAT_VERSION, isKnownType } from '../format/events.js';
-import { type MergeSource, mergeSegments } from '../read/merge.js';
-import { type ReplaySegment, segmentSources } from '../replay/replay.js';
 import { cutText } from '../format/text-cut.js';
 import { parseTs } from '../format/time.js';
+import { type MergeSource, mergeSegments } from '../read/merge.js';
+import { CorrectionIndex } from '../replay/corrections.js';
+import { type ReplaySegment, segmentSources } from '../replay/replay.js';
 import { type Severity, VERIFY_CODE_INFO } from './verify-codes.js';
 
 export type { Severity };

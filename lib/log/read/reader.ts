@@ -8,7 +8,13 @@
 
 import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
-import { type LineProblem, type ParsedLine, parseLine, parseLineText, type RecordedEvent } from '../format/codec.js';
+import {
+  type LineProblem,
+  type ParsedLine,
+  parseLine,
+  parseLineText,
+  type RecordedEvent,
+} from '../format/codec.js';
 
 /** One line of a segment: its bytes without the newline. */
 export interface RawLine {

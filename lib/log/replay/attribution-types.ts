@@ -4,8 +4,8 @@
  */
 import type { RecordedEvent } from '../format/codec.js';
 import type { LogEvent } from '../format/events.js';
-import type { IdTable } from './id-table.js';
 import type { MergedEvent } from '../read/merge.js';
+import type { IdTable } from './id-table.js';
 
 /** How an attribution was reached (DESIGN §3), from recorded facts to inference. */
 export type AttributionBasis =

@@ -64,6 +64,7 @@
  * turn.start, so it cannot change), then reused by every action and output of the turn while kept.
  */
 
+import type { LogEvent } from '../format/events.js';
 import { fieldsOf, idList, str, toEvent } from './attribution-input.js';
 import type {
   AttributableInput,
@@ -72,7 +73,6 @@ import type {
   AttributorOptions,
 } from './attribution-types.js';
 import { type Inferred, MessageWindows, SizedFifo } from './attribution-window.js';
-import type { LogEvent } from '../format/events.js';
 import { IdTable, Int32Column } from './id-table.js';
 
 // The result's shape (Attribution, AttributionBasis, AttributionCandidate, AttributableInput): attribution-types.ts.

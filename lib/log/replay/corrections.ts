@@ -33,11 +33,18 @@
  */
 
 import { serializeEvent } from '../format/codec.js';
-import { type Correction, keepCorrection, scanCorrections } from './correction-scan.js';
 import { hashIdText } from '../format/envelope-scan.js';
-import { ENVELOPE_FIELDS, FIELD_ORDER, isKnownType, isType, type LogEvent, TYPE_FIELDS } from '../format/events.js';
-import { IdTable, Int32Column } from './id-table.js';
+import {
+  ENVELOPE_FIELDS,
+  FIELD_ORDER,
+  isKnownType,
+  isType,
+  type LogEvent,
+  TYPE_FIELDS,
+} from '../format/events.js';
 import type { ReplaySegment } from '../read/session-dir.js';
+import { type Correction, keepCorrection, scanCorrections } from './correction-scan.js';
+import { IdTable, Int32Column } from './id-table.js';
 
 export type { CorrectionEvent } from './correction-scan.js';
 

@@ -3,14 +3,15 @@
  * and the one-line forms of ids and free text (issue 8.4, lib/log/format/escape). Used by lib/log/replay/replay.ts, which
  * re-exports `formatTextLine` and `attributionMark`.
  */
-import { type Attribution, Attributor } from './attribution.js';
+
 import { decodeEvent, parseLineText, type RecordedEvent } from '../format/codec.js';
-import { type CorrectionIndex, type EffectiveEvent, effectiveLine } from './corrections.js';
 import { escapeControl, hasControl } from '../format/escape.js';
 import { type LineFields, RawJson } from '../format/line-fields.js';
 import { cutText } from '../format/text-cut.js';
-import { Authors, contestedMarkBytes, type MarkCache, newMarkCache, printableAscii } from './text-mark.js';
 import type { TextOut } from '../read/text-out.js';
+import { type Attribution, Attributor } from './attribution.js';
+import { type CorrectionIndex, type EffectiveEvent, effectiveLine } from './corrections.js';
+import { Authors, contestedMarkBytes, type MarkCache, newMarkCache, printableAscii } from './text-mark.js';
 
 /** Where an event's line lies: its bytes `lb[ls, le)`, 1-based number and byte offset in its segment. */
 export interface LineAt {

@@ -21,10 +21,9 @@
  */
 import { statSync } from 'node:fs';
 import { decodeEvent, parseLine } from '../format/codec.js';
-import { CorrectionIndex, type CorrectionProblem } from './corrections.js';
+import { readLineFields } from '../format/line-fields.js';
 import { mergeToBuffers, mergeToText } from '../read/fast-merge.js';
 import type { LineCursor } from '../read/line-cursor.js';
-import { readLineFields } from '../format/line-fields.js';
 import {
   type MergedEvent,
   type MergeOptions,
@@ -33,10 +32,11 @@ import {
   mergeSegmentBatchesKeepingProblems,
 } from '../read/merge.js';
 import { type ReadOptions, readSegmentBatches } from '../read/reader.js';
-import { EventLines } from './replay-text.js';
 import { openSegmentBlocks } from '../read/segment-blocks.js';
 import { listSegments, type ReplaySegment, readFileRange } from '../read/session-dir.js';
 import type { TextOut } from '../read/text-out.js';
+import { CorrectionIndex, type CorrectionProblem } from './corrections.js';
+import { EventLines } from './replay-text.js';
 
 export type ReplayFormat = 'ndjson' | 'text';
 
@@ -343,5 +343,5 @@ export async function* replayRawReference(
   }
 }
 
-export { attributionMark, EventLines, formatTextLine } from './replay-text.js';
 export type { ReplaySegment } from '../read/session-dir.js';
+export { attributionMark, EventLines, formatTextLine } from './replay-text.js';

@@ -32,9 +32,10 @@ import {
   type TurnStatus,
   WriterMeta,
 } from '../format/events.js';
-import { cutExtra, cutLongFields } from './field-limits.js';
 import { type IdPrefix, isId, newId } from '../format/ids.js';
 import type { ProvenanceKind } from '../format/provenance.js';
+import { formatTs, nowMicros } from '../format/time.js';
+import { HANSARD_VERSION } from '../format/version.js';
 import {
   compilePatterns,
   HIDDEN_HOST,
@@ -43,8 +44,7 @@ import {
   type RedactPattern,
   redactEventFields,
 } from '../redact/redact.js';
-import { formatTs, nowMicros } from '../format/time.js';
-import { HANSARD_VERSION } from '../format/version.js';
+import { cutExtra, cutLongFields } from './field-limits.js';
 
 /** What `openSession` is told about the writer. */
 export interface SessionMeta {

@@ -6,9 +6,9 @@
  * verify makes anyway (its corrections pass), so the check costs the hashing, not another read.
  */
 import { createHash, type Hash } from 'node:crypto';
-import type { ReplaySegment } from '../../log/replay/replay.js';
 import type { Problem } from '../../log/analyse/verify.js';
 import { VERIFY_CODES } from '../../log/analyse/verify.js';
+import type { ReplaySegment } from '../../log/replay/replay.js';
 import type { ChunkRecord } from '../../store/index.js';
 import type { ServiceContext } from '../shared/context.js';
 

@@ -6,10 +6,10 @@
  */
 
 import { z } from 'zod';
-import { PROVENANCE_KINDS } from '../../log/format/provenance.js';
-import { VERIFY_CODES } from '../../log/analyse/verify.js';
 import { Count, Counts, SessionId } from '../../contract/ids.js';
 import { ContestedChange, RestsOn, VerdictCounts } from '../../contract/status.js';
+import { VERIFY_CODES } from '../../log/analyse/verify.js';
+import { PROVENANCE_KINDS } from '../../log/format/provenance.js';
 
 type VerifyCode = keyof typeof VERIFY_CODES;
 

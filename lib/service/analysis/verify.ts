@@ -2,11 +2,8 @@
  * verify and inspect of a stored session (issue 3; DESIGN §4 `GET …/verify`, `GET …/inspect`): the same
  * library functions the CLI runs on a local directory, over the stored segments.
  */
-import { type Attribution, attributeStream } from '../../log/replay/attribution.js';
-import { CorrectionIndex } from '../../log/replay/corrections.js';
+
 import { inspectSession, type SessionSummary } from '../../log/analyse/inspect.js';
-import { mergeSegments } from '../../log/read/merge.js';
-import { segmentSources } from '../../log/replay/replay.js';
 import {
   type Problem,
   VERIFY_CODES,
@@ -14,12 +11,16 @@ import {
   verifySegments,
   verifySession,
 } from '../../log/analyse/verify.js';
-import type { AttributionList } from './schemas.js';
-import { digestChecked } from './chunk-digests.js';
+import { mergeSegments } from '../../log/read/merge.js';
+import { type Attribution, attributeStream } from '../../log/replay/attribution.js';
+import { CorrectionIndex } from '../../log/replay/corrections.js';
+import { segmentSources } from '../../log/replay/replay.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
-import { type DeclaredSummary, declaredSummary } from '../status/declared.js';
 import { type SegmentLoss, storedSegments, storedSegmentsAndLosses } from '../shared/sources.js';
+import { type DeclaredSummary, declaredSummary } from '../status/declared.js';
 import { checkedStatus } from '../status/get.js';
+import { digestChecked } from './chunk-digests.js';
+import type { AttributionList } from './schemas.js';
 
 /**
  * `GET /v1/sessions/{sid}/verify` (scope `read`, or `board`: the session page shows its findings and links

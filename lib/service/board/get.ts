@@ -5,13 +5,13 @@
  * cursors are the listing's signed ones.
  */
 
+import type { StatusReport, VerdictCounts } from '../../contract/status.js';
 import { uniqueNames } from '../../log/format/names.js';
 import type { BoardCopy, WriterRecord } from '../../store/index.js';
+import { type SessionView, sessionsPage } from '../sessions/replay.js';
+import { requireScope, type ServiceContext } from '../shared/context.js';
 import { knownVerdicts, verdicts, workRows } from './rows.js';
 import { BOARD_COUNT_MAX, type Board, type BoardSession } from './schemas.js';
-import { requireScope, type ServiceContext } from '../shared/context.js';
-import { type SessionView, sessionsPage } from '../sessions/replay.js';
-import type { StatusReport, VerdictCounts } from '../../contract/status.js';
 
 export { BOARD_COUNT_MAX, type Board, type BoardSession } from './schemas.js';
 

@@ -7,9 +7,9 @@
  * blocked on top); the rest by latest activity first.
  */
 import { z } from 'zod';
-import { BoardSession } from './schemas.js';
 import { Count, Instant } from '../../contract/ids.js';
 import { STATES } from '../../contract/status.js';
+import { BoardSession } from './schemas.js';
 
 /** The overview's groups, in the order the board shows them. */
 export const OVERVIEW_GROUPS = [

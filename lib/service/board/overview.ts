@@ -8,9 +8,9 @@ import { createHash } from 'node:crypto';
 import { nameForm, sameName, uniqueNames } from '../../log/format/names.js';
 import type { SessionSummary, StatusRecord } from '../../store/index.js';
 import { statusSummaryOf, summaryName } from '../../store/session-summary.js';
-import { verdicts, workRows } from './rows.js';
 import { requireScope, type ServiceContext } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
+import { SUMMARIES_MAX_AGE_MS, summaries } from '../shared/summary-cache.js';
 import {
   DONE_RECENT_HOURS,
   OVERVIEW_GROUPS,
@@ -20,7 +20,7 @@ import {
   type OverviewGroup,
   type OverviewRow,
 } from './overview-schemas.js';
-import { SUMMARIES_MAX_AGE_MS, summaries } from '../shared/summary-cache.js';
+import { verdicts, workRows } from './rows.js';
 
 export type { Overview, OverviewFilters, OverviewGroup, OverviewRow } from './overview-schemas.js';
 

@@ -3,12 +3,13 @@
  * (`getOverview`): the session's work items with their freshness decided now, and its declared evidence's
  * verdict counts, computed again only when a report or a segment changed them.
  */
+
+import type { VerdictCounts } from '../../contract/status.js';
 import type { StatusRecord, WorkItem } from '../../store/index.js';
-import type { BoardSession } from './schemas.js';
 import type { ServiceContext } from '../shared/context.js';
 import { checkedView } from '../status/get.js';
-import type { VerdictCounts } from '../../contract/status.js';
 import { workView } from '../work/view.js';
+import type { BoardSession } from './schemas.js';
 
 /** Work items as a board row lists them (no history), freshness at `now`. */
 export function workRows(items: WorkItem[], now: Date): BoardSession['work'] {

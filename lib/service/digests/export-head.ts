@@ -9,9 +9,9 @@ import { digestHash } from '../../audit/chain.js';
 import type { DigestWriter } from '../../audit/schemas.js';
 import { SignedDigest } from '../../audit/schemas.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
+import { AppError, notFound } from '../shared/errors.js';
 import { digestDeps, MISSING_DIGEST_STORE } from './deps.js';
 import { type ExportHeadWrite, writeExportDigest } from './write.js';
-import { AppError, notFound } from '../shared/errors.js';
 
 /** How many times an export tries to write its own digest when other processes keep writing first. */
 const WRITE_ATTEMPTS = 3;

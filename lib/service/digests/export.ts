@@ -12,12 +12,12 @@ import type { Readable } from 'node:stream';
 import { packBundle } from '../../audit/bundle.js';
 import type { DigestWriter } from '../../audit/schemas.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
-import { digestDeps } from './deps.js';
 import { notFound } from '../shared/errors.js';
-import { bundleHead } from './export-head.js';
-import { listPublicKeys } from './keys.js';
 import { segmentLoss } from '../shared/sources.js';
 import { dataLossError } from '../shared/storage-faults.js';
+import { digestDeps } from './deps.js';
+import { bundleHead } from './export-head.js';
+import { listPublicKeys } from './keys.js';
 
 /** Digests read at once while an export gathers them. */
 const DIGEST_READS_AT_ONCE = 16;

@@ -28,10 +28,10 @@ import {
   StateConflictError,
   type WriterRecord,
 } from '../../store/index.js';
-import { nextInterval, resolveAudit } from '../shared/audit-config.js';
-import type { DigestDeps } from './deps.js';
-import { AppError } from '../shared/errors.js';
 import { chunksBetween } from '../ingest/chain.js';
+import { nextInterval, resolveAudit } from '../shared/audit-config.js';
+import { AppError } from '../shared/errors.js';
+import type { DigestDeps } from './deps.js';
 
 export type { DigestDeps } from './deps.js';
 export { digestDeps } from './deps.js';

@@ -13,17 +13,17 @@
 import { createHash } from 'node:crypto';
 import { Mutex } from 'async-mutex';
 import { nextChain } from '../../audit/chain.js';
+import { MAX_CHUNK_BYTES, resolveLimits } from '../../contract/limits.js';
 import { ChunkConflictError, StateConflictError, type SummaryDelta } from '../../store/index.js';
 import { isEmptyDelta } from '../../store/session-summary.js';
+import type { IngestAnswer } from '../sessions/schemas.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
-import { chainBefore, digestDueAfter } from './chain.js';
-import { scanLines } from './lines.js';
-import { MAX_CHUNK_BYTES, resolveLimits } from '../../contract/limits.js';
-import type { IngestAnswer } from '../sessions/schemas.js';
 import { dataLossError, storageAppError } from '../shared/storage-faults.js';
 import { summariesChanged } from '../shared/summary-cache.js';
 import { tenantLimits } from '../tenants/limits.js';
+import { chainBefore, digestDueAfter } from './chain.js';
+import { scanLines } from './lines.js';
 
 /** Largest chunk body any deployment takes, in bytes (DESIGN §4, §7); a deployment may set less (`Limits`). */
 export { MAX_CHUNK_BYTES };

@@ -10,14 +10,14 @@ import { CorrectionIndex } from '../../log/replay/corrections.js';
 import { type ReplayFormat, replayBytes, replayChunks } from '../../log/replay/replay.js';
 import { InvalidCursorError, type SessionRecord, type WriterRecord } from '../../store/index.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
-import { openCursor, sealCursor } from './cursors.js';
-import { type DeclaredRow, declaredRows, interleaveDeclared } from '../status/declared.js';
 import { AppError, notFound } from '../shared/errors.js';
 import type { ScanGate } from '../shared/scan-gate.js';
-import type { SessionDetail, SessionList, SessionView, WriterView } from './schemas.js';
 import { segmentLoss, storedSegments } from '../shared/sources.js';
-import { checkedStatus } from '../status/get.js';
 import { dataLossError } from '../shared/storage-faults.js';
+import { type DeclaredRow, declaredRows, interleaveDeclared } from '../status/declared.js';
+import { checkedStatus } from '../status/get.js';
+import { openCursor, sealCursor } from './cursors.js';
+import type { SessionDetail, SessionList, SessionView, WriterView } from './schemas.js';
 
 export type { SessionView, WriterView } from './schemas.js';
 

@@ -2,12 +2,12 @@
  * What every verb runs with (STYLE §1): the caller's tenant and token, the stores, and the clock.
  */
 import type { DigestSigner } from '../../audit/signer.js';
+import type { Limits } from '../../contract/limits.js';
+import type { Scope } from '../../contract/scopes.js';
 import type { DigestStore, SegmentStore, StateStore, TokenRecord } from '../../store/index.js';
 import type { AuditConfig } from './audit-config.js';
 import { AppError, notFound } from './errors.js';
-import type { Limits } from '../../contract/limits.js';
 import type { LargeReplays } from './replay-ports.js';
-import type { Scope } from '../../contract/scopes.js';
 
 export interface ServiceDeps {
   segments: SegmentStore;

@@ -4,10 +4,11 @@
  * replay at the time each report was made, and a section of `inspect`. A declared event never fills an
  * observed field: these are separate rows and a separate section, never events of the transcript.
  */
-import { escapeControl } from '../../log/format/escape.js';
-import type { DeclaredClaim } from '../../log/analyse/inspect.js';
-import { formatTs, parseTs } from '../../log/format/time.js';
+
 import type { CheckedEvent, StatusView, VerdictCounts } from '../../contract/status.js';
+import type { DeclaredClaim } from '../../log/analyse/inspect.js';
+import { escapeControl } from '../../log/format/escape.js';
+import { formatTs, parseTs } from '../../log/format/time.js';
 
 /** One report as a text replay row, with the time it sorts at (µs). */
 export interface DeclaredRow {

@@ -13,20 +13,20 @@ import {
   type StatusView,
   type VerdictCounts,
 } from '../../contract/status.js';
-import { decodeEvent } from '../../log/format/codec.js';
-import { CorrectionIndex } from '../../log/replay/corrections.js';
 import { EvidenceIndex } from '../../log/analyse/evidence.js';
-import { mergeSegmentBatches } from '../../log/read/merge.js';
+import { decodeEvent } from '../../log/format/codec.js';
 import { asProvenance } from '../../log/format/provenance.js';
-import { segmentSources } from '../../log/replay/replay.js';
 import { parseTs } from '../../log/format/time.js';
+import { mergeSegmentBatches } from '../../log/read/merge.js';
+import { CorrectionIndex } from '../../log/replay/corrections.js';
+import { segmentSources } from '../../log/replay/replay.js';
 import { StateConflictError, type StatusEntry, type StatusRecord } from '../../store/index.js';
 import { statusSummaryOf } from '../../store/session-summary.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { AppError, notFound, parseInput } from '../shared/errors.js';
 import { storedSegments } from '../shared/sources.js';
-import { appendReport } from './retention.js';
 import { summariesChanged } from '../shared/summary-cache.js';
+import { appendReport } from './retention.js';
 
 export type { StatusView } from '../../contract/status.js';
 

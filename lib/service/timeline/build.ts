@@ -8,12 +8,12 @@
  */
 
 import type { StatusView } from '../../contract/status.js';
-import { type Attribution, Attributor } from '../../log/replay/attribution.js';
 import type { LineProblem, RecordedEvent } from '../../log/format/codec.js';
-import type { CorrectionIndex, EffectiveEvent } from '../../log/replay/corrections.js';
 import { escapeControl } from '../../log/format/escape.js';
 import { nameForm, sameName } from '../../log/format/names.js';
 import { wellFormed } from '../../log/format/text-cut.js';
+import { type Attribution, Attributor } from '../../log/replay/attribution.js';
+import type { CorrectionIndex, EffectiveEvent } from '../../log/replay/corrections.js';
 import type {
   AttributedMessage,
   RowAttribution,

@@ -13,11 +13,11 @@
  */
 
 import { decodeEvent, type RecordedEvent } from '../../log/format/codec.js';
-import { CorrectionIndex, type EffectiveEvent } from '../../log/replay/corrections.js';
-import { mergeSegmentBatchesKeepingProblems } from '../../log/read/merge.js';
 import { asProvenance } from '../../log/format/provenance.js';
-import { segmentSources } from '../../log/replay/replay.js';
 import { parseTs } from '../../log/format/time.js';
+import { mergeSegmentBatchesKeepingProblems } from '../../log/read/merge.js';
+import { CorrectionIndex, type EffectiveEvent } from '../../log/replay/corrections.js';
+import { segmentSources } from '../../log/replay/replay.js';
 import { requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { storedSegments } from '../shared/sources.js';
 import { checkedStatus } from '../status/get.js';

@@ -9,8 +9,8 @@
  */
 
 import type { StatusView } from '../../contract/status.js';
-import type { AttributionBasis } from '../../log/replay/attribution.js';
 import type { Problem } from '../../log/analyse/verify.js';
+import type { AttributionBasis } from '../../log/replay/attribution.js';
 
 /** A verify finding placed at the row (or writer) it concerns. */
 export type TimelineProblem = Pick<Problem, 'severity' | 'code' | 'message' | 'w' | 'seq' | 'line'>;

@@ -8,8 +8,8 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
-import { sessionDirSources } from '../../../lib/log/read/session-dir.js';
 import { verifySession } from '../../../lib/log/analyse/verify.js';
+import { sessionDirSources } from '../../../lib/log/read/session-dir.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 

@@ -7,7 +7,12 @@
 import { describe, expect, it } from 'vitest';
 import { deferredSessions } from '../../../lib/client/capture/inbox.js';
 import { shipperRunning } from '../../../lib/client/capture/spawn.js';
-import { configPath, readHookFailures, spoolBacklog, writeJsonAtomic } from '../../../lib/client/capture/state-dir.js';
+import {
+  configPath,
+  readHookFailures,
+  spoolBacklog,
+  writeJsonAtomic,
+} from '../../../lib/client/capture/state-dir.js';
 import { startServeProcess } from '../../support/serve-process.js';
 import { tmpDirs } from '../../support/tmp.js';
 import { fixture, runHook, sessionEvents, spoolSessions, useBuiltCli } from './helpers.js';

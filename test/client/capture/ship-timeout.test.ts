@@ -10,9 +10,14 @@
 import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { shipperRunning } from '../../../lib/client/capture/spawn.js';
-import { configPath, readHookFailures, spoolBacklog, writeJsonAtomic } from '../../../lib/client/capture/state-dir.js';
 import { ApiClient, NetworkError } from '../../../lib/client/api/client.js';
+import { shipperRunning } from '../../../lib/client/capture/spawn.js';
+import {
+  configPath,
+  readHookFailures,
+  spoolBacklog,
+  writeJsonAtomic,
+} from '../../../lib/client/capture/state-dir.js';
 import { startServeProcess } from '../../support/serve-process.js';
 import { tmpDirs } from '../../support/tmp.js';
 import { fixture, runHook, sessionEvents, spoolSessions, useBuiltCli } from './helpers.js';

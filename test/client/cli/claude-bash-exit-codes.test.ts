@@ -12,8 +12,8 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runHook, sessionEvents, spoolSessions, useBuiltCli } from '../capture/helpers.js';
 import { runHansard } from '../../support/cli.js';
+import { runHook, sessionEvents, spoolSessions, useBuiltCli } from '../capture/helpers.js';
 
 const cli = useBuiltCli('bash-exit');
 const INTERRUPTED = '[Request interrupted by user for tool use]';

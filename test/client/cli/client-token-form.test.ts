@@ -5,11 +5,11 @@
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../../lib/client/cli/main.js';
 import { ApiClient, NetworkError } from '../../../lib/client/api/client.js';
 import { UsageError } from '../../../lib/client/api/errors.js';
 import { networkCause } from '../../../lib/client/api/network-cause.js';
 import { MalformedToken, tokenFormProblem } from '../../../lib/client/api/token-form.js';
+import { runCli } from '../../../lib/client/cli/main.js';
 import { describe as describeError } from '../../../lib/client/mcp/errors.js';
 import { tmpDirs } from '../../support/tmp.js';
 

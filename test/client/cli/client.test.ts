@@ -1,8 +1,8 @@
 /** The CLI's HTTP client: when to retry and when to say at once that nothing is there (issue 9.7). */
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../../lib/client/cli/main.js';
 import { ApiClient, NetworkError, refusedOnLoopback } from '../../../lib/client/api/client.js';
+import { runCli } from '../../../lib/client/cli/main.js';
 
 /** A loopback port that was free a moment ago: nothing listens there. */
 async function freePort(): Promise<number> {

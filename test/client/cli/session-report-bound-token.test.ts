@@ -5,9 +5,9 @@
  */
 import { mkdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../../lib/client/cli/main.js';
 import { ApiClient } from '../../../lib/client/api/client.js';
 import { uploadSession } from '../../../lib/client/api/upload.js';
+import { runCli } from '../../../lib/client/cli/main.js';
 import { openSession } from '../../../lib/log/write/writer.js';
 import { useServer } from '../../support/server.js';
 

@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../../lib/client/cli/main.js';
 import type { Io } from '../../../lib/client/api/io.js';
+import { runCli } from '../../../lib/client/cli/main.js';
 import { openLocalStores } from '../../../lib/deploy/local.js';
 import { hashToken } from '../../../lib/service/tokens/create.js';
 

@@ -3,8 +3,8 @@ import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openSession } from '../../../lib/log/index.js';
 import { VERIFY_CODE_INFO } from '../../../lib/log/analyse/verify-codes.js';
+import { openSession } from '../../../lib/log/index.js';
 import { runHansard } from '../../support/cli.js';
 
 let root: string;

@@ -10,16 +10,16 @@ import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ApiClient } from '../../../lib/client/api/client.js';
 import { runShipper } from '../../../lib/client/capture/ship.js';
 import { readHookFailures } from '../../../lib/client/capture/state-dir.js';
 import { runCli } from '../../../lib/client/cli/main.js';
-import { ApiClient } from '../../../lib/client/api/client.js';
-import { newId } from '../../../lib/log/format/ids.js';
 import { renewSessionLeases, sendDueHeartbeats } from '../../../lib/client/work/hook-heartbeat.js';
 import { leasePath, readLease, writePending } from '../../../lib/client/work/local.js';
-import { fixture, runHook, useBuiltCli } from '../capture/helpers.js';
+import { newId } from '../../../lib/log/format/ids.js';
 import { request } from '../../support/http.js';
 import { useServer } from '../../support/server.js';
+import { fixture, runHook, useBuiltCli } from '../capture/helpers.js';
 
 const srv = useServer({
   real: true,

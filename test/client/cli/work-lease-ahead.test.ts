@@ -17,9 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
-import { hookEnv, ROOT, useBuiltCli } from '../capture/helpers.js';
 import { request } from '../../support/http.js';
 import { useServer } from '../../support/server.js';
+import { hookEnv, ROOT, useBuiltCli } from '../capture/helpers.js';
 
 const TWO_HOURS = 2 * 3600_000;
 /** How far ahead of the machine the server's clock runs now (ms): moved by a case, set back after. */

@@ -7,9 +7,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../../lib/log/format/ids.js';
 import { renewSessionLeases } from '../../../lib/client/work/hook-heartbeat.js';
 import { leasePath, readLease, renewLease, writeItem } from '../../../lib/client/work/local.js';
+import { newId } from '../../../lib/log/format/ids.js';
 
 const DAY = 86_400_000;
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -7,7 +7,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LineLimit, MAX_MESSAGE_BYTES, type OversizeLine, TopFields } from '../../../lib/client/mcp/line-limit.js';
+import {
+  LineLimit,
+  MAX_MESSAGE_BYTES,
+  type OversizeLine,
+  TopFields,
+} from '../../../lib/client/mcp/line-limit.js';
 import {
   CaptureSubagentInput,
   MAX_CALL_CHARS,

@@ -8,9 +8,9 @@
  * raw JSON-RPC lines.
  */
 import { describe, expect, it } from 'vitest';
-import { useBuiltCli } from '../capture/helpers.js';
 import { useServer } from '../../support/server.js';
 import { tmpDirs } from '../../support/tmp.js';
+import { useBuiltCli } from '../capture/helpers.js';
 import { connectMcp, rawMcp, seedSession, sessionToken } from './helpers.js';
 
 const cli = useBuiltCli('mcp-line-limit');

@@ -12,9 +12,9 @@ import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../../lib/client/api/client.js';
 import { uploadSession } from '../../../lib/client/api/upload.js';
 import { openSession } from '../../../lib/log/write/writer.js';
-import { useBuiltCli } from '../capture/helpers.js';
 import { useServer } from '../../support/server.js';
 import { tmpDirs } from '../../support/tmp.js';
+import { useBuiltCli } from '../capture/helpers.js';
 import { connectMcp, rawMcp, seedSession, sessionToken, writeHookState } from './helpers.js';
 
 const cli = useBuiltCli('mcp');

@@ -7,9 +7,9 @@
  * once per token and reports on the session the token is bound to.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useBuiltCli } from '../capture/helpers.js';
 import { useServer } from '../../support/server.js';
 import { tmpDirs } from '../../support/tmp.js';
+import { useBuiltCli } from '../capture/helpers.js';
 import { type CountingProxy, connectMcp, countingProxy, seedSession, sessionToken } from './helpers.js';
 
 const cli = useBuiltCli('mcp-token-session');

@@ -12,9 +12,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { useBuiltCli } from '../capture/helpers.js';
 import { useServer } from '../../support/server.js';
 import { tmpDirs } from '../../support/tmp.js';
+import { useBuiltCli } from '../capture/helpers.js';
 import { connectMcp, seedSession, sessionToken, writeHookState } from './helpers.js';
 
 const cli = useBuiltCli('mcp-words');

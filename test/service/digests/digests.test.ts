@@ -8,7 +8,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson, digestHash, GENESIS_CHAIN, nextChain, signingInput } from '../../../lib/audit/chain.js';
+import {
+  canonicalJson,
+  digestHash,
+  GENESIS_CHAIN,
+  nextChain,
+  signingInput,
+} from '../../../lib/audit/chain.js';
 import type { SignedDigest } from '../../../lib/audit/schemas.js';
 import { verifySignature } from '../../../lib/audit/signature.js';
 import { writeDigest, writeDueDigests } from '../../../lib/service/digests/write.js';

@@ -25,8 +25,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../lib/log/index.js';
-import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
 import { SegmentDataLossError } from '../../../lib/store/errors.js';
+import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-segment-files-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

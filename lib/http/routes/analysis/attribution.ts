@@ -1,7 +1,7 @@
 /** `GET /v1/sessions/{sid}/attribution`: who each agent action answers to; a whole-session read. */
 
-import { attributionStored } from '../../../service/analysis/verify.js';
 import { AttributionList } from '../../../service/analysis/schemas.js';
+import { attributionStored } from '../../../service/analysis/verify.js';
 import { SessionPath } from '../../params.js';
 import { readWholeSession } from '../../replay-slots.js';
 import { defineRoute, json, SESSION } from '../../route.js';

@@ -1,7 +1,7 @@
 /** `GET /v1/sessions/{sid}/inspect`: the session's summary; a whole-session read, as verify is. */
 
-import { inspectStored } from '../../../service/analysis/verify.js';
 import { SessionSummary } from '../../../service/analysis/schemas.js';
+import { inspectStored } from '../../../service/analysis/verify.js';
 import { SessionPath } from '../../params.js';
 import { readWholeSession } from '../../replay-slots.js';
 import { defineRoute, json, SESSION } from '../../route.js';

@@ -4,8 +4,8 @@
  * goes away.
  */
 
-import { verifyStored } from '../../../service/analysis/verify.js';
 import { VerifyReport } from '../../../service/analysis/schemas.js';
+import { verifyStored } from '../../../service/analysis/verify.js';
 import { SessionPath } from '../../params.js';
 import { readWholeSession } from '../../replay-slots.js';
 import { defineRoute, json, SESSION } from '../../route.js';

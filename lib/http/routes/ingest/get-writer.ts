@@ -1,6 +1,7 @@
 /** `GET /v1/sessions/{sid}/writers/{w}`: what is stored of a writer, where an upload resumes. */
-import { WriterView } from '../../../service/sessions/schemas.js';
+
 import { getWriter } from '../../../service/sessions/replay.js';
+import { WriterView } from '../../../service/sessions/schemas.js';
 import { WriterPath } from '../../params.js';
 import { defineRoute, json, SESSION } from '../../route.js';
 

@@ -4,8 +4,8 @@
  * most, enough for the verb to refuse it and name the line), never parsed as JSON here.
  */
 import { z } from 'zod';
-import { ingestChunk, MAX_CHUNK_BYTES } from '../../../service/ingest/ingest-chunk.js';
 import { resolveLimits } from '../../../contract/limits.js';
+import { ingestChunk, MAX_CHUNK_BYTES } from '../../../service/ingest/ingest-chunk.js';
 import { IngestAnswer } from '../../../service/sessions/schemas.js';
 import { boundedBody, Offset, WriterPath } from '../../params.js';
 import { defineRoute, json, raw, SESSION, WRITE_FAULTS } from '../../route.js';

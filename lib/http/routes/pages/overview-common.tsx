@@ -8,11 +8,11 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { OverviewPage, type OverviewView } from '../../../board/overview.js';
 import { BadPageLinkPage } from '../../../board/pages.js';
-import { requireScope } from '../../../service/shared/context.js';
-import type { AppError } from '../../../service/shared/errors.js';
+import { STATES } from '../../../contract/status.js';
 import { getOverview } from '../../../service/board/overview.js';
 import { type Overview, OverviewFilters } from '../../../service/board/overview-schemas.js';
-import { STATES } from '../../../contract/status.js';
+import { requireScope } from '../../../service/shared/context.js';
+import type { AppError } from '../../../service/shared/errors.js';
 import { type AppEnv, requireAuth } from '../../auth.js';
 
 /** `?page=`: a page of the overview, from 1. */

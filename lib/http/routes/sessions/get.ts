@@ -1,6 +1,7 @@
 /** `GET /v1/sessions/{sid}`: a session's index entry and its writers. */
-import { SessionDetail } from '../../../service/sessions/schemas.js';
+
 import { getSession } from '../../../service/sessions/replay.js';
+import { SessionDetail } from '../../../service/sessions/schemas.js';
 import { SessionPath } from '../../params.js';
 import { defineRoute, json, SESSION } from '../../route.js';
 

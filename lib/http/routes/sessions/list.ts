@@ -1,7 +1,7 @@
 /** `GET /v1/sessions?limit=&cursor=`: the tenant's sessions, a page at a time (signed cursors). */
 import { z } from 'zod';
-import { SessionList } from '../../../service/sessions/schemas.js';
 import { listSessions } from '../../../service/sessions/replay.js';
+import { SessionList } from '../../../service/sessions/schemas.js';
 import { Cursor, Limit } from '../../params.js';
 import { AUTHED, defineRoute, json } from '../../route.js';
 

@@ -7,8 +7,8 @@
  */
 import { z } from 'zod';
 import { planReplay } from '../../../service/sessions/large-replay.js';
-import { StoredReplayAnswer } from '../../../service/sessions/schemas.js';
 import { rawSession, replaySession } from '../../../service/sessions/replay.js';
+import { StoredReplayAnswer } from '../../../service/sessions/schemas.js';
 import { Format, Raw, SessionPath } from '../../params.js';
 import { clientSignal, slotBody } from '../../replay-slots.js';
 import { defineRoute, json, raw, SESSION } from '../../route.js';

@@ -2,8 +2,9 @@
  * `GET /v1/sessions/{sid}/status`: a session's status reports, their declared evidence checked against the
  * stored transcript (a whole-session read when there is a command or test claim to check).
  */
-import { getStatus } from '../../../service/status/get.js';
+
 import { StatusView } from '../../../contract/status.js';
+import { getStatus } from '../../../service/status/get.js';
 import { SessionPath } from '../../params.js';
 import { readWholeSession } from '../../replay-slots.js';
 import { defineRoute, json, SESSION } from '../../route.js';

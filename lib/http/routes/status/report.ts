@@ -1,6 +1,7 @@
 /** `POST /v1/sessions/{sid}/status`: an agent's status report (seed 000); the verb validates the body. */
-import { reportStatus } from '../../../service/status/get.js';
+
 import { StatusReport, StatusView } from '../../../contract/status.js';
+import { reportStatus } from '../../../service/status/get.js';
 import { jsonBody, SessionPath } from '../../params.js';
 import { defineRoute, JSON_BODY, json, SESSION, WRITE_FAULTS } from '../../route.js';
 

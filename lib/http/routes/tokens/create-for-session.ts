@@ -2,8 +2,9 @@
  * `POST /v1/sessions/{sid}/tokens`: a token bound to one session, for a harness. No scope of its own: an
  * admin, or an unbound token handing on scopes it has (the verb decides, `createSessionToken`).
  */
-import { SessionTokenView } from '../../../service/tokens/schemas.js';
+
 import { CreateSessionTokenInput, createSessionToken, publicToken } from '../../../service/tokens/create.js';
+import { SessionTokenView } from '../../../service/tokens/schemas.js';
 import { jsonBody, SessionPath } from '../../params.js';
 import { MINT_COST } from '../../ratelimit.js';
 import { defineRoute, json, SESSION, WRITE_FAULTS } from '../../route.js';

@@ -1,6 +1,7 @@
 /** `POST /v1/tokens`: a token in the caller's tenant (scope `admin`); its secret is in this answer only. */
-import { CreatedTokenView } from '../../../service/tokens/schemas.js';
+
 import { CreateTokenInput, createToken, publicToken } from '../../../service/tokens/create.js';
+import { CreatedTokenView } from '../../../service/tokens/schemas.js';
 import { jsonBody } from '../../params.js';
 import { MINT_COST } from '../../ratelimit.js';
 import { AUTHED, defineRoute, JSON_BODY, json, WRITE_FAULTS } from '../../route.js';

@@ -1,6 +1,7 @@
 /** `GET /v1/tokens`: the tenant's tokens, revoked ones too, never a secret or hash (scope `admin`). */
-import { TokenList } from '../../../service/tokens/schemas.js';
+
 import { listTokens } from '../../../service/tokens/create.js';
+import { TokenList } from '../../../service/tokens/schemas.js';
 import { AUTHED, defineRoute, json } from '../../route.js';
 
 export const listTokensRoute = defineRoute({

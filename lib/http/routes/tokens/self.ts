@@ -2,8 +2,9 @@
  * `GET /v1/tokens/self`: the caller's own token (any scope): its id, scopes, the session it is bound to,
  * label and expiry; never its hash or another token (issue 24 item 5).
  */
-import { TokenSelfView } from '../../../service/tokens/schemas.js';
+
 import { tokenSelf } from '../../../service/tokens/create.js';
+import { TokenSelfView } from '../../../service/tokens/schemas.js';
 import { defineRoute, json } from '../../route.js';
 
 export const tokenSelfRoute = defineRoute({
