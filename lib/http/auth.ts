@@ -7,8 +7,8 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { ServiceContext, ServiceDeps } from '../service/shared/context.js';
 import { AppError } from '../service/shared/errors.js';
+import { isStorageFault } from '../service/shared/storage-faults.js';
 import { authenticate } from '../service/tokens/create.js';
-import { storageFaultKind } from '../store/errors.js';
 import type { LiveMode, LiveTiming } from './live.js';
 import type { Json } from './openapi.js';
 import type { ReplaySlots, WholeSessionReads } from './replay-slots.js';
@@ -68,7 +68,7 @@ export function requireAuth(deps: Required<ServiceDeps>, allowCookie = false): M
     if (!caller.last_used_at || now.getTime() - Date.parse(caller.last_used_at) > 60_000) {
       // Best effort: a full or read-only disk must not turn every read into an error (issue 8).
       await deps.state.touchToken(caller.hash, now.toISOString()).catch((err: unknown) => {
-        if (storageFaultKind(err) === null) throw err;
+        if (!isStorageFault(err)) throw err;
       });
     }
     c.set('ctx', {

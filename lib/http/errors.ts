@@ -8,8 +8,7 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { AppError, type ErrorCode } from '../service/shared/errors.js';
-import { storageAppError } from '../service/shared/storage-faults.js';
-import { errorCode } from '../store/errors.js';
+import { storageAppError, storageFaultCode } from '../service/shared/storage-faults.js';
 
 /** Every error answer's body; `code` is one of `ERROR_STATUS` (its zod schema: `ErrorBody`, ./schemas.ts). */
 export interface ErrorBody {
@@ -41,7 +40,7 @@ export function errorResponse(c: Context, err: unknown, log: (msg: string, err: 
   const answer = err instanceof AppError ? err : storageAppError(err);
   if (answer) {
     if (answer.status >= 500) {
-      const cause = errorCode(answer.cause);
+      const cause = storageFaultCode(answer.cause);
       log(`answered ${answer.status} ${answer.code}${cause ? ` (${cause})` : ''}`, answer.cause ?? answer);
     }
     return c.json(

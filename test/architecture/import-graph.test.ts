@@ -159,6 +159,11 @@ describe('the rules catch what they are for', () => {
       edge('lib/store/index.ts', 'lib/store/sqlite/state-store.ts'),
       /a port imports only/,
     ],
+    [
+      "lib/http importing the store's errors (the service translates them)",
+      edge('lib/http/errors.ts', 'lib/store/errors.ts'),
+      /lib\/http may import only/,
+    ],
     ['lib/http importing an adapter', edge('lib/http/app.ts', 'lib/ratelimit/memory.ts'), /lib\/deploy only/],
     [
       'lib/board importing lib/http',

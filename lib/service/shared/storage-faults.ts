@@ -16,12 +16,30 @@
 import type { SegmentKey } from '../../store/index.js';
 import {
   type ByteRange,
+  errorCode,
   SegmentDataLossError,
   StorageFaultError,
   type StorageFaultKind,
   storageFaultKind,
 } from '../../store/index.js';
 import { AppError } from './errors.js';
+
+/**
+ * Whether `err` is a refusal of the storage as the OS or SQLite report it (full, read-only, not ours,
+ * laid out wrong; lib/store/errors.ts `storageFaultKind`): a best-effort write, such as a token's last
+ * use, may drop it (issue 8).
+ */
+export function isStorageFault(err: unknown): boolean {
+  return storageFaultKind(err) !== null;
+}
+
+/**
+ * The errno or SQLite code of a storage answer's cause (`ENOSPC`, `SQLITE_FULL`), for the server's log,
+ * or null when the cause carries none.
+ */
+export function storageFaultCode(cause: unknown): string | null {
+  return errorCode(cause);
+}
 
 /**
  * The answer to a storage failure, or null when `err` is none (then it is a plain 500).
