@@ -9,14 +9,14 @@
  * every test of the replay function instead of being denied by IAM on AWS alone. Both limit requests per
  * token, so both write the rate limiter's counters.
  */
-import { RATE_LIMITER_ACCESS } from '../lib/ratelimit/dynamo.js';
 import {
   accessOf,
   type DynamoAccess,
   OPERATOR_STATE_METHODS,
+  RATE_LIMITER_ACCESS,
   STATE_STORE_ACCESS,
   type StateMethod,
-} from '../lib/store/dynamo/access.js';
+} from '../lib/deploy/aws-access.js';
 import { COMPACT_STATE_METHODS, DIGEST_STATE_METHODS } from './state-methods.js';
 
 export { COMPACT_STATE_METHODS, DIGEST_STATE_METHODS, onlyMethods } from './state-methods.js';

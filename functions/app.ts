@@ -10,13 +10,18 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Hono } from 'hono';
-import { createAwsApp, openKmsPublicKeys, openKmsSigner } from '../lib/deploy/aws.js';
-import { privateAnswer } from '../lib/http/app.js';
-import type { AppEnv } from '../lib/http/auth.js';
-import { errorBody } from '../lib/http/errors.js';
-import { requireOriginSecret } from '../lib/http/origin-secret.js';
-import { health, ROUTES } from '../lib/http/routes/index.js';
-import type { StateStore } from '../lib/store/index.js';
+import {
+  type AppEnv,
+  createAwsApp,
+  errorBody,
+  health,
+  openKmsPublicKeys,
+  openKmsSigner,
+  privateAnswer,
+  ROUTES,
+  requireOriginSecret,
+  type StateStore,
+} from '../lib/deploy/aws.js';
 import { onlyMethods, REPLAY_STATE_METHODS, type Serves } from './access.js';
 import type { AwsClients } from './clients.js';
 import type { LambdaConfig } from './config.js';

@@ -12,8 +12,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
-import { awsCompactor, type WriterCompaction } from '../lib/deploy/aws-compaction.js';
-import { assertSessionKey } from '../lib/store/keys.js';
+import { assertSessionKey, awsCompactor, type WriterCompaction } from '../lib/deploy/aws-compaction.js';
 import { type AwsClients, createClients } from './clients.js';
 import { parseConfig } from './config.js';
 import { createLogger } from './logging.js';

@@ -12,7 +12,7 @@
  * the edge (the replay function only): `EDGE_ORIGIN_SECRET`, `EDGE_ORIGIN_SECRET_VERSION`.
  */
 import { z } from 'zod';
-import { MIN_ORIGIN_SECRET_LENGTH, ORIGIN_SECRET_HEADER } from '../lib/http/origin-secret.js';
+import { MIN_ORIGIN_SECRET_LENGTH, ORIGIN_SECRET_HEADER } from '../lib/deploy/aws-lambda.js';
 
 /** The header that carries EDGE_ORIGIN_SECRET from CloudFront (for infra/edge.ts, which may not import lib/http). */
 export { ORIGIN_SECRET_HEADER };

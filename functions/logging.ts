@@ -8,8 +8,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context as LambdaContext } from 'aws-lambda';
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import type { AppEnv } from '../lib/http/auth.js';
-import { maskError, maskTokens } from '../lib/http/request-log.js';
+import { type AppEnv, maskError, maskTokens } from '../lib/deploy/aws-lambda.js';
 import type { LambdaConfig } from './config.js';
 
 /** The functions' logger: JSON lines on stdout, service `hansard`, level from `LOG_LEVEL`. */

@@ -2,8 +2,8 @@
  * The state store methods a function may call, without the rate limiter's declarations (functions/access.ts
  * adds those): what the digest function imports, so its bundle holds no limiter (test/infra/stack-dynamo).
  */
-import type { StateMethod } from '../lib/store/dynamo/access.js';
-import type { StateStore } from '../lib/store/index.js';
+import type { StateMethod } from '../lib/deploy/aws-access.js';
+import type { StateStore } from '../lib/deploy/aws-lambda.js';
 
 /**
  * The state store methods the digest function (functions/digest.ts, `writeDueDigests`) calls: the due

@@ -11,6 +11,8 @@ import { S3SegmentCompactor } from '../store/s3/compaction.js';
 import type { AwsClients } from './aws-stores.js';
 
 export type { WriterCompaction } from '../service/ingest/compaction.js';
+// the compactor's event names a session by its key, checked before anything is read (functions/compact.ts)
+export { assertSessionKey } from '../store/keys.js';
 
 export interface AwsCompactorOptions {
   clients: AwsClients;

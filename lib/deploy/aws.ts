@@ -30,6 +30,14 @@ import type { StateStore } from '../store/index.js';
 import { S3ReplayArchive, S3ReplayBuilds } from '../store/s3/replay-archive.js';
 import { type AwsClients, openAwsStores } from './aws-stores.js';
 
+// The app's pieces the API and replay functions (functions/app.ts) put around it: functions/ reach the
+// app through lib/deploy only (test/architecture/rules.ts).
+export { privateAnswer } from '../http/app.js';
+export type { AppEnv } from '../http/auth.js';
+export { errorBody } from '../http/errors.js';
+export { requireOriginSecret } from '../http/origin-secret.js';
+export { health, ROUTES } from '../http/routes/index.js';
+export type { StateStore } from '../store/index.js';
 export {
   type AwsClientOptions,
   type AwsClients,

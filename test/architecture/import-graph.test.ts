@@ -185,6 +185,16 @@ describe('the rules catch what they are for', () => {
       edge('functions/app.ts', '@hono/node-server'),
       /only lib\/deploy\/local.ts imports @hono\/node-server/,
     ],
+    [
+      'a Lambda entry point importing the app past lib/deploy',
+      edge('functions/app.ts', 'lib/http/routes/index.ts'),
+      /functions may import only lib\/deploy \(/,
+    ],
+    [
+      'a Lambda entry point importing an adapter',
+      edge('functions/access.ts', 'lib/ratelimit/dynamo.ts'),
+      /lib\/deploy only/,
+    ],
     ['the AWS SDK in the service', edge('lib/service/x.ts', '@aws-sdk/client-s3'), /import the AWS SDK/],
     [
       'the stores-only module importing the app',

@@ -78,7 +78,8 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
     'lib/client/work',
     'lib/audit',
   ],
-  functions: ['lib/deploy', 'lib/http', 'lib/store', 'lib/ratelimit'],
+  // the Lambda entry points reach the app through lib/deploy (aws.ts, aws-lambda.ts, aws-access.ts, …)
+  functions: ['lib/deploy'],
   infra: ['functions', 'lib/store'],
 };
 
@@ -89,8 +90,8 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
  *
  * lib/store says it by place (DESIGN §2, issue 26.1): a module directly in lib/store is a port (one per
  * entity, the errors, the key rules); a module in `lib/store/<backend>/` is an adapter of that backend,
- * but for the key layouts in STORE_KEYS, which infra/, functions/ and the limiter read too. lib/ratelimit
- * is named module by module in ROLES: a new module there must be placed there.
+ * but for the key layouts in STORE_KEYS, which infra/, lib/deploy (for functions/) and the limiter read
+ * too. lib/ratelimit is named module by module in ROLES: a new module there must be placed there.
  */
 export const STORE_BACKENDS: readonly string[] = ['fs', 'sqlite', 's3', 'dynamo'];
 /** Key layouts of one backend: the DynamoDB table's key names, and what each module sends to it. */
@@ -102,15 +103,6 @@ export const ROLES: Record<string, Role> = {
   'lib/ratelimit/memory.ts': { adapter: 'limiters' },
   'lib/ratelimit/dynamo.ts': { adapter: 'dynamo-limiter' },
 };
-
-/** Imports of an adapter from outside lib/deploy that are allowed, each with its reason. */
-export const ADAPTER_EXCEPTIONS: { from: string; to: string; why: string }[] = [
-  {
-    from: 'functions/access.ts',
-    to: 'lib/ratelimit/dynamo.ts',
-    why: "reads RATE_LIMITER_ACCESS, the limiter's declaration of what it sends, to derive IAM grants",
-  },
-];
 
 /** Packages only some modules may import: the ones that must never reach a bundle they are not for. */
 export const PACKAGE_HOMES: { pkg: RegExp; only: string; may: (from: string) => boolean }[] = [
@@ -171,7 +163,6 @@ const RULES: ((e: Edge) => string | null)[] = [
   (e) => {
     const fam = adapterOf(e.to);
     if (fam === null || adapterOf(e.from) === fam || unitOf(e.from) === 'lib/deploy') return null;
-    if (ADAPTER_EXCEPTIONS.some((x) => x.from === e.from && x.to === e.to)) return null;
     return 'adapters are imported by the wiring in lib/deploy only; elsewhere import the ports (lib/store/index.ts, lib/ratelimit/interface.ts)';
   },
   (e) => {
