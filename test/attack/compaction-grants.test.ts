@@ -14,6 +14,7 @@ import { HansardStack } from '../../infra/stack.js';
 import { newId } from '../../lib/log/index.js';
 import { digestName } from '../../lib/store/keys.js';
 import { chunkObjectKey, compactedObjectKey } from '../../lib/store/s3/segment-objects.js';
+import { iamMatches } from '../infra/template-text.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON, read field by field
 type Json = Record<string, any>;
@@ -23,15 +24,6 @@ beforeAll(() => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   t = Template.fromStack(new HansardStack(app, 'Attack4Grants'));
 }, 120_000);
-
-/** IAM's resource match: `*` any run of characters (`/` too), `?` one. */
-function matches(pattern: string, key: string): boolean {
-  const re = pattern
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${re}$`).test(key);
-}
 
 /** Every action any policy of the stack (identity or bucket policy) allows. */
 function allowedActions(): string[] {
@@ -71,7 +63,7 @@ describe("the compactor's grants and what no role may do", () => {
       's3:DeleteBucket',
     ];
     for (const a of actions) {
-      for (const n of never) expect(matches(a, n), `${a} allows ${n}`).toBe(false);
+      for (const n of never) expect(iamMatches(a, n), `${a} allows ${n}`).toBe(false);
     }
   });
 
@@ -81,10 +73,10 @@ describe("the compactor's grants and what no role may do", () => {
       const run = compactedObjectKey(key, 0, 4096);
       const chunk = chunkObjectKey(key, 4096);
       const digest = `tenants/${tenant}/sessions/${key.sid}/digests/${digestName(1)}`;
-      expect(matches(WRITER_OBJECTS, run)).toBe(true);
-      expect(matches(WRITER_OBJECTS, chunk)).toBe(true);
-      expect(matches(COMPACTED_OBJECTS, run)).toBe(true);
-      expect(matches(COMPACTED_OBJECTS, chunk), chunk).toBe(false);
+      expect(iamMatches(WRITER_OBJECTS, run)).toBe(true);
+      expect(iamMatches(WRITER_OBJECTS, chunk)).toBe(true);
+      expect(iamMatches(COMPACTED_OBJECTS, run)).toBe(true);
+      expect(iamMatches(COMPACTED_OBJECTS, chunk), chunk).toBe(false);
       for (const other of [
         digest,
         `replays/${tenant}/${key.sid}/raw.jsonl`,
@@ -95,10 +87,10 @@ describe("the compactor's grants and what no role may do", () => {
           '.json',
         ),
       ]) {
-        expect(matches(WRITER_OBJECTS, other), other).toBe(false);
-        expect(matches(COMPACTED_OBJECTS, other), other).toBe(false);
+        expect(iamMatches(WRITER_OBJECTS, other), other).toBe(false);
+        expect(iamMatches(COMPACTED_OBJECTS, other), other).toBe(false);
       }
-      expect(matches(DIGEST_OBJECTS, digest)).toBe(true);
+      expect(iamMatches(DIGEST_OBJECTS, digest)).toBe(true);
     }
   });
 });

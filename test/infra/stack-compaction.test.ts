@@ -17,6 +17,7 @@ import { newId } from '../../lib/log/index.js';
 import { digestName } from '../../lib/store/keys.js';
 import { chunkObjectKey, compactedObjectKey } from '../../lib/store/s3/segment-objects.js';
 import { bundleLambda } from './lambda-bundle.js';
+import { grantsOf, iamMatches } from './template-text.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON, read field by field
 type Json = Record<string, any>;
@@ -38,39 +39,7 @@ beforeAll(() => {
 });
 
 /** Each action of `fnId`'s role with its resources, `<LogicalId>/suffix` for a bucket's objects. */
-function grants(fnId: string): Record<string, string[]> {
-  const fn = t.findResources('AWS::Lambda::Function')[fnId]!.Properties as Json;
-  const role = fn.Role['Fn::GetAtt'][0] as string;
-  const out: Record<string, string[]> = {};
-  for (const p of Object.values(t.findResources('AWS::IAM::Policy'))) {
-    const props = p.Properties as Json;
-    if (!props.Roles.some((r: Json) => r.Ref === role)) continue;
-    for (const s of props.PolicyDocument.Statement as Json[]) {
-      for (const a of [s.Action].flat() as string[]) {
-        for (const r of [s.Resource].flat() as Json[]) {
-          const text =
-            typeof r === 'string'
-              ? r
-              : r['Fn::GetAtt']
-                ? `<${r['Fn::GetAtt'][0]}>`
-                : r.Ref
-                  ? `<${r.Ref}>`
-                  : (r['Fn::Join'][1] as Json[])
-                      .map((x) => (typeof x === 'string' ? x : `<${x['Fn::GetAtt']?.[0] ?? x.Ref}>`))
-                      .join('');
-          out[a] = [...(out[a] ?? []), text].sort();
-        }
-      }
-    }
-  }
-  return out;
-}
-
-/** Whether an IAM resource pattern (`*` any run of characters, `/` included) matches `key`. */
-function matches(pattern: string, key: string): boolean {
-  const re = pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*');
-  return new RegExp(`^${re}$`).test(key);
-}
+const grants = (fnId: string): Record<string, string[]> => grantsOf(t, fnId);
 
 describe('compaction in HansardStack', () => {
   it('runs the compactor for the digests of this bucket only, one at a time, retried twice', () => {
@@ -123,14 +92,14 @@ describe('compaction in HansardStack', () => {
     const run = compactedObjectKey(key, 0, 4096);
     const chunk = chunkObjectKey(key, 4096);
     const digest = `tenants/acme/sessions/${key.sid}/digests/${digestName(1)}`;
-    expect(matches(COMPACTED_OBJECTS, run)).toBe(true);
-    expect(matches(COMPACTED_OBJECTS, chunk)).toBe(false);
-    expect(matches(COMPACTED_OBJECTS, digest)).toBe(false);
-    expect(matches(WRITER_OBJECTS, run)).toBe(true);
-    expect(matches(WRITER_OBJECTS, chunk)).toBe(true);
-    expect(matches(WRITER_OBJECTS, digest)).toBe(false);
-    expect(matches(WRITER_OBJECTS, `replays/acme/${key.sid}/x.jsonl`)).toBe(false);
-    expect(matches(DIGEST_OBJECTS, digest)).toBe(true);
+    expect(iamMatches(COMPACTED_OBJECTS, run)).toBe(true);
+    expect(iamMatches(COMPACTED_OBJECTS, chunk)).toBe(false);
+    expect(iamMatches(COMPACTED_OBJECTS, digest)).toBe(false);
+    expect(iamMatches(WRITER_OBJECTS, run)).toBe(true);
+    expect(iamMatches(WRITER_OBJECTS, chunk)).toBe(true);
+    expect(iamMatches(WRITER_OBJECTS, digest)).toBe(false);
+    expect(iamMatches(WRITER_OBJECTS, `replays/acme/${key.sid}/x.jsonl`)).toBe(false);
+    expect(iamMatches(DIGEST_OBJECTS, digest)).toBe(true);
   });
 
   it('sends an event whose passes all failed to the alarm topic, naming its session', () => {

@@ -17,7 +17,7 @@ import {
   SIGNING_KEY_ACCOUNT_ACTIONS,
 } from '../../infra/stack.js';
 import { ROOT } from './lambda-bundle.js';
-import { arnText, list, sdkCommandsIn } from './template-text.js';
+import { grantsOf, list, sdkCommandsIn } from './template-text.js';
 
 type Json = Record<string, unknown>;
 interface Statement {
@@ -43,18 +43,7 @@ function fnOf(t: Template, prefix: string): { id: string; props: Json } {
 }
 
 /** `{ action: [resources] }` of the role of the function whose description starts with `prefix`. */
-function grants(t: Template, prefix: string): Record<string, string[]> {
-  const role = (fnOf(t, prefix).props.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
-  const map: Record<string, string[]> = {};
-  for (const p of Object.values(t.findResources('AWS::IAM::Policy'))) {
-    const props = p.Properties as Json;
-    if (!list(props.Roles as Json[]).some((r) => r.Ref === role)) continue;
-    for (const s of (props.PolicyDocument as { Statement: Statement[] }).Statement) {
-      for (const a of list(s.Action)) map[a] = [...(map[a] ?? []), ...list(s.Resource).map(arnText)].sort();
-    }
-  }
-  return map;
-}
+const grants = (t: Template, prefix: string): Record<string, string[]> => grantsOf(t, fnOf(t, prefix).id);
 
 /** The SDK operations a source file sends (`new XCommand(`, `paginateX(`). */
 function commandsIn(file: string): string[] {

@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { REPLAY_BUILD_STATE_METHODS } from '../../functions/access.js';
 import { REPLAY_BUILD_MEMORY_MB, REPLAY_BUILD_TIMEOUT } from '../../infra/replays.js';
 import { HansardStack } from '../../infra/stack.js';
+import { grantsOf } from './template-text.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON, read field by field
 type Json = Record<string, any>;
@@ -30,37 +31,8 @@ beforeAll(() => {
   )[0]!;
 });
 
-/** Each action of `fn`'s role with its resources, `<LogicalId>/suffix` for a bucket's objects. */
-function grants(fnId: string): Record<string, string[]> {
-  const fn = t.findResources('AWS::Lambda::Function')[fnId]!.Properties as Json;
-  const role = fn.Role['Fn::GetAtt'][0] as string;
-  const out: Record<string, string[]> = {};
-  for (const p of Object.values(t.findResources('AWS::IAM::Policy'))) {
-    const props = p.Properties as Json;
-    if (!props.Roles.some((r: Json) => r.Ref === role)) continue;
-    for (const s of props.PolicyDocument.Statement as Json[]) {
-      for (const a of [s.Action].flat() as string[]) {
-        for (const r of [s.Resource].flat() as Json[]) {
-          const text =
-            typeof r === 'string'
-              ? r
-              : r['Fn::GetAtt']
-                ? `<${r['Fn::GetAtt'][0]}>`
-                : r['Fn::Join']
-                  ? (r['Fn::Join'][1] as Json[])
-                      .map((x) => (typeof x === 'string' ? x : `<${x['Fn::GetAtt']?.[0] ?? x.Ref}>`))
-                      .join('')
-                  : JSON.stringify(r);
-          const list = out[a] ?? [];
-          list.push(text);
-          out[a] = list;
-        }
-      }
-    }
-  }
-  for (const k of Object.keys(out)) out[k]!.sort();
-  return out;
-}
+/** Each action of `fnId`'s role with its resources, `<LogicalId>/suffix` for a bucket's objects. */
+const grants = (fnId: string): Record<string, string[]> => grantsOf(t, fnId);
 
 describe('stored replays in HansardStack', () => {
   it('has the bucket send its object events to EventBridge, and nothing else as notifications', () => {
