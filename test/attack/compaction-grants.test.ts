@@ -14,7 +14,7 @@ import { HansardStack } from '../../infra/stack.js';
 import { newId } from '../../lib/log/index.js';
 import { digestName } from '../../lib/store/keys.js';
 import { chunkObjectKey, compactedObjectKey } from '../../lib/store/s3/segment-objects.js';
-import { iamMatches } from '../infra/template-text.js';
+import { iamMatches } from '../support/template-text.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON, read field by field
 type Json = Record<string, any>;

@@ -17,7 +17,7 @@ import {
   SIGNING_KEY_ACCOUNT_ACTIONS,
 } from '../../infra/stack.js';
 import { ROOT } from './lambda-bundle.js';
-import { grantsOf, list, sdkCommandsIn } from './template-text.js';
+import { grantsOf, list, sdkCommandsIn } from '../support/template-text.js';
 
 type Json = Record<string, unknown>;
 interface Statement {

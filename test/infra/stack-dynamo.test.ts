@@ -26,7 +26,7 @@ import {
   type StateMethod,
 } from '../../lib/store/dynamo/access.js';
 import { bundleLambda } from './lambda-bundle.js';
-import { arnText, list } from './template-text.js';
+import { arnText, list } from '../support/template-text.js';
 
 /**
  * What each module that imports the DynamoDB SDK sends, for a function serving `serves`. The store, its

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { REPLAY_BUILD_STATE_METHODS } from '../../functions/access.js';
 import { REPLAY_BUILD_MEMORY_MB, REPLAY_BUILD_TIMEOUT } from '../../infra/replays.js';
 import { HansardStack } from '../../infra/stack.js';
-import { grantsOf } from './template-text.js';
+import { grantsOf } from '../support/template-text.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON, read field by field
 type Json = Record<string, any>;

@@ -24,7 +24,7 @@ import {
 } from '../../infra/stack.js';
 import { CONDITIONAL_PUT_DENY_SID } from '../../infra/storage.js';
 import { createTableInput } from '../../lib/store/dynamo/schema.js';
-import { arnText, list, sdkCommandsIn } from './template-text.js';
+import { arnText, list, sdkCommandsIn } from '../support/template-text.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const cdkJson = JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as {
