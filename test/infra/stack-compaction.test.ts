@@ -16,8 +16,8 @@ import { HansardStack } from '../../infra/stack.js';
 import { newId } from '../../lib/log/index.js';
 import { digestName } from '../../lib/store/keys.js';
 import { chunkObjectKey, compactedObjectKey } from '../../lib/store/s3/segment-objects.js';
-import { bundleLambda } from './lambda-bundle.js';
 import { grantsOf, iamMatches } from '../support/template-text.js';
+import { bundleLambda } from './lambda-bundle.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON, read field by field
 type Json = Record<string, any>;

@@ -16,8 +16,8 @@ import {
   type HansardStackProps,
   SIGNING_KEY_ACCOUNT_ACTIONS,
 } from '../../infra/stack.js';
-import { ROOT } from './lambda-bundle.js';
 import { grantsOf, list, sdkCommandsIn } from '../support/template-text.js';
+import { ROOT } from './lambda-bundle.js';
 
 type Json = Record<string, unknown>;
 interface Statement {

@@ -25,8 +25,8 @@ import {
   READ_ACTIONS,
   type StateMethod,
 } from '../../lib/store/dynamo/access.js';
-import { bundleLambda } from './lambda-bundle.js';
 import { arnText, list } from '../support/template-text.js';
+import { bundleLambda } from './lambda-bundle.js';
 
 /**
  * What each module that imports the DynamoDB SDK sends, for a function serving `serves`. The store, its

@@ -1,5 +1,5 @@
 /**
- * Reading a synthesized CloudFormation template in the stack tests (stack.test.ts, stack-dynamo.test.ts,
+ * Reading a synthesized CloudFormation template in the stack tests (test/infra: stack, stack-dynamo,
  * stack-digests, stack-compaction, stack-replays, test/attack/compaction-grants): a policy statement's
  * resources as readable text, a field that may be one value or a list as a list, the grants of a
  * function's role, and IAM's resource pattern match.
