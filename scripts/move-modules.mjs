@@ -6,7 +6,7 @@
 //   node scripts/move-modules.mjs -m "…" --dir lib/harness=lib/importers      (every file under a folder)
 //   add --dry-run to print what would change without touching anything.
 //
-// What it rewrites, in every .ts/.tsx/.mts/.mjs/.cjs/.js file of lib, test, bench, scripts, functions, infra
+// What it rewrites, in every .ts/.tsx/.mts/.mjs/.cjs/.js file of lib, test, bench, harness, scripts, functions, infra
 // and docs/examples (and in the moved files themselves):
 //   - relative string literals ('./x.js', '../log/y.ts') that resolve to a moved file: import, export,
 //     import(), vi.mock(), new URL(…, import.meta.url);
@@ -60,7 +60,7 @@ for (const [from, to] of moves) {
 }
 
 const CODE = /\.(ts|tsx|mts|mjs|cjs|js)$/;
-const SCANNED = ['lib', 'test', 'bench', 'scripts', 'functions', 'infra', 'docs/examples'];
+const SCANNED = ['lib', 'test', 'bench', 'harness', 'scripts', 'functions', 'infra', 'docs/examples'];
 const TEXT_EXTRA = ['README.md', 'package.json', 'stryker.config.json', 'vitest.config.ts', 'biome.json'];
 
 function walk(dir, out) {
