@@ -13,7 +13,7 @@
  *   the two p50s is what the watchdog (its supervisor process) costs.
  *
  * Then the offline figure: 1,000 hook invocations with the server down, then a real server up
- * (test/support/serve-process.ts) and the shipper: every spooled event in its replay, once.
+ * (harness/serve-process.ts) and the shipper: every spooled event in its replay, once.
  *
  * The CLI is built from the current source into .test-results/ (not dist/). Writes the figures to
  * docs/benchmarks.md between `<!-- bench:hook:start -->` and `<!-- bench:hook:end -->`.
@@ -32,7 +32,7 @@ import {
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configPath, spoolBacklog, writeJsonAtomic } from '../lib/client/capture/state-dir.js';
-import { startServeProcess } from '../test/support/serve-process.js';
+import { startServeProcess } from '../harness/serve-process.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const N = Number(process.env.BENCH_HOOK_N ?? 200);

@@ -23,7 +23,7 @@ import {
   type S3ReplayWorld,
   startS3ReplayWorld,
   storeSession,
-} from '../test/support/s3-replay-world.js';
+} from '../harness/s3-replay-world.js';
 import { generateSession } from './gen.js';
 
 /** ~313 bytes an event (bench/gen.ts) */

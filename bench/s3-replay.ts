@@ -24,7 +24,7 @@ import {
   type S3ReplayWorld,
   startS3ReplayWorld,
   storeSession,
-} from '../test/support/s3-replay-world.js';
+} from '../harness/s3-replay-world.js';
 import { generateSession } from './gen.js';
 
 /** functions/app.ts's default for the replay function (REPLAY_READ_BYTES unset). */

@@ -15,8 +15,8 @@ import { compactWriter } from '../../lib/service/ingest/compaction.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
 import { writerPrefix } from '../../lib/store/s3/segment-objects.js';
-import { LOCAL_REGION } from '../support/dynamodb-local.js';
-import { type S3ReplayWorld, startS3ReplayWorld } from '../support/s3-replay-world.js';
+import { LOCAL_REGION } from '../../harness/dynamodb-local.js';
+import { type S3ReplayWorld, startS3ReplayWorld } from '../../harness/s3-replay-world.js';
 
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const TENANT = 'acme';

@@ -30,7 +30,7 @@ import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { InvalidCursorError } from '../../lib/store/index.js';
 import { encodeCursor } from '../../lib/store/keys.js';
 import { advanceOf } from '../contract/state-store.contract.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 
 let local: DynamoLocal;
 beforeAll(async () => {

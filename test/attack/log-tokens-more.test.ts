@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
+import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 
 const LOGGING = fileURLToPath(new URL('../../functions/logging.ts', import.meta.url));
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

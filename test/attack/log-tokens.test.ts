@@ -8,7 +8,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
+import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** A well-formed token secret no server knows: `hns_` + 43 base62. */

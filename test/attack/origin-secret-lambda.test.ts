@@ -24,7 +24,7 @@ import {
   ResponseStream,
   stubAwsLambdaGlobal,
   URL_DOMAIN,
-} from '../functions/lambda-events.js';
+} from '../../harness/lambda-events.js';
 
 const SECRET = 'Pw5Jc9Xe3Kn7Bv1Lm4Qs8Dt2Gy6Hz0Ra5Uf9Ib3Oc7Nd1Me4';
 const H = ORIGIN_SECRET_HEADER;

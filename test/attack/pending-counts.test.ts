@@ -15,7 +15,7 @@ import { SWEEP_PAGE } from '../../lib/store/dynamo/pending.js';
 import { keys, pendingPk } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { advanceOf } from '../contract/state-store.contract.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 
 let local: DynamoLocal;
 let doc: DynamoDBDocumentClient;

@@ -37,8 +37,8 @@ import { awsReplayBuilder, createAwsApp } from '../../lib/deploy/aws.js';
 import { listSegments } from '../../lib/log/read/session-dir.js';
 import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import { LOCAL_REGION } from '../support/dynamodb-local.js';
-import { type S3ReplayWorld, startS3ReplayWorld } from '../support/s3-replay-world.js';
+import { LOCAL_REGION } from '../../harness/dynamodb-local.js';
+import { type S3ReplayWorld, startS3ReplayWorld } from '../../harness/s3-replay-world.js';
 
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 

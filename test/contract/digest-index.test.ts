@@ -16,7 +16,7 @@ import { DIGEST_DUE_SHARDS, digestDueShard, keys } from '../../lib/store/dynamo/
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { recordingClient } from '../support/dynamo-recorder.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 import { headOf, runDigestIndexContract } from './digest-index.contract.js';
 import { advanceOf, at } from './state-store.contract.js';
 

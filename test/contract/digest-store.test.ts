@@ -15,7 +15,7 @@ import { newId } from '../../lib/log/format/ids.js';
 import { DigestConflictError, type DigestStore } from '../../lib/store/digests.js';
 import { FsDigestStore } from '../../lib/store/fs/digest-store.js';
 import { S3DigestStore } from '../../lib/store/s3/digest-store.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 
 let s3: LocalS3;
 let bucket: string;

@@ -18,8 +18,8 @@ import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import type { SegmentStore, StateStore } from '../../lib/store/index.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { type LocalSegment, writeSession } from '../support/segments.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-digest-'));

@@ -15,7 +15,7 @@ import { createApp } from '../../lib/http/app.js';
 import { ensureTenant } from '../../lib/service/index.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { writeSession } from '../support/segments.js';
 
 let s3: LocalS3;

@@ -13,7 +13,7 @@ import { newId } from '../../lib/log/index.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { SegmentDataLossError, type SegmentKey, type SegmentStore } from '../../lib/store/index.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 
 let s3: LocalS3;
 let bucket: string;

@@ -1,7 +1,7 @@
 /**
  * The SegmentStore contract against both adapters: `FsSegmentStore` in a temp directory, and
  * `S3SegmentStore` over the real AWS SDK and real HTTP against s3rver on loopback (one fresh bucket for
- * this file; see test/support/s3rver.ts for where s3rver is made to answer as S3 does). Then what is
+ * this file; see harness/s3rver.ts for where s3rver is made to answer as S3 does). Then what is
  * particular to S3: the key scheme, pagination, loud gaps, and the emulator's fidelity where the adapter
  * relies on it.
  */
@@ -21,7 +21,7 @@ import { newId } from '../../lib/log/index.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import type { SegmentKey } from '../../lib/store/index.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { runSegmentStoreContract, type StoreHandle } from './segment-store.contract.js';
 
 let s3: LocalS3;

@@ -27,7 +27,7 @@ import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { StateConflictError } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 import { writeSession } from '../support/segments.js';
 import { advanceOf, at, runStateStoreContract, tokenRecord } from './state-store.contract.js';
 

@@ -13,7 +13,7 @@ import { generateSession } from '../../bench/gen.js';
 import { ApiClient } from '../../lib/client/api/client.js';
 import { uploadSession } from '../../lib/client/api/upload.js';
 import { listSegments, replayChunks, sessionDirSegments } from '../../lib/log/index.js';
-import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
+import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 
 const WRITERS = 8;
 /** ms after which a verify or inspect is dropped: one of this session takes a few hundred. */

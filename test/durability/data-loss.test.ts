@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
+import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 import { type ChunkedSegment, call, chunkedSegment, postChunk } from './segment-chunks.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-loss-'));

@@ -20,7 +20,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
+import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 import { tmpfsMounts } from '../support/tmpfs.js';
 import { call, chunkedSegment, postChunk } from './segment-chunks.js';
 

@@ -34,8 +34,8 @@ import {
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
   startDynamoLocal,
-} from '../support/dynamodb-local.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
+} from '../../harness/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 
 const SECONDS = Number(process.env.HANSARD_HOT_SECONDS ?? 15);
 const HOT_WRITERS = 100;

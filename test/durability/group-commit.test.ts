@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
 import { StateConflictError, type WriterAdvance } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
-import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
+import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 import { useServer } from '../support/server.js';
 import { postChunk as postStoredChunk } from '../support/stored.js';
 import { type ChunkedSegment, call, chunkedSegment, postChunk } from './segment-chunks.js';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startServeProcess } from '../support/serve-process.js';
+import { startServeProcess } from '../../harness/serve-process.js';
 import { tmpfsMounts } from '../support/tmpfs.js';
 import { call, chunkedSegment, postChunk } from './segment-chunks.js';
 

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
 import { ApiClient } from '../../lib/client/api/client.js';
 import { uploadSession } from '../../lib/client/api/upload.js';
-import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
+import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 
 let srv: ServeProcess;
 let next: ServeProcess | undefined;

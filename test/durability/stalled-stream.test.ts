@@ -12,7 +12,7 @@ import { generateSession } from '../../bench/gen.js';
 import { ApiClient } from '../../lib/client/api/client.js';
 import { uploadSession } from '../../lib/client/api/upload.js';
 import { listSegments } from '../../lib/log/index.js';
-import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
+import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 
 const IDLE_SECONDS = 2;
 const WRITERS = 2;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHansard } from '../support/cli.js';
-import { type ServeProcess, startServeProcess } from '../support/serve-process.js';
+import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 import { type ChunkedSegment, call, chunkedSegment, postChunk } from './segment-chunks.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-torn-'));

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
 import type { createCompactHandler as CreateCompactHandler } from '../../functions/compact.js';
 import { createLogger } from '../../functions/logging.js';
-import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../support/s3-replay-world.js';
+import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../../harness/s3-replay-world.js';
 
 let world: S3ReplayWorld;
 let root: string;

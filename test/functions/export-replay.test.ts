@@ -24,9 +24,9 @@ import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { createTableInput } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { runHansard } from '../support/cli.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 import { type FakeKms, fakeKms, kmsTestClient } from '../support/kms.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import {
   type ApiRequest,
   apiEvent,
@@ -36,7 +36,7 @@ import {
   readResult,
   stubAwsLambdaGlobal,
   URL_DOMAIN,
-} from './lambda-events.js';
+} from '../../harness/lambda-events.js';
 
 const ARN = 'arn:aws:kms:us-east-1:111122223333:key/1111aaaa-2222-3333-4444-555566667777';
 const TENANT = 'acme';

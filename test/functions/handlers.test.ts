@@ -21,8 +21,8 @@ import type { createReplayHandler } from '../../functions/replay.js';
 import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { createTableInput } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import { type DynamoLocal, LOCAL_REGION, startDynamoLocal } from '../support/dynamodb-local.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { type DynamoLocal, LOCAL_REGION, startDynamoLocal } from '../../harness/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { type LocalSegment, localReplay, writeSession } from '../support/segments.js';
 import {
   type ApiRequest,
@@ -33,7 +33,7 @@ import {
   readResult,
   stubAwsLambdaGlobal,
   URL_DOMAIN,
-} from './lambda-events.js';
+} from '../../harness/lambda-events.js';
 
 /**
  * s3rver checks signatures against its one account; DynamoDB Local keeps one database per access key. The

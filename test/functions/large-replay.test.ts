@@ -20,7 +20,7 @@ import type { createReplayHandler as CreateReplayHandler } from '../../functions
 import type { createReplayBuildHandler as CreateBuildHandler } from '../../functions/replay-build.js';
 import { sessionDirFileSegments } from '../../lib/log/read/segment-blocks.js';
 import { replayBytes } from '../../lib/log/replay/replay.js';
-import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../support/s3-replay-world.js';
+import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../../harness/s3-replay-world.js';
 import {
   API_DOMAIN,
   apiEvent,
@@ -30,7 +30,7 @@ import {
   readResult,
   stubAwsLambdaGlobal,
   URL_DOMAIN,
-} from './lambda-events.js';
+} from '../../harness/lambda-events.js';
 
 const SESSION_MB = Number(process.env.HANSARD_LARGE_REPLAY_MB ?? 12);
 /** The inline size in these tests: the session is larger, a 3,400-event one smaller. */

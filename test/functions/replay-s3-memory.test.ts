@@ -20,7 +20,7 @@ import {
   type S3ReplayWorld,
   startS3ReplayWorld,
   storeSession,
-} from '../support/s3-replay-world.js';
+} from '../../harness/s3-replay-world.js';
 
 /**
  * 64 MB by default: storing 200 MB through ingest into s3rver takes ~7 minutes on the 2 shared cores

@@ -30,8 +30,8 @@ import { ChunkConflictError } from '../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
 import { S3DigestStore } from '../../lib/store/s3/digest-store.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { writeSession } from '../support/segments.js';
 import { ROOT } from './lambda-bundle.js';
 

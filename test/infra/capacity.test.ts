@@ -22,8 +22,8 @@ import { openSession } from '../../lib/log/index.js';
 import { writeDueDigests } from '../../lib/service/digests/write.js';
 import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { readLocal, splitLines } from '../support/segments.js';
 import { ROOT } from './lambda-bundle.js';
 

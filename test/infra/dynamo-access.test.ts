@@ -36,8 +36,8 @@ import type { StateStore } from '../../lib/store/index.js';
 import { runDigestIndexContract } from '../contract/digest-index.contract.js';
 import { advanceOf, runStateStoreContract } from '../contract/state-store.contract.js';
 import { recordingClient } from '../support/dynamo-recorder.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
-import { type LocalS3, startS3rver } from '../support/s3rver.js';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { writeSession } from '../support/segments.js';
 
 let local: DynamoLocal;

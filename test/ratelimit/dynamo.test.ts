@@ -19,7 +19,7 @@ import { ensureTenant, mintToken } from '../../lib/service/index.js';
 import { keys } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
-import { type DynamoLocal, startDynamoLocal } from '../support/dynamodb-local.js';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 
 let local: DynamoLocal;
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-ratelimit-'));

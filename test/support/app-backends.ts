@@ -15,7 +15,7 @@ import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import type { StateStore } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
-import { type DynamoLocal, startDynamoLocal } from './dynamodb-local.js';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 
 export type App = ReturnType<typeof createApp>;
 

@@ -4,7 +4,7 @@
  * per call, closed by `closeAll`.
  */
 import { type Browser, type BrowserContext, chromium } from 'playwright-core';
-import { sharedEndpoint } from './shared.js';
+import { sharedEndpoint } from '../../harness/shared.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_ARGS = [

@@ -17,7 +17,7 @@ import {
   marked,
   type ProcInfo,
 } from './processes.js';
-import { provided } from './shared.js';
+import { provided } from '../../harness/shared.js';
 
 const marker = `${(await provided('hansardRun')) ?? 'norun'}:${randomBytes(6).toString('hex')}`;
 process.env[FILE_MARKER] = marker;

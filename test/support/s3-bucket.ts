@@ -1,11 +1,11 @@
 /**
- * A suite's own bucket in the run's s3rver (test/support/s3rver.ts), for the S3 adapter's attack and store
+ * A suite's own bucket in the run's s3rver (harness/s3rver.ts), for the S3 adapter's attack and store
  * tests: `useS3Bucket` makes it in beforeAll with an admin client and closes it in afterAll; `readAll`
  * gathers what a segment read yields.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll } from 'vitest';
-import { type LocalS3, startS3rver } from './s3rver.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 
 /** A bucket of a suite's own; read its fields in a test or hook (they exist from beforeAll on). */
 export interface S3Bucket {

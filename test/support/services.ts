@@ -5,8 +5,8 @@
  * s3rver and Chromium were started by each test file that used them; now once per run, on the first file
  * that asks (a run that needs none starts none), and stopped at the end. A small broker on 127.0.0.1
  * answers `GET /dynamo`, `/s3`, `/chromium` with `{"endpoint": …}`; its address is `provide`d to the
- * workers (test/support/shared.ts). Each test file keeps its own namespace in them: fresh table and
- * bucket names (test/support/dynamodb-local.ts, s3rver.ts), its own browser context (browser.ts). The
+ * workers (harness/shared.ts). Each test file keeps its own namespace in them: fresh table and
+ * bucket names (harness/dynamodb-local.ts, s3rver.ts), its own browser context (browser.ts). The
  * emulators are tethered (emulator-processes.ts) and Chromium ends with its pipe, so none outlives the
  * run even when vitest is killed.
  *
@@ -21,7 +21,7 @@ import type { AddressInfo } from 'node:net';
 import { type BrowserServer, chromium } from 'playwright-core';
 import type { TestProject } from 'vitest/node';
 import { CHROMIUM, CHROMIUM_ARGS } from './browser.js';
-import { type EmulatorProcess, launchDynamoLocal, launchS3rver } from './emulator-processes.js';
+import { type EmulatorProcess, launchDynamoLocal, launchS3rver } from '../../harness/emulator-processes.js';
 import {
   descendants,
   describeProcs,
@@ -32,8 +32,8 @@ import {
   marked,
   type ProcInfo,
 } from './processes.js';
-import type { SharedService } from './shared.js';
-import './shared.js';
+import type { SharedService } from '../../harness/shared.js';
+import '../../harness/shared.js';
 
 /** A started shared service. */
 interface Started {

@@ -13,7 +13,7 @@ import {
   spoolBacklog,
   writeJsonAtomic,
 } from '../../../lib/client/capture/state-dir.js';
-import { startServeProcess } from '../../support/serve-process.js';
+import { startServeProcess } from '../../../harness/serve-process.js';
 import { tmpDirs } from '../../support/tmp.js';
 import { fixture, runHook, sessionEvents, spoolSessions, useBuiltCli } from './helpers.js';
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readHookFailures } from '../../../lib/client/capture/state-dir.js';
-import { startServeProcess } from '../../support/serve-process.js';
+import { startServeProcess } from '../../../harness/serve-process.js';
 import { tmpDirs } from '../../support/tmp.js';
 import { fixture, runHook, useBuiltCli } from './helpers.js';
 

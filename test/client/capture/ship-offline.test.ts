@@ -2,7 +2,7 @@
  * Offline capture (issue 11): with the server down, hook events go to the spool and nothing is lost;
  * once it is up, the shipper (`bin/hansard hook ship`, the same process the hooks start detached) sends
  * every event, and the server's replay holds each exactly once, however many times shipping runs.
- * A real `hansard serve` process (test/support/serve-process.ts) and real hook processes.
+ * A real `hansard serve` process (harness/serve-process.ts) and real hook processes.
  */
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import {
   spoolBacklog,
   writeJsonAtomic,
 } from '../../../lib/client/capture/state-dir.js';
-import { startServeProcess } from '../../support/serve-process.js';
+import { startServeProcess } from '../../../harness/serve-process.js';
 import { tmpDirs } from '../../support/tmp.js';
 import { fixture, pool, runHook, sessionEvents, spoolSessions, useBuiltCli } from './helpers.js';
 

@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LOCK_NAME, lockDataDir, OWNER_NAME, processRuns, readOwner } from '../../../lib/deploy/data-lock.js';
-import { startServeProcess } from '../../support/serve-process.js';
+import { startServeProcess } from '../../../harness/serve-process.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-zombie-'));

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openLocalStores } from '../../../lib/deploy/local.js';
 import { ensureTenant } from '../../../lib/service/tenants/bootstrap.js';
-import { runServeToExit, type ServeProcess, startServeProcess } from '../../support/serve-process.js';
+import { runServeToExit, type ServeProcess, startServeProcess } from '../../../harness/serve-process.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-failed-start-'));
 const cleanups: Array<() => unknown> = [];

@@ -18,7 +18,7 @@ import {
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
   startDynamoLocal,
-} from '../../support/dynamodb-local.js';
+} from '../../../harness/dynamodb-local.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-tenant-limits-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

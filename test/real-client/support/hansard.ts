@@ -12,7 +12,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, inject } from 'vitest';
 import { request } from '../../support/http.js';
-import { type ServeProcess, startServeProcess } from '../../support/serve-process.js';
+import { type ServeProcess, startServeProcess } from '../../../harness/serve-process.js';
 
 /** A finished `hansard` run. */
 export interface HansardRun {

@@ -20,8 +20,8 @@ import { verifySignature } from '../../../lib/audit/signature.js';
 import { writeDigest, writeDueDigests } from '../../../lib/service/digests/write.js';
 import { StateConflictError } from '../../../lib/store/index.js';
 import { awsWorld, type DigestWorld, localWorld, T0, TENANT } from '../../support/digest-world.js';
-import { type DynamoLocal, startDynamoLocal } from '../../support/dynamodb-local.js';
-import { type LocalS3, startS3rver } from '../../support/s3rver.js';
+import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../../harness/s3rver.js';
 import type { LocalSegment } from '../../support/segments.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-digests-svc-'));

@@ -22,7 +22,7 @@ import { BOARD_SHARDS, boardShard, keys } from '../../../lib/store/dynamo/schema
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
 import { headOf } from '../../contract/digest-index.contract.js';
 import { advanceOf, at } from '../../contract/state-store.contract.js';
-import { type DynamoLocal, startDynamoLocal } from '../../support/dynamodb-local.js';
+import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
 
 let local: DynamoLocal;
 beforeAll(async () => {

@@ -22,7 +22,7 @@ import { newId } from '../../../lib/log/format/ids.js';
 import { keys, usageShard } from '../../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
 import { advanceOf, at } from '../../contract/state-store.contract.js';
-import { type DynamoLocal, startDynamoLocal } from '../../support/dynamodb-local.js';
+import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
 
 let local: DynamoLocal;
 let doc: DynamoDBDocumentClient;

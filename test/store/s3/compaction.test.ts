@@ -28,9 +28,9 @@ import type { SegmentKey } from '../../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../../lib/store/s3/compaction.js';
 import { writerPrefix } from '../../../lib/store/s3/segment-objects.js';
 import { S3SegmentStore } from '../../../lib/store/s3/segment-store.js';
-import { LOCAL_REGION } from '../../support/dynamodb-local.js';
+import { LOCAL_REGION } from '../../../harness/dynamodb-local.js';
 import { readAll } from '../../support/s3-bucket.js';
-import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../../support/s3-replay-world.js';
+import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../../../harness/s3-replay-world.js';
 
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const TENANT = 'acme';

@@ -25,9 +25,9 @@ import { ChunkConflictError } from '../../../lib/store/index.js';
 import { S3DigestStore } from '../../../lib/store/s3/digest-store.js';
 import { S3SegmentStore } from '../../../lib/store/s3/segment-store.js';
 import { awsWorld } from '../../support/digest-world.js';
-import { type DynamoLocal, startDynamoLocal } from '../../support/dynamodb-local.js';
+import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
 import { fakeKms, kmsTestClient } from '../../support/kms.js';
-import { type LocalS3, startS3rver } from '../../support/s3rver.js';
+import { type LocalS3, startS3rver } from '../../../harness/s3rver.js';
 import { writeSession } from '../../support/segments.js';
 
 const ARN = 'arn:aws:kms:us-east-1:111122223333:key/1111aaaa-2222-3333-4444-555566667777';

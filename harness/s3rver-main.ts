@@ -1,6 +1,6 @@
 /**
- * s3rver with the shim (test/support/s3rver.ts) as a process of its own, for the run's shared emulator
- * (test/support/emulator-processes.ts starts it with `--openssl-legacy-provider`): prints
+ * s3rver with the shim (harness/s3rver.ts) as a process of its own, for the run's shared emulator
+ * (harness/emulator-processes.ts starts it with `--openssl-legacy-provider`): prints
  * `s3rver http://127.0.0.1:PORT` once it serves; on SIGTERM closes and removes its directory.
  */
 import { runS3rver } from './s3rver.js';

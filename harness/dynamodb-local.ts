@@ -2,7 +2,7 @@
  * DynamoDB Local for tests (STACK.md): AWS's own DynamoDB Local jar, in memory. Inside a vitest run the
  * run's one shared instance (test/support/services.ts starts it on the first file that asks, about 2 s
  * on a quiet machine and up to 30 s on a loaded one, once); outside (bench/) one of its own
- * (test/support/emulator-processes.ts). `freshTable` makes a new state table (`createTableInput`) with a
+ * (harness/emulator-processes.ts). `freshTable` makes a new state table (`createTableInput`) with a
  * fresh name so every test starts empty and no two test files meet; `stop` drops the tables it made.
  *
  * DynamoDB Local keeps one database per access key and region (no `-sharedDb`): every client of a test
@@ -16,7 +16,7 @@ import {
   type DynamoDBClientConfig,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { createTableInput, timeToLiveInput } from '../../lib/store/dynamo/schema.js';
+import { createTableInput, timeToLiveInput } from '../lib/store/dynamo/schema.js';
 import { launchDynamoLocal } from './emulator-processes.js';
 import { sharedEndpoint } from './shared.js';
 

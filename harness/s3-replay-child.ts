@@ -1,5 +1,5 @@
 /**
- * One measured read in a process of its own (test/support/s3-replay-world.ts `runChild`): argv[2] is the
+ * One measured read in a process of its own (harness/s3-replay-world.ts `runChild`): argv[2] is the
  * job as JSON. `replay`: the replay function's handler (functions/replay.ts, built from the job's
  * environment, the runtime's streaming global stubbed as in test/functions) answers a function URL event
  * for `GET /v1/sessions/{sid}/replay?raw=1` into a response stream that hashes and counts the bytes and
@@ -12,8 +12,8 @@ import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
-import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
-import { apiEvent, lambdaContext, stubAwsLambdaGlobal, URL_DOMAIN } from '../functions/lambda-events.js';
+import { S3SegmentStore } from '../lib/store/s3/segment-store.js';
+import { apiEvent, lambdaContext, stubAwsLambdaGlobal, URL_DOMAIN } from './lambda-events.js';
 import type { ChildJob } from './s3-replay-world.js';
 
 const job = JSON.parse(process.argv[2]!) as ChildJob;
@@ -43,7 +43,7 @@ class HashingStream extends Writable {
 
 async function replay(j: Extract<ChildJob, { mode: 'replay' }>) {
   stubAwsLambdaGlobal();
-  const { createReplayHandler } = await import('../../functions/replay.js');
+  const { createReplayHandler } = await import('../functions/replay.js');
   const handler = createReplayHandler(j.env) as unknown as (
     event: unknown,
     stream: HashingStream,
