@@ -21,16 +21,16 @@
  * - the same for the tenant's usage: a usage follow-up that failed on a writer's last chunk is added by
  *   the tenant's next chunk, so a fresh process's `tenantUsage` (the quota check) is no longer short.
  */
-import { DynamoDBClient, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 import { newId } from '../../lib/log/format/ids.js';
 import { keys } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { InvalidCursorError } from '../../lib/store/index.js';
 import { encodeCursor } from '../../lib/store/keys.js';
 import { advanceOf } from '../contract/state-store.contract.js';
-import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
+import { clientWith, keyOf, throttled } from '../support/dynamo-faults.js';
 
 let local: DynamoLocal;
 beforeAll(async () => {
@@ -39,26 +39,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await local?.stop();
 });
-
-function keyOf(input: Record<string, unknown>, name: string): string {
-  const v = (input.Key as Record<string, unknown> | undefined)?.[name];
-  if (typeof v === 'string') return v;
-  return (v as { S?: string } | undefined)?.S ?? '';
-}
-
-function clientWith(fault: (command: string, input: Record<string, unknown>) => void): DynamoDBClient {
-  const client = new DynamoDBClient(local.config);
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      fault(context.commandName ?? '', args.input as Record<string, unknown>);
-      return next(args);
-    },
-    { step: 'initialize', name: 'fault' },
-  );
-  return client;
-}
-const throttled = () =>
-  new ProvisionedThroughputExceededException({ message: 'throttled (injected)', $metadata: {} });
 
 async function allPages(store: DynamoStateStore, limit: number): Promise<string[]> {
   const out: string[] = [];
@@ -143,7 +123,7 @@ describe('counts and quota', () => {
   // tenant's next chunk, of another session here, applies the pending counts.
   it('a session whose last follow-up failed for good is listed once any later chunk of the tenant comes (was a FAULT)', async () => {
     let failSession = 0;
-    const client = clientWith((command, input) => {
+    const client = clientWith(local.config, (command, input) => {
       if (command === 'UpdateItemCommand' && keyOf(input, 'sk').startsWith('S#') && failSession > 0) {
         failSession -= 1;
         throw throttled();
@@ -178,7 +158,7 @@ describe('counts and quota', () => {
   // short by those bytes, for good (10, not 50).
   it('usage whose follow-up failed on a last chunk is counted once any later chunk of the tenant comes (was a FAULT)', async () => {
     let failUsage = 0;
-    const client = clientWith((command, input) => {
+    const client = clientWith(local.config, (command, input) => {
       if (command === 'UpdateItemCommand' && keyOf(input, 'sk').startsWith('USAGE#') && failUsage > 0) {
         failUsage -= 1;
         throw throttled();

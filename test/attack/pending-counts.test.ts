@@ -10,12 +10,13 @@
 import { DynamoDBClient, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 import { newId } from '../../lib/log/format/ids.js';
 import { SWEEP_PAGE } from '../../lib/store/dynamo/pending.js';
 import { keys, pendingPk } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { advanceOf } from '../contract/state-store.contract.js';
-import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
+import { attrText } from '../support/dynamo-faults.js';
 
 let local: DynamoLocal;
 let doc: DynamoDBDocumentClient;
@@ -29,11 +30,6 @@ afterAll(async () => {
 
 /** What a follow-up fails with for good: throttled past its retries (the store's retries are not re-run here). */
 const failed = () => Object.assign(new Error('socket timeout (injected)'), { name: 'TimeoutError' });
-
-function text(v: unknown): string {
-  if (typeof v === 'string') return v;
-  return (v as { S?: string } | undefined)?.S ?? '';
-}
 
 interface Faults {
   /** the session and usage follow-ups fail (before they are sent) */
@@ -64,12 +60,12 @@ function faultyClient(): { client: DynamoDBClient; f: Faults } {
     (next, context) => async (args) => {
       const command = context.commandName ?? '';
       const input = args.input as Record<string, unknown>;
-      const sk = text((input.Key as Record<string, unknown> | undefined)?.sk);
+      const sk = attrText((input.Key as Record<string, unknown> | undefined)?.sk);
       const followUp = command === 'UpdateItemCommand' && (sk.startsWith('S#') || sk.startsWith('USAGE#'));
       if (followUp && f.followUps) throw failed();
       if (command === 'QueryCommand') {
         const values = input.ExpressionAttributeValues as Record<string, unknown> | undefined;
-        if (text(values?.[':pk']).startsWith('PENDING#')) {
+        if (attrText(values?.[':pk']).startsWith('PENDING#')) {
           if (f.staleQuery) {
             const stale = f.staleQuery;
             f.staleQuery = null;

@@ -17,12 +17,13 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
 import { newId } from '../../../lib/log/format/ids.js';
 import { BOARD_SHARDS, boardShard, keys } from '../../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
 import { headOf } from '../../contract/digest-index.contract.js';
 import { advanceOf, at } from '../../contract/state-store.contract.js';
-import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
+import { clientWith, keyOf, throttled } from '../../support/dynamo-faults.js';
 
 let local: DynamoLocal;
 beforeAll(async () => {
@@ -35,29 +36,10 @@ afterAll(async () => {
 /** What the board's query counting reads of a request's input. */
 type Wire = { IndexName?: string };
 
-/**
- * A client whose requests pass through `fault` first (at `initialize`, before the SDK's retries), which
- * may throw for a command (its name and input).
- */
-function clientWith(fault: (command: string, input: Record<string, unknown>) => void): DynamoDBClient {
-  const client = new DynamoDBClient(local.config);
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      fault(context.commandName ?? '', args.input as Record<string, unknown>);
-      return next(args);
-    },
-    { step: 'initialize', name: 'fault' },
-  );
-  return client;
-}
-
-const throttled = () =>
-  new ProvisionedThroughputExceededException({ message: 'throttled (injected)', $metadata: {} });
-
 describe('DynamoStateStore without hot keys (issue 17.1)', () => {
   it('keeps a follow-up that failed for good pending, and the next advance counts it', async () => {
     let failSession = 0;
-    const client = clientWith((command, input) => {
+    const client = clientWith(local.config, (command, input) => {
       if (command === 'UpdateItemCommand' && keyOf(input, 'sk').startsWith('S#') && failSession > 0) {
         failSession -= 1;
         throw throttled();
@@ -95,7 +77,7 @@ describe('DynamoStateStore without hot keys (issue 17.1)', () => {
 
   it('retries throttled reads and writes, counted, and gives up after 8 tries of an item', async () => {
     let fail = 0;
-    const client = clientWith((command) => {
+    const client = clientWith(local.config, (command) => {
       if ((command === 'QueryCommand' || command === 'GetItemCommand') && fail > 0) {
         fail -= 1;
         throw throttled();
@@ -115,7 +97,7 @@ describe('DynamoStateStore without hot keys (issue 17.1)', () => {
     expect(store.retries).toMatchObject({ throttles: 10, exhausted: 1 });
     // a failed condition is not retried
     let conditions = 0;
-    const refusing = clientWith((command) => {
+    const refusing = clientWith(local.config, (command) => {
       if (command === 'PutItemCommand') {
         conditions += 1;
         throw new ConditionalCheckFailedException({ message: 'no (injected)', $metadata: {} });
@@ -133,7 +115,7 @@ describe('DynamoStateStore without hot keys (issue 17.1)', () => {
     const table = await local.freshTable();
     const sessionUpdates: string[] = [];
     const counting = (name: string) =>
-      clientWith((command, input) => {
+      clientWith(local.config, (command, input) => {
         if (command === 'UpdateItemCommand' && keyOf(input, 'sk').startsWith('S#'))
           sessionUpdates.push(`${name}${input.ConditionExpression ? ' moves' : ''}`);
       });
@@ -295,7 +277,7 @@ describe('the board on DynamoDB (issues 17.1, 17.6)', () => {
 
   it("lists a session's writers with one query, its chunk records apart", async () => {
     let queries = 0;
-    const client = clientWith((command) => {
+    const client = clientWith(local.config, (command) => {
       if (command === 'QueryCommand') queries += 1;
     });
     const store = new DynamoStateStore({ tableName: await local.freshTable(), client });
@@ -319,21 +301,15 @@ describe('the digest head and a concurrent advance (issue 17.1)', () => {
   it("leaves the due mark of an advance that lands after the head's bytes were checked", async () => {
     const table = await local.freshTable();
     let before: (() => Promise<void>) | null = null;
-    const client = new DynamoDBClient(local.config);
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const pk = keyOf(args.input as Record<string, unknown>, 'pk');
-        const closing =
-          context.commandName === 'DeleteItemCommand' || context.commandName === 'UpdateItemCommand';
-        if (before && closing && pk.startsWith('DIGEST_DUE#')) {
-          const run = before;
-          before = null;
-          await run();
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'advanceBeforeClosing' },
-    );
+    // an advance runs just before the head's close of the due mark is sent
+    const client = clientWith(local.config, async (command, input) => {
+      const closing = command === 'DeleteItemCommand' || command === 'UpdateItemCommand';
+      if (before && closing && keyOf(input, 'pk').startsWith('DIGEST_DUE#')) {
+        const run = before;
+        before = null;
+        await run();
+      }
+    });
     const store = new DynamoStateStore({ tableName: table, client });
     const other = new DynamoStateStore({ tableName: table, client: local.client });
     const sid = newId('s');
@@ -364,10 +340,3 @@ describe('the digest head and a concurrent advance (issue 17.1)', () => {
     client.destroy();
   });
 });
-
-/** A key attribute of a request's input, whether the document client marshalled it yet or not. */
-function keyOf(input: Record<string, unknown>, name: string): string {
-  const v = (input.Key as Record<string, unknown> | undefined)?.[name];
-  if (typeof v === 'string') return v;
-  return (v as { S?: string } | undefined)?.S ?? '';
-}

@@ -15,14 +15,15 @@
  * - a sweep with nothing pending costs one query (0.5 RRU), at a process's first advance of the tenant
  *   and then at most every interval.
  */
-import { DynamoDBClient, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
 import { newId } from '../../../lib/log/format/ids.js';
 import { keys, usageShard } from '../../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
 import { advanceOf, at } from '../../contract/state-store.contract.js';
-import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
+import { attrText, keyOf, throttled } from '../../support/dynamo-faults.js';
 
 let local: DynamoLocal;
 let doc: DynamoDBDocumentClient;
@@ -33,21 +34,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await local?.stop();
 });
-
-const throttled = () =>
-  new ProvisionedThroughputExceededException({ message: 'throttled (injected)', $metadata: {} });
-
-/**
- * A string attribute of a request's input as the middleware sees it: at `initialize` the document
- * client's input is not marshalled yet (`'S#…'`); a low-level client's is (`{ S: 'S#…' }`).
- */
-function text(v: unknown): string {
-  if (typeof v === 'string') return v;
-  return (v as { S?: string } | undefined)?.S ?? '';
-}
-function keyOf(input: Record<string, unknown>, name: string): string {
-  return text((input.Key as Record<string, unknown> | undefined)?.[name]);
-}
 
 /**
  * What the faulty client does; each switch on until turned off, counters down to 0. The transaction
@@ -91,7 +77,7 @@ function faultyClient(): { client: DynamoDBClient; f: Faults } {
         throw throttled();
       if (command !== 'TransactWriteItemsCommand') return next(args);
       const items = (input.TransactItems as Array<Record<string, { Key?: Record<string, unknown> }>>).flatMap(
-        (entry) => Object.entries(entry).map(([kind, it]) => `${kind} ${text(it.Key?.sk)}`),
+        (entry) => Object.entries(entry).map(([kind, it]) => `${kind} ${attrText(it.Key?.sk)}`),
       );
       f.transacts.push(items);
       if (!items.some((x) => x.startsWith('Delete '))) return next(args);
@@ -345,7 +331,7 @@ describe('pending counts (issue 17.1): applied once, by any later advance of the
         };
         // the document client's input, not marshalled yet at `initialize`
         const pending = Object.values(input.ExpressionAttributeValues ?? {}).some(
-          (v) => text(v) === 'PENDING#acme',
+          (v) => attrText(v) === 'PENDING#acme',
         );
         const name = `${(context.commandName ?? '').replace(/Command$/, '')}${pending ? ' PENDING' : ''}`;
         sent.push(name);
