@@ -31,8 +31,8 @@ import {
 } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configPath, spoolBacklog, writeJsonAtomic } from '../lib/client/capture/state-dir.js';
 import { startServeProcess } from '../harness/serve-process.js';
+import { configPath, spoolBacklog, writeJsonAtomic } from '../lib/client/capture/state-dir.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const N = Number(process.env.BENCH_HOOK_N ?? 200);

@@ -16,7 +16,6 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { awsCompactor } from '../lib/deploy/aws-compaction.js';
 import {
   type ChildResult,
   runChild,
@@ -24,6 +23,7 @@ import {
   startS3ReplayWorld,
   storeSession,
 } from '../harness/s3-replay-world.js';
+import { awsCompactor } from '../lib/deploy/aws-compaction.js';
 import { generateSession } from './gen.js';
 
 /** ~313 bytes an event (bench/gen.ts) */

@@ -17,7 +17,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { segmentBlockBytes } from '../lib/log/read/segment-blocks.js';
 import {
   type ChildResult,
   runChild,
@@ -25,6 +24,7 @@ import {
   startS3ReplayWorld,
   storeSession,
 } from '../harness/s3-replay-world.js';
+import { segmentBlockBytes } from '../lib/log/read/segment-blocks.js';
 import { generateSession } from './gen.js';
 
 /** functions/app.ts's default for the replay function (REPLAY_READ_BYTES unset). */

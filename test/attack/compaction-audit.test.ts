@@ -12,13 +12,13 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
+import { LOCAL_REGION } from '../../harness/dynamodb-local.js';
+import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../../harness/s3-replay-world.js';
 import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import { verifyBundle } from '../../lib/audit/verify-bundle.js';
 import { createAwsApp } from '../../lib/deploy/aws.js';
 import { awsCompactor } from '../../lib/deploy/aws-compaction.js';
 import { writerPrefix } from '../../lib/store/s3/segment-objects.js';
-import { LOCAL_REGION } from '../../harness/dynamodb-local.js';
-import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../../harness/s3-replay-world.js';
 
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const TENANT = 'acme';

@@ -17,6 +17,8 @@ import {
 import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { createCompactHandler as CreateCompactHandler } from '../../functions/compact.js';
+import { LOCAL_REGION } from '../../harness/dynamodb-local.js';
+import { type S3ReplayWorld, startS3ReplayWorld } from '../../harness/s3-replay-world.js';
 import { createAwsApp } from '../../lib/deploy/aws.js';
 import { newId } from '../../lib/log/index.js';
 import { type CompactionDeps, compactWriter } from '../../lib/service/ingest/compaction.js';
@@ -25,9 +27,7 @@ import type { SegmentKey } from '../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
 import { writerPrefix } from '../../lib/store/s3/segment-objects.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
-import { LOCAL_REGION } from '../../harness/dynamodb-local.js';
 import { readAll } from '../support/s3-bucket.js';
-import { type S3ReplayWorld, startS3ReplayWorld } from '../../harness/s3-replay-world.js';
 
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const TENANT = 'acme';

@@ -14,8 +14,6 @@ import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../../functions/config.js';
 import type { createReplayHandler } from '../../functions/replay.js';
-import { ORIGIN_SECRET_HEADER } from '../../lib/http/origin-secret.js';
-import { newId } from '../../lib/log/index.js';
 import {
   type ApiRequest,
   apiEvent,
@@ -25,6 +23,8 @@ import {
   stubAwsLambdaGlobal,
   URL_DOMAIN,
 } from '../../harness/lambda-events.js';
+import { ORIGIN_SECRET_HEADER } from '../../lib/http/origin-secret.js';
+import { newId } from '../../lib/log/index.js';
 
 const SECRET = 'Pw5Jc9Xe3Kn7Bv1Lm4Qs8Dt2Gy6Hz0Ra5Uf9Ib3Oc7Nd1Me4';
 const H = ORIGIN_SECRET_HEADER;

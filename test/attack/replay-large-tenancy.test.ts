@@ -33,12 +33,12 @@ import {
 import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
+import { LOCAL_REGION } from '../../harness/dynamodb-local.js';
+import { type S3ReplayWorld, startS3ReplayWorld } from '../../harness/s3-replay-world.js';
 import { awsReplayBuilder, createAwsApp } from '../../lib/deploy/aws.js';
 import { listSegments } from '../../lib/log/read/session-dir.js';
 import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import { LOCAL_REGION } from '../../harness/dynamodb-local.js';
-import { type S3ReplayWorld, startS3ReplayWorld } from '../../harness/s3-replay-world.js';
 
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 

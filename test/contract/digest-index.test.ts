@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 import { newId } from '../../lib/log/format/ids.js';
 import { accessKey, type DynamoAccess } from '../../lib/store/dynamo/access.js';
 import { DIGEST_DUE_SHARDS, digestDueShard, keys } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { recordingClient } from '../support/dynamo-recorder.js';
-import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 import { headOf, runDigestIndexContract } from './digest-index.contract.js';
 import { advanceOf, at } from './state-store.contract.js';
 

@@ -11,11 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { newId } from '../../lib/log/format/ids.js';
 import { DigestConflictError, type DigestStore } from '../../lib/store/digests.js';
 import { FsDigestStore } from '../../lib/store/fs/digest-store.js';
 import { S3DigestStore } from '../../lib/store/s3/digest-store.js';
-import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 
 let s3: LocalS3;
 let bucket: string;

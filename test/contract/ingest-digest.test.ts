@@ -11,6 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { createApp } from '../../lib/http/app.js';
 import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
@@ -18,8 +20,6 @@ import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import type { SegmentStore, StateStore } from '../../lib/store/index.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
-import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
-import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { type LocalSegment, writeSession } from '../support/segments.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-digest-'));

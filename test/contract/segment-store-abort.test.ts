@@ -8,11 +8,11 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { newId } from '../../lib/log/index.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import type { SegmentKey, SegmentStore } from '../../lib/store/index.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
-import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 
 const CHUNK = 1024 * 1024;
 const CHUNKS = 4;

@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { newId } from '../../lib/log/index.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { SegmentDataLossError, type SegmentKey, type SegmentStore } from '../../lib/store/index.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
-import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 
 let s3: LocalS3;
 let bucket: string;

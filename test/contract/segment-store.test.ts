@@ -17,11 +17,11 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { newId } from '../../lib/log/index.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import type { SegmentKey } from '../../lib/store/index.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
-import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { runSegmentStoreContract, type StoreHandle } from './segment-store.contract.js';
 
 let s3: LocalS3;

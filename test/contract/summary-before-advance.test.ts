@@ -8,11 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 import { newId } from '../../lib/log/format/ids.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import type { StateStore } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
-import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 import { advanceOf, at } from './state-store.contract.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-summary-first-'));

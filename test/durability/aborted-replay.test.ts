@@ -10,10 +10,10 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
+import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 import { ApiClient } from '../../lib/client/api/client.js';
 import { uploadSession } from '../../lib/client/api/upload.js';
 import { listSegments, replayChunks, sessionDirSegments } from '../../lib/log/index.js';
-import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 
 const WRITERS = 8;
 /** ms after which a verify or inspect is dropped: one of this session takes a few hundred. */

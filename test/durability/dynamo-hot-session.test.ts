@@ -23,12 +23,6 @@ import {
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAwsApp } from '../../lib/deploy/aws.js';
-import { formatTs, type LogEvent, newId, serializeEvent } from '../../lib/log/index.js';
-import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
-import { createTableInput } from '../../lib/store/dynamo/schema.js';
-import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import type { StateStore } from '../../lib/store/index.js';
 import {
   type DynamoLocal,
   LOCAL_CREDENTIALS,
@@ -36,6 +30,12 @@ import {
   startDynamoLocal,
 } from '../../harness/dynamodb-local.js';
 import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
+import { createAwsApp } from '../../lib/deploy/aws.js';
+import { formatTs, type LogEvent, newId, serializeEvent } from '../../lib/log/index.js';
+import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
+import { createTableInput } from '../../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
+import type { StateStore } from '../../lib/store/index.js';
 
 const SECONDS = Number(process.env.HANSARD_HOT_SECONDS ?? 15);
 const HOT_WRITERS = 100;

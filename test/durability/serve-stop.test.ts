@@ -9,9 +9,9 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
+import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 import { ApiClient } from '../../lib/client/api/client.js';
 import { uploadSession } from '../../lib/client/api/upload.js';
-import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 
 let srv: ServeProcess;
 let next: ServeProcess | undefined;

@@ -9,10 +9,10 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
+import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 import { ApiClient } from '../../lib/client/api/client.js';
 import { uploadSession } from '../../lib/client/api/upload.js';
 import { listSegments } from '../../lib/log/index.js';
-import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 
 const IDLE_SECONDS = 2;
 const WRITERS = 2;

@@ -10,8 +10,8 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/index.js';
 import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
+import { newId } from '../../lib/log/index.js';
 import { type ChunkedSegment, call, chunkedSegment, postChunk, type Reply } from './segment-chunks.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-layout-'));

@@ -9,8 +9,8 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runHansard } from '../support/cli.js';
 import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
+import { runHansard } from '../support/cli.js';
 import { type ChunkedSegment, call, chunkedSegment, postChunk } from './segment-chunks.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-torn-'));

@@ -9,15 +9,15 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import type { Stores } from '../../lib/store/index.js';
 import { S3DigestStore } from '../../lib/store/s3/digest-store.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
 import { runHansard } from '../support/cli.js';
-import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 import { request } from '../support/http.js';
-import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { useServer } from '../support/server.js';
 
 const SID = 's_01M8MB9XXBAS3J6TGHM02TT9G4';

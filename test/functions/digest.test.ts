@@ -13,13 +13,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLambdaApp } from '../../functions/app.js';
 import { parseConfig } from '../../functions/config.js';
 import type { createDigestHandler as CreateDigestHandler } from '../../functions/digest.js';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { keyIdOf, signingInput } from '../../lib/audit/chain.js';
 import { KeysAnswer } from '../../lib/audit/schemas.js';
 import { verifySignature } from '../../lib/audit/signature.js';
 import { awsWorld, type DigestWorld } from '../support/digest-world.js';
-import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 import { fakeKms, kmsTestClient } from '../support/kms.js';
-import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 
 const ARN = 'arn:aws:kms:us-east-1:111122223333:key/1111aaaa-2222-3333-4444-555566667777';
 const msw = setupServer();

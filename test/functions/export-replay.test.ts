@@ -19,14 +19,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
 import { REPLAY_SIGNING_ACTIONS } from '../../functions/access.js';
 import type { createApiHandler as CreateApiHandler } from '../../functions/api.js';
-import { listSegments } from '../../lib/log/index.js';
-import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
-import { createTableInput } from '../../lib/store/dynamo/schema.js';
-import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import { runHansard } from '../support/cli.js';
 import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
-import { type FakeKms, fakeKms, kmsTestClient } from '../support/kms.js';
-import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import {
   type ApiRequest,
   apiEvent,
@@ -37,6 +30,13 @@ import {
   stubAwsLambdaGlobal,
   URL_DOMAIN,
 } from '../../harness/lambda-events.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
+import { listSegments } from '../../lib/log/index.js';
+import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
+import { createTableInput } from '../../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
+import { runHansard } from '../support/cli.js';
+import { type FakeKms, fakeKms, kmsTestClient } from '../support/kms.js';
 
 const ARN = 'arn:aws:kms:us-east-1:111122223333:key/1111aaaa-2222-3333-4444-555566667777';
 const TENANT = 'acme';

@@ -18,12 +18,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { createApiHandler } from '../../functions/api.js';
 import { ConfigError } from '../../functions/config.js';
 import type { createReplayHandler } from '../../functions/replay.js';
-import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
-import { createTableInput } from '../../lib/store/dynamo/schema.js';
-import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { type DynamoLocal, LOCAL_REGION, startDynamoLocal } from '../../harness/dynamodb-local.js';
-import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
-import { type LocalSegment, localReplay, writeSession } from '../support/segments.js';
 import {
   type ApiRequest,
   apiEvent,
@@ -34,6 +29,11 @@ import {
   stubAwsLambdaGlobal,
   URL_DOMAIN,
 } from '../../harness/lambda-events.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
+import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
+import { createTableInput } from '../../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
+import { type LocalSegment, localReplay, writeSession } from '../support/segments.js';
 
 /**
  * s3rver checks signatures against its one account; DynamoDB Local keeps one database per access key. The

@@ -18,9 +18,6 @@ import { generateSession } from '../../bench/gen.js';
 import type { createApiHandler as CreateApiHandler } from '../../functions/api.js';
 import type { createReplayHandler as CreateReplayHandler } from '../../functions/replay.js';
 import type { createReplayBuildHandler as CreateBuildHandler } from '../../functions/replay-build.js';
-import { sessionDirFileSegments } from '../../lib/log/read/segment-blocks.js';
-import { replayBytes } from '../../lib/log/replay/replay.js';
-import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../../harness/s3-replay-world.js';
 import {
   API_DOMAIN,
   apiEvent,
@@ -31,6 +28,9 @@ import {
   stubAwsLambdaGlobal,
   URL_DOMAIN,
 } from '../../harness/lambda-events.js';
+import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../../harness/s3-replay-world.js';
+import { sessionDirFileSegments } from '../../lib/log/read/segment-blocks.js';
+import { replayBytes } from '../../lib/log/replay/replay.js';
 
 const SESSION_MB = Number(process.env.HANSARD_LARGE_REPLAY_MB ?? 12);
 /** The inline size in these tests: the session is larger, a 3,400-event one smaller. */

@@ -13,14 +13,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
-import { replayRaw, sessionDirSegments } from '../../lib/log/replay/replay.js';
-import { DEFAULT_READ_BUDGET_BYTES } from '../../lib/store/s3/segment-read.js';
 import {
   runChild,
   type S3ReplayWorld,
   startS3ReplayWorld,
   storeSession,
 } from '../../harness/s3-replay-world.js';
+import { replayRaw, sessionDirSegments } from '../../lib/log/replay/replay.js';
+import { DEFAULT_READ_BUDGET_BYTES } from '../../lib/store/s3/segment-read.js';
 
 /**
  * 64 MB by default: storing 200 MB through ingest into s3rver takes ~7 minutes on the 2 shared cores

@@ -19,6 +19,8 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { bypass, HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { HansardStack } from '../../infra/stack.js';
 import { CONDITIONAL_PUT_DENY_CONDITION, CONDITIONAL_PUT_DENY_SID } from '../../infra/storage.js';
 import { createAwsApp } from '../../lib/deploy/aws.js';
@@ -30,8 +32,6 @@ import { ChunkConflictError } from '../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
 import { S3DigestStore } from '../../lib/store/s3/digest-store.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
-import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
-import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { writeSession } from '../support/segments.js';
 import { ROOT } from './lambda-bundle.js';
 

@@ -15,6 +15,8 @@ import { join } from 'node:path';
 import { type AttributeValue, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import { createAwsApp } from '../../lib/deploy/aws.js';
 import { awsDigestDeps } from '../../lib/deploy/aws-stores.js';
@@ -22,8 +24,6 @@ import { openSession } from '../../lib/log/index.js';
 import { writeDueDigests } from '../../lib/service/digests/write.js';
 import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
-import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { readLocal, splitLines } from '../support/segments.js';
 import { ROOT } from './lambda-bundle.js';
 

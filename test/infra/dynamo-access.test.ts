@@ -22,6 +22,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dynamoAccessOf, onlyMethods, REPLAY_STATE_METHODS } from '../../functions/access.js';
 import { createLambdaApp } from '../../functions/app.js';
 import { parseConfig } from '../../functions/config.js';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { DynamoRateLimiter, RATE_LIMITER_ACCESS } from '../../lib/ratelimit/dynamo.js';
 import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import {
@@ -36,8 +38,6 @@ import type { StateStore } from '../../lib/store/index.js';
 import { runDigestIndexContract } from '../contract/digest-index.contract.js';
 import { advanceOf, runStateStoreContract } from '../contract/state-store.contract.js';
 import { recordingClient } from '../support/dynamo-recorder.js';
-import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
-import { type LocalS3, startS3rver } from '../../harness/s3rver.js';
 import { writeSession } from '../support/segments.js';
 
 let local: DynamoLocal;

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 import { openAwsRateLimiter } from '../../lib/deploy/aws.js';
 import { createApp } from '../../lib/http/index.js';
 import { DynamoRateLimiter } from '../../lib/ratelimit/dynamo.js';
@@ -19,7 +20,6 @@ import { ensureTenant, mintToken } from '../../lib/service/index.js';
 import { keys } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
-import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 
 let local: DynamoLocal;
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-ratelimit-'));

@@ -6,6 +6,8 @@
  */
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
+import type { DynamoLocal } from '../../harness/dynamodb-local.js';
+import type { LocalS3 } from '../../harness/s3rver.js';
 import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import { SignedDigest } from '../../lib/audit/schemas.js';
 import type { DigestSigner } from '../../lib/audit/signer.js';
@@ -21,8 +23,6 @@ import { S3DigestStore } from '../../lib/store/s3/digest-store.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { tokenRecord } from '../contract/state-store.contract.js';
-import type { DynamoLocal } from '../../harness/dynamodb-local.js';
-import type { LocalS3 } from '../../harness/s3rver.js';
 import { type LocalSegment, writeSession } from './segments.js';
 
 export const TENANT = 'acme';

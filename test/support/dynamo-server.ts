@@ -5,11 +5,11 @@
  */
 import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 import type { Scope } from '../../lib/contract/scopes.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { FsDigestStore } from '../../lib/store/fs/digest-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
-import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
 import { useServer } from './server.js';
 
 export function useDynamoServer<K extends string>(tokens: Record<K, Scope[]>) {

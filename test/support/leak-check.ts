@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll } from 'vitest';
+import { provided } from '../../harness/shared.js';
 import {
   descendants,
   describeProcs,
@@ -17,7 +18,6 @@ import {
   marked,
   type ProcInfo,
 } from './processes.js';
-import { provided } from '../../harness/shared.js';
 
 const marker = `${(await provided('hansardRun')) ?? 'norun'}:${randomBytes(6).toString('hex')}`;
 process.env[FILE_MARKER] = marker;

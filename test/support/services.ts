@@ -20,8 +20,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type BrowserServer, chromium } from 'playwright-core';
 import type { TestProject } from 'vitest/node';
-import { CHROMIUM, CHROMIUM_ARGS } from './browser.js';
 import { type EmulatorProcess, launchDynamoLocal, launchS3rver } from '../../harness/emulator-processes.js';
+import type { SharedService } from '../../harness/shared.js';
+import { CHROMIUM, CHROMIUM_ARGS } from './browser.js';
 import {
   descendants,
   describeProcs,
@@ -32,7 +33,6 @@ import {
   marked,
   type ProcInfo,
 } from './processes.js';
-import type { SharedService } from '../../harness/shared.js';
 import '../../harness/shared.js';
 
 /** A started shared service. */

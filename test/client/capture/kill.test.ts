@@ -5,6 +5,7 @@
  * appears twice there. A real `hansard serve` process and real hook and shipper processes.
  */
 import { describe, expect, it } from 'vitest';
+import { startServeProcess } from '../../../harness/serve-process.js';
 import { deferredSessions } from '../../../lib/client/capture/inbox.js';
 import { shipperRunning } from '../../../lib/client/capture/spawn.js';
 import {
@@ -13,7 +14,6 @@ import {
   spoolBacklog,
   writeJsonAtomic,
 } from '../../../lib/client/capture/state-dir.js';
-import { startServeProcess } from '../../../harness/serve-process.js';
 import { tmpDirs } from '../../support/tmp.js';
 import { fixture, runHook, sessionEvents, spoolSessions, useBuiltCli } from './helpers.js';
 

@@ -7,8 +7,8 @@
  */
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { shellLine } from '../../../lib/client/capture/shell-line.js';
 import { startServeProcess } from '../../../harness/serve-process.js';
+import { shellLine } from '../../../lib/client/capture/shell-line.js';
 import { tmpDirs } from '../../support/tmp.js';
 import { fixture, hookEnv, runHook, useBuiltCli } from './helpers.js';
 

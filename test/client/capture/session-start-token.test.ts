@@ -5,8 +5,8 @@
  * A real `hansard serve` process.
  */
 import { describe, expect, it } from 'vitest';
-import { readHookFailures } from '../../../lib/client/capture/state-dir.js';
 import { startServeProcess } from '../../../harness/serve-process.js';
+import { readHookFailures } from '../../../lib/client/capture/state-dir.js';
 import { tmpDirs } from '../../support/tmp.js';
 import { fixture, runHook, useBuiltCli } from './helpers.js';
 

@@ -6,13 +6,13 @@
  */
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { startServeProcess } from '../../../harness/serve-process.js';
 import {
   configPath,
   readHookFailures,
   spoolBacklog,
   writeJsonAtomic,
 } from '../../../lib/client/capture/state-dir.js';
-import { startServeProcess } from '../../../harness/serve-process.js';
 import { tmpDirs } from '../../support/tmp.js';
 import { fixture, pool, runHook, sessionEvents, spoolSessions, useBuiltCli } from './helpers.js';
 

@@ -10,6 +10,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { startServeProcess } from '../../../harness/serve-process.js';
 import { ApiClient, NetworkError } from '../../../lib/client/api/client.js';
 import { shipperRunning } from '../../../lib/client/capture/spawn.js';
 import {
@@ -18,7 +19,6 @@ import {
   spoolBacklog,
   writeJsonAtomic,
 } from '../../../lib/client/capture/state-dir.js';
-import { startServeProcess } from '../../../harness/serve-process.js';
 import { tmpDirs } from '../../support/tmp.js';
 import { fixture, runHook, sessionEvents, spoolSessions, useBuiltCli } from './helpers.js';
 

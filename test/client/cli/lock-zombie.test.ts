@@ -11,8 +11,8 @@ import { hostname, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LOCK_NAME, lockDataDir, OWNER_NAME, processRuns, readOwner } from '../../../lib/deploy/data-lock.js';
 import { startServeProcess } from '../../../harness/serve-process.js';
+import { LOCK_NAME, lockDataDir, OWNER_NAME, processRuns, readOwner } from '../../../lib/deploy/data-lock.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-zombie-'));

@@ -12,9 +12,9 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runServeToExit, type ServeProcess, startServeProcess } from '../../../harness/serve-process.js';
 import { openLocalStores } from '../../../lib/deploy/local.js';
 import { ensureTenant } from '../../../lib/service/tenants/bootstrap.js';
-import { runServeToExit, type ServeProcess, startServeProcess } from '../../../harness/serve-process.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-failed-start-'));
 const cleanups: Array<() => unknown> = [];

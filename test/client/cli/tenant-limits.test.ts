@@ -10,15 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openLocalStores } from '../../../lib/deploy/local.js';
-import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
-import { runHansard } from '../../support/cli.js';
 import {
   type DynamoLocal,
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
   startDynamoLocal,
 } from '../../../harness/dynamodb-local.js';
+import { openLocalStores } from '../../../lib/deploy/local.js';
+import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
+import { runHansard } from '../../support/cli.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-tenant-limits-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -7,18 +7,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Io } from '../../../lib/client/api/io.js';
-import { runCli } from '../../../lib/client/cli/main.js';
-import { openLocalStores } from '../../../lib/deploy/local.js';
-import { hashToken } from '../../../lib/service/tokens/create.js';
-import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
-import type { StateStore } from '../../../lib/store/index.js';
 import {
   type DynamoLocal,
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
   startDynamoLocal,
 } from '../../../harness/dynamodb-local.js';
+import type { Io } from '../../../lib/client/api/io.js';
+import { runCli } from '../../../lib/client/cli/main.js';
+import { openLocalStores } from '../../../lib/deploy/local.js';
+import { hashToken } from '../../../lib/service/tokens/create.js';
+import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
+import type { StateStore } from '../../../lib/store/index.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-tenant-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

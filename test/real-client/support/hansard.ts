@@ -11,8 +11,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, inject } from 'vitest';
-import { request } from '../../support/http.js';
 import { type ServeProcess, startServeProcess } from '../../../harness/serve-process.js';
+import { request } from '../../support/http.js';
 
 /** A finished `hansard` run. */
 export interface HansardRun {

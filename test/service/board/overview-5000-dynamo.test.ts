@@ -6,6 +6,7 @@
  */
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
 import { newId } from '../../../lib/log/format/ids.js';
 import { getOverview } from '../../../lib/service/board/overview.js';
 import type { ServiceContext } from '../../../lib/service/shared/context.js';
@@ -13,7 +14,6 @@ import { gsiKeys, keys } from '../../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
 import { at, tokenRecord } from '../../contract/state-store.contract.js';
-import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
 import { tmpDirs } from '../../support/tmp.js';
 
 const SESSIONS = 5000;

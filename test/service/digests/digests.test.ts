@@ -8,6 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../../harness/s3rver.js';
 import {
   canonicalJson,
   digestHash,
@@ -20,8 +22,6 @@ import { verifySignature } from '../../../lib/audit/signature.js';
 import { writeDigest, writeDueDigests } from '../../../lib/service/digests/write.js';
 import { StateConflictError } from '../../../lib/store/index.js';
 import { awsWorld, type DigestWorld, localWorld, T0, TENANT } from '../../support/digest-world.js';
-import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
-import { type LocalS3, startS3rver } from '../../../harness/s3rver.js';
 import type { LocalSegment } from '../../support/segments.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-digests-svc-'));

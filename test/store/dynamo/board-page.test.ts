@@ -7,13 +7,13 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
 import { newId } from '../../../lib/log/format/ids.js';
 import { getBoard } from '../../../lib/service/board/get.js';
 import type { ServiceContext } from '../../../lib/service/shared/context.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
 import { advanceOf, at, tokenRecord } from '../../contract/state-store.contract.js';
-import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
 import { tmpDirs } from '../../support/tmp.js';
 
 const dirs = tmpDirs('hansard-board-page-');

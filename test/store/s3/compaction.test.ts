@@ -17,6 +17,8 @@ import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/clien
 import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../../bench/gen.js';
+import { LOCAL_REGION } from '../../../harness/dynamodb-local.js';
+import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../../../harness/s3-replay-world.js';
 import { LocalKeyring } from '../../../lib/audit/local-keyring.js';
 import { verifyBundle } from '../../../lib/audit/verify-bundle.js';
 import { createAwsApp } from '../../../lib/deploy/aws.js';
@@ -28,9 +30,7 @@ import type { SegmentKey } from '../../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../../lib/store/s3/compaction.js';
 import { writerPrefix } from '../../../lib/store/s3/segment-objects.js';
 import { S3SegmentStore } from '../../../lib/store/s3/segment-store.js';
-import { LOCAL_REGION } from '../../../harness/dynamodb-local.js';
 import { readAll } from '../../support/s3-bucket.js';
-import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../../../harness/s3-replay-world.js';
 
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const TENANT = 'acme';

@@ -17,6 +17,8 @@ import { bypass, HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { createDigestHandler as CreateDigestHandler } from '../../../functions/digest.js';
+import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
+import { type LocalS3, startS3rver } from '../../../harness/s3rver.js';
 import { createAwsApp } from '../../../lib/deploy/aws.js';
 import { newId } from '../../../lib/log/index.js';
 import { ensureTenant } from '../../../lib/service/tenants/bootstrap.js';
@@ -25,9 +27,7 @@ import { ChunkConflictError } from '../../../lib/store/index.js';
 import { S3DigestStore } from '../../../lib/store/s3/digest-store.js';
 import { S3SegmentStore } from '../../../lib/store/s3/segment-store.js';
 import { awsWorld } from '../../support/digest-world.js';
-import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
 import { fakeKms, kmsTestClient } from '../../support/kms.js';
-import { type LocalS3, startS3rver } from '../../../harness/s3rver.js';
 import { writeSession } from '../../support/segments.js';
 
 const ARN = 'arn:aws:kms:us-east-1:111122223333:key/1111aaaa-2222-3333-4444-555566667777';

@@ -8,8 +8,8 @@
  */
 import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPLAY_PREFIX, S3ReplayArchive, S3ReplayBuilds } from '../../../lib/store/s3/replay-archive.js';
 import { type LocalS3, startS3rver } from '../../../harness/s3rver.js';
+import { REPLAY_PREFIX, S3ReplayArchive, S3ReplayBuilds } from '../../../lib/store/s3/replay-archive.js';
 
 let s3: LocalS3;
 let bucket: string;

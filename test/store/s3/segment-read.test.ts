@@ -8,10 +8,10 @@ import { Agent } from 'node:http';
 import { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalS3, startS3rver } from '../../../harness/s3rver.js';
 import { newId } from '../../../lib/log/index.js';
 import type { SegmentKey } from '../../../lib/store/index.js';
 import { S3SegmentStore } from '../../../lib/store/s3/segment-store.js';
-import { type LocalS3, startS3rver } from '../../../harness/s3rver.js';
 
 interface Sent {
   command: string;
