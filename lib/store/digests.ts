@@ -5,7 +5,9 @@
  * part of the `StateStore`: SQLite locally, DynamoDB on AWS). Adapters keep these as given; the rules
  * (what a digest holds, when one is due) live in lib/audit and lib/service.
  */
-import type { DigestWriter } from '../audit/schemas.js';
+import { z } from 'zod';
+import { DigestWriter } from '../audit/schemas.js';
+import { SessionId } from '../contract/ids.js';
 
 /** The signed digests of sessions, one immutable object per (tenant, sid, seq). */
 export interface DigestStore {
@@ -23,30 +25,32 @@ export interface DigestStore {
 }
 
 /** A session's newest digest, as the digester needs it to write the next one. */
-export interface DigestHead {
-  seq: number;
+export const DigestHead = z.object({
+  seq: z.int(),
   /** `digestHash` of it */
-  sha256: string;
-  signature: string;
+  sha256: z.string(),
+  signature: z.string(),
   /** its `at` */
-  at: string;
+  at: z.string(),
   /** its `writers`: where the next digest's chunks start */
-  writers: DigestWriter[];
+  writers: z.array(DigestWriter),
   /** its `next_due` was null: no digest follows until a chunk marks the session due */
-  closed: boolean;
+  closed: z.boolean(),
   /** how many digests in a row (this one included) listed no chunk: the cadence doubles with each */
-  unchanged: number;
+  unchanged: z.int(),
   /** the `at` of the last digest that listed chunks (the first digest's `at` before any) */
-  changed_at: string;
-}
+  changed_at: z.string(),
+});
+export type DigestHead = z.infer<typeof DigestHead>;
 
 /** A session due a digest (`DigestIndex.listDigestsDue`). */
-export interface DigestDue {
-  tenant: string;
-  sid: string;
+export const DigestDue = z.object({
+  tenant: z.string(),
+  sid: SessionId,
   /** ISO 8601 */
-  due_at: string;
-}
+  due_at: z.string(),
+});
+export type DigestDue = z.infer<typeof DigestDue>;
 
 /** The digest heads and the due marks, kept by the state store. */
 export interface DigestIndex {

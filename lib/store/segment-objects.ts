@@ -7,15 +7,18 @@
  * the fewest objects, and the compactor deletes the objects no tiling needs. Pure functions, shared by
  * the S3 adapter (lib/store/s3/segment-read.ts) and the compaction plan (lib/service/ingest/compaction.ts).
  */
+import { z } from 'zod';
+import { Count } from '../contract/ids.js';
 import type { SegmentKey } from './segments.js';
 
 /** One object of a writer's segment: bytes `[offset, offset + size)`. */
-export interface SegmentObject {
-  offset: number;
-  size: number;
+export const SegmentObject = z.object({
+  offset: Count,
+  size: Count,
   /** a run of chunks written by the compactor (`{offset:015}-{end:015}.jsonl`), not one chunk */
-  compacted: boolean;
-}
+  compacted: z.boolean(),
+});
+export type SegmentObject = z.infer<typeof SegmentObject>;
 
 /** A run costs more than any number of chunk objects when a tiling prefers chunk objects (`preferChunks`). */
 const RUN_COST = 2 ** 32;
@@ -117,9 +120,8 @@ export function supersededObjects<T extends SegmentObject>(
 }
 
 /** An object of a writer's segment as its store lists it: `name` is the store's key of it. */
-export interface StoredSegmentObject extends SegmentObject {
-  name: string;
-}
+export const StoredSegmentObject = SegmentObject.extend({ name: z.string() });
+export type StoredSegmentObject = z.infer<typeof StoredSegmentObject>;
 
 /**
  * What a compaction of small chunk objects asks of a segment store whose segments are objects (S3,

@@ -4,19 +4,16 @@
  * lib/store/s3/segment-store.ts. The writer index that says how many of those bytes were accepted is
  * `WriterStore` (./writers.ts).
  */
+import { z } from 'zod';
+import { Count, SessionId, WriterId } from '../contract/ids.js';
 
 /** Where one writer's segment lives. All three parts are validated ids before they reach a store. */
-export interface SegmentKey {
-  tenant: string;
-  sid: string;
-  w: string;
-}
+export const SegmentKey = z.object({ tenant: z.string(), sid: SessionId, w: WriterId });
+export type SegmentKey = z.infer<typeof SegmentKey>;
 
 /** A half-open byte range `[start, end)` of a segment. */
-export interface ByteRange {
-  start: number;
-  end: number;
-}
+export const ByteRange = z.object({ start: Count, end: Count });
+export type ByteRange = z.infer<typeof ByteRange>;
 
 /** How a read of a segment may be stopped (`SegmentStore.readSegment`). */
 export interface ReadSegmentOptions {

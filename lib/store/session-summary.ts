@@ -3,9 +3,11 @@
  * (sessions.ts `SessionSummary`, issue 14.1): how a chunk's findings merge into what is stored, the bounds
  * that keep a DynamoDB session item small, and the default status summary of a record.
  */
+
+import { z } from 'zod';
 import { nameForm } from '../log/format/names.js';
 import { cutText } from '../log/format/text-cut.js';
-import type { AskedFirst, SummaryDelta, TextFix, UserFix } from './sessions.js';
+import { AskedFirst, SessionSummary, type SummaryDelta, TextFix, type UserFix } from './sessions.js';
 import type { StatusRecord, StatusSummary } from './status.js';
 
 /** Longest title kept, in characters (UTF-16 units). */
@@ -26,20 +28,18 @@ export function summaryName(raw: string): string {
   return cutText(nameForm(raw), SUMMARY_NAME_CHARS);
 }
 
-/** The stored part of a summary a chunk can change. */
-export interface StoredSummaryNames {
-  title: string | null;
+/** The stored part of a summary a chunk can change: `SessionSummary`'s names, and what merges them. */
+export const StoredSummaryNames = SessionSummary.pick({ title: true, people: true, agents: true }).extend({
   /** the title message's ts, µs since the epoch */
-  title_at: number | null;
-  people: string[];
-  agents: string[];
+  title_at: z.number().nullable(),
   /** each kept person's first prompt, in the order of `people` */
-  asked: AskedFirst[];
+  asked: z.array(AskedFirst),
   /** the title message's id (null: none, or a title written before ids were kept) */
-  title_id: string | null;
+  title_id: z.string().nullable(),
   /** corrections of `text` kept: those of the title's and `asked`'s messages, and `FIXES_PENDING_MAX` others */
-  fixes: TextFix[];
-}
+  fixes: z.array(TextFix),
+});
+export type StoredSummaryNames = z.infer<typeof StoredSummaryNames>;
 
 /**
  * Corrections kept whose target is not (yet) the title or an `asked` message: a correction may arrive

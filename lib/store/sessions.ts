@@ -66,40 +66,37 @@ export type SessionSummary = z.infer<typeof SessionSummary>;
  * its target (null when the corrected first line is blank) and the correction's merged-order key
  * `(ts, w, seq)`, the last of which wins (lib/log/replay/corrections.ts).
  */
-export interface TextFix {
+export const TextFix = z.object({
   /** the corrected event's id (`target_id`) */
-  id: string;
-  text: string | null;
-  ts: number;
-  w: string;
-  seq: number;
-}
+  id: z.string(),
+  text: z.string().nullable(),
+  ts: z.number(),
+  w: z.string(),
+  seq: z.number(),
+});
+export type TextFix = z.infer<typeof TextFix>;
 
 /**
  * A correction of a message's `user_id` whose message was not in the same chunk (ingest-summary.ts
  * `summarizeChunk` applies those that were): `id` is the `target_id`, placed in merged order like `TextFix`.
  */
-export interface UserFix {
-  id: string;
-  user_id: string;
-  ts: number;
-  w: string;
-  seq: number;
-}
+export const UserFix = TextFix.omit({ text: true }).extend({ user_id: z.string() });
+export type UserFix = z.infer<typeof UserFix>;
 
 /** What one chunk adds to its session's summary (what ingest found while it scanned the lines). */
-export interface SummaryDelta {
+export const SummaryDelta = z.object({
   /** the chunk's earliest message: its title text, its `ts` in µs since the epoch and its `id` */
-  title: { text: string; at: number; id?: string } | null;
-  people: string[];
-  agents: string[];
+  title: z.object({ text: z.string(), at: z.number(), id: z.string().optional() }).nullable(),
+  people: z.array(z.string()),
+  agents: z.array(z.string()),
   /** each person's earliest message in the chunk (absent: none) */
-  asked?: AskedFirst[];
+  asked: z.array(AskedFirst).optional(),
   /** the chunk's corrections of a `text` field (absent: none): the title and `asked` follow them */
-  fixes?: TextFix[];
+  fixes: z.array(TextFix).optional(),
   /** the chunk's `user_id` corrections of messages not in it (absent: none): a tracked `asked` follows them */
-  users?: UserFix[];
-}
+  users: z.array(UserFix).optional(),
+});
+export type SummaryDelta = z.infer<typeof SummaryDelta>;
 
 /**
  * A session index entry as the board reads it (`StateStore.boardCopies`, issue 17.6): its summary, and

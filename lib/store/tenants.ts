@@ -58,10 +58,11 @@ export function parseTenantSettings(tenant: string, stored: Record<string, unkno
 }
 
 /** A tenant's stored bytes (for the storage quota, DESIGN §7). */
-export interface TenantUsage {
+export const TenantUsage = z.object({
   /** bytes of segments, every writer of every session */
-  bytes: number;
-}
+  bytes: z.number(),
+});
+export type TenantUsage = z.infer<typeof TenantUsage>;
 
 /** Tenants: their records, their own limits and what they store. */
 export interface TenantStore {

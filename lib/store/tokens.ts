@@ -1,34 +1,42 @@
 /**
  * The tokens port (ADR 4): tokens as stored (never the secret, only its hash) with their child links, and
  * the server's own secrets (the dynamo adapter keeps both on token items, lib/store/dynamo/tokens.ts).
- * Part of the state store.
+ * Part of the state store. `TokenRecord` is the one schema of a token: the API's `TokenView`
+ * (lib/service/tokens/schemas.ts) is it without the hash.
  */
+import { z } from 'zod';
+import { Instant, SessionId, TokenId } from '../contract/ids.js';
 
 /** A token as stored: never the secret, only its SHA-256 (hex). Times are ISO 8601 strings. */
-export interface TokenRecord {
-  id: string;
-  tenant: string;
-  hash: string;
+export const TokenRecord = z.object({
+  id: TokenId,
+  tenant: z.string(),
+  hash: z.string(),
   /**
    * what the token may do, as given when it was made: scope names (lib/contract/scopes.ts), which the
    * store keeps without giving them a meaning; the service decides what each grants
    */
-  scopes: string[];
+  scopes: z.array(z.string()),
   /** bound to this session only, or null */
-  session: string | null;
-  label: string | null;
-  created_at: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-  last_used_at: string | null;
+  session: SessionId.nullable().describe('the one session it is bound to, or null'),
+  label: z.string().nullable(),
+  created_at: Instant,
+  expires_at: Instant.nullable(),
+  revoked_at: Instant.nullable(),
+  last_used_at: Instant.nullable().describe('coarse: updated at most once a minute'),
   /**
    * the token that minted this one (`POST /v1/sessions/{sid}/tokens`), or null for a token made by an
    * admin or the operator; a token is refused while any token up its chain is revoked or expired
    */
-  parent: string | null;
+  parent: TokenId.nullable().describe(
+    'the token that minted it (POST /v1/sessions/{sid}/tokens); it stops working with that token. Null for a token an admin or the operator made',
+  ),
   /** the first token of its chain (its own id when `parent` is null): whose rate-limit allowance it uses */
-  root: string;
-}
+  root: TokenId.describe(
+    'the first token of its chain (itself when parent is null), whose rate limit it shares',
+  ),
+});
+export type TokenRecord = z.infer<typeof TokenRecord>;
 
 /** A tenant's tokens. */
 export interface TokenStore {

@@ -64,30 +64,29 @@ export type WriterRecord = z.infer<typeof WriterRecord>;
  * set with the writer's first chunk and kept after; `mixed_tokens` sticky, never set back to false), and
  * the chunk.
  */
-export interface WriterAdvance
-  extends Pick<
-    WriterRecord,
-    | 'length'
-    | 'lines'
-    | 'last_seq'
-    | 'ended'
-    | 'agent'
-    | 'provenance'
-    | 'token_id'
-    | 'token_label'
-    | 'mixed_tokens'
-  > {
+export const WriterAdvance = WriterRecord.pick({
+  length: true,
+  lines: true,
+  last_seq: true,
+  ended: true,
+  agent: true,
+  provenance: true,
+  token_id: true,
+  token_label: true,
+  mixed_tokens: true,
+}).extend({
   /** the record of this chunk, `chain` included */
-  chunk: ChunkRecord;
+  chunk: ChunkRecord,
   /** the writer's chained digest after this chunk (= `chunk.chain`) */
-  chain: string;
+  chain: z.string(),
   /**
    * mark the session due a digest now (`DigestIndex.listDigestsDue`): a writer's first chunk, its
    * writer.end, a chunk after its end, or the first chunk after a day without one (issue 15.2)
    */
-  digest_due: boolean;
-  at: string;
-}
+  digest_due: z.boolean(),
+  at: Instant,
+});
+export type WriterAdvance = z.infer<typeof WriterAdvance>;
 
 /** The writers of sessions and their chunk records. */
 export interface WriterStore {

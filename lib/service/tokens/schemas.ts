@@ -6,26 +6,11 @@ import { z } from 'zod';
 import { Instant, SessionId, TokenId } from '../../contract/ids.js';
 import { SCOPES } from '../../contract/scopes.js';
 import { TOKEN_PATTERN } from '../../contract/tokens.js';
+import { TokenRecord } from '../../store/index.js';
 
-/** A token as listed: never its secret or hash; only the scopes this version knows. */
-export const TokenView = z
-  .object({
-    id: TokenId,
-    tenant: z.string(),
-    scopes: z.array(z.enum(SCOPES)),
-    session: SessionId.nullable().describe('the one session it is bound to, or null'),
-    label: z.string().nullable(),
-    created_at: Instant,
-    expires_at: Instant.nullable(),
-    revoked_at: Instant.nullable(),
-    last_used_at: Instant.nullable().describe('coarse: updated at most once a minute'),
-    parent: TokenId.nullable().describe(
-      'the token that minted it (POST /v1/sessions/{sid}/tokens); it stops working with that token. Null for a token an admin or the operator made',
-    ),
-    root: TokenId.describe(
-      'the first token of its chain (itself when parent is null), whose rate limit it shares',
-    ),
-  })
+/** A token as listed (`TokenRecord` without its hash): never its secret or hash; only the scopes this version knows. */
+export const TokenView = TokenRecord.omit({ hash: true })
+  .extend({ scopes: z.array(z.enum(SCOPES)) })
   .meta({ id: 'TokenView' });
 export type TokenView = z.infer<typeof TokenView>;
 
