@@ -11,34 +11,15 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type ServeProcess, startServeProcess } from '../../harness/serve-process.js';
 import { newId } from '../../lib/log/index.js';
-import { StateConflictError, type WriterAdvance } from '../../lib/store/index.js';
+import { StateConflictError } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
+import { plainAdvance as advance } from '../support/advances.js';
 import { useServer } from '../support/server.js';
 import { postChunk as postStoredChunk } from '../support/stored.js';
 import { type ChunkedSegment, call, chunkedSegment, postChunk } from './segment-chunks.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hansard-group-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-/** An advance of a writer from `from` by `bytes` (the fields the index keeps; the chain is a stand-in). */
-function advance(from: number, bytes: number): WriterAdvance {
-  const chunk = { offset: from, length: bytes, sha256: 'a'.repeat(64), lines: 1, last_seq: 1, chain: 'c' };
-  return {
-    length: from + bytes,
-    lines: 1,
-    last_seq: 1,
-    ended: false,
-    agent: null,
-    provenance: null,
-    token_id: null,
-    token_label: null,
-    mixed_tokens: false,
-    chunk,
-    chain: 'c',
-    digest_due: false,
-    at: new Date().toISOString(),
-  };
-}
 
 describe('the SQLite store commits concurrent advances together', () => {
   it('one transaction for advances of the same moment; a conflicting one fails alone, the others are stored', async () => {

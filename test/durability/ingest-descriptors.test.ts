@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/index.js';
-import type { WriterAdvance } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
+import { plainAdvance as advance } from '../support/advances.js';
 import { useServer } from '../support/server.js';
 import { postChunk } from '../support/stored.js';
 import { chunkedSegment } from './segment-chunks.js';
@@ -31,25 +31,6 @@ function openOn(path: string): number {
     }
   }
   return n;
-}
-
-function advance(from: number, bytes: number): WriterAdvance {
-  const chunk = { offset: from, length: bytes, sha256: 'a'.repeat(64), lines: 1, last_seq: 1, chain: 'c' };
-  return {
-    length: from + bytes,
-    lines: 1,
-    last_seq: 1,
-    ended: false,
-    agent: null,
-    provenance: null,
-    token_id: null,
-    token_label: null,
-    mixed_tokens: false,
-    chunk,
-    chain: 'c',
-    digest_due: false,
-    at: new Date().toISOString(),
-  };
 }
 
 describe('the WAL is synced through one kept descriptor', () => {
