@@ -3,32 +3,19 @@
  * (scripts/build.mjs with HANSARD_BUILD_OUTDIR, beside a copy of bin/hansard: dist/ may be stale), and the
  * real `bin/hansard hook …` process run with a payload on stdin.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll } from 'vitest';
 import { verifySession } from '../../../lib/log/analyse/verify.js';
 import { sessionDirSources } from '../../../lib/log/read/session-dir.js';
+import { useBuiltCli as useBuiltApp } from '../../support/built-cli.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
-/** Builds the CLI once for the calling suite; returns the path of its `bin/hansard`. */
+/** Builds the CLI once for the calling suite (test/support/built-cli.ts); returns the path of its `bin/hansard`. */
 export function useBuiltCli(name: string): { bin: string } {
-  const app = join(ROOT, '.test-results', `capture-${name}-${process.pid}`);
-  const out = { bin: join(app, 'bin/hansard') };
-  beforeAll(() => {
-    execFileSync(process.execPath, [join(ROOT, 'scripts/build.mjs')], {
-      cwd: ROOT,
-      env: { ...process.env, HANSARD_BUILD_OUTDIR: join(app, 'dist') },
-      stdio: 'inherit',
-    });
-    mkdirSync(join(app, 'bin'), { recursive: true });
-    copyFileSync(join(ROOT, 'bin/hansard'), out.bin);
-    copyFileSync(join(ROOT, 'package.json'), join(app, 'package.json'));
-  }, 120_000);
-  afterAll(() => rmSync(app, { recursive: true, force: true }));
-  return out;
+  return { bin: useBuiltApp(`capture-${name}`).bin };
 }
 
 /** How a hook process ended. */

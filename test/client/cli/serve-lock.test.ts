@@ -9,13 +9,14 @@
  * HANSARD_BUILD_OUTDIR), beside a copy of bin/hansard and package.json: dist/ may be stale or rebuilt
  * by someone else meanwhile.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { useBuiltCli } from '../../support/built-cli.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const ADMIN = `hns_${'L0ckTest'.repeat(5)}abc`;
@@ -23,26 +24,15 @@ const SID = 's_01KZVVGRNR3D5V708Z4NPGG11H';
 const W = 'w_01KZVVGRNRKM87Z6X6TXYQR7EX';
 const SEGMENT = readFileSync(join(ROOT, 'test/fixtures/seed-session', SID, `${W}.jsonl`));
 
-const APP = join(ROOT, '.test-results', `serve-lock-${process.pid}`);
+const { app: APP } = useBuiltCli('serve-lock');
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-serve-lock-'));
 const children: ChildProcess[] = [];
 
-beforeAll(() => {
-  execFileSync(process.execPath, [join(ROOT, 'scripts/build.mjs')], {
-    cwd: ROOT,
-    env: { ...process.env, HANSARD_BUILD_OUTDIR: join(APP, 'dist') },
-    stdio: 'inherit',
-  });
-  mkdirSync(join(APP, 'bin'), { recursive: true });
-  copyFileSync(join(ROOT, 'bin/hansard'), join(APP, 'bin/hansard'));
-  copyFileSync(join(ROOT, 'package.json'), join(APP, 'package.json'));
-});
 afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 afterAll(() => {
   rmSync(tmp, { recursive: true, force: true });
-  rmSync(APP, { recursive: true, force: true });
 });
 
 /** A child process with its output collected and its exit awaited. */

@@ -9,13 +9,14 @@
  * fault only when its copy comes late, as on a busy machine); a chunk upload whose body is still being
  * sent when the signal comes.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { useBuiltCli } from '../../support/built-cli.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const ADMIN = `hns_${'S1gnalTwice'.repeat(4)}abcdefghi`.slice(0, 47);
@@ -23,20 +24,10 @@ const SID = 's_01KZVVGRNR3D5V708Z4NPGG11H';
 const W = 'w_01KZVVGRNRKM87Z6X6TXYQR7EX';
 const SEGMENT = readFileSync(join(ROOT, 'test/fixtures/seed-session', SID, `${W}.jsonl`));
 
-const APP = join(ROOT, '.test-results', `serve-signal-${process.pid}`);
+const { app: APP } = useBuiltCli('serve-signal');
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-serve-signal-'));
 const children: ChildProcess[] = [];
 
-beforeAll(() => {
-  execFileSync(process.execPath, [join(ROOT, 'scripts/build.mjs')], {
-    cwd: ROOT,
-    env: { ...process.env, HANSARD_BUILD_OUTDIR: join(APP, 'dist') },
-    stdio: 'inherit',
-  });
-  mkdirSync(join(APP, 'bin'), { recursive: true });
-  copyFileSync(join(ROOT, 'bin/hansard'), join(APP, 'bin/hansard'));
-  copyFileSync(join(ROOT, 'package.json'), join(APP, 'package.json'));
-}, 120_000);
 afterEach(() => {
   for (const c of children.splice(0)) {
     if (c.exitCode !== null || c.signalCode !== null) continue;
@@ -49,7 +40,6 @@ afterEach(() => {
 });
 afterAll(() => {
   rmSync(tmp, { recursive: true, force: true });
-  rmSync(APP, { recursive: true, force: true });
 });
 
 interface Proc {
