@@ -15,40 +15,14 @@ import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { openSession } from '../../lib/log/index.js';
-import { FsDigestStore } from '../../lib/store/fs/digest-store.js';
-import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
-import type { SummaryDelta } from '../../lib/store/index.js';
-import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { request } from '../support/http.js';
-import { useServer } from '../support/server.js';
+import { useSummaryFaultServer } from '../support/summary-fault-server.js';
 
 let failNext = 0;
-class FlakySummaryStore extends SqliteStateStore {
-  override async mergeSessionSummary(
-    tenant: string,
-    sid: string,
-    delta: SummaryDelta,
-    at?: string,
-  ): Promise<void> {
-    if (failNext > 0) {
-      failNext -= 1;
-      throw Object.assign(new Error('SQLITE_FULL: database or disk is full'), { code: 'SQLITE_FULL' });
-    }
-    return super.mergeSessionSummary(tenant, sid, delta, at);
-  }
-}
-
-const srv = useServer({
-  tokens: { board: ['board'] },
-  mayLog: /summary_not_updated|insufficient_storage/,
-  stores: (dataDir) => {
-    mkdirSync(dataDir, { recursive: true });
-    return {
-      segments: new FsSegmentStore(dataDir),
-      state: new FlakySummaryStore(join(dataDir, 'state.sqlite')),
-      digests: new FsDigestStore(dataDir),
-    };
-  },
+const srv = useSummaryFaultServer(() => {
+  if (failNext === 0) return false;
+  failNext -= 1;
+  return true;
 });
 
 describe('a summary write that failed once', () => {

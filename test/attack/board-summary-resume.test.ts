@@ -15,34 +15,11 @@ import { describe, expect, it, vi } from 'vitest';
 import { ApiClient } from '../../lib/client/api/client.js';
 import { uploadSession } from '../../lib/client/api/upload.js';
 import { openSession } from '../../lib/log/index.js';
-import { FsDigestStore } from '../../lib/store/fs/digest-store.js';
-import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
-import type { SummaryDelta } from '../../lib/store/index.js';
-import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { request } from '../support/http.js';
-import { useServer } from '../support/server.js';
+import { useSummaryFaultServer } from '../support/summary-fault-server.js';
 
 let failing = false;
-class ThrottledSummaryStore extends SqliteStateStore {
-  override async mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta): Promise<void> {
-    if (failing)
-      throw Object.assign(new Error('SQLITE_FULL: database or disk is full'), { code: 'SQLITE_FULL' });
-    return super.mergeSessionSummary(tenant, sid, delta);
-  }
-}
-
-const srv = useServer({
-  tokens: { board: ['board'] },
-  mayLog: /summary_not_updated|insufficient_storage/,
-  stores: (dataDir) => {
-    mkdirSync(dataDir, { recursive: true });
-    return {
-      segments: new FsSegmentStore(dataDir),
-      state: new ThrottledSummaryStore(join(dataDir, 'state.sqlite')),
-      digests: new FsDigestStore(dataDir),
-    };
-  },
-});
+const srv = useSummaryFaultServer(() => failing);
 
 describe('a summary merge that failed for a whole upload run', () => {
   // Was a FAULT (fixed): after `hansard upload` gives up on 503 summary_not_updated (or dies), the next upload sends nothing (the server holds every byte), so the session's title and people are never merged.
