@@ -9,33 +9,13 @@
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ApiClient } from '../../lib/client/api/client.js';
 import { uploadSession } from '../../lib/client/api/upload.js';
 import { openSession } from '../../lib/log/index.js';
+import { EditingClient } from '../support/editing-client.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';
 
 const srv = useServer({ tokens: { ingest: ['ingest', 'read'] } });
-
-/** A client that runs `during()` before its `n`th chunk POST. */
-class EditingClient extends ApiClient {
-  private posts = 0;
-  constructor(
-    url: string,
-    token: string,
-    private readonly n: number,
-    private readonly during: () => void,
-  ) {
-    super({ url, token });
-  }
-  override async request(method: string, path: string, init: Parameters<ApiClient['request']>[2] = {}) {
-    if (method === 'POST' && path.includes('/chunks')) {
-      this.posts += 1;
-      if (this.posts === this.n) this.during();
-    }
-    return super.request(method, path, init);
-  }
-}
 
 /** A ~3 MiB segment of 1 KB lines (more than the read stream's 1 MiB buffer). */
 function bigSession() {
