@@ -12,8 +12,9 @@ import {
   type QueryCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { decodeDigestHead, digestHeadConflict, encodeDigestHead } from '../digest-head.js';
 import type { DigestDue, DigestHead } from '../digests.js';
-import { StateConflictError } from '../errors.js';
+import type { StateConflictError } from '../errors.js';
 import type { WriterRecord } from '../writers.js';
 import { cancellationCodes, errorName, type Item, type TransactItem } from './items.js';
 import { DIGEST_DUE_SHARDS, digestDuePk, type ItemKey, keys, PK } from './schema.js';
@@ -70,20 +71,7 @@ export class DynamoDigestIndex {
     const item: TransactItem = {
       Put: {
         TableName: this.x.table,
-        Item: {
-          ...keys.digestHead(tenant, sid),
-          tenant,
-          sid,
-          seq: head.seq,
-          sha256: head.sha256,
-          signature: head.signature,
-          at: head.at,
-          // one string rather than a list of maps: no attribute names repeated per writer
-          writers_json: JSON.stringify(head.writers),
-          closed: head.closed,
-          unchanged: head.unchanged,
-          changed_at: head.changed_at,
-        },
+        Item: { ...keys.digestHead(tenant, sid), tenant, sid, ...headAttributes(head) },
         ...(prevSeq === null
           ? { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PK } }
           : {
@@ -163,9 +151,7 @@ export class DynamoDigestIndex {
 
   private async conflict(tenant: string, sid: string, prevSeq: number | null): Promise<StateConflictError> {
     const seq = ((await this.x.get(keys.digestHead(tenant, sid)))?.seq as number | undefined) ?? null;
-    return new StateConflictError(
-      `the newest digest of session ${sid} is ${seq === null ? 'none' : `seq ${seq}`}, not ${prevSeq ?? 'none'}`,
-    );
+    return digestHeadConflict(sid, seq, prevSeq);
   }
 }
 
@@ -174,15 +160,12 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** The head item's attributes: its writers one string (`writers_json`) rather than a list of maps. */
+function headAttributes(head: DigestHead): Item {
+  const { writers, ...rest } = encodeDigestHead(head);
+  return { ...rest, writers_json: writers };
+}
+
 function toHead(item: Item): DigestHead {
-  return {
-    seq: item.seq as number,
-    sha256: item.sha256 as string,
-    signature: item.signature as string,
-    at: item.at as string,
-    writers: JSON.parse(item.writers_json as string) as DigestHead['writers'],
-    closed: item.closed === true,
-    unchanged: item.unchanged as number,
-    changed_at: item.changed_at as string,
-  };
+  return decodeDigestHead(item, item.writers_json as string, item.closed === true);
 }

@@ -21,14 +21,12 @@ import {
   type QueryCommandInput,
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { DigestDue, DigestHead } from '../digests.js';
 import { StateConflictError } from '../errors.js';
 import type { BoardCopy, Page, SessionRecord, SessionSummary, SummaryDelta } from '../sessions.js';
-import type { StatusRecord } from '../status.js';
+import { StateStoreBase } from '../state-store-base.js';
 import type { StateStore } from '../stores.js';
-import type { TenantSettings, TenantSettingsChange, TenantUsage } from '../tenants.js';
+import type { TenantUsage } from '../tenants.js';
 import type { TokenRecord } from '../tokens.js';
-import type { WorkItem } from '../work.js';
 import type { ChunkRecord, WriterAdvance, WriterRecord } from '../writers.js';
 import { DynamoDigestIndex } from './digest-index.js';
 import { errorName, type Item, type TransactItem } from './items.js';
@@ -58,20 +56,21 @@ export interface DynamoStateStoreOptions {
  * const state = new DynamoStateStore({ tableName: 'hansard-state', clientConfig: { region: 'eu-west-1' } });
  * await state.createTenant('acme', new Date().toISOString());
  */
-export class DynamoStateStore implements StateStore {
+export class DynamoStateStore extends StateStoreBase implements StateStore {
   /** What this store retried since it was made (dynamo/retry.ts): for tests and the bench to report. */
   readonly retries: RetryCounts = newRetryCounts();
   private readonly table: string;
   private readonly doc: DynamoDBDocumentClient;
   private readonly owned: DynamoDBClient | null;
   private readonly tokens: DynamoTokenItems;
-  private readonly tenantSettings: DynamoTenantSettings;
-  private readonly items: DynamoStatusWorkItems;
-  private readonly digests: DynamoDigestIndex;
+  protected readonly tenantSettings: DynamoTenantSettings;
+  protected readonly items: DynamoStatusWorkItems;
+  protected readonly digests: DynamoDigestIndex;
   private readonly sessions: DynamoSessionIndex;
   private readonly writers: DynamoWriterIndex;
 
   constructor(opts: DynamoStateStoreOptions) {
+    super();
     this.table = opts.tableName;
     this.owned = opts.client ? null : new DynamoDBClient(opts.clientConfig ?? {});
     const client = opts.client ?? this.owned!;
@@ -120,19 +119,6 @@ export class DynamoStateStore implements StateStore {
 
   async tenantExists(tenant: string): Promise<boolean> {
     return (await this.get(keys.tenant(tenant))) !== null;
-  }
-
-  // ---- a tenant's own limits, on its tenant item: dynamo/tenants.ts
-
-  getTenantSettings(tenant: string): Promise<TenantSettings | null> {
-    return this.tenantSettings.getTenantSettings(tenant);
-  }
-  setTenantSettings(
-    tenant: string,
-    change: TenantSettingsChange,
-    at: string,
-  ): Promise<TenantSettings | null> {
-    return this.tenantSettings.setTenantSettings(tenant, change, at);
   }
 
   // ---- tokens, their child links and server secrets: dynamo/tokens.ts
@@ -204,7 +190,8 @@ export class DynamoStateStore implements StateStore {
     return this.sessions.boardCopies(tenant, sids);
   }
 
-  // ---- session summaries: dynamo/status-work.ts
+  // ---- session summaries: dynamo/status-work.ts (a tenant's limits, status, work items, claimed keys and
+  // the digest index: StateStoreBase, over dynamo/tenants.ts, dynamo/status-work.ts, dynamo/digest-index.ts)
 
   listSessionSummaries(tenant: string): Promise<SessionSummary[]> {
     return this.items.listSessionSummaries(tenant);
@@ -212,57 +199,6 @@ export class DynamoStateStore implements StateStore {
 
   mergeSessionSummary(tenant: string, sid: string, delta: SummaryDelta, at?: string): Promise<void> {
     return this.items.mergeSessionSummary(tenant, sid, delta, at);
-  }
-
-  // ---- audit digest heads and due marks: dynamo/digest-index.ts
-
-  getDigestHead(tenant: string, sid: string): Promise<DigestHead | null> {
-    return this.digests.getDigestHead(tenant, sid);
-  }
-
-  putDigestHead(
-    tenant: string,
-    sid: string,
-    prevSeq: number | null,
-    head: DigestHead,
-    nextDue: string | null,
-    expectBytes: number,
-  ): Promise<void> {
-    return this.digests.putDigestHead(tenant, sid, prevSeq, head, nextDue, expectBytes);
-  }
-
-  listDigestsDue(now: string, limit: number): Promise<DigestDue[]> {
-    return this.digests.listDigestsDue(now, limit);
-  }
-
-  // ---- status and work items: dynamo/status-work.ts
-
-  putStatus(st: StatusRecord): Promise<void> {
-    return this.items.putStatus(st);
-  }
-
-  getStatus(tenant: string, sid: string): Promise<StatusRecord | null> {
-    return this.items.getStatus(tenant, sid);
-  }
-
-  putWork(item: WorkItem): Promise<void> {
-    return this.items.putWork(item);
-  }
-
-  getWork(tenant: string, id: string): Promise<WorkItem | null> {
-    return this.items.getWork(tenant, id);
-  }
-
-  listWork(tenant: string, options: { session?: string; limit: number }): Promise<WorkItem[]> {
-    return this.items.listWork(tenant, options);
-  }
-
-  claimKey(tenant: string, scope: string, key: string, value: string): Promise<string> {
-    return this.items.claimKey(tenant, scope, key, value);
-  }
-
-  readClaim(tenant: string, scope: string, key: string): Promise<string | null> {
-    return this.items.readClaim(tenant, scope, key);
   }
 
   async close(): Promise<void> {

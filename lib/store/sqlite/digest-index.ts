@@ -5,8 +5,9 @@
  * `sessions_digest_due`. Also the chained digests kept with writers and chunks (`chain` columns, NULL in
  * rows written before them). The store delegates here, as to sqlite/status-work.ts.
  */
+
+import { decodeDigestHead, digestHeadConflict, encodeDigestHead } from '../digest-head.js';
 import type { DigestDue, DigestHead } from '../digests.js';
-import { StateConflictError } from '../errors.js';
 import type { ChunkRecord } from '../writers.js';
 import type { SqlitePrimitives } from './status-work.js';
 
@@ -93,11 +94,7 @@ export class SqliteDigestIndex {
         | { seq: number }
         | undefined;
       const seq = cur?.seq ?? null;
-      if (seq !== prevSeq) {
-        throw new StateConflictError(
-          `the newest digest of session ${sid} is ${seq === null ? 'none' : `seq ${seq}`}, not ${prevSeq ?? 'none'}`,
-        );
-      }
+      if (seq !== prevSeq) throw digestHeadConflict(sid, seq, prevSeq);
       this.x
         .q(
           `INSERT INTO digest_heads (tenant, sid, seq, sha256, signature, at, writers, closed, unchanged, changed_at)
@@ -105,18 +102,7 @@ export class SqliteDigestIndex {
              ON CONFLICT (tenant, sid) DO UPDATE SET seq = @seq, sha256 = @sha256, signature = @signature,
                at = @at, writers = @writers, closed = @closed, unchanged = @unchanged, changed_at = @changed_at`,
         )
-        .run({
-          tenant,
-          sid,
-          seq: head.seq,
-          sha256: head.sha256,
-          signature: head.signature,
-          at: head.at,
-          writers: JSON.stringify(head.writers),
-          closed: head.closed ? 1 : 0,
-          unchanged: head.unchanged,
-          changed_at: head.changed_at,
-        });
+        .run({ tenant, sid, ...encodeDigestHead(head), closed: head.closed ? 1 : 0 });
       const session = this.x.q('SELECT bytes FROM sessions WHERE tenant = ? AND sid = ?').get(tenant, sid) as
         | { bytes: number }
         | undefined;
@@ -139,14 +125,5 @@ export class SqliteDigestIndex {
 }
 
 function toHead(row: HeadRow): DigestHead {
-  return {
-    seq: row.seq as number,
-    sha256: row.sha256 as string,
-    signature: row.signature as string,
-    at: row.at as string,
-    writers: JSON.parse(row.writers as string) as DigestHead['writers'],
-    closed: row.closed === 1,
-    unchanged: row.unchanged as number,
-    changed_at: row.changed_at as string,
-  };
+  return decodeDigestHead(row, row.writers as string, row.closed === 1);
 }

@@ -4,15 +4,13 @@
  * previous value, as DynamoDB's condition expressions do on AWS.
  */
 import Database from 'better-sqlite3';
-import type { DigestDue, DigestHead } from '../digests.js';
 import { StateConflictError } from '../errors.js';
 import { decodeCursor, encodeCursor } from '../keys.js';
 import type { Page, SessionRecord, SessionSummary, SummaryDelta } from '../sessions.js';
-import type { StatusRecord } from '../status.js';
+import { StateStoreBase } from '../state-store-base.js';
 import type { StateStore } from '../stores.js';
-import type { TenantSettings, TenantSettingsChange, TenantUsage } from '../tenants.js';
+import type { TenantUsage } from '../tenants.js';
 import type { TokenRecord } from '../tokens.js';
-import type { WorkItem } from '../work.js';
 import type { ChunkRecord, WriterAdvance, WriterRecord } from '../writers.js';
 import { type AdvanceItem, advanceCommitter } from './advance.js';
 import { addDigestSchema, CHUNK_COLUMNS, SqliteDigestIndex, toChunkRecord } from './digest-index.js';
@@ -27,7 +25,7 @@ type Row = Record<string, unknown>;
 /** SQLite's answers when its shared-memory file cannot be made, grown or mapped (a full disk). */
 const SHM_FAULTS = new Set(['SQLITE_IOERR_SHMSIZE', 'SQLITE_IOERR_SHMOPEN', 'SQLITE_IOERR_SHMMAP']);
 
-export class SqliteStateStore implements StateStore {
+export class SqliteStateStore extends StateStoreBase implements StateStore {
   private db: Database.Database;
 
   /** Opens (creating if needed) the database file. `:memory:` works for tests. */
@@ -38,9 +36,9 @@ export class SqliteStateStore implements StateStore {
     transaction: <T>(fn: () => T): T => this.db.transaction(fn)(),
     q: (sql: string) => this.q(sql),
   };
-  private readonly items = new SqliteStatusWorkItems(this.primitives);
-  private readonly digests = new SqliteDigestIndex(this.primitives);
-  private readonly tenantSettings = new SqliteTenantSettings(this.primitives);
+  protected readonly items = new SqliteStatusWorkItems(this.primitives);
+  protected readonly digests = new SqliteDigestIndex(this.primitives);
+  protected readonly tenantSettings = new SqliteTenantSettings(this.primitives);
   private readonly advances: GroupCommit<AdvanceItem, void>;
   private readonly walSyncs: () => number;
   private readonly closeWal: () => void;
@@ -63,6 +61,7 @@ export class SqliteStateStore implements StateStore {
   readonly exclusive: boolean = false;
 
   constructor(path: string) {
+    super();
     this.db = new Database(path);
     try {
       this.db.pragma('journal_mode = WAL');
@@ -138,20 +137,6 @@ export class SqliteStateStore implements StateStore {
 
   async tenantExists(tenant: string): Promise<boolean> {
     return this.q('SELECT 1 FROM tenants WHERE name = ?').get(tenant) !== undefined;
-  }
-
-  // ---- a tenant's own limits: sqlite/tenants.ts
-
-  getTenantSettings(tenant: string): Promise<TenantSettings | null> {
-    return this.tenantSettings.getTenantSettings(tenant);
-  }
-
-  setTenantSettings(
-    tenant: string,
-    change: TenantSettingsChange,
-    at: string,
-  ): Promise<TenantSettings | null> {
-    return this.tenantSettings.setTenantSettings(tenant, change, at);
   }
 
   async putToken(t: TokenRecord): Promise<void> {
@@ -320,7 +305,8 @@ export class SqliteStateStore implements StateStore {
     return { items, next: rows.length > limit && last ? encodeCursor(last.updated_at, last.sid) : null };
   }
 
-  // ---- session summaries: sqlite/summary.ts
+  // ---- session summaries: sqlite/summary.ts (a tenant's limits, status, work items, claimed keys and the
+  // digest index: StateStoreBase, over sqlite/tenants.ts, sqlite/status-work.ts, sqlite/digest-index.ts)
 
   async listSessionSummaries(tenant: string): Promise<SessionSummary[]> {
     return listSummaries(this.primitives, tenant);
@@ -333,57 +319,6 @@ export class SqliteStateStore implements StateStore {
     at = new Date().toISOString(),
   ): Promise<void> {
     mergeSummaryRow(this.primitives, tenant, sid, delta, at);
-  }
-
-  // ---- audit digest heads and due marks: sqlite/digest-index.ts
-
-  getDigestHead(tenant: string, sid: string): Promise<DigestHead | null> {
-    return this.digests.getDigestHead(tenant, sid);
-  }
-
-  putDigestHead(
-    tenant: string,
-    sid: string,
-    prevSeq: number | null,
-    head: DigestHead,
-    nextDue: string | null,
-    expectBytes: number,
-  ): Promise<void> {
-    return this.digests.putDigestHead(tenant, sid, prevSeq, head, nextDue, expectBytes);
-  }
-
-  listDigestsDue(now: string, limit: number): Promise<DigestDue[]> {
-    return this.digests.listDigestsDue(now, limit);
-  }
-
-  // ---- status, work items and claimed keys: sqlite/status-work.ts
-
-  putStatus(st: StatusRecord): Promise<void> {
-    return this.items.putStatus(st);
-  }
-
-  getStatus(tenant: string, sid: string): Promise<StatusRecord | null> {
-    return this.items.getStatus(tenant, sid);
-  }
-
-  putWork(item: WorkItem): Promise<void> {
-    return this.items.putWork(item);
-  }
-
-  getWork(tenant: string, id: string): Promise<WorkItem | null> {
-    return this.items.getWork(tenant, id);
-  }
-
-  listWork(tenant: string, options: { session?: string; limit: number }): Promise<WorkItem[]> {
-    return this.items.listWork(tenant, options);
-  }
-
-  claimKey(tenant: string, scope: string, key: string, value: string): Promise<string> {
-    return this.items.claimKey(tenant, scope, key, value);
-  }
-
-  readClaim(tenant: string, scope: string, key: string): Promise<string | null> {
-    return this.items.readClaim(tenant, scope, key);
   }
 
   async close(): Promise<void> {

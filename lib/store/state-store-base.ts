@@ -1,0 +1,84 @@
+/**
+ * What both state adapters (lib/store/sqlite/state-store.ts, lib/store/dynamo/state-store.ts) compose the
+ * same way: the entity ports each keeps in an object of its own (a tenant's limits, the status, work and
+ * claimed-key records, the digest index), forwarded here once. An adapter extends `StateStoreBase`, gives
+ * it those objects, and writes only the methods it keeps itself.
+ */
+import type { DigestDue, DigestHead, DigestIndex } from './digests.js';
+import type { IdempotencyStore } from './idempotency.js';
+import type { StatusRecord, StatusStore } from './status.js';
+import type { TenantSettings, TenantSettingsChange, TenantStore } from './tenants.js';
+import type { WorkItem, WorkStore } from './work.js';
+
+/** The entity ports of a state adapter kept in objects of their own, forwarded to them. */
+export abstract class StateStoreBase
+  implements
+    Pick<TenantStore, 'getTenantSettings' | 'setTenantSettings'>,
+    StatusStore,
+    WorkStore,
+    IdempotencyStore,
+    DigestIndex
+{
+  /** a tenant's own limits, on its tenant record */
+  protected abstract readonly tenantSettings: Pick<TenantStore, 'getTenantSettings' | 'setTenantSettings'>;
+  /** status records, work items and claimed keys */
+  protected abstract readonly items: StatusStore & WorkStore & IdempotencyStore;
+  /** audit digest heads and due marks */
+  protected abstract readonly digests: DigestIndex;
+
+  // ---- a tenant's own limits
+
+  getTenantSettings(tenant: string): Promise<TenantSettings | null> {
+    return this.tenantSettings.getTenantSettings(tenant);
+  }
+  setTenantSettings(
+    tenant: string,
+    change: TenantSettingsChange,
+    at: string,
+  ): Promise<TenantSettings | null> {
+    return this.tenantSettings.setTenantSettings(tenant, change, at);
+  }
+
+  // ---- audit digest heads and due marks
+
+  getDigestHead(tenant: string, sid: string): Promise<DigestHead | null> {
+    return this.digests.getDigestHead(tenant, sid);
+  }
+  putDigestHead(
+    tenant: string,
+    sid: string,
+    prevSeq: number | null,
+    head: DigestHead,
+    nextDue: string | null,
+    expectBytes: number,
+  ): Promise<void> {
+    return this.digests.putDigestHead(tenant, sid, prevSeq, head, nextDue, expectBytes);
+  }
+  listDigestsDue(now: string, limit: number): Promise<DigestDue[]> {
+    return this.digests.listDigestsDue(now, limit);
+  }
+
+  // ---- status, work items and claimed keys
+
+  putStatus(st: StatusRecord): Promise<void> {
+    return this.items.putStatus(st);
+  }
+  getStatus(tenant: string, sid: string): Promise<StatusRecord | null> {
+    return this.items.getStatus(tenant, sid);
+  }
+  putWork(item: WorkItem): Promise<void> {
+    return this.items.putWork(item);
+  }
+  getWork(tenant: string, id: string): Promise<WorkItem | null> {
+    return this.items.getWork(tenant, id);
+  }
+  listWork(tenant: string, options: { session?: string; limit: number }): Promise<WorkItem[]> {
+    return this.items.listWork(tenant, options);
+  }
+  claimKey(tenant: string, scope: string, key: string, value: string): Promise<string> {
+    return this.items.claimKey(tenant, scope, key, value);
+  }
+  readClaim(tenant: string, scope: string, key: string): Promise<string | null> {
+    return this.items.readClaim(tenant, scope, key);
+  }
+}
