@@ -6,37 +6,13 @@
  * real HTTP: `POST /v1/work` (422 `content_rule`), a status report's note (400).
  */
 import { describe, expect, it } from 'vitest';
-import { request } from '../support/http.js';
+import { AWS, contentRequests, GH, inside, lettersFrom } from '../support/content-requests.js';
 import { useServer } from '../support/server.js';
 
 const srv = useServer({ tokens: { reporter: ['report'] } });
 
 const SID = 's_01M8QD00000000000000000033';
-/** A fake GitHub token and AWS key id, split so no scanner of this repository takes them for real ones. */
-const GH = `ghp_${'a1B2c3D4e5F6g7H8i9J0'}${'k1L2m3N4o5P6q7R8'}`;
-const AWS = `${'AKIA'}${'IOSFODNN7EXAMPLE'}`;
-const inside = (s: string, c: string) => `${s.slice(0, 4)}${c}${s.slice(4, 12)}${c}${s.slice(12)}`;
-/** Lower-case ASCII letters of `s` as the code points from `base` (mathematical, circled …). */
-const lettersFrom = (s: string, base: number) =>
-  [...s].map((c) => (/[a-z]/.test(c) ? String.fromCodePoint(base + c.charCodeAt(0) - 97) : c)).join('');
-
-const startWith = (summary: string) =>
-  request(srv, 'POST', '/v1/work', {
-    token: srv.tokens.reporter,
-    json: {
-      session: SID,
-      system: 'claude-code',
-      actor: 'coder',
-      subject: { kind: 'free', ref: 'parser' },
-      mode: 'implementing',
-      summary,
-    },
-  });
-const noteOf = (note: string) =>
-  request(srv, 'POST', `/v1/sessions/${SID}/status`, {
-    token: srv.tokens.reporter,
-    json: { state: 'working', note },
-  });
+const { startWith, noteOf } = contentRequests(srv, SID);
 
 /** Expects each `[form, text, rule]` refused as a summary with that rule. */
 async function refused(cases: [string, string, string][]) {

@@ -6,6 +6,7 @@
  * default-ignorable code points dropped, UTS #39 confusables folded to ASCII.
  */
 import { describe, expect, it } from 'vitest';
+import { AWS, contentRequests, GH, inside } from '../support/content-requests.js';
 import { request } from '../support/http.js';
 import { useServer } from '../support/server.js';
 
@@ -13,36 +14,7 @@ const srv = useServer({ tokens: { reporter: ['report'] } });
 
 const SID = 's_01M8QD00000000000000000032';
 
-/** A fake GitHub token and AWS key id, split so no scanner of this repository takes them for real ones. */
-const GH = `ghp_${'a1B2c3D4e5F6g7H8i9J0'}${'k1L2m3N4o5P6q7R8'}`;
-const AWS = `${'AKIA'}${'IOSFODNN7EXAMPLE'}`;
-/** `s` with `c` put after its 4th and 12th characters. */
-const inside = (s: string, c: string) => `${s.slice(0, 4)}${c}${s.slice(4, 12)}${c}${s.slice(12)}`;
-
-const startWith = (summary: string) =>
-  request(srv, 'POST', '/v1/work', {
-    token: srv.tokens.reporter,
-    json: {
-      session: SID,
-      system: 'claude-code',
-      actor: 'coder',
-      subject: { kind: 'free', ref: 'parser' },
-      mode: 'implementing',
-      summary,
-    },
-  });
-
-const report = (body: object) =>
-  request(srv, 'POST', `/v1/sessions/${SID}/status`, {
-    token: srv.tokens.reporter,
-    json: { state: 'working', ...body },
-  });
-const noteOf = (note: string) => report({ note });
-const refOf = (ref: string) =>
-  report({
-    note: 'checking',
-    events: [{ kind: 'evidence', evidence: [{ type: 'command', ref, result: 'passed' }] }],
-  });
+const { startWith, noteOf, refOf } = contentRequests(srv, SID);
 
 /** Each form, the rule a summary breaks, and whether a note and a ref are refused too. */
 type Case = [form: string, text: string, rule: string, where: { note?: boolean; ref?: boolean }];

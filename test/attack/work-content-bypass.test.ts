@@ -8,29 +8,14 @@
  * to see each fail (they fail on main at a3890f9).
  */
 import { describe, expect, it } from 'vitest';
-import { request } from '../support/http.js';
+import { contentRequests, GH } from '../support/content-requests.js';
 import { useServer } from '../support/server.js';
 
 const srv = useServer({ tokens: { reporter: ['report'] } });
 
 const SID = 's_01M8QD00000000000000000031';
 
-/** `POST /v1/work` with `summary`; the answer. */
-const startWith = (summary: string) =>
-  request(srv, 'POST', '/v1/work', {
-    token: srv.tokens.reporter,
-    json: {
-      session: SID,
-      system: 'claude-code',
-      actor: 'coder',
-      subject: { kind: 'free', ref: 'parser' },
-      mode: 'implementing',
-      summary,
-    },
-  });
-
-/** A fake GitHub token, split so no scanner of this repository takes it for a real one. */
-const GH = `ghp_${'a1B2c3D4e5F6g7H8i9J0'}${'k1L2m3N4o5P6q7R8'}`;
+const { startWith } = contentRequests(srv, SID);
 
 describe('work content rules', () => {
   it('holds: plain credentials, paths, commands and prompts are refused with the rule named', async () => {
