@@ -17,8 +17,8 @@ import { DIGEST_DUE_SHARDS, digestDueShard, keys } from '../../lib/store/dynamo/
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { recordingClient } from '../support/dynamo-recorder.js';
-import { headOf, runDigestIndexContract } from './digest-index.contract.js';
-import { advanceOf, at } from './state-store.contract.js';
+import { headOf, runDigestIndexContract } from '../store/contract/digests.contract.js';
+import { advanceOf, at } from '../store/contract/writers.contract.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-digest-index-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -29,7 +29,7 @@ import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { StateConflictError } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
 import { writeSession } from '../support/segments.js';
-import { advanceOf, at, runStateStoreContract, tokenRecord } from './state-store.contract.js';
+import { advanceOf, at, runStateStoreContract, tokenRecord } from '../store/contract/writers.contract.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-state-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -35,8 +35,8 @@ import {
 import { keys } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import type { StateStore } from '../../lib/store/index.js';
-import { runDigestIndexContract } from '../contract/digest-index.contract.js';
-import { advanceOf, runStateStoreContract } from '../contract/state-store.contract.js';
+import { runDigestIndexContract } from '../store/contract/digests.contract.js';
+import { advanceOf, runStateStoreContract } from '../store/contract/writers.contract.js';
 import { recordingClient } from '../support/dynamo-recorder.js';
 import { writeSession } from '../support/segments.js';
 

@@ -13,7 +13,7 @@ import { getBoard } from '../../../lib/service/board/get.js';
 import type { ServiceContext } from '../../../lib/service/shared/context.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
-import { advanceOf, at, tokenRecord } from '../../contract/state-store.contract.js';
+import { advanceOf, at, tokenRecord } from '../contract/writers.contract.js';
 import { tmpDirs } from '../../support/tmp.js';
 
 const dirs = tmpDirs('hansard-board-page-');

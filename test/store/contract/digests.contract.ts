@@ -5,10 +5,10 @@
  * `at(i)` (2026-01-01 plus i seconds), so due marks compare as the digester's `now` would.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/format/ids.js';
-import type { DigestHead } from '../../lib/store/digests.js';
-import { StateConflictError, type StateStore } from '../../lib/store/index.js';
-import { advanceOf, at } from './state-store.contract.js';
+import { newId } from '../../../lib/log/format/ids.js';
+import type { DigestHead } from '../../../lib/store/digests.js';
+import { StateConflictError, type StateStore } from '../../../lib/store/index.js';
+import { advanceOf, at } from './writers.contract.js';
 
 export interface DigestIndexContractOptions {
   name: string;

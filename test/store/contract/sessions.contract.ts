@@ -4,10 +4,10 @@
  * `listSessionSummaries`. Run by `runStateStoreContract` (./state-store.contract.ts) on every adapter.
  */
 import { describe, expect } from 'vitest';
-import { newId } from '../../lib/log/format/ids.js';
-import type { StateStore, StatusEntry, StatusRecord } from '../../lib/store/index.js';
-import { SUMMARY_NAMES_MAX, TITLE_MAX } from '../../lib/store/session-summary.js';
-import { advanceOf, at } from './state-store.contract.js';
+import { newId } from '../../../lib/log/format/ids.js';
+import type { StateStore, StatusEntry, StatusRecord } from '../../../lib/store/index.js';
+import { SUMMARY_NAMES_MAX, TITLE_MAX } from '../../../lib/store/session-summary.js';
+import { advanceOf, at } from './writers.contract.js';
 
 type Contract = (title: string, fn: (store: StateStore) => Promise<void>) => void;
 

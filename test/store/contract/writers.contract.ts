@@ -10,7 +10,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, type TestContext } from 'vitest';
-import { newId } from '../../lib/log/format/ids.js';
+import { newId } from '../../../lib/log/format/ids.js';
 import {
   InvalidCursorError,
   type Page,
@@ -21,9 +21,9 @@ import {
   type TokenRecord,
   type WorkItem,
   type WriterAdvance,
-} from '../../lib/store/index.js';
-import { sessionSummaryCases } from './session-summary.contract.js';
-import { tenantSettingsCases } from './tenant-settings.contract.js';
+} from '../../../lib/store/index.js';
+import { sessionSummaryCases } from './sessions.contract.js';
+import { tenantSettingsCases } from './tenants.contract.js';
 
 export interface StateStoreContractOptions {
   /** the adapter's name, the describe block's title */

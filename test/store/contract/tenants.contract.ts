@@ -6,8 +6,8 @@
  * declaration).
  */
 import { describe, expect } from 'vitest';
-import type { StateStore } from '../../lib/store/index.js';
-import { at } from './state-store.contract.js';
+import type { StateStore } from '../../../lib/store/index.js';
+import { at } from './writers.contract.js';
 
 type Contract = (title: string, fn: (store: StateStore) => Promise<void>) => void;
 
