@@ -22,7 +22,7 @@ import {
   type WorkItem,
   type WriterAdvance,
 } from '../../../lib/store/index.js';
-import { sessionSummaryCases } from './sessions.contract.js';
+import { sessionSummaryCases } from './session-summaries.contract.js';
 import { tenantSettingsCases } from './tenants.contract.js';
 
 export interface StateStoreContractOptions {
