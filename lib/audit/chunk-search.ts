@@ -4,8 +4,17 @@
  * budget for all hashing off the in-order walk, so a tampered segment costs about linear work.
  */
 import { createHash } from 'node:crypto';
-import type { AttestedChunk } from './locate-chunks.js';
 import type { SegmentFile } from './segment-index.js';
+
+/** One attested chunk of a writer, in attested order (offsets tile [0, length)). */
+export interface AttestedChunk {
+  offset: number;
+  length: number;
+  /** '' for bytes whose chunks are unknown (their digest is missing): taken as they are, not hashed */
+  sha256: string;
+  /** the digest seq that lists it */
+  seq: number;
+}
 
 const WINDOW_MAX = 64 * 1024 * 1024;
 const BLOCK = 1024 * 1024;

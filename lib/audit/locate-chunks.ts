@@ -19,21 +19,12 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { ChunkSearch } from './chunk-search.js';
+import { type AttestedChunk, ChunkSearch } from './chunk-search.js';
 import type { AuditFinding, AuditFindingCode } from './schemas.js';
 import { type LocateStats, SegmentFile } from './segment-index.js';
 
+export type { AttestedChunk } from './chunk-search.js';
 export type { LocateStats } from './segment-index.js';
-
-/** One attested chunk of a writer, in attested order (offsets tile [0, length)). */
-export interface AttestedChunk {
-  offset: number;
-  length: number;
-  /** '' for bytes whose chunks are unknown (their digest is missing): taken as they are, not hashed */
-  sha256: string;
-  /** the digest seq that lists it */
-  seq: number;
-}
 
 /** How far around a mismatch the walk looks: chunks ahead (and skipped ones behind), window bytes. */
 const NEAR = 8;

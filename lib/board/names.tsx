@@ -6,7 +6,9 @@
  */
 import { type LookAlike, lookAlikes } from '../log/format/names.js';
 import type { Overview } from '../service/board/overview-schemas.js';
-import type { OverviewView } from './overview.js';
+
+/** Which overview a page is: all of the tenant's sessions, or one person's, or one agent's (./overview.tsx). */
+export type OverviewView = { kind: 'all' } | { kind: 'person'; id: string } | { kind: 'agent'; id: string };
 
 /**
  * The names of a page that look like another of its names (lib/log/format/names.ts `lookAlikes`), agents among

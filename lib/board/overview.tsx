@@ -29,10 +29,9 @@ import {
   WorkLine,
 } from './components.js';
 import { Layout, type LiveMode, StateBadge } from './layout.js';
-import { lookAlikeText, type NameMarks, overviewMarks, ViewNameMark } from './names.js';
+import { lookAlikeText, type NameMarks, type OverviewView, overviewMarks, ViewNameMark } from './names.js';
 
-/** Which overview a page is: all of the tenant's sessions, or one person's, or one agent's. */
-export type OverviewView = { kind: 'all' } | { kind: 'person'; id: string } | { kind: 'agent'; id: string };
+export type { OverviewView } from './names.js';
 
 /** The group headings, in the board's words. */
 const GROUP_LABEL: Record<OverviewGroup, string> = {

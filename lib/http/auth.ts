@@ -9,9 +9,9 @@ import type { ServiceContext, ServiceDeps } from '../service/shared/context.js';
 import { AppError } from '../service/shared/errors.js';
 import { isStorageFault } from '../service/shared/storage-faults.js';
 import { authenticate } from '../service/tokens/create.js';
+import type { Json } from './json.js';
 import type { LiveMode, LiveTiming } from './live.js';
-import type { Json } from './openapi.js';
-import type { ReplaySlots, WholeSessionReads } from './replay-slots.js';
+import type { ReplaySlots, WholeSessionReads } from './read-slots.js';
 
 export const BOARD_COOKIE = 'hansard_board';
 

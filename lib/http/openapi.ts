@@ -17,11 +17,16 @@ import type { Scope } from '../contract/scopes.js';
 import { ERROR_STATUS, type ErrorCode } from '../service/shared/errors.js';
 import { HANSARD_VERSION } from '../version.js';
 import type { AppEnv } from './auth.js';
-import type { AuthKind, Operation } from './route.js';
+import type { Json } from './json.js';
 import { ErrorBody } from './schemas.js';
 
-/** A JSON Schema or OpenAPI object, as plain JSON. */
-export type Json = { [key: string]: unknown };
+export type { Json } from './json.js';
+
+/**
+ * How an operation authenticates: `none`; `bearer` (`Authorization: Bearer hns_…`); `bearer_or_cookie`
+ * (also the board's cookie); `cookie` (the board pages: the cookie or a bearer token, else to /login).
+ */
+export type AuthKind = 'none' | 'bearer' | 'bearer_or_cookie' | 'cookie';
 
 /** The names of the security schemes. */
 export const BEARER = 'bearer';
@@ -181,10 +186,14 @@ const INTRO = [
 ].join('\n');
 
 /**
- * The OpenAPI document of `app`, whose routes are `operations` (all registered on it or on the apps it
- * mounted). Call it once every route is registered: it adds the components to the app's registry.
+ * The OpenAPI document of `app`, whose routes are `operations` (./route.ts `Operation`s, all registered
+ * on it or on the apps it mounted). Call it once every route is registered: it adds the components to the
+ * app's registry.
  */
-export function openApiDocument(app: OpenAPIHono<AppEnv>, operations: readonly Operation[]): Json {
+export function openApiDocument(
+  app: OpenAPIHono<AppEnv>,
+  operations: readonly { operationId: string; bodySchema: z.ZodType | null }[],
+): Json {
   const registry = app.openAPIRegistry;
   const requestIds = new Set(
     operations.flatMap((op) => (op.bodySchema ? [componentId(op.bodySchema, op.operationId)] : [])),

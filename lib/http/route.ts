@@ -19,13 +19,9 @@ import type { ZodError, z } from 'zod';
 import type { Scope } from '../contract/scopes.js';
 import { AppError, type ErrorCode } from '../service/shared/errors.js';
 import type { AppEnv } from './auth.js';
-import { componentRef, errorResponses, type Json, security } from './openapi.js';
+import { type AuthKind, componentRef, errorResponses, type Json, security } from './openapi.js';
 
-/**
- * How an operation authenticates: `none`; `bearer` (`Authorization: Bearer hns_…`); `bearer_or_cookie`
- * (also the board's cookie); `cookie` (the board pages: the cookie or a bearer token, else to /login).
- */
-export type AuthKind = 'none' | 'bearer' | 'bearer_or_cookie' | 'cookie';
+export type { AuthKind } from './openapi.js';
 
 /** A body that is not JSON, described in words: its media type is the key it is declared under. */
 export function raw(description: string): Json {

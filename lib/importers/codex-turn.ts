@@ -8,11 +8,22 @@
  */
 import type { EmitOptions } from '../log/write/writer.js';
 import { IMPORT_NOTE_AUTHOR, type ImportProblem, type ImportProblemKind } from './claude-code-transcript.js';
-import type { CodexImportResult } from './codex.js';
 import { CODEX_NOTE_AUTHOR, readCompacted } from './codex-kinds.js';
 import { type RolloutScan, usageNote } from './codex-records.js';
 import { type Obj, str } from './json-line.js';
-import type { WriterMapping } from './mapping.js';
+import type { MappingCounts, WriterMapping } from './mapping.js';
+
+/** What a Codex import wrote, by kind (`MappingCounts`), plus what is Codex's own (`CodexImportResult.counts`). */
+export type CodexCounts = MappingCounts & {
+  /** `note`s by `codex` marked `thinking` that hold a reasoning summary */
+  reasoning: number;
+  /** `note`s marked `token_usage`: one per model response's token counts */
+  tokenUsage: number;
+  /** lines with a `type` (or payload `type`) this importer does not know, kept as `unknown_record` notes */
+  unknown: number;
+  /** lines read and deliberately not written, by `type` or `event_msg/<type>` (copies, token counts) */
+  skipped: Record<string, number>;
+};
 
 /** Which record of a compaction was seen: Codex may write all three for one. */
 type CompactionPart = 'compacted' | 'context_compacted' | 'compaction_item';
@@ -50,7 +61,7 @@ export class RolloutTurn {
     protected readonly scan: RolloutScan,
   ) {}
 
-  counts(): CodexImportResult['counts'] {
+  counts(): CodexCounts {
     return {
       ...this.m.counts,
       reasoning: this.reasoning,

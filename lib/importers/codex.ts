@@ -25,8 +25,9 @@ import { type EmitOptions, openSession } from '../log/write/writer.js';
 import type { ImportProblem } from './claude-code-transcript.js';
 import { prescan, readLines } from './codex-records.js';
 import { RolloutImporter } from './codex-rollout.js';
+import type { CodexCounts } from './codex-turn.js';
 import { isObj, parseObject } from './json-line.js';
-import { type MappingCounts, WriterMapping } from './mapping.js';
+import { WriterMapping } from './mapping.js';
 
 export { CODEX_NOTE_AUTHOR } from './codex-kinds.js';
 export { toolOutput } from './codex-records.js';
@@ -46,16 +47,7 @@ export interface CodexImportResult {
   dir: string;
   path: string;
   /** events written by kind (`MappingCounts`), plus what is Codex's own */
-  counts: MappingCounts & {
-    /** `note`s by `codex` marked `thinking` that hold a reasoning summary */
-    reasoning: number;
-    /** `note`s marked `token_usage`: one per model response's token counts */
-    tokenUsage: number;
-    /** lines with a `type` (or payload `type`) this importer does not know, kept as `unknown_record` notes */
-    unknown: number;
-    /** lines read and deliberately not written, by `type` or `event_msg/<type>` (copies, token counts) */
-    skipped: Record<string, number>;
-  };
+  counts: CodexCounts;
   /** lines that could not be taken as they are (each still recorded, as a note), with 1-based line numbers */
   problems: ImportProblem[];
 }

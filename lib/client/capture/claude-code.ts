@@ -12,11 +12,11 @@
  * Each hook runs in its own process: everything a later event needs (the writer ids, the open turn, the
  * pending calls) is in `ClaudeState`, saved by the caller under the session's lock.
  */
-import { z } from 'zod';
 import { openSubagentWriter, WriterMapping } from '../../importers/mapping.js';
 import { newId } from '../../log/format/ids.js';
 import { type EmitOptions, openSession, type SessionWriter } from '../../log/write/writer.js';
 import { extraOf, type FifoTable, resultOf, syntheticCall, takeFifo } from './claude-results.js';
+import type { ClaudeHookPayload, StreamState, SubagentStream } from './claude-types.js';
 import {
   claudeDeliveryKey,
   claudeDuplicate,
@@ -40,52 +40,8 @@ import {
   tiedById,
 } from './subagents.js';
 
+export { ClaudeHookPayload, type StreamState, type SubagentStream } from './claude-types.js';
 export { type MonoClock, newMonoClock, resultOf, tickMono };
-
-/** A hook payload: only `hook_event_name` and `session_id` are needed; everything else is optional. */
-export const ClaudeHookPayload = z.looseObject({
-  session_id: z.string().min(1),
-  hook_event_name: z.string().min(1),
-  cwd: z.string().optional(),
-  prompt: z.string().optional(),
-  tool_name: z.string().optional(),
-  tool_input: z.unknown().optional(),
-  tool_response: z.unknown().optional(),
-  tool_use_id: z.string().optional(),
-  last_assistant_message: z.string().optional(),
-  message: z.string().optional(),
-  error: z.string().optional(),
-  agent_id: z.string().optional(),
-  trigger: z.string().optional(),
-  custom_instructions: z.string().nullish(),
-  reason: z.string().optional(),
-  source: z.string().optional(),
-  notification_type: z.string().optional(),
-  is_interrupt: z.boolean().optional(),
-});
-export type ClaudeHookPayload = z.infer<typeof ClaudeHookPayload>;
-
-/** One writer's mapping state between hook processes. */
-export interface StreamState {
-  w: string;
-  turnId: string | null;
-  /** call id → action id of actions without a result yet, in call order */
-  pending: [string, string][];
-  ended: boolean;
-  /** fingerprint of the last payload recorded on this stream (`deliveries.ts`) */
-  last?: string;
-}
-
-/** A subagent's stream. */
-export interface SubagentStream extends StreamState {
-  parentActionId: string | null;
-  /** `agent_type` as the subagent's first payload gave it */
-  type?: string | null;
-  /** a SubagentStart was recorded for it (a second one while it runs is a duplicate) */
-  started?: boolean;
-  /** a SubagentStop ended it (a second one is a duplicate) */
-  stopped?: boolean;
-}
 
 /** What `<state>/claude-code/<session_id>.json` holds. */
 export interface ClaudeState extends InboxProgress, TaskTable, FifoTable {

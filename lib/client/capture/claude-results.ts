@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { claudeResultOutcome } from '../../importers/claude-code-outcome.js';
 import type { ActionStatus } from '../../log/format/events.js';
-import type { ClaudeHookPayload } from './claude-code.js';
+import type { ClaudeHookPayload } from './claude-types.js';
 
 /** The part of the mapping state that pairs calls without `tool_use_id`. */
 export interface FifoTable {

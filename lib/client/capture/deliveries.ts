@@ -20,7 +20,7 @@
  * it repeats, in the stream it belongs to while that stream's writer is open.
  */
 import { createHash } from 'node:crypto';
-import type { StreamState, SubagentStream } from './claude-code.js';
+import type { StreamState, SubagentStream } from './claude-types.js';
 
 /** How many identifying keys a session's state keeps (newest last): copies arrive within moments. */
 export const MAX_DELIVERY_KEYS = 512;

@@ -8,7 +8,7 @@
  * other than the hooks' server now (the trial of issues 24/25: a 404 from another URL was shown as
  * "unreachable" with a fix naming the config's server).
  */
-import type { Finding } from './doctor.js';
+import type { Finding } from './doctor-finding.js';
 import {
   failureReason,
   type HookFailure,

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Finding } from './doctor.js';
+import type { Finding } from './doctor-finding.js';
 import {
   claudeProjectSettingsPath,
   claudeUserSettingsPath,

@@ -11,34 +11,13 @@ import { delimiter, dirname, join } from 'node:path';
 import type { Scope } from '../../contract/scopes.js';
 import { mkdirs } from '../api/safe-fs.js';
 import { failuresFinding } from './doctor-failures.js';
+import type { Finding } from './doctor-finding.js';
 import { claudeFinding, codexFinding } from './doctor-hooks.js';
 import { checkHealth, probeToken } from './doctor-server.js';
 import { hansardArgv, shellLine } from './integrations.js';
 import { readCaptureConfig, type SessionBacklog, spoolBacklog, stateDir } from './state-dir.js';
 
-/** One check's answer. */
-export interface Finding {
-  check:
-    | 'server_config'
-    | 'server'
-    | 'token'
-    | 'state_dir'
-    | 'claude_code_hooks'
-    | 'codex_notify'
-    | 'spool'
-    | 'hook_failures'
-    | 'hansard_command';
-  /** false: something needs action (or could not be checked because an earlier check failed) */
-  ok: boolean;
-  /** ok, but worth knowing (printed with `!`, with its fix; does not make doctor fail) */
-  warn?: boolean;
-  /** what was found, in a sentence (a few lines for the failures and the backlog) */
-  message: string;
-  /** the command that fixes it; null when ok or when another finding's fix comes first */
-  fix: string | null;
-  /** machine-readable particulars (scopes, backlog per session, failures per hook) */
-  details?: Record<string, unknown>;
-}
+export type { Finding } from './doctor-finding.js';
 
 /** What `runDoctor` answers: `ok` when every finding is. */
 export interface DoctorReport {
