@@ -1,9 +1,11 @@
 /**
- * The architecture test (issue 9.4): the import graph of lib/, functions/ and infra/ keeps the rules of
- * DESIGN §2 (test/architecture/rules.ts): lib/log imports nothing of ours, the service only the store's
- * ports, adapters only ports and key layouts and are imported by lib/deploy alone, lib/board nothing of
- * lib/http, lib/deploy is imported only by lib/client/cli and functions/, and no folders import each other in a
- * loop. A broken rule fails with one line per offending import, naming file, line, target and rule.
+ * The architecture test (issue 9.4, 26.4): the import graph of the whole tree (lib/, functions/, infra/,
+ * harness/, bench/, scripts/, test/) keeps the rules of DESIGN §2 (test/architecture/rules.ts): lib/log
+ * imports nothing of ours, the service only the store's ports, adapters only ports and key layouts and are
+ * imported by lib/deploy alone, lib/board nothing of lib/http, lib/deploy is imported only by
+ * lib/client/cli and functions/, nothing imports test/ and bench/ nothing of it; no folders import each
+ * other in a loop, no files in a circle, and no allowed arrow is left that no import uses. A broken rule
+ * fails with one line per offending import, naming file, line, target and rule.
  *
  * The graph is read from the source text (type-only imports count); a first test checks that reading
  * against esbuild's, so an import the regexes miss fails here rather than slipping past the rules.
@@ -21,7 +23,7 @@ import {
   specifiersOf,
   unitOf,
 } from './import-graph.js';
-import { MAY_IMPORT, violations } from './rules.js';
+import { MAY_IMPORT, unusedArrows, violations } from './rules.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const files = sourceFiles(ROOT);
@@ -74,7 +76,7 @@ describe('the import graph', () => {
     expect(missed).toEqual([]);
   });
 
-  it('reads static, multi-line, re-export, side-effect and dynamic imports, and skips comments', () => {
+  it('reads static, multi-line, re-export, side-effect and dynamic imports, and skips comments and strings', () => {
     const text = [
       "import type { A } from './a.js';",
       'import {',
@@ -88,6 +90,8 @@ describe('the import graph', () => {
       ' * const { x } = await import("./in-a-docstring.js");',
       "  const { f } = await import('./f.js');",
       "export const g = 'from \\'./not-an-import.js\\'';",
+      '  expect(bin).toContain("import(\'./in-a-string.js\')");',
+      '  const { h } = await import(`./h.js`);',
     ].join('\n');
     expect(specifiersOf(text).map((s) => `${s.line}:${s.spec}`)).toEqual([
       '1:./a.js',
@@ -97,6 +101,7 @@ describe('the import graph', () => {
       '8:./e.js',
       '9:pkg',
       '11:./f.js',
+      '14:./h.js',
     ]);
   });
 
@@ -118,6 +123,18 @@ describe('the import graph', () => {
       to.map((t) => [u, t] as [string, string]),
     );
     expect(loopsOf(allowed)).toEqual([]);
+  });
+
+  it('has no circle between files (of one folder or of any)', () => {
+    const circles = loopsOf(ours.map((e) => [e.from, e.to] as [string, string])).map((circle) => {
+      const steps = ours.filter((e) => circle.includes(e.from) && circle.includes(e.to));
+      return `${steps.map((e) => `${e.from}:${e.line} -> ${e.to}`).join('; ')}: move the shared piece down`;
+    });
+    expect(circles).toEqual([]);
+  });
+
+  it('allows no arrow that no import uses (MAY_IMPORT is no looser than the code)', () => {
+    expect(unusedArrows(edges)).toEqual([]);
   });
 });
 
@@ -222,6 +239,37 @@ describe('the rules catch what they are for', () => {
       /client side never imports the server's service or store/,
     ],
     [
+      'lib importing a test helper',
+      edge('lib/service/x.ts', 'test/support/http.ts'),
+      /lib\/service may import only/,
+    ],
+    [
+      'lib importing harness/',
+      edge('lib/deploy/local.ts', 'harness/s3rver.ts'),
+      /lib\/deploy may import only/,
+    ],
+    [
+      'a benchmark importing test/support',
+      edge('bench/hook.ts', 'test/support/cli.ts'),
+      /bench may import only harness/,
+    ],
+    ['harness/ importing test/', edge('harness/s3rver.ts', 'test/support/tmp.ts'), /harness may import only/],
+    [
+      'harness/ importing bench/',
+      edge('harness/serve-process.ts', 'bench/serve.ts'),
+      /harness may import only/,
+    ],
+    [
+      'a script importing test/',
+      edge('scripts/screenshots.ts', 'test/support/http.ts'),
+      /scripts may import only/,
+    ],
+    [
+      'a test importing scripts/ (not an arrow any test uses)',
+      edge('test/scripts/x.test.ts', 'scripts/board-demo.ts'),
+      /test may import only/,
+    ],
+    [
       'the CLI importing the store',
       edge('lib/client/cli/cmd-tenant.ts', 'lib/store/index.ts'),
       /client side never imports the server's service or store/,
@@ -240,6 +288,32 @@ describe('the rules catch what they are for', () => {
     expect(violations([], ['lib/store/redis/state-store.ts', 'lib/store/tokens.ts'])).toEqual([
       expect.stringMatching(/^lib\/store\/redis\/state-store.ts has no role/),
     ]);
+  });
+
+  it('a circle between files of one folder', () => {
+    expect(
+      loopsOf([
+        ['lib/http/auth.ts', 'lib/http/openapi.ts'],
+        ['lib/http/openapi.ts', 'lib/http/route.ts'],
+        ['lib/http/route.ts', 'lib/http/auth.ts'],
+        ['lib/http/app.ts', 'lib/http/auth.ts'],
+      ]),
+    ).toEqual([['lib/http/auth.ts', 'lib/http/openapi.ts', 'lib/http/route.ts']]);
+  });
+
+  it('an allowed arrow that no import uses', () => {
+    const used = [edge('bench/hook.ts', 'harness/serve-process.ts')];
+    expect(unusedArrows(used, { bench: ['harness', 'lib/log'], harness: [] })).toEqual(['bench -> lib/log']);
+  });
+
+  it('a test helper outside lib may open an adapter; a module that ships may not', () => {
+    expect(violations([edge('harness/s3-replay-world.ts', 'lib/store/dynamo/state-store.ts')], [])).toEqual(
+      [],
+    );
+    expect(violations([edge('test/support/x.ts', 'better-sqlite3')], [])).toEqual([]);
+    expect(violations([edge('lib/http/app.ts', 'lib/store/dynamo/state-store.ts')], []).join('\n')).toMatch(
+      /lib\/deploy only/,
+    );
   });
 
   it('a loop between two folders', () => {

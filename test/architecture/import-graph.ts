@@ -1,9 +1,11 @@
 /**
- * The import graph of lib/, functions/ and infra/ and the rules it must keep (DESIGN §2, issue 9.4).
+ * The import graph of the whole tree (lib/, functions/, infra/, harness/, bench/, scripts/, test/) and the
+ * rules it must keep (DESIGN §2, issue 9.4, issue 26.4).
  *
  * Imports are read from the source text, so that type-only imports count too (esbuild drops them; a
  * folder loop through types is still a loop): static `import … from` / `export … from` statements
- * (biome puts them at the start of a line), side-effect imports, and `import('…')` outside comments.
+ * (biome puts them at the start of a line), side-effect imports, and `import('…')` outside comments and
+ * outside the strings of a line (a test's sample source, an expected text).
  * import-graph.test.ts checks this reading against esbuild's, which sees every import that is not
  * type-only.
  */
@@ -11,7 +13,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 /** The folders whose modules are checked, relative to the repository root. */
-export const SCANNED = ['lib', 'functions', 'infra'];
+export const SCANNED = ['lib', 'functions', 'infra', 'harness', 'bench', 'scripts', 'test'];
 
 /** One import: `from` and `to` are repository paths (`lib/store/ports.ts`) or a package name. */
 export interface Edge {
@@ -23,14 +25,16 @@ export interface Edge {
   pkg: boolean;
 }
 
-/** Every .ts/.tsx file under the scanned folders, as repository paths, sorted. */
+/** Every .ts/.tsx/.mjs file under the scanned folders, as repository paths, sorted. */
 export function sourceFiles(root: string): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
     for (const e of readdirSync(join(root, dir), { withFileTypes: true })) {
       const path = `${dir}/${e.name}`;
-      if (e.isDirectory()) walk(path);
-      else if (/\.tsx?$/.test(e.name) && !e.name.endsWith('.d.ts')) out.push(path);
+      // dot folders hold what a run built (bench/.build), not source
+      if (e.isDirectory()) {
+        if (!e.name.startsWith('.') && e.name !== 'node_modules') walk(path);
+      } else if (/\.(tsx?|mjs)$/.test(e.name) && !e.name.endsWith('.d.ts')) out.push(path);
     }
   };
   for (const d of SCANNED) walk(d);
@@ -40,7 +44,19 @@ export function sourceFiles(root: string): string[] {
 const STATIC =
   /^(?:import|export)(?:\s+type)?\s+(?:[\w$]+\s*,?\s*)?(?:\{[^}]*\}|\*(?:\s+as\s+[\w$]+)?)?\s*from\s*['"]([^'"]+)['"]/gm;
 const SIDE_EFFECT = /^import\s*['"]([^'"]+)['"]/gm;
-const DYNAMIC = /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+const DYNAMIC = /\bimport\(\s*(['"`])([^'"`$]+)\1\s*\)/g;
+
+/** Whether `index` of `line` is inside a string literal that starts on that line ('…', "…" or `…`). */
+function inString(line: string, index: number): boolean {
+  let quote: string | null = null;
+  for (let i = 0; i < index; i++) {
+    const ch = line[i]!;
+    if (quote !== null && ch === '\\') i++;
+    else if (quote === null && (ch === "'" || ch === '"' || ch === '`')) quote = ch;
+    else if (ch === quote) quote = null;
+  }
+  return quote !== null;
+}
 
 /** The specifiers a module's text imports, with the line of each. */
 export function specifiersOf(text: string): { spec: string; line: number }[] {
@@ -54,7 +70,9 @@ export function specifiersOf(text: string): { spec: string; line: number }[] {
     const before = text.slice(start, m.index).trimStart();
     // Docstrings and comments name modules too (`import('./x.js')` in an example): not imports.
     if (before.startsWith('*') || before.startsWith('//') || before.startsWith('/*')) continue;
-    found.push({ spec: m[1]!, line: lineAt(m.index) });
+    // An import written in a string (a test's sample module, an expected text) is no import.
+    if (inString(text.slice(start, m.index), m.index - start)) continue;
+    found.push({ spec: m[2]!, line: lineAt(m.index) });
   }
   return found.sort((a, b) => a.line - b.line);
 }
@@ -89,7 +107,7 @@ export const NESTED_UNITS: readonly string[] = ['lib/client'];
 /**
  * The unit a module belongs to: its folder under lib/ (`lib/store`), or its sub-folder under one of
  * NESTED_UNITS (`lib/client/capture`), a file at lib/'s top (`lib/version.ts`), or a top-level folder
- * (`functions`, `infra`).
+ * (`functions`, `infra`, `harness`, `bench`, `scripts`, `test`).
  */
 export function unitOf(path: string): string {
   const parts = path.split('/');
@@ -99,7 +117,9 @@ export function unitOf(path: string): string {
   return NESTED_UNITS.includes(top) && parts.length > 3 ? `${top}/${parts[2]}` : top;
 }
 
-/** The folder loops of a graph of units: each strongly connected set of two or more, sorted. */
+/**
+ * The loops of a graph (of units, or of files): each strongly connected set of two or more nodes, sorted.
+ */
 export function loopsOf(edges: [string, string][]): string[][] {
   const next = new Map<string, Set<string>>();
   for (const [a, b] of edges) {
