@@ -29,7 +29,7 @@ import { keys } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { InvalidCursorError } from '../../lib/store/index.js';
 import { encodeCursor } from '../../lib/store/keys.js';
-import { advanceOf } from '../store/contract/writers.contract.js';
+import { advanceOf } from '../store/contract/records.js';
 import { clientWith, keyOf, throttled } from '../support/dynamo-faults.js';
 
 let local: DynamoLocal;

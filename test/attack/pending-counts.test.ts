@@ -15,7 +15,7 @@ import { newId } from '../../lib/log/format/ids.js';
 import { SWEEP_PAGE } from '../../lib/store/dynamo/pending.js';
 import { keys, pendingPk } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import { advanceOf } from '../store/contract/writers.contract.js';
+import { advanceOf } from '../store/contract/records.js';
 import { attrText } from '../support/dynamo-faults.js';
 
 let local: DynamoLocal;

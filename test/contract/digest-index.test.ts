@@ -1,8 +1,7 @@
 /**
- * The digest index contract (digest-index.contract.ts) against `SqliteStateStore` on a temp file and
- * `DynamoStateStore` on DynamoDB Local (a fresh table per case). Then what each adapter has of its own:
- * a SQLite database made before digests opens and reads its chains as null; the DynamoDB items sit under
- * the keys of dynamo/schema.ts, and an ordinary chunk writes no due mark (no extra item per ingest).
+ * What each state adapter's digest index has of its own (the contract both run is
+ * test/store/contract/digests.contract.ts, run by test/store/contract/{sqlite,dynamo}.test.ts): a SQLite
+ * database made before digests opens and reads its chains as null; the DynamoDB items sit under the keys of dynamo/schema.ts, and an ordinary chunk writes no due mark (no extra item per ingest).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,18 +15,12 @@ import { accessKey, type DynamoAccess } from '../../lib/store/dynamo/access.js';
 import { DIGEST_DUE_SHARDS, digestDueShard, keys } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
+import { advanceOf, at, headOf } from '../store/contract/records.js';
 import { recordingClient } from '../support/dynamo-recorder.js';
-import { headOf, runDigestIndexContract } from '../store/contract/digests.contract.js';
-import { advanceOf, at } from '../store/contract/writers.contract.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-digest-index-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const sqlitePath = () => join(mkdtempSync(join(tmp, 'sqlite-')), 'state.sqlite');
-
-runDigestIndexContract({
-  name: 'SqliteStateStore',
-  newStore: async () => new SqliteStateStore(sqlitePath()),
-});
 
 describe('SqliteStateStore, a database from before digests', () => {
   it('opens, reads chain null (writers) and absent (chunks), and then keeps chains, heads and marks', async () => {
@@ -91,11 +84,6 @@ describe('on DynamoDB Local', () => {
   }, 60_000);
   afterAll(async () => {
     await local?.stop();
-  });
-
-  runDigestIndexContract({
-    name: 'DynamoStateStore',
-    newStore: async () => new DynamoStateStore({ tableName: await local.freshTable(), client: local.client }),
   });
 
   describe('DynamoStateStore digest items', () => {

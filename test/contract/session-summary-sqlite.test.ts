@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newId } from '../../lib/log/format/ids.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
-import { advanceOf, at } from '../store/contract/writers.contract.js';
+import { advanceOf, at } from '../store/contract/records.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-summary-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

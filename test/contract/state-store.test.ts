@@ -1,7 +1,8 @@
 /**
- * The `StateStore` contract against both adapters: `SqliteStateStore` on a temp file and
- * `DynamoStateStore` on DynamoDB Local (a fresh table per case). Then what only the DynamoDB adapter has
- * (its item layout, TTL, the SDK's errors kept), and concurrent ingest through the whole app on DynamoDB.
+ * What each state adapter has of its own, beside the entity contracts both run
+ * (test/store/contract/, run by test/store/contract/{sqlite,dynamo}.test.ts): SQLite databases made by
+ * an older hansard, opened and migrated; the DynamoDB adapter's item layout, TTL, the SDK's errors kept,
+ * and concurrent ingest through the whole app on DynamoDB.
  *
  * Where DynamoDB Local differs from AWS: its GSIs are updated synchronously (AWS: eventually consistent,
  * so listings right after a write would need polling there); it accepts the TTL setting but never
@@ -28,16 +29,11 @@ import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
 import { StateConflictError } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
+import { advanceOf, at, tokenRecord } from '../store/contract/records.js';
 import { writeSession } from '../support/segments.js';
-import { advanceOf, at, runStateStoreContract, tokenRecord } from '../store/contract/writers.contract.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-state-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-runStateStoreContract({
-  name: 'SqliteStateStore',
-  newStore: async () => new SqliteStateStore(join(mkdtempSync(join(tmp, 'sqlite-')), 'state.sqlite')),
-});
 
 describe('SqliteStateStore', () => {
   it('starts the usage totals of a database made before them from what its sessions hold', async () => {
@@ -140,8 +136,6 @@ describe('on DynamoDB Local', () => {
 
   const newStore = async () =>
     new DynamoStateStore({ tableName: await local.freshTable(), client: local.client });
-
-  runStateStoreContract({ name: 'DynamoStateStore', newStore, listingLagMs: 5_000 });
 
   describe('DynamoStateStore', () => {
     it('stores its items under the DESIGN §5 keys, with the GSI keys of the listings', async () => {

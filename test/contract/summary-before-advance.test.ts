@@ -13,7 +13,7 @@ import { newId } from '../../lib/log/format/ids.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import type { StateStore } from '../../lib/store/index.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
-import { advanceOf, at } from '../store/contract/writers.contract.js';
+import { advanceOf, at } from '../store/contract/records.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-summary-first-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

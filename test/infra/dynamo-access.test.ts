@@ -35,8 +35,8 @@ import {
 import { keys } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import type { StateStore } from '../../lib/store/index.js';
-import { runDigestIndexContract } from '../store/contract/digests.contract.js';
-import { advanceOf, runStateStoreContract } from '../store/contract/writers.contract.js';
+import { runStateStoreContracts } from '../store/contract/index.js';
+import { advanceOf } from '../store/contract/records.js';
 import { recordingClient } from '../support/dynamo-recorder.js';
 import { writeSession } from '../support/segments.js';
 
@@ -77,15 +77,11 @@ describe('DynamoStateStore sends what STATE_STORE_ACCESS declares, method by met
       },
     });
 
-  runStateStoreContract({
+  // every entity port's contract, the digest index and the due mark of advanceWriter (issue 15) included
+  runStateStoreContracts({
     name: 'DynamoStateStore, recorded',
     newStore: async () => attributed(new DynamoStateStore({ tableName: await local.freshTable(), client })),
     listingLagMs: 5_000,
-  });
-  // the digest index methods and the due mark of advanceWriter (issue 15)
-  runDigestIndexContract({
-    name: 'DynamoStateStore, recorded',
-    newStore: async () => attributed(new DynamoStateStore({ tableName: await local.freshTable(), client })),
   });
 
   // The contract's follow-ups never fail: the pending item's deferral, the sweep that applies it and its

@@ -22,7 +22,7 @@ import type { Stores } from '../../lib/store/index.js';
 import { S3DigestStore } from '../../lib/store/s3/digest-store.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
 import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
-import { tokenRecord } from '../store/contract/writers.contract.js';
+import { tokenRecord } from '../store/contract/records.js';
 import { type LocalSegment, writeSession } from './segments.js';
 
 export const TENANT = 'acme';

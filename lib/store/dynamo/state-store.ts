@@ -1,8 +1,8 @@
 /**
  * `DynamoStateStore`: the AWS `StateStore` (DESIGN §1, §5), one DynamoDB table through the AWS SDK v3
  * document client. Item layout: `dynamo/schema.ts`. It answers exactly as `SqliteStateStore` does (the
- * contract suite in `test/store/contract/writers.contract.ts` runs against both); every write that SQLite
- * guards with a transaction is a condition expression or one `TransactWriteItems` here, except the
+ * contract suites in `test/store/contract/`, one per entity port, run against both); every write that
+ * SQLite guards with a transaction is a condition expression or one `TransactWriteItems` here, except the
  * counts of an advance in the session index and the tenant's usage, which follow its transaction
  * (issue 17.1, docs/adr/0008-no-hot-keys-on-ingest.md: dynamo/writers.ts, dynamo/sessions.ts). Every
  * request is tried again on throttling and transaction conflicts, and counted (`retries`).

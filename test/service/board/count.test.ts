@@ -2,7 +2,7 @@
  * The board's session count is bounded (issue 17.6, lib/service/board/get.ts `BOARD_COUNT_MAX`): `getBoard`
  * over a real SQLite file says `total` exactly up to 1,000 sessions and `total: 1000, total_more: true`
  * past it; a session-bound token's board counts its own session only. The same `countSessions(atMost)`
- * contract holds on DynamoDB (test/store/contract/writers.contract.ts, test/store/dynamo/board-page.test.ts).
+ * contract holds on DynamoDB (test/store/contract/sessions.contract.ts, test/store/dynamo/board-page.test.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { BOARD_COUNT_MAX, getBoard } from '../../../lib/service/board/get.js';
 import type { ServiceContext } from '../../../lib/service/shared/context.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
 import { SqliteStateStore } from '../../../lib/store/sqlite/state-store.js';
-import { advanceOf, at, tokenRecord } from '../../store/contract/writers.contract.js';
+import { advanceOf, at, tokenRecord } from '../../store/contract/records.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-board-count-'));
 let state: SqliteStateStore;

@@ -13,7 +13,7 @@ import type { ServiceContext } from '../../../lib/service/shared/context.js';
 import { gsiKeys, keys } from '../../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
-import { at, tokenRecord } from '../../store/contract/writers.contract.js';
+import { at, tokenRecord } from '../../store/contract/records.js';
 import { tmpDirs } from '../../support/tmp.js';
 
 const SESSIONS = 5000;

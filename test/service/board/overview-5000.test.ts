@@ -12,7 +12,7 @@ import { getOverview } from '../../../lib/service/board/overview.js';
 import type { ServiceContext } from '../../../lib/service/shared/context.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
 import { SqliteStateStore } from '../../../lib/store/sqlite/state-store.js';
-import { advanceOf, at, tokenRecord } from '../../store/contract/writers.contract.js';
+import { advanceOf, at, tokenRecord } from '../../store/contract/records.js';
 
 const SESSIONS = 5000;
 const STATES = ['working', 'blocked', 'needs_review', 'done'];

@@ -13,7 +13,7 @@ import { reportStatus } from '../../../lib/service/status/get.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
 import { StateConflictError, type StatusRecord } from '../../../lib/store/index.js';
 import { SqliteStateStore } from '../../../lib/store/sqlite/state-store.js';
-import { tokenRecord } from '../../store/contract/writers.contract.js';
+import { tokenRecord } from '../../store/contract/records.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-report-time-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 /**
  * Status retention at the seed's exact limits (seed 000 "Retention": up to 128 events within 128 KiB,
  * subject to the status record's 256 KiB limit; issue 12 item 1): what stays, what drops, and the counts
- * the record keeps. The stores keep what this gives them (test/store/contract/writers.contract.ts).
+ * the record keeps. The stores keep what this gives them (test/store/contract/status.contract.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { appendReport, STATUS_RETENTION } from '../../../lib/service/status/retention.js';

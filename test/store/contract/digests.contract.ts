@@ -1,45 +1,25 @@
 /**
  * The digest index contract (issue 15, `DigestIndex` in lib/store/digests.ts, and the chains of
- * `WriterRecord` / `ChunkRecord`): one suite SQLite and DynamoDB both run (digest-index.test.ts), and
+ * `WriterRecord` / `ChunkRecord`): one suite SQLite and DynamoDB both run (./suite.ts), and
  * test/infra/dynamo-access.test.ts runs again to record what the DynamoDB adapter sends. Times come from
  * `at(i)` (2026-01-01 plus i seconds), so due marks compare as the digester's `now` would.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
-import type { DigestHead } from '../../../lib/store/digests.js';
 import { StateConflictError, type StateStore } from '../../../lib/store/index.js';
-import { advanceOf, at } from './writers.contract.js';
+import { advanceOf, at, headOf } from './records.js';
+import { type ContractOptions, runContract } from './suite.js';
 
-export interface DigestIndexContractOptions {
-  name: string;
-  /** a new, empty store; closed after each case */
-  newStore: () => Promise<StateStore>;
-}
-
-/** A digest head of seq `seq` written at `at(when)`. */
-export function headOf(seq: number, when: number, over: Partial<DigestHead> = {}): DigestHead {
-  return {
-    seq,
-    sha256: String(seq).padStart(64, 'a'),
-    signature: `sig-${seq}`,
-    at: at(when),
-    writers: [{ w: newId('w'), length: 10 * seq, lines: seq, chain: 'c'.repeat(64), ended: false }],
-    closed: false,
-    unchanged: 0,
-    changed_at: at(when),
-    ...over,
-  };
-}
-
-export function runDigestIndexContract(opts: DigestIndexContractOptions): void {
-  describe(`${opts.name}: digest index`, () => {
+export function runDigestIndexContract(opts: ContractOptions): void {
+  runContract('digest index', opts, (contract) => {
+    /** the case's store */
     let store: StateStore;
-    beforeEach(async () => {
-      store = await opts.newStore();
-    });
-    afterEach(async () => {
-      await store?.close();
-    });
+    /** A case of this suite, its store in `store`. */
+    const it = (title: string, fn: () => Promise<void>) =>
+      contract(title, async (s) => {
+        store = s;
+        await fn();
+      });
 
     /** Advances a new writer of `sid` by `bytes` at `at(when)`; returns the advance. */
     const advance = async (tenant: string, sid: string, when: number, digest_due: boolean, bytes = 10) => {

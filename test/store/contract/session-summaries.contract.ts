@@ -1,15 +1,14 @@
 /**
- * The `StateStore` contract's session summary cases (issue 14.1, lib/store/sessions.ts `SessionSummary`): what the
- * index keeps for the overview as chunks (`mergeSessionSummary`) and reports (`putStatus`) arrive, and
- * `listSessionSummaries`. Run by `runStateStoreContract` (./state-store.contract.ts) on every adapter.
+ * The session index contract's summary cases (issue 14.1, lib/store/sessions.ts `SessionSummary`): what
+ * the index keeps for the overview as chunks (`mergeSessionSummary`) and reports (`putStatus`) arrive,
+ * and `listSessionSummaries`. Run by `runSessionIndexContract` (./sessions.contract.ts) on every adapter.
  */
 import { describe, expect } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
 import type { StateStore, StatusEntry, StatusRecord } from '../../../lib/store/index.js';
 import { SUMMARY_NAMES_MAX, TITLE_MAX } from '../../../lib/store/session-summary.js';
-import { advanceOf, at } from './writers.contract.js';
-
-type Contract = (title: string, fn: (store: StateStore) => Promise<void>) => void;
+import { advanceOf, at } from './records.js';
+import type { Contract } from './suite.js';
 
 /** µs since the epoch of `at(i)`. */
 const micros = (i: number): number => Date.parse(at(i)) * 1000;

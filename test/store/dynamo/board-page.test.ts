@@ -13,8 +13,8 @@ import { getBoard } from '../../../lib/service/board/get.js';
 import type { ServiceContext } from '../../../lib/service/shared/context.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
-import { advanceOf, at, tokenRecord } from '../contract/writers.contract.js';
 import { tmpDirs } from '../../support/tmp.js';
+import { advanceOf, at, tokenRecord } from '../contract/records.js';
 
 const dirs = tmpDirs('hansard-board-page-');
 let local: DynamoLocal;

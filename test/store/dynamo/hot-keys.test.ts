@@ -21,9 +21,8 @@ import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-lo
 import { newId } from '../../../lib/log/format/ids.js';
 import { BOARD_SHARDS, boardShard, keys } from '../../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
-import { headOf } from '../contract/digests.contract.js';
-import { advanceOf, at } from '../contract/writers.contract.js';
 import { clientWith, keyOf, throttled } from '../../support/dynamo-faults.js';
+import { advanceOf, at, headOf } from '../contract/records.js';
 
 let local: DynamoLocal;
 beforeAll(async () => {

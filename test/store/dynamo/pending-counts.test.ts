@@ -22,8 +22,8 @@ import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-lo
 import { newId } from '../../../lib/log/format/ids.js';
 import { keys, usageShard } from '../../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
-import { advanceOf, at } from '../contract/writers.contract.js';
 import { attrText, keyOf, throttled } from '../../support/dynamo-faults.js';
+import { advanceOf, at } from '../contract/records.js';
 
 let local: DynamoLocal;
 let doc: DynamoDBDocumentClient;
