@@ -4,8 +4,10 @@
 //                       'save': saving the mapping state (the events are written).
 //   TEST_HOOK_BLOCK_HOW 'spin': a JavaScript loop; 'fifo': reading TEST_HOOK_BLOCK_FIFO, a FIFO nobody
 //                       writes (a system call); 'mkdir': Node's recursive mkdir under /proc (a native loop);
-//                       'slow:<ms>': a little work now and then until <ms> have passed (a hook that is
-//                       only slow, starved of CPU).
+//                       'slow:<ms>': a little work now and then until <ms> after the process started
+//                       (a hook that is only slow, starved of CPU); counted from the process's start as
+//                       its budget and hard deadline are (performance.now()), not from the lock, which a
+//                       loaded machine reaches late.
 // Only the main thread is changed: the watchdog's worker runs the same preload and must stay whole.
 const fs = require('node:fs');
 const { isMainThread } = require('node:worker_threads');
@@ -17,9 +19,9 @@ let blocked = false;
 function block() {
   blocked = true;
   if (how.startsWith('slow:')) {
-    // Runs a little (5 ms) then waits (20 ms), until <ms> have passed: progress at a fifth of a CPU, as
-    // a hook starved of CPU on a busy machine makes.
-    const until = performance.now() + Number(how.slice(5));
+    // Runs a little (5 ms) then waits (20 ms), until <ms> after the process started: progress at a fifth
+    // of a CPU, as a hook starved of CPU on a busy machine makes.
+    const until = Number(how.slice(5));
     const nap = new Int32Array(new SharedArrayBuffer(4));
     while (performance.now() < until) {
       const run = performance.now() + 5;

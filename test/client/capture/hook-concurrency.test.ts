@@ -54,10 +54,15 @@ describe('24 concurrent hook processes on one session', () => {
     for (const r of runs.flat()) expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
     // On a machine too busy to start 24 processes within the 3.5 s budget, a hook may answer empty and
     // defer its payload to the session's inbox: the next hook writes it. The Stop below is that hook.
+    // One that answered (its events written) but was still exiting at its hard deadline (4.5 s after its
+    // start) is recorded as killed by the watchdog: its events are in the segment all the same, as the
+    // checks below find.
     const failures = readHookFailures(state);
     for (const f of failures) {
       expect(f.reason).toBe('timeout');
-      expect(f.message).toMatch(/the event was deferred|the events were written/);
+      expect(f.message).toMatch(
+        /the event was deferred|the events were written|^answered, but the process had not ended by its hard deadline/,
+      );
     }
     const deferred = failures.filter((f) => f.message.includes('deferred'));
     expect((await runHook(cli.bin, ['claude-code'], fixture('real-client/07-Stop.json'), env)).code).toBe(0);

@@ -176,8 +176,11 @@ describe.skipIf(!linux)('a hook whose own thread blocks for ever: its supervisor
     'blocked while saving, its events written: killed at the deadline, the event kept once, not deferred',
     async () => {
       const state = tmp.make();
+      // The session's first hook, whose events the blocked one finds written: its own timer out of the
+      // way (a budget past its hard deadline), so that a loaded machine records no timeout of it.
       const first = await runHook(cli.bin, ['claude-code'], fixture('real/hook-SessionStart.json'), {
         HANSARD_STATE_DIR: state,
+        HANSARD_HOOK_BUDGET_MS: '20000',
       });
       expect(first.code).toBe(0);
       const r = await runHook(
@@ -227,7 +230,8 @@ describe.skipIf(!linux)('a hook whose own thread blocks for ever: its supervisor
     'a hook only slow (making progress, as one starved of CPU) that reaches its own timer before its hard deadline exits 0 and defers its payload',
     async () => {
       const state = tmp.make();
-      // slow until just past its budget: its timer then fires, 900 ms before the hard deadline
+      // slow until just past its budget (both counted from the process's start): its timer then fires,
+      // 900 ms before the hard deadline
       const env = blockEnv(state, 'lock', `slow:${BUDGET + 100}`);
       const r = await runHook(
         cli.bin,
@@ -323,7 +327,13 @@ describe.skipIf(!linux)('a hook whose own thread blocks for ever: its supervisor
         ...JSON.parse(fixture('real/hook-PostToolUse.Bash.json')),
         tool_response: { stdout: 'x'.repeat(5_000_000), stderr: '', interrupted: false },
       };
-      const r = await runHook(cli.bin, ['claude-code'], JSON.stringify(post), { HANSARD_STATE_DIR: state });
+      // Its own timer out of the way (a budget past the hard deadline, which stays at most 4.6 s after
+      // the start): on a loaded machine parsing and writing 5 MB can take longer than 3.5 s, and a hook
+      // that times out records a failure; this case is about one that ends by itself.
+      const r = await runHook(cli.bin, ['claude-code'], JSON.stringify(post), {
+        HANSARD_STATE_DIR: state,
+        HANSARD_HOOK_BUDGET_MS: '20000',
+      });
       expect(r).toMatchObject({ code: 0, stdout: '' });
       expect(readdirSync(join(state, 'claude-code')).filter((f) => f.endsWith('.spill'))).toEqual([]);
       expect(readHookFailures(state)).toEqual([]);
