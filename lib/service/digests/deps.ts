@@ -4,14 +4,15 @@
  * it), the digester loop and the scheduled function build one from their stores.
  */
 import type { DigestSigner } from '../../audit/signer.js';
-import type { DigestStore, StateStore } from '../../store/index.js';
+import type { DigestIndex, DigestStore, SessionIndex, WriterStore } from '../../store/index.js';
 import type { AuditConfig } from '../shared/audit-config.js';
 import type { ServiceContext } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 
 /** The stores, the signer, the clock and the cadence of `writeDigest` / `writeDueDigests`. */
 export interface DigestDeps {
-  state: StateStore;
+  /** the digest heads and due marks, the sessions' bytes and the writers' chunk records */
+  state: DigestIndex & SessionIndex & WriterStore;
   digests: DigestStore;
   signer: DigestSigner;
   now: () => Date;

@@ -4,7 +4,7 @@
  * chunk makes the session due a signed digest at once (`WriterAdvance.digest_due`).
  */
 import { GENESIS_CHAIN, nextChain } from '../../audit/chain.js';
-import type { ChunkRecord, StateStore, WriterRecord } from '../../store/index.js';
+import type { ChunkRecord, WriterRecord, WriterStore } from '../../store/index.js';
 import { WRITER_QUIET_MS } from '../shared/audit-config.js';
 import { AppError } from '../shared/errors.js';
 
@@ -19,7 +19,7 @@ const PAGE = 1000;
  *   overlap or a missing record): no chain can be claimed for bytes the index cannot account for
  */
 export async function chainBefore(
-  state: StateStore,
+  state: Pick<WriterStore, 'listChunks'>,
   tenant: string,
   sid: string,
   current: WriterRecord | null,
@@ -35,7 +35,7 @@ export async function chainBefore(
  * @throws AppError `storage_layout` when they do not
  */
 export async function chunksBetween(
-  state: StateStore,
+  state: Pick<WriterStore, 'listChunks'>,
   tenant: string,
   sid: string,
   w: string,

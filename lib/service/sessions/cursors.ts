@@ -4,13 +4,13 @@
  * gave, to the same tenant, under the same session binding, for the same listing. A forged, altered or
  * borrowed cursor is refused with 400 `invalid_cursor` before any store reads it.
  *
- * The key is a server secret kept in the state store (`StateStore.serverSecret`): created by whichever
+ * The key is a server secret kept in the state store (`ServerSecrets.serverSecret`): created by whichever
  * process needs it first, with a conditional write, so every process of a deployment (one `hansard serve`,
  * or every Lambda instance on one table) signs alike, and a restart keeps cursors valid. It is read once
  * per store and process.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { StateStore } from '../../store/index.js';
+import type { ServerSecrets } from '../../store/index.js';
 import type { ServiceContext } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 
@@ -23,10 +23,10 @@ export const SEALED_CURSOR = /^([A-Za-z0-9_-]{1,1024})\.([A-Za-z0-9_-]{43})$/;
 /** The listings whose cursors are signed; the name is part of what is signed. */
 export type CursorListing = 'sessions';
 
-const keys = new WeakMap<StateStore, Promise<Buffer>>();
+const keys = new WeakMap<ServerSecrets, Promise<Buffer>>();
 
 /** The signing key of this store's deployment (made on first use; a failed read is tried again next time). */
-function cursorKey(state: StateStore): Promise<Buffer> {
+function cursorKey(state: ServerSecrets): Promise<Buffer> {
   let key = keys.get(state);
   if (!key) {
     key = state

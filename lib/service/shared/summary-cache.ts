@@ -1,23 +1,26 @@
 /**
- * The tenant's session summaries as the overview reads them (`StateStore.listSessionSummaries`), one
+ * The tenant's session summaries as the overview reads them (`SessionIndex.listSessionSummaries`), one
  * listing shared by every overview of the tenant asked within `SUMMARIES_MAX_AGE_MS` (a board open in many
  * browsers, each polling every second, reads the store about twice a second). A write through this
  * process (a chunk, a report) drops the tenant's listing, so it shows at once here; a write through
  * another process (another Lambda instance) shows within `SUMMARIES_MAX_AGE_MS` plus one listing.
  */
-import type { SessionSummary, StateStore } from '../../store/index.js';
+import type { SessionIndex, SessionSummary } from '../../store/index.js';
 
 /** How old a shared listing may be when an overview takes it, in ms. */
 export const SUMMARIES_MAX_AGE_MS = 500;
 
 /** Listings in flight or recent, per store and tenant. */
-const LISTINGS = new WeakMap<StateStore, Map<string, { started: number; list: Promise<SessionSummary[]> }>>();
+const LISTINGS = new WeakMap<
+  SessionIndex,
+  Map<string, { started: number; list: Promise<SessionSummary[]> }>
+>();
 
 /**
  * The tenant's summaries from a listing started at most `maxAgeMs` ago and not dropped since (shared), or
  * from a new one. A failed listing is not kept.
  */
-export function summaries(state: StateStore, tenant: string, maxAgeMs: number): Promise<SessionSummary[]> {
+export function summaries(state: SessionIndex, tenant: string, maxAgeMs: number): Promise<SessionSummary[]> {
   let byTenant = LISTINGS.get(state);
   if (!byTenant) {
     byTenant = new Map();
@@ -38,6 +41,6 @@ export function summaries(state: StateStore, tenant: string, maxAgeMs: number): 
 }
 
 /** Drops the tenant's shared listing: the next overview reads the store (after a write of this process). */
-export function summariesChanged(state: StateStore, tenant: string): void {
+export function summariesChanged(state: SessionIndex, tenant: string): void {
   LISTINGS.get(state)?.delete(tenant);
 }

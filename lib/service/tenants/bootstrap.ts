@@ -3,7 +3,7 @@
  */
 
 import { TOKEN_PATTERN } from '../../contract/tokens.js';
-import type { StateStore } from '../../store/index.js';
+import type { TenantStore, TokenStore } from '../../store/index.js';
 import { AppError } from '../shared/errors.js';
 import { type CreatedToken, mintToken } from '../tokens/create.js';
 
@@ -15,7 +15,7 @@ import { type CreatedToken, mintToken } from '../tokens/create.js';
  *   is stored (a tenant created without its token could never be used)
  */
 export async function ensureTenant(
-  state: StateStore,
+  state: TenantStore & TokenStore,
   tenant: string,
   now: Date,
   secret?: string,
@@ -41,7 +41,7 @@ export async function ensureTenant(
  * @returns the token, its secret shown once; null when there is no such tenant (nothing is stored)
  */
 export async function mintRecoveryAdmin(
-  state: StateStore,
+  state: TenantStore & TokenStore,
   tenant: string,
   now: Date,
 ): Promise<CreatedToken | null> {

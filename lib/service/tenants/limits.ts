@@ -1,7 +1,7 @@
 /**
  * A tenant's limits in force (issue 17, items 1 and 3; DESIGN §6c "Limits … are set per tenant"): its own
  * storage quota and per-token request rate where its tenant record has them
- * (`StateStore.getTenantSettings`, set by `hansard tenant set`), else the deployment's
+ * (`TenantStore.getTenantSettings`, set by `hansard tenant set`), else the deployment's
  * (`Limits.tenantQuotaBytes`; the rate limiter's own config).
  *
  * The record is read at most every `Limits.tenantSettingsMaxAgeMs` (30 s by default) per process, state
@@ -12,7 +12,7 @@
  */
 
 import { type Limits, resolveLimits } from '../../contract/limits.js';
-import { DEFAULT_TENANT_SETTINGS, type StateStore, type TenantSettings } from '../../store/index.js';
+import { DEFAULT_TENANT_SETTINGS, type TenantSettings, type TenantStore } from '../../store/index.js';
 
 /** What ingest and the rate limiter hold a tenant to. */
 export interface TenantLimits {
@@ -34,7 +34,7 @@ interface Cached {
 }
 
 /** The settings read or being read, per state store (tests open many) and tenant. */
-const CACHES = new WeakMap<StateStore, Map<string, Cached>>();
+const CACHES = new WeakMap<TenantStore, Map<string, Cached>>();
 /** Above this many tenants, entries past their age are dropped (a map of every tenant would only grow). */
 const SWEEP_AT = 1_000;
 
@@ -42,9 +42,13 @@ const SWEEP_AT = 1_000;
  * The tenant's settings from a read started at most `maxAgeMs` ago in this process, else from a new read
  * (shared by every ask until it ends). A tenant without a record reads as `DEFAULT_TENANT_SETTINGS`.
  * A failed read is not kept: the next ask reads again.
- * @throws what `StateStore.getTenantSettings` throws (the store unreachable, a record edited into nonsense)
+ * @throws what `TenantStore.getTenantSettings` throws (the store unreachable, a record edited into nonsense)
  */
-export function tenantSettings(state: StateStore, tenant: string, maxAgeMs: number): Promise<TenantSettings> {
+export function tenantSettings(
+  state: TenantStore,
+  tenant: string,
+  maxAgeMs: number,
+): Promise<TenantSettings> {
   let byTenant = CACHES.get(state);
   if (!byTenant) {
     byTenant = new Map();
@@ -73,7 +77,7 @@ export function tenantSettings(state: StateStore, tenant: string, maxAgeMs: numb
  * @throws what `tenantSettings` throws
  */
 export async function tenantLimits(ctx: {
-  state: StateStore;
+  state: TenantStore;
   tenant: string;
   limits?: Partial<Limits> | undefined;
 }): Promise<TenantLimits> {

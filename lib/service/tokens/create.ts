@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { isScope, SCOPES, type Scope } from '../../contract/scopes.js';
 import { TOKEN_PATTERN } from '../../contract/tokens.js';
 import { idPattern, newId } from '../../log/format/ids.js';
-import type { StateStore, TokenRecord } from '../../store/index.js';
+import type { TokenRecord, TokenStore } from '../../store/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { AppError, parseInput } from '../shared/errors.js';
 import type { TokenSelfView, TokenView } from './schemas.js';
@@ -46,7 +46,7 @@ const MAX_CHAIN_LINKS = 4;
  * stops everything minted from it at once, however it raced with the minting.
  */
 export async function authenticate(
-  state: StateStore,
+  state: TokenStore,
   secret: string | null | undefined,
   now: Date,
 ): Promise<TokenRecord> {
@@ -98,7 +98,7 @@ export interface CreatedToken {
  * @throws AppError `bad_request` for a secret that is not `hns_` + 43 base62 characters
  */
 export async function mintToken(
-  state: StateStore,
+  state: TokenStore,
   tenant: string,
   input: CreateTokenInput,
   now: Date,
@@ -115,7 +115,7 @@ export async function mintToken(
  * chain). @throws AppError `bad_request` for a bad `secret`
  */
 async function storeToken(
-  state: StateStore,
+  state: TokenStore,
   tenant: string,
   fields: Pick<TokenRecord, 'scopes' | 'session' | 'label' | 'expires_at'>,
   parent: TokenRecord | null,

@@ -5,9 +5,9 @@
  *
  * - the newest `MAX_APPLIED` keys live in the item itself (`WorkItem.applied`): written in the same
  *   conditional write as the operation, so two requests under one key cannot both apply it;
- * - an older key leaves the item as a claimed key (`StateStore.claimKey`, scope `work:applied:{id}`,
+ * - an older key leaves the item as a claimed key (`IdempotencyStore.claimKey`, scope `work:applied:{id}`,
  *   value `{op} {hash} {at}`) BEFORE the write that drops it lands, so whoever reads the item after that
- *   write finds the key in the store (`StateStore.readClaim`, strongly consistent). Only keys already
+ *   write finds the key in the store (`IdempotencyStore.readClaim`, strongly consistent). Only keys already
  *   applied are ever claimed there: a crash between the claim and the write leaves the key in both.
  *
  * How long: the item's own keys as long as the item; claimed keys on SQLite for good, on DynamoDB at
@@ -15,7 +15,7 @@
  * write or lease). Before this, the item kept the last 50 and forgot the rest: a 51st-oldest key sent
  * again was applied a second time.
  */
-import type { StateStore, WorkItem } from '../../store/index.js';
+import type { IdempotencyStore, WorkItem } from '../../store/index.js';
 
 /** Keys kept in the item itself (the newest); older ones are claimed keys. */
 export const MAX_APPLIED = 50;
@@ -33,7 +33,11 @@ export function appliedScope(id: string): string {
  * `applied_archived` > 0) from the claimed keys; null when none was.
  * @throws the store's error
  */
-export async function findApplied(state: StateStore, item: WorkItem, key: string): Promise<Applied | null> {
+export async function findApplied(
+  state: IdempotencyStore,
+  item: WorkItem,
+  key: string,
+): Promise<Applied | null> {
   const kept = item.applied.find((a) => a.key === key);
   if (kept) return kept;
   if (!item.applied_archived) return null;
@@ -48,7 +52,7 @@ export async function findApplied(state: StateStore, item: WorkItem, key: string
  * same value.
  * @throws the store's error (nothing is written then)
  */
-export async function addApplied(state: StateStore, next: WorkItem, entry: Applied): Promise<void> {
+export async function addApplied(state: IdempotencyStore, next: WorkItem, entry: Applied): Promise<void> {
   const all = [...next.applied, entry];
   const leaving = all.slice(0, Math.max(0, all.length - MAX_APPLIED));
   for (const a of leaving) await state.claimKey(next.tenant, appliedScope(next.id), a.key, claimOf(a));
