@@ -12,7 +12,9 @@ export default defineConfig({
     // A process per test file: the leak check reads the file's children from the worker's pid.
     pool: 'forks',
     testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // A hook may wait for the run's DynamoDB Local, whose JVM takes up to 90 s to answer on a loaded
+    // machine (test/support/dynamodb-local.ts): hooks that start an emulator say 120 s, and so does this.
+    hookTimeout: 120_000,
     // Tests spawn servers and child processes; two cores here, so keep workers few.
     maxWorkers: 2,
     // s3rver (the S3 emulator of test/contract) makes ListObjectsV2 continuation tokens with DES, which

@@ -35,7 +35,7 @@ import { clientWith, keyOf, throttled } from '../support/dynamo-faults.js';
 let local: DynamoLocal;
 beforeAll(async () => {
   local = await startDynamoLocal();
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   await local?.stop();
 });

@@ -23,7 +23,7 @@ let doc: DynamoDBDocumentClient;
 beforeAll(async () => {
   local = await startDynamoLocal();
   doc = DynamoDBDocumentClient.from(local.client);
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   await local?.stop();
 });

@@ -53,7 +53,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'hansard-hot-'));
 
 beforeAll(async () => {
   [s3, dynamo] = await Promise.all([startS3rver(), startDynamoLocal()]);
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   await Promise.all([s3?.close(), dynamo?.stop()]);
   rmSync(tmp, { recursive: true, force: true });

@@ -40,7 +40,7 @@ beforeAll(async () => {
     SIGNING_KEY_ARN: ARN,
   });
   ({ createDigestHandler } = await import('../../functions/digest.js'));
-}, 60_000);
+}, 120_000);
 afterEach(() => msw.resetHandlers());
 afterAll(async () => {
   msw.close();

@@ -149,7 +149,7 @@ beforeAll(async () => {
   };
   msw.use(http.put(`${s3.endpoint}/*`, enforce), http.post(`${s3.endpoint}/*`, enforce));
   msw.listen({ onUnhandledRequest: 'bypass' });
-}, 60_000);
+}, 180_000); // a synth, and emulators or bundles: a minute and more on a loaded machine
 afterAll(async () => {
   msw.close();
   await s3?.close();

@@ -141,7 +141,7 @@ const measured = new Map<string, Cost>();
 
 beforeAll(async () => {
   [dynamo, s3] = await Promise.all([startDynamoLocal(), startS3rver()]);
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   await dynamo?.stop();
   await s3?.close();

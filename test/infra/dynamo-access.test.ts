@@ -43,7 +43,7 @@ import { writeSession } from '../support/segments.js';
 let local: DynamoLocal;
 beforeAll(async () => {
   local = await startDynamoLocal();
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   await local?.stop();
 });

@@ -167,7 +167,7 @@ describe('DynamoDB grants derived from what each function bundles', () => {
     t = Template.fromStack(new HansardStack(app, 'Hansard'));
     table = Object.keys(t.findResources('AWS::DynamoDB::Table'))[0]!;
     for (const f of FUNCTIONS) modules.set(f.name, await dynamoModulesOf(f.entry));
-  }, 60_000);
+  }, 180_000); // a synth, and emulators or bundles: a minute and more on a loaded machine
 
   for (const f of FUNCTIONS) {
     it(`the ${f.name} function's role allows exactly what the DynamoDB modules it bundles send`, () => {

@@ -26,7 +26,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'hansard-ratelimit-'));
 
 beforeAll(async () => {
   local = await startDynamoLocal();
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   await local?.stop();
   rmSync(tmp, { recursive: true, force: true });

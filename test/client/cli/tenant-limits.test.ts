@@ -166,7 +166,7 @@ describe('hansard tenant set / show --table TABLE (DynamoDB Local)', () => {
     // The operator's credentials, found by the SDK's default provider chain.
     vi.stubEnv('AWS_ACCESS_KEY_ID', LOCAL_CREDENTIALS.accessKeyId);
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', LOCAL_CREDENTIALS.secretAccessKey);
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     vi.unstubAllEnvs();
     await state?.close();

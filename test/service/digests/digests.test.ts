@@ -30,7 +30,7 @@ let s3: LocalS3;
 const worlds: DigestWorld[] = [];
 beforeAll(async () => {
   [dynamo, s3] = await Promise.all([startDynamoLocal(), startS3rver()]);
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   for (const w of worlds) await w.close();
   await dynamo?.stop();

@@ -20,7 +20,7 @@ const dirs = tmpDirs('hansard-board-page-');
 let local: DynamoLocal;
 beforeAll(async () => {
   local = await startDynamoLocal();
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   await local?.stop();
 });

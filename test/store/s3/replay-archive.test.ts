@@ -16,7 +16,7 @@ let bucket: string;
 beforeAll(async () => {
   s3 = await startS3rver();
   bucket = await s3.createBucket();
-}, 60_000);
+}, 120_000);
 afterAll(() => s3?.close());
 
 async function* pieces(n: number, size: number, failAt = -1): AsyncGenerator<Uint8Array> {
