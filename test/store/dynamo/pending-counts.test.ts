@@ -17,9 +17,10 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
 import { newId } from '../../../lib/log/format/ids.js';
+import { SWEEP_INTERVAL_MS } from '../../../lib/store/dynamo/pending.js';
 import { keys, usageShard } from '../../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
 import { attrText, keyOf, throttled } from '../../support/dynamo-faults.js';
@@ -349,7 +350,8 @@ describe('pending counts (issue 17.1): applied once, by any later advance of the
       { step: 'initialize', name: 'count' },
     );
     const table = await local.freshTable();
-    const store = new DynamoStateStore({ tableName: table, client, sweepIntervalMs: 1_000 });
+    // the default interval (30 s), its passing stepped on the store's clock (Date) rather than waited
+    const store = new DynamoStateStore({ tableName: table, client });
     const [sid, w] = [newId('s'), newId('w')];
     const advance = async (from: number, when: number) => {
       sent.length = 0;
@@ -363,8 +365,13 @@ describe('pending counts (issue 17.1): applied once, by any later advance of the
     expect(await advance(0, 1)).toEqual([...chunk, 'Query PENDING'].sort());
     expect(queries).toEqual([empty]);
     expect(await advance(10, 2)).toEqual(chunk);
-    await new Promise((r) => setTimeout(r, 1_100));
-    expect(await advance(20, 3)).toEqual([...chunk, 'Query PENDING'].sort());
+    vi.useFakeTimers({ toFake: ['Date'] }); // Date only: the SDK's timers and sockets run as ever
+    try {
+      vi.setSystemTime(Date.now() + SWEEP_INTERVAL_MS + 1);
+      expect(await advance(20, 3)).toEqual([...chunk, 'Query PENDING'].sort());
+    } finally {
+      vi.useRealTimers();
+    }
     expect(queries).toEqual([empty, empty]);
     client.destroy();
   });
