@@ -2,7 +2,7 @@
  * Every entity port's contract (./index.ts) on `DynamoStateStore`, on the run's shared DynamoDB Local
  * (harness/dynamodb-local.ts): each case on a new table of its own. Listings may lag a session's last
  * advance by up to 5 s (issue 17.1). What only the DynamoDB adapter has (its item layout, TTL, retries)
- * is in test/contract/state-store.test.ts and digest-index.test.ts.
+ * is in test/store/dynamo/state-store.test.ts and digest-index.test.ts.
  *
  * Where DynamoDB Local differs from AWS: its GSIs are updated synchronously (AWS: eventually consistent,
  * so listings right after a write would need polling there); it runs transactions one at a time, so the

@@ -1,7 +1,7 @@
 /**
  * Every entity port's contract (./index.ts) on `SqliteStateStore`: each case on a new database file of
  * its own in a temp folder. What only the SQLite adapter has (migrations of older databases) is in
- * test/contract/state-store.test.ts and digest-index.test.ts.
+ * test/store/dynamo/state-store.test.ts and digest-index.test.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
+import { SqliteStateStore } from '../../../lib/store/sqlite/state-store.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-tenant-settings-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -20,17 +20,17 @@ import {
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DynamoLocal, startDynamoLocal } from '../../harness/dynamodb-local.js';
-import { createApp } from '../../lib/http/app.js';
-import { newId } from '../../lib/log/format/ids.js';
-import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
-import { boardShard, keys, USAGE_SHARDS, usageShard } from '../../lib/store/dynamo/schema.js';
-import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-import { FsSegmentStore } from '../../lib/store/fs/segment-store.js';
-import { StateConflictError } from '../../lib/store/index.js';
-import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
-import { advanceOf, at, tokenRecord } from '../store/contract/records.js';
-import { writeSession } from '../support/segments.js';
+import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
+import { createApp } from '../../../lib/http/app.js';
+import { newId } from '../../../lib/log/format/ids.js';
+import { ensureTenant } from '../../../lib/service/tenants/bootstrap.js';
+import { boardShard, keys, USAGE_SHARDS, usageShard } from '../../../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
+import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
+import { StateConflictError } from '../../../lib/store/index.js';
+import { SqliteStateStore } from '../../../lib/store/sqlite/state-store.js';
+import { advanceOf, at, tokenRecord } from '../contract/records.js';
+import { writeSession } from '../../support/segments.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-state-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/format/ids.js';
-import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
-import { advanceOf, at } from '../store/contract/records.js';
+import { newId } from '../../../lib/log/format/ids.js';
+import { SqliteStateStore } from '../../../lib/store/sqlite/state-store.js';
+import { advanceOf, at } from '../contract/records.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-summary-cache-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

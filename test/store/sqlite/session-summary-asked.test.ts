@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { newId } from '../../lib/log/format/ids.js';
-import { SqliteStateStore } from '../../lib/store/sqlite/state-store.js';
-import { advanceOf, at } from '../store/contract/records.js';
+import { newId } from '../../../lib/log/format/ids.js';
+import { SqliteStateStore } from '../../../lib/store/sqlite/state-store.js';
+import { advanceOf, at } from '../contract/records.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-asked-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
