@@ -17,8 +17,19 @@ import { LOCK_NAME, lockDataDir, OWNER_NAME, processRuns, readOwner } from '../.
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const tmp = mkdtempSync(join(tmpdir(), 'hansard-zombie-'));
 const children: ChildProcess[] = [];
+/** The shells' background children: a killed shell leaves them to init, so they are killed by pid. */
+const background: number[] = [];
 
 afterAll(() => {
+  // The background children first, while their shells still hold their pids (a zombie's too): no pid
+  // of theirs can have gone to another process yet.
+  for (const pid of background) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   rmSync(tmp, { recursive: true, force: true });
 });
@@ -61,6 +72,7 @@ async function unreapedChild(command: string, env: NodeJS.ProcessEnv = process.e
   const parent = spawn('sh', ['-c', `${command} & exec sleep 120`], { cwd: ROOT, env, stdio: 'ignore' });
   children.push(parent);
   const pid = await until('the background child', () => childrenOf(parent.pid!)[0]);
+  background.push(pid);
   return { parent, pid };
 }
 
