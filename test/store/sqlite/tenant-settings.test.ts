@@ -1,7 +1,7 @@
 /**
  * What only the SQLite adapter's tenant settings have (the contract for both is
- * ./tenant-settings.contract.ts): a database from before them gets the columns and reads its tenants at
- * the deployment's values; a record edited by hand into something the schema refuses fails its read with
+ * test/store/contract/tenants.contract.ts): a database from before them gets the columns and reads its
+ * tenants at the deployment's values; a record edited by hand into something the schema refuses fails its read with
  * a message naming the tenant and the field, and setting that field mends it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
