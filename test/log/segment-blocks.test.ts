@@ -333,7 +333,7 @@ describe('a process whose descriptor limit is below the number of writers', () =
   const SCRIPT = `
     import { createHash } from 'node:crypto';
     import { openSegmentBlocks, sessionDirFileSegments } from '${ROOT}/lib/log/read/segment-blocks.ts';
-    import { sessionDirSegments } from '${ROOT}/lib/log/replay.ts';
+    import { sessionDirSegments } from '${ROOT}/lib/log/replay/replay.ts';
     const [dir, way] = process.argv.slice(-2);
     const segments = way === 'file' ? sessionDirFileSegments(dir) : sessionDirSegments(dir);
     if (way === 'all-at-once') {

@@ -69,7 +69,12 @@ async function until<T>(what: string, fn: () => T | null | undefined, ms = 30_00
  * the child.
  */
 async function unreapedChild(command: string, env: NodeJS.ProcessEnv = process.env) {
-  const parent = spawn('sh', ['-c', `${command} & exec sleep 120`], { cwd: ROOT, env, stdio: 'ignore' });
+  const parent = spawn('sh', ['-c', `${command} & exec sleep 120`], {
+    cwd: ROOT,
+    env,
+    stdio: 'ignore',
+    detached: true,
+  });
   children.push(parent);
   const pid = await until('the background child', () => childrenOf(parent.pid!)[0]);
   background.push(pid);
