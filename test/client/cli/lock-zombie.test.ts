@@ -30,7 +30,16 @@ afterAll(() => {
       // gone
     }
   }
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const c of children) {
+    // Each shell leads a process group of its own (detached): a background child is in it even once
+    // init has adopted it, so the group's kill reaches any the pids above missed.
+    try {
+      process.kill(-c.pid!, 'SIGKILL');
+    } catch {
+      // the group is gone
+    }
+    if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  }
   rmSync(tmp, { recursive: true, force: true });
 });
 
