@@ -31,37 +31,50 @@ export function registerDoctor(program: Command, io: Io): void {
       'after',
       '\nExit 0 when all is well, 1 when something needs action (each ✗ says the command that fixes it; a ! is a warning only).',
     )
-    .action(async (o: { project?: string; json?: boolean; clearFailures?: boolean }) => {
-      if (o.clearFailures) {
-        const state = stateDir(io.env);
-        const cleared = clearHookFailures(state);
-        if (cleared === null) {
-          throw new FailureError(
-            `cannot write ${hookFailuresPath(state)}: the record of hook failures is kept`,
-          );
-        }
-        // On stderr: with --json, stdout holds the report only.
-        io.stderr.write(
-          `hansard: cleared ${cleared} hook failure record${cleared === 1 ? '' : 's'} (${hookFailuresPath(state)})\n`,
-        );
-      }
-      const report = await runDoctor({
-        env: io.env,
-        cwd: io.cwd,
-        ...(o.project ? { project: o.project } : {}),
-      });
-      if (o.json) {
-        printJson(io, report);
-      } else {
-        for (const f of report.findings) {
-          const [first, ...more] = f.message.split('\n');
-          const mark = !f.ok ? '✗' : f.warn ? '!' : '✓';
-          io.stdout.write(`${mark} ${f.check.padEnd(17)} ${escapeControl(first ?? '')}\n`);
-          for (const line of more) io.stdout.write(`  ${escapeControl(line)}\n`);
-          if ((!f.ok || f.warn) && f.fix) io.stdout.write(`    fix: ${escapeControl(f.fix)}\n`);
-        }
-        io.stdout.write(report.ok ? 'all is well\n' : 'something needs action: see the fixes above\n');
-      }
-      if (!report.ok) throw new ExitError(1);
-    });
+    .action((o: DoctorOptions) => doctor(o, io));
+}
+
+/** The options of `hansard doctor`, as commander parses them. */
+export interface DoctorOptions {
+  project?: string;
+  json?: boolean;
+  clearFailures?: boolean;
+}
+
+/**
+ * `hansard doctor`: runs the capture checks (lib/client/capture/doctor.ts) and prints one line per check
+ * with its fix, or the report as JSON; with `--clear-failures` empties the record of hook failures first.
+ * @throws FailureError when that record cannot be written
+ * @throws ExitError 1 when something needs action
+ */
+export async function doctor(o: DoctorOptions, io: Io): Promise<void> {
+  if (o.clearFailures) {
+    const state = stateDir(io.env);
+    const cleared = clearHookFailures(state);
+    if (cleared === null) {
+      throw new FailureError(`cannot write ${hookFailuresPath(state)}: the record of hook failures is kept`);
+    }
+    // On stderr: with --json, stdout holds the report only.
+    io.stderr.write(
+      `hansard: cleared ${cleared} hook failure record${cleared === 1 ? '' : 's'} (${hookFailuresPath(state)})\n`,
+    );
+  }
+  const report = await runDoctor({
+    env: io.env,
+    cwd: io.cwd,
+    ...(o.project ? { project: o.project } : {}),
+  });
+  if (o.json) {
+    printJson(io, report);
+  } else {
+    for (const f of report.findings) {
+      const [first, ...more] = f.message.split('\n');
+      const mark = !f.ok ? '✗' : f.warn ? '!' : '✓';
+      io.stdout.write(`${mark} ${f.check.padEnd(17)} ${escapeControl(first ?? '')}\n`);
+      for (const line of more) io.stdout.write(`  ${escapeControl(line)}\n`);
+      if ((!f.ok || f.warn) && f.fix) io.stdout.write(`    fix: ${escapeControl(f.fix)}\n`);
+    }
+    io.stdout.write(report.ok ? 'all is well\n' : 'something needs action: see the fixes above\n');
+  }
+  if (!report.ok) throw new ExitError(1);
 }

@@ -68,88 +68,11 @@ export function registerExport(program: Command, io: Io): void {
     .option('--token <token>', 'token with the read scope (env HANSARD_TOKEN)')
     .addOption(jsonOption())
     .addHelpText('after', HELP)
-    .action(async (sid: string, o: ExportFlags) => {
-      if (!isId('s', sid)) {
-        throw new UsageError(
-          `${JSON.stringify(sid)} is not a session id (s_ and 26 letters and digits): hansard upload prints it, the board lists them`,
-        );
-      }
-      const file = resolve(io.cwd, o.out);
-      const partial = `${file}.partial`;
-      const gzip = gzipsName(file);
-      await checkWritable(file, partial, o.force === true);
-      if (!gzip && !/\.tar$/i.test(file)) {
-        io.stderr.write(
-          `hansard: ${o.out} will hold a tar archive (not gzip-compressed; name it .tar, or .tar.gz / .tgz to compress)\n`,
-        );
-      }
-      let res: Response;
-      try {
-        res = await requestBundle(sid, o, io);
-      } catch (err) {
-        await rm(partial, { force: true });
-        throw err;
-      }
-      const headSeq = Number(res.headers.get('hansard-head-seq'));
-      const progress = !o.json && io.stderr.isTTY === true ? progressLine(io) : null;
-      let received = 0;
-      let written = 0;
-      const count = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          received += chunk.length;
-          progress?.(received);
-          done(null, chunk);
-        },
-      });
-      const countOut = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          written += chunk.length;
-          done(null, chunk);
-        },
-      });
-      const sink: Writable = createWriteStream(partial);
-      try {
-        const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
-        if (gzip) await pipeline(body, count, createGzip(), countOut, sink);
-        else await pipeline(body, count, countOut, sink);
-        await syncFile(partial);
-        await putInPlace(partial, file, o.force === true);
-      } catch (err) {
-        if (err instanceof UsageError) {
-          await rm(partial, { force: true });
-          throw err;
-        }
-        await rm(partial, { force: true });
-        const why = err instanceof Error ? err.message : String(err);
-        throw new FailureError(
-          `the export of ${sid} stopped after ${received} bytes (${why}): nothing was written to ${o.out}. Run the same command again`,
-        );
-      } finally {
-        if (progress) io.stderr.write('\r\x1b[K');
-      }
-      const result: ExportResult = {
-        file,
-        bytes: written,
-        sid,
-        head_seq: Number.isSafeInteger(headSeq) ? headSeq : 0,
-      };
-      if (o.json) {
-        printJson(io, result);
-        return;
-      }
-      const url = (o.url ?? io.env.HANSARD_URL ?? DEFAULT_URL).replace(/\/+$/, '');
-      io.stdout.write(
-        `exported ${sid} to ${o.out} (${formatBytes(written)}; its newest digest is seq ${result.head_seq})\n`,
-      );
-      io.stderr.write(
-        `next: get the key:       curl -s ${url}/v1/keys > keys.json\n` +
-          `      verify offline:    hansard verify --digests ${o.out} --public-key keys.json\n` +
-          '      what it proves:    docs/audit.md\n',
-      );
-    });
+    .action((sid: string, o: ExportFlags) => exportSession(sid, o, io));
 }
 
-interface ExportFlags {
+/** The options of `hansard export`, as commander parses them. */
+export interface ExportFlags {
   out: string;
   force?: boolean;
   url?: string;
@@ -269,4 +192,90 @@ function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/**
+ * `hansard export <sid> --out FILE`: downloads the session's audit bundle (its segments, digests and the
+ * public keys; through the replay URL on AWS for a large session) into FILE, gzipped for .tar.gz or .tgz,
+ * and prints what it holds.
+ * @throws UsageError for a session id that is not `s_<ULID>`, or an existing FILE without `--force`
+ */
+export async function exportSession(sid: string, o: ExportFlags, io: Io): Promise<void> {
+  if (!isId('s', sid)) {
+    throw new UsageError(
+      `${JSON.stringify(sid)} is not a session id (s_ and 26 letters and digits): hansard upload prints it, the board lists them`,
+    );
+  }
+  const file = resolve(io.cwd, o.out);
+  const partial = `${file}.partial`;
+  const gzip = gzipsName(file);
+  await checkWritable(file, partial, o.force === true);
+  if (!gzip && !/\.tar$/i.test(file)) {
+    io.stderr.write(
+      `hansard: ${o.out} will hold a tar archive (not gzip-compressed; name it .tar, or .tar.gz / .tgz to compress)\n`,
+    );
+  }
+  let res: Response;
+  try {
+    res = await requestBundle(sid, o, io);
+  } catch (err) {
+    await rm(partial, { force: true });
+    throw err;
+  }
+  const headSeq = Number(res.headers.get('hansard-head-seq'));
+  const progress = !o.json && io.stderr.isTTY === true ? progressLine(io) : null;
+  let received = 0;
+  let written = 0;
+  const count = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      received += chunk.length;
+      progress?.(received);
+      done(null, chunk);
+    },
+  });
+  const countOut = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      written += chunk.length;
+      done(null, chunk);
+    },
+  });
+  const sink: Writable = createWriteStream(partial);
+  try {
+    const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
+    if (gzip) await pipeline(body, count, createGzip(), countOut, sink);
+    else await pipeline(body, count, countOut, sink);
+    await syncFile(partial);
+    await putInPlace(partial, file, o.force === true);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      await rm(partial, { force: true });
+      throw err;
+    }
+    await rm(partial, { force: true });
+    const why = err instanceof Error ? err.message : String(err);
+    throw new FailureError(
+      `the export of ${sid} stopped after ${received} bytes (${why}): nothing was written to ${o.out}. Run the same command again`,
+    );
+  } finally {
+    if (progress) io.stderr.write('\r\x1b[K');
+  }
+  const result: ExportResult = {
+    file,
+    bytes: written,
+    sid,
+    head_seq: Number.isSafeInteger(headSeq) ? headSeq : 0,
+  };
+  if (o.json) {
+    printJson(io, result);
+    return;
+  }
+  const url = (o.url ?? io.env.HANSARD_URL ?? DEFAULT_URL).replace(/\/+$/, '');
+  io.stdout.write(
+    `exported ${sid} to ${o.out} (${formatBytes(written)}; its newest digest is seq ${result.head_seq})\n`,
+  );
+  io.stderr.write(
+    `next: get the key:       curl -s ${url}/v1/keys > keys.json\n` +
+      `      verify offline:    hansard verify --digests ${o.out} --public-key keys.json\n` +
+      '      what it proves:    docs/audit.md\n',
+  );
 }

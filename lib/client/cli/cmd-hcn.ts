@@ -47,24 +47,7 @@ export function registerImportHcn(imp: Command, io: Io): void {
     .option('--out <dir>', 'where to create the session directory', './sessions')
     .option('--user <id>', "the user id for the person's prompts", 'user')
     .addOption(jsonOption())
-    .action(async (file: string, o: { out: string; user: string; json?: boolean }) => {
-      const recorder = new HcnRecorder({
-        outDir: resolve(io.cwd, o.out),
-        app: 'hansard import hcn',
-        userId: o.user,
-      });
-      const result = await feed(recorder, () => createReadStream(resolve(io.cwd, file)), file, o.out);
-      if (result === null) throw new UsageError(`${file} is empty: no hcn records (nothing was kept)`);
-      if (result.format === 'unknown') {
-        rmSync(result.dir, { recursive: true, force: true });
-        throw new UsageError(
-          `${file} does not look like an hcn stream: its first record has no "kind" (hcn run --json) or "record" (hcn-observer/1) (nothing was kept)`,
-        );
-      }
-      if (o.json) return printJson(io, result);
-      io.stdout.write(`${result.dir}\n`);
-      io.stderr.write(`imported ${summary(result)}\nnext: hansard upload ${result.dir}\n`);
-    });
+    .action((file: string, o: ImportHcnOptions) => importHcn(file, o, io));
 }
 
 /** `hansard observe`: an `hcn-observer/1` stream on stdin (`HCN_OBSERVER`). */
@@ -83,25 +66,7 @@ export function registerObserve(program: Command, io: IoWithStdin): void {
         '  #!/bin/sh\n  exec hansard observe --out "$HOME/hansard-sessions" --upload\n' +
         'A stream that ends without done is recorded as an interrupted run.',
     )
-    .action(async (o: RecordFlags & { json?: boolean }) => {
-      const recorder = new HcnRecorder({
-        outDir: resolve(io.cwd, o.out),
-        app: 'hansard observe',
-        userId: o.user,
-      });
-      const result = await feed(recorder, () => io.stdin ?? process.stdin, 'stdin', o.out);
-      if (result === null) throw new UsageError('stdin held no hcn-observer/1 records (nothing was kept)');
-      let uploaded: Awaited<ReturnType<typeof upload>> | null = null;
-      try {
-        if (o.upload) uploaded = await upload(io, result.dir, o);
-      } catch (err) {
-        io.stderr.write(`hansard: the session stays in ${result.dir}\n`);
-        throw err;
-      }
-      if (o.json) return printJson(io, { ...result, ...(uploaded ? { uploaded } : {}) });
-      io.stdout.write(`${result.dir}\n`);
-      io.stderr.write(`recorded ${summary(result)}\n`);
-    });
+    .action((o: ObserveOptions) => observe(o, io));
 }
 
 /**
@@ -157,4 +122,63 @@ export async function upload(
 ): Promise<{ sid: string; sent_lines: number }> {
   const r = await uploadSession(dir, { client: clientFrom(o, io.env, retryNotice(io)) });
   return { sid: r.sid, sent_lines: r.segments.reduce((n, s) => n + s.sent_lines, 0) };
+}
+
+/** The options of `hansard import hcn`, as commander parses them. */
+export interface ImportHcnOptions {
+  out: string;
+  user: string;
+  json?: boolean;
+}
+
+/**
+ * `hansard import hcn <file>`: records an hcn NDJSON file as a session under `o.out` (lib/importers), and
+ * prints what it wrote.
+ */
+export async function importHcn(file: string, o: ImportHcnOptions, io: Io): Promise<void> {
+  const recorder = new HcnRecorder({
+    outDir: resolve(io.cwd, o.out),
+    app: 'hansard import hcn',
+    userId: o.user,
+  });
+  const result = await feed(recorder, () => createReadStream(resolve(io.cwd, file)), file, o.out);
+  if (result === null) throw new UsageError(`${file} is empty: no hcn records (nothing was kept)`);
+  if (result.format === 'unknown') {
+    rmSync(result.dir, { recursive: true, force: true });
+    throw new UsageError(
+      `${file} does not look like an hcn stream: its first record has no "kind" (hcn run --json) or "record" (hcn-observer/1) (nothing was kept)`,
+    );
+  }
+  if (o.json) return printJson(io, result);
+  io.stdout.write(`${result.dir}\n`);
+  io.stderr.write(`imported ${summary(result)}\nnext: hansard upload ${result.dir}\n`);
+}
+
+/** The options of `hansard observe`, as commander parses them. */
+export interface ObserveOptions extends RecordFlags {
+  json?: boolean;
+}
+
+/**
+ * `hansard observe`: records an hcn observer stream from stdin as a session under `o.out`, and prints what
+ * it wrote.
+ */
+export async function observe(o: ObserveOptions, io: IoWithStdin): Promise<void> {
+  const recorder = new HcnRecorder({
+    outDir: resolve(io.cwd, o.out),
+    app: 'hansard observe',
+    userId: o.user,
+  });
+  const result = await feed(recorder, () => io.stdin ?? process.stdin, 'stdin', o.out);
+  if (result === null) throw new UsageError('stdin held no hcn-observer/1 records (nothing was kept)');
+  let uploaded: Awaited<ReturnType<typeof upload>> | null = null;
+  try {
+    if (o.upload) uploaded = await upload(io, result.dir, o);
+  } catch (err) {
+    io.stderr.write(`hansard: the session stays in ${result.dir}\n`);
+    throw err;
+  }
+  if (o.json) return printJson(io, { ...result, ...(uploaded ? { uploaded } : {}) });
+  io.stdout.write(`${result.dir}\n`);
+  io.stderr.write(`recorded ${summary(result)}\n`);
 }

@@ -41,37 +41,7 @@ export function registerImport(program: Command, io: Io): void {
     .option('--out <dir>', 'where to create the session directory', './sessions')
     .option('--user <id>', "the user id for the person's prompts", DEFAULT_IMPORT_USER)
     .addOption(jsonOption())
-    .action(async (file: string, o: { out: string; user: string; json?: boolean }) => {
-      if (await importStreamIfAny(io, file, o, 'claude-code')) return;
-      let result: Awaited<ReturnType<typeof importClaudeCodeTranscript>>;
-      try {
-        result = await importClaudeCodeTranscript(resolve(io.cwd, file), resolve(io.cwd, o.out), {
-          userId: o.user,
-        });
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES')
-          throw new UsageError(`cannot read ${file}: ${describeFsError(err)}`);
-        throw err;
-      }
-      const c0 = result.counts;
-      if (c0.prompts + c0.actions + c0.results + c0.outputs === 0) {
-        rmSync(result.dir, { recursive: true, force: true });
-        throw new UsageError(
-          `${file} does not look like a Claude Code transcript: it has no user or assistant records (nothing was kept)${otherImporter(resolve(io.cwd, file), file, 'claude-code')}`,
-        );
-      }
-      if (o.json) return printJson(io, result);
-      const c = result.counts;
-      io.stdout.write(`${result.dir}\n`);
-      io.stderr.write(
-        `imported ${counted(c.prompts, 'prompt')}, ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.notes, 'note')}` +
-          `${c.subagentWriters ? `, ${counted(c.subagentWriters, 'subagent writer')}${c.unlinkedSubagents ? ` (${c.unlinkedSubagents} linked to no call)` : ''}` : ''}${eventWords(c)}` +
-          `${problemWords(result.problems)}\n` +
-          personLine(c.prompts, o.user) +
-          `next: hansard upload ${result.dir}\n`,
-      );
-    });
+    .action((file: string, o: ImportFileOptions) => importClaudeCode(file, o, io));
   registerImportCodex(imp, io);
   registerImportHcn(imp, io);
 }
@@ -87,31 +57,80 @@ function registerImportCodex(imp: Command, io: Io): void {
     .option('--out <dir>', 'where to create the session directory', './sessions')
     .option('--user <id>', "the user id for the person's prompts", DEFAULT_IMPORT_USER)
     .addOption(jsonOption())
-    .action(async (file: string, o: { out: string; user: string; json?: boolean }) => {
-      if (await importStreamIfAny(io, file, o, 'codex')) return;
-      let result: Awaited<ReturnType<typeof importCodexRollout>>;
-      try {
-        result = await importCodexRollout(resolve(io.cwd, file), resolve(io.cwd, o.out), { userId: o.user });
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES')
-          throw new UsageError(`cannot read ${file}: ${describeFsError(err)}`);
-        throw err;
-      }
-      const c = result.counts;
-      if (c.prompts + c.actions + c.results + c.outputs === 0) {
-        rmSync(result.dir, { recursive: true, force: true });
-        throw new UsageError(
-          `${file} does not look like a Codex rollout: it has no prompts, tool calls or answers (nothing was kept)${otherImporter(resolve(io.cwd, file), file, 'codex')}`,
-        );
-      }
-      if (o.json) return printJson(io, result);
-      io.stdout.write(`${result.dir}\n`);
-      io.stderr.write(
-        `imported ${counted(c.prompts, 'prompt')}, ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.reasoning, 'reasoning summary', 'reasoning summaries')}, ${counted(c.tokenUsage, 'token usage record')}, ${counted(c.notes, 'note')}` +
-          `${eventWords(c)}${problemWords(result.problems)}\n` +
-          personLine(c.prompts, o.user) +
-          `next: hansard upload ${result.dir}\n`,
-      );
+    .action((file: string, o: ImportFileOptions) => importCodex(file, o, io));
+}
+
+/** The options of `hansard import claude-code`, as commander parses them. */
+export interface ImportFileOptions {
+  out: string;
+  user: string;
+  json?: boolean;
+}
+
+/**
+ * `hansard import claude-code <file>`: a Claude Code transcript (or a stream of them) as a session under
+ * `o.out`; prints what it wrote.
+ */
+export async function importClaudeCode(file: string, o: ImportFileOptions, io: Io): Promise<void> {
+  if (await importStreamIfAny(io, file, o, 'claude-code')) return;
+  let result: Awaited<ReturnType<typeof importClaudeCodeTranscript>>;
+  try {
+    result = await importClaudeCodeTranscript(resolve(io.cwd, file), resolve(io.cwd, o.out), {
+      userId: o.user,
     });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES')
+      throw new UsageError(`cannot read ${file}: ${describeFsError(err)}`);
+    throw err;
+  }
+  const c0 = result.counts;
+  if (c0.prompts + c0.actions + c0.results + c0.outputs === 0) {
+    rmSync(result.dir, { recursive: true, force: true });
+    throw new UsageError(
+      `${file} does not look like a Claude Code transcript: it has no user or assistant records (nothing was kept)${otherImporter(resolve(io.cwd, file), file, 'claude-code')}`,
+    );
+  }
+  if (o.json) return printJson(io, result);
+  const c = result.counts;
+  io.stdout.write(`${result.dir}\n`);
+  io.stderr.write(
+    `imported ${counted(c.prompts, 'prompt')}, ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.notes, 'note')}` +
+      `${c.subagentWriters ? `, ${counted(c.subagentWriters, 'subagent writer')}${c.unlinkedSubagents ? ` (${c.unlinkedSubagents} linked to no call)` : ''}` : ''}${eventWords(c)}` +
+      `${problemWords(result.problems)}\n` +
+      personLine(c.prompts, o.user) +
+      `next: hansard upload ${result.dir}\n`,
+  );
+}
+
+/**
+ * `hansard import codex <file>`: a Codex rollout (or a stream of them) as a session under `o.out`; prints
+ * what it wrote.
+ */
+export async function importCodex(file: string, o: ImportFileOptions, io: Io): Promise<void> {
+  if (await importStreamIfAny(io, file, o, 'codex')) return;
+  let result: Awaited<ReturnType<typeof importCodexRollout>>;
+  try {
+    result = await importCodexRollout(resolve(io.cwd, file), resolve(io.cwd, o.out), { userId: o.user });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES')
+      throw new UsageError(`cannot read ${file}: ${describeFsError(err)}`);
+    throw err;
+  }
+  const c = result.counts;
+  if (c.prompts + c.actions + c.results + c.outputs === 0) {
+    rmSync(result.dir, { recursive: true, force: true });
+    throw new UsageError(
+      `${file} does not look like a Codex rollout: it has no prompts, tool calls or answers (nothing was kept)${otherImporter(resolve(io.cwd, file), file, 'codex')}`,
+    );
+  }
+  if (o.json) return printJson(io, result);
+  io.stdout.write(`${result.dir}\n`);
+  io.stderr.write(
+    `imported ${counted(c.prompts, 'prompt')}, ${counted(c.turns, 'turn')}, ${counted(c.actions, 'action')}, ${counted(c.results, 'result')}, ${counted(c.outputs, 'output')}, ${counted(c.reasoning, 'reasoning summary', 'reasoning summaries')}, ${counted(c.tokenUsage, 'token usage record')}, ${counted(c.notes, 'note')}` +
+      `${eventWords(c)}${problemWords(result.problems)}\n` +
+      personLine(c.prompts, o.user) +
+      `next: hansard upload ${result.dir}\n`,
+  );
 }

@@ -14,7 +14,8 @@ import { SettingsFormatError } from '../capture/integrations-claude.js';
 import { CodexConfigError } from '../capture/integrations-codex.js';
 import { jsonOption } from './options.js';
 
-interface SyncFlags {
+/** The options of `hansard integrations sync`, as commander parses them. */
+export interface SyncFlags {
   project?: string | true;
   only?: 'claude-code' | 'codex';
   remove?: boolean;
@@ -51,38 +52,7 @@ export function registerIntegrations(program: Command, io: Io): void {
         'TOML) is refused and left as it is. Restart Claude Code and Codex afterwards to load the hooks;\n' +
         'no conversation needs importing again. Then check with: hansard doctor',
     )
-    .action((o: SyncFlags) => {
-      if (o.project !== undefined && o.only === 'codex') {
-        throw new UsageError('--project places Claude Code hooks; it does not go with --only codex');
-      }
-      let result: SyncResult;
-      try {
-        result = syncIntegrations({
-          env: io.env,
-          cwd: io.cwd,
-          ...(o.project !== undefined ? { project: o.project === true ? '.' : o.project } : {}),
-          ...(o.only ? { only: o.only } : {}),
-          remove: o.remove === true,
-          dryRun: o.dryRun === true,
-          force: o.force === true,
-          ...(o.url !== undefined ? { url: o.url } : {}),
-          ...(o.token !== undefined ? { token: o.token } : {}),
-        });
-      } catch (err) {
-        if (
-          err instanceof SettingsFormatError ||
-          err instanceof CodexConfigError ||
-          err instanceof IntegrationsInputError
-        ) {
-          throw new UsageError(err.message);
-        }
-        throw err;
-      }
-      const conflict = result.changes.some((c) => c.action === 'conflict');
-      if (o.json) printJson(io, result);
-      else printResult(io, result);
-      if (conflict) throw new ExitError(1);
-    });
+    .action((o: SyncFlags) => syncIntegrationsCommand(o, io));
 }
 
 function printResult(io: Io, r: SyncResult): void {
@@ -95,4 +65,43 @@ function printResult(io: Io, r: SyncResult): void {
     io.stdout.write(r.changed ? 'dry run: nothing was written\n' : 'dry run: nothing to change\n');
   else if (r.changed)
     io.stdout.write('Restart Claude Code and Codex to load the hooks, then check: hansard doctor\n');
+}
+
+/**
+ * `hansard integrations sync`: places (or with `--remove` takes out) hansard's hooks in Claude Code and
+ * Codex (lib/client/capture `syncIntegrations`) and prints each change, or the result as JSON.
+ * @throws UsageError for `--project` with `--only codex`, or settings that cannot be read
+ * @throws ExitError 1 when a setting of someone else's stood in the way (a conflict)
+ */
+export function syncIntegrationsCommand(o: SyncFlags, io: Io): void {
+  if (o.project !== undefined && o.only === 'codex') {
+    throw new UsageError('--project places Claude Code hooks; it does not go with --only codex');
+  }
+  let result: SyncResult;
+  try {
+    result = syncIntegrations({
+      env: io.env,
+      cwd: io.cwd,
+      ...(o.project !== undefined ? { project: o.project === true ? '.' : o.project } : {}),
+      ...(o.only ? { only: o.only } : {}),
+      remove: o.remove === true,
+      dryRun: o.dryRun === true,
+      force: o.force === true,
+      ...(o.url !== undefined ? { url: o.url } : {}),
+      ...(o.token !== undefined ? { token: o.token } : {}),
+    });
+  } catch (err) {
+    if (
+      err instanceof SettingsFormatError ||
+      err instanceof CodexConfigError ||
+      err instanceof IntegrationsInputError
+    ) {
+      throw new UsageError(err.message);
+    }
+    throw err;
+  }
+  const conflict = result.changes.some((c) => c.action === 'conflict');
+  if (o.json) printJson(io, result);
+  else printResult(io, result);
+  if (conflict) throw new ExitError(1);
 }

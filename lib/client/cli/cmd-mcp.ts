@@ -27,8 +27,19 @@ The server: HANSARD_URL, else <state>/config.json (hansard integrations sync wri
 Claude Code:  claude mcp add hansard -- hansard mcp serve --status
 Codex:        [mcp_servers.hansard] command = "hansard", args = ["mcp", "serve", "--status"]`,
     )
-    .action(async (o: { status?: boolean }) => {
-      const { serveMcp } = await import('../mcp/index.js');
-      await serveMcp({ env: io.env, cwd: io.cwd, statusOnly: !!o.status });
-    });
+    .action((o: McpServeOptions) => mcpServe(o, io));
+}
+
+/** The options of `hansard mcp serve`, as commander parses them. */
+export interface McpServeOptions {
+  status?: boolean;
+}
+
+/**
+ * `hansard mcp serve`: the MCP server on stdio (lib/client/mcp), with the status tool only when
+ * `--status`.
+ */
+export async function mcpServe(o: McpServeOptions, io: Io): Promise<void> {
+  const { serveMcp } = await import('../mcp/index.js');
+  await serveMcp({ env: io.env, cwd: io.cwd, statusOnly: !!o.status });
 }

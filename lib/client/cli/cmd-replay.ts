@@ -23,37 +23,7 @@ export function registerReplay(program: Command, io: Io): void {
     .option('--raw', 'every line as written (corrections not applied), quarantined ones included')
     .option('--url <url>', 'server URL (env HANSARD_URL)')
     .option('--token <token>', 'token with the read scope (env HANSARD_TOKEN)')
-    .action(
-      async (
-        target: string,
-        o: { format: 'ndjson' | 'text'; raw?: boolean; url?: string; token?: string },
-      ) => {
-        if (o.raw && o.format === 'text') {
-          throw new UsageError('--raw gives the lines exactly as written (NDJSON); leave out --format text');
-        }
-        const t = sessionTarget(target, io.cwd);
-        if (t.kind === 'dir') {
-          // FileSegments: the merge reads them by position, in blocks, at most 128 open at once.
-          const segments = sessionDirFileSegments(t.dir);
-          if (segments.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
-          // The fast merge's buffers as they come (1 MiB each), each written with backpressure.
-          for await (const b of replayBytes(segments, o.raw ? 'raw' : o.format)) await writeOut(io, b);
-          return;
-        }
-        const query = o.raw ? 'raw=1' : `format=${o.format}`;
-        // A large session on AWS: the server merges a stored copy first (202), then hands out its URL.
-        const res = await clientFrom(o, io.env, retryNotice(io)).stream(
-          `/v1/sessions/${t.sid}/replay?${query}`,
-          {
-            onWait: ({ waitedMs, retryAfterMs }) =>
-              io.stderr.write(
-                `hansard: the server is merging the replay of ${t.sid} (a large session)${waitedMs >= 1000 ? `, ${Math.round(waitedMs / 1000)} s so far` : ''}; asking again in ${Math.round(retryAfterMs / 1000)} s\n`,
-              ),
-          },
-        );
-        if (res.body) await copyReplay(io, res.body, t.sid);
-      },
-    );
+    .action((target: string, o: ReplayOptions) => replay(target, o, io));
 }
 
 /**
@@ -84,4 +54,41 @@ async function copyReplay(io: Io, body: ReadableStream<Uint8Array>, sid: string)
     got += next.value.length;
     await writeOut(io, next.value);
   }
+}
+
+/** The options of `hansard replay`, as commander parses them. */
+export interface ReplayOptions {
+  format: 'ndjson' | 'text';
+  raw?: boolean;
+  url?: string;
+  token?: string;
+}
+
+/**
+ * `hansard replay <target>`: a session's merged lines on stdout, from a local session directory or the
+ * server, as NDJSON (`--raw`: exactly as written) or text.
+ * @throws UsageError for `--raw` with `--format text`, or a directory without segments
+ */
+export async function replay(target: string, o: ReplayOptions, io: Io): Promise<void> {
+  if (o.raw && o.format === 'text') {
+    throw new UsageError('--raw gives the lines exactly as written (NDJSON); leave out --format text');
+  }
+  const t = sessionTarget(target, io.cwd);
+  if (t.kind === 'dir') {
+    // FileSegments: the merge reads them by position, in blocks, at most 128 open at once.
+    const segments = sessionDirFileSegments(t.dir);
+    if (segments.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
+    // The fast merge's buffers as they come (1 MiB each), each written with backpressure.
+    for await (const b of replayBytes(segments, o.raw ? 'raw' : o.format)) await writeOut(io, b);
+    return;
+  }
+  const query = o.raw ? 'raw=1' : `format=${o.format}`;
+  // A large session on AWS: the server merges a stored copy first (202), then hands out its URL.
+  const res = await clientFrom(o, io.env, retryNotice(io)).stream(`/v1/sessions/${t.sid}/replay?${query}`, {
+    onWait: ({ waitedMs, retryAfterMs }) =>
+      io.stderr.write(
+        `hansard: the server is merging the replay of ${t.sid} (a large session)${waitedMs >= 1000 ? `, ${Math.round(waitedMs / 1000)} s so far` : ''}; asking again in ${Math.round(retryAfterMs / 1000)} s\n`,
+      ),
+  });
+  if (res.body) await copyReplay(io, res.body, t.sid);
 }

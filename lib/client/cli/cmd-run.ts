@@ -37,29 +37,9 @@ export function registerRun(program: Command, io: IoWithStdin): void {
         'The words after -- are the prompt (passed as --prompt); --prompt/--prompt-file among the hcn flags work too.\n' +
         "hansard's own options (--hcn, --out, --user, --upload, --url, --token) go before --. Exit code: hcn's.",
     )
-    .action(async (harness: string, args: string[], o: RecordFlags & { hcn?: string }, cmd: Command) => {
-      const { flags, promptWords } = splitPrompt(
-        (cmd.parent as { rawArgs?: string[] } | null)?.rawArgs ?? [],
-        args,
-      );
-      const hasPromptFlag = flags.some((f) => /^--prompt(-file)?(=|$)/.test(f));
-      if (promptWords.length === 0 && !hasPromptFlag)
-        throw new UsageError('no prompt: put it after --, as in: hansard run claude -- fix the failing test');
-      const hcn = findHcn(o.hcn, io.env, io.cwd);
-      const argv = [
-        'run',
-        harness,
-        '--json',
-        ...flags.filter((f) => f !== '--json'),
-        ...(promptWords.length ? ['--prompt', promptWords.join(' ')] : []),
-      ];
-      const code = await runHcn(io, hcn, argv, {
-        harness,
-        prompt: promptWords.length ? promptWords.join(' ') : promptFromFlags(flags, io.cwd),
-        o,
-      });
-      if (code !== 0) throw new ExitError(code);
-    });
+    .action((harness: string, args: string[], o: RunOptions, cmd: Command) =>
+      run(harness, args, o, (cmd.parent as { rawArgs?: string[] } | null)?.rawArgs ?? [], io),
+    );
 }
 
 /**
@@ -215,4 +195,43 @@ async function runHcn(
   } finally {
     for (const off of forwards) off();
   }
+}
+
+/** The options of `hansard run`, as commander parses them. */
+export interface RunOptions extends RecordFlags {
+  hcn?: string;
+}
+
+/**
+ * `hansard run <harness> [hcn flags] -- <prompt>`: runs hcn with the harness and the prompt (the words
+ * after `--`, or `--prompt`/`--prompt-file` among the flags) and records what it observes as a session.
+ * @param rawArgs the command line as commander read it, where the flags for hcn and the prompt are found
+ * @throws UsageError when no prompt is given
+ * @throws ExitError with hcn's exit code when it is not 0
+ */
+export async function run(
+  harness: string,
+  args: string[],
+  o: RunOptions,
+  rawArgs: string[],
+  io: IoWithStdin,
+): Promise<void> {
+  const { flags, promptWords } = splitPrompt(rawArgs, args);
+  const hasPromptFlag = flags.some((f) => /^--prompt(-file)?(=|$)/.test(f));
+  if (promptWords.length === 0 && !hasPromptFlag)
+    throw new UsageError('no prompt: put it after --, as in: hansard run claude -- fix the failing test');
+  const hcn = findHcn(o.hcn, io.env, io.cwd);
+  const argv = [
+    'run',
+    harness,
+    '--json',
+    ...flags.filter((f) => f !== '--json'),
+    ...(promptWords.length ? ['--prompt', promptWords.join(' ')] : []),
+  ];
+  const code = await runHcn(io, hcn, argv, {
+    harness,
+    prompt: promptWords.length ? promptWords.join(' ') : promptFromFlags(flags, io.cwd),
+    o,
+  });
+  if (code !== 0) throw new ExitError(code);
 }

@@ -76,133 +76,7 @@ SIGTERM or Ctrl-C stops it: open requests get 5 s to finish, then their connecti
 second signal more than a second later stops it at once (one within a second, as npm start passes on
 the Ctrl-C the terminal already sent, is the same stop).`,
     )
-    .action(
-      async (opts: {
-        port: string;
-        host: string;
-        data: string;
-        quotaBytes: string;
-        rateLimit: string;
-        maxConcurrentReplays: string;
-        streamIdleSeconds: string;
-        digestInterval: string;
-        digester: 'on' | 'off';
-      }) => {
-        const port = Number(opts.port);
-        if (!Number.isInteger(port) || port < 0 || port > 65535)
-          throw new UsageError(`--port ${opts.port} is not a port number`);
-        const quotaBytes = parseByteSize(opts.quotaBytes);
-        if (quotaBytes === null || quotaBytes < 1) {
-          throw new UsageError(
-            `--quota-bytes ${opts.quotaBytes} is not a size: give bytes (10737418240) or a size such as 10GiB`,
-          );
-        }
-        if (!/^\d{1,7}$/.test(opts.rateLimit)) {
-          throw new UsageError(
-            `--rate-limit ${opts.rateLimit} is not a number of requests per minute (0 turns the limit off)`,
-          );
-        }
-        const rateLimit = Number(opts.rateLimit);
-        if (!/^\d{1,5}$/.test(opts.maxConcurrentReplays) || Number(opts.maxConcurrentReplays) < 1) {
-          throw new UsageError(
-            `--max-concurrent-replays ${opts.maxConcurrentReplays} is not a number of replays a token may run at once (1 or more)`,
-          );
-        }
-        const maxConcurrentReplays = Number(opts.maxConcurrentReplays);
-        const streamIdleSeconds = Number(opts.streamIdleSeconds);
-        if (!/^\d{1,6}(\.\d{1,3})?$/.test(opts.streamIdleSeconds) || streamIdleSeconds <= 0) {
-          throw new UsageError(
-            `--stream-idle-seconds ${opts.streamIdleSeconds} is not a number of seconds (more than 0, e.g. 60 or 0.5)`,
-          );
-        }
-        if (!/^\d{1,6}$/.test(opts.digestInterval) || Number(opts.digestInterval) < 1) {
-          throw new UsageError(
-            `--digest-interval ${opts.digestInterval} is not a number of seconds (1 or more, e.g. 300)`,
-          );
-        }
-        const bootstrapToken = io.env.HANSARD_BOOTSTRAP_TOKEN || undefined;
-        // Checked before the data directory is touched: a bad one used to leave tenant "local" with no token.
-        if (bootstrapToken !== undefined) {
-          const { TOKEN_PATTERN } = await import('../../contract/tokens.js');
-          if (!TOKEN_PATTERN.test(bootstrapToken)) throw new UsageError(badBootstrapToken(bootstrapToken));
-        }
-        // The server stack (Hono, the board, SQLite) loads only for `serve`: other commands start faster.
-        const { startServer } = await import('../../deploy/local-serve.js');
-        const { DataDirLockedError, DataDirUnusableError } = await import('../../deploy/data-lock.js');
-        const { StartRefusedError } = await import('../../deploy/local-start.js');
-        // The server's stderr is its log: no token in it, whatever a line holds (issue 24 item 6).
-        const { maskTokens } = await import('../../log/redact/mask-tokens.js');
-        let server: Awaited<ReturnType<typeof startServer>>;
-        try {
-          server = await startServer({
-            port,
-            host: opts.host,
-            data: resolve(io.cwd, opts.data),
-            bootstrapToken,
-            quotaBytes,
-            rateLimit,
-            maxConcurrentReplays,
-            streamIdleMs: Math.round(streamIdleSeconds * 1000),
-            audit: { intervalSeconds: Number(opts.digestInterval) },
-            digester: opts.digester === 'on',
-            print: (l) => io.stdout.write(`${l}\n`),
-            log: (l) => io.stderr.write(`${maskTokens(l)}\n`),
-            requestLog: (l) => io.stderr.write(`${maskTokens(l)}\n`),
-            // Another process may be writing the directory now: stop at once, not after open requests end.
-            onLockLost: () => process.exit(1),
-          });
-        } catch (err) {
-          // One server per data directory (docs/operations.md): refused with exit 2, naming the holder;
-          // and a data directory that cannot hold the first start's state (a full disk) the same way.
-          if (
-            err instanceof DataDirLockedError ||
-            err instanceof DataDirUnusableError ||
-            err instanceof StartRefusedError
-          )
-            throw new UsageError(err.message);
-          const code = (err as NodeJS.ErrnoException).code;
-          if (code === 'EADDRINUSE') {
-            throw new UsageError(
-              `port ${port} on ${opts.host} is in use: is hansard already running? Pick another with --port`,
-            );
-          }
-          if (code === 'EACCES')
-            throw new UsageError(
-              `cannot listen on ${opts.host}:${port} (permission denied): pick a port above 1024`,
-            );
-          throw err;
-        }
-        if (server.port !== 8787) {
-          io.stdout.write(`\nCommands reach this server with: export HANSARD_URL=${server.url}\n`);
-        }
-        io.keepAlive = true;
-        // A graceful stop with a deadline (server.close): a client that stopped reading cannot keep the
-        // server, and its data directory's lock, alive. A second signal ends the process at once, unless
-        // it comes within SAME_SIGNAL_MS of the first: that is the same signal again, as `npm start`
-        // forwards what the process group already got (a terminal's Ctrl-C signals every process of the
-        // group, npm included, and npm passes it on to its child), and it must not cut the grace short.
-        let stoppingAt: number | null = null;
-        const stop = () => {
-          if (stoppingAt !== null) {
-            if (performance.now() - stoppingAt < SAME_SIGNAL_MS) return;
-            io.stderr.write('hansard: stopping now, without waiting for open requests\n');
-            process.exit(1);
-          }
-          stoppingAt = performance.now();
-          server.close().then(
-            () => process.exit(0),
-            (err: unknown) => {
-              io.stderr.write(
-                `hansard: stopping failed: ${err instanceof Error ? err.message : String(err)}\n`,
-              );
-              process.exit(1);
-            },
-          );
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      },
-    );
+    .action((opts: ServeOptions) => serve(opts, io));
 }
 
 /** A second SIGINT/SIGTERM this soon after the first is the same one again (npm's forwarding). */
@@ -224,4 +98,138 @@ function badBootstrapToken(value: string): string {
     'Nothing was created. Set one such as ' +
     'hns_$(openssl rand -base64 48 | tr -dc A-Za-z0-9 | head -c 43), or unset it to have one made and printed'
   );
+}
+
+/** The options of `hansard serve`, as commander parses them. */
+export interface ServeOptions {
+  port: string;
+  host: string;
+  data: string;
+  quotaBytes: string;
+  rateLimit: string;
+  maxConcurrentReplays: string;
+  streamIdleSeconds: string;
+  digestInterval: string;
+  digester: 'on' | 'off';
+}
+
+/**
+ * `hansard serve`: checks the flags before the data directory is touched, starts the local server
+ * (lib/deploy/local-serve.ts, loaded only here), and stops it on SIGINT or SIGTERM with a grace period (a
+ * second signal, a second or more later, at once).
+ * @throws UsageError for a flag that is not a port, size, rate or duration, a bad
+ * `HANSARD_BOOTSTRAP_TOKEN`, a data directory held or unusable, or a port in use or not ours
+ */
+export async function serve(opts: ServeOptions, io: Io): Promise<void> {
+  const port = Number(opts.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port ${opts.port} is not a port number`);
+  const quotaBytes = parseByteSize(opts.quotaBytes);
+  if (quotaBytes === null || quotaBytes < 1) {
+    throw new UsageError(
+      `--quota-bytes ${opts.quotaBytes} is not a size: give bytes (10737418240) or a size such as 10GiB`,
+    );
+  }
+  if (!/^\d{1,7}$/.test(opts.rateLimit)) {
+    throw new UsageError(
+      `--rate-limit ${opts.rateLimit} is not a number of requests per minute (0 turns the limit off)`,
+    );
+  }
+  const rateLimit = Number(opts.rateLimit);
+  if (!/^\d{1,5}$/.test(opts.maxConcurrentReplays) || Number(opts.maxConcurrentReplays) < 1) {
+    throw new UsageError(
+      `--max-concurrent-replays ${opts.maxConcurrentReplays} is not a number of replays a token may run at once (1 or more)`,
+    );
+  }
+  const maxConcurrentReplays = Number(opts.maxConcurrentReplays);
+  const streamIdleSeconds = Number(opts.streamIdleSeconds);
+  if (!/^\d{1,6}(\.\d{1,3})?$/.test(opts.streamIdleSeconds) || streamIdleSeconds <= 0) {
+    throw new UsageError(
+      `--stream-idle-seconds ${opts.streamIdleSeconds} is not a number of seconds (more than 0, e.g. 60 or 0.5)`,
+    );
+  }
+  if (!/^\d{1,6}$/.test(opts.digestInterval) || Number(opts.digestInterval) < 1) {
+    throw new UsageError(
+      `--digest-interval ${opts.digestInterval} is not a number of seconds (1 or more, e.g. 300)`,
+    );
+  }
+  const bootstrapToken = io.env.HANSARD_BOOTSTRAP_TOKEN || undefined;
+  // Checked before the data directory is touched: a bad one used to leave tenant "local" with no token.
+  if (bootstrapToken !== undefined) {
+    const { TOKEN_PATTERN } = await import('../../contract/tokens.js');
+    if (!TOKEN_PATTERN.test(bootstrapToken)) throw new UsageError(badBootstrapToken(bootstrapToken));
+  }
+  // The server stack (Hono, the board, SQLite) loads only for `serve`: other commands start faster.
+  const { startServer } = await import('../../deploy/local-serve.js');
+  const { DataDirLockedError, DataDirUnusableError } = await import('../../deploy/data-lock.js');
+  const { StartRefusedError } = await import('../../deploy/local-start.js');
+  // The server's stderr is its log: no token in it, whatever a line holds (issue 24 item 6).
+  const { maskTokens } = await import('../../log/redact/mask-tokens.js');
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer({
+      port,
+      host: opts.host,
+      data: resolve(io.cwd, opts.data),
+      bootstrapToken,
+      quotaBytes,
+      rateLimit,
+      maxConcurrentReplays,
+      streamIdleMs: Math.round(streamIdleSeconds * 1000),
+      audit: { intervalSeconds: Number(opts.digestInterval) },
+      digester: opts.digester === 'on',
+      print: (l) => io.stdout.write(`${l}\n`),
+      log: (l) => io.stderr.write(`${maskTokens(l)}\n`),
+      requestLog: (l) => io.stderr.write(`${maskTokens(l)}\n`),
+      // Another process may be writing the directory now: stop at once, not after open requests end.
+      onLockLost: () => process.exit(1),
+    });
+  } catch (err) {
+    // One server per data directory (docs/operations.md): refused with exit 2, naming the holder;
+    // and a data directory that cannot hold the first start's state (a full disk) the same way.
+    if (
+      err instanceof DataDirLockedError ||
+      err instanceof DataDirUnusableError ||
+      err instanceof StartRefusedError
+    )
+      throw new UsageError(err.message);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new UsageError(
+        `port ${port} on ${opts.host} is in use: is hansard already running? Pick another with --port`,
+      );
+    }
+    if (code === 'EACCES')
+      throw new UsageError(
+        `cannot listen on ${opts.host}:${port} (permission denied): pick a port above 1024`,
+      );
+    throw err;
+  }
+  if (server.port !== 8787) {
+    io.stdout.write(`\nCommands reach this server with: export HANSARD_URL=${server.url}\n`);
+  }
+  io.keepAlive = true;
+  // A graceful stop with a deadline (server.close): a client that stopped reading cannot keep the
+  // server, and its data directory's lock, alive. A second signal ends the process at once, unless
+  // it comes within SAME_SIGNAL_MS of the first: that is the same signal again, as `npm start`
+  // forwards what the process group already got (a terminal's Ctrl-C signals every process of the
+  // group, npm included, and npm passes it on to its child), and it must not cut the grace short.
+  let stoppingAt: number | null = null;
+  const stop = () => {
+    if (stoppingAt !== null) {
+      if (performance.now() - stoppingAt < SAME_SIGNAL_MS) return;
+      io.stderr.write('hansard: stopping now, without waiting for open requests\n');
+      process.exit(1);
+    }
+    stoppingAt = performance.now();
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        io.stderr.write(`hansard: stopping failed: ${err instanceof Error ? err.message : String(err)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }

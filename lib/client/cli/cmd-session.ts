@@ -46,39 +46,7 @@ Examples:
   hansard session report --session s_… --state done --events-file events.json
   echo '[{"kind":"plan"}]' | hansard session report --session s_… --state working --events-file -`,
     )
-    .action(
-      async (o: {
-        state: string;
-        note: string;
-        events?: string;
-        eventsFile?: string;
-        session?: string;
-        sessionToken?: string;
-        url?: string;
-        token?: string;
-        json?: boolean;
-      }) => {
-        if (!o.session) throw new UsageError('which session? pass --session s_… or set HANSARD_SESSION_ID');
-        if (!isId('s', o.session))
-          throw new UsageError(`--session ${o.session} is not a session id (s_ followed by a ULID)`);
-        const events = await readEvents(o, io);
-        const report = checkReport({ state: o.state, note: o.note, events });
-        const client = clientFrom({ url: o.url, token: o.sessionToken ?? o.token }, io.env, retryNotice(io));
-        const res = await client.request('POST', `/v1/sessions/${o.session}/status`, {
-          body: JSON.stringify(report),
-          contentType: 'application/json',
-        });
-        if (o.json) return printJson(io, res.body);
-        io.stdout.write(`reported ${o.state} for ${o.session}\n`);
-        // A report may come before the segments, but a mistyped id also looks like this: say so.
-        if ((res.body as { writers?: number }).writers === 0) {
-          io.stderr.write(
-            `note: the server has no segments of ${o.session} yet. If you expected some, check the session id ` +
-              '(hansard upload prints it; the board lists it under "no segments yet").\n',
-          );
-        }
-      },
-    );
+    .action((o: SessionReportOptions) => reportSession(o, io));
 }
 
 /**
@@ -153,4 +121,44 @@ function flagPath(path: PropertyKey[]): string {
   return path
     .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
     .join('');
+}
+
+/** The options of `hansard session report`, as commander parses them. */
+export interface SessionReportOptions {
+  state: string;
+  note: string;
+  events?: string;
+  eventsFile?: string;
+  session?: string;
+  sessionToken?: string;
+  url?: string;
+  token?: string;
+  json?: boolean;
+}
+
+/**
+ * `hansard session report`: checks the report against the limits (docs/status.md) before anything is
+ * sent, posts it to the session's status, and prints what was reported.
+ * @throws UsageError without a session id, for one that is not `s_<ULID>`, or a report over the limits
+ */
+export async function reportSession(o: SessionReportOptions, io: IoWithStdin): Promise<void> {
+  if (!o.session) throw new UsageError('which session? pass --session s_… or set HANSARD_SESSION_ID');
+  if (!isId('s', o.session))
+    throw new UsageError(`--session ${o.session} is not a session id (s_ followed by a ULID)`);
+  const events = await readEvents(o, io);
+  const report = checkReport({ state: o.state, note: o.note, events });
+  const client = clientFrom({ url: o.url, token: o.sessionToken ?? o.token }, io.env, retryNotice(io));
+  const res = await client.request('POST', `/v1/sessions/${o.session}/status`, {
+    body: JSON.stringify(report),
+    contentType: 'application/json',
+  });
+  if (o.json) return printJson(io, res.body);
+  io.stdout.write(`reported ${o.state} for ${o.session}\n`);
+  // A report may come before the segments, but a mistyped id also looks like this: say so.
+  if ((res.body as { writers?: number }).writers === 0) {
+    io.stderr.write(
+      `note: the server has no segments of ${o.session} yet. If you expected some, check the session id ` +
+        '(hansard upload prints it; the board lists it under "no segments yet").\n',
+    );
+  }
 }

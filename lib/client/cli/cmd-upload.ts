@@ -27,36 +27,7 @@ export function registerUpload(program: Command, io: Io): void {
       'after',
       '\nSafe to run again: only new bytes are sent; a line still being written waits for the next run.',
     )
-    .action(
-      async (dirs: string[], o: { url?: string; token?: string; json?: boolean; progress?: boolean }) => {
-        const showProgress = !o.json && (o.progress || io.stderr.isTTY === true);
-        const client = clientFrom(o, io.env, o.json ? undefined : retryNotice(io));
-        const results: SessionUploadResult[] = [];
-        for (const dir of expandSessionDirs(dirs.map((d) => resolve(io.cwd, d)))) {
-          const r = await uploadSession(dir, {
-            client,
-            onProgress: showProgress
-              ? ({ w, sent, total }) =>
-                  io.stderr.write(`  ${w}: ${formatBytes(sent)} of ${formatBytes(total)}\n`)
-              : undefined,
-          });
-          results.push(r);
-          if (!o.json) {
-            const sent = r.segments.reduce((n, s) => n + s.sent_lines, 0);
-            const bytes = r.segments.reduce((n, s) => n + s.sent_bytes, 0);
-            const pending = r.segments.filter((s) => s.pending_bytes > 0).length;
-            io.stdout.write(
-              `${r.sid}: ${r.segments.length} writer${r.segments.length === 1 ? '' : 's'}, ${sent} line${sent === 1 ? '' : 's'} sent (${formatBytes(bytes)})` +
-                `${sent === 0 ? ', already up to date' : ''}${pending ? `, ${pending} unfinished last line${pending === 1 ? '' : 's'} left for later` : ''}\n`,
-            );
-          }
-        }
-        if (o.json) printJson(io, { sessions: results });
-        else if (results.some((r) => r.segments.some((seg) => seg.sent_lines > 0))) {
-          io.stderr.write(`next: hansard replay ${results[0]!.sid} --format text\n`);
-        }
-      },
-    );
+    .action((dirs: string[], o: UploadOptions) => upload(dirs, o, io));
 }
 
 /**
@@ -82,4 +53,44 @@ function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** The options of `hansard upload`, as commander parses them. */
+export interface UploadOptions {
+  url?: string;
+  token?: string;
+  json?: boolean;
+  progress?: boolean;
+}
+
+/**
+ * `hansard upload <dirs…>`: sends each session directory's segments to the server (`uploadSession`), with
+ * progress on a terminal, and prints what each stored.
+ */
+export async function upload(dirs: string[], o: UploadOptions, io: Io): Promise<void> {
+  const showProgress = !o.json && (o.progress || io.stderr.isTTY === true);
+  const client = clientFrom(o, io.env, o.json ? undefined : retryNotice(io));
+  const results: SessionUploadResult[] = [];
+  for (const dir of expandSessionDirs(dirs.map((d) => resolve(io.cwd, d)))) {
+    const r = await uploadSession(dir, {
+      client,
+      onProgress: showProgress
+        ? ({ w, sent, total }) => io.stderr.write(`  ${w}: ${formatBytes(sent)} of ${formatBytes(total)}\n`)
+        : undefined,
+    });
+    results.push(r);
+    if (!o.json) {
+      const sent = r.segments.reduce((n, s) => n + s.sent_lines, 0);
+      const bytes = r.segments.reduce((n, s) => n + s.sent_bytes, 0);
+      const pending = r.segments.filter((s) => s.pending_bytes > 0).length;
+      io.stdout.write(
+        `${r.sid}: ${r.segments.length} writer${r.segments.length === 1 ? '' : 's'}, ${sent} line${sent === 1 ? '' : 's'} sent (${formatBytes(bytes)})` +
+          `${sent === 0 ? ', already up to date' : ''}${pending ? `, ${pending} unfinished last line${pending === 1 ? '' : 's'} left for later` : ''}\n`,
+      );
+    }
+  }
+  if (o.json) printJson(io, { sessions: results });
+  else if (results.some((r) => r.segments.some((seg) => seg.sent_lines > 0))) {
+    io.stderr.write(`next: hansard replay ${results[0]!.sid} --format text\n`);
+  }
 }

@@ -85,79 +85,7 @@ export function registerVerify(program: Command, io: Io): void {
       '\nEach problem is: severity, code, writer, seq/line, message. Severities: error (the session is not\n' +
         `ok; exit 1), warning, info. What each code means: hansard verify --codes\n${VERIFY_DIGESTS_HELP}`,
     )
-    .action(
-      async (
-        target: string | undefined,
-        o: {
-          url?: string;
-          token?: string;
-          json?: boolean;
-          codes?: boolean;
-          digests?: string;
-          publicKey?: string[];
-          at?: string;
-          maxBytes?: string;
-          maxEntries?: string;
-          sid?: string;
-          tenant?: string;
-        },
-      ) => {
-        if (o.digests !== undefined) {
-          if (target !== undefined) {
-            throw new UsageError('--digests checks a bundle: pass the bundle to --digests and no session');
-          }
-          await verifyDigests(io, o.digests, o);
-          return;
-        }
-        if (
-          o.publicKey !== undefined ||
-          o.at !== undefined ||
-          o.maxBytes !== undefined ||
-          o.maxEntries !== undefined ||
-          o.sid !== undefined ||
-          o.tenant !== undefined
-        ) {
-          throw new UsageError(
-            '--public-key, --at, --sid, --tenant, --max-bytes and --max-entries go with --digests BUNDLE',
-          );
-        }
-        if (o.codes) {
-          printCodes(io, o.json === true);
-          return;
-        }
-        if (target === undefined) {
-          throw new UsageError(
-            'which session? pass a session directory or a session id (s_…); --codes lists the codes',
-          );
-        }
-        const t = sessionTarget(target, io.cwd);
-        let report: VerifyReport;
-        if (t.kind === 'dir') {
-          const segments = sessionDirSegments(t.dir);
-          if (segments.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
-          const name = basename(t.dir);
-          report = await verifySegments(segments, isId('s', name) ? name : undefined);
-        } else {
-          report = (
-            await clientFrom(o, io.env, retryNotice(io)).request('GET', `/v1/sessions/${t.sid}/verify`)
-          ).body as VerifyReport;
-        }
-        if (o.json) printJson(io, report);
-        else {
-          for (const p of report.problems) {
-            const where = `${p.w}${p.seq !== null ? ` seq ${p.seq}` : ''}${p.line !== null ? ` line ${p.line}` : ''}`;
-            // A report from an older server may quote events' ids raw: never let one reach the terminal.
-            const line = `${p.severity.padEnd(7)}  ${p.code.padEnd(26)}  ${where}: ${p.message}`;
-            io.stdout.write(`${escapeControl(line)}\n`);
-          }
-          const s = report.summary;
-          io.stdout.write(
-            `${report.ok ? 'ok' : 'NOT ok'}: ${plural(s.events, 'event')} in ${plural(s.writers, 'writer')}; ${plural(s.errors, 'error')}, ${plural(s.warnings, 'warning')}, ${s.infos} info\n`,
-          );
-        }
-        if (!report.ok) throw new ExitError(1);
-      },
-    );
+    .action((target: string | undefined, o: VerifyOptions) => verify(target, o, io));
 
   program
     .command('inspect')
@@ -168,25 +96,117 @@ export function registerVerify(program: Command, io: Io): void {
     .option('--url <url>', 'server URL (env HANSARD_URL)')
     .option('--token <token>', 'token with the read scope (env HANSARD_TOKEN)')
     .addOption(jsonOption())
-    .action(async (target: string, o: { url?: string; token?: string; json?: boolean }) => {
-      const t = sessionTarget(target, io.cwd);
-      let summary: SessionSummary;
-      if (t.kind === 'dir') {
-        const segments = sessionDirSegments(t.dir);
-        if (segments.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
-        const name = basename(t.dir);
-        const report = await verifySegments(segments, isId('s', name) ? name : undefined);
-        summary = await inspectSession(segmentSources(segments), report);
-      } else {
-        summary = (
-          await clientFrom(o, io.env, retryNotice(io)).request('GET', `/v1/sessions/${t.sid}/inspect`)
-        ).body as SessionSummary;
-      }
-      if (o.json) printJson(io, summary);
-      else io.stdout.write(formatSummary(summary));
-    });
+    .action((target: string, o: InspectOptions) => inspect(target, o, io));
 }
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** The options of `hansard verify`, as commander parses them. */
+export interface VerifyOptions {
+  url?: string;
+  token?: string;
+  json?: boolean;
+  codes?: boolean;
+  digests?: string;
+  publicKey?: string[];
+  at?: string;
+  maxBytes?: string;
+  maxEntries?: string;
+  sid?: string;
+  tenant?: string;
+}
+
+/**
+ * `hansard verify [target]`: checks a session (a local directory or one on the server) and prints each
+ * problem, or with `--digests` checks an exported bundle offline, or with `--codes` lists what each code
+ * means.
+ * @throws UsageError for a target and `--digests` together, digest options without `--digests`, or no
+ * target
+ * @throws ExitError 1 when the session is not ok
+ */
+export async function verify(target: string | undefined, o: VerifyOptions, io: Io): Promise<void> {
+  if (o.digests !== undefined) {
+    if (target !== undefined) {
+      throw new UsageError('--digests checks a bundle: pass the bundle to --digests and no session');
+    }
+    await verifyDigests(io, o.digests, o);
+    return;
+  }
+  if (
+    o.publicKey !== undefined ||
+    o.at !== undefined ||
+    o.maxBytes !== undefined ||
+    o.maxEntries !== undefined ||
+    o.sid !== undefined ||
+    o.tenant !== undefined
+  ) {
+    throw new UsageError(
+      '--public-key, --at, --sid, --tenant, --max-bytes and --max-entries go with --digests BUNDLE',
+    );
+  }
+  if (o.codes) {
+    printCodes(io, o.json === true);
+    return;
+  }
+  if (target === undefined) {
+    throw new UsageError(
+      'which session? pass a session directory or a session id (s_…); --codes lists the codes',
+    );
+  }
+  const t = sessionTarget(target, io.cwd);
+  let report: VerifyReport;
+  if (t.kind === 'dir') {
+    const segments = sessionDirSegments(t.dir);
+    if (segments.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
+    const name = basename(t.dir);
+    report = await verifySegments(segments, isId('s', name) ? name : undefined);
+  } else {
+    report = (await clientFrom(o, io.env, retryNotice(io)).request('GET', `/v1/sessions/${t.sid}/verify`))
+      .body as VerifyReport;
+  }
+  if (o.json) printJson(io, report);
+  else {
+    for (const p of report.problems) {
+      const where = `${p.w}${p.seq !== null ? ` seq ${p.seq}` : ''}${p.line !== null ? ` line ${p.line}` : ''}`;
+      // A report from an older server may quote events' ids raw: never let one reach the terminal.
+      const line = `${p.severity.padEnd(7)}  ${p.code.padEnd(26)}  ${where}: ${p.message}`;
+      io.stdout.write(`${escapeControl(line)}\n`);
+    }
+    const s = report.summary;
+    io.stdout.write(
+      `${report.ok ? 'ok' : 'NOT ok'}: ${plural(s.events, 'event')} in ${plural(s.writers, 'writer')}; ${plural(s.errors, 'error')}, ${plural(s.warnings, 'warning')}, ${s.infos} info\n`,
+    );
+  }
+  if (!report.ok) throw new ExitError(1);
+}
+
+/** The options of `hansard inspect`, as commander parses them. */
+export interface InspectOptions {
+  url?: string;
+  token?: string;
+  json?: boolean;
+}
+
+/**
+ * `hansard inspect <target>`: a session's summary (writers, turns, actions, what verify found), from a
+ * local directory or the server, as text or JSON.
+ * @throws UsageError for a directory without segments
+ */
+export async function inspect(target: string, o: InspectOptions, io: Io): Promise<void> {
+  const t = sessionTarget(target, io.cwd);
+  let summary: SessionSummary;
+  if (t.kind === 'dir') {
+    const segments = sessionDirSegments(t.dir);
+    if (segments.length === 0) throw new UsageError(`${target} holds no w_<ULID>.jsonl segments`);
+    const name = basename(t.dir);
+    const report = await verifySegments(segments, isId('s', name) ? name : undefined);
+    summary = await inspectSession(segmentSources(segments), report);
+  } else {
+    summary = (await clientFrom(o, io.env, retryNotice(io)).request('GET', `/v1/sessions/${t.sid}/inspect`))
+      .body as SessionSummary;
+  }
+  if (o.json) printJson(io, summary);
+  else io.stdout.write(formatSummary(summary));
 }
