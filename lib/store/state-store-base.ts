@@ -1,13 +1,14 @@
 /**
  * What both state adapters (lib/store/sqlite/state-store.ts, lib/store/dynamo/state-store.ts) compose the
- * same way: the entity ports each keeps in an object of its own (a tenant's limits, the status, work and
- * claimed-key records, the digest index), forwarded here once. An adapter extends `StateStoreBase`, gives
- * it those objects, and writes only the methods it keeps itself.
+ * same way: the entity ports each keeps in an object of its own (a tenant's limits, tokens and server
+ * secrets, the status, work and claimed-key records, the digest index), forwarded here once. An adapter
+ * extends `StateStoreBase`, gives it those objects, and writes only the methods it keeps itself.
  */
 import type { DigestDue, DigestHead, DigestIndex } from './digests.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { StatusRecord, StatusStore } from './status.js';
 import type { TenantSettings, TenantSettingsChange, TenantStore } from './tenants.js';
+import type { ServerSecrets, TokenRecord, TokenStore } from './tokens.js';
 import type { WorkItem, WorkStore } from './work.js';
 
 /** The entity ports of a state adapter kept in objects of their own, forwarded to them. */
@@ -17,7 +18,9 @@ export abstract class StateStoreBase
     StatusStore,
     WorkStore,
     IdempotencyStore,
-    DigestIndex
+    DigestIndex,
+    TokenStore,
+    ServerSecrets
 {
   /** a tenant's own limits, on its tenant record */
   protected abstract readonly tenantSettings: Pick<TenantStore, 'getTenantSettings' | 'setTenantSettings'>;
@@ -25,6 +28,8 @@ export abstract class StateStoreBase
   protected abstract readonly items: StatusStore & WorkStore & IdempotencyStore;
   /** audit digest heads and due marks */
   protected abstract readonly digests: DigestIndex;
+  /** tokens, their child links, and the server's secrets */
+  protected abstract readonly tokens: TokenStore & ServerSecrets;
 
   // ---- a tenant's own limits
 
@@ -37,6 +42,33 @@ export abstract class StateStoreBase
     at: string,
   ): Promise<TenantSettings | null> {
     return this.tenantSettings.setTenantSettings(tenant, change, at);
+  }
+
+  // ---- tokens, their child links and server secrets
+
+  putToken(t: TokenRecord): Promise<void> {
+    return this.tokens.putToken(t);
+  }
+  getTokenByHash(hash: string): Promise<TokenRecord | null> {
+    return this.tokens.getTokenByHash(hash);
+  }
+  listTokens(tenant: string): Promise<TokenRecord[]> {
+    return this.tokens.listTokens(tenant);
+  }
+  revokeToken(tenant: string, id: string, at: string): Promise<boolean> {
+    return this.tokens.revokeToken(tenant, id, at);
+  }
+  touchToken(hash: string, at: string): Promise<void> {
+    return this.tokens.touchToken(hash, at);
+  }
+  getTokenById(tenant: string, id: string): Promise<TokenRecord | null> {
+    return this.tokens.getTokenById(tenant, id);
+  }
+  countLiveChildren(tenant: string, parent: string, at: string): Promise<number> {
+    return this.tokens.countLiveChildren(tenant, parent, at);
+  }
+  serverSecret(name: string, candidate: string): Promise<string> {
+    return this.tokens.serverSecret(name, candidate);
   }
 
   // ---- audit digest heads and due marks

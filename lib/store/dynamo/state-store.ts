@@ -26,7 +26,6 @@ import type { BoardCopy, Page, SessionRecord, SessionSummary, SummaryDelta } fro
 import { StateStoreBase } from '../state-store-base.js';
 import type { StateStore } from '../stores.js';
 import type { TenantUsage } from '../tenants.js';
-import type { TokenRecord } from '../tokens.js';
 import type { ChunkRecord, WriterAdvance, WriterRecord } from '../writers.js';
 import { DynamoDigestIndex } from './digest-index.js';
 import { errorName, type Item, type TransactItem } from './items.js';
@@ -62,7 +61,7 @@ export class DynamoStateStore extends StateStoreBase implements StateStore {
   private readonly table: string;
   private readonly doc: DynamoDBDocumentClient;
   private readonly owned: DynamoDBClient | null;
-  private readonly tokens: DynamoTokenItems;
+  protected readonly tokens: DynamoTokenItems;
   protected readonly tenantSettings: DynamoTenantSettings;
   protected readonly items: DynamoStatusWorkItems;
   protected readonly digests: DynamoDigestIndex;
@@ -119,33 +118,6 @@ export class DynamoStateStore extends StateStoreBase implements StateStore {
 
   async tenantExists(tenant: string): Promise<boolean> {
     return (await this.get(keys.tenant(tenant))) !== null;
-  }
-
-  // ---- tokens, their child links and server secrets: dynamo/tokens.ts
-
-  putToken(t: TokenRecord): Promise<void> {
-    return this.tokens.putToken(t);
-  }
-  getTokenByHash(hash: string): Promise<TokenRecord | null> {
-    return this.tokens.getTokenByHash(hash);
-  }
-  listTokens(tenant: string): Promise<TokenRecord[]> {
-    return this.tokens.listTokens(tenant);
-  }
-  revokeToken(tenant: string, id: string, at: string): Promise<boolean> {
-    return this.tokens.revokeToken(tenant, id, at);
-  }
-  touchToken(hash: string, at: string): Promise<void> {
-    return this.tokens.touchToken(hash, at);
-  }
-  getTokenById(tenant: string, id: string): Promise<TokenRecord | null> {
-    return this.tokens.getTokenById(tenant, id);
-  }
-  countLiveChildren(tenant: string, parent: string, at: string): Promise<number> {
-    return this.tokens.countLiveChildren(tenant, parent, at);
-  }
-  serverSecret(name: string, candidate: string): Promise<string> {
-    return this.tokens.serverSecret(name, candidate);
   }
 
   // ---- writers and chunks: dynamo/writers.ts

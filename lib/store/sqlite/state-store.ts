@@ -10,7 +10,6 @@ import type { Page, SessionRecord, SessionSummary, SummaryDelta } from '../sessi
 import { StateStoreBase } from '../state-store-base.js';
 import type { StateStore } from '../stores.js';
 import type { TenantUsage } from '../tenants.js';
-import type { TokenRecord } from '../tokens.js';
 import type { ChunkRecord, WriterAdvance, WriterRecord } from '../writers.js';
 import { type AdvanceItem, advanceCommitter } from './advance.js';
 import { addDigestSchema, CHUNK_COLUMNS, SqliteDigestIndex, toChunkRecord } from './digest-index.js';
@@ -19,6 +18,7 @@ import { SCHEMA } from './schema.js';
 import { SqliteStatusWorkItems } from './status-work.js';
 import { addSummaryColumns, listSummaries, mergeSummaryRow, SESSION_COLUMNS } from './summary.js';
 import { addTenantSettingsColumns, SqliteTenantSettings } from './tenants.js';
+import { SqliteTokens } from './tokens.js';
 
 type Row = Record<string, unknown>;
 
@@ -39,6 +39,7 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
   protected readonly items = new SqliteStatusWorkItems(this.primitives);
   protected readonly digests = new SqliteDigestIndex(this.primitives);
   protected readonly tenantSettings = new SqliteTenantSettings(this.primitives);
+  protected readonly tokens = new SqliteTokens(this.primitives);
   private readonly advances: GroupCommit<AdvanceItem, void>;
   private readonly walSyncs: () => number;
   private readonly closeWal: () => void;
@@ -137,72 +138,6 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
 
   async tenantExists(tenant: string): Promise<boolean> {
     return this.q('SELECT 1 FROM tenants WHERE name = ?').get(tenant) !== undefined;
-  }
-
-  async putToken(t: TokenRecord): Promise<void> {
-    try {
-      this.q(
-        `INSERT INTO tokens (id, tenant, hash, scopes, session, label, created_at, expires_at, revoked_at, last_used_at,
-           parent, root) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        t.id,
-        t.tenant,
-        t.hash,
-        JSON.stringify(t.scopes),
-        t.session,
-        t.label,
-        t.created_at,
-        t.expires_at,
-        t.revoked_at,
-        t.last_used_at,
-        t.parent,
-        t.root,
-      );
-    } catch (err) {
-      if ((err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) {
-        throw new StateConflictError('a token with this id or hash exists');
-      }
-      throw err;
-    }
-  }
-
-  async getTokenByHash(hash: string): Promise<TokenRecord | null> {
-    const row = this.q('SELECT * FROM tokens WHERE hash = ?').get(hash) as Row | undefined;
-    return row ? toToken(row) : null;
-  }
-
-  async listTokens(tenant: string): Promise<TokenRecord[]> {
-    const rows = this.q('SELECT * FROM tokens WHERE tenant = ? ORDER BY created_at, id').all(tenant) as Row[];
-    return rows.map(toToken);
-  }
-
-  async revokeToken(tenant: string, id: string, at: string): Promise<boolean> {
-    const r = this.q(
-      'UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE tenant = ? AND id = ?',
-    ).run(at, tenant, id);
-    return r.changes > 0;
-  }
-
-  async touchToken(hash: string, at: string): Promise<void> {
-    this.q('UPDATE tokens SET last_used_at = ? WHERE hash = ?').run(at, hash);
-  }
-
-  async getTokenById(tenant: string, id: string): Promise<TokenRecord | null> {
-    const row = this.q('SELECT * FROM tokens WHERE tenant = ? AND id = ?').get(tenant, id) as Row | undefined;
-    return row ? toToken(row) : null;
-  }
-
-  async countLiveChildren(tenant: string, parent: string, at: string): Promise<number> {
-    const row = this.q(
-      `SELECT COUNT(*) AS n FROM tokens WHERE tenant = ? AND parent = ? AND revoked_at IS NULL
-         AND (expires_at IS NULL OR expires_at > ?)`,
-    ).get(tenant, parent, at) as { n: number };
-    return row.n;
-  }
-
-  async serverSecret(name: string, candidate: string): Promise<string> {
-    this.q('INSERT OR IGNORE INTO server_secrets (name, value) VALUES (?, ?)').run(name, candidate);
-    return (this.q('SELECT value FROM server_secrets WHERE name = ?').get(name) as { value: string }).value;
   }
 
   async getWriter(tenant: string, sid: string, w: string): Promise<WriterRecord | null> {
@@ -326,15 +261,6 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
     this.closeWal();
     this.db.close();
   }
-}
-
-function toToken(row: Row): TokenRecord {
-  return {
-    ...(row as unknown as TokenRecord),
-    scopes: JSON.parse(row.scopes as string) as string[],
-    parent: (row.parent as string | null) ?? null,
-    root: (row.root as string | null) ?? (row.id as string),
-  };
 }
 
 /** The writer columns added with issue 24.1: who recorded a writer (its provenance) and which token uploaded it. */
