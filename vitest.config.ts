@@ -13,7 +13,7 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 30_000,
     // A hook may wait for the run's DynamoDB Local, whose JVM takes up to 90 s to answer on a loaded
-    // machine (test/support/dynamodb-local.ts): hooks that start an emulator say 120 s, and so does this.
+    // machine (harness/dynamodb-local.ts): hooks that start an emulator say 120 s, and so does this.
     hookTimeout: 120_000,
     // Tests spawn servers and child processes; two cores here, so keep workers few.
     maxWorkers: 2,
