@@ -23,6 +23,68 @@ const FAST = [
   'test/ratelimit/memory.test.ts',
 ];
 
+/**
+ * In-process files of test/attack and test/client (the rest of those folders starts the built CLI, a
+ * hook process, an emulator or a browser, or takes seconds): each under 2 s in a full run. A new file
+ * there runs in `npm test` only until it is named here.
+ */
+const FAST_FILES = [
+  'test/attack/board-correction-user.test.ts',
+  'test/attack/board-fixes-bloat.test.ts',
+  'test/attack/board-invisible-more.test.ts',
+  'test/attack/board-invisible-names.test.ts',
+  'test/attack/board-lone-person-view.test.ts',
+  'test/attack/board-lone-surrogate.test.ts',
+  'test/attack/board-span-line.test.ts',
+  'test/attack/board-summary-lost.test.ts',
+  'test/attack/board-summary-resume.test.ts',
+  'test/attack/board-title-correction.test.ts',
+  'test/attack/board-title-fix-badts.test.ts',
+  'test/attack/board-title-pending.test.ts',
+  'test/attack/board-verdict-stampede.test.ts',
+  'test/attack/content-lookalikes-more.test.ts',
+  'test/attack/content-lookalikes.test.ts',
+  'test/attack/digests-bundle-substitution.test.ts',
+  'test/attack/digests-noncanonical.test.ts',
+  'test/attack/digests-post-flood.test.ts',
+  'test/attack/digests-retired-key.test.ts',
+  'test/attack/digests-same-sid-tenant.test.ts',
+  'test/attack/digests-upload-edit-during-outcome.test.ts',
+  'test/attack/digests-upload-edit-during.test.ts',
+  'test/attack/origin-secret-guard.test.ts',
+  'test/attack/origin-secret-lambda.test.ts',
+  'test/attack/status-data-loss.test.ts',
+  'test/attack/status-evidence-corrections.test.ts',
+  'test/attack/status-evidence-forge.test.ts',
+  'test/attack/status-evidence-provenance.test.ts',
+  'test/attack/upload-resync-splice.test.ts',
+  'test/attack/verdict-provenance-forge.test.ts',
+  'test/attack/verdict-shell-tricks.test.ts',
+  'test/attack/work-content-bypass.test.ts',
+  'test/attack/work-idempotency-keys.test.ts',
+  'test/attack/work-owner-takeover.test.ts',
+  'test/attack/work-ownership.test.ts',
+  'test/client/capture/deferred.test.ts',
+  'test/client/capture/doctor-failures.test.ts',
+  'test/client/capture/state-dir.test.ts',
+  'test/client/capture/whole-ms-timeouts.test.ts',
+  'test/client/cli/export-replay-url.test.ts',
+  'test/client/cli/help-names-docs.test.ts',
+  'test/client/cli/import-claude-code-cli.test.ts',
+  'test/client/cli/import-codex-cli.test.ts',
+  'test/client/cli/import-person-cli.test.ts',
+  'test/client/cli/keys-data-dir.test.ts',
+  'test/client/cli/serve-key-line.test.ts',
+  'test/client/cli/text-cut-cli.test.ts',
+  'test/client/cli/upload-changed-bytes.test.ts',
+  'test/client/cli/upload-edits.test.ts',
+  'test/client/cli/verify-cli.test.ts',
+  'test/client/cli/verify-codes-bundle.test.ts',
+  'test/client/cli/verify-sid-needs-tenant.test.ts',
+  'test/client/cli/work-lease-read.test.ts',
+  'test/client/mcp/line-limit.test.ts',
+];
+
 /** Files of those folders left to `npm test`: why, and their seconds in a full run (2 workers, 2 cores). */
 const SLOW = [
   // emulators: DynamoDB Local or s3rver
@@ -66,7 +128,7 @@ export default defineConfig({
   ...base,
   test: {
     ...base.test,
-    include: FAST,
+    include: [...FAST, ...FAST_FILES],
     exclude: [...(base.test?.exclude ?? []), ...SLOW],
     isolate: false,
   },
