@@ -6,7 +6,6 @@
  * nothing. End-to-end checks through the CLI and the verifier are in test/e2e/export-verify.test.ts.
  */
 import { mkdtempSync, readFileSync, truncateSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +14,7 @@ import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import { type BundleManifest, SignedDigest } from '../../lib/audit/schemas.js';
 import { listSegments } from '../../lib/log/index.js';
 import { untar } from '../support/export-bundle.js';
-import { expectError, request } from '../support/http.js';
+import { expectError, request, stalledReader } from '../support/http.js';
 import { mint, useServer } from '../support/server.js';
 import { storedSegmentPath } from '../support/stored.js';
 
@@ -157,7 +156,7 @@ describe('GET /v1/sessions/{sid}/export', () => {
 
   it('holds a replay slot of its token while it streams (429 too_many_replays past the cap)', async () => {
     const token = await mint(srv, 'acme', ['read']);
-    const held = await stalledReader(exportPath(big.sid), token);
+    const held = await stalledReader(srv, exportPath(big.sid), token);
     try {
       expect(held.status).toBe(200);
       const replay = await request(srv, 'GET', `/v1/sessions/${big.sid}/replay?raw=1`, { token });
@@ -177,22 +176,3 @@ describe('GET /v1/sessions/{sid}/export', () => {
     expect(after).toBe(200);
   }, 30_000);
 });
-
-/** A reader that takes the status line and headers, then stops reading; `drop` goes away. */
-function stalledReader(path: string, token: string): Promise<{ status: number; drop(): void }> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(srv.port, '127.0.0.1', () => {
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`);
-    });
-    let head = '';
-    socket.on('data', (d: Buffer) => {
-      head += d.toString('latin1');
-      const m = /^HTTP\/1\.1 (\d{3})/.exec(head);
-      if (!m || !head.includes('\r\n\r\n')) return;
-      socket.pause();
-      socket.removeAllListeners('data');
-      resolve({ status: Number(m[1]), drop: () => socket.destroy() });
-    });
-    socket.on('error', reject);
-  });
-}

@@ -7,12 +7,11 @@
  * stop reading (raw sockets, paused) so that a replay stays open.
  */
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
 import { runCli } from '../../lib/client/cli/main.js';
 import { listSegments } from '../../lib/log/index.js';
-import { expectError, request } from '../support/http.js';
+import { expectError, request, type StalledReader, stalledReader } from '../support/http.js';
 import { mint, useServer } from '../support/server.js';
 
 const CAP = 2;
@@ -48,38 +47,13 @@ beforeAll(async () => {
   expect(fullLength).toBeGreaterThan(10 * 1024 * 1024);
 }, 60_000);
 
-/** A reader that sends the request, takes the status line and headers, then stops reading. */
-interface StalledReader {
-  status: number;
-  /** goes away: the socket is destroyed mid-body */
-  drop(): void;
-}
-
-function stalledReader(path: string, token: string): Promise<StalledReader> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(srv.port, '127.0.0.1', () => {
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`);
-    });
-    let head = '';
-    socket.on('data', (d: Buffer) => {
-      head += d.toString('latin1');
-      const m = /^HTTP\/1\.1 (\d{3})/.exec(head);
-      if (!m || !head.includes('\r\n\r\n')) return;
-      socket.pause();
-      socket.removeAllListeners('data');
-      resolve({ status: Number(m[1]), drop: () => socket.destroy() });
-    });
-    socket.on('error', reject);
-  });
-}
-
 /**
  * `stalledReader`, asked again on a 429 for up to 2 s: a dropped reader's slot comes back once the server
  * sees its close, which may come after it reads the next request.
  */
 async function stalledReaderWhenFree(path: string, token: string): Promise<StalledReader> {
   for (let i = 0; ; i++) {
-    const r = await stalledReader(path, token);
+    const r = await stalledReader(srv, path, token);
     if (r.status !== 429 || i === 100) return r;
     r.drop();
     await new Promise((res) => setTimeout(res, 20));
@@ -91,7 +65,7 @@ const replay = () => `/v1/sessions/${sid}/replay`;
 describe('the per-token cap on whole-session reads', () => {
   it('refuses one more replay than the cap with 429 too_many_replays and Retry-After; other tokens go on', async () => {
     const token = await mint(srv, srv.tenant.name, ['read']);
-    const held = [await stalledReader(replay(), token), await stalledReader(replay(), token)];
+    const held = [await stalledReader(srv, replay(), token), await stalledReader(srv, replay(), token)];
     try {
       expect(held.map((h) => h.status)).toEqual([200, 200]);
       const refused = await request(srv, 'GET', replay(), { token });
@@ -113,8 +87,8 @@ describe('the per-token cap on whole-session reads', () => {
   it('counts every kind of whole-session read: raw and text replay, segment, verify, inspect, attribution', async () => {
     const token = await mint(srv, srv.tenant.name, ['read']);
     const held = [
-      await stalledReader(`${replay()}?raw=1`, token),
-      await stalledReader(`/v1/sessions/${sid}/writers/${firstWriter}/segment`, token),
+      await stalledReader(srv, `${replay()}?raw=1`, token),
+      await stalledReader(srv, `/v1/sessions/${sid}/writers/${firstWriter}/segment`, token),
     ];
     try {
       expect(held.map((h) => h.status)).toEqual([200, 200]);
@@ -138,7 +112,7 @@ describe('the per-token cap on whole-session reads', () => {
     const token = await mint(srv, srv.tenant.name, ['board']);
     const page = () =>
       request(srv, 'GET', `/sessions/${sid}`, { headers: { cookie: `hansard_board=${token}` } });
-    const held = [await stalledReader(replay(), token), await stalledReader(replay(), token)];
+    const held = [await stalledReader(srv, replay(), token), await stalledReader(srv, replay(), token)];
     try {
       expect(held.map((h) => h.status)).toEqual([200, 200]);
       const refused = await page();
@@ -168,7 +142,7 @@ describe('the per-token cap on whole-session reads', () => {
     });
     expect(minted.status, minted.text).toBe(201);
     const child = minted.json.token as string;
-    const held = [await stalledReader(replay(), parent), await stalledReader(replay(), parent)];
+    const held = [await stalledReader(srv, replay(), parent), await stalledReader(srv, replay(), parent)];
     try {
       expectError(srv, await request(srv, 'GET', replay(), { token: child }), 429, 'too_many_replays');
     } finally {
@@ -206,7 +180,7 @@ describe('a slot comes back', () => {
 
   it('at once for a HEAD, which takes none and reads nothing', async () => {
     const token = await mint(srv, srv.tenant.name, ['read']);
-    const held = await stalledReader(replay(), token);
+    const held = await stalledReader(srv, replay(), token);
     try {
       for (let i = 0; i < 5; i++) {
         const res = await fetch(`${srv.url}${replay()}`, {

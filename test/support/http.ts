@@ -227,3 +227,32 @@ export async function expectAlive(srv: { url: string }): Promise<void> {
 export function leaked(text: string, secrets: Iterable<string>): string[] {
   return [...secrets].filter((s) => s.length > 0 && text.includes(s));
 }
+
+/** A reader that sent its request, took the status line and headers, then stopped reading. */
+export interface StalledReader {
+  status: number;
+  /** goes away: the socket is destroyed mid-body */
+  drop(): void;
+}
+
+/**
+ * `GET path` with `token` on a raw socket to `srv` that takes the status line and headers, then stops
+ * reading (the server's writes fill the socket's buffers and wait): a slow or stuck client.
+ */
+export function stalledReader(srv: { port: number }, path: string, token: string): Promise<StalledReader> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(srv.port, '127.0.0.1', () => {
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    });
+    let head = '';
+    socket.on('data', (d: Buffer) => {
+      head += d.toString('latin1');
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(head);
+      if (!m || !head.includes('\r\n\r\n')) return;
+      socket.pause();
+      socket.removeAllListeners('data');
+      resolve({ status: Number(m[1]), drop: () => socket.destroy() });
+    });
+    socket.on('error', reject);
+  });
+}
