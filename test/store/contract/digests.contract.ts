@@ -6,14 +6,14 @@
  */
 import { expect } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
-import { StateConflictError, type StateStore } from '../../../lib/store/index.js';
+import { type DigestIndex, StateConflictError, type WriterStore } from '../../../lib/store/index.js';
 import { advanceOf, at, headOf } from './records.js';
 import { type ContractOptions, runContract } from './suite.js';
 
-export function runDigestIndexContract(opts: ContractOptions): void {
+export function runDigestIndexContract(opts: ContractOptions<DigestIndex & WriterStore>): void {
   runContract('digest index', opts, (contract) => {
     /** the case's store */
-    let store: StateStore;
+    let store: DigestIndex & WriterStore;
     /** A case of this suite, its store in `store`. */
     const it = (title: string, fn: () => Promise<void>) =>
       contract(title, async (s) => {

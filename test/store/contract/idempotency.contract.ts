@@ -4,9 +4,10 @@
  * adapter (./suite.ts).
  */
 import { describe, expect } from 'vitest';
+import type { IdempotencyStore } from '../../../lib/store/index.js';
 import { type ContractOptions, runContract } from './suite.js';
 
-export function runIdempotencyContract(opts: ContractOptions): void {
+export function runIdempotencyContract(opts: ContractOptions<IdempotencyStore>): void {
   runContract('idempotency', opts, (contract) => {
     describe('claimed keys', () => {
       contract('keeps the first value claimed for a key, per tenant and scope', async (s) => {

@@ -5,10 +5,19 @@
  */
 import { describe, expect } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
-import type { StateStore, StatusEntry, StatusRecord } from '../../../lib/store/index.js';
+import type {
+  SessionIndex,
+  StatusEntry,
+  StatusRecord,
+  StatusStore,
+  WriterStore,
+} from '../../../lib/store/index.js';
 import { SUMMARY_NAMES_MAX, TITLE_MAX } from '../../../lib/store/session-summary.js';
 import { advanceOf, at } from './records.js';
 import type { Contract } from './suite.js';
+
+/** What the summary cases ask of a store: the session index, and the writers and status that feed it. */
+type Ports = SessionIndex & WriterStore & StatusStore;
 
 /** µs since the epoch of `at(i)`. */
 const micros = (i: number): number => Date.parse(at(i)) * 1000;
@@ -27,13 +36,13 @@ function reportsOf(sid: string, states: string[], first = 100): StatusRecord {
 }
 
 /** The records of reporting `states` one by one, each written on the previous. */
-async function report(s: StateStore, sid: string, states: string[], first = 100): Promise<void> {
+async function report(s: Ports, sid: string, states: string[], first = 100): Promise<void> {
   for (let n = 1; n <= states.length; n++) await s.putStatus(reportsOf(sid, states.slice(0, n), first));
 }
 
-export function sessionSummaryCases(contract: Contract): void {
+export function sessionSummaryCases(contract: Contract<Ports>): void {
   describe('session summaries', () => {
-    const summaryOf = async (s: StateStore, sid: string, tenant = 'acme') =>
+    const summaryOf = async (s: Ports, sid: string, tenant = 'acme') =>
       (await s.listSessionSummaries(tenant)).find((x) => x.sid === sid);
 
     contract('a session with neither messages nor reports reads null and []', async (s) => {

@@ -5,12 +5,22 @@
  */
 import { describe, expect } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
-import { InvalidCursorError, type Page, type SessionRecord } from '../../../lib/store/index.js';
+import {
+  InvalidCursorError,
+  type Page,
+  type SessionIndex,
+  type SessionRecord,
+  type StatusStore,
+  type TenantStore,
+  type WriterStore,
+} from '../../../lib/store/index.js';
 import { advanceOf, at, statusOf } from './records.js';
 import { sessionSummaryCases } from './session-summaries.contract.js';
 import { type ContractOptions, runContract } from './suite.js';
 
-export function runSessionIndexContract(opts: ContractOptions): void {
+export function runSessionIndexContract(
+  opts: ContractOptions<SessionIndex & WriterStore & StatusStore & TenantStore>,
+): void {
   runContract('session index', opts, (contract) => {
     describe('sessions', () => {
       contract('keeps the session index: writers, lines, bytes, first and last activity', async (s) => {

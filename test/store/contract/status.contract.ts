@@ -5,11 +5,17 @@
  */
 import { describe, expect } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
-import { StateConflictError, type StatusRecord } from '../../../lib/store/index.js';
+import {
+  type SessionIndex,
+  StateConflictError,
+  type StatusRecord,
+  type StatusStore,
+  type WriterStore,
+} from '../../../lib/store/index.js';
 import { advanceOf, at, statusOf } from './records.js';
 import { type ContractOptions, runContract } from './suite.js';
 
-export function runStatusContract(opts: ContractOptions): void {
+export function runStatusContract(opts: ContractOptions<StatusStore & SessionIndex & WriterStore>): void {
   runContract('status', opts, (contract) => {
     describe('status', () => {
       contract(

@@ -3,9 +3,10 @@
  * (./tokens.contract.ts, ./tenants.contract.ts, ./writers.contract.ts, ./sessions.contract.ts with
  * ./session-summaries.contract.ts, ./status.contract.ts, ./work.contract.ts, ./idempotency.contract.ts,
  * ./digests.contract.ts), each run on every adapter pair by its runner (./sqlite.test.ts,
- * ./dynamo.test.ts; all of them at once: `runStateStoreContracts` in ./index.ts). Each case gets a new,
- * empty store (DynamoDB: a table of its own) and closes it; a case an adapter cannot pass is skipped only
- * with a written reason, shown in the test report.
+ * ./dynamo.test.ts; all of them at once: `runStateStoreContracts` in ./index.ts). A suite's cases are
+ * typed with the ports they use (`ContractOptions<TokenStore & ServerSecrets>`), so it says what it
+ * depends on. Each case gets a new, empty store (DynamoDB: a table of its own) and closes it; a case an
+ * adapter cannot pass is skipped only with a written reason, shown in the test report.
  *
  * Listings are read right after the writes. DynamoDB serves `listTokens` and `listSessions` from a GSI,
  * which is eventually consistent on AWS; DynamoDB Local updates its GSIs synchronously, so these cases
@@ -14,12 +15,16 @@
 import { afterEach, beforeEach, describe, it, type TestContext } from 'vitest';
 import type { StateStore } from '../../../lib/store/index.js';
 
-/** An adapter as the contract suites run it. */
-export interface ContractOptions {
+/**
+ * An adapter as the contract suites run it. `P` is what a suite asks of it: the entity port it is the
+ * contract of, and the ports its cases use to set up or to check what that port promises (a status
+ * write moving the session index forward); a runner passes a whole `StateStore`.
+ */
+export interface ContractOptions<P = StateStore> {
   /** the adapter's name, in the describe block's title */
   name: string;
   /** a new, empty store; closed after each case */
-  newStore: () => Promise<StateStore>;
+  newStore: () => Promise<P & Pick<StateStore, 'close'>>;
   /** cases (by title) this adapter does not pass, each with the reason why */
   skip?: Record<string, string>;
   /**
@@ -31,13 +36,13 @@ export interface ContractOptions {
 }
 
 /** Declares one case: `it`, on the case's own new store, skipped (with its reason) when the adapter says so. */
-export type Contract = (title: string, fn: (store: StateStore) => Promise<void>) => void;
+export type Contract<P = StateStore> = (title: string, fn: (store: P) => Promise<void>) => void;
 
 /** The titles of the cases each adapter's suites declared, for the check that every skip names one. */
-const declared = new WeakMap<ContractOptions, Set<string>>();
+const declared = new WeakMap<object, Set<string>>();
 
 /** The titles of the cases run so far for `opts` (every suite's). */
-export function declaredTitles(opts: ContractOptions): Set<string> {
+export function declaredTitles(opts: ContractOptions<unknown>): Set<string> {
   let titles = declared.get(opts);
   if (!titles) {
     titles = new Set();
@@ -50,11 +55,15 @@ export function declaredTitles(opts: ContractOptions): Set<string> {
  * Runs the contract of the entity port `port` on the adapter of `opts`: `cases` declares its cases with
  * `contract`, each run on a new store closed after it.
  */
-export function runContract(port: string, opts: ContractOptions, cases: (contract: Contract) => void): void {
+export function runContract<P>(
+  port: string,
+  opts: ContractOptions<P>,
+  cases: (contract: Contract<P>) => void,
+): void {
   const skip = opts.skip ?? {};
   const titles = declaredTitles(opts);
-  let store: StateStore;
-  const contract: Contract = (title, fn) => {
+  let store: P & Pick<StateStore, 'close'>;
+  const contract: Contract<P> = (title, fn) => {
     titles.add(title);
     it(title, async (ctx: TestContext) => {
       const reason = skip[title];

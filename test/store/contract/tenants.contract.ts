@@ -7,14 +7,19 @@
  */
 import { describe, expect } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
-import { StateConflictError } from '../../../lib/store/index.js';
+import {
+  StateConflictError,
+  type StatusStore,
+  type TenantStore,
+  type WriterStore,
+} from '../../../lib/store/index.js';
 import { advanceOf, at, statusOf } from './records.js';
 import { type ContractOptions, runContract } from './suite.js';
 
 const MiB = 1024 * 1024;
 const DEPLOYMENT_S = { quota_bytes: null, rate_limit_per_minute: null, updated_at: null };
 
-export function runTenantsContract(opts: ContractOptions): void {
+export function runTenantsContract(opts: ContractOptions<TenantStore & WriterStore & StatusStore>): void {
   runContract('tenants', opts, (contract) => {
     describe('tenants', () => {
       contract('creates a tenant and then reports that it exists', async (s) => {

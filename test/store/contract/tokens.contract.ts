@@ -5,11 +5,16 @@
  */
 import { describe, expect } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
-import { StateConflictError, type TokenRecord } from '../../../lib/store/index.js';
+import {
+  type ServerSecrets,
+  StateConflictError,
+  type TokenRecord,
+  type TokenStore,
+} from '../../../lib/store/index.js';
 import { at, tokenRecord } from './records.js';
 import { type ContractOptions, runContract } from './suite.js';
 
-export function runTokensContract(opts: ContractOptions): void {
+export function runTokensContract(opts: ContractOptions<TokenStore & ServerSecrets>): void {
   runContract('tokens', opts, (contract) => {
     describe('tokens', () => {
       contract('stores a token and finds it by its hash, every field as put', async (s) => {

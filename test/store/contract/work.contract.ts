@@ -5,11 +5,11 @@
  */
 import { describe, expect } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
-import { StateConflictError, type WorkItem } from '../../../lib/store/index.js';
+import { StateConflictError, type WorkItem, type WorkStore } from '../../../lib/store/index.js';
 import { at, workOf } from './records.js';
 import { type ContractOptions, runContract } from './suite.js';
 
-export function runWorkContract(opts: ContractOptions): void {
+export function runWorkContract(opts: ContractOptions<WorkStore>): void {
   runContract('work', opts, (contract) => {
     describe('work items', () => {
       contract(

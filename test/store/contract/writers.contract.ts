@@ -5,11 +5,16 @@
  */
 import { describe, expect } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
-import { StateConflictError, type WriterAdvance } from '../../../lib/store/index.js';
+import {
+  type SessionIndex,
+  StateConflictError,
+  type WriterAdvance,
+  type WriterStore,
+} from '../../../lib/store/index.js';
 import { advanceOf, at } from './records.js';
 import { type ContractOptions, runContract } from './suite.js';
 
-export function runWritersContract(opts: ContractOptions): void {
+export function runWritersContract(opts: ContractOptions<WriterStore & SessionIndex>): void {
   runContract('writers and chunks', opts, (contract) => {
     describe('writers', () => {
       contract('advances a new writer from 0 and answers getWriter and getChunk', async (s) => {
