@@ -15,27 +15,40 @@ export function registerHook(program: Command, io: Io): void {
   const hook = program
     .command('hook')
     .description('capture as it happens: the programs Claude Code and Codex run (docs/capture.md)');
-  const ctx = { env: io.env, selfCommand: [process.execPath, process.argv[1] ?? 'hansard'] };
   hook
     .command('claude-code')
     .description('a Claude Code hook: the event JSON on stdin; prints nothing or the SessionStart answer')
-    .action(async () => {
-      const chunks: Buffer[] = [];
-      for await (const c of process.stdin) chunks.push(c as Buffer);
-      const out = await runClaudeHook(Buffer.concat(chunks).toString('utf8'), ctx);
-      if (out) io.stdout.write(`${out}\n`);
-    });
+    .action(() => claudeCodeHook(io));
   hook
     .command('codex')
     .description("Codex's notify program: the event JSON is the last argument")
     .argument('[json]', 'the notify payload')
-    .action(async (json?: string) => {
-      await runCodexHook(json, ctx);
-    });
+    .action((json?: string) => codexHook(json, io));
   hook
     .command('ship')
     .description('upload the capture spool now (hooks start this on their own, detached)')
-    .action(async () => {
-      io.stderr.write(`${shipSummary(await runShipper(stateDir(io.env), io.env))}\n`);
-    });
+    .action(() => ship(io));
+}
+
+/** What the hooks run with: the environment, and how to start this command again (the detached shipper). */
+function hookContext(io: Io) {
+  return { env: io.env, selfCommand: [process.execPath, process.argv[1] ?? 'hansard'] };
+}
+
+/** `hansard hook claude-code`: the event JSON from stdin; prints the SessionStart answer when there is one. */
+export async function claudeCodeHook(io: Io): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  const out = await runClaudeHook(Buffer.concat(chunks).toString('utf8'), hookContext(io));
+  if (out) io.stdout.write(`${out}\n`);
+}
+
+/** `hansard hook codex [json]`: Codex's notify program, the event JSON its last argument. */
+export async function codexHook(json: string | undefined, io: Io): Promise<void> {
+  await runCodexHook(json, hookContext(io));
+}
+
+/** `hansard hook ship`: uploads the capture spool now and says what it sent on stderr. */
+export async function ship(io: Io): Promise<void> {
+  io.stderr.write(`${shipSummary(await runShipper(stateDir(io.env), io.env))}\n`);
 }

@@ -29,7 +29,8 @@ import {
 import { isWorkId, listItems, readItem } from '../work/local.js';
 import { jsonOption } from './options.js';
 
-interface Common {
+/** The flags every `hansard work` command takes. */
+export interface WorkFlags {
   session?: string;
   system?: string;
   actor?: string;
@@ -70,18 +71,7 @@ docs/work.md has the harness loop in seven steps.`,
     .requiredOption('--mode <mode>', 'one lowercase word: implementing, testing, reviewing…')
     .requiredOption('--summary <text>', 'one line, at most 240 characters: what is being done')
     .option('--ttl <duration>', 'the lease: 60s to 24h', '15m')
-    .action(async (o: Common & { subject?: string; mode: string; summary: string; ttl: string }) => {
-      const c = ctxOf(o, io);
-      const owner = ownerOf(o, io, null);
-      const body = checked(WorkStart, {
-        ...owner,
-        subject: subjectOf(o.subject ?? `session:${owner.session}`),
-        mode: o.mode,
-        summary: o.summary,
-        ttl_seconds: seconds(o.ttl, '--ttl'),
-      });
-      await runSemantic(c, 'start', null, body);
-    });
+    .action((o: WorkStartOptions) => workStart(o, io));
 
   common(
     work
@@ -90,89 +80,30 @@ docs/work.md has the harness loop in seven steps.`,
   )
     .option('--interval <duration>', 'how often you heartbeat: warned when longer than a third of the TTL')
     .option('--ttl <duration>', "the lease from now (default the item's TTL)")
-    .action(async (id: string | undefined, o: Common & { interval?: string; ttl?: string }) => {
-      const c = ctxOf(o, io);
-      const wid = resolveId(c.state, id, o.session);
-      const ttl = o.ttl ? seconds(o.ttl, '--ttl') : undefined;
-      if (o.interval) {
-        const every = seconds(o.interval, '--interval', 1);
-        const lease = ttl ?? readItem(c.state, wid)?.ttl_seconds ?? WORK_TTL.default;
-        if (every > lease / 3) {
-          io.stderr.write(
-            `warning: a heartbeat every ${o.interval} is longer than a third of the ${fmt(lease)} lease (${fmt(Math.floor(lease / 3))}): ` +
-              'the lease may expire to unknown between heartbeats (docs/work.md, the harness loop, step 3)\n',
-          );
-        }
-      }
-      await runHeartbeat(c, wid, ownerOf(o, io, wid), ttl);
-    });
+    .action((id: string | undefined, o: WorkHeartbeatOptions) => workHeartbeat(id, o, io));
 
   common(work.command('checkpoint [id]').description('record a change of mode, subject or summary'))
     .option('--mode <mode>', 'the new mode')
     .option('--subject <subject>', 'the new subject: session:s_…, thread:REF or free:TEXT')
     .option('--summary <text>', 'the new one-line summary')
-    .action(
-      async (id: string | undefined, o: Common & { mode?: string; subject?: string; summary?: string }) => {
-        const c = ctxOf(o, io);
-        const wid = resolveId(c.state, id, o.session);
-        const body = checked(WorkCheckpoint, {
-          ...ownerOf(o, io, wid),
-          ...(o.mode ? { mode: o.mode } : {}),
-          ...(o.subject ? { subject: subjectOf(o.subject) } : {}),
-          ...(o.summary ? { summary: o.summary } : {}),
-        });
-        await runSemantic(c, 'checkpoint', wid, body);
-      },
-    );
+    .action((id: string | undefined, o: WorkCheckpointOptions) => workCheckpoint(id, o, io));
 
   common(work.command('wait [id]').description('record a typed dependency and a plain reason'))
     .requiredOption('--on <dependency>', `${DEPENDENCY_KINDS.join('|')}, optionally :REF (e.g. work:wk_…)`)
     .requiredOption('--reason <text>', 'one line: what exactly is missing')
-    .action(async (id: string | undefined, o: Common & { on: string; reason: string }) => {
-      const c = ctxOf(o, io);
-      const wid = resolveId(c.state, id, o.session);
-      const at = o.on.indexOf(':');
-      const kind = at < 0 ? o.on : o.on.slice(0, at);
-      const ref = at < 0 ? undefined : o.on.slice(at + 1);
-      const body = checked(WorkWait, {
-        ...ownerOf(o, io, wid),
-        dependency: { kind, ...(ref ? { ref } : {}) },
-        reason: o.reason,
-      });
-      await runSemantic(c, 'wait', wid, body);
-    });
+    .action((id: string | undefined, o: WorkWaitOptions) => workWait(id, o, io));
 
   common(work.command('stop [id]').description('end the item: --completed or --paused'))
     .option('--completed', 'the work is done')
     .option('--paused', 'the work is paused deliberately')
     .option('--summary <text>', 'a last one-line summary')
-    .action(
-      async (
-        id: string | undefined,
-        o: Common & { completed?: boolean; paused?: boolean; summary?: string },
-      ) => {
-        if (!!o.completed === !!o.paused)
-          throw new UsageError('say how it ends: --completed or --paused (one of them)');
-        const c = ctxOf(o, io);
-        const wid = resolveId(c.state, id, o.session);
-        const body = checked(WorkStop, {
-          ...ownerOf(o, io, wid),
-          outcome: o.completed ? 'completed' : 'paused',
-          ...(o.summary ? { summary: o.summary } : {}),
-        });
-        await runSemantic(c, 'stop', wid, body);
-      },
-    );
+    .action((id: string | undefined, o: WorkStopOptions) => workStop(id, o, io));
 
   common(
     work
       .command('resume [id]')
       .description('send the pending operations again, exactly (same key, same body)'),
-  ).action(async (id: string | undefined, o: Common) => {
-    if (id !== undefined && !isWorkId(id))
-      throw new UsageError(`${id} is not a work id (wk_ followed by a ULID)`);
-    await runResume(ctxOf(o, io), id);
-  });
+  ).action((id: string | undefined, o: WorkFlags) => workResume(id, o, io));
 
   common(
     work
@@ -189,21 +120,17 @@ their leases, pending operations, and the leases a heartbeat renewed while the s
 this machine has no record of (marked "not acknowledged by the server": nobody checked that item exists or
 is yours). docs/work.md, "Freshness, in words".`,
     )
-    .action(async (id: string | undefined, o: Common) => {
-      if (id !== undefined && !isWorkId(id))
-        throw new UsageError(`${id} is not a work id (wk_ followed by a ULID)`);
-      await runStatus(ctxOf(o, io), o.session, id);
-    });
+    .action((id: string | undefined, o: WorkFlags) => workStatus(id, o, io));
 }
 
 /** The flags with the environment's defaults (io.env, not process.env: tests run commands in-process). */
-function withEnv(o: Common, io: Io): void {
+function withEnv(o: WorkFlags, io: Io): void {
   o.session ??= io.env.HANSARD_SESSION_ID;
   o.sessionToken ??= io.env.HANSARD_SESSION_TOKEN;
 }
 
 /** The state directory and the client; fills `o` with the environment's defaults first. */
-function ctxOf(o: Common, io: Io): WorkCtx {
+function ctxOf(o: WorkFlags, io: Io): WorkCtx {
   withEnv(o, io);
   const state = stateDir(io.env);
   const config = readCaptureConfig(io.env, state);
@@ -217,7 +144,7 @@ function ctxOf(o: Common, io: Io): WorkCtx {
 }
 
 /** The owner: flags, else the item as this machine knows it, else HANSARD_SESSION_ID, hansard-cli, $USER. */
-function ownerOf(o: Common, io: Io, id: string | null): Owner {
+function ownerOf(o: WorkFlags, io: Io, id: string | null): Owner {
   const known = id ? readItem(stateDir(io.env), id) : null;
   const session = o.session ?? known?.session;
   if (!session) throw new UsageError('which session? pass --session s_… or set HANSARD_SESSION_ID');
@@ -283,4 +210,146 @@ function checked(
   throw new UsageError(
     `the work report breaks the API's rules; nothing was written or sent:\n${lines.join('\n')}`,
   );
+}
+
+/** The options of `hansard work start`, as commander parses them. */
+export interface WorkStartOptions extends WorkFlags {
+  subject?: string;
+  mode: string;
+  summary: string;
+  ttl: string;
+}
+
+/**
+ * `hansard work start`: starts a work item on the subject (default: this session) and prints its id
+ * (wk_…), or keeps it pending when the server is away (lib/client/work/commands.ts `runSemantic`).
+ */
+export async function workStart(o: WorkStartOptions, io: Io): Promise<void> {
+  const c = ctxOf(o, io);
+  const owner = ownerOf(o, io, null);
+  const body = checked(WorkStart, {
+    ...owner,
+    subject: subjectOf(o.subject ?? `session:${owner.session}`),
+    mode: o.mode,
+    summary: o.summary,
+    ttl_seconds: seconds(o.ttl, '--ttl'),
+  });
+  await runSemantic(c, 'start', null, body);
+}
+
+/** The options of `hansard work heartbeat`, as commander parses them. */
+export interface WorkHeartbeatOptions extends WorkFlags {
+  interval?: string;
+  ttl?: string;
+}
+
+/**
+ * `hansard work heartbeat [id]`: renews the lease (no history, works offline); warns when `--interval` is
+ * longer than a third of the lease.
+ */
+export async function workHeartbeat(id: string | undefined, o: WorkHeartbeatOptions, io: Io): Promise<void> {
+  const c = ctxOf(o, io);
+  const wid = resolveId(c.state, id, o.session);
+  const ttl = o.ttl ? seconds(o.ttl, '--ttl') : undefined;
+  if (o.interval) {
+    const every = seconds(o.interval, '--interval', 1);
+    const lease = ttl ?? readItem(c.state, wid)?.ttl_seconds ?? WORK_TTL.default;
+    if (every > lease / 3) {
+      io.stderr.write(
+        `warning: a heartbeat every ${o.interval} is longer than a third of the ${fmt(lease)} lease (${fmt(Math.floor(lease / 3))}): ` +
+          'the lease may expire to unknown between heartbeats (docs/work.md, the harness loop, step 3)\n',
+      );
+    }
+  }
+  await runHeartbeat(c, wid, ownerOf(o, io, wid), ttl);
+}
+
+/** The options of `hansard work checkpoint`, as commander parses them. */
+export interface WorkCheckpointOptions extends WorkFlags {
+  mode?: string;
+  subject?: string;
+  summary?: string;
+}
+
+/** `hansard work checkpoint [id]`: records a change of mode, subject or summary. */
+export async function workCheckpoint(
+  id: string | undefined,
+  o: WorkCheckpointOptions,
+  io: Io,
+): Promise<void> {
+  const c = ctxOf(o, io);
+  const wid = resolveId(c.state, id, o.session);
+  const body = checked(WorkCheckpoint, {
+    ...ownerOf(o, io, wid),
+    ...(o.mode ? { mode: o.mode } : {}),
+    ...(o.subject ? { subject: subjectOf(o.subject) } : {}),
+    ...(o.summary ? { summary: o.summary } : {}),
+  });
+  await runSemantic(c, 'checkpoint', wid, body);
+}
+
+/** The options of `hansard work wait`, as commander parses them. */
+export interface WorkWaitOptions extends WorkFlags {
+  on: string;
+  reason: string;
+}
+
+/** `hansard work wait [id]`: records a typed dependency (`--on kind[:ref]`) and a plain reason. */
+export async function workWait(id: string | undefined, o: WorkWaitOptions, io: Io): Promise<void> {
+  const c = ctxOf(o, io);
+  const wid = resolveId(c.state, id, o.session);
+  const at = o.on.indexOf(':');
+  const kind = at < 0 ? o.on : o.on.slice(0, at);
+  const ref = at < 0 ? undefined : o.on.slice(at + 1);
+  const body = checked(WorkWait, {
+    ...ownerOf(o, io, wid),
+    dependency: { kind, ...(ref ? { ref } : {}) },
+    reason: o.reason,
+  });
+  await runSemantic(c, 'wait', wid, body);
+}
+
+/** The options of `hansard work stop`, as commander parses them. */
+export interface WorkStopOptions extends WorkFlags {
+  completed?: boolean;
+  paused?: boolean;
+  summary?: string;
+}
+
+/**
+ * `hansard work stop [id]`: ends the item, completed or paused.
+ * @throws UsageError unless exactly one of `--completed` and `--paused` is given
+ */
+export async function workStop(id: string | undefined, o: WorkStopOptions, io: Io): Promise<void> {
+  if (!!o.completed === !!o.paused)
+    throw new UsageError('say how it ends: --completed or --paused (one of them)');
+  const c = ctxOf(o, io);
+  const wid = resolveId(c.state, id, o.session);
+  const body = checked(WorkStop, {
+    ...ownerOf(o, io, wid),
+    outcome: o.completed ? 'completed' : 'paused',
+    ...(o.summary ? { summary: o.summary } : {}),
+  });
+  await runSemantic(c, 'stop', wid, body);
+}
+
+/**
+ * `hansard work resume [id]`: sends the pending operations again, exactly (same key, same body).
+ * @throws UsageError for an id that is not `wk_<ULID>`
+ */
+export async function workResume(id: string | undefined, o: WorkFlags, io: Io): Promise<void> {
+  if (id !== undefined && !isWorkId(id))
+    throw new UsageError(`${id} is not a work id (wk_ followed by a ULID)`);
+  await runResume(ctxOf(o, io), id);
+}
+
+/**
+ * `hansard work status [id]`: the work items with their freshness and whose they are
+ * (lib/client/work/commands.ts `runStatus`).
+ * @throws UsageError for an id that is not `wk_<ULID>`
+ */
+export async function workStatus(id: string | undefined, o: WorkFlags, io: Io): Promise<void> {
+  if (id !== undefined && !isWorkId(id))
+    throw new UsageError(`${id} is not a work id (wk_ followed by a ULID)`);
+  await runStatus(ctxOf(o, io), o.session, id);
 }
