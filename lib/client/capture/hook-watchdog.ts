@@ -106,8 +106,15 @@ export interface Watchdog {
  * notes on its stdin (never on its command line, which anyone can read). $1 seconds to the hard deadline,
  * $2 the hook's pid, $3 node, $4 the rescuer, $5 the state directory, $6 the harness, $7 the budget and
  * $8 the hard deadline in ms, $9 when the hook started (ms since the epoch).
+ *
+ * `cat` and `sleep` are found in the system's own folders first, whatever PATH the agent runs its hooks
+ * with: `hansard integrations sync` installs commands that need no PATH (absolute node and bin/hansard),
+ * and with an empty one `sleep` was not found (no hard deadline at all) and `cat` ended at once, so the
+ * supervisor took every hook for killed and recorded a failure for each one slower than the rescuer's
+ * start (a loaded machine: every hook).
  */
-const SUPERVISOR = `h=$2 node=$3 rescue=$4 state=$5 harness=$6 budget=$7 hard=$8 born=$9
+const SUPERVISOR = `PATH=/bin:/usr/bin\${PATH:+:$PATH}
+h=$2 node=$3 rescue=$4 state=$5 harness=$6 budget=$7 hard=$8 born=$9
 ( trap 'kill "$s" 2>/dev/null; exit 1' TERM
   sleep "$1" & s=$!
   wait "$s" || exit 1
