@@ -9,18 +9,17 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
-import { LOCAL_REGION } from '../../harness/dynamodb-local.js';
 import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../../harness/s3-replay-world.js';
 import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import { verifyBundle } from '../../lib/audit/verify-bundle.js';
 import { createAwsApp } from '../../lib/deploy/aws.js';
 import { awsCompactor } from '../../lib/deploy/aws-compaction.js';
 import { writerPrefix } from '../../lib/store/s3/segment-objects.js';
+import { worldDynamo } from '../support/aws-world.js';
 
-const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const TENANT = 'acme';
 
 let world: S3ReplayWorld;
@@ -30,11 +29,7 @@ let ddb: DynamoDBClient;
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'hansard-attack4-audit-'));
   world = await startS3ReplayWorld();
-  ddb = new DynamoDBClient({
-    endpoint: world.dynamo.endpoint,
-    region: LOCAL_REGION,
-    credentials: CREDENTIALS,
-  });
+  ddb = worldDynamo(world);
 }, 120_000);
 
 afterAll(async () => {

@@ -7,7 +7,7 @@
  * an operator's request naming another tenant. Faults are injected in the compactor's S3 client
  * middleware at exact moments (before its PutObject, at its DeleteObjects).
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DeleteObjectCommand,
   ListObjectsV2Command,
@@ -17,9 +17,7 @@ import {
 import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { createCompactHandler as CreateCompactHandler } from '../../functions/compact.js';
-import { LOCAL_REGION } from '../../harness/dynamodb-local.js';
 import { type S3ReplayWorld, startS3ReplayWorld } from '../../harness/s3-replay-world.js';
-import { createAwsApp } from '../../lib/deploy/aws.js';
 import { newId } from '../../lib/log/index.js';
 import { type CompactionDeps, compactWriter } from '../../lib/service/ingest/compaction.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
@@ -27,9 +25,9 @@ import type { SegmentKey } from '../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
 import { writerPrefix } from '../../lib/store/s3/segment-objects.js';
 import { S3SegmentStore } from '../../lib/store/s3/segment-store.js';
+import { worldApp, worldDynamo } from '../support/aws-world.js';
 import { readAll } from '../support/s3-bucket.js';
 
-const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const TENANT = 'acme';
 
 let world: S3ReplayWorld;
@@ -46,19 +44,9 @@ beforeAll(async () => {
   Object.assign(process.env, world.env);
   ({ createCompactHandler } = await import('../../functions/compact.js'));
   s3 = world.s3.client();
-  ddb = new DynamoDBClient({
-    endpoint: world.dynamo.endpoint,
-    region: LOCAL_REGION,
-    credentials: CREDENTIALS,
-  });
+  ddb = worldDynamo(world);
   state = new DynamoStateStore({ tableName: world.env.TABLE_NAME!, client: ddb });
-  app = createAwsApp({
-    clients: { s3, dynamodb: ddb },
-    bucket: world.bucket,
-    table: world.env.TABLE_NAME!,
-    rateLimitPerMinute: 0,
-    log: (m, err) => console.error(m, err),
-  });
+  app = worldApp(world, { s3, dynamodb: ddb });
 }, 120_000);
 
 afterAll(async () => {

@@ -5,11 +5,10 @@
  * the compactor (its own code, `compactWriter` over `S3SegmentCompactor` and DynamoDB Local) runs
  * between the API's first and second page of the writer's listing. s3rver and DynamoDB Local.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCAL_REGION } from '../../harness/dynamodb-local.js';
 import { type S3ReplayWorld, startS3ReplayWorld } from '../../harness/s3-replay-world.js';
 import { createAwsApp } from '../../lib/deploy/aws.js';
 import { newId } from '../../lib/log/index.js';
@@ -17,8 +16,8 @@ import { compactWriter } from '../../lib/service/ingest/compaction.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { S3SegmentCompactor } from '../../lib/store/s3/compaction.js';
 import { writerPrefix } from '../../lib/store/s3/segment-objects.js';
+import { worldApp, worldDynamo } from '../support/aws-world.js';
 
-const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const TENANT = 'acme';
 const CHUNKS = 1050;
 
@@ -84,19 +83,9 @@ function lineOf(seq: number): Buffer {
 
 beforeAll(async () => {
   world = await startS3ReplayWorld();
-  ddb = new DynamoDBClient({
-    endpoint: world.dynamo.endpoint,
-    region: LOCAL_REGION,
-    credentials: CREDENTIALS,
-  });
+  ddb = worldDynamo(world);
   state = new DynamoStateStore({ tableName: world.env.TABLE_NAME!, client: ddb });
-  const ingest = createAwsApp({
-    clients: { s3: world.s3.client(), dynamodb: ddb },
-    bucket: world.bucket,
-    table: world.env.TABLE_NAME!,
-    rateLimitPerMinute: 0,
-    log: (m, err) => console.error(m, err),
-  });
+  const ingest = worldApp(world, { dynamodb: ddb });
   [sid, w] = [newId('s'), newId('w')];
   const chunks: Buffer[] = [];
   let offset = 0;

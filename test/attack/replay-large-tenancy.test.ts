@@ -23,7 +23,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -33,14 +33,12 @@ import {
 import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../bench/gen.js';
-import { LOCAL_REGION } from '../../harness/dynamodb-local.js';
 import { type S3ReplayWorld, startS3ReplayWorld } from '../../harness/s3-replay-world.js';
 import { awsReplayBuilder, createAwsApp } from '../../lib/deploy/aws.js';
 import { listSegments } from '../../lib/log/read/session-dir.js';
 import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
-
-const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+import { worldDynamo } from '../support/aws-world.js';
 
 let world: S3ReplayWorld;
 let root: string;
@@ -109,11 +107,7 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'hansard-attack3-large-'));
   world = await startS3ReplayWorld();
   acmeAdmin = world.token;
-  ddb = new DynamoDBClient({
-    endpoint: world.dynamo.endpoint,
-    region: LOCAL_REGION,
-    credentials: CREDENTIALS,
-  });
+  ddb = worldDynamo(world);
   const bravo = await ensureTenant(
     new DynamoStateStore({ tableName: world.env.TABLE_NAME!, client: ddb }) as unknown as Parameters<
       typeof ensureTenant

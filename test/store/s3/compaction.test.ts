@@ -12,12 +12,11 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSession } from '../../../bench/gen.js';
-import { LOCAL_REGION } from '../../../harness/dynamodb-local.js';
 import { type S3ReplayWorld, startS3ReplayWorld, storeSession } from '../../../harness/s3-replay-world.js';
 import { LocalKeyring } from '../../../lib/audit/local-keyring.js';
 import { verifyBundle } from '../../../lib/audit/verify-bundle.js';
@@ -30,9 +29,10 @@ import type { SegmentKey } from '../../../lib/store/index.js';
 import { S3SegmentCompactor } from '../../../lib/store/s3/compaction.js';
 import { writerPrefix } from '../../../lib/store/s3/segment-objects.js';
 import { S3SegmentStore } from '../../../lib/store/s3/segment-store.js';
+import { WORLD_CREDENTIALS, worldApp, worldDynamo } from '../../support/aws-world.js';
 import { readAll } from '../../support/s3-bucket.js';
 
-const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+const CREDENTIALS = WORLD_CREDENTIALS;
 const TENANT = 'acme';
 
 let world: S3ReplayWorld;
@@ -112,19 +112,9 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'hansard-compaction-'));
   world = await startS3ReplayWorld();
   s3 = world.s3.client();
-  ddb = new DynamoDBClient({
-    endpoint: world.dynamo.endpoint,
-    region: LOCAL_REGION,
-    credentials: CREDENTIALS,
-  });
+  ddb = worldDynamo(world);
   state = new DynamoStateStore({ tableName: world.env.TABLE_NAME!, client: ddb });
-  app = createAwsApp({
-    clients: { s3, dynamodb: ddb },
-    bucket: world.bucket,
-    table: world.env.TABLE_NAME!,
-    rateLimitPerMinute: 0,
-    log: (m, err) => console.error(m, err),
-  });
+  app = worldApp(world, { s3, dynamodb: ddb });
 }, 120_000);
 
 afterAll(async () => {
