@@ -1,7 +1,8 @@
 /**
  * What both state adapters (lib/store/sqlite/state-store.ts, lib/store/dynamo/state-store.ts) compose the
  * same way: the entity ports each keeps in an object of its own (a tenant's limits, tokens and server
- * secrets, the status, work and claimed-key records, the digest index), forwarded here once. An adapter
+ * secrets, writers and chunks, the status, work and claimed-key records, the digest index), forwarded
+ * here once. An adapter
  * extends `StateStoreBase`, gives it those objects, and writes only the methods it keeps itself.
  */
 import type { DigestDue, DigestHead, DigestIndex } from './digests.js';
@@ -10,6 +11,7 @@ import type { StatusRecord, StatusStore } from './status.js';
 import type { TenantSettings, TenantSettingsChange, TenantStore } from './tenants.js';
 import type { ServerSecrets, TokenRecord, TokenStore } from './tokens.js';
 import type { WorkItem, WorkStore } from './work.js';
+import type { ChunkRecord, WriterAdvance, WriterRecord, WriterStore } from './writers.js';
 
 /** The entity ports of a state adapter kept in objects of their own, forwarded to them. */
 export abstract class StateStoreBase
@@ -20,7 +22,8 @@ export abstract class StateStoreBase
     IdempotencyStore,
     DigestIndex,
     TokenStore,
-    ServerSecrets
+    ServerSecrets,
+    WriterStore
 {
   /** a tenant's own limits, on its tenant record */
   protected abstract readonly tenantSettings: Pick<TenantStore, 'getTenantSettings' | 'setTenantSettings'>;
@@ -30,6 +33,8 @@ export abstract class StateStoreBase
   protected abstract readonly digests: DigestIndex;
   /** tokens, their child links, and the server's secrets */
   protected abstract readonly tokens: TokenStore & ServerSecrets;
+  /** writers and their chunk records */
+  protected abstract readonly writers: WriterStore;
 
   // ---- a tenant's own limits
 
@@ -69,6 +74,30 @@ export abstract class StateStoreBase
   }
   serverSecret(name: string, candidate: string): Promise<string> {
     return this.tokens.serverSecret(name, candidate);
+  }
+
+  // ---- writers and chunks
+
+  getWriter(tenant: string, sid: string, w: string): Promise<WriterRecord | null> {
+    return this.writers.getWriter(tenant, sid, w);
+  }
+  listWriters(tenant: string, sid: string): Promise<WriterRecord[]> {
+    return this.writers.listWriters(tenant, sid);
+  }
+  getChunk(tenant: string, sid: string, w: string, offset: number): Promise<ChunkRecord | null> {
+    return this.writers.getChunk(tenant, sid, w, offset);
+  }
+  listChunks(tenant: string, sid: string, w: string, from: number, limit: number): Promise<ChunkRecord[]> {
+    return this.writers.listChunks(tenant, sid, w, from, limit);
+  }
+  advanceWriter(
+    tenant: string,
+    sid: string,
+    w: string,
+    fromLength: number,
+    next: WriterAdvance,
+  ): Promise<void> {
+    return this.writers.advanceWriter(tenant, sid, w, fromLength, next);
   }
 
   // ---- audit digest heads and due marks

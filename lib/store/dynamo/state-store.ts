@@ -26,7 +26,6 @@ import type { BoardCopy, Page, SessionRecord, SessionSummary, SummaryDelta } fro
 import { StateStoreBase } from '../state-store-base.js';
 import type { StateStore } from '../stores.js';
 import type { TenantUsage } from '../tenants.js';
-import type { ChunkRecord, WriterAdvance, WriterRecord } from '../writers.js';
 import { DynamoDigestIndex } from './digest-index.js';
 import { errorName, type Item, type TransactItem } from './items.js';
 import { DynamoPendingCounts, SWEEP_INTERVAL_MS } from './pending.js';
@@ -66,7 +65,7 @@ export class DynamoStateStore extends StateStoreBase implements StateStore {
   protected readonly items: DynamoStatusWorkItems;
   protected readonly digests: DynamoDigestIndex;
   private readonly sessions: DynamoSessionIndex;
-  private readonly writers: DynamoWriterIndex;
+  protected readonly writers: DynamoWriterIndex;
 
   constructor(opts: DynamoStateStoreOptions) {
     super();
@@ -118,30 +117,6 @@ export class DynamoStateStore extends StateStoreBase implements StateStore {
 
   async tenantExists(tenant: string): Promise<boolean> {
     return (await this.get(keys.tenant(tenant))) !== null;
-  }
-
-  // ---- writers and chunks: dynamo/writers.ts
-
-  getWriter(tenant: string, sid: string, w: string): Promise<WriterRecord | null> {
-    return this.writers.getWriter(tenant, sid, w);
-  }
-  listWriters(tenant: string, sid: string): Promise<WriterRecord[]> {
-    return this.writers.listWriters(tenant, sid);
-  }
-  getChunk(tenant: string, sid: string, w: string, offset: number): Promise<ChunkRecord | null> {
-    return this.writers.getChunk(tenant, sid, w, offset);
-  }
-  listChunks(tenant: string, sid: string, w: string, from: number, limit: number): Promise<ChunkRecord[]> {
-    return this.writers.listChunks(tenant, sid, w, from, limit);
-  }
-  advanceWriter(
-    tenant: string,
-    sid: string,
-    w: string,
-    fromLength: number,
-    next: WriterAdvance,
-  ): Promise<void> {
-    return this.writers.advanceWriter(tenant, sid, w, fromLength, next);
   }
 
   // ---- usage, sessions and the board: dynamo/sessions.ts

@@ -10,17 +10,15 @@ import type { Page, SessionRecord, SessionSummary, SummaryDelta } from '../sessi
 import { StateStoreBase } from '../state-store-base.js';
 import type { StateStore } from '../stores.js';
 import type { TenantUsage } from '../tenants.js';
-import type { ChunkRecord, WriterAdvance, WriterRecord } from '../writers.js';
 import { type AdvanceItem, advanceCommitter } from './advance.js';
-import { addDigestSchema, CHUNK_COLUMNS, SqliteDigestIndex, toChunkRecord } from './digest-index.js';
+import { addDigestSchema, SqliteDigestIndex } from './digest-index.js';
 import type { GroupCommit, GroupCommitStats } from './group-commit.js';
 import { SCHEMA } from './schema.js';
 import { SqliteStatusWorkItems } from './status-work.js';
 import { addSummaryColumns, listSummaries, mergeSummaryRow, SESSION_COLUMNS } from './summary.js';
 import { addTenantSettingsColumns, SqliteTenantSettings } from './tenants.js';
 import { SqliteTokens } from './tokens.js';
-
-type Row = Record<string, unknown>;
+import { SqliteWriterIndex, WRITER_ORIGIN_COLUMNS } from './writers.js';
 
 /** SQLite's answers when its shared-memory file cannot be made, grown or mapped (a full disk). */
 const SHM_FAULTS = new Set(['SQLITE_IOERR_SHMSIZE', 'SQLITE_IOERR_SHMOPEN', 'SQLITE_IOERR_SHMMAP']);
@@ -40,6 +38,7 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
   protected readonly digests = new SqliteDigestIndex(this.primitives);
   protected readonly tenantSettings = new SqliteTenantSettings(this.primitives);
   protected readonly tokens = new SqliteTokens(this.primitives);
+  protected readonly writers: SqliteWriterIndex;
   private readonly advances: GroupCommit<AdvanceItem, void>;
   private readonly walSyncs: () => number;
   private readonly closeWal: () => void;
@@ -129,6 +128,7 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
       { db: this.db, q: (sql) => this.q(sql), markDue: (t, sid, at) => this.digests.markDue(t, sid, at) },
       this.db.memory ? null : `${this.db.name}-wal`,
     ));
+    this.writers = new SqliteWriterIndex(this.primitives, this.advances);
   }
 
   async createTenant(tenant: string, at: string): Promise<void> {
@@ -138,55 +138,6 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
 
   async tenantExists(tenant: string): Promise<boolean> {
     return this.q('SELECT 1 FROM tenants WHERE name = ?').get(tenant) !== undefined;
-  }
-
-  async getWriter(tenant: string, sid: string, w: string): Promise<WriterRecord | null> {
-    const row = this.q('SELECT * FROM writers WHERE tenant = ? AND sid = ? AND w = ?').get(tenant, sid, w) as
-      | Row
-      | undefined;
-    return row ? toWriter(row) : null;
-  }
-
-  async listWriters(tenant: string, sid: string): Promise<WriterRecord[]> {
-    const rows = this.q('SELECT * FROM writers WHERE tenant = ? AND sid = ? ORDER BY w').all(
-      tenant,
-      sid,
-    ) as Row[];
-    return rows.map(toWriter);
-  }
-
-  async getChunk(tenant: string, sid: string, w: string, offset: number): Promise<ChunkRecord | null> {
-    const row = this.q(
-      `SELECT ${CHUNK_COLUMNS} FROM chunks WHERE tenant = ? AND sid = ? AND w = ? AND offset = ?`,
-    ).get(tenant, sid, w, offset) as Row | undefined;
-    return row ? toChunkRecord(row) : null;
-  }
-
-  async listChunks(
-    tenant: string,
-    sid: string,
-    w: string,
-    from: number,
-    limit: number,
-  ): Promise<ChunkRecord[]> {
-    const rows = this.q(
-      `SELECT ${CHUNK_COLUMNS} FROM chunks WHERE tenant = ? AND sid = ? AND w = ? AND offset >= ? ORDER BY offset LIMIT ?`,
-    ).all(tenant, sid, w, from, limit) as Row[];
-    return rows.map(toChunkRecord);
-  }
-
-  /**
-   * See the port. Group-committed (sqlite/advance.ts): the advances that arrive while a commit is in flight
-   * share one transaction (a savepoint each) and one fsync of the WAL, and resolve only after both.
-   */
-  advanceWriter(
-    tenant: string,
-    sid: string,
-    w: string,
-    fromLength: number,
-    next: WriterAdvance,
-  ): Promise<void> {
-    return this.advances.enqueue({ tenant, sid, w, fromLength, next });
   }
 
   /** What the advances' group commit did (batches, items, the largest batch): for tests and benchmarks. */
@@ -261,19 +212,4 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
     this.closeWal();
     this.db.close();
   }
-}
-
-/** The writer columns added with issue 24.1: who recorded a writer (its provenance) and which token uploaded it. */
-const WRITER_ORIGIN_COLUMNS = ['provenance', 'token_id', 'token_label', 'mixed_tokens'] as const;
-
-function toWriter(row: Row): WriterRecord {
-  return {
-    ...(row as unknown as WriterRecord),
-    ended: row.ended === 1,
-    chain: (row.chain as string | null) ?? null,
-    provenance: (row.provenance as string | null) ?? null,
-    token_id: (row.token_id as string | null) ?? null,
-    token_label: (row.token_label as string | null) ?? null,
-    mixed_tokens: row.mixed_tokens === 1,
-  };
 }
