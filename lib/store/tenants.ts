@@ -33,6 +33,23 @@ export const TenantSettingsChangeSchema = TenantSettingsSchema.pick({
 }).partial();
 export type TenantSettingsChange = z.infer<typeof TenantSettingsChangeSchema>;
 
+/** The settings fields a change may set. */
+export const SETTINGS_FIELDS = ['quota_bytes', 'rate_limit_per_minute'] as const;
+
+/**
+ * `change` checked against `TenantSettingsChangeSchema`, and the fields it gives (each to be set, or
+ * back to the deployment's when null); a field it leaves out is kept. What both adapters'
+ * `setTenantSettings` write from.
+ * @throws ZodError for a change the schema refuses
+ */
+export function settingsChange(change: TenantSettingsChange): {
+  valid: TenantSettingsChange;
+  fields: Array<(typeof SETTINGS_FIELDS)[number]>;
+} {
+  const valid = TenantSettingsChangeSchema.parse(change);
+  return { valid, fields: SETTINGS_FIELDS.filter((f) => f in valid) };
+}
+
 /** The settings of a tenant nobody set anything for: the deployment's everywhere. */
 export const DEFAULT_TENANT_SETTINGS: TenantSettings = {
   quota_bytes: null,

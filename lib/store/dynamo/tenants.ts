@@ -7,9 +7,9 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   parseTenantSettings,
+  settingsChange,
   type TenantSettings,
   type TenantSettingsChange,
-  TenantSettingsChangeSchema,
 } from '../tenants.js';
 import { errorName, update } from './items.js';
 import { keys } from './schema.js';
@@ -40,8 +40,7 @@ export class DynamoTenantSettings {
     change: TenantSettingsChange,
     at: string,
   ): Promise<TenantSettings | null> {
-    const valid = TenantSettingsChangeSchema.parse(change);
-    const fields = (['quota_bytes', 'rate_limit_per_minute'] as const).filter((f) => f in valid);
+    const { valid, fields } = settingsChange(change);
     const set: Record<string, unknown> = { settings_updated_at: at };
     for (const f of fields) if (valid[f] !== null) set[f] = valid[f];
     const remove = fields.filter((f) => valid[f] === null);

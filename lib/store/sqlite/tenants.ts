@@ -7,9 +7,9 @@
 
 import {
   parseTenantSettings,
+  settingsChange,
   type TenantSettings,
   type TenantSettingsChange,
-  TenantSettingsChangeSchema,
 } from '../tenants.js';
 import type { SqlitePrimitives } from './status-work.js';
 
@@ -53,8 +53,7 @@ export class SqliteTenantSettings {
     change: TenantSettingsChange,
     at: string,
   ): Promise<TenantSettings | null> {
-    const valid = TenantSettingsChangeSchema.parse(change);
-    const fields = (['quota_bytes', 'rate_limit_per_minute'] as const).filter((f) => f in valid);
+    const { valid, fields } = settingsChange(change);
     const sets = [...fields.map((f) => `${f} = ?`), 'settings_updated_at = ?'].join(', ');
     return this.x.transaction(() => {
       const r = this.x
