@@ -51,7 +51,14 @@ describe('24 concurrent hook processes on one session', () => {
       );
       return [a, b];
     });
-    for (const r of runs.flat()) expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    // A hook the machine starves past its hard deadline (4.5 s after its start: 48 Node processes on two
+    // cores, beside another suite) is killed by its watchdog, as the agent would kill it at 5 s: the
+    // agent sees an empty answer, and the record must stay whole (the checks below). Each such kill is
+    // recorded by the watchdog's rescuer (best effort, after the kill); every other hook exits 0.
+    for (const r of runs.flat()) {
+      expect(r).toMatchObject({ stdout: '', stderr: '' });
+      if (r.signal !== 'SIGKILL') expect(r).toMatchObject({ code: 0, signal: null });
+    }
     // On a machine too busy to start 24 processes within the 3.5 s budget, a hook may answer empty and
     // defer its payload to the session's inbox: the next hook writes it. The Stop below is that hook.
     // One that answered (its events written) but was still exiting at its hard deadline (4.5 s after its
