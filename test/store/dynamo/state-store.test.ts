@@ -264,24 +264,38 @@ describe('on DynamoDB Local', () => {
 
   // Issue 4: "concurrent ingest loses nothing and duplicates nothing", through createApp.
   describe('ingest through createApp on DynamoStateStore + FsSegmentStore', () => {
-    it('keeps exactly the accepted bytes when two POSTs race for one writer', async () => {
+    /**
+     * A session of a few lines, an app over a new store and file segments (any server error fails the
+     * case; the deployment's quota `quotaOf` the session's first three lines' bytes, when given), tenant
+     * acme with its admin token, and `post`, which sends a chunk of the session's writer at `offset`.
+     */
+    const ingestWorld = async (quotaOf?: (head: number) => number) => {
       const state = await newStore();
+      const seg = writeSession(mkdtempSync(join(tmp, 'work-')));
+      const head = Buffer.concat(seg.lines.slice(0, 3));
       const app = createApp({
         segments: new FsSegmentStore(mkdtempSync(join(tmp, 'segments-'))),
         state,
+        ...(quotaOf ? { limits: { tenantQuotaBytes: quotaOf(head.length) } } : {}),
         log: (m, e) => {
           throw new Error(`unexpected server error: ${m} ${String(e)}`);
         },
       });
       const admin = (await ensureTenant(state, 'acme', new Date()))!.token;
-      const seg = writeSession(mkdtempSync(join(tmp, 'work-')));
       const headers = { authorization: `Bearer ${admin}`, 'content-type': 'application/x-ndjson' };
-      const post = async (offset: number, body: Buffer) => {
-        const res = await app.request(`/v1/sessions/${seg.sid}/writers/${seg.w}/chunks?offset=${offset}`, {
+      const post = (offset: number, body: Buffer) =>
+        app.request(`/v1/sessions/${seg.sid}/writers/${seg.w}/chunks?offset=${offset}`, {
           method: 'POST',
           headers,
           body,
         });
+      return { state, app, seg, head, headers, post };
+    };
+
+    it('keeps exactly the accepted bytes when two POSTs race for one writer', async () => {
+      const { state, app, seg, headers, post: send } = await ingestWorld();
+      const post = async (offset: number, body: Buffer) => {
+        const res = await send(offset, body);
         return { status: res.status, json: (await res.json()) as Record<string, unknown> };
       };
 
@@ -316,24 +330,7 @@ describe('on DynamoDB Local', () => {
     });
 
     it('refuses a chunk past the tenant quota from the DynamoDB usage total, storing nothing', async () => {
-      const state = await newStore();
-      const seg = writeSession(mkdtempSync(join(tmp, 'work-')));
-      const head = Buffer.concat(seg.lines.slice(0, 3));
-      const app = createApp({
-        segments: new FsSegmentStore(mkdtempSync(join(tmp, 'segments-'))),
-        state,
-        limits: { tenantQuotaBytes: head.length + 1 },
-        log: (m, e) => {
-          throw new Error(`unexpected server error: ${m} ${String(e)}`);
-        },
-      });
-      const admin = (await ensureTenant(state, 'acme', new Date()))!.token;
-      const post = (offset: number, body: Buffer) =>
-        app.request(`/v1/sessions/${seg.sid}/writers/${seg.w}/chunks?offset=${offset}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/x-ndjson' },
-          body,
-        });
+      const { state, seg, head, post } = await ingestWorld((n) => n + 1);
       expect((await post(0, head)).status).toBe(201);
       const refused = await post(head.length, seg.lines[3]!);
       expect(refused.status).toBe(413);
@@ -353,25 +350,8 @@ describe('on DynamoDB Local', () => {
     });
 
     it("refuses a chunk past the tenant's own quota on its tenant item, the deployment's being larger", async () => {
-      const state = await newStore();
-      const seg = writeSession(mkdtempSync(join(tmp, 'work-')));
-      const head = Buffer.concat(seg.lines.slice(0, 3));
-      const app = createApp({
-        segments: new FsSegmentStore(mkdtempSync(join(tmp, 'segments-'))),
-        state,
-        limits: { tenantQuotaBytes: 10 * head.length },
-        log: (m, e) => {
-          throw new Error(`unexpected server error: ${m} ${String(e)}`);
-        },
-      });
-      const admin = (await ensureTenant(state, 'acme', new Date()))!.token;
+      const { state, seg, head, post } = await ingestWorld((n) => 10 * n);
       await state.setTenantSettings('acme', { quota_bytes: head.length + 1 }, new Date().toISOString());
-      const post = (offset: number, body: Buffer) =>
-        app.request(`/v1/sessions/${seg.sid}/writers/${seg.w}/chunks?offset=${offset}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/x-ndjson' },
-          body,
-        });
       expect((await post(0, head)).status).toBe(201);
       const refused = await post(head.length, seg.lines[3]!);
       expect(refused.status).toBe(413);
