@@ -1,10 +1,11 @@
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
 import { newId } from '../../../lib/log/format/ids.js';
 import { accessKey, type DynamoAccess } from '../../../lib/store/dynamo/access.js';
 import { DIGEST_DUE_SHARDS, digestDueShard, keys } from '../../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
+import { storeWithItems } from '../../support/dynamo-items.js';
 import { recordingClient } from '../../support/dynamo-recorder.js';
 import { advanceOf, at, headOf } from '../contract/records.js';
 
@@ -19,11 +20,7 @@ describe('on DynamoDB Local', () => {
 
   describe('DynamoStateStore digest items', () => {
     it('keeps the head at T#{t}#S#{sid}/DIGEST and the due mark at DIGEST_DUE#{shard}/{t}#{sid}', async () => {
-      const table = await local.freshTable();
-      const store = new DynamoStateStore({ tableName: table, client: local.client });
-      const doc = DynamoDBDocumentClient.from(local.client);
-      const get = async (key: { pk: string; sk: string }) =>
-        (await doc.send(new GetCommand({ TableName: table, Key: key }))).Item;
+      const { store, get } = await storeWithItems(local);
       const sid = newId('s');
       const w = newId('w');
       const a = advanceOf(0, 10, { lines: 1, when: 1, digest_due: true });

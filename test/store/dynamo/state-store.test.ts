@@ -27,6 +27,7 @@ import { boardShard, keys, USAGE_SHARDS, usageShard } from '../../../lib/store/d
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
 import { StateConflictError } from '../../../lib/store/index.js';
+import { storeWithItems } from '../../support/dynamo-items.js';
 import { writeSession } from '../../support/segments.js';
 import { advanceOf, tokenRecord } from '../contract/records.js';
 
@@ -47,11 +48,7 @@ describe('on DynamoDB Local', () => {
 
   describe('DynamoStateStore', () => {
     it('stores its items under the DESIGN §5 keys, with the GSI keys of the listings', async () => {
-      const table = await local.freshTable();
-      const store = new DynamoStateStore({ tableName: table, client: local.client });
-      const doc = DynamoDBDocumentClient.from(local.client);
-      const get = async (key: { pk: string; sk: string }) =>
-        (await doc.send(new GetCommand({ TableName: table, Key: key }))).Item;
+      const { store, get } = await storeWithItems(local);
       const sid = newId('s');
       const w = newId('w');
       const token = tokenRecord('acme', { created_at: '2026-01-01T00:00:00.000Z' });
@@ -129,11 +126,7 @@ describe('on DynamoDB Local', () => {
     });
 
     it('links a child token beside its parent id guard, sorted by expiry, and keeps server secrets apart', async () => {
-      const table = await local.freshTable();
-      const store = new DynamoStateStore({ tableName: table, client: local.client });
-      const doc = DynamoDBDocumentClient.from(local.client);
-      const get = async (key: { pk: string; sk: string }) =>
-        (await doc.send(new GetCommand({ TableName: table, Key: key }))).Item;
+      const { store, get } = await storeWithItems(local);
       const parent = tokenRecord('acme');
       const child = tokenRecord('acme', {
         parent: parent.id,
