@@ -3,7 +3,7 @@
  * (scripts/build.mjs with HANSARD_BUILD_OUTDIR, beside a copy of bin/hansard: dist/ may be stale), and the
  * real `bin/hansard hook …` process run with a payload on stdin.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -122,4 +122,21 @@ export async function pool<T, R>(
     }),
   );
   return out;
+}
+
+/**
+ * The watchdog tests' times, in ms: the hooks' budget, what the watchdog adds to it for its hard deadline
+ * (lib/client/capture/hook-watchdog.ts), the slack for spawning Node on a busy machine (the deadline
+ * counts from the process start, the test from spawn), and when the test itself kills a hook that
+ * nothing else ended, so that a failure ends.
+ */
+export const WATCHDOG_TIMES = { BUDGET: 2_000, GRACE: 1_000, SLACK: 2_500, KILL_AFTER: 20_000 } as const;
+
+/** The processes whose command line names `text` (the supervisor names the hook's state directory). */
+export function processesNaming(text: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', text], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  } catch {
+    return []; // pgrep exits 1 when none matches
+  }
 }

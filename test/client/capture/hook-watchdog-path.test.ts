@@ -13,27 +13,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readHookFailures } from '../../../lib/client/capture/state-dir.js';
 import { tmpDirs } from '../../support/tmp.js';
-import { fixture, ROOT, runHook, useBuiltCli } from './helpers.js';
+import { fixture, processesNaming, ROOT, runHook, useBuiltCli, WATCHDOG_TIMES } from './helpers.js';
 
 const cli = useBuiltCli('watchdog-path');
 const tmp = tmpDirs('hansard-hook-watchdog-path-');
 const linux = existsSync('/proc/self/status');
-/** The budget in these tests, and the watchdog's grace past it (hook-watchdog.ts), in ms. */
-const BUDGET = 2_000;
-const GRACE = 1_000;
-/** Spawning Node on a busy machine (the deadline counts from the process start, the test from spawn). */
-const SLACK = 2_500;
-/** A hook the watchdog failed to end is killed by the test here, so that a failure ends. */
-const KILL_AFTER = 20_000;
-
-/** The processes whose command line names `text` (the supervisor names the hook's state directory). */
-function processesNaming(text: string): string[] {
-  try {
-    return execFileSync('pgrep', ['-f', text], { encoding: 'utf8' }).split('\n').filter(Boolean);
-  } catch {
-    return []; // pgrep exits 1 when none matches
-  }
-}
+const { BUDGET, GRACE, SLACK, KILL_AFTER } = WATCHDOG_TIMES;
 
 /** The environment of a hook slowed or blocked by block-preload.cjs, run with an empty PATH. */
 function noPathEnv(state: string, how: string, budget: number): Record<string, string> {

@@ -12,32 +12,26 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readHookFailures } from '../../../lib/client/capture/state-dir.js';
 import { tmpDirs } from '../../support/tmp.js';
-import { fixture, ROOT, runHook, sessionEvents, spoolSessions, useBuiltCli } from './helpers.js';
+import {
+  fixture,
+  processesNaming,
+  ROOT,
+  runHook,
+  sessionEvents,
+  spoolSessions,
+  useBuiltCli,
+  WATCHDOG_TIMES,
+} from './helpers.js';
 
 const cli = useBuiltCli('watchdog');
 const tmp = tmpDirs('hansard-hook-watchdog-');
 const linux = existsSync('/proc/self/status');
-/** The hooks' budget in these tests, and what the watchdog adds to it for its hard deadline (hook-watchdog.ts), in ms. */
-const BUDGET = 2_000;
-const GRACE = 1_000;
-/** Spawning Node on a busy machine (the deadline counts from the process start, the test from spawn). */
-const SLACK = 2_500;
-/** A hook that blocks for ever is killed by the test here, so that a failure ends. */
-const KILL_AFTER = 20_000;
+const { BUDGET, GRACE, SLACK, KILL_AFTER } = WATCHDOG_TIMES;
 
 /** A FIFO nobody writes. */
 function fifo(path: string): string {
   execFileSync('mkfifo', [path]);
   return path;
-}
-
-/** The processes whose command line names `text` (the supervisor names the hook's state directory). */
-function processesNaming(text: string): string[] {
-  try {
-    return execFileSync('pgrep', ['-f', text], { encoding: 'utf8' }).split('\n').filter(Boolean);
-  } catch {
-    return []; // pgrep exits 1 when none matches
-  }
 }
 
 /** Waits for the rescuer (a process the supervisor becomes after the kill) to record; 10 s at most. */
