@@ -60,6 +60,9 @@ describe('the overview over summaries filled to their bounds', () => {
       expect(a.json.total).toBe(SESSIONS);
     }
     times.sort((x, y) => x - y);
-    expect(times[1]).toBeLessThan(250);
+    // The fault took over a second on a quiet machine (several beside a second suite); the fix about 100 ms
+    // quiet and 440 ms beside a second suite (2 cores, 2026-12-07). Under a second, as the case says: a
+    // bound for a loaded machine, not a benchmark (docs/benchmarks.md measures the overview).
+    expect(times[1]).toBeLessThan(1000);
   }, 180_000);
 });

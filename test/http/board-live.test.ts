@@ -134,11 +134,18 @@ describe('GET /board/events', () => {
     const ev = await openAccepted(sse);
     await ev.until(() => ev.events().length >= 1);
     const during = stateReads;
-    await new Promise((r) => setTimeout(r, 400));
-    expect(stateReads).toBeGreaterThan(during); // it checks while connected
+    // It checks while connected (every 100 ms; a loaded machine may run the timer late: wait for it).
+    await ev.until(() => stateReads > during, 10_000);
+    expect(stateReads).toBeGreaterThan(during);
     await ev.stop();
-    await new Promise((r) => setTimeout(r, 300)); // a check in flight ends
-    const after = stateReads;
+    // A check in flight ends: wait until the count holds still for 300 ms (5 s at most; a stream still
+    // checking every 100 ms never holds still, and fails below).
+    let after = stateReads;
+    for (let waited = 0; waited < 5000; waited += 300) {
+      await new Promise((r) => setTimeout(r, 300));
+      if (stateReads === after) break;
+      after = stateReads;
+    }
     await new Promise((r) => setTimeout(r, 1000)); // ten check intervals
     expect(stateReads).toBe(after);
   });
