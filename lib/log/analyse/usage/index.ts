@@ -2,4 +2,5 @@
 export * from './figures.js';
 export * from './fold.js';
 export * from './price.js';
+export * from './sources.js';
 export * from './totals.js';
