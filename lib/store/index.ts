@@ -15,5 +15,6 @@ export * from './status.js';
 export * from './stores.js';
 export * from './tenants.js';
 export * from './tokens.js';
+export * from './usage.js';
 export * from './work.js';
 export * from './writers.js';

@@ -1,7 +1,7 @@
 /**
  * What both state adapters (lib/store/sqlite/state-store.ts, lib/store/dynamo/state-store.ts) compose the
  * same way: the entity ports each keeps in an object of its own (a tenant's limits, tokens and server
- * secrets, writers and chunks, the status, work and claimed-key records, the digest index), forwarded
+ * secrets, writers and chunks, the status, work and claimed-key records, the digest index, usage), forwarded
  * here once. An adapter
  * extends `StateStoreBase`, gives it those objects, and writes only the methods it keeps itself.
  */
@@ -10,6 +10,7 @@ import type { IdempotencyStore } from './idempotency.js';
 import type { StatusRecord, StatusStore } from './status.js';
 import type { TenantSettings, TenantSettingsChange, TenantStore } from './tenants.js';
 import type { ServerSecrets, TokenRecord, TokenStore } from './tokens.js';
+import type { StoredUsageCounters, UsageBucket, UsageChange, UsageStore, WriterUsage } from './usage.js';
 import type { WorkItem, WorkStore } from './work.js';
 import type { ChunkRecord, WriterAdvance, WriterRecord, WriterStore } from './writers.js';
 
@@ -23,7 +24,8 @@ export abstract class StateStoreBase
     DigestIndex,
     TokenStore,
     ServerSecrets,
-    WriterStore
+    WriterStore,
+    UsageStore
 {
   /** a tenant's own limits, on its tenant record */
   protected abstract readonly tenantSettings: Pick<TenantStore, 'getTenantSettings' | 'setTenantSettings'>;
@@ -35,6 +37,8 @@ export abstract class StateStoreBase
   protected abstract readonly tokens: TokenStore & ServerSecrets;
   /** writers and their chunk records */
   protected abstract readonly writers: WriterStore;
+  /** writer usage records, session usage counters and the tenant's usage buckets (issue 27) */
+  protected abstract readonly usage: UsageStore;
 
   // ---- a tenant's own limits
 
@@ -141,5 +145,35 @@ export abstract class StateStoreBase
   }
   readClaim(tenant: string, scope: string, key: string): Promise<string | null> {
     return this.items.readClaim(tenant, scope, key);
+  }
+
+  // ---- token usage and cost (issue 27)
+
+  getWriterUsage(tenant: string, sid: string, w: string): Promise<WriterUsage | null> {
+    return this.usage.getWriterUsage(tenant, sid, w);
+  }
+  applyWriterUsage(
+    tenant: string,
+    sid: string,
+    w: string,
+    expectUpto: number | null,
+    change: UsageChange,
+  ): Promise<void> {
+    return this.usage.applyWriterUsage(tenant, sid, w, expectUpto, change);
+  }
+  listWriterUsage(tenant: string, sid: string): Promise<Map<string, WriterUsage>> {
+    return this.usage.listWriterUsage(tenant, sid);
+  }
+  getSessionUsageCounters(tenant: string, sid: string): Promise<StoredUsageCounters | null> {
+    return this.usage.getSessionUsageCounters(tenant, sid);
+  }
+  getSessionUsageCountersMany(
+    tenant: string,
+    sids: readonly string[],
+  ): Promise<Map<string, StoredUsageCounters>> {
+    return this.usage.getSessionUsageCountersMany(tenant, sids);
+  }
+  listUsageBuckets(tenant: string, fromDay: string, toDay: string): Promise<UsageBucket[]> {
+    return this.usage.listUsageBuckets(tenant, fromDay, toDay);
   }
 }

@@ -10,6 +10,7 @@ import type { SessionIndex } from './sessions.js';
 import type { StatusStore } from './status.js';
 import type { TenantStore } from './tenants.js';
 import type { ServerSecrets, TokenStore } from './tokens.js';
+import type { UsageStore } from './usage.js';
 import type { WorkStore } from './work.js';
 import type { WriterStore } from './writers.js';
 
@@ -34,6 +35,7 @@ export interface StateStore
     StatusStore,
     WorkStore,
     IdempotencyStore,
-    DigestIndex {
+    DigestIndex,
+    UsageStore {
   close(): Promise<void>;
 }

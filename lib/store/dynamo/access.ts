@@ -133,6 +133,14 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   ],
   // one query per due-mark shard
   listDigestsDue: [query('DIGEST_DUE#')],
+  // token usage (issue 27, dynamo/usage.ts): the writer's usage item `T#{tenant}#S#{sid}`/`USAGE#{w}`,
+  // the session's counters, the tenant's usage buckets `T#{tenant}#USAGE#{n}`
+  getWriterUsage: [get('T#')],
+  applyWriterUsage: [put('T#'), get('T#'), upd('T#')],
+  listWriterUsage: [query('T#')],
+  getSessionUsageCounters: [get('T#')],
+  getSessionUsageCountersMany: [get('T#')],
+  listUsageBuckets: [query('T#')],
 };
 
 /**

@@ -26,6 +26,7 @@ import type { BoardCopy, Page, SessionRecord, SessionSummary, SummaryDelta } fro
 import { StateStoreBase } from '../state-store-base.js';
 import type { StateStore } from '../stores.js';
 import type { TenantUsage } from '../tenants.js';
+import type { UsageStore } from '../usage.js';
 import { DynamoDigestIndex } from './digest-index.js';
 import { errorName, type Item, type TransactItem } from './items.js';
 import { DynamoPendingCounts, SWEEP_INTERVAL_MS } from './pending.js';
@@ -66,6 +67,10 @@ export class DynamoStateStore extends StateStoreBase implements StateStore {
   protected readonly digests: DynamoDigestIndex;
   private readonly sessions: DynamoSessionIndex;
   protected readonly writers: DynamoWriterIndex;
+  // issue 27: being written (the usage adapters); until then every usage method rejects
+  protected readonly usage = new Proxy({} as UsageStore, {
+    get: (_, m) => () => Promise.reject(new Error(`${String(m)}: not implemented yet (issue 27)`)),
+  });
 
   constructor(opts: DynamoStateStoreOptions) {
     super();

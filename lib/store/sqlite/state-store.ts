@@ -10,6 +10,7 @@ import type { Page, SessionRecord, SessionSummary, SummaryDelta } from '../sessi
 import { StateStoreBase } from '../state-store-base.js';
 import type { StateStore } from '../stores.js';
 import type { TenantUsage } from '../tenants.js';
+import type { UsageStore } from '../usage.js';
 import { type AdvanceItem, advanceCommitter } from './advance.js';
 import { addDigestSchema, SqliteDigestIndex } from './digest-index.js';
 import type { GroupCommit, GroupCommitStats } from './group-commit.js';
@@ -39,6 +40,10 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
   protected readonly tenantSettings = new SqliteTenantSettings(this.primitives);
   protected readonly tokens = new SqliteTokens(this.primitives);
   protected readonly writers: SqliteWriterIndex;
+  // issue 27: being written (the usage adapters); until then every usage method rejects
+  protected readonly usage = new Proxy({} as UsageStore, {
+    get: (_, m) => () => Promise.reject(new Error(`${String(m)}: not implemented yet (issue 27)`)),
+  });
   private readonly advances: GroupCommit<AdvanceItem, void>;
   private readonly walSyncs: () => number;
   private readonly closeWal: () => void;
