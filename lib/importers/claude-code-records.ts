@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { EmitOptions, SessionWriter, WriterOptions } from '../log/write/writer.js';
 import type { SubagentLinks } from './claude-code-links.js';
 import { claudeResultOutcome, REJECTION_PREFIX } from './claude-code-outcome.js';
+import { ClaudeUsageNotes, type UsageLookahead } from './claude-code-usage.js';
 import {
   IMPORT_NOTE_AUTHOR,
   type ImportProblem,
@@ -76,6 +77,8 @@ export class TranscriptMapper {
   readonly problems: ImportProblem[] = [];
   readonly main: Stream;
   readonly subagents = new Map<string, Stream>();
+  /** the `token_usage` notes of the assistant messages (claude-code-usage.ts) */
+  readonly usage: ClaudeUsageNotes;
   /** subagent writers linked to no call (each with its `unlinked_subagent` note) */
   private unlinked = 0;
   /** the subagent each linked launching call started: call id → its stream */
@@ -92,8 +95,11 @@ export class TranscriptMapper {
     private readonly agent: string,
     /** what ties each subagent to its call (a transcript's; a stream's records name their call) */
     private readonly links?: SubagentLinks,
+    /** where each message's last usage record is (without it, every record's usage is a note) */
+    lookahead?: UsageLookahead,
   ) {
     this.main = { m: new WriterMapping(writer, userId), lastStop: undefined };
+    this.usage = new ClaudeUsageNotes(lookahead ?? null);
   }
 
   /** Records a problem of `kind` with line `line` (1-based) of the transcript, or of subagent file `file`. */
@@ -132,6 +138,7 @@ export class TranscriptMapper {
       const r = AssistantRecord.safeParse(obj);
       if (r.success) {
         this.assistant(s, line, r.data.message.content, r.data.message.stop_reason, o);
+        this.usage.assistant(s.m, line, obj, o, sub);
         return;
       }
       this.problem(line, `assistant record not understood: ${zodSummary(r.error)}`, 'kept_as_note');
@@ -173,6 +180,7 @@ export class TranscriptMapper {
 
   /** Ends every open turn and every writer, subagents first. */
   finish(o: EmitOptions): void {
+    this.usage.flush();
     for (const s of [...this.subagents.values(), this.main]) {
       this.writeBoundary(s);
       s.m.endTurn(turnStatus(s.lastStop), o);
@@ -180,7 +188,10 @@ export class TranscriptMapper {
     }
   }
 
-  /** Counts over all writers, the number of subagent writers and of those linked to no call. */
+  /**
+   * Counts over all writers, the `token_usage` notes of assistant messages, the number of subagent writers
+   * and of those linked to no call.
+   */
   counts() {
     const all = [this.main, ...this.subagents.values()].map((s) => s.m.counts);
     const sum = (k: keyof (typeof all)[0]) => all.reduce((n, c) => n + c[k], 0);
@@ -193,6 +204,7 @@ export class TranscriptMapper {
       notes: sum('notes'),
       compactions: sum('compactions'),
       interruptions: sum('interruptions'),
+      tokenUsage: this.usage.written,
       subagentWriters: this.subagents.size,
       unlinkedSubagents: this.unlinked,
     };

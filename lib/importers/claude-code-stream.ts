@@ -23,6 +23,7 @@
 import { parseTs } from '../log/format/time.js';
 import { type EmitOptions, openSession } from '../log/write/writer.js';
 import { IMPORT_NOTE_AUTHOR, type ImportProblem, TranscriptMapper } from './claude-code-records.js';
+import { UsageLookahead } from './claude-code-usage.js';
 import { isObj, type Obj, str } from './json-line.js';
 import type { MappingCounts } from './mapping.js';
 import { readJsonLines } from './stream-lines.js';
@@ -47,7 +48,7 @@ export interface ClaudeStreamImportResult {
     subagentWriters: number;
     /** of those, the ones linked to no Task/Agent call (docs/import.md) */
     unlinkedSubagents: number;
-    /** `token_usage` notes: one per `result` record */
+    /** `token_usage` notes: one per assistant message id and one per `result` record */
     tokenUsage: number;
     /** lines of a type this importer does not know, kept as `unknown_record` notes */
     unknown: number;
@@ -121,7 +122,9 @@ export async function importClaudeCodeStream(
     },
     clocks,
   );
-  const s = new StreamImporter(new TranscriptMapper(writer, options.userId ?? 'user', clocks, agent));
+  const s = new StreamImporter(
+    new TranscriptMapper(writer, options.userId ?? 'user', clocks, agent, undefined, scan.usage),
+  );
   const stamp = (): EmitOptions => (scan.firstAt === null ? {} : { at: at!, mono });
   try {
     for await (const l of readJsonLines(streamPath)) {
@@ -146,7 +149,13 @@ export async function importClaudeCodeStream(
     for (const sub of s.mapper.subagents.values()) sub.m.w.close();
     throw err;
   }
-  const counts = { ...s.mapper.counts(), tokenUsage: s.tokenUsage, unknown: s.unknown, skipped: s.skipped };
+  const mapped = s.mapper.counts();
+  const counts = {
+    ...mapped,
+    tokenUsage: mapped.tokenUsage + s.tokenUsage,
+    unknown: s.unknown,
+    skipped: s.skipped,
+  };
   const promptRecorded = counts.prompts > 0;
   return {
     sid: writer.sid,
@@ -186,9 +195,11 @@ class StreamImporter {
     if (type === 'assistant' || type === 'user' || (type === 'system' && obj.subtype === 'compact_boundary'))
       this.mapper.take(line, text, asTranscriptRecord(obj), o);
     else if (type === 'system' && obj.subtype === 'status') this.skip('system/status');
-    else if (type === 'stream_event')
+    else if (type === 'stream_event') {
+      // Not written (the assistant records repeat them), but a message_delta's usage is the message's last.
+      this.mapper.usage.streamEvent(line, obj, o);
       this.skip(`stream_event/${isObj(obj.event) ? String(obj.event.type) : '?'}`);
-    else this.own(type, text, obj, o);
+    } else this.own(type, text, obj, o);
   }
 
   /** A record of the stream's own (not the transcript's): a `meta` note, the `result`, or unknown. */
@@ -224,6 +235,8 @@ class StreamImporter {
    */
   private resultRecord(r: Obj, o: EmitOptions): void {
     const m = this.mapper.main.m;
+    // The run's messages are over: their notes go before the result's and before the turn ends.
+    this.mapper.usage.flush();
     const isError = r.is_error === true || (typeof r.subtype === 'string' && r.subtype !== 'success');
     this.result = { subtype: str(r.subtype), isError };
     const u = isObj(r.usage) ? r.usage : {};
@@ -232,7 +245,7 @@ class StreamImporter {
       `result ${str(r.subtype) ?? '?'}${isError ? ' (error)' : ''}: ${n(r.num_turns)} turns, ${n(r.duration_ms)} ms ` +
       `(API ${n(r.duration_api_ms)} ms), cost $${n(r.total_cost_usd)}; tokens: input ${n(u.input_tokens)} ` +
       `(cache read ${n(u.cache_read_input_tokens)}, cache write ${n(u.cache_creation_input_tokens)}), output ${n(u.output_tokens)}`;
-    const extra: Record<string, unknown> = { claude_type: 'result' };
+    const extra: Record<string, unknown> = { claude_type: 'result', usage_source: 'claude_result' };
     for (const k of RESULT_FIGURES) if (r[k] !== undefined) extra[k] = r[k];
     if (Array.isArray(r.permission_denials)) extra.permission_denials = r.permission_denials.length;
     m.marked('token_usage', IMPORT_NOTE_AUTHOR, text, o, extra);
@@ -287,16 +300,22 @@ function asTranscriptRecord(obj: Obj): Obj {
   return rec;
 }
 
-/** The first record timestamp (µs since the epoch) and Claude Code's session id, before anything is written. */
-async function prescan(path: string): Promise<{ firstAt: number | null; sessionId: string | null }> {
+/**
+ * Before anything is written: the first record timestamp (µs since the epoch), Claude Code's session id,
+ * and where each message's last usage record is (claude-code-usage.ts).
+ */
+async function prescan(
+  path: string,
+): Promise<{ firstAt: number | null; sessionId: string | null; usage: UsageLookahead }> {
   let firstAt: number | null = null;
   let sessionId: string | null = null;
+  const usage = new UsageLookahead();
   for await (const l of readJsonLines(path)) {
     if (!isObj(l.obj)) continue;
     sessionId ??= str(l.obj.session_id);
     const ts = typeof l.obj.timestamp === 'string' ? parseTs(l.obj.timestamp) : null;
     if (firstAt === null && ts !== null) firstAt = ts.micros;
-    if (firstAt !== null && sessionId !== null) break;
+    if (UsageLookahead.mayMatter(l.text)) usage.observe(l.obj, l.line);
   }
-  return { firstAt, sessionId };
+  return { firstAt, sessionId, usage };
 }

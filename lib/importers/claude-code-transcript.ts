@@ -19,6 +19,7 @@ import { SubagentLinks } from './claude-code-links.js';
 import { LineMerge, readLineBatches, recordTime } from './claude-code-merge.js';
 import { type ImportProblem, TranscriptMapper } from './claude-code-records.js';
 import { type SubagentFile, subagentFiles } from './claude-code-sidefiles.js';
+import { UsageLookahead } from './claude-code-usage.js';
 import { parseObject } from './json-line.js';
 import type { MappingCounts } from './mapping.js';
 
@@ -48,6 +49,8 @@ export interface ImportResult {
     subagentWriters: number;
     /** of those, the ones linked to no Task/Agent call (docs/import.md) */
     unlinkedSubagents: number;
+    /** `token_usage` notes: one per assistant message id (issue 27; `<synthetic>` placeholders have none) */
+    tokenUsage: number;
   };
   problems: ImportProblem[];
 }
@@ -81,7 +84,8 @@ export async function importClaudeCodeTranscript(
   options: ImportClaudeCodeOptions = {},
 ): Promise<ImportResult> {
   const links = new SubagentLinks();
-  const firstAt = await prescan(transcriptPath, links);
+  const usage = new UsageLookahead();
+  const firstAt = await prescan(transcriptPath, links, usage);
   const files: SubagentFile[] = [];
   const firstOf = new Map<string, number | null>();
   // A subagent's own file may name the ids of the subagents it launched (their files are then looked
@@ -93,7 +97,7 @@ export async function importClaudeCodeTranscript(
       fresh = true;
       files.push(f);
       if (f.declared) links.declare(f.key, f.declared);
-      firstOf.set(f.key, await prescan(f.path, links, f.key));
+      firstOf.set(f.key, await prescan(f.path, links, usage, f.key));
     }
   }
   // The writer's clocks stand at the record being imported, so `writer.start` carries the transcript's
@@ -107,7 +111,7 @@ export async function importClaudeCodeTranscript(
     clocks,
   );
   const agent = options.agent ?? 'claude-code';
-  const importer = new TranscriptMapper(writer, options.userId ?? 'user', clocks, agent, links);
+  const importer = new TranscriptMapper(writer, options.userId ?? 'user', clocks, agent, links, usage);
   const merge = new LineMerge([
     { path: transcriptPath, first: null },
     ...files.map((f) => ({ path: f.path, file: f.path, key: f.key, first: firstOf.get(f.key) ?? null })),
@@ -150,16 +154,27 @@ export async function importClaudeCodeTranscript(
   };
 }
 
-/** Reads a file once before anything is written: feeds `links`, returns its first timestamp (µs) or null. */
-async function prescan(path: string, links: SubagentLinks, key?: string): Promise<number | null> {
+/**
+ * Reads a file once before anything is written: feeds `links` and `usage` (where each message's last
+ * usage record is), returns its first timestamp (µs) or null.
+ */
+async function prescan(
+  path: string,
+  links: SubagentLinks,
+  usage: UsageLookahead,
+  key?: string,
+): Promise<number | null> {
   let first: number | null = null;
   for await (const batch of readLineBatches(path))
     for (const l of batch) {
-      if (first !== null && !links.mayMatter(l.text, key)) continue;
+      const forLinks = first === null || links.mayMatter(l.text, key);
+      const forUsage = UsageLookahead.mayMatter(l.text);
+      if (!forLinks && !forUsage) continue;
       const obj = parseObject(l.text);
       if (!obj) continue;
       first ??= recordTime(obj).micros;
-      links.observe(obj, key);
+      if (forLinks) links.observe(obj, key);
+      if (forUsage) usage.observe(obj, l.line, key);
     }
   return first;
 }

@@ -103,9 +103,11 @@ describe('importing the real claude-code-log transcript', () => {
       outputs: records
         .flatMap((r) => (r.type === 'assistant' ? blocks(r) : []))
         .filter((b) => b.type === 'text').length,
-      notes: 1,
+      // the summary line, and one token_usage note per assistant message (each has its own id here)
+      notes: 1 + records.filter((r) => r.type === 'assistant').length,
       compactions: 0,
       interruptions: 0,
+      tokenUsage: records.filter((r) => r.type === 'assistant').length,
       subagentWriters: 0,
       unlinkedSubagents: 0,
     });
@@ -156,7 +158,9 @@ describe('importing the real claude-code-log transcript', () => {
   });
 
   it('keeps the summary line as a note holding its original text', () => {
-    const notes = ofType(events, 'note');
+    const notes = ofType(events, 'note').filter(
+      (n) => (n.extra as Record<string, unknown>).import_kind !== 'token_usage',
+    );
     expect(notes).toHaveLength(1);
     expect(notes[0]!.author).toBe('hansard-import');
     expect(notes[0]!.text).toBe(lines.at(-1));

@@ -56,7 +56,7 @@ describe('the real capture (claude 2.1.238, one reply "alpha")', () => {
   // message_delta, message_stop), 8 the one `assistant` record (a text block "alpha"), 12 result/success.
   // So: no `user` record (0 person prompts: `-p` does not print it), 1 turn, 0 tool_use (0 actions, 0
   // results), 1 output, no parent_tool_use_id set (0 subagent writers), no compact_boundary (0
-  // compactions); notes: init and rate_limit_event (meta), result (token_usage).
+  // compactions); notes: init and rate_limit_event (meta), the message's usage and result (token_usage).
   let result: ClaudeStreamImportResult;
   let events: Ev[];
   beforeAll(async () => {
@@ -71,10 +71,10 @@ describe('the real capture (claude 2.1.238, one reply "alpha")', () => {
       actions: 0,
       results: 0,
       outputs: 1,
-      notes: 3,
+      notes: 4,
       compactions: 0,
       subagentWriters: 0,
-      tokenUsage: 1,
+      tokenUsage: 2,
       unknown: 0,
     });
     expect(ofType(events, 'message')).toHaveLength(0);
@@ -90,10 +90,12 @@ describe('the real capture (claude 2.1.238, one reply "alpha")', () => {
     expect(JSON.parse(meta[0]!.text as string).claude_code_version).toBe('2.1.238');
     const usage = marked(events, 'token_usage');
     expect(usage.map((n) => n.text)).toEqual([
+      // the message's usage as its message_delta left it (claude-code-usage.test.ts says the rest)
+      'usage claude-opus-5: input 2 (cache read 16016, cache write 6142), output 5',
       'result success: 1 turns, 2913 ms (API 3290 ms), cost $0.070505; tokens: input 2 (cache read 16016, cache write 6142), output 5',
     ]);
-    expect(usage[0]!.extra).toMatchObject({ total_cost_usd: 0.070505, num_turns: 1, is_error: false });
-    expect(usage[0]!.extra).not.toHaveProperty('result'); // the answer text is the output already
+    expect(usage[1]!.extra).toMatchObject({ total_cost_usd: 0.070505, num_turns: 1, is_error: false });
+    expect(usage[1]!.extra).not.toHaveProperty('result'); // the answer text is the output already
     expect(result.counts.skipped).toEqual({
       'system/status': 1,
       'stream_event/message_start': 1,
