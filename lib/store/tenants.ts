@@ -11,6 +11,8 @@ import { z } from 'zod';
 
 /** Most requests a minute a tenant's tokens may be allowed (the limiters' own bound, lib/ratelimit). */
 export const MAX_RATE_LIMIT_PER_MINUTE = 1_000_000;
+/** Largest monthly budget a tenant may set, US dollars. */
+export const MAX_MONTHLY_BUDGET_USD = 1_000_000_000;
 
 /** A tenant's settings as stored (absent attributes and NULL columns read as null). */
 export const TenantSettingsSchema = z.strictObject({
@@ -18,6 +20,11 @@ export const TenantSettingsSchema = z.strictObject({
   quota_bytes: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).nullable(),
   /** requests a minute per token of the tenant, 0 for none limited; null: the deployment's rate */
   rate_limit_per_minute: z.number().int().min(0).max(MAX_RATE_LIMIT_PER_MINUTE).nullable(),
+  /**
+   * the tenant's monthly budget in US dollars at list price (issue 27 item 4: crossing 80 % and 100 % of it
+   * is recorded once a month, lib/service/usage/budget.ts); absent: none (no deployment default)
+   */
+  monthly_budget_usd: z.number().positive().max(MAX_MONTHLY_BUDGET_USD).optional(),
   /** when they were last set (ISO 8601); null: never */
   updated_at: z.string().nullable(),
 });
@@ -30,11 +37,13 @@ export type TenantSettings = z.infer<typeof TenantSettingsSchema>;
 export const TenantSettingsChangeSchema = TenantSettingsSchema.pick({
   quota_bytes: true,
   rate_limit_per_minute: true,
-}).partial();
+})
+  .extend({ monthly_budget_usd: z.number().positive().max(MAX_MONTHLY_BUDGET_USD).nullable() })
+  .partial();
 export type TenantSettingsChange = z.infer<typeof TenantSettingsChangeSchema>;
 
 /** The settings fields a change may set. */
-export const SETTINGS_FIELDS = ['quota_bytes', 'rate_limit_per_minute'] as const;
+export const SETTINGS_FIELDS = ['quota_bytes', 'rate_limit_per_minute', 'monthly_budget_usd'] as const;
 
 /**
  * `change` checked against `TenantSettingsChangeSchema`, and the fields it gives (each to be set, or
@@ -65,6 +74,8 @@ export function parseTenantSettings(tenant: string, stored: Record<string, unkno
   const r = TenantSettingsSchema.safeParse({
     quota_bytes: stored.quota_bytes ?? null,
     rate_limit_per_minute: stored.rate_limit_per_minute ?? null,
+    // absent unless set, so settings read before budgets existed keep their shape
+    ...(stored.monthly_budget_usd != null ? { monthly_budget_usd: stored.monthly_budget_usd } : {}),
     updated_at: stored.updated_at ?? null,
   });
   if (r.success) return r.data;

@@ -14,7 +14,12 @@ import {
 import type { SqlitePrimitives } from './status-work.js';
 
 /** The columns of `tenants` the settings live in, as `name TYPE`. */
-const SETTINGS_COLUMNS = ['quota_bytes INTEGER', 'rate_limit_per_minute INTEGER', 'settings_updated_at TEXT'];
+const SETTINGS_COLUMNS = [
+  'quota_bytes INTEGER',
+  'rate_limit_per_minute INTEGER',
+  'settings_updated_at TEXT',
+  'monthly_budget_usd REAL',
+];
 
 /**
  * Adds the settings columns to `tenants` where they are missing (a database from before them: its
@@ -30,10 +35,15 @@ export function addTenantSettingsColumns(
   }
 }
 
-type Row = { quota_bytes: number | null; rate_limit_per_minute: number | null; updated_at: string | null };
+type Row = {
+  quota_bytes: number | null;
+  rate_limit_per_minute: number | null;
+  monthly_budget_usd: number | null;
+  updated_at: string | null;
+};
 
 const SELECT =
-  'SELECT quota_bytes, rate_limit_per_minute, settings_updated_at AS updated_at FROM tenants WHERE name = ?';
+  'SELECT quota_bytes, rate_limit_per_minute, monthly_budget_usd, settings_updated_at AS updated_at FROM tenants WHERE name = ?';
 
 /** The `StateStore` tenant settings methods on SQLite; each answers as `DynamoStateStore`'s does. */
 export class SqliteTenantSettings {

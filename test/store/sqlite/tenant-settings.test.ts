@@ -22,7 +22,7 @@ describe('SqliteStateStore tenant settings', () => {
     await store.createTenant('acme', '2026-01-01T00:00:00.000Z');
     await store.close();
     const raw = new Database(path);
-    for (const col of ['quota_bytes', 'rate_limit_per_minute', 'settings_updated_at'])
+    for (const col of ['quota_bytes', 'rate_limit_per_minute', 'settings_updated_at', 'monthly_budget_usd'])
       raw.exec(`ALTER TABLE tenants DROP COLUMN ${col}`);
     expect((raw.pragma('table_info(tenants)') as Array<{ name: string }>).map((c) => c.name)).toEqual([
       'name',
