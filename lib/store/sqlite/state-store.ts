@@ -10,7 +10,6 @@ import type { Page, SessionRecord, SessionSummary, SummaryDelta } from '../sessi
 import { StateStoreBase } from '../state-store-base.js';
 import type { StateStore } from '../stores.js';
 import type { TenantUsage } from '../tenants.js';
-import type { UsageStore } from '../usage.js';
 import { type AdvanceItem, advanceCommitter } from './advance.js';
 import { addDigestSchema, SqliteDigestIndex } from './digest-index.js';
 import type { GroupCommit, GroupCommitStats } from './group-commit.js';
@@ -19,6 +18,7 @@ import { SqliteStatusWorkItems } from './status-work.js';
 import { addSummaryColumns, listSummaries, mergeSummaryRow, SESSION_COLUMNS } from './summary.js';
 import { addTenantSettingsColumns, SqliteTenantSettings } from './tenants.js';
 import { SqliteTokens } from './tokens.js';
+import { addUsageSchema, SqliteUsage } from './usage.js';
 import { SqliteWriterIndex, WRITER_ORIGIN_COLUMNS } from './writers.js';
 
 /** SQLite's answers when its shared-memory file cannot be made, grown or mapped (a full disk). */
@@ -40,10 +40,7 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
   protected readonly tenantSettings = new SqliteTenantSettings(this.primitives);
   protected readonly tokens = new SqliteTokens(this.primitives);
   protected readonly writers: SqliteWriterIndex;
-  // issue 27: being written (the usage adapters); until then every usage method rejects
-  protected readonly usage = new Proxy({} as UsageStore, {
-    get: (_, m) => () => Promise.reject(new Error(`${String(m)}: not implemented yet (issue 27)`)),
-  });
+  protected readonly usage = new SqliteUsage(this.primitives);
   private readonly advances: GroupCommit<AdvanceItem, void>;
   private readonly walSyncs: () => number;
   private readonly closeWal: () => void;
@@ -123,6 +120,8 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
           if (!writerColumns.some((c) => c.name === col))
             this.db.exec(`ALTER TABLE writers ADD COLUMN ${col} TEXT`);
         }
+        // A database from before token usage (issue 27): its usage tables, empty.
+        addUsageSchema((sql) => this.db.exec(sql));
       })
       .immediate();
     ({
