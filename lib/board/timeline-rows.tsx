@@ -23,6 +23,7 @@ import {
   value,
 } from './timeline-parts.js';
 import { DayHeading, dayOf } from './timeline-when.js';
+import { COST_TITLE, UsageNote, usageLine } from './usage-parts.js';
 
 export { type Colours, Problems, t } from './timeline-parts.js';
 
@@ -165,6 +166,7 @@ function RowBody({ row, c, names }: { row: TimelineRow; c: Colours; names: Map<s
             Turn <code>{t(row.turn_id)}</code> ends:{' '}
             <span class={row.status === 'completed' ? 'okay' : 'fail'}>{t(row.status)}</span>
           </p>
+          <UsageNote usage={row.usage} what="Turn usage" />
         </>
       );
     case 'note':
@@ -173,6 +175,7 @@ function RowBody({ row, c, names }: { row: TimelineRow; c: Colours; names: Map<s
           <Head row={row} kind="note" who={t(row.author)} whoClass={wc} />
           <p class="text">{keepLines(row.text)}</p>
           <Cut more={row.more_bytes} />
+          {row.usage ? <UsageNote usage={row.usage} what="Counted" /> : null}
         </>
       );
     case 'correction':
@@ -251,6 +254,12 @@ export function TurnGroup({
           {start ? '' : ' (continued)'}: {actions} action{actions === 1 ? '' : 's'}
           {failed ? `, ${failed} failed` : ''}
           {end && end.kind === 'turn_end' ? `, ended ${t(end.status)}` : ', not ended here'}
+          {end && end.kind === 'turn_end' ? (
+            <span class="turn-usage" title={COST_TITLE}>
+              {' · '}
+              {end.usage ? usageLine(end.usage) : 'usage unknown'}
+            </span>
+          ) : null}
         </summary>
         {start ? (
           <div class="turn-start" data-kind="turn_start" data-pos={start.pos}>

@@ -71,6 +71,7 @@ pre.out { white-space: pre-wrap; overflow-wrap: anywhere; margin: .3rem 0 0; pad
 details.output > summary { cursor: pointer; font-size: .85rem; margin: .2rem 0 0; }
 .fail { color: var(--error); font-weight: 600; } .okay { color: var(--ok); font-weight: 600; }
 .attr, .corrected, .cut { font-size: .85rem; color: var(--muted); margin: .2rem 0 0; }
+.usage { font-size: .85rem; color: var(--muted); margin: .2rem 0 0; font-variant-numeric: tabular-nums; } .usage.unknown { font-style: italic; } .turn-usage { color: var(--muted); font-weight: 400; font-variant-numeric: tabular-nums; }
 ul.problems { list-style: none; margin: .3rem 0 0; padding: .3rem .5rem; border: 1px dashed var(--error); border-radius: 4px; font-size: .85rem; }
 .sev { font-weight: 700; }
 .declared-badge { display: inline-block; padding: 0 .4rem; border: 1px dashed var(--fg); border-radius: .4rem; font-size: .75rem; font-weight: 700; }

@@ -8,6 +8,16 @@
  */
 
 import type { StatusView } from '../../contract/status.js';
+import {
+  addDelta,
+  type FoldState,
+  foldEvent,
+  newFoldState,
+  totalOf,
+  type UsageCounters,
+  type UsageDelta,
+  zeroCounters,
+} from '../../log/analyse/usage/index.js';
 import type { LineProblem, RecordedEvent } from '../../log/format/codec.js';
 import { escapeControl } from '../../log/format/escape.js';
 import { nameForm, sameName } from '../../log/format/names.js';
@@ -17,6 +27,7 @@ import type { CorrectionIndex, EffectiveEvent } from '../../log/replay/correctio
 import type {
   AttributedMessage,
   RowAttribution,
+  RowUsage,
   TimelineProblem,
   TimelineRow,
   TimelineWriter,
@@ -64,6 +75,9 @@ export class RowBuilder {
   private readonly heldTurns = new Map<string, TimelineRow>();
   private readonly personTurns = new Set<string>();
   private readonly personActions = new Set<string>();
+  /** usage (docs/usage.md): each writer's fold, each turn's counters and models by `w turn_id` */
+  private readonly usageFolds = new Map<string, FoldState>();
+  private readonly turnUsage = new Map<string, { c: UsageCounters; models: Set<string> }>();
 
   constructor(
     private readonly writers: TimelineWriter[],
@@ -71,6 +85,39 @@ export class RowBuilder {
     private readonly status: StatusView | null,
   ) {
     for (const wr of writers) this.names.set(wr.w, wr.name);
+  }
+
+  /**
+   * Folds `ev` (of writer `w`, whose events come in seq order) into the writer's usage and its turn's
+   * counters (lib/log/analyse/usage/fold.ts: the rules every total follows); returns what it added.
+   */
+  private foldUsage(w: string, ev: RecordedEvent): UsageDelta[] {
+    let s = this.usageFolds.get(w);
+    if (!s) {
+      s = newFoldState();
+      this.usageFolds.set(w, s);
+    }
+    const out: UsageDelta[] = [];
+    foldEvent(s, w, ev.obj, out);
+    for (const d of out) {
+      if (d.turn_id === null) continue;
+      const k = `${w} ${d.turn_id}`;
+      let u = this.turnUsage.get(k);
+      if (!u) {
+        u = { c: zeroCounters(), models: new Set() };
+        this.turnUsage.set(k, u);
+      }
+      addDelta(u.c, d);
+      if (d.model !== null && d.records > 0) u.models.add(d.model);
+    }
+    return out;
+  }
+
+  /** A turn's usage so far; null when no usage record landed in it (unknown). */
+  private usageOfTurn(w: string, turnId: string): RowUsage | null {
+    const u = this.turnUsage.get(`${w} ${turnId}`);
+    if (!u || u.c.records <= 0) return null;
+    return rowUsage(u.c, [], u.models);
   }
 
   /** The writers, as named (timeline-writers.ts). */
@@ -110,6 +157,7 @@ export class RowBuilder {
     make: boolean,
   ): TimelineRow | null {
     const f = (eff ?? ev.obj) as Record<string, unknown>;
+    const used = this.foldUsage(w, ev);
     const anchor = this.anchorOf(ev.id, pos);
     const attribution = this.attributor.push(eff ?? ev);
     const corrected = eff?.corrected?.map((c) => {
@@ -180,6 +228,7 @@ export class RowBuilder {
           turn_id,
           by,
           status: str(f.status),
+          usage: this.usageOfTurn(w, turn_id),
         };
       }
       case 'agent.action': {
@@ -235,7 +284,20 @@ export class RowBuilder {
       case 'note': {
         if (!make) return null;
         const author = str(f.author) || by;
-        return { ...base, kind: 'note', id: ev.id, author, ...excerpt(str(f.text), TEXT_BYTES) };
+        const usage = used.some((d) => d.records !== 0 || d.reported_cost_micros !== null)
+          ? rowUsage(
+              used.reduce((c, d) => addDelta(c, d), zeroCounters()),
+              used,
+            )
+          : undefined;
+        return {
+          ...base,
+          kind: 'note',
+          id: ev.id,
+          author,
+          ...excerpt(str(f.text), TEXT_BYTES),
+          ...(usage ? { usage } : {}),
+        };
       }
       case 'correction': {
         if (!make) return null;
@@ -377,4 +439,20 @@ export class RowBuilder {
     this.heldTurns.delete(row.turn);
     return [held];
   }
+}
+
+/** Counters as a row shows them. */
+function rowUsage(c: UsageCounters, deltas: readonly UsageDelta[], models = new Set<string>()): RowUsage {
+  for (const d of deltas) if (d.model !== null && d.records > 0) models.add(d.model);
+  const t = totalOf(c);
+  return {
+    input_tokens: t.input_tokens,
+    output_tokens: t.output_tokens,
+    cache_read_tokens: t.cache_read_tokens,
+    cache_write_tokens: t.cache_write_tokens,
+    cost_usd: t.cost_usd,
+    records: t.records,
+    unpriced_records: t.unpriced_records,
+    models: [...models],
+  };
 }

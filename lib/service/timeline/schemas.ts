@@ -47,6 +47,21 @@ export interface RowAttribution {
   cascade_from?: { id: string; anchor: string };
 }
 
+/** Token usage and list-price cost of a turn or one usage record (lib/log/analyse/usage/, docs/usage.md). */
+export interface RowUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  /** list price equivalent in USD; null when none of it has a list price */
+  cost_usd: number | null;
+  /** usage records counted, and of those without a list price */
+  records: number;
+  unpriced_records: number;
+  /** the models the records name */
+  models: string[];
+}
+
 /** What every row has. */
 interface RowBase {
   /** position in the whole timeline (0-based, every row kind counted): `?after=` pages by it */
@@ -79,7 +94,15 @@ export type TimelineRow = RowBase &
     | { kind: 'join' | 'leave'; id: string; user_id: string; display_name: string | null }
     | { kind: 'message'; id: string; user_id: string; name: string; text: string; more_bytes: number }
     | { kind: 'turn_start'; id: string; turn_id: string; by: string; context: string[] | null }
-    | { kind: 'turn_end'; id: string; turn_id: string; by: string; status: string }
+    | {
+        kind: 'turn_end';
+        id: string;
+        turn_id: string;
+        by: string;
+        status: string;
+        /** the turn's usage recorded up to its end (docs/usage.md); null: none recorded (unknown) */
+        usage: RowUsage | null;
+      }
     | {
         kind: 'action';
         id: string;
@@ -114,7 +137,15 @@ export type TimelineRow = RowBase &
         more_bytes: number;
         attribution: RowAttribution | null;
       }
-    | { kind: 'note'; id: string; author: string; text: string; more_bytes: number }
+    | {
+        kind: 'note';
+        id: string;
+        author: string;
+        text: string;
+        more_bytes: number;
+        /** what a `token_usage` note adds to its turn's usage (docs/usage.md); absent for other notes */
+        usage?: RowUsage;
+      }
     | {
         kind: 'correction';
         id: string;
