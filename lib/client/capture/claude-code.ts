@@ -18,6 +18,14 @@ import { type EmitOptions, openSession, type SessionWriter } from '../../log/wri
 import { extraOf, type FifoTable, resultOf, syntheticCall, takeFifo } from './claude-results.js';
 import type { ClaudeHookPayload, StreamState, SubagentStream } from './claude-types.js';
 import {
+  forgetSubagentFiles,
+  recordTranscriptUsage,
+  revisitSubagentFiles,
+  type UsageOptions,
+  type UsageSink,
+  type UsageState,
+} from './claude-usage.js';
+import {
   claudeDeliveryKey,
   claudeDuplicate,
   duplicateText,
@@ -60,6 +68,8 @@ export interface ClaudeState extends InboxProgress, TaskTable, FifoTable {
   lastPromptId?: string | null;
   /** the session's monotonic clock across hook processes: its origin (ms since the epoch), its last value (s) */
   clock: MonoClock;
+  /** how far Claude Code's transcripts were read for token usage (`claude-usage.ts`); absent before issue 27 */
+  usage?: UsageState;
 }
 
 /**
@@ -105,6 +115,8 @@ export interface ApplyOptions {
   userId: string;
   /** the state was loaded (this Claude session was seen before), not made new */
   existing: boolean;
+  /** read token usage from the transcripts the payload names, within these limits; absent: never */
+  usage?: UsageOptions;
 }
 
 interface Stream {
@@ -184,6 +196,31 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
   /** The stream an event belongs to: a subagent's when the payload names one. */
   const streamFor = (): Stream => (p.agent_id ? subStream(p.agent_id) : mainStream());
 
+  // Token usage from the transcripts (issue 27, `claude-usage.ts`), written before the event's own events.
+  const u = opts.usage;
+  st.usage ??= {
+    files: {},
+    // Read from its start only when this state began with the session: else what came before belongs
+    // to turns this capture never recorded.
+    fromStart:
+      !opts.existing && p.hook_event_name === 'SessionStart' && (p.source ?? 'startup') === 'startup',
+  };
+  const usageState = st.usage;
+  const sink: UsageSink = {
+    main: () => mainStream().m,
+    subagent: (id) => {
+      const s = st.subagents[id];
+      return s && !s.ended && s.w ? streamOf(s, s.parentActionId, id).m : null;
+    },
+  };
+  const usageOf = (path: unknown, agent?: string, waitFor?: string): void => {
+    if (u && typeof path === 'string' && path !== '')
+      recordTranscriptUsage(usageState, { path, agent, waitFor }, sink, o, u);
+  };
+  const revisit = (): void => {
+    if (u) revisitSubagentFiles(usageState, sink, o, u);
+  };
+
   const fp = fingerprint(p);
   const key = claudeDeliveryKey(p);
   try {
@@ -215,6 +252,9 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
         break;
       }
       case 'UserPromptSubmit': {
+        // What came after the last read belongs to the turn before: written before this prompt's turn.
+        usageOf(p.transcript_path);
+        revisit();
         const x = mainStream();
         const text = p.prompt ?? '';
         if (NOT_A_PERSON.test(text)) {
@@ -241,6 +281,8 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
       }
       case 'PostToolUse':
       case 'PostToolUseFailure': {
+        usageOf(p.transcript_path);
+        if (p.agent_id) usageOf(p.agent_transcript_path, p.agent_id);
         const x = streamFor();
         let callId = p.tool_use_id ?? takeFifo(st, p);
         if (callId === undefined || x.m.actionFor(callId) === undefined) {
@@ -265,6 +307,8 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
         break;
       }
       case 'Stop': {
+        usageOf(p.transcript_path, undefined, p.last_assistant_message);
+        revisit();
         const x = mainStream();
         cancelPending(x, 'the turn ended before this call reported a result', o);
         if (p.last_assistant_message && x.m.turnId !== null) x.m.output(p.last_assistant_message, o);
@@ -297,6 +341,8 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
           if (p.agent_id) st.seen = remember(st.seen, subagentStopKey(p.agent_id));
           break;
         }
+        const agentKey = id ?? p.agent_id;
+        if (agentKey) usageOf(p.agent_transcript_path, agentKey, p.last_assistant_message);
         cancelPending(x, 'the subagent stopped before this call reported a result', o);
         if (p.last_assistant_message) x.m.output(p.last_assistant_message, o);
         x.m.endTurn('completed', o);
@@ -318,6 +364,9 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
         });
         break;
       case 'SessionEnd': {
+        usageOf(p.transcript_path);
+        revisit();
+        forgetSubagentFiles(usageState);
         for (const s of Object.values(st.subagents)) {
           if (s.ended || !s.w) continue;
           const x = streamOf(s, s.parentActionId, 'ended-with-session');

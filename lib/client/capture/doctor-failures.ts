@@ -148,6 +148,8 @@ function failureFix(reason: string, findings: Finding[], url: string, failures: 
       return "a session's mapping state in the state directory was not a readable JSON file (something put a FIFO, a link or other bytes there): the hook went on as the failure says; find what writes there";
     case 'work_refused':
       return 'the server refused a work heartbeat the hooks sent (not_owner: the item was started with another token, and this machine forgot its lease; work_mismatch: its session, system or actor differ): hansard work status wk_… --json';
+    case 'transcript_refused':
+      return "Claude Code's transcript_path was not a regular file under the Claude Code projects folder ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects), or it shrank: the hooks read no token usage from it (the rest is recorded). Give the hooks the same CLAUDE_CONFIG_DIR as Claude Code, and replace a linked transcript or projects entry with the file itself";
     case 'timeout':
       return 'a hook ran out of time (a slow disk or a loaded machine): what it deferred is written by the next hook or hansard hook ship';
     default:

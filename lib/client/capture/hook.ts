@@ -15,6 +15,7 @@ import { lstatSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { renewSessionLeases } from '../work/hook-heartbeat.js';
 import { applyClaudeEvent, ClaudeHookPayload, type ClaudeState, newClaudeState } from './claude-code.js';
+import { USAGE_READ_MAX_BYTES, type UsageOptions } from './claude-usage.js';
 import { applyCodexEvent, CodexNotifyPayload, type CodexState, newCodexState } from './codex.js';
 import { hookBudgetMs } from './hook-watchdog.js';
 import { type InboxProgress, inboxPath, readInbox } from './inbox.js';
@@ -244,6 +245,7 @@ function applyClaude(
   persistNew: (s: ClaudeState) => void,
 ): ClaudeState {
   let s: ClaudeState | null = loaded?.version === 1 && typeof loaded.sid === 'string' ? loaded : null;
+  const usage = usageOptions(state, ctx);
   for (const raw of payloads) {
     const p = ClaudeHookPayload.safeParse(raw);
     if (!p.success) continue;
@@ -253,10 +255,39 @@ function applyClaude(
       s = newClaudeState(p.data.cwd ?? null);
       persistNew(s);
     }
-    applyClaudeEvent(p.data, s, { spool: spoolDir(state), userId: userOf(ctx.env), existing: seen });
+    usage.event = p.data.hook_event_name;
+    applyClaudeEvent(p.data, s, { spool: spoolDir(state), userId: userOf(ctx.env), existing: seen, usage });
   }
   ctx.afterWrite?.();
   return s ?? newClaudeState(null);
+}
+
+/** The part of the budget kept free of transcript reads: for writing, saving and answering. */
+const USAGE_RESERVE_MS = 1_500;
+
+/**
+ * What an invocation may spend reading token usage from Claude Code's transcripts (claude-usage.ts): no
+ * read starts past its budget less `USAGE_RESERVE_MS` (at most half the budget), and all its reads
+ * together take at most `USAGE_READ_MAX_BYTES`. A refused transcript is recorded (`transcript_refused`)
+ * under the event being written.
+ */
+function usageOptions(state: string, ctx: HookContext): UsageOptions & { event: string } {
+  const budget = hookBudgetMs(ctx.env);
+  const o = {
+    event: 'unknown',
+    env: ctx.env,
+    deadline: (ctx.startedAt ?? 0) + budget - Math.min(USAGE_RESERVE_MS, budget / 2),
+    budget: { bytes: USAGE_READ_MAX_BYTES },
+    refused: (reason: string) =>
+      fail(
+        state,
+        `claude-code:${o.event.slice(0, 60)}`,
+        'transcript_refused',
+        `Claude Code's transcript (transcript_path) was not read for token usage: ${reason}`,
+        ctx.startedAt ?? 0,
+      ),
+  };
+  return o;
 }
 
 function applyCodex(

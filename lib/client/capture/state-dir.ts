@@ -143,6 +143,7 @@ export type HookFailureReason =
   | 'server_unreachable'
   | 'server_refused'
   | 'work_refused'
+  | 'transcript_refused'
   | 'internal';
 
 /**
