@@ -295,3 +295,91 @@ describe('refused transcripts: nothing read, the hook answers, the refusal count
     }, /a folder/);
   });
 });
+
+describe('subagents', () => {
+  it("a subagent's own transcript (agent_transcript_path) lands in its writer before it ends; sidechain records of the main transcript go to the running subagent's writer, or to the main writer marked sidechain", async () => {
+    const { env, transcript } = setup();
+    const state = env.HANSARD_STATE_DIR!;
+    const subFile = join(transcript.slice(0, -'.jsonl'.length), 'subagents', 'agent-a1b2.jsonl');
+    mkdirSync(join(subFile, '..'), { recursive: true });
+    const side = (id: string, out: number, text: string, agentId: string) =>
+      assistant(id, out, text, { isSidechain: true, agentId });
+    await hook(env, transcript, { hook_event_name: 'SessionStart', source: 'startup' });
+    writeFileSync(transcript, userLine);
+    await hook(env, transcript, { hook_event_name: 'UserPromptSubmit', prompt: 'look at the logs' });
+    appendFileSync(transcript, assistant('msg_main1', 20, 'I will ask a subagent.'));
+    const task = { tool_name: 'Task', tool_input: { prompt: 'read logs', subagent_type: 'general-purpose' } };
+    await hook(env, transcript, { hook_event_name: 'PreToolUse', ...task, tool_use_id: 'toolu_task' });
+    await hook(env, transcript, {
+      hook_event_name: 'SubagentStart',
+      agent_id: 'a1b2',
+      agent_type: 'general-purpose',
+    });
+    // The subagent's records in its own file, and (as older Claude Code wrote them) two in the main
+    // transcript: one of this subagent, one of a subagent this session never saw.
+    writeFileSync(
+      subFile,
+      side('msg_sub1', 3, 'Reading.', 'a1b2') + side('msg_sub1', 30, 'Reading.', 'a1b2'),
+    );
+    appendFileSync(
+      transcript,
+      side('msg_old', 4, 'old style', 'a1b2') + side('msg_other', 6, 'other', 'zz99'),
+    );
+    const bash = { tool_name: 'Bash', tool_input: { command: 'cat log' }, agent_id: 'a1b2' };
+    await hook(env, transcript, { hook_event_name: 'PreToolUse', ...bash, tool_use_id: 'toolu_sub' });
+    await hook(env, transcript, {
+      hook_event_name: 'PostToolUse',
+      ...bash,
+      tool_use_id: 'toolu_sub',
+      agent_transcript_path: subFile,
+    });
+    appendFileSync(subFile, side('msg_sub2', 11, 'The logs show a timeout.', 'a1b2'));
+    await hook(env, transcript, {
+      hook_event_name: 'SubagentStop',
+      agent_id: 'a1b2',
+      agent_type: 'general-purpose',
+      agent_transcript_path: subFile,
+      last_assistant_message: 'The logs show a timeout.',
+    });
+    appendFileSync(transcript, assistant('msg_main2', 9, 'A timeout.'));
+    await hook(env, transcript, { hook_event_name: 'PostToolUse', ...task, tool_use_id: 'toolu_task' });
+    await hook(env, transcript, { hook_event_name: 'Stop', last_assistant_message: 'A timeout.' });
+
+    const evs = events(state);
+    const starts = evs.filter((e) => e.type === 'writer.start');
+    const main = starts.find((s) => (s.meta as Ev).claude_session_id === 'sess-usage')!.w;
+    const sub = starts.find((s) => (s.meta as Ev).subagent_id === 'a1b2')!.w;
+    const notesOf = (w: unknown) =>
+      usageNotes(evs.filter((e) => e.w === w)).map((n) => [
+        n.message_id,
+        (n.usage as Ev).output_tokens,
+        n.sidechain ?? false,
+        n.agent_id ?? null,
+      ]);
+    expect(notesOf(sub)).toEqual([
+      ['msg_old', 4, false, null],
+      ['msg_sub1', 30, false, null],
+      ['msg_sub2', 11, false, null],
+    ]);
+    expect(notesOf(main)).toEqual([
+      ['msg_main1', 20, false, null],
+      ['msg_other', 6, true, 'zz99'],
+      ['msg_main2', 9, false, null],
+    ]);
+    const subTypes = evs.filter((e) => e.w === sub).map((e) => (e.import_kind ? `usage` : e.type));
+    expect(subTypes.slice(-4)).toEqual(['usage', 'agent.output', 'turn.end', 'writer.end']);
+    const problems = await verifyDir(spoolSessions(state)[0]!);
+    expect(problems.filter((p) => p.severity !== 'info')).toEqual([]);
+  });
+});
+
+describe('where reading begins', () => {
+  it('capture that begins mid-session (no SessionStart of a new session) reads the transcript from where it ended then', async () => {
+    const { env, transcript } = setup();
+    writeFileSync(transcript, userLine + assistant('msg_before', 99, 'Earlier answer.') + userLine);
+    await hook(env, transcript, { hook_event_name: 'UserPromptSubmit', prompt: 'now' });
+    appendFileSync(transcript, assistant('msg_after', 5, 'Now.'));
+    await hook(env, transcript, { hook_event_name: 'Stop', last_assistant_message: 'Now.' });
+    expect(usageNotes(events(env.HANSARD_STATE_DIR!)).map((n) => n.message_id)).toEqual(['msg_after']);
+  });
+});
