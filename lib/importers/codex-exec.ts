@@ -134,6 +134,8 @@ class ExecImporter {
   private errors = 0;
   private unknown = 0;
   private readonly skipped: Record<string, number> = {};
+  /** the model an event named (`model`; the exec stream names none as of Codex 0.169), else null */
+  private model: string | null = null;
 
   constructor(private readonly m: WriterMapping) {}
 
@@ -153,6 +155,7 @@ class ExecImporter {
       this.keepUnknown(text, o);
       return;
     }
+    if (typeof obj.model === 'string') this.model = obj.model;
     switch (obj.type) {
       case 'thread.started':
         this.m.marked('meta', IMPORT_NOTE_AUTHOR, text, o, { codex_type: 'thread.started' });
@@ -229,13 +232,24 @@ class ExecImporter {
     else this.keepUnknown(text, o);
   }
 
-  /** `turn.completed`'s usage as a `token_usage` note, Codex's figures in `extra.usage`. */
+  /**
+   * `turn.completed`'s usage as a `token_usage` note (issue 27, `usage_source: 'codex_total'`). Its figures
+   * are the thread's running total, not the turn's (openai/codex#17539: exec reports the thread's cumulative
+   * usage), so they are kept as Codex wrote them under both `usage` (as before) and `thread_token_usage`
+   * (the key the counting rule reads for every `codex_total` note), with the model an event named.
+   */
   private usage(u: Obj, o: EmitOptions): void {
     const n = (k: string) => (typeof u[k] === 'number' && Number.isFinite(u[k]) ? (u[k] as number) : 0);
     const text =
-      `token usage: input ${n('input_tokens')} (cached ${n('cached_input_tokens')}), ` +
+      `token usage (thread total): input ${n('input_tokens')} (cached ${n('cached_input_tokens')}), ` +
       `output ${n('output_tokens')} (reasoning ${n('reasoning_output_tokens')})`;
-    this.m.marked('token_usage', CODEX, text, o, { codex_type: 'turn.completed', usage: u });
+    this.m.marked('token_usage', CODEX, text, o, {
+      codex_type: 'turn.completed',
+      usage_source: 'codex_total',
+      model: this.model,
+      usage: u,
+      thread_token_usage: u,
+    });
     this.tokenUsage += 1;
   }
 

@@ -126,10 +126,17 @@ export async function* readLines(path: string): AsyncGenerator<{ line: number; t
 }
 
 /**
- * A model response's token counts as a note: the text gives the response's own counts (`usage`), or the
- * thread's running total when that is all `p` has (labelled so); `extra` holds Codex's figures as written.
+ * A model response's token counts as a note (issue 27; the contract is lib/log/format/usage-note.ts,
+ * `usage_source: 'codex_total'`): the text gives the response's own counts (`usage`), or the thread's
+ * running total when that is all `p` has (labelled so); `extra` holds Codex's figures as written
+ * (`usage`, `turn_token_usage`, `thread_token_usage`, `response_id`, those present), never summed: a
+ * `token_count` repeating the last total is recorded as it is (the counting rule knows it is a copy).
+ * `model`: the model in effect (the latest `turn_context`'s, else `session_meta`'s; null when neither says).
  */
-export function usageNote(p: unknown): { text: string; extra: Record<string, unknown> } {
+export function usageNote(
+  p: unknown,
+  model: string | null = null,
+): { text: string; extra: Record<string, unknown> } {
   const u = isObj(p) ? p : {};
   const own = isObj(u.usage);
   const fig = own ? (u.usage as Obj) : isObj(u.thread_token_usage) ? u.thread_token_usage : {};
@@ -137,8 +144,24 @@ export function usageNote(p: unknown): { text: string; extra: Record<string, unk
   const text =
     `token usage${own ? '' : ' (thread total)'}: input ${n('input_tokens')} (cached ${n('cached_input_tokens')}), ` +
     `output ${n('output_tokens')} (reasoning ${n('reasoning_output_tokens')}), total ${n('total_tokens') || n('input_tokens') + n('output_tokens')}`;
-  const extra: Record<string, unknown> = { codex_type: 'token_usage' };
+  const extra: Record<string, unknown> = { codex_type: 'token_usage', usage_source: 'codex_total', model };
   for (const k of ['usage', 'turn_token_usage', 'thread_token_usage', 'response_id'])
     if (u[k] !== undefined) extra[k] = u[k];
   return { text, extra };
+}
+
+/**
+ * The model a rollout line says is in effect from now on, or null when it says none: a `turn_context`'s
+ * `model` (Codex writes one per turn, and after a compaction), a `session_meta`'s `model` (some releases),
+ * an `event_msg` `model_reroute`'s `to_model` (Codex moved the turn to another model). `session_meta` is
+ * `fallback`: it never replaces a model a `turn_context` named.
+ */
+export function modelOf(obj: Obj): { model: string; fallback: boolean } | null {
+  const p = obj.payload;
+  if (!isObj(p)) return null;
+  if (obj.type === 'turn_context' && str(p.model)) return { model: p.model as string, fallback: false };
+  if (obj.type === 'session_meta' && str(p.model)) return { model: p.model as string, fallback: true };
+  if (obj.type === 'event_msg' && p.type === 'model_reroute' && str(p.to_model))
+    return { model: p.to_model as string, fallback: false };
+  return null;
 }

@@ -19,6 +19,7 @@ import {
   contentText,
   isInjectedContext,
   isUserMessageEvent,
+  modelOf,
   parseArguments,
   toolOutput,
 } from './codex-records.js';
@@ -34,6 +35,11 @@ export class RolloutImporter extends RolloutTurn {
     const payload = isObj(obj) ? obj.payload : undefined;
     const userEvent = isObj(obj) && obj.type === 'event_msg' && isObj(payload) && isUserMessageEvent(payload);
     if (!userEvent) this.releaseHeld();
+    const said = isObj(obj) ? modelOf(obj) : null;
+    if (said !== null && !(said.fallback && this.modelFromTurn)) {
+      this.model = said.model;
+      this.modelFromTurn = !said.fallback;
+    }
     if (obj === undefined) this.keep(line, text, o, 'line is not valid JSON');
     else if (obj === null) this.keep(line, text, o, 'line is not a JSON object');
     else if (

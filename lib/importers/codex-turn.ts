@@ -55,6 +55,10 @@ export class RolloutTurn {
   /** a `response_item` user message waiting to learn whether a `user_message` copy follows */
   protected held: { text: string; o: EmitOptions } | null = null;
   protected lineNo = 0;
+  /** the model in effect (`modelOf`): the latest `turn_context`'s, else `session_meta`'s; null: not said */
+  protected model: string | null = null;
+  /** the model in effect came from a `turn_context` (or a reroute), which a `session_meta` never replaces */
+  protected modelFromTurn = false;
 
   constructor(
     readonly m: WriterMapping,
@@ -180,9 +184,12 @@ export class RolloutTurn {
     } else this.releaseHeld();
   }
 
-  /** A model response's token counts, as a `token_usage` note whose `extra` holds Codex's figures. */
+  /**
+   * A model response's token counts, as a `token_usage` note whose `extra` holds Codex's figures and the
+   * model in effect (`usage_source: 'codex_total'`, issue 27).
+   */
   protected usage(p: unknown, o: EmitOptions): void {
-    const { text, extra } = usageNote(p);
+    const { text, extra } = usageNote(p, this.model);
     this.m.marked('token_usage', CODEX_NOTE_AUTHOR, text, o, extra);
     this.tokenUsage += 1;
   }

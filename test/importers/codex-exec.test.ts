@@ -99,7 +99,8 @@ describe('the real capture (codex exec --json, one shell call)', () => {
     expect(marked(events, 'meta').map((n) => JSON.parse(n.text as string).type)).toEqual(['thread.started']);
     expect(events[0]!.meta).toMatchObject({ codex_thread_id: '019fee5a-b3fd-7cf3-91f9-95b96c5323c5' });
     const [u] = marked(events, 'token_usage');
-    expect(u!.text).toBe('token usage: input 51306 (cached 36352), output 80 (reasoning 0)');
+    // exec's usage is the thread's running total (openai/codex#17539), and the text says so
+    expect(u!.text).toBe('token usage (thread total): input 51306 (cached 36352), output 80 (reasoning 0)');
     expect(u!.extra).toMatchObject({ usage: { input_tokens: 51306, cache_write_input_tokens: 0 } });
     expect(result.notices).toEqual([NO_EXEC_PROMPT_NOTICE]);
     expect(ofType(events, 'turn.start')[0]!.context_message_ids).toBeNull();

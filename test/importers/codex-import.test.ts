@@ -312,6 +312,8 @@ describe('the real Codex 0.169.0 rollout (one command, one answer)', () => {
       'token usage: input 50 (cached 0), output 12 (reasoning 0), total 62',
     ]);
     expect(usage[1]!.extra).toMatchObject({
+      usage_source: 'codex_total',
+      model: 'gpt-fake', // the turn_context's
       response_id: 'resp_2',
       thread_token_usage: { input_tokens: 100, output_tokens: 24, total_tokens: 124 },
     });
