@@ -1,0 +1,85 @@
+/**
+ * `GET /v1/usage?group_by=day|agent|person|model&from=&to=` (issue 27 item 3): a tenant's token usage and
+ * list-price cost over a range of UTC days, from the buckets kept as chunks arrive (no transcript is
+ * read), and its monthly budget (./budget.ts).
+ */
+import { COST_BASIS, PRICE_DATA, totalOf } from '../../log/analyse/usage/index.js';
+import { requireScope, type ServiceContext } from '../shared/context.js';
+import { AppError } from '../shared/errors.js';
+import { groupBuckets, groupTotals, sumBuckets } from './buckets.js';
+import { budgetOf, monthOf } from './budget.js';
+import type { TenantGroupBy, TenantUsageAnswer } from './schemas.js';
+
+/** Most days one answer covers. */
+export const MAX_USAGE_DAYS = 366;
+
+const DAY_MS = 86_400_000;
+
+/** `YYYY-MM-DD` of an ISO date or date-time (UTC), or null when it is neither. */
+export function dayOfIso(v: string): string | null {
+  if (!/^\d{4}-\d{2}-\d{2}(?:T[\d:.]+(?:Z|[+-]\d{2}:\d{2}))?$/.test(v)) return null;
+  const t = Date.parse(v.length === 10 ? `${v}T00:00:00Z` : v);
+  return Number.isNaN(t) ? null : new Date(t).toISOString().slice(0, 10);
+}
+
+/**
+ * The tenant's usage from `from` to `to` (UTC days, inclusive; default: this month up to today), grouped
+ * by `group_by` (default day), with its budget.
+ * @throws AppError `forbidden` without scope read, or for a session-bound token (it reads its own
+ *   session's usage only); `bad_request` for a date that is not ISO 8601, `from` after `to`, or a range
+ *   over `MAX_USAGE_DAYS` days
+ */
+export async function getTenantUsage({
+  ctx,
+  groupBy = 'day',
+  from,
+  to,
+}: {
+  ctx: ServiceContext;
+  groupBy?: TenantGroupBy;
+  from?: string | undefined;
+  to?: string | undefined;
+}): Promise<TenantUsageAnswer> {
+  requireScope(ctx, 'read');
+  if (ctx.caller.session !== null) {
+    throw new AppError(
+      'forbidden',
+      "a session token reads its own session's usage only (GET /v1/sessions/{sid}/usage), not the tenant's",
+      { required: ['read'], has: ctx.caller.scopes },
+    );
+  }
+  const { first, today } = monthOf(ctx.now());
+  const f = from === undefined ? first : dayOfIso(from);
+  const t = to === undefined ? today : dayOfIso(to);
+  if (f === null || t === null) {
+    throw new AppError('bad_request', 'from and to are ISO 8601 dates (2026-12-01) or date-times (UTC)', {
+      from: from ?? null,
+      to: to ?? null,
+    });
+  }
+  if (f > t) throw new AppError('bad_request', `from (${f}) is after to (${t})`, { from: f, to: t });
+  const days = (Date.parse(t) - Date.parse(f)) / DAY_MS + 1;
+  if (days > MAX_USAGE_DAYS) {
+    throw new AppError(
+      'bad_request',
+      `the range covers ${days} days; ask at most ${MAX_USAGE_DAYS} at a time`,
+      { from: f, to: t, max_days: MAX_USAGE_DAYS },
+    );
+  }
+  const [buckets, budget] = await Promise.all([ctx.state.listUsageBuckets(ctx.tenant, f, t), budgetOf(ctx)]);
+  return {
+    from: f,
+    to: t,
+    group_by: groupBy,
+    total: totalOf(sumBuckets(buckets)),
+    groups: groupTotals(
+      groupBuckets(
+        buckets.map((bucket) => ({ w: '', bucket })),
+        groupBy,
+      ),
+    ),
+    price_data: PRICE_DATA,
+    cost_basis: COST_BASIS,
+    budget,
+  };
+}
