@@ -30,6 +30,7 @@ import {
 } from './components.js';
 import { Layout, type LiveMode, StateBadge } from './layout.js';
 import { lookAlikeText, type NameMarks, type OverviewView, overviewMarks, ViewNameMark } from './names.js';
+import { COST_TITLE, tokens, usd } from './usage-parts.js';
 
 export type { OverviewView } from './names.js';
 
@@ -228,10 +229,66 @@ function Row({ s, now, view, marks }: { s: OverviewRow; now: string; view: Overv
           <WorkLine w={w} />
         ))}
       </td>
+      <td data-label="Cost" class="cost">
+        <RowCost u={s.usage} />
+      </td>
       <td data-label="Last update">
         <When iso={s.last_activity} now={now} />
       </td>
     </tr>
+  );
+}
+
+/** A row's cost and tokens; "none recorded" when the session has no usage, "unknown" when not priced. */
+function RowCost({ u }: { u: OverviewRow['usage'] }) {
+  if (u === null) return <span class="muted">none recorded</span>;
+  return (
+    <span data-cost={u.cost_usd ?? 'unknown'}>
+      <strong>{usd(u.cost_usd)}</strong>
+      <br />
+      <span class="muted">
+        {tokens(u.input_tokens)} in · {tokens(u.output_tokens)} out
+      </span>
+      {u.unknown_turns > 0 ? (
+        <>
+          <br />
+          <span class="muted" title="turns no source reported usage for: the figures are a lower bound">
+            {u.unknown_turns} of {u.turns} turns unknown
+          </span>
+        </>
+      ) : null}
+    </span>
+  );
+}
+
+/** Today's and this month's cost of the view (tenant, person or agent), and the monthly budget. */
+function UsageBand({ usage, view }: { usage: Overview['usage']; view: OverviewView }) {
+  if (!usage) return null;
+  const whose = view.kind === 'all' ? '' : ` (${view.kind === 'person' ? 'this person' : 'this agent'})`;
+  const b = usage.budget;
+  const unknown = usage.month.unknown_turns;
+  return (
+    <section class="usage-band" aria-label="Usage and cost" title={COST_TITLE}>
+      <span data-usage="today">
+        Today{whose}: <strong>{usd(usage.today.cost_usd)}</strong> · {tokens(usage.today.input_tokens)} in ·{' '}
+        {tokens(usage.today.output_tokens)} out
+      </span>
+      <span data-usage="month">
+        This month: <strong>{usd(usage.month.cost_usd)}</strong> · {tokens(usage.month.input_tokens)} in ·{' '}
+        {tokens(usage.month.output_tokens)} out
+        {unknown > 0 ? ` · ${unknown} turns unknown` : ''}
+      </span>
+      {b ? (
+        <span
+          data-budget={b.percent}
+          class={b.crossed.includes(100) ? 'fail' : b.crossed.includes(80) ? 'warn' : ''}
+        >
+          Budget: {usd(b.month_cost_usd)} of {usd(b.monthly_usd)} ({b.percent} %)
+          {b.crossed.includes(100) ? ' — over budget' : b.crossed.includes(80) ? ' — past 80 %' : ''}
+        </span>
+      ) : null}
+      <span class="muted">list price equivalent, {usage.price_data}</span>
+    </section>
   );
 }
 
@@ -264,6 +321,7 @@ function Group({
           <col class="c-who" />
           <col class="c-state" />
           <col class="c-note" />
+          <col class="c-cost" />
           <col class="c-last" />
         </colgroup>
         <thead>
@@ -272,6 +330,9 @@ function Group({
             <th scope="col">Agents and people</th>
             <th scope="col">State</th>
             <th scope="col">Note</th>
+            <th scope="col" title={COST_TITLE}>
+              Cost
+            </th>
             <th scope="col" title="the last chunk, status report or work change the server received">
               Last update
             </th>
@@ -345,6 +406,7 @@ export function OverviewRegion({
           ? `, ${o.rows.length.toLocaleString('en')} on this page`
           : null}
       </p>
+      <UsageBand usage={o.usage} view={view} />
       <Summary overview={o} view={view} />
       {o.rows.length === 0 ? (
         <div class="empty">

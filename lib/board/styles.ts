@@ -8,10 +8,10 @@
  */
 export const CSS = `
 :root { color-scheme: light dark; --bg: #ffffff; --fg: #111827; --muted: #4b5563; --line: #d1d5db;
-  --link: #1d4ed8; --focus: #2563eb; --card: #f9fafb; --error: #b91c1c; --ok: #15803d; }
+  --link: #1d4ed8; --focus: #2563eb; --card: #f9fafb; --error: #b91c1c; --ok: #15803d; --warn: #b45309; }
 @media (prefers-color-scheme: dark) {
   :root { --bg: #0f172a; --fg: #e5e7eb; --muted: #a3acb9; --line: #334155; --link: #93c5fd; --focus: #60a5fa;
-    --card: #1e293b; --error: #fca5a5; --ok: #86efac; }
+    --card: #1e293b; --error: #fca5a5; --ok: #86efac; --warn: #fcd34d; }
 }
 * { box-sizing: border-box; } [hidden] { display: none !important; }
 body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 1rem 1.5rem;
@@ -56,8 +56,9 @@ ul.who-people li::before { content: "person "; color: var(--muted); font-size: .
 strong.unsupported { color: var(--error); }
 .look-alike { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .75rem; color: var(--error); white-space: nowrap; }
 table.overview { table-layout: fixed; }
-col.c-session { width: 28%; } col.c-who { width: 17%; } col.c-state { width: 12.5rem; } col.c-last { width: 7rem; }
+col.c-session { width: 28%; } col.c-who { width: 17%; } col.c-state { width: 12.5rem; } col.c-cost { width: 7.5rem; } col.c-last { width: 7rem; }
 @media (max-width: 1000px) { col.c-state { width: 8rem; } table.overview .state { white-space: normal; } }
+.usage-band { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; margin: .5rem 0; font-variant-numeric: tabular-nums; } .usage-band .warn { color: var(--warn); font-weight: 600; } td.cost { font-variant-numeric: tabular-nums; white-space: nowrap; }
 td ul.who { list-style: none; padding: 0; margin: .2rem 0 0; display: flex; flex-wrap: wrap; gap: 0 .6rem; }
 @media (max-width: 700px) {
   body { padding: .6rem .8rem; }

@@ -46,6 +46,44 @@ export const OverviewFilters = z
   .meta({ id: 'OverviewFilters' });
 export type OverviewFilters = z.infer<typeof OverviewFilters>;
 
+/** A session's, a day's or a month's usage as the board shows it (docs/usage.md). */
+export const RowUsageSummary = z
+  .object({
+    cost_usd: z
+      .number()
+      .nullable()
+      .describe('list price equivalent in USD (@pydantic/genai-prices); null: none of it has a list price'),
+    input_tokens: z.int().describe('all input tokens, cache reads and writes included'),
+    output_tokens: z.int(),
+    cache_read_tokens: z.int(),
+    cache_write_tokens: z.int(),
+    turns: z.int(),
+    unknown_turns: z.int().describe('turns no source reported usage for: the figures are a lower bound'),
+    unpriced_records: z.int().describe('usage records without a list price (their tokens are counted)'),
+  })
+  .meta({ id: 'RowUsageSummary' });
+export type RowUsageSummary = z.infer<typeof RowUsageSummary>;
+
+/** The tenant's (or the view's person's or agent's) usage today and this month, and the budget. */
+export const BoardUsage = z
+  .object({
+    today: RowUsageSummary.describe('today (UTC)'),
+    month: RowUsageSummary.describe('this month (UTC)'),
+    month_label: z.string().describe('`YYYY-MM`'),
+    budget: z
+      .object({
+        monthly_usd: z.number(),
+        month_cost_usd: z.number().describe("the tenant's list-price cost this month"),
+        percent: z.int(),
+        crossed: z.array(z.int()).describe('the marks (80, 100) this month has crossed'),
+      })
+      .nullable()
+      .describe('the tenant’s monthly budget (`hansard tenant set --monthly-budget-usd`); null: none set'),
+    price_data: z.string(),
+  })
+  .meta({ id: 'BoardUsage' });
+export type BoardUsage = z.infer<typeof BoardUsage>;
+
 /** One row of the overview: a board row and what the overview groups and titles it by. */
 export const OverviewRow = BoardSession.extend({
   group: z.enum(OVERVIEW_GROUPS),
@@ -72,6 +110,7 @@ export const OverviewRow = BoardSession.extend({
   state_since: Instant.nullable().describe(
     'when the session entered its latest state: the first of the trailing reports of that state',
   ),
+  usage: RowUsageSummary.nullable().describe('the session’s usage kept as it arrived; null: none recorded'),
 }).meta({ id: 'OverviewRow' });
 export type OverviewRow = z.infer<typeof OverviewRow>;
 
@@ -89,6 +128,9 @@ export const Overview = z
     rows: z.array(OverviewRow).describe('this page of the matching sessions, in board order'),
     page: z.int().min(1).describe('this page, from 1'),
     pages: z.int().min(1).describe('how many pages the matching sessions fill'),
+    usage: BoardUsage.nullable().describe(
+      'usage and list-price cost today and this month, of the tenant or of the filtered person or agent',
+    ),
     facets: z
       .object({ agents: z.array(z.string()), people: z.array(z.string()) })
       .describe('every agent and person in the tenant, sorted, for the filter menus (at most 200 each)'),

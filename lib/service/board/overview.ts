@@ -21,6 +21,7 @@ import {
   type OverviewRow,
 } from './overview-schemas.js';
 import { verdicts, workRows } from './rows.js';
+import { boardUsage, rowCounters, rowUsage } from './usage.js';
 
 export type { Overview, OverviewFilters, OverviewGroup, OverviewRow } from './overview-schemas.js';
 
@@ -68,7 +69,10 @@ export async function getOverview({
   const counts = new Map<OverviewGroup, number>(OVERVIEW_GROUPS.map((g) => [g, 0]));
   for (const p of matched) counts.set(p.group, counts.get(p.group)! + 1);
   const pages = Math.max(1, Math.ceil(matched.length / limit));
-  const rows = await rowsOf(ctx, matched.slice((page - 1) * limit, page * limit), now);
+  const [rows, usage] = await Promise.all([
+    rowsOf(ctx, matched.slice((page - 1) * limit, page * limit), now),
+    bound === null ? boardUsage(ctx, now, { person: f.person, agent: f.agent }) : Promise.resolve(null),
+  ]);
 
   const shown = {
     tenant: ctx.tenant,
@@ -79,6 +83,7 @@ export async function getOverview({
     rows,
     page,
     pages,
+    usage,
     facets: bound === null ? sharedFacets(all) : facetsOf(visible),
   };
   return { ...shown, generated_at: now.toISOString(), etag: etagOf(shown, now) };
@@ -210,6 +215,10 @@ async function rowsOf(
   page: Array<{ s: SessionSummary; group: OverviewGroup }>,
   now: Date,
 ): Promise<OverviewRow[]> {
+  const counters = rowCounters(
+    ctx,
+    page.map(({ s }) => s.sid),
+  );
   const read = await Promise.all(
     page.map(async ({ s }) => {
       const [status, work, writers] = await Promise.all([
@@ -222,6 +231,7 @@ async function rowsOf(
       return { status, work, writers };
     }),
   );
+  const usage = await counters;
   const rows: OverviewRow[] = [];
   // Verdicts read transcripts: one session at a time, as the board does.
   for (const [i, { s, group }] of page.entries()) {
@@ -252,6 +262,7 @@ async function rowsOf(
       agents,
       work: workRows(work, now),
       evidence,
+      usage: rowUsage(usage.get(s.sid)),
     });
   }
   return rows;
