@@ -11,6 +11,7 @@ import { runStatusContract } from './status.contract.js';
 import { type ContractOptions, declaredTitles } from './suite.js';
 import { runTenantsContract } from './tenants.contract.js';
 import { runTokensContract } from './tokens.contract.js';
+import { runUsageContract } from './usage.contract.js';
 import { runWorkContract } from './work.contract.js';
 import { runWritersContract } from './writers.contract.js';
 
@@ -26,6 +27,7 @@ export const STATE_STORE_CONTRACTS: Record<string, (opts: ContractOptions) => vo
   work: runWorkContract,
   idempotency: runIdempotencyContract,
   digests: runDigestIndexContract,
+  usage: runUsageContract,
 };
 
 /** Runs every entity port's contract on the adapter of `opts`, then checks that each skip names a case. */
