@@ -133,10 +133,11 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   ],
   // one query per due-mark shard
   listDigestsDue: [query('DIGEST_DUE#')],
-  // token usage (issue 27, dynamo/usage.ts): the writer's usage item `T#{tenant}#S#{sid}`/`USAGE#{w}`,
-  // the session's counters, the tenant's usage buckets `T#{tenant}#USAGE#{n}`
+  // token usage (issue 27, dynamo/usage.ts): the writer's usage item `T#{tenant}#S#{sid}`/`USAGE#{w}`
+  // (a conditional Put; an Update keeping a failed follow-up's counts on it), the session's usage item
+  // `T#{tenant}#S#{sid}`/`USAGE` and the tenant's usage buckets `T#{tenant}#USAGE#{n}` (Updates of ADDs)
   getWriterUsage: [get('T#')],
-  applyWriterUsage: [put('T#'), get('T#'), upd('T#')],
+  applyWriterUsage: [put('T#'), upd('T#')],
   listWriterUsage: [query('T#')],
   getSessionUsageCounters: [get('T#')],
   getSessionUsageCountersMany: [get('T#')],

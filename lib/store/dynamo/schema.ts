@@ -24,6 +24,9 @@
  * | rate-limit count| `RL#{token id}`        | `{window start, s}`     |                       |                      |
  * | digest head     | `T#{tenant}#S#{sid}`   | `DIGEST`                |                       |                      |
  * | digest due mark | `DIGEST_DUE#{shard 0-15}` | `{tenant}#{sid}`     |                       |                      |
+ * | writer usage    | `T#{tenant}#S#{sid}`   | `USAGE#{w}`             |                       |                      |
+ * | session usage   | `T#{tenant}#S#{sid}`   | `USAGE`                 |                       |                      |
+ * | usage bucket    | `T#{tenant}#USAGE#{shard 0-7}` | `{day}#{agent}#{person}#{model}` (escaped) |  |              |
  *
  * The session's `gsi1sk` is its `updated_at` followed by `#{sid}`: the board still reads by `updated_at`
  * (ISO 8601 strings of one length sort by time), and sessions updated in the same millisecond page in
@@ -53,11 +56,19 @@
  * until a sweep applies them (dynamo/pending.ts): one query finds every pending count of the tenant, and
  * keeping one does not write `T#{tenant}`, the partition whose throttling made it pending.
  *
+ * Token usage (issue 27, dynamo/usage.ts): a writer's usage record sits beside its writer item (under
+ * `USAGE#`, which sorts before `W#`, so the writers' `W#` range never meets it), the session's usage
+ * counters in one item of the session's partition, and the tenant's usage buckets in `USAGE_SHARDS`
+ * partitions of their own chosen by session id (`usageBucketShard`), each bucket's sort key its UTC day
+ * first, so a range of days is one `BETWEEN` per shard (`usageBucketSk`).
+ *
  * A session due an audit digest (issue 15) has one mark item in one of `DIGEST_DUE_SHARDS` partitions
  * (chosen by tenant and session id), so that the digester finds the due sessions of every tenant with
  * one query per shard, and no single partition takes every ingest's mark.
  */
+import { createHash } from 'node:crypto';
 import type { CreateTableCommandInput, UpdateTimeToLiveCommandInput } from '@aws-sdk/client-dynamodb';
+import { USAGE_SHARDS as USAGE_BUCKET_SHARDS, type UsageBucketKey } from '../usage.js';
 
 /** Partition and sort key attribute names of the table. */
 export const PK = 'pk';
@@ -122,6 +133,21 @@ export const keys = {
     pk: digestDuePk(digestDueShard(tenant, sid)),
     sk: `${tenant}#${sid}`,
   }),
+  /** a writer's token usage record (issue 27), beside its writer item */
+  writerUsage: (tenant: string, sid: string, w: string): ItemKey => ({
+    pk: sessionPk(tenant, sid),
+    sk: `${WRITER_USAGE_PREFIX}${w}`,
+  }),
+  /** the token usage counters of a session (issue 27): the sum its writers' records added */
+  sessionUsage: (tenant: string, sid: string): ItemKey => ({
+    pk: sessionPk(tenant, sid),
+    sk: SESSION_USAGE_SK,
+  }),
+  /** a tenant's usage bucket (issue 27) as one session adds to it: in that session's bucket shard */
+  usageBucket: (tenant: string, sid: string, key: UsageBucketKey): ItemKey => ({
+    pk: usageBucketPk(tenant, usageBucketShard(sid)),
+    sk: usageBucketSk(key),
+  }),
   /** a fixed-window request counter of one token (`windowStart` in epoch seconds) */
   rateLimit: (tokenId: string, windowStart: number): ItemKey => ({
     pk: `RL#${tokenId}`,
@@ -160,6 +186,40 @@ export const BOARD_SHARDS = 8;
 /** The board shard of a session: FNV-1a of its id, 0 to `BOARD_SHARDS - 1`. */
 export function boardShard(sid: string): number {
   return fnv1a(`board#${sid}`) % BOARD_SHARDS;
+}
+
+/** The sort-key prefix of writer usage records, and the sort key of the session's usage counters. */
+export const WRITER_USAGE_PREFIX = 'USAGE#';
+export const SESSION_USAGE_SK = 'USAGE';
+
+/** The partition of one shard of a tenant's usage buckets: `T#{tenant}#USAGE#{shard}`. */
+export function usageBucketPk(tenant: string, shard: number): string {
+  return `T#${tenant}#USAGE#${shard}`;
+}
+
+/** The usage bucket shard of a session: FNV-1a of its id (as `usageShard`), 0 to `USAGE_SHARDS` (the port's) − 1. */
+export function usageBucketShard(sid: string): number {
+  return fnv1a(sid) % USAGE_BUCKET_SHARDS;
+}
+
+/** Past this many UTF-8 bytes, a bucket key part is stored in the sort key as `~{sha256 hex}`. */
+const KEY_PART_MAX_BYTES = 300;
+
+/**
+ * A usage bucket's sort key: `{day}#{agent}#{person}#{model}`, the day first so that a range of days is a
+ * `BETWEEN` of the sort key. The names are escaped (`%`, `#` and `~` as `%XX`), so a `#` in a name cannot
+ * make two keys one; a part longer than `KEY_PART_MAX_BYTES` once escaped (the port allows 200 UTF-16
+ * units, up to 600 bytes each, past DynamoDB's 1,024-byte sort key for three) is `~` and the SHA-256 of
+ * the name, which no escaped name starts with. The names themselves are attributes of the item.
+ */
+export function usageBucketSk(key: UsageBucketKey): string {
+  return [key.day, keyPart(key.agent), keyPart(key.person), keyPart(key.model)].join('#');
+}
+
+function keyPart(name: string): string {
+  const escaped = name.replace(/[%#~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  if (Buffer.byteLength(escaped, 'utf8') <= KEY_PART_MAX_BYTES) return escaped;
+  return `~${createHash('sha256').update(name, 'utf8').digest('hex')}`;
 }
 
 /** FNV-1a (32 bits) of the UTF-16 code units of `s`. */

@@ -26,7 +26,6 @@ import type { BoardCopy, Page, SessionRecord, SessionSummary, SummaryDelta } fro
 import { StateStoreBase } from '../state-store-base.js';
 import type { StateStore } from '../stores.js';
 import type { TenantUsage } from '../tenants.js';
-import type { UsageStore } from '../usage.js';
 import { DynamoDigestIndex } from './digest-index.js';
 import { errorName, type Item, type TransactItem } from './items.js';
 import { DynamoPendingCounts, SWEEP_INTERVAL_MS } from './pending.js';
@@ -36,6 +35,7 @@ import { DynamoSessionIndex, USAGE_MAX_AGE_MS } from './sessions.js';
 import { DynamoStatusWorkItems } from './status-work.js';
 import { DynamoTenantSettings } from './tenants.js';
 import { DynamoTokenItems } from './tokens.js';
+import { DynamoUsage } from './usage.js';
 import { DynamoWriterIndex } from './writers.js';
 
 export interface DynamoStateStoreOptions {
@@ -67,10 +67,7 @@ export class DynamoStateStore extends StateStoreBase implements StateStore {
   protected readonly digests: DynamoDigestIndex;
   private readonly sessions: DynamoSessionIndex;
   protected readonly writers: DynamoWriterIndex;
-  // issue 27: being written (the usage adapters); until then every usage method rejects
-  protected readonly usage = new Proxy({} as UsageStore, {
-    get: (_, m) => () => Promise.reject(new Error(`${String(m)}: not implemented yet (issue 27)`)),
-  });
+  protected readonly usage: DynamoUsage;
 
   constructor(opts: DynamoStateStoreOptions) {
     super();
@@ -89,6 +86,7 @@ export class DynamoStateStore extends StateStoreBase implements StateStore {
     this.tokens = new DynamoTokenItems(primitives);
     this.tenantSettings = new DynamoTenantSettings(primitives);
     this.items = new DynamoStatusWorkItems(primitives);
+    this.usage = new DynamoUsage(primitives, this.retries);
     this.digests = new DynamoDigestIndex({ ...primitives, listWriters: (t, s) => this.listWriters(t, s) });
     this.sessions = new DynamoSessionIndex(
       primitives,
