@@ -161,6 +161,41 @@ export interface HcnRecorderOptions {
   userId?: string;
   /** more `writer.start` `meta` keys (the hcn argv of `hansard run`) */
   meta?: Record<string, unknown>;
+  /**
+   * the harness hcn runs (`hansard run HARNESS`), named in each usage note's `extra.harness` until the
+   * stream names one itself (an observer `started`, a session's `session` record)
+   */
+  harness?: string;
+}
+
+/**
+ * The fields of an hcn `usage` event a `token_usage` note keeps (seed 002 "Tool results and usage"), each
+ * only when the event has it: a figure hcn did not report is unknown, not 0.
+ */
+export const USAGE_FIELDS = [
+  'scope',
+  'model',
+  'inputTokens',
+  'outputTokens',
+  'cacheReadTokens',
+  'cacheWriteTokens',
+  'reasoningTokens',
+  'totalTokens',
+  'costUsd',
+  'inputIncludesCache',
+  'callId',
+] as const;
+
+/**
+ * The `extra` of an hcn `usage` event's note (issue 27; contract lib/log/format/usage-note.ts,
+ * `usage_source: 'hcn'`): `hcn_kind`, `usage_source`, each of `USAGE_FIELDS` the event has (as it has
+ * it, never summed or filled in), and `harness` when known.
+ */
+export function hcnUsageExtra(ev: Obj, harness: string | null): Record<string, unknown> {
+  const extra: Record<string, unknown> = { hcn_kind: 'usage', usage_source: 'hcn' };
+  for (const k of USAGE_FIELDS) if (ev[k] !== undefined) extra[k] = ev[k];
+  if (harness !== null) extra.harness = harness;
+  return extra;
 }
 
 /** What a stream was recorded as. */

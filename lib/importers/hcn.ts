@@ -28,6 +28,7 @@ import {
   HcnFormatError,
   type HcnRecorderOptions,
   type HcnRecordResult,
+  hcnUsageExtra,
   KNOWN_KINDS,
   NATIVE,
   NOTE_KINDS,
@@ -70,8 +71,12 @@ export class HcnRecorder {
   /** the bytes of the line not complete yet */
   private rest: Buffer[] = [];
   private readonly decoder = new TextDecoder('utf-8');
+  /** the harness hcn runs, for usage notes: the stream's (`started`, `session`), else the caller's */
+  private harness: string | null;
 
-  constructor(private readonly opts: HcnRecorderOptions) {}
+  constructor(private readonly opts: HcnRecorderOptions) {
+    this.harness = opts.harness ?? null;
+  }
 
   /** The writer, once the first line opened it. */
   get writer(): SessionWriter | null {
@@ -192,6 +197,7 @@ export class HcnRecorder {
       { clock: () => this.lastAt ?? nowMicros(), monoClock: () => this.mono },
     );
     this.m = new WriterMapping(w, this.opts.userId ?? 'user');
+    if (rec?.harness) this.harness = rec.harness;
     if (this.opts.prompt != null) this.m.prompt(this.opts.prompt, o);
     return this.m;
   }
@@ -254,6 +260,7 @@ export class HcnRecorder {
       if (m.turnId !== null && !this.turnDone) this.interrupt(m, `the session closed (${ev.cause})`, o);
       return m.marked('meta', HCN_NOTE_AUTHOR, text, o, { hcn_kind: 'closed', hcn_cause: ev.cause });
     }
+    if (ev.kind === 'session' && ev.harness) this.harness = ev.harness;
     if (ev.kind !== 'session') this.ensureTurn(m, o);
     switch (ev.kind) {
       case 'message':
@@ -278,6 +285,9 @@ export class HcnRecorder {
       }
       case 'done':
         return this.doneEvent(m, ev, text, o);
+      case 'usage':
+        // hcn's figures as it reported them, for the counting rule (lib/log/analyse/usage/)
+        return m.marked('token_usage', HCN_NOTE_AUTHOR, text, o, hcnUsageExtra(ev, this.harness));
       default: {
         const extra: Record<string, unknown> = { hcn_kind: ev.kind };
         if (ev.kind === 'failure') extra.hcn_class = ev.class;

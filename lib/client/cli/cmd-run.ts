@@ -110,6 +110,7 @@ async function runHcn(
     outDir: resolve(io.cwd, f.o.out),
     app: 'hansard run',
     agent: f.harness,
+    harness: f.harness, // named in the usage notes (issue 27)
     prompt: f.prompt,
     userId: f.o.user,
     // Flag names only: values (`--env K=V`, `--prompt`) may hold secrets, and `meta` is not redacted.
