@@ -199,3 +199,23 @@ describe('codex exec --json: two turns, each turn.completed holding the thread t
     expect(usageNotes(await readBack(x.path)).map((n) => (n.extra as Rec).model)).toEqual(['gpt-5.1-codex']);
   });
 });
+
+describe('the real codex exec --json capture (test/fixtures/real/hcn-harnesses-codex-tool.ndjson)', async () => {
+  const FILE = 'test/fixtures/real/hcn-harnesses-codex-tool.ndjson';
+  const r = await importCodexExec(FILE, scratch.make());
+  const events = await readBack(r.path);
+
+  it('records its turn.completed usage as written, under usage and thread_token_usage', () => {
+    const [done] = records(FILE).filter((x) => x.type === 'turn.completed');
+    expect(usageNotes(events).map((n) => n.extra)).toEqual([
+      {
+        import_kind: 'token_usage',
+        codex_type: 'turn.completed',
+        usage_source: 'codex_total',
+        model: null,
+        usage: done!.usage,
+        thread_token_usage: done!.usage,
+      },
+    ]);
+  });
+});
