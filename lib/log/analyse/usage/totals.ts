@@ -129,7 +129,9 @@ export function groupKey(d: UsageDelta, by: GroupBy): string | null {
     case 'person':
       return d.person ?? '(unattributed)';
     case 'model':
-      return d.figures === null && d.reported_cost_micros === null ? null : (d.model ?? '(unknown model)');
+      // a turn-only delta has no model, nor has a run's reported cost that names none
+      if (d.figures === null) return d.reported_cost_micros === null ? null : d.model;
+      return d.model ?? '(unknown model)';
     case 'day':
       return d.day;
   }
