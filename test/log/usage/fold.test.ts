@@ -318,6 +318,29 @@ describe('unknown turns and people', () => {
   });
 });
 
+describe('the model’s own words', () => {
+  it('a declared writer’s usage notes count nothing: its turns stay unknown', () => {
+    const declared = ev('writer.start', {
+      writer_id: W,
+      meta: { agent: 'claude-code', provenance: 'declared' },
+    });
+    const r = reportOf(
+      fold([
+        declared,
+        turn('t1'),
+        claude('a', 'claude-sonnet-4-5', { input_tokens: 9e6, output_tokens: 9e6 }),
+      ]),
+    );
+    expect(r.total).toMatchObject({
+      input_tokens: 0,
+      records: 0,
+      turns: 1,
+      unknown_turns: 1,
+      cost_usd: null,
+    });
+  });
+});
+
 describe('kept as it arrives = recomputed', () => {
   it('folding chunk by chunk through a stored state gives the one-pass result', () => {
     const events = [

@@ -21,9 +21,12 @@
  *   appears, what the narrower one counted is retracted (in the current turn). Missing figures are unknown.
  * - Every turn (`turn.start`) counts; a turn no usage record lands in is an unknown turn. A usage record
  *   outside a turn belongs to the writer's last turn (none: to no turn).
+ * - A writer whose `writer.start` declares `meta.provenance: declared` (the model's own words, as MCP
+ *   capture writes them: lib/log/format/provenance.ts) counts no usage: its turns stay unknown.
  * - A turn's person is the `user_id` of its first context message that this writer wrote (the capture
  *   hook and the importers write the person's prompt in the agent's writer); otherwise unattributed.
  */
+import { provenanceOf } from '../../format/provenance.js';
 import { parseTs } from '../../format/time.js';
 import { type UsageSource, usageSourceOf } from '../../format/usage-note.js';
 import {
@@ -90,6 +93,8 @@ interface Counted {
 export interface FoldState {
   v: 1;
   agent: string | null;
+  /** the writer says its events are the model's own words (`meta.provenance: declared`): its usage records count for nothing */
+  declared?: boolean;
   /** the writer's last turn (open or ended) */
   turn: { id: string; person: string | null; open: boolean; has_usage: boolean } | null;
   /** [message id, user_id] of the writer's last `PEOPLE_MAX` messages */
@@ -157,6 +162,7 @@ export function foldEvent(s: FoldState, w: string, e: Record<string, unknown>, o
   switch (e.type) {
     case 'writer.start':
       s.agent = str(obj(e.meta).agent) ?? s.agent;
+      if (provenanceOf(e.meta) === 'declared') s.declared = true;
       return;
     case 'message': {
       const id = str(e.id);
@@ -187,7 +193,8 @@ export function foldEvent(s: FoldState, w: string, e: Record<string, unknown>, o
       return;
     case 'note': {
       const source = usageSourceOf(e);
-      if (source) usageRecord(s, w, source, e, at, out);
+      // Usage is a machine record of the runtime: a writer of the model's own words cannot make it.
+      if (source && !s.declared) usageRecord(s, w, source, e, at, out);
       return;
     }
     default:
