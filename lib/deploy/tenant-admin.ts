@@ -17,6 +17,7 @@ import {
 export type { CreatedToken } from '../service/tokens/create.js';
 export { isTenantName } from '../store/keys.js';
 export {
+  MAX_MONTHLY_BUDGET_USD,
   MAX_RATE_LIMIT_PER_MINUTE,
   type TenantSettings,
   type TenantSettingsChange,

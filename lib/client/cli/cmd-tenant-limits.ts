@@ -1,9 +1,12 @@
 /**
- * `hansard tenant set NAME [--quota-bytes SIZE|default] [--rate-limit N|default] (--table T [--region R]
+ * `hansard tenant set NAME [--quota-bytes SIZE|default] [--rate-limit N|default]
+ * [--monthly-budget-usd N|default] (--table T [--region R]
  * [--endpoint URL] | --data DIR) [--json]` and `hansard tenant show NAME (…) [--json]` (issue 17.1,
  * 17.3; DESIGN §6c "Limits … are set per tenant"): the operator's commands for a tenant's own storage
  * quota and per-token request rate, kept on its tenant record (lib/store/tenants.ts). Like
- * `tenant create` they work on the state store directly (./tenant-store.ts). `default` gives the field
+ * `tenant create` they work on the state store directly (./tenant-store.ts). The monthly budget (issue 27
+ * item 4) is in US dollars at list price; crossing 80 % and 100 % of it is recorded as an event, and
+ * `default` removes it (there is no deployment budget). `default` gives the field
  * back to the deployment's value (`hansard serve --quota-bytes` / `--rate-limit`, `TENANT_QUOTA_BYTES` /
  * `RATE_LIMIT_PER_MINUTE` on AWS), which this command cannot see: it prints "the deployment's".
  * A running server applies a change within 30 s (lib/service/tenants/limits.ts).
@@ -12,6 +15,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, formatByteSize, parseByteSize } from '../../contract/limits.js';
 import {
+  MAX_MONTHLY_BUDGET_USD,
   MAX_RATE_LIMIT_PER_MINUTE,
   type TenantAdmin,
   type TenantSettings,
@@ -34,6 +38,8 @@ export interface TenantSetOptions extends TenantStoreOptions {
   quotaBytes?: string;
   /** requests a minute per token, 0 for none limited, or `default` */
   rateLimit?: string;
+  /** US dollars a month at list price, or `default` (none) */
+  monthlyBudgetUsd?: string;
   json?: boolean;
 }
 
@@ -61,15 +67,26 @@ const RateOption = orDefault(
     .pipe(z.number().max(MAX_RATE_LIMIT_PER_MINUTE)),
 );
 
+/** `--monthly-budget-usd`: a positive amount of US dollars (cents at most), or `default` (none). */
+const BudgetOption = orDefault(
+  z
+    .string()
+    .regex(/^\d{1,10}(?:\.\d{1,2})?$/)
+    .transform(Number)
+    .pipe(z.number().positive().max(MAX_MONTHLY_BUDGET_USD)),
+);
+
 const AFTER_SET = `
 Examples:
   hansard tenant set acme --quota-bytes 50GiB --table hansard-state --region eu-west-1
   hansard tenant set acme --rate-limit 1200 --data ./.hansard
   hansard tenant set acme --quota-bytes default --rate-limit default --data ./.hansard
+  hansard tenant set acme --monthly-budget-usd 500 --data ./.hansard
 SIZE: bytes, or a size such as 500MiB, 10GiB, 1TiB. N: requests a minute per token (the session tokens
 minted from it included), 0 for none limited. default: the deployment's value again (hansard serve
 --quota-bytes / --rate-limit; TENANT_QUOTA_BYTES / RATE_LIMIT_PER_MINUTE on AWS). A deployment that turns
-the rate limit off (--rate-limit 0) limits no tenant. A running server applies a change within
+the rate limit off (--rate-limit 0) limits no tenant. --monthly-budget-usd: US dollars a month at list price
+(hansard usage); crossing 80 % and 100 % is recorded once a month as an event; default: no budget. A running server applies a change within
 ${DEFAULT_LIMITS.tenantSettingsMaxAgeMs / 1000} s. docs/operations.md, "Per-tenant limits".`;
 
 const AFTER_SHOW = `
@@ -85,7 +102,8 @@ export function registerTenantLimits(tenant: Command, io: Io): void {
       .command('set <name>')
       .description("set a tenant's own storage quota and per-token rate limit (default: the deployment's)")
       .option('--quota-bytes <size>', 'bytes of segments the tenant may store, e.g. 50GiB, or default')
-      .option('--rate-limit <n>', 'requests a minute per token of the tenant (0: none limited), or default'),
+      .option('--rate-limit <n>', 'requests a minute per token of the tenant (0: none limited), or default')
+      .option('--monthly-budget-usd <n>', 'a monthly budget in US dollars at list price, or default (none)'),
   )
     .addOption(jsonOption())
     .addHelpText('after', AFTER_SET)
@@ -135,8 +153,10 @@ export async function showTenant(name: string, o: TenantShowOptions, io: Io): Pr
 
 /** The change the options ask for. @throws UsageError for a bad value or none given */
 function changeOf(o: TenantSetOptions): TenantSettingsChange {
-  if (o.quotaBytes === undefined && o.rateLimit === undefined) {
-    throw new UsageError('say what to set: --quota-bytes SIZE|default, --rate-limit N|default, or both');
+  if (o.quotaBytes === undefined && o.rateLimit === undefined && o.monthlyBudgetUsd === undefined) {
+    throw new UsageError(
+      'say what to set: --quota-bytes SIZE|default, --rate-limit N|default, --monthly-budget-usd N|default, or several',
+    );
   }
   const change: TenantSettingsChange = {};
   if (o.quotaBytes !== undefined) {
@@ -156,6 +176,15 @@ function changeOf(o: TenantSetOptions): TenantSettingsChange {
       );
     }
     change.rate_limit_per_minute = r.data;
+  }
+  if (o.monthlyBudgetUsd !== undefined) {
+    const b = BudgetOption.safeParse(o.monthlyBudgetUsd.trim());
+    if (!b.success) {
+      throw new UsageError(
+        `--monthly-budget-usd ${o.monthlyBudgetUsd} is not an amount of US dollars: give one above 0 (500, 1250.50) up to ${MAX_MONTHLY_BUDGET_USD}, or default (no budget)`,
+      );
+    }
+    change.monthly_budget_usd = b.data;
   }
   return change;
 }
@@ -198,7 +227,12 @@ function print(io: Io, name: string, s: TenantSettings, json: boolean | undefine
       : s.rate_limit_per_minute === 0
         ? 'none (its tokens are not limited), its own'
         : `${s.rate_limit_per_minute} requests a minute per token, its own`;
+  // the budget line only when one is set (there is no deployment budget to name)
+  const budget =
+    s.monthly_budget_usd === undefined
+      ? ''
+      : `  budget:        $${s.monthly_budget_usd} a month (list price)\n`;
   io.stdout.write(
-    `tenant ${name}\n  storage quota: ${quota}\n  rate limit:    ${rate}\n  set at:        ${s.updated_at ?? 'never'}\n`,
+    `tenant ${name}\n  storage quota: ${quota}\n  rate limit:    ${rate}\n${budget}  set at:        ${s.updated_at ?? 'never'}\n`,
   );
 }

@@ -24,6 +24,7 @@ import { registerSession } from './cmd-session.js';
 import { registerTenant } from './cmd-tenant.js';
 import { registerToken } from './cmd-token.js';
 import { registerUpload } from './cmd-upload.js';
+import { registerUsage } from './cmd-usage.js';
 import { registerVerify } from './cmd-verify.js';
 import { registerWork } from './cmd-work.js';
 
@@ -61,6 +62,7 @@ Exit codes: 0 success, 1 failure, 2 usage error or refused by the server.`,
   registerReplay(program, io);
   registerVerify(program, io);
   registerExport(program, io);
+  registerUsage(program, io);
   registerSession(program, io);
   registerImport(program, io);
   registerObserve(program, io);
