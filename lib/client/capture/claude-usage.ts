@@ -77,7 +77,7 @@ export function recordTranscriptUsage(
   opts: UsageOptions,
 ): number {
   let written = 0;
-  const want = r.waitFor?.trim() ?? '';
+  const want = squash(r.waitFor ?? '');
   let seen = want === '';
   const waitUntil = Math.min(performance.now() + STOP_WAIT_MS, opts.deadline);
   // The main transcript first seen by a state that did not begin with the session: from its end.
@@ -102,8 +102,8 @@ export function recordTranscriptUsage(
     written += writeNotes(res.records, res.cursor, sink, o);
     if (usage.refused?.startsWith(`${r.path}\0`)) delete usage.refused;
     // A subagent's file holds only its records; the main one, the main chain's and older subagents'.
-    const own = res.texts.filter((t) => r.agent !== undefined || !t.sidechain).map((t) => t.text.trim());
-    if (!seen && own.some((t) => t !== '' && want.endsWith(t))) seen = true;
+    const own = res.texts.filter((t) => r.agent !== undefined || !t.sidechain).map((t) => squash(t.text));
+    if (!seen && own.some((t) => t !== '' && (want.endsWith(t) || t.endsWith(want)))) seen = true;
     if (res.more) continue;
     if (r.agent !== undefined && seen) res.cursor.done = true;
     if (seen || performance.now() + STOP_POLL_MS > waitUntil) break;
@@ -179,6 +179,11 @@ function noteText(rec: UsageRecord): string {
   return `token usage of ${rec.messageId} (${rec.model ?? 'unknown model'}): input ${n(u.input_tokens)}, output ${n(
     outputOf(rec),
   )}, cache read ${n(u.cache_read_input_tokens)}, cache write ${n(u.cache_creation_input_tokens)}`;
+}
+
+/** Text compared with whitespace runs as one space: the payload's copy and the record's may differ there. */
+function squash(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
 }
 
 const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
