@@ -89,9 +89,10 @@ export class UsageLookahead {
   private readonly last = new Map<string, number>();
   private readonly streaming = new Map<string | undefined, Streaming>();
 
-  /** Whether a line may be a usage record (a cheap test before parsing it). */
+  /** Whether a line may be a usage record (a cheap test before parsing it: a tool result's `usage` is not). */
   static mayMatter(text: string): boolean {
-    return text.includes('"usage"') || text.includes('message_start');
+    if (text.includes('"message_start"')) return true;
+    return text.includes('"usage"') && (text.includes('"assistant"') || text.includes('"message_delta"'));
   }
 
   /** Notes line `line` (1-based) of `file` when it is a record of a message's usage. */
