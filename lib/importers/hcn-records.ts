@@ -210,6 +210,8 @@ export interface HcnRecordResult {
     coverageGaps: number;
     /** records of a kind this build does not know and lines that are not JSON: `unknown_record` notes */
     unknown: number;
+    /** `token_usage` notes: one per `usage` event (issue 27) */
+    tokenUsage: number;
     /** subagent writers: hcn reports none (always 0; stated so the counts read like the others) */
     subagentWriters: number;
     /** records read and deliberately not written, by kind (`token` deltas repeat the `message`) */

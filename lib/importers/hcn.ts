@@ -59,7 +59,12 @@ export class HcnRecorder {
   format: HcnFormat | null = null;
   private m: WriterMapping | null = null;
   private lineNo = 0;
-  private readonly extra = { coverageGaps: 0, unknown: 0, skipped: {} as Record<string, number> };
+  private readonly extra = {
+    coverageGaps: 0,
+    tokenUsage: 0,
+    unknown: 0,
+    skipped: {} as Record<string, number>,
+  };
   private done: HcnRecordResult['done'] = null;
   /** the open turn has its `done` (a session's next `turn` opens the next one) */
   private turnDone = false;
@@ -287,6 +292,7 @@ export class HcnRecorder {
         return this.doneEvent(m, ev, text, o);
       case 'usage':
         // hcn's figures as it reported them, for the counting rule (lib/log/analyse/usage/)
+        this.extra.tokenUsage += 1;
         return m.marked('token_usage', HCN_NOTE_AUTHOR, text, o, hcnUsageExtra(ev, this.harness));
       default: {
         const extra: Record<string, unknown> = { hcn_kind: ev.kind };

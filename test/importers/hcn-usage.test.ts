@@ -28,7 +28,10 @@ async function record(name: string, opts: Partial<HcnRecorderOptions> = {}): Pro
   rec.push(readFileSync(`${FIX}/${name}`));
   const r = rec.finish();
   if (r === null) throw new Error('nothing recorded');
-  return readBack(r.path);
+  const events = await readBack(r.path);
+  // every usage note is counted
+  expect(r.counts.tokenUsage).toBe(marked(events, 'token_usage').length);
+  return events;
 }
 const usageOf = (events: Ev[]) => marked(events, 'token_usage');
 
