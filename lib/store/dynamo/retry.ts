@@ -22,7 +22,8 @@ export interface RetryCounts {
   exhausted: number;
   /**
    * counter updates after a committed advance (session counters, tenant usage, board position) that
-   * failed for good: their counts were kept on a pending item for a sweep to apply (dynamo/pending.ts)
+   * failed for good: their counts were kept on a pending item for a sweep to apply (dynamo/pending.ts);
+   * and token usage follow-ups that failed for good, kept on the writer's usage item (dynamo/usage.ts)
    */
   deferred: number;
 }
