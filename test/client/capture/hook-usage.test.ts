@@ -9,14 +9,22 @@
  * copies of them made as Claude Code writes a streamed message (one record per content block, the same
  * message id, a growing output count).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mappingStatePath, readHookFailures } from '../../../lib/client/capture/state-dir.js';
 import { USAGE_READ_MAX_BYTES } from '../../../lib/client/capture/transcript-usage.js';
 import { tmpDirs } from '../../support/tmp.js';
-import { fixture, runHook, sessionEvents, spoolSessions, useBuiltCli, verifyDir } from './helpers.js';
+import {
+  fixture,
+  hookEnv,
+  runHook,
+  sessionEvents,
+  spoolSessions,
+  useBuiltCli,
+  verifyDir,
+} from './helpers.js';
 
 const cli = useBuiltCli('usage');
 const tmp = tmpDirs('hansard-hook-usage-');
@@ -144,6 +152,25 @@ describe('usage from the transcript', () => {
     expect(types.slice(end - 2, end + 1)).toEqual(['usage:msg_b', 'agent.output', 'turn.end']);
     const problems = await verifyDir(spoolSessions(env.HANSARD_STATE_DIR!)[0]!);
     expect(problems.filter((p) => p.severity !== 'info')).toEqual([]);
+    // Counted by `hansard usage`: msg_a once with its last figures, both in the one turn.
+    const total = (
+      JSON.parse(
+        execFileSync(
+          process.execPath,
+          [cli.bin, 'usage', spoolSessions(env.HANSARD_STATE_DIR!)[0]!, '--json'],
+          {
+            encoding: 'utf8',
+          },
+        ),
+      ) as { total: Record<string, unknown> }
+    ).total;
+    expect(total).toMatchObject({
+      input_tokens: 50,
+      output_tokens: 97,
+      records: 2,
+      turns: 1,
+      unknown_turns: 0,
+    });
   });
 
   it('a second Stop reads only the bytes after the first; an identical repeat is not written again, a grown one is', async () => {
@@ -247,6 +274,19 @@ describe('refused transcripts: nothing read, the hook answers, the refusal count
     expect(refused[0]!.message).toMatch(reason);
     // Never the path or any content of it.
     expect(refused[0]!.message).not.toContain(path);
+    // `hansard doctor` counts it and says what to do.
+    const doctor = spawnSync(process.execPath, [cli.bin, 'doctor', '--json'], {
+      env: hookEnv({ ...env, HOME: join(s.config, '..') }),
+      encoding: 'utf8',
+    });
+    const finding = (
+      JSON.parse(doctor.stdout) as {
+        findings: { check: string; ok: boolean; message: string; fix: string }[];
+      }
+    ).findings.find((f) => f.check === 'hook_failures')!;
+    expect(finding.ok).toBe(false);
+    expect(finding.message).toContain('claude-code:UserPromptSubmit: 1, last transcript_refused');
+    expect(finding.fix).toContain('CLAUDE_CONFIG_DIR');
   };
 
   it('a symbolic link to a transcript (in the projects folder, to a real one)', async () => {
