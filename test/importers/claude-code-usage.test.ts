@@ -136,6 +136,10 @@ describe('a subagent with its own file (<session>/subagents/agent-<id>.jsonl)', 
     );
   });
 
+  it('leaves the session valid', async () => {
+    expect((await verify(r.dir)).summary).toMatchObject({ errors: 0, warnings: 0 });
+  });
+
   it("puts each subagent note inside the subagent's turn", () => {
     const start = sub.findIndex((e) => e.type === 'turn.start');
     const end = sub.findIndex((e) => e.type === 'turn.end');
@@ -232,6 +236,10 @@ describe('stream-json: a message streamed as three assistant records, a subagent
     ]);
     const end = sub.findIndex((e) => e.type === 'turn.end');
     for (const n of usageNotes(sub)) expect(sub.indexOf(n)).toBeLessThan(end);
+  });
+
+  it('leaves the session valid', async () => {
+    expect((await verify(r.dir)).summary).toMatchObject({ errors: 0, warnings: 0 });
   });
 
   it("puts the main messages' notes before the result's and the turn's end", () => {
