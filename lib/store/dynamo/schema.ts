@@ -197,7 +197,7 @@ export function usageBucketPk(tenant: string, shard: number): string {
   return `T#${tenant}#USAGE#${shard}`;
 }
 
-/** The usage bucket shard of a session: FNV-1a of its id (as `usageShard`), 0 to `USAGE_SHARDS` (the port's) − 1. */
+/** The usage bucket shard of a session: FNV-1a of its id (as `usageShard`), 0 to the port's `USAGE_SHARDS` − 1. */
 export function usageBucketShard(sid: string): number {
   return fnv1a(sid) % USAGE_BUCKET_SHARDS;
 }

@@ -17,17 +17,18 @@
  *   `getSessionUsageCountersMany` is (eventually consistent Gets, half a read unit each).
  * - **A follow-up that fails for good** (throttled past the retries) is not lost at once: what it could
  *   not add is appended to the writer's usage item (`unapplied`, JSON strings), and the writer's next
- *   `applyWriterUsage` (its next chunk with usage, or a recompute of it that writes) takes them: its Put replaces the
- *   item and returns the old one (`ReturnValues: ALL_OLD`, free), and its follow-up adds them with its own.
- *   That costs nothing when nothing fails (ADR 0008's pending items would: their sweep is a query per 30 s
- *   per process; and a pending item holds fixed counters, where a writer's buckets are up to 200 items
- *   named by data, which its sweep's one transaction, at most 100 items, could not always apply). What it leaves out: a writer with
- *   no later apply keeps its session counters and buckets short (lib/service/usage/recompute.ts skips a
- *   writer whose record is already right, so it does not carry them either), and a
- *   process killed between the Put and the follow-up loses those deltas, as a crash loses an advance's
- *   counts. An ADD is not idempotent: one DynamoDB applied whose reply was lost, then failed, is counted
- *   twice. So the session counters and the buckets are soft figures; the writer records are the truth
- *   (`listWriterUsage`, which `getSessionUsage` sums). `RetryCounts.deferred` counts these deferrals too.
+ *   `applyWriterUsage` (its next chunk with usage, or a recompute of it that writes) takes them: its Put
+ *   replaces the item and returns the old one (`ReturnValues: ALL_OLD`, free), and its follow-up adds
+ *   them with its own. That costs nothing when nothing fails. ADR 0008's pending items would: their sweep
+ *   is a query per 30 s per process; and a pending item holds fixed counters, where a writer's buckets
+ *   are up to 200 items named by data, which its sweep's one transaction (100 items at most) could not
+ *   always apply. What it leaves out: a writer with no later apply keeps its session counters and
+ *   buckets short (lib/service/usage/recompute.ts skips a writer whose record is already right, so it
+ *   does not carry them either), and a process killed between the Put and the follow-up loses those
+ *   deltas, as a crash loses an advance's counts. An ADD is not idempotent: one DynamoDB applied whose
+ *   reply was lost, then failed, is counted twice. So the session counters and the buckets are soft
+ *   figures; the writer records are the truth (`listWriterUsage`, which `getSessionUsage` sums).
+ *   `RetryCounts.deferred` counts these deferrals too.
  */
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
@@ -144,7 +145,7 @@ export class DynamoUsage implements UsageStore {
     if (left.session !== null || left.buckets.length > 0) await this.defer(key, left);
   }
 
-  /** The follow-up: ADDs to the session's usage item and the bucket items; what failed for good comes back. */
+  /** The follow-up: ADDs to the session's usage item and the buckets; gives back what failed for good. */
   private async addCounters(
     tenant: string,
     sid: string,
