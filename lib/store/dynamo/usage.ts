@@ -243,7 +243,8 @@ export class DynamoUsage implements UsageStore {
    * See the port: one query per shard, `sk BETWEEN '{fromDay}#' AND '{toDay}$'` (every key of a day starts
    * with `{day}#`, and `$` is the character after `#`; not `{toDay}#\uffff`, which a name starting with an
    * emoji sorts after in DynamoDB's UTF-8 order), page after page; equal keys summed, all-zero sums left
-   * out (as on SQLite), sorted as SQLite answers.
+   * out (as on SQLite), sorted as SQLite answers. Eventually consistent (half the read units of a month of
+   * buckets): a chunk counted a moment ago may be missing for a moment, as from the board's listing.
    */
   async listUsageBuckets(tenant: string, fromDay: string, toDay: string): Promise<UsageBucket[]> {
     if (fromDay > toDay) return [];
