@@ -89,7 +89,13 @@ export function recordTranscriptUsage(
       maxBytes: opts.budget.bytes,
       startAtEnd,
     });
-    if (res.kind === 'absent') break;
+    if (res.kind === 'absent') {
+      // Not there yet: whatever it holds once it is came after capture began, so it is read from 0
+      // (a position of no file: the first file seen there is a new one).
+      if (usage.files[r.path] === undefined)
+        keep(usage, r.path, { offset: 0, dev: 0, ino: 0, ...agentOf(r) });
+      break;
+    }
     if (res.kind === 'refused') {
       const key = `${r.path}\0${res.reason}`;
       if (usage.refused !== key) opts.refused(res.reason);
@@ -129,6 +135,10 @@ export function revisitSubagentFiles(
       n += recordTranscriptUsage(usage, { path, agent: c.agent }, sink, o, opts);
   }
   return n;
+}
+
+function agentOf(r: UsageRead): { agent?: string } {
+  return r.agent !== undefined ? { agent: r.agent } : {};
 }
 
 /** Forgets the subagents' files (the session ended: nothing of theirs is written after). */

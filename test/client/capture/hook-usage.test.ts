@@ -422,4 +422,12 @@ describe('where reading begins', () => {
     await hook(env, transcript, { hook_event_name: 'Stop', last_assistant_message: 'Now.' });
     expect(usageNotes(events(env.HANSARD_STATE_DIR!)).map((n) => n.message_id)).toEqual(['msg_after']);
   });
+
+  it('…but a transcript not there yet when capture began is read from its start once it is', async () => {
+    const { env, transcript } = setup();
+    await hook(env, transcript, { hook_event_name: 'UserPromptSubmit', prompt: 'now' });
+    writeFileSync(transcript, userLine + assistant('msg_first', 5, 'First.'));
+    await hook(env, transcript, { hook_event_name: 'Stop', last_assistant_message: 'First.' });
+    expect(usageNotes(events(env.HANSARD_STATE_DIR!)).map((n) => n.message_id)).toEqual(['msg_first']);
+  });
 });
