@@ -7,7 +7,7 @@
  *
  * | `usage_source` | written by | `extra` holds |
  * |---|---|---|
- * | `claude_message` | Claude Code transcript import, stream-json import, capture hook | `message_id`, `model`, `usage` (the assistant message's `usage` object as recorded), `request_id?`, `cost_usd?` (the record's own `costUSD`) |
+ * | `claude_message` | Claude Code transcript import, stream-json import, capture hook | `message_id`, `model`, `usage` (the assistant message's `usage` object as recorded), `request_id?`, `cost_usd?` (the record's own `costUSD`), `usage_from?` (`message_delta`: stream-json's final usage laid over the record's) |
  * | `claude_result` | stream-json import (`result` record) | `total_cost_usd`, `usage`, `modelUsage`, … (a run's own report: a reported cost, never counted as tokens) |
  * | `codex_total` | Codex rollout import (`token_count`, `token_usage_record`), `codex exec --json` import (`turn.completed`) | `thread_token_usage` (the thread's running total), `usage?` / `last_token_usage?` (one response's), `model?` |
  * | `hcn` | hcn stream import (`usage` event, seed 002) | `scope`, `model?`, `inputTokens?`, `outputTokens?`, `cacheReadTokens?`, `cacheWriteTokens?`, `reasoningTokens?`, `totalTokens?`, `costUsd?`, `inputIncludesCache?`, `callId?`, `harness?` |
