@@ -173,6 +173,7 @@ export const TAGS: Array<{ name: string; description: string }> = [
   { name: 'status', description: "agents' status reports and the board's data" },
   { name: 'work', description: 'work leases: who is working on what now, and how fresh that is (seed 004)' },
   { name: 'tokens', description: 'token administration' },
+  { name: 'usage', description: 'token usage and list-price cost of sessions and the tenant (issue 27)' },
   { name: 'board pages', description: 'the HTML board, for a browser' },
 ];
 

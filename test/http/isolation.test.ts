@@ -180,6 +180,18 @@ const CALLS: Record<string, CallCase> = {
     }),
   },
   'GET /v1/tokens': { ids: false, call: () => get('/v1/tokens') },
+  // token usage and cost (issue 27): a session's from its writers' records, the tenant's from its buckets
+  'GET /v1/sessions/:sid/usage': {
+    ids: true,
+    missing: 404,
+    call: (i) => get(`/v1/sessions/${i.sid}/usage`),
+  },
+  'GET /v1/usage': { ids: false, call: () => get('/v1/usage') },
+  'POST /v1/usage/recompute': {
+    ids: true,
+    missing: 404,
+    call: (i) => ({ method: 'POST', path: `/v1/usage/recompute?sid=${i.sid}` }),
+  },
   // the caller's own token (issue 24 item 5): every scope may ask, and it names only the caller's own
   'GET /v1/tokens/self': { scopes: ALL_SCOPES, ids: false, call: () => get('/v1/tokens/self') },
   'DELETE /v1/tokens/:id': {

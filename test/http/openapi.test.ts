@@ -320,6 +320,18 @@ describe('real answers match the document', () => {
     await call('DELETE', `/v1/tokens/${newId('e').replace(/^e_/, 'tok_')}`, '/v1/tokens/{id}'); // 404
     await call('POST', `/v1/sessions/${sid}/tokens`, '/v1/sessions/{sid}/tokens', { body: '' });
 
+    // usage (issue 27)
+    const usage = '/v1/sessions/{sid}/usage';
+    await call('GET', `/v1/sessions/${sid}/usage`, usage);
+    await call('GET', `/v1/sessions/${sid}/usage?by=turn`, usage);
+    await call('GET', `/v1/sessions/${sid}/usage?by=model`, usage);
+    await call('GET', `/v1/sessions/${sid}/usage?by=week`, usage); // 400
+    await call('GET', `/v1/sessions/${newId('s')}/usage`, usage); // 404
+    await call('GET', '/v1/usage?group_by=model', '/v1/usage');
+    await call('GET', '/v1/usage?from=2020-01-01&to=2026-01-01', '/v1/usage'); // 400: over 366 days
+    await call('POST', `/v1/usage/recompute?sid=${sid}`, '/v1/usage/recompute');
+    await call('POST', '/v1/usage/recompute', '/v1/usage/recompute', { token: reader }); // 403
+
     // the board pages
     const origin = { origin: srv.url };
     for (const [method, path, docPath, init] of [

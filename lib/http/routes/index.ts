@@ -37,6 +37,9 @@ import { createSessionTokenRoute } from './tokens/create-for-session.js';
 import { listTokensRoute } from './tokens/list.js';
 import { revokeTokenRoute } from './tokens/revoke.js';
 import { tokenSelfRoute } from './tokens/self.js';
+import { recomputeUsageRoute } from './usage/recompute.js';
+import { getSessionUsageRoute } from './usage/session.js';
+import { getTenantUsageRoute } from './usage/tenant.js';
 import { workCheckpointRoute } from './work/checkpoint.js';
 import { workGetRoute } from './work/get.js';
 import { workHeartbeatRoute } from './work/heartbeat.js';
@@ -74,6 +77,9 @@ export const API_ROUTES: readonly Operation[] = [
   listTokensRoute,
   tokenSelfRoute,
   revokeTokenRoute,
+  getSessionUsageRoute,
+  getTenantUsageRoute,
+  recomputeUsageRoute,
   workStartRoute,
   workListRoute,
   workGetRoute,

@@ -22,6 +22,7 @@ import { AppError } from '../shared/errors.js';
 import { dataLossError, storageAppError } from '../shared/storage-faults.js';
 import { summariesChanged } from '../shared/summary-cache.js';
 import { tenantLimits } from '../tenants/limits.js';
+import { projectChunk } from '../usage/project.js';
 import { chainBefore, digestDueAfter } from './chain.js';
 import { scanLines } from './lines.js';
 
@@ -46,7 +47,8 @@ export type IngestResult = IngestAnswer & { created: boolean };
  *   `insufficient_storage` (507), `storage_read_only` (503), `storage_permission_denied` (500), all with
  *   `expected_offset` and nothing stored; `data_loss` (500) when the segment lost acknowledged bytes or
  *   its tail is torn; `summary_not_updated` (503, with `expected_offset`) when the session's board summary
- *   could not be updated: nothing of the chunk was indexed (send the same chunk again)
+ *   (or its usage counters) could not be updated: nothing of the chunk was indexed (send the same chunk
+ *   again)
  */
 export async function ingestChunk({
   ctx,
@@ -139,6 +141,10 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
   // retry writes both (a failed merge after the advance was lost once the client gave up: the next upload
   // found every byte on the server, board-summary-resume). The merge is idempotent (unions, earliest wins).
   await mergeSummaryOrFail(ctx, sid, scan.summary, offset);
+  // The usage counters too (issue 27 item 5), before the advance for the same reason: a 2xx means
+  // counted, a failure (503, nothing indexed) is counted by the retry, and a retry of a counted chunk
+  // counts nothing (lib/service/usage/project.ts).
+  await projectChunk(ctx, sid, w, offset, body);
   const next = {
     length: offset + body.length,
     lines: (current?.lines ?? 0) + scan.lines,

@@ -33,9 +33,10 @@ export async function recomputeUsage({
   ctx: ServiceContext;
   sid?: string | undefined;
 }): Promise<UsageRecompute> {
-  requireScope(ctx, 'admin');
+  // Another session's id first, as a missing one: a session token cannot probe which sessions exist.
   if (sid !== undefined) requireSessionAccess(ctx, sid);
-  else if (ctx.caller.session !== null) requireSessionAccess(ctx, '');
+  requireScope(ctx, 'admin');
+  if (sid === undefined && ctx.caller.session !== null) requireSessionAccess(ctx, '');
   const sids = sid !== undefined ? [sid] : await allSessions(ctx);
   const out: UsageRecompute = {
     sessions: 0,
