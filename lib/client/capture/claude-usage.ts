@@ -17,6 +17,7 @@
  *   writer's last turn (lib/log/analyse/usage/fold.ts).
  */
 
+import { createHash } from 'node:crypto';
 import type { WriterMapping } from '../../importers/mapping.js';
 import { USAGE_NOTE_KIND } from '../../log/format/usage-note.js';
 import type { EmitOptions } from '../../log/write/writer.js';
@@ -77,7 +78,10 @@ export function recordTranscriptUsage(
   opts: UsageOptions,
 ): number {
   let written = 0;
+  const cursor = usage.files[r.path];
+  // A revisit of a subagent's file waits for nothing, but knows the message its SubagentStop named.
   const want = squash(r.waitFor ?? '');
+  const wantHash = want !== '' ? hashOf(want) : cursor?.waitFor;
   let seen = want === '';
   const waitUntil = Math.min(performance.now() + STOP_WAIT_MS, opts.deadline);
   // The main transcript first seen by a state that did not begin with the session: from its end.
@@ -110,8 +114,12 @@ export function recordTranscriptUsage(
     // A subagent's file holds only its records; the main one, the main chain's and older subagents'.
     const own = res.texts.filter((t) => r.agent !== undefined || !t.sidechain).map((t) => squash(t.text));
     if (!seen && own.some((t) => t !== '' && (want.endsWith(t) || t.endsWith(want)))) seen = true;
+    if (r.agent !== undefined && wantHash !== undefined) {
+      // A subagent's file is done once its last message (its SubagentStop's) has been read.
+      if ((want !== '' && seen) || own.some((t) => hashOf(t) === wantHash)) res.cursor.done = true;
+      else res.cursor.waitFor = wantHash;
+    }
     if (res.more) continue;
-    if (r.agent !== undefined && seen) res.cursor.done = true;
     if (seen || performance.now() + STOP_POLL_MS > waitUntil) break;
     Atomics.wait(SLEEPER, 0, 0, STOP_POLL_MS);
   }
@@ -189,6 +197,11 @@ function noteText(rec: UsageRecord): string {
   return `token usage of ${rec.messageId} (${rec.model ?? 'unknown model'}): input ${n(u.input_tokens)}, output ${n(
     outputOf(rec),
   )}, cache read ${n(u.cache_read_input_tokens)}, cache write ${n(u.cache_creation_input_tokens)}`;
+}
+
+/** A short digest of a message's text: what a subagent's file waits for, kept in the state without the text. */
+function hashOf(text: string): string {
+  return createHash('sha256').update(text).digest('base64url').slice(0, 22);
 }
 
 /** Text compared with whitespace runs as one space: the payload's copy and the record's may differ there. */

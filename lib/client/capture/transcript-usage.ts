@@ -59,6 +59,8 @@ export interface TranscriptCursor {
   agent?: string;
   /** a subagent's file read to its final message: not read again */
   done?: boolean;
+  /** a subagent's file: a digest of the last message its SubagentStop named, not read yet */
+  waitFor?: string;
 }
 
 /** The usage part of a Claude session's mapping state. */
@@ -131,7 +133,13 @@ export function readTranscriptUsage(
     let c: TranscriptCursor;
     if (cursor === undefined || !same) {
       // A file first seen, or a new file at the known path (its inode changed): from 0, or its end.
-      c = { offset: 0, dev, ino, ...(cursor?.agent ? { agent: cursor.agent } : {}) };
+      c = {
+        offset: 0,
+        dev,
+        ino,
+        ...(cursor?.agent ? { agent: cursor.agent } : {}),
+        ...(cursor?.waitFor ? { waitFor: cursor.waitFor } : {}),
+      };
       if (cursor === undefined && opts.startAtEnd && size > 0) {
         c.offset = size;
         c.midLine = lastByte(fd, size) !== 0x0a;

@@ -413,6 +413,54 @@ describe('subagents', () => {
   });
 });
 
+describe('a subagent whose last message reaches its file after its SubagentStop', () => {
+  it("is read at the main agent's next Stop, into the main writer marked sidechain, and then no more", async () => {
+    const { env, transcript } = setup();
+    const state = env.HANSARD_STATE_DIR!;
+    const subFile = join(transcript.slice(0, -'.jsonl'.length), 'subagents', 'agent-c3d4.jsonl');
+    mkdirSync(join(subFile, '..'), { recursive: true });
+    const side = (id: string, out: number, text: string) =>
+      assistant(id, out, text, { isSidechain: true, agentId: 'c3d4' });
+    await hook(env, transcript, { hook_event_name: 'SessionStart', source: 'startup' });
+    writeFileSync(transcript, userLine);
+    await hook(env, transcript, { hook_event_name: 'UserPromptSubmit', prompt: 'delegate' });
+    const task = { tool_name: 'Task', tool_input: { prompt: 'p', subagent_type: 'general-purpose' } };
+    await hook(env, transcript, { hook_event_name: 'PreToolUse', ...task, tool_use_id: 'toolu_t' });
+    await hook(env, transcript, {
+      hook_event_name: 'SubagentStart',
+      agent_id: 'c3d4',
+      agent_type: 'general-purpose',
+    });
+    writeFileSync(subFile, side('msg_s1', 8, 'Looking.'));
+    await hook(env, transcript, {
+      hook_event_name: 'SubagentStop',
+      agent_id: 'c3d4',
+      agent_type: 'general-purpose',
+      agent_transcript_path: subFile,
+      last_assistant_message: 'Found it.',
+    });
+    appendFileSync(subFile, side('msg_s2', 13, 'Found it.'));
+    await hook(env, transcript, { hook_event_name: 'PostToolUse', ...task, tool_use_id: 'toolu_t' });
+    await hook(env, transcript, { hook_event_name: 'Stop', last_assistant_message: '' });
+    const files = (
+      JSON.parse(readFileSync(mappingStatePath(state, 'claude-code', 'sess-usage'), 'utf8')) as {
+        usage: { files: Record<string, { done?: boolean }> };
+      }
+    ).usage.files;
+    expect(files[subFile]?.done).toBe(true);
+    const evs = events(state);
+    const sub = evs.find((e) => e.type === 'writer.start' && (e.meta as Ev).subagent_id === 'c3d4')!.w;
+    expect(
+      usageNotes(evs)
+        .sort((a, b) => String(a.message_id).localeCompare(String(b.message_id)))
+        .map((n) => [n.message_id, n.w === sub, n.sidechain ?? false, n.agent_id ?? null]),
+    ).toEqual([
+      ['msg_s1', true, false, null],
+      ['msg_s2', false, true, 'c3d4'],
+    ]);
+  });
+});
+
 describe('where reading begins', () => {
   it('capture that begins mid-session (no SessionStart of a new session) reads the transcript from where it ended then', async () => {
     const { env, transcript } = setup();
