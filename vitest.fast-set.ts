@@ -86,6 +86,7 @@ export const SLOW = [
   // emulators: DynamoDB Local or s3rver
   'test/service/board/overview-5000-dynamo.test.ts', // 57 s
   'test/service/digests/digests.test.ts', // 59 s
+  'test/service/usage/backends.test.ts', // 18 s
   // processes: a child process per case, or a real `hansard` process
   'test/http/hostile-replay.test.ts', // 38 s
   'test/log/segment-blocks.test.ts', // 17 s
