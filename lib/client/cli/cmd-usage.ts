@@ -66,7 +66,8 @@ Costs are list-price equivalents: what the tokens would cost at the provider's p
 the day (@pydantic/genai-prices, named in every answer), not what anyone paid; subscriptions are billed
 otherwise. A turn no usage was reported for is unknown, never zero: the totals are then a lower bound,
 and the output says how many. A tenant's usage groups by day, agent, person or model; a session's also
-by turn and writer. --from/--to are UTC days (ISO 8601); a tenant's range is at most 366 days.`;
+by turn and writer. --from/--to are UTC days (ISO 8601); a tenant's range is at most 366 days.
+Every counting rule and what stays unknown: docs/usage.md.`;
 
 export function registerUsage(program: Command, io: Io): void {
   program
