@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { SessionId } from '../../../contract/ids.js';
 import { recomputeUsage } from '../../../service/usage/recompute.js';
 import { UsageRecomputeSchema } from '../../../service/usage/schemas.js';
+import { readWholeSession } from '../../replay-slots.js';
 import { AUTHED, defineRoute, json, WRITE_FAULTS } from '../../route.js';
 
 export const recomputeUsageRoute = defineRoute({
@@ -27,9 +28,18 @@ export const recomputeUsageRoute = defineRoute({
   },
   auth: 'bearer',
   scopes: ['admin'],
-  errors: ['bad_request', ...AUTHED, 'not_found', 'conflict', 'data_loss', ...WRITE_FAULTS],
-  // a whole-tenant read: charged as several requests of the token's rate
-  cost: 10,
-  handler: async (c) =>
-    c.json(await recomputeUsage({ ctx: c.get('ctx'), sid: c.req.valid('query').sid }), 200),
+  errors: [
+    'bad_request',
+    ...AUTHED,
+    'not_found',
+    'conflict',
+    'too_many_replays',
+    'data_loss',
+    ...WRITE_FAULTS,
+  ],
+  // It reads whole sessions: a replay slot of the token and a place in the scan gate, like verify.
+  handler: async (c) => {
+    const { sid } = c.req.valid('query');
+    return c.json(await readWholeSession(c, sid ?? '', ({ ctx }) => recomputeUsage({ ctx, sid })), 200);
+  },
 });
