@@ -96,6 +96,18 @@ function lastTime(
   return null;
 }
 
+/** `lastTime` of all of `body`'s lines, read from the last line back (most chunks: one line parsed). */
+function lastTimeFromEnd(body: Buffer): [number, number] | null {
+  let end = body.length - 1; // the newline ending the last line
+  while (end >= 0) {
+    const start = body.lastIndexOf(0x0a, end - 1) + 1;
+    const p = parseLine(body.subarray(start, end), 0, 0, true);
+    if (p.ok && p.event.tsMicros !== null) return [p.event.tsMicros, start];
+    end = start - 1;
+  }
+  return null;
+}
+
 /** A stored state the fold can go on from (a record of another build's fold may not be one). */
 function foldStateOf(v: unknown): FoldState | null {
   return v !== null && typeof v === 'object' && (v as { v?: unknown }).v === 1 ? (v as FoldState) : null;
@@ -134,8 +146,7 @@ export async function projectChunk(
   const id = `${ctx.tenant}/${sid}/${w}`;
   if (!relevant(buf)) {
     // Nothing here counts: remember the range (joined to the one before it) instead of writing.
-    const lines = linesOf(buf, 0);
-    const last = lastTime(buf, lines, 0, lines.length);
+    const last = lastTimeFromEnd(buf);
     const prev = skipped.get(id);
     const joined = prev && prev.end === offset;
     skipped.delete(id);
