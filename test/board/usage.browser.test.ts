@@ -134,8 +134,11 @@ describe('cost on the board', () => {
 
   it('the timeline shows each turn’s cost, and unknown where none was reported', async () => {
     const page = await boardPage(`/sessions/${claudeSid}`);
-    const headings = await page.locator('details.turn-box > summary').allTextContents();
-    expect(headings).toHaveLength(2);
+    // a turn's heading says its usage where the turn ends (a note between splits it into a continued box)
+    const headings = (await page.locator('details.turn-box > summary').allTextContents()).filter((h) =>
+      h.includes('ended completed'),
+    );
+    expect(headings, JSON.stringify(headings)).toHaveLength(2);
     expect(headings[0]).toMatch(/5\.0k in \(4\.0k cached\) · 200 out · \$0\.0072/);
     expect(headings[1]).toMatch(/usage unknown/);
   });

@@ -290,8 +290,12 @@ export class RowBuilder {
               used,
             )
           : undefined;
+        // A note its writer wrote inside an open turn folds with that turn (a usage note, a thinking
+        // summary), instead of splitting the turn's box in two.
+        const open = this.usageFolds.get(w)?.turn;
         return {
           ...base,
+          turn: open?.open ? open.id : null,
           kind: 'note',
           id: ev.id,
           author,
