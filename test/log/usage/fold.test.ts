@@ -318,6 +318,31 @@ describe('unknown turns and people', () => {
   });
 });
 
+describe('figures that are not counts', () => {
+  it('a fraction, a string, a negative or an absurd count is unknown, never summed', () => {
+    const r = reportOf(
+      fold([
+        start(),
+        turn('t1'),
+        claude('a', 'claude-sonnet-4-5', { input_tokens: 1e300, output_tokens: 5 }),
+        claude('b', 'claude-sonnet-4-5', { input_tokens: '7', output_tokens: -1 }),
+        claude('c', 'claude-sonnet-4-5', { input_tokens: 2.5, output_tokens: 3 }, 1e300),
+      ]),
+    );
+    // only the outputs 5 and 3 are counts; inputs unknown, so no list price; the absurd cost not kept
+    expect(r.total).toMatchObject({
+      input_tokens: 0,
+      output_tokens: 8,
+      records: 2,
+      partial_records: 2,
+      unpriced_records: 2,
+      cost_usd: null,
+      reported_cost_usd: null,
+    });
+    expect(Number.isSafeInteger(r.total.output_tokens)).toBe(true);
+  });
+});
+
 describe('the model’s own words', () => {
   it('a declared writer’s usage notes count nothing: its turns stay unknown', () => {
     const declared = ev('writer.start', {

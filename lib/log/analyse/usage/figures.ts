@@ -46,9 +46,18 @@ export function zeroFigures(): UsageFigures {
   };
 }
 
-/** A finite, non-negative number, else null (a count a source wrote as a string, NaN or -1 is not a count). */
+/**
+ * Most tokens one record may count (10^12): far past any model's context, and small enough that sums of
+ * millions of records stay exact integers and fit every store (DynamoDB numbers have 38 digits).
+ */
+export const MAX_RECORD_TOKENS = 1e12;
+
+/**
+ * A whole number of tokens from 0 to `MAX_RECORD_TOKENS`, else null: a count a source wrote as a string,
+ * a fraction, NaN, -1 or 1e300 is not a count, and stays unknown rather than poisoning every total.
+ */
 export function count(v: unknown): number | null {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null;
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_RECORD_TOKENS ? v : null;
 }
 
 function obj(v: unknown): Record<string, unknown> {

@@ -69,7 +69,15 @@ export function listPrice(f: UsageFigures, model: string | null, provider: Price
   return out;
 }
 
-/** A US-dollar amount a vendor reported, as integer micro-dollars; null when it is not a finite number ≥ 0. */
+/** Most dollars one record may report (a million): past it, a figure is not a cost but a fault. */
+export const MAX_RECORD_USD = 1e6;
+
+/**
+ * A US-dollar amount a vendor reported, as integer micro-dollars; null when it is not a number from 0 to
+ * `MAX_RECORD_USD` (a string, NaN, a negative or an absurd figure stays unknown).
+ */
 export function usdToMicros(v: unknown): number | null {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v * MICROS_PER_USD) : null;
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= MAX_RECORD_USD
+    ? Math.round(v * MICROS_PER_USD)
+    : null;
 }
