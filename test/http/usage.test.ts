@@ -160,6 +160,14 @@ describe('usage kept as chunks arrive', () => {
     expect(byDay.groups).toEqual([{ key: TODAY, ...CLAUDE }]);
     const byWriter = await usageOf(claude.sid, srv.tokens.board, '?by=writer'); // the board's scope reads it too
     expect(byWriter.groups).toEqual([{ key: claude.w, ...CLAUDE }]);
+    // a range of days: today's is all of it, another day's nothing (no turn, no record: a known $0)
+    expect((await usageOf(claude.sid, srv.admin, `?from=${TODAY}&to=${TODAY}`)).total).toEqual(CLAUDE);
+    const before = await usageOf(claude.sid, srv.admin, '?from=2020-01-01&to=2020-01-31&by=turn');
+    expect(before.total).toMatchObject({ records: 0, turns: 0, cost_usd: 0 });
+    const bad = await request(srv, 'GET', `/v1/sessions/${claude.sid}/usage?from=yesterday`, {
+      token: srv.admin,
+    });
+    expectError(srv, bad, 400, 'bad_request');
   });
 
   it('a Codex session: running totals, copies skipped', async () => {

@@ -131,17 +131,17 @@ export async function usage(target: string | undefined, o: UsageOptions, io: Io)
     const kept = from || to ? deltas.filter((d) => (!from || d.day >= from) && (!to || d.day <= to)) : deltas;
     report = reportOf(kept, by);
   } else {
-    if (from || to)
-      throw new UsageError(
-        "--from/--to are for a directory or the tenant; a stored session's usage is whole",
-      );
     const client = clientFrom(o, io.env, retryNotice(io));
     if (o.recompute) {
       const done = await client.request('POST', `/v1/usage/recompute?sid=${encodeURIComponent(t.sid)}`);
       printRecompute(io, o, done.body);
     }
-    const q = by ? `?by=${by}` : '';
-    report = (await client.request('GET', `/v1/sessions/${t.sid}/usage${q}`)).body as UsageReport;
+    const q = new URLSearchParams();
+    if (by) q.set('by', by);
+    if (from) q.set('from', from);
+    if (to) q.set('to', to);
+    const path = `/v1/sessions/${t.sid}/usage${q.size ? `?${q}` : ''}`;
+    report = (await client.request('GET', path)).body as UsageReport;
   }
   if (o.json) printJson(io, report);
   else printSession(io, report);

@@ -23,6 +23,39 @@ export function dayOfIso(v: string): string | null {
 }
 
 /**
+ * The UTC days `[from, to]` asked for, each part defaulting to `dflt`'s; null when neither is given and
+ * there is no default (all days).
+ * @throws AppError `bad_request` for a date that is not ISO 8601, `from` after `to`, or a range over
+ *   `MAX_USAGE_DAYS` days (when both ends are given or defaulted)
+ */
+export function dayRange(
+  from: string | undefined,
+  to: string | undefined,
+  dflt: { from: string; to: string } | null,
+): { from: string; to: string } | null {
+  if (from === undefined && to === undefined && dflt === null) return null;
+  const f = from === undefined ? (dflt?.from ?? '0000-01-01') : dayOfIso(from);
+  const t = to === undefined ? (dflt?.to ?? '9999-12-31') : dayOfIso(to);
+  if (f === null || t === null) {
+    throw new AppError('bad_request', 'from and to are ISO 8601 dates (2026-12-01) or date-times (UTC)', {
+      from: from ?? null,
+      to: to ?? null,
+    });
+  }
+  if (f > t) throw new AppError('bad_request', `from (${f}) is after to (${t})`, { from: f, to: t });
+  if (dflt === null) return { from: f, to: t };
+  const days = (Date.parse(t) - Date.parse(f)) / DAY_MS + 1;
+  if (days > MAX_USAGE_DAYS) {
+    throw new AppError(
+      'bad_request',
+      `the range covers ${days} days; ask at most ${MAX_USAGE_DAYS} at a time`,
+      { from: f, to: t, max_days: MAX_USAGE_DAYS },
+    );
+  }
+  return { from: f, to: t };
+}
+
+/**
  * The tenant's usage from `from` to `to` (UTC days, inclusive; default: this month up to today), grouped
  * by `group_by` (default day), with its budget.
  * @throws AppError `forbidden` without scope read, or for a session-bound token (it reads its own
@@ -49,23 +82,7 @@ export async function getTenantUsage({
     );
   }
   const { first, today } = monthOf(ctx.now());
-  const f = from === undefined ? first : dayOfIso(from);
-  const t = to === undefined ? today : dayOfIso(to);
-  if (f === null || t === null) {
-    throw new AppError('bad_request', 'from and to are ISO 8601 dates (2026-12-01) or date-times (UTC)', {
-      from: from ?? null,
-      to: to ?? null,
-    });
-  }
-  if (f > t) throw new AppError('bad_request', `from (${f}) is after to (${t})`, { from: f, to: t });
-  const days = (Date.parse(t) - Date.parse(f)) / DAY_MS + 1;
-  if (days > MAX_USAGE_DAYS) {
-    throw new AppError(
-      'bad_request',
-      `the range covers ${days} days; ask at most ${MAX_USAGE_DAYS} at a time`,
-      { from: f, to: t, max_days: MAX_USAGE_DAYS },
-    );
-  }
+  const { from: f, to: t } = dayRange(from, to, { from: first, to: today })!;
   const [buckets, budget] = await Promise.all([ctx.state.listUsageBuckets(ctx.tenant, f, t), budgetOf(ctx)]);
   return {
     from: f,

@@ -1,5 +1,5 @@
 /**
- * `GET /v1/sessions/{sid}/usage[?by=turn|writer|agent|person|model|day]`: a session's token usage and
+ * `GET /v1/sessions/{sid}/usage[?by=turn|writer|agent|person|model|day&from=&to=]`: a session's token usage and
  * list-price cost (issue 27), from the counters kept as its chunks arrived; `by=turn` reads the session.
  */
 import { z } from 'zod';
@@ -26,6 +26,8 @@ export const getSessionUsageRoute = defineRoute({
       params: SessionPath,
       query: z.object({
         by: z.enum(GROUP_BY).optional().describe('group by turn, writer, agent, person, model or day'),
+        from: z.string().optional().describe('only usage from this UTC day on (ISO 8601 date or date-time)'),
+        to: z.string().optional().describe('only usage up to this UTC day, inclusive'),
       }),
     },
     responses: { 200: json("the session's usage", SessionUsageSchema) },
@@ -35,9 +37,12 @@ export const getSessionUsageRoute = defineRoute({
   errors: ['bad_request', ...SESSION, 'too_many_replays', 'data_loss'],
   handler: async (c) => {
     const sid = c.req.valid('param').sid;
-    const { by } = c.req.valid('query');
+    const { by, from, to } = c.req.valid('query');
     if (by === 'turn')
-      return c.json(await readWholeSession(c, sid, (r) => getSessionUsage({ ...r, by })), 200);
-    return c.json(await getSessionUsage({ ctx: c.get('ctx'), sid, by, signal: clientSignal(c) }), 200);
+      return c.json(await readWholeSession(c, sid, (r) => getSessionUsage({ ...r, by, from, to })), 200);
+    return c.json(
+      await getSessionUsage({ ctx: c.get('ctx'), sid, by, from, to, signal: clientSignal(c) }),
+      200,
+    );
   },
 });
