@@ -14,6 +14,7 @@ import {
   type UsageTotal,
   zeroCounters,
 } from '../../log/analyse/usage/index.js';
+import { cutText } from '../../log/format/text-cut.js';
 import {
   OVERFLOW_KEY,
   type UsageBucket,
@@ -28,7 +29,8 @@ export function bucketId(k: UsageBucketKey): string {
 
 /** Field bounds of the store's bucket keys (UsageBucketKeySchema): a longer name is cut, never refused. */
 const MAX_KEY_PART = 200;
-const cut = (s: string | null) => (s ?? '').slice(0, MAX_KEY_PART);
+// on a character boundary: half a surrogate pair is not a string DynamoDB or SQLite text can hold
+const cut = (s: string | null) => cutText(s ?? '', MAX_KEY_PART);
 
 /** The bucket key of a delta: (day, agent ?? '', person ?? '', model ?? ''). */
 export function keyOfDelta(d: UsageDelta): UsageBucketKey {

@@ -414,3 +414,25 @@ describe('the price data named beside every figure', () => {
     expect(reportOf([]).price_data).toBe(PRICE_DATA);
   });
 });
+
+describe('a fold state stays small whatever the lines hold', () => {
+  it('names, models, ids and keys of a megabyte are cut: the stored state stays under 64 KiB', () => {
+    const big = 'é'.repeat(1 << 20);
+    const s = newFoldState();
+    const out: UsageDelta[] = [];
+    foldEvent(s, W, ev('writer.start', { writer_id: W, meta: { agent: big } }), out);
+    for (let i = 0; i < 100; i++) {
+      foldEvent(s, W, { ...msg(`${big}${i}`, `${big}${i}`) }, out);
+      foldEvent(s, W, turn(`${big}${i}`, [`${big}${i}`]), out);
+      foldEvent(s, W, claude(`${big}${i}`, `${big}${i}`, { input_tokens: 1, output_tokens: 1 }), out);
+      foldEvent(
+        s,
+        W,
+        hcn({ scope: 'session', model: `${big}${i}`, inputTokens: i + 1, outputTokens: 1 }),
+        out,
+      );
+    }
+    expect(JSON.stringify(s).length).toBeLessThan(64 * 1024);
+    expect(out.every((d) => (d.person ?? '').length <= 64 && (d.model ?? '').length <= 100)).toBe(true);
+  });
+});

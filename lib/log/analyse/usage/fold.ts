@@ -26,7 +26,9 @@
  * - A turn's person is the `user_id` of its first context message that this writer wrote (the capture
  *   hook and the importers write the person's prompt in the agent's writer); otherwise unattributed.
  */
+import { nameForm } from '../../format/names.js';
 import { provenanceOf } from '../../format/provenance.js';
+import { cutText } from '../../format/text-cut.js';
 import { parseTs } from '../../format/time.js';
 import { type UsageSource, usageSourceOf } from '../../format/usage-note.js';
 import {
@@ -44,6 +46,8 @@ import { listPrice, type PriceProvider, usdToMicros } from './price.js';
 
 /** Replaceable records remembered per writer (Claude message ids, hcn turn and call keys). */
 export const RECENT_MAX = 32;
+/** Models whose hcn session snapshots a writer keeps. */
+export const HCN_MODELS_MAX = 32;
 /** Message ids remembered per writer to name a turn's person. */
 export const PEOPLE_MAX = 64;
 
@@ -128,8 +132,19 @@ export function newFoldState(): FoldState {
 
 const HCN_RANK = { message: 1, turn: 2, session: 3 } as const;
 
-function str(v: unknown): string | null {
-  return typeof v === 'string' && v !== '' ? v : null;
+/** Longest agent or person name kept, in UTF-16 units (as the board's summaries keep them). */
+export const NAME_CHARS = 64;
+/** Longest model name, turn id or record key kept: the state and a writer's buckets stay small whatever a line holds. */
+export const KEY_CHARS = 100;
+
+/** A non-empty string cut to `max` units on a character boundary, else null. */
+function str(v: unknown, max = KEY_CHARS): string | null {
+  return typeof v === 'string' && v !== '' ? cutText(v, max) : null;
+}
+
+/** A person's or agent's name as totals keep it: NFC, cut to `NAME_CHARS` (lib/store/session-summary.ts). */
+function name(v: unknown): string | null {
+  return typeof v === 'string' && v !== '' ? cutText(nameForm(v), NAME_CHARS) : null;
 }
 
 function obj(v: unknown): Record<string, unknown> {
@@ -161,12 +176,12 @@ export function foldEvent(s: FoldState, w: string, e: Record<string, unknown>, o
   if (parsed) s.last_at = parsed.micros;
   switch (e.type) {
     case 'writer.start':
-      s.agent = str(obj(e.meta).agent) ?? s.agent;
+      s.agent = name(obj(e.meta).agent) ?? s.agent;
       if (provenanceOf(e.meta) === 'declared') s.declared = true;
       return;
     case 'message': {
       const id = str(e.id);
-      const who = str(e.user_id);
+      const who = name(e.user_id);
       if (id && who) {
         s.people.push([id, who]);
         if (s.people.length > PEOPLE_MAX) s.people.splice(0, s.people.length - PEOPLE_MAX);
@@ -398,6 +413,13 @@ function hcnRecord(
   const f = fromHcn(e);
   const reported = usdToMicros(e.costUsd);
   if (!f && reported === null) return;
+  // Snapshots are kept per model: a writer naming more models than any run uses is not counted past them.
+  if (
+    scope === 'session' &&
+    !((model ?? '') in s.hcn_snap) &&
+    Object.keys(s.hcn_snap).length >= HCN_MODELS_MAX
+  )
+    return;
   if (s.hcn_scope !== null && HCN_RANK[scope] < HCN_RANK[s.hcn_scope]) return; // a narrower scope overlaps
   if (s.hcn_scope !== null && HCN_RANK[scope] > HCN_RANK[s.hcn_scope]) {
     // a wider scope appeared: what the narrower one counted is retracted, here
