@@ -19,6 +19,7 @@ import { tmpDirs } from '../../support/tmp.js';
 import {
   fixture,
   hookEnv,
+  pool,
   runHook,
   sessionEvents,
   spoolSessions,
@@ -247,6 +248,29 @@ describe('usage from the transcript', () => {
     const ids = usageNotes(events(state)).map((n) => n.message_id);
     expect(ids).toHaveLength(2_200);
     expect(new Set(ids).size).toBe(2_200);
+  });
+});
+
+describe('parallel tool calls', () => {
+  it('hooks running at once read the transcript one after another under the session lock: each message once', async () => {
+    const { env, transcript } = setup();
+    const state = env.HANSARD_STATE_DIR!;
+    await hook(env, transcript, { hook_event_name: 'SessionStart', source: 'startup' });
+    writeFileSync(transcript, userLine);
+    await hook(env, transcript, { hook_event_name: 'UserPromptSubmit', prompt: 'in parallel' });
+    const calls = Array.from({ length: 8 }, (_, i) => i);
+    for (const i of calls) appendFileSync(transcript, assistant(`msg_par${i}`, i + 1, `call ${i}`));
+    await pool(calls, 8, async (i) => {
+      const call = { tool_name: 'Bash', tool_input: { command: `echo ${i}` }, tool_use_id: `toolu_par${i}` };
+      // The transcript grows while the hooks run, as Claude Code's does.
+      appendFileSync(transcript, assistant(`msg_late${i}`, 1, `late ${i}`));
+      await hook(env, transcript, { hook_event_name: 'PreToolUse', ...call });
+      await hook(env, transcript, { hook_event_name: 'PostToolUse', ...call });
+    });
+    await hook(env, transcript, { hook_event_name: 'Stop', last_assistant_message: 'late 7' });
+    const ids = usageNotes(events(state)).map((n) => n.message_id as string);
+    expect(ids).toHaveLength(16);
+    expect(new Set(ids).size).toBe(16);
   });
 });
 
