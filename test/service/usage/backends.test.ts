@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StateStore } from '../../../lib/store/index.js';
 import { type App, BACKENDS, useAppBackends } from '../../support/app-backends.js';
@@ -83,6 +84,33 @@ describe.each(BACKENDS)('usage on %s', (name) => {
       codex: await session(codex.sid),
       tenant: await tenant(),
     }).toEqual(before);
+  });
+
+  it('counts a session once while recomputes of it run beside its upload, on the other app', async () => {
+    const seg = claudeSession(work);
+    let uploading = true;
+    let recomputes = 0;
+    const beside = (async () => {
+      // the session exists once its first chunk is in
+      while (uploading) {
+        // a turn of the event loop each time: on SQLite the 404 of a session not there yet needs no I/O
+        await sleep(2);
+        const r = await call(apps[1], 'POST', `/v1/usage/recompute?sid=${seg.sid}`);
+        if (r.status === 200) recomputes += 1;
+        else expect(r.status, JSON.stringify(r.json)).toBe(404);
+      }
+    })();
+    try {
+      await upload(seg);
+    } finally {
+      uploading = false;
+      await beside;
+    }
+    expect(recomputes).toBeGreaterThan(0);
+    const r = await call(apps[0], 'GET', `/v1/sessions/${seg.sid}/usage`);
+    expect(r.json.total).toEqual(CLAUDE);
+    const again = await call(apps[0], 'POST', `/v1/usage/recompute?sid=${seg.sid}`);
+    expect(again.json).toMatchObject({ changed_writers: 0 });
   });
 
   it('keeps the monthly budget setting, and removes it', async () => {
