@@ -80,6 +80,7 @@ export async function noteCost(ctx: ServiceContext, micros: number): Promise<voi
     const limits = resolveLimits(ctx.limits);
     const settings = await tenantSettings(ctx.state, ctx.tenant, limits.tenantSettingsMaxAgeMs);
     const budget = settings.monthly_budget_usd;
+    if (budget === undefined) return; // no budget: nothing to read
     const { month, first, today } = monthOf(ctx.now());
     let byTenant = COSTS.get(ctx.state);
     if (!byTenant) {
@@ -100,7 +101,6 @@ export async function noteCost(ctx: ServiceContext, micros: number): Promise<voi
       byTenant.set(ctx.tenant, c);
       c.base.catch(() => byTenant.delete(ctx.tenant));
     } else c.own += micros;
-    if (budget === undefined) return;
     const cost = (await c.base) + c.own;
     for (const level of BUDGET_LEVELS) {
       if (c.recorded.has(level) || cost * 100 < level * budget * MICROS_PER_USD) continue;
