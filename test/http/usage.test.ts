@@ -376,6 +376,10 @@ describe('hansard usage', () => {
       `cost: list price equivalent (API prices; subscriptions are billed otherwise); prices: ${PRICE_DATA}`,
     );
     expect(r.out).toContain('1 of 2 turns reported no usage: totals are a lower bound');
+    const people = await runHansard(['usage', seg.dir, '--by', 'person'], { cwd: srv.workDir, env: {} });
+    expect(people.out).toMatch(/\npriya\s+12,030\s+312\s+11,000\s+1,000\s+\$0\.0118\s+1\n/);
+    // sam's turn reported nothing: unknown tokens and cost, never 0 and $0
+    expect(people.out).toMatch(/\nsam\s+\?\s+\?\s+\?\s+\?\s+unknown\s+1 \(1 unknown\)\n/);
     const tenant = await runHansard(['usage', '--by', 'model', '--from', TODAY, '--to', TODAY], {
       cwd: srv.workDir,
       env: { HANSARD_URL: srv.url, HANSARD_TOKEN: srv.tokens.reader },

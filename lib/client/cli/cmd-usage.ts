@@ -156,18 +156,28 @@ function n(v: number): string {
   return v.toLocaleString('en-US');
 }
 
-/** A table of totals, one row each: label, input, output, cache read, cache write, cost. */
+/**
+ * A table of totals, one row each: label, input, output, cache read, cache write, cost, and (unless
+ * grouped by model, which turns have none of) turns. A row of turns only, none of which reported usage,
+ * shows its tokens as `?`: unknown, not zero.
+ */
 function table(rows: [string, UsageTotal][], head: string): string {
+  const turns = head !== 'model';
   const cells = [
-    [head, 'input', 'output', 'cache read', 'cache write', 'cost'],
-    ...rows.map(([label, t]) => [
-      escapeControl(label),
-      n(t.input_tokens),
-      n(t.output_tokens),
-      n(t.cache_read_tokens),
-      n(t.cache_write_tokens),
-      money(t.cost_usd),
-    ]),
+    [head, 'input', 'output', 'cache read', 'cache write', 'cost', ...(turns ? ['turns'] : [])],
+    ...rows.map(([label, t]) => {
+      const unknown = t.records === 0 && t.unknown_turns > 0;
+      const tok = (v: number) => (unknown ? '?' : n(v));
+      return [
+        escapeControl(label),
+        tok(t.input_tokens),
+        tok(t.output_tokens),
+        tok(t.cache_read_tokens),
+        tok(t.cache_write_tokens),
+        money(t.cost_usd),
+        ...(turns ? [`${n(t.turns)}${t.unknown_turns ? ` (${n(t.unknown_turns)} unknown)` : ''}`] : []),
+      ];
+    }),
   ];
   const widths = cells[0]!.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
   return cells
