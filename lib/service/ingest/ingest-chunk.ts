@@ -248,8 +248,11 @@ async function requireQuota(ctx: ServiceContext, chunkBytes: number): Promise<vo
 
 const writerLocks = new WeakMap<object, Map<string, { mutex: Mutex; users: number }>>();
 
-/** Runs `fn` holding the in-process lock of one writer of the context's segment store. */
-async function withWriterLock<T>(
+/**
+ * Runs `fn` holding the in-process lock of one writer of the context's segment store: ingest's, and a
+ * usage recompute's of that writer (lib/service/usage/recompute.ts), so neither sees the other half done.
+ */
+export async function withWriterLock<T>(
   ctx: ServiceContext,
   sid: string,
   w: string,

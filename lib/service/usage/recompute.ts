@@ -6,10 +6,17 @@
  * against its stored record's, and the difference applied as deltas on condition of the stored `upto`
  * (a chunk counted meanwhile: read again and redo that writer). So the session counters and tenant
  * buckets move by exactly what changed, and a recompute over unchanged rules changes nothing.
+ *
+ * Each writer is recomputed under ingest's lock of it in this process. Across processes (Lambda) one race
+ * is left: a chunk whose count read the record before a recompute that CHANGED it (new prices or rules)
+ * and wrote after it, at the same `upto`, is accepted by the condition and puts the old buckets back in
+ * the record while the session and tenant counters keep the recompute's difference. The port conditions
+ * on `upto` alone; a record version would close it. A second recompute after the upgrade settles it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newFoldState, PRICE_DATA, type UsageDelta } from '../../log/analyse/usage/index.js';
 import { UsageConflictError } from '../../store/index.js';
+import { withWriterLock } from '../ingest/ingest-chunk.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { AppError, notFound } from '../shared/errors.js';
 import { storageAppError } from '../shared/storage-faults.js';
@@ -54,7 +61,8 @@ export async function recomputeUsage({
     out.sessions += 1;
     for (const wr of writers) {
       out.writers += 1;
-      const moved = await recomputeWriter(ctx, s, wr.w);
+      // under ingest's lock of the writer: in this process no chunk is counted and not yet indexed meanwhile
+      const moved = await withWriterLock(ctx, s, wr.w, () => recomputeWriter(ctx, s, wr.w));
       if (moved > 0) {
         out.changed_writers += 1;
         out.changed_buckets += moved;
