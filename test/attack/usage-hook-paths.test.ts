@@ -191,6 +191,29 @@ describe('a transcript replaced between hook calls', () => {
     expect(after.output_tokens).toBe(before.output_tokens + 5);
   });
 
+  // DEFECT: the same, with 40 messages. A new file at the path (new inode) is read from 0
+  // (transcript-usage.ts, as documented), and its messages are written as notes again; the fold replaces
+  // a repeated message id only among the writer's last 32 (RECENT_MAX), so with more than 32 messages
+  // before the replacement every one is counted twice (81 records for 41 messages; the test above, with
+  // 10, holds only because they fit the window). Issue 27 item 1: a message is counted once. What should
+  // happen: a replaced transcript does not count again what was counted (e.g. the hook skips message ids
+  // it already wrote from that path, or the prefix it read is recognised), so the total stays 41 records.
+  it.fails('by a new file holding the same 40 messages and one more: each message still counted once', async () => {
+    const s = setup();
+    await hook(s.env, s.transcript, { hook_event_name: 'SessionStart', source: 'startup' });
+    const first = Array.from({ length: 40 }, (_, i) => assistant(`msg_r${i}`, 10 + i, `answer ${i}`)).join(
+      '',
+    );
+    writeFileSync(s.transcript, first);
+    await turn(s.env, s.transcript, 1);
+    expect(localUsage(s.state).records).toBe(40);
+    const tmpFile = join(s.project, '.sess-attack.jsonl.tmp');
+    writeFileSync(tmpFile, first + assistant('msg_new', 5, 'one more'));
+    renameSync(tmpFile, s.transcript);
+    await turn(s.env, s.transcript, 2);
+    expect(localUsage(s.state).records).toBe(41);
+  });
+
   it('by a link to a file outside the projects folder: nothing of it read', async () => {
     const s = setup();
     await hook(s.env, s.transcript, { hook_event_name: 'SessionStart', source: 'startup' });
