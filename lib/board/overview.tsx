@@ -16,6 +16,7 @@ import type {
   OverviewFilters,
   OverviewGroup,
   OverviewRow,
+  RowUsageSummary,
 } from '../service/board/overview-schemas.js';
 import {
   age,
@@ -239,21 +240,40 @@ function Row({ s, now, view, marks }: { s: OverviewRow; now: string; view: Overv
   );
 }
 
+/** "1 turn" / "3 turns". */
+function turnsPhrase(n: number): string {
+  return `${n.toLocaleString('en')} turn${n === 1 ? '' : 's'}`;
+}
+
+/** The figures of a usage summary: tokens when some were reported, "no usage reported" when none was. */
+function Figures({ u }: { u: RowUsageSummary }) {
+  const reported = u.turns - u.unknown_turns > 0 || u.input_tokens > 0 || u.output_tokens > 0;
+  return (
+    <>
+      <strong>{usd(u.cost_usd)}</strong>
+      {reported ? ` · ${tokens(u.input_tokens)} in · ${tokens(u.output_tokens)} out` : ' · no usage reported'}
+      {u.unknown_turns > 0 && reported ? ` · ${turnsPhrase(u.unknown_turns)} unknown` : ''}
+      {u.unpriced_records > 0 ? ` · ${u.unpriced_records.toLocaleString('en')} without a list price` : ''}
+    </>
+  );
+}
+
 /** A row's cost and tokens; "none recorded" when the session has no usage, "unknown" when not priced. */
 function RowCost({ u }: { u: OverviewRow['usage'] }) {
   if (u === null) return <span class="muted">none recorded</span>;
+  const reported = u.turns - u.unknown_turns > 0 || u.input_tokens > 0 || u.output_tokens > 0;
   return (
     <span data-cost={u.cost_usd ?? 'unknown'}>
       <strong>{usd(u.cost_usd)}</strong>
       <br />
       <span class="muted">
-        {tokens(u.input_tokens)} in · {tokens(u.output_tokens)} out
+        {reported ? `${tokens(u.input_tokens)} in · ${tokens(u.output_tokens)} out` : 'no usage reported'}
       </span>
-      {u.unknown_turns > 0 ? (
+      {u.unknown_turns > 0 && reported ? (
         <>
           <br />
           <span class="muted" title="turns no source reported usage for: the figures are a lower bound">
-            {u.unknown_turns} of {u.turns} turns unknown
+            {u.unknown_turns} of {turnsPhrase(u.turns)} unknown
           </span>
         </>
       ) : null}
@@ -261,30 +281,31 @@ function RowCost({ u }: { u: OverviewRow['usage'] }) {
   );
 }
 
-/** Today's and this month's cost of the view (tenant, person or agent), and the monthly budget. */
+/**
+ * Today's and this month's cost of the view (tenant, person or agent; dated by when the tokens were used),
+ * and the tenant's monthly budget.
+ */
 function UsageBand({ usage, view }: { usage: Overview['usage']; view: OverviewView }) {
   if (!usage) return null;
-  const whose = view.kind === 'all' ? '' : ` (${view.kind === 'person' ? 'this person' : 'this agent'})`;
+  const whose = view.kind === 'all' ? '' : view.kind === 'person' ? 'this person' : 'this agent';
   const b = usage.budget;
-  const unknown = usage.month.unknown_turns;
+  const state = b?.crossed.includes(100) ? 'fail' : b?.crossed.includes(80) ? 'warn' : '';
   return (
     <section class="usage-band" aria-label="Usage and cost" title={COST_TITLE}>
       <span data-usage="today">
-        Today{whose}: <strong>{usd(usage.today.cost_usd)}</strong> · {tokens(usage.today.input_tokens)} in ·{' '}
-        {tokens(usage.today.output_tokens)} out
+        Today{whose ? ` (${whose})` : ''}: <Figures u={usage.today} />
       </span>
       <span data-usage="month">
-        This month: <strong>{usd(usage.month.cost_usd)}</strong> · {tokens(usage.month.input_tokens)} in ·{' '}
-        {tokens(usage.month.output_tokens)} out
-        {unknown > 0 ? ` · ${unknown} turns unknown` : ''}
+        This month{whose ? ` (${whose})` : ''}: <Figures u={usage.month} />
       </span>
       {b ? (
-        <span
-          data-budget={b.percent}
-          class={b.crossed.includes(100) ? 'fail' : b.crossed.includes(80) ? 'warn' : ''}
-        >
-          Budget: {usd(b.month_cost_usd)} of {usd(b.monthly_usd)} ({b.percent} %)
-          {b.crossed.includes(100) ? ' — over budget' : b.crossed.includes(80) ? ' — past 80 %' : ''}
+        <span data-budget={b.percent} class={state}>
+          {whose ? 'Tenant budget' : 'Budget'}: {usd(b.month_cost_usd)} of {usd(b.monthly_usd)} ({b.percent}{' '}
+          %)
+          {state === 'fail' ? ' — over budget' : state === 'warn' ? ' — past 80 %' : ''}
+          {b.unpriced_records > 0
+            ? `, not counting ${b.unpriced_records.toLocaleString('en')} records without a list price`
+            : ''}
         </span>
       ) : null}
       <span class="muted">list price equivalent, {usage.price_data}</span>

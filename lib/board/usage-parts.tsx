@@ -41,12 +41,23 @@ export function UsageNote({ usage, what }: { usage: RowUsage | null; what: strin
         {what}: usage unknown (no source reported it)
       </p>
     );
+  if (usage.records === 0 && usage.input_tokens === 0 && usage.output_tokens === 0)
+    return (
+      <p class="usage" data-usage="reported">
+        {what}: no tokens
+        {usage.reported_cost_usd === null
+          ? ''
+          : `; the vendor reported ${usd(usage.reported_cost_usd)} itself (kept beside the list price, never added to it)`}
+      </p>
+    );
+  const replaced = usage.records === 0 ? ' (replaces an earlier record of the same message)' : '';
   const models = usage.models.length > 0 ? ` (${usage.models.join(', ')})` : '';
   return (
     <p class="usage" data-usage={usage.cost_usd ?? 'unpriced'} title={COST_TITLE}>
       {what}: {usageLine(usage)}
       {models}
-      {usage.unpriced_records > 0 ? `, ${usage.unpriced_records} record(s) without a list price` : ''}
+      {replaced}
+      {usage.unpriced_records > 0 ? `, ${usage.unpriced_records} without a list price` : ''}
     </p>
   );
 }

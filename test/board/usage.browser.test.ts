@@ -113,7 +113,7 @@ describe('cost on the board', () => {
     const band = page.locator('section.usage-band');
     await expect(band.locator('[data-usage="today"]').textContent()).resolves.toMatch(/Today: \$0\.0119/);
     await expect(band.locator('[data-usage="month"]').textContent()).resolves.toMatch(
-      /This month: \$0\.0119 .* 1 turns unknown/,
+      /This month: \$0\.0119 .* 1 turn unknown/,
     );
     await expect(band.locator('[data-budget]').textContent()).resolves.toMatch(
       /\$0\.0119 of \$0\.0100 \(119 %\) — over budget/,

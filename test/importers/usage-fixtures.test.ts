@@ -47,24 +47,28 @@ describe('totals over the imported fixtures', () => {
     expect(r.by_model.map((m) => m.model)).toEqual(['claude-3-sonnet-20240229']);
   });
 
-  it('Claude Code stream-json (real/hcn-harnesses-claude.ndjson): the list price and the vendor’s own cost', async () => {
+  it('Claude Code stream-json (real/hcn-harnesses-claude.ndjson): the list price equals the vendor’s own cost', async () => {
     const r = await usageOf(importClaudeCodeStream(fixture('real/hcn-harnesses-claude.ndjson'), out));
     // one claude-opus-5 message: input 2 + cache write 6,142 (1 h) + cache read 16,016 = 22,160; output 5
     //   2 × $5 + 6,142 × $10 + 16,016 × $0.50 + 5 × $25 (per M) = 10 + 61,420 + 8,008 + 125 = 69,563 µ$
-    // the result record reports $0.070505 (its modelUsage adds a haiku call the stream shows no message of):
-    // kept beside, never added.
+    // and a call of Claude Code's own that no message shows, only the result's modelUsage
+    // (claude-haiku-4-5-20251001: 897 in, 9 out): 897 × $1 + 9 × $5 (per M) = 897 + 45 = 942 µ$
+    // total 70,505 µ$: the run's own total_cost_usd, $0.070505, kept beside (never added).
     expect(r.total).toMatchObject({
-      input_tokens: 22_160,
-      output_tokens: 5,
+      input_tokens: 22_160 + 897,
+      output_tokens: 5 + 9,
       cache_read_tokens: 16_016,
       cache_write_tokens: 6_142,
-      cost_micros: 69_563,
+      cost_micros: 70_505,
       reported_cost_usd: 0.070505,
-      records: 1,
+      records: 2,
       turns: 1,
       unknown_turns: 0,
     });
-    expect(r.by_model.map((m) => m.model)).toEqual(['claude-opus-5']);
+    expect(r.by_model.map((m) => [m.model, m.cost_micros])).toEqual([
+      ['claude-opus-5', 69_563],
+      ['claude-haiku-4-5-20251001', 942],
+    ]);
   });
 
   it('Codex 0.169.0 rollout (real-client/codex-0.169.0-rollout.jsonl): running totals, a model without a price', async () => {

@@ -76,6 +76,9 @@ export const BoardUsage = z
         month_cost_usd: z.number().describe("the tenant's list-price cost this month"),
         percent: z.int(),
         crossed: z.array(z.int()).describe('the marks (80, 100) this month has crossed'),
+        unpriced_records: z
+          .int()
+          .describe("this month's usage records without a list price: the cost leaves them out"),
       })
       .nullable()
       .describe('the tenant’s monthly budget (`hansard tenant set --monthly-budget-usd`); null: none set'),

@@ -100,6 +100,7 @@ export async function boardUsage(
               month_cost_usd: monthCost,
               percent: Math.floor((monthCost / budgetUsd) * 100),
               crossed: [80, 100].filter((p) => monthCost >= (budgetUsd * p) / 100),
+              unpriced_records: tenantMonth.unpriced_records,
             },
       price_data: PRICE_DATA,
     };

@@ -455,6 +455,7 @@ function rowUsage(c: UsageCounters, deltas: readonly UsageDelta[], models = new 
     cache_read_tokens: t.cache_read_tokens,
     cache_write_tokens: t.cache_write_tokens,
     cost_usd: t.cost_usd,
+    reported_cost_usd: t.reported_cost_usd,
     records: t.records,
     unpriced_records: t.unpriced_records,
     models: [...models],

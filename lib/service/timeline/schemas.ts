@@ -55,6 +55,8 @@ export interface RowUsage {
   cache_write_tokens: number;
   /** list price equivalent in USD; null when none of it has a list price */
   cost_usd: number | null;
+  /** what a vendor reported itself (kept beside, never added), USD; null: none */
+  reported_cost_usd: number | null;
   /** usage records counted, and of those without a list price */
   records: number;
   unpriced_records: number;

@@ -136,6 +136,45 @@ describe('Claude Code messages', () => {
     expect(r2.total).toMatchObject({ input_tokens: 0, output_tokens: 0, reported_cost_usd: 0.5, records: 0 });
   });
 
+  it('a run’s result counts only the models no message named, its latest figures once', () => {
+    const res = (haikuIn: number) =>
+      ev('note', {
+        author: 'claude-code',
+        text: 'result',
+        import_kind: 'token_usage',
+        usage_source: 'claude_result',
+        total_cost_usd: 0.1,
+        modelUsage: {
+          'claude-sonnet-4-5[1m]': {
+            inputTokens: 1000,
+            outputTokens: 100,
+            canonicalModel: 'claude-sonnet-4-5',
+          },
+          'claude-haiku-4-5-20251001': {
+            inputTokens: haikuIn,
+            outputTokens: 10,
+            canonicalModel: 'claude-haiku-4-5',
+          },
+        },
+      });
+    const r = reportOf(
+      fold([
+        start(),
+        turn('t1'),
+        claude('m', 'claude-sonnet-4-5', { input_tokens: 1000, output_tokens: 100 }),
+        res(500),
+        res(800),
+      ]),
+    );
+    // sonnet from its message only; haiku from the last result (800 in, 10 out): 800 × $1 + 10 × $5 per M
+    expect(r.by_model.map((m) => [m.model, m.input_tokens, m.records])).toEqual([
+      ['claude-sonnet-4-5', 1000, 1],
+      ['claude-haiku-4-5-20251001', 800, 1],
+    ]);
+    expect(r.by_model[1]!.cost_micros).toBe(850);
+    expect(r.total.reported_cost_usd).toBe(0.1); // the run's latest total, not the sum of two
+  });
+
   it('an unknown model or a model-less record is counted in tokens and named unpriced', () => {
     const r = reportOf(
       fold([start(), turn('t1'), claude('m1', 'no-such-model-9', { input_tokens: 10, output_tokens: 1 })]),

@@ -10,8 +10,9 @@
  * - `claude_message`: one record per assistant message id; a record repeating one of the writer's last
  *   `RECENT_MAX` message ids replaces it (a streamed message is written several times with a growing
  *   output count: the last figures count, once).
- * - `claude_result`: a run's own report; its cost is kept as the vendor's reported cost, its tokens are
- *   not counted (the run's messages are).
+ * - `claude_result`: a run's own report; its cost is kept as the vendor's reported cost. Its tokens are
+ *   counted only for the models of its `modelUsage` that no message of the writer names (Claude Code's
+ *   own calls to a smaller model), one record per model, the latest result's figures.
  * - `codex_total`: Codex's running total of the thread; what a record adds is the advance of the total
  *   over the last one counted. A record whose total did not advance is a copy (skipped, and never landed
  *   in the next turn); a total below the last one starts a new running total (counted whole).
@@ -99,6 +100,10 @@ export interface FoldState {
   agent: string | null;
   /** the writer says its events are the model's own words (`meta.provenance: declared`): its usage records count for nothing */
   declared?: boolean;
+  /** Claude models this writer's messages named (without a context mark), at most `HCN_MODELS_MAX` */
+  claude_models?: string[];
+  /** the last `claude_result` total cost counted as reported, micro-dollars */
+  claude_reported?: number;
   /** the writer's last turn (open or ended) */
   turn: { id: string; person: string | null; open: boolean; has_usage: boolean } | null;
   /** [message id, user_id] of the writer's last `PEOPLE_MAX` messages */
@@ -337,16 +342,27 @@ function usageRecord(
     const f = fromAnthropic(e.usage);
     if (!f) return;
     landIn(s, w, at, out);
+    if (model !== null) {
+      s.claude_models ??= [];
+      const m = claudeModel(model);
+      if (!s.claude_models.includes(m)) s.claude_models.push(m);
+      if (s.claude_models.length > HCN_MODELS_MAX) s.claude_models.shift();
+    }
     const key = `claude:${str(e.message_id) ?? str(e.id) ?? ''}`;
     const c = counted(s, key, model, f, price(source, e, model, f, at), usdToMicros(e.cost_usd), at);
     replaceable(s, w, source, c, out);
     return;
   }
   if (source === 'claude_result') {
+    // a later result's total is the run's so far: it replaces the one before
     const reported = usdToMicros(e.total_cost_usd);
-    if (reported === null) return;
-    landIn(s, w, at, out);
-    out.push({ ...mark(s, w, at, 0, 0), model, source, reported_cost_micros: reported });
+    if (reported !== null && reported !== (s.claude_reported ?? null)) {
+      landIn(s, w, at, out);
+      const d = reported - (s.claude_reported ?? 0);
+      s.claude_reported = reported;
+      out.push({ ...mark(s, w, at, 0, 0), model, source, reported_cost_micros: d });
+    }
+    resultOnlyModels(s, w, e, at, out);
     return;
   }
   if (source === 'codex_total') {
@@ -354,6 +370,45 @@ function usageRecord(
     return;
   }
   hcnRecord(s, w, e, model, at, out);
+}
+
+/** A model name as Claude Code writes it in `modelUsage` (`claude-opus-5[1m]`), without its context mark. */
+function claudeModel(m: string): string {
+  return m.replace(/\[[^\]]*\]$/, '');
+}
+
+/**
+ * The models of a run's `modelUsage` that no message of the writer names (Claude Code's own calls: a
+ * title, a summary, a check by a smaller model) are counted from the run's own figures, one record per
+ * model (a later result replaces it: its figures are the run's so far). The models the messages name are
+ * counted from the messages, never twice.
+ */
+function resultOnlyModels(
+  s: FoldState,
+  w: string,
+  e: Record<string, unknown>,
+  at: number,
+  out: UsageDelta[],
+): void {
+  const mu = obj(e.modelUsage);
+  for (const [raw, v] of Object.entries(mu).slice(0, HCN_MODELS_MAX)) {
+    const u = obj(v);
+    const model = str(claudeModel(raw));
+    if (model === null) continue;
+    const canonical = str(u.canonicalModel);
+    const seen = s.claude_models ?? [];
+    if (seen.includes(model) || (canonical !== null && seen.some((m) => m.startsWith(canonical)))) continue;
+    const f = fromAnthropic({
+      input_tokens: u.inputTokens,
+      output_tokens: u.outputTokens,
+      cache_creation_input_tokens: u.cacheCreationInputTokens,
+      cache_read_input_tokens: u.cacheReadInputTokens,
+    });
+    if (!f) continue;
+    landIn(s, w, at, out);
+    const c = counted(s, `claude-run:${model}`, model, f, price('claude_message', e, model, f, at), null, at);
+    replaceable(s, w, 'claude_result', c, out);
+  }
 }
 
 function codexRecord(
