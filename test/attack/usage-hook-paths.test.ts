@@ -259,10 +259,8 @@ describe('one 50 MB line', () => {
     times.push(await hook(s.env, s.transcript, { hook_event_name: 'Stop', last_assistant_message: 'after' }));
     expect(usageIds(s.state)).toEqual(['msg_before', 'msg_after']);
     expect(Math.max(...times)).toBeLessThan(HOOK_BUDGET_MS + 1_000);
+    // it takes ~19 hooks (the rest of the line read 2 MiB a hook): see the next test
     expect(n).toBeGreaterThan(0);
-    console.log(
-      `[usage-hook-paths] the 50 MB line took ${n} tool-call hooks to pass; slowest hook ${Math.round(Math.max(...times))} ms`,
-    );
   }, 120_000);
 
   // DEFECT: docs/capture.md says a line longer than 16 MiB "is skipped (its usage is lost)": that line's.
