@@ -36,7 +36,16 @@ const faults = {
   /** usage calls made */
   reads: 0,
   writes: 0,
+  /** segment reads (a gap the server did not remember, a turn grouping, a recompute) */
+  segmentReads: 0,
 };
+
+class CountingSegments extends FsSegmentStore {
+  override readSegment(...args: Parameters<FsSegmentStore['readSegment']>) {
+    faults.segmentReads += 1;
+    return super.readSegment(...args);
+  }
+}
 
 class FaultyStore extends SqliteStateStore {
   override async getWriterUsage(tenant: string, sid: string, w: string): Promise<WriterUsage | null> {
@@ -83,7 +92,7 @@ const srv = useServer({
   stores: (dataDir) => {
     mkdirSync(dataDir, { recursive: true });
     return {
-      segments: new FsSegmentStore(dataDir),
+      segments: new CountingSegments(dataDir),
       state: new FaultyStore(join(dataDir, 'state.sqlite')),
       digests: new FsDigestStore(dataDir),
     };
@@ -114,6 +123,7 @@ describe('usage kept as chunks arrive', () => {
     claude = claudeSession(srv.workDir);
     faults.reads = 0;
     faults.writes = 0;
+    faults.segmentReads = 0;
     await uploadLines(claude, srv.admin);
     const r = await usageOf(claude.sid);
     expect(r.total).toEqual(CLAUDE);
@@ -125,6 +135,8 @@ describe('usage kept as chunks arrive', () => {
     // each of the other 11 reads the record once and writes it once.
     expect(claude.lines.length).toBe(15);
     expect([faults.reads, faults.writes]).toEqual([11, 11]);
+    // the skipped chunks were remembered: no byte of the segment was read back
+    expect(faults.segmentReads).toBe(0);
   });
 
   it('groups a session by person, turn, day and writer', async () => {
@@ -244,6 +256,30 @@ describe('usage kept as chunks arrive', () => {
     expect((await usageOf(seg.sid)).total).toEqual(CLAUDE);
   });
 
+  it('a skipped chunk whose index did not advance, retried: remembered once, nothing read back', async () => {
+    const seg = claudeSession(srv.workDir);
+    // the tool result: the second of two skipped chunks in a row
+    const result = seg.lines.findIndex((l) => l.includes('"type":"agent.action_result"'));
+    expect(seg.lines[result - 1]!.includes('"type":"agent.action"')).toBe(true);
+    let off = 0;
+    faults.segmentReads = 0;
+    for (const [i, l] of seg.lines.entries()) {
+      if (i === result) {
+        faults.advanceFails = 1;
+        expectError(
+          srv,
+          await postChunk(srv, srv.admin, seg.sid, seg.w, off, l),
+          507,
+          'insufficient_storage',
+        );
+      }
+      expect((await postChunk(srv, srv.admin, seg.sid, seg.w, off, l)).status).toBe(201);
+      off += l.length;
+    }
+    expect((await usageOf(seg.sid)).total).toEqual(CLAUDE);
+    expect(faults.segmentReads).toBe(0);
+  });
+
   it('a chunk whose counting fails is 503 with nothing indexed, and its retry counts it once', async () => {
     const seg = claudeSession(srv.workDir);
     const first = seg.lines[0]!;
@@ -289,7 +325,7 @@ describe('usage kept as chunks arrive', () => {
     const sessionBefore = await usageOf(claude.sid, srv.admin, '?by=person');
     const all = await request(srv, 'POST', '/v1/usage/recompute', { token: srv.admin });
     expect(all.status, all.text).toBe(200);
-    expect(all.json).toMatchObject({ sessions: 4, writers: 4, changed_writers: 0, changed_buckets: 0 });
+    expect(all.json).toMatchObject({ sessions: 5, writers: 5, changed_writers: 0, changed_buckets: 0 });
     expect(await usageOf(claude.sid, srv.admin, '?by=person')).toEqual(sessionBefore);
     expect((await request(srv, 'GET', `/v1/usage?${range}`, { token: srv.admin })).json).toEqual(
       tenantBefore,

@@ -148,7 +148,8 @@ export async function projectChunk(
     // Nothing here counts: remember the range (joined to the one before it) instead of writing.
     const last = lastTimeFromEnd(buf);
     const prev = skipped.get(id);
-    const joined = prev && prev.end === offset;
+    // joined to the range before it; a retry of a chunk already in it (its advance failed) keeps the range
+    const joined = prev !== undefined && prev.start <= offset && offset <= prev.end;
     skipped.delete(id);
     if (skipped.size >= SKIPPED_MAX) skipped.delete(skipped.keys().next().value!);
     skipped.set(id, {
