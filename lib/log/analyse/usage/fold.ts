@@ -523,9 +523,16 @@ function hcnRecord(
   }
   const before = s.recent.find((r) => r.key === c.key);
   replaceable(s, w, 'hcn', c, out);
-  const sum = s.hcn_counted[mk];
-  s.hcn_counted[mk] = sumCounted(before && sum ? subCounted(sum, before) : sum, c);
+  // What a wider scope would retract, per model: past `HCN_MODELS_MAX` models in one sum (the state
+  // stays small whatever a writer names; a retraction then names no model).
+  const ck = mk in s.hcn_counted || Object.keys(s.hcn_counted).length < HCN_MODELS_MAX ? mk : OTHER_MODELS;
+  const sum = s.hcn_counted[ck];
+  const was = before && sum ? subCounted(sum, before) : sum;
+  s.hcn_counted[ck] = sumCounted(was, ck === mk ? c : { ...c, model: null });
 }
+
+/** The `hcn_counted` key of the models past `HCN_MODELS_MAX`. */
+const OTHER_MODELS = '\u0000other';
 
 function addNull(a: number | null, b: number | null): number | null {
   return a === null ? b : b === null ? a : a + b;
