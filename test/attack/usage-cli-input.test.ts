@@ -38,11 +38,9 @@ describe('hansard usage, refused', () => {
     expect(r.err).not.toMatch(STACK);
   });
 
-  // DEFECT: the same range on the session's directory is not checked (cmd-usage.ts filters the deltas
-  // by day with no from <= to check): it exits 0 and prints a total of $0.0000 over 0 turns, a known
-  // zero for a question that has no answer, where the same command on the stored session is refused.
-  // It should exit 2 with the server's reason ("from (2026-12-07) is after to (2026-12-01)").
-  it.fails('a local directory with --from after --to: refused as the stored session is', async () => {
+  // Was a defect (a local directory filtered its deltas with no from <= to check and printed a known
+  // $0.0000): cmd-usage.ts now refuses the range before reading anything, for a directory too.
+  it('a local directory with --from after --to: refused as the stored session is', async () => {
     const r = await run([seg.dir, '--from', '2026-12-07', '--to', '2026-12-01', '--json']);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/after/);

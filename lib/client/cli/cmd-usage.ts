@@ -91,11 +91,21 @@ function groupOf(by: string | undefined, allowed: readonly string[], what: strin
   return by as GroupBy;
 }
 
+/**
+ * The UTC day of `--from`/`--to` (an ISO 8601 date or date-time), as the server reads it
+ * (lib/service/usage/tenant.ts `dayOfIso`): a day its month lacks or outside 0000-9999 is no date.
+ */
 function dayOf(flag: string, v: string | undefined): string | undefined {
   if (v === undefined) return undefined;
-  const t = /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v.length === 10 ? `${v}T00:00:00Z` : v) : Number.NaN;
-  if (Number.isNaN(t)) throw new UsageError(`${flag} ${v} is not an ISO 8601 date (2026-12-01) or date-time`);
-  return new Date(t).toISOString().slice(0, 10);
+  const bad = () => new UsageError(`${flag} ${v} is not an ISO 8601 date (2026-12-01) or date-time`);
+  if (!/^\d{4}-\d{2}-\d{2}(?:T[\d:.]+(?:Z|[+-]\d{2}:\d{2}))?$/.test(v)) throw bad();
+  const date = Date.parse(`${v.slice(0, 10)}T00:00:00Z`);
+  if (Number.isNaN(date) || new Date(date).toISOString().slice(0, 10) !== v.slice(0, 10)) throw bad();
+  const t = Date.parse(v.length === 10 ? `${v}T00:00:00Z` : v);
+  if (Number.isNaN(t)) throw bad();
+  const day = new Date(t).toISOString().slice(0, 10);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw bad();
+  return day;
 }
 
 /**
@@ -107,6 +117,7 @@ function dayOf(flag: string, v: string | undefined): string | undefined {
 export async function usage(target: string | undefined, o: UsageOptions, io: Io): Promise<void> {
   const from = dayOf('--from', o.from);
   const to = dayOf('--to', o.to);
+  if (from && to && from > to) throw new UsageError(`--from ${from} is after --to ${to}: nothing to count`);
   if (target === undefined) {
     const by = groupOf(o.by, TENANT_BY, "a tenant's usage");
     const client = clientFrom(o, io.env, retryNotice(io));

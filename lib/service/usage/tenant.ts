@@ -15,11 +15,19 @@ export const MAX_USAGE_DAYS = 366;
 
 const DAY_MS = 86_400_000;
 
-/** `YYYY-MM-DD` of an ISO date or date-time (UTC), or null when it is neither. */
+/**
+ * `YYYY-MM-DD` of an ISO date or date-time (UTC), or null when it is neither: a day its month does not
+ * have (2026-02-30, which `Date.parse` rolls over into March) and a day outside the years 0000-9999 once
+ * taken to UTC (`0000-01-01T00:00+01:00`) are not dates.
+ */
 export function dayOfIso(v: string): string | null {
   if (!/^\d{4}-\d{2}-\d{2}(?:T[\d:.]+(?:Z|[+-]\d{2}:\d{2}))?$/.test(v)) return null;
+  const date = Date.parse(`${v.slice(0, 10)}T00:00:00Z`);
+  if (Number.isNaN(date) || new Date(date).toISOString().slice(0, 10) !== v.slice(0, 10)) return null;
   const t = Date.parse(v.length === 10 ? `${v}T00:00:00Z` : v);
-  return Number.isNaN(t) ? null : new Date(t).toISOString().slice(0, 10);
+  if (Number.isNaN(t)) return null;
+  const day = new Date(t).toISOString().slice(0, 10);
+  return /^\d{4}-\d{2}-\d{2}$/.test(day) ? day : null;
 }
 
 /**
