@@ -152,14 +152,10 @@ describe("the model's own words are no cost", () => {
     }
   });
 
-  // DEFECT: docs/usage.md says "an agent must not be able to write its own cost (issue 24's rule for
-  // evidence, applied to money)". Issue 24's rule (lib/log/analyse/evidence.ts) counts nothing of a writer
-  // whose chunks came from another token than its first's (the writer index's `mixed_tokens`): the agent
-  // reopening the hook's own segment and appending to it with its token. The usage fold ignores
-  // `mixed_tokens`: the appended note (a made-up message of 1,000,000 output tokens) is counted, $15 at
-  // list price. It should count nothing past the chunks of the writer's first token (or the whole writer
-  // as untrusted, as evidence does), and the answer should say so.
-  it.fails("the agent's token appending usage notes to the hook's own writer (mixed_tokens) adds no cost", async () => {
+  // Was a defect (the appended note of 1,000,000 output tokens counted, $15): a chunk of another token
+  // than the writer's first marks its usage record (lib/service/usage/project.ts `untrustFrom`), and from
+  // that byte on nothing counts, on arrival and in a recompute alike; what the first token sent stands.
+  it("the agent's token appending usage notes to the hook's own writer (mixed_tokens) adds no cost", async () => {
     const hook = writer('hook', 'claude-code');
     turnWith(hook, 'priya', () => claudeNote(hook, 'msg_real', 212));
     hook.close();
@@ -178,6 +174,10 @@ describe("the model's own words are no cost", () => {
     expect((await srv.stores.state.getWriter(srv.tenant.name, hook.sid, hook.w))?.mixed_tokens).toBe(true);
     const r = await usageOf(hook.sid);
     expect(r.total.cost_micros).toBe(ONE_MESSAGE_MICROS);
+    // and a recompute cuts at the same byte: nothing changes
+    const re = await request(srv, 'POST', `/v1/usage/recompute?sid=${hook.sid}`, { token: srv.admin });
+    expect(re.json).toMatchObject({ writers: 1, changed_writers: 0 });
+    expect((await usageOf(hook.sid)).total.cost_micros).toBe(ONE_MESSAGE_MICROS);
   });
 
   // DEFECT (the same one test/attack/verdict-provenance-forge.test.ts keeps as a FAULT for verdicts):

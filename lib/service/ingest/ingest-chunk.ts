@@ -144,7 +144,9 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
   // The usage counters too (issue 27 item 5), before the advance for the same reason: a 2xx means
   // counted, a failure (503, nothing indexed) is counted by the retry, and a retry of a counted chunk
   // counts nothing (lib/service/usage/project.ts).
-  await projectChunk(ctx, sid, w, offset, body);
+  // A chunk of another token than the writer's first (issue 24.1) counts no usage, nor does any after it.
+  const foreign = current !== null && current.token_id !== null && current.token_id !== ctx.caller.id;
+  await projectChunk(ctx, sid, w, offset, body, { foreign });
   const next = {
     length: offset + body.length,
     lines: (current?.lines ?? 0) + scan.lines,

@@ -139,12 +139,15 @@ export async function projectChunk(
   w: string,
   offset: number,
   body: Uint8Array,
+  /** the chunk comes from another token than the one that started the writer (ingest's `mixed_tokens`) */
+  opts: { foreign?: boolean } = {},
 ): Promise<void> {
   const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const end = offset + buf.length;
   const skipped = skippedOf(ctx);
   const id = `${ctx.tenant}/${sid}/${w}`;
-  if (!relevant(buf)) {
+  // A foreign chunk always reaches the record, so the point past which nothing counts is kept.
+  if (!opts.foreign && !relevant(buf)) {
     // Nothing here counts: remember the range (joined to the one before it) instead of writing.
     const last = lastTimeFromEnd(buf);
     const prev = skipped.get(id);
@@ -166,7 +169,15 @@ export async function projectChunk(
     try {
       rec = await ctx.state.getWriterUsage(ctx.tenant, sid, w);
       if (rec && rec.upto >= end) return; // counted already (a retry of this chunk)
-      const change = await foldChange(ctx, { sid, w, offset, buf, rec, skipped: skipped.get(id) });
+      const change = await foldChange(ctx, {
+        sid,
+        w,
+        offset,
+        buf,
+        rec,
+        skipped: skipped.get(id),
+        foreign: opts.foreign === true,
+      });
       await ctx.state.applyWriterUsage(ctx.tenant, sid, w, rec?.upto ?? null, change);
       added = change.deltas.reduce((n, b) => n + b.counters.cost_micros, 0);
       break;
@@ -189,6 +200,7 @@ async function foldChange(
     buf: Buffer;
     rec: WriterUsage | null;
     skipped: Skipped | undefined;
+    foreign: boolean;
   },
 ): Promise<{ next: WriterUsage; deltas: UsageBucket[] }> {
   const { sid, w, offset, buf, rec } = a;
@@ -205,6 +217,7 @@ async function foldChange(
       await foldStored(ctx, { tenant: ctx.tenant, sid, w }, upto, offset, state, out);
     }
   }
+  if (a.foreign) untrustFrom(state, Math.max(offset, upto));
   // A record that counted part of this chunk (a chunk cut otherwise before) goes on where it stopped.
   const lines = linesOf(buf, Math.max(0, upto - offset));
   let from = 0;
@@ -230,6 +243,27 @@ async function foldChange(
     // a rebuilt record replaces what was stored: its deltas are the difference
     deltas: stored || !rec ? merged.deltas : diffBuckets(rec.buckets, merged.buckets),
   };
+}
+
+/**
+ * The fold state's mark of a writer appended to by another token than its first's (issue 24's rule,
+ * applied to money: an agent must not write its own cost): from `mixed_from` (a byte offset) on, its
+ * usage records count for nothing, as a declared writer's (fold.ts `declared`); what came before stands.
+ * Kept in the state, so later chunks (of any token) and a recompute (./recompute.ts) cut at the same byte.
+ */
+export type MixedState = FoldState & { mixed_from?: number };
+
+/** Marks `state` untrusted from byte `at` on, unless it is already. */
+export function untrustFrom(state: MixedState, at: number): void {
+  if (state.mixed_from !== undefined) return;
+  state.mixed_from = at;
+  state.declared = true;
+}
+
+/** The byte from which a stored state counts nothing (`untrustFrom`), or null. */
+export function mixedFrom(state: unknown): number | null {
+  const v = (state as { mixed_from?: unknown } | null)?.mixed_from;
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null;
 }
 
 /** Folds the stored bytes `[start, end)` of a segment (whole lines: chunk boundaries) into `state`. */

@@ -21,7 +21,7 @@ import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from 
 import { AppError, notFound } from '../shared/errors.js';
 import { storageAppError } from '../shared/storage-faults.js';
 import { diffBuckets, mergeDeltas } from './buckets.js';
-import { foldStored } from './project.js';
+import { foldStored, mixedFrom, untrustFrom } from './project.js';
 import type { UsageRecompute } from './schemas.js';
 
 /** Tries per writer when chunks keep arriving while it is folded. */
@@ -101,7 +101,17 @@ async function recomputeWriter(ctx: ServiceContext, sid: string, w: string): Pro
       }
       const state = newFoldState();
       const deltas: UsageDelta[] = [];
-      await foldStored(ctx, { tenant: ctx.tenant, sid, w }, 0, length, state, deltas);
+      const key = { tenant: ctx.tenant, sid, w };
+      // A writer appended to by another token counts nothing from where the record marked it; one whose
+      // record has no mark (counted before marks were kept, or never) counts nothing at all.
+      const cut = rec ? mixedFrom(rec.state) : null;
+      const from = cut ?? (writer?.mixed_tokens ? 0 : null);
+      if (from === null) await foldStored(ctx, key, 0, length, state, deltas);
+      else {
+        await foldStored(ctx, key, 0, Math.min(from, length), state, deltas);
+        untrustFrom(state, from);
+        await foldStored(ctx, key, Math.min(from, length), length, state, deltas);
+      }
       const fresh = mergeDeltas([], deltas).buckets;
       const diff = diffBuckets(rec?.buckets ?? [], fresh);
       if (rec && rec.upto === length && diff.length === 0) return 0;
