@@ -5,8 +5,9 @@
  * the ones the server does acknowledge. Here the counted chunk is the agent's (another ingest token than
  * the hook's: a foreign chunk, which since the mixed_tokens rule also marks the writer untrusted from its
  * offset) and the acknowledged one is the hook's own. Over real HTTP on loopback with the real SQLite
- * store, its advance failing once when told (a full disk). On DynamoDB with two server instances the
- * same order needs no fault: the agent's count lands first, the hook's advance wins.
+ * store, its advance failing once when told (a full disk). On DynamoDB with two server instances (no
+ * shared writer lock) the same order would need no fault: the agent's count landing first and the hook's
+ * advance winning (reasoned from the code, not tested here).
  */
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
