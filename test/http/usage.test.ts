@@ -182,6 +182,18 @@ describe('usage kept as chunks arrive', () => {
     expectError(srv, bad, 400, 'bad_request');
   });
 
+  it('a parameter of the other usage route is refused, not ignored (by here, group_by there)', async () => {
+    const a = await request(srv, 'GET', `/v1/sessions/${claude.sid}/usage?group_by=model`, {
+      token: srv.admin,
+    });
+    expect(a.status, a.text).toBe(400);
+    expect(a.json.error.code).toBe('bad_request');
+    expect(a.text).toContain('group_by');
+    const b = await request(srv, 'GET', '/v1/usage?by=model', { token: srv.tokens.reader });
+    expect(b.status, b.text).toBe(400);
+    expect(b.text).toContain('by');
+  });
+
   it('a Codex session: running totals, copies skipped', async () => {
     codex = codexSession(srv.workDir);
     await uploadLines(codex, srv.admin);

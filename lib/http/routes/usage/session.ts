@@ -24,7 +24,8 @@ export const getSessionUsageRoute = defineRoute({
     ].join(' '),
     request: {
       params: SessionPath,
-      query: z.object({
+      // strict: a parameter of the other usage route (`group_by` here, `by` there) is a 400, not ignored
+      query: z.strictObject({
         by: z.enum(GROUP_BY).optional().describe('group by turn, writer, agent, person, model or day'),
         from: z.string().optional().describe('only usage from this UTC day on (ISO 8601 date or date-time)'),
         to: z.string().optional().describe('only usage up to this UTC day, inclusive'),

@@ -17,7 +17,8 @@ export const getTenantUsageRoute = defineRoute({
       'budget set, `budget` says how much of it this month used and which levels (80, 100) it crossed.',
     ].join(' '),
     request: {
-      query: z.object({
+      // strict: a parameter of the other usage route (`group_by` here, `by` there) is a 400, not ignored
+      query: z.strictObject({
         group_by: z.enum(TENANT_GROUP_BY).optional().describe('day (default), agent, person or model'),
         from: z
           .string()
