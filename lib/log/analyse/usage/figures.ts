@@ -47,8 +47,9 @@ export function zeroFigures(): UsageFigures {
 }
 
 /**
- * Most tokens one record may count (10^12): far past any model's context, and small enough that sums of
- * millions of records stay exact integers and fit every store (DynamoDB numbers have 38 digits).
+ * Most tokens one record may count (10^12): far past any model's context. Sums stay exact integers up to
+ * 2^53 (9,007 records at this bound, billions of real ones) and fit every store (DynamoDB numbers have 38
+ * digits).
  */
 export const MAX_RECORD_TOKENS = 1e12;
 
