@@ -146,7 +146,7 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
   // counts nothing (lib/service/usage/project.ts).
   // A chunk of another token than the writer's first (issue 24.1) counts no usage, nor does any after it.
   const foreign = current !== null && current.token_id !== null && current.token_id !== ctx.caller.id;
-  await projectChunk(ctx, sid, w, offset, body, { foreign });
+  await projectChunk(ctx, sid, w, offset, body, { foreign, sha256 });
   const next = {
     length: offset + body.length,
     lines: (current?.lines ?? 0) + scan.lines,

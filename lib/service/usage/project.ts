@@ -139,8 +139,12 @@ export async function projectChunk(
   w: string,
   offset: number,
   body: Uint8Array,
-  /** the chunk comes from another token than the one that started the writer (ingest's `mixed_tokens`) */
-  opts: { foreign?: boolean } = {},
+  /**
+   * `foreign`: the chunk comes from another token than the one that started the writer (ingest's
+   * `mixed_tokens`); `sha256`: the chunk's digest (hex), kept with the count so that a different chunk at
+   * the same offset is not taken for counted
+   */
+  opts: { foreign?: boolean; sha256?: string } = {},
 ): Promise<void> {
   const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const end = offset + buf.length;
@@ -168,8 +172,14 @@ export async function projectChunk(
     let rec: WriterUsage | null;
     try {
       rec = await ctx.state.getWriterUsage(ctx.tenant, sid, w);
-      if (rec && rec.upto >= end) return; // counted already (a retry of this chunk)
+      // counted already: a retry of this chunk, or of one before the chunks counted since. A record whose
+      // last counted chunk began at this offset but was other bytes counted a chunk never acknowledged
+      // (its index advance failed, and another chunk took the offset): it is rebuilt from the stored bytes.
+      const stale = rec !== null && countedOther(rec, offset, end, opts.sha256);
+      if (rec && rec.upto >= end && !stale) return;
       const change = await foldChange(ctx, {
+        rebuild: stale,
+        sha256: opts.sha256,
         sid,
         w,
         offset,
@@ -201,9 +211,13 @@ async function foldChange(
     rec: WriterUsage | null;
     skipped: Skipped | undefined;
     foreign: boolean;
+    /** the record counted bytes never acknowledged at this offset: rebuild it from the stored bytes */
+    rebuild?: boolean;
+    sha256?: string | undefined;
   },
 ): Promise<{ next: WriterUsage; deltas: UsageBucket[] }> {
   const { sid, w, offset, buf, rec } = a;
+  if (a.rebuild && rec) return rebuildChange(ctx, { ...a, rec });
   const stored = rec ? foldStateOf(rec.state) : null;
   // A record whose state this build cannot go on from is rebuilt from the segment's start.
   const upto = stored ? rec!.upto : 0;
@@ -238,6 +252,7 @@ async function foldChange(
   if (t) state.last_at = t[0];
   const base = stored ? rec!.buckets : [];
   const merged = mergeDeltas(base, out);
+  markCounted(state, offset, offset + buf.length, a.sha256);
   return {
     next: { upto: offset + buf.length, state, buckets: merged.buckets, updated_at: isoNow(ctx) },
     // a rebuilt record replaces what was stored: its deltas are the difference
@@ -264,6 +279,65 @@ export function untrustFrom(state: MixedState, at: number): void {
 export function mixedFrom(state: unknown): number | null {
   const v = (state as { mixed_from?: unknown } | null)?.mixed_from;
   return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null;
+}
+
+/** The last chunk a record counted: its byte range and digest (hex), kept in the state. */
+type CountedState = FoldState & { counted?: { offset: number; end: number; sha256: string } };
+
+function markCounted(state: FoldState, offset: number, end: number, sha256: string | undefined): void {
+  if (sha256 !== undefined) (state as CountedState).counted = { offset, end, sha256 };
+  else delete (state as CountedState).counted;
+}
+
+/**
+ * True when the last chunk `rec` counted began at `offset` and was not the chunk `[offset, end)` of digest
+ * `sha256` (another length or digest); false when either digest is unknown.
+ */
+function countedOther(rec: WriterUsage, offset: number, end: number, sha256: string | undefined): boolean {
+  const c = (rec.state as CountedState | null)?.counted;
+  if (sha256 === undefined || c === undefined || c.end !== rec.upto || c.offset !== offset) return false;
+  return c.end !== end || c.sha256 !== sha256;
+}
+
+/**
+ * A writer's record rebuilt from its acknowledged bytes `[0, offset)` and this chunk: the stored record
+ * counted other bytes at this offset (never acknowledged). The mark of another token's first byte stands
+ * when it is before `offset` (the bytes it marked were acknowledged); one at `offset` or past it was the
+ * unacknowledged chunk's. The deltas take the stored buckets to the rebuilt ones.
+ */
+async function rebuildChange(
+  ctx: ServiceContext,
+  a: {
+    sid: string;
+    w: string;
+    offset: number;
+    buf: Buffer;
+    rec: WriterUsage;
+    foreign: boolean;
+    sha256?: string | undefined;
+  },
+): Promise<{ next: WriterUsage; deltas: UsageBucket[] }> {
+  const { sid, w, offset, buf, rec } = a;
+  const key = { tenant: ctx.tenant, sid, w };
+  const state = newFoldState();
+  const out: UsageDelta[] = [];
+  const cut = mixedFrom(rec.state);
+  if (cut !== null && cut < offset) {
+    await foldStored(ctx, key, 0, cut, state, out);
+    untrustFrom(state, cut);
+    await foldStored(ctx, key, cut, offset, state, out);
+  } else await foldStored(ctx, key, 0, offset, state, out);
+  if (a.foreign) untrustFrom(state, offset);
+  for (const [s, e] of linesOf(buf, 0)) {
+    const p = parseLine(buf.subarray(s, e), 0, 0, true);
+    if (p.ok) foldEvent(state, w, p.event.obj, out);
+  }
+  const fresh = mergeDeltas([], out).buckets;
+  markCounted(state, offset, offset + buf.length, a.sha256);
+  return {
+    next: { upto: offset + buf.length, state, buckets: fresh, updated_at: isoNow(ctx) },
+    deltas: diffBuckets(rec.buckets, fresh),
+  };
 }
 
 /** Folds the stored bytes `[start, end)` of a segment (whole lines: chunk boundaries) into `state`. */

@@ -104,7 +104,9 @@ async function recomputeWriter(ctx: ServiceContext, sid: string, w: string): Pro
       const key = { tenant: ctx.tenant, sid, w };
       // A writer appended to by another token counts nothing from where the record marked it; one whose
       // record has no mark (counted before marks were kept, or never) counts nothing at all.
-      const cut = rec ? mixedFrom(rec.state) : null;
+      // A mark at or past the acknowledged length was left by a chunk never acknowledged: it does not stand.
+      const marked = rec ? mixedFrom(rec.state) : null;
+      const cut = marked !== null && marked < length ? marked : null;
       const from = cut ?? (writer?.mixed_tokens ? 0 : null);
       if (from === null) await foldStored(ctx, key, 0, length, state, deltas);
       else {
