@@ -57,7 +57,7 @@ strong.unsupported { color: var(--error); }
 .look-alike { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .75rem; color: var(--error); white-space: nowrap; }
 table.overview { table-layout: fixed; }
 col.c-session { width: 28%; } col.c-who { width: 17%; } col.c-state { width: 12.5rem; } col.c-cost { width: 7.5rem; } col.c-last { width: 7rem; }
-@media (max-width: 1000px) { col.c-state { width: 8rem; } table.overview .state { white-space: normal; } }
+@media (max-width: 1000px) { col.c-session { width: 19%; } col.c-who { width: 15.5%; } col.c-state { width: 6.5rem; } col.c-cost { width: 6.25rem; } col.c-last { width: 6.25rem; } table.overview .state { white-space: normal; } td.cost { white-space: normal; } }
 .usage-band { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; margin: .5rem 0; font-variant-numeric: tabular-nums; } .usage-band .fail { color: var(--error); font-weight: 600; } .usage-band .warn { color: var(--warn); font-weight: 600; } td.cost { font-variant-numeric: tabular-nums; white-space: nowrap; }
 td ul.who { list-style: none; padding: 0; margin: .2rem 0 0; display: flex; flex-wrap: wrap; gap: 0 .6rem; }
 @media (max-width: 700px) {
