@@ -234,17 +234,20 @@ describe('usage from the transcript', () => {
     writeFileSync(transcript, lines.join(''));
     const size = statSync(transcript).size;
     expect(size).toBeGreaterThan(2 * USAGE_READ_MAX_BYTES);
-    const offsets: number[] = [];
+    // Hooks until the whole file is read: three on an idle machine; more when the machine is so busy that
+    // a hook stops reading to keep its deadline (what it leaves, the next one reads).
+    const offsets: number[] = [0];
     const post = { tool_name: 'Bash', tool_input: { command: 'true' } };
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 15 && offsets[offsets.length - 1] !== size; i++) {
       await hook(env, transcript, { hook_event_name: 'PreToolUse', ...post, tool_use_id: `toolu_h${i}` });
       await hook(env, transcript, { hook_event_name: 'PostToolUse', ...post, tool_use_id: `toolu_h${i}` });
-      offsets.push(cursorOf(state, transcript)!.offset);
+      offsets.push(cursorOf(state, transcript)?.offset ?? 0);
     }
-    expect(offsets[0]).toBeLessThanOrEqual(USAGE_READ_MAX_BYTES);
-    expect(offsets[0]).toBeGreaterThan(USAGE_READ_MAX_BYTES - 5_000);
-    expect(offsets[1]! - offsets[0]!).toBeLessThanOrEqual(USAGE_READ_MAX_BYTES);
-    expect(offsets[2]).toBe(size);
+    expect(offsets[offsets.length - 1]).toBe(size);
+    // never more than USAGE_READ_MAX_BYTES a hook, so at least three hooks for more than twice that
+    for (let i = 1; i < offsets.length; i++)
+      expect(offsets[i]! - offsets[i - 1]!).toBeLessThanOrEqual(USAGE_READ_MAX_BYTES);
+    expect(offsets.length - 1).toBeGreaterThanOrEqual(3);
     const ids = usageNotes(events(state)).map((n) => n.message_id);
     expect(ids).toHaveLength(2_200);
     expect(new Set(ids).size).toBe(2_200);
@@ -268,6 +271,8 @@ describe('parallel tool calls', () => {
       await hook(env, transcript, { hook_event_name: 'PostToolUse', ...call });
     });
     await hook(env, transcript, { hook_event_name: 'Stop', last_assistant_message: 'late 7' });
+    // A hook the machine's load pushed past its deadline leaves its bytes to the next: the next prompt's.
+    await hook(env, transcript, { hook_event_name: 'UserPromptSubmit', prompt: 'next' });
     const ids = usageNotes(events(state)).map((n) => n.message_id as string);
     expect(ids).toHaveLength(16);
     expect(new Set(ids).size).toBe(16);
