@@ -71,26 +71,33 @@ function fold(events: Record<string, unknown>[]): UsageDelta[] {
   return out;
 }
 
+/** The fields of a stream-json line these tests read. */
+interface RealRecord {
+  type?: string;
+  message?: { id?: string; usage?: Record<string, unknown> };
+  modelUsage?: Record<string, { costUSD?: number }>;
+}
+
 /** The first assistant record of the real stream-json capture: its usage, and Claude Code's own cost of it. */
 const real = readFileSync(new URL('../../fixtures/real/hcn-harnesses-claude.ndjson', import.meta.url), 'utf8')
   .split('\n')
   .filter((l) => l.startsWith('{'))
-  .map((l) => JSON.parse(l) as Record<string, any>);
+  .map((l) => JSON.parse(l) as RealRecord);
 const assistant = real.find(
-  (r) => r.type === 'assistant' && r.message.id === 'msg_011CeFNqCeiemaYZWSHbwv6z',
+  (r) => r.type === 'assistant' && r.message?.id === 'msg_011CeFNqCeiemaYZWSHbwv6z',
 )!;
 const result = real.find((r) => r.type === 'result')!;
 
 describe('Claude Code messages', () => {
   it('counts a streamed message once, with its last figures, in hansard’s input convention', () => {
-    const u = assistant.message.usage; // input 2, cache write 6142 (1 h), cache read 16016, output 1
+    const u = assistant.message!.usage!; // input 2, cache write 6142 (1 h), cache read 16016, output 1
     const r = reportOf(
       fold([
         start(),
         turn('t1'),
-        claude(assistant.message.id, 'claude-opus-5', { ...u, output_tokens: 1 }),
-        claude(assistant.message.id, 'claude-opus-5', { ...u, output_tokens: 3 }),
-        claude(assistant.message.id, 'claude-opus-5', { ...u, output_tokens: 5 }),
+        claude(assistant.message!.id!, 'claude-opus-5', { ...u, output_tokens: 1 }),
+        claude(assistant.message!.id!, 'claude-opus-5', { ...u, output_tokens: 3 }),
+        claude(assistant.message!.id!, 'claude-opus-5', { ...u, output_tokens: 5 }),
         end('t1'),
       ]),
     );
@@ -109,7 +116,7 @@ describe('Claude Code messages', () => {
     // = 69,563 micro-dollars: exactly the costUSD Claude Code itself reported for this model in the
     // same run's result record (modelUsage["claude-opus-5[1m]"].costUSD = 0.069563).
     expect(r.total.cost_micros).toBe(69_563);
-    expect(result.modelUsage['claude-opus-5[1m]'].costUSD).toBe(0.069563);
+    expect(result.modelUsage!['claude-opus-5[1m]']!.costUSD).toBe(0.069563);
     expect(r.by_model).toEqual([expect.objectContaining({ model: 'claude-opus-5', cost_micros: 69_563 })]);
   });
 
