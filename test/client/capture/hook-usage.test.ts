@@ -292,8 +292,10 @@ describe('refused transcripts: nothing read, the hook answers, the refusal count
     const started = performance.now();
     await hook(env, path, { hook_event_name: 'Stop', last_assistant_message: 'Answer.' });
     await hook(env, path, { hook_event_name: 'UserPromptSubmit', prompt: 'again' });
-    // Each hook answers at once (a FIFO is never waited on): well inside the budget.
-    expect(performance.now() - started).toBeLessThan(7_000);
+    // A FIFO is never waited on: a hook blocked on it would be killed at its hard deadline and record no
+    // refusal (the assertions below); this bound only catches a hang past both hooks' deadlines, and is
+    // loose so that a busy machine's slow process starts do not fail it.
+    expect(performance.now() - started).toBeLessThan(20_000);
     const evs = events(env.HANSARD_STATE_DIR!);
     expect(usageNotes(evs)).toEqual([]);
     expect(evs.filter((e) => e.type === 'turn.end')).toHaveLength(1);
