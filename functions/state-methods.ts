@@ -16,6 +16,8 @@ export const DIGEST_STATE_METHODS = [
   'listWriters',
   'listChunks',
   'putDigestHead',
+  // a broken chain's `record.damaged` alert (issue 28): its claim and outbox item in one transaction
+  'claimKey',
 ] as const satisfies readonly StateMethod[];
 
 /**
@@ -51,3 +53,26 @@ export function onlyMethods(
     },
   });
 }
+
+/**
+ * The state store methods the delivery function (functions/alerts.ts, `AlertWorker` of
+ * lib/service/alerts/worker.ts, issue 28) calls: the outbox's due events, their fan-out to deliveries
+ * (atomic with the event's removal) or their new due time (a renewed lease's watch), the due deliveries,
+ * their claims and outcomes, the targets, and what a held-state rule or a lease watch reads again before
+ * sending (the work item, the status, the session and its writers' agents).
+ */
+export const ALERTS_STATE_METHODS = [
+  'listDueEvents',
+  'fanOut',
+  'rescheduleEvent',
+  'listDueDeliveries',
+  'claimDelivery',
+  'finishAttempt',
+  'getAlertTarget',
+  'listAlertTargets',
+  'getWork',
+  'getStatus',
+  'listWriters',
+  'getSession',
+  'listDeliveries',
+] as const satisfies readonly StateMethod[];

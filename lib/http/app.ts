@@ -91,6 +91,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     signer: deps.signer ?? MISSING_SIGNER,
     audit: deps.audit ?? {},
     largeReplays: deps.largeReplays ?? null,
+    alerts: deps.alerts ?? null,
   };
   // Every line the app logs has its tokens masked: an error line may name a path a token was pasted into.
   const log = maskingLog(deps.log ?? ((m: string, e?: unknown) => console.error(m, e ?? '')));

@@ -82,6 +82,7 @@ export function requireAuth(deps: Required<ServiceDeps>, allowCookie = false): M
       signer: deps.signer,
       audit: deps.audit,
       largeReplays: deps.largeReplays,
+      alerts: deps.alerts,
     });
     await next();
   };

@@ -4,6 +4,7 @@
  * wiring in lib/deploy, so that code depending on the ports loads neither SQLite nor the AWS SDK
  * (test/architecture/import-graph.test.ts).
  */
+export * from './alerts.js';
 export * from './digests.js';
 export * from './errors.js';
 export * from './idempotency.js';

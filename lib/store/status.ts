@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { Count, Instant, SessionId } from '../contract/ids.js';
 import { StatusHistoryEntry } from '../contract/status.js';
+import type { OutboxEvent } from './alerts.js';
 
 /** What the session index keeps of the latest report (`putStatus` writes it; `statusSummaryOf`). */
 export const StatusSummary = z.object({
@@ -64,8 +65,9 @@ export interface StatusStore {
    * moves the session index's `updated_at` forward to its last report's time (creating the entry), and
    * sets the index's state, state_since, note and reported_at from the record (session-summary.ts
    * `statusSummaryOf`) in the same write.
+   * The alert events of the change (`outbox`, lib/store/alerts.ts) are written in the same transaction.
    * @throws StateConflictError when another write got there first (read it again and retry)
    */
-  putStatus(status: StatusRecord): Promise<void>;
+  putStatus(status: StatusRecord, outbox?: OutboxEvent[]): Promise<void>;
   getStatus(tenant: string, sid: string): Promise<StatusRecord | null>;
 }

@@ -3,6 +3,7 @@
  * and the digests. `StateStore`, what one state adapter (SQLite locally, DynamoDB on AWS) implements, is
  * the union of the entity ports: code that needs one entity depends on that port alone.
  */
+import type { AlertStore } from './alerts.js';
 import type { DigestIndex, DigestStore } from './digests.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { SegmentStore } from './segments.js';
@@ -36,6 +37,7 @@ export interface StateStore
     WorkStore,
     IdempotencyStore,
     DigestIndex,
-    UsageStore {
+    UsageStore,
+    AlertStore {
   close(): Promise<void>;
 }

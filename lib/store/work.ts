@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { Count, Instant } from '../contract/ids.js';
 import { WorkView } from '../contract/work.js';
+import type { OutboxEvent } from './alerts.js';
 
 /**
  * A work item (seed 004, lib/service/work/start.ts): what an actor reports it is doing, its lease and its
@@ -57,9 +58,11 @@ export interface WorkStore {
   /**
    * Writes a work item when the stored one is at `item.version - 1` (none stored counts as 0), and moves
    * the session index's `updated_at` forward to the item's `updated_at` (creating the entry).
+   * The alert events of the change (`outbox`: a lease watch, lib/store/alerts.ts) are written in the same
+   * transaction.
    * @throws StateConflictError when another write got there first (read it again and retry)
    */
-  putWork(item: WorkItem): Promise<void>;
+  putWork(item: WorkItem, outbox?: OutboxEvent[]): Promise<void>;
   getWork(tenant: string, id: string): Promise<WorkItem | null>;
   /** The tenant's work items (of one session when given), newest started first, at most `limit` (1..500). */
   listWork(tenant: string, options: { session?: string; limit: number }): Promise<WorkItem[]>;

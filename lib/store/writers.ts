@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { ChunkView } from '../contract/chunks.js';
 import { Count, Instant, SessionId, WriterId } from '../contract/ids.js';
+import { OutboxEvent } from './alerts.js';
 
 /**
  * One accepted chunk of a writer's segment: what a retry of it is answered with, and what
@@ -85,6 +86,8 @@ export const WriterAdvance = WriterRecord.pick({
    */
   digest_due: z.boolean(),
   at: Instant,
+  /** alert events of this chunk (a damaged record, lib/store/alerts.ts): written in the advance's transaction */
+  outbox: z.array(OutboxEvent).optional(),
 });
 export type WriterAdvance = z.infer<typeof WriterAdvance>;
 

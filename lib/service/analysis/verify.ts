@@ -3,6 +3,7 @@
  * library functions the CLI runs on a local directory, over the stored segments.
  */
 
+import { createHash } from 'node:crypto';
 import { inspectSession, type SessionSummary } from '../../log/analyse/inspect.js';
 import {
   type Problem,
@@ -15,7 +16,8 @@ import { mergeSegments } from '../../log/read/merge.js';
 import { type Attribution, attributeStream } from '../../log/replay/attribution.js';
 import { CorrectionIndex } from '../../log/replay/corrections.js';
 import { segmentSources } from '../../log/replay/replay.js';
-import { requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
+import { noteDamage } from '../alerts/crossings.js';
+import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { type SegmentLoss, storedSegments, storedSegmentsAndLosses } from '../shared/sources.js';
 import { type DeclaredSummary, declaredSummary } from '../status/declared.js';
 import { checkedStatus } from '../status/get.js';
@@ -48,7 +50,35 @@ export async function verifyStored({
   // verifySegments' two passes, with the first one (every byte of every segment) hashed on the way.
   const corrections = await CorrectionIndex.scan(digests.segments, signal);
   const extraProblems = [...losses.map(lossProblem), ...(await digests.problems(signal))];
-  return verifySession(segmentSources(segments, { signal }), { sid, corrections, extraProblems });
+  const report = await verifySession(segmentSources(segments, { signal }), {
+    sid,
+    corrections,
+    extraProblems,
+  });
+  if (report.summary.errors > 0) await noteVerifyErrors(ctx, sid, report);
+  return report;
+}
+
+/**
+ * `record.damaged` for a verify that found errors (issue 28): once per distinct set of (code, writer)
+ * errors, so verifying the same damage again fires nothing, and new damage does.
+ */
+async function noteVerifyErrors(ctx: ServiceContext, sid: string, report: VerifyReport): Promise<void> {
+  const errors = report.problems.filter((p) => p.severity === 'error');
+  const kinds = [...new Set(errors.map((p) => `${p.code}@${p.w ?? '-'}`))].sort();
+  const codes = [...new Set(errors.map((p) => p.code))].sort();
+  await noteDamage(
+    ctx.state,
+    ctx.tenant,
+    {
+      sid,
+      w: errors.length > 0 && errors.every((p) => p.w === errors[0]!.w) ? (errors[0]!.w ?? null) : null,
+      what: codes.includes('data_loss') ? 'data_loss' : 'verify_errors',
+      detail: `verify found ${report.summary.errors} error${report.summary.errors === 1 ? '' : 's'}: ${codes.join(', ')}`,
+      key: `verify:${createHash('sha256').update(kinds.join('\n')).digest('hex').slice(0, 32)}`,
+    },
+    isoNow(ctx),
+  );
 }
 
 /** A lost range of a segment as a verify finding. */

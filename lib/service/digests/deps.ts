@@ -4,15 +4,24 @@
  * it), the digester loop and the scheduled function build one from their stores.
  */
 import type { DigestSigner } from '../../audit/signer.js';
-import type { DigestIndex, DigestStore, SessionIndex, WriterStore } from '../../store/index.js';
+import type {
+  DigestIndex,
+  DigestStore,
+  IdempotencyStore,
+  SessionIndex,
+  WriterStore,
+} from '../../store/index.js';
 import type { AuditConfig } from '../shared/audit-config.js';
 import type { ServiceContext } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
 
 /** The stores, the signer, the clock and the cadence of `writeDigest` / `writeDueDigests`. */
 export interface DigestDeps {
-  /** the digest heads and due marks, the sessions' bytes and the writers' chunk records */
-  state: DigestIndex & SessionIndex & WriterStore;
+  /**
+   * the digest heads and due marks, the sessions' bytes and the writers' chunk records; claimed keys for
+   * a broken chain's `record.damaged` alert (issue 28)
+   */
+  state: DigestIndex & SessionIndex & WriterStore & IdempotencyStore;
   digests: DigestStore;
   signer: DigestSigner;
   now: () => Date;

@@ -11,6 +11,7 @@
  * object the head does not name yet, which the next write adopts (it chains from the head) rather than
  * failing at that seq forever.
  */
+
 import { canonicalJson, digestHash, GENESIS_CHAIN } from '../../audit/chain.js';
 import {
   DIGEST_FORMAT,
@@ -28,6 +29,7 @@ import {
   StateConflictError,
   type WriterRecord,
 } from '../../store/index.js';
+import { noteDamage } from '../alerts/crossings.js';
 import { chunksBetween } from '../ingest/chain.js';
 import { nextInterval, resolveAudit } from '../shared/audit-config.js';
 import { AppError } from '../shared/errors.js';
@@ -237,7 +239,9 @@ async function adopt(
   try {
     digest = SignedDigest.parse(JSON.parse(new TextDecoder().decode(bytes)));
   } catch {
-    throw new Error(`digest ${seq} of session ${sid} is stored but is not a valid digest record`);
+    const detail = `digest ${seq} of session ${sid} is stored but is not a valid digest record`;
+    await noteDigestDamage(deps, tenant, sid, seq, detail);
+    throw new Error(detail);
   }
   const follows =
     digest.seq === seq &&
@@ -249,9 +253,9 @@ async function adopt(
         digest.previous.sha256 === head.sha256 &&
         digest.previous.signature === head.signature);
   if (!follows) {
-    throw new Error(
-      `digest ${seq} of session ${sid} is stored but does not follow digest ${head?.seq ?? 'none'} (the head): the chain is forked, see docs/operations.md`,
-    );
+    const detail = `digest ${seq} of session ${sid} is stored but does not follow digest ${head?.seq ?? 'none'} (the head): the chain is forked, see docs/operations.md`;
+    await noteDigestDamage(deps, tenant, sid, seq, detail);
+    throw new Error(detail);
   }
   const bytesThen = digest.writers.reduce((n, w) => n + w.length, 0);
   // The crashed write may not have synced it: the same bytes again make it durable before the head names it.
@@ -270,6 +274,17 @@ async function adopt(
     throw err;
   }
   return true;
+}
+
+/** `record.damaged` for a broken digest chain at `seq` (issue 28), once per seq; never throws. */
+function noteDigestDamage(deps: DigestDeps, tenant: string, sid: string, seq: number, detail: string) {
+  const at = (deps.now?.() ?? new Date()).toISOString();
+  return noteDamage(
+    deps.state,
+    tenant,
+    { sid, w: null, what: 'digest_fork', detail, key: `digest:${seq}` },
+    at,
+  );
 }
 
 /** The writers' states now and the chunks each indexed since the head, checked against their chains. */

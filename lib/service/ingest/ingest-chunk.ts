@@ -16,6 +16,7 @@ import { nextChain } from '../../audit/chain.js';
 import { MAX_CHUNK_BYTES, resolveLimits } from '../../contract/limits.js';
 import { ChunkConflictError, StateConflictError, type SummaryDelta } from '../../store/index.js';
 import { isEmptyDelta } from '../../store/session-summary.js';
+import { noteDamage, noteStorage, QUOTA_LEVELS } from '../alerts/crossings.js';
 import type { IngestAnswer } from '../sessions/schemas.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { AppError } from '../shared/errors.js';
@@ -135,7 +136,18 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
     await ctx.segments.putChunk(key, offset, body);
   } catch (err) {
     if (err instanceof ChunkConflictError) return answerRetry(ctx, input, sha256, length);
-    throw storageAppError(err, 'this chunk', { expected_offset: offset }) ?? err;
+    const fault = storageAppError(err, 'this chunk', { expected_offset: offset });
+    // Acknowledged bytes gone (issue 28 `record.damaged`): once per writer and length it was found at.
+    if (fault?.code === 'data_loss') {
+      const detail = fault.message;
+      await noteDamage(
+        ctx.state,
+        ctx.tenant,
+        { sid, w, what: 'data_loss', detail, key: `${w}:loss:${offset}` },
+        isoNow(ctx),
+      );
+    }
+    throw fault ?? err;
   }
   // The summary first: a merge that fails leaves the chunk unacknowledged and unindexed, so the client's
   // retry writes both (a failed merge after the advance was lost once the client gave up: the next upload
@@ -239,7 +251,14 @@ async function requireQuota(ctx: ServiceContext, chunkBytes: number): Promise<vo
   const { quotaBytes: quota, quotaFrom } = await tenantLimits(ctx);
   if (quota === null) return;
   const used = (await ctx.state.tenantUsage(ctx.tenant)).bytes;
-  if (used + chunkBytes <= quota) return;
+  if (used + chunkBytes <= quota) {
+    // Near the quota: `quota.near` once per level (issue 28), never failing the chunk.
+    if ((used + chunkBytes) * 100 >= QUOTA_LEVELS[0] * quota) {
+      await noteStorage(ctx.state, ctx.tenant, used + chunkBytes, quota, isoNow(ctx));
+    }
+    return;
+  }
+  await noteStorage(ctx.state, ctx.tenant, quota, quota, isoNow(ctx));
   const whose = quotaFrom === 'tenant' ? 'its own storage quota' : 'its storage quota';
   throw new AppError(
     'quota_exceeded',

@@ -5,6 +5,7 @@ import type { DigestSigner } from '../../audit/signer.js';
 import type { Limits } from '../../contract/limits.js';
 import type { Scope } from '../../contract/scopes.js';
 import type { DigestStore, SegmentStore, StateStore, TokenRecord } from '../../store/index.js';
+import type { AlertConfig, SecretSealer } from '../alerts/deps.js';
 import type { AuditConfig } from './audit-config.js';
 import { AppError, notFound } from './errors.js';
 import type { LargeReplays } from './replay-ports.js';
@@ -24,6 +25,14 @@ export interface ServiceDeps {
   audit?: Partial<AuditConfig>;
   /** replays of sessions over a size answered with a stored copy (issue 17.2); none: every size streams */
   largeReplays?: LargeReplays | null;
+  /** alert targets' sealer and the deployment's alert rules (issue 28); none: `/v1/alerts` answers 503 */
+  alerts?: AlertServiceDeps | null;
+}
+
+/** What the alert verbs need beyond the stores (issue 28; lib/service/alerts/deps.ts). */
+export interface AlertServiceDeps {
+  sealer: SecretSealer;
+  config: AlertConfig;
 }
 
 export interface ServiceContext {
@@ -40,6 +49,8 @@ export interface ServiceContext {
   audit?: Partial<AuditConfig>;
   /** as `ServiceDeps.largeReplays` */
   largeReplays?: LargeReplays | null;
+  /** as `ServiceDeps.alerts` */
+  alerts?: AlertServiceDeps | null;
 }
 
 /**

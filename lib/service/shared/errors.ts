@@ -15,6 +15,8 @@ export const ERROR_STATUS = {
   missing_writer_start: 400,
   misrouted_line: 400,
   invalid_cursor: 400,
+  // An alert target URL that is not one, carries credentials or resolves to a private address (issue 28).
+  invalid_target: 400,
   unauthorized: 401,
   forbidden: 403,
   not_owner: 403,
@@ -22,6 +24,7 @@ export const ERROR_STATUS = {
   offset_mismatch: 409,
   conflict: 409,
   too_many_tokens: 409,
+  too_many_targets: 409,
   work_stopped: 409,
   // The item's own token naming another session, system or actor than it was started with (docs/work.md).
   work_mismatch: 409,
@@ -50,6 +53,8 @@ export const ERROR_STATUS = {
   insufficient_storage: 507,
   // A stored replay of a large session that could not be merged (issue 17.2): ask again in a minute.
   replay_build_failed: 503,
+  // A deployment started without an alert sealer (an app built for a test): alerts cannot be set up.
+  alerts_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -5,6 +5,7 @@
  * verdict changes as segments arrive. Reports are an agent's declarations, not proof: nothing here writes
  * into the transcript.
  */
+
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type CheckedEvent,
@@ -22,6 +23,7 @@ import { CorrectionIndex } from '../../log/replay/corrections.js';
 import { segmentSources } from '../../log/replay/replay.js';
 import { StateConflictError, type StatusEntry, type StatusRecord } from '../../store/index.js';
 import { statusSummaryOf } from '../../store/session-summary.js';
+import { statusEvents } from '../alerts/events.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { AppError, notFound, parseInput } from '../shared/errors.js';
 import { storedSegments } from '../shared/sources.js';
@@ -78,7 +80,9 @@ export async function reportStatus({
         ? statusSummaryOf(prev).state_since
         : entry.reported_at;
     try {
-      await ctx.state.putStatus(next);
+      // Its alert events (issue 28) are written with it, in one transaction: the change fires them or
+      // nothing happened.
+      await ctx.state.putStatus(next, statusEvents(prev, next));
       summariesChanged(ctx.state, ctx.tenant);
       // The answer is not a read of the transcript (an agent reporting often would make every report a
       // whole-session scan): its claims say they are checked when the status is read.

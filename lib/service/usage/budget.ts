@@ -11,9 +11,11 @@
  * DynamoDB keeps a claim 30 days at least, so an event of the 1st may be recorded again on the 31st of a
  * long month (once more, no more).
  */
+
 import { resolveLimits } from '../../contract/limits.js';
 import { MICROS_PER_USD } from '../../log/analyse/usage/index.js';
 import type { StateStore } from '../../store/index.js';
+import { budgetEvent } from '../alerts/crossings.js';
 import type { ServiceContext } from '../shared/context.js';
 import { tenantSettings } from '../tenants/limits.js';
 import type { Budget } from './schemas.js';
@@ -113,7 +115,10 @@ export async function noteCost(ctx: ServiceContext, micros: number): Promise<voi
         month_cost_micros: cost,
         at: ctx.now().toISOString(),
       };
-      await ctx.state.claimKey(ctx.tenant, budgetScope(month), String(level), JSON.stringify(event));
+      // The alert (issue 28 `budget.crossed`) is written with the claim, by the claim that won.
+      await ctx.state.claimKey(ctx.tenant, budgetScope(month), String(level), JSON.stringify(event), [
+        budgetEvent(event),
+      ]);
       c.recorded.add(level);
     }
   } catch {

@@ -1,6 +1,7 @@
 import { monotonicFactory } from 'ulid';
 import { WorkStart } from '../../contract/work.js';
 import { StateConflictError, type WorkItem } from '../../store/index.js';
+import { leaseWatch } from '../alerts/events.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { AppError, parseInput } from '../shared/errors.js';
 import { summariesChanged } from '../shared/summary-cache.js';
@@ -87,7 +88,9 @@ export async function startWork({
     version: 1,
   };
   try {
-    await ctx.state.putWork(item);
+    // The lease is watched from its start (issue 28): `work.unknown` if it expires un-renewed.
+    const watch = leaseWatch(null, item, ctx.now());
+    await ctx.state.putWork(item, watch ? [watch] : undefined);
     // The write touched the session's last activity: the overview's shared listing is stale.
     summariesChanged(ctx.state, ctx.tenant);
   } catch (err) {

@@ -4,10 +4,12 @@
  * when another write won; and the helpers start shares with it (the content hash of an idempotent
  * operation, lease renewal).
  */
+
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Owner, SemanticOp, WorkView } from '../../contract/work.js';
 import { StateConflictError, type WorkItem } from '../../store/index.js';
+import { leaseWatch } from '../alerts/events.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { AppError, notFound } from '../shared/errors.js';
 import { summariesChanged } from '../shared/summary-cache.js';
@@ -69,7 +71,9 @@ export async function write(
     next.updated_at = now;
     next.version = item.version + 1;
     try {
-      await ctx.state.putWork(next);
+      // A lease renewed after it had expired is watched again (issue 28: `work.unknown` at its next expiry).
+      const watch = leaseWatch(item, next, ctx.now());
+      await ctx.state.putWork(next, watch ? [watch] : undefined);
       summariesChanged(ctx.state, ctx.tenant);
       return { view: workView(next, ctx.now()), created: false };
     } catch (err) {

@@ -1,0 +1,166 @@
+/**
+ * The alerts port (issue 28, DESIGN §6d "one outbox pattern"): a tenant's targets, the outbox of events
+ * and each target's deliveries. Part of the state store (lib/store/sqlite/alerts.ts,
+ * lib/store/dynamo/alerts.ts).
+ *
+ * - An **outbox event** is written in the same transaction as the change that fires it: `putStatus`,
+ *   `putWork`, `claimKey` and `advanceWriter` take the events of their change (`OutboxEvent[]`) and write
+ *   them with it, or not at all. Its id is derived from the change (lib/service/alerts/events.ts), and a
+ *   second write of the same id is a no-op: a retried change never fires twice.
+ * - The worker (lib/service/alerts/worker.ts) takes due events (`listDueEvents`) and turns each into one
+ *   **delivery** per matching target (`fanOut`, atomic with the event's removal), or sets it due later
+ *   (`rescheduleEvent`: a lease watch whose lease was renewed).
+ * - A delivery is sent when it is due and is the oldest unfinished one of its (target, session): in order
+ *   per session. `claimDelivery` leases it to one worker for a while (two workers never send it at once,
+ *   and a worker killed mid-send leaves it to the next after the lease); `finishAttempt` records the
+ *   answer under the same claim.
+ */
+import { z } from 'zod';
+import { ALERT_FORMATS, ALERT_KINDS, DELIVERY_STATUSES } from '../contract/alerts.js';
+import { Count, Instant } from '../contract/ids.js';
+
+/**
+ * An event waiting in the outbox. `due_at` is when the worker looks at it: at once for most; a lease
+ * watch (`watch`) at the lease's expiry, when the worker reads the lease again and fires `work.unknown`
+ * only if it did expire.
+ */
+export const OutboxEvent = z.object({
+  tenant: z.string(),
+  /** msg_…: stable, derived from the change; the `webhook-id` of every delivery of it */
+  id: z.string(),
+  /** an `ALERT_KINDS` kind, or `alert.test` */
+  kind: z.string(),
+  /** the session it is about; null for tenant-wide events (quota, budget) */
+  sid: z.string().nullable(),
+  /** when the change happened (ISO 8601): the event's time and its order within its session */
+  at: Instant,
+  due_at: Instant,
+  /** the event's small payload (no transcript content beyond a note) */
+  data: z.record(z.string(), z.unknown()),
+  /** the agent names the session's writers had, for rules with `agents` (empty: unknown) */
+  agents: z.array(z.string()),
+  /**
+   * a watch, looked at again at `due_at` before anything is sent: a lease (`work_id`: fires `work.unknown`
+   * only if the lease did expire) or a report's claims (`status_version`: fires `claim.unsupported` only if
+   * the record refutes one of that report's declared claims by then)
+   */
+  watch: z.object({ work_id: z.string().optional(), status_version: z.int().optional() }).nullable(),
+  /** only this target gets it (`alerts test`); null: every matching target */
+  only_target: z.string().nullable(),
+});
+export type OutboxEvent = z.infer<typeof OutboxEvent>;
+
+/** A target's signing secret as stored: sealed (lib/service/alerts/secrets.ts), never in the clear. */
+export const SealedSecret = z.object({
+  sealed: z.string(),
+  /** null for the current secret; for the previous one, until when it still signs */
+  until: Instant.nullable(),
+});
+export type SealedSecret = z.infer<typeof SealedSecret>;
+
+/** An alert target and its rule. */
+export const AlertTarget = z.object({
+  tenant: z.string(),
+  id: z.string(),
+  url: z.string(),
+  format: z.enum(ALERT_FORMATS),
+  /** empty: every kind */
+  events: z.array(z.enum(ALERT_KINDS)),
+  /** empty: any agent */
+  agents: z.array(z.string()),
+  after_seconds: Count,
+  label: z.string().nullable(),
+  /** the current secret first, then the previous one while its grace lasts */
+  secrets: z.array(SealedSecret).min(1).max(2),
+  created_at: Instant,
+  /** the token id (or person) that made it */
+  created_by: z.string(),
+  /** 1 when made, one more per write: `putAlertTarget`'s condition */
+  version: z.int(),
+});
+export type AlertTarget = z.infer<typeof AlertTarget>;
+
+/** A delivery of one event to one target. */
+export const AlertDelivery = z.object({
+  tenant: z.string(),
+  target_id: z.string(),
+  event_id: z.string(),
+  kind: z.string(),
+  sid: z.string().nullable(),
+  /** the order within (target, session): the event's `at` then its id */
+  order: z.string(),
+  status: z.enum(DELIVERY_STATUSES),
+  attempts: Count,
+  /** due (pending): when it may be tried next */
+  next_at: Instant.nullable(),
+  /** when it was made (the fan-out); it is first due `after_seconds` after its event's time */
+  created_at: Instant,
+  /** a worker holds it until then (null: nobody) */
+  claimed_until: Instant.nullable(),
+  last_status: z.int().nullable(),
+  last_error: z.string().nullable(),
+  delivered_at: Instant.nullable(),
+  skipped_reason: z.string().nullable(),
+  /** the event as sent: kind, at, data (so a delivery is sent the same way every attempt) */
+  event: z.object({ at: Instant, data: z.record(z.string(), z.unknown()) }),
+  /** the rule's `after_seconds` when it was made: held-state rules check the state before sending */
+  after_seconds: Count,
+});
+export type AlertDelivery = z.infer<typeof AlertDelivery>;
+
+/** What one attempt ended with. */
+export interface AttemptResult {
+  status: AlertDelivery['status'];
+  attempts: number;
+  next_at: string | null;
+  last_status: number | null;
+  last_error: string | null;
+  delivered_at: string | null;
+  skipped_reason: string | null;
+}
+
+/** Alert targets, the outbox and the deliveries. */
+export interface AlertStore {
+  /**
+   * Writes a target when the stored one is at `target.version - 1` (none counts as 0).
+   * @throws StateConflictError when another write got there first
+   */
+  putAlertTarget(target: AlertTarget): Promise<void>;
+  getAlertTarget(tenant: string, id: string): Promise<AlertTarget | null>;
+  /** A tenant's targets, oldest first. */
+  listAlertTargets(tenant: string): Promise<AlertTarget[]>;
+  /** Removes a target and its pending deliveries (its past deliveries go too). Absent: no-op. */
+  deleteAlertTarget(tenant: string, id: string): Promise<void>;
+
+  /** Writes events to the outbox on their own (`alerts test`; a change's events go with the change). */
+  putOutboxEvents(events: OutboxEvent[]): Promise<void>;
+  /** Outbox events of any tenant with `due_at <= now`, earliest first, at most `limit`. */
+  listDueEvents(now: string, limit: number): Promise<OutboxEvent[]>;
+  /**
+   * In one transaction: the deliveries (an existing (target, event) pair is kept as it is) and the event's
+   * removal from the outbox. An event already gone is a no-op (another worker fanned it out).
+   */
+  fanOut(event: OutboxEvent, deliveries: AlertDelivery[]): Promise<void>;
+  /** Sets an outbox event due at `dueAt` (a renewed lease's watch). Absent: no-op. */
+  rescheduleEvent(tenant: string, id: string, dueAt: string): Promise<void>;
+
+  /**
+   * Pending deliveries of any tenant with `next_at <= now`, not claimed past `now`, each the oldest
+   * unfinished delivery of its (target, session): at most `limit`, earliest `next_at` first.
+   */
+  listDueDeliveries(now: string, limit: number): Promise<AlertDelivery[]>;
+  /**
+   * Claims a pending delivery until `until` when it is still at `attempts` and unclaimed (or its claim
+   * ended by `now`). @returns whether this call claimed it
+   */
+  claimDelivery(d: AlertDelivery, now: string, until: string): Promise<boolean>;
+  /** Records an attempt's outcome and releases the claim (on condition it is still at `d.attempts`). */
+  finishAttempt(d: AlertDelivery, result: AttemptResult): Promise<void>;
+  /**
+   * A tenant's deliveries, newest first: of one target, or of one session, at most `limit` (1..200).
+   */
+  listDeliveries(
+    tenant: string,
+    options: { target?: string; sid?: string; limit: number },
+  ): Promise<AlertDelivery[]>;
+}
