@@ -5,7 +5,7 @@
  * valid signature; 500s and timeouts are retried with the same webhook-id; events of a session arrive in
  * order; a held rule (`after_seconds`) sends a state only if it still holds; a slow target delays no other.
  */
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ import { AlertWorker } from '../../lib/service/alerts/worker.js';
 import { request } from '../support/http.js';
 import { readLocal } from '../support/segments.js';
 import { useServer } from '../support/server.js';
-import { postChunk, upload } from '../support/stored.js';
+import { postChunk, storedSegmentPath, upload } from '../support/stored.js';
 import { claudeSession } from '../support/usage-sessions.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -35,6 +35,8 @@ const srv = useServer({
   tenants: ['acme', 'globex'],
   tokens: { reporter: ['report'], reader: ['read'] },
   deps: { now, alerts: { sealer, config }, limits: { tenantQuotaBytes: 200_000 } },
+  // the data-loss case's two refused chunks
+  mayLog: /answered 500 data_loss SegmentDataLossError/,
 });
 
 let worker: AlertWorker;
@@ -221,6 +223,26 @@ describe('every event kind arrives once per change, signed', () => {
     const got = verified('record.damaged').filter((p) => p.data.session === w.sid);
     expect(got).toHaveLength(1);
     expect(got[0]!.data).toMatchObject({ what: 'verify_errors' });
+  });
+
+  it('record.damaged: a chunk that finds acknowledged bytes gone (data_loss), once per loss', async () => {
+    const w = openSession(mkdtempSync(join(srv.workDir, 'loss-')), { agent: 'coder' });
+    for (let k = 0; k < 4; k++) w.message({ user_id: 'ann', text: `line ${k}` });
+    w.close();
+    const seg = readLocal({ sid: w.sid, w: w.w, dir: w.dir, path: w.path });
+    const head = Buffer.concat(seg.lines.slice(0, 3));
+    const rest = Buffer.concat(seg.lines.slice(3));
+    expect((await postChunk(srv, srv.tenant.admin, w.sid, w.w, 0, head)).status).toBe(201);
+    truncateSync(storedSegmentPath(srv, 'acme', w.sid, w.w), head.length - 7);
+    for (let k = 0; k < 2; k++) {
+      const a = await postChunk(srv, srv.tenant.admin, w.sid, w.w, head.length, rest);
+      expect(a.status).toBe(500);
+      expect(a.json.error.code).toBe('data_loss');
+    }
+    await drain();
+    const got = verified('record.damaged').filter((p) => p.data.session === w.sid);
+    expect(got).toHaveLength(1);
+    expect(got[0]!.data).toMatchObject({ what: 'data_loss', writer: w.w });
   });
 
   it("another tenant's events never reach acme's target", async () => {
