@@ -174,6 +174,11 @@ export const TAGS: Array<{ name: string; description: string }> = [
   { name: 'work', description: 'work leases: who is working on what now, and how fresh that is (seed 004)' },
   { name: 'tokens', description: 'token administration' },
   { name: 'usage', description: 'token usage and list-price cost of sessions and the tenant (issue 27)' },
+  {
+    name: 'alerts',
+    description:
+      'alert targets: signed webhooks when an agent is blocked, a claim fails, a record is damaged (issue 28)',
+  },
   { name: 'board pages', description: 'the HTML board, for a browser' },
 ];
 

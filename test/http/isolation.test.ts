@@ -21,9 +21,11 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LocalKeyring } from '../../lib/audit/local-keyring.js';
 import { SCOPES, type Scope } from '../../lib/contract/scopes.js';
+import { LocalSecretSealer } from '../../lib/deploy/local-sealer.js';
 import { createApp } from '../../lib/http/index.js';
 import { ROUTES as ROUTE_DECLARATIONS } from '../../lib/http/routes/index.js';
 import { newId } from '../../lib/log/index.js';
+import { DEFAULT_ALERT_CONFIG } from '../../lib/service/alerts/index.js';
 import { hashToken } from '../../lib/service/index.js';
 import { type Answer, expectError, leaked, navigate, type Req, request } from '../support/http.js';
 import { type LocalSegment, writeSession } from '../support/segments.js';
@@ -39,6 +41,8 @@ interface Ids {
   workId: string;
   /** a byte offset for a chunk (the writer's stored length when it is the caller's own writer) */
   offset: number;
+  /** an alert target of the tenant (issue 28) */
+  alertId: string;
 }
 
 /** How the suite calls a route: the table below. */
@@ -254,6 +258,39 @@ const CALLS: Record<string, CallCase> = {
       json: { ...workOwner(i), outcome: 'paused' },
     }),
   },
+  // alerts (issue 28): a target's id is the tenant's; a session's alerts are listed (empty when none)
+  'GET /v1/alerts': { ids: false, call: () => get('/v1/alerts') },
+  'POST /v1/alerts': {
+    ids: false,
+    call: () => ({ method: 'POST', path: '/v1/alerts', json: { url: PUBLIC_TARGET, label: 'isolation' } }),
+  },
+  'POST /v1/alerts/:id/rotate': {
+    ids: true,
+    missing: 404,
+    call: (i) => ({ method: 'POST', path: `/v1/alerts/${i.alertId}/rotate`, json: { grace_seconds: 60 } }),
+  },
+  'POST /v1/alerts/:id/test': {
+    ids: true,
+    missing: 404,
+    call: (i) => ({ method: 'POST', path: `/v1/alerts/${i.alertId}/test` }),
+  },
+  'GET /v1/alerts/:id/deliveries': {
+    ids: true,
+    missing: 404,
+    call: (i) => get(`/v1/alerts/${i.alertId}/deliveries`),
+  },
+  // Last of the alert routes: after it, the others would be told the target does not exist.
+  'DELETE /v1/alerts/:id': {
+    ids: true,
+    missing: 404,
+    call: (i) => ({ method: 'DELETE', path: `/v1/alerts/${i.alertId}` }),
+  },
+  'GET /v1/sessions/:sid/alerts': {
+    ids: true,
+    // a session's alerts are read from its deliveries: none is an empty list, for A's session as for a new one
+    missing: 200,
+    call: (i) => get(`/v1/sessions/${i.sid}/alerts`),
+  },
   'GET /login': { ids: false, anonymous: 200, call: () => get('/login') },
   // Signing in takes the token in the form, not the header: without one it shows the form again (401).
   'POST /login': {
@@ -316,6 +353,9 @@ const WORK_START = {
   summary: 'isolation probe',
 };
 
+/** A target URL the suite's server accepts without resolving it: a public address, given as one. */
+const PUBLIC_TARGET = 'https://93.184.215.14/hansard-isolation';
+
 function get(path: string): Req {
   return { method: 'GET', path };
 }
@@ -332,14 +372,23 @@ interface Held {
   workId: string;
   /** one token per scope */
   single: Record<Scope, string>;
+  /** an alert target of the tenant, and its signing secret */
+  alertId: string;
+  alertSecret: string;
 }
 
 // A live board stream ends after 300 ms here, so that every call of it has a whole answer to compare.
 // A signing key, so the export route answers its allowed scopes 200 (issue 15.3).
-const { keyring } = LocalKeyring.open(mkdtempSync(join(tmpdir(), 'hansard-isolation-keys-')));
+// A sealer of alert targets' secrets, so the alert routes answer their allowed scopes (issue 28).
+const keysDir = mkdtempSync(join(tmpdir(), 'hansard-isolation-keys-'));
+const { keyring } = LocalKeyring.open(keysDir);
 const srv = useServer({
   tenants: [],
-  deps: { liveTiming: { lifetimeMs: 300, checkMs: 100 }, signer: keyring },
+  deps: {
+    liveTiming: { lifetimeMs: 300, checkMs: 100 },
+    signer: keyring,
+    alerts: { sealer: new LocalSecretSealer(keysDir), config: DEFAULT_ALERT_CONFIG },
+  },
 });
 let A: Held;
 let B: Held;
@@ -371,7 +420,23 @@ async function hold(name: string): Promise<Held> {
     json: { session: seg.sid, system: 'isolation', actor: 'prober', ...WORK_START },
   });
   expect(work.status, work.text).toBe(201);
-  return { tenant, seg, other, victimTokenId: await tokenId(victim), workId: work.json.id, single };
+  const alert = await request(srv, {
+    method: 'POST',
+    path: '/v1/alerts',
+    token: tenant.admin,
+    json: { url: PUBLIC_TARGET, label: `${name} alerts` },
+  });
+  expect(alert.status, alert.text).toBe(201);
+  return {
+    tenant,
+    seg,
+    other,
+    victimTokenId: await tokenId(victim),
+    workId: work.json.id,
+    single,
+    alertId: alert.json.id,
+    alertSecret: alert.json.secret,
+  };
 }
 
 async function tokenId(secret: string): Promise<string> {
@@ -386,6 +451,7 @@ function idsOf(h: Held): Ids {
     tokenId: h.victimTokenId,
     workId: h.workId,
     offset: h.seg.bytes.length,
+    alertId: h.alertId,
   };
 }
 
@@ -396,12 +462,23 @@ function freshIds(): Ids {
     tokenId: `tok_${newId('e').slice(2)}`,
     workId: `wk_${newId('e').slice(2)}`,
     offset: 1234,
+    alertId: `at_${newId('e').slice(2)}`,
   };
 }
 
 /** Everything of A another tenant must never see: ids, token ids, secrets and their hashes. */
 async function secretsOf(h: Held, extraSecrets: string[]): Promise<Set<string>> {
-  const out = new Set<string>([h.seg.sid, h.seg.w, h.other.sid, h.other.w, h.tenant.name, h.workId]);
+  const out = new Set<string>([
+    h.seg.sid,
+    h.seg.w,
+    h.other.sid,
+    h.other.w,
+    h.tenant.name,
+    h.workId,
+    h.alertId,
+    h.alertSecret,
+  ]);
+  for (const t of await srv.stores.state.listAlertTargets(h.tenant.name)) out.add(t.id);
   for (const t of await srv.stores.state.listTokens(h.tenant.name)) {
     out.add(t.id);
     out.add(t.hash);
@@ -416,7 +493,8 @@ async function secretsOf(h: Held, extraSecrets: string[]): Promise<Set<string>> 
 /** The answer with the ids the request carried masked, and what is minted per request. */
 function masked(a: Answer, sent: Ids): string {
   let t = a.text;
-  for (const v of [sent.sid, sent.w, sent.tokenId, sent.workId]) t = t.replaceAll(v, '<sent id>');
+  for (const v of [sent.sid, sent.w, sent.tokenId, sent.workId, sent.alertId])
+    t = t.replaceAll(v, '<sent id>');
   return t
     .replace(/hns_[0-9A-Za-z]{43}/g, '<secret>')
     .replace(/tok_[0-9A-HJKMNP-TV-Z]{26}/g, '<token id>')
@@ -553,7 +631,7 @@ describe('(d) nothing another tenant is answered names A’s things', () => {
     expect(answered.length).toBeGreaterThan(5);
     for (const { what, a, sent } of answered) {
       let text = a.text;
-      for (const v of sent ? [sent.sid, sent.w, sent.tokenId, sent.workId] : [])
+      for (const v of sent ? [sent.sid, sent.w, sent.tokenId, sent.workId, sent.alertId] : [])
         text = text.replaceAll(v, '<sent id>');
       expect(leaked(text, secrets), what).toEqual([]);
     }
@@ -601,7 +679,9 @@ describe('(d) nothing another tenant is answered names A’s things', () => {
 
 describe('(e) a session-bound token on another session of its tenant answers as for a missing one', () => {
   for (const [route, rc] of Object.entries(ROUTES)) {
-    if (!rc.ids || route.startsWith('DELETE /v1/tokens')) continue;
+    // An alert target is the tenant's, not a session's: a session-bound token (never an admin) is refused
+    // those routes for its scope (b), whichever target it names.
+    if (!rc.ids || route.startsWith('DELETE /v1/tokens') || route.includes('/v1/alerts/')) continue;
     it(`${route}: 404, the same bytes as a session that does not exist`, async () => {
       const before = await snapshot(srv, A.tenant.admin, A.seg);
       const onOther = await call(route, idsOf(A), boundA);

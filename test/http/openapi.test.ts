@@ -13,8 +13,10 @@ import { compileErrors, dereference, validate } from '@readme/openapi-parser';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LocalKeyring } from '../../lib/audit/local-keyring.js';
+import { LocalSecretSealer } from '../../lib/deploy/local-sealer.js';
 import { createApp } from '../../lib/http/app.js';
 import { newId } from '../../lib/log/index.js';
+import { DEFAULT_ALERT_CONFIG } from '../../lib/service/alerts/index.js';
 import { type Answer, navigate, type RequestOptions, request } from '../support/http.js';
 import { writeSession } from '../support/segments.js';
 import { mint, useServer } from '../support/server.js';
@@ -23,9 +25,13 @@ import { postChunk, upload } from '../support/stored.js';
 // biome-ignore lint/suspicious/noExplicitAny: the test reads the document field by field
 type Json = Record<string, any>;
 
-// A signing key, so the export route answers 200 (issue 15.3).
+// A signing key, so the export route answers 200 (issue 15.3); a sealer, so the alert routes do (issue 28).
+const keysDir = mkdtempSync(join(tmpdir(), 'hansard-openapi-keys-'));
 const srv = useServer({
-  deps: { signer: LocalKeyring.open(mkdtempSync(join(tmpdir(), 'hansard-openapi-keys-'))).keyring },
+  deps: {
+    signer: LocalKeyring.open(keysDir).keyring,
+    alerts: { sealer: new LocalSecretSealer(keysDir), config: DEFAULT_ALERT_CONFIG },
+  },
 });
 /** the document as served */
 let doc: Json;
@@ -331,6 +337,26 @@ describe('real answers match the document', () => {
     await call('GET', '/v1/usage?from=2020-01-01&to=2026-01-01', '/v1/usage'); // 400: over 366 days
     await call('POST', `/v1/usage/recompute?sid=${sid}`, '/v1/usage/recompute');
     await call('POST', '/v1/usage/recompute', '/v1/usage/recompute', { token: reader }); // 403
+
+    // alerts (issue 28): a public address given as one, so that nothing resolves a name
+    const target = { url: 'https://93.184.215.14/hook', events: ['session.blocked'], label: 'openapi' };
+    const added = await call('POST', '/v1/alerts', '/v1/alerts', { json: target });
+    await call('POST', '/v1/alerts', '/v1/alerts', { json: { ...target, events: ['nope'] } }); // 400
+    await call('POST', '/v1/alerts', '/v1/alerts', { json: { url: 'http://127.0.0.1/' } }); // 400 invalid_target
+    await call('GET', '/v1/alerts', '/v1/alerts');
+    const one = '/v1/alerts/{id}';
+    const id = added.json.id as string;
+    await call('POST', `/v1/alerts/${id}/rotate`, `${one}/rotate`, { json: { grace_seconds: 60 } });
+    await call('POST', `/v1/alerts/${id}/rotate`, `${one}/rotate`, { json: { grace_seconds: -1 } }); // 400
+    await call('POST', `/v1/alerts/${id}/test`, `${one}/test`);
+    await call('GET', `/v1/alerts/${id}/deliveries?limit=5`, `${one}/deliveries`);
+    await call('GET', `/v1/alerts/${id}/deliveries?limit=0`, `${one}/deliveries`); // 400
+    await call('GET', `/v1/sessions/${sid}/alerts`, '/v1/sessions/{sid}/alerts');
+    await call('GET', `/v1/sessions/${sid}/alerts`, '/v1/sessions/{sid}/alerts', { token: reader });
+    await call('DELETE', `/v1/alerts/${id}`, one);
+    await call('DELETE', `/v1/alerts/${id}`, one); // 404
+    await call('DELETE', '/v1/alerts/at_nope', one); // 400 invalid_id
+    await call('GET', '/v1/alerts', '/v1/alerts', { token: reader }); // 403
 
     // the board pages
     const origin = { origin: srv.url };

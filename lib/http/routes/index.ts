@@ -4,6 +4,13 @@
  * line here (docs/adr/0005-one-declaration-per-route.md).
  */
 import type { Operation } from '../route.js';
+import { addAlertTargetRoute } from './alerts/add.js';
+import { listAlertDeliveriesRoute } from './alerts/deliveries.js';
+import { listAlertTargetsRoute } from './alerts/list.js';
+import { removeAlertTargetRoute } from './alerts/remove.js';
+import { rotateAlertSecretRoute } from './alerts/rotate.js';
+import { sendAlertTestRoute } from './alerts/send-test.js';
+import { listSessionAlertsRoute } from './alerts/session.js';
 import { attribution } from './analysis/attribution.js';
 import { inspect } from './analysis/inspect.js';
 import { verify } from './analysis/verify.js';
@@ -80,6 +87,13 @@ export const API_ROUTES: readonly Operation[] = [
   getSessionUsageRoute,
   getTenantUsageRoute,
   recomputeUsageRoute,
+  addAlertTargetRoute,
+  listAlertTargetsRoute,
+  removeAlertTargetRoute,
+  rotateAlertSecretRoute,
+  sendAlertTestRoute,
+  listAlertDeliveriesRoute,
+  listSessionAlertsRoute,
   workStartRoute,
   workListRoute,
   workGetRoute,
