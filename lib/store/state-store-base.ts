@@ -1,10 +1,11 @@
 /**
  * What both state adapters (lib/store/sqlite/state-store.ts, lib/store/dynamo/state-store.ts) compose the
  * same way: the entity ports each keeps in an object of its own (a tenant's limits, tokens and server
- * secrets, writers and chunks, the status, work and claimed-key records, the digest index, usage), forwarded
- * here once. An adapter
+ * secrets, writers and chunks, the status, work and claimed-key records, the digest index, usage, alerts),
+ * forwarded here once. An adapter
  * extends `StateStoreBase`, gives it those objects, and writes only the methods it keeps itself.
  */
+import type { AlertDelivery, AlertStore, AlertTarget, AttemptResult, OutboxEvent } from './alerts.js';
 import type { DigestDue, DigestHead, DigestIndex } from './digests.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { StatusRecord, StatusStore } from './status.js';
@@ -25,7 +26,8 @@ export abstract class StateStoreBase
     TokenStore,
     ServerSecrets,
     WriterStore,
-    UsageStore
+    UsageStore,
+    AlertStore
 {
   /** a tenant's own limits, on its tenant record */
   protected abstract readonly tenantSettings: Pick<TenantStore, 'getTenantSettings' | 'setTenantSettings'>;
@@ -39,6 +41,8 @@ export abstract class StateStoreBase
   protected abstract readonly writers: WriterStore;
   /** writer usage records, session usage counters and the tenant's usage buckets (issue 27) */
   protected abstract readonly usage: UsageStore;
+  /** alert targets, the outbox and the deliveries (issue 28) */
+  protected abstract readonly alerts: AlertStore;
 
   // ---- a tenant's own limits
 
@@ -125,14 +129,14 @@ export abstract class StateStoreBase
 
   // ---- status, work items and claimed keys
 
-  putStatus(st: StatusRecord): Promise<void> {
-    return this.items.putStatus(st);
+  putStatus(st: StatusRecord, outbox?: OutboxEvent[]): Promise<void> {
+    return this.items.putStatus(st, outbox);
   }
   getStatus(tenant: string, sid: string): Promise<StatusRecord | null> {
     return this.items.getStatus(tenant, sid);
   }
-  putWork(item: WorkItem): Promise<void> {
-    return this.items.putWork(item);
+  putWork(item: WorkItem, outbox?: OutboxEvent[]): Promise<void> {
+    return this.items.putWork(item, outbox);
   }
   getWork(tenant: string, id: string): Promise<WorkItem | null> {
     return this.items.getWork(tenant, id);
@@ -140,8 +144,14 @@ export abstract class StateStoreBase
   listWork(tenant: string, options: { session?: string; limit: number }): Promise<WorkItem[]> {
     return this.items.listWork(tenant, options);
   }
-  claimKey(tenant: string, scope: string, key: string, value: string): Promise<string> {
-    return this.items.claimKey(tenant, scope, key, value);
+  claimKey(
+    tenant: string,
+    scope: string,
+    key: string,
+    value: string,
+    outbox?: OutboxEvent[],
+  ): Promise<string> {
+    return this.items.claimKey(tenant, scope, key, value, outbox);
   }
   readClaim(tenant: string, scope: string, key: string): Promise<string | null> {
     return this.items.readClaim(tenant, scope, key);
@@ -175,5 +185,47 @@ export abstract class StateStoreBase
   }
   listUsageBuckets(tenant: string, fromDay: string, toDay: string): Promise<UsageBucket[]> {
     return this.usage.listUsageBuckets(tenant, fromDay, toDay);
+  }
+
+  // ---- alert targets, the outbox and deliveries (issue 28)
+
+  putAlertTarget(target: AlertTarget): Promise<void> {
+    return this.alerts.putAlertTarget(target);
+  }
+  getAlertTarget(tenant: string, id: string): Promise<AlertTarget | null> {
+    return this.alerts.getAlertTarget(tenant, id);
+  }
+  listAlertTargets(tenant: string): Promise<AlertTarget[]> {
+    return this.alerts.listAlertTargets(tenant);
+  }
+  deleteAlertTarget(tenant: string, id: string): Promise<void> {
+    return this.alerts.deleteAlertTarget(tenant, id);
+  }
+  putOutboxEvents(events: OutboxEvent[]): Promise<void> {
+    return this.alerts.putOutboxEvents(events);
+  }
+  listDueEvents(now: string, limit: number): Promise<OutboxEvent[]> {
+    return this.alerts.listDueEvents(now, limit);
+  }
+  fanOut(event: OutboxEvent, deliveries: AlertDelivery[]): Promise<void> {
+    return this.alerts.fanOut(event, deliveries);
+  }
+  rescheduleEvent(tenant: string, id: string, dueAt: string): Promise<void> {
+    return this.alerts.rescheduleEvent(tenant, id, dueAt);
+  }
+  listDueDeliveries(now: string, limit: number): Promise<AlertDelivery[]> {
+    return this.alerts.listDueDeliveries(now, limit);
+  }
+  claimDelivery(d: AlertDelivery, now: string, until: string): Promise<boolean> {
+    return this.alerts.claimDelivery(d, now, until);
+  }
+  finishAttempt(d: AlertDelivery, result: AttemptResult): Promise<void> {
+    return this.alerts.finishAttempt(d, result);
+  }
+  listDeliveries(
+    tenant: string,
+    options: { target?: string; sid?: string; limit: number },
+  ): Promise<AlertDelivery[]> {
+    return this.alerts.listDeliveries(tenant, options);
   }
 }

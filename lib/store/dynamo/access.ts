@@ -89,12 +89,14 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   // it, updates of the session index and the usage shard (issue 17.1), and of the writer's pending item
   // `PENDING#{tenant}` when one fails; a sweep of the tenant's pending items (a query, at most every
   // 30 s) and, per item found, a transaction of ADDs to the session and usage items and its Delete. The
-  // pending items have a prefix of their own so that the only Delete this role needs is of them.
+  // pending items have a prefix of their own so that the only Delete this role needs is of them. The
+  // chunk's alert events (a damaged record, issue 28) are Puts `ALERT_OUT#{shard}` of the transaction.
   advanceWriter: [
     get('T#'),
     upd('T#'),
     put('T#'),
     put('DIGEST_DUE#'),
+    put('ALERT_OUT#'),
     query('PENDING#'),
     upd('PENDING#'),
     del('PENDING#'),
@@ -110,13 +112,15 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   listSessionSummaries: [query('T#')],
   // a consistent read of the session item; an update of it when the merge changes anything
   mergeSessionSummary: [get('T#'), upd('T#')],
-  putStatus: [put('T#'), upd('T#')],
+  // the change's alert events (issue 28): Puts `ALERT_OUT#{shard}` in the record's transaction
+  putStatus: [put('T#'), upd('T#'), put('ALERT_OUT#')],
   getStatus: [get('T#')],
-  putWork: [upd('T#')],
+  putWork: [upd('T#'), put('ALERT_OUT#')],
   getWork: [get('T#')],
   listWork: [query('T#'), query('T#', 'gsi1')],
-  // a conditional Put of `T#{tenant}#KEY#…`; when it is claimed already, a Get of the claim
-  claimKey: [put('T#'), get('T#')],
+  // a conditional Put of `T#{tenant}#KEY#…` (with alert events: and their Puts `ALERT_OUT#{shard}`, one
+  // transaction); when it is claimed already, a Get of the claim
+  claimKey: [put('T#'), get('T#'), put('ALERT_OUT#')],
   // a consistent Get of the claim
   readClaim: [get('T#')],
   getDigestHead: [get('T#')],
@@ -142,6 +146,27 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   getSessionUsageCounters: [get('T#')],
   getSessionUsageCountersMany: [get('T#')],
   listUsageBuckets: [query('T#')],
+  // alerts (issue 28, dynamo/alerts.ts), under prefixes of their own so that the Deletes they need never
+  // reach a tenant's records (T#): targets `ALERT#{tenant}`/`TARGET#{id}`, deliveries
+  // `ALERT#{tenant}#S#{sid}` (gsi1 `ALERT#{tenant}#T#{target}`), session due marks `ALERT_DUE#{shard}`,
+  // outbox events `ALERT_OUT#{shard}`
+  putAlertTarget: [put('ALERT#')],
+  getAlertTarget: [get('ALERT#')],
+  listAlertTargets: [query('ALERT#')],
+  // the target, then its deliveries as gsi1 lists them, one Delete each
+  deleteAlertTarget: [del('ALERT#'), query('ALERT#', 'gsi1')],
+  putOutboxEvents: [put('ALERT_OUT#')],
+  listDueEvents: [query('ALERT_OUT#')],
+  // a Get of the event and of each delivery, then one transaction: the event's Delete, the new
+  // deliveries' Puts, the session's due mark
+  fanOut: [get('ALERT_OUT#'), get('ALERT#'), del('ALERT_OUT#'), put('ALERT#'), put('ALERT_DUE#')],
+  rescheduleEvent: [upd('ALERT_OUT#')],
+  // a query per due-mark shard, one per marked session; a mark whose session has none pending deleted
+  listDueDeliveries: [query('ALERT_DUE#'), query('ALERT#'), del('ALERT_DUE#')],
+  claimDelivery: [upd('ALERT#')],
+  finishAttempt: [upd('ALERT#')],
+  // of a target: gsi1; of a session: its partition
+  listDeliveries: [query('ALERT#', 'gsi1'), query('ALERT#')],
 };
 
 /**

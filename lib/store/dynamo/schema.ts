@@ -27,6 +27,10 @@
  * | writer usage    | `T#{tenant}#S#{sid}`   | `USAGE#{w}`             |                       |                      |
  * | session usage   | `T#{tenant}#S#{sid}`   | `USAGE`                 |                       |                      |
  * | usage bucket    | `T#{tenant}#USAGE#{shard 0-7}` | `{day}#{agent}#{person}#{model}` (escaped) |  |              |
+ * | alert target    | `ALERT#{tenant}`       | `TARGET#{id}`           |                       |                      |
+ * | alert delivery  | `ALERT#{tenant}#S#{sid or ~}` | `D#{target}#{order}#{event}` | `ALERT#{tenant}#T#{target}` | `{order}#{event}` |
+ * | alert due mark  | `ALERT_DUE#{shard 0-7}` | `{tenant}#{sid or ~}`  |                       |                      |
+ * | outbox event    | `ALERT_OUT#{shard 0-7}` | `{tenant}#{id}`        |                       |                      |
  *
  * The session's `gsi1sk` is its `updated_at` followed by `#{sid}`: the board still reads by `updated_at`
  * (ISO 8601 strings of one length sort by time), and sessions updated in the same millisecond page in
@@ -61,6 +65,14 @@
  * counters in one item of the session's partition, and the tenant's usage buckets in `USAGE_SHARDS`
  * partitions of their own chosen by session id (`usageBucketShard`), each bucket's sort key its UTC day
  * first, so a range of days is one `BETWEEN` per shard (`usageBucketSk`).
+ *
+ * Alerts (issue 28, dynamo/alerts.ts) live under prefixes of their own (`ALERT#`, `ALERT_DUE#`,
+ * `ALERT_OUT#`), not `T#`: a function that removes a target's deliveries is granted DeleteItem on those
+ * only, never on a tenant's records. An outbox event is keyed by its id (a second write of it is the same
+ * item) in one of `ALERT_SHARDS` partitions, which the worker queries each. A tenant's deliveries of one
+ * session sit in one partition, a (target, session) queue one sort-key range in `order`; gsi1 lists a
+ * target's deliveries newest first. A session with pending deliveries has a due mark (made by `fanOut`,
+ * removed by the worker's listing once none is pending), so the worker reads only those sessions.
  *
  * A session due an audit digest (issue 15) has one mark item in one of `DIGEST_DUE_SHARDS` partitions
  * (chosen by tenant and session id), so that the digester finds the due sessions of every tenant with
@@ -148,6 +160,29 @@ export const keys = {
     pk: usageBucketPk(tenant, usageBucketShard(sid)),
     sk: usageBucketSk(key),
   }),
+  /** an alert target (issue 28) */
+  alertTarget: (tenant: string, id: string): ItemKey => ({ pk: `ALERT#${tenant}`, sk: `TARGET#${id}` }),
+  /** an outbox event (issue 28), in its shard (`alertShard`) */
+  alertOutbox: (tenant: string, id: string): ItemKey => ({
+    pk: `${ALERT_OUT_PREFIX}${alertShard(`${tenant}#${id}`)}`,
+    sk: `${tenant}#${id}`,
+  }),
+  /** a delivery of an event to a target: its (target, session) queue is the range `D#{target}#` */
+  alertDelivery: (
+    tenant: string,
+    sid: string | null,
+    target: string,
+    order: string,
+    eventId: string,
+  ): ItemKey => ({
+    pk: alertSessionPk(tenant, sid),
+    sk: `D#${target}#${order}#${eventId}`,
+  }),
+  /** the mark of a session with pending deliveries, in its shard */
+  alertDue: (tenant: string, sid: string | null): ItemKey => ({
+    pk: `${ALERT_DUE_PREFIX}${alertShard(`${tenant}#${sid ?? NO_SID}`)}`,
+    sk: `${tenant}#${sid ?? NO_SID}`,
+  }),
   /** a fixed-window request counter of one token (`windowStart` in epoch seconds) */
   rateLimit: (tokenId: string, windowStart: number): ItemKey => ({
     pk: `RL#${tokenId}`,
@@ -229,6 +264,23 @@ function fnv1a(s: string): number {
   return h;
 }
 
+/** How many partitions the outbox events and the alert due marks are each spread over. */
+export const ALERT_SHARDS = 8;
+export const ALERT_OUT_PREFIX = 'ALERT_OUT#';
+export const ALERT_DUE_PREFIX = 'ALERT_DUE#';
+/** The stand-in of a tenant-wide event's absent session in alert keys (a session id is `s_` + a ULID). */
+export const NO_SID = '~';
+
+/** The alert shard of `key`: FNV-1a, 0 to `ALERT_SHARDS - 1`. */
+export function alertShard(key: string): number {
+  return fnv1a(`alert#${key}`) % ALERT_SHARDS;
+}
+
+/** The partition of a tenant's deliveries of one session (`~` for tenant-wide events). */
+export function alertSessionPk(tenant: string, sid: string | null): string {
+  return `ALERT#${tenant}#S#${sid ?? NO_SID}`;
+}
+
 /** How many partitions the digest due marks are spread over, and their partition key prefix. */
 export const DIGEST_DUE_SHARDS = 16;
 export const DIGEST_DUE_PREFIX = 'DIGEST_DUE#';
@@ -250,6 +302,8 @@ export const gsiKeys = {
     gsi1pk: gsiKeys.tokensPk(tenant),
     gsi1sk: `${createdAt}#${id}`,
   }),
+  /** a target's alert deliveries, newest first (issue 28) */
+  alertTargetPk: (tenant: string, target: string): string => `ALERT#${tenant}#T#${target}`,
   /** a session's work items, newest first by id (a ULID) */
   workPk: (tenant: string, sid: string): string => `T#${tenant}#WORKS#${sid}`,
   /** board partition `shard` of a tenant (`boardShard`) */

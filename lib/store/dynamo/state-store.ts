@@ -26,6 +26,7 @@ import type { BoardCopy, Page, SessionRecord, SessionSummary, SummaryDelta } fro
 import { StateStoreBase } from '../state-store-base.js';
 import type { StateStore } from '../stores.js';
 import type { TenantUsage } from '../tenants.js';
+import { DynamoAlerts } from './alerts.js';
 import { DynamoDigestIndex } from './digest-index.js';
 import { errorName, type Item, type TransactItem } from './items.js';
 import { DynamoPendingCounts, SWEEP_INTERVAL_MS } from './pending.js';
@@ -68,6 +69,7 @@ export class DynamoStateStore extends StateStoreBase implements StateStore {
   private readonly sessions: DynamoSessionIndex;
   protected readonly writers: DynamoWriterIndex;
   protected readonly usage: DynamoUsage;
+  protected readonly alerts: DynamoAlerts;
 
   constructor(opts: DynamoStateStoreOptions) {
     super();
@@ -87,6 +89,7 @@ export class DynamoStateStore extends StateStoreBase implements StateStore {
     this.tenantSettings = new DynamoTenantSettings(primitives);
     this.items = new DynamoStatusWorkItems(primitives);
     this.usage = new DynamoUsage(primitives, this.retries);
+    this.alerts = new DynamoAlerts(primitives);
     this.digests = new DynamoDigestIndex({ ...primitives, listWriters: (t, s) => this.listWriters(t, s) });
     this.sessions = new DynamoSessionIndex(
       primitives,

@@ -8,12 +8,14 @@
  */
 import { createHash } from 'node:crypto';
 import { PutCommand, QueryCommand, type QueryCommandInput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { OutboxEvent } from '../alerts.js';
 import { StateConflictError } from '../errors.js';
 import { askedOf, fixesOf, mergeSummary, statusSummaryOf } from '../session-summary.js';
 import type { SessionSummary, SummaryDelta } from '../sessions.js';
 import type { StatusRecord } from '../status.js';
 import { decodeStatus, encodeStatus, legacyStatus } from '../status-record.js';
 import type { WorkItem } from '../work.js';
+import { outboxPut } from './alert-items.js';
 import {
   cancellationCodes,
   errorName,
@@ -48,11 +50,12 @@ export class DynamoStatusWorkItems {
    * The status and the session index in one transaction (`withSessionTouch`). The status Put holds the
    * version condition (`attribute_not_exists(version)` for version 1: no item, or one an earlier hansard
    * wrote); the session index takes the status summary and `status_version` in the same transaction, so
-   * summaries are written in the order of the versions. (Chunks' counts update the session item outside
+   * summaries are written in the order of the versions. The change's alert events (`outbox`) are Puts of
+   * the same transaction (dynamo/alerts.ts `outboxPut`). (Chunks' counts update the session item outside
    * any transaction, issue 17.1: a concurrent one cancels this with `TransactionConflict`, retried.)
    * @throws StateConflictError when the stored status is not at `s.version - 1`
    */
-  async putStatus(s: StatusRecord): Promise<void> {
+  async putStatus(s: StatusRecord, outbox: OutboxEvent[] = []): Promise<void> {
     const prev = s.version - 1;
     const sum = statusSummaryOf(s);
     const status = {
@@ -70,18 +73,27 @@ export class DynamoStatusWorkItems {
     };
     const conflict = () =>
       new StateConflictError(`the status of ${s.sid} changed since it was read (expected version ${prev})`);
-    await this.withSessionTouch({ Put: status }, s.tenant, s.sid, s.reports.at(-1)!.reported_at, conflict, {
-      // the board's copy (issue 17.6): with the version it was taken from, so a verdict computed from
-      // that version is reused without reading the record (lib/service/board/get.ts)
-      set: {
-        state: sum.state,
-        state_since: sum.state_since,
-        note: sum.note,
-        reported_at: sum.reported_at,
-        status_version: s.version,
+    const events = outbox.map((e) => outboxPut(this.x.table, e));
+    await this.withSessionTouch(
+      { Put: status },
+      s.tenant,
+      s.sid,
+      s.reports.at(-1)!.reported_at,
+      conflict,
+      events,
+      {
+        // the board's copy (issue 17.6): with the version it was taken from, so a verdict computed from
+        // that version is reused without reading the record (lib/service/board/get.ts)
+        set: {
+          state: sum.state,
+          state_since: sum.state_since,
+          note: sum.note,
+          reported_at: sum.reported_at,
+          status_version: s.version,
+        },
+        setIfAbsent: sum.note === '' ? {} : { first_note: sum.note },
       },
-      setIfAbsent: sum.note === '' ? {} : { first_note: sum.note },
-    });
+    );
   }
 
   // ---- the session summary (issue 14.1): attributes of the session items `T#{tenant}` / `S#{sid}`
@@ -192,10 +204,11 @@ export class DynamoStatusWorkItems {
    * A conditional write of the whole item (`attribute_not_exists(version)` for version 1), with the session
    * index (`withSessionTouch`: a work item is activity, the session shows on the board). Its TTL attribute
    * is 30 days past the lease or this write, whichever is later (a service clock set in the past must not
-   * have it cleaned at once): DynamoDB's TTL only cleans up; expiry is decided at read time.
+   * have it cleaned at once): DynamoDB's TTL only cleans up; expiry is decided at read time. The change's
+   * alert events (`outbox`: a lease watch) are Puts of the same transaction.
    * @throws StateConflictError when the stored item is not at `item.version - 1`
    */
-  async putWork(item: WorkItem): Promise<void> {
+  async putWork(item: WorkItem, outbox: OutboxEvent[] = []): Promise<void> {
     const prev = item.version - 1;
     // One conditional UpdateItem setting every attribute: the whole item, written or not at all.
     const work = {
@@ -227,7 +240,15 @@ export class DynamoStatusWorkItems {
     };
     const conflict = () =>
       new StateConflictError(`work ${item.id} changed since it was read (expected version ${prev})`);
-    await this.withSessionTouch({ Update: work }, item.tenant, item.session, item.updated_at, conflict);
+    const events = outbox.map((e) => outboxPut(this.x.table, e));
+    await this.withSessionTouch(
+      { Update: work },
+      item.tenant,
+      item.session,
+      item.updated_at,
+      conflict,
+      events,
+    );
   }
 
   /**
@@ -236,6 +257,8 @@ export class DynamoStatusWorkItems {
    * condition fails (it is already newer), the record is written alone, under its own condition: the
    * index entry exists, which is all a report or a work item needs of it; `summary` (attributes of the
    * entry a report sets) is then written with it in a transaction of its own, without that condition.
+   * `outbox` (unconditional Puts of alert events) goes into whichever transaction writes the record; with
+   * none, the record alone is one conditional write as before.
    * @throws what `conflict` makes when the record's own condition fails
    */
   private async withSessionTouch(
@@ -244,6 +267,7 @@ export class DynamoStatusWorkItems {
     sid: string,
     at: string,
     conflict: () => StateConflictError,
+    outbox: TransactItem[],
     summary?: { set: Item; setIfAbsent: Item },
   ): Promise<void> {
     const session = update(
@@ -257,6 +281,7 @@ export class DynamoStatusWorkItems {
       await this.x.transact([
         write,
         { Update: { TableName: this.x.table, Key: keys.session(tenant, sid), ...session } },
+        ...outbox,
       ]);
     } catch (err) {
       const codes = cancellationCodes(err);
@@ -268,8 +293,10 @@ export class DynamoStatusWorkItems {
           await this.x.transact([
             write,
             { Update: { TableName: this.x.table, Key: keys.session(tenant, sid), ...only } },
+            ...outbox,
           ]);
-        } else if (write.Put) await this.x.doc.send(new PutCommand(write.Put));
+        } else if (outbox.length > 0) await this.x.transact([write, ...outbox]);
+        else if (write.Put) await this.x.doc.send(new PutCommand(write.Put));
         else await this.x.doc.send(new UpdateCommand(write.Update!));
       } catch (e) {
         if (errorName(e) === 'ConditionalCheckFailedException') throw conflict();
@@ -325,31 +352,42 @@ export class DynamoStatusWorkItems {
   /**
    * `StateStore.claimKey`: a Put on condition that no claim exists; when one does, a consistent Get of
    * it. The key's partition is a hash of scope and key, so any text fits in it. Its TTL is 30 days.
+   * With alert events (`outbox`), the Put and theirs are one transaction, cancelled by the claim's
+   * condition alone: the events are written only by the call that claims.
    */
-  async claimKey(tenant: string, scope: string, key: string, value: string): Promise<string> {
+  async claimKey(
+    tenant: string,
+    scope: string,
+    key: string,
+    value: string,
+    outbox: OutboxEvent[] = [],
+  ): Promise<string> {
     const k = claimKeyOf(tenant, scope, key);
+    const claim = {
+      TableName: this.x.table,
+      Item: {
+        ...k,
+        tenant,
+        value,
+        claimed_at: new Date().toISOString(),
+        [TTL_ATTRIBUTE]: Math.floor(Date.now() / 1000) + CLAIM_KEPT_SECONDS,
+      },
+      ConditionExpression: 'attribute_not_exists(#pk)',
+      ExpressionAttributeNames: { '#pk': PK },
+    };
     try {
-      await this.x.doc.send(
-        new PutCommand({
-          TableName: this.x.table,
-          Item: {
-            ...k,
-            tenant,
-            value,
-            claimed_at: new Date().toISOString(),
-            [TTL_ATTRIBUTE]: Math.floor(Date.now() / 1000) + CLAIM_KEPT_SECONDS,
-          },
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': PK },
-        }),
-      );
+      if (outbox.length === 0) await this.x.doc.send(new PutCommand(claim));
+      else await this.x.transact([{ Put: claim }, ...outbox.map((e) => outboxPut(this.x.table, e))]);
       return value;
     } catch (err) {
-      if (errorName(err) !== 'ConditionalCheckFailedException') throw err;
+      const lost =
+        errorName(err) === 'ConditionalCheckFailedException' ||
+        cancellationCodes(err)[0] === 'ConditionalCheckFailed';
+      if (!lost) throw err;
     }
     const held = await this.x.get(k);
     // A claim removed (TTL) between the failed Put and this Get: so long unused that none holds it.
-    if (!held) return this.claimKey(tenant, scope, key, value);
+    if (!held) return this.claimKey(tenant, scope, key, value, outbox);
     return held.value as string;
   }
 

@@ -8,6 +8,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { StateConflictError } from '../errors.js';
 import type { ChunkRecord, WriterAdvance, WriterRecord } from '../writers.js';
+import { outboxPut } from './alert-items.js';
 import { dueMarkPut } from './digest-index.js';
 import { cancellationCodes, compact, type Item, toWriter, update } from './items.js';
 import type { DynamoPendingCounts } from './pending.js';
@@ -131,7 +132,8 @@ export class DynamoWriterIndex {
    * 1. the writer item, on condition `attribute_not_exists(pk)` (new writer) or `length = :from`;
    * 2. the chunk record, on condition `attribute_not_exists(pk)`;
    * 3. only when `next.digest_due` (a writer's first chunk, its end, a chunk after a quiet day: a few per
-   *    writer): the session's digest due mark, which must never be missing for an indexed chunk.
+   *    writer): the session's digest due mark, which must never be missing for an indexed chunk;
+   * 4. the chunk's alert events (`next.outbox`, a damaged record): unconditional Puts (dynamo/alerts.ts).
    *
    * Then, outside it (`DynamoSessionIndex.countAdvance`): the session's counters and board position and
    * the tenant's usage, ADDed. A count that fails for good is kept on the writer's pending item
@@ -218,6 +220,7 @@ export class DynamoWriterIndex {
         { Update: { TableName: this.x.table, Key: keys.writer(tenant, sid, w), ...writer } },
         { Put: { TableName: this.x.table, Item: chunk, ConditionExpression: 'attribute_not_exists(pk)' } },
         ...(next.digest_due ? [dueMarkPut(this.x.table, tenant, sid, next.at)] : []),
+        ...(next.outbox ?? []).map((e) => outboxPut(this.x.table, e)),
       ]);
     } catch (err) {
       const codes = cancellationCodes(err);

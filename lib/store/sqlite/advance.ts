@@ -19,6 +19,7 @@ import { promisify } from 'node:util';
 import type Database from 'better-sqlite3';
 import { StateConflictError } from '../errors.js';
 import type { WriterAdvance } from '../writers.js';
+import { insertOutbox } from './alerts.js';
 import { GroupCommit, type Settled } from './group-commit.js';
 
 /** One `advanceWriter` call. */
@@ -119,7 +120,8 @@ class KeptFile {
 
 /**
  * One advance, inside the batch's transaction: checks the writer is still at `fromLength`, then writes the
- * writer, its chunk, the session's counts, the tenant's usage and the digest due mark.
+ * writer, its chunk, the session's counts, the tenant's usage, the digest due mark and the chunk's alert
+ * events (`next.outbox`: rolled back with the advance's savepoint when it fails).
  * @throws StateConflictError (with the current length) when the stored length is not `fromLength`
  */
 function advanceOne(p: AdvancePrimitives, { tenant, sid, w, fromLength, next }: AdvanceItem): void {
@@ -171,4 +173,5 @@ function advanceOne(p: AdvancePrimitives, { tenant, sid, w, fromLength, next }: 
        ON CONFLICT (tenant) DO UPDATE SET bytes = bytes + @db`,
   ).run({ tenant, db: next.length - curLength });
   if (next.digest_due) p.markDue(tenant, sid, next.at);
+  insertOutbox(p, next.outbox);
 }

@@ -11,6 +11,7 @@ import { StateStoreBase } from '../state-store-base.js';
 import type { StateStore } from '../stores.js';
 import type { TenantUsage } from '../tenants.js';
 import { type AdvanceItem, advanceCommitter } from './advance.js';
+import { addAlertSchema, SqliteAlerts } from './alerts.js';
 import { addDigestSchema, SqliteDigestIndex } from './digest-index.js';
 import type { GroupCommit, GroupCommitStats } from './group-commit.js';
 import { SCHEMA } from './schema.js';
@@ -41,6 +42,7 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
   protected readonly tokens = new SqliteTokens(this.primitives);
   protected readonly writers: SqliteWriterIndex;
   protected readonly usage = new SqliteUsage(this.primitives);
+  protected readonly alerts = new SqliteAlerts(this.primitives);
   private readonly advances: GroupCommit<AdvanceItem, void>;
   private readonly walSyncs: () => number;
   private readonly closeWal: () => void;
@@ -122,6 +124,8 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
         }
         // A database from before token usage (issue 27): its usage tables, empty.
         addUsageSchema((sql) => this.db.exec(sql));
+        // A database from before alerts (issue 28): its target, outbox and delivery tables, empty.
+        addAlertSchema((sql) => this.db.exec(sql));
       })
       .immediate();
     ({

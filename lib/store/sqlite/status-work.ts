@@ -4,11 +4,13 @@
  * transaction on condition of their `version`, each moving the session index forward. Split from the
  * store so that each file stays readable, as the DynamoDB adapter's dynamo/status-work.ts is.
  */
+import type { OutboxEvent } from '../alerts.js';
 import { StateConflictError } from '../errors.js';
 import { statusSummaryOf } from '../session-summary.js';
 import type { StatusRecord } from '../status.js';
 import { decodeStatus, encodeStatus, legacyStatus } from '../status-record.js';
 import type { WorkItem } from '../work.js';
+import { insertOutbox } from './alerts.js';
 
 type Row = Record<string, unknown>;
 
@@ -45,9 +47,10 @@ export class SqliteStatusWorkItems {
 
   /**
    * In one transaction: the version check, the record (a status of an earlier hansard, in table `status`,
-   * goes: it is version 0 of this one), and the session index with its status summary.
+   * goes: it is version 0 of this one), the session index with its status summary, and the change's alert
+   * events (`outbox`, sqlite/alerts.ts).
    */
-  async putStatus(s: StatusRecord): Promise<void> {
+  async putStatus(s: StatusRecord, outbox?: OutboxEvent[]): Promise<void> {
     const at = s.reports.at(-1)!.reported_at;
     const sum = statusSummaryOf(s);
     this.x.transaction(() => {
@@ -73,6 +76,7 @@ export class SqliteStatusWorkItems {
              first_note = COALESCE(first_note, NULLIF(?, '')) WHERE tenant = ? AND sid = ?`,
         )
         .run(sum.state, sum.state_since, sum.note, sum.reported_at, sum.note, s.tenant, s.sid);
+      insertOutbox(this.x, outbox);
     });
   }
 
@@ -94,7 +98,8 @@ export class SqliteStatusWorkItems {
     });
   }
 
-  async putWork(item: WorkItem): Promise<void> {
+  /** In one transaction: the version check, the item, the session index and the change's alert events. */
+  async putWork(item: WorkItem, outbox?: OutboxEvent[]): Promise<void> {
     this.x.transaction(() => {
       const row = this.x
         .q('SELECT version FROM work_items WHERE tenant = ? AND id = ?')
@@ -111,6 +116,7 @@ export class SqliteStatusWorkItems {
         )
         .run(item.tenant, item.id, item.session, JSON.stringify(item), item.version);
       this.touchSession(item.tenant, item.session, item.updated_at);
+      insertOutbox(this.x, outbox);
     });
   }
 
@@ -134,15 +140,23 @@ export class SqliteStatusWorkItems {
     return rows.map((r) => JSON.parse(r.item) as WorkItem);
   }
 
-  async claimKey(tenant: string, scope: string, key: string, value: string): Promise<string> {
-    // The primary key makes the first INSERT the claim; the SELECT answers whichever won.
+  async claimKey(
+    tenant: string,
+    scope: string,
+    key: string,
+    value: string,
+    outbox?: OutboxEvent[],
+  ): Promise<string> {
+    // The primary key makes the first INSERT the claim (one change); the SELECT answers whichever won. The
+    // alert events go with the claim only: a crossing claimed by another call fired there.
     return this.x.transaction(() => {
-      this.x
+      const claimed = this.x
         .q(
           `INSERT INTO claimed_keys (tenant, scope, key, value, claimed_at) VALUES (?, ?, ?, ?, ?)
            ON CONFLICT (tenant, scope, key) DO NOTHING`,
         )
-        .run(tenant, scope, key, value, new Date().toISOString());
+        .run(tenant, scope, key, value, new Date().toISOString()) as { changes: number };
+      if (claimed.changes > 0) insertOutbox(this.x, outbox);
       const row = this.x
         .q('SELECT value FROM claimed_keys WHERE tenant = ? AND scope = ? AND key = ?')
         .get(tenant, scope, key) as { value: string };

@@ -4,6 +4,7 @@
  * test/infra/dynamo-access.test.ts (recording what each method sends) call.
  */
 import { expect, it } from 'vitest';
+import { runAlertsContract } from './alerts.contract.js';
 import { runDigestIndexContract } from './digests.contract.js';
 import { runIdempotencyContract } from './idempotency.contract.js';
 import { runSessionIndexContract } from './sessions.contract.js';
@@ -28,6 +29,7 @@ export const STATE_STORE_CONTRACTS: Record<string, (opts: ContractOptions) => vo
   idempotency: runIdempotencyContract,
   digests: runDigestIndexContract,
   usage: runUsageContract,
+  alerts: runAlertsContract,
 };
 
 /** Runs every entity port's contract on the adapter of `opts`, then checks that each skip names a case. */

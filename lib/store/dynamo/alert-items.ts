@@ -1,0 +1,90 @@
+/**
+ * The alert items of `DynamoStateStore` (issue 28, dynamo/alerts.ts; the layout: dynamo/schema.ts): an
+ * outbox event's Put for the transaction of the change that fires it, and deliveries ⇄ items. A delivery's
+ * fields are attributes (nulls absent, so conditions read them), the event as sent one JSON attribute;
+ * a finished one has no `next_at` and the table's TTL 30 days out.
+ */
+import { type AlertDelivery, OutboxEvent } from '../alerts.js';
+import { compact, type Item, type TransactItem } from './items.js';
+import { GSI1_PK, GSI1_SK, gsiKeys, type ItemKey, keys, TTL_ATTRIBUTE } from './schema.js';
+
+/** How long a finished delivery is kept (TTL cleanup), seconds: 30 days. */
+export const FINISHED_KEPT_SECONDS = 30 * 86_400;
+
+/** The statuses a delivery ends in. */
+export const FINAL = new Set(['delivered', 'dead', 'skipped']);
+
+/**
+ * The Put of an outbox event, for the transaction of the change that fires it (putStatus, putWork,
+ * claimKey, advanceWriter). Unconditional: the id is derived from the change, so a second write is the
+ * same item, and a condition must not cancel the change.
+ * @throws ZodError when `e` does not fit `OutboxEvent`
+ */
+export function outboxPut(table: string, e: OutboxEvent): TransactItem {
+  const event = OutboxEvent.parse(e);
+  return {
+    Put: {
+      TableName: table,
+      Item: {
+        ...keys.alertOutbox(event.tenant, event.id),
+        tenant: event.tenant,
+        id: event.id,
+        due_at: event.due_at,
+        event_json: JSON.stringify(event),
+      },
+    },
+  };
+}
+
+/** The key of a delivery: in its session's partition, its (target) queue's range in `order`. */
+export function deliveryKey(d: AlertDelivery): ItemKey {
+  return keys.alertDelivery(d.tenant, d.sid, d.target_id, d.order, d.event_id);
+}
+
+/** A delivery's item: its fields as attributes (nulls absent), the event as sent as JSON. */
+export function deliveryItem(d: AlertDelivery): Item {
+  const { event, ...fields } = d;
+  const final = FINAL.has(d.status);
+  return compact({
+    ...deliveryKey(d),
+    [GSI1_PK]: gsiKeys.alertTargetPk(d.tenant, d.target_id),
+    [GSI1_SK]: `${d.order}#${d.event_id}`,
+    ...fields,
+    next_at: final ? null : d.next_at,
+    event_json: JSON.stringify(event),
+    ...(final ? { [TTL_ATTRIBUTE]: Math.floor(Date.now() / 1000) + FINISHED_KEPT_SECONDS } : {}),
+  });
+}
+
+export function toDelivery(item: Item): AlertDelivery {
+  const nullable = <T>(k: string): T | null => (item[k] === undefined ? null : (item[k] as T));
+  return {
+    tenant: item.tenant as string,
+    target_id: item.target_id as string,
+    event_id: item.event_id as string,
+    kind: item.kind as string,
+    sid: nullable<string>('sid'),
+    order: item.order as string,
+    status: item.status as AlertDelivery['status'],
+    attempts: item.attempts as number,
+    next_at: nullable<string>('next_at'),
+    created_at: item.created_at as string,
+    claimed_until: nullable<string>('claimed_until'),
+    last_status: nullable<number>('last_status'),
+    last_error: nullable<string>('last_error'),
+    delivered_at: nullable<string>('delivered_at'),
+    skipped_reason: nullable<string>('skipped_reason'),
+    event: JSON.parse(item.event_json as string) as AlertDelivery['event'],
+    after_seconds: item.after_seconds as number,
+  };
+}
+
+/** An outbox item as the port's event: its `due_at` is the attribute's (a reschedule moves it). */
+export function toEvent(item: Item): OutboxEvent {
+  return { ...(JSON.parse(item.event_json as string) as OutboxEvent), due_at: item.due_at as string };
+}
+
+/** Code-unit order, as SQLite's default BINARY collation compares ASCII text. */
+export function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,409 @@
+/**
+ * The alerts methods of `DynamoStateStore` (issue 28; the port and its rules: ../alerts.ts; the layout:
+ * dynamo/schema.ts). Targets `ALERT#{tenant}` / `TARGET#{id}`; outbox events `ALERT_OUT#{shard}` /
+ * `{tenant}#{id}`, Put by the change's own transaction (`outboxPut`: an unconditional Put of the same
+ * content, so a retried change is the same item, and never fails the transaction); deliveries in their
+ * session's partition `ALERT#{tenant}#S#{sid}` / `D#{target}#{order}#{event}`, on gsi1 by target; and a
+ * due mark `ALERT_DUE#{shard}` / `{tenant}#{sid}` per session that may have pending deliveries. A finished
+ * delivery gets the table's TTL 30 days out. Answers as sqlite/alerts.ts does.
+ */
+import { randomUUID } from 'node:crypto';
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { AlertDelivery, AlertStore, AlertTarget, AttemptResult, OutboxEvent } from '../alerts.js';
+import { StateConflictError } from '../errors.js';
+import {
+  cmp,
+  deliveryItem,
+  deliveryKey,
+  FINAL,
+  FINISHED_KEPT_SECONDS,
+  outboxPut,
+  toDelivery,
+  toEvent,
+} from './alert-items.js';
+import { cancellationCodes, compact, errorName, type Item, type TransactItem, update } from './items.js';
+import {
+  ALERT_DUE_PREFIX,
+  ALERT_OUT_PREFIX,
+  ALERT_SHARDS,
+  alertSessionPk,
+  GSI1,
+  GSI1_PK,
+  gsiKeys,
+  keys,
+  NO_SID,
+  PK,
+  SK,
+  TTL_ATTRIBUTE,
+} from './schema.js';
+import type { DynamoPrimitives } from './tokens.js';
+
+/** The most items of one `TransactWriteItems`. */
+const MAX_TRANSACT_ITEMS = 100;
+/** How often `fanOut` reads again after a delivery was made under it by another worker. */
+const FAN_OUT_ATTEMPTS = 5;
+/** How many sessions' deliveries `listDueDeliveries` reads at once. */
+const SESSION_READS = 16;
+
+/** The `AlertStore` methods on DynamoDB; each answers as SQLite's does. */
+export class DynamoAlerts implements AlertStore {
+  constructor(private readonly x: DynamoPrimitives) {}
+
+  // ---- targets: `ALERT#{tenant}` / `TARGET#{id}`
+
+  /** A Put on condition of the stored version (`attribute_not_exists` for version 1). */
+  async putAlertTarget(target: AlertTarget): Promise<void> {
+    const prev = target.version - 1;
+    try {
+      await this.x.doc.send(
+        new PutCommand({
+          TableName: this.x.table,
+          Item: {
+            ...keys.alertTarget(target.tenant, target.id),
+            tenant: target.tenant,
+            id: target.id,
+            created_at: target.created_at,
+            version: target.version,
+            target_json: JSON.stringify(target),
+          },
+          ConditionExpression: prev === 0 ? 'attribute_not_exists(#version)' : '#version = :prev',
+          ExpressionAttributeNames: { '#version': 'version' },
+          ...(prev === 0 ? {} : { ExpressionAttributeValues: { ':prev': prev } }),
+        }),
+      );
+    } catch (err) {
+      if (errorName(err) !== 'ConditionalCheckFailedException') throw err;
+      throw new StateConflictError(
+        `alert target ${target.id} changed since it was read (expected version ${prev})`,
+      );
+    }
+  }
+
+  async getAlertTarget(tenant: string, id: string): Promise<AlertTarget | null> {
+    const item = await this.x.get(keys.alertTarget(tenant, id));
+    return item ? (JSON.parse(item.target_json as string) as AlertTarget) : null;
+  }
+
+  /** One consistent query of the tenant's alert partition (at most 50 targets: `MAX_TARGETS`). */
+  async listAlertTargets(tenant: string): Promise<AlertTarget[]> {
+    const items = await this.x.queryAll({
+      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :t)',
+      ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+      ExpressionAttributeValues: { ':pk': `ALERT#${tenant}`, ':t': 'TARGET#' },
+      ConsistentRead: true,
+    });
+    const out = items.map((i) => JSON.parse(i.target_json as string) as AlertTarget);
+    return out.sort((a, b) => cmp(a.created_at, b.created_at) || cmp(a.id, b.id));
+  }
+
+  /**
+   * The target, then each of its deliveries as gsi1 lists them (eventually consistent on AWS: a delivery
+   * made a moment before may stay; the worker finds its target gone).
+   */
+  async deleteAlertTarget(tenant: string, id: string): Promise<void> {
+    await this.x.doc.send(new DeleteCommand({ TableName: this.x.table, Key: keys.alertTarget(tenant, id) }));
+    const items = await this.x.queryAll({
+      IndexName: GSI1,
+      KeyConditionExpression: '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': GSI1_PK },
+      ExpressionAttributeValues: { ':pk': gsiKeys.alertTargetPk(tenant, id) },
+    });
+    for (const i of items) {
+      await this.x.doc.send(
+        new DeleteCommand({ TableName: this.x.table, Key: { [PK]: i[PK], [SK]: i[SK] } }),
+      );
+    }
+  }
+
+  // ---- the outbox: `ALERT_OUT#{shard}` / `{tenant}#{id}`
+
+  async putOutboxEvents(events: OutboxEvent[]): Promise<void> {
+    await Promise.all(events.map((e) => this.x.doc.send(new PutCommand(outboxPut(this.x.table, e).Put!))));
+  }
+
+  /** One consistent query per shard (filter `due_at <= now`), merged earliest first. */
+  async listDueEvents(now: string, limit: number): Promise<OutboxEvent[]> {
+    const shards = await Promise.all(
+      Array.from({ length: ALERT_SHARDS }, (_, shard) =>
+        this.x.queryAll({
+          KeyConditionExpression: '#pk = :pk',
+          FilterExpression: '#due <= :now',
+          ExpressionAttributeNames: { '#pk': PK, '#due': 'due_at' },
+          ExpressionAttributeValues: { ':pk': `${ALERT_OUT_PREFIX}${shard}`, ':now': now },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    const due = shards.flat().map(toEvent);
+    due.sort((a, b) => cmp(a.due_at, b.due_at) || cmp(a.tenant, b.tenant) || cmp(a.id, b.id));
+    return due.slice(0, Math.max(0, limit));
+  }
+
+  /**
+   * Reads the event (gone: nothing to do) and which deliveries exist, then one transaction: the event's
+   * Delete on condition it is there, each new delivery's Put on condition it is not, and the session's due
+   * mark (a fresh `rev`) when one of them is pending. A delivery made meanwhile by another worker cancels
+   * it: read again. At most 98 deliveries (a transaction's 100 items; a tenant has at most 50 targets).
+   */
+  async fanOut(event: OutboxEvent, deliveries: AlertDelivery[]): Promise<void> {
+    const eventKey = keys.alertOutbox(event.tenant, event.id);
+    for (let attempt = 1; ; attempt++) {
+      if (!(await this.x.get(eventKey))) return;
+      const held = await Promise.all(deliveries.map((d) => this.x.get(deliveryKey(d))));
+      const fresh = deliveries.filter((_, i) => !held[i]);
+      const marked = new Map(
+        fresh.filter((d) => d.status === 'pending').map((d) => [`${d.tenant}#${d.sid}`, d]),
+      );
+      const items: TransactItem[] = [
+        {
+          Delete: {
+            TableName: this.x.table,
+            Key: eventKey,
+            ConditionExpression: 'attribute_exists(#pk)',
+            ExpressionAttributeNames: { '#pk': PK },
+          },
+        },
+        ...fresh.map(
+          (d): TransactItem => ({
+            Put: {
+              TableName: this.x.table,
+              Item: deliveryItem(d),
+              ConditionExpression: 'attribute_not_exists(#pk)',
+              ExpressionAttributeNames: { '#pk': PK },
+            },
+          }),
+        ),
+        ...[...marked.values()].map(
+          (d): TransactItem => ({
+            Put: {
+              TableName: this.x.table,
+              Item: {
+                ...keys.alertDue(d.tenant, d.sid),
+                tenant: d.tenant,
+                sid: d.sid ?? NO_SID,
+                rev: randomUUID(),
+              },
+            },
+          }),
+        ),
+      ];
+      if (items.length > MAX_TRANSACT_ITEMS) {
+        throw new Error(`fanOut of ${fresh.length} deliveries: more than one transaction holds`);
+      }
+      try {
+        await this.x.transact(items);
+        return;
+      } catch (err) {
+        const codes = cancellationCodes(err);
+        // the event is gone: another worker fanned it out
+        if (codes[0] === 'ConditionalCheckFailed') return;
+        if (!codes.includes('ConditionalCheckFailed') || attempt >= FAN_OUT_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  async rescheduleEvent(tenant: string, id: string, dueAt: string): Promise<void> {
+    try {
+      await this.x.doc.send(
+        new UpdateCommand({
+          TableName: this.x.table,
+          Key: keys.alertOutbox(tenant, id),
+          UpdateExpression: 'SET #due = :due',
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: { '#due': 'due_at', '#pk': PK },
+          ExpressionAttributeValues: { ':due': dueAt },
+        }),
+      );
+    } catch (err) {
+      if (errorName(err) !== 'ConditionalCheckFailedException') throw err;
+    }
+  }
+
+  // ---- deliveries: `ALERT#{tenant}#S#{sid}` / `D#{target}#{order}#{event}`
+
+  /**
+   * The due marks of every shard (one consistent query each), then each marked session's pending
+   * deliveries (one consistent query of its partition, filtered on `status`): the first of each target's
+   * range is its queue's head, listed when due and unclaimed. A session with none pending loses its mark,
+   * on condition it still holds the `rev` read (a `fanOut` since then keeps it). Costs a query per
+   * session with pending deliveries: those waiting for a retry or a rule's `after_seconds`.
+   */
+  async listDueDeliveries(now: string, limit: number): Promise<AlertDelivery[]> {
+    const marks = (
+      await Promise.all(
+        Array.from({ length: ALERT_SHARDS }, (_, shard) =>
+          this.x.queryAll({
+            KeyConditionExpression: '#pk = :pk',
+            ExpressionAttributeNames: { '#pk': PK },
+            ExpressionAttributeValues: { ':pk': `${ALERT_DUE_PREFIX}${shard}` },
+            ConsistentRead: true,
+          }),
+        ),
+      )
+    ).flat();
+    const due: AlertDelivery[] = [];
+    for (let i = 0; i < marks.length; i += SESSION_READS) {
+      await Promise.all(
+        marks.slice(i, i + SESSION_READS).map(async (m) => due.push(...(await this.heads(m, now)))),
+      );
+    }
+    due.sort(
+      (a, b) =>
+        cmp(a.next_at ?? '', b.next_at ?? '') ||
+        cmp(a.tenant, b.tenant) ||
+        cmp(a.target_id, b.target_id) ||
+        cmp(a.sid ?? '', b.sid ?? '') ||
+        cmp(a.order, b.order),
+    );
+    return due.slice(0, Math.max(0, limit));
+  }
+
+  /** The due, unclaimed heads of one marked session's queues; its mark removed when none is pending. */
+  private async heads(mark: Item, now: string): Promise<AlertDelivery[]> {
+    const tenant = mark.tenant as string;
+    const sid = mark.sid === NO_SID ? null : (mark.sid as string);
+    const pending = await this.x.queryAll({
+      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :d)',
+      FilterExpression: '#status = :pending',
+      ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#status': 'status' },
+      ExpressionAttributeValues: { ':pk': alertSessionPk(tenant, sid), ':d': 'D#', ':pending': 'pending' },
+      ConsistentRead: true,
+    });
+    if (pending.length === 0) {
+      try {
+        await this.x.doc.send(
+          new DeleteCommand({
+            TableName: this.x.table,
+            Key: { [PK]: mark[PK], [SK]: mark[SK] },
+            ConditionExpression: '#rev = :rev',
+            ExpressionAttributeNames: { '#rev': 'rev' },
+            ExpressionAttributeValues: { ':rev': mark.rev },
+          }),
+        );
+      } catch (err) {
+        if (errorName(err) !== 'ConditionalCheckFailedException') throw err;
+      }
+      return [];
+    }
+    const seen = new Set<string>();
+    const out: AlertDelivery[] = [];
+    // sorted by sort key: each target's range in `order`, so its first pending item is its head
+    for (const item of pending) {
+      const d = toDelivery(item);
+      if (seen.has(d.target_id)) continue;
+      seen.add(d.target_id);
+      if (d.next_at !== null && d.next_at <= now && (d.claimed_until === null || d.claimed_until <= now)) {
+        out.push(d);
+      }
+    }
+    return out;
+  }
+
+  /** An Update on condition that it is pending at `d.attempts` and unclaimed (or its claim over by `now`). */
+  async claimDelivery(d: AlertDelivery, now: string, until: string): Promise<boolean> {
+    try {
+      await this.x.doc.send(
+        new UpdateCommand({
+          TableName: this.x.table,
+          Key: deliveryKey(d),
+          UpdateExpression: 'SET #cu = :until',
+          ConditionExpression:
+            '#status = :pending AND #attempts = :attempts AND (attribute_not_exists(#cu) OR #cu <= :now)',
+          ExpressionAttributeNames: { '#cu': 'claimed_until', '#status': 'status', '#attempts': 'attempts' },
+          ExpressionAttributeValues: {
+            ':until': until,
+            ':pending': 'pending',
+            ':attempts': d.attempts,
+            ':now': now,
+          },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (errorName(err) === 'ConditionalCheckFailedException') return false;
+      throw err;
+    }
+  }
+
+  /**
+   * An Update on condition that it is pending at `d.attempts`: the outcome, the claim removed, and when
+   * final its due time removed and the TTL set 30 days out.
+   * @throws StateConflictError when it is not (another worker finished it, or it is gone)
+   */
+  async finishAttempt(d: AlertDelivery, result: AttemptResult): Promise<void> {
+    const final = FINAL.has(result.status);
+    const values: Item = {
+      status: result.status,
+      attempts: result.attempts,
+      next_at: final ? null : result.next_at,
+      last_status: result.last_status,
+      last_error: result.last_error,
+      delivered_at: result.delivered_at,
+      skipped_reason: result.skipped_reason,
+      ...(final ? { [TTL_ATTRIBUTE]: Math.floor(Date.now() / 1000) + FINISHED_KEPT_SECONDS } : {}),
+    };
+    const expr = update(
+      {
+        set: compact(values),
+        remove: [...Object.keys(values).filter((k) => values[k] === null), 'claimed_until'],
+      },
+      (x) => `${x.n('status')} = ${x.v('pending')} AND ${x.n('attempts')} = ${x.v(d.attempts)}`,
+    );
+    try {
+      await this.x.doc.send(new UpdateCommand({ TableName: this.x.table, Key: deliveryKey(d), ...expr }));
+    } catch (err) {
+      if (errorName(err) !== 'ConditionalCheckFailedException') throw err;
+      throw new StateConflictError(
+        `delivery of ${d.event_id} to ${d.target_id} changed since it was claimed (not pending at ${d.attempts} attempts)`,
+      );
+    }
+  }
+
+  /**
+   * Of a target: gsi1 newest first (eventually consistent on AWS, as the other listings). Of a session
+   * (and a target): its partition (the target's range), consistent, sorted newest first (a session's
+   * deliveries are few: its events times its targets, each kept 30 days once finished).
+   */
+  async listDeliveries(
+    tenant: string,
+    options: { target?: string; sid?: string; limit: number },
+  ): Promise<AlertDelivery[]> {
+    const limit = Math.max(0, options.limit);
+    if (options.sid !== undefined) {
+      const items = await this.x.queryAll({
+        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :d)',
+        ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+        ExpressionAttributeValues: {
+          ':pk': alertSessionPk(tenant, options.sid),
+          ':d': options.target === undefined ? 'D#' : `D#${options.target}#`,
+        },
+        ConsistentRead: true,
+      });
+      const out = items.map(toDelivery);
+      out.sort(
+        (a, b) => cmp(b.order, a.order) || cmp(a.target_id, b.target_id) || cmp(b.event_id, a.event_id),
+      );
+      return out.slice(0, limit);
+    }
+    if (options.target === undefined) throw new Error('listDeliveries needs a target or a sid');
+    const out: AlertDelivery[] = [];
+    let start: Item | undefined;
+    do {
+      const res = await this.x.doc.send(
+        new QueryCommand({
+          TableName: this.x.table,
+          IndexName: GSI1,
+          KeyConditionExpression: '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': GSI1_PK },
+          ExpressionAttributeValues: { ':pk': gsiKeys.alertTargetPk(tenant, options.target) },
+          ScanIndexForward: false,
+          Limit: limit - out.length,
+          ExclusiveStartKey: start,
+        }),
+      );
+      out.push(...(res.Items ?? []).map(toDelivery));
+      start = res.LastEvaluatedKey;
+    } while (start && out.length < limit);
+    return out;
+  }
+}

@@ -1,0 +1,294 @@
+/**
+ * The alerts methods of `SqliteStateStore` (issue 28; the port and its rules: ../alerts.ts). Three tables:
+ * `alert_targets` (a target as JSON, its version), `alert_outbox` (an event as JSON, its `due_at`) and
+ * `alert_deliveries` (a delivery as JSON, with the columns its queries and conditions read). An event is
+ * written in the transaction of the change that fires it (`insertOutbox`, called by sqlite/status-work.ts
+ * and sqlite/advance.ts); `INSERT OR IGNORE` by (tenant, id) makes a retried change a no-op. Split from
+ * the store so that each file stays readable, as sqlite/usage.ts is.
+ */
+import {
+  type AlertDelivery,
+  type AlertStore,
+  type AlertTarget,
+  type AttemptResult,
+  OutboxEvent,
+} from '../alerts.js';
+import { StateConflictError } from '../errors.js';
+import type { SqlitePrimitives } from './status-work.js';
+
+/** How long a finished delivery is kept (DynamoDB: its TTL), ms: 30 days. */
+export const FINISHED_KEPT_MS = 30 * 86_400_000;
+/** How many expired finished deliveries one `fanOut` removes at most (bounded work per call). */
+const PRUNE_BATCH = 200;
+
+/**
+ * The alert tables and their indexes (issue 28), made by the store's opening transaction, each
+ * `IF NOT EXISTS`: a database from before them gets them empty. `qsid` is the delivery's sid, '' for none
+ * (a tenant-wide event: a queue of its own), so that a queue is an index range. `final_at` is when a
+ * delivery was finished (the prune's clock), null while pending.
+ */
+export const ALERT_SCHEMA = `
+CREATE TABLE IF NOT EXISTS alert_targets (
+  tenant TEXT NOT NULL, id TEXT NOT NULL, target TEXT NOT NULL, version INTEGER NOT NULL,
+  created_at TEXT NOT NULL, PRIMARY KEY (tenant, id)
+);
+CREATE TABLE IF NOT EXISTS alert_outbox (
+  tenant TEXT NOT NULL, id TEXT NOT NULL, due_at TEXT NOT NULL, event TEXT NOT NULL, PRIMARY KEY (tenant, id)
+);
+CREATE INDEX IF NOT EXISTS alert_outbox_due ON alert_outbox (due_at, tenant, id);
+CREATE TABLE IF NOT EXISTS alert_deliveries (
+  tenant TEXT NOT NULL, target_id TEXT NOT NULL, event_id TEXT NOT NULL, sid TEXT, qsid TEXT NOT NULL,
+  ord TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL, next_at TEXT, claimed_until TEXT,
+  final_at TEXT, delivery TEXT NOT NULL, PRIMARY KEY (tenant, target_id, event_id)
+);
+CREATE INDEX IF NOT EXISTS alert_deliveries_due ON alert_deliveries (next_at) WHERE status = 'pending';
+CREATE INDEX IF NOT EXISTS alert_deliveries_queue ON alert_deliveries (tenant, target_id, qsid, ord)
+  WHERE status = 'pending';
+CREATE INDEX IF NOT EXISTS alert_deliveries_target ON alert_deliveries (tenant, target_id, ord DESC, event_id DESC);
+CREATE INDEX IF NOT EXISTS alert_deliveries_sid ON alert_deliveries (tenant, sid, ord DESC, target_id);
+CREATE INDEX IF NOT EXISTS alert_deliveries_final ON alert_deliveries (final_at) WHERE final_at IS NOT NULL;
+`;
+
+/** Makes the alert tables where they are missing (inside the store's schema transaction). */
+export function addAlertSchema(exec: (sql: string) => void): void {
+  exec(ALERT_SCHEMA);
+}
+
+/**
+ * Writes `events` to the outbox; an event whose (tenant, id) is there already is left as it is. Inside
+ * the caller's transaction (a change's events go with it, or not at all).
+ * @throws ZodError when an event does not fit `OutboxEvent` (the caller's transaction rolls back)
+ */
+export function insertOutbox(
+  x: Pick<SqlitePrimitives, 'q'>,
+  events: readonly OutboxEvent[] | undefined,
+): void {
+  if (!events?.length) return;
+  const st = x.q('INSERT OR IGNORE INTO alert_outbox (tenant, id, due_at, event) VALUES (?, ?, ?, ?)');
+  for (const e of events) {
+    const event = OutboxEvent.parse(e);
+    st.run(event.tenant, event.id, event.due_at, JSON.stringify(event));
+  }
+}
+
+type Row = Record<string, unknown>;
+
+const FINAL = new Set(['delivered', 'dead', 'skipped']);
+
+/** The `AlertStore` methods on SQLite; each answers as `DynamoStateStore`'s does. */
+export class SqliteAlerts implements AlertStore {
+  constructor(private readonly x: SqlitePrimitives) {}
+
+  async putAlertTarget(target: AlertTarget): Promise<void> {
+    this.x.transaction(() => {
+      const row = this.x
+        .q('SELECT version FROM alert_targets WHERE tenant = ? AND id = ?')
+        .get(target.tenant, target.id) as { version: number } | undefined;
+      if ((row?.version ?? 0) !== target.version - 1) {
+        throw new StateConflictError(
+          `alert target ${target.id} changed since it was read (version ${row?.version ?? 0})`,
+        );
+      }
+      this.x
+        .q(
+          `INSERT INTO alert_targets (tenant, id, target, version, created_at) VALUES (?, ?, ?, ?, ?)
+             ON CONFLICT (tenant, id) DO UPDATE SET target = excluded.target, version = excluded.version`,
+        )
+        .run(target.tenant, target.id, JSON.stringify(target), target.version, target.created_at);
+    });
+  }
+
+  async getAlertTarget(tenant: string, id: string): Promise<AlertTarget | null> {
+    const row = this.x.q('SELECT target FROM alert_targets WHERE tenant = ? AND id = ?').get(tenant, id) as
+      | { target: string }
+      | undefined;
+    return row ? (JSON.parse(row.target) as AlertTarget) : null;
+  }
+
+  async listAlertTargets(tenant: string): Promise<AlertTarget[]> {
+    const rows = this.x
+      .q('SELECT target FROM alert_targets WHERE tenant = ? ORDER BY created_at, id')
+      .all(tenant) as { target: string }[];
+    return rows.map((r) => JSON.parse(r.target) as AlertTarget);
+  }
+
+  async deleteAlertTarget(tenant: string, id: string): Promise<void> {
+    this.x.transaction(() => {
+      this.x.q('DELETE FROM alert_targets WHERE tenant = ? AND id = ?').run(tenant, id);
+      this.x.q('DELETE FROM alert_deliveries WHERE tenant = ? AND target_id = ?').run(tenant, id);
+    });
+  }
+
+  async putOutboxEvents(events: OutboxEvent[]): Promise<void> {
+    this.x.transaction(() => insertOutbox(this.x, events));
+  }
+
+  async listDueEvents(now: string, limit: number): Promise<OutboxEvent[]> {
+    const rows = this.x
+      .q('SELECT due_at, event FROM alert_outbox WHERE due_at <= ? ORDER BY due_at, tenant, id LIMIT ?')
+      .all(now, Math.max(0, limit)) as Row[];
+    return rows.map(toEvent);
+  }
+
+  /**
+   * See the port. One transaction: the event still there (else nothing), each delivery inserted unless its
+   * (target, event) pair exists, the event deleted; then at most `PRUNE_BATCH` deliveries finished more
+   * than 30 days ago are removed (any tenant's: this is the table's housekeeping).
+   */
+  async fanOut(event: OutboxEvent, deliveries: AlertDelivery[]): Promise<void> {
+    this.x.transaction(() => {
+      const held = this.x
+        .q('SELECT 1 FROM alert_outbox WHERE tenant = ? AND id = ?')
+        .get(event.tenant, event.id);
+      if (!held) return;
+      const insert = this.x.q(
+        `INSERT OR IGNORE INTO alert_deliveries (tenant, target_id, event_id, sid, qsid, ord, status, attempts,
+           next_at, claimed_until, final_at, delivery) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      const now = new Date().toISOString();
+      for (const d of deliveries) {
+        insert.run(
+          d.tenant,
+          d.target_id,
+          d.event_id,
+          d.sid,
+          d.sid ?? '',
+          d.order,
+          d.status,
+          d.attempts,
+          d.status === 'pending' ? d.next_at : null,
+          d.claimed_until,
+          FINAL.has(d.status) ? now : null,
+          JSON.stringify(FINAL.has(d.status) ? { ...d, next_at: null } : d),
+        );
+      }
+      this.x.q('DELETE FROM alert_outbox WHERE tenant = ? AND id = ?').run(event.tenant, event.id);
+      this.x
+        .q(
+          `DELETE FROM alert_deliveries WHERE rowid IN (
+             SELECT rowid FROM alert_deliveries WHERE final_at IS NOT NULL AND final_at < ? LIMIT ?)`,
+        )
+        .run(new Date(Date.now() - FINISHED_KEPT_MS).toISOString(), PRUNE_BATCH);
+    });
+  }
+
+  async rescheduleEvent(tenant: string, id: string, dueAt: string): Promise<void> {
+    this.x.q('UPDATE alert_outbox SET due_at = ? WHERE tenant = ? AND id = ?').run(dueAt, tenant, id);
+  }
+
+  /**
+   * See the port: the pending deliveries due and unclaimed that have no pending delivery of a lower
+   * `order` in their (tenant, target, sid) queue (the queue index answers that per row).
+   */
+  async listDueDeliveries(now: string, limit: number): Promise<AlertDelivery[]> {
+    const rows = this.x
+      .q(
+        `SELECT d.* FROM alert_deliveries d
+           WHERE d.status = 'pending' AND d.next_at <= @now
+             AND (d.claimed_until IS NULL OR d.claimed_until <= @now)
+             AND NOT EXISTS (SELECT 1 FROM alert_deliveries e
+               WHERE e.tenant = d.tenant AND e.target_id = d.target_id AND e.qsid = d.qsid
+                 AND e.status = 'pending' AND e.ord < d.ord)
+           ORDER BY d.next_at, d.tenant, d.target_id, d.qsid, d.ord LIMIT @limit`,
+      )
+      .all({ now, limit: Math.max(0, limit) }) as Row[];
+    return rows.map(toDelivery);
+  }
+
+  async claimDelivery(d: AlertDelivery, now: string, until: string): Promise<boolean> {
+    return this.x.transaction(() => {
+      const row = this.row(d);
+      if (row?.status !== 'pending' || row.attempts !== d.attempts) return false;
+      if (row.claimed_until !== null && (row.claimed_until as string) > now) return false;
+      const next: AlertDelivery = { ...toDelivery(row), claimed_until: until };
+      this.x
+        .q(
+          'UPDATE alert_deliveries SET claimed_until = ?, delivery = ? WHERE tenant = ? AND target_id = ? AND event_id = ?',
+        )
+        .run(until, JSON.stringify(next), d.tenant, d.target_id, d.event_id);
+      return true;
+    });
+  }
+
+  /**
+   * See the port: the outcome written and the claim released, on condition that the delivery is still
+   * pending at `d.attempts`.
+   * @throws StateConflictError when it is not (another worker finished it, or it is gone)
+   */
+  async finishAttempt(d: AlertDelivery, result: AttemptResult): Promise<void> {
+    this.x.transaction(() => {
+      const row = this.row(d);
+      if (row?.status !== 'pending' || row.attempts !== d.attempts) {
+        throw new StateConflictError(
+          `delivery of ${d.event_id} to ${d.target_id} changed since it was claimed (${row ? `${row.status}, ${row.attempts} attempts` : 'gone'})`,
+        );
+      }
+      const final = FINAL.has(result.status);
+      const next: AlertDelivery = {
+        ...toDelivery(row),
+        ...result,
+        next_at: final ? null : result.next_at,
+        claimed_until: null,
+      };
+      this.x
+        .q(
+          `UPDATE alert_deliveries SET status = ?, attempts = ?, next_at = ?, claimed_until = NULL, final_at = ?,
+             delivery = ? WHERE tenant = ? AND target_id = ? AND event_id = ?`,
+        )
+        .run(
+          next.status,
+          next.attempts,
+          next.next_at,
+          final ? new Date().toISOString() : null,
+          JSON.stringify(next),
+          d.tenant,
+          d.target_id,
+          d.event_id,
+        );
+    });
+  }
+
+  async listDeliveries(
+    tenant: string,
+    options: { target?: string; sid?: string; limit: number },
+  ): Promise<AlertDelivery[]> {
+    const limit = Math.max(0, options.limit);
+    let rows: Row[];
+    if (options.target !== undefined && options.sid !== undefined) {
+      rows = this.x
+        .q(
+          `SELECT * FROM alert_deliveries WHERE tenant = ? AND target_id = ? AND sid = ?
+             ORDER BY ord DESC, event_id DESC LIMIT ?`,
+        )
+        .all(tenant, options.target, options.sid, limit) as Row[];
+    } else if (options.target !== undefined) {
+      rows = this.x
+        .q(
+          'SELECT * FROM alert_deliveries WHERE tenant = ? AND target_id = ? ORDER BY ord DESC, event_id DESC LIMIT ?',
+        )
+        .all(tenant, options.target, limit) as Row[];
+    } else if (options.sid !== undefined) {
+      rows = this.x
+        .q('SELECT * FROM alert_deliveries WHERE tenant = ? AND sid = ? ORDER BY ord DESC, target_id LIMIT ?')
+        .all(tenant, options.sid, limit) as Row[];
+    } else {
+      throw new Error('listDeliveries needs a target or a sid');
+    }
+    return rows.map(toDelivery);
+  }
+
+  private row(d: AlertDelivery): Row | undefined {
+    return this.x
+      .q('SELECT * FROM alert_deliveries WHERE tenant = ? AND target_id = ? AND event_id = ?')
+      .get(d.tenant, d.target_id, d.event_id) as Row | undefined;
+  }
+}
+
+/** An outbox row as the port's event: its `due_at` is the column's (a reschedule moves it). */
+function toEvent(row: Row): OutboxEvent {
+  return { ...(JSON.parse(row.event as string) as OutboxEvent), due_at: row.due_at as string };
+}
+
+function toDelivery(row: Row): AlertDelivery {
+  return JSON.parse(row.delivery as string) as AlertDelivery;
+}
