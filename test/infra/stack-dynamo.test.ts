@@ -47,6 +47,8 @@ const DECLARED: Record<string, (methods: readonly StateMethod[]) => readonly Dyn
   'lib/store/dynamo/tenants.ts': (methods) => accessOf(methods),
   // token usage (issue 27): the writer and session usage items and the tenant's usage buckets
   'lib/store/dynamo/usage.ts': (methods) => accessOf(methods),
+  // alerts (issue 28): targets, the outbox, deliveries and their due marks
+  'lib/store/dynamo/alerts.ts': (methods) => accessOf(methods),
   'lib/ratelimit/dynamo.ts': () => RATE_LIMITER_ACCESS,
   'lib/deploy/aws.ts': () => [],
   'lib/deploy/aws-stores.ts': () => [],
