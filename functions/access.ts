@@ -17,9 +17,16 @@ import {
   STATE_STORE_ACCESS,
   type StateMethod,
 } from '../lib/deploy/aws-access.js';
-import { COMPACT_STATE_METHODS, DIGEST_STATE_METHODS } from './state-methods.js';
+import { ALERTS_STATE_METHODS, COMPACT_STATE_METHODS, DIGEST_STATE_METHODS } from './state-methods.js';
 
-export { COMPACT_STATE_METHODS, DIGEST_STATE_METHODS, onlyMethods } from './state-methods.js';
+/** The encryption context's `purpose` of the alerts' secrets, which the roles' KMS grants require (infra/alerts.ts). */
+export { ALERT_SECRET_PURPOSE } from '../lib/deploy/aws-sealer.js';
+export {
+  ALERTS_STATE_METHODS,
+  COMPACT_STATE_METHODS,
+  DIGEST_STATE_METHODS,
+  onlyMethods,
+} from './state-methods.js';
 
 /** Which routes a function serves: everything (the API) or streamed reads only (the replay URL). */
 export type Serves = 'all' | 'replay';
@@ -74,6 +81,11 @@ export function replayBuildDynamoAccess(): DynamoAccess[] {
 /** Every kind of request the compactor sends to the state table (no rate limiter: no requests). */
 export function compactDynamoAccess(): DynamoAccess[] {
   return accessOf(COMPACT_STATE_METHODS);
+}
+
+/** Every kind of request the delivery function sends to the state table (issue 28; no rate limiter). */
+export function alertsDynamoAccess(): DynamoAccess[] {
+  return accessOf(ALERTS_STATE_METHODS);
 }
 
 /**

@@ -9,7 +9,8 @@
  * `RATE_LIMIT_PER_MINUTE` (per token, default 600, 0 off) and `TENANT_QUOTA_BYTES` (default 10 GiB). For
  * tests against local emulators only: `S3_ENDPOINT`, `DYNAMODB_ENDPOINT`. The signed digests (issue 15.2):
  * `SIGNING_KEY_ARN`, `RETIRED_SIGNING_KEYS`, `DIGEST_INTERVAL_SECONDS`; `KMS_ENDPOINT` for tests. Behind
- * the edge (the replay function only): `EDGE_ORIGIN_SECRET`, `EDGE_ORIGIN_SECRET_VERSION`.
+ * the edge (the replay function only): `EDGE_ORIGIN_SECRET`, `EDGE_ORIGIN_SECRET_VERSION`. Alerts (issue
+ * 28): `ALERT_KMS_KEY_ID` (the API and delivery functions), `BOARD_ORIGIN` (the delivery function).
  */
 import { z } from 'zod';
 import { MIN_ORIGIN_SECRET_LENGTH, ORIGIN_SECRET_HEADER } from '../lib/deploy/aws-lambda.js';
@@ -170,6 +171,34 @@ export const LambdaConfig = z.object({
       .string()
       .regex(/^[1-9]\d{0,5}$/, { error: 'expected a whole number of seconds (1 to 999999)' })
       .transform(Number)
+      .optional(),
+  ),
+  /**
+   * the symmetric KMS key (id, ARN or alias) that seals alert targets' signing secrets (issue 28 item 6,
+   * lib/deploy/aws-sealer.ts): the API function seals with it (kms:Encrypt), the delivery function opens
+   * (kms:Decrypt), both under the encryption context `{tenant, purpose: 'alert-target-secret'}`
+   */
+  ALERT_KMS_KEY_ID: z.preprocess(
+    present,
+    z
+      .string()
+      .regex(
+        /^(arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)\/[A-Za-z0-9/_-]+|alias\/[A-Za-z0-9/_-]+|[0-9a-f-]{36})$/,
+        {
+          error: 'expected a KMS key id, key ARN or alias such as arn:aws:kms:us-east-1:111122223333:key/…',
+        },
+      )
+      .optional(),
+  ),
+  /** the board's origin for the links in alert events (`https://board.example.com`); unset: relative links */
+  BOARD_ORIGIN: z.preprocess(
+    present,
+    z
+      .url({ protocol: /^https?$/, error: 'expected an http(s) origin such as https://board.example.com' })
+      .refine((u) => new URL(u).pathname === '/' && !/[?#]/.test(u), {
+        error: 'expected an origin alone (scheme, host, port), no path or query',
+      })
+      .transform((u) => new URL(u).origin)
       .optional(),
   ),
   /** tests only: a local S3 emulator (path-style addressing is used with it) */

@@ -55,24 +55,24 @@ export function onlyMethods(
 }
 
 /**
- * The state store methods the delivery function (functions/alerts.ts, `AlertWorker` of
- * lib/service/alerts/worker.ts, issue 28) calls: the outbox's due events, their fan-out to deliveries
- * (atomic with the event's removal) or their new due time (a renewed lease's watch), the due deliveries,
- * their claims and outcomes, the targets, and what a held-state rule or a lease watch reads again before
- * sending (the work item, the status, the session and its writers' agents).
+ * The state store methods the delivery function (functions/alerts.ts, `AlertWorker.drainOnce` of
+ * lib/service/alerts/worker.ts, issue 28) calls: the outbox's due events, the tenant's targets, their
+ * fan-out to deliveries (atomic with the event's removal) or a new due time (a renewed lease's watch), the
+ * due deliveries, their claims and outcomes; and what is read again before an event fires or a held state
+ * is sent: the work item (a lease watch), the status, the session and its writers (their agents, and a
+ * report's claims checked against the transcript for `claim.unsupported`, lib/service/alerts/watch.ts).
  */
 export const ALERTS_STATE_METHODS = [
   'listDueEvents',
+  'listAlertTargets',
   'fanOut',
   'rescheduleEvent',
   'listDueDeliveries',
   'claimDelivery',
   'finishAttempt',
   'getAlertTarget',
-  'listAlertTargets',
   'getWork',
   'getStatus',
-  'listWriters',
   'getSession',
-  'listDeliveries',
+  'listWriters',
 ] as const satisfies readonly StateMethod[];

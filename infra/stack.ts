@@ -17,7 +17,7 @@ import {
   type ThrottleSettings,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { AccountRootPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -32,6 +32,7 @@ import { digestDynamoAccess, dynamoAccessOf, REPLAY_SIGNING_ACTIONS } from '../f
 import { LOG_LEVELS } from '../functions/config.js';
 import { GSI1, GSI1_PK, GSI1_SK, PK, SK, TTL_ATTRIBUTE } from '../lib/store/dynamo/schema.js';
 import { addAlarms } from './alarms.js';
+import { addAlerts, checkedBoardOrigin } from './alerts.js';
 import { addCompaction } from './compaction.js';
 import { type EdgeOptions, ReplayEdge } from './edge.js';
 import { HansardFunction } from './lambda.js';
@@ -74,6 +75,11 @@ export interface HansardStackProps extends StackProps {
   lifecycle?: SegmentLifecycle;
   /** CloudFront with a WAF rate rule in front of the replay URL (infra/edge.ts); off when absent */
   edge?: EdgeOptions;
+  /**
+   * the board's origin in alert events' links (`BOARD_ORIGIN` of the delivery function, issue 28), e.g.
+   * `https://hansard.example.com` behind a custom domain; default the HTTP API's URL, which serves the board
+   */
+  boardOrigin?: string;
 }
 
 /**
@@ -167,6 +173,7 @@ export class HansardStack extends Stack {
   readonly digestFunction: HansardFunction;
   readonly replayBuildFunction: HansardFunction;
   readonly compactFunction: HansardFunction;
+  readonly alertsFunction: HansardFunction;
   readonly signingKey: Key;
   readonly api: HttpApi;
 
@@ -211,6 +218,8 @@ export class HansardStack extends Stack {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
+      // The alerts' delivery function wakes on outbox INSERTs (issue 28, infra/alerts.ts).
+      stream: StreamViewType.NEW_IMAGE,
     });
     this.table.addGlobalSecondaryIndex({
       indexName: GSI1,
@@ -296,6 +305,14 @@ export class HansardStack extends Stack {
       common,
       failures: alarms,
     });
+    // Alerts (issue 28): the delivery function, its schedule and stream trigger, the secrets' key, the DLQ.
+    this.alertsFunction = addAlerts(this, {
+      bucket: this.bucket,
+      table: this.table,
+      common,
+      api: this.apiFunction,
+      alarms,
+    }).fn;
     // No IAM auth and no authorizer: a function URL has none to offer for a bearer token, so the function
     // itself authenticates every request (the app's `requireAuth`) and serves only GET replay routes.
     const replayUrl = this.replayFunction.addFunctionUrl({
@@ -364,6 +381,9 @@ export class HansardStack extends Stack {
         description: 'the replay URL behind CloudFront and WAF (use it instead of ReplayUrl)',
       });
     }
+
+    // The links in alert events point at the board, which the API serves (issue 28).
+    this.alertsFunction.addEnvironment('BOARD_ORIGIN', checkedBoardOrigin(props.boardOrigin) ?? stage.url);
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'HANSARD_URL for the CLI' });
     new CfnOutput(this, 'ReplayUrl', {

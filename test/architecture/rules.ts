@@ -158,11 +158,13 @@ export const PACKAGE_HOMES: { pkg: RegExp; only: string; may: (from: string) => 
   },
   {
     pkg: /^@aws-sdk\//,
-    only: 'the AWS adapters, lib/deploy/aws.ts and aws-stores.ts, lib/audit/kms-signer.ts, functions/ and infra/ import the AWS SDK (local mode loads none of it)',
+    only: 'the AWS adapters, lib/deploy/aws.ts, aws-stores.ts and aws-sealer.ts, lib/audit/kms-signer.ts, functions/ and infra/ import the AWS SDK (local mode loads none of it)',
     may: (f) =>
       /^(functions|infra)\//.test(f) ||
       f === 'lib/deploy/aws.ts' ||
       f === 'lib/deploy/aws-stores.ts' ||
+      // the KMS sealer of alert targets' secrets (issue 28 item 6)
+      f === 'lib/deploy/aws-sealer.ts' ||
       f === 'lib/audit/kms-signer.ts' ||
       f === 'lib/store/dynamo/schema.ts' ||
       ['s3', 'dynamo', 'dynamo-limiter'].includes(adapterOf(f) ?? ''),

@@ -150,7 +150,10 @@ describe('limits and alarms in HansardStack', { timeout: 120_000 }, () => {
       ThrottlingBurstLimit: 600,
     });
     const serving = of('AWS::Lambda::Function').filter(
-      (f) => !/^hansard (digester|replay builder|compactor)/.test(String(f.Properties.Description)),
+      (f) =>
+        !/^hansard (digester|replay builder|compactor|alerts delivery)/.test(
+          String(f.Properties.Description),
+        ),
     );
     expect(serving).toHaveLength(2);
     for (const f of serving) {
@@ -294,8 +297,8 @@ describe('limits and alarms in HansardStack', { timeout: 120_000 }, () => {
   it('sends every alarm to the one topic and none while there is no data', () => {
     const all = Object.values(alarms(t));
     // 5xx, 4xx %, 429 %; 4 functions x errors, throttles, duration; the compactor's logged errors;
-    // URL 5xx, 4xx %; 4 throttles, conflicts, system errors
-    expect(all).toHaveLength(3 + 12 + 1 + 2 + 6);
+    // URL 5xx, 4xx %; 4 throttles, conflicts, system errors; the alerts' errors, DLQ, iterator age
+    expect(all).toHaveLength(3 + 12 + 1 + 2 + 6 + 3);
     for (const a of all) {
       expect(a.AlarmActions).toEqual([{ Ref: topic }]);
       expect(a.TreatMissingData).toBe('notBreaching');

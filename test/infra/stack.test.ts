@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ALERTS_TIMEOUT } from '../../infra/alerts.js';
 import { COMPACT_TIMEOUT } from '../../infra/compaction.js';
 import { REPLAY_BUILD_TIMEOUT } from '../../infra/replays.js';
 import {
@@ -168,14 +169,15 @@ describe('HansardStack template', () => {
     });
   });
 
-  it('runs five functions on nodejs22.x/arm64, each with its own log group, retention and the data names', () => {
-    t.resourceCountIs('AWS::Lambda::Function', 5);
+  it('runs six functions on nodejs22.x/arm64, each with its own log group, retention and the data names', () => {
+    t.resourceCountIs('AWS::Lambda::Function', 6);
     for (const [prefix, timeout] of [
       ['hansard API', API_TIMEOUT.toSeconds()],
       ['hansard streamed replays', REPLAY_TIMEOUT.toSeconds()],
       ['hansard digester', DIGEST_TIMEOUT.toSeconds()],
       ['hansard replay builder', REPLAY_BUILD_TIMEOUT.toSeconds()],
       ['hansard compactor', COMPACT_TIMEOUT.toSeconds()],
+      ['hansard alerts delivery', ALERTS_TIMEOUT.toSeconds()],
     ] as const) {
       const id = logicalId(t, 'AWS::Lambda::Function', { Description: Match.stringLikeRegexp(`^${prefix}`) });
       const fn = (t.findResources('AWS::Lambda::Function')[id] as { Properties: Json }).Properties;
@@ -239,12 +241,16 @@ describe('HansardStack template', () => {
     const compactFn = logicalId(t, 'AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('^hansard compactor'),
     });
+    // the alerts' delivery function from its schedule (alerts-stack.test.ts; its stream needs no permission)
+    const alertsFn = logicalId(t, 'AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^hansard alerts delivery'),
+    });
     for (const p of Object.values(t.findResources('AWS::Lambda::Permission'))) {
       const props = p.Properties as Json;
       if (props.Principal === 'events.amazonaws.com') {
-        expect([digestFn, builderFn, compactFn].map((f) => ({ 'Fn::GetAtt': [f, 'Arn'] }))).toContainEqual(
-          props.FunctionName,
-        );
+        expect(
+          [digestFn, builderFn, compactFn, alertsFn].map((f) => ({ 'Fn::GetAtt': [f, 'Arn'] })),
+        ).toContainEqual(props.FunctionName);
       } else if (props.Principal === '*') {
         expect(props.FunctionName).toEqual({ 'Fn::GetAtt': [replayFn, 'Arn'] });
         expect(props.FunctionUrlAuthType === 'NONE' || props.InvokedViaFunctionUrl === true).toBe(true);
@@ -261,11 +267,15 @@ describe('HansardStack template', () => {
       MetricName: '5xx',
       AlarmActions: [{ Ref: topic }],
     });
-    for (const metric of ['Errors', 'Throttles']) {
+    // the alerts' delivery function has an errors alarm and no throttles one (concurrency 1: alerts-stack)
+    for (const [metric, n] of [
+      ['Errors', 5],
+      ['Throttles', 4],
+    ] as const) {
       const alarms = t.findResources('AWS::CloudWatch::Alarm', {
         Properties: { Namespace: 'AWS/Lambda', MetricName: metric, AlarmActions: [{ Ref: topic }] },
       });
-      expect(Object.keys(alarms)).toHaveLength(4);
+      expect(Object.keys(alarms)).toHaveLength(n);
     }
   });
 
@@ -296,6 +306,14 @@ describe('HansardStack template', () => {
             expect(s).toMatchObject({ Action: 's3:PutObject', Principal: { AWS: '*' } });
             continue;
           }
+          // the alerts' dead-letter queue refuses plain HTTP too (alerts-stack.test.ts)
+          if (/^Resources\.AlertStreamDlqPolicy\w+\./.test(where)) {
+            expect(s).toMatchObject({
+              Action: 'sqs:*',
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            });
+            continue;
+          }
           expect(s).toMatchObject({
             Action: 's3:*',
             Condition: { Bool: { 'aws:SecureTransport': 'false' } },
@@ -307,7 +325,9 @@ describe('HansardStack template', () => {
         }
         // Role trust policies have no Resource; every grant must name its resources. In the signing key's
         // own policy `*` means that key (stack-digests.test.ts checks that statement).
-        const keyPolicy = /^Resources\.DigestSigningKey\w+\.Properties\.KeyPolicy$/.test(where);
+        const keyPolicy = /^Resources\.(DigestSigningKey|AlertSecretKey)\w+\.Properties\.KeyPolicy$/.test(
+          where,
+        );
         if (s.Action && list(s.Action).some((a) => a !== 'sts:AssumeRole') && !keyPolicy) {
           for (const r of list(s.Resource)) if (arnText(r) === '*') bad.push(`${where}: resource *`);
           if (s.Resource === undefined) bad.push(`${where}: no resource`);
@@ -336,15 +356,22 @@ describe('HansardStack template', () => {
         'kms:Sign': [expect.stringMatching(/^<DigestSigningKey/)],
         'kms:GetPublicKey': [expect.stringMatching(/^<DigestSigningKey/)],
         'kms:DescribeKey': [expect.stringMatching(/^<DigestSigningKey/)],
+        // it seals alert targets' secrets (issue 28; the purpose condition: alerts-stack.test.ts)
+        'kms:Encrypt': [expect.stringMatching(/^<AlertSecretKey/)],
         'logs:CreateLogStream': [expect.stringMatching(/^<ApiFunctionLogs/)],
         'logs:PutLogEvents': [expect.stringMatching(/^<ApiFunctionLogs/)],
       });
       const listing = grants.find((s) => list(s.Action).includes('s3:ListBucket'))!;
       expect(listing.Condition).toEqual({ StringLike: { 's3:prefix': ['tenants/*'] } });
-      // it deletes only digest due marks and deferred counts, never a tenant's own items (T#…)
+      // it deletes only digest due marks, deferred counts and alert items (a removed target, its
+      // deliveries, due marks and outbox events: issue 28), never a tenant's own items (T#…)
       const deletes = grants.filter((s) => list(s.Action).includes('dynamodb:DeleteItem'));
       expect(deletes.map((s) => s.Condition)).toEqual([
-        { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['DIGEST_DUE#*', 'PENDING#*'] } },
+        {
+          'ForAllValues:StringLike': {
+            'dynamodb:LeadingKeys': ['ALERT#*', 'ALERT_DUE#*', 'ALERT_OUT#*', 'DIGEST_DUE#*', 'PENDING#*'],
+          },
+        },
       ]);
     });
 
@@ -505,7 +532,7 @@ describe('cdk synth (as CI runs it)', () => {
   // Its own folder per run: two runs at once (two checkouts' tests, a developer beside CI) must not share one.
   const outdir = join(ROOT, '.test-results', `cdk.out-${process.pid}`);
 
-  it('synthesizes offline without credentials and bundles the five functions into loadable ESM', async () => {
+  it('synthesizes offline without credentials and bundles the six functions into loadable ESM', async () => {
     rmSync(outdir, { recursive: true, force: true });
     const synth = await run(
       'npx',
@@ -523,7 +550,7 @@ describe('cdk synth (as CI runs it)', () => {
     const bundles = Object.values(manifest.files)
       .filter((f) => f.source.packaging === 'zip')
       .map((f) => join(outdir, f.source.path, 'index.mjs'));
-    expect(bundles).toHaveLength(5);
+    expect(bundles).toHaveLength(6);
     const env = {
       ...offlineEnv(),
       BUCKET_NAME: 'hansard-test-bucket',
@@ -531,6 +558,7 @@ describe('cdk synth (as CI runs it)', () => {
       AWS_REGION: 'us-east-1',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       SIGNING_KEY_ARN: 'arn:aws:kms:us-east-1:111122223333:key/1111aaaa-2222-3333-4444-555566667777',
+      ALERT_KMS_KEY_ID: 'arn:aws:kms:us-east-1:111122223333:key/2222bbbb-2222-3333-4444-555566667777',
     };
     const answers: string[] = [];
     for (const bundle of bundles) {
@@ -590,6 +618,28 @@ describe('cdk synth (as CI runs it)', () => {
         answers.push('compact');
         continue;
       }
+      if (sources.some((s) => s.endsWith('functions/alerts.ts'))) {
+        // The alerts' delivery function (issue 28, alerts-stack.test.ts): the worker and the KMS sealer, no
+        // app; it loads with its environment. It answers EventBridge and the stream, not HTTP.
+        expect(sources.some((s) => s.endsWith('lib/deploy/aws-sealer.ts'))).toBe(true);
+        expect(
+          sources.filter((s) => /lib\/http\/app\.ts|lib\/deploy\/aws\.ts|sqlite|node-server/.test(s)),
+        ).toEqual([]);
+        const loaded = await run(
+          'node',
+          [
+            '--input-type=module',
+            '-e',
+            'const m = await import(process.argv[1]); console.log(typeof m.handler);',
+            bundle,
+          ],
+          env,
+          30_000,
+        );
+        expect(loaded.out.trim().split('\n').at(-1), loaded.out).toBe('function');
+        answers.push('alerts');
+        continue;
+      }
       if (sources.some((s) => s.endsWith('functions/replay-build.ts'))) {
         // The replay builder (issue 17.2): the AWS wiring and the merge, no HTTP app; it loads with its
         // environment and answers events: one that names no build marker is left alone.
@@ -640,7 +690,7 @@ describe('cdk synth (as CI runs it)', () => {
         expect(JSON.parse(other.body)).toMatchObject({ error: { code: 'not_found' } });
       }
     }
-    expect(answers.sort()).toEqual(['api', 'compact', 'digest', 'replay', 'replay-build']);
+    expect(answers.sort()).toEqual(['alerts', 'api', 'compact', 'digest', 'replay', 'replay-build']);
     rmSync(outdir, { recursive: true, force: true });
   }, 180_000);
 });
@@ -650,10 +700,11 @@ describe('the app limits from context', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new HansardStack(app, 'Limits', { tokenRateLimit: 120, tenantQuotaBytes: 1024 });
     const fns = Template.fromStack(stack).findResources('AWS::Lambda::Function');
-    // The functions that serve requests; the digester, the replay builder and the compactor serve none.
+    // The functions that serve requests; the digester, the replay builder, the compactor and the alerts'
+    // delivery function serve none.
     const serving = Object.values(fns).filter(
       (f) =>
-        !/^hansard (digester|replay builder|compactor)/.test(
+        !/^hansard (digester|replay builder|compactor|alerts delivery)/.test(
           String((f as { Properties: { Description?: string } }).Properties.Description),
         ),
     );

@@ -1,0 +1,244 @@
+/**
+ * Alerts on AWS (issue 28 item 6, functions/alerts.ts): the delivery function, its two triggers, the KMS
+ * key that seals targets' signing secrets, the stream's dead-letter queue and the alarms.
+ *
+ * - **Triggers**: an EventBridge rule every minute (retries, their backoff and held-state rules need a
+ *   clock) and the state table's stream, filtered to the INSERTs of outbox items (`ALERT_OUT_PREFIX`), so
+ *   an event leaves within seconds of its change. A stream batch is only a wake-up (the outbox items stay
+ *   in the table until fanned out): a failed one is tried `ALERT_STREAM_RETRIES` more times, halved each
+ *   time, then described in the dead-letter queue, whose alarm tells the operator; the schedule still
+ *   delivers what it woke the function for.
+ * - **One instance** (reserved concurrency 1): the claims keep per-session order, and one worker keeps it
+ *   simple; a scheduled run that finds it busy waits at most a minute (the next one comes anyway).
+ * - **Secrets**: a symmetric KMS key with yearly rotation, retained with the data (deleting it would
+ *   leave every stored secret unreadable). The API function may only Encrypt (it seals a target's secret
+ *   when it is made or rotated), the delivery function only Decrypt (it signs); both, and the key policy
+ *   itself, only under the encryption context `purpose: alert-target-secret`
+ *   (lib/deploy/aws-sealer.ts), so the key serves nothing else.
+ * - **IAM for the table**: derived from `ALERTS_STATE_METHODS` through the access map (functions/access.ts
+ *   `alertsDynamoAccess`), as every function's; the stream's reads on the stream alone (CDK's own stream
+ *   grant adds `dynamodb:ListStreams` on `*`).
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { AccountRootPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import { EventSourceMapping, FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { ALERT_SECRET_PURPOSE, alertsDynamoAccess } from '../functions/access.js';
+import { ALERT_OUT_PREFIX, PK } from '../lib/store/dynamo/schema.js';
+import { ALARM_PERIOD } from './alarms.js';
+import { HansardFunction, type HansardFunctionProps } from './lambda.js';
+
+/** A drain stops starting passes 20 s before it (lib/deploy/aws-alerts.ts `ALERT_DRAIN_MARGIN_MS`). */
+export const ALERTS_TIMEOUT = Duration.minutes(2);
+/** One delivery function at a time. */
+export const ALERTS_CONCURRENCY = 1;
+/** Tries of a failed stream batch after the first (each halving it), before the dead-letter queue. */
+export const ALERT_STREAM_RETRIES = 3;
+/** How long the dead-letter queue keeps a failed batch's description: SQS's longest. */
+export const ALERT_DLQ_RETENTION = Duration.days(14);
+/** The stream's iterator age that raises its alarm: wake-ups this late mean the trigger is stuck. */
+export const ALERT_ITERATOR_AGE_MS = 10 * 60 * 1000;
+/** The IAM condition key that binds the secrets' key to its one purpose. */
+export const ALERT_PURPOSE_CONDITION = 'kms:EncryptionContext:purpose';
+
+/**
+ * What the account may do with the secrets' key (its key policy): administer it, and delegate to the
+ * roles' IAM policies Encrypt and Decrypt under the alerts' purpose alone. Named actions, not `kms:*`.
+ */
+export const ALERT_KEY_ADMIN_ACTIONS = [
+  'kms:CancelKeyDeletion',
+  'kms:CreateAlias',
+  'kms:DeleteAlias',
+  'kms:DescribeKey',
+  'kms:DisableKey',
+  'kms:DisableKeyRotation',
+  'kms:EnableKey',
+  'kms:EnableKeyRotation',
+  'kms:GetKeyPolicy',
+  'kms:GetKeyRotationStatus',
+  'kms:ListAliases',
+  'kms:ListResourceTags',
+  'kms:PutKeyPolicy',
+  'kms:RotateKeyOnDemand',
+  'kms:ScheduleKeyDeletion',
+  'kms:TagResource',
+  'kms:UntagResource',
+  'kms:UpdateAlias',
+  'kms:UpdateKeyDescription',
+];
+
+/** The stream filter: INSERTs of items whose partition key starts with `ALERT_OUT_PREFIX` (outbox events). */
+export function outboxInsertFilter(): Record<string, unknown> {
+  return FilterCriteria.filter({
+    eventName: FilterRule.isEqual('INSERT'),
+    dynamodb: { Keys: { [PK]: { S: FilterRule.beginsWith(ALERT_OUT_PREFIX) } } },
+  });
+}
+
+/** `boardOrigin` checked at synth (an origin alone), rather than as a failed cold start after deploying. */
+export function checkedBoardOrigin(v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  let url: URL | null = null;
+  try {
+    url = new URL(v);
+  } catch {}
+  if (!url || !/^https?:$/.test(url.protocol) || url.origin !== v.replace(/\/$/, ''))
+    throw new Error(`boardOrigin must be an http(s) origin such as https://hansard.example.com, not ${v}`);
+  return url.origin;
+}
+
+export interface Alerts {
+  fn: HansardFunction;
+  key: Key;
+  dlq: Queue;
+}
+
+/**
+ * Adds the delivery function, its triggers, the secrets' key (granting `api` Encrypt), the dead-letter
+ * queue and the alarms to `scope`. The table must have a stream (`NEW_IMAGE`, infra/stack.ts). The
+ * function's `BOARD_ORIGIN` (the links in events) is the stack's to set once the API exists.
+ */
+export function addAlerts(
+  scope: Construct,
+  o: {
+    bucket: Bucket;
+    table: Table;
+    common: Pick<HansardFunctionProps, 'logRetention' | 'logLevel'>;
+    /** the API function: it seals targets' secrets */
+    api: HansardFunction;
+    /** the alarm topic */
+    alarms: ITopic;
+  },
+): Alerts {
+  const purpose = { StringEquals: { [ALERT_PURPOSE_CONDITION]: ALERT_SECRET_PURPOSE } };
+  const key = new Key(scope, 'AlertSecretKey', {
+    description:
+      "hansard: seals alert targets' signing secrets (encryption context purpose: alert-target-secret)",
+    enableKeyRotation: true,
+    removalPolicy: RemovalPolicy.RETAIN,
+    policy: new PolicyDocument({
+      statements: [
+        new PolicyStatement({
+          sid: 'AccountAdministers',
+          principals: [new AccountRootPrincipal()],
+          actions: ALERT_KEY_ADMIN_ACTIONS,
+          // In a key policy `*` is this key.
+          resources: ['*'],
+        }),
+        new PolicyStatement({
+          sid: 'AccountDelegatesAlertSecretsToIam',
+          principals: [new AccountRootPrincipal()],
+          actions: ['kms:Decrypt', 'kms:Encrypt'],
+          resources: ['*'],
+          conditions: purpose,
+        }),
+      ],
+    }),
+  });
+
+  const fn = new HansardFunction(scope, 'AlertsFunction', {
+    ...o.common,
+    entry: 'functions/alerts.ts',
+    description: 'hansard alerts delivery: sends the due alert events to their targets, signed',
+    timeout: ALERTS_TIMEOUT,
+    reservedConcurrentExecutions: ALERTS_CONCURRENCY,
+  });
+  // a report's claims are checked against the transcript before `claim.unsupported` fires
+  fn.bindBucket(o.bucket, 'read');
+  fn.bindTable(o.table, alertsDynamoAccess());
+  fn.addEnvironment('ALERT_KMS_KEY_ID', key.keyArn);
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      sid: 'AlertSecretsOpen',
+      actions: ['kms:Decrypt'],
+      resources: [key.keyArn],
+      conditions: purpose,
+    }),
+  );
+  o.api.addEnvironment('ALERT_KMS_KEY_ID', key.keyArn);
+  o.api.addToRolePolicy(
+    new PolicyStatement({
+      sid: 'AlertSecretsSeal',
+      actions: ['kms:Encrypt'],
+      resources: [key.keyArn],
+      conditions: purpose,
+    }),
+  );
+
+  // The schedule: a run that fails is not retried (the next minute's takes what is still due); one that
+  // finds the function busy waits a minute at most in Lambda's queue.
+  fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
+  new Rule(scope, 'AlertSchedule', {
+    description: 'hansard: deliver the due alerts, retries and held states included (functions/alerts.ts)',
+    schedule: Schedule.rate(Duration.minutes(1)),
+    targets: [new LambdaFunction(fn, { retryAttempts: 0, maxEventAge: Duration.minutes(1) })],
+  });
+
+  // The stream: outbox INSERTs wake it at once.
+  const dlq = new Queue(scope, 'AlertStreamDlq', {
+    encryption: QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: ALERT_DLQ_RETENTION,
+  });
+  const streamArn = o.table.tableStreamArn;
+  if (!streamArn) throw new Error('the state table has no stream: the alerts need one (NEW_IMAGE)');
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      sid: 'StateStreamReads',
+      actions: [
+        'dynamodb:DescribeStream',
+        'dynamodb:GetRecords',
+        'dynamodb:GetShardIterator',
+        'dynamodb:ListStreams',
+      ],
+      resources: [streamArn],
+    }),
+  );
+  new EventSourceMapping(scope, 'AlertStreamTrigger', {
+    target: fn,
+    eventSourceArn: streamArn,
+    startingPosition: StartingPosition.LATEST,
+    batchSize: 100,
+    maxBatchingWindow: Duration.seconds(1),
+    bisectBatchOnError: true,
+    retryAttempts: ALERT_STREAM_RETRIES,
+    onFailure: new SqsDlq(dlq),
+    filters: [outboxInsertFilter()],
+  });
+
+  // Alarms, as infra/alarms.ts's: 5 minutes, quiet without data. No throttles alarm: with a concurrency
+  // of 1, a schedule that meets a stream run is throttled by design.
+  const alarm = (id: string, a: Omit<ConstructorParameters<typeof Alarm>[2], 'evaluationPeriods'>) =>
+    new Alarm(scope, id, {
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      ...a,
+    }).addAlarmAction(new SnsAction(o.alarms));
+  alarm('AlertsErrorsAlarm', {
+    metric: fn.metricErrors({ period: ALARM_PERIOD, statistic: 'Sum' }),
+    threshold: 1,
+    alarmDescription: 'alerts delivery function errors (5 min): the store or KMS failed, not a target',
+  });
+  alarm('AlertStreamDlqAlarm', {
+    metric: dlq.metricApproximateNumberOfMessagesVisible({ period: ALARM_PERIOD, statistic: 'Maximum' }),
+    threshold: 1,
+    alarmDescription: 'alerts: a stream batch failed every try and is in the dead-letter queue',
+  });
+  alarm('AlertStreamIteratorAgeAlarm', {
+    metric: fn.metric('IteratorAge', { period: ALARM_PERIOD, statistic: 'Maximum' }),
+    threshold: ALERT_ITERATOR_AGE_MS,
+    alarmDescription: `alerts: the stream trigger is ${ALERT_ITERATOR_AGE_MS / 60_000}+ min behind`,
+  });
+  return { fn, key, dlq };
+}
