@@ -1,7 +1,7 @@
 /**
  * The frame every board page shares (hono/jsx): the document, its CSS (light and dark from the system's
  * `prefers-color-scheme`, visible focus, rows as stacked cards on a phone), the header with the skip link,
- * the live indicator and sign-out, and the footer. No inline script: a page that updates live loads our
+ * the live indicator, the link to the alerts page and sign-out, and the footer. No inline script: a page that updates live loads our
  * served assets (./assets.ts), and htmx is configured from a meta tag (no eval), so the pages keep a CSP
  * with `script-src 'self'` only.
  */
@@ -84,6 +84,13 @@ export function Layout(props: LayoutProps) {
               <p id="live-status" class="live" role="status" aria-live="polite" data-live={live} hidden>
                 Connecting for live updates
               </p>
+            ) : null}
+            {props.signedIn ? (
+              // The board's other pages (the alerts page answers a viewer without the admin scope
+              // with a page saying which token to ask for).
+              <nav class="board-nav" aria-label="board pages">
+                <a href="/alerts">Alerts</a>
+              </nav>
             ) : null}
             {props.signedIn ? (
               <form class="inline" method="post" action="/logout">

@@ -59,6 +59,23 @@ table.overview { table-layout: fixed; }
 col.c-session { width: 28%; } col.c-who { width: 17%; } col.c-state { width: 12.5rem; } col.c-cost { width: 7.5rem; } col.c-last { width: 7rem; }
 @media (max-width: 1000px) { col.c-session { width: 19%; } col.c-who { width: 15.5%; } col.c-state { width: 6.5rem; } col.c-cost { width: 6.25rem; } col.c-last { width: 6.25rem; } table.overview .state { white-space: normal; } td.cost { white-space: normal; } }
 .usage-band { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; margin: .5rem 0; font-variant-numeric: tabular-nums; } .usage-band .fail { color: var(--error); font-weight: 600; } .usage-band .warn { color: var(--warn); font-weight: 600; } td.cost { font-variant-numeric: tabular-nums; white-space: nowrap; }
+.pill { display: inline-block; padding: .05rem .5rem; border-radius: 1rem; font-size: .8rem; font-weight: 600; white-space: nowrap; }
+.dl-pending { background: #fef3c7; color: #78350f; } .dl-delivered { background: #dcfce7; color: #14532d; }
+.dl-dead { background: #fee2e2; color: #7f1d1d; } .dl-skipped { background: #e5e7eb; color: #374151; }
+@media (prefers-color-scheme: dark) {
+  .dl-pending { background: #78350f; color: #fef3c7; } .dl-delivered { background: #14532d; color: #dcfce7; }
+  .dl-dead { background: #7f1d1d; color: #fee2e2; } .dl-skipped { background: #374151; color: #e5e7eb; }
+}
+.dead-count { color: var(--error); font-size: .9rem; } .dead-none { font-size: .9rem; font-weight: normal; }
+.flash { border: 1px solid var(--line); border-left: 4px solid var(--ok); background: var(--card); padding: .5rem .8rem; }
+.flash.error { border-left-color: var(--error); }
+section.alert-target { border-top: 1px solid var(--line); margin: 1.2rem 0 0; padding-top: .2rem; }
+dl.target-rule { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .15rem 1rem; margin: .4rem 0 .8rem; }
+dl.target-rule dt { color: var(--muted); font-size: .85rem; } dl.target-rule dd { margin: 0; overflow-wrap: anywhere; }
+form.send-test { margin: 0 0 .6rem; } h3 { font-size: .95rem; margin: 1rem 0 .3rem; }
+table.deliveries td.last-answer { font-size: .85rem; }
+ul.session-alerts { list-style: none; padding: 0; margin: .2rem 0; } ul.session-alerts li { margin: 0 0 .3rem; overflow-wrap: anywhere; }
+header nav.board-nav { font-size: .9rem; }
 td ul.who { list-style: none; padding: 0; margin: .2rem 0 0; display: flex; flex-wrap: wrap; gap: 0 .6rem; }
 @media (max-width: 700px) {
   body { padding: .6rem .8rem; }

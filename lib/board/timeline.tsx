@@ -4,7 +4,7 @@
  * and name, the rows (./timeline-rows.tsx; turns folded in `<details open>`, no script needed), "Load
  * more" as a link (`?after=`; with JavaScript, htmx appends the next rows in place), and a side panel
  * (`<aside>`, first in the page: above the rows on a phone, its parts folded there by board.js) with the status history and its verdicts, the work items with
- * their freshness (never "idle") and the downloads (the API routes, which take the board's cookie).
+ * their freshness (never "idle"), the alerts the session fired (./alerts.tsx, when it fired any) and the downloads (the API routes, which take the board's cookie).
  * Server-rendered; works with JavaScript off.
  */
 
@@ -14,6 +14,7 @@ import { escapeControl } from '../log/format/escape.js';
 import { uniqueNames } from '../log/format/names.js';
 import type { TimelinePage } from '../service/timeline/schemas.js';
 import { idAnchor } from '../service/timeline/text.js';
+import { type SessionAlert, SessionAlertsPart } from './alerts.js';
 import { assetHref } from './assets.js';
 import { ClaimBasis, PROVENANCE_WORDS, VerdictBadge } from './claim-basis.js';
 import { agentHref, personHref, WorkLine } from './components.js';
@@ -192,6 +193,10 @@ function Htmx() {
 export interface SessionTimelineProps {
   tl: TimelinePage;
   work: WorkSummary[];
+  /** the alerts this session fired, newest first (issue 28 item 5); none: no "Alerts" part */
+  alerts?: SessionAlert[];
+  /** now (ISO 8601), for the alerts' ages */
+  now?: string;
 }
 
 function pageHref(sid: string, after: number, person: string | null): string {
@@ -203,7 +208,7 @@ function pageHref(sid: string, after: number, person: string | null): string {
 }
 
 /** The session page (see the module's doc). */
-export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
+export function SessionTimelinePage({ tl, work, alerts = [], now }: SessionTimelineProps) {
   const after = tl.after;
   const c = colours(tl);
   const links = { sid: tl.sid, person: tl.person, onPage: new Set(tl.rows.map((r) => r.anchor)) };
@@ -224,7 +229,7 @@ export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
         <div class="session">
           {/* First in the page: on a phone it comes before the rows (a long timeline would put it
               thousands of pixels down), each part foldable; beside the rows on a wide screen. */}
-          <aside id="side" aria-label="Status, work and downloads">
+          <aside id="side" aria-label="Status, work, alerts and downloads">
             <details class="side-part" open>
               <summary>
                 <h2 id="side-status">Status history</h2>
@@ -241,6 +246,7 @@ export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
                 work.map((w) => <WorkLine w={w} />)
               )}
             </details>
+            <SessionAlertsPart alerts={alerts} now={now ?? new Date().toISOString()} />
             <details class="side-part" open>
               <summary>
                 <h2>Downloads</h2>
@@ -339,7 +345,17 @@ export function SessionTimelinePage({ tl, work }: SessionTimelineProps) {
 }
 
 /** A session with no segments yet, but a status report: the report alone (a mistyped id looks the same). */
-export function StatusOnlyPage({ sid, status }: { sid: string; status: StatusView }) {
+export function StatusOnlyPage({
+  sid,
+  status,
+  alerts = [],
+  now,
+}: {
+  sid: string;
+  status: StatusView;
+  alerts?: SessionAlert[];
+  now?: string;
+}) {
   return (
     <Layout title={sid} signedIn>
       <p>
@@ -351,6 +367,7 @@ export function StatusOnlyPage({ sid, status }: { sid: string; status: StatusVie
       </p>
       <h2>Status history</h2>
       <StatusHistory status={status} />
+      <SessionAlertsPart alerts={alerts} now={now ?? new Date().toISOString()} />
     </Layout>
   );
 }

@@ -25,6 +25,7 @@ import { health } from './meta/health.js';
 import { keysRoute } from './meta/keys.js';
 import { openapiJson } from './meta/openapi-json.js';
 import { agentPage } from './pages/agents.js';
+import { alertsPage, alertsTestPage } from './pages/alerts.js';
 import { boardPage } from './pages/board.js';
 import { login, loginPage, logout } from './pages/login.js';
 import { personPage } from './pages/people.js';
@@ -113,6 +114,8 @@ export const PAGE_ROUTES: readonly Operation[] = [
   sessionPage,
   personPage,
   agentPage,
+  alertsPage,
+  alertsTestPage,
   boardEvents,
   boardFragment,
 ];

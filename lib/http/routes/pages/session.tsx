@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { BadPageLinkPage, BusyPage, NotFoundPage } from '../../../board/pages.js';
 import { SessionTimelinePage, StatusOnlyPage } from '../../../board/timeline.js';
+import { sessionAlerts } from '../../../service/alerts/targets.js';
 import { AppError } from '../../../service/shared/errors.js';
 import { getStatus } from '../../../service/status/get.js';
 import { TIMELINE_PAGE_ROWS, type TimelinePage, timelinePage } from '../../../service/timeline/page.js';
@@ -41,6 +42,9 @@ const At = z
     'show the page that holds this row (its anchor, e.g. `e-m_01…` or `d-0`); links to rows on other pages give it; not an anchor: as without it',
   );
 
+/** Alerts the session page lists, newest first (one per event and target). */
+const SESSION_ALERTS = 20;
+
 /** `?at=` when it has the shape of a row's anchor (lib/service/timeline/text.ts `idAnchor`, `d-`, `q-`). */
 function atOf(v: string | undefined): string | null {
   return v !== undefined && /^[deq]-[A-Za-z0-9_.:-]{1,200}$/.test(v) ? v : null;
@@ -62,7 +66,7 @@ export const sessionPage = defineRoute({
       'The merged transcript as rows (writers, people, messages, turns with their actions, results and ' +
       'outputs, attribution, corrections, declared status reports with their verdicts, quarantined lines, ' +
       `verify findings), ${TIMELINE_PAGE_ROWS} rows a page (\`?after=\`), with the status history, the work ` +
-      'items and download links beside it.',
+      'items, the alerts it fired (when it fired any) and download links beside it.',
     middleware: [pageAuth],
     request: { params: SessionPath, query: z.object({ after: After, person: Person, at: At }) },
     responses: {
@@ -106,13 +110,17 @@ export const sessionPage = defineRoute({
       // No segment: a status report may still have come first.
       try {
         const status = await getStatus({ ctx, sid });
-        return c.html(<StatusOnlyPage sid={sid} status={status} />);
+        const alerts = await sessionAlerts(ctx, sid, SESSION_ALERTS);
+        return c.html(
+          <StatusOnlyPage sid={sid} status={status} alerts={alerts} now={ctx.now().toISOString()} />,
+        );
       } catch (e) {
         if (e instanceof AppError && e.code === 'not_found') return c.html(<NotFoundPage />, 404);
         throw e;
       }
     }
     const work = (await listWork({ ctx, session: sid, limit: 50 })).items;
-    return c.html(<SessionTimelinePage tl={tl} work={work} />);
+    const alerts = await sessionAlerts(ctx, sid, SESSION_ALERTS);
+    return c.html(<SessionTimelinePage tl={tl} work={work} alerts={alerts} now={ctx.now().toISOString()} />);
   },
 });

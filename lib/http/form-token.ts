@@ -1,0 +1,39 @@
+/**
+ * The board's form token (issue 28 item 5): a state-changing board form (`POST /alerts/{id}/test`)
+ * carries a token derived from the secret the browser signed in with, besides the same-origin check every
+ * board POST gets (`ownFormsOnly` in ./app.ts: `Origin` or `Sec-Fetch-Site`). Another site's page can
+ * neither read the HttpOnly cookie nor our page, so it cannot know the token; nothing is stored (the AWS
+ * deployment has no session store), and signing in anew (a new token) makes old forms' tokens stale.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Context } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { type AppEnv, BOARD_COOKIE, bearerToken } from './auth.js';
+
+/** What the HMAC is keyed for: a token for this purpose only. */
+const PURPOSE = 'hansard board form token v1';
+
+/** The secret the request authenticated with (its bearer token, else the board cookie), or null. */
+function signedInSecret(c: Context<AppEnv>): string | null {
+  const header = c.req.header('authorization');
+  return bearerToken(header) ?? (header ? null : (getCookie(c, BOARD_COOKIE) ?? null));
+}
+
+/**
+ * The form token of the request's sign-in: 43 characters of base64url (HMAC-SHA256 keyed by the secret),
+ * or '' when the request carries none (then no form token matches).
+ */
+export function formToken(c: Context<AppEnv>): string {
+  const secret = signedInSecret(c);
+  if (secret === null) return '';
+  return createHmac('sha256', secret).update(PURPOSE).digest('base64url');
+}
+
+/** Whether `got` (a form's `csrf` field) is the request's form token, compared in constant time. */
+export function formTokenOk(c: Context<AppEnv>, got: unknown): boolean {
+  const want = formToken(c);
+  if (want === '' || typeof got !== 'string') return false;
+  const a = Buffer.from(got);
+  const b = Buffer.from(want);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,126 @@
+/**
+ * The board's alerts page (issue 28 item 5; lib/board/alerts.tsx, lib/service/board/alerts.ts):
+ * `GET /alerts`, each alert target of the tenant with its last deliveries, and `POST /alerts/{id}/test`,
+ * its "Send a test" button. Both need the `admin` scope besides the board's sign-in (the targets are
+ * admin-only in the API too); a board viewer without it gets a page saying which token to ask for. The
+ * POST is guarded twice: the same-origin check of every board POST (`ownFormsOnly` in ../../app.ts) and
+ * the form token of the browser's sign-in (../../form-token.ts).
+ */
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { type AlertsFlash, AlertsForbiddenPage, AlertsPage, maskTargetUrl } from '../../../board/alerts.js';
+import { BadPageLinkPage } from '../../../board/pages.js';
+import { AlertTargetId } from '../../../contract/alerts.js';
+import { escapeControl } from '../../../log/format/escape.js';
+import { sendTest } from '../../../service/alerts/targets.js';
+import { type BoardAlerts, boardAlerts } from '../../../service/board/alerts.js';
+import { AppError } from '../../../service/shared/errors.js';
+import { type AppEnv, pageAuth } from '../../auth.js';
+import { formToken, formTokenOk } from '../../form-token.js';
+import { defineRoute, page, raw, redirect } from '../../route.js';
+
+/** Whether the signed-in caller may see the alerts (the API's scope for targets). */
+function isAdmin(c: Context<AppEnv>): boolean {
+  return c.get('ctx').caller.scopes.includes('admin');
+}
+
+/** The 403 page for a board viewer without the `admin` scope. */
+function forbidden(c: Context<AppEnv>) {
+  return c.html(<AlertsForbiddenPage has={c.get('ctx').caller.scopes} />, 403);
+}
+
+/** The flash line of `?sent=` (a target still listed) or `?gone=`; anything else: none. */
+function flashOf(
+  q: { sent?: string | undefined; gone?: string | undefined },
+  data: BoardAlerts,
+): AlertsFlash {
+  if (q.gone !== undefined) return { kind: 'gone' };
+  const t = q.sent === undefined ? undefined : data.targets.find((x) => x.target.id === q.sent)?.target;
+  if (!t) return null;
+  return { kind: 'sent', label: t.label ? escapeControl(t.label) : maskTargetUrl(t.url) };
+}
+
+export const alertsPage = defineRoute({
+  route: {
+    method: 'get',
+    path: '/alerts',
+    operationId: 'alertsPage',
+    tags: ['board pages'],
+    summary: "The tenant's alert targets and their deliveries",
+    description:
+      'Each alert target (its label, its URL masked after the host, format, events, agents and hold), its ' +
+      'last 10 deliveries (event, session, status, attempts, last answer, next try or delivery time), its ' +
+      'dead letters counted, and a "Send a test" button. Needs a board sign-in whose token also has the ' +
+      '`admin` scope; without it, a page (403) saying which token to ask for.',
+    middleware: [pageAuth],
+    request: {
+      query: z.object({
+        sent: z.string().optional().describe('a test was queued for this target: the page says so'),
+        gone: z.string().optional().describe('the target of a test was removed meanwhile: the page says so'),
+      }),
+    },
+    responses: {
+      200: page('the alert targets'),
+      302: redirect('not signed in: to the sign-in page', '/login'),
+      403: page('signed in without the `admin` scope: a page saying which token to ask for'),
+    },
+  },
+  auth: 'cookie',
+  scopes: ['admin'],
+  handler: async (c) => {
+    if (!isAdmin(c)) return forbidden(c);
+    const data = await boardAlerts(c.get('ctx'));
+    return c.html(<AlertsPage data={data} csrf={formToken(c)} flash={flashOf(c.req.valid('query'), data)} />);
+  },
+});
+
+export const alertsTestPage = defineRoute({
+  route: {
+    method: 'post',
+    path: '/alerts/{id}/test',
+    operationId: 'alertsTestPage',
+    tags: ['board pages'],
+    summary: 'Send an alert target a test event, from the board',
+    description:
+      'The alerts page\'s "Send a test" button: queues an `alert.test` event for this target only (as ' +
+      '`POST /v1/alerts/{id}/test`) and redirects back to `/alerts` with a line saying so. Only from the ' +
+      "board's own page: a cross-site form is refused (403, JSON `forbidden`), and the form must carry " +
+      "the sign-in's form token (`csrf`).",
+    middleware: [pageAuth],
+    request: { params: z.object({ id: AlertTargetId }) },
+    responses: {
+      303: redirect('queued (`?sent=`), or the target was removed meanwhile (`?gone=1`)', '/alerts'),
+      302: redirect('not signed in: to the sign-in page', '/login'),
+      400: page('not a target id: a page linking back'),
+      403: page(
+        'no `admin` scope, or a form token that is not this sign-in’s: a page saying why; nothing is sent',
+      ),
+    },
+  },
+  auth: 'cookie',
+  scopes: ['admin'],
+  body: {
+    contentType: 'application/x-www-form-urlencoded',
+    schema: raw("csrf=…: the form token the alerts page's form carries"),
+  },
+  onInvalid: (err, c) =>
+    c.html(<BadPageLinkPage message={`That alert target cannot be tested: ${err.message}.`} />, 400),
+  handler: async (c) => {
+    if (!isAdmin(c)) return forbidden(c);
+    const form = await c.req.parseBody();
+    if (!formTokenOk(c, form.csrf)) {
+      return c.html(
+        <BadPageLinkPage message="That form is not this sign-in's (it is from an older sign-in, or from another page): nothing was sent. Reload the alerts page and press the button again." />,
+        403,
+      );
+    }
+    const { id } = c.req.valid('param');
+    try {
+      await sendTest(c.get('ctx'), id);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'not_found') return c.redirect('/alerts?gone=1', 303);
+      throw err;
+    }
+    return c.redirect(`/alerts?sent=${id}`, 303);
+  },
+});
