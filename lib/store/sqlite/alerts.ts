@@ -71,6 +71,30 @@ export function insertOutbox(
   }
 }
 
+/**
+ * The queries of the worker and the listings, named so that a test can ask SQLite for their plans
+ * (test/store/sqlite/alerts.test.ts: each goes through its index). Parameters: `@now`, `@limit`, `@tenant`,
+ * `@target`, `@sid`.
+ */
+export const ALERT_QUERIES = {
+  /** the head of each queue (no pending one of a lower `ord` in its (tenant, target, sid)), due and unclaimed */
+  dueDeliveries: `SELECT d.* FROM alert_deliveries d
+      WHERE d.status = 'pending' AND d.next_at <= @now
+        AND (d.claimed_until IS NULL OR d.claimed_until <= @now)
+        AND NOT EXISTS (SELECT 1 FROM alert_deliveries e
+          WHERE e.tenant = d.tenant AND e.target_id = d.target_id AND e.qsid = d.qsid
+            AND e.status = 'pending' AND e.ord < d.ord)
+      ORDER BY d.next_at, d.tenant, d.target_id, d.qsid, d.ord LIMIT @limit`,
+  dueEvents:
+    'SELECT due_at, event FROM alert_outbox WHERE due_at <= @now ORDER BY due_at, tenant, id LIMIT @limit',
+  byTarget: `SELECT * FROM alert_deliveries WHERE tenant = @tenant AND target_id = @target
+      ORDER BY ord DESC, event_id DESC LIMIT @limit`,
+  bySid:
+    'SELECT * FROM alert_deliveries WHERE tenant = @tenant AND sid = @sid ORDER BY ord DESC, target_id LIMIT @limit',
+  byTargetAndSid: `SELECT * FROM alert_deliveries WHERE tenant = @tenant AND target_id = @target AND sid = @sid
+      ORDER BY ord DESC, event_id DESC LIMIT @limit`,
+} as const;
+
 type Row = Record<string, unknown>;
 
 const FINAL = new Set(['delivered', 'dead', 'skipped']);
@@ -124,9 +148,7 @@ export class SqliteAlerts implements AlertStore {
   }
 
   async listDueEvents(now: string, limit: number): Promise<OutboxEvent[]> {
-    const rows = this.x
-      .q('SELECT due_at, event FROM alert_outbox WHERE due_at <= ? ORDER BY due_at, tenant, id LIMIT ?')
-      .all(now, Math.max(0, limit)) as Row[];
+    const rows = this.x.q(ALERT_QUERIES.dueEvents).all({ now, limit: Math.max(0, limit) }) as Row[];
     return rows.map(toEvent);
   }
 
@@ -181,17 +203,7 @@ export class SqliteAlerts implements AlertStore {
    * `order` in their (tenant, target, sid) queue (the queue index answers that per row).
    */
   async listDueDeliveries(now: string, limit: number): Promise<AlertDelivery[]> {
-    const rows = this.x
-      .q(
-        `SELECT d.* FROM alert_deliveries d
-           WHERE d.status = 'pending' AND d.next_at <= @now
-             AND (d.claimed_until IS NULL OR d.claimed_until <= @now)
-             AND NOT EXISTS (SELECT 1 FROM alert_deliveries e
-               WHERE e.tenant = d.tenant AND e.target_id = d.target_id AND e.qsid = d.qsid
-                 AND e.status = 'pending' AND e.ord < d.ord)
-           ORDER BY d.next_at, d.tenant, d.target_id, d.qsid, d.ord LIMIT @limit`,
-      )
-      .all({ now, limit: Math.max(0, limit) }) as Row[];
+    const rows = this.x.q(ALERT_QUERIES.dueDeliveries).all({ now, limit: Math.max(0, limit) }) as Row[];
     return rows.map(toDelivery);
   }
 
@@ -252,25 +264,15 @@ export class SqliteAlerts implements AlertStore {
     tenant: string,
     options: { target?: string; sid?: string; limit: number },
   ): Promise<AlertDelivery[]> {
+    const { target, sid } = options;
     const limit = Math.max(0, options.limit);
     let rows: Row[];
-    if (options.target !== undefined && options.sid !== undefined) {
-      rows = this.x
-        .q(
-          `SELECT * FROM alert_deliveries WHERE tenant = ? AND target_id = ? AND sid = ?
-             ORDER BY ord DESC, event_id DESC LIMIT ?`,
-        )
-        .all(tenant, options.target, options.sid, limit) as Row[];
-    } else if (options.target !== undefined) {
-      rows = this.x
-        .q(
-          'SELECT * FROM alert_deliveries WHERE tenant = ? AND target_id = ? ORDER BY ord DESC, event_id DESC LIMIT ?',
-        )
-        .all(tenant, options.target, limit) as Row[];
-    } else if (options.sid !== undefined) {
-      rows = this.x
-        .q('SELECT * FROM alert_deliveries WHERE tenant = ? AND sid = ? ORDER BY ord DESC, target_id LIMIT ?')
-        .all(tenant, options.sid, limit) as Row[];
+    if (target !== undefined && sid !== undefined) {
+      rows = this.x.q(ALERT_QUERIES.byTargetAndSid).all({ tenant, target, sid, limit }) as Row[];
+    } else if (target !== undefined) {
+      rows = this.x.q(ALERT_QUERIES.byTarget).all({ tenant, target, limit }) as Row[];
+    } else if (sid !== undefined) {
+      rows = this.x.q(ALERT_QUERIES.bySid).all({ tenant, sid, limit }) as Row[];
     } else {
       throw new Error('listDeliveries needs a target or a sid');
     }

@@ -1,0 +1,133 @@
+/**
+ * What only the DynamoDB alerts adapter has (issue 28, lib/store/dynamo/alerts.ts), on DynamoDB Local with
+ * the real SDK; the contract (test/store/contract/alerts.contract.ts) has the rest:
+ * - where its items sit (targets, outbox events in their shard, deliveries in their session's partition
+ *   and on gsi1 by target, a tenant-wide event's under `~`), a finished delivery's TTL 30 days out and no
+ *   due time, and a session's due mark made by the fan-out and removed once nothing is pending;
+ * - a change without events costs what it did: `claimKey`, `putStatus`, `putWork` send no transaction
+ *   they did not send before; with events, one transaction.
+ */
+import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
+import { newId } from '../../../lib/log/format/ids.js';
+import { ALERT_SHARDS, GSI1, keys } from '../../../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
+import { clientWith } from '../../support/dynamo-faults.js';
+import { delivered, deliveryOf, eventOf, targetOf } from '../contract/alert-records.js';
+import { at, statusOf } from '../contract/records.js';
+
+let local: DynamoLocal;
+beforeAll(async () => {
+  local = await startDynamoLocal();
+}, 120_000);
+afterAll(async () => {
+  await local?.stop();
+});
+
+describe('DynamoStateStore alert items (issue 28)', () => {
+  it('keeps targets, events, deliveries and due marks where schema.ts says, finished ones with a TTL', async () => {
+    const table = await local.freshTable();
+    const store = new DynamoStateStore({ tableName: table, client: local.client });
+    const doc = DynamoDBDocumentClient.from(local.client);
+    const get = async (key: { pk: string; sk: string }) =>
+      (await doc.send(new GetCommand({ TableName: table, Key: key }))).Item;
+
+    const target = targetOf('acme', 1);
+    await store.putAlertTarget(target);
+    expect(await get(keys.alertTarget('acme', target.id))).toMatchObject({
+      pk: 'ALERT#acme',
+      sk: `TARGET#${target.id}`,
+      version: 1,
+    });
+
+    const e = eventOf('acme', 10);
+    const wide = eventOf('acme', 11, { sid: null, kind: 'quota.near' });
+    await store.putOutboxEvents([e, wide]);
+    const outbox = await get(keys.alertOutbox('acme', e.id));
+    expect(outbox).toMatchObject({ sk: `acme#${e.id}`, due_at: e.due_at });
+    expect(outbox?.pk).toMatch(new RegExp(`^ALERT_OUT#[0-${ALERT_SHARDS - 1}]$`));
+
+    const d = deliveryOf(e, target.id);
+    const dw = deliveryOf(wide, target.id);
+    await store.fanOut(e, [d]);
+    await store.fanOut(wide, [dw]);
+    expect(await get(keys.alertOutbox('acme', e.id))).toBeUndefined();
+    const item = await get(keys.alertDelivery('acme', e.sid, target.id, d.order, e.id));
+    expect(item).toMatchObject({
+      pk: `ALERT#acme#S#${e.sid}`,
+      sk: `D#${target.id}#${d.order}#${e.id}`,
+      gsi1pk: `ALERT#acme#T#${target.id}`,
+      gsi1sk: `${d.order}#${e.id}`,
+      status: 'pending',
+      next_at: d.next_at,
+    });
+    expect(item).not.toHaveProperty('expires_at');
+    expect(await get(keys.alertDelivery('acme', null, target.id, dw.order, wide.id))).toMatchObject({
+      pk: 'ALERT#acme#S#~',
+    });
+    expect(await get(keys.alertDue('acme', e.sid))).toMatchObject({ sk: `acme#${e.sid}` });
+    expect(await get(keys.alertDue('acme', null))).toMatchObject({ sk: 'acme#~' });
+
+    // finished: no due time, no claim, the TTL 30 days out; the marks go at the next listing
+    expect(await store.claimDelivery(d, at(10), at(40))).toBe(true);
+    const before = Math.floor(Date.now() / 1000);
+    await store.finishAttempt(d, delivered(d, 11));
+    await store.finishAttempt(dw, { ...delivered(dw, 12), status: 'dead', delivered_at: null });
+    const done = await get(keys.alertDelivery('acme', e.sid, target.id, d.order, e.id));
+    expect(done).toMatchObject({ status: 'delivered', attempts: 1, delivered_at: at(11) });
+    expect(done).not.toHaveProperty('next_at');
+    expect(done).not.toHaveProperty('claimed_until');
+    expect(done?.expires_at).toBeGreaterThanOrEqual(before + 30 * 86_400);
+    expect(done?.expires_at).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 30 * 86_400);
+    expect(await get(keys.alertDue('acme', e.sid))).toBeDefined();
+    expect(await store.listDueDeliveries(at(1000), 10)).toEqual([]);
+    expect(await get(keys.alertDue('acme', e.sid))).toBeUndefined();
+    expect(await get(keys.alertDue('acme', null))).toBeUndefined();
+
+    // the deleted target's deliveries go, off the index too
+    await store.deleteAlertTarget('acme', target.id);
+    const indexed = await doc.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: GSI1,
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': `ALERT#acme#T#${target.id}` },
+      }),
+    );
+    expect(indexed.Items).toEqual([]);
+    await store.close();
+  });
+
+  it('sends a change without events as before, and one transaction with them', async () => {
+    const sent: string[] = [];
+    const client = clientWith(local.config, (command) => {
+      sent.push(command);
+    });
+    const table = await local.freshTable();
+    const store = new DynamoStateStore({ tableName: table, client });
+    const sid = newId('s');
+
+    sent.length = 0;
+    await store.claimKey('acme', 'scope', 'one', 'v');
+    expect(sent).toEqual(['PutItemCommand']);
+    sent.length = 0;
+    await store.claimKey('acme', 'scope', 'two', 'v', [eventOf('acme', 1)]);
+    expect(sent).toEqual(['TransactWriteItemsCommand']);
+    sent.length = 0;
+    // lost: the claim's condition cancels the transaction, and the holder's value is read
+    expect(await store.claimKey('acme', 'scope', 'two', 'w', [eventOf('acme', 2)])).toBe('v');
+    expect(sent).toEqual(['TransactWriteItemsCommand', 'GetItemCommand']);
+
+    sent.length = 0;
+    await store.putStatus(statusOf('acme', sid, 5));
+    await store.putStatus(statusOf('acme', sid, 6, 2), [eventOf('acme', 6, { sid })]);
+    expect(sent).toEqual(['TransactWriteItemsCommand', 'TransactWriteItemsCommand']);
+    // an older report (the session's index is newer): the record alone, and its events with it
+    sent.length = 0;
+    await store.putStatus(statusOf('acme', sid, 1, 3), [eventOf('acme', 1, { sid })]);
+    expect(sent).toEqual(['TransactWriteItemsCommand', 'TransactWriteItemsCommand']);
+    expect(await store.listDueEvents(at(100), 10)).toHaveLength(3);
+    client.destroy();
+  });
+});
