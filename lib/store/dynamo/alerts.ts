@@ -386,6 +386,8 @@ export class DynamoAlerts implements AlertStore {
       return out.slice(0, limit);
     }
     if (options.target === undefined) throw new Error('listDeliveries needs a target or a sid');
+    // a Query's Limit is at least 1
+    if (limit === 0) return [];
     const out: AlertDelivery[] = [];
     let start: Item | undefined;
     do {
