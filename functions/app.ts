@@ -12,6 +12,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { Hono } from 'hono';
 import {
   type AppEnv,
+  awsAlertService,
   createAwsApp,
   errorBody,
   health,
@@ -123,6 +124,16 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
       // The API signs digests (an export's, POST …/digests) and serves GET /v1/keys (issue 15.2); the
       // replay URL signs nothing: its exports bundle stored digests with the keys' public halves.
       ...(o.serves === 'all' ? digestSigning(o) : publicKeys(o)),
+      // The API makes alert targets and seals their secrets (issue 28; kms:Encrypt only): with the key.
+      ...(o.serves === 'all' && o.config.ALERT_KMS_KEY_ID && o.clients.kms
+        ? {
+            alerts: awsAlertService({
+              kms: o.clients.kms,
+              keyId: o.config.ALERT_KMS_KEY_ID,
+              boardOrigin: o.config.BOARD_ORIGIN,
+            }),
+          }
+        : {}),
       // The replay function's role allows only what its routes call (functions/access.ts).
       ...(o.serves === 'replay'
         ? { wrapState: (state: StateStore) => onlyMethods(state, REPLAY_STATE_METHODS) }

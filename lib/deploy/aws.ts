@@ -9,6 +9,7 @@
  * here loads SQLite (test/infra/bundle-contents.test.ts).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { KMSClient } from '@aws-sdk/client-kms';
 import type { Hono } from 'hono';
 import type { DigestSigner } from '../audit/signer.js';
 import type { Limits } from '../contract/limits.js';
@@ -17,6 +18,7 @@ import type { AppEnv } from '../http/auth.js';
 import { DynamoRateLimiter } from '../ratelimit/dynamo.js';
 import type { RateLimitConfigInput, RateLimiter } from '../ratelimit/interface.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
+import { DEFAULT_ALERT_CONFIG } from '../service/alerts/deps.js';
 import {
   BUILD_CLAIM_MS,
   buildReplay,
@@ -25,9 +27,11 @@ import {
   ReplayJob,
 } from '../service/sessions/large-replay.js';
 import type { AuditConfig } from '../service/shared/audit-config.js';
+import type { AlertServiceDeps } from '../service/shared/context.js';
 import { DynamoStateStore } from '../store/dynamo/state-store.js';
 import type { StateStore } from '../store/index.js';
 import { S3ReplayArchive, S3ReplayBuilds } from '../store/s3/replay-archive.js';
+import { KmsSecretSealer, sealOnly } from './aws-sealer.js';
 import { type AwsClients, openAwsStores } from './aws-stores.js';
 
 // The app's pieces the API and replay functions (functions/app.ts) put around it: functions/ reach the
@@ -107,6 +111,24 @@ export interface AwsAppOptions {
    * may not wait); none: every replay streams
    */
   largeReplays?: { inlineBytes: number; inRequestBytes?: number; builds: boolean } | undefined;
+  /** alert targets' sealer and rules (issue 28, `awsAlertService`); none: `/v1/alerts` answers 503 */
+  alerts?: AlertServiceDeps | undefined;
+}
+
+/**
+ * The API's alert deps (issue 28): targets' secrets sealed with the KMS key `keyId` under the tenant's
+ * encryption context, never opened here (`sealOnly`: the API's role has kms:Encrypt alone; the delivery
+ * function opens them, lib/deploy/aws-alerts.ts). Private target addresses stay refused.
+ */
+export function awsAlertService(o: {
+  kms: KMSClient;
+  keyId: string;
+  boardOrigin?: string | null | undefined;
+}): AlertServiceDeps {
+  return {
+    sealer: sealOnly(new KmsSecretSealer({ client: o.kms, keyId: o.keyId })),
+    config: { ...DEFAULT_ALERT_CONFIG, boardOrigin: o.boardOrigin ?? null },
+  };
 }
 
 /** The large-replay deps of `createAwsApp` / the builder function over the segments bucket (issue 17.2). */
@@ -151,6 +173,7 @@ export function createAwsApp(o: AwsAppOptions): Hono<AppEnv> {
     digests: stores.digests,
     ...(o.signer ? { signer: o.signer } : {}),
     ...(o.audit ? { audit: o.audit } : {}),
+    ...(o.alerts ? { alerts: o.alerts } : {}),
     log: o.log,
     // Per-token limits (issue 5): a DynamoDB counter per token and window (docs/adr/0003-rate-limits.md).
     rateLimiter: openAwsRateLimiter({

@@ -1,11 +1,9 @@
 /**
  * The KMS sealer of alert targets' secrets (lib/deploy/aws-sealer.ts, issue 28 item 6) against msw
  * answering KMS's JSON protocol (`X-Amz-Target: TrentService.Encrypt|Decrypt`): there is no KMS emulator.
- * The stand-in encrypts for real (AES-256-GCM, the encryption context as associated data) and answers
- * Decrypt under another context with KMS's InvalidCiphertextException, as KMS does.
+ * The stand-in (test/support/kms-symmetric.ts) encrypts for real (AES-256-GCM, the encryption context as
+ * associated data) and answers Decrypt under another context with InvalidCiphertextException, as KMS does.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -14,7 +12,8 @@ import {
   SealedSecretError,
   sealOnly,
 } from '../../lib/deploy/aws-sealer.js';
-import { KMS_URL, kmsTestClient } from '../support/kms.js';
+import { kmsTestClient } from '../support/kms.js';
+import { fakeSymmetricKms as fakeKms } from '../support/kms-symmetric.js';
 
 const msw = setupServer();
 beforeAll(() => msw.listen({ onUnhandledRequest: 'error' }));
@@ -24,48 +23,7 @@ afterAll(() => msw.close());
 const KEY = 'arn:aws:kms:us-east-1:111122223333:key/2222bbbb-2222-3333-4444-555566667777';
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
-/** A symmetric KMS key in msw: every call recorded; `deny` answers AccessDeniedException to that operation. */
-function fakeSymmetricKms(o: { deny?: 'Encrypt' | 'Decrypt' } = {}) {
-  const key = randomBytes(32);
-  const calls: { op: string; body: Record<string, unknown> }[] = [];
-  const json = (body: Record<string, unknown>, status = 200) =>
-    HttpResponse.json(body, { status, headers: { 'content-type': 'application/x-amz-json-1.1' } });
-  const fail = (type: string, message: string) => json({ __type: type, message }, 400);
-  /** the context as KMS binds it: its pairs in key order */
-  const aad = (ctx: unknown) =>
-    Buffer.from(JSON.stringify(Object.entries((ctx ?? {}) as Record<string, string>).sort()), 'utf8');
-  msw.use(
-    http.post(KMS_URL, async ({ request }) => {
-      const op = (request.headers.get('x-amz-target') ?? '').replace('TrentService.', '');
-      const body = (await request.json()) as Record<string, unknown>;
-      calls.push({ op, body });
-      if (op === o.deny) return fail('AccessDeniedException', `not authorized to perform: kms:${op}`);
-      if (body.KeyId !== KEY) return fail('NotFoundException', `Key '${String(body.KeyId)}' does not exist`);
-      if (op === 'Encrypt') {
-        const iv = randomBytes(12);
-        const c = createCipheriv('aes-256-gcm', key, iv);
-        c.setAAD(aad(body.EncryptionContext));
-        const ct = Buffer.concat([c.update(Buffer.from(String(body.Plaintext), 'base64')), c.final()]);
-        const blob = Buffer.concat([iv, c.getAuthTag(), ct]).toString('base64');
-        return json({ KeyId: KEY, CiphertextBlob: blob, EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' });
-      }
-      if (op === 'Decrypt') {
-        const blob = Buffer.from(String(body.CiphertextBlob), 'base64');
-        try {
-          const d = createDecipheriv('aes-256-gcm', key, blob.subarray(0, 12));
-          d.setAAD(aad(body.EncryptionContext));
-          d.setAuthTag(blob.subarray(12, 28));
-          const plain = Buffer.concat([d.update(blob.subarray(28)), d.final()]).toString('base64');
-          return json({ KeyId: KEY, Plaintext: plain, EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' });
-        } catch {
-          return fail('InvalidCiphertextException', '');
-        }
-      }
-      return fail('UnsupportedOperationException', `${op} is not faked`);
-    }),
-  );
-  return { calls };
-}
+const fakeSymmetricKms = (o: { deny?: 'Encrypt' | 'Decrypt' } = {}) => fakeKms(msw, KEY, o);
 
 describe('KmsSecretSealer', () => {
   it('seals with Encrypt under {tenant, purpose} and opens with Decrypt under the same context', async () => {
