@@ -5,15 +5,19 @@
  * what a start adds. On first start it creates tenant `local` and an
  * admin token, printed once (or installs `HANSARD_BOOTSTRAP_TOKEN`); at every start it prints a board
  * link carrying a fresh board-scoped token, as Jupyter does. One server per data directory: it locks the
- * directory first (data-lock.ts) and refuses to start on one another server holds.
+ * directory first (data-lock.ts) and refuses to start on one another server holds. Beside the server run
+ * the digester (signed digests) and the alert worker (issue 28: the outbox's events sent to their
+ * targets, secrets sealed by ./local-sealer.ts), both stopped before the stores close.
  */
 import { KeyringError, LocalKeyring } from '../audit/local-keyring.js';
+import { AlertWorker, DEFAULT_ALERT_CONFIG } from '../service/alerts/index.js';
 import { startDigester } from '../service/digests/digester.js';
 import type { AuditConfig } from '../service/shared/audit-config.js';
 import type { Stores } from '../store/index.js';
 import { HANSARD_VERSION } from '../version.js';
 import { type DataDirLock, lockDataDir } from './data-lock.js';
 import { createLocalApp, listenLocal, openLocalStores, STOP_GRACE_MS } from './local.js';
+import { LocalSecretSealer } from './local-sealer.js';
 import {
   ensureLocalTenant,
   exclusiveStateWarning,
@@ -58,6 +62,13 @@ export interface ServeOptions {
   digestTickMs?: number | undefined;
   /** false: no digester runs (a benchmark's baseline); exports still write and sign their digest */
   digester?: boolean | undefined;
+  /**
+   * alert targets may be loopback, link-local or private addresses (`--allow-private-alert-targets`: tests
+   * and private networks; issue 28 item 2). Off: such a target is refused when added and when sent to.
+   */
+  allowPrivateAlertTargets?: boolean | undefined;
+  /** ms between the alert worker's passes (default 1,000); tests shorten it */
+  alertPollMs?: number | undefined;
 }
 
 export interface RunningServer {
@@ -142,6 +153,11 @@ async function listen(
 ): Promise<RunningServer> {
   // Aborted on stop: open board pages' live streams end at once rather than hold the stop for its grace.
   const stopping = new AbortController();
+  // Alert targets' secrets are sealed under a key file of the data directory, made on first use (issue 28).
+  const alerts = {
+    sealer: new LocalSecretSealer(o.data),
+    config: { ...DEFAULT_ALERT_CONFIG, allowPrivateTargets: o.allowPrivateAlertTargets === true },
+  };
   const app = createLocalApp(stores, {
     stopping: stopping.signal,
     log: (m, e) =>
@@ -150,6 +166,7 @@ async function listen(
     rateLimit: o.rateLimit,
     signer: keyring ?? undefined,
     audit: o.audit,
+    alerts,
     limits: {
       ...(o.quotaBytes !== undefined ? { tenantQuotaBytes: o.quotaBytes } : {}),
       ...(o.maxConcurrentReplays !== undefined ? { maxConcurrentReplays: o.maxConcurrentReplays } : {}),
@@ -216,6 +233,19 @@ async function listen(
           o.digestTickMs,
         )
       : null;
+  // The alert worker sends what the outbox holds (a restart sends what the last run left), its events'
+  // links pointing at this server's board.
+  const alertWorker = new AlertWorker(
+    {
+      state: stores.state,
+      segments: stores.segments,
+      sealer: alerts.sealer,
+      now: () => new Date(),
+      config: { ...alerts.config, boardOrigin: url },
+    },
+    { log: o.log, ...(o.alertPollMs !== undefined ? { pollMs: o.alertPollMs } : {}) },
+  );
+  alertWorker.start();
   return {
     url,
     port,
@@ -236,8 +266,10 @@ async function listen(
           `hansard serve: ${requests(cut)} still running after ${graceMs / 1000} s: closed their connections`,
         );
       }
-      // The digester's pass under way ends before the stores close.
+      // The digester's pass and the alert attempts under way end before the stores close (an attempt
+      // takes at most its time limit; one cut short by a kill is sent again by the next start).
       await digester?.stop();
+      await alertWorker.stop();
       // The lock goes last: a server started next opens the stores only after these are closed.
       await stores.state.close();
       await lock.release();

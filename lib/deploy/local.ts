@@ -18,6 +18,7 @@ import type { AppEnv } from '../http/auth.js';
 import { MemoryRateLimiter } from '../ratelimit/memory.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { AuditConfig } from '../service/shared/audit-config.js';
+import type { AlertServiceDeps } from '../service/shared/context.js';
 import type { Stores } from '../store/index.js';
 
 /** The default per-token limit of a local server: 600 requests a minute. */
@@ -43,6 +44,8 @@ export interface LocalAppOptions {
   signer?: DigestSigner | undefined;
   /** the digest cadence (default `DEFAULT_AUDIT`) */
   audit?: Partial<AuditConfig> | undefined;
+  /** alert targets' sealer and rules (issue 28); none: `/v1/alerts` answers 503 `alerts_unavailable` */
+  alerts?: AlertServiceDeps | undefined;
 }
 
 /**
@@ -60,6 +63,7 @@ export function createLocalApp(stores: Stores, o: LocalAppOptions): Hono<AppEnv>
     ...(o.stopping ? { stopping: o.stopping } : {}),
     ...(o.signer ? { signer: o.signer } : {}),
     ...(o.audit ? { audit: o.audit } : {}),
+    ...(o.alerts ? { alerts: o.alerts } : {}),
     // A stalled client's answer is aborted; node-server waits for the socket to drain and would never see
     // it, so its response (and socket) is destroyed here, which cancels the body.
     dropConnection: (env) => {

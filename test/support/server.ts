@@ -95,7 +95,7 @@ export interface RealServer extends TestServer {
  */
 export async function startRealServer(
   timeouts: ServeTimeouts = { headersTimeout: 1000, requestTimeout: 1500 },
-  o: { digester?: boolean } = {},
+  o: { digester?: boolean; allowPrivateAlertTargets?: boolean } = {},
 ): Promise<RealServer> {
   const root = mkdtempSync(join(tmpdir(), 'hansard-real-'));
   const dataDir = join(root, 'data');
@@ -113,6 +113,7 @@ export async function startRealServer(
     rateLimit: 0,
     ...timeouts,
     ...(o.digester === false ? { digester: false } : {}),
+    ...(o.allowPrivateAlertTargets ? { allowPrivateAlertTargets: true } : {}),
   });
   return {
     url: running.url,
@@ -172,6 +173,8 @@ export interface UseServerOptions<T extends string, K extends string> {
    * must not run one: a slow run crosses a digest and sees a change no request made.
    */
   digester?: boolean;
+  /** the real server lets alert targets be loopback or private addresses (`--allow-private-alert-targets`) */
+  allowPrivateAlertTargets?: boolean;
   /** more of `createApp`'s dependencies (limits, a rate limiter, a clock) */
   deps?: ServerDeps;
   /** the stores `createApp` serves, given the data directory (default the local stores) */
@@ -221,6 +224,7 @@ export function useServer<T extends string = 'local', K extends string = never>(
     if (opts.real) {
       const real = await startRealServer(opts.real === true ? undefined : opts.real, {
         ...(opts.digester === false ? { digester: false } : {}),
+        ...(opts.allowPrivateAlertTargets ? { allowPrivateAlertTargets: true } : {}),
       });
       running = real;
       for (const name of names) {

@@ -1,6 +1,6 @@
 /**
  * `hansard serve [--port 8787] [--host 127.0.0.1] [--data DIR] [--quota-bytes 10GiB] [--rate-limit 600]
- * [--max-concurrent-replays 4] [--stream-idle-seconds 60]`
+ * [--max-concurrent-replays 4] [--stream-idle-seconds 60] [--allow-private-alert-targets]`
  */
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
@@ -52,6 +52,13 @@ export function registerServe(program: Command, io: Io): void {
         .default('300'),
     )
     .addOption(
+      new Option(
+        '--allow-private-alert-targets',
+        'for tests and private networks: lets alert targets be loopback, link-local or private addresses ' +
+          '(refused by default: docs/alerts.md)',
+      ),
+    )
+    .addOption(
       // For benchmarks (bench/digests.ts): what the digester costs ingest. Exports still sign their digest.
       new Option('--digester <on|off>', 'run the digester (off: no scheduled digests)')
         .choices(['on', 'off'])
@@ -68,6 +75,9 @@ digests are written every few minutes and when a writer ends: hansard keys --hel
 Every start prints a board link that signs your browser in.
 One server per data directory: a second serve on the same --data is refused (exit 2) with the pid of
 the one that holds it (DIR/serve.lock). \`hansard tenant create --data DIR\` works beside a running server.
+It sends the tenants' alerts (hansard alerts --help, docs/alerts.md) to public addresses only, unless
+--allow-private-alert-targets lets targets on this machine or a private network in; the events' links
+point at the address it serves.
 A chunk that would take a tenant past its quota is refused (413 quota_exceeded); a token that sends
 more requests a minute than --rate-limit is answered 429 with Retry-After, and so is one more
 whole-session read than --max-concurrent-replays (429 too_many_replays). A client that takes none of
@@ -111,6 +121,7 @@ export interface ServeOptions {
   streamIdleSeconds: string;
   digestInterval: string;
   digester: 'on' | 'off';
+  allowPrivateAlertTargets?: boolean;
 }
 
 /**
@@ -178,6 +189,7 @@ export async function serve(opts: ServeOptions, io: Io): Promise<void> {
       streamIdleMs: Math.round(streamIdleSeconds * 1000),
       audit: { intervalSeconds: Number(opts.digestInterval) },
       digester: opts.digester === 'on',
+      allowPrivateAlertTargets: opts.allowPrivateAlertTargets === true,
       print: (l) => io.stdout.write(`${l}\n`),
       log: (l) => io.stderr.write(`${maskTokens(l)}\n`),
       requestLog: (l) => io.stderr.write(`${maskTokens(l)}\n`),
