@@ -9,6 +9,7 @@ import { HANSARD_VERSION } from '../../version.js';
 import { NetworkError, ServerError, STORAGE_FAULTS_FOR_OPERATOR } from '../api/client.js';
 import { ExitError, FailureError, UsageError } from '../api/errors.js';
 import type { Io } from '../api/io.js';
+import { registerAlerts } from './cmd-alerts.js';
 import { registerDoctor } from './cmd-doctor.js';
 import { registerExport } from './cmd-export.js';
 import { registerObserve } from './cmd-hcn.js';
@@ -63,6 +64,7 @@ Exit codes: 0 success, 1 failure, 2 usage error or refused by the server.`,
   registerVerify(program, io);
   registerExport(program, io);
   registerUsage(program, io);
+  registerAlerts(program, io);
   registerSession(program, io);
   registerImport(program, io);
   registerObserve(program, io);
