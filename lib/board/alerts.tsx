@@ -79,8 +79,10 @@ function afterWords(seconds: number): string {
 
 /** The last attempt's answer: `HTTP 500`, an error, both, or nothing yet. */
 function lastAnswer(d: AlertDeliveryView): string {
-  const parts = [d.last_status === null ? '' : `HTTP ${d.last_status}`, d.last_error ?? ''];
-  const s = parts.filter((p) => p !== '').join(': ');
+  const status = d.last_status === null ? '' : `HTTP ${d.last_status}`;
+  const error = d.last_error ?? '';
+  // the sender's error of a refused answer already starts with its status (`HTTP 500: …`)
+  const s = error.startsWith(status) ? error || status : [status, error].filter((p) => p !== '').join(': ');
   if (s) return escapeControl(s);
   if (d.status === 'skipped' && d.skipped_reason) return escapeControl(d.skipped_reason);
   return d.attempts === 0 ? 'not tried yet' : '—';

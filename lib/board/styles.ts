@@ -73,7 +73,7 @@ section.alert-target { border-top: 1px solid var(--line); margin: 1.2rem 0 0; pa
 dl.target-rule { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .15rem 1rem; margin: .4rem 0 .8rem; }
 dl.target-rule dt { color: var(--muted); font-size: .85rem; } dl.target-rule dd { margin: 0; overflow-wrap: anywhere; }
 form.send-test { margin: 0 0 .6rem; } h3 { font-size: .95rem; margin: 1rem 0 .3rem; }
-table.deliveries td.last-answer { font-size: .85rem; }
+table.deliveries td.last-answer { font-size: .85rem; } table.deliveries th { white-space: nowrap; }
 ul.session-alerts { list-style: none; padding: 0; margin: .2rem 0; } ul.session-alerts li { margin: 0 0 .3rem; overflow-wrap: anywhere; }
 header nav.board-nav { font-size: .9rem; }
 td ul.who { list-style: none; padding: 0; margin: .2rem 0 0; display: flex; flex-wrap: wrap; gap: 0 .6rem; }

@@ -147,7 +147,9 @@ describe('the alerts page', () => {
     const pending = flaky.locator(`tbody tr:has(a[href="/sessions/${sids.second}"])`);
     await expect(pending.getAttribute('data-status')).resolves.toBe('pending');
     await expect(pending.locator('td[data-label="Attempts"]').textContent()).resolves.toBe('1');
-    await expect(pending.locator('td[data-label="Last answer"]').textContent()).resolves.toMatch(/^HTTP 500/);
+    await expect(pending.locator('td[data-label="Last answer"]').textContent()).resolves.toMatch(
+      /^HTTP 500: receiver down for a test$/,
+    );
     // the next try: 15 to 30 s after the failed attempt (the first retry's wait, with jitter)
     const next = pending.locator('td[data-when] time');
     await expect(next.textContent()).resolves.toMatch(/^in \d+ s$/);
