@@ -19,8 +19,8 @@ import { promisify } from 'node:util';
 import type Database from 'better-sqlite3';
 import { StateConflictError } from '../errors.js';
 import type { WriterAdvance } from '../writers.js';
-import { insertOutbox } from './alerts.js';
 import { GroupCommit, type Settled } from './group-commit.js';
+import { insertOutbox } from './outbox.js';
 
 /** One `advanceWriter` call. */
 export interface AdvanceItem {

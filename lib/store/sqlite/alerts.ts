@@ -2,18 +2,13 @@
  * The alerts methods of `SqliteStateStore` (issue 28; the port and its rules: ../alerts.ts). Three tables:
  * `alert_targets` (a target as JSON, its version), `alert_outbox` (an event as JSON, its `due_at`) and
  * `alert_deliveries` (a delivery as JSON, with the columns its queries and conditions read). An event is
- * written in the transaction of the change that fires it (`insertOutbox`, called by sqlite/status-work.ts
- * and sqlite/advance.ts); `INSERT OR IGNORE` by (tenant, id) makes a retried change a no-op. Split from
+ * written in the transaction of the change that fires it (`insertOutbox` of sqlite/outbox.ts, called by
+ * sqlite/status-work.ts and sqlite/advance.ts); `INSERT OR IGNORE` by (tenant, id) makes a retried change a no-op. Split from
  * the store so that each file stays readable, as sqlite/usage.ts is.
  */
-import {
-  type AlertDelivery,
-  type AlertStore,
-  type AlertTarget,
-  type AttemptResult,
-  OutboxEvent,
-} from '../alerts.js';
+import type { AlertDelivery, AlertStore, AlertTarget, AttemptResult, OutboxEvent } from '../alerts.js';
 import { StateConflictError } from '../errors.js';
+import { insertOutbox } from './outbox.js';
 import type { SqlitePrimitives } from './status-work.js';
 
 /** How long a finished delivery is kept (DynamoDB: its TTL), ms: 30 days. */
@@ -52,23 +47,6 @@ CREATE INDEX IF NOT EXISTS alert_deliveries_final ON alert_deliveries (final_at)
 /** Makes the alert tables where they are missing (inside the store's schema transaction). */
 export function addAlertSchema(exec: (sql: string) => void): void {
   exec(ALERT_SCHEMA);
-}
-
-/**
- * Writes `events` to the outbox; an event whose (tenant, id) is there already is left as it is. Inside
- * the caller's transaction (a change's events go with it, or not at all).
- * @throws ZodError when an event does not fit `OutboxEvent` (the caller's transaction rolls back)
- */
-export function insertOutbox(
-  x: Pick<SqlitePrimitives, 'q'>,
-  events: readonly OutboxEvent[] | undefined,
-): void {
-  if (!events?.length) return;
-  const st = x.q('INSERT OR IGNORE INTO alert_outbox (tenant, id, due_at, event) VALUES (?, ?, ?, ?)');
-  for (const e of events) {
-    const event = OutboxEvent.parse(e);
-    st.run(event.tenant, event.id, event.due_at, JSON.stringify(event));
-  }
 }
 
 /**

@@ -10,7 +10,7 @@ import { statusSummaryOf } from '../session-summary.js';
 import type { StatusRecord } from '../status.js';
 import { decodeStatus, encodeStatus, legacyStatus } from '../status-record.js';
 import type { WorkItem } from '../work.js';
-import { insertOutbox } from './alerts.js';
+import { insertOutbox } from './outbox.js';
 
 type Row = Record<string, unknown>;
 
