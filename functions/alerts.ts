@@ -20,7 +20,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, DynamoDBStreamEvent, ScheduledEvent } from 'aws-lambda';
-import { type AlertDrainResult, awsAlertDeps, maskUrls, runAlertDrain } from '../lib/deploy/aws-alerts.js';
+import { type AlertDrainResult, alertDrainer, awsAlertDeps, maskUrls } from '../lib/deploy/aws-alerts.js';
 import { maskTokens } from '../lib/deploy/aws-lambda.js';
 import { type AwsClients, createClients } from './clients.js';
 import { ConfigError, parseConfig } from './config.js';
@@ -61,25 +61,27 @@ export function createAlertsHandler(
     );
   }
   const logger = o.logger ?? createLogger(config);
-  const deps = awsAlertDeps({
-    clients: o.clients ?? createClients(config),
-    bucket: config.BUCKET_NAME,
-    table: config.TABLE_NAME,
-    keyId: config.ALERT_KMS_KEY_ID,
-    boardOrigin: config.BOARD_ORIGIN ?? null,
-    now: o.now,
-    ...(o.allowPrivateTargets ? { config: { allowPrivateTargets: true } } : {}),
-    // Its role allows only what the worker calls (functions/access.ts): a new call fails in tests too.
-    wrapState: (state) =>
-      onlyMethods(state, ALERTS_STATE_METHODS, { fn: 'delivery function', list: 'ALERTS_STATE_METHODS' }),
-  });
+  const drain = alertDrainer(
+    awsAlertDeps({
+      clients: o.clients ?? createClients(config),
+      bucket: config.BUCKET_NAME,
+      table: config.TABLE_NAME,
+      keyId: config.ALERT_KMS_KEY_ID,
+      boardOrigin: config.BOARD_ORIGIN ?? null,
+      now: o.now,
+      ...(o.allowPrivateTargets ? { config: { allowPrivateTargets: true } } : {}),
+      // Its role allows only what the worker calls (functions/access.ts): a new call fails in tests too.
+      wrapState: (state) =>
+        onlyMethods(state, ALERTS_STATE_METHODS, { fn: 'delivery function', list: 'ALERTS_STATE_METHODS' }),
+    }),
+  );
   return async (event, context) => {
     const records = 'Records' in event && Array.isArray(event.Records) ? event.Records.length : 0;
     const trigger = records > 0 ? 'stream' : 'source' in event ? 'schedule' : 'invoke';
     const started = Date.now();
     const left = context?.getRemainingTimeInMillis?.() ?? 2 * 60 * 1000;
     try {
-      const result = await runAlertDrain(deps, started + left);
+      const result = await drain(started + left);
       logger.info('alerts', { trigger, records, ms: Date.now() - started, ...result });
       return { trigger, records, ...result };
     } catch (err) {

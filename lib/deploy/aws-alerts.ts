@@ -70,16 +70,18 @@ export interface AlertDrainResult {
  * (the worker records it and sets its next try); an error of ours (the store, KMS) is thrown, so the
  * invocation fails.
  * @param deadlineMs when the invocation ends, epoch ms (`Date.now() + getRemainingTimeInMillis()`)
+ * @param o.worker the worker to run (default a new one over `deps`): the function keeps one per instance,
+ *   so that its Slack pacing (one message a second per target) holds across invocations
  * @param o.clock epoch ms now (tests)
  */
 export async function runAlertDrain(
   deps: AlertDeps,
   deadlineMs: number,
-  o: { marginMs?: number; clock?: () => number } = {},
+  o: { marginMs?: number; clock?: () => number; worker?: AlertWorker } = {},
 ): Promise<AlertDrainResult> {
   const clock = o.clock ?? Date.now;
   const stopAt = deadlineMs - (o.marginMs ?? ALERT_DRAIN_MARGIN_MS);
-  const worker = new AlertWorker(deps);
+  const worker = o.worker ?? new AlertWorker(deps);
   const total: AlertDrainResult = { passes: 0, events: 0, deliveries: 0, stopped: 'deadline' };
   while (clock() < stopAt) {
     const pass = await worker.drainOnce();
@@ -92,6 +94,12 @@ export async function runAlertDrain(
     }
   }
   return total;
+}
+
+/** `runAlertDrain` over one worker kept for every call (one per Lambda instance). */
+export function alertDrainer(deps: AlertDeps): (deadlineMs: number) => Promise<AlertDrainResult> {
+  const worker = new AlertWorker(deps);
+  return (deadlineMs) => runAlertDrain(deps, deadlineMs, { worker });
 }
 
 /**
