@@ -190,6 +190,26 @@ describe('a held rule (after_seconds)', () => {
   });
 });
 
+describe('a Slack target', () => {
+  it('gets incoming-webhook bodies, one a second at most', async () => {
+    const { rx } = await targetOn({ events: ['session.done'], format: 'slack' });
+    const sids = [newId('s'), newId('s'), newId('s')];
+    for (const sid of sids) await report(sid, 'done');
+    const seen = rx.received.length;
+    const t0 = performance.now();
+    await drain();
+    const took = performance.now() - t0;
+    expect(rx.received.length - seen).toBe(3);
+    const bodies = rx.received.slice(seen).map((r) => JSON.parse(r.body));
+    expect(bodies.map((b) => b.text)).toEqual(sids.map((sid) => `Done: session ${sid} — now done`));
+    expect(bodies[0].blocks[0]).toMatchObject({ type: 'section', text: { type: 'mrkdwn' } });
+    // three messages to one target take at least the two gaps between them
+    expect(took).toBeGreaterThanOrEqual(1_900);
+    // signed all the same
+    expect(rx.received.slice(seen).every((r) => r.error === null)).toBe(true);
+  });
+});
+
 describe('a slow target', () => {
   it('delays no other target: the running worker sends to one while another hangs', async () => {
     const slow = await targetOn({ events: ['session.needs_review'] });
