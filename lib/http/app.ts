@@ -162,11 +162,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       referrerPolicy: 'no-referrer',
     }),
   );
-  // Only the board's own forms take POSTs; a cross-site form cannot sign a browser in or out, nor send
-  // an alert test (whose form also carries the sign-in's form token: ./form-token.ts).
+  // Only the board's own forms take POSTs; a cross-site form cannot sign a browser in or out.
   pages.use('/login', ownFormsOnly('sign-in'));
   pages.use('/logout', ownFormsOnly('sign-out'));
-  pages.use('/alerts/:id/test', ownFormsOnly('test alert'));
   registerAll(pages, PAGE_ROUTES);
   app.route('/', pages);
   return app;
@@ -177,7 +175,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
  * `Origin` equal to this server's), with a refusal that says what was refused and why: still 403
  * `forbidden`, where hono's own answer read "the request is not valid" to a person who ran curl.
  */
-function ownFormsOnly(what: 'sign-in' | 'sign-out' | 'test alert'): MiddlewareHandler {
+function ownFormsOnly(what: 'sign-in' | 'sign-out'): MiddlewareHandler {
   const check = csrf();
   return async (c, next) => {
     try {

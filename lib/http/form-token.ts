@@ -1,7 +1,7 @@
 /**
  * The board's form token (issue 28 item 5): a state-changing board form (`POST /alerts/{id}/test`)
- * carries a token derived from the secret the browser signed in with, besides the same-origin check every
- * board POST gets (`ownFormsOnly` in ./app.ts: `Origin` or `Sec-Fetch-Site`). Another site's page can
+ * carries a token derived from the secret the browser signed in with, besides the same-origin check of the
+ * board's POSTs (hono's `csrf()`: `Origin` or `Sec-Fetch-Site`). Another site's page can
  * neither read the HttpOnly cookie nor our page, so it cannot know the token; nothing is stored (the AWS
  * deployment has no session store), and signing in anew (a new token) makes old forms' tokens stale.
  */

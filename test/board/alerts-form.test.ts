@@ -123,8 +123,8 @@ describe('POST /alerts/{id}/test', () => {
     for (const headers of tries) {
       const a = await postTest(target, admin, { csrf }, headers);
       expect(a.status, JSON.stringify(headers)).toBe(403);
-      expect(JSON.parse(a.text).error.code).toBe('forbidden');
-      expect(JSON.parse(a.text).error.message).toMatch(/a test alert must come from the board's own page/);
+      expect(a.text).toContain('That button was not pressed on this board');
+      expect(a.text).toContain('nothing was sent');
     }
     expect(await outbox()).toEqual(before);
   });

@@ -428,6 +428,39 @@ describe('real answers match the document', () => {
     ] as const) {
       expectDocumented('GET', docPath, await raw('GET', path, init as RequestOptions));
     }
+    // the alerts page and its "Send a test" form (issue 28 item 5)
+    const pageTarget = await call('POST', '/v1/alerts', '/v1/alerts', {
+      json: { url: 'https://93.184.215.14/page-hook', label: 'openapi page' },
+    });
+    const viewer = await mint(srv, 'local', ['board']);
+    const alertsPage = await raw('GET', '/alerts', signedIn);
+    expectDocumented('GET', '/alerts', alertsPage);
+    expectDocumented('GET', '/alerts', await raw('GET', '/alerts', {})); // 302 to /login
+    expectDocumented(
+      'GET',
+      '/alerts',
+      await raw('GET', '/alerts', { headers: { cookie: `hansard_board=${viewer}` } }),
+    ); // 403
+    const csrf = /name="csrf" value="([^"]+)"/.exec(alertsPage.text)![1]!;
+    const testForm = (body: string, from: string) => ({
+      headers: { ...signedIn.headers, origin: from, 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+    const testPath = '/alerts/{id}/test';
+    const pageId = pageTarget.json.id as string;
+    for (const [path, init] of [
+      [`/alerts/${pageId}/test`, testForm(`csrf=${csrf}`, srv.url)], // 303
+      [`/alerts/${pageId}/test`, testForm('csrf=nope', srv.url)], // 403, a page
+      [`/alerts/${pageId}/test`, testForm(`csrf=${csrf}`, 'https://evil.example')], // 403, a page
+      ['/alerts/at_nope/test', testForm(`csrf=${csrf}`, srv.url)], // 400
+      [
+        `/alerts/${pageId}/test`,
+        { headers: { origin: srv.url, 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=x' },
+      ], // not signed in: 302 to /login
+    ] as const) {
+      expectDocumented('POST', testPath, await raw('POST', path, init as RequestOptions));
+    }
+
     // the stream: its status and type, read no further
     const ac = new AbortController();
     const stream = await fetch(`${srv.url}/board/events`, { ...signedIn, signal: ac.signal });

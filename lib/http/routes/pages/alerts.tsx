@@ -3,10 +3,12 @@
  * `GET /alerts`, each alert target of the tenant with its last deliveries, and `POST /alerts/{id}/test`,
  * its "Send a test" button. Both need the `admin` scope besides the board's sign-in (the targets are
  * admin-only in the API too); a board viewer without it gets a page saying which token to ask for. The
- * POST is guarded twice: the same-origin check of every board POST (`ownFormsOnly` in ../../app.ts) and
+ * POST is guarded twice: the same-origin check of the board's POSTs (hono's `csrf()`, `ownPageOnly`) and
  * the form token of the browser's sign-in (../../form-token.ts).
  */
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
+import { csrf } from 'hono/csrf';
+import { HTTPException } from 'hono/http-exception';
 import { z } from 'zod';
 import { type AlertsFlash, AlertsForbiddenPage, AlertsPage, maskTargetUrl } from '../../../board/alerts.js';
 import { BadPageLinkPage } from '../../../board/pages.js';
@@ -39,6 +41,29 @@ function flashOf(
   if (!t) return null;
   return { kind: 'sent', label: t.label ? escapeControl(t.label) : maskTargetUrl(t.url) };
 }
+
+const sameOrigin = csrf();
+
+/**
+ * The same-origin check of the board's POSTs (hono's `csrf()`, as `/login` and `/logout` have it in
+ * ../../app.ts: the browser's `Sec-Fetch-Site: same-origin` or an `Origin` equal to this server's), first,
+ * before the sign-in is read; its refusal is a page (403) here, since a person pressed a button.
+ */
+const ownPageOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
+  try {
+    await sameOrigin(c, async () => {});
+  } catch (err) {
+    if (!(err instanceof HTTPException && err.status === 403)) throw err;
+    const origin = new URL(c.req.url).origin;
+    return c.html(
+      <BadPageLinkPage
+        message={`That button was not pressed on this board's alerts page (the browser named no origin, or another one than ${origin}): nothing was sent. Open the alerts page and press it there.`}
+      />,
+      403,
+    );
+  }
+  return next();
+};
 
 export const alertsPage = defineRoute({
   route: {
@@ -84,16 +109,17 @@ export const alertsTestPage = defineRoute({
     description:
       'The alerts page\'s "Send a test" button: queues an `alert.test` event for this target only (as ' +
       '`POST /v1/alerts/{id}/test`) and redirects back to `/alerts` with a line saying so. Only from the ' +
-      "board's own page: a cross-site form is refused (403, JSON `forbidden`), and the form must carry " +
+      "board's own page: a cross-site form is refused (403, a page), and the form must carry " +
       "the sign-in's form token (`csrf`).",
-    middleware: [pageAuth],
+    middleware: [ownPageOnly, pageAuth],
     request: { params: z.object({ id: AlertTargetId }) },
     responses: {
       303: redirect('queued (`?sent=`), or the target was removed meanwhile (`?gone=1`)', '/alerts'),
       302: redirect('not signed in: to the sign-in page', '/login'),
       400: page('not a target id: a page linking back'),
       403: page(
-        'no `admin` scope, or a form token that is not this sign-in’s: a page saying why; nothing is sent',
+        'nothing is sent: no `admin` scope, a form token that is not this sign-in’s, or a form from ' +
+          'another site (neither `Origin` nor `Sec-Fetch-Site` says this board): a page saying why',
       ),
     },
   },
