@@ -21,6 +21,7 @@
  * | `hansard:objectLockDays`     | off       | S3 Object Lock retention of every object (new bucket)  |
  * | `hansard:objectLockMode`     | GOVERNANCE | GOVERNANCE or COMPLIANCE (with objectLockDays)        |
  * | `hansard:digestIntervalSeconds` | 300    | base interval of the signed session digests            |
+ * | `hansard:boardOrigin`        | the API URL | the board's origin in alert events' links (a custom domain) |
  *
  * No lookups and no account or region in the main stack: synth works offline and without credentials.
  */
@@ -79,6 +80,7 @@ new HansardStack(app, ctx('stackName') ?? 'Hansard', {
   tenantQuotaBytes: num('tenantQuotaBytes'),
   objectLock: objectLock(),
   digestIntervalSeconds: num('digestIntervalSeconds'),
+  ...(ctx('boardOrigin') ? { boardOrigin: ctx('boardOrigin') } : {}),
   lifecycle: {
     noncurrentVersionDays: num('noncurrentVersionDays') ?? DEFAULT_LIFECYCLE.noncurrentVersionDays,
     coldTransitionDays: num('coldStorageDays') ?? DEFAULT_LIFECYCLE.coldTransitionDays,

@@ -5,7 +5,9 @@
  * and its encryption context; the stream filter from the outbox keys `keys.alertOutbox` makes; the
  * dead-letter queue, the schedule and the alarms.
  */
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -135,6 +137,42 @@ describe('alerts in HansardStack', () => {
       .Variables as Json;
     expect(apiEnv.ALERT_KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [key, 'Arn'] });
   });
+
+  it('takes the board origin from -c hansard:boardOrigin (infra/app.ts, as cdk synth runs it)', () => {
+    const out = mkdtempSync(join(tmpdir(), 'hansard-app-'));
+    try {
+      const r = spawnSync('npx', ['tsx', 'infra/app.ts'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          CDK_OUTDIR: out,
+          CDK_CONTEXT_JSON: JSON.stringify({
+            ...cdkContext,
+            'aws:cdk:bundling-stacks': [],
+            'hansard:boardOrigin': 'https://hansard.example.com',
+          }),
+        },
+        timeout: 120_000,
+      });
+      expect(r.status, r.stderr).toBe(0);
+      const resources = (
+        JSON.parse(readFileSync(join(out, 'Hansard.template.json'), 'utf8')) as {
+          Resources: Record<string, { Type: string; Properties: Json }>;
+        }
+      ).Resources;
+      const alerts = Object.values(resources).find(
+        (r) =>
+          r.Type === 'AWS::Lambda::Function' &&
+          String(r.Properties.Description).startsWith('hansard alerts delivery'),
+      )!;
+      expect((alerts.Properties.Environment as { Variables: Json }).Variables.BOARD_ORIGIN).toBe(
+        'https://hansard.example.com',
+      );
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it("grants the table exactly what ALERTS_STATE_METHODS declare (the access map), and the stream's reads on the stream alone", () => {
     const statements = statementsOf(t, fn);
