@@ -37,6 +37,8 @@ export const AlertEventId = z
 
 /** Longest wait `--after` takes: a day, the retry window. */
 export const MAX_AFTER_SECONDS = 86_400;
+/** The longest grace a rotation gives the previous secret: a week, in seconds. */
+export const MAX_GRACE_SECONDS = 604_800;
 /** Most targets a tenant may have (each delivery reads them all). */
 export const MAX_TARGETS = 50;
 /** Longest target URL, in characters. */

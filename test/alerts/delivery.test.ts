@@ -199,7 +199,7 @@ describe('every event kind arrives once per change, signed', () => {
     await drain();
     const budget = verified('budget.crossed');
     expect(budget.map((p) => p.data.level)).toEqual([80]);
-    expect(budget[0]!.data).toMatchObject({ monthly_budget_usd: 0.013, link: 'http://board.test/usage' });
+    expect(budget[0]!.data).toMatchObject({ monthly_budget_usd: 0.013, link: 'http://board.test/' });
     const quota = verified('quota.near');
     expect(quota.map((p) => p.data.level)).toEqual([80]);
     expect(quota[0]!.data).toMatchObject({ quota_bytes: 200_000, session: null });

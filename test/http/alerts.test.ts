@@ -32,6 +32,8 @@ const srv = useServer({
     report: ['report'],
     globex: { tenant: 'globex', scopes: ['admin'] },
     globexReader: { tenant: 'globex', scopes: ['read'] },
+    // an admin token bound to one session (only the store can mint one): alerts are the tenant's
+    boundAdmin: { scopes: ['admin'], session: 's_01KZVVGRNTBMSD610TK2GA9BFS' },
   },
   deps: { alerts: { sealer, config: allowed } },
 });
@@ -226,13 +228,14 @@ describe("a session's alerts", () => {
       expect(a.json.alerts[0]).not.toHaveProperty('last_error');
       expect(a.text).not.toContain(failing.url);
     }
-    // a session with none: an empty list; another tenant's session: the same
+    // a session nobody recorded: 404, as on the other session routes; another tenant's session: the same
     const none = await request(srv, 'GET', `/v1/sessions/${newId('s')}/alerts`, { token: srv.tokens.reader });
-    expect(none.json).toEqual({ alerts: [] });
+    expectError(srv, none, 404, 'not_found');
     const theirs = await request(srv, 'GET', `/v1/sessions/${sid}/alerts`, {
       token: srv.tokens.globexReader,
     });
-    expect(theirs.json).toEqual({ alerts: [] });
+    expect(theirs.status).toBe(404);
+    expect(theirs.json).toEqual(none.json);
     expect((await request(srv, 'DELETE', `/v1/alerts/${target.json.id}`, { token: admin() })).status).toBe(
       204,
     );
@@ -255,6 +258,17 @@ describe('refusals', () => {
         const err = expectError(srv, await request(srv, method, path, { token, json }), 403, 'forbidden');
         expect(err.details.required).toEqual(['admin']);
       }
+    }
+    for (const [method, path, json] of [
+      ['GET', '/v1/alerts', undefined],
+      ['POST', '/v1/alerts', { url: ok.url }],
+      ['DELETE', `/v1/alerts/${id}`, undefined],
+      ['POST', `/v1/alerts/${id}/test`, undefined],
+    ] as const) {
+      const a = await request(srv, method, path, { token: srv.tokens.boundAdmin, json });
+      expect(expectError(srv, a, 403, 'forbidden').message).toMatch(
+        /session-bound token cannot administer alerts/,
+      );
     }
     const ingest = await request(srv, 'GET', `/v1/sessions/${newId('s')}/alerts`, {
       token: srv.tokens.ingest,

@@ -258,7 +258,7 @@ const CALLS: Record<string, CallCase> = {
       json: { ...workOwner(i), outcome: 'paused' },
     }),
   },
-  // alerts (issue 28): a target's id is the tenant's; a session's alerts are listed (empty when none)
+  // alerts (issue 28): a target's id is the tenant's, a session's alerts are its tenant's
   'GET /v1/alerts': { ids: false, call: () => get('/v1/alerts') },
   'POST /v1/alerts': {
     ids: false,
@@ -287,8 +287,8 @@ const CALLS: Record<string, CallCase> = {
   },
   'GET /v1/sessions/:sid/alerts': {
     ids: true,
-    // a session's alerts are read from its deliveries: none is an empty list, for A's session as for a new one
-    missing: 200,
+    // a session nobody recorded (or another tenant's) is a 404, as on the other session routes
+    missing: 404,
     call: (i) => get(`/v1/sessions/${i.sid}/alerts`),
   },
   'GET /login': { ids: false, anonymous: 200, call: () => get('/login') },

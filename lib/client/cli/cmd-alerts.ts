@@ -13,6 +13,7 @@ import {
   type AlertTargetCreated,
   type AlertTargetView,
   MAX_AFTER_SECONDS,
+  MAX_GRACE_SECONDS,
 } from '../../contract/alerts.js';
 import { escapeControl } from '../../log/format/escape.js';
 import { AlertsApi } from '../api/alerts.js';
@@ -22,8 +23,6 @@ import { type Io, printJson } from '../api/io.js';
 import { durationSeconds, shortDuration } from './duration.js';
 import { jsonOption } from './options.js';
 
-/** The longest grace `alerts rotate --grace` gives the previous secret: a week (the server's bound). */
-const MAX_GRACE_SECONDS = 604_800;
 /** How long `alerts test --wait` waits for the test's delivery, and how often it looks, ms. */
 export const TEST_WAIT_MS = 15_000;
 const TEST_POLL_MS = 250;

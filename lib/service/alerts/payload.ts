@@ -29,7 +29,8 @@ export interface WireEvent {
 
 /** The event of a delivery, with its link on the board at `boardOrigin` (null: a path). */
 export function wireEvent(d: AlertDelivery, boardOrigin: string | null): WireEvent {
-  const path = d.sid ? `/sessions/${d.sid}` : d.kind === 'budget.crossed' ? '/usage' : '/';
+  // Tenant-wide events (quota, budget, a test) link the board's overview, where its usage band is.
+  const path = d.sid ? `/sessions/${d.sid}` : '/';
   return {
     id: d.event_id,
     type: d.kind,

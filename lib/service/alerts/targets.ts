@@ -26,6 +26,24 @@ import { eventId, outboxEvent } from './events.js';
 import { DEFAULT_GRACE_SECONDS, newSecret, rotated } from './secrets.js';
 import { checkTargetUrl } from './url-guard.js';
 
+/**
+ * The admin scope, on a token bound to no session: targets and deliveries are the tenant's, outside any
+ * one session (as the token verbs ask, lib/service/tokens/create.ts).
+ * @throws AppError `forbidden`
+ */
+function requireTenantAdmin(ctx: ServiceContext): void {
+  requireScope(ctx, 'admin');
+  if (ctx.caller.session !== null) {
+    throw new AppError(
+      'forbidden',
+      'a session-bound token cannot administer alerts: use an unbound admin token',
+      {
+        required: ['admin'],
+      },
+    );
+  }
+}
+
 /** @throws AppError `alerts_unavailable` (503) when the deployment has no sealer for targets' secrets */
 function alertDeps(ctx: ServiceContext): AlertServiceDeps {
   if (!ctx.alerts) {
@@ -59,7 +77,7 @@ export function targetView(t: AlertTarget, now: Date): AlertTargetView {
  *   see url-guard.ts), `too_many_targets` (409, past `MAX_TARGETS`), `alerts_unavailable` (503)
  */
 export async function addTarget(ctx: ServiceContext, input: unknown): Promise<AlertTargetCreated> {
-  requireScope(ctx, 'admin');
+  requireTenantAdmin(ctx);
   const deps = alertDeps(ctx);
   const body = parseInput(AlertTargetInput, input, 'the alert target');
   const url = await checkTargetUrl(body.url, deps.config.allowPrivateTargets);
@@ -92,7 +110,7 @@ export async function addTarget(ctx: ServiceContext, input: unknown): Promise<Al
 
 /** `GET /v1/alerts`: the tenant's targets, oldest first. */
 export async function listTargets(ctx: ServiceContext): Promise<AlertTargetView[]> {
-  requireScope(ctx, 'admin');
+  requireTenantAdmin(ctx);
   const now = ctx.now();
   return (await ctx.state.listAlertTargets(ctx.tenant)).map((t) => targetView(t, now));
 }
@@ -106,7 +124,7 @@ async function requireTarget(ctx: ServiceContext, id: string): Promise<AlertTarg
 
 /** `DELETE /v1/alerts/{id}`: removes the target and its deliveries. @throws AppError `not_found` */
 export async function removeTarget(ctx: ServiceContext, id: string): Promise<void> {
-  requireScope(ctx, 'admin');
+  requireTenantAdmin(ctx);
   await requireTarget(ctx, id);
   await ctx.state.deleteAlertTarget(ctx.tenant, id);
 }
@@ -121,7 +139,7 @@ export async function rotateSecret(
   id: string,
   graceSeconds: number = DEFAULT_GRACE_SECONDS,
 ): Promise<AlertTargetCreated> {
-  requireScope(ctx, 'admin');
+  requireTenantAdmin(ctx);
   const deps = alertDeps(ctx);
   const t = await requireTarget(ctx, id);
   const secret = newSecret();
@@ -147,7 +165,7 @@ export async function rotateSecret(
  * @throws AppError `not_found`
  */
 export async function sendTest(ctx: ServiceContext, id: string): Promise<{ event_id: string }> {
-  requireScope(ctx, 'admin');
+  requireTenantAdmin(ctx);
   const t = await requireTarget(ctx, id);
   const at = isoNow(ctx);
   const event = outboxEvent({
@@ -190,7 +208,7 @@ export async function targetDeliveries(
   id: string,
   limit: number,
 ): Promise<AlertDeliveryView[]> {
-  requireScope(ctx, 'admin');
+  requireTenantAdmin(ctx);
   await requireTarget(ctx, id);
   return (await ctx.state.listDeliveries(ctx.tenant, { target: id, limit })).map(deliveryView);
 }
@@ -206,6 +224,8 @@ export async function sessionAlerts(
 ): Promise<Omit<AlertDeliveryView, 'last_error'>[]> {
   requireScope(ctx, 'read', 'board');
   requireSessionAccess(ctx, sid);
+  // An unknown session is a 404, as on the other session routes (nor is another tenant's one known).
+  if (!(await ctx.state.getSession(ctx.tenant, sid))) throw notFound('session');
   return (await ctx.state.listDeliveries(ctx.tenant, { sid, limit })).map((d) => {
     const { last_error: _hidden, ...rest } = deliveryView(d);
     return rest;

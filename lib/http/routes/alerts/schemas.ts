@@ -11,6 +11,7 @@ import {
   AlertTargetId,
   AlertTargetInput,
   AlertTargetView,
+  MAX_GRACE_SECONDS,
 } from '../../../contract/alerts.js';
 
 /** `{id}` of a target's path: `at_` + ULID, refused before any store (400 `invalid_id`). */
@@ -21,9 +22,6 @@ export const AlertTargetBody = AlertTargetInput.meta({
   id: 'AlertTargetInput',
   description: 'a new alert target and its rule',
 });
-
-/** The longest grace a rotation gives the previous secret: a week, in seconds. */
-export const MAX_GRACE_SECONDS = 604_800;
 
 /** `POST /v1/alerts/{id}/rotate`'s optional body. */
 export const AlertRotateInput = z
