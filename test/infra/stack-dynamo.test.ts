@@ -49,6 +49,7 @@ const DECLARED: Record<string, (methods: readonly StateMethod[]) => readonly Dyn
   'lib/store/dynamo/usage.ts': (methods) => accessOf(methods),
   // alerts (issue 28): targets, the outbox, deliveries and their due marks
   'lib/store/dynamo/alerts.ts': (methods) => accessOf(methods),
+  'lib/store/dynamo/alert-marks.ts': (methods) => accessOf(methods),
   'lib/ratelimit/dynamo.ts': () => RATE_LIMITER_ACCESS,
   'lib/deploy/aws.ts': () => [],
   'lib/deploy/aws-stores.ts': () => [],

@@ -157,14 +157,23 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   deleteAlertTarget: [del('ALERT#'), query('ALERT#', 'gsi1')],
   putOutboxEvents: [put('ALERT_OUT#')],
   listDueEvents: [query('ALERT_OUT#')],
-  // a Get of the event and of each delivery, then one transaction: the event's Delete, the new
-  // deliveries' Puts, the session's due mark
-  fanOut: [get('ALERT_OUT#'), get('ALERT#'), del('ALERT_OUT#'), put('ALERT#'), put('ALERT_DUE#')],
+  // a Get of the event, of each delivery and of the session's due mark, then one transaction: the
+  // event's Delete, the new deliveries' Puts, the due mark's Put
+  fanOut: [
+    get('ALERT_OUT#'),
+    get('ALERT#'),
+    get('ALERT_DUE#'),
+    del('ALERT_OUT#'),
+    put('ALERT#'),
+    put('ALERT_DUE#'),
+  ],
   rescheduleEvent: [upd('ALERT_OUT#')],
-  // a query per due-mark shard, one per marked session; a mark whose session has none pending deleted
-  listDueDeliveries: [query('ALERT_DUE#'), query('ALERT#'), del('ALERT_DUE#')],
+  // a query per due-mark shard, one per session that may be due; its mark then deleted (none pending)
+  // or its bound updated (dynamo/alert-marks.ts)
+  listDueDeliveries: [query('ALERT_DUE#'), query('ALERT#'), del('ALERT_DUE#'), upd('ALERT_DUE#')],
   claimDelivery: [upd('ALERT#')],
-  finishAttempt: [upd('ALERT#')],
+  // the delivery, then its session's due mark (its bound removed: the queue's next may be due at once)
+  finishAttempt: [upd('ALERT#'), upd('ALERT_DUE#')],
   // of a target: gsi1; of a session: its partition
   listDeliveries: [query('ALERT#', 'gsi1'), query('ALERT#')],
 };

@@ -4,10 +4,10 @@
  * `{tenant}#{id}`, Put by the change's own transaction (`outboxPut`: an unconditional Put of the same
  * content, so a retried change is the same item, and never fails the transaction); deliveries in their
  * session's partition `ALERT#{tenant}#S#{sid}` / `D#{target}#{order}#{event}`, on gsi1 by target; and a
- * due mark `ALERT_DUE#{shard}` / `{tenant}#{sid}` per session that may have pending deliveries. A finished
- * delivery gets the table's TTL 30 days out. Answers as sqlite/alerts.ts does.
+ * due mark `ALERT_DUE#{shard}` / `{tenant}#{sid}` per session that may have pending deliveries, with a
+ * lower bound of when one may be due (dynamo/alert-marks.ts). A finished delivery gets the table's TTL
+ * 30 days out. Answers as sqlite/alerts.ts does.
  */
-import { randomUUID } from 'node:crypto';
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AlertDelivery, AlertStore, AlertTarget, AttemptResult, OutboxEvent } from '../alerts.js';
 import { StateConflictError } from '../errors.js';
@@ -21,9 +21,9 @@ import {
   toDelivery,
   toEvent,
 } from './alert-items.js';
+import { DueMarks } from './alert-marks.js';
 import { cancellationCodes, compact, errorName, type Item, type TransactItem, update } from './items.js';
 import {
-  ALERT_DUE_PREFIX,
   ALERT_OUT_PREFIX,
   ALERT_SHARDS,
   alertSessionPk,
@@ -47,7 +47,11 @@ const SESSION_READS = 16;
 
 /** The `AlertStore` methods on DynamoDB; each answers as SQLite's does. */
 export class DynamoAlerts implements AlertStore {
-  constructor(private readonly x: DynamoPrimitives) {}
+  private readonly marks: DueMarks;
+
+  constructor(private readonly x: DynamoPrimitives) {
+    this.marks = new DueMarks(x);
+  }
 
   // ---- targets: `ALERT#{tenant}` / `TARGET#{id}`
 
@@ -142,8 +146,8 @@ export class DynamoAlerts implements AlertStore {
   /**
    * Reads the event (gone: nothing to do) and which deliveries exist, then one transaction: the event's
    * Delete on condition it is there, each new delivery's Put on condition it is not, and the session's due
-   * mark (a fresh `rev`) when one of them is pending. A delivery made meanwhile by another worker cancels
-   * it: read again. At most 98 deliveries (a transaction's 100 items; a tenant has at most 50 targets).
+   * mark when one of them is pending (`DueMarks.puts`: read, and Put on condition of what was read). A
+   * delivery or a mark written meanwhile by another worker cancels it: read again. At most 98 deliveries (a transaction's 100 items; a tenant has at most 50 targets).
    */
   async fanOut(event: OutboxEvent, deliveries: AlertDelivery[]): Promise<void> {
     const eventKey = keys.alertOutbox(event.tenant, event.id);
@@ -151,9 +155,7 @@ export class DynamoAlerts implements AlertStore {
       if (!(await this.x.get(eventKey))) return;
       const held = await Promise.all(deliveries.map((d) => this.x.get(deliveryKey(d))));
       const fresh = deliveries.filter((_, i) => !held[i]);
-      const marked = new Map(
-        fresh.filter((d) => d.status === 'pending').map((d) => [`${d.tenant}#${d.sid}`, d]),
-      );
+      const marks = await this.marks.puts(fresh.filter((d) => d.status === 'pending'));
       const items: TransactItem[] = [
         {
           Delete: {
@@ -173,19 +175,7 @@ export class DynamoAlerts implements AlertStore {
             },
           }),
         ),
-        ...[...marked.values()].map(
-          (d): TransactItem => ({
-            Put: {
-              TableName: this.x.table,
-              Item: {
-                ...keys.alertDue(d.tenant, d.sid),
-                tenant: d.tenant,
-                sid: d.sid ?? NO_SID,
-                rev: randomUUID(),
-              },
-            },
-          }),
-        ),
+        ...marks,
       ];
       if (items.length > MAX_TRANSACT_ITEMS) {
         throw new Error(`fanOut of ${fresh.length} deliveries: more than one transaction holds`);
@@ -222,25 +212,15 @@ export class DynamoAlerts implements AlertStore {
   // ---- deliveries: `ALERT#{tenant}#S#{sid}` / `D#{target}#{order}#{event}`
 
   /**
-   * The due marks of every shard (one consistent query each), then each marked session's pending
-   * deliveries (one consistent query of its partition, filtered on `status`): the first of each target's
-   * range is its queue's head, listed when due and unclaimed. A session with none pending loses its mark,
-   * on condition it still holds the `rev` read (a `fanOut` since then keeps it). Costs a query per
-   * session with pending deliveries: those waiting for a retry or a rule's `after_seconds`.
+   * The due marks of every shard whose bound is by `now` (one consistent query each), then each such
+   * session's pending deliveries (one consistent query of its partition, filtered on `status`): the first
+   * of each target's range is its queue's head, listed when due and unclaimed. Then the mark is settled
+   * (`DueMarks.settle`): deleted when none is pending, else bound to when the first head may be listed,
+   * so that a session whose queues all wait (a retry an hour away, a claim) is not read again before.
+   * Costs a query per session that may be due, and the marks (small items) of every shard.
    */
   async listDueDeliveries(now: string, limit: number): Promise<AlertDelivery[]> {
-    const marks = (
-      await Promise.all(
-        Array.from({ length: ALERT_SHARDS }, (_, shard) =>
-          this.x.queryAll({
-            KeyConditionExpression: '#pk = :pk',
-            ExpressionAttributeNames: { '#pk': PK },
-            ExpressionAttributeValues: { ':pk': `${ALERT_DUE_PREFIX}${shard}` },
-            ConsistentRead: true,
-          }),
-        ),
-      )
-    ).flat();
+    const marks = await this.marks.due(now);
     const due: AlertDelivery[] = [];
     for (let i = 0; i < marks.length; i += SESSION_READS) {
       await Promise.all(
@@ -269,34 +249,16 @@ export class DynamoAlerts implements AlertStore {
       ExpressionAttributeValues: { ':pk': alertSessionPk(tenant, sid), ':d': 'D#', ':pending': 'pending' },
       ConsistentRead: true,
     });
-    if (pending.length === 0) {
-      try {
-        await this.x.doc.send(
-          new DeleteCommand({
-            TableName: this.x.table,
-            Key: { [PK]: mark[PK], [SK]: mark[SK] },
-            ConditionExpression: '#rev = :rev',
-            ExpressionAttributeNames: { '#rev': 'rev' },
-            ExpressionAttributeValues: { ':rev': mark.rev },
-          }),
-        );
-      } catch (err) {
-        if (errorName(err) !== 'ConditionalCheckFailedException') throw err;
-      }
-      return [];
-    }
-    const seen = new Set<string>();
-    const out: AlertDelivery[] = [];
+    const heads = new Map<string, AlertDelivery>();
     // sorted by sort key: each target's range in `order`, so its first pending item is its head
     for (const item of pending) {
       const d = toDelivery(item);
-      if (seen.has(d.target_id)) continue;
-      seen.add(d.target_id);
-      if (d.next_at !== null && d.next_at <= now && (d.claimed_until === null || d.claimed_until <= now)) {
-        out.push(d);
-      }
+      if (!heads.has(d.target_id)) heads.set(d.target_id, d);
     }
-    return out;
+    await this.marks.settle(mark, [...heads.values()], now);
+    return [...heads.values()].filter(
+      (d) => d.next_at !== null && d.next_at <= now && (d.claimed_until === null || d.claimed_until <= now),
+    );
   }
 
   /** An Update on condition that it is pending at `d.attempts` and unclaimed (or its claim over by `now`). */
@@ -357,6 +319,7 @@ export class DynamoAlerts implements AlertStore {
         `delivery of ${d.event_id} to ${d.target_id} changed since it was claimed (not pending at ${d.attempts} attempts)`,
       );
     }
+    await this.marks.touch(d);
   }
 
   /**

@@ -4,6 +4,8 @@
  * - where its items sit (targets, outbox events in their shard, deliveries in their session's partition
  *   and on gsi1 by target, a tenant-wide event's under `~`), a finished delivery's TTL 30 days out and no
  *   due time, and a session's due mark made by the fan-out and removed once nothing is pending;
+ * - the worker's listing reads a session's deliveries only once one of its queue heads may be due (the
+ *   mark's bound: a retry or a claim ahead keeps it unread, a new event or an attempt brings it forward);
  * - a change without events costs what it did: `claimKey`, `putStatus`, `putWork` send no transaction
  *   they did not send before; with events, one transaction.
  */
@@ -97,6 +99,59 @@ describe('DynamoStateStore alert items (issue 28)', () => {
     );
     expect(indexed.Items).toEqual([]);
     await store.close();
+  });
+
+  it('reads a session only once a head of it may be due: a retry an hour away, a claim, skip it', async () => {
+    const sessionReads: string[] = [];
+    const client = clientWith(local.config, (command, input) => {
+      const pk = (input.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[':pk'];
+      if (command === 'QueryCommand' && String(pk).startsWith('ALERT#')) sessionReads.push(String(pk));
+    });
+    const table = await local.freshTable();
+    const store = new DynamoStateStore({ tableName: table, client });
+    const target = `at_${'C'.repeat(26)}`;
+    const [e1, e2] = [eventOf('acme', 10), eventOf('acme', 20)];
+    await store.putOutboxEvents([e1!, e2!]);
+    // e2's session waits for a rule's after_seconds (100 s)
+    await store.fanOut(e1!, [deliveryOf(e1!, target)]);
+    await store.fanOut(e2!, [deliveryOf(e2!, target, 100)]);
+    const listed = async (when: number) => {
+      sessionReads.length = 0;
+      return (await store.listDueDeliveries(at(when), 10)).map((d) => d.event_id);
+    };
+    expect(await listed(5)).toEqual([]);
+    expect(sessionReads).toEqual([]);
+    expect(await listed(15)).toEqual([e1!.id]);
+    expect(sessionReads).toEqual([`ALERT#acme#S#${e1!.sid}`]);
+    // claimed until 45: its session is not read before
+    const d1 = deliveryOf(e1!, target);
+    expect(await store.claimDelivery(d1, at(15), at(45))).toBe(true);
+    expect(await listed(16)).toEqual([]);
+    expect(sessionReads).toEqual([`ALERT#acme#S#${e1!.sid}`]);
+    expect(await listed(30)).toEqual([]);
+    expect(sessionReads).toEqual([]);
+    // a failed attempt, retried an hour later: not read until then
+    await store.finishAttempt(d1, {
+      status: 'pending',
+      attempts: 1,
+      next_at: at(3_600),
+      last_status: 500,
+      last_error: 'Internal Server Error',
+      delivered_at: null,
+      skipped_reason: null,
+    });
+    expect(await listed(40)).toEqual([]);
+    expect(sessionReads).toEqual([`ALERT#acme#S#${e1!.sid}`]);
+    expect(await listed(120)).toEqual([e2!.id]);
+    expect(sessionReads).toEqual([`ALERT#acme#S#${e2!.sid}`]);
+    expect(await listed(3_600)).toEqual([e2!.id, e1!.id]);
+    // a new event of the waiting session brings its bound forward
+    const e3 = eventOf('acme', 200, { sid: e1!.sid });
+    const other = `at_${'D'.repeat(26)}`;
+    await store.putOutboxEvents([e3]);
+    await store.fanOut(e3, [deliveryOf(e3, other)]);
+    expect(await listed(1_000)).toEqual([e2!.id, e3.id]);
+    client.destroy();
   });
 
   it('sends a change without events as before, and one transaction with them', async () => {
