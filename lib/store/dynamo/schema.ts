@@ -72,7 +72,8 @@
  * item) in one of `ALERT_SHARDS` partitions, which the worker queries each. A tenant's deliveries of one
  * session sit in one partition, a (target, session) queue one sort-key range in `order`; gsi1 lists a
  * target's deliveries newest first. A session with pending deliveries has a due mark (made by `fanOut`,
- * removed by the worker's listing once none is pending), so the worker reads only those sessions.
+ * removed by the worker's listing once none is pending), so the worker reads only those sessions, and
+ * only once one of them may be due (the mark's `due_at`, a lower bound: dynamo/alert-marks.ts).
  *
  * A session due an audit digest (issue 15) has one mark item in one of `DIGEST_DUE_SHARDS` partitions
  * (chosen by tenant and session id), so that the digester finds the due sessions of every tenant with
