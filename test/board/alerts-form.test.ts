@@ -95,6 +95,30 @@ describe('GET /alerts', () => {
     expect(p.text).toContain(`action="/alerts/${target}/test"`);
   });
 
+  it('shows a label and agent names as text: markup escaped, bidi and control characters as escapes', async () => {
+    const res = await fetch(`${f.base}/v1/alerts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${f.admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        url: 'https://example.com/hook',
+        label: '<img src=x onerror=alert(1)>\u202eevil',
+        agents: ['<script>x</script>'],
+      }),
+    });
+    expect(res.status).toBe(201);
+    const id = ((await res.json()) as { id: string }).id;
+    const p = await page('/alerts', admin);
+    expect(p.text).not.toContain('<img src=x');
+    expect(p.text).not.toContain('<script>x');
+    expect(p.text).not.toContain('\u202e');
+    expect(p.text).toContain('&lt;img src=x onerror=alert(1)&gt;\\u202eevil');
+    expect(p.text).toContain('&lt;script&gt;x&lt;/script&gt;');
+    await fetch(`${f.base}/v1/alerts/${id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${f.admin}` },
+    });
+  });
+
   it('answers a board viewer without the admin scope 403, naming the command for the token to ask for', async () => {
     const p = await page('/alerts', f.board);
     expect(p.status).toBe(403);

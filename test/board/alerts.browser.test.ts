@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalSecretSealer } from '../../lib/deploy/local-sealer.js';
+import { newId } from '../../lib/log/index.js';
 import { DEFAULT_ALERT_CONFIG } from '../../lib/service/alerts/deps.js';
 import { AlertWorker } from '../../lib/service/alerts/worker.js';
 import { mintToken } from '../../lib/service/index.js';
@@ -46,7 +47,7 @@ let ok: WebhookReceiver;
 let down: WebhookReceiver;
 let worker: AlertWorker;
 const targets = { team: '', flaky: '' };
-const sids = { first: '', second: '', quiet: '' };
+const sids = { first: '', second: '', quiet: '', reportOnly: '' };
 const open = browsers();
 
 async function addTarget(json: Record<string, unknown>, rx: WebhookReceiver): Promise<string> {
@@ -97,6 +98,10 @@ beforeAll(async () => {
   ahead += 11 * 60_000;
   await drain();
   // The second, blocked later: delivered to the team, pending (tried once, a next try) at the flaky one.
+  // a session an agent reported on before anything of it was uploaded: only the team channel's rule
+  // (no agents named) matches it
+  sids.reportOnly = newId('s');
+  await f.report(sids.reportOnly, 'blocked', 'stuck before the first upload');
   sids.second = await f.record('claude-code', 'ana', 'bump the dependencies');
   await f.report(sids.second, 'working', 'on it');
   await f.report(sids.second, 'blocked', 'needs a review of the lockfile');
@@ -119,8 +124,8 @@ describe('the alerts page', () => {
     await expect(team.locator('code[data-url]').textContent()).resolves.toBe(ok.url);
     await expect(team.locator('dl').textContent()).resolves.toMatch(/Eventssession\.blocked.*Agentsany/);
     const teamRows = team.locator('table.deliveries tbody tr');
-    await expect(teamRows.count()).resolves.toBe(2);
-    for (const sid of [sids.first, sids.second]) {
+    await expect(teamRows.count()).resolves.toBe(3);
+    for (const sid of [sids.first, sids.second, sids.reportOnly]) {
       const row = team.locator(`tbody tr:has(a[href="/sessions/${sid}"])`);
       await expect(row.getAttribute('data-status')).resolves.toBe('delivered');
       await expect(row.locator('.pill').textContent()).resolves.toBe('delivered');
@@ -208,6 +213,14 @@ describe('a session page', () => {
     const html = await page.content();
     for (const rx of [ok, down]) expect(html).not.toContain(new URL(rx.url).host);
     expect(html).not.toContain(targets.team);
+  });
+
+  it('lists them on the page of a session that has a status report and no upload yet', async () => {
+    const page = await boardPage(`/sessions/${sids.reportOnly}`, f.board);
+    await expect(page.locator('main').textContent()).resolves.toContain('nothing of it was uploaded');
+    const items = page.locator('ul.session-alerts li');
+    await expect(items.count()).resolves.toBe(1);
+    await expect(items.first().textContent()).resolves.toMatch(/^session\.blocked\s+delivered\s+just now$/);
   });
 
   it('has no Alerts part when the session fired none', async () => {
