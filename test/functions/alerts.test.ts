@@ -204,6 +204,14 @@ describe('the alerts on AWS', () => {
     expect(() => createAlertsHandler({ ...env, BOARD_ORIGIN: 'https://board.example.com/x' })).toThrow(
       /BOARD_ORIGIN/,
     );
+    expect(() => parseConfig({ ...env, ALERT_KMS_KEY_ID: 'my key' })).toThrow(/ALERT_KMS_KEY_ID/);
+    // an origin as the stack sets it (the API's URL, with its slash) reads as the origin alone
+    expect(
+      parseConfig({ ...env, BOARD_ORIGIN: 'https://abc.execute-api.us-east-1.amazonaws.com/' }),
+    ).toMatchObject({
+      BOARD_ORIGIN: 'https://abc.execute-api.us-east-1.amazonaws.com',
+      ALERT_KMS_KEY_ID: KEY,
+    });
   });
 
   it('cuts every URL in a logged error to its host, credentials dropped (a Slack webhook URL is a secret)', () => {
