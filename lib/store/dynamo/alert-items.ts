@@ -36,6 +36,21 @@ export function outboxPut(table: string, e: OutboxEvent): TransactItem {
   };
 }
 
+/**
+ * The Puts of `events` for a change's transaction (`outboxPut`), one per (tenant, id): a transaction may
+ * not touch one item twice, and a second write of an id is the same event.
+ */
+export function outboxPuts(table: string, events: readonly OutboxEvent[] | undefined): TransactItem[] {
+  return firstOf(events ?? [], (e) => `${e.tenant}#${e.id}`).map((e) => outboxPut(table, e));
+}
+
+/** The first of `list` of each key, in order: what SQLite's `INSERT OR IGNORE` of them keeps. */
+export function firstOf<T>(list: readonly T[], key: (t: T) => string): T[] {
+  const once = new Map<string, T>();
+  for (const t of list) if (!once.has(key(t))) once.set(key(t), t);
+  return [...once.values()];
+}
+
 /** The key of a delivery: in its session's partition, its (target) queue's range in `order`. */
 export function deliveryKey(d: AlertDelivery): ItemKey {
   return keys.alertDelivery(d.tenant, d.sid, d.target_id, d.order, d.event_id);

@@ -17,6 +17,7 @@ import {
   deliveryKey,
   FINAL,
   FINISHED_KEPT_SECONDS,
+  firstOf,
   outboxPut,
   toDelivery,
   toEvent,
@@ -153,8 +154,9 @@ export class DynamoAlerts implements AlertStore {
     const eventKey = keys.alertOutbox(event.tenant, event.id);
     for (let attempt = 1; ; attempt++) {
       if (!(await this.x.get(eventKey))) return;
-      const held = await Promise.all(deliveries.map((d) => this.x.get(deliveryKey(d))));
-      const fresh = deliveries.filter((_, i) => !held[i]);
+      const once = firstOf(deliveries, (d) => `${d.tenant}#${d.target_id}#${d.event_id}`);
+      const held = await Promise.all(once.map((d) => this.x.get(deliveryKey(d))));
+      const fresh = once.filter((_, i) => !held[i]);
       const marks = await this.marks.puts(fresh.filter((d) => d.status === 'pending'));
       const items: TransactItem[] = [
         {

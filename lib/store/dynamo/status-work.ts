@@ -15,7 +15,7 @@ import type { SessionSummary, SummaryDelta } from '../sessions.js';
 import type { StatusRecord } from '../status.js';
 import { decodeStatus, encodeStatus, legacyStatus } from '../status-record.js';
 import type { WorkItem } from '../work.js';
-import { outboxPut } from './alert-items.js';
+import { outboxPuts } from './alert-items.js';
 import {
   cancellationCodes,
   errorName,
@@ -51,7 +51,7 @@ export class DynamoStatusWorkItems {
    * version condition (`attribute_not_exists(version)` for version 1: no item, or one an earlier hansard
    * wrote); the session index takes the status summary and `status_version` in the same transaction, so
    * summaries are written in the order of the versions. The change's alert events (`outbox`) are Puts of
-   * the same transaction (dynamo/alerts.ts `outboxPut`). (Chunks' counts update the session item outside
+   * the same transaction (dynamo/alert-items.ts `outboxPuts`). (Chunks' counts update the session item outside
    * any transaction, issue 17.1: a concurrent one cancels this with `TransactionConflict`, retried.)
    * @throws StateConflictError when the stored status is not at `s.version - 1`
    */
@@ -73,7 +73,7 @@ export class DynamoStatusWorkItems {
     };
     const conflict = () =>
       new StateConflictError(`the status of ${s.sid} changed since it was read (expected version ${prev})`);
-    const events = outbox.map((e) => outboxPut(this.x.table, e));
+    const events = outboxPuts(this.x.table, outbox);
     await this.withSessionTouch(
       { Put: status },
       s.tenant,
@@ -240,7 +240,7 @@ export class DynamoStatusWorkItems {
     };
     const conflict = () =>
       new StateConflictError(`work ${item.id} changed since it was read (expected version ${prev})`);
-    const events = outbox.map((e) => outboxPut(this.x.table, e));
+    const events = outboxPuts(this.x.table, outbox);
     await this.withSessionTouch(
       { Update: work },
       item.tenant,
@@ -377,7 +377,7 @@ export class DynamoStatusWorkItems {
     };
     try {
       if (outbox.length === 0) await this.x.doc.send(new PutCommand(claim));
-      else await this.x.transact([{ Put: claim }, ...outbox.map((e) => outboxPut(this.x.table, e))]);
+      else await this.x.transact([{ Put: claim }, ...outboxPuts(this.x.table, outbox)]);
       return value;
     } catch (err) {
       const lost =

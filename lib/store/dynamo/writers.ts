@@ -8,7 +8,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { StateConflictError } from '../errors.js';
 import type { ChunkRecord, WriterAdvance, WriterRecord } from '../writers.js';
-import { outboxPut } from './alert-items.js';
+import { outboxPuts } from './alert-items.js';
 import { dueMarkPut } from './digest-index.js';
 import { cancellationCodes, compact, type Item, toWriter, update } from './items.js';
 import type { DynamoPendingCounts } from './pending.js';
@@ -220,7 +220,7 @@ export class DynamoWriterIndex {
         { Update: { TableName: this.x.table, Key: keys.writer(tenant, sid, w), ...writer } },
         { Put: { TableName: this.x.table, Item: chunk, ConditionExpression: 'attribute_not_exists(pk)' } },
         ...(next.digest_due ? [dueMarkPut(this.x.table, tenant, sid, next.at)] : []),
-        ...(next.outbox ?? []).map((e) => outboxPut(this.x.table, e)),
+        ...outboxPuts(this.x.table, next.outbox),
       ]);
     } catch (err) {
       const codes = cancellationCodes(err);

@@ -128,11 +128,15 @@ export function runAlertsContract(opts: ContractOptions<StateStore>): void {
       await s.putOutboxEvents([e]);
       await s.putStatus(statusOf('acme', sid, 1), [e]);
       expect(await s.listDueEvents(at(1), 10)).toEqual([e]);
+      // an id twice in one change's events: written once, as first given
+      const twice = eventOf('acme', 1, { sid });
+      await s.putStatus(statusOf('acme', sid, 1, 2), [twice, { ...twice, data: { second: true } }]);
+      expect(await s.listDueEvents(at(1), 10)).toEqual([e, twice].sort((a, b) => (a.id < b.id ? -1 : 1)));
       // the same id in another tenant is another event
       const other = { ...e, tenant: 'globex' };
       await s.putOutboxEvents([other]);
       expect(await s.listDueEvents(at(1), 10)).toEqual(
-        [e, other].sort((a, b) => (a.tenant < b.tenant ? -1 : 1)),
+        [e, twice, other].sort((a, b) => (`${a.tenant} ${a.id}` < `${b.tenant} ${b.id}` ? -1 : 1)),
       );
     });
 
@@ -169,7 +173,8 @@ export function runAlertsContract(opts: ContractOptions<StateStore>): void {
       const e = eventOf('acme', 10);
       await s.putOutboxEvents([e]);
       const ds = [deliveryOf(e, t1.id), deliveryOf(e, t2.id, 60)];
-      await s.fanOut(e, ds);
+      // a pair given twice is made once, as first given
+      await s.fanOut(e, [...ds, { ...ds[0]!, attempts: 9 }]);
       expect(await s.listDueEvents(at(1000), 10)).toEqual([]);
       expect(byKey(await s.listDeliveries('acme', { sid: e.sid!, limit: 10 }))).toEqual(byKey(ds));
       // again (another worker's fan-out of the same event): nothing changes
