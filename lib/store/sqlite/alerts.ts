@@ -3,8 +3,9 @@
  * `alert_targets` (a target as JSON, its version), `alert_outbox` (an event as JSON, its `due_at`) and
  * `alert_deliveries` (a delivery as JSON, with the columns its queries and conditions read). An event is
  * written in the transaction of the change that fires it (`insertOutbox` of sqlite/outbox.ts, called by
- * sqlite/status-work.ts and sqlite/advance.ts); `INSERT OR IGNORE` by (tenant, id) makes a retried change a no-op. Split from
- * the store so that each file stays readable, as sqlite/usage.ts is.
+ * sqlite/status-work.ts and sqlite/advance.ts); `INSERT OR IGNORE` by (tenant, id) makes a retried change
+ * a no-op. A delivery finished more than 30 days ago (by the system clock: `final_at`) is pruned by a later
+ * `fanOut`. Split from the store so that each file stays readable, as sqlite/usage.ts is.
  */
 import type { AlertDelivery, AlertStore, AlertTarget, AttemptResult, OutboxEvent } from '../alerts.js';
 import { StateConflictError } from '../errors.js';
