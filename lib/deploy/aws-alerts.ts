@@ -84,7 +84,7 @@ export async function runAlertDrain(
   const worker = o.worker ?? new AlertWorker(deps);
   const total: AlertDrainResult = { passes: 0, events: 0, deliveries: 0, stopped: 'deadline' };
   while (clock() < stopAt) {
-    const pass = await worker.drainOnce();
+    const pass = await worker.drainOnce({ stopAt });
     total.passes += 1;
     total.events += pass.events;
     total.deliveries += pass.deliveries;

@@ -190,6 +190,26 @@ describe('a held rule (after_seconds)', () => {
   });
 });
 
+describe('a pass with an end (a Lambda invocation)', () => {
+  it('starts no attempt that could outlast it: a hanging target holds the pass no longer', async () => {
+    const { rx, id } = await targetOn({ events: ['session.needs_review'] });
+    rx.mode = 'hang';
+    await report(newId('s'), 'needs_review');
+    await report(newId('s'), 'needs_review');
+    // room for one attempt of 800 ms (and the Slack gap the check keeps), not two
+    const stopAt = Date.now() + 800 + 1_000 + 600;
+    await worker.drainOnce({ stopAt });
+    expect(Date.now()).toBeLessThan(stopAt);
+    expect(rx.received).toHaveLength(1);
+    const ds = await deliveries(id);
+    expect(ds.map((d) => d.attempts).sort()).toEqual([0, 1]);
+    rx.mode = 'ok';
+    ahead += 31_000;
+    await drain();
+    expect((await deliveries(id)).every((d) => d.status === 'delivered')).toBe(true);
+  });
+});
+
 describe('a Slack target', () => {
   it('gets incoming-webhook bodies, one a second at most', async () => {
     const { rx } = await targetOn({ events: ['session.done'], format: 'slack' });

@@ -57,13 +57,15 @@ export class AlertWorker {
 
   /**
    * One pass: fans out every due event, then sends every due delivery, each target's in turn, all targets
-   * at once; resolves when all are done.
+   * at once; resolves when all are done. With `stopAt` (epoch ms, the wall clock), no attempt starts that
+   * could still be running then (its time limit would pass it): the rest wait for the next pass, so a
+   * hanging target cannot hold a Lambda invocation past its end.
    */
-  async drainOnce(): Promise<DrainStats> {
+  async drainOnce(o: { stopAt?: number } = {}): Promise<DrainStats> {
     const events = await this.fanOutDue();
     const due = await this.deps.state.listDueDeliveries(this.deps.now().toISOString(), BATCH);
     const byTarget = groupByTarget(due);
-    const counts = await Promise.all([...byTarget.values()].map((ds) => this.runTarget(ds)));
+    const counts = await Promise.all([...byTarget.values()].map((ds) => this.runTarget(ds, o.stopAt)));
     return { events, deliveries: counts.reduce((a, b) => a + b, 0) };
   }
 
@@ -164,18 +166,21 @@ export class AlertWorker {
     return [...new Set([...e.agents, ...writers.flatMap((w) => (w.agent ? [w.agent] : []))])];
   }
 
-  /** One target's due deliveries, one at a time; @returns how many were attempted */
-  private async runTarget(ds: AlertDelivery[]): Promise<number> {
+  /** One target's due deliveries, one at a time, none started past `stopAt`; @returns how many were attempted */
+  private async runTarget(ds: AlertDelivery[], stopAt?: number): Promise<number> {
     let n = 0;
+    // The target's secrets opened once for its run: one KMS Decrypt per secret and pass, not per attempt.
+    const secrets = new Map<string, Promise<string[]>>();
     for (const d of ds) {
       if (this.stopping) break;
-      if (await this.attempt(d)) n += 1;
+      if (stopAt !== undefined && Date.now() + this.deps.config.timeoutMs + SLACK_GAP_MS > stopAt) break;
+      if (await this.attempt(d, secrets)) n += 1;
     }
     return n;
   }
 
   /** Claims, checks and sends one delivery, and records what came of it; false when another worker has it. */
-  private async attempt(d: AlertDelivery): Promise<boolean> {
+  private async attempt(d: AlertDelivery, opened: Map<string, Promise<string[]>>): Promise<boolean> {
     const { state, config } = this.deps;
     const now = this.deps.now();
     const until = new Date(now.getTime() + config.timeoutMs + CLAIM_MS).toISOString();
@@ -206,9 +211,14 @@ export class AlertWorker {
     let result: { status: number | null; error: string | null };
     try {
       const url = await checkTargetUrl(target.url, config.allowPrivateTargets);
-      const secrets = await openSecrets(this.deps.sealer, target, now);
+      const key = `${target.id}#${target.version}`;
+      let secrets = opened.get(key);
+      if (!secrets) {
+        secrets = openSecrets(this.deps.sealer, target, now);
+        opened.set(key, secrets);
+      }
       // The signature's time is the attempt's wall-clock time: receivers check it against theirs.
-      const headers = signedHeaders(d.event_id, new Date(), body, secrets);
+      const headers = signedHeaders(d.event_id, new Date(), body, await secrets);
       result = await postJson(url, headers, body, {
         timeoutMs: config.timeoutMs,
         allowPrivate: config.allowPrivateTargets,
