@@ -228,20 +228,23 @@ export function AlertsPage({ data, csrf, flash }: { data: BoardAlerts; csrf: str
   );
 }
 
-/** `GET /alerts` for a board viewer without the `admin` scope (403): what to ask for. */
-export function AlertsForbiddenPage({ has }: { has: readonly string[] }) {
+/**
+ * `GET /alerts` for a board viewer who may not administer alerts (403): without the `admin` scope, or
+ * with a token bound to one session. Says which token to ask for.
+ */
+export function AlertsForbiddenPage({ has, bound }: { has: readonly string[]; bound: boolean }) {
   return (
     <Layout title="alerts: admins only" signedIn>
       <p class="error">
         The alerts page shows where this tenant's alerts go, so it needs a token with the <code>admin</code>{' '}
-        scope as well as <code>board</code>. This browser is signed in with a token that has{' '}
-        {has.length ? has.join(', ') : 'no scopes'}.
+        scope (and <code>board</code>, to sign a browser in), bound to no session.
       </p>
       <p>
-        Ask an admin of this tenant for a board sign-in token with both scopes, made with{' '}
-        <code>hansard token create --scopes board,admin --label "board admin"</code> (run with an admin
-        token), then sign in with it: open <code>/?token=&lt;that token&gt;</code> on this board or paste it
-        at <a href="/login?next=%2Falerts">sign in</a>.
+        This browser is signed in with a token that has {has.length ? has.join(', ') : 'no scopes'}
+        {bound ? ', bound to one session' : ''}. Ask an admin of this tenant for a board sign-in token with
+        both scopes, made with <code>hansard token create --scopes board,admin --label "board admin"</code>{' '}
+        (run with an admin token), then sign in with it: open <code>/?token=&lt;that token&gt;</code> on this
+        board or paste it at <a href="/login?next=%2Falerts">sign in</a>.
       </p>
       <p>
         Back to the <a href="/">board</a>.

@@ -199,6 +199,39 @@ describe('POST /alerts/{id}/test', () => {
     expect(back.text).toContain('A test event was queued for https://hooks.slack.com/services/…');
   });
 
+  it('a session-bound token with board and admin is refused the page and the button, queueing nothing', async () => {
+    const sid = await f.record('claude-code', 'priya', 'bound');
+    const bound = (
+      await mintToken(f.stores.state, 'local', { scopes: ['board', 'admin'], session: sid }, new Date())
+    ).token;
+    const p = await page('/alerts', bound);
+    expect(p.status).toBe(403);
+    expect(p.text).toContain('bound to one session');
+    expect(p.text).not.toContain(target);
+    const before = await outbox();
+    const { createHmac } = await import('node:crypto');
+    const csrf = createHmac('sha256', bound).update('hansard board form token v1').digest('base64url');
+    const a = await postTest(target, bound, { csrf }, { origin: f.base });
+    expect(a.status).toBe(403);
+    expect(await outbox()).toEqual(before);
+  });
+
+  it('an API client with an admin token in Authorization needs neither the origin nor the form token', async () => {
+    const before = await outbox();
+    const res = await fetch(`${f.base}/alerts/${target}/test`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { authorization: `Bearer ${f.admin}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: '',
+    });
+    expect(res.status).toBe(303);
+    expect((await outbox()).length).toBe(before.length + 1);
+    // while the same request carried by the board's cookie is refused
+    const a = await postTest(target, admin, {}, {});
+    expect(a.status).toBe(403);
+    expect((await outbox()).length).toBe(before.length + 1);
+  });
+
   it('a target removed meanwhile: back to the page saying so, nothing queued', async () => {
     const csrf = await formTokenOf(admin);
     const before = await outbox();

@@ -55,6 +55,11 @@ interface CallCase {
   missing?: number;
   /** what an anonymous caller gets, when not 401 (public routes, pages) */
   anonymous?: number;
+  /**
+   * what a board viewer gets on a page that needs another scope, when it is not sent to sign in (the
+   * alerts pages: a page saying which token to ask for)
+   */
+  boardViewer?: number;
   call: (ids: Ids) => Req;
 }
 
@@ -323,6 +328,22 @@ const CALLS: Record<string, CallCase> = {
   },
   'GET /people/:user_id': { ids: false, anonymous: 302, call: () => get('/people/priya') },
   'GET /agents/:agent': { ids: false, anonymous: 302, call: () => get('/agents/claude-code') },
+  // The alerts page and its test button (issue 28 item 5): admin, as /v1/alerts; a board viewer is told
+  // which token to ask for. The button's POST comes from the board's own page, as a browser sends it.
+  'GET /alerts': { ids: false, anonymous: 302, boardViewer: 403, call: () => get('/alerts') },
+  'POST /alerts/:id/test': {
+    ids: true,
+    // another tenant's target, as a removed one: back to the page saying it is gone
+    missing: 303,
+    anonymous: 302,
+    boardViewer: 403,
+    call: (i) => ({
+      method: 'POST',
+      path: `/alerts/${i.alertId}/test`,
+      body: '',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: srv.url },
+    }),
+  },
   // The live updates answer a script: JSON errors, no redirect to sign-in.
   'GET /board/events': { ids: false, call: () => get('/board/events') },
   'GET /board/fragment': { ids: false, call: () => get('/board/fragment') },
@@ -513,10 +534,11 @@ async function call(route: string, ids: Ids, token: string | null): Promise<Answ
   return request(srv, { ...ROUTES[route]!.call(ids), token });
 }
 
-/** Where a board page sends a browser to sign in: `/login`, with `?next=` back to any page but `/`. */
+/** Where a board page sends a browser to sign in: `/login`, with `?next=` back to any page (a GET) but `/`. */
 function signInFor(route: string, ids: Ids): string {
-  const { path } = ROUTES[route]!.call(ids);
-  return path === '/' ? '/login' : `/login?next=${encodeURIComponent(path)}`;
+  const { method, path } = ROUTES[route]!.call(ids);
+  // a form's POST cannot be replayed after signing in: to the sign-in page alone
+  return path === '/' || method !== 'GET' ? '/login' : `/login?next=${encodeURIComponent(path)}`;
 }
 
 beforeAll(async () => {
@@ -574,7 +596,11 @@ describe('(b) a token of a scope the route does not allow is refused', () => {
       for (const scope of refused) {
         const before = await snapshot(srv, A.tenant.admin, A.seg);
         const a = await call(route, idsOf(A), A.single[scope]);
-        if (rc.auth === 'page') {
+        if (rc.auth === 'page' && scope === 'board' && rc.boardViewer !== undefined) {
+          // signed in, but not for this page: a page saying which token to ask for
+          expect(a.status, `${scope}: ${a.text}`).toBe(rc.boardViewer);
+          expect(a.headers.get('location')).toBeNull();
+        } else if (rc.auth === 'page') {
           // a browser without the board scope is sent to sign in, not shown a JSON error
           expect(a.status, `${scope}: ${a.text}`).toBe(302);
           expect(a.headers.get('location')).toBe(signInFor(route, idsOf(A)));
@@ -591,7 +617,8 @@ describe('(b) a token of a scope the route does not allow is refused', () => {
         const throwaway = await tokenId(await mint(srv, A.tenant.name, ['read']));
         const a = await call(route, { ...idsOf(A), tokenId: throwaway }, A.single[scope]);
         expect([401, 403], `${scope} on ${route}: ${a.text}`).not.toContain(a.status);
-        if (rc.auth === 'page') expect(a.headers.get('location')).toBeNull();
+        // not sent to sign in (a form's POST may redirect back to its page)
+        if (rc.auth === 'page') expect(a.headers.get('location') ?? '').not.toMatch(/^\/login/);
       }
     });
   }
@@ -681,7 +708,7 @@ describe('(e) a session-bound token on another session of its tenant answers as 
   for (const [route, rc] of Object.entries(ROUTES)) {
     // An alert target is the tenant's, not a session's: a session-bound token (never an admin) is refused
     // those routes for its scope (b), whichever target it names.
-    if (!rc.ids || route.startsWith('DELETE /v1/tokens') || route.includes('/v1/alerts/')) continue;
+    if (!rc.ids || route.startsWith('DELETE /v1/tokens') || route.includes('/alerts/')) continue;
     it(`${route}: 404, the same bytes as a session that does not exist`, async () => {
       const before = await snapshot(srv, A.tenant.admin, A.seg);
       const onOther = await call(route, idsOf(A), boundA);

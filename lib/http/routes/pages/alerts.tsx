@@ -1,10 +1,11 @@
 /**
  * The board's alerts page (issue 28 item 5; lib/board/alerts.tsx, lib/service/board/alerts.ts):
  * `GET /alerts`, each alert target of the tenant with its last deliveries, and `POST /alerts/{id}/test`,
- * its "Send a test" button. Both need the `admin` scope besides the board's sign-in (the targets are
- * admin-only in the API too); a board viewer without it gets a page saying which token to ask for. The
- * POST is guarded twice: the same-origin check of the board's POSTs (hono's `csrf()`, `ownPageOnly`) and
- * the form token of the browser's sign-in (../../form-token.ts).
+ * its "Send a test" button. Both need an unbound token with the `admin` scope (the targets are admin-only
+ * in the API too; a browser's sign-in also has `board`); a board viewer without it gets a page saying
+ * which token to ask for (`adminPageAuth`). A POST carried by the board's cookie is guarded twice: the
+ * same-origin check of the board's POSTs (hono's `csrf()`, `ownPageOnly`) and the form token of the
+ * browser's sign-in (../../form-token.ts); one with an `Authorization` header needs neither.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { csrf } from 'hono/csrf';
@@ -17,19 +18,41 @@ import { escapeControl } from '../../../log/format/escape.js';
 import { sendTest } from '../../../service/alerts/targets.js';
 import { type BoardAlerts, boardAlerts } from '../../../service/board/alerts.js';
 import { AppError } from '../../../service/shared/errors.js';
-import { type AppEnv, pageAuth } from '../../auth.js';
+import { type AppEnv, requireAuth, signInLocation } from '../../auth.js';
 import { formToken, formTokenOk } from '../../form-token.js';
 import { defineRoute, page, raw, redirect } from '../../route.js';
 
-/** Whether the signed-in caller may see the alerts (the API's scope for targets). */
-function isAdmin(c: Context<AppEnv>): boolean {
-  return c.get('ctx').caller.scopes.includes('admin');
+/** The 403 page for a signed-in caller who may not administer alerts. */
+function forbidden(c: Context<AppEnv>) {
+  const { scopes, session } = c.get('ctx').caller;
+  return c.html(<AlertsForbiddenPage has={scopes} bound={session !== null} />, 403);
 }
 
-/** The 403 page for a board viewer without the `admin` scope. */
-function forbidden(c: Context<AppEnv>) {
-  return c.html(<AlertsForbiddenPage has={c.get('ctx').caller.scopes} />, 403);
-}
+/**
+ * Who may use these pages: a caller whose token has the `admin` scope and is bound to no session (as
+ * `/v1/alerts` asks). A browser signs in with a token that has the `board` scope too (the sign-in
+ * refuses one without it); a signed-in viewer without `admin`, or with a session-bound token, gets a page
+ * (403) saying which token to ask for; anyone else is sent to sign in, as on every board page.
+ */
+const adminPageAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
+  try {
+    await requireAuth(c.get('services').deps, true)(c, async () => {});
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'unauthorized') return c.redirect(signInLocation(c), 302);
+    throw err;
+  }
+  const { scopes, session } = c.get('ctx').caller;
+  if (scopes.includes('admin') && session === null) return next();
+  if (scopes.includes('board') || scopes.includes('admin')) return forbidden(c);
+  return c.redirect(signInLocation(c), 302);
+};
+
+/**
+ * Whether the request carries its token in `Authorization` (an API client): no browser sends that header
+ * to another site's server without its consent (CORS), so only cookie-carried requests need the form's
+ * guards.
+ */
+const byBearer = (c: Context<AppEnv>) => c.req.header('authorization') !== undefined;
 
 /** The flash line of `?sent=` (a target still listed) or `?gone=`; anything else: none. */
 function flashOf(
@@ -50,6 +73,7 @@ const sameOrigin = csrf();
  * before the sign-in is read; its refusal is a page (403) here, since a person pressed a button.
  */
 const ownPageOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (byBearer(c)) return next();
   try {
     await sameOrigin(c, async () => {});
   } catch (err) {
@@ -75,9 +99,10 @@ export const alertsPage = defineRoute({
     description:
       'Each alert target (its label, its URL masked after the host, format, events, agents and hold), its ' +
       'last 10 deliveries (event, session, status, attempts, last answer, next try or delivery time), its ' +
-      'dead letters counted, and a "Send a test" button. Needs a board sign-in whose token also has the ' +
-      '`admin` scope; without it, a page (403) saying which token to ask for.',
-    middleware: [pageAuth],
+      'dead letters counted, and a "Send a test" button. Needs a token with the `admin` scope bound to no ' +
+      'session (a browser signs in with one that also has `board`); a signed-in viewer without it gets a ' +
+      'page (403) saying which token to ask for.',
+    middleware: [adminPageAuth],
     request: {
       query: z.object({
         sent: z.string().optional().describe('a test was queued for this target: the page says so'),
@@ -87,13 +112,14 @@ export const alertsPage = defineRoute({
     responses: {
       200: page('the alert targets'),
       302: redirect('not signed in: to the sign-in page', '/login'),
-      403: page('signed in without the `admin` scope: a page saying which token to ask for'),
+      403: page(
+        'signed in without the `admin` scope, or with a session-bound token: a page saying which token to ask for',
+      ),
     },
   },
   auth: 'cookie',
   scopes: ['admin'],
   handler: async (c) => {
-    if (!isAdmin(c)) return forbidden(c);
     const data = await boardAlerts(c.get('ctx'));
     return c.html(<AlertsPage data={data} csrf={formToken(c)} flash={flashOf(c.req.valid('query'), data)} />);
   },
@@ -109,9 +135,9 @@ export const alertsTestPage = defineRoute({
     description:
       'The alerts page\'s "Send a test" button: queues an `alert.test` event for this target only (as ' +
       '`POST /v1/alerts/{id}/test`) and redirects back to `/alerts` with a line saying so. Only from the ' +
-      "board's own page: a cross-site form is refused (403, a page), and the form must carry " +
-      "the sign-in's form token (`csrf`).",
-    middleware: [ownPageOnly, pageAuth],
+      "board's own page when the board's cookie carries it: a cross-site form is refused (403, a page), and " +
+      "the form must carry the sign-in's form token (`csrf`); a request with `Authorization` needs neither.",
+    middleware: [ownPageOnly, adminPageAuth],
     request: { params: z.object({ id: AlertTargetId }) },
     responses: {
       303: redirect('queued (`?sent=`), or the target was removed meanwhile (`?gone=1`)', '/alerts'),
@@ -132,9 +158,8 @@ export const alertsTestPage = defineRoute({
   onInvalid: (err, c) =>
     c.html(<BadPageLinkPage message={`That alert target cannot be tested: ${err.message}.`} />, 400),
   handler: async (c) => {
-    if (!isAdmin(c)) return forbidden(c);
     const form = await c.req.parseBody();
-    if (!formTokenOk(c, form.csrf)) {
+    if (!byBearer(c) && !formTokenOk(c, form.csrf)) {
       return c.html(
         <BadPageLinkPage message="That form is not this sign-in's (it is from an older sign-in, or from another page): nothing was sent. Reload the alerts page and press the button again." />,
         403,

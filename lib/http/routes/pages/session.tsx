@@ -6,9 +6,11 @@
  * browser goes away.
  */
 import { z } from 'zod';
+import type { SessionAlert } from '../../../board/alerts.js';
 import { BadPageLinkPage, BusyPage, NotFoundPage } from '../../../board/pages.js';
 import { SessionTimelinePage, StatusOnlyPage } from '../../../board/timeline.js';
 import { sessionAlerts } from '../../../service/alerts/targets.js';
+import type { ServiceContext } from '../../../service/shared/context.js';
 import { AppError } from '../../../service/shared/errors.js';
 import { getStatus } from '../../../service/status/get.js';
 import { TIMELINE_PAGE_ROWS, type TimelinePage, timelinePage } from '../../../service/timeline/page.js';
@@ -44,6 +46,19 @@ const At = z
 
 /** Alerts the session page lists, newest first (one per event and target). */
 const SESSION_ALERTS = 20;
+
+/**
+ * The alerts the session fired, newest first; none when no session record lists it yet (a report may
+ * come before any upload: its page shows the report, and its alerts once the session is recorded).
+ */
+async function alertsOf(ctx: ServiceContext, sid: string): Promise<SessionAlert[]> {
+  try {
+    return await sessionAlerts(ctx, sid, SESSION_ALERTS);
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'not_found') return [];
+    throw err;
+  }
+}
 
 /** `?at=` when it has the shape of a row's anchor (lib/service/timeline/text.ts `idAnchor`, `d-`, `q-`). */
 function atOf(v: string | undefined): string | null {
@@ -110,7 +125,7 @@ export const sessionPage = defineRoute({
       // No segment: a status report may still have come first.
       try {
         const status = await getStatus({ ctx, sid });
-        const alerts = await sessionAlerts(ctx, sid, SESSION_ALERTS);
+        const alerts = await alertsOf(ctx, sid);
         return c.html(
           <StatusOnlyPage sid={sid} status={status} alerts={alerts} now={ctx.now().toISOString()} />,
         );
@@ -120,7 +135,7 @@ export const sessionPage = defineRoute({
       }
     }
     const work = (await listWork({ ctx, session: sid, limit: 50 })).items;
-    const alerts = await sessionAlerts(ctx, sid, SESSION_ALERTS);
+    const alerts = await alertsOf(ctx, sid);
     return c.html(<SessionTimelinePage tl={tl} work={work} alerts={alerts} now={ctx.now().toISOString()} />);
   },
 });
