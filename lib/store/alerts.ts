@@ -154,7 +154,11 @@ export interface AlertStore {
    * ended by `now`). @returns whether this call claimed it
    */
   claimDelivery(d: AlertDelivery, now: string, until: string): Promise<boolean>;
-  /** Records an attempt's outcome and releases the claim (on condition it is still at `d.attempts`). */
+  /**
+   * Records an attempt's outcome and releases the claim, on condition it is still pending at `d.attempts`.
+   * @throws StateConflictError when it is not (another worker finished it after this one's claim ran out,
+   *   or its target was removed meanwhile)
+   */
   finishAttempt(d: AlertDelivery, result: AttemptResult): Promise<void>;
   /**
    * A tenant's deliveries, newest first: of one target, or of one session, at most `limit` (1..200).

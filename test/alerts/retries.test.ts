@@ -210,6 +210,22 @@ describe('a pass with an end (a Lambda invocation)', () => {
   });
 });
 
+describe('a target removed during an attempt', () => {
+  it('the attempt ends quietly: its delivery went with the target', async () => {
+    const { rx, id } = await targetOn({ events: ['session.done'] });
+    rx.mode = 'hang';
+    await report(newId('s'), 'done');
+    const pass = worker.drainOnce();
+    await rx.waitFor(1, 5_000);
+    const del = await request(srv, 'DELETE', `/v1/alerts/${id}`, { token: srv.tenant.admin });
+    expect(del.status).toBe(204);
+    await expect(pass).resolves.toMatchObject({ deliveries: expect.any(Number) });
+    expect(
+      (await request(srv, 'GET', `/v1/alerts/${id}/deliveries`, { token: srv.tenant.admin })).status,
+    ).toBe(404);
+  });
+});
+
 describe('a Slack target', () => {
   it('gets incoming-webhook bodies, one a second at most', async () => {
     const { rx } = await targetOn({ events: ['session.done'], format: 'slack' });

@@ -14,7 +14,12 @@
  * - **Held states**: a rule's `after_seconds` delays a session state's (or an unknown lease's) delivery;
  *   when it is due the state is read again, and a state that ended meanwhile is `skipped`, with why.
  */
-import type { AlertDelivery, AlertTarget, OutboxEvent } from '../../store/index.js';
+import {
+  type AlertDelivery,
+  type AlertTarget,
+  type OutboxEvent,
+  StateConflictError,
+} from '../../store/index.js';
 import type { AlertDeps } from './deps.js';
 import { matches } from './match.js';
 import { signedHeaders, slackBody, standardBody, wireEvent } from './payload.js';
@@ -185,17 +190,23 @@ export class AlertWorker {
     const now = this.deps.now();
     const until = new Date(now.getTime() + config.timeoutMs + CLAIM_MS).toISOString();
     if (!(await state.claimDelivery(d, now.toISOString(), until))) return false;
+    // A finish that finds the delivery moved on (its target removed meanwhile, or this worker's claim
+    // ran out and another finished it) lost a race: the other outcome stands, nothing to undo.
     const finish = (r: Partial<Parameters<typeof state.finishAttempt>[1]>) =>
-      state.finishAttempt(d, {
-        status: 'pending',
-        attempts: d.attempts,
-        next_at: d.next_at,
-        last_status: d.last_status,
-        last_error: d.last_error,
-        delivered_at: null,
-        skipped_reason: null,
-        ...r,
-      });
+      state
+        .finishAttempt(d, {
+          status: 'pending',
+          attempts: d.attempts,
+          next_at: d.next_at,
+          last_status: d.last_status,
+          last_error: d.last_error,
+          delivered_at: null,
+          skipped_reason: null,
+          ...r,
+        })
+        .catch((err: unknown) => {
+          if (!(err instanceof StateConflictError)) throw err;
+        });
     const target = await state.getAlertTarget(d.tenant, d.target_id);
     if (!target)
       return finish({ status: 'skipped', next_at: null, skipped_reason: 'the target was removed' }).then(
@@ -240,12 +251,7 @@ export class AlertWorker {
       return true;
     }
     const firstDue = new Date(Date.parse(d.event.at) + d.after_seconds * 1000).toISOString();
-    const next = nextTry(
-      firstDue < d.created_at ? d.created_at : firstDue,
-      attempts,
-      after,
-      config.retryForMs,
-    );
+    const next = nextTry([firstDue, d.created_at].sort().at(-1)!, attempts, after, config.retryForMs);
     await finish({
       status: next === null ? 'dead' : 'pending',
       attempts,
