@@ -471,6 +471,13 @@ function offlineEnv(): NodeJS.ProcessEnv {
   };
 }
 
+/** Imports a bundle in a node of its own, as Lambda would: its `handler` must be a function. */
+async function expectHandlerLoads(bundle: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const script = 'const m = await import(process.argv[1]); console.log(typeof m.handler);';
+  const loaded = await run('node', ['--input-type=module', '-e', script, bundle], env, 30_000);
+  expect(loaded.out.trim().split('\n').at(-1), loaded.out).toBe('function');
+}
+
 function run(
   cmd: string,
   args: string[],
@@ -582,18 +589,7 @@ describe('cdk synth (as CI runs it)', () => {
         expect(
           sources.filter((s) => /lib\/http\/app\.ts|lib\/deploy\/aws\.ts|sqlite|node-server/.test(s)),
         ).toEqual([]);
-        const loaded = await run(
-          'node',
-          [
-            '--input-type=module',
-            '-e',
-            'const m = await import(process.argv[1]); console.log(typeof m.handler);',
-            bundle,
-          ],
-          env,
-          30_000,
-        );
-        expect(loaded.out.trim().split('\n').at(-1), loaded.out).toBe('function');
+        await expectHandlerLoads(bundle, env);
         answers.push('digest');
         continue;
       }
@@ -625,18 +621,7 @@ describe('cdk synth (as CI runs it)', () => {
         expect(
           sources.filter((s) => /lib\/http\/app\.ts|lib\/deploy\/aws\.ts|sqlite|node-server/.test(s)),
         ).toEqual([]);
-        const loaded = await run(
-          'node',
-          [
-            '--input-type=module',
-            '-e',
-            'const m = await import(process.argv[1]); console.log(typeof m.handler);',
-            bundle,
-          ],
-          env,
-          30_000,
-        );
-        expect(loaded.out.trim().split('\n').at(-1), loaded.out).toBe('function');
+        await expectHandlerLoads(bundle, env);
         answers.push('alerts');
         continue;
       }

@@ -13,6 +13,7 @@ import {
   AlertTargetView,
   MAX_GRACE_SECONDS,
 } from '../../../contract/alerts.js';
+import { Limit } from '../../params.js';
 
 /** `{id}` of a target's path: `at_` + ULID, refused before any store (400 `invalid_id`). */
 export const AlertTargetPath = z.object({ id: AlertTargetId });
@@ -68,12 +69,5 @@ export const SessionAlertList = z
   .object({ alerts: z.array(AlertDeliveryView.omit({ last_error: true })) })
   .meta({ id: 'SessionAlertList', description: 'the alerts a session fired, newest first' });
 
-/** `?limit=` of a delivery listing: digits only, 1 to 200, default 50. */
-export const DeliveryLimit = z
-  .string()
-  .regex(/^\d{1,3}$/, 'a limit is a whole number from 1 to 200')
-  .transform(Number)
-  .pipe(z.number().int().min(1).max(200))
-  .optional()
-  .transform((v) => v ?? 50)
-  .describe('how many deliveries to answer, 1 to 200 (default 50)');
+/** `?limit=` of a delivery listing: a listing's (lib/http/params.ts), 1 to 200, default 50. */
+export const DeliveryLimit = Limit.describe('how many deliveries to answer, 1 to 200 (default 50)');
