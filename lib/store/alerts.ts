@@ -16,7 +16,7 @@
  *   answer under the same claim.
  */
 import { z } from 'zod';
-import { ALERT_FORMATS, ALERT_KINDS, DELIVERY_STATUSES } from '../contract/alerts.js';
+import { AlertDeliveryView, AlertTargetView } from '../contract/alerts.js';
 import { Count, Instant } from '../contract/ids.js';
 
 /**
@@ -58,48 +58,45 @@ export const SealedSecret = z.object({
 });
 export type SealedSecret = z.infer<typeof SealedSecret>;
 
-/** An alert target and its rule. */
-export const AlertTarget = z.object({
+/** An alert target and its rule: what `AlertTargetView` (lib/contract/alerts.ts) shows, and its secrets. */
+export const AlertTarget = AlertTargetView.pick({
+  url: true,
+  format: true,
+  events: true,
+  agents: true,
+  after_seconds: true,
+  label: true,
+  created_at: true,
+  created_by: true,
+}).extend({
   tenant: z.string(),
   id: z.string(),
-  url: z.string(),
-  format: z.enum(ALERT_FORMATS),
-  /** empty: every kind */
-  events: z.array(z.enum(ALERT_KINDS)),
-  /** empty: any agent */
-  agents: z.array(z.string()),
-  after_seconds: Count,
-  label: z.string().nullable(),
   /** the current secret first, then the previous one while its grace lasts */
   secrets: z.array(SealedSecret).min(1).max(2),
-  created_at: Instant,
-  /** the token id (or person) that made it */
-  created_by: z.string(),
   /** 1 when made, one more per write: `putAlertTarget`'s condition */
   version: z.int(),
 });
 export type AlertTarget = z.infer<typeof AlertTarget>;
 
-/** A delivery of one event to one target. */
-export const AlertDelivery = z.object({
+/** A delivery of one event to one target: what `AlertDeliveryView` shows, and what the worker needs. */
+export const AlertDelivery = AlertDeliveryView.pick({
+  kind: true,
+  sid: true,
+  status: true,
+  attempts: true,
+  next_at: true,
+  created_at: true,
+  last_status: true,
+  last_error: true,
+  delivered_at: true,
+}).extend({
   tenant: z.string(),
   target_id: z.string(),
   event_id: z.string(),
-  kind: z.string(),
-  sid: z.string().nullable(),
   /** the order within (target, session): the event's `at` then its id */
   order: z.string(),
-  status: z.enum(DELIVERY_STATUSES),
-  attempts: Count,
-  /** due (pending): when it may be tried next */
-  next_at: Instant.nullable(),
-  /** when it was made (the fan-out); it is first due `after_seconds` after its event's time */
-  created_at: Instant,
   /** a worker holds it until then (null: nobody) */
   claimed_until: Instant.nullable(),
-  last_status: z.int().nullable(),
-  last_error: z.string().nullable(),
-  delivered_at: Instant.nullable(),
   skipped_reason: z.string().nullable(),
   /** the event as sent: kind, at, data (so a delivery is sent the same way every attempt) */
   event: z.object({ at: Instant, data: z.record(z.string(), z.unknown()) }),
