@@ -7,15 +7,17 @@
  *
  * What holds is an ordinary test; what gives way is `it.fails` with a comment saying what should happen.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalSecretSealer } from '../../lib/deploy/local-sealer.js';
-import { newId } from '../../lib/log/index.js';
+import { newId, openSession } from '../../lib/log/index.js';
 import { AlertWorker, DEFAULT_ALERT_CONFIG } from '../../lib/service/alerts/index.js';
 import { expectError, request } from '../support/http.js';
+import { readLocal } from '../support/segments.js';
 import { useServer } from '../support/server.js';
+import { upload } from '../support/stored.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const sealer = new LocalSecretSealer(mkdtempSync(join(tmpdir(), 'hansard-attack-alert-gaming-')));
@@ -236,10 +238,49 @@ async function drainStdOnly(only: string[] = [stdId]): Promise<void> {
     state: filtered,
     segments: srv.stores.segments,
     sealer,
-    now: () => new Date(),
+    now: () => new Date(Date.now() + skew),
     config: { ...config, boardOrigin: 'https://board.example.com' },
   }).drainOnce();
 }
+
+describe('claim.unsupported on demand', () => {
+  // Observed (no promise broken, but worth knowing): every report that declares a command or test claim
+  // starts its own claims watch (lib/service/alerts/events.ts statusEvents, one id per status version),
+  // and each one the record refutes fires. A `report` token of the tenant (not bound to the session) can
+  // so make one session fire claim.unsupported once per report, each a full check of the session's
+  // record by the worker a minute later: 20 identical "npm test passed" reports on a session whose record
+  // shows npm test failing give 20 events. A state repeated fires nothing; a claim repeated does.
+  it('twenty identical refuted claims from a reporter of the tenant: twenty claim.unsupported events', async () => {
+    mkdirSync(srv.workDir, { recursive: true });
+    const w = openSession(mkdtempSync(join(srv.workDir, 'claim-')), { agent: 'victim-agent' });
+    const past = (s: number) => (Date.now() - 600_000 + s * 1000) * 1000;
+    const m = w.message({ user_id: 'ann', text: 'make the tests pass' }, { at: past(0) });
+    const t = w.turnStart({ context_message_ids: [m.id] }, { at: past(1) });
+    const a = w.action(
+      { turn_id: t.turn_id, tool: 'Bash', input: { command: 'npm test' }, call_id: 'toolu_1' },
+      { at: past(2) },
+    );
+    w.actionResult({ action_id: a.id, status: 'error', exit_code: 1 }, { at: past(3) });
+    w.close();
+    await upload(srv, srv.admin, readLocal({ sid: w.sid, w: w.w, dir: w.dir, path: w.path }));
+    for (let i = 0; i < 20; i++) {
+      const r = await report(w.sid, {
+        state: 'working',
+        events: [{ kind: 'evidence', evidence: [{ type: 'test', ref: 'npm test', result: 'passed' }] }],
+      });
+      expect(r.status, r.text).toBe(201);
+    }
+    skew = 61_000;
+    try {
+      for (let i = 0; i < 25; i++) await drainStdOnly();
+    } finally {
+      skew = 0;
+    }
+    const got = bodiesFor(std, w.sid).filter((b) => b.type === 'claim.unsupported');
+    expect(got).toHaveLength(20);
+    expect(got[0].data).toMatchObject({ claims: 1, unsupported: 1 });
+  }, 60_000);
+});
 
 describe('markup through what an agent writes', () => {
   const nasty = '<!channel> <!here> <@U024BE7LH> <https://evil.example|click> & *x*';
