@@ -524,3 +524,41 @@ describe("a hanging target's backlog and another target's delivery (the real ser
     expect(await doneArrivesIn()).toBeLessThan(3_000);
   }, 30_000);
 });
+
+describe("a target's hostile answer text, shown to the admin", () => {
+  const sealer = new LocalSecretSealer(mkdtempSync(join(tmpdir(), 'hansard-attack-alert-answer-')));
+  const config = { ...DEFAULT_ALERT_CONFIG, allowPrivateTargets: true, timeoutMs: 3_000 };
+  const srv = useServer({ tokens: { boardAdmin: ['admin', 'board'] }, deps: { alerts: { sealer, config } } });
+
+  it('a 500 whose body holds terminal escapes and HTML: the board shows it escaped, inert', async () => {
+    const evil = '\x1b]0;pwned\x07\x1b[2J<script>alert(1)</script><img src=x onerror=alert(2)>\u202Egnp.exe';
+    const t = await rawTarget((s) => {
+      const body = Buffer.from(evil);
+      s.end(`HTTP/1.1 500 Oops\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${evil}`);
+    });
+    try {
+      const a = await request(srv, 'POST', '/v1/alerts', { token: srv.admin, json: { url: t.url } });
+      expect(a.status).toBe(201);
+      await request(srv, 'POST', `/v1/alerts/${a.json.id}/test`, { token: srv.admin });
+      await new AlertWorker({
+        state: srv.stores.state,
+        segments: srv.stores.segments,
+        sealer,
+        now: () => new Date(),
+        config,
+      }).drainOnce();
+      const d = await request(srv, 'GET', `/v1/alerts/${a.json.id}/deliveries`, { token: srv.admin });
+      expect(d.json.deliveries[0].last_status).toBe(500);
+      expect(d.json.deliveries[0].last_error).toContain('HTTP 500');
+      const page = await request(srv, 'GET', '/alerts', { token: srv.tokens.boardAdmin });
+      expect(page.status).toBe(200);
+      expect(page.text).not.toContain('\x1b');
+      expect(page.text).not.toContain('\x07');
+      expect(page.text).not.toContain('\u202E');
+      expect(page.text).not.toContain('<script>alert');
+      expect(page.text).not.toContain('<img src=x');
+    } finally {
+      await t.close();
+    }
+  });
+});
