@@ -17,6 +17,16 @@ export const ALERT_KINDS = [
   'budget.crossed',
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
+/**
+ * The kinds a rule's `after_seconds` holds back: states that can end before they are sent (the others
+ * are facts, sent at once).
+ */
+export const HELD_KINDS: readonly AlertKind[] = [
+  'session.blocked',
+  'session.needs_review',
+  'session.done',
+  'work.unknown',
+];
 /** The kind of the event `alerts test` sends (never matched by a rule: only the target asked gets it). */
 export const TEST_KIND = 'alert.test';
 

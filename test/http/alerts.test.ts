@@ -307,6 +307,8 @@ describe('refusals', () => {
       [{ url: ok.url, agents: [''] }, 'agents.0'],
       [{ events: ['session.done'] }, 'url'],
       [{ url: 'x'.repeat(2049) }, 'url'],
+      // a hold on kinds it never holds: it would do nothing
+      [{ url: ok.url, events: ['record.damaged', 'quota.near'], after_seconds: 600 }, 'after_seconds'],
     ] as const) {
       const err = expectError(srv, await add(json), 400, 'invalid_body');
       const issues = err.details.issues as { path: string; message: string }[];

@@ -10,6 +10,8 @@ export const DEFAULT_URL = 'http://127.0.0.1:8787';
 export interface ServerFlags {
   url?: string;
   token?: string;
+  /** the flag that gave `url`, as errors name it (default `--url`; `hansard alerts` says `--server`) */
+  urlFlag?: string;
 }
 
 /**
@@ -35,7 +37,8 @@ export function clientFrom(
     // reported below
   }
   if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-    throw new UsageError(`--url ${JSON.stringify(url)} is not an http(s) URL (example: ${DEFAULT_URL})`);
+    const from = flags.url !== undefined ? (flags.urlFlag ?? '--url') : 'HANSARD_URL';
+    throw new UsageError(`${from} ${JSON.stringify(url)} is not an http(s) URL (example: ${DEFAULT_URL})`);
   }
   return new ApiClient({ url, token, ...(onRetry ? { onRetry } : {}) });
 }

@@ -166,7 +166,9 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 function api(o: AlertServerOptions, io: Io): AlertsApi {
-  return new AlertsApi(clientFrom({ url: o.server, token: o.token }, io.env, retryNotice(io)));
+  return new AlertsApi(
+    clientFrom({ url: o.server, urlFlag: '--server', token: o.token }, io.env, retryNotice(io)),
+  );
 }
 
 /** An `at_…` id as the server takes it; anything else (a URL, a secret) is refused before a request. */
@@ -297,8 +299,10 @@ export async function testAlert(id: string, o: AlertTestOptions, io: Io): Promis
   }
   const deadline = Date.now() + TEST_WAIT_MS;
   let seen: AlertDeliveryView | undefined;
+  let listed: AlertDeliveryView[] = [];
   for (;;) {
-    seen = (await alerts.deliveries(id, 20)).find((d) => d.event_id === eventId);
+    listed = await alerts.deliveries(id, 50);
+    seen = listed.find((d) => d.event_id === eventId);
     if (seen && (seen.status !== 'pending' || seen.attempts > 0)) break;
     if (Date.now() >= deadline) break;
     await new Promise((r) => setTimeout(r, TEST_POLL_MS));
@@ -309,22 +313,43 @@ export async function testAlert(id: string, o: AlertTestOptions, io: Io): Promis
       io.stdout.write(`delivered ${eventId} to ${id} (HTTP ${seen.last_status}, ${attempts(seen)})\n`);
     return;
   }
-  throw new FailureError(escapeControl(notDelivered(id, eventId, seen)));
+  throw new FailureError(escapeControl(notDelivered(id, eventId, seen, listed)));
 }
 
-/** Why a test event is not (yet) delivered, in a sentence. */
-function notDelivered(id: string, eventId: string, d: AlertDeliveryView | undefined): string {
+/** Why a test event is not (yet) delivered, in a sentence (exported for its test). */
+export function notDelivered(
+  id: string,
+  eventId: string,
+  d: AlertDeliveryView | undefined,
+  others: AlertDeliveryView[],
+): string {
+  // Tenant-wide events to one target go in order: a test waits behind one that is being retried.
+  const ahead = others.find(
+    (x) => x.event_id !== eventId && x.sid === null && x.status === 'pending' && x.attempts > 0,
+  );
+  if (d && d.attempts === 0 && ahead) {
+    return (
+      `${eventId} waits behind ${ahead.event_id} (${ahead.kind}), which failed (${lastAnswer(ahead)}) and is retried at ${ahead.next_at}: ` +
+      `tenant-wide events go to a target in order. hansard alerts deliveries ${id} shows both`
+    );
+  }
   if (!d || d.attempts === 0) {
     return (
       `no attempt to deliver ${eventId} within ${TEST_WAIT_MS / 1000} s: is the server's alert worker running? ` +
       `(hansard serve runs it; on AWS the delivery function). hansard alerts deliveries ${id} shows it later`
     );
   }
-  const why = `${d.last_status !== null ? `HTTP ${d.last_status}` : 'no answer'}: ${d.last_error ?? 'no error text'}`;
+  const why = lastAnswer(d);
   if (d.status === 'pending')
     return `failed to deliver ${eventId} to ${id} (${why}); retried at ${d.next_at} (hansard alerts deliveries ${id})`;
   if (d.status === 'skipped') return `${eventId} was skipped: ${d.skipped_reason ?? 'no reason given'}`;
   return `failed to deliver ${eventId} to ${id}, given up after ${attempts(d)} (${why})`;
+}
+
+/** The last attempt's answer in a phrase: the error (which names the HTTP status), or the status alone. */
+function lastAnswer(d: AlertDeliveryView): string {
+  if (d.last_error) return d.last_error;
+  return d.last_status !== null ? `HTTP ${d.last_status}` : 'no answer';
 }
 
 const attempts = (d: AlertDeliveryView) => `${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`;
@@ -350,12 +375,13 @@ export async function alertDeliveries(id: string, o: AlertDeliveriesOptions, io:
       d.status === 'delivered'
         ? `delivered ${d.delivered_at}`
         : d.status === 'pending'
-          ? `next try ${d.next_at}`
+          ? d.attempts === 0
+            ? `first try ${d.next_at}`
+            : `next try ${d.next_at}`
           : d.status === 'skipped'
             ? `skipped: ${d.skipped_reason ?? ''}`
             : 'dead: given up';
-    const last =
-      d.attempts > 0 ? `; last: ${d.last_status ?? 'no answer'} ${d.last_error ?? ''}`.trimEnd() : '';
+    const last = d.attempts > 0 ? `; last: ${lastAnswer(d)}` : '';
     const row = `${d.created_at}  ${d.event_id}  ${d.kind.padEnd(20)}  ${(d.sid ?? '-').padEnd(28)}  ${d.status.padEnd(9)}  ${attempts(d)}, ${when}${last}`;
     io.stdout.write(`${escapeControl(row)}\n`);
   }

@@ -165,7 +165,9 @@ function exitCodeFor(err: unknown, io: Io): number {
       // A session token sees its own session only: another session's routes answer 404, as an unknown id.
       const sessionRoute = err.path?.startsWith('/v1/sessions/') ?? false;
       io.stderr.write(
-        `hint: check the id (hansard upload prints the session id; the board lists them)${sessionRoute ? ', or the token is bound to another session (a session token sees its own session only)' : ''}\n`,
+        err.path?.startsWith('/v1/alerts/')
+          ? 'hint: check the target id (at_…): hansard alerts list shows the tenant’s targets\n'
+          : `hint: check the id (hansard upload prints the session id; the board lists them)${sessionRoute ? ', or the token is bound to another session (a session token sees its own session only)' : ''}\n`,
       );
     }
     if (err.status === 403 && Array.isArray(err.details.required)) io.stderr.write(scopeHint(err.details));
@@ -174,7 +176,7 @@ function exitCodeFor(err: unknown, io: Io): number {
   if (err instanceof NetworkError) {
     io.stderr.write(
       `hansard: ${err.message}\nhint: is the server running? Start one with npm start in the hansard checkout ` +
-        '(or hansard serve), or point HANSARD_URL / --url at the server you use\n',
+        '(or hansard serve), or point HANSARD_URL (or --url; --server for hansard alerts) at the server you use\n',
     );
     return 1;
   }

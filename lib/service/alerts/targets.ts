@@ -10,6 +10,7 @@ import {
   type AlertTargetCreated,
   AlertTargetInput,
   type AlertTargetView,
+  HELD_KINDS,
   MAX_TARGETS,
   TEST_KIND,
 } from '../../contract/alerts.js';
@@ -80,6 +81,13 @@ export async function addTarget(ctx: ServiceContext, input: unknown): Promise<Al
   requireTenantAdmin(ctx);
   const deps = alertDeps(ctx);
   const body = parseInput(AlertTargetInput, input, 'the alert target');
+  if (body.after_seconds > 0 && body.events.length > 0 && !body.events.some((k) => HELD_KINDS.includes(k))) {
+    throw new AppError(
+      'invalid_body',
+      `after_seconds holds back only ${HELD_KINDS.join(', ')}: with events ${body.events.join(', ')} it would do nothing (leave it out, or add one of those kinds)`,
+      { issues: [{ path: 'after_seconds', message: 'no held kind among the events' }] },
+    );
+  }
   const url = await checkTargetUrl(body.url, deps.config.allowPrivateTargets);
   const existing = await ctx.state.listAlertTargets(ctx.tenant);
   if (existing.length >= MAX_TARGETS) {

@@ -67,7 +67,7 @@ export async function checkTargetUrl(raw: string, allowPrivate: boolean): Promis
   if (refused !== undefined) {
     throw new AppError(
       'invalid_target',
-      `the target's host ${host} resolves to ${refused}, a loopback, link-local or private address: alerts go to public addresses only (an operator can allow private ones with hansard serve --allow-private-alert-targets)`,
+      `${ipaddr.isValid(host) ? `the target's address ${host} is` : `the target's host ${host} resolves to ${refused},`} a loopback, link-local or private address: alerts go to public addresses only (an operator can allow private ones with hansard serve --allow-private-alert-targets)`,
       { host, address: refused },
     );
   }

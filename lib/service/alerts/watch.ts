@@ -37,7 +37,7 @@ async function lookAtLease(deps: AlertDeps, e: OutboxEvent, workId: string): Pro
     kind: 'fire',
     // Of this expiry: two watches of one item (a renewal raced the worker) fire one event.
     id: leaseExpiryId(e.tenant, workId, item.lease_expires_at),
-    at: item.lease_expires_at < now.toISOString() ? item.lease_expires_at : now.toISOString(),
+    at: [item.lease_expires_at, now.toISOString()].sort()[0]!,
     data: {
       work_id: item.id,
       actor: item.actor,

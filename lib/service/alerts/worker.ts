@@ -14,6 +14,7 @@
  * - **Held states**: a rule's `after_seconds` delays a session state's (or an unknown lease's) delivery;
  *   when it is due the state is read again, and a state that ended meanwhile is `skipped`, with why.
  */
+import { HELD_KINDS } from '../../contract/alerts.js';
 import {
   type AlertDelivery,
   type AlertTarget,
@@ -35,8 +36,8 @@ const CLAIM_MS = 30_000;
 const BATCH = 100;
 /** Slack's incoming webhooks take one message a second. */
 const SLACK_GAP_MS = 1_000;
-/** The kinds a rule's `after_seconds` holds back (a state that can end before it is sent). */
-const HELD_KINDS = new Set(['session.blocked', 'session.needs_review', 'session.done', 'work.unknown']);
+/** The kinds a rule's `after_seconds` holds back (lib/contract/alerts.ts). */
+const HELD = new Set<string>(HELD_KINDS);
 
 /** What one pass did. */
 export interface DrainStats {
@@ -141,7 +142,7 @@ export class AlertWorker {
     const deliveries: AlertDelivery[] = targets
       .filter((t) => matches(t, { ...e, agents }))
       .map((t) => {
-        const after = HELD_KINDS.has(e.kind) ? t.after_seconds : 0;
+        const after = HELD.has(e.kind) ? t.after_seconds : 0;
         return {
           tenant: e.tenant,
           target_id: t.id,
@@ -235,7 +236,8 @@ export class AlertWorker {
         allowPrivate: config.allowPrivateTargets,
       });
     } catch (err) {
-      result = { status: null, error: (err as Error).message.slice(0, 300) };
+      // Our own refusal (the address rule, a secret that does not open): said as such, never sent.
+      result = { status: null, error: `refused: ${(err as Error).message}`.slice(0, 300) };
     }
     const attempts = d.attempts + 1;
     const after = this.deps.now();
