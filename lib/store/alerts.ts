@@ -116,15 +116,21 @@ export interface AttemptResult {
   skipped_reason: string | null;
 }
 
-/** Alert targets, the outbox and the deliveries. */
+/**
+ * Alert targets, the outbox and the deliveries. Every listing leaves out a stored row or item that does
+ * not parse as its record (a damaged file, a hand edit): one bad row never stops the others' deliveries.
+ */
 export interface AlertStore {
   /**
-   * Writes a target when the stored one is at `target.version - 1` (none counts as 0).
+   * Writes a target when the stored one is at `target.version - 1` (none counts as 0). A new target
+   * (version 1) with `maxTargets` is written only while the tenant has fewer, checked in the same
+   * transaction (a counter kept with the targets on DynamoDB), so concurrent adds never pass it.
    * @throws StateConflictError when another write got there first
+   * @throws LimitReachedError when the tenant has `maxTargets` targets already
    */
-  putAlertTarget(target: AlertTarget): Promise<void>;
+  putAlertTarget(target: AlertTarget, o?: { maxTargets?: number }): Promise<void>;
   getAlertTarget(tenant: string, id: string): Promise<AlertTarget | null>;
-  /** A tenant's targets, oldest first. */
+  /** A tenant's targets, oldest first (a stored row that does not parse is left out: see below). */
   listAlertTargets(tenant: string): Promise<AlertTarget[]>;
   /** Removes a target and its pending deliveries (its past deliveries go too). Absent: no-op. */
   deleteAlertTarget(tenant: string, id: string): Promise<void>;
@@ -143,9 +149,15 @@ export interface AlertStore {
 
   /**
    * Pending deliveries of any tenant with `next_at <= now`, not claimed past `now`, each the oldest
-   * unfinished delivery of its (target, session): at most `limit`, earliest `next_at` first.
+   * unfinished delivery of its (target, session): at most `limit`, earliest `next_at` first, at most
+   * `perTarget` of one target, none of a target in `exclude` (`{tenant}/{target_id}`: targets a worker is
+   * busy with), so a target with a backlog never fills the listing and holds the others back.
    */
-  listDueDeliveries(now: string, limit: number): Promise<AlertDelivery[]>;
+  listDueDeliveries(
+    now: string,
+    limit: number,
+    o?: { perTarget?: number; exclude?: readonly string[] },
+  ): Promise<AlertDelivery[]>;
   /**
    * Claims a pending delivery until `until` when it is still at `attempts` and unclaimed (or its claim
    * ended by `now`). @returns whether this call claimed it

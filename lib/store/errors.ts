@@ -28,6 +28,17 @@ export class StateConflictError extends Error {
   }
 }
 
+/** A tenant has as many of a thing as it may (alert targets): the new one was not written. */
+export class LimitReachedError extends Error {
+  override name = 'LimitReachedError';
+  constructor(
+    message: string,
+    readonly limit: number,
+  ) {
+    super(message);
+  }
+}
+
 /** Other bytes are already stored at this offset of the segment. */
 export class ChunkConflictError extends Error {
   override name = 'ChunkConflictError';

@@ -102,14 +102,10 @@ describe('add time: every disguise refused without the flag', () => {
     });
   });
 
-  // FAULT (low): `[::127.0.0.1]` is the deprecated IPv4-compatible IPv6 form (::/96, RFC 4291 §2.5.5.1,
-  // "reserved by IETF" in the IPv6 address space). ipaddr.js 2.5 calls it `unicast`, so isPublicAddress
-  // (lib/service/alerts/url-guard.ts:18-25) accepts it and the target is stored (201). Linux does not
-  // route ::7f00:1 to loopback (the connect hangs), so nothing is reached here, but the guard's promise
-  // ("reserved … refused") does not hold and a host with an IPv4-compatible route would reach 127.0.0.1.
-  // Fix: in isPublicAddress refuse IPv6 in ::/96 (and map it to its IPv4 like ::ffff:0:0/96), or accept
-  // only addresses inside 2000::/3 for IPv6.
-  it.fails('refuses the IPv4-compatible IPv6 form of 127.0.0.1 ([::127.0.0.1])', async () => {
+  // Was a fault (low): `[::127.0.0.1]` is the deprecated IPv4-compatible IPv6 form (::/96, RFC 4291
+  // §2.5.5.1), which ipaddr.js 2.5 calls `unicast`; isPublicAddress accepted it. Fixed: an IPv6 address
+  // is public only inside global unicast, 2000::/3 (lib/service/alerts/url-guard.ts).
+  it('refuses the IPv4-compatible IPv6 form of 127.0.0.1 ([::127.0.0.1])', async () => {
     const a = await request(strict, 'POST', '/v1/alerts', {
       token: strict.admin,
       json: { url: 'http://[::127.0.0.1]/hook' },

@@ -14,7 +14,12 @@ import {
   MAX_TARGETS,
   TEST_KIND,
 } from '../../contract/alerts.js';
-import { type AlertDelivery, type AlertTarget, StateConflictError } from '../../store/index.js';
+import {
+  type AlertDelivery,
+  type AlertTarget,
+  LimitReachedError,
+  StateConflictError,
+} from '../../store/index.js';
 import {
   type AlertServiceDeps,
   isoNow,
@@ -89,14 +94,6 @@ export async function addTarget(ctx: ServiceContext, input: unknown): Promise<Al
     );
   }
   const url = await checkTargetUrl(body.url, deps.config.allowPrivateTargets);
-  const existing = await ctx.state.listAlertTargets(ctx.tenant);
-  if (existing.length >= MAX_TARGETS) {
-    throw new AppError(
-      'too_many_targets',
-      `this tenant has ${existing.length} alert targets, the most it may have: remove one first (hansard alerts remove ID)`,
-      { max: MAX_TARGETS },
-    );
-  }
   const secret = newSecret();
   const target: AlertTarget = {
     tenant: ctx.tenant,
@@ -112,7 +109,17 @@ export async function addTarget(ctx: ServiceContext, input: unknown): Promise<Al
     created_by: ctx.caller.label ? `${ctx.caller.label} (${ctx.caller.id})` : ctx.caller.id,
     version: 1,
   };
-  await ctx.state.putAlertTarget(target);
+  try {
+    // The limit is checked in the write's own transaction: concurrent adds never pass it.
+    await ctx.state.putAlertTarget(target, { maxTargets: MAX_TARGETS });
+  } catch (err) {
+    if (!(err instanceof LimitReachedError)) throw err;
+    throw new AppError(
+      'too_many_targets',
+      `this tenant has ${err.limit} alert targets, the most it may have: remove one first (hansard alerts remove ID)`,
+      { max: err.limit },
+    );
+  }
   return { ...targetView(target, ctx.now()), secret };
 }
 

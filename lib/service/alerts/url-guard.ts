@@ -13,6 +13,8 @@ import { AppError } from '../shared/errors.js';
 
 /** The one range ipaddr.js calls public. */
 const PUBLIC = 'unicast';
+/** IPv6 global unicast (RFC 4291 §2.4). */
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number];
 
 /** Whether `address` (IPv4 or IPv6 text) is a public unicast address (an IPv4-mapped IPv6 as its IPv4). */
 export function isPublicAddress(address: string): boolean {
@@ -21,7 +23,10 @@ export function isPublicAddress(address: string): boolean {
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   }
-  return parsed.range() === PUBLIC;
+  if (parsed.range() !== PUBLIC) return false;
+  // ipaddr.js calls more of IPv6 unicast than is routed publicly (the deprecated IPv4-compatible ::a.b.c.d
+  // among it): only global unicast, 2000::/3, is.
+  return parsed.kind() === 'ipv4' || parsed.match(GLOBAL_UNICAST);
 }
 
 /**

@@ -32,8 +32,15 @@ import { lookAt } from './watch.js';
 
 /** How long a claimed delivery is held beyond its attempt's time limit, ms. */
 const CLAIM_MS = 30_000;
-/** Most events and deliveries one pass takes. */
+/** Most events one listing takes, and most deliveries one pass takes. */
 const BATCH = 100;
+/** Most events one pass fans out (listings of `BATCH`): fan-out sends nothing, so one tenant's burst is
+ * taken in the same pass as another tenant's event behind it. */
+const MAX_FAN_OUT = 2_000;
+/** Most deliveries of one target a pass takes: a target with a backlog leaves room for the others. */
+const PER_TARGET = 10;
+/** How long an event whose fan-out failed (a store fault, a transcript that cannot be read) waits, ms. */
+const FAN_OUT_RETRY_MS = 60_000;
 /** Slack's incoming webhooks take one message a second. */
 const SLACK_GAP_MS = 1_000;
 /** The kinds a rule's `after_seconds` holds back (lib/contract/alerts.ts). */
@@ -69,9 +76,18 @@ export class AlertWorker {
    */
   async drainOnce(o: { stopAt?: number } = {}): Promise<DrainStats> {
     const events = await this.fanOutDue();
-    const due = await this.deps.state.listDueDeliveries(this.deps.now().toISOString(), BATCH);
+    const due = await this.deps.state.listDueDeliveries(this.deps.now().toISOString(), BATCH, {
+      perTarget: PER_TARGET,
+    });
     const byTarget = groupByTarget(due);
-    const counts = await Promise.all([...byTarget.values()].map((ds) => this.runTarget(ds, o.stopAt)));
+    const counts = await Promise.all(
+      [...byTarget].map(([key, ds]) =>
+        this.runTarget(ds, o.stopAt).catch((err) => {
+          this.log(`alerts: target ${key}: ${(err as Error).message}`);
+          return 0;
+        }),
+      ),
+    );
     return { events, deliveries: counts.reduce((a, b) => a + b, 0) };
   }
 
@@ -82,7 +98,11 @@ export class AlertWorker {
       this.timer = null;
       try {
         await this.fanOutDue();
-        const due = await this.deps.state.listDueDeliveries(this.deps.now().toISOString(), BATCH);
+        // Targets busy with their last listing are left out: their backlog never fills this one.
+        const due = await this.deps.state.listDueDeliveries(this.deps.now().toISOString(), BATCH, {
+          perTarget: PER_TARGET,
+          exclude: [...this.busy.keys()],
+        });
         for (const [key, ds] of groupByTarget(due)) {
           if (this.busy.has(key)) continue;
           const run = this.runTarget(ds)
@@ -114,19 +134,37 @@ export class AlertWorker {
     (this.o.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line);
   }
 
-  /** Every due outbox event, fanned out (or dropped, or set due later); @returns how many */
+  /**
+   * Every due outbox event, fanned out (or dropped, or set due later), up to `MAX_FAN_OUT` a pass. An
+   * event whose fan-out fails is set due `FAN_OUT_RETRY_MS` later and the others go on: one event (or one
+   * tenant's targets) that cannot be read holds up no other. @returns how many were looked at
+   */
   private async fanOutDue(): Promise<number> {
-    const events = await this.deps.state.listDueEvents(this.deps.now().toISOString(), BATCH);
-    const targets = new Map<string, AlertTarget[]>();
-    for (const e of events) {
-      let ts = targets.get(e.tenant);
-      if (!ts) {
-        ts = await this.deps.state.listAlertTargets(e.tenant);
-        targets.set(e.tenant, ts);
+    const targets = new Map<string, Promise<AlertTarget[]>>();
+    let n = 0;
+    while (n < MAX_FAN_OUT) {
+      const now = this.deps.now();
+      const events = await this.deps.state.listDueEvents(now.toISOString(), BATCH);
+      for (const e of events) {
+        let ts = targets.get(e.tenant);
+        if (!ts) {
+          ts = this.deps.state.listAlertTargets(e.tenant);
+          targets.set(e.tenant, ts);
+        }
+        try {
+          await this.fanOutOne(e, await ts);
+        } catch (err) {
+          this.log(
+            `alerts: event ${e.id} of ${e.tenant}: ${(err as Error).message}; tried again in a minute`,
+          );
+          const later = new Date(now.getTime() + FAN_OUT_RETRY_MS).toISOString();
+          await this.deps.state.rescheduleEvent(e.tenant, e.id, later).catch(() => undefined);
+        }
       }
-      await this.fanOutOne(e, ts);
+      n += events.length;
+      if (events.length < BATCH) break;
     }
-    return events.length;
+    return n;
   }
 
   private async fanOutOne(e: OutboxEvent, targets: AlertTarget[]): Promise<void> {
@@ -180,7 +218,12 @@ export class AlertWorker {
     for (const d of ds) {
       if (this.stopping) break;
       if (stopAt !== undefined && Date.now() + this.deps.config.timeoutMs + SLACK_GAP_MS > stopAt) break;
-      if (await this.attempt(d, secrets)) n += 1;
+      try {
+        if (await this.attempt(d, secrets)) n += 1;
+      } catch (err) {
+        // A store fault on this delivery: its claim runs out and a later pass takes it again.
+        this.log(`alerts: delivery ${d.event_id} to ${d.target_id}: ${(err as Error).message}`);
+      }
     }
     return n;
   }
