@@ -150,11 +150,14 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   // reach a tenant's records (T#): targets `ALERT#{tenant}`/`TARGET#{id}`, deliveries
   // `ALERT#{tenant}#S#{sid}` (gsi1 `ALERT#{tenant}#T#{target}`), session due marks `ALERT_DUE#{shard}`,
   // outbox events `ALERT_OUT#{shard}`
-  putAlertTarget: [put('ALERT#')],
+  // a new target: its Put and the tenant's count `ALERT#{tenant}`/`COUNT` one more (an Update on
+  // condition it is below the limit), one transaction; a changed one: a conditional Put
+  putAlertTarget: [put('ALERT#'), upd('ALERT#')],
   getAlertTarget: [get('ALERT#')],
   listAlertTargets: [query('ALERT#')],
-  // the target, then its deliveries as gsi1 lists them, one Delete each
-  deleteAlertTarget: [del('ALERT#'), query('ALERT#', 'gsi1')],
+  // the target's Delete and its tenant's count one fewer (one transaction), then its deliveries as gsi1
+  // lists them, one Delete each
+  deleteAlertTarget: [del('ALERT#'), upd('ALERT#'), query('ALERT#', 'gsi1')],
   putOutboxEvents: [put('ALERT_OUT#')],
   listDueEvents: [query('ALERT_OUT#')],
   // a Get of the event, of each delivery and of the session's due mark, then one transaction: the
@@ -168,8 +171,8 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
     put('ALERT_DUE#'),
   ],
   rescheduleEvent: [upd('ALERT_OUT#')],
-  // a query per due-mark shard, one per session that may be due; its mark then deleted (none pending)
-  // or its bound updated (dynamo/alert-marks.ts)
+  // a query per due-mark shard, one per session that may be due and not passed over (at most 256); its
+  // mark then deleted (none pending) or its bound and targets updated (dynamo/alert-marks.ts)
   listDueDeliveries: [query('ALERT_DUE#'), query('ALERT#'), del('ALERT_DUE#'), upd('ALERT_DUE#')],
   claimDelivery: [upd('ALERT#')],
   // the delivery, then its session's due mark (its bound removed: the queue's next may be due at once)

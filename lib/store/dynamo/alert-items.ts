@@ -2,9 +2,11 @@
  * The alert items of `DynamoStateStore` (issue 28, dynamo/alerts.ts; the layout: dynamo/schema.ts): an
  * outbox event's Put for the transaction of the change that fires it, and deliveries ⇄ items. A delivery's
  * fields are attributes (nulls absent, so conditions read them), the event as sent one JSON attribute;
- * a finished one has no `next_at` and the table's TTL 30 days out.
+ * a finished one has no `next_at` and the table's TTL 30 days out. Items are read back through the port's
+ * schemas (`parseDelivery`, `parseEvent`, `parseTarget`): one that does not parse is null, and the
+ * listings leave it out, so one damaged item never stops the others.
  */
-import { type AlertDelivery, OutboxEvent } from '../alerts.js';
+import { AlertDelivery, AlertTarget, OutboxEvent } from '../alerts.js';
 import { compact, type Item, type TransactItem } from './items.js';
 import { GSI1_PK, GSI1_SK, gsiKeys, type ItemKey, keys, TTL_ATTRIBUTE } from './schema.js';
 
@@ -71,32 +73,53 @@ export function deliveryItem(d: AlertDelivery): Item {
   });
 }
 
-export function toDelivery(item: Item): AlertDelivery {
-  const nullable = <T>(k: string): T | null => (item[k] === undefined ? null : (item[k] as T));
-  return {
-    tenant: item.tenant as string,
-    target_id: item.target_id as string,
-    event_id: item.event_id as string,
-    kind: item.kind as string,
-    sid: nullable<string>('sid'),
-    order: item.order as string,
-    status: item.status as AlertDelivery['status'],
-    attempts: item.attempts as number,
-    next_at: nullable<string>('next_at'),
-    created_at: item.created_at as string,
-    claimed_until: nullable<string>('claimed_until'),
-    last_status: nullable<number>('last_status'),
-    last_error: nullable<string>('last_error'),
-    delivered_at: nullable<string>('delivered_at'),
-    skipped_reason: nullable<string>('skipped_reason'),
-    event: JSON.parse(item.event_json as string) as AlertDelivery['event'],
-    after_seconds: item.after_seconds as number,
-  };
+/** A delivery item as the port's delivery, or null when it does not parse as one (a damaged item). */
+export function parseDelivery(item: Item): AlertDelivery | null {
+  const nullable = (k: string): unknown => (item[k] === undefined ? null : item[k]);
+  const r = AlertDelivery.safeParse({
+    tenant: item.tenant,
+    target_id: item.target_id,
+    event_id: item.event_id,
+    kind: item.kind,
+    sid: nullable('sid'),
+    order: item.order,
+    status: item.status,
+    attempts: item.attempts,
+    next_at: nullable('next_at'),
+    created_at: item.created_at,
+    claimed_until: nullable('claimed_until'),
+    last_status: nullable('last_status'),
+    last_error: nullable('last_error'),
+    delivered_at: nullable('delivered_at'),
+    skipped_reason: nullable('skipped_reason'),
+    event: json(item.event_json),
+    after_seconds: item.after_seconds,
+  });
+  return r.success ? r.data : null;
 }
 
-/** An outbox item as the port's event: its `due_at` is the attribute's (a reschedule moves it). */
-export function toEvent(item: Item): OutboxEvent {
-  return { ...(JSON.parse(item.event_json as string) as OutboxEvent), due_at: item.due_at as string };
+/** An outbox item as the port's event (its `due_at` the attribute's: a reschedule moves it), or null. */
+export function parseEvent(item: Item): OutboxEvent | null {
+  const stored = json(item.event_json);
+  if (typeof stored !== 'object' || stored === null) return null;
+  const r = OutboxEvent.safeParse({ ...stored, due_at: item.due_at });
+  return r.success ? r.data : null;
+}
+
+/** A target item's record, or null when it does not parse as one. */
+export function parseTarget(item: Item): AlertTarget | null {
+  const r = AlertTarget.safeParse(json(item.target_json));
+  return r.success ? r.data : null;
+}
+
+/** `value` parsed as JSON; undefined when it is not a string of JSON. */
+function json(value: unknown): unknown {
+  if (typeof value !== 'string') return undefined;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Code-unit order, as SQLite's default BINARY collation compares ASCII text. */

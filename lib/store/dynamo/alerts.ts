@@ -5,12 +5,14 @@
  * content, so a retried change is the same item, and never fails the transaction); deliveries in their
  * session's partition `ALERT#{tenant}#S#{sid}` / `D#{target}#{order}#{event}`, on gsi1 by target; and a
  * due mark `ALERT_DUE#{shard}` / `{tenant}#{sid}` per session that may have pending deliveries, with a
- * lower bound of when one may be due (dynamo/alert-marks.ts). A finished delivery gets the table's TTL
- * 30 days out. Answers as sqlite/alerts.ts does.
+ * lower bound of when one may be due (dynamo/alert-marks.ts). A tenant's targets are counted in
+ * `ALERT#{tenant}`/`COUNT` (`n`), one more in the transaction that makes a target, one fewer in the one
+ * that deletes it. A finished delivery gets the table's TTL 30 days out. A listing leaves out an item that
+ * does not parse as its record (dynamo/alert-items.ts). Answers as sqlite/alerts.ts does.
  */
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AlertDelivery, AlertStore, AlertTarget, AttemptResult, OutboxEvent } from '../alerts.js';
-import { StateConflictError } from '../errors.js';
+import { LimitReachedError, StateConflictError } from '../errors.js';
 import {
   cmp,
   deliveryItem,
@@ -19,10 +21,11 @@ import {
   FINISHED_KEPT_SECONDS,
   firstOf,
   outboxPut,
-  toDelivery,
-  toEvent,
+  parseDelivery,
+  parseEvent,
+  parseTarget,
 } from './alert-items.js';
-import { DueMarks } from './alert-marks.js';
+import { DueMarks, markTargets } from './alert-marks.js';
 import { cancellationCodes, compact, errorName, type Item, type TransactItem, update } from './items.js';
 import {
   ALERT_OUT_PREFIX,
@@ -45,6 +48,8 @@ const MAX_TRANSACT_ITEMS = 100;
 const FAN_OUT_ATTEMPTS = 5;
 /** How many sessions' deliveries `listDueDeliveries` reads at once. */
 const SESSION_READS = 16;
+/** The most sessions one `listDueDeliveries` reads (a query each): 16 rounds of `SESSION_READS`. */
+export const MAX_SESSION_READS = 256;
 
 /** The `AlertStore` methods on DynamoDB; each answers as SQLite's does. */
 export class DynamoAlerts implements AlertStore {
@@ -56,37 +61,71 @@ export class DynamoAlerts implements AlertStore {
 
   // ---- targets: `ALERT#{tenant}` / `TARGET#{id}`
 
-  /** A Put on condition of the stored version (`attribute_not_exists` for version 1). */
-  async putAlertTarget(target: AlertTarget): Promise<void> {
+  /**
+   * A Put on condition of the stored version; a new target's (version 1) in one transaction with the
+   * tenant's count `n` one more, on condition (with `maxTargets`) that it is below: concurrent adds on
+   * any number of instances never pass it.
+   * @throws StateConflictError when the stored version is not `target.version - 1`
+   * @throws LimitReachedError when the tenant has `maxTargets` targets already
+   */
+  async putAlertTarget(target: AlertTarget, o: { maxTargets?: number } = {}): Promise<void> {
     const prev = target.version - 1;
-    try {
-      await this.x.doc.send(
-        new PutCommand({
-          TableName: this.x.table,
-          Item: {
-            ...keys.alertTarget(target.tenant, target.id),
-            tenant: target.tenant,
-            id: target.id,
-            created_at: target.created_at,
-            version: target.version,
-            target_json: JSON.stringify(target),
-          },
-          ConditionExpression: prev === 0 ? 'attribute_not_exists(#version)' : '#version = :prev',
-          ExpressionAttributeNames: { '#version': 'version' },
-          ...(prev === 0 ? {} : { ExpressionAttributeValues: { ':prev': prev } }),
-        }),
-      );
-    } catch (err) {
-      if (errorName(err) !== 'ConditionalCheckFailedException') throw err;
-      throw new StateConflictError(
+    const max = o.maxTargets;
+    const refused = () =>
+      new LimitReachedError(`the tenant has ${max} alert targets already (at most ${max})`, max ?? 0);
+    const conflict = () =>
+      new StateConflictError(
         `alert target ${target.id} changed since it was read (expected version ${prev})`,
       );
+    const put = {
+      TableName: this.x.table,
+      Item: {
+        ...keys.alertTarget(target.tenant, target.id),
+        tenant: target.tenant,
+        id: target.id,
+        created_at: target.created_at,
+        version: target.version,
+        target_json: JSON.stringify(target),
+      },
+      ConditionExpression: prev === 0 ? 'attribute_not_exists(#version)' : '#version = :prev',
+      ExpressionAttributeNames: { '#version': 'version' },
+      ...(prev === 0 ? {} : { ExpressionAttributeValues: { ':prev': prev } }),
+    };
+    if (prev !== 0) {
+      try {
+        await this.x.doc.send(new PutCommand(put));
+        return;
+      } catch (err) {
+        if (errorName(err) !== 'ConditionalCheckFailedException') throw err;
+        throw conflict();
+      }
+    }
+    // an absent count is 0, which no condition `n < max` can say for max 0
+    if (max !== undefined && max <= 0) throw refused();
+    const count: TransactItem = {
+      Update: {
+        TableName: this.x.table,
+        Key: keys.alertTargetCount(target.tenant),
+        UpdateExpression: 'ADD #n :one',
+        ExpressionAttributeNames: { '#n': 'n' },
+        ExpressionAttributeValues: { ':one': 1, ...(max === undefined ? {} : { ':max': max }) },
+        ...(max === undefined ? {} : { ConditionExpression: 'attribute_not_exists(#n) OR #n < :max' }),
+      },
+    };
+    try {
+      await this.x.transact([{ Put: put }, count]);
+    } catch (err) {
+      const codes = cancellationCodes(err);
+      if (codes[0] === 'ConditionalCheckFailed') throw conflict();
+      if (codes[1] === 'ConditionalCheckFailed') throw refused();
+      throw err;
     }
   }
 
+  /** The target, or null when there is none or its item does not parse. */
   async getAlertTarget(tenant: string, id: string): Promise<AlertTarget | null> {
     const item = await this.x.get(keys.alertTarget(tenant, id));
-    return item ? (JSON.parse(item.target_json as string) as AlertTarget) : null;
+    return item ? parseTarget(item) : null;
   }
 
   /** One consistent query of the tenant's alert partition (at most 50 targets: `MAX_TARGETS`). */
@@ -97,16 +136,39 @@ export class DynamoAlerts implements AlertStore {
       ExpressionAttributeValues: { ':pk': `ALERT#${tenant}`, ':t': 'TARGET#' },
       ConsistentRead: true,
     });
-    const out = items.map((i) => JSON.parse(i.target_json as string) as AlertTarget);
+    const out = items.flatMap((i) => parseTarget(i) ?? []);
     return out.sort((a, b) => cmp(a.created_at, b.created_at) || cmp(a.id, b.id));
   }
 
   /**
-   * The target, then each of its deliveries as gsi1 lists them (eventually consistent on AWS: a delivery
-   * made a moment before may stay; the worker finds its target gone).
+   * The target's Delete (on condition it is there) and the tenant's count one fewer, one transaction (an
+   * absent target: neither); then each of its deliveries as gsi1 lists them (eventually consistent on
+   * AWS: a delivery made a moment before may stay; the worker finds its target gone).
    */
   async deleteAlertTarget(tenant: string, id: string): Promise<void> {
-    await this.x.doc.send(new DeleteCommand({ TableName: this.x.table, Key: keys.alertTarget(tenant, id) }));
+    try {
+      await this.x.transact([
+        {
+          Delete: {
+            TableName: this.x.table,
+            Key: keys.alertTarget(tenant, id),
+            ConditionExpression: 'attribute_exists(#pk)',
+            ExpressionAttributeNames: { '#pk': PK },
+          },
+        },
+        {
+          Update: {
+            TableName: this.x.table,
+            Key: keys.alertTargetCount(tenant),
+            UpdateExpression: 'ADD #n :minus',
+            ExpressionAttributeNames: { '#n': 'n' },
+            ExpressionAttributeValues: { ':minus': -1 },
+          },
+        },
+      ]);
+    } catch (err) {
+      if (cancellationCodes(err)[0] !== 'ConditionalCheckFailed') throw err;
+    }
     const items = await this.x.queryAll({
       IndexName: GSI1,
       KeyConditionExpression: '#pk = :pk',
@@ -126,7 +188,7 @@ export class DynamoAlerts implements AlertStore {
     await Promise.all(events.map((e) => this.x.doc.send(new PutCommand(outboxPut(this.x.table, e).Put!))));
   }
 
-  /** One consistent query per shard (filter `due_at <= now`), merged earliest first. */
+  /** One consistent query per shard (filter `due_at <= now`), merged earliest first; a damaged item left out. */
   async listDueEvents(now: string, limit: number): Promise<OutboxEvent[]> {
     const shards = await Promise.all(
       Array.from({ length: ALERT_SHARDS }, (_, shard) =>
@@ -139,7 +201,7 @@ export class DynamoAlerts implements AlertStore {
         }),
       ),
     );
-    const due = shards.flat().map(toEvent);
+    const due = shards.flat().flatMap((i) => parseEvent(i) ?? []);
     due.sort((a, b) => cmp(a.due_at, b.due_at) || cmp(a.tenant, b.tenant) || cmp(a.id, b.id));
     return due.slice(0, Math.max(0, limit));
   }
@@ -214,33 +276,68 @@ export class DynamoAlerts implements AlertStore {
   // ---- deliveries: `ALERT#{tenant}#S#{sid}` / `D#{target}#{order}#{event}`
 
   /**
-   * The due marks of every shard whose bound is by `now` (one consistent query each), then each such
-   * session's pending deliveries (one consistent query of its partition, filtered on `status`): the first
-   * of each target's range is its queue's head, listed when due and unclaimed. Then the mark is settled
+   * The due marks of every shard whose bound is by `now` (one consistent query each), earliest bound first
+   * (a mark without one first of all); then, 16 at a time, each such session's pending deliveries (one
+   * consistent query of its partition, filtered on `status`): the first of each target's range is its
+   * queue's head, listed when due and unclaimed. A mark whose targets (`targets`) are all in `exclude`, or
+   * have `perTarget` listed already, is passed over unread, so that a target with a backlog of sessions
+   * (a hanging one) costs no reads and takes no places. It stops once `limit` are listed whose `next_at`
+   * is by the next mark's bound, and after `MAX_SESSION_READS` (256) session queries in any case: past
+   * that, a listing holds the earliest marks' heads only. Each session read has its mark settled
    * (`DueMarks.settle`): deleted when none is pending, else bound to when the first head may be listed,
    * so that a session whose queues all wait (a retry an hour away, a claim) is not read again before.
-   * Costs a query per session that may be due, and the marks (small items) of every shard.
    */
-  async listDueDeliveries(now: string, limit: number): Promise<AlertDelivery[]> {
-    const marks = await this.marks.due(now);
-    const due: AlertDelivery[] = [];
-    for (let i = 0; i < marks.length; i += SESSION_READS) {
-      await Promise.all(
-        marks.slice(i, i + SESSION_READS).map(async (m) => due.push(...(await this.heads(m, now)))),
-      );
-    }
-    due.sort(
+  async listDueDeliveries(
+    now: string,
+    limit: number,
+    o: { perTarget?: number; exclude?: readonly string[] } = {},
+  ): Promise<AlertDelivery[]> {
+    const max = Math.max(0, limit);
+    const perTarget = o.perTarget ?? Number.POSITIVE_INFINITY;
+    if (max === 0 || perTarget <= 0) return [];
+    const excluded = new Set(o.exclude ?? []);
+    const bound = (m: Item) => (typeof m.due_at === 'string' ? m.due_at : '');
+    const marks = (await this.marks.due(now)).sort(
       (a, b) =>
-        cmp(a.next_at ?? '', b.next_at ?? '') ||
-        cmp(a.tenant, b.tenant) ||
-        cmp(a.target_id, b.target_id) ||
-        cmp(a.sid ?? '', b.sid ?? '') ||
-        cmp(a.order, b.order),
+        cmp(bound(a), bound(b)) || cmp(String(a[PK]), String(b[PK])) || cmp(String(a[SK]), String(b[SK])),
     );
-    return due.slice(0, Math.max(0, limit));
+    const due: AlertDelivery[] = [];
+    const listed = new Map<string, number>();
+    const full = (key: string) => excluded.has(key) || (listed.get(key) ?? 0) >= perTarget;
+    const passedOver = (m: Item) => {
+      const targets = markTargets(m);
+      return targets !== null && [...targets].every((t) => full(`${m.tenant as string}/${t}`));
+    };
+    let reads = 0;
+    let i = 0;
+    while (i < marks.length && reads < MAX_SESSION_READS) {
+      const batch: Item[] = [];
+      while (i < marks.length && batch.length < SESSION_READS && reads + batch.length < MAX_SESSION_READS) {
+        const m = marks[i++]!;
+        if (!passedOver(m)) batch.push(m);
+      }
+      reads += batch.length;
+      for (const heads of await Promise.all(batch.map((m) => this.heads(m, now)))) {
+        for (const d of heads) {
+          const key = `${d.tenant}/${d.target_id}`;
+          if (excluded.has(key)) continue;
+          due.push(d);
+          listed.set(key, (listed.get(key) ?? 0) + 1);
+        }
+      }
+      if (i < marks.length) {
+        // enough when the `max`th listed is due by the next mark's bound (whose heads come no earlier)
+        const kth = capped(due, perTarget)[max - 1];
+        if (kth && (kth.next_at ?? '') <= bound(marks[i]!)) break;
+      }
+    }
+    return capped(due, perTarget).slice(0, max);
   }
 
-  /** The due, unclaimed heads of one marked session's queues; its mark removed when none is pending. */
+  /**
+   * The due, unclaimed heads of one marked session's queues; its mark settled. A pending item that does
+   * not parse still heads its queue (the queue waits behind it, as on SQLite) but is never listed.
+   */
   private async heads(mark: Item, now: string): Promise<AlertDelivery[]> {
     const tenant = mark.tenant as string;
     const sid = mark.sid === NO_SID ? null : (mark.sid as string);
@@ -251,14 +348,15 @@ export class DynamoAlerts implements AlertStore {
       ExpressionAttributeValues: { ':pk': alertSessionPk(tenant, sid), ':d': 'D#', ':pending': 'pending' },
       ConsistentRead: true,
     });
-    const heads = new Map<string, AlertDelivery>();
-    // sorted by sort key: each target's range in `order`, so its first pending item is its head
+    const heads = new Map<string, AlertDelivery | null>();
+    // sorted by sort key `D#{target}#…`: each target's range in `order`, so its first pending item is its head
     for (const item of pending) {
-      const d = toDelivery(item);
-      if (!heads.has(d.target_id)) heads.set(d.target_id, d);
+      const target = String(item[SK]).split('#')[1] ?? '';
+      if (!heads.has(target)) heads.set(target, parseDelivery(item));
     }
-    await this.marks.settle(mark, [...heads.values()], now);
-    return [...heads.values()].filter(
+    const parsed = [...heads.values()].filter((d): d is AlertDelivery => d !== null);
+    await this.marks.settle(mark, parsed, now);
+    return parsed.filter(
       (d) => d.next_at !== null && d.next_at <= now && (d.claimed_until === null || d.claimed_until <= now),
     );
   }
@@ -344,7 +442,7 @@ export class DynamoAlerts implements AlertStore {
         },
         ConsistentRead: true,
       });
-      const out = items.map(toDelivery);
+      const out = items.flatMap((i) => parseDelivery(i) ?? []);
       out.sort(
         (a, b) => cmp(b.order, a.order) || cmp(a.target_id, b.target_id) || cmp(b.event_id, a.event_id),
       );
@@ -368,9 +466,34 @@ export class DynamoAlerts implements AlertStore {
           ExclusiveStartKey: start,
         }),
       );
-      out.push(...(res.Items ?? []).map(toDelivery));
+      out.push(...(res.Items ?? []).flatMap((i) => parseDelivery(i) ?? []));
       start = res.LastEvaluatedKey;
     } while (start && out.length < limit);
     return out;
   }
+}
+
+/**
+ * Due deliveries in the listing's order (earliest `next_at`, then tenant, target, session and `order`),
+ * at most `perTarget` of each target: its earliest.
+ */
+function capped(list: readonly AlertDelivery[], perTarget: number): AlertDelivery[] {
+  const taken = new Map<string, number>();
+  return inOrder(list).filter((d) => {
+    const key = `${d.tenant}/${d.target_id}`;
+    const n = (taken.get(key) ?? 0) + 1;
+    taken.set(key, n);
+    return n <= perTarget;
+  });
+}
+
+function inOrder(list: readonly AlertDelivery[]): AlertDelivery[] {
+  return [...list].sort(
+    (a, b) =>
+      cmp(a.next_at ?? '', b.next_at ?? '') ||
+      cmp(a.tenant, b.tenant) ||
+      cmp(a.target_id, b.target_id) ||
+      cmp(a.sid ?? '', b.sid ?? '') ||
+      cmp(a.order, b.order),
+  );
 }

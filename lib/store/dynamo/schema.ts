@@ -28,6 +28,7 @@
  * | session usage   | `T#{tenant}#S#{sid}`   | `USAGE`                 |                       |                      |
  * | usage bucket    | `T#{tenant}#USAGE#{shard 0-7}` | `{day}#{agent}#{person}#{model}` (escaped) |  |              |
  * | alert target    | `ALERT#{tenant}`       | `TARGET#{id}`           |                       |                      |
+ * | alert targets' count | `ALERT#{tenant}`  | `COUNT`                 |                       |                      |
  * | alert delivery  | `ALERT#{tenant}#S#{sid or ~}` | `D#{target}#{order}#{event}` | `ALERT#{tenant}#T#{target}` | `{order}#{event}` |
  * | alert due mark  | `ALERT_DUE#{shard 0-7}` | `{tenant}#{sid or ~}`  |                       |                      |
  * | outbox event    | `ALERT_OUT#{shard 0-7}` | `{tenant}#{id}`        |                       |                      |
@@ -73,7 +74,10 @@
  * session sit in one partition, a (target, session) queue one sort-key range in `order`; gsi1 lists a
  * target's deliveries newest first. A session with pending deliveries has a due mark (made by `fanOut`,
  * removed by the worker's listing once none is pending), so the worker reads only those sessions, and
- * only once one of them may be due (the mark's `due_at`, a lower bound: dynamo/alert-marks.ts).
+ * only once one of them may be due (the mark's `due_at`, a lower bound: dynamo/alert-marks.ts), and skips
+ * it while every target it names (`targets`, a superset of those with pending deliveries there) is busy.
+ * A tenant's targets are counted in `ALERT#{tenant}`/`COUNT`, updated in each target's Put and Delete
+ * transaction, so that the limit of targets is a condition of the write.
  *
  * A session due an audit digest (issue 15) has one mark item in one of `DIGEST_DUE_SHARDS` partitions
  * (chosen by tenant and session id), so that the digester finds the due sessions of every tenant with
@@ -163,6 +167,8 @@ export const keys = {
   }),
   /** an alert target (issue 28) */
   alertTarget: (tenant: string, id: string): ItemKey => ({ pk: `ALERT#${tenant}`, sk: `TARGET#${id}` }),
+  /** how many alert targets a tenant has (issue 28): `n`, added to and taken from with each target */
+  alertTargetCount: (tenant: string): ItemKey => ({ pk: `ALERT#${tenant}`, sk: 'COUNT' }),
   /** an outbox event (issue 28), in its shard (`alertShard`) */
   alertOutbox: (tenant: string, id: string): ItemKey => ({
     pk: `${ALERT_OUT_PREFIX}${alertShard(`${tenant}#${id}`)}`,

@@ -5,10 +5,13 @@
  * written in the transaction of the change that fires it (`insertOutbox` of sqlite/outbox.ts, called by
  * sqlite/status-work.ts and sqlite/advance.ts); `INSERT OR IGNORE` by (tenant, id) makes a retried change
  * a no-op. A delivery finished more than 30 days ago (by the system clock: `final_at`) is pruned by a later
- * `fanOut`. Split from the store so that each file stays readable, as sqlite/usage.ts is.
+ * `fanOut`. A listing leaves out a row that does not parse as its record (`parsed`: JSON, then the port's
+ * schema), so one damaged row never stops the others. Split from the store so that each file stays
+ * readable, as sqlite/usage.ts is.
  */
-import type { AlertDelivery, AlertStore, AlertTarget, AttemptResult, OutboxEvent } from '../alerts.js';
-import { StateConflictError } from '../errors.js';
+import type { z } from 'zod';
+import { AlertDelivery, type AlertStore, AlertTarget, type AttemptResult, OutboxEvent } from '../alerts.js';
+import { LimitReachedError, StateConflictError } from '../errors.js';
 import { insertOutbox } from './outbox.js';
 import type { SqlitePrimitives } from './status-work.js';
 
@@ -53,17 +56,25 @@ export function addAlertSchema(exec: (sql: string) => void): void {
 /**
  * The queries of the worker and the listings, named so that a test can ask SQLite for their plans
  * (test/store/sqlite/alerts.test.ts: each goes through its index). Parameters: `@now`, `@limit`, `@tenant`,
- * `@target`, `@sid`.
+ * `@target`, `@sid`, `@perTarget`, `@exclude`.
  */
 export const ALERT_QUERIES = {
-  /** the head of each queue (no pending one of a lower `ord` in its (tenant, target, sid)), due and unclaimed */
-  dueDeliveries: `SELECT d.* FROM alert_deliveries d
+  /**
+   * the head of each queue (no pending one of a lower `ord` in its (tenant, target, sid)), due, unclaimed
+   * and of a target not in `@exclude` (a JSON array of `{tenant}/{target_id}`), numbered within its target
+   * earliest first so that at most `@perTarget` of one target are listed
+   */
+  dueDeliveries: `SELECT * FROM (
+      SELECT d.*, row_number() OVER (PARTITION BY d.tenant, d.target_id ORDER BY d.next_at, d.qsid, d.ord) AS n
+      FROM alert_deliveries d
       WHERE d.status = 'pending' AND d.next_at <= @now
         AND (d.claimed_until IS NULL OR d.claimed_until <= @now)
+        AND d.tenant || '/' || d.target_id NOT IN (SELECT value FROM json_each(@exclude))
         AND NOT EXISTS (SELECT 1 FROM alert_deliveries e
           WHERE e.tenant = d.tenant AND e.target_id = d.target_id AND e.qsid = d.qsid
-            AND e.status = 'pending' AND e.ord < d.ord)
-      ORDER BY d.next_at, d.tenant, d.target_id, d.qsid, d.ord LIMIT @limit`,
+            AND e.status = 'pending' AND e.ord < d.ord))
+      WHERE n <= @perTarget
+      ORDER BY next_at, tenant, target_id, qsid, ord LIMIT @limit`,
   dueEvents:
     'SELECT due_at, event FROM alert_outbox WHERE due_at <= @now ORDER BY due_at, tenant, id LIMIT @limit',
   byTarget: `SELECT * FROM alert_deliveries WHERE tenant = @tenant AND target_id = @target
@@ -82,7 +93,8 @@ const FINAL = new Set(['delivered', 'dead', 'skipped']);
 export class SqliteAlerts implements AlertStore {
   constructor(private readonly x: SqlitePrimitives) {}
 
-  async putAlertTarget(target: AlertTarget): Promise<void> {
+  /** See the port: the version checked, then (a new target with `maxTargets`) the tenant's count, then the write. */
+  async putAlertTarget(target: AlertTarget, o: { maxTargets?: number } = {}): Promise<void> {
     this.x.transaction(() => {
       const row = this.x
         .q('SELECT version FROM alert_targets WHERE tenant = ? AND id = ?')
@@ -91,6 +103,19 @@ export class SqliteAlerts implements AlertStore {
         throw new StateConflictError(
           `alert target ${target.id} changed since it was read (version ${row?.version ?? 0})`,
         );
+      }
+      if (target.version === 1 && o.maxTargets !== undefined) {
+        const { n } = this.x
+          .q('SELECT count(*) AS n FROM alert_targets WHERE tenant = ?')
+          .get(target.tenant) as {
+          n: number;
+        };
+        if (n >= o.maxTargets) {
+          throw new LimitReachedError(
+            `the tenant has ${n} alert targets (at most ${o.maxTargets})`,
+            o.maxTargets,
+          );
+        }
       }
       this.x
         .q(
@@ -105,14 +130,14 @@ export class SqliteAlerts implements AlertStore {
     const row = this.x.q('SELECT target FROM alert_targets WHERE tenant = ? AND id = ?').get(tenant, id) as
       | { target: string }
       | undefined;
-    return row ? (JSON.parse(row.target) as AlertTarget) : null;
+    return row ? parsed(AlertTarget, row.target) : null;
   }
 
   async listAlertTargets(tenant: string): Promise<AlertTarget[]> {
     const rows = this.x
       .q('SELECT target FROM alert_targets WHERE tenant = ? ORDER BY created_at, id')
       .all(tenant) as { target: string }[];
-    return rows.map((r) => JSON.parse(r.target) as AlertTarget);
+    return rows.flatMap((r) => parsed(AlertTarget, r.target) ?? []);
   }
 
   async deleteAlertTarget(tenant: string, id: string): Promise<void> {
@@ -128,7 +153,7 @@ export class SqliteAlerts implements AlertStore {
 
   async listDueEvents(now: string, limit: number): Promise<OutboxEvent[]> {
     const rows = this.x.q(ALERT_QUERIES.dueEvents).all({ now, limit: Math.max(0, limit) }) as Row[];
-    return rows.map(toEvent);
+    return rows.flatMap((r) => parsedEvent(r) ?? []);
   }
 
   /**
@@ -178,12 +203,23 @@ export class SqliteAlerts implements AlertStore {
   }
 
   /**
-   * See the port: the pending deliveries due and unclaimed that have no pending delivery of a lower
-   * `order` in their (tenant, target, sid) queue (the queue index answers that per row).
+   * See the port: one query (`ALERT_QUERIES.dueDeliveries`) of the pending deliveries due and unclaimed
+   * that have no pending delivery of a lower `order` in their (tenant, target, sid) queue (the queue index
+   * answers that per row), of targets not excluded, numbered per target by a window so that at most
+   * `perTarget` of each are listed. A row that does not parse is left out (the listing may then be short).
    */
-  async listDueDeliveries(now: string, limit: number): Promise<AlertDelivery[]> {
-    const rows = this.x.q(ALERT_QUERIES.dueDeliveries).all({ now, limit: Math.max(0, limit) }) as Row[];
-    return rows.map(toDelivery);
+  async listDueDeliveries(
+    now: string,
+    limit: number,
+    o: { perTarget?: number; exclude?: readonly string[] } = {},
+  ): Promise<AlertDelivery[]> {
+    const rows = this.x.q(ALERT_QUERIES.dueDeliveries).all({
+      now,
+      limit: Math.max(0, limit),
+      perTarget: Math.max(0, o.perTarget ?? limit),
+      exclude: JSON.stringify(o.exclude ?? []),
+    }) as Row[];
+    return rows.flatMap((r) => parsed(AlertDelivery, r.delivery) ?? []);
   }
 
   async claimDelivery(d: AlertDelivery, now: string, until: string): Promise<boolean> {
@@ -255,7 +291,7 @@ export class SqliteAlerts implements AlertStore {
     } else {
       throw new Error('listDeliveries needs a target or a sid');
     }
-    return rows.map(toDelivery);
+    return rows.flatMap((r) => parsed(AlertDelivery, r.delivery) ?? []);
   }
 
   private row(d: AlertDelivery): Row | undefined {
@@ -265,11 +301,31 @@ export class SqliteAlerts implements AlertStore {
   }
 }
 
-/** An outbox row as the port's event: its `due_at` is the column's (a reschedule moves it). */
-function toEvent(row: Row): OutboxEvent {
-  return { ...(JSON.parse(row.event as string) as OutboxEvent), due_at: row.due_at as string };
+/**
+ * `json` as `schema`'s record, or null when it is not JSON or not such a record (a damaged row, a hand
+ * edit): the listings leave it out rather than fail for every tenant.
+ */
+function parsed<T>(schema: z.ZodType<T>, json: unknown): T | null {
+  if (typeof json !== 'string') return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    return null;
+  }
+  const r = schema.safeParse(value);
+  return r.success ? r.data : null;
 }
 
+/** An outbox row as the port's event (its `due_at` is the column's: a reschedule moves it), or null. */
+function parsedEvent(row: Row): OutboxEvent | null {
+  const e = parsed(OutboxEvent, row.event);
+  return e && OutboxEvent.shape.due_at.safeParse(row.due_at).success
+    ? { ...e, due_at: row.due_at as string }
+    : null;
+}
+
+/** A row of a delivery this store wrote and holds (a claim, an attempt's outcome). */
 function toDelivery(row: Row): AlertDelivery {
   return JSON.parse(row.delivery as string) as AlertDelivery;
 }
