@@ -189,8 +189,8 @@ export abstract class StateStoreBase
 
   // ---- alert targets, the outbox and deliveries (issue 28)
 
-  putAlertTarget(target: AlertTarget): Promise<void> {
-    return this.alerts.putAlertTarget(target);
+  putAlertTarget(target: AlertTarget, o?: { maxTargets?: number }): Promise<void> {
+    return this.alerts.putAlertTarget(target, o);
   }
   getAlertTarget(tenant: string, id: string): Promise<AlertTarget | null> {
     return this.alerts.getAlertTarget(tenant, id);
@@ -213,8 +213,12 @@ export abstract class StateStoreBase
   rescheduleEvent(tenant: string, id: string, dueAt: string): Promise<void> {
     return this.alerts.rescheduleEvent(tenant, id, dueAt);
   }
-  listDueDeliveries(now: string, limit: number): Promise<AlertDelivery[]> {
-    return this.alerts.listDueDeliveries(now, limit);
+  listDueDeliveries(
+    now: string,
+    limit: number,
+    o?: { perTarget?: number; exclude?: readonly string[] },
+  ): Promise<AlertDelivery[]> {
+    return this.alerts.listDueDeliveries(now, limit, o);
   }
   claimDelivery(d: AlertDelivery, now: string, until: string): Promise<boolean> {
     return this.alerts.claimDelivery(d, now, until);

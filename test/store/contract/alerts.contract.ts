@@ -2,8 +2,9 @@
  * The alerts contract (issue 28, `AlertStore` in lib/store/alerts.ts): targets written on condition of
  * their version; outbox events written with the change that fires them (`putStatus`, `putWork`,
  * `claimKey`, `advanceWriter`) and not when it fails, once per id; the worker's steps (due events, the
- * fan-out into deliveries, due heads of each (target, session) queue, exclusive claims, the outcome);
- * listings; tenants apart. Run on every adapter (./suite.ts), and by test/infra/dynamo-access.test.ts to
+ * fan-out into deliveries, due heads of each (target, session) queue, at most so many of one target and
+ * none of a busy one, exclusive claims, the outcome); the limit of targets as a condition of the write,
+ * concurrent adds included; listings; tenants apart. Run on every adapter (./suite.ts), and by test/infra/dynamo-access.test.ts to
  * record what the DynamoDB adapter sends.
  */
 import { expect } from 'vitest';
@@ -12,6 +13,7 @@ import {
   type AlertDelivery,
   type AlertTarget,
   type AttemptResult,
+  LimitReachedError,
   StateConflictError,
   type StateStore,
 } from '../../../lib/store/index.js';
@@ -262,6 +264,105 @@ export function runAlertsContract(opts: ContractOptions<StateStore>): void {
         expect(await s.listDueDeliveries(at(10_000), 10)).toEqual([]);
       },
     );
+
+    contract(
+      'lists at most perTarget due heads of one target and none of an excluded one: a backlog holds no one back',
+      async (s) => {
+        const [a, b] = [`at_${ulid()}`, `at_${ulid()}`];
+        // a's backlog: 20 sessions due (more than the listing's limit), before b's 2 and globex's 1 (same id as a)
+        const backlog = Array.from({ length: 20 }, (_, i) => eventOf('acme', 10 + i));
+        const later = [eventOf('acme', 50), eventOf('acme', 51)];
+        const theirs = eventOf('globex', 5);
+        await s.putOutboxEvents([...backlog, ...later, theirs]);
+        for (const e of backlog) await s.fanOut(e, [deliveryOf(e, a)]);
+        for (const e of later) await s.fanOut(e, [deliveryOf(e, b)]);
+        await s.fanOut(theirs, [deliveryOf(theirs, a)]);
+        const key = (d: AlertDelivery) => `${d.tenant}/${d.target_id}:${d.event_id}`;
+        const of = (tenant: string, target: string, es: { id: string }[]) =>
+          es.map((e) => `${tenant}/${target}:${e.id}`);
+        // without options: the earliest 10, all but one of them a's
+        expect((await s.listDueDeliveries(at(100), 10)).map(key)).toEqual([
+          ...of('globex', a, [theirs]),
+          ...of('acme', a, backlog.slice(0, 9)),
+        ]);
+        // at most 3 of one target (the earliest 3), in the listing's order
+        expect((await s.listDueDeliveries(at(100), 10, { perTarget: 3 })).map(key)).toEqual([
+          ...of('globex', a, [theirs]),
+          ...of('acme', a, backlog.slice(0, 3)),
+          ...of('acme', b, later),
+        ]);
+        expect((await s.listDueDeliveries(at(100), 3, { perTarget: 3 })).map(key)).toEqual([
+          ...of('globex', a, [theirs]),
+          ...of('acme', a, backlog.slice(0, 2)),
+        ]);
+        // a busy target left out: acme's only, not globex's target of the same id
+        expect((await s.listDueDeliveries(at(100), 10, { exclude: [`acme/${a}`] })).map(key)).toEqual([
+          ...of('globex', a, [theirs]),
+          ...of('acme', b, later),
+        ]);
+        expect(
+          (
+            await s.listDueDeliveries(at(100), 10, { perTarget: 1, exclude: [`acme/${a}`, 'acme/at_other'] })
+          ).map(key),
+        ).toEqual([...of('globex', a, [theirs]), ...of('acme', b, later.slice(0, 1))]);
+        expect(
+          await s.listDueDeliveries(at(100), 10, { exclude: [`acme/${a}`, `acme/${b}`, `globex/${a}`] }),
+        ).toEqual([]);
+        // a claimed head takes no place: the next of a's backlog is listed in its stead
+        const first = deliveryOf(backlog[0]!, a);
+        expect(await s.claimDelivery(first, at(100), at(200))).toBe(true);
+        expect((await s.listDueDeliveries(at(100), 10, { perTarget: 2 })).map(key)).toEqual([
+          ...of('globex', a, [theirs]),
+          ...of('acme', a, backlog.slice(1, 3)),
+          ...of('acme', b, later),
+        ]);
+      },
+    );
+
+    contract(
+      'writes a new target only while its tenant has fewer than maxTargets, counted with the write',
+      async (s) => {
+        const made = [targetOf('acme', 1), targetOf('acme', 2)];
+        // made without a limit: counted all the same
+        await s.putAlertTarget(made[0]!);
+        await s.putAlertTarget(made[1]!, { maxTargets: 3 });
+        const third = targetOf('acme', 3);
+        await s.putAlertTarget(third, { maxTargets: 3 });
+        const fourth = targetOf('acme', 4);
+        const refused = await s.putAlertTarget(fourth, { maxTargets: 3 }).catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(LimitReachedError);
+        expect((refused as LimitReachedError).limit).toBe(3);
+        expect(await s.getAlertTarget('acme', fourth.id)).toBeNull();
+        // a conflict is a conflict, full or not; a change of a target is no new one
+        await expect(s.putAlertTarget(third, { maxTargets: 3 })).rejects.toBeInstanceOf(StateConflictError);
+        await s.putAlertTarget({ ...third, label: 'changed', version: 2 }, { maxTargets: 3 });
+        // another tenant has its own count
+        await s.putAlertTarget(targetOf('globex', 1), { maxTargets: 1 });
+        // a deletion makes room, once: deleting it again, or an absent one, makes none
+        await s.deleteAlertTarget('acme', made[0]!.id);
+        await s.deleteAlertTarget('acme', made[0]!.id);
+        await s.deleteAlertTarget('acme', `at_${ulid()}`);
+        await s.putAlertTarget(fourth, { maxTargets: 3 });
+        await expect(s.putAlertTarget(targetOf('acme', 5), { maxTargets: 3 })).rejects.toBeInstanceOf(
+          LimitReachedError,
+        );
+        expect(ids(await s.listAlertTargets('acme'))).toEqual(ids([made[1]!, third, fourth]));
+        await expect(s.putAlertTarget(targetOf('acme', 6), { maxTargets: 0 })).rejects.toBeInstanceOf(
+          LimitReachedError,
+        );
+      },
+    );
+
+    contract('of twenty concurrent adds under a limit of twelve, exactly twelve are made', async (s) => {
+      const adds = Array.from({ length: 20 }, (_, i) => targetOf('race', i));
+      const answers = await Promise.allSettled(adds.map((t) => s.putAlertTarget(t, { maxTargets: 12 })));
+      const made = answers.filter((a) => a.status === 'fulfilled');
+      const refused = answers.flatMap((a) => (a.status === 'rejected' ? [a.reason] : []));
+      expect(made).toHaveLength(12);
+      expect(refused).toHaveLength(8);
+      for (const r of refused) expect(r).toBeInstanceOf(LimitReachedError);
+      expect(await s.listAlertTargets('race')).toHaveLength(12);
+    });
 
     contract('claims a delivery for one worker: of two concurrent claims exactly one wins', async (s) => {
       const e = eventOf('acme', 10);
