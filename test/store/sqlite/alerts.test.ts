@@ -2,13 +2,15 @@
  * What only the SQLite adapter's alert tables have (issue 28, lib/store/sqlite/alerts.ts; the contract
  * for both adapters is test/store/contract/alerts.contract.ts): a database from before them opens with
  * them made empty; deliveries finished more than 30 days ago are pruned by a later fan-out (DynamoDB:
- * TTL); and the worker's and the listings' queries go through the indexes made for them, not a scan.
+ * TTL); the worker's and the listings' queries go through the indexes made for them, not a scan; and a
+ * row that does not parse (broken JSON, a record of the wrong shape) is left out of every listing.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { OutboxEvent } from '../../../lib/store/index.js';
 import { ALERT_QUERIES } from '../../../lib/store/sqlite/alerts.js';
 import { SqliteStateStore } from '../../../lib/store/sqlite/state-store.js';
 import { delivered, deliveryOf, eventOf, targetOf } from '../contract/alert-records.js';
@@ -90,7 +92,15 @@ describe('SqliteStateStore alert tables', () => {
     await store.listDueDeliveries(at(100), 10);
     await store.close();
     const raw = new Database(path, { readonly: true });
-    const params = { now: at(100), limit: 10, tenant: 'acme', target: 'at_x', sid: 's_x' };
+    const params = {
+      now: at(100),
+      limit: 10,
+      tenant: 'acme',
+      target: 'at_x',
+      sid: 's_x',
+      perTarget: 5,
+      exclude: '["acme/at_y"]',
+    };
     const plan = (sql: string) =>
       (raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as Array<{ detail: string }>)
         .map((r) => r.detail)
@@ -104,7 +114,59 @@ describe('SqliteStateStore alert tables', () => {
     );
     expect(plan(ALERT_QUERIES.byTargetAndSid)).toMatch(/^SEARCH alert_deliveries USING INDEX/);
     expect(plan(ALERT_QUERIES.bySid)).toMatch(/^SEARCH alert_deliveries USING INDEX alert_deliveries_sid/);
-    for (const sql of Object.values(ALERT_QUERIES)) expect(plan(sql)).not.toMatch(/\bSCAN\b/);
+    // no table is scanned (the due listing's window reads its own subquery, and `exclude` is json_each's)
+    for (const sql of Object.values(ALERT_QUERIES)) {
+      expect(plan(sql)).not.toMatch(/\bSCAN (?!\(subquery-\d+\)|json_each\b)/);
+    }
     raw.close();
+  });
+
+  it('leaves out of every listing a row that does not parse, and lists the others', async () => {
+    const path = newPath();
+    const store = new SqliteStateStore(path);
+    const [good, bad] = [targetOf('acme', 1), targetOf('acme', 2)];
+    await store.putAlertTarget(good);
+    await store.putAlertTarget(bad);
+    const sid = 's_01KBROKENROWS0000000000000';
+    const events = [
+      eventOf('acme', 10, { sid }),
+      eventOf('acme', 11),
+      eventOf('acme', 12),
+      eventOf('acme', 13),
+    ];
+    await store.putOutboxEvents(events);
+    const [e0, e1, e2, e3] = events as [OutboxEvent, OutboxEvent, OutboxEvent, OutboxEvent];
+    await store.fanOut(e0, [deliveryOf(e0, good.id)]);
+    await store.fanOut(e1, [deliveryOf(e1, good.id)]);
+    const e4 = eventOf('acme', 20, { sid });
+    await store.putOutboxEvents([e4]);
+    await store.fanOut(e4, [deliveryOf(e4, good.id)]);
+    await store.close();
+    const raw = new Database(path);
+    raw.prepare("UPDATE alert_targets SET target = '{broken' WHERE id = ?").run(bad.id);
+    // JSON, but not an event: a kind of the wrong type
+    raw
+      .prepare('UPDATE alert_outbox SET event = ? WHERE id = ?')
+      .run(JSON.stringify({ ...e2, kind: 7 }), e2.id);
+    raw.prepare("UPDATE alert_outbox SET event = 'null' WHERE id = ?").run(e3.id);
+    raw.prepare("UPDATE alert_deliveries SET delivery = '{broken' WHERE event_id = ?").run(e0.id);
+    raw.close();
+
+    const reopened = new SqliteStateStore(path);
+    expect(await reopened.getAlertTarget('acme', bad.id)).toBeNull();
+    expect(await reopened.getAlertTarget('acme', good.id)).toEqual(good);
+    expect(await reopened.listAlertTargets('acme')).toEqual([good]);
+    expect(await reopened.listDueEvents(at(100), 10)).toEqual([]);
+    await reopened.putOutboxEvents([eventOf('acme', 30)]);
+    expect((await reopened.listDueEvents(at(100), 10)).map((e) => e.at)).toEqual([at(30)]);
+    // the broken delivery is not listed, and still heads its (target, session) queue: e4 waits behind it
+    expect((await reopened.listDueDeliveries(at(100), 10)).map((d) => d.event_id)).toEqual([e1.id]);
+    expect(
+      (await reopened.listDeliveries('acme', { target: good.id, limit: 10 })).map((d) => d.event_id),
+    ).toEqual([e4.id, e1.id]);
+    expect((await reopened.listDeliveries('acme', { sid, limit: 10 })).map((d) => d.event_id)).toEqual([
+      e4.id,
+    ]);
+    await reopened.close();
   });
 });
