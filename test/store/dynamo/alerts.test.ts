@@ -7,14 +7,20 @@
  * - the worker's listing reads a session's deliveries only once one of its queue heads may be due (the
  *   mark's bound: a retry or a claim ahead keeps it unread, a new event or an attempt brings it forward);
  * - a change without events costs what it did: `claimKey`, `putStatus`, `putWork` send no transaction
- *   they did not send before; with events, one transaction.
+ *   they did not send before; with events, one transaction;
+ * - the listing passes over, unread, the sessions whose marks name only excluded or full targets (a
+ *   target's backlog costs no reads), and reads a mark of unknown targets (one from before them) once;
+ * - the tenant's count of targets (`ALERT#{tenant}`/`COUNT`) holds under concurrent adds from two
+ *   instances over one table (two Lambdas), and deletions take from it once each;
+ * - an item that does not parse (a damaged target, event or delivery) is left out of every listing.
  */
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DynamoLocal, startDynamoLocal } from '../../../harness/dynamodb-local.js';
 import { newId } from '../../../lib/log/format/ids.js';
 import { ALERT_SHARDS, GSI1, keys } from '../../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../../lib/store/dynamo/state-store.js';
+import { LimitReachedError } from '../../../lib/store/index.js';
 import { clientWith } from '../../support/dynamo-faults.js';
 import { delivered, deliveryOf, eventOf, targetOf } from '../contract/alert-records.js';
 import { at, statusOf } from '../contract/records.js';
@@ -184,5 +190,128 @@ describe('DynamoStateStore alert items (issue 28)', () => {
     expect(sent).toEqual(['TransactWriteItemsCommand', 'TransactWriteItemsCommand']);
     expect(await store.listDueEvents(at(100), 10)).toHaveLength(3);
     client.destroy();
+  });
+
+  it('passes over the sessions of an excluded or full target unread: a backlog costs no reads', async () => {
+    const sessionReads: string[] = [];
+    const client = clientWith(local.config, (command, input) => {
+      const pk = (input.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[':pk'];
+      if (command === 'QueryCommand' && String(pk).startsWith('ALERT#')) sessionReads.push(String(pk));
+    });
+    const table = await local.freshTable();
+    const store = new DynamoStateStore({ tableName: table, client });
+    const doc = DynamoDBDocumentClient.from(local.client);
+    const [busy, other] = [`at_${'E'.repeat(26)}`, `at_${'F'.repeat(26)}`];
+    const backlog = Array.from({ length: 40 }, (_, i) => eventOf('acme', 10 + i));
+    const late = eventOf('acme', 100);
+    await store.putOutboxEvents([...backlog, late]);
+    for (const e of backlog) await store.fanOut(e, [deliveryOf(e, busy)]);
+    await store.fanOut(late, [deliveryOf(late, other)]);
+    const listed = async (o: { perTarget?: number; exclude?: string[] }) => {
+      sessionReads.length = 0;
+      return (await store.listDueDeliveries(at(1_000), 10, o)).map((d) => d.target_id);
+    };
+    // excluded: none of its 40 sessions is read, the other target's is listed
+    expect(await listed({ exclude: [`acme/${busy}`] })).toEqual([other]);
+    expect(sessionReads).toEqual([`ALERT#acme#S#${late.sid}`]);
+    // at most 2 of it: once 2 are listed its other marks are passed over (one round of 16 reads at most)
+    expect(await listed({ perTarget: 2 })).toEqual([busy, busy, other]);
+    expect(sessionReads.length).toBeLessThanOrEqual(17);
+    // a mark from before its targets were named is read once, and names them from then on
+    const first = backlog[0]!;
+    await doc.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: keys.alertDue('acme', first.sid),
+        UpdateExpression: 'REMOVE targets',
+      }),
+    );
+    expect(await listed({ exclude: [`acme/${busy}`] })).toEqual([other]);
+    expect(sessionReads.sort()).toEqual([`ALERT#acme#S#${first.sid}`, `ALERT#acme#S#${late.sid}`].sort());
+    expect(await listed({ exclude: [`acme/${busy}`] })).toEqual([other]);
+    expect(sessionReads).toEqual([`ALERT#acme#S#${late.sid}`]);
+    // a new target's delivery in a passed-over session is listed: the fan-out added it to the mark
+    const more = eventOf('acme', 200, { sid: backlog[5]!.sid });
+    await store.putOutboxEvents([more]);
+    await store.fanOut(more, [deliveryOf(more, busy), deliveryOf(more, other)]);
+    expect(await listed({ exclude: [`acme/${busy}`] })).toEqual([other, other]);
+    client.destroy();
+  }, 60_000);
+
+  it('counts targets in the write: sixty adds from two instances under fifty make fifty', async () => {
+    const table = await local.freshTable();
+    const stores = [0, 1].map(() => new DynamoStateStore({ tableName: table, client: local.client }));
+    const doc = DynamoDBDocumentClient.from(local.client);
+    const count = async () =>
+      (await doc.send(new GetCommand({ TableName: table, Key: keys.alertTargetCount('acme') }))).Item?.n;
+    const adds = Array.from({ length: 60 }, (_, i) => targetOf('acme', i));
+    const answers = await Promise.allSettled(
+      adds.map((t, i) => stores[i % 2]!.putAlertTarget(t, { maxTargets: 50 })),
+    );
+    const refused = answers.flatMap((a) => (a.status === 'rejected' ? [a.reason] : []));
+    expect(answers.filter((a) => a.status === 'fulfilled')).toHaveLength(50);
+    expect(refused).toHaveLength(10);
+    for (const r of refused) expect(r).toBeInstanceOf(LimitReachedError);
+    const made = await stores[0]!.listAlertTargets('acme');
+    expect(made).toHaveLength(50);
+    expect(await count()).toBe(50);
+    // deletions from both at once, each twice, and of absent ones: each made one takes one from the count
+    const gone = made.slice(0, 10);
+    await Promise.all(
+      [...gone, ...gone, targetOf('acme', 99)].map((t, i) => stores[i % 2]!.deleteAlertTarget('acme', t.id)),
+    );
+    expect(await count()).toBe(40);
+    expect(await stores[1]!.listAlertTargets('acme')).toHaveLength(40);
+    for (const s of stores) await s.close();
+  }, 60_000);
+
+  it('leaves out of every listing an item that does not parse, and lists the others', async () => {
+    const table = await local.freshTable();
+    const store = new DynamoStateStore({ tableName: table, client: local.client });
+    const doc = DynamoDBDocumentClient.from(local.client);
+    const damage = (key: { pk: string; sk: string }, set: string, values: Record<string, unknown>) =>
+      doc.send(
+        new UpdateCommand({
+          TableName: table,
+          Key: key,
+          UpdateExpression: set,
+          ExpressionAttributeValues: values,
+        }),
+      );
+    const [good, bad] = [targetOf('acme', 1), targetOf('acme', 2)];
+    await store.putAlertTarget(good);
+    await store.putAlertTarget(bad);
+    await damage(keys.alertTarget('acme', bad.id), 'SET target_json = :j', { ':j': '{broken' });
+    expect(await store.getAlertTarget('acme', bad.id)).toBeNull();
+    expect(await store.listAlertTargets('acme')).toEqual([good]);
+
+    const sid = newId('s');
+    const [e0, e1, e2, e3] = [
+      eventOf('acme', 10, { sid }),
+      eventOf('acme', 11),
+      eventOf('acme', 12),
+      eventOf('acme', 13),
+    ];
+    await store.putOutboxEvents([e0!, e1!, e2!, e3!]);
+    await damage(keys.alertOutbox('acme', e2!.id), 'SET event_json = :j', { ':j': '{broken' });
+    await damage(keys.alertOutbox('acme', e3!.id), 'SET due_at = :d', { ':d': 'soon' });
+    expect((await store.listDueEvents(at(100), 10)).map((e) => e.id).sort()).toEqual([e0!.id, e1!.id].sort());
+
+    await store.fanOut(e0!, [deliveryOf(e0!, good.id)]);
+    await store.fanOut(e1!, [deliveryOf(e1!, good.id)]);
+    const e4 = eventOf('acme', 20, { sid });
+    await store.putOutboxEvents([e4]);
+    await store.fanOut(e4, [deliveryOf(e4, good.id)]);
+    const d0 = deliveryOf(e0!, good.id);
+    await damage(keys.alertDelivery('acme', sid, good.id, d0.order, e0!.id), 'SET attempts = :a', {
+      ':a': 'x',
+    });
+    // not listed, and still heads its (target, session) queue: e4 waits behind it
+    expect((await store.listDueDeliveries(at(100), 10)).map((d) => d.event_id)).toEqual([e1!.id]);
+    expect(
+      (await store.listDeliveries('acme', { target: good.id, limit: 10 })).map((d) => d.event_id),
+    ).toEqual([e4.id, e1!.id]);
+    expect((await store.listDeliveries('acme', { sid, limit: 10 })).map((d) => d.event_id)).toEqual([e4.id]);
+    await store.close();
   });
 });
