@@ -5,14 +5,15 @@
  * content, so a retried change is the same item, and never fails the transaction); deliveries in their
  * session's partition `ALERT#{tenant}#S#{sid}` / `D#{target}#{order}#{event}`, on gsi1 by target; and a
  * due mark `ALERT_DUE#{shard}` / `{tenant}#{sid}` per session that may have pending deliveries, with a
- * lower bound of when one may be due (dynamo/alert-marks.ts). A tenant's targets are counted in
- * `ALERT#{tenant}`/`COUNT` (`n`), one more in the transaction that makes a target, one fewer in the one
- * that deletes it. A finished delivery gets the table's TTL 30 days out. A listing leaves out an item that
+ * lower bound of when one may be due (dynamo/alert-marks.ts; the worker's listing: dynamo/alert-due.ts).
+ * A tenant's targets are counted in `ALERT#{tenant}`/`COUNT` (`n`), one more in the transaction that
+ * makes a target, one fewer in the one that deletes it. A finished delivery gets the table's TTL 30 days out. A listing leaves out an item that
  * does not parse as its record (dynamo/alert-items.ts). Answers as sqlite/alerts.ts does.
  */
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AlertDelivery, AlertStore, AlertTarget, AttemptResult, OutboxEvent } from '../alerts.js';
 import { LimitReachedError, StateConflictError } from '../errors.js';
+import { DueListing } from './alert-due.js';
 import {
   cmp,
   deliveryItem,
@@ -25,7 +26,7 @@ import {
   parseEvent,
   parseTarget,
 } from './alert-items.js';
-import { DueMarks, markTargets } from './alert-marks.js';
+import { DueMarks } from './alert-marks.js';
 import { cancellationCodes, compact, errorName, type Item, type TransactItem, update } from './items.js';
 import {
   ALERT_OUT_PREFIX,
@@ -35,7 +36,6 @@ import {
   GSI1_PK,
   gsiKeys,
   keys,
-  NO_SID,
   PK,
   SK,
   TTL_ATTRIBUTE,
@@ -46,17 +46,15 @@ import type { DynamoPrimitives } from './tokens.js';
 const MAX_TRANSACT_ITEMS = 100;
 /** How often `fanOut` reads again after a delivery was made under it by another worker. */
 const FAN_OUT_ATTEMPTS = 5;
-/** How many sessions' deliveries `listDueDeliveries` reads at once. */
-const SESSION_READS = 16;
-/** The most sessions one `listDueDeliveries` reads (a query each): 16 rounds of `SESSION_READS`. */
-export const MAX_SESSION_READS = 256;
 
 /** The `AlertStore` methods on DynamoDB; each answers as SQLite's does. */
 export class DynamoAlerts implements AlertStore {
   private readonly marks: DueMarks;
+  private readonly due: DueListing;
 
   constructor(private readonly x: DynamoPrimitives) {
     this.marks = new DueMarks(x);
+    this.due = new DueListing(x, this.marks);
   }
 
   // ---- targets: `ALERT#{tenant}` / `TARGET#{id}`
@@ -275,90 +273,13 @@ export class DynamoAlerts implements AlertStore {
 
   // ---- deliveries: `ALERT#{tenant}#S#{sid}` / `D#{target}#{order}#{event}`
 
-  /**
-   * The due marks of every shard whose bound is by `now` (one consistent query each), earliest bound first
-   * (a mark without one first of all); then, 16 at a time, each such session's pending deliveries (one
-   * consistent query of its partition, filtered on `status`): the first of each target's range is its
-   * queue's head, listed when due and unclaimed. A mark whose targets (`targets`) are all in `exclude`, or
-   * have `perTarget` listed already, is passed over unread, so that a target with a backlog of sessions
-   * (a hanging one) costs no reads and takes no places. It stops once `limit` are listed whose `next_at`
-   * is by the next mark's bound, and after `MAX_SESSION_READS` (256) session queries in any case: past
-   * that, a listing holds the earliest marks' heads only. Each session read has its mark settled
-   * (`DueMarks.settle`): deleted when none is pending, else bound to when the first head may be listed,
-   * so that a session whose queues all wait (a retry an hour away, a claim) is not read again before.
-   */
-  async listDueDeliveries(
+  /** See `DueListing.list` (dynamo/alert-due.ts). */
+  listDueDeliveries(
     now: string,
     limit: number,
     o: { perTarget?: number; exclude?: readonly string[] } = {},
   ): Promise<AlertDelivery[]> {
-    const max = Math.max(0, limit);
-    const perTarget = o.perTarget ?? Number.POSITIVE_INFINITY;
-    if (max === 0 || perTarget <= 0) return [];
-    const excluded = new Set(o.exclude ?? []);
-    const bound = (m: Item) => (typeof m.due_at === 'string' ? m.due_at : '');
-    const marks = (await this.marks.due(now)).sort(
-      (a, b) =>
-        cmp(bound(a), bound(b)) || cmp(String(a[PK]), String(b[PK])) || cmp(String(a[SK]), String(b[SK])),
-    );
-    const due: AlertDelivery[] = [];
-    const listed = new Map<string, number>();
-    const full = (key: string) => excluded.has(key) || (listed.get(key) ?? 0) >= perTarget;
-    const passedOver = (m: Item) => {
-      const targets = markTargets(m);
-      return targets !== null && [...targets].every((t) => full(`${m.tenant as string}/${t}`));
-    };
-    let reads = 0;
-    let i = 0;
-    while (i < marks.length && reads < MAX_SESSION_READS) {
-      const batch: Item[] = [];
-      while (i < marks.length && batch.length < SESSION_READS && reads + batch.length < MAX_SESSION_READS) {
-        const m = marks[i++]!;
-        if (!passedOver(m)) batch.push(m);
-      }
-      reads += batch.length;
-      for (const heads of await Promise.all(batch.map((m) => this.heads(m, now)))) {
-        for (const d of heads) {
-          const key = `${d.tenant}/${d.target_id}`;
-          if (excluded.has(key)) continue;
-          due.push(d);
-          listed.set(key, (listed.get(key) ?? 0) + 1);
-        }
-      }
-      if (i < marks.length) {
-        // enough when the `max`th listed is due by the next mark's bound (whose heads come no earlier)
-        const kth = capped(due, perTarget)[max - 1];
-        if (kth && (kth.next_at ?? '') <= bound(marks[i]!)) break;
-      }
-    }
-    return capped(due, perTarget).slice(0, max);
-  }
-
-  /**
-   * The due, unclaimed heads of one marked session's queues; its mark settled. A pending item that does
-   * not parse still heads its queue (the queue waits behind it, as on SQLite) but is never listed.
-   */
-  private async heads(mark: Item, now: string): Promise<AlertDelivery[]> {
-    const tenant = mark.tenant as string;
-    const sid = mark.sid === NO_SID ? null : (mark.sid as string);
-    const pending = await this.x.queryAll({
-      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :d)',
-      FilterExpression: '#status = :pending',
-      ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#status': 'status' },
-      ExpressionAttributeValues: { ':pk': alertSessionPk(tenant, sid), ':d': 'D#', ':pending': 'pending' },
-      ConsistentRead: true,
-    });
-    const heads = new Map<string, AlertDelivery | null>();
-    // sorted by sort key `D#{target}#…`: each target's range in `order`, so its first pending item is its head
-    for (const item of pending) {
-      const target = String(item[SK]).split('#')[1] ?? '';
-      if (!heads.has(target)) heads.set(target, parseDelivery(item));
-    }
-    const parsed = [...heads.values()].filter((d): d is AlertDelivery => d !== null);
-    await this.marks.settle(mark, parsed, now);
-    return parsed.filter(
-      (d) => d.next_at !== null && d.next_at <= now && (d.claimed_until === null || d.claimed_until <= now),
-    );
+    return this.due.list(now, limit, o);
   }
 
   /** An Update on condition that it is pending at `d.attempts` and unclaimed (or its claim over by `now`). */
@@ -471,29 +392,4 @@ export class DynamoAlerts implements AlertStore {
     } while (start && out.length < limit);
     return out;
   }
-}
-
-/**
- * Due deliveries in the listing's order (earliest `next_at`, then tenant, target, session and `order`),
- * at most `perTarget` of each target: its earliest.
- */
-function capped(list: readonly AlertDelivery[], perTarget: number): AlertDelivery[] {
-  const taken = new Map<string, number>();
-  return inOrder(list).filter((d) => {
-    const key = `${d.tenant}/${d.target_id}`;
-    const n = (taken.get(key) ?? 0) + 1;
-    taken.set(key, n);
-    return n <= perTarget;
-  });
-}
-
-function inOrder(list: readonly AlertDelivery[]): AlertDelivery[] {
-  return [...list].sort(
-    (a, b) =>
-      cmp(a.next_at ?? '', b.next_at ?? '') ||
-      cmp(a.tenant, b.tenant) ||
-      cmp(a.target_id, b.target_id) ||
-      cmp(a.sid ?? '', b.sid ?? '') ||
-      cmp(a.order, b.order),
-  );
 }
