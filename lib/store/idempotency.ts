@@ -15,7 +15,13 @@ export interface IdempotencyStore {
    * when this call claimed the key: a crossing recorded once fires once.
    * @returns the value the key holds: `value` when this call claimed it, the first claimant's otherwise
    */
-  claimKey(tenant: string, scope: string, key: string, value: string, outbox?: OutboxEvent[]): Promise<string>;
+  claimKey(
+    tenant: string,
+    scope: string,
+    key: string,
+    value: string,
+    outbox?: OutboxEvent[],
+  ): Promise<string>;
   /**
    * The value `key` holds within `scope` (strongly consistent), or null when it is not claimed: a read
    * that claims nothing, for a claim made by another request (e.g. a work item's archived keys).
