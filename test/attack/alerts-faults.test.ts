@@ -310,9 +310,11 @@ describe('a damaged store: the worker keeps delivering the other targets', () =>
       const row = db.prepare('SELECT target FROM alert_targets WHERE id = ?').get(bad) as { target: string };
       const t = JSON.parse(row.target);
       const sealed = t.secrets[0].sealed as string;
-      // flip one character of the ciphertext
-      const last = sealed.at(-1) === 'A' ? 'B' : 'A';
-      t.secrets[0].sealed = `${sealed.slice(0, -1)}${last}`;
+      // change one character of the ciphertext in the middle: the last one may carry only base64's unused
+      // bits (A and B then decode to the same bytes, and the secret still opens)
+      const at = sealed.lastIndexOf('.') + 5;
+      const other = sealed[at] === 'A' ? 'g' : 'A';
+      t.secrets[0].sealed = `${sealed.slice(0, at)}${other}${sealed.slice(at + 1)}`;
       db.prepare('UPDATE alert_targets SET target = ? WHERE id = ?').run(JSON.stringify(t), bad);
     });
     const eg = await sendTest(good);
