@@ -196,9 +196,18 @@ describe('a pass with an end (a Lambda invocation)', () => {
     rx.mode = 'hang';
     await report(newId('s'), 'needs_review');
     await report(newId('s'), 'needs_review');
-    // room for one attempt of 800 ms (and the Slack gap the check keeps), not two
-    const stopAt = Date.now() + 800 + 1_000 + 600;
-    await worker.drainOnce({ stopAt });
+    // Attempts of 3 s: the first starts if the pass gets to it within 2.5 s (a loaded machine's set-up),
+    // and none can start after it, whatever the machine's speed (3 s + the 1 s gap the check keeps would
+    // pass the end).
+    const slow = new AlertWorker({
+      state: srv.stores.state,
+      segments: srv.stores.segments,
+      sealer,
+      now,
+      config: { ...config, timeoutMs: 3_000 },
+    });
+    const stopAt = Date.now() + 3_000 + 1_000 + 2_500;
+    await slow.drainOnce({ stopAt });
     expect(Date.now()).toBeLessThan(stopAt);
     expect(rx.received).toHaveLength(1);
     const ds = await deliveries(id);
