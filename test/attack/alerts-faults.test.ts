@@ -207,7 +207,7 @@ describe('fifty targets, one hanging, on the real server', () => {
     return times[Math.floor(n / 2)]!;
   }
 
-  it('the 49 others get the event within 3 s while one hangs (10 s limit); ingest is not slowed', async () => {
+  it('the 49 others get the event within 8 s while one hangs (10 s limit); ingest is not slowed', async () => {
     const idle = await reportTimes(20); // no targets yet: the worker has nothing to do
     await new Promise((r) => setTimeout(r, 500)); // their events leave the outbox before any target exists
     const secrets: string[] = [];
@@ -243,7 +243,8 @@ describe('fifty targets, one hanging, on the real server', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(ok.received.filter((r) => r.body.includes(sid)).length).toBe(49);
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // under the hanging attempt's 10 s limit (with room for a loaded machine): nobody waited for it
+    expect(Date.now() - started).toBeLessThan(8_000);
     // the hanging target holds an attempt (its own deliveries wait behind it, one at a time: no other's)
     expect(hang.received.length).toBeGreaterThan(0);
     expect(hang.received.every((r) => r.answered === null)).toBe(true);
@@ -477,7 +478,10 @@ describe("a hanging target's backlog and another target's delivery (the real ser
     await new Promise((r) => setTimeout(r, 500)); // the rest fanned out
   }
 
-  /** ms until a `session.done` reaches the other target (waits 5 s at most; past that, 5,000 and more). */
+  /**
+   * ms until a `session.done` reaches the other target (waits 9 s at most; past that, 9,000 and more): under
+   * 8 s is under one hanging attempt's 10 s limit, so the event did not wait for the hanging target.
+   */
   async function doneArrivesIn(): Promise<number> {
     const sid = newId('s');
     const started = Date.now();
@@ -486,11 +490,11 @@ describe("a hanging target's backlog and another target's delivery (the real ser
       json: { state: 'done' },
     });
     expect(a.status).toBe(201);
-    while (!ok.received.some((r) => r.body.includes(sid)) && Date.now() - started < 5_000) {
+    while (!ok.received.some((r) => r.body.includes(sid)) && Date.now() - started < 9_000) {
       await new Promise((r) => setTimeout(r, 50));
     }
     const took = Date.now() - started;
-    return ok.received.some((r) => r.body.includes(sid)) ? took : 5_000 + took;
+    return ok.received.some((r) => r.body.includes(sid)) ? took : 9_000 + took;
   }
 
   it('control: with 50 sessions due to the hanging target, the other target gets its event at once', async () => {
@@ -506,7 +510,7 @@ describe("a hanging target's backlog and another target's delivery (the real ser
     expect(o.status).toBe(201);
     ok.secrets = [o.json.secret];
     await blockSessions(50);
-    expect(await doneArrivesIn()).toBeLessThan(3_000);
+    expect(await doneArrivesIn()).toBeLessThan(8_000);
   }, 30_000);
 
   // Fixed (was FAULT): the worker passes `perTarget` and `exclude` (its busy targets) to listDueDeliveries,
@@ -524,9 +528,9 @@ describe("a hanging target's backlog and another target's delivery (the real ser
   // the same listing. Fix: list due heads per target (a bounded number per target: a window function, or
   // one query per target with due work), or leave out targets whose loop is busy, so that one target's
   // backlog cannot occupy the batch.
-  it("another target's event arrives within 3 s while a hanging target has 120 sessions due", async () => {
+  it("another target's event arrives within 8 s while a hanging target has 120 sessions due", async () => {
     await blockSessions(70); // 50 + 70: more than a batch
-    expect(await doneArrivesIn()).toBeLessThan(3_000);
+    expect(await doneArrivesIn()).toBeLessThan(8_000);
   }, 30_000);
 });
 

@@ -167,7 +167,7 @@ describe('flooding a target by flipping a state', () => {
   // Held: one session flipping its state does not hold back another session's alert, even to a Slack
   // target (one message a second): only the head of each (target, session) queue is due in a pass, so the
   // victim's head goes out in the first pass beside the flooder's head.
-  it("a flood of 10 flips from one session delays another session's Slack alert by under 3 s", async () => {
+  it("a flood of 10 flips from one session delays another session's Slack alert by under 5 s", async () => {
     const flooder = newId('s');
     const victim = newId('s');
     for (let i = 0; i < 20; i++) {
@@ -181,7 +181,8 @@ describe('flooding a target by flipping a state', () => {
       if (slack.received.some((r) => r.body.includes(victim))) victimAt = Date.now();
     }
     expect(victimAt).not.toBeNull();
-    expect(victimAt! - started).toBeLessThan(3_000);
+    // (ten flips at Slack's one a second would be 10 s: the victim's own queue is not behind them)
+    expect(victimAt! - started).toBeLessThan(5_000);
   }, 40_000);
 });
 
