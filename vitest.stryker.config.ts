@@ -41,6 +41,15 @@ export default defineConfig({
       // work ownership (lib/service/work/owner.ts, issue 24.3): the rule case by case, and over real HTTP
       'test/service/work/owner.test.ts',
       'test/attack/work-ownership.test.ts',
+      // alerts (issue 28): the address rule that keeps targets off private networks, which targets an
+      // event goes to, event ids and the changes that fire them, the retry schedule
+      'test/alerts/events.test.ts',
+      'test/alerts/payload.test.ts',
+      'test/alerts/schedule.test.ts',
+      'test/alerts/send.test.ts',
+      'test/alerts/match.test.ts',
+      'test/attack/alerts-ssrf.test.ts',
+      'test/alerts/delivery.test.ts',
     ],
     testTimeout: 30_000,
     env: { NO_COLOR: '1' },

@@ -55,7 +55,9 @@ describe('checkTargetUrl', () => {
 
   it('refuses loopback, private and link-local hosts, by name or literal, naming the serve flag', async () => {
     expect(await refused('http://127.0.0.1:9/x')).toMatch(/127\.0\.0\.1.*--allow-private-alert-targets/);
-    expect(await refused('http://localhost:9/x')).toMatch(/loopback, link-local or private/);
+    expect(await refused('http://localhost:9/x')).toMatch(
+      /^the target's host localhost resolves to (127\.0\.0\.1|::1), a loopback, link-local or private address/,
+    );
     expect(await refused('http://[::1]:9/x')).toMatch(/::1/);
     expect(await refused('http://169.254.169.254/latest/meta-data')).toMatch(/169\.254\.169\.254/);
     expect(await refused('https://10.0.0.5/hook')).toMatch(/10\.0\.0\.5/);
