@@ -4,6 +4,7 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { ALERT_KINDS, TEST_KIND } from '../../lib/contract/alerts.js';
 import {
   headline,
   signedHeaders,
@@ -75,18 +76,12 @@ describe('bodies', () => {
   });
 
   it('says what happened for every kind', () => {
-    for (const type of [
-      'session.needs_review',
-      'session.done',
-      'claim.unsupported',
-      'work.unknown',
-      'record.damaged',
-      'quota.near',
-      'budget.crossed',
-      'alert.test',
-    ]) {
-      expect(headline({ ...event, type }).length).toBeGreaterThan(10);
-    }
+    // every kind has a line of its own: none falls through to the test event's
+    const lines = ALERT_KINDS.map((type) => headline({ ...event, type }));
+    const fallback = headline({ ...event, type: TEST_KIND });
+    expect(fallback).toMatch(/test alert/);
+    for (const line of lines) expect(line).not.toBe(fallback);
+    expect(new Set(lines).size).toBe(ALERT_KINDS.length);
     expect(
       headline({
         ...event,
