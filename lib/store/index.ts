@@ -12,6 +12,7 @@ export * from './keys.js';
 export * from './segment-objects.js';
 export * from './segments.js';
 export * from './sessions.js';
+export * from './sign-in.js';
 export * from './status.js';
 export * from './stores.js';
 export * from './tenants.js';

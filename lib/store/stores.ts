@@ -8,6 +8,7 @@ import type { DigestIndex, DigestStore } from './digests.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { SegmentStore } from './segments.js';
 import type { SessionIndex } from './sessions.js';
+import type { SignInStore } from './sign-in.js';
 import type { StatusStore } from './status.js';
 import type { TenantStore } from './tenants.js';
 import type { ServerSecrets, TokenStore } from './tokens.js';
@@ -38,6 +39,7 @@ export interface StateStore
     IdempotencyStore,
     DigestIndex,
     UsageStore,
-    AlertStore {
+    AlertStore,
+    SignInStore {
   close(): Promise<void>;
 }

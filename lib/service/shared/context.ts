@@ -6,6 +6,7 @@ import type { Limits } from '../../contract/limits.js';
 import type { Scope } from '../../contract/scopes.js';
 import type { DigestStore, SegmentStore, StateStore, TokenRecord } from '../../store/index.js';
 import type { AlertConfig, SecretSealer } from '../alerts/deps.js';
+import type { SignedInPerson, SignInServiceDeps } from '../sign-in/deps.js';
 import type { AuditConfig } from './audit-config.js';
 import { AppError, notFound } from './errors.js';
 import type { LargeReplays } from './replay-ports.js';
@@ -27,6 +28,8 @@ export interface ServiceDeps {
   largeReplays?: LargeReplays | null;
   /** alert targets' sealer and the deployment's alert rules (issue 28); none: `/v1/alerts` answers 503 */
   alerts?: AlertServiceDeps | null;
+  /** team sign-in's sealer and settings (issue 29); none: OIDC sign-in answers 503, link tokens still work */
+  signIn?: SignInServiceDeps | null;
 }
 
 /** What the alert verbs need beyond the stores (issue 28; lib/service/alerts/deps.ts). */
@@ -51,6 +54,13 @@ export interface ServiceContext {
   largeReplays?: LargeReplays | null;
   /** as `ServiceDeps.alerts` */
   alerts?: AlertServiceDeps | null;
+  /** as `ServiceDeps.signIn` */
+  signIn?: SignInServiceDeps | null;
+  /**
+   * the person signed in (a board session from OIDC, issue 29); absent or null for a token. `caller` is
+   * then the person's stand-in token record: their role's scopes, never bound to a session.
+   */
+  person?: SignedInPerson | null;
 }
 
 /**

@@ -55,6 +55,10 @@ export const ERROR_STATUS = {
   replay_build_failed: 503,
   // A deployment started without an alert sealer (an app built for a test): alerts cannot be set up.
   alerts_unavailable: 503,
+  // A deployment started without a sign-in sealer (issue 29): OIDC cannot be set up or used; tokens still work.
+  sign_in_unavailable: 503,
+  // The tenant's OIDC provider could not be reached or answered wrongly (its discovery, keys or token endpoint).
+  provider_unavailable: 502,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
