@@ -83,6 +83,7 @@ export function requireAuth(deps: Required<ServiceDeps>, allowCookie = false): M
       audit: deps.audit,
       largeReplays: deps.largeReplays,
       alerts: deps.alerts,
+      signIn: deps.signIn,
     });
     await next();
   };
