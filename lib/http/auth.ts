@@ -8,10 +8,16 @@ import { getCookie } from 'hono/cookie';
 import type { ServiceContext, ServiceDeps } from '../service/shared/context.js';
 import { AppError } from '../service/shared/errors.js';
 import { isStorageFault } from '../service/shared/storage-faults.js';
+import type { SignedInPerson } from '../service/sign-in/deps.js';
+import type { Refusal } from '../service/sign-in/roles.js';
+import { openSession } from '../service/sign-in/session.js';
 import { authenticate } from '../service/tokens/create.js';
+import type { TokenRecord } from '../store/index.js';
 import type { Json } from './json.js';
 import type { LiveMode, LiveTiming } from './live.js';
 import type { ReplaySlots, WholeSessionReads } from './read-slots.js';
+import { refusedPage } from './refused-page.js';
+import { clearSessionCookie, sessionCookie, setSessionCookie } from './session-cookie.js';
 
 export const BOARD_COOKIE = 'hansard_board';
 
@@ -55,11 +61,32 @@ export function bearerToken(header: string | undefined): string | null {
 
 /**
  * Puts the caller's `ServiceContext` on the request or answers 401.
- * @param allowCookie accept the board cookie when no Authorization header is sent
+ *
+ * With `allowCookie` and no Authorization header, a browser's session cookie (issue 29: a person signed
+ * in with their organisation's provider) comes first, then the link-token cookie. A session that ended or
+ * whose person is refused now is a 401 whose details say why (`session`: `ended` or the refusal, and
+ * `message`), which `pageAuth` turns into a sign-in or a page that says why.
+ * @param allowCookie accept the board's cookies when no Authorization header is sent
  */
 export function requireAuth(deps: Required<ServiceDeps>, allowCookie = false): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const header = c.req.header('authorization');
+    if (allowCookie && !header && deps.signIn && sessionCookie(c) !== undefined) {
+      const s = await openSession(
+        { state: deps.state, signIn: deps.signIn, now: deps.now },
+        sessionCookie(c),
+      );
+      if (s.ok) {
+        if (s.renewed) setSessionCookie(c, s.renewed, s.maxAge);
+        c.set('ctx', contextOf(deps, s.caller, s.person));
+        return next();
+      }
+      clearSessionCookie(c);
+      if (s.why !== 'signed_out') {
+        const { ok: _ok, ...details } = s;
+        throw new AppError('unauthorized', s.message, { session: s.why, ...details });
+      }
+    }
     const secret =
       bearerToken(header) ?? (allowCookie && !header ? (getCookie(c, BOARD_COOKIE) ?? null) : null);
     const now = deps.now();
@@ -71,21 +98,31 @@ export function requireAuth(deps: Required<ServiceDeps>, allowCookie = false): M
         if (!isStorageFault(err)) throw err;
       });
     }
-    c.set('ctx', {
-      tenant: caller.tenant,
-      caller,
-      segments: deps.segments,
-      state: deps.state,
-      now: deps.now,
-      limits: deps.limits,
-      digests: deps.digests,
-      signer: deps.signer,
-      audit: deps.audit,
-      largeReplays: deps.largeReplays,
-      alerts: deps.alerts,
-      signIn: deps.signIn,
-    });
+    c.set('ctx', contextOf(deps, caller, null));
     await next();
+  };
+}
+
+/** The request's `ServiceContext` for `caller` (a token, or a signed-in person's stand-in record). */
+function contextOf(
+  deps: Required<ServiceDeps>,
+  caller: TokenRecord,
+  person: SignedInPerson | null,
+): ServiceContext {
+  return {
+    tenant: caller.tenant,
+    caller,
+    person,
+    segments: deps.segments,
+    state: deps.state,
+    now: deps.now,
+    limits: deps.limits,
+    digests: deps.digests,
+    signer: deps.signer,
+    audit: deps.audit,
+    largeReplays: deps.largeReplays,
+    alerts: deps.alerts,
+    signIn: deps.signIn,
   };
 }
 
@@ -114,9 +151,20 @@ export const pageAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   try {
     await requireAuth(c.get('services').deps, true)(c, async () => {});
   } catch (err) {
-    if (err instanceof AppError && err.code === 'unauthorized') return c.redirect(signInLocation(c), 302);
+    if (err instanceof AppError && err.code === 'unauthorized') {
+      const refused = refusalOf(err);
+      if (refused) return refusedPage(c, refused);
+      return c.redirect(signInLocation(c), 302);
+    }
     throw err;
   }
   if (!c.get('ctx').caller.scopes.includes('board')) return c.redirect(signInLocation(c), 302);
   return next();
 };
+
+/** The refusal a 401 of `requireAuth` carries (a signed-in person refused now), or null. */
+function refusalOf(err: AppError): { why: Refusal; message: string; tenant: string; email: string } | null {
+  const d = err.details as { session?: unknown; message?: unknown; tenant?: unknown; email?: unknown };
+  if (d.session !== 'domain' && d.session !== 'removed' && d.session !== 'unmapped') return null;
+  return { why: d.session, message: String(d.message), tenant: String(d.tenant), email: String(d.email) };
+}
