@@ -14,6 +14,7 @@ import { listSessionAlertsRoute } from './alerts/session.js';
 import { attribution } from './analysis/attribution.js';
 import { inspect } from './analysis/inspect.js';
 import { verify } from './analysis/verify.js';
+import { listAuditRoute } from './audit-log/list.js';
 import { assetRoute } from './board/assets.js';
 import { boardEvents } from './board/events.js';
 import { boardFragment } from './board/fragment.js';
@@ -26,10 +27,16 @@ import { keysRoute } from './meta/keys.js';
 import { openapiJson } from './meta/openapi-json.js';
 import { agentPage } from './pages/agents.js';
 import { alertsPage, alertsTestPage } from './pages/alerts.js';
+import { auditPage } from './pages/audit.js';
 import { boardPage } from './pages/board.js';
 import { login, loginPage, logout } from './pages/login.js';
+import { oidcCallback, oidcStart } from './pages/oidc.js';
 import { personPage } from './pages/people.js';
 import { sessionPage } from './pages/session.js';
+import { tokensPage, tokensRevokePage } from './pages/tokens.js';
+import { getPersonRoute } from './people/get.js';
+import { listPeopleRoute } from './people/list.js';
+import { setPersonRoute } from './people/set.js';
 import { createDigestRoute } from './sessions/digests.js';
 import { exportRoute } from './sessions/export.js';
 import { getSessionRoute } from './sessions/get.js';
@@ -40,6 +47,9 @@ import { getBoardRoute } from './status/board.js';
 import { getStatusRoute } from './status/get.js';
 import { getOverviewRoute } from './status/overview.js';
 import { reportStatusRoute } from './status/report.js';
+import { getOidcRoute } from './tenants/oidc-get.js';
+import { removeOidcRoute } from './tenants/oidc-remove.js';
+import { setOidcRoute } from './tenants/oidc-set.js';
 import { createTokenRoute } from './tokens/create.js';
 import { createSessionTokenRoute } from './tokens/create-for-session.js';
 import { listTokensRoute } from './tokens/list.js';
@@ -95,6 +105,13 @@ export const API_ROUTES: readonly Operation[] = [
   sendAlertTestRoute,
   listAlertDeliveriesRoute,
   listSessionAlertsRoute,
+  getOidcRoute,
+  setOidcRoute,
+  removeOidcRoute,
+  listPeopleRoute,
+  getPersonRoute,
+  setPersonRoute,
+  listAuditRoute,
   workStartRoute,
   workListRoute,
   workGetRoute,
@@ -110,12 +127,17 @@ export const PAGE_ROUTES: readonly Operation[] = [
   loginPage,
   login,
   logout,
+  oidcStart,
+  oidcCallback,
   boardPage,
   sessionPage,
   personPage,
   agentPage,
   alertsPage,
   alertsTestPage,
+  auditPage,
+  tokensPage,
+  tokensRevokePage,
   boardEvents,
   boardFragment,
 ];

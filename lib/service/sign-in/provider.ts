@@ -72,11 +72,29 @@ async function discover(issuer: string, clientId: string, clientSecret: string):
  */
 export function providerError(issuer: string, step: string, err: unknown): AppError {
   if (err instanceof AppError) return err;
-  const why = err instanceof Error ? err.message : String(err);
+  const why = reasonOf(err);
   return new AppError('provider_unavailable', `the sign-in provider ${issuer} failed at ${step}: ${why}`, {
     issuer,
     step,
   });
+}
+
+/**
+ * openid-client's reason: its message, and the message of the check that failed beneath it (its
+ * `cause`: "unexpected \"iss\" (issuer) response parameter value" says more than "invalid response
+ * encountered"), cut to 300 characters.
+ */
+function reasonOf(err: unknown): string {
+  if (!(err instanceof Error)) return String(err).slice(0, 300);
+  // A provider's error answer (RFC 6749 §5.2): its code and description say what it refused.
+  const body = err as { error?: unknown; error_description?: unknown };
+  const said =
+    typeof body.error === 'string'
+      ? `${body.error}${typeof body.error_description === 'string' ? `: ${body.error_description}` : ''}`
+      : '';
+  const cause = said || (err.cause instanceof Error ? err.cause.message : '');
+  const why = cause && !err.message.includes(cause) ? `${err.message} (${cause})` : err.message;
+  return why.slice(0, 300);
 }
 
 /** Forgets every kept configuration (tests that restart a provider on the same issuer). */

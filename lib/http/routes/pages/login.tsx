@@ -2,10 +2,16 @@
  * The sign-in page and form (`GET /login`, `POST /login`) and signing out (`POST /logout`). The posts are
  * guarded against cross-site forms (`csrf()` in createApp: 403).
  */
-import { deleteCookie } from 'hono/cookie';
+import { deleteCookie, getCookie } from 'hono/cookie';
+import { z } from 'zod';
 import { LoginPage } from '../../../board/pages.js';
+import { AppError } from '../../../service/shared/errors.js';
+import { boardOrigin, endSession } from '../../../service/sign-in/flow.js';
+import { openSession } from '../../../service/sign-in/session.js';
 import { BOARD_COOKIE } from '../../auth.js';
+import { formTokenMatches, formTokenOf } from '../../form-token.js';
 import { defineRoute, page, raw, redirect } from '../../route.js';
+import { clearSessionCookie, sessionCookie } from '../../session-cookie.js';
 import { safeNext, signIn } from './sign-in.js';
 
 export const loginPage = defineRoute({
@@ -15,12 +21,26 @@ export const loginPage = defineRoute({
     operationId: 'loginPage',
     tags: ['board pages'],
     summary: 'The sign-in page',
-    responses: { 200: page('a form to paste a token') },
+    request: {
+      query: z.object({
+        next: z.string().optional().describe('the board page to go back to after signing in'),
+        tenant: z.string().optional().describe('prefills the organisation sign-in form'),
+        signed_out: z.string().optional().describe('says the browser was just signed out'),
+      }),
+    },
+    responses: { 200: page('a form to paste a token, and one to sign in with your organisation') },
   },
   auth: 'none',
   handler: (c) => {
     const next = safeNext(c.req.query('next'));
-    return c.html(<LoginPage next={next === '/' ? undefined : next} />);
+    const tenant = c.req.query('tenant')?.slice(0, 63);
+    return c.html(
+      <LoginPage
+        next={next === '/' ? undefined : next}
+        signedOut={c.req.query('signed_out') === '1'}
+        {...(tenant ? { tenant } : {})}
+      />,
+    );
   },
 });
 
@@ -61,12 +81,50 @@ export const logout = defineRoute({
     operationId: 'logout',
     tags: ['board pages'],
     summary: 'Sign a browser out',
-    responses: { 303: redirect('the cookie is cleared: to the sign-in page', '/login') },
+    description:
+      'Only from the board’s own form (a cross-site form is refused, 403) carrying the sign-in’s form token (`csrf`). ' +
+      'A person’s session is ended for good (a copy of its cookie opens nothing after), and where their provider ' +
+      'offers RP-initiated logout the browser goes there to sign out of it too.',
+    responses: {
+      303: redirect(
+        "the cookies are cleared: to the provider's end-session endpoint, or to the sign-in page",
+        '/login?signed_out=1',
+      ),
+    },
   },
   auth: 'none',
+  body: {
+    contentType: 'application/x-www-form-urlencoded',
+    schema: raw('csrf=…: the form token every board page’s sign-out form carries'),
+  },
   errors: ['forbidden'],
-  handler: (c) => {
+  handler: async (c) => {
+    const form = await c.req.parseBody();
+    const { deps } = c.get('services');
+    const origin = new URL(c.req.url).origin;
+    let session: Awaited<ReturnType<typeof openSession>> | null = null;
+    if (deps.signIn && sessionCookie(c) !== undefined) {
+      session = await openSession(
+        { state: deps.state, signIn: deps.signIn, now: deps.now },
+        sessionCookie(c),
+      );
+    }
+    const token = getCookie(c, BOARD_COOKIE);
+    // What signs this browser in decides the form token; a browser signed in with nothing has nothing to end.
+    const secret = session?.ok ? `session:${session.person.sid}` : (token ?? null);
+    if (secret !== null && !formTokenMatches(formTokenOf(secret), form.csrf)) {
+      throw new AppError(
+        'forbidden',
+        'sign-out needs the form token of the board page it came from (`csrf`): sign out with the board’s own button',
+      );
+    }
+    clearSessionCookie(c);
     deleteCookie(c, BOARD_COOKIE, { path: '/' });
-    return c.redirect('/login', 303);
+    if (session?.ok && deps.signIn) {
+      const d = { state: deps.state, signIn: deps.signIn, now: deps.now };
+      const endAt = await endSession(d, session.claims, boardOrigin(d, origin));
+      if (endAt) return c.redirect(endAt, 303);
+    }
+    return c.redirect('/login?signed_out=1', 303);
   },
 });
