@@ -1,13 +1,15 @@
 /**
  * What both state adapters (lib/store/sqlite/state-store.ts, lib/store/dynamo/state-store.ts) compose the
  * same way: the entity ports each keeps in an object of its own (a tenant's limits, tokens and server
- * secrets, writers and chunks, the status, work and claimed-key records, the digest index, usage, alerts),
- * forwarded here once. An adapter
+ * secrets, writers and chunks, the status, work and claimed-key records, the digest index, usage, alerts,
+ * sign-in), forwarded here once. An adapter
  * extends `StateStoreBase`, gives it those objects, and writes only the methods it keeps itself.
  */
 import type { AlertDelivery, AlertStore, AlertTarget, AttemptResult, OutboxEvent } from './alerts.js';
 import type { DigestDue, DigestHead, DigestIndex } from './digests.js';
 import type { IdempotencyStore } from './idempotency.js';
+import type { Page } from './sessions.js';
+import type { AuditEntry, PersonRecord, SignInStore, StoredOidcSettings } from './sign-in.js';
 import type { StatusRecord, StatusStore } from './status.js';
 import type { TenantSettings, TenantSettingsChange, TenantStore } from './tenants.js';
 import type { ServerSecrets, TokenRecord, TokenStore } from './tokens.js';
@@ -27,7 +29,8 @@ export abstract class StateStoreBase
     ServerSecrets,
     WriterStore,
     UsageStore,
-    AlertStore
+    AlertStore,
+    SignInStore
 {
   /** a tenant's own limits, on its tenant record */
   protected abstract readonly tenantSettings: Pick<TenantStore, 'getTenantSettings' | 'setTenantSettings'>;
@@ -43,6 +46,8 @@ export abstract class StateStoreBase
   protected abstract readonly usage: UsageStore;
   /** alert targets, the outbox and the deliveries (issue 28) */
   protected abstract readonly alerts: AlertStore;
+  /** OIDC settings, people and the audit list (issue 29) */
+  protected abstract readonly signIn: SignInStore;
 
   // ---- a tenant's own limits
 
@@ -231,5 +236,35 @@ export abstract class StateStoreBase
     options: { target?: string; sid?: string; limit: number },
   ): Promise<AlertDelivery[]> {
     return this.alerts.listDeliveries(tenant, options);
+  }
+
+  // ---- OIDC settings, people and the audit list (issue 29)
+
+  getOidcSettings(tenant: string): Promise<StoredOidcSettings | null> {
+    return this.signIn.getOidcSettings(tenant);
+  }
+  putOidcSettings(settings: StoredOidcSettings): Promise<void> {
+    return this.signIn.putOidcSettings(settings);
+  }
+  deleteOidcSettings(tenant: string): Promise<boolean> {
+    return this.signIn.deleteOidcSettings(tenant);
+  }
+  getPerson(tenant: string, email: string): Promise<PersonRecord | null> {
+    return this.signIn.getPerson(tenant, email);
+  }
+  putPerson(person: PersonRecord, expected: number | null): Promise<void> {
+    return this.signIn.putPerson(person, expected);
+  }
+  listPeople(
+    tenant: string,
+    opts: { limit: number; cursor?: string | undefined },
+  ): Promise<Page<PersonRecord>> {
+    return this.signIn.listPeople(tenant, opts);
+  }
+  appendAudit(entry: AuditEntry): Promise<void> {
+    return this.signIn.appendAudit(entry);
+  }
+  listAudit(tenant: string, opts: { limit: number; cursor?: string | undefined }): Promise<Page<AuditEntry>> {
+    return this.signIn.listAudit(tenant, opts);
   }
 }

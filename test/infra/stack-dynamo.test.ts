@@ -50,6 +50,8 @@ const DECLARED: Record<string, (methods: readonly StateMethod[]) => readonly Dyn
   // alerts (issue 28): targets, the outbox, deliveries and their due marks
   'lib/store/dynamo/alerts.ts': (methods) => accessOf(methods),
   'lib/store/dynamo/alert-marks.ts': (methods) => accessOf(methods),
+  // team sign-in (issue 29): OIDC settings, people and the audit list
+  'lib/store/dynamo/sign-in.ts': (methods) => accessOf(methods),
   'lib/ratelimit/dynamo.ts': () => RATE_LIMITER_ACCESS,
   'lib/deploy/aws.ts': () => [],
   'lib/deploy/aws-stores.ts': () => [],

@@ -363,13 +363,21 @@ describe('HansardStack template', () => {
       });
       const listing = grants.find((s) => list(s.Action).includes('s3:ListBucket'))!;
       expect(listing.Condition).toEqual({ StringLike: { 's3:prefix': ['tenants/*'] } });
-      // it deletes only digest due marks, deferred counts and alert items (a removed target, its
-      // deliveries, due marks and outbox events: issue 28), never a tenant's own items (T#…)
+      // it deletes only digest due marks, deferred counts, alert items (a removed target, its
+      // deliveries, due marks and outbox events: issue 28) and sign-in items (a tenant's OIDC settings
+      // removed: issue 29), never a tenant's own items (T#…)
       const deletes = grants.filter((s) => list(s.Action).includes('dynamodb:DeleteItem'));
       expect(deletes.map((s) => s.Condition)).toEqual([
         {
           'ForAllValues:StringLike': {
-            'dynamodb:LeadingKeys': ['ALERT#*', 'ALERT_DUE#*', 'ALERT_OUT#*', 'DIGEST_DUE#*', 'PENDING#*'],
+            'dynamodb:LeadingKeys': [
+              'ALERT#*',
+              'ALERT_DUE#*',
+              'ALERT_OUT#*',
+              'DIGEST_DUE#*',
+              'PENDING#*',
+              'SIGNIN#*',
+            ],
           },
         },
       ]);

@@ -179,6 +179,18 @@ export const STATE_STORE_ACCESS: Record<StateMethod, readonly DynamoAccess[]> = 
   finishAttempt: [upd('ALERT#'), upd('ALERT_DUE#')],
   // of a target: gsi1; of a session: its partition
   listDeliveries: [query('ALERT#', 'gsi1'), query('ALERT#')],
+  // team sign-in (issue 29, dynamo/sign-in.ts), under a prefix of its own (`SIGNIN#{tenant}`, its audit
+  // list `SIGNIN#{tenant}#AUDIT`) so that removing a tenant's OIDC settings needs no Delete on T#
+  getOidcSettings: [get('SIGNIN#')],
+  putOidcSettings: [put('SIGNIN#')],
+  deleteOidcSettings: [del('SIGNIN#')],
+  getPerson: [get('SIGNIN#')],
+  // one Put on condition of the stored version
+  putPerson: [put('SIGNIN#')],
+  listPeople: [query('SIGNIN#')],
+  // one Put on condition that the id is new; its TTL drops it
+  appendAudit: [put('SIGNIN#')],
+  listAudit: [query('SIGNIN#')],
 };
 
 /**

@@ -32,6 +32,9 @@
  * | alert delivery  | `ALERT#{tenant}#S#{sid or ~}` | `D#{target}#{order}#{event}` | `ALERT#{tenant}#T#{target}` | `{order}#{event}` |
  * | alert due mark  | `ALERT_DUE#{shard 0-7}` | `{tenant}#{sid or ~}`  |                       |                      |
  * | outbox event    | `ALERT_OUT#{shard 0-7}` | `{tenant}#{id}`        |                       |                      |
+ * | OIDC settings   | `SIGNIN#{tenant}`      | `OIDC`                  |                       |                      |
+ * | person (sign-in)| `SIGNIN#{tenant}`      | `PERSON#{email}`        |                       |                      |
+ * | audit entry     | `SIGNIN#{tenant}#AUDIT`| `{id}` (`au_` + ULID)   |                       |                      |
  *
  * The session's `gsi1sk` is its `updated_at` followed by `#{sid}`: the board still reads by `updated_at`
  * (ISO 8601 strings of one length sort by time), and sessions updated in the same millisecond page in
@@ -43,7 +46,8 @@
  * Chunk records sort under `C#` (issue 17.6), apart from the writer items under `W#`, so one query of
  * `W#` returns a session's writers and nothing else. Writers indexed before that keep their chunk
  * records at `W#{w}#C#{offset:015}` (their writer item has no `chunk_keys` attribute): `keys.legacyChunk`. Only the rate-limit counters
- * (`lib/ratelimit/dynamo.ts`), work items and claimed keys set `expires_at`: a token's own expiry is
+ * (`lib/ratelimit/dynamo.ts`), work items, claimed keys, finished alert deliveries and audit entries set
+ * `expires_at`: a token's own expiry is
  * the ISO attribute `token_expires_at`, because an expired token is still listed (as in SQLite) and
  * must not be removed by TTL.
  *
@@ -78,6 +82,9 @@
  * it while every target it names (`targets`, a superset of those with pending deliveries there) is busy.
  * A tenant's targets are counted in `ALERT#{tenant}`/`COUNT`, updated in each target's Put and Delete
  * transaction, so that the limit of targets is a condition of the write.
+ *
+ * Team sign-in (issue 29, dynamo/sign-in.ts) lives under `SIGNIN#`, not `T#`, for the reason alerts do
+ * (removing a tenant's OIDC settings is a DeleteItem); an audit entry carries the table's TTL.
  *
  * A session due an audit digest (issue 15) has one mark item in one of `DIGEST_DUE_SHARDS` partitions
  * (chosen by tenant and session id), so that the digester finds the due sessions of every tenant with
@@ -190,6 +197,12 @@ export const keys = {
     pk: `${ALERT_DUE_PREFIX}${alertShard(`${tenant}#${sid ?? NO_SID}`)}`,
     sk: `${tenant}#${sid ?? NO_SID}`,
   }),
+  /** a tenant's OIDC settings (issue 29) */
+  oidcSettings: (tenant: string): ItemKey => ({ pk: `SIGNIN#${tenant}`, sk: 'OIDC' }),
+  /** a person of a tenant (issue 29): the tenant's people are the range `PERSON#`, by email */
+  person: (tenant: string, email: string): ItemKey => ({ pk: `SIGNIN#${tenant}`, sk: `PERSON#${email}` }),
+  /** an audit entry (issue 29): a tenant's audit list is one partition, in id (time) order */
+  auditEntry: (tenant: string, id: string): ItemKey => ({ pk: `SIGNIN#${tenant}#AUDIT`, sk: id }),
   /** a fixed-window request counter of one token (`windowStart` in epoch seconds) */
   rateLimit: (tokenId: string, windowStart: number): ItemKey => ({
     pk: `RL#${tokenId}`,

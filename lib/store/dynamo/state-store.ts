@@ -33,6 +33,7 @@ import { DynamoPendingCounts, SWEEP_INTERVAL_MS } from './pending.js';
 import { ITEM_RETRY, newRetryCounts, type RetryCounts, TRANSACT_RETRY, withRetry } from './retry.js';
 import { type ItemKey, keys } from './schema.js';
 import { DynamoSessionIndex, USAGE_MAX_AGE_MS } from './sessions.js';
+import { DynamoSignIn } from './sign-in.js';
 import { DynamoStatusWorkItems } from './status-work.js';
 import { DynamoTenantSettings } from './tenants.js';
 import { DynamoTokenItems } from './tokens.js';
@@ -70,6 +71,7 @@ export class DynamoStateStore extends StateStoreBase implements StateStore {
   protected readonly writers: DynamoWriterIndex;
   protected readonly usage: DynamoUsage;
   protected readonly alerts: DynamoAlerts;
+  protected readonly signIn: DynamoSignIn;
 
   constructor(opts: DynamoStateStoreOptions) {
     super();
@@ -90,6 +92,7 @@ export class DynamoStateStore extends StateStoreBase implements StateStore {
     this.items = new DynamoStatusWorkItems(primitives);
     this.usage = new DynamoUsage(primitives, this.retries);
     this.alerts = new DynamoAlerts(primitives);
+    this.signIn = new DynamoSignIn(primitives);
     this.digests = new DynamoDigestIndex({ ...primitives, listWriters: (t, s) => this.listWriters(t, s) });
     this.sessions = new DynamoSessionIndex(
       primitives,

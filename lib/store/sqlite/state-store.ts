@@ -15,6 +15,7 @@ import { addAlertSchema, SqliteAlerts } from './alerts.js';
 import { addDigestSchema, SqliteDigestIndex } from './digest-index.js';
 import type { GroupCommit, GroupCommitStats } from './group-commit.js';
 import { SCHEMA } from './schema.js';
+import { addSignInSchema, SqliteSignIn } from './sign-in.js';
 import { SqliteStatusWorkItems } from './status-work.js';
 import { addSummaryColumns, listSummaries, mergeSummaryRow, SESSION_COLUMNS } from './summary.js';
 import { addTenantSettingsColumns, SqliteTenantSettings } from './tenants.js';
@@ -43,6 +44,7 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
   protected readonly writers: SqliteWriterIndex;
   protected readonly usage = new SqliteUsage(this.primitives);
   protected readonly alerts = new SqliteAlerts(this.primitives);
+  protected readonly signIn = new SqliteSignIn(this.primitives);
   private readonly advances: GroupCommit<AdvanceItem, void>;
   private readonly walSyncs: () => number;
   private readonly closeWal: () => void;
@@ -126,6 +128,8 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
         addUsageSchema((sql) => this.db.exec(sql));
         // A database from before alerts (issue 28): its target, outbox and delivery tables, empty.
         addAlertSchema((sql) => this.db.exec(sql));
+        // A database from before team sign-in (issue 29): its OIDC settings, people and audit tables, empty.
+        addSignInSchema((sql) => this.db.exec(sql));
       })
       .immediate();
     ({

@@ -8,6 +8,7 @@ import { runAlertsContract } from './alerts.contract.js';
 import { runDigestIndexContract } from './digests.contract.js';
 import { runIdempotencyContract } from './idempotency.contract.js';
 import { runSessionIndexContract } from './sessions.contract.js';
+import { runSignInContract } from './sign-in.contract.js';
 import { runStatusContract } from './status.contract.js';
 import { type ContractOptions, declaredTitles } from './suite.js';
 import { runTenantsContract } from './tenants.contract.js';
@@ -30,6 +31,7 @@ export const STATE_STORE_CONTRACTS: Record<string, (opts: ContractOptions) => vo
   digests: runDigestIndexContract,
   usage: runUsageContract,
   alerts: runAlertsContract,
+  'sign-in': runSignInContract,
 };
 
 /** Runs every entity port's contract on the adapter of `opts`, then checks that each skip names a case. */

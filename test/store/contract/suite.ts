@@ -2,7 +2,7 @@
  * How the state store's contract suites run (DESIGN §5, STYLE §3): one suite per entity port
  * (./tokens.contract.ts, ./tenants.contract.ts, ./writers.contract.ts, ./sessions.contract.ts with
  * ./session-summaries.contract.ts, ./status.contract.ts, ./work.contract.ts, ./idempotency.contract.ts,
- * ./digests.contract.ts, ./usage.contract.ts, ./alerts.contract.ts), each run on every adapter pair by its runner (./sqlite.test.ts,
+ * ./digests.contract.ts, ./usage.contract.ts, ./alerts.contract.ts, ./sign-in.contract.ts), each run on every adapter pair by its runner (./sqlite.test.ts,
  * ./dynamo.test.ts; all of them at once: `runStateStoreContracts` in ./index.ts). A suite's cases are
  * typed with the ports they use (`ContractOptions<TokenStore & ServerSecrets>`), so it says what it
  * depends on. Each case gets a new, empty store (DynamoDB: a table of its own) and closes it; a case an
