@@ -27,6 +27,7 @@ import { ROUTES as ROUTE_DECLARATIONS } from '../../lib/http/routes/index.js';
 import { newId } from '../../lib/log/index.js';
 import { DEFAULT_ALERT_CONFIG } from '../../lib/service/alerts/index.js';
 import { hashToken } from '../../lib/service/index.js';
+import { DEFAULT_SIGN_IN_CONFIG } from '../../lib/service/sign-in/deps.js';
 import { type Answer, expectError, leaked, navigate, type Req, request } from '../support/http.js';
 import { type LocalSegment, writeSession } from '../support/segments.js';
 import { makeTenant, mint, type TestTenant, useServer } from '../support/server.js';
@@ -43,6 +44,10 @@ interface Ids {
   offset: number;
   /** an alert target of the tenant (issue 28) */
   alertId: string;
+  /** the tenant's name, as `/v1/tenants/{tenant}/oidc` names it (issue 29) */
+  tenant: string;
+  /** a person (sign-in identity) of the tenant (issue 29) */
+  email: string;
 }
 
 /** How the suite calls a route: the table below. */
@@ -296,6 +301,40 @@ const CALLS: Record<string, CallCase> = {
     missing: 404,
     call: (i) => get(`/v1/sessions/${i.sid}/alerts`),
   },
+  // team sign-in (issue 29): a tenant's OIDC settings are its own (another tenant's name answers as one
+  // that does not exist), as are its people (by email) and its audit list
+  'GET /v1/tenants/:tenant/oidc': {
+    ids: true,
+    missing: 404,
+    call: (i) => get(`/v1/tenants/${i.tenant}/oidc`),
+  },
+  'PUT /v1/tenants/:tenant/oidc': {
+    ids: true,
+    missing: 404,
+    call: (i) => ({ method: 'PUT', path: `/v1/tenants/${i.tenant}/oidc?check=0`, json: OIDC_SETTINGS }),
+  },
+  'DELETE /v1/tenants/:tenant/oidc': {
+    ids: true,
+    missing: 404,
+    call: (i) => ({ method: 'DELETE', path: `/v1/tenants/${i.tenant}/oidc` }),
+  },
+  'GET /v1/people': { ids: false, call: () => get('/v1/people') },
+  'GET /v1/people/:email': {
+    ids: true,
+    missing: 404,
+    call: (i) => get(`/v1/people/${encodeURIComponent(i.email)}`),
+  },
+  'PUT /v1/people/:email': {
+    ids: true,
+    // a person is made in the caller's own tenant by a link
+    missing: 200,
+    call: (i) => ({
+      method: 'PUT',
+      path: `/v1/people/${encodeURIComponent(i.email)}`,
+      json: { link: ['isolation-probe'] },
+    }),
+  },
+  'GET /v1/audit-log': { ids: false, call: () => get('/v1/audit-log') },
   'GET /login': { ids: false, anonymous: 200, call: () => get('/login') },
   // Signing in takes the token in the form, not the header: without one it shows the form again (401).
   'POST /login': {
@@ -376,6 +415,12 @@ const WORK_START = {
 
 /** A target URL the suite's server accepts without resolving it: a public address, given as one. */
 const PUBLIC_TARGET = 'https://93.184.215.14/hansard-isolation';
+/** OIDC settings stored unchecked (`check=0`): nothing is fetched from the issuer. */
+const OIDC_SETTINGS = {
+  issuer: 'http://127.0.0.1:9/isolation',
+  client_id: 'isolation',
+  client_secret: 'isolation-probe-secret',
+};
 
 function get(path: string): Req {
   return { method: 'GET', path };
@@ -396,11 +441,15 @@ interface Held {
   /** an alert target of the tenant, and its signing secret */
   alertId: string;
   alertSecret: string;
+  /** a person of the tenant (issue 29), and its OIDC client secret */
+  email: string;
+  oidcSecret: string;
 }
 
 // A live board stream ends after 300 ms here, so that every call of it has a whole answer to compare.
 // A signing key, so the export route answers its allowed scopes 200 (issue 15.3).
-// A sealer of alert targets' secrets, so the alert routes answer their allowed scopes (issue 28).
+// A sealer of alert targets' secrets, so the alert routes answer their allowed scopes (issue 28), and
+// of OIDC client secrets, so the sign-in routes do (issue 29).
 const keysDir = mkdtempSync(join(tmpdir(), 'hansard-isolation-keys-'));
 const { keyring } = LocalKeyring.open(keysDir);
 const srv = useServer({
@@ -409,6 +458,7 @@ const srv = useServer({
     liveTiming: { lifetimeMs: 300, checkMs: 100 },
     signer: keyring,
     alerts: { sealer: new LocalSecretSealer(keysDir), config: DEFAULT_ALERT_CONFIG },
+    signIn: { sealer: new LocalSecretSealer(keysDir), config: DEFAULT_SIGN_IN_CONFIG },
   },
 });
 let A: Held;
@@ -448,6 +498,23 @@ async function hold(name: string): Promise<Held> {
     json: { url: PUBLIC_TARGET, label: `${name} alerts` },
   });
   expect(alert.status, alert.text).toBe(201);
+  // sign-in settings, a person and so audit entries of its own (issue 29)
+  const oidcSecret = `${name}-oidc-secret`;
+  const oidc = await request(srv, {
+    method: 'PUT',
+    path: `/v1/tenants/${name}/oidc?check=0`,
+    token: tenant.admin,
+    json: { ...OIDC_SETTINGS, client_id: `${name}-client`, client_secret: oidcSecret },
+  });
+  expect(oidc.status, oidc.text).toBe(200);
+  const email = `lead-${name}@example.com`;
+  const person = await request(srv, {
+    method: 'PUT',
+    path: `/v1/people/${encodeURIComponent(email)}`,
+    token: tenant.admin,
+    json: { link: [`${name}-person`], role: 'member' },
+  });
+  expect(person.status, person.text).toBe(200);
   return {
     tenant,
     seg,
@@ -457,6 +524,8 @@ async function hold(name: string): Promise<Held> {
     single,
     alertId: alert.json.id,
     alertSecret: alert.json.secret,
+    email,
+    oidcSecret,
   };
 }
 
@@ -473,6 +542,8 @@ function idsOf(h: Held): Ids {
     workId: h.workId,
     offset: h.seg.bytes.length,
     alertId: h.alertId,
+    tenant: h.tenant.name,
+    email: h.email,
   };
 }
 
@@ -484,6 +555,8 @@ function freshIds(): Ids {
     workId: `wk_${newId('e').slice(2)}`,
     offset: 1234,
     alertId: `at_${newId('e').slice(2)}`,
+    tenant: `tenant-z-${newId('e').slice(-10).toLowerCase()}`,
+    email: `${newId('e').slice(-10).toLowerCase()}@example.com`,
   };
 }
 
@@ -498,8 +571,12 @@ async function secretsOf(h: Held, extraSecrets: string[]): Promise<Set<string>> 
     h.workId,
     h.alertId,
     h.alertSecret,
+    h.email,
+    h.oidcSecret,
+    `${h.tenant.name}-person`,
   ]);
   for (const t of await srv.stores.state.listAlertTargets(h.tenant.name)) out.add(t.id);
+  for (const e of (await srv.stores.state.listAudit(h.tenant.name, { limit: 1000 })).items) out.add(e.id);
   for (const t of await srv.stores.state.listTokens(h.tenant.name)) {
     out.add(t.id);
     out.add(t.hash);
@@ -511,11 +588,15 @@ async function secretsOf(h: Held, extraSecrets: string[]): Promise<Set<string>> 
   return out;
 }
 
+/** The ids a request carried, the email before the tenant's name (which it holds). */
+function sentIds(sent: Ids): string[] {
+  return [sent.sid, sent.w, sent.tokenId, sent.workId, sent.alertId, sent.email, sent.tenant];
+}
+
 /** The answer with the ids the request carried masked, and what is minted per request. */
 function masked(a: Answer, sent: Ids): string {
   let t = a.text;
-  for (const v of [sent.sid, sent.w, sent.tokenId, sent.workId, sent.alertId])
-    t = t.replaceAll(v, '<sent id>');
+  for (const v of sentIds(sent)) t = t.replaceAll(v, '<sent id>');
   return t
     .replace(/hns_[0-9A-Za-z]{43}/g, '<secret>')
     .replace(/tok_[0-9A-HJKMNP-TV-Z]{26}/g, '<token id>')
@@ -658,8 +739,7 @@ describe('(d) nothing another tenant is answered names A’s things', () => {
     expect(answered.length).toBeGreaterThan(5);
     for (const { what, a, sent } of answered) {
       let text = a.text;
-      for (const v of sent ? [sent.sid, sent.w, sent.tokenId, sent.workId, sent.alertId] : [])
-        text = text.replaceAll(v, '<sent id>');
+      for (const v of sent ? sentIds(sent) : []) text = text.replaceAll(v, '<sent id>');
       expect(leaked(text, secrets), what).toEqual([]);
     }
   });
@@ -697,6 +777,20 @@ describe('(d) nothing another tenant is answered names A’s things', () => {
     }
   });
 
+  it('B’s people and audit list are B’s own: none of A’s people or entries', async () => {
+    const people = await request(srv, { method: 'GET', path: '/v1/people?limit=200', token: B.tenant.admin });
+    expect(people.status, people.text).toBe(200);
+    expect(people.json.people.map((p: { email: string }) => p.email)).toEqual([B.email]);
+    const log = await request(srv, { method: 'GET', path: '/v1/audit-log?limit=200', token: B.tenant.admin });
+    expect(log.status, log.text).toBe(200);
+    const theirs = new Set(
+      (await srv.stores.state.listAudit(A.tenant.name, { limit: 1000 })).items.map((e) => e.id),
+    );
+    expect(theirs.size).toBeGreaterThan(0);
+    for (const e of log.json.entries as { id: string }[]) expect(theirs.has(e.id)).toBe(false);
+    expect(leaked(`${people.text}\n${log.text}`, await secretsOf(A, [boundA]))).toEqual([]);
+  });
+
   it('the server log holds no token secret', () => {
     const secrets = [A.tenant.admin, B.tenant.admin, C.admin, boundA, ...Object.values(A.single)];
     expect(leaked(srv.logged.join('\n'), secrets)).toEqual([]);
@@ -706,9 +800,16 @@ describe('(d) nothing another tenant is answered names A’s things', () => {
 
 describe('(e) a session-bound token on another session of its tenant answers as for a missing one', () => {
   for (const [route, rc] of Object.entries(ROUTES)) {
-    // An alert target is the tenant's, not a session's: a session-bound token (never an admin) is refused
-    // those routes for its scope (b), whichever target it names.
-    if (!rc.ids || route.startsWith('DELETE /v1/tokens') || route.includes('/alerts/')) continue;
+    // An alert target, a tenant's sign-in settings and its people are the tenant's, not a session's: a
+    // session-bound token (never an admin) is refused those routes for its scope (b), whatever they name.
+    if (
+      !rc.ids ||
+      route.startsWith('DELETE /v1/tokens') ||
+      route.includes('/alerts/') ||
+      route.includes('/v1/tenants/') ||
+      route.includes('/v1/people/')
+    )
+      continue;
     it(`${route}: 404, the same bytes as a session that does not exist`, async () => {
       const before = await snapshot(srv, A.tenant.admin, A.seg);
       const onOther = await call(route, idsOf(A), boundA);

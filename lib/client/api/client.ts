@@ -100,6 +100,13 @@ export const STORAGE_FAULTS_FOR_OPERATOR: ReadonlySet<string> = new Set([
   'storage_permission_denied',
 ]);
 
+/**
+ * A 5xx about a third party that a retry of the same request would only wait on: the tenant's OpenID
+ * provider failed the server's check (issue 29; `hansard tenant oidc set`). Answered at once with its
+ * message, which names the issuer and why.
+ */
+const NOT_RETRIED: ReadonlySet<string> = new Set(['provider_unavailable']);
+
 /** Storage faults that may pass (a disk freed, a filesystem remounted): tried this many times more. */
 const PASSING_FAULTS: ReadonlySet<string> = new Set(['storage_read_only', 'insufficient_storage']);
 const PASSING_FAULT_RETRIES = 2;
@@ -316,7 +323,9 @@ export class ApiClient {
             }
             last.answer = answer;
             const code = answer?.code;
-            if (answer && code && STORAGE_FAULTS_FOR_OPERATOR.has(code)) throw new AbortError(answer);
+            if (answer && code && (STORAGE_FAULTS_FOR_OPERATOR.has(code) || NOT_RETRIED.has(code))) {
+              throw new AbortError(answer);
+            }
             if (answer && code && PASSING_FAULTS.has(code) && attemptNumber > PASSING_FAULT_RETRIES) {
               throw new AbortError(answer);
             }

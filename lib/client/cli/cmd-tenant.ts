@@ -12,6 +12,7 @@ import type { CreatedToken } from '../../deploy/tenant-admin.js';
 import { UsageError } from '../api/errors.js';
 import { type Io, printJson } from '../api/io.js';
 import { registerTenantLimits } from './cmd-tenant-limits.js';
+import { registerTenantOidc } from './cmd-tenant-oidc.js';
 import { jsonOption } from './options.js';
 import {
   awsFailure,
@@ -29,7 +30,7 @@ export function registerTenant(program: Command, io: Io): void {
   const tenant = program
     .command('tenant')
     .description(
-      'create tenants and set their own limits (operators: works on the state store directly, not through a server)',
+      'create tenants and set their limits (operators: on the state store directly), and their OIDC sign-in (tenant oidc: through a server)',
     );
   storeOptions(
     tenant.command('create <name>').description('create a tenant and its first admin token, printed once'),
@@ -60,6 +61,7 @@ Every other token stays valid: list them with the new one (hansard token list) a
     )
     .action((name: string, o: TenantCreateOptions) => recoverAdmin(name, o, io));
   registerTenantLimits(tenant, io);
+  registerTenantOidc(tenant, io);
 }
 
 /**

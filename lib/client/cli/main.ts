@@ -10,6 +10,7 @@ import { NetworkError, ServerError, STORAGE_FAULTS_FOR_OPERATOR } from '../api/c
 import { ExitError, FailureError, UsageError } from '../api/errors.js';
 import type { Io } from '../api/io.js';
 import { registerAlerts } from './cmd-alerts.js';
+import { registerAuditLog } from './cmd-audit-log.js';
 import { registerDoctor } from './cmd-doctor.js';
 import { registerExport } from './cmd-export.js';
 import { registerObserve } from './cmd-hcn.js';
@@ -18,6 +19,7 @@ import { registerImport } from './cmd-import.js';
 import { registerIntegrations } from './cmd-integrations.js';
 import { registerKeys } from './cmd-keys.js';
 import { registerMcp } from './cmd-mcp.js';
+import { registerPeople } from './cmd-people.js';
 import { registerReplay } from './cmd-replay.js';
 import { registerRun } from './cmd-run.js';
 import { registerServe } from './cmd-serve.js';
@@ -65,6 +67,8 @@ Exit codes: 0 success, 1 failure, 2 usage error or refused by the server.`,
   registerExport(program, io);
   registerUsage(program, io);
   registerAlerts(program, io);
+  registerPeople(program, io);
+  registerAuditLog(program, io);
   registerSession(program, io);
   registerImport(program, io);
   registerObserve(program, io);
@@ -167,7 +171,11 @@ function exitCodeFor(err: unknown, io: Io): number {
       io.stderr.write(
         err.path?.startsWith('/v1/alerts/')
           ? 'hint: check the target id (at_…): hansard alerts list shows the tenant’s targets\n'
-          : `hint: check the id (hansard upload prints the session id; the board lists them)${sessionRoute ? ', or the token is bound to another session (a session token sees its own session only)' : ''}\n`,
+          : err.path?.startsWith('/v1/people/')
+            ? 'hint: check the email: hansard people list shows the tenant’s people\n'
+            : err.path?.startsWith('/v1/tenants/')
+              ? 'hint: hansard tenant oidc set sets the tenant’s sign-in; hansard tenant oidc show shows it\n'
+              : `hint: check the id (hansard upload prints the session id; the board lists them)${sessionRoute ? ', or the token is bound to another session (a session token sees its own session only)' : ''}\n`,
       );
     }
     if (err.status === 403 && Array.isArray(err.details.required)) io.stderr.write(scopeHint(err.details));

@@ -20,6 +20,7 @@ import {
   LimitReachedError,
   StateConflictError,
 } from '../../store/index.js';
+import { type AuditOptions, recordAudit } from '../audit-log/index.js';
 import {
   type AlertServiceDeps,
   isoNow,
@@ -79,10 +80,16 @@ export function targetView(t: AlertTarget, now: Date): AlertTargetView {
 }
 
 /**
- * `POST /v1/alerts`: a new target. @throws AppError `invalid_body` (400), `invalid_target` (400: the URL,
+ * `POST /v1/alerts`: a new target; records `alert.add` in the audit list (issue 29 item 4: its host, never
+ * the whole URL, which may carry a secret path such as Slack's).
+ * @throws AppError `invalid_body` (400), `invalid_target` (400: the URL,
  *   see url-guard.ts), `too_many_targets` (409, past `MAX_TARGETS`), `alerts_unavailable` (503)
  */
-export async function addTarget(ctx: ServiceContext, input: unknown): Promise<AlertTargetCreated> {
+export async function addTarget(
+  ctx: ServiceContext,
+  input: unknown,
+  opts: AuditOptions = {},
+): Promise<AlertTargetCreated> {
   requireTenantAdmin(ctx);
   const deps = alertDeps(ctx);
   const body = parseInput(AlertTargetInput, input, 'the alert target');
@@ -120,6 +127,12 @@ export async function addTarget(ctx: ServiceContext, input: unknown): Promise<Al
       { max: err.limit },
     );
   }
+  await recordAudit(ctx, {
+    action: 'alert.add',
+    target: target.id,
+    detail: `${target.format} to ${url.host}${target.label ? ` (${JSON.stringify(target.label)})` : ''}`,
+    via: opts.via ?? 'api',
+  });
   return { ...targetView(target, ctx.now()), secret };
 }
 
@@ -137,22 +150,32 @@ async function requireTarget(ctx: ServiceContext, id: string): Promise<AlertTarg
   return t;
 }
 
-/** `DELETE /v1/alerts/{id}`: removes the target and its deliveries. @throws AppError `not_found` */
-export async function removeTarget(ctx: ServiceContext, id: string): Promise<void> {
+/**
+ * `DELETE /v1/alerts/{id}`: removes the target and its deliveries; records `alert.remove`.
+ * @throws AppError `not_found`
+ */
+export async function removeTarget(ctx: ServiceContext, id: string, opts: AuditOptions = {}): Promise<void> {
   requireTenantAdmin(ctx);
-  await requireTarget(ctx, id);
+  const t = await requireTarget(ctx, id);
   await ctx.state.deleteAlertTarget(ctx.tenant, id);
+  await recordAudit(ctx, {
+    action: 'alert.remove',
+    target: id,
+    detail: t.label ? JSON.stringify(t.label) : null,
+    via: opts.via ?? 'api',
+  });
 }
 
 /**
  * `POST /v1/alerts/{id}/rotate`: a new secret, answered once; the previous one signs too for
- * `graceSeconds` (default a day, 0: at once no more).
+ * `graceSeconds` (default a day, 0: at once no more). Records `alert.rotate`.
  * @throws AppError `not_found`, `conflict` (409: the target changed meanwhile), `alerts_unavailable`
  */
 export async function rotateSecret(
   ctx: ServiceContext,
   id: string,
   graceSeconds: number = DEFAULT_GRACE_SECONDS,
+  opts: AuditOptions = {},
 ): Promise<AlertTargetCreated> {
   requireTenantAdmin(ctx);
   const deps = alertDeps(ctx);
@@ -171,15 +194,26 @@ export async function rotateSecret(
     }
     throw err;
   }
+  await recordAudit(ctx, {
+    action: 'alert.rotate',
+    target: id,
+    detail: `grace ${graceSeconds} s`,
+    via: opts.via ?? 'api',
+  });
   return { ...targetView(next, ctx.now()), secret };
 }
 
 /**
  * `POST /v1/alerts/{id}/test`: a test event (`alert.test`) for this target only, through the outbox like
- * any event (signed, retried). @returns its event id: `GET /v1/alerts/{id}/deliveries` shows how it went
+ * any event (signed, retried); records `alert.test` (`via: 'board'` from the alerts page's button).
+ * @returns its event id: `GET /v1/alerts/{id}/deliveries` shows how it went
  * @throws AppError `not_found`
  */
-export async function sendTest(ctx: ServiceContext, id: string): Promise<{ event_id: string }> {
+export async function sendTest(
+  ctx: ServiceContext,
+  id: string,
+  opts: AuditOptions = {},
+): Promise<{ event_id: string }> {
   requireTenantAdmin(ctx);
   const t = await requireTarget(ctx, id);
   const at = isoNow(ctx);
@@ -196,6 +230,7 @@ export async function sendTest(ctx: ServiceContext, id: string): Promise<{ event
     only_target: t.id,
   });
   await ctx.state.putOutboxEvents([event]);
+  await recordAudit(ctx, { action: 'alert.test', target: id, detail: event.id, via: opts.via ?? 'api' });
   return { event_id: event.id };
 }
 

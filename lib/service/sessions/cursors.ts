@@ -21,7 +21,7 @@ export const CURSOR_KEY_NAME = 'cursor-hmac-sha256-v1';
 export const SEALED_CURSOR = /^([A-Za-z0-9_-]{1,1024})\.([A-Za-z0-9_-]{43})$/;
 
 /** The listings whose cursors are signed; the name is part of what is signed. */
-export type CursorListing = 'sessions';
+export type CursorListing = 'sessions' | 'people' | 'audit';
 
 const keys = new WeakMap<ServerSecrets, Promise<Buffer>>();
 

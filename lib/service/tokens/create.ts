@@ -9,6 +9,7 @@ import { isScope, SCOPES, type Scope } from '../../contract/scopes.js';
 import { TOKEN_PATTERN } from '../../contract/tokens.js';
 import { idPattern, newId } from '../../log/format/ids.js';
 import type { TokenRecord, TokenStore } from '../../store/index.js';
+import { type AuditVia, recordAudit } from '../audit-log/index.js';
 import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from '../shared/context.js';
 import { AppError, parseInput } from '../shared/errors.js';
 import type { TokenSelfView, TokenView } from './schemas.js';
@@ -166,30 +167,46 @@ function requireTenantAdmin(ctx: ServiceContext): void {
 /**
  * `POST /v1/tokens` (scope `admin`, not session-bound): a token in the caller's own tenant. With
  * `session`, the rules of `createSessionToken` apply (ingest/report/read only, at most 30 days, 24 h by default).
+ * Records `token.create` in the audit list (issue 29 item 4; `via`: where it was asked, default `api`).
  */
 export async function createToken({
   ctx,
   input,
+  via = 'api',
 }: {
   ctx: ServiceContext;
   input: unknown;
+  via?: AuditVia;
 }): Promise<CreatedToken> {
   requireTenantAdmin(ctx);
   const request = parseInput(CreateTokenInput, input, 'the token request');
-  if (request.session !== null) {
-    // A session-bound token follows the same rules however it is asked for (no admin or board scope,
-    // always an expiry): see createSessionToken.
-    return createSessionToken({
-      ctx,
-      sid: request.session,
-      input: {
-        scopes: request.scopes,
-        label: request.label,
-        ...(request.ttl_seconds !== null ? { ttl_seconds: request.ttl_seconds } : {}),
-      },
-    });
-  }
-  return mintToken(ctx.state, ctx.tenant, request, ctx.now());
+  // A session-bound token follows the same rules however it is asked for (no admin or board scope,
+  // always an expiry): see createSessionToken.
+  const created =
+    request.session !== null
+      ? await createSessionToken({
+          ctx,
+          sid: request.session,
+          input: {
+            scopes: request.scopes,
+            label: request.label,
+            ...(request.ttl_seconds !== null ? { ttl_seconds: request.ttl_seconds } : {}),
+          },
+        })
+      : await mintToken(ctx.state, ctx.tenant, request, ctx.now());
+  const r = created.record;
+  await recordAudit(ctx, {
+    action: 'token.create',
+    target: r.id,
+    detail: [
+      `scopes ${r.scopes.join(',')}`,
+      ...(r.session ? [`session ${r.session}`] : []),
+      ...(r.label ? [`label ${JSON.stringify(r.label)}`] : []),
+      `expires ${r.expires_at ?? 'never'}`,
+    ].join('; '),
+    via,
+  });
+  return created;
 }
 
 /** The scopes a session-bound token may carry: never `admin` or `board`. */
@@ -317,10 +334,20 @@ export async function listTokens({ ctx }: { ctx: ServiceContext }): Promise<Toke
 
 /**
  * `DELETE /v1/tokens/{id}` (scope `admin`, not session-bound). The session tokens minted from it stop
- * working too: `authenticate` refuses a token whose parent is revoked. @throws AppError `not_found`
+ * working too: `authenticate` refuses a token whose parent is revoked. Records `token.revoke` in the audit
+ * list (issue 29 item 4; `via` default `api`). @throws AppError `not_found`
  */
-export async function revokeToken({ ctx, id }: { ctx: ServiceContext; id: string }): Promise<void> {
+export async function revokeToken({
+  ctx,
+  id,
+  via = 'api',
+}: {
+  ctx: ServiceContext;
+  id: string;
+  via?: AuditVia;
+}): Promise<void> {
   requireTenantAdmin(ctx);
   if (!(await ctx.state.revokeToken(ctx.tenant, id, isoNow(ctx))))
     throw new AppError('not_found', 'token not found');
+  await recordAudit(ctx, { action: 'token.revoke', target: id, detail: null, via });
 }

@@ -1,0 +1,155 @@
+/**
+ * `hansard people list|link|unlink|role` (issue 29 items 2 and 4; docs/sign-in.md): a tenant's people,
+ * their sign-in identities by email, through the server's `/v1/people` with an admin token
+ * (lib/client/api/sign-in.ts). `link USER_ID EMAIL` makes the board's /people/{USER_ID} that person's own
+ * ("my sessions"); `role EMAIL ROLE` sets their own role over what the role map gives.
+ */
+import type { Command } from 'commander';
+import {
+  EmailAddress,
+  normalEmail,
+  PERSON_ROLES,
+  PersonId,
+  type PersonView,
+} from '../../contract/sign-in.js';
+import { escapeControl } from '../../log/format/escape.js';
+import { clientFrom, retryNotice } from '../api/config.js';
+import { UsageError } from '../api/errors.js';
+import { type Io, printJson } from '../api/io.js';
+import { type PersonChange, SignInApi } from '../api/sign-in.js';
+import { jsonOption } from './options.js';
+
+/** What `people role` takes: a role, `none` (refused), or `mapped` (back to the role map). */
+const ROLE_WORDS = [...PERSON_ROLES, 'mapped'] as const;
+/** Most pages `people list` reads (200 people each). */
+const MAX_PAGES = 50;
+
+const HELP = `
+Examples:
+  hansard people list
+  hansard people link priya priya@example.com     the record's person priya is priya@example.com
+  hansard people unlink priya priya@example.com
+  hansard people role sam@example.com admin       sam is an admin whatever the role map says
+  hansard people role sam@example.com none        sam is refused at their next request
+  hansard people role sam@example.com mapped      back to what the tenant's role map gives
+
+Roles: viewer (board, read), member (+ report), admin (+ tokens, alerts, sign-in).
+Needs an admin token (--token or HANSARD_TOKEN); the server is --server or HANSARD_URL.`;
+
+/** The options every `people` subcommand takes. */
+export interface PeopleOptions {
+  server?: string;
+  token?: string;
+  json?: boolean;
+}
+
+export function registerPeople(program: Command, io: Io): void {
+  const people = program
+    .command('people')
+    .description(
+      "a tenant's people: link sign-in identities to the record's person ids, set roles (admin token)",
+    )
+    .addHelpText('after', HELP);
+  const common = (c: Command) =>
+    c
+      .option('--server <url>', 'hansard server URL (env HANSARD_URL)')
+      .option('--token <token>', 'admin token (env HANSARD_TOKEN)')
+      .addOption(jsonOption());
+
+  common(people.command('list').description('every person: email, own role, linked person ids, last sign-in'))
+    .addHelpText('after', '\nExample:\n  hansard people list --json')
+    .action((o: PeopleOptions) => listPeople(o, io));
+  common(people.command('link <user_id> <email>').description('link a person id of the record to an email'))
+    .addHelpText('after', '\nExample:\n  hansard people link priya priya@example.com')
+    .action((userId: string, email: string, o: PeopleOptions) =>
+      changePerson(email, { link: [personId(userId)] }, o, io),
+    );
+  common(people.command('unlink <user_id> <email>').description('unlink a person id from an email'))
+    .addHelpText('after', '\nExample:\n  hansard people unlink priya priya@example.com')
+    .action((userId: string, email: string, o: PeopleOptions) =>
+      changePerson(email, { unlink: [personId(userId)] }, o, io),
+    );
+  common(
+    people
+      .command('role <email> <role>')
+      .description(`set a person's own role: ${ROLE_WORDS.join('|')} (mapped: the role map decides)`),
+  )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  hansard people role sam@example.com admin\n  hansard people role sam@example.com mapped',
+    )
+    .action((email: string, role: string, o: PeopleOptions) =>
+      changePerson(email, { role: roleWord(role) }, o, io),
+    );
+}
+
+function api(o: PeopleOptions, io: Io): SignInApi {
+  return new SignInApi(
+    clientFrom({ url: o.server, urlFlag: '--server', token: o.token }, io.env, retryNotice(io)),
+  );
+}
+
+/** @throws UsageError (exit 2) for what is not a person id */
+function personId(text: string): string {
+  if (!PersonId.safeParse(text).success) {
+    throw new UsageError(`${JSON.stringify(text.slice(0, 80))} is not a person id (1 to 200 characters)`);
+  }
+  return text;
+}
+
+/** @throws UsageError (exit 2) for what is not an email address */
+function email(text: string): string {
+  const key = normalEmail(text);
+  if (!EmailAddress.safeParse(key).success) {
+    throw new UsageError(
+      `${JSON.stringify(text.slice(0, 80))} is not an email address such as priya@example.com`,
+    );
+  }
+  return key;
+}
+
+/** `mapped` → null; a role or `none` as it is. @throws UsageError (exit 2) for anything else */
+function roleWord(text: string): PersonChange['role'] {
+  if (!(ROLE_WORDS as readonly string[]).includes(text)) {
+    throw new UsageError(`${JSON.stringify(text.slice(0, 40))} is not a role: use ${ROLE_WORDS.join(', ')}`);
+  }
+  return text === 'mapped' ? null : (text as NonNullable<PersonChange['role']>);
+}
+
+/** A person in one line: `email  role  ids  last sign-in`. */
+function line(p: PersonView): string {
+  const role = p.role ?? 'mapped';
+  const ids = p.user_ids.length ? p.user_ids.join(',') : '-';
+  return `${p.email}  ${role.padEnd(6)}  ${ids}  ${p.last_sign_in_at ? `signed in ${p.last_sign_in_at}` : 'never signed in'}`;
+}
+
+/** `hansard people list`: every page, one line a person (escaped), or all of them as one JSON list. */
+export async function listPeople(o: PeopleOptions, io: Io): Promise<void> {
+  const sign = api(o, io);
+  const all: PersonView[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const got = await sign.listPeople(200, cursor);
+    all.push(...got.people);
+    if (got.next === null) break;
+    cursor = got.next;
+  }
+  if (o.json) return printJson(io, all);
+  if (all.length === 0) {
+    io.stderr.write('no people yet: they appear at their first sign-in, or with hansard people link\n');
+    return;
+  }
+  for (const p of all) io.stdout.write(`${escapeControl(line(p))}\n`);
+}
+
+/** `people link|unlink|role`: the change, then the person as it is now. */
+export async function changePerson(
+  address: string,
+  change: PersonChange,
+  o: PeopleOptions,
+  io: Io,
+): Promise<void> {
+  const person = await api(o, io).setPerson(email(address), change);
+  if (o.json) return printJson(io, person);
+  io.stdout.write(`${escapeControl(line(person))}\n`);
+}

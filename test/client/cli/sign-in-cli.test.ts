@@ -1,0 +1,279 @@
+/**
+ * `hansard tenant oidc set|show|remove`, `hansard people list|link|unlink|role` and `hansard audit-log`
+ * (issue 29 items 1, 2 and 4), run in-process against a server on loopback (the app over the real SQLite
+ * store, with the local sealer) and a real OpenID provider (`oidc-provider`) for the discovery check: the
+ * secret read from a file (one trailing newline dropped, never printed, refused when missing or empty),
+ * the redirect URI printed to register, the token's own tenant (`--tenant` checked), usage errors exit 2
+ * before any request, `--json` everywhere, `--help` with examples.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalSecretSealer } from '../../../lib/deploy/local-sealer.js';
+import { DEFAULT_SIGN_IN_CONFIG } from '../../../lib/service/sign-in/deps.js';
+import { runHansard } from '../../support/cli.js';
+import { type OidcProvider, startOidcProvider } from '../../support/oidc-provider.js';
+import { useServer } from '../../support/server.js';
+
+const cwd = mkdtempSync(join(tmpdir(), 'hansard-sign-in-cli-'));
+const sealer = new LocalSecretSealer(join(cwd, 'keys'));
+const srv = useServer({
+  tenants: ['acme', 'globex'],
+  tokens: { reader: ['read'] },
+  deps: { signIn: { sealer, config: DEFAULT_SIGN_IN_CONFIG } },
+  // the 5xx of a wrong issuer is logged by the app, on purpose
+  mayLog: /^answered 502 provider_unavailable /,
+});
+const hansard = (...argv: string[]) =>
+  runHansard(argv, { cwd, env: { HANSARD_URL: srv.url, HANSARD_TOKEN: srv.admin } });
+
+const SECRET = 'cli-secret-9q2m-never-printed';
+let op: OidcProvider;
+beforeAll(async () => {
+  op = await startOidcProvider({
+    clients: [{ client_id: 'hansard', client_secret: SECRET, redirect_uris: ['http://127.0.0.1/cb'] }],
+  });
+  writeFileSync(join(cwd, 'secret'), `${SECRET}\n`);
+  writeFileSync(join(cwd, 'crlf-secret'), `${SECRET}\r\n`);
+  writeFileSync(join(cwd, 'empty'), '\n');
+});
+afterAll(async () => {
+  await op?.stop();
+});
+
+const set = (...more: string[]) =>
+  hansard('tenant', 'oidc', 'set', '--issuer', op.issuer, '--client-id', 'hansard', ...more);
+
+describe('hansard tenant oidc', () => {
+  it('set: checks the issuer, prints the redirect URI to register, never the secret', async () => {
+    const r = await set('--client-secret-file', 'secret', '--role-map', 'eng-leads=admin,eng=member');
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toBe(`${srv.url}/login/oidc/callback\n`);
+    expect(r.err).toContain('OIDC sign-in set for tenant acme');
+    expect(r.err).toContain(`${srv.url}/login?signed_out=1`);
+    expect(`${r.out}${r.err}`).not.toContain(SECRET);
+    const stored = (await srv.stores.state.getOidcSettings('acme'))!;
+    // the file's trailing newline is not part of the secret
+    expect(await sealer.open('acme', stored.client_secret_sealed)).toBe(SECRET);
+    expect(stored.role_map).toEqual({ 'eng-leads': 'admin', eng: 'member' });
+  });
+
+  it('set --json --no-check: domains lower-cased, --default-role none is no default, a CRLF file read as one line', async () => {
+    const r = await hansard(
+      'tenant',
+      'oidc',
+      'set',
+      '--issuer',
+      'http://127.0.0.1:9/nobody',
+      '--client-id',
+      'hansard',
+      '--client-secret-file',
+      'crlf-secret',
+      '--allowed-domains',
+      'Example.com, b.example.org',
+      '--groups-claim',
+      'roles',
+      '--default-role',
+      'none',
+      '--no-check',
+      '--tenant',
+      'acme',
+      '--json',
+    );
+    expect(r.code, r.err).toBe(0);
+    const view = JSON.parse(r.out);
+    expect(view).toMatchObject({
+      tenant: 'acme',
+      issuer: 'http://127.0.0.1:9/nobody',
+      allowed_domains: ['example.com', 'b.example.org'],
+      groups_claim: 'roles',
+      default_role: null,
+      redirect_uri: `${srv.url}/login/oidc/callback`,
+    });
+    expect(view).not.toHaveProperty('client_secret');
+    const stored = (await srv.stores.state.getOidcSettings('acme'))!;
+    expect(await sealer.open('acme', stored.client_secret_sealed)).toBe(SECRET);
+  });
+
+  it('set: a wrong issuer is refused by the server at once (exit 1), naming it', async () => {
+    const r = await hansard(
+      'tenant',
+      'oidc',
+      'set',
+      '--issuer',
+      `${op.issuer}/wrong`,
+      '--client-id',
+      'hansard',
+      '--client-secret-file',
+      'secret',
+    );
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`${op.issuer}/wrong`);
+    expect(r.err).toContain('(502 provider_unavailable)');
+    // answered at once: a retry would ask the same provider the same question
+    expect(r.err).not.toContain('retrying');
+    expect(r.err).not.toContain(SECRET);
+  });
+
+  it('set: bad input is refused with exit 2 before any request, never echoing the secret', async () => {
+    const cases: [string[], string][] = [
+      [
+        ['--client-secret-file', 'missing'],
+        'cannot read --client-secret-file missing: there is no such file',
+      ],
+      [['--client-secret-file', 'empty'], '--client-secret-file empty is empty'],
+      [['--client-secret-file', '.'], 'it is a directory'],
+      [['--client-secret-file', 'secret', '--role-map', 'eng=owner'], '"owner" of eng is not a role'],
+      [['--client-secret-file', 'secret', '--role-map', 'eng'], '"eng" is not group=role'],
+      [['--client-secret-file', 'secret', '--allowed-domains', 'a@b.com'], '"a@b.com" is not a domain name'],
+      [['--client-secret-file', 'secret', '--default-role', 'owner'], "argument 'owner' is invalid"],
+      [['--client-secret-file', 'secret', '--tenant', 'Not A Tenant'], 'is not a tenant name'],
+    ];
+    const before = await srv.stores.state.getOidcSettings('acme');
+    for (const [more, said] of cases) {
+      const r = await set(...more);
+      expect(r.code, `${more.join(' ')}: ${r.err}`).toBe(2);
+      expect(r.err).toContain(said);
+      expect(r.err).not.toContain(SECRET);
+    }
+    const badIssuer = await hansard(
+      'tenant',
+      'oidc',
+      'set',
+      '--issuer',
+      'http://idp.example.com',
+      '--client-id',
+      'x',
+      '--client-secret-file',
+      'secret',
+    );
+    expect(badIssuer.code).toBe(2);
+    expect(badIssuer.err).toContain('http:// only on a loopback host');
+    expect(await srv.stores.state.getOidcSettings('acme')).toEqual(before);
+  });
+
+  it('--tenant other than the token’s own: exit 2 naming both, nothing set in either', async () => {
+    const r = await set('--client-secret-file', 'secret', '--tenant', 'globex');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(
+      "the token is of tenant acme, not globex: these commands act on the token's own tenant",
+    );
+    expect(await srv.stores.state.getOidcSettings('globex')).toBeNull();
+  });
+
+  it('show: the settings in lines and as JSON, never the secret', async () => {
+    const r = await hansard('tenant', 'oidc', 'show');
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('issuer                    http://127.0.0.1:9/nobody');
+    expect(r.out).toContain(`redirect_uri              ${srv.url}/login/oidc/callback`);
+    expect(r.out).toContain('default_role              none (refused until given a role)');
+    const json = await hansard('tenant', 'oidc', 'show', '--json');
+    expect(JSON.parse(json.out)).toMatchObject({ tenant: 'acme', client_id: 'hansard' });
+    expect(`${r.out}${json.out}`).not.toContain(SECRET);
+  });
+
+  it('remove: exit 0; then show says there is none (null as JSON), and remove again is refused (exit 2)', async () => {
+    const r = await hansard('tenant', 'oidc', 'remove');
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toContain('OIDC sign-in removed for tenant acme');
+    const show = await hansard('tenant', 'oidc', 'show');
+    expect(show.code).toBe(0);
+    expect(show.err).toContain('tenant acme has no OIDC sign-in');
+    expect((await hansard('tenant', 'oidc', 'show', '--json')).out.trim()).toBe('null');
+    const again = await hansard('tenant', 'oidc', 'remove');
+    expect(again.code).toBe(2);
+    expect(again.err).toContain('hansard tenant oidc set');
+  });
+
+  it('a token without admin is refused (exit 2) and told which scope to use', async () => {
+    const r = await runHansard(['tenant', 'oidc', 'show'], {
+      cwd,
+      env: { HANSARD_URL: srv.url, HANSARD_TOKEN: srv.tokens.reader },
+    });
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('admin');
+  });
+
+  it('--help says these go through the server, with examples', async () => {
+    const help = await hansard('tenant', 'oidc', '--help');
+    expect(help.code).toBe(0);
+    expect(help.out).toContain('These commands go through a server');
+    expect(help.out).toContain('unlike tenant create');
+    expect(help.out).toContain('hansard tenant oidc set --issuer https://accounts.google.com');
+    const setHelp = await hansard('tenant', 'oidc', 'set', '--help');
+    expect(setHelp.out).toContain('--client-secret-file <file>');
+    expect(setHelp.out).toContain('--no-check');
+    expect(setHelp.out).toContain("--role-map 'eng-leads=admin,eng=member'");
+  });
+});
+
+describe('hansard people', () => {
+  it('link, unlink and role change a person and print them; list shows everyone', async () => {
+    let r = await hansard('people', 'link', 'priya', 'Priya@Example.com');
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toBe('priya@example.com  mapped  priya  never signed in\n');
+    r = await hansard('people', 'link', 'priya-laptop', 'priya@example.com', '--json');
+    expect(JSON.parse(r.out)).toMatchObject({
+      email: 'priya@example.com',
+      user_ids: ['priya', 'priya-laptop'],
+    });
+    r = await hansard('people', 'unlink', 'priya', 'priya@example.com');
+    expect(r.out).toBe('priya@example.com  mapped  priya-laptop  never signed in\n');
+    r = await hansard('people', 'role', 'sam@example.com', 'admin');
+    expect(r.out).toBe('sam@example.com  admin   -  never signed in\n');
+    r = await hansard('people', 'role', 'sam@example.com', 'mapped', '--json');
+    expect(JSON.parse(r.out).role).toBeNull();
+    r = await hansard('people', 'role', 'sam@example.com', 'none');
+    expect(r.out).toContain('sam@example.com  none');
+    const list = await hansard('people', 'list');
+    expect(list.code, list.err).toBe(0);
+    expect(list.out.split('\n').filter(Boolean)).toEqual([
+      'priya@example.com  mapped  priya-laptop  never signed in',
+      'sam@example.com  none    -  never signed in',
+    ]);
+    const json = await hansard('people', 'list', '--json');
+    expect(JSON.parse(json.out).map((p: { email: string }) => p.email)).toEqual([
+      'priya@example.com',
+      'sam@example.com',
+    ]);
+  });
+
+  it('refuses a bad role or email with exit 2 before any request, and an unknown person’s unlink with a hint', async () => {
+    const role = await hansard('people', 'role', 'sam@example.com', 'owner');
+    expect(role.code).toBe(2);
+    expect(role.err).toContain('"owner" is not a role: use viewer, member, admin, none, mapped');
+    const email = await hansard('people', 'link', 'priya', 'not an email');
+    expect(email.code).toBe(2);
+    expect(email.err).toContain('is not an email address');
+    const unknown = await hansard('people', 'unlink', 'x', 'nobody@example.com');
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain('hansard people list');
+  });
+});
+
+describe('hansard audit-log', () => {
+  it('lists what was done, newest first, by whom and from where', async () => {
+    const r = await hansard('audit-log', '--limit', '200');
+    expect(r.code, r.err).toBe(0);
+    const lines = r.out.split('\n').filter(Boolean);
+    expect(lines[0]).toMatch(
+      / {2}token:tok_[0-9A-Z]{26} {2}person\.set {5}sam@example\.com {2}role none {2}\[api\]$/,
+    );
+    expect(lines.some((l) => l.includes('oidc.set') && l.includes('(tenant)'))).toBe(true);
+    expect(lines.some((l) => l.includes('oidc.remove'))).toBe(true);
+    expect(r.out).not.toContain(SECRET);
+    const json = await hansard('audit-log', '--limit', '1', '--json');
+    const entries = JSON.parse(json.out);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ action: 'person.set', target: 'sam@example.com', via: 'api' });
+  });
+
+  it('refuses a bad --limit with exit 2', async () => {
+    for (const limit of ['0', '201', 'ten']) {
+      const r = await hansard('audit-log', '--limit', limit);
+      expect(r.code).toBe(2);
+      expect(r.err).toContain('is not a number from 1 to 200');
+    }
+  });
+});
