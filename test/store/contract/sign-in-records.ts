@@ -1,10 +1,11 @@
 /**
  * The records the sign-in contract (./sign-in.contract.ts) writes: OIDC settings, people and audit
  * entries, valid as lib/store/sign-in.ts has them, with fields of several JSON shapes (nulls, arrays,
- * a record, text beyond ASCII), so that an adapter that drops or reorders anything shows it.
+ * a record, text beyond ASCII), so that an adapter that drops or reorders anything shows it. Each is
+ * parsed with the port's schema: a field the schema defaults is filled in as a store reading it back does.
  */
 import { randomInt } from 'node:crypto';
-import type { AuditEntry, PersonRecord, StoredOidcSettings } from '../../../lib/store/index.js';
+import { AuditEntry, PersonRecord, StoredOidcSettings } from '../../../lib/store/index.js';
 import { at } from './records.js';
 
 /** A tenant's OIDC settings, set at time `when`. */
@@ -13,7 +14,7 @@ export function settingsOf(
   when: number,
   over: Partial<StoredOidcSettings> = {},
 ): StoredOidcSettings {
-  return {
+  return StoredOidcSettings.parse({
     tenant,
     issuer: 'https://id.example.com/realms/eng',
     client_id: `hansard-${tenant}`,
@@ -25,7 +26,7 @@ export function settingsOf(
     updated_at: at(when),
     updated_by: 'person:priya@example.com',
     ...over,
-  };
+  });
 }
 
 /** A person of `tenant` at `version` (1: first written), last changed at time `when`. */
@@ -36,7 +37,7 @@ export function personOf(
   when = version,
   over: Partial<PersonRecord> = {},
 ): PersonRecord {
-  return {
+  return PersonRecord.parse({
     tenant,
     email,
     role: null,
@@ -49,12 +50,12 @@ export function personOf(
     ended_sessions: [{ sid: `sid-${version}`, exp: at(when + 3600) }],
     version,
     ...over,
-  };
+  });
 }
 
 /** An audit entry of `tenant` at time `when` (its id a ULID of that time: ids sort as times do). */
 export function auditOf(tenant: string, when: number, over: Partial<AuditEntry> = {}): AuditEntry {
-  return {
+  return AuditEntry.parse({
     tenant,
     id: `au_${ulidAt(Date.parse(at(when)))}`,
     at: at(when),
@@ -65,7 +66,7 @@ export function auditOf(tenant: string, when: number, over: Partial<AuditEntry> 
     via: 'board',
     expires_at: at(when + 400 * 86_400),
     ...over,
-  };
+  });
 }
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
