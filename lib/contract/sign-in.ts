@@ -160,8 +160,14 @@ export const PersonView = z.object({
   email: EmailAddress,
   /** their own role (`none`: refused); null: from the role map */
   role: PersonRoleSchema.nullable(),
-  /** the person ids (`/people/{id}`) of the record that are theirs */
+  /** the person ids (`/people/{id}`) of the record an admin linked to them */
   user_ids: z.array(PersonId),
+  /**
+   * person ids the record shows writing with this email (the capture hook records a person's git
+   * `user.email` when they consent): what "my sessions" also shows. A writer's own claim, so it never
+   * grants anything: it only chooses which sessions the person's own view lists first.
+   */
+  seen_user_ids: z.array(PersonId).max(MAX_LINKED_IDS).default([]),
   /** their display name as the provider last gave it, or null */
   name: z.string().nullable(),
   /** when they last signed in (ISO 8601), or null: never */

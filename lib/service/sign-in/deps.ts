@@ -52,7 +52,7 @@ export interface SignedInPerson {
   /** as the provider gave it, or null */
   name: string | null;
   role: Role;
-  /** the person ids (`/people/{id}`) linked to them */
+  /** the person ids (`/people/{id}`) linked to them, then those the record shows with their email */
   user_ids: string[];
   /** the session's id: random, secret (inside the sealed cookie); keys the board's form tokens */
   sid: string;

@@ -286,6 +286,7 @@ export async function updatePerson(
       email,
       role: null,
       user_ids: [],
+      seen_user_ids: [],
       name: null,
       last_sign_in_at: null,
       updated_at: at,

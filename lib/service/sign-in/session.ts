@@ -135,7 +135,7 @@ export async function openSession(
     email: claims.email,
     name: claims.name,
     role: decision.role,
-    user_ids: record?.user_ids ?? [],
+    user_ids: [...new Set([...(record?.user_ids ?? []), ...(record?.seen_user_ids ?? [])])],
     sid: claims.sid,
   };
   const at = now.toISOString();
