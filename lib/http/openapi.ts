@@ -179,6 +179,10 @@ export const TAGS: Array<{ name: string; description: string }> = [
     description:
       'alert targets: signed webhooks when an agent is blocked, a claim fails, a record is damaged (issue 28)',
   },
+  {
+    name: 'sign-in',
+    description: "team sign-in: a tenant's OpenID Connect settings, its people and its audit list (issue 29)",
+  },
   { name: 'board pages', description: 'the HTML board, for a browser' },
 ];
 

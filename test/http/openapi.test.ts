@@ -17,6 +17,7 @@ import { LocalSecretSealer } from '../../lib/deploy/local-sealer.js';
 import { createApp } from '../../lib/http/app.js';
 import { newId } from '../../lib/log/index.js';
 import { DEFAULT_ALERT_CONFIG } from '../../lib/service/alerts/index.js';
+import { DEFAULT_SIGN_IN_CONFIG } from '../../lib/service/sign-in/deps.js';
 import { type Answer, navigate, type RequestOptions, request } from '../support/http.js';
 import { writeSession } from '../support/segments.js';
 import { mint, useServer } from '../support/server.js';
@@ -31,6 +32,8 @@ const srv = useServer({
   deps: {
     signer: LocalKeyring.open(keysDir).keyring,
     alerts: { sealer: new LocalSecretSealer(keysDir), config: DEFAULT_ALERT_CONFIG },
+    // and one of OIDC client secrets, so the sign-in admin routes do (issue 29)
+    signIn: { sealer: new LocalSecretSealer(keysDir), config: DEFAULT_SIGN_IN_CONFIG },
   },
 });
 /** the document as served */
@@ -43,6 +46,8 @@ ajv.addFormat('date-time', {
   validate: (s: string) =>
     /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(s) && !Number.isNaN(Date.parse(s)),
 });
+// the contract's `z.url()` (an OIDC issuer, issue 29)
+ajv.addFormat('uri', { type: 'string', validate: (s: string) => URL.canParse(s) });
 const compiled = new Map<string, ValidateFunction>();
 /** `${operationId} ${status}` of every answer checked against the document */
 const checked = new Set<string>();
@@ -357,6 +362,28 @@ describe('real answers match the document', () => {
     await call('DELETE', `/v1/alerts/${id}`, one); // 404
     await call('DELETE', '/v1/alerts/at_nope', one); // 400 invalid_id
     await call('GET', '/v1/alerts', '/v1/alerts', { token: reader }); // 403
+
+    // team sign-in's admin routes (issue 29); check=0: no provider is asked
+    const oidc = '/v1/tenants/{tenant}/oidc';
+    const settings = { issuer: 'http://127.0.0.1:9/openapi', client_id: 'c', client_secret: 's' };
+    await call('GET', '/v1/tenants/local/oidc', oidc); // 404: none yet
+    await call('PUT', '/v1/tenants/local/oidc?check=0', oidc, { json: settings });
+    await call('PUT', '/v1/tenants/local/oidc?check=0', oidc, { json: { ...settings, issuer: 'ftp://x' } }); // 400
+    await call('PUT', '/v1/tenants/local/oidc?check=maybe', oidc, { json: settings }); // 400 bad_request
+    await call('GET', '/v1/tenants/local/oidc', oidc);
+    await call('GET', '/v1/tenants/Not-A-Tenant/oidc', oidc); // 400 invalid_id
+    await call('GET', '/v1/tenants/local/oidc', oidc, { token: reader }); // 403
+    await call('DELETE', '/v1/tenants/local/oidc', oidc);
+    await call('DELETE', '/v1/tenants/local/oidc', oidc); // 404
+    const person = '/v1/people/{email}';
+    await call('PUT', '/v1/people/ann%40example.com', person, { json: { link: ['ann'], role: 'member' } });
+    await call('PUT', '/v1/people/ann%40example.com', person, { json: {} }); // 400
+    await call('GET', '/v1/people/ann%40example.com', person);
+    await call('GET', '/v1/people/nobody%40example.com', person); // 404
+    await call('GET', '/v1/people?limit=1', '/v1/people');
+    await call('GET', '/v1/people?cursor=forged', '/v1/people'); // 400 invalid_cursor
+    await call('GET', '/v1/audit-log?limit=2', '/v1/audit-log');
+    await call('GET', '/v1/audit-log', '/v1/audit-log', { token: reader }); // 403
 
     // the board pages
     const origin = { origin: srv.url };
