@@ -2,7 +2,7 @@
  * Recording what people and tokens did (issue 29 item 4: "board actions … name who did them in an audit
  * list that admins see"): one entry per admin action, appended after the action succeeded.
  */
-import { ulid } from 'ulid';
+import { monotonicFactory } from 'ulid';
 import { AUDIT_RETENTION_DAYS, type AuditAction, type AuditActor } from '../../contract/sign-in.js';
 import type { AuditEntry } from '../../store/index.js';
 import type { ServiceContext } from '../shared/context.js';
@@ -24,6 +24,12 @@ export interface AuditNote {
   detail: string | null;
   via: AuditVia;
 }
+
+/**
+ * ULIDs that grow within this process even inside one millisecond, so that the list's id order (newest
+ * first) is the order the actions were recorded in, two of them in the same millisecond included.
+ */
+const nextUlid = monotonicFactory();
 
 /** Longest `target` and `detail` an entry keeps (the contract's `AuditEntryView`). */
 const MAX_CHARS = 400;
@@ -59,7 +65,7 @@ export async function recordAudit(ctx: ServiceContext, note: AuditNote): Promise
   const now = ctx.now();
   const entry: AuditEntry = {
     tenant: ctx.tenant,
-    id: `au_${ulid(now.getTime())}`,
+    id: `au_${nextUlid(now.getTime())}`,
     at: now.toISOString(),
     actor: auditActor(ctx),
     action: note.action,
