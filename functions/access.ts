@@ -19,8 +19,11 @@ import {
 } from '../lib/deploy/aws-access.js';
 import { ALERTS_STATE_METHODS, COMPACT_STATE_METHODS, DIGEST_STATE_METHODS } from './state-methods.js';
 
-/** The encryption context's `purpose` of the alerts' secrets, which the roles' KMS grants require (infra/alerts.ts). */
-export { ALERT_SECRET_PURPOSE } from '../lib/deploy/aws-sealer.js';
+/**
+ * The encryption context's `purpose` of the alerts' secrets and of sign-in's, which the roles' KMS grants
+ * require (infra/alerts.ts, infra/sign-in.ts).
+ */
+export { ALERT_SECRET_PURPOSE, SIGN_IN_SECRET_PURPOSE } from '../lib/deploy/aws-sealer.js';
 export {
   ALERTS_STATE_METHODS,
   COMPACT_STATE_METHODS,

@@ -13,6 +13,7 @@ import { Hono } from 'hono';
 import {
   type AppEnv,
   awsAlertService,
+  awsSignInService,
   createAwsApp,
   errorBody,
   health,
@@ -131,6 +132,17 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
               kms: o.clients.kms,
               keyId: o.config.ALERT_KMS_KEY_ID,
               boardOrigin: o.config.BOARD_ORIGIN,
+            }),
+          }
+        : {}),
+      // The API signs people in (issue 29): it seals and opens the OIDC client secrets and cookie keys
+      // with their own key (kms:Encrypt and kms:Decrypt, purpose sign-in-secret alone: infra/sign-in.ts).
+      ...(o.serves === 'all' && o.config.SIGN_IN_KMS_KEY_ID && o.clients.kms
+        ? {
+            signIn: awsSignInService({
+              kms: o.clients.kms,
+              keyId: o.config.SIGN_IN_KMS_KEY_ID,
+              publicOrigin: o.config.BOARD_ORIGIN,
             }),
           }
         : {}),

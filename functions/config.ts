@@ -10,7 +10,8 @@
  * tests against local emulators only: `S3_ENDPOINT`, `DYNAMODB_ENDPOINT`. The signed digests (issue 15.2):
  * `SIGNING_KEY_ARN`, `RETIRED_SIGNING_KEYS`, `DIGEST_INTERVAL_SECONDS`; `KMS_ENDPOINT` for tests. Behind
  * the edge (the replay function only): `EDGE_ORIGIN_SECRET`, `EDGE_ORIGIN_SECRET_VERSION`. Alerts (issue
- * 28): `ALERT_KMS_KEY_ID` (the API and delivery functions), `BOARD_ORIGIN` (the delivery function).
+ * 28): `ALERT_KMS_KEY_ID` (the API and delivery functions), `BOARD_ORIGIN` (the delivery function, and the
+ * API's sign-in origin). Team sign-in (issue 29): `SIGN_IN_KMS_KEY_ID` (the API function).
  */
 import { z } from 'zod';
 import { MIN_ORIGIN_SECRET_LENGTH, ORIGIN_SECRET_HEADER } from '../lib/deploy/aws-lambda.js';
@@ -23,6 +24,20 @@ export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL'
 
 /** An unset or empty variable reads as absent (Lambda cannot unset a variable, only empty it). */
 const present = (v: unknown) => (v === '' ? undefined : v);
+
+/** A symmetric KMS key's id, ARN or alias (the sealers' keys), or absent. */
+const kmsKeyId = z.preprocess(
+  present,
+  z
+    .string()
+    .regex(
+      /^(arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)\/[A-Za-z0-9/_-]+|alias\/[A-Za-z0-9/_-]+|[0-9a-f-]{36})$/,
+      {
+        error: 'expected a KMS key id, key ARN or alias such as arn:aws:kms:us-east-1:111122223333:key/…',
+      },
+    )
+    .optional(),
+);
 
 const endpoint = z.preprocess(
   present,
@@ -178,19 +193,18 @@ export const LambdaConfig = z.object({
    * lib/deploy/aws-sealer.ts): the API function seals with it (kms:Encrypt), the delivery function opens
    * (kms:Decrypt), both under the encryption context `{tenant, purpose: 'alert-target-secret'}`
    */
-  ALERT_KMS_KEY_ID: z.preprocess(
-    present,
-    z
-      .string()
-      .regex(
-        /^(arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)\/[A-Za-z0-9/_-]+|alias\/[A-Za-z0-9/_-]+|[0-9a-f-]{36})$/,
-        {
-          error: 'expected a KMS key id, key ARN or alias such as arn:aws:kms:us-east-1:111122223333:key/…',
-        },
-      )
-      .optional(),
-  ),
-  /** the board's origin for the links in alert events (`https://board.example.com`); unset: relative links */
+  ALERT_KMS_KEY_ID: kmsKeyId,
+  /**
+   * the symmetric KMS key (id, ARN or alias) that seals sign-in's secrets (issue 29: the tenants' OIDC
+   * client secrets, the board's cookie keys; lib/deploy/aws-sealer.ts): the API function seals and opens
+   * with it (kms:Encrypt, kms:Decrypt) under the encryption context `{tenant, purpose: 'sign-in-secret'}`.
+   * Unset: OIDC sign-in answers 503 and link tokens still work.
+   */
+  SIGN_IN_KMS_KEY_ID: kmsKeyId,
+  /**
+   * the board's origin (`https://board.example.com`): the links in alert events, and sign-in's redirect
+   * URI `{origin}/login/oidc/callback` (issue 29); unset: relative links, and the origin a request came to
+   */
   BOARD_ORIGIN: z.preprocess(
     present,
     z

@@ -21,7 +21,7 @@
  * | `hansard:objectLockDays`     | off       | S3 Object Lock retention of every object (new bucket)  |
  * | `hansard:objectLockMode`     | GOVERNANCE | GOVERNANCE or COMPLIANCE (with objectLockDays)        |
  * | `hansard:digestIntervalSeconds` | 300    | base interval of the signed session digests            |
- * | `hansard:boardOrigin`        | the API URL | the board's origin in alert events' links (a custom domain) |
+ * | `hansard:boardOrigin`        | the API URL | the board's origin (a custom domain): alert events' links, sign-in's redirect URI |
  *
  * No lookups and no account or region in the main stack: synth works offline and without credentials.
  */

@@ -37,6 +37,7 @@ import { addCompaction } from './compaction.js';
 import { type EdgeOptions, ReplayEdge } from './edge.js';
 import { HansardFunction } from './lambda.js';
 import { addStoredReplays, REPLAY_BUILD_TIMEOUT } from './replays.js';
+import { addSignIn } from './sign-in.js';
 import { type SegmentLifecycle, segmentBucket } from './storage.js';
 
 export interface HansardStackProps extends StackProps {
@@ -76,8 +77,10 @@ export interface HansardStackProps extends StackProps {
   /** CloudFront with a WAF rate rule in front of the replay URL (infra/edge.ts); off when absent */
   edge?: EdgeOptions;
   /**
-   * the board's origin in alert events' links (`BOARD_ORIGIN` of the delivery function, issue 28), e.g.
-   * `https://hansard.example.com` behind a custom domain; default the HTTP API's URL, which serves the board
+   * the board's origin in alert events' links (`BOARD_ORIGIN` of the delivery function, issue 28) and of
+   * sign-in's redirect URI `{origin}/login/oidc/callback` (`BOARD_ORIGIN` of the API function, issue 29),
+   * e.g. `https://hansard.example.com` behind a custom domain; default the HTTP API's URL, which serves
+   * the board
    */
   boardOrigin?: string;
 }
@@ -175,6 +178,8 @@ export class HansardStack extends Stack {
   readonly compactFunction: HansardFunction;
   readonly alertsFunction: HansardFunction;
   readonly signingKey: Key;
+  /** seals the OIDC client secrets and the cookie keys (issue 29, infra/sign-in.ts) */
+  readonly signInKey: Key;
   readonly api: HttpApi;
 
   constructor(scope: Construct, id: string, props: HansardStackProps = {}) {
@@ -313,6 +318,9 @@ export class HansardStack extends Stack {
       api: this.apiFunction,
       alarms,
     }).fn;
+    // Team sign-in (issue 29): the API seals and opens the OIDC client secrets and cookie keys with a key
+    // of its own (why not the alerts' key: infra/sign-in.ts).
+    this.signInKey = addSignIn(this, { api: this.apiFunction });
     // No IAM auth and no authorizer: a function URL has none to offer for a bearer token, so the function
     // itself authenticates every request (the app's `requireAuth`) and serves only GET replay routes.
     const replayUrl = this.replayFunction.addFunctionUrl({
@@ -382,8 +390,11 @@ export class HansardStack extends Stack {
       });
     }
 
-    // The links in alert events point at the board, which the API serves (issue 28).
-    this.alertsFunction.addEnvironment('BOARD_ORIGIN', checkedBoardOrigin(props.boardOrigin) ?? stage.url);
+    // The links in alert events point at the board, which the API serves (issue 28); sign-in's redirect
+    // URI is on the same origin (issue 29), fixed here rather than taken from each request's Host.
+    const boardOrigin = checkedBoardOrigin(props.boardOrigin) ?? stage.url;
+    this.alertsFunction.addEnvironment('BOARD_ORIGIN', boardOrigin);
+    this.apiFunction.addEnvironment('BOARD_ORIGIN', boardOrigin);
 
     new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'HANSARD_URL for the CLI' });
     new CfnOutput(this, 'ReplayUrl', {
@@ -402,6 +413,11 @@ export class HansardStack extends Stack {
     new CfnOutput(this, 'CompactFunctionName', {
       value: this.compactFunction.functionName,
       description: 'compacts a session on demand: aws lambda invoke --payload {"tenant":…,"sid":…}',
+    });
+    new CfnOutput(this, 'SignInRedirectUri', {
+      // stage.url ends with `/`; a checked boardOrigin does not
+      value: props.boardOrigin ? `${boardOrigin}/login/oidc/callback` : `${boardOrigin}login/oidc/callback`,
+      description: "the redirect URI to register at each tenant's OpenID provider (docs/deploy.md)",
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topicArn, description: 'subscribe to get alarms' });
   }

@@ -28,10 +28,11 @@ import {
 } from '../service/sessions/large-replay.js';
 import type { AuditConfig } from '../service/shared/audit-config.js';
 import type { AlertServiceDeps } from '../service/shared/context.js';
+import { DEFAULT_SIGN_IN_CONFIG, type SignInServiceDeps } from '../service/sign-in/deps.js';
 import { DynamoStateStore } from '../store/dynamo/state-store.js';
 import type { StateStore } from '../store/index.js';
 import { S3ReplayArchive, S3ReplayBuilds } from '../store/s3/replay-archive.js';
-import { KmsSecretSealer, sealOnly } from './aws-sealer.js';
+import { KmsSecretSealer, SIGN_IN_SECRET_PURPOSE, sealOnly } from './aws-sealer.js';
 import { type AwsClients, openAwsStores } from './aws-stores.js';
 
 // The app's pieces the API and replay functions (functions/app.ts) put around it: functions/ reach the
@@ -113,6 +114,8 @@ export interface AwsAppOptions {
   largeReplays?: { inlineBytes: number; inRequestBytes?: number; builds: boolean } | undefined;
   /** alert targets' sealer and rules (issue 28, `awsAlertService`); none: `/v1/alerts` answers 503 */
   alerts?: AlertServiceDeps | undefined;
+  /** team sign-in's sealer and settings (issue 29, `awsSignInService`); none: OIDC sign-in answers 503 */
+  signIn?: SignInServiceDeps | undefined;
 }
 
 /**
@@ -128,6 +131,25 @@ export function awsAlertService(o: {
   return {
     sealer: sealOnly(new KmsSecretSealer({ client: o.kms, keyId: o.keyId })),
     config: { ...DEFAULT_ALERT_CONFIG, boardOrigin: o.boardOrigin ?? null },
+  };
+}
+
+/**
+ * The API's sign-in deps (issue 29): the tenants' OIDC client secrets and the board's cookie keys sealed
+ * and opened with the KMS key `keyId` (`SIGN_IN_KMS_KEY_ID`, infra/sign-in.ts) under the encryption
+ * context `{tenant, purpose: 'sign-in-secret'}`: unlike the alerts' sealer this one opens too (at every
+ * sign-in, and the cookie keys once per container), which the API's role allows for that purpose alone.
+ * `publicOrigin` is the board's (`BOARD_ORIGIN`: the stack sets its `boardOrigin` or the API's URL), so
+ * the redirect URI registered at a provider is `{publicOrigin}/login/oidc/callback`.
+ */
+export function awsSignInService(o: {
+  kms: KMSClient;
+  keyId: string;
+  publicOrigin?: string | null | undefined;
+}): SignInServiceDeps {
+  return {
+    sealer: new KmsSecretSealer({ client: o.kms, keyId: o.keyId, purpose: SIGN_IN_SECRET_PURPOSE }),
+    config: { ...DEFAULT_SIGN_IN_CONFIG, publicOrigin: o.publicOrigin ?? null },
   };
 }
 
@@ -174,6 +196,7 @@ export function createAwsApp(o: AwsAppOptions): Hono<AppEnv> {
     ...(o.signer ? { signer: o.signer } : {}),
     ...(o.audit ? { audit: o.audit } : {}),
     ...(o.alerts ? { alerts: o.alerts } : {}),
+    ...(o.signIn ? { signIn: o.signIn } : {}),
     log: o.log,
     // Per-token limits (issue 5): a DynamoDB counter per token and window (docs/adr/0003-rate-limits.md).
     rateLimiter: openAwsRateLimiter({

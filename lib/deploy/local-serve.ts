@@ -7,17 +7,19 @@
  * link carrying a fresh board-scoped token, as Jupyter does. One server per data directory: it locks the
  * directory first (data-lock.ts) and refuses to start on one another server holds. Beside the server run
  * the digester (signed digests) and the alert worker (issue 28: the outbox's events sent to their
- * targets, secrets sealed by ./local-sealer.ts), both stopped before the stores close.
+ * targets, secrets sealed by ./local-sealer.ts), both stopped before the stores close. Team sign-in
+ * (issue 29) seals its secrets under a key file of its own (`localSignIn`).
  */
 import { KeyringError, LocalKeyring } from '../audit/local-keyring.js';
 import { AlertWorker, DEFAULT_ALERT_CONFIG } from '../service/alerts/index.js';
 import { startDigester } from '../service/digests/digester.js';
 import type { AuditConfig } from '../service/shared/audit-config.js';
+import { DEFAULT_SIGN_IN_CONFIG, type SignInServiceDeps } from '../service/sign-in/deps.js';
 import type { Stores } from '../store/index.js';
 import { HANSARD_VERSION } from '../version.js';
 import { type DataDirLock, lockDataDir } from './data-lock.js';
 import { createLocalApp, listenLocal, openLocalStores, STOP_GRACE_MS } from './local.js';
-import { LocalSecretSealer } from './local-sealer.js';
+import { LocalSecretSealer, SIGN_IN_SEALING } from './local-sealer.js';
 import {
   ensureLocalTenant,
   exclusiveStateWarning,
@@ -69,6 +71,13 @@ export interface ServeOptions {
   allowPrivateAlertTargets?: boolean | undefined;
   /** ms between the alert worker's passes (default 1,000); tests shorten it */
   alertPollMs?: number | undefined;
+  /**
+   * the board's public origin (`hansard serve --public-url`, `https://hansard.example.com`), when it is
+   * reached through a proxy or another name than it listens on: the redirect URI of OIDC sign-in is
+   * `{origin}/login/oidc/callback` (issue 29) and alert events link there. None: sign-in uses the origin
+   * each request arrived at, alerts the address served.
+   */
+  publicOrigin?: string | undefined;
 }
 
 export interface RunningServer {
@@ -158,6 +167,7 @@ async function listen(
     sealer: new LocalSecretSealer(o.data),
     config: { ...DEFAULT_ALERT_CONFIG, allowPrivateTargets: o.allowPrivateAlertTargets === true },
   };
+  const signIn = localSignIn(o.data, o.publicOrigin ?? null);
   const app = createLocalApp(stores, {
     stopping: stopping.signal,
     log: (m, e) =>
@@ -167,6 +177,7 @@ async function listen(
     signer: keyring ?? undefined,
     audit: o.audit,
     alerts,
+    signIn,
     limits: {
       ...(o.quotaBytes !== undefined ? { tenantQuotaBytes: o.quotaBytes } : {}),
       ...(o.maxConcurrentReplays !== undefined ? { maxConcurrentReplays: o.maxConcurrentReplays } : {}),
@@ -234,14 +245,14 @@ async function listen(
         )
       : null;
   // The alert worker sends what the outbox holds (a restart sends what the last run left), its events'
-  // links pointing at this server's board.
+  // links pointing at this server's board (its public origin when one is given).
   const alertWorker = new AlertWorker(
     {
       state: stores.state,
       segments: stores.segments,
       sealer: alerts.sealer,
       now: () => new Date(),
-      config: { ...alerts.config, boardOrigin: url },
+      config: { ...alerts.config, boardOrigin: o.publicOrigin ?? url },
     },
     { log: o.log, ...(o.alertPollMs !== undefined ? { pollMs: o.alertPollMs } : {}) },
   );
@@ -275,6 +286,19 @@ async function listen(
       await lock.release();
       o.print('hansard serve stopped');
     },
+  };
+}
+
+/**
+ * Team sign-in's deps of a local server (issue 29): the tenants' OIDC client secrets and the board's cookie
+ * keys sealed under `{data}/sign-in-secrets.key` (made on first use, apart from the alerts' key), and
+ * `DEFAULT_SIGN_IN_CONFIG` with `publicOrigin` (null: the origin each request arrived at, loopback
+ * included, where cookies need not be `Secure`).
+ */
+export function localSignIn(data: string, publicOrigin: string | null): SignInServiceDeps {
+  return {
+    sealer: new LocalSecretSealer(data, SIGN_IN_SEALING),
+    config: { ...DEFAULT_SIGN_IN_CONFIG, publicOrigin },
   };
 }
 

@@ -19,6 +19,7 @@ import { MemoryRateLimiter } from '../ratelimit/memory.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import type { AuditConfig } from '../service/shared/audit-config.js';
 import type { AlertServiceDeps } from '../service/shared/context.js';
+import type { SignInServiceDeps } from '../service/sign-in/deps.js';
 import type { Stores } from '../store/index.js';
 
 /** The default per-token limit of a local server: 600 requests a minute. */
@@ -46,6 +47,8 @@ export interface LocalAppOptions {
   audit?: Partial<AuditConfig> | undefined;
   /** alert targets' sealer and rules (issue 28); none: `/v1/alerts` answers 503 `alerts_unavailable` */
   alerts?: AlertServiceDeps | undefined;
+  /** team sign-in's sealer and settings (issue 29); none: OIDC sign-in answers 503, link tokens still work */
+  signIn?: SignInServiceDeps | undefined;
 }
 
 /**
@@ -64,6 +67,7 @@ export function createLocalApp(stores: Stores, o: LocalAppOptions): Hono<AppEnv>
     ...(o.signer ? { signer: o.signer } : {}),
     ...(o.audit ? { audit: o.audit } : {}),
     ...(o.alerts ? { alerts: o.alerts } : {}),
+    ...(o.signIn ? { signIn: o.signIn } : {}),
     // A stalled client's answer is aborted; node-server waits for the socket to drain and would never see
     // it, so its response (and socket) is destroyed here, which cancels the body.
     dropConnection: (env) => {

@@ -323,11 +323,12 @@ describe('HansardStack template', () => {
         for (const a of list(s.Action)) {
           if (a === '*' || a.endsWith(':*')) bad.push(`${where}: action ${a}`);
         }
-        // Role trust policies have no Resource; every grant must name its resources. In the signing key's
-        // own policy `*` means that key (stack-digests.test.ts checks that statement).
-        const keyPolicy = /^Resources\.(DigestSigningKey|AlertSecretKey)\w+\.Properties\.KeyPolicy$/.test(
-          where,
-        );
+        // Role trust policies have no Resource; every grant must name its resources. In a key's own policy
+        // `*` means that key (stack-digests, alerts-stack and sign-in-stack tests check those statements).
+        const keyPolicy =
+          /^Resources\.(DigestSigningKey|AlertSecretKey|SignInSecretKey)\w+\.Properties\.KeyPolicy$/.test(
+            where,
+          );
         if (s.Action && list(s.Action).some((a) => a !== 'sts:AssumeRole') && !keyPolicy) {
           for (const r of list(s.Resource)) if (arnText(r) === '*') bad.push(`${where}: resource *`);
           if (s.Resource === undefined) bad.push(`${where}: no resource`);
@@ -356,8 +357,13 @@ describe('HansardStack template', () => {
         'kms:Sign': [expect.stringMatching(/^<DigestSigningKey/)],
         'kms:GetPublicKey': [expect.stringMatching(/^<DigestSigningKey/)],
         'kms:DescribeKey': [expect.stringMatching(/^<DigestSigningKey/)],
-        // it seals alert targets' secrets (issue 28; the purpose condition: alerts-stack.test.ts)
-        'kms:Encrypt': [expect.stringMatching(/^<AlertSecretKey/)],
+        // it seals alert targets' secrets (issue 28; the purpose condition: alerts-stack.test.ts), and
+        // seals and opens sign-in's (issue 29; its purpose condition: sign-in-stack.test.ts)
+        'kms:Encrypt': [
+          expect.stringMatching(/^<AlertSecretKey/),
+          expect.stringMatching(/^<SignInSecretKey/),
+        ],
+        'kms:Decrypt': [expect.stringMatching(/^<SignInSecretKey/)],
         'logs:CreateLogStream': [expect.stringMatching(/^<ApiFunctionLogs/)],
         'logs:PutLogEvents': [expect.stringMatching(/^<ApiFunctionLogs/)],
       });

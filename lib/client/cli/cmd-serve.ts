@@ -1,6 +1,7 @@
 /**
  * `hansard serve [--port 8787] [--host 127.0.0.1] [--data DIR] [--quota-bytes 10GiB] [--rate-limit 600]
- * [--max-concurrent-replays 4] [--stream-idle-seconds 60] [--allow-private-alert-targets]`
+ * [--max-concurrent-replays 4] [--stream-idle-seconds 60] [--allow-private-alert-targets]
+ * [--public-url https://hansard.example.com]`
  */
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
@@ -59,6 +60,13 @@ export function registerServe(program: Command, io: Io): void {
       ),
     )
     .addOption(
+      new Option(
+        '--public-url <url>',
+        'the origin the board is reached at when not the address it listens on (a proxy, a host name): ' +
+          'OIDC sign-in redirects to URL/login/oidc/callback and alert links point there (docs/deploy.md)',
+      ).env('HANSARD_PUBLIC_URL'),
+    )
+    .addOption(
       // For benchmarks (bench/digests.ts): what the digester costs ingest. Exports still sign their digest.
       new Option('--digester <on|off>', 'run the digester (off: no scheduled digests)')
         .choices(['on', 'off'])
@@ -77,7 +85,12 @@ One server per data directory: a second serve on the same --data is refused (exi
 the one that holds it (DIR/serve.lock). \`hansard tenant create --data DIR\` works beside a running server.
 It sends the tenants' alerts (hansard alerts --help, docs/alerts.md) to public addresses only, unless
 --allow-private-alert-targets lets targets on this machine or a private network in; the events' links
-point at the address it serves.
+point at the address it serves (or --public-url).
+Team sign-in (OIDC, docs/sign-in.md) needs nothing more on this machine: register the redirect URI
+http://127.0.0.1:PORT/login/oidc/callback at the provider (the address it serves). Behind a proxy or
+on another host name, give --public-url https://hansard.example.com and register
+https://hansard.example.com/login/oidc/callback instead. Its secrets are sealed under
+DIR/sign-in-secrets.key (made on first use; back it up with the data).
 A chunk that would take a tenant past its quota is refused (413 quota_exceeded); a token that sends
 more requests a minute than --rate-limit is answered 429 with Retry-After, and so is one more
 whole-session read than --max-concurrent-replays (429 too_many_replays). A client that takes none of
@@ -122,6 +135,32 @@ export interface ServeOptions {
   digestInterval: string;
   digester: 'on' | 'off';
   allowPrivateAlertTargets?: boolean;
+  publicUrl?: string;
+}
+
+/**
+ * `--public-url`'s origin (`https://hansard.example.com`, a trailing `/` allowed).
+ * @throws UsageError for anything but an http(s) origin alone (a path, query, fragment or credentials)
+ */
+export function publicOrigin(v: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(v);
+  } catch {}
+  if (
+    !url ||
+    !/^https?:$/.test(url.protocol) ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.pathname !== '/' ||
+    /[?#]/.test(v)
+  ) {
+    throw new UsageError(
+      `--public-url ${v} is not an origin: give the scheme and host the board is reached at, such as ` +
+        'https://hansard.example.com (no path: the board is served from the root)',
+    );
+  }
+  return url.origin;
 }
 
 /**
@@ -164,6 +203,7 @@ export async function serve(opts: ServeOptions, io: Io): Promise<void> {
       `--digest-interval ${opts.digestInterval} is not a number of seconds (1 or more, e.g. 300)`,
     );
   }
+  const origin = opts.publicUrl ? publicOrigin(opts.publicUrl) : undefined;
   const bootstrapToken = io.env.HANSARD_BOOTSTRAP_TOKEN || undefined;
   // Checked before the data directory is touched: a bad one used to leave tenant "local" with no token.
   if (bootstrapToken !== undefined) {
@@ -190,6 +230,7 @@ export async function serve(opts: ServeOptions, io: Io): Promise<void> {
       audit: { intervalSeconds: Number(opts.digestInterval) },
       digester: opts.digester === 'on',
       allowPrivateAlertTargets: opts.allowPrivateAlertTargets === true,
+      publicOrigin: origin,
       print: (l) => io.stdout.write(`${l}\n`),
       log: (l) => io.stderr.write(`${maskTokens(l)}\n`),
       requestLog: (l) => io.stderr.write(`${maskTokens(l)}\n`),
