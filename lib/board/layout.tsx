@@ -1,14 +1,15 @@
 /**
  * The frame every board page shares (hono/jsx): the document, its CSS (light and dark from the system's
  * `prefers-color-scheme`, visible focus, rows as stacked cards on a phone), the header with the skip link,
- * the live indicator, the link to the alerts page and sign-out, and the footer. No inline script: a page that updates live loads our
- * served assets (./assets.ts), and htmx is configured from a meta tag (no eval), so the pages keep a CSP
- * with `script-src 'self'` only.
+ * the live indicator, who is signed in (./signed-in.tsx) with the admin pages' links and sign-out, and the
+ * footer. No inline script: a page that updates live loads our served assets (./assets.ts), and htmx is
+ * configured from a meta tag (no eval), so the pages keep a CSP with `script-src 'self'` only.
  */
 import { raw } from 'hono/html';
-import type { Child } from 'hono/jsx';
+import { type Child, useContext } from 'hono/jsx';
 import { HANSARD_VERSION } from '../version.js';
 import { assetHref, liveAssetsPresent } from './assets.js';
+import { SignedInBar, SignOutForm, ViewerContext } from './signed-in.js';
 import { CSS } from './styles.js';
 
 /**
@@ -35,6 +36,10 @@ export type LiveMode = 'sse' | 'poll';
 
 export interface LayoutProps {
   title: string;
+  /**
+   * a page for a signed-in browser: the header shows who (the `ViewerContext` the page's route provides,
+   * lib/http/routes/pages/board-html.tsx), the admin pages' links to an admin, and sign-out
+   */
   signedIn?: boolean;
   /** load htmx, its SSE extension and our script, and show the live indicator */
   live?: LiveMode | undefined;
@@ -52,6 +57,9 @@ export interface LayoutProps {
 export function Layout(props: LayoutProps) {
   // Without the scripts (a deployment that left them out) the page is served as a static one.
   const live = props.live && liveAssetsPresent() ? props.live : undefined;
+  // Who is signed in, when the page's route provided it (./signed-in.tsx).
+  const viewer = useContext(ViewerContext);
+  const signedIn = props.signedIn ? viewer : null;
   return (
     <html lang="en">
       <head>
@@ -85,19 +93,9 @@ export function Layout(props: LayoutProps) {
                 Connecting for live updates
               </p>
             ) : null}
-            {props.signedIn ? (
-              // The board's other pages (the alerts page answers a viewer without the admin scope
-              // with a page saying which token to ask for).
-              <nav class="board-nav" aria-label="board pages">
-                <a href="/alerts">Alerts</a>
-              </nav>
-            ) : null}
-            {props.signedIn ? (
-              <form class="inline" method="post" action="/logout">
-                <button type="submit">Sign out</button>
-              </form>
-            ) : null}
+            {signedIn ? <SignOutForm csrf={signedIn.csrf} /> : null}
           </div>
+          {signedIn ? <SignedInBar viewer={signedIn} /> : null}
         </header>
         {props.ownMain ? props.children : <main id={props.mainId ?? 'content'}>{props.children}</main>}
         <footer class="muted">

@@ -20,18 +20,58 @@ export function BadPageLinkPage({ message }: { message: string }) {
 }
 
 /**
- * Sign-in: paste a token (the link `hansard serve` prints does this for you). `next`, a checked path of the
- * board (`safeNext`), goes with the form so that signing in returns to the page asked for.
+ * Sign-in (issue 29): "Sign in with your organisation", a tenant's name submitted to `GET /login/oidc`
+ * (its OpenID provider signs the person in), and the token form: paste a token (the link
+ * `hansard serve` prints does this for you; a local user has no provider). `next`, a checked path of the
+ * board (`safeNext`), goes with both forms so that signing in returns to the page asked for.
+ * @param signedOut the browser was just signed out: the page says so
+ * @param tenant the tenant name to prefill (the last one tried, or the one a link named)
  */
-export function LoginPage({ error, next }: { error?: string; next?: string }) {
+export function LoginPage({
+  error,
+  next,
+  signedOut,
+  tenant,
+}: {
+  error?: string;
+  next?: string;
+  signedOut?: boolean;
+  tenant?: string;
+}) {
   return (
     <Layout title="sign in">
+      {signedOut ? (
+        <p class="flash" role="status">
+          You are signed out.
+        </p>
+      ) : null}
+      {error ? <p class="error">{error}</p> : null}
+      <h2 id="sign-in-org">Sign in with your organisation</h2>
+      <form class="oidc" method="get" action="/login/oidc" aria-labelledby="sign-in-org">
+        {next ? <input type="hidden" name="next" value={next} /> : null}
+        <label>
+          Tenant{' '}
+          <input
+            name="tenant"
+            value={tenant === undefined ? undefined : escapeControl(tenant)}
+            autocomplete="organization"
+            size={30}
+            maxlength={63}
+            required
+          />
+        </label>{' '}
+        <button type="submit">Continue</button>
+      </form>
+      <p class="muted">
+        Your team's board name (ask whoever runs hansard for your team); you then sign in at your
+        organisation's provider.
+      </p>
+      <h2 id="sign-in-token">Sign in with a token</h2>
       <p>
         Open the board link that <code>hansard serve</code> printed, or paste a token with the{' '}
         <code>board</code> scope (create one with <code>hansard token create --scopes board</code>).
       </p>
-      {error ? <p class="error">{error}</p> : null}
-      <form method="post" action="/login">
+      <form class="token-sign-in" method="post" action="/login" aria-labelledby="sign-in-token">
         {next ? <input type="hidden" name="next" value={next} /> : null}
         <label>
           Token <input name="token" type="password" autocomplete="off" size={50} required />

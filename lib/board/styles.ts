@@ -20,7 +20,7 @@ a { color: var(--link); } a:visited { color: var(--link); }
 :focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; border-radius: 2px; }
 .skip { position: absolute; left: -9999px; top: 0; } .skip:focus { left: 1rem; top: .5rem; background: var(--bg); padding: .3rem .6rem; z-index: 1; }
 header { display: flex; flex-wrap: wrap; gap: .5rem 1rem; justify-content: space-between; align-items: baseline; border-bottom: 1px solid var(--line); margin-bottom: 1rem; }
-header .tools { display: flex; gap: 1rem; align-items: baseline; }
+header .tools { display: flex; flex-wrap: wrap; gap: .3rem 1rem; align-items: baseline; min-width: 0; }
 h1 { font-size: 1.3rem; margin: .2rem 0 .6rem; } h1 a, h1 a:visited { color: inherit; text-decoration: none; }
 h2 { font-size: 1.05rem; margin: 1.4rem 0 .4rem; }
 table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: .45rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
@@ -75,7 +75,12 @@ dl.target-rule dt { color: var(--muted); font-size: .85rem; } dl.target-rule dd 
 form.send-test { margin: 0 0 .6rem; } h3 { font-size: .95rem; margin: 1rem 0 .3rem; }
 table.deliveries td.last-answer { font-size: .85rem; } table.deliveries th { white-space: nowrap; }
 ul.session-alerts { list-style: none; padding: 0; margin: .2rem 0; } ul.session-alerts li { margin: 0 0 .3rem; overflow-wrap: anywhere; }
-header nav.board-nav { font-size: .9rem; }
+header nav.board-nav { font-size: .9rem; display: flex; flex-wrap: wrap; gap: 0 .8rem; }
+.signed-in { flex: 1 0 100%; display: flex; flex-wrap: wrap; gap: .2rem 1rem; align-items: baseline; font-size: .9rem; min-width: 0; margin: -.3rem 0 .5rem; }
+.signed-in p { margin: 0; } .who-am-i strong { overflow-wrap: anywhere; } p.mine-hint { font-size: .8rem; max-width: 34rem; overflow-wrap: anywhere; }
+ul.mine-ids { display: inline; list-style: none; padding: 0; margin: 0; } ul.mine-ids li { display: inline; } ul.mine-ids li + li::before { content: ", "; }
+form.oidc, form.token-sign-in { margin: .6rem 0 1.2rem; } form.oidc input, form.token-sign-in input { max-width: 100%; }
+table.audit td, table.tokens td { font-size: .9rem; } table.tokens tr[data-state="revoked"] td, table.tokens tr[data-state="expired"] td { color: var(--muted); }
 td ul.who { list-style: none; padding: 0; margin: .2rem 0 0; display: flex; flex-wrap: wrap; gap: 0 .6rem; }
 @media (max-width: 700px) {
   body { padding: .6rem .8rem; }

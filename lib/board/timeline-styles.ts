@@ -30,8 +30,7 @@ const dark = PALETTE.map(
 ).join('\n');
 
 export const TIMELINE_CSS = `
-header { flex-wrap: nowrap; }
-header h1 { min-width: 0; flex: 1 1 auto; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+header h1 { min-width: 0; flex: 1 1 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 header .tools { flex: none; }
 nav.back { margin: 0 0 .2rem; }
 .session { display: grid; grid-template-columns: minmax(0, 1fr) 20rem; grid-template-areas: "main side";

@@ -188,7 +188,7 @@ describe('the alerts page', () => {
     expect(down.received.some((r) => r.id === got.id)).toBe(false);
   });
 
-  it('a board viewer without the admin scope gets a page naming the token to ask for', async () => {
+  it('a board viewer without the admin scope gets a page naming the token to ask for, and no admin links', async () => {
     const page = await boardPage('/alerts', f.board);
     const res = await page.reload();
     expect(res?.status()).toBe(403);
@@ -196,8 +196,9 @@ describe('the alerts page', () => {
     expect(text).toContain('hansard token create --scopes board,admin');
     expect(text).toMatch(/has board\b/);
     expect(await page.content()).not.toContain(targets.team);
-    // and the header's link to the page is there, as on every signed-in page
-    await expect(page.locator('header nav a[href="/alerts"]').count()).resolves.toBe(1);
+    // the header links the admin pages for admins only (issue 29 item 4)
+    await expect(page.locator('header nav a[href="/alerts"]').count()).resolves.toBe(0);
+    await expect(page.locator('header').textContent()).resolves.toContain('Signed in with a link token');
   });
 });
 

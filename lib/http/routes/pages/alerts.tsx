@@ -1,15 +1,11 @@
 /**
  * The board's alerts page (issue 28 item 5; lib/board/alerts.tsx, lib/service/board/alerts.ts):
  * `GET /alerts`, each alert target of the tenant with its last deliveries, and `POST /alerts/{id}/test`,
- * its "Send a test" button. Both need an unbound token with the `admin` scope (the targets are admin-only
- * in the API too; a browser's sign-in also has `board`); a board viewer without it gets a page saying
- * which token to ask for (`adminPageAuth`). A POST carried by the board's cookie is guarded twice: the
- * same-origin check of the board's POSTs (hono's `csrf()`, `ownPageOnly`) and the form token of the
- * browser's sign-in (../../form-token.ts); one with an `Authorization` header needs neither.
+ * its "Send a test" button. Both need an admin (an unbound token with the `admin` scope, or a person whose
+ * role is admin: the targets are admin-only in the API too); a board viewer who is no admin gets a page
+ * saying what to ask for. The checks, and the form's guards against other sites, are ./admin-guard.tsx's.
  */
-import type { Context, MiddlewareHandler } from 'hono';
-import { csrf } from 'hono/csrf';
-import { HTTPException } from 'hono/http-exception';
+import type { Context } from 'hono';
 import { z } from 'zod';
 import { type AlertsFlash, AlertsForbiddenPage, AlertsPage, maskTargetUrl } from '../../../board/alerts.js';
 import { BadPageLinkPage } from '../../../board/pages.js';
@@ -18,41 +14,24 @@ import { escapeControl } from '../../../log/format/escape.js';
 import { sendTest } from '../../../service/alerts/targets.js';
 import { type BoardAlerts, boardAlerts } from '../../../service/board/alerts.js';
 import { AppError } from '../../../service/shared/errors.js';
-import { type AppEnv, requireAuth, signInLocation } from '../../auth.js';
+import type { AppEnv } from '../../auth.js';
 import { formToken, formTokenOk } from '../../form-token.js';
 import { defineRoute, page, raw, redirect } from '../../route.js';
+import { adminPageAuth as adminAuth, adminOnly, byBearer, ownPageOnly as ownPage } from './admin-guard.js';
+import { boardHtml } from './board-html.js';
 
-/** The 403 page for a signed-in caller who may not administer alerts. */
+/**
+ * The 403 page for a signed-in caller who may not administer alerts: a person is told to ask for the
+ * admin role; a token sign-in, which token to ask for.
+ */
 function forbidden(c: Context<AppEnv>) {
+  if (c.get('ctx').person) return adminOnly(c, 'the alerts page');
   const { scopes, session } = c.get('ctx').caller;
-  return c.html(<AlertsForbiddenPage has={scopes} bound={session !== null} />, 403);
+  return boardHtml(c, <AlertsForbiddenPage has={scopes} bound={session !== null} />, 403);
 }
 
-/**
- * Who may use these pages: a caller whose token has the `admin` scope and is bound to no session (as
- * `/v1/alerts` asks). A browser signs in with a token that has the `board` scope too (the sign-in
- * refuses one without it); a signed-in viewer without `admin`, or with a session-bound token, gets a page
- * (403) saying which token to ask for; anyone else is sent to sign in, as on every board page.
- */
-const adminPageAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  try {
-    await requireAuth(c.get('services').deps, true)(c, async () => {});
-  } catch (err) {
-    if (err instanceof AppError && err.code === 'unauthorized') return c.redirect(signInLocation(c), 302);
-    throw err;
-  }
-  const { scopes, session } = c.get('ctx').caller;
-  if (scopes.includes('admin') && session === null) return next();
-  if (scopes.includes('board') || scopes.includes('admin')) return forbidden(c);
-  return c.redirect(signInLocation(c), 302);
-};
-
-/**
- * Whether the request carries its token in `Authorization` (an API client): no browser sends that header
- * to another site's server without its consent (CORS), so only cookie-carried requests need the form's
- * guards.
- */
-const byBearer = (c: Context<AppEnv>) => c.req.header('authorization') !== undefined;
+/** Who may use these pages (./admin-guard.tsx): an admin; another signed-in viewer gets `forbidden`. */
+const adminPageAuth = adminAuth(forbidden);
 
 /** The flash line of `?sent=` (a target still listed) or `?gone=`; anything else: none. */
 function flashOf(
@@ -65,29 +44,11 @@ function flashOf(
   return { kind: 'sent', label: t.label ? escapeControl(t.label) : maskTargetUrl(t.url) };
 }
 
-const sameOrigin = csrf();
-
-/**
- * The same-origin check of the board's POSTs (hono's `csrf()`, as `/login` and `/logout` have it in
- * ../../app.ts: the browser's `Sec-Fetch-Site: same-origin` or an `Origin` equal to this server's), first,
- * before the sign-in is read; its refusal is a page (403) here, since a person pressed a button.
- */
-const ownPageOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (byBearer(c)) return next();
-  try {
-    await sameOrigin(c, async () => {});
-  } catch (err) {
-    if (!(err instanceof HTTPException && err.status === 403)) throw err;
-    const origin = new URL(c.req.url).origin;
-    return c.html(
-      <BadPageLinkPage
-        message={`That button was not pressed on this board's alerts page (the browser named no origin, or another one than ${origin}): nothing was sent. Open the alerts page and press it there.`}
-      />,
-      403,
-    );
-  }
-  return next();
-};
+/** The same-origin check of the button's POST (./admin-guard.tsx), its refusal a page (403). */
+const ownPageOnly = ownPage(
+  (origin) =>
+    `That button was not pressed on this board's alerts page (the browser named no origin, or another one than ${origin}): nothing was sent. Open the alerts page and press it there.`,
+);
 
 export const alertsPage = defineRoute({
   route: {
@@ -121,7 +82,10 @@ export const alertsPage = defineRoute({
   scopes: ['admin'],
   handler: async (c) => {
     const data = await boardAlerts(c.get('ctx'));
-    return c.html(<AlertsPage data={data} csrf={formToken(c)} flash={flashOf(c.req.valid('query'), data)} />);
+    return boardHtml(
+      c,
+      <AlertsPage data={data} csrf={formToken(c)} flash={flashOf(c.req.valid('query'), data)} />,
+    );
   },
 });
 
@@ -156,18 +120,19 @@ export const alertsTestPage = defineRoute({
     schema: raw("csrf=…: the form token the alerts page's form carries"),
   },
   onInvalid: (err, c) =>
-    c.html(<BadPageLinkPage message={`That alert target cannot be tested: ${err.message}.`} />, 400),
+    boardHtml(c, <BadPageLinkPage message={`That alert target cannot be tested: ${err.message}.`} />, 400),
   handler: async (c) => {
     const form = await c.req.parseBody();
     if (!byBearer(c) && !formTokenOk(c, form.csrf)) {
-      return c.html(
+      return boardHtml(
+        c,
         <BadPageLinkPage message="That form is not this sign-in's (it is from an older sign-in, or from another page): nothing was sent. Reload the alerts page and press the button again." />,
         403,
       );
     }
     const { id } = c.req.valid('param');
     try {
-      await sendTest(c.get('ctx'), id);
+      await sendTest(c.get('ctx'), id, { via: 'board' });
     } catch (err) {
       if (err instanceof AppError && err.code === 'not_found') return c.redirect('/alerts?gone=1', 303);
       throw err;

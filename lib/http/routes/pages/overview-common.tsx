@@ -14,6 +14,7 @@ import { type Overview, OverviewFilters } from '../../../service/board/overview-
 import { requireScope } from '../../../service/shared/context.js';
 import type { AppError } from '../../../service/shared/errors.js';
 import { type AppEnv, requireAuth } from '../../auth.js';
+import { boardHtml } from './board-html.js';
 
 /** `?page=`: a page of the overview, from 1. */
 const Page = z
@@ -86,12 +87,16 @@ export function etagHeader(o: Overview): string {
 export async function overviewPage(c: Context<AppEnv>, q: OverviewQuery, view: OverviewView) {
   const overview = await overviewFor(c, q, view);
   const { live } = c.get('services');
-  return c.html(<OverviewPage overview={overview} view={view} live={live} limit={q.limit} />);
+  return boardHtml(c, <OverviewPage overview={overview} view={view} live={live} limit={q.limit} />);
 }
 
 /** A link to the overview that cannot be shown (a bad `?page=`, `?limit=` or filter): 400, a page. */
 export function badOverviewLink(c: Context<AppEnv>, err: AppError) {
-  return c.html(<BadPageLinkPage message={`That page of the board cannot be shown: ${err.message}.`} />, 400);
+  return boardHtml(
+    c,
+    <BadPageLinkPage message={`That page of the board cannot be shown: ${err.message}.`} />,
+    400,
+  );
 }
 
 /**

@@ -19,6 +19,7 @@ import { pageAuth } from '../../auth.js';
 import { SessionPath } from '../../params.js';
 import { readWholeSession } from '../../replay-slots.js';
 import { defineRoute, page, redirect } from '../../route.js';
+import { boardHtml } from './board-html.js';
 
 /**
  * `?after=N`: the position of the last row already shown. Read leniently: a link that is not a position
@@ -99,7 +100,7 @@ export const sessionPage = defineRoute({
   scopes: ['board'],
   // A person followed a link: a page like the rest of the board's, not the API's JSON.
   onInvalid: (err, c) =>
-    c.html(<BadPageLinkPage message={`That session link cannot be shown: ${err.message}.`} />, 400),
+    boardHtml(c, <BadPageLinkPage message={`That session link cannot be shown: ${err.message}.`} />, 400),
   handler: async (c) => {
     const { sid } = c.req.valid('param');
     const query = c.req.valid('query');
@@ -119,23 +120,27 @@ export const sessionPage = defineRoute({
     } catch (err) {
       if (err instanceof AppError && err.code === 'too_many_replays') {
         const { limit, retry_after_seconds } = err.details as { limit: number; retry_after_seconds: number };
-        return c.html(<BusyPage limit={limit} retryAfterSeconds={retry_after_seconds} />, 429);
+        return boardHtml(c, <BusyPage limit={limit} retryAfterSeconds={retry_after_seconds} />, 429);
       }
       if (!(err instanceof AppError && err.code === 'not_found')) throw err;
       // No segment: a status report may still have come first.
       try {
         const status = await getStatus({ ctx, sid });
         const alerts = await alertsOf(ctx, sid);
-        return c.html(
+        return boardHtml(
+          c,
           <StatusOnlyPage sid={sid} status={status} alerts={alerts} now={ctx.now().toISOString()} />,
         );
       } catch (e) {
-        if (e instanceof AppError && e.code === 'not_found') return c.html(<NotFoundPage />, 404);
+        if (e instanceof AppError && e.code === 'not_found') return boardHtml(c, <NotFoundPage />, 404);
         throw e;
       }
     }
     const work = (await listWork({ ctx, session: sid, limit: 50 })).items;
     const alerts = await alertsOf(ctx, sid);
-    return c.html(<SessionTimelinePage tl={tl} work={work} alerts={alerts} now={ctx.now().toISOString()} />);
+    return boardHtml(
+      c,
+      <SessionTimelinePage tl={tl} work={work} alerts={alerts} now={ctx.now().toISOString()} />,
+    );
   },
 });
