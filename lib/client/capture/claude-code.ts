@@ -34,6 +34,7 @@ import {
   remember,
   subagentStopKey,
 } from './deliveries.js';
+import { type GitEmailState, joinWithEmail } from './git-email.js';
 import type { InboxProgress } from './inbox.js';
 import { type MonoClock, newMonoClock, tickMono } from './mono-clock.js';
 import {
@@ -52,7 +53,7 @@ export { ClaudeHookPayload, type StreamState, type SubagentStream } from './clau
 export { type MonoClock, newMonoClock, resultOf, tickMono };
 
 /** What `<state>/claude-code/<session_id>.json` holds. */
-export interface ClaudeState extends InboxProgress, TaskTable, FifoTable {
+export interface ClaudeState extends InboxProgress, TaskTable, FifoTable, GitEmailState {
   version: 1;
   /** the hansard session id */
   sid: string;
@@ -117,6 +118,12 @@ export interface ApplyOptions {
   existing: boolean;
   /** read token usage from the transcripts the payload names, within these limits; absent: never */
   usage?: UsageOptions;
+  /**
+   * the person's git `user.email` read at this session's start with their consent (git-email.ts): a
+   * `SessionStart` writes their `participant.join` with it once per session; null: read, none set;
+   * absent: not read (no consent, or read already)
+   */
+  gitEmail?: string | null;
 }
 
 interface Stream {
@@ -241,6 +248,7 @@ export function applyClaudeEvent(p: ClaudeHookPayload, st: ClaudeState, opts: Ap
     switch (p.hook_event_name) {
       case 'SessionStart': {
         const x = mainStream();
+        joinWithEmail(x.m.w, st, opts.userId, opts.gitEmail, o);
         if (opts.existing || (p.source && p.source !== 'startup'))
           x.m.marked(
             'meta',

@@ -14,6 +14,7 @@ import { newId } from '../../log/format/ids.js';
 import { type EmitOptions, openSession } from '../../log/write/writer.js';
 import { HOOK_NOTE_AUTHOR, type MonoClock, newMonoClock, tickMono } from './claude-code.js';
 import { duplicateText, fingerprint } from './deliveries.js';
+import { type GitEmailState, joinWithEmail } from './git-email.js';
 import type { InboxProgress } from './inbox.js';
 
 /** A notify payload: tolerant, unknown keys kept. */
@@ -29,7 +30,7 @@ export const CodexNotifyPayload = z.looseObject({
 export type CodexNotifyPayload = z.infer<typeof CodexNotifyPayload>;
 
 /** What `<state>/codex/<thread id>.json` holds. */
-export interface CodexState extends InboxProgress {
+export interface CodexState extends InboxProgress, GitEmailState {
   version: 1;
   sid: string;
   w: string;
@@ -56,12 +57,14 @@ export function newCodexState(cwd: string | null): CodexState {
 /**
  * Writes the events of one notify payload into the spool and updates `st` in place. Returns the number
  * of events written (1, the duplicate's note, for a delivery already recorded). Throws only the writer's
- * errors.
+ * errors. `gitEmail`: the person's git `user.email` read at the thread's start with their consent
+ * (git-email.ts; null: none set; absent: not read): the first payload recorded writes their
+ * `participant.join` with it, before its messages.
  */
 export function applyCodexEvent(
   p: CodexNotifyPayload,
   st: CodexState,
-  opts: { spool: string; userId: string },
+  opts: { spool: string; userId: string; gitEmail?: string | null },
 ): number {
   const turnId = p['turn-id'];
   // agent-turn-complete keeps the bare turn id (states written before other types were keyed).
@@ -82,7 +85,9 @@ export function applyCodexEvent(
   st.clock ??= newMonoClock();
   const o: EmitOptions = { extra, mono: tickMono(st.clock) };
   const m = new WriterMapping(w, opts.userId);
+  let joined = 0;
   try {
+    if (!duplicate && joinWithEmail(w, st, opts.userId, opts.gitEmail, o)) joined = 1;
     if (duplicate) {
       m.marked('duplicate', HOOK_NOTE_AUTHOR, duplicateText(p.type, key ? `turn-id ${turnId}` : null), o);
     } else if (p.type === 'agent-turn-complete') {
@@ -103,5 +108,5 @@ export function applyCodexEvent(
   st.last = fp;
   const c = m.counts;
   // turn.end is not counted by the mapping; it was written when a turn was.
-  return c.prompts + c.turns * 2 + c.outputs + c.notes;
+  return joined + c.prompts + c.turns * 2 + c.outputs + c.notes;
 }

@@ -17,6 +17,7 @@ import { renewSessionLeases } from '../work/hook-heartbeat.js';
 import { applyClaudeEvent, ClaudeHookPayload, type ClaudeState, newClaudeState } from './claude-code.js';
 import { USAGE_READ_MAX_BYTES, type UsageOptions } from './claude-usage.js';
 import { applyCodexEvent, CodexNotifyPayload, type CodexState, newCodexState } from './codex.js';
+import { gitEmailAtStart } from './git-email.js';
 import { hookBudgetMs } from './hook-watchdog.js';
 import { type InboxProgress, inboxPath, readInbox } from './inbox.js';
 import { asFailure, withSessionState } from './session-state.js';
@@ -93,13 +94,18 @@ export async function runClaudeHook(raw: string, ctx: HookContext): Promise<stri
   const config = readCaptureConfig(ctx.env, state);
   const isStart = payload.hook_event_name === 'SessionStart';
   const declaredEvents = ctx.env.HANSARD_DECLARED_EVENTS === '1';
+  // With the person's consent, their git user.email: read once per session, before the lock (git-email.ts).
+  const gitEmail = isStart
+    ? await gitEmailAtStart(ctx, state, 'claude-code', payload.session_id, payload.cwd)
+    : undefined;
   let st: ClaudeState;
   try {
     st = await withSessionState<ClaudeState>(
       state,
       'claude-code',
       payload.session_id,
-      (loaded, deferred, persistNew) => applyClaude(state, ctx, loaded, [...deferred, payload], persistNew),
+      (loaded, deferred, persistNew) =>
+        applyClaude(state, ctx, loaded, [...deferred, payload], persistNew, gitEmail),
       ctx.progress,
     );
   } catch (err) {
@@ -153,12 +159,14 @@ export async function runCodexHook(raw: string | undefined, ctx: HookContext): P
       payload: { ...payload, hook_deferred: randomUUID() },
     };
   }
+  const gitEmail = await gitEmailAtStart(ctx, state, 'codex', thread, payload.cwd);
   try {
     await withSessionState<CodexState>(
       state,
       'codex',
       thread,
-      (loaded, deferred, persistNew) => applyCodex(state, ctx, loaded, [...deferred, payload], persistNew),
+      (loaded, deferred, persistNew) =>
+        applyCodex(state, ctx, loaded, [...deferred, payload], persistNew, gitEmail),
       ctx.progress,
     );
   } catch (err) {
@@ -236,13 +244,17 @@ function startShipper(state: string, config: CaptureConfig, ctx: HookContext): v
   if (!shipperRunning(state)) spawnShipper(state, ctx.selfCommand, ctx.env);
 }
 
-/** Writes the events of `payloads` (deferred ones first) onto the loaded state, or a new one. */
+/**
+ * Writes the events of `payloads` (deferred ones first) onto the loaded state, or a new one. `gitEmail`:
+ * what `gitEmailAtStart` read for this invocation's payload (absent: nothing read).
+ */
 function applyClaude(
   state: string,
   ctx: HookContext,
   loaded: ClaudeState | null,
   payloads: unknown[],
   persistNew: (s: ClaudeState) => void,
+  gitEmail?: string | null,
 ): ClaudeState {
   let s: ClaudeState | null = loaded?.version === 1 && typeof loaded.sid === 'string' ? loaded : null;
   const usage = usageOptions(state, ctx);
@@ -256,7 +268,8 @@ function applyClaude(
       persistNew(s);
     }
     usage.event = p.data.hook_event_name;
-    applyClaudeEvent(p.data, s, { spool: spoolDir(state), userId: userOf(ctx.env), existing: seen, usage });
+    const userId = userOf(ctx.env);
+    applyClaudeEvent(p.data, s, { spool: spoolDir(state), userId, existing: seen, usage, gitEmail });
   }
   ctx.afterWrite?.();
   return s ?? newClaudeState(null);
@@ -296,6 +309,7 @@ function applyCodex(
   loaded: CodexState | null,
   payloads: unknown[],
   persistNew: (s: CodexState) => void,
+  gitEmail?: string | null,
 ): CodexState {
   let s: CodexState | null = loaded?.version === 1 && typeof loaded.sid === 'string' ? loaded : null;
   for (const raw of payloads) {
@@ -305,7 +319,7 @@ function applyCodex(
       s = newCodexState(p.data.cwd ?? null);
       persistNew(s);
     }
-    applyCodexEvent(p.data, s, { spool: spoolDir(state), userId: userOf(ctx.env) });
+    applyCodexEvent(p.data, s, { spool: spoolDir(state), userId: userOf(ctx.env), gitEmail });
   }
   ctx.afterWrite?.();
   return s ?? newCodexState(null);

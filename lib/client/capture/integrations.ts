@@ -30,6 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from 'diff';
 import { TOKEN_PATTERN } from '../../contract/tokens.js';
 import { DEFAULT_URL } from '../api/config.js';
+import { SHARE_GIT_EMAIL_KEY } from './git-email.js';
 import { type ClaudeHookEvent, mergeClaudeSettings } from './integrations-claude.js';
 import { mergeCodexConfig } from './integrations-codex.js';
 import { shellLine } from './shell-line.js';
@@ -74,6 +75,12 @@ export interface SyncOptions {
   url?: string;
   /** the token they ship with; default HANSARD_TOKEN */
   token?: string;
+  /**
+   * the person's consent that the hooks record their git `user.email` on their `participant.join` (issue
+   * 29 item 4, git-email.ts): true sets `share_git_email` in `<state>/config.json`, false takes it out,
+   * absent leaves it as it is
+   */
+  shareGitEmail?: boolean;
 }
 
 const home = (env: NodeJS.ProcessEnv) => env.HOME || homedir();
@@ -243,10 +250,15 @@ function planCodex(opts: SyncOptions): Planned {
 
 const mask = (text: string) => text.replace(/hns_[0-9A-Za-z]{4,}/g, (t) => `hns_…${t.slice(-4)}`);
 
+/**
+ * `<state>/config.json` with the server (`url`, `token`; not with `remove`) and the consent
+ * (`share_git_email`) the options give, merged into what is there; null when they give none of them.
+ */
 function planServerConfig(opts: SyncOptions): Planned | null {
-  const url = opts.url ?? opts.env.HANSARD_URL;
-  const token = opts.token ?? opts.env.HANSARD_TOKEN;
-  if (url === undefined && token === undefined) return null;
+  const url = opts.remove ? undefined : (opts.url ?? opts.env.HANSARD_URL);
+  const token = opts.remove ? undefined : (opts.token ?? opts.env.HANSARD_TOKEN);
+  const share = opts.shareGitEmail;
+  if (url === undefined && token === undefined && share === undefined) return null;
   if (token !== undefined && !TOKEN_PATTERN.test(token)) {
     throw new IntegrationsInputError(
       'the token is not a hansard token (hns_ followed by 43 letters and digits)',
@@ -265,13 +277,21 @@ function planServerConfig(opts: SyncOptions): Planned | null {
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
       current = parsed as Record<string, unknown>;
   } catch {
-    // unreadable: ours to rewrite (it holds nothing but url and token)
+    // unreadable: ours to rewrite (it holds nothing but url, token and share_git_email)
   }
-  const next = {
+  const next: Record<string, unknown> = {
     ...current,
     url: url ?? current.url ?? DEFAULT_URL,
     ...((token ?? current.token) ? { token: token ?? current.token } : {}),
   };
+  if (share === true) next[SHARE_GIT_EMAIL_KEY] = true;
+  else if (share === false) delete next[SHARE_GIT_EMAIL_KEY];
+  const consent =
+    next[SHARE_GIT_EMAIL_KEY] === true
+      ? '; they record your git user.email when you join a session (--no-share-git-email stops it)'
+      : share === false
+        ? '; they do not record your git user.email'
+        : '';
   const text = `${JSON.stringify(next, null, 2)}\n`;
   if (text === before) {
     return {
@@ -279,7 +299,7 @@ function planServerConfig(opts: SyncOptions): Planned | null {
         target: 'server-config',
         path,
         action: 'unchanged',
-        message: `${path}: the hooks ship to ${String(next.url)}`,
+        message: `${path}: the hooks ship to ${String(next.url)}${consent}`,
         diff: '',
       },
     };
@@ -289,7 +309,7 @@ function planServerConfig(opts: SyncOptions): Planned | null {
       target: 'server-config',
       path,
       action: before === null ? 'created' : 'updated',
-      message: `${path}: the hooks ship to ${String(next.url)}${next.token ? ' with the given token' : ''} (mode 0600)`,
+      message: `${path}: the hooks ship to ${String(next.url)}${next.token ? ' with the given token' : ''}${consent} (mode 0600)`,
       diff: mask(unifiedDiff(path, before, text)),
     },
     write: { path, text, mode: 0o600, forceMode: true },
@@ -321,7 +341,8 @@ export function syncIntegrations(opts: SyncOptions): SyncResult {
     );
   }
   if (opts.only !== 'claude-code' && opts.project === undefined) plans.push(planCodex(opts));
-  if (!opts.remove) {
+  // With `remove`, only a consent taken back (--no-share-git-email) touches the config.
+  if (!opts.remove || opts.shareGitEmail === false) {
     const server = planServerConfig(opts);
     if (server) plans.push(server);
   }

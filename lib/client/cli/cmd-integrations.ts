@@ -1,6 +1,7 @@
 /**
  * `hansard integrations sync [--project [DIR]] [--only claude-code|codex] [--remove] [--dry-run]
- * [--force] [--url URL] [--token T] [--json]` (issue 11 item 4, DESIGN §6): installs or refreshes
+ * [--force] [--url URL] [--token T] [--share-git-email | --no-share-git-email] [--json]` (issue 11 item 4,
+ * DESIGN §6; the consent of issue 29 item 4, lib/client/capture/git-email.ts): installs or refreshes
  * hansard's hooks in Claude Code's settings and Codex's config (lib/client/capture/integrations.ts). Exit 0 when
  * done (changed or not), 1 when Codex's notify belongs to another program and was left alone, 2 when a
  * file cannot be parsed (nothing is written then) or a flag is wrong.
@@ -23,6 +24,8 @@ export interface SyncFlags {
   force?: boolean;
   url?: string;
   token?: string;
+  /** true: `--share-git-email`; false: `--no-share-git-email`; absent: neither */
+  shareGitEmail?: boolean;
   json?: boolean;
 }
 
@@ -45,6 +48,11 @@ export function registerIntegrations(program: Command, io: Io): void {
     .option('--force', "replace Codex's notify even when it runs another program")
     .option('--url <url>', 'the server the hooks ship to, kept in <state>/config.json (default HANSARD_URL)')
     .option('--token <token>', 'the token they ship with, kept there with mode 0600 (default HANSARD_TOKEN)')
+    .option(
+      '--share-git-email',
+      'your consent: the hooks record your git user.email on your participant.join when a session starts, so the board can list your sessions under your sign-in (kept in <state>/config.json; HANSARD_SHARE_GIT_EMAIL=1|0 wins over it)',
+    )
+    .option('--no-share-git-email', 'take that consent back: the hooks record no email')
     .addOption(jsonOption())
     .addHelpText(
       'after',
@@ -77,6 +85,11 @@ export function syncIntegrationsCommand(o: SyncFlags, io: Io): void {
   if (o.project !== undefined && o.only === 'codex') {
     throw new UsageError('--project places Claude Code hooks; it does not go with --only codex');
   }
+  if (o.remove && o.shareGitEmail === true) {
+    throw new UsageError(
+      '--share-git-email does not go with --remove (take consent back with --no-share-git-email)',
+    );
+  }
   let result: SyncResult;
   try {
     result = syncIntegrations({
@@ -89,6 +102,7 @@ export function syncIntegrationsCommand(o: SyncFlags, io: Io): void {
       force: o.force === true,
       ...(o.url !== undefined ? { url: o.url } : {}),
       ...(o.token !== undefined ? { token: o.token } : {}),
+      ...(o.shareGitEmail !== undefined ? { shareGitEmail: o.shareGitEmail } : {}),
     });
   } catch (err) {
     if (

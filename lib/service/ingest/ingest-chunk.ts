@@ -26,6 +26,7 @@ import { tenantLimits } from '../tenants/limits.js';
 import { projectChunk } from '../usage/project.js';
 import { chainBefore, digestDueAfter } from './chain.js';
 import { scanLines } from './lines.js';
+import { noteSeenEmails } from './seen-emails.js';
 
 /** Largest chunk body any deployment takes, in bytes (DESIGN §4, §7); a deployment may set less (`Limits`). */
 export { MAX_CHUNK_BYTES };
@@ -193,6 +194,9 @@ async function appendChunk(ctx: ServiceContext, input: IngestInput): Promise<Ing
     throw storageAppError(err, 'this chunk', { expected_offset: offset }) ?? err;
   }
   summariesChanged(ctx.state, ctx.tenant);
+  // Its joins' emails (issue 29 item 4): once the chunk is stored and indexed, never failing the answer
+  // (a failed write is logged); only a chunk with a join that carries an email costs anything.
+  await noteSeenEmails(ctx, scan.emailClaims);
   return { created: true, writer: w, length: next.length, lines: next.lines, last_seq: next.last_seq };
 }
 

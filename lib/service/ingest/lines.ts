@@ -2,7 +2,8 @@
  * The line checks of `ingestChunk` (lib/service/ingest/ingest-chunk.ts; DESIGN §5 "What ingest refuses and what it
  * records"): a new segment's first line must be a parseable `writer.start` of the path's session and
  * writer, no parseable line may name another session or writer, and the index counts lines, the last
- * seq, whether the writer ended, its agent, and what the chunk adds to the session's summary.
+ * seq, whether the writer ended, its agent, what the chunk adds to the session's summary, and the emails
+ * its joins claim (seen-emails.ts).
  *
  * `scanLines` reads most lines with the byte scan of lib/log/format/ingest-scan.ts (issue 16.3) and parses only
  * the lines the summary reads (`SUMMARY_TYPES`), a new segment's first line, and the lines the scan does
@@ -18,6 +19,7 @@ import { cutText } from '../../log/format/text-cut.js';
 import { parseTs } from '../../log/format/time.js';
 import type { SummaryDelta, WriterRecord } from '../../store/index.js';
 import { AppError } from '../shared/errors.js';
+import { type EmailClaim, emailClaimsOf } from './seen-emails.js';
 import { SUMMARY_TYPES, type SummaryEvent, summarizeChunk } from './summary.js';
 
 /** Longest agent name a writer record keeps, in UTF-16 units (the summary keeps less: `SUMMARY_NAME_CHARS`). */
@@ -33,6 +35,8 @@ export interface Scan {
   provenance: string | null;
   /** what the chunk adds to the session's summary */
   summary: SummaryDelta;
+  /** its joins' emails (issue 29 item 4, seen-emails.ts): recorded on person records once it is stored */
+  emailClaims: EmailClaim[];
 }
 
 /** The state of one chunk's scan, shared by the fast and the parsing path. */
@@ -121,6 +125,7 @@ function begin(body: Uint8Array, sid: string, w: string, current: WriterRecord |
       agent: null,
       provenance: null,
       summary: { title: null, people: [], agents: [] },
+      emailClaims: [],
     },
     maxTs: 0,
     pendingTs: [],
@@ -130,6 +135,7 @@ function begin(body: Uint8Array, sid: string, w: string, current: WriterRecord |
 
 function finish(st: Lines): Scan {
   summarizeChunk(st.scan.summary, st.forSummary, st.w);
+  st.scan.emailClaims = emailClaimsOf(st.forSummary);
   return st.scan;
 }
 
