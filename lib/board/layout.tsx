@@ -50,6 +50,12 @@ export interface LayoutProps {
    */
   mainId?: string;
   ownMain?: boolean;
+  /**
+   * go on to this address at once (`<meta http-equiv="refresh">`): how a board form reaches another
+   * origin (the provider's sign-in or sign-out) without loosening the CSP's `form-action 'self'`, which
+   * also binds the redirects of a form's answer. The page shows a link to it too.
+   */
+  refreshTo?: string;
   children: Child;
 }
 
@@ -69,6 +75,7 @@ export function Layout(props: LayoutProps) {
         <title>{props.title}</title>
         {/* Our constant stylesheet, not escaped: an escaped quote would void its attribute selectors. */}
         <style>{raw(CSS)}</style>
+        {props.refreshTo ? <meta http-equiv="refresh" content={`0;url=${props.refreshTo}`} /> : null}
         {live ? (
           <>
             <meta name="htmx-config" content={HTMX_CONFIG} />

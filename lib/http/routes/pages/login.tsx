@@ -4,6 +4,7 @@
  */
 import { deleteCookie, getCookie } from 'hono/cookie';
 import { z } from 'zod';
+import { ContinuePage } from '../../../board/continue.js';
 import { LoginPage } from '../../../board/pages.js';
 import { AppError } from '../../../service/shared/errors.js';
 import { boardOrigin, endSession } from '../../../service/sign-in/flow.js';
@@ -86,10 +87,10 @@ export const logout = defineRoute({
       'A person’s session is ended for good (a copy of its cookie opens nothing after), and where their provider ' +
       'offers RP-initiated logout the browser goes there to sign out of it too.',
     responses: {
-      303: redirect(
-        "the cookies are cleared: to the provider's end-session endpoint, or to the sign-in page",
-        '/login?signed_out=1',
+      200: page(
+        "a person's session ended: a page that goes on to the provider's end-session endpoint (RP-initiated logout)",
       ),
+      303: redirect('the cookies are cleared: to the sign-in page', '/login?signed_out=1'),
     },
   },
   auth: 'none',
@@ -123,7 +124,17 @@ export const logout = defineRoute({
     if (session?.ok && deps.signIn) {
       const d = { state: deps.state, signIn: deps.signIn, now: deps.now };
       const endAt = await endSession(d, session.claims, boardOrigin(d, origin));
-      if (endAt) return c.redirect(endAt, 303);
+      // The provider is another origin, which a form's redirect may not reach (CSP `form-action 'self'`).
+      if (endAt) {
+        return c.html(
+          <ContinuePage
+            title="signed out"
+            message="You are signed out of hansard. Continuing to sign you out of your organisation's provider too…"
+            href={endAt}
+            linkText="Sign out of your organisation's provider"
+          />,
+        );
+      }
     }
     return c.redirect('/login?signed_out=1', 303);
   },

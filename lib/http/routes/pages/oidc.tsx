@@ -8,6 +8,7 @@
 
 import type { Context } from 'hono';
 import { z } from 'zod';
+import { ContinuePage } from '../../../board/continue.js';
 import { LoginPage } from '../../../board/pages.js';
 import { SignInErrorPage } from '../../../board/sign-in.js';
 import { AppError } from '../../../service/shared/errors.js';
@@ -58,6 +59,9 @@ export const oidcStart = defineRoute({
       }),
     },
     responses: {
+      200: page(
+        "from the board's own form: a page that goes on to the provider at once (the CSP binds a form's redirects to this origin)",
+      ),
       302: redirect("to the provider's authorization endpoint, with a sealed flow cookie", 'https://…'),
       400: page(
         'no or a bad tenant name, or a board on plain http away from loopback: the sign-in page says so',
@@ -95,6 +99,18 @@ export const oidcStart = defineRoute({
     try {
       const { url, cookie } = await startSignIn(d, { tenant, next, origin: originOf(c, d) });
       setFlowCookie(c, cookie);
+      // From the board's own page (its organisation form) the CSP's `form-action 'self'` would stop a
+      // redirect to the provider: that browser gets a page that goes on by itself.
+      if (c.req.header('sec-fetch-site') === 'same-origin' && c.req.header('sec-fetch-mode') === 'navigate') {
+        return c.html(
+          <ContinuePage
+            title="signing in"
+            message={`Continuing to the sign-in of tenant ${tenant}'s organisation…`}
+            href={url}
+            linkText="Continue to your organisation's sign-in"
+          />,
+        );
+      }
       return c.redirect(url, 302);
     } catch (err) {
       return errorPage(c, err);
