@@ -20,9 +20,9 @@ export function BadPageLinkPage({ message }: { message: string }) {
 }
 
 /**
- * Sign-in (issue 29): "Sign in with your organisation", a tenant's name submitted to `GET /login/oidc`
- * (its OpenID provider signs the person in), and the token form: paste a token (the link
- * `hansard serve` prints does this for you; a local user has no provider). `next`, a checked path of the
+ * Sign-in: the token form, as before (paste a token; the link `hansard serve` prints does this for you: a
+ * local user has no provider), and "Sign in with your organisation" (issue 29), a tenant's name submitted
+ * to `GET /login/oidc`, whose OpenID provider signs the person in. `next`, a checked path of the
  * board (`safeNext`), goes with both forms so that signing in returns to the page asked for.
  * @param signedOut the browser was just signed out: the page says so
  * @param tenant the tenant name to prefill (the last one tried, or the one a link named)
@@ -46,6 +46,18 @@ export function LoginPage({
         </p>
       ) : null}
       {error ? <p class="error">{error}</p> : null}
+      <h2 id="sign-in-token">Sign in with a token</h2>
+      <p>
+        Open the board link that <code>hansard serve</code> printed, or paste a token with the{' '}
+        <code>board</code> scope (create one with <code>hansard token create --scopes board</code>).
+      </p>
+      <form class="token-sign-in" method="post" action="/login" aria-labelledby="sign-in-token">
+        {next ? <input type="hidden" name="next" value={next} /> : null}
+        <label>
+          Token <input name="token" type="password" autocomplete="off" size={50} required />
+        </label>{' '}
+        <button type="submit">Sign in</button>
+      </form>
       <h2 id="sign-in-org">Sign in with your organisation</h2>
       <form class="oidc" method="get" action="/login/oidc" aria-labelledby="sign-in-org">
         {next ? <input type="hidden" name="next" value={next} /> : null}
@@ -66,18 +78,6 @@ export function LoginPage({
         Your team's board name (ask whoever runs hansard for your team); you then sign in at your
         organisation's provider.
       </p>
-      <h2 id="sign-in-token">Sign in with a token</h2>
-      <p>
-        Open the board link that <code>hansard serve</code> printed, or paste a token with the{' '}
-        <code>board</code> scope (create one with <code>hansard token create --scopes board</code>).
-      </p>
-      <form class="token-sign-in" method="post" action="/login" aria-labelledby="sign-in-token">
-        {next ? <input type="hidden" name="next" value={next} /> : null}
-        <label>
-          Token <input name="token" type="password" autocomplete="off" size={50} required />
-        </label>{' '}
-        <button type="submit">Sign in</button>
-      </form>
     </Layout>
   );
 }

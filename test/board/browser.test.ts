@@ -196,7 +196,8 @@ describe('the board in Chromium', () => {
     const page = signedIn.pages()[0]!;
     await page.goto(`${base}/`);
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL(`${base}/login`);
+    // the sign-in page says the browser was signed out (issue 29)
+    await page.waitForURL(`${base}/login?signed_out=1`);
     expect((await signedIn.cookies(base)).some((c) => c.name === 'hansard_board')).toBe(false);
     await page.goto(`${base}/`);
     expect(page.url()).toBe(`${base}/login`);

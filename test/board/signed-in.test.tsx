@@ -101,11 +101,15 @@ describe('the signed-in header', () => {
 describe('the sign-in page', () => {
   it('has the organisation form (GET /login/oidc, the tenant prefilled, `next` kept) and the token form', () => {
     const html = pageFor(null, <LoginPage next="/sessions/s_1?person=a%20b" tenant="acme" signedOut />);
-    const oidc = html.slice(html.indexOf('<form class="oidc"'), html.indexOf('</form>') + 7);
+    const start = html.indexOf('<form class="oidc"');
+    const oidc = html.slice(start, html.indexOf('</form>', start) + 7);
     expect(oidc).toContain('method="get" action="/login/oidc"');
     expect(oidc).toContain('<input type="hidden" name="next" value="/sessions/s_1?person=a%20b"/>');
     expect(oidc).toMatch(/<input name="tenant" value="acme"[^>]* required=""\/>/);
-    const token = html.slice(html.indexOf('<form class="token-sign-in"'));
+    const tokenStart = html.indexOf('<form class="token-sign-in"');
+    const token = html.slice(tokenStart, html.indexOf('</form>', tokenStart) + 7);
+    // the token form first, as before; the organisation's second
+    expect(tokenStart).toBeLessThan(start);
     expect(token).toContain('method="post" action="/login"');
     expect(token).toContain('<input type="hidden" name="next" value="/sessions/s_1?person=a%20b"/>');
     expect(token).toContain('name="token" type="password"');

@@ -383,6 +383,23 @@ const CALLS: Record<string, CallCase> = {
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: srv.url },
     }),
   },
+  // The audit list and the tokens page with its "Revoke" button (issue 29 item 4): admin, as /v1/audit-log
+  // and /v1/tokens; a board viewer is told what to ask for. Another tenant's token id, as one that does
+  // not exist: back to the page saying it is gone, nothing revoked.
+  'GET /audit': { ids: false, anonymous: 302, boardViewer: 403, call: () => get('/audit') },
+  'GET /tokens': { ids: false, anonymous: 302, boardViewer: 403, call: () => get('/tokens') },
+  'POST /tokens/:id/revoke': {
+    ids: true,
+    missing: 303,
+    anonymous: 302,
+    boardViewer: 403,
+    call: (i) => ({
+      method: 'POST',
+      path: `/tokens/${i.tokenId}/revoke`,
+      body: '',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: srv.url },
+    }),
+  },
   // The live updates answer a script: JSON errors, no redirect to sign-in.
   'GET /board/events': { ids: false, call: () => get('/board/events') },
   'GET /board/fragment': { ids: false, call: () => get('/board/fragment') },
@@ -800,11 +817,13 @@ describe('(d) nothing another tenant is answered names A’s things', () => {
 
 describe('(e) a session-bound token on another session of its tenant answers as for a missing one', () => {
   for (const [route, rc] of Object.entries(ROUTES)) {
-    // An alert target, a tenant's sign-in settings and its people are the tenant's, not a session's: a
-    // session-bound token (never an admin) is refused those routes for its scope (b), whatever they name.
+    // An alert target, a tenant's sign-in settings, its people and its tokens are the tenant's, not a
+    // session's: a session-bound token (never an admin) is refused those routes for its scope (b),
+    // whatever they name.
     if (
       !rc.ids ||
       route.startsWith('DELETE /v1/tokens') ||
+      route.startsWith('POST /tokens/') ||
       route.includes('/alerts/') ||
       route.includes('/v1/tenants/') ||
       route.includes('/v1/people/')

@@ -488,6 +488,42 @@ describe('real answers match the document', () => {
       expectDocumented('POST', testPath, await raw('POST', path, init as RequestOptions));
     }
 
+    // the audit list and the tokens page with its "Revoke" form (issue 29 item 4)
+    const viewerCookie = { headers: { cookie: `hansard_board=${viewer}` } };
+    for (const [path, init] of [
+      ['/audit', signedIn], // 200
+      ['/audit?cursor=nope', signedIn], // 400
+      ['/audit', viewerCookie], // 403
+      ['/audit', {}], // 302 to /login
+    ] as const) {
+      expectDocumented('GET', '/audit', await raw('GET', path, init as RequestOptions));
+    }
+    const tokensPage = await raw('GET', '/tokens', signedIn);
+    expectDocumented('GET', '/tokens', tokensPage);
+    expectDocumented('GET', '/tokens', await raw('GET', '/tokens', viewerCookie)); // 403
+    expectDocumented('GET', '/tokens', await raw('GET', '/tokens', {})); // 302 to /login
+    const tokensCsrf = /name="csrf" value="([^"]+)"/.exec(tokensPage.text)![1]!;
+    const doomed = await raw('GET', '/v1/tokens/self', {
+      headers: { authorization: `Bearer ${await mint(srv, 'local', ['read'])}` },
+    });
+    const doomedId = doomed.json.id as string;
+    const revokeForm = (body: string, from: string) => ({
+      headers: { ...signedIn.headers, origin: from, 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+    for (const [path, init] of [
+      [`/tokens/${doomedId}/revoke`, revokeForm('csrf=nope', srv.url)], // 403, a page
+      [`/tokens/${doomedId}/revoke`, revokeForm(`csrf=${tokensCsrf}`, 'https://evil.example')], // 403
+      [`/tokens/${doomedId}/revoke`, revokeForm(`csrf=${tokensCsrf}`, srv.url)], // 303
+      ['/tokens/tok_nope/revoke', revokeForm(`csrf=${tokensCsrf}`, srv.url)], // 400
+      [
+        `/tokens/${doomedId}/revoke`,
+        { headers: { origin: srv.url, 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=x' },
+      ], // not signed in: 302 to /login
+    ] as const) {
+      expectDocumented('POST', '/tokens/{id}/revoke', await raw('POST', path, init as RequestOptions));
+    }
+
     // the stream: its status and type, read no further
     const ac = new AbortController();
     const stream = await fetch(`${srv.url}/board/events`, { ...signedIn, signal: ac.signal });
