@@ -12,7 +12,6 @@ import type { SignedInPerson } from '../service/sign-in/deps.js';
 import type { Refusal } from '../service/sign-in/roles.js';
 import { openSession } from '../service/sign-in/session.js';
 import { authenticate } from '../service/tokens/create.js';
-import type { TokenRecord } from '../store/index.js';
 import type { Json } from './json.js';
 import type { LiveMode, LiveTiming } from './live.js';
 import type { ReplaySlots, WholeSessionReads } from './read-slots.js';
@@ -106,7 +105,7 @@ export function requireAuth(deps: Required<ServiceDeps>, allowCookie = false): M
 /** The request's `ServiceContext` for `caller` (a token, or a signed-in person's stand-in record). */
 function contextOf(
   deps: Required<ServiceDeps>,
-  caller: TokenRecord,
+  caller: ServiceContext['caller'],
   person: SignedInPerson | null,
 ): ServiceContext {
   return {
@@ -153,7 +152,7 @@ export const pageAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   } catch (err) {
     if (err instanceof AppError && err.code === 'unauthorized') {
       const refused = refusalOf(err);
-      if (refused) return refusedPage(c, refused);
+      if (refused) return refusedPage(c, c.get('services').deps.state, refused);
       return c.redirect(signInLocation(c), 302);
     }
     throw err;

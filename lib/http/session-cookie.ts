@@ -9,13 +9,12 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { isLoopbackHost } from '../contract/sign-in.js';
 import { FLOW_COOKIE, SESSION_COOKIE } from '../service/sign-in/cookie.js';
 import { FLOW_SECONDS } from '../service/sign-in/flow.js';
-import type { AppEnv } from './auth.js';
 
 /**
  * Whether cookies set on this request's answer carry `Secure`: always, except on plain http to a loopback
  * host, where a browser would drop a Secure cookie set over http.
  */
-export function secureCookies(c: Context<AppEnv>): boolean {
+export function secureCookies(c: Context): boolean {
   const url = new URL(c.req.url);
   return !(url.protocol === 'http:' && isLoopbackHost(url.hostname));
 }
@@ -24,18 +23,18 @@ export function secureCookies(c: Context<AppEnv>): boolean {
  * Whether this board can keep a sign-in cookie at all: https, or http on loopback. A board on plain http
  * elsewhere (a LAN address) cannot: the browser would drop the Secure cookie and sign-in would loop.
  */
-export function canKeepSession(c: Context<AppEnv>): boolean {
+export function canKeepSession(c: Context): boolean {
   const url = new URL(c.req.url);
   return url.protocol === 'https:' || isLoopbackHost(url.hostname);
 }
 
 /** The session cookie the request sent, or undefined. */
-export function sessionCookie(c: Context<AppEnv>): string | undefined {
+export function sessionCookie(c: Context): string | undefined {
   return getCookie(c, SESSION_COOKIE);
 }
 
 /** Sets the session cookie `value` for `maxAge` seconds. */
-export function setSessionCookie(c: Context<AppEnv>, value: string, maxAge: number): void {
+export function setSessionCookie(c: Context, value: string, maxAge: number): void {
   setCookie(c, SESSION_COOKIE, value, {
     httpOnly: true,
     sameSite: 'Lax',
@@ -46,17 +45,17 @@ export function setSessionCookie(c: Context<AppEnv>, value: string, maxAge: numb
 }
 
 /** Clears the session cookie. */
-export function clearSessionCookie(c: Context<AppEnv>): void {
+export function clearSessionCookie(c: Context): void {
   deleteCookie(c, SESSION_COOKIE, { path: '/', secure: secureCookies(c) });
 }
 
 /** The flow cookie the request sent, or undefined. */
-export function flowCookie(c: Context<AppEnv>): string | undefined {
+export function flowCookie(c: Context): string | undefined {
   return getCookie(c, FLOW_COOKIE);
 }
 
 /** Sets the flow cookie (its life: the flow's ten minutes). Only the callback's path needs it. */
-export function setFlowCookie(c: Context<AppEnv>, value: string): void {
+export function setFlowCookie(c: Context, value: string): void {
   setCookie(c, FLOW_COOKIE, value, {
     httpOnly: true,
     sameSite: 'Lax',
@@ -67,6 +66,6 @@ export function setFlowCookie(c: Context<AppEnv>, value: string): void {
 }
 
 /** Clears the flow cookie (a flow is used once). */
-export function clearFlowCookie(c: Context<AppEnv>): void {
+export function clearFlowCookie(c: Context): void {
   deleteCookie(c, FLOW_COOKIE, { path: '/login/oidc', secure: secureCookies(c) });
 }

@@ -13,7 +13,7 @@ import { LoginPage } from '../../../board/pages.js';
 import { SignInErrorPage } from '../../../board/sign-in.js';
 import { AppError } from '../../../service/shared/errors.js';
 import { boardOrigin, finishSignIn, startSignIn } from '../../../service/sign-in/flow.js';
-import { isTenantName } from '../../../store/keys.js';
+import { TenantName } from '../../../service/sign-in/schemas.js';
 import type { AppEnv } from '../../auth.js';
 import { refusedPage } from '../../refused-page.js';
 import { defineRoute, page, redirect } from '../../route.js';
@@ -78,7 +78,7 @@ export const oidcStart = defineRoute({
     const next = safeNext(q.next);
     const carried = next === '/' ? undefined : next;
     const asked = (q.tenant ?? '').trim().toLowerCase();
-    if (!isTenantName(asked)) {
+    if (!TenantName.safeParse(asked).success) {
       const error =
         asked === '' ? 'Say which tenant (your team’s name on hansard).' : `"${asked}" is not a tenant name.`;
       return c.html(<LoginPage error={error} next={carried} tenant={asked} />, 400);
@@ -147,7 +147,7 @@ export const oidcCallback = defineRoute({
     const url = new URL(c.req.url);
     try {
       const r = await finishSignIn(d, { flowCookie: sent, query: url.search, origin: originOf(c, d) });
-      if (!r.ok) return refusedPage(c, r);
+      if (!r.ok) return refusedPage(c, d.state, r);
       setSessionCookie(c, r.cookie, r.maxAge);
       return c.redirect(safeNext(r.next), 303);
     } catch (err) {
