@@ -126,14 +126,16 @@ export function AuditPage({
           </tbody>
         </table>
       )}
-      <nav class="pages" aria-label="audit pages">
-        {first ? null : <a href="/audit">Newest</a>}
-        {next ? (
-          <a href={`/audit?cursor=${encodeURIComponent(next)}`} rel="next">
-            Older
-          </a>
-        ) : null}
-      </nav>
+      {first && !next ? null : (
+        <nav class="pages" aria-label="audit pages">
+          {first ? null : <a href="/audit">Newest</a>}
+          {next ? (
+            <a href={`/audit?cursor=${encodeURIComponent(next)}`} rel="next">
+              Older
+            </a>
+          ) : null}
+        </nav>
+      )}
     </Layout>
   );
 }

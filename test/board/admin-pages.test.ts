@@ -1,11 +1,12 @@
 /**
  * The board's admin pages of issue 29 item 4 over plain HTTP on loopback (lib/http/routes/pages/audit.tsx,
  * tokens.tsx), the local stores in a real SQLite file: `GET /audit` and `GET /tokens` answer an admin's
- * sign-in, refuse a board viewer with a page (403) and send a signed-out browser to sign in; the tokens
- * page's "Revoke" form is refused from another origin, without the form token, with another sign-in's,
- * and for a viewer who is no admin, and revokes nothing then; the board's own form revokes the token (the
- * API then refuses it) and the audit list names the token that did it, via the board. Every signed-in
- * page's header carries the sign-out form's token, and `POST /logout` without it is refused.
+ * sign-in (the audit list newest first, 50 a page, its "Older" link to the next), refuse a board viewer
+ * with a page (403) and send a signed-out browser to sign in; the tokens page's "Revoke" form is refused
+ * from another origin, without the form token, with another sign-in's, and for a viewer who is no admin,
+ * and revokes nothing then; the board's own form revokes the token (the API then refuses it) and the
+ * audit list names the token that did it, via the board. Every signed-in page's header carries the
+ * sign-out form's token, and `POST /logout` without it is refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken } from '../../lib/service/index.js';
@@ -143,6 +144,36 @@ describe('GET /audit and GET /tokens', () => {
     );
     // never a secret
     expect(p.text).not.toMatch(/hns_[0-9A-Za-z]{43}/);
+  });
+
+  it('pages the audit list newest first, 50 a page, through its "Older" link', async () => {
+    // 55 token.create entries through the API, labelled in order
+    for (let k = 0; k < 55; k++) {
+      const res = await fetch(`${f.base}/v1/tokens`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${f.admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ scopes: ['read'], label: `paged ${k}` }),
+      });
+      expect(res.status).toBe(201);
+    }
+    const first = await page('/audit', admin);
+    expect(first.status).toBe(200);
+    const rows = (html: string) => [...html.matchAll(/<tr data-id="(au_[0-9A-Z]{26})"/g)].map((m) => m[1]!);
+    const ids1 = rows(first.text);
+    expect(ids1).toHaveLength(50);
+    // newest first: the last one made heads the list; ids are in time order
+    expect(first.text.indexOf('paged 54')).toBeLessThan(first.text.indexOf('paged 53'));
+    expect([...ids1].sort().reverse()).toEqual(ids1);
+    expect(first.text).not.toContain('>Newest</a>');
+    const older = /<a href="(\/audit\?cursor=[^"]+)" rel="next">Older<\/a>/.exec(first.text)?.[1];
+    expect(older, 'an Older link').toBeDefined();
+    const second = await page(older!.replaceAll('&amp;', '&'), admin);
+    expect(second.status).toBe(200);
+    const ids2 = rows(second.text);
+    expect(ids2.length).toBeGreaterThanOrEqual(5);
+    expect(ids2.some((id) => ids1.includes(id))).toBe(false);
+    expect(ids2[0]! < ids1.at(-1)!).toBe(true);
+    expect(second.text).toContain('<a href="/audit">Newest</a>');
   });
 
   it('refuses a cursor the board did not give with a page (400)', async () => {

@@ -205,11 +205,9 @@ describe('a person signed in through their organisation', () => {
     expect(new URL(back!.url()).pathname).toBe('/login');
   });
 
-  // Fails today, as the organisation form below: the sign-out form's POST is answered with a redirect to
-  // the provider's end-session endpoint (RP-initiated logout), which `form-action 'self'` blocks in
-  // Chromium ("violates … form-action 'self'"): the browser stays on the page, the provider's session
-  // is not ended. Make it `it` once the CSP allows it (lib/http/app.ts).
-  it.fails('a person’s "Sign out" goes through the provider and back to the sign-in page', async () => {
+  // The sign-out form's answer cannot redirect to the provider (`form-action 'self'` binds redirects in
+  // Chromium): the board answers a page that goes on by itself to the provider's end-session endpoint.
+  it('a person’s "Sign out" goes through the provider and back to the sign-in page', async () => {
     const page = await asPerson('lead@acme.test');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(`${f.base}/login?signed_out=1`, { timeout: 5_000 });
@@ -230,11 +228,9 @@ describe('a person signed in through their organisation', () => {
     await expect(page.locator('main').textContent()).resolves.toContain('signed in with the role member');
   });
 
-  // Fails today: the board pages' CSP has `form-action 'self'`, and Chromium applies form-action to the
-  // redirects a form's navigation follows, so the organisation form's GET /login/oidc cannot go on to the
-  // provider (another origin). Needs the sign-in page's CSP to allow it (lib/http/app.ts). `it.fails`
-  // until then; make it `it` with the fix.
-  it.fails('signs in through the sign-in page’s organisation form, the tenant typed', async () => {
+  // The same holds for the organisation form's GET /login/oidc: it answers a page that goes on to the
+  // provider by itself (lib/http/routes/pages/oidc.tsx).
+  it('signs in through the sign-in page’s organisation form, the tenant typed', async () => {
     const ctx = await open.fresh({ width: 1280, height: 900 });
     const page = ctx.pages()[0] ?? (await ctx.newPage());
     await page.goto(`${f.base}/login?next=%2Fpeople%2Flee`);
