@@ -389,6 +389,9 @@ describe('real answers match the document', () => {
     const origin = { origin: srv.url };
     for (const [method, path, docPath, init] of [
       ['GET', '/login', '/login', {}],
+      ['GET', '/login/oidc', '/login/oidc', {}], // 400: no tenant named
+      ['GET', '/login/oidc?tenant=acme', '/login/oidc', {}],
+      ['GET', '/login/oidc/callback?code=x&state=y', '/login/oidc/callback', {}], // no flow under way
       ['GET', '/', '/', {}], // 302 to /login
       ['GET', `/?token=${srv.admin}`, '/', {}], // 200: fetch is no typed navigation, so it asks to confirm
       ['GET', `/?token=hns_${'x'.repeat(43)}`, '/', {}], // 401
