@@ -174,7 +174,8 @@ export async function follow(
       const next = new URL(location, url);
       if (opts.stopAt?.(next))
         return { response: res, body: await res.text(), url: url.href, hops, appCookies, jar };
-      await res.body?.cancel();
+      // Read, not cancelled: a body msw let through never settles its cancel() (msw 2.15).
+      await res.arrayBuffer().catch(() => undefined);
       if (res.status !== 307 && res.status !== 308) [method, body] = ['GET', undefined];
       url = next;
       continue;
