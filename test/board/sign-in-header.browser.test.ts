@@ -214,7 +214,7 @@ describe('a person signed in through their organisation', () => {
     await expect(page.locator('main').textContent()).resolves.toContain('You are signed out.');
   });
 
-  it('with several linked ids, lists each as a link; a member gets no admin links and a 403 on /tokens', async () => {
+  it('with several linked ids, lists each as a link; a member gets no admin links and a 403 page on each admin page', async () => {
     const page = await asPerson('dev@acme.test');
     await expect(page.locator('header .who-am-i').textContent()).resolves.toBe(
       'Signed in as Dee Dev (member)',
@@ -223,9 +223,17 @@ describe('a person signed in through their organisation', () => {
     await expect(links.allTextContents()).resolves.toEqual(['dee', 'dee-ci']);
     await expect(links.nth(1).getAttribute('href')).resolves.toBe('/people/dee-ci');
     await expect(page.locator('header nav[aria-label="admin pages"]').count()).resolves.toBe(0);
-    const res = await page.goto(`${f.base}/tokens`);
-    expect(res!.status()).toBe(403);
-    await expect(page.locator('main').textContent()).resolves.toContain('signed in with the role member');
+    for (const path of ['/tokens', '/audit', '/alerts']) {
+      const res = await page.goto(`${f.base}${path}`);
+      expect(res!.status(), path).toBe(403);
+      const main = (await page.locator('main').textContent()) ?? '';
+      expect(main, path).toContain('signed in with the role member');
+      expect(main, path).toContain('hansard people role EMAIL admin');
+      // the refusal is a signed-in page: the header still names them
+      await expect(page.locator('header .who-am-i').textContent()).resolves.toBe(
+        'Signed in as Dee Dev (member)',
+      );
+    }
   });
 
   // The same holds for the organisation form's GET /login/oidc: it answers a page that goes on to the
