@@ -32,6 +32,18 @@ export const DEFAULT_SIGN_IN_CONFIG: SignInConfig = {
   keyPeriodSeconds: 86_400,
 };
 
+/**
+ * The board's origin sign-in uses (the redirect URI is `{origin}/login/oidc/callback`): the deployment's
+ * public origin when it sets one (behind a proxy or CloudFront the request's own origin is not the
+ * browser's), else the request's; no trailing slash.
+ */
+export function boardOriginOf(
+  config: Pick<SignInConfig, 'publicOrigin'> | null | undefined,
+  requestOrigin: string,
+): string {
+  return (config?.publicOrigin ?? requestOrigin).replace(/\/+$/, '');
+}
+
 /** What the sign-in verbs need beyond the stores. */
 export interface SignInServiceDeps {
   /**

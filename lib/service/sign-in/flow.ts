@@ -20,7 +20,7 @@ import {
 } from '../../store/index.js';
 import { AppError } from '../shared/errors.js';
 import { type FlowClaims, keptGroups, openCookie, type SessionClaims, sealCookie } from './cookie.js';
-import type { SignInServiceDeps } from './deps.js';
+import { boardOriginOf, type SignInServiceDeps } from './deps.js';
 import { discoverProvider, providerError } from './provider.js';
 import { decideRole, groupsWithRole, type Refusal } from './roles.js';
 import { keyDeps, newSid, sessionExp } from './session.js';
@@ -41,7 +41,7 @@ export interface FlowDeps {
 
 /** The board origin sign-in uses: the configured public one, else the request's. */
 export function boardOrigin(deps: Pick<FlowDeps, 'signIn'>, requestOrigin: string): string {
-  return deps.signIn.config.publicOrigin ?? requestOrigin;
+  return boardOriginOf(deps.signIn.config, requestOrigin);
 }
 
 /** The tenant's settings and its provider, with the client secret opened. */

@@ -9,6 +9,7 @@ import type { StoredOidcSettings } from '../../store/index.js';
 import { type AuditOptions, actorName, recordAudit } from '../audit-log/index.js';
 import { isoNow, type ServiceContext } from '../shared/context.js';
 import { AppError, parseInput } from '../shared/errors.js';
+import { boardOriginOf } from './deps.js';
 import { requireOwnTenant, requireTenantAdmin, signInDeps } from './guard.js';
 import { discoverProvider } from './provider.js';
 
@@ -24,7 +25,7 @@ export interface OriginOptions {
  * `origin`; no trailing slash.
  */
 export function boardOrigin(ctx: ServiceContext, origin: string): string {
-  return (ctx.signIn?.config.publicOrigin ?? origin).replace(/\/+$/, '');
+  return boardOriginOf(ctx.signIn?.config, origin);
 }
 
 /** The settings as the API shows them: never the secret, with the two addresses to register. */
