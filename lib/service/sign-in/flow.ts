@@ -44,6 +44,31 @@ export function boardOrigin(deps: Pick<FlowDeps, 'signIn'>, requestOrigin: strin
   return boardOriginOf(deps.signIn.config, requestOrigin);
 }
 
+/** Opened client secrets per sealer, by tenant and sealed text (a new secret is a new sealed text). */
+const openedSecrets = new WeakMap<SignInServiceDeps['sealer'], Map<string, Promise<string>>>();
+/** Most opened secrets kept per sealer; the oldest goes first. */
+const MAX_OPENED = 200;
+
+/**
+ * `sealed` opened for `tenant`, once per process (a Lambda container): a sign-in would otherwise cost a
+ * KMS Decrypt at its start and another at its callback. A failure is not kept.
+ */
+function openSecret(sealer: SignInServiceDeps['sealer'], tenant: string, sealed: string): Promise<string> {
+  let byKey = openedSecrets.get(sealer);
+  if (!byKey) {
+    byKey = new Map();
+    openedSecrets.set(sealer, byKey);
+  }
+  const key = `${tenant}\n${sealed}`;
+  const hit = byKey.get(key);
+  if (hit) return hit;
+  const opened = sealer.open(tenant, sealed);
+  byKey.set(key, opened);
+  opened.catch(() => byKey.delete(key));
+  while (byKey.size > MAX_OPENED) byKey.delete(byKey.keys().next().value as string);
+  return opened;
+}
+
 /** The tenant's settings and its provider, with the client secret opened. */
 async function provider(
   deps: FlowDeps,
@@ -51,7 +76,7 @@ async function provider(
 ): Promise<{ settings: StoredOidcSettings; config: oidc.Configuration } | null> {
   const settings = await deps.state.getOidcSettings(tenant);
   if (!settings) return null;
-  const secret = await deps.signIn.sealer.open(tenant, settings.client_secret_sealed);
+  const secret = await openSecret(deps.signIn.sealer, tenant, settings.client_secret_sealed);
   const config = await discoverProvider(settings.issuer, settings.client_id, secret, deps.now().getTime());
   return { settings, config };
 }
