@@ -160,6 +160,21 @@ describe('OIDC settings of a tenant', () => {
     expect((err.details.issues as { path: string }[]).map((i) => i.path)).toEqual(['client_secret']);
   });
 
+  it('refuse an issuer that is not a URL at all with 400 invalid_body naming issuer, never 500', async () => {
+    for (const issuer of ['accounts.google.com', 'not-a-url', 'https://', 'https://exa mple.com']) {
+      const err = expectError(
+        srv,
+        await request(srv, 'PUT', oidc(), { token: admin(), json: settings({ issuer, client_secret: '' }) }),
+        400,
+        'invalid_body',
+      );
+      const issues = err.details.issues as { path: string; message: string }[];
+      expect(issues.find((i) => i.path === 'issuer')?.message, issuer).toContain('https://');
+      // the body's other faults are named with it
+      expect(issues.map((i) => i.path)).toContain('client_secret');
+    }
+  });
+
   it('are another tenant’s: 404 with the same bytes as a tenant that does not exist, and nothing changes', async () => {
     const before = await request(srv, 'GET', oidc(), { token: admin() });
     for (const method of ['GET', 'PUT', 'DELETE']) {

@@ -215,17 +215,28 @@ function parseDomains(text: string): string[] {
 }
 
 /**
+ * `--issuer` as the contract takes it. Text `new URL` cannot parse is refused first: zod 4 runs
+ * `IssuerUrl`'s refines after `.url()` failed, and their `new URL` would throw out of `safeParse`.
+ * @throws UsageError (exit 2) naming the issuer and what one looks like
+ */
+function checkIssuer(text: string): void {
+  const shown = JSON.stringify(text.slice(0, 200));
+  if (!URL.canParse(text)) {
+    throw new UsageError(
+      `--issuer ${shown} is not a URL: the issuer must be an https:// URL such as https://accounts.google.com`,
+    );
+  }
+  const issuer = IssuerUrl.safeParse(text);
+  if (!issuer.success) throw new UsageError(`--issuer ${shown}: ${issuer.error.issues[0]?.message}`);
+}
+
+/**
  * `hansard tenant oidc set`: checks the options and reads the secret file before any request, then sets
  * the settings; prints the redirect URI to register at the provider (stdout) and what was set (stderr).
  * @throws UsageError (exit 2) for bad options or secret file, or a `--tenant` not the token's
  */
 export async function setTenantOidc(o: OidcSetOptions, io: Io): Promise<void> {
-  const issuer = IssuerUrl.safeParse(o.issuer);
-  if (!issuer.success) {
-    throw new UsageError(
-      `--issuer ${JSON.stringify(o.issuer.slice(0, 200))}: ${issuer.error.issues[0]?.message}`,
-    );
-  }
+  checkIssuer(o.issuer);
   const settings: OidcSettingsRequest = {
     issuer: o.issuer,
     client_id: o.clientId,

@@ -153,6 +153,19 @@ describe('hansard tenant oidc', () => {
     expect(await srv.stores.state.getOidcSettings('acme')).toEqual(before);
   });
 
+  it('set: an --issuer that is not a URL is a usage error (exit 2) naming the form, before any request', async () => {
+    for (const issuer of ['accounts.google.com', 'not-a-url', 'https://', 'https://exa mple.com']) {
+      const args = ['tenant', 'oidc', 'set', '--issuer', issuer, '--client-id', 'x'];
+      const r = await hansard(...args, '--client-secret-file', 'secret');
+      expect(r.code, `${issuer}: ${r.err}`).toBe(2);
+      expect(r.err).toContain('the issuer must be an https:// URL such as https://accounts.google.com');
+      expect(r.err).not.toContain('TypeError');
+      const json = await hansard(...args, '--client-secret-file', 'secret', '--json');
+      expect(json.code).toBe(2);
+      expect(JSON.parse(json.err).error.code).toBe('usage');
+    }
+  });
+
   it('--tenant other than the token’s own: exit 2 naming both, nothing set in either', async () => {
     const r = await set('--client-secret-file', 'secret', '--tenant', 'globex');
     expect(r.code).toBe(2);

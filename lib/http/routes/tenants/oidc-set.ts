@@ -6,7 +6,13 @@ import { z } from 'zod';
 import { setOidc } from '../../../service/sign-in/settings.js';
 import { jsonBody } from '../../params.js';
 import { AUTHED, defineRoute, JSON_BODY, json, WRITE_FAULTS } from '../../route.js';
-import { Check, OidcSettingsAnswer, OidcSettingsBody, TenantPath } from './schemas.js';
+import {
+  Check,
+  OidcSettingsAnswer,
+  OidcSettingsBody,
+  refuseUnparsableIssuer,
+  TenantPath,
+} from './schemas.js';
 
 export const setOidcRoute = defineRoute({
   route: {
@@ -41,7 +47,9 @@ export const setOidcRoute = defineRoute({
   handler: async (c) => {
     const { tenant } = c.req.valid('param');
     const { check } = c.req.valid('query');
-    const view = await setOidc(c.get('ctx'), tenant, await jsonBody(c), {
+    const body = await jsonBody(c);
+    refuseUnparsableIssuer(body);
+    const view = await setOidc(c.get('ctx'), tenant, body, {
       check,
       origin: new URL(c.req.url).origin,
     });
