@@ -268,6 +268,8 @@ function describe(v: OidcSettingsView): string[] {
     `tenant                    ${v.tenant}`,
     `issuer                    ${v.issuer}`,
     `client_id                 ${v.client_id}`,
+    // Settings never exist without a secret (the API takes none without one); it is never answered.
+    'client_secret             set (sealed; never shown)',
     `allowed_domains           ${v.allowed_domains.length ? v.allowed_domains.join(',') : '(any)'}`,
     `groups_claim              ${v.groups_claim}`,
     `role_map                  ${map.length ? map.join(',') : '(none)'}`,

@@ -181,8 +181,12 @@ describe('hansard tenant oidc', () => {
     expect(r.out).toContain('issuer                    http://127.0.0.1:9/nobody');
     expect(r.out).toContain(`redirect_uri              ${srv.url}/login/oidc/callback`);
     expect(r.out).toContain('default_role              none (refused until given a role)');
+    // docs/sign-in.md step 3: show "says only that it is set"
+    expect(r.out).toContain('client_secret             set (sealed; never shown)\n');
     const json = await hansard('tenant', 'oidc', 'show', '--json');
     expect(JSON.parse(json.out)).toMatchObject({ tenant: 'acme', client_id: 'hansard' });
+    // --json is the server's answer as it is
+    expect(JSON.parse(json.out)).not.toHaveProperty('client_secret');
     expect(`${r.out}${json.out}`).not.toContain(SECRET);
   });
 
