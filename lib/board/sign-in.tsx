@@ -6,22 +6,47 @@
  * wrote (an email, a group name, a reason) also goes through `escapeControl` (issue 8.4).
  */
 import { escapeControl } from '../log/format/escape.js';
+import type { Refusal } from '../service/sign-in/roles.js';
 import { Layout } from './layout.js';
 
-/** Whether an entry of `ask` is an email address (else a group name). */
-const isEmail = (s: string) => /^[^\s@]+@[^\s@]+$/.test(s);
+/** The sign-in page with the organisation form's tenant prefilled (none: the plain page). */
+const loginHref = (tenant?: string) => (tenant ? `/login?tenant=${encodeURIComponent(tenant)}` : '/login');
+
+/** Whether an entry of `ask` is an admin's email (it has an `@`); else it is a bare group name. */
+const isEmail = (s: string) => s.includes('@');
+
+/** What a refused person can do about it, by why they were refused (the sign-in service's `why`). */
+const WHAT_TO_ASK: Record<Refusal, string> = {
+  domain: 'To come in, sign in with an account at a domain this board lets in, or ask',
+  removed: 'If that is a mistake, ask',
+  unmapped: 'Ask',
+};
+const TO_DO: Record<Refusal, string> = {
+  domain: 'to let your domain in',
+  removed: 'to give you a role again',
+  unmapped: 'to give you a role on this board',
+};
 
 /**
- * Whom a refused person may ask: each admin's email (a `mailto:` link) and each group that would give
- * them a role; none: whoever runs hansard for their team.
+ * Whom a refused person may ask, in words that fit why they were refused: each admin's email (a
+ * `mailto:` link) and each group whose members are this board's admins ("anyone in the group X"); none
+ * (the service names no one, as for a domain refusal): whoever runs hansard for their team.
+ * @param ask admin emails (with `@`) and bare group names, as the sign-in service gives them
+ * @param why the refusal; absent: read as `unmapped` (no role given)
  */
-function WhomToAsk({ ask }: { ask: readonly string[] }) {
+function WhomToAsk({ ask, why = 'unmapped' }: { ask: readonly string[]; why?: Refusal | undefined }) {
   if (ask.length === 0) {
-    return <p>Ask whoever runs hansard for your team to give you a role on this board.</p>;
+    return (
+      <p>
+        {WHAT_TO_ASK[why]} whoever runs hansard for your team {TO_DO[why]}.
+      </p>
+    );
   }
   return (
     <>
-      <p>Ask to be let in:</p>
+      <p>
+        {WHAT_TO_ASK[why]} one of these {TO_DO[why]}:
+      </p>
       <ul class="ask">
         {ask.map((a) =>
           isEmail(a) ? (
@@ -31,7 +56,7 @@ function WhomToAsk({ ask }: { ask: readonly string[] }) {
             </li>
           ) : (
             <li>
-              whoever manages the group <code>{escapeControl(a)}</code>, which gives a role on this board
+              anyone in the group <code>{escapeControl(a)}</code> (its members are this board's admins)
             </li>
           ),
         )}
@@ -47,17 +72,20 @@ function WhomToAsk({ ask }: { ask: readonly string[] }) {
  * @param tenant the tenant they tried
  * @param email the email their provider gave, or null when it gave none
  * @param reason why, one plain sentence (the sign-in service's wording)
- * @param ask admin emails and/or group names to ask (may be empty)
+ * @param why the refusal's kind, which words the advice: a domain not let in, a person removed, no role
+ * @param ask admin emails (with `@`) and bare group names to ask (may be empty)
  */
 export function SignInRefusedPage({
   tenant,
   email,
   reason,
+  why,
   ask,
 }: {
   tenant: string;
   email: string | null;
   reason: string;
+  why?: Refusal | undefined;
   ask: readonly string[];
 }) {
   return (
@@ -75,10 +103,10 @@ export function SignInRefusedPage({
         )}
         {escapeControl(reason)}
       </p>
-      <WhomToAsk ask={ask} />
+      <WhomToAsk ask={ask} why={why} />
       <p>
-        Once they have, or to use another account, <a href="/login">sign in again</a>. (Your provider may
-        still have you signed in: sign out there to choose another account.)
+        Once they have, or to use another account, <a href={loginHref(tenant)}>sign in again</a>. (Your
+        provider may still have you signed in: sign out there to choose another account.)
       </p>
     </Layout>
   );

@@ -139,16 +139,58 @@ describe('the refusal and error pages', () => {
     expect(html).toContain(
       '<strong>sam@example.com</strong> cannot open the board of <strong>acme</strong>: No group of yours gives a role on this board, and it has no default role.',
     );
+    expect(html).toContain('Ask one of these to give you a role on this board:');
     expect(html).toContain('<a href="mailto:lead@example.com">lead@example.com</a>, an admin');
-    expect(html).toContain('whoever manages the group <code>eng-leads</code>');
-    expect(html).toContain('<a href="/login">sign in again</a>');
+    // a group is named bare by the service: the page says who in it to ask, once
+    expect(html).toContain('anyone in the group <code>eng-leads</code>');
+    expect(html).not.toContain('whoever manages');
+    expect(html).not.toMatch(/anyone in (the )?group.*anyone in/);
+    // signing in again goes back to the same tenant's form, prefilled
+    expect(html).toContain('<a href="/login?tenant=acme">sign in again</a>');
     expect(html).not.toContain('action="/logout"');
+  });
+
+  it('words whom to ask by why: a domain not let in (no one named), a person removed (admins only)', () => {
+    const domain = pageFor(
+      null,
+      <SignInRefusedPage
+        tenant="acme"
+        email="sam@gmail.com"
+        reason="sam@gmail.com is not at a domain tenant acme lets in (acme.test)."
+        why="domain"
+        ask={[]}
+      />,
+    );
+    expect(domain).toContain(
+      'To come in, sign in with an account at a domain this board lets in, or ask whoever runs hansard for your team to let your domain in.',
+    );
+    expect(domain).not.toContain('give you a role');
+    const removed = pageFor(
+      null,
+      <SignInRefusedPage
+        tenant="acme"
+        email="sam@acme.test"
+        reason="An admin of tenant acme has removed sam@acme.test."
+        why="removed"
+        ask={['lead@acme.test', 'ops@acme.test']}
+      />,
+    );
+    expect(removed).toContain('If that is a mistake, ask one of these to give you a role again:');
+    expect(removed.match(/<li><a href="mailto:/g)).toHaveLength(2);
+    expect(removed).not.toContain('anyone in the group');
+    const removedNoOne = pageFor(
+      null,
+      <SignInRefusedPage tenant="acme" email="sam@acme.test" reason="Removed." why="removed" ask={[]} />,
+    );
+    expect(removedNoOne).toContain(
+      'If that is a mistake, ask whoever runs hansard for your team to give you a role again.',
+    );
   });
 
   it('with no one named, says to ask whoever runs hansard for the team; a provider without email is "You"', () => {
     const html = pageFor(null, <SignInRefusedPage tenant="acme" email={null} reason="Refused." ask={[]} />);
     expect(html).toContain('You cannot open the board of <strong>acme</strong>: Refused.');
-    expect(html).toContain('Ask whoever runs hansard for your team');
+    expect(html).toContain('Ask whoever runs hansard for your team to give you a role on this board.');
     expect(html).not.toContain('<ul class="ask">');
   });
 
