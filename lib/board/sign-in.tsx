@@ -117,16 +117,17 @@ export function SignInRefusedPage({
  * already used, the provider answered an error or could not be reached. Says what happened and to start
  * again.
  * @param message what happened, one plain sentence
+ * @param tenant the tenant the sign-in was for, when known: "Start again" prefills it
  */
-export function SignInErrorPage({ message }: { message: string }) {
+export function SignInErrorPage({ message, tenant }: { message: string; tenant?: string | undefined }) {
   return (
     <Layout title="sign-in did not finish">
       <p class="error" role="alert">
         {escapeControl(message)}
       </p>
       <p>
-        Nothing was signed in. <a href="/login">Start again</a> from the sign-in page; if it keeps failing,
-        tell whoever runs hansard for your team what this page says.
+        Nothing was signed in. <a href={loginHref(tenant)}>Start again</a>; if it keeps failing, tell whoever
+        runs hansard for your team what this page says.
       </p>
     </Layout>
   );

@@ -212,5 +212,19 @@ describe('the refusal and error pages', () => {
     const html = pageFor(null, <SignInErrorPage message="The sign-in took too long (over 10 minutes)." />);
     expect(html).toContain('The sign-in took too long (over 10 minutes).');
     expect(html).toContain('<a href="/login">Start again</a>');
+    // the sign-in page is named once (the message may name it too)
+    expect(html.match(/sign-in page/g) ?? []).toHaveLength(0);
+  });
+
+  it('links "Start again" to the tenant’s prefilled form when the tenant is known', () => {
+    const html = pageFor(
+      null,
+      <SignInErrorPage
+        tenant="acme ops"
+        message="The sign-in was already used: start again from the sign-in page."
+      />,
+    );
+    expect(html).toContain('<a href="/login?tenant=acme%20ops">Start again</a>');
+    expect(html.match(/sign-in page/g)).toHaveLength(1);
   });
 });
