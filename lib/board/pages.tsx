@@ -25,22 +25,29 @@ export function BadPageLinkPage({ message }: { message: string }) {
  * to `GET /login/oidc`, whose OpenID provider signs the person in. `next`, a checked path of the
  * board (`safeNext`), goes with both forms so that signing in returns to the page asked for.
  * @param signedOut the browser was just signed out: the page says so
- * @param tenant the tenant name to prefill (the last one tried, or the one a link named)
+ * @param ended the person's session ended (it ran out, or an admin ended it): the page says to sign in again
+ * @param tenant the tenant name to prefill (the last one tried, or the one a link named: `/login?tenant=`)
  */
 export function LoginPage({
   error,
   next,
   signedOut,
+  ended,
   tenant,
 }: {
   error?: string;
   next?: string;
   signedOut?: boolean;
+  ended?: boolean;
   tenant?: string;
 }) {
   return (
     <Layout title="sign in">
-      {signedOut ? (
+      {ended ? (
+        <p class="flash" role="status">
+          Your session ended: sign in again.
+        </p>
+      ) : signedOut ? (
         <p class="flash" role="status">
           You are signed out.
         </p>
@@ -62,11 +69,12 @@ export function LoginPage({
       <form class="oidc" method="get" action="/login/oidc" aria-labelledby="sign-in-org">
         {next ? <input type="hidden" name="next" value={next} /> : null}
         <label>
-          Tenant{' '}
+          Team (tenant) name{' '}
           <input
             name="tenant"
             value={tenant === undefined ? undefined : escapeControl(tenant)}
             autocomplete="organization"
+            aria-describedby="tenant-hint"
             size={30}
             maxlength={63}
             required
@@ -74,9 +82,9 @@ export function LoginPage({
         </label>{' '}
         <button type="submit">Continue</button>
       </form>
-      <p class="muted">
-        Your team's board name (ask whoever runs hansard for your team); you then sign in at your
-        organisation's provider.
+      <p class="muted" id="tenant-hint">
+        Your team's tenant name on this hansard (ask whoever runs hansard for your team); you then sign in at
+        your organisation's provider.
       </p>
     </Layout>
   );

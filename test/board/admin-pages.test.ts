@@ -113,6 +113,20 @@ describe('the header of every signed-in page', () => {
   });
 });
 
+describe('GET /login', () => {
+  it('says a session ended (`?ended=1`, where an ended session is sent) with the tenant prefilled and `next` kept', async () => {
+    const p = await page('/login?ended=1&tenant=local&next=%2Ftokens', null);
+    expect(p.status).toBe(200);
+    expect(p.text).toContain('Your session ended: sign in again.');
+    expect(p.text).not.toContain('You are signed out.');
+    expect(p.text).toMatch(/<input name="tenant" value="local"/);
+    expect(p.text).toContain('<input type="hidden" name="next" value="/tokens"/>');
+    const out = await page('/login?signed_out=1', null);
+    expect(out.text).toContain('You are signed out.');
+    expect(out.text).not.toContain('session ended');
+  });
+});
+
 describe('GET /audit and GET /tokens', () => {
   it('answer a board viewer without the admin scope 403 with a page naming the token to ask for', async () => {
     for (const path of ['/audit', '/tokens']) {

@@ -116,11 +116,28 @@ describe('the sign-in page', () => {
     expect(html).toContain('You are signed out.');
   });
 
+  it('labels the tenant field "Team (tenant) name", its hint saying the same, and no "board name"', () => {
+    const html = pageFor(null, <LoginPage />);
+    expect(html).toMatch(
+      /<label>Team \(tenant\) name <input name="tenant"[^>]* aria-describedby="tenant-hint"/,
+    );
+    expect(html).toContain('<p class="muted" id="tenant-hint">Your team&#39;s tenant name on this hansard');
+    expect(html).not.toContain('board name');
+  });
+
+  it('says a session ended (`ended`) apart from a sign-out, the tenant still prefilled', () => {
+    const html = pageFor(null, <LoginPage ended tenant="acme" next="/tokens" />);
+    expect(html).toContain('<p class="flash" role="status">Your session ended: sign in again.</p>');
+    expect(html).not.toContain('You are signed out.');
+    expect(html).toMatch(/<input name="tenant" value="acme"/);
+  });
+
   it('leaves the tenant empty and says nothing of signing out by default', () => {
     const html = pageFor(null, <LoginPage />);
     expect(html).toMatch(/<input name="tenant" autocomplete="organization"/);
     expect(html).not.toContain('name="next"');
     expect(html).not.toContain('signed out');
+    expect(html).not.toContain('session ended');
   });
 });
 

@@ -27,6 +27,10 @@ export const loginPage = defineRoute({
         next: z.string().optional().describe('the board page to go back to after signing in'),
         tenant: z.string().optional().describe('prefills the organisation sign-in form'),
         signed_out: z.string().optional().describe('says the browser was just signed out'),
+        ended: z
+          .string()
+          .optional()
+          .describe("`1`: says the person's session ended (ran out, or ended by an admin), to sign in again"),
       }),
     },
     responses: { 200: page('a form to paste a token, and one to sign in with your organisation') },
@@ -39,6 +43,7 @@ export const loginPage = defineRoute({
       <LoginPage
         next={next === '/' ? undefined : next}
         signedOut={c.req.query('signed_out') === '1'}
+        ended={c.req.query('ended') === '1'}
         {...(tenant ? { tenant } : {})}
       />,
     );
