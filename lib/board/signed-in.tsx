@@ -59,14 +59,16 @@ export function SignOutForm({ csrf }: { csrf: string }) {
 
 /**
  * A person's link to their own sessions: "Mine" for one linked id, a short list for several, and for
- * none the command an admin runs to link them.
+ * none the command an admin runs to link them, saying what its USER_ID is (a viewer does not know the
+ * word; nothing is linked, as there is nothing of theirs to link to yet).
  */
 function MineLinks({ email, userIds }: { email: string; userIds: readonly string[] }) {
   if (userIds.length === 0) {
     return (
       <p class="mine-hint muted">
         No sessions are linked to you yet; ask an admin to link you:{' '}
-        <code>hansard people link USER_ID {escapeControl(email)}</code>
+        <code>hansard people link USER_ID {escapeControl(email)}</code>, where USER_ID is the name your
+        sessions record you as (the user_id on your sessions' pages, usually your login name).
       </p>
     );
   }

@@ -63,6 +63,11 @@ describe('the signed-in header', () => {
     const h = header(pageFor(person({ user_ids: [] })));
     expect(h).toContain('ask an admin to link you:');
     expect(h).toContain('<code>hansard people link USER_ID priya@example.com</code>');
+    // a viewer does not know what a USER_ID is: the hint says, and links nothing
+    expect(h).toContain(
+      'where USER_ID is the name your sessions record you as (the user_id on your sessions&#39; pages, usually your login name).',
+    );
+    expect(h.slice(h.indexOf('mine-hint'))).not.toMatch(/<a /);
     expect(h).not.toContain('href="/people/');
   });
 
