@@ -97,8 +97,8 @@ Examples:
       --client-secret-file ./secret --role-map 'eng-leads=admin,eng=member' --default-role viewer
   hansard tenant oidc set --issuer http://127.0.0.1:9090 --client-id test --client-secret-file s --no-check
 
-The server fetches {issuer}/.well-known/openid-configuration first: a wrong issuer is refused now (exit 1),
-not at the first sign-in. Printed on stdout: the redirect URI to register at the provider.
+The server fetches {issuer}/.well-known/openid-configuration first: a wrong or unreachable issuer fails
+now (exit 1: the sign-in provider could not be used), not at the first sign-in. Printed on stdout: the redirect URI to register at the provider.
 Roles: viewer (board, read), member (+ report), admin (+ tokens, alerts, sign-in); a person in several
 groups gets the highest. hansard people role EMAIL ROLE sets one person's own role.`,
     )

@@ -55,7 +55,8 @@ Getting started:
   hansard replay s_… --format text            read it back, merged
 
 Environment: HANSARD_URL (default http://127.0.0.1:8787), HANSARD_TOKEN, HANSARD_DATA_DIR.
-Exit codes: 0 success, 1 failure, 2 usage error or refused by the server.`,
+Exit codes: 0 success, 1 failure (of the server, or of a service it uses such as a sign-in provider),
+2 usage error or request refused by the server (4xx).`,
     );
   registerServe(program, io);
   registerToken(program, io);
@@ -153,7 +154,13 @@ function exitCodeFor(err: unknown, io: Io): number {
     return 1;
   }
   if (err instanceof ServerError) {
-    const said = err.status === 404 ? 'the server has no such thing' : 'the server refused';
+    // A provider the server had to use (a tenant's OpenID issuer) failed: the server did not refuse.
+    const said =
+      err.status === 404
+        ? 'the server has no such thing'
+        : err.code === 'provider_unavailable'
+          ? 'the sign-in provider could not be used'
+          : 'the server refused';
     io.stderr.write(`hansard: ${said}: ${escapeControl(err.message)} (${err.status} ${err.code})\n`);
     // Validation errors carry one issue per field: show them, they say what to change.
     const issues = Array.isArray(err.details.issues)

@@ -110,6 +110,8 @@ describe('hansard tenant oidc', () => {
     );
     expect(r.code).toBe(1);
     expect(r.err).toContain(`${op.issuer}/wrong`);
+    expect(r.err).toContain('hansard: the sign-in provider could not be used: ');
+    expect(r.err).not.toContain('the server refused');
     expect(r.err).toContain('(502 provider_unavailable)');
     // answered at once: a retry would ask the same provider the same question
     expect(r.err).not.toContain('retrying');
@@ -222,6 +224,12 @@ describe('hansard tenant oidc', () => {
     expect(setHelp.out).toContain('--client-secret-file <file>');
     expect(setHelp.out).toContain('--no-check');
     expect(setHelp.out).toContain("--role-map 'eng-leads=admin,eng=member'");
+    // the exit code of a provider that cannot be used, as the top-level help tells them apart
+    expect(setHelp.out).toContain('exit 1: the sign-in provider could not be used');
+    const top = await hansard('--help');
+    expect(top.out).toContain(
+      'Exit codes: 0 success, 1 failure (of the server, or of a service it uses such as a sign-in provider),\n2 usage error or request refused by the server (4xx).',
+    );
   });
 });
 
