@@ -85,12 +85,17 @@ Exit codes: 0 success, 1 failure (of the server, or of a service it uses such as
 /** Runs the CLI with `argv` (without `node` and the script) and returns the exit code. */
 export async function runCli(argv: string[], io: Io): Promise<number> {
   const program = buildProgram(io);
+  // The flag the running command takes for the server's URL, for the hint of a server not reached.
+  let serverFlag: string | null = null;
+  program.hook('preAction', (_program, action) => {
+    serverFlag = serverFlagOf(action);
+  });
   try {
     await program.parseAsync(argv, { from: 'user' });
     return 0;
   } catch (err) {
     if (!argv.includes('--json') || err instanceof CommanderError || err instanceof ExitError) {
-      return exitCodeFor(err, io);
+      return exitCodeFor(err, io, serverFlag);
     }
     // Asked for machine output: the failure too, as one JSON object on stderr (the same envelope as the
     // API's errors, plus the exit code); the sentence a person would read is its message.
@@ -101,7 +106,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
         return true;
       },
     };
-    const code = exitCodeFor(err, { ...io, stderr: sink });
+    const code = exitCodeFor(err, { ...io, stderr: sink }, serverFlag);
     io.stderr.write(`${JSON.stringify(jsonError(err, text, code))}\n`);
     return code;
   }
@@ -134,7 +139,16 @@ function jsonError(err: unknown, text: string, exitCode: number) {
   return { error: { code, message, details: {}, exit_code: exitCode } };
 }
 
-function exitCodeFor(err: unknown, io: Io): number {
+/**
+ * `--server` or `--url`, whichever of the two `command` takes for the server's URL (`--server` first:
+ * `hansard alerts add` takes both, its `--url` being the target's); null when it takes neither.
+ */
+function serverFlagOf(command: Command): string | null {
+  const flags = new Set(command.options.map((o) => o.long));
+  return flags.has('--server') ? '--server' : flags.has('--url') ? '--url' : null;
+}
+
+function exitCodeFor(err: unknown, io: Io, serverFlag: string | null = null): number {
   if (err instanceof CommanderError) {
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0)
       return 0;
@@ -191,7 +205,7 @@ function exitCodeFor(err: unknown, io: Io): number {
   if (err instanceof NetworkError) {
     io.stderr.write(
       `hansard: ${err.message}\nhint: is the server running? Start one with npm start in the hansard checkout ` +
-        '(or hansard serve), or point HANSARD_URL (or --url; --server for hansard alerts) at the server you use\n',
+        `(or hansard serve), or point HANSARD_URL${serverFlag ? ` (or ${serverFlag})` : ''} at the server you use\n`,
     );
     return 1;
   }

@@ -7,6 +7,7 @@
  * before any request, `--json` everywhere, `--help` with examples.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -230,6 +231,27 @@ describe('hansard tenant oidc', () => {
     expect(top.out).toContain(
       'Exit codes: 0 success, 1 failure (of the server, or of a service it uses such as a sign-in provider),\n2 usage error or request refused by the server (4xx).',
     );
+  });
+
+  it('a server nobody answers at: the hint names --server, the flag these commands take', async () => {
+    // a loopback port nothing listens on: refused at once, not retried
+    const port = await new Promise<number>((done) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => done(port));
+      });
+    });
+    const gone = { HANSARD_URL: `http://127.0.0.1:${port}`, HANSARD_TOKEN: srv.admin };
+    for (const argv of [['tenant', 'oidc', 'show'], ['people', 'list'], ['audit-log'], ['alerts', 'list']]) {
+      const r = await runHansard(argv, { cwd, env: gone });
+      expect(r.code, r.err).toBe(1);
+      expect(r.err).toContain('point HANSARD_URL (or --server) at the server you use');
+      expect(r.err).not.toContain('--url');
+    }
+    // a command that takes --url is told --url
+    const replay = await runHansard(['replay', 's_01KZVVGRNTBMSD610TK2GA9BFS'], { cwd, env: gone });
+    expect(replay.code, replay.err).toBe(1);
+    expect(replay.err).toContain('point HANSARD_URL (or --url) at the server you use');
   });
 });
 
