@@ -23,8 +23,19 @@ export function age(iso: string, now: string): string {
   return h < 48 ? `${h} h` : `${Math.floor(h / 24)} d`;
 }
 
-/** `age` as a phrase after a verb: `just now`, `12 min ago`. */
+/**
+ * `age` as a phrase after a verb: `just now`, `12 min ago`; a time a minute or more after `now` (a
+ * token's expiry) in words, to the nearest unit: `in 1 minute`, `in 12 minutes`, `in 3 hours`, `in 30
+ * days`. Less than a minute ahead is clock skew: `just now`.
+ */
 export function ago(iso: string, now: string): string {
+  const ahead = Date.parse(iso) - Date.parse(now);
+  if (ahead >= 60_000) {
+    const min = Math.round(ahead / 60_000);
+    if (min < 120) return `in ${min} minute${min === 1 ? '' : 's'}`;
+    const h = Math.round(min / 60);
+    return h < 48 ? `in ${h} hours` : `in ${Math.round(min / 1440)} days`;
+  }
   const a = age(iso, now);
   return a === 'just now' ? a : `${a} ago`;
 }

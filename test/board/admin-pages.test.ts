@@ -160,6 +160,21 @@ describe('GET /audit and GET /tokens', () => {
     expect(p.text).not.toMatch(/hns_[0-9A-Za-z]{43}/);
   });
 
+  it('says when a live token expires ahead ("in 30 days"), not "just now"', async () => {
+    const m = await mintToken(
+      f.stores.state,
+      'local',
+      { scopes: ['read'], label: 'a month', ttl_seconds: 30 * 86_400 },
+      new Date(),
+    );
+    const p = await page('/tokens', admin);
+    const row = new RegExp(`<tr data-token="${m.record.id}" data-state="live">.*?</tr>`).exec(p.text)?.[0];
+    expect(row, 'the token’s row').toBeDefined();
+    expect(row).toMatch(
+      /<td data-label="Expires"><time datetime="[^"]+" title="[^"]+">in 30 days<\/time><\/td>/,
+    );
+  });
+
   it('pages the audit list newest first, 50 a page, through its "Older" link', async () => {
     // 55 token.create entries through the API, labelled in order
     for (let k = 0; k < 55; k++) {
