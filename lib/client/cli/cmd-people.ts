@@ -76,7 +76,9 @@ export function registerPeople(program: Command, io: Io): void {
   )
     .addHelpText(
       'after',
-      '\nExamples:\n  hansard people role sam@example.com admin\n  hansard people role sam@example.com mapped',
+      '\nExamples:\n  hansard people role sam@example.com admin\n  hansard people role sam@example.com mapped\n\n' +
+        "An email outside the tenant's allowed domains gets the role with a warning: it is refused at\n" +
+        'sign-in until its domain is allowed (hansard tenant oidc set --allowed-domains).',
     )
     .action((email: string, role: string, o: PeopleOptions) =>
       changePerson(email, { role: roleWord(role) }, o, io),
@@ -142,14 +144,44 @@ export async function listPeople(o: PeopleOptions, io: Io): Promise<void> {
   for (const p of all) io.stdout.write(`${escapeControl(line(p))}\n`);
 }
 
-/** `people link|unlink|role`: the change, then the person as it is now. */
+/**
+ * `people link|unlink|role`: the change, then the person as it is now. A role given (not `none`) to an
+ * email outside the tenant's allowed domains is set all the same, with a warning on stderr (`outsideWarning`).
+ */
 export async function changePerson(
   address: string,
   change: PersonChange,
   o: PeopleOptions,
   io: Io,
 ): Promise<void> {
-  const person = await api(o, io).setPerson(email(address), change);
+  const sign = api(o, io);
+  const person = await sign.setPerson(email(address), change);
+  if (change.role !== undefined && change.role !== 'none') {
+    const warning = await outsideWarning(sign, person.email);
+    if (warning) io.stderr.write(`hansard: warning: ${escapeControl(warning)}\n`);
+  }
   if (o.json) return printJson(io, person);
   io.stdout.write(`${escapeControl(line(person))}\n`);
+}
+
+/**
+ * Why `email` will be refused at sign-in whatever its role: its domain is not among the tenant's
+ * `allowed_domains` (compared whole, as the server's role decision does); null when it is, when any
+ * domain is let in, when the tenant has no sign-in, or when the settings cannot be read (the change is
+ * made: this is advice, and the person answer has no room for it).
+ */
+async function outsideWarning(sign: SignInApi, email: string): Promise<string | null> {
+  let settings: Awaited<ReturnType<SignInApi['getOidc']>>;
+  try {
+    settings = await sign.getOidc(await sign.ownTenant());
+  } catch {
+    return null;
+  }
+  const allowed = settings?.allowed_domains ?? [];
+  const domain = email.slice(email.lastIndexOf('@') + 1);
+  if (!settings || allowed.length === 0 || allowed.includes(domain)) return null;
+  return (
+    `${domain} is not among the domains tenant ${settings.tenant} lets in (${allowed.join(', ')}): ` +
+    `${email} is refused at sign-in until it is (hansard tenant oidc set --allowed-domains)`
+  );
 }

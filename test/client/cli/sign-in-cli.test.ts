@@ -324,3 +324,42 @@ describe('hansard audit-log', () => {
     }
   });
 });
+
+describe('hansard people role outside the allowed domains', () => {
+  it('sets the role, and warns on stderr that the person is refused until their domain is allowed', async () => {
+    const on = await hansard(
+      'tenant',
+      'oidc',
+      'set',
+      '--issuer',
+      'http://127.0.0.1:9/nobody',
+      '--client-id',
+      'hansard',
+      '--client-secret-file',
+      'secret',
+      '--allowed-domains',
+      'example.com',
+      '--no-check',
+    );
+    expect(on.code, on.err).toBe(0);
+    const r = await hansard('people', 'role', 'dana@elsewhere.org', 'member');
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toBe('dana@elsewhere.org  member  -  never signed in\n');
+    expect(r.err).toBe(
+      'hansard: warning: elsewhere.org is not among the domains tenant acme lets in (example.com): dana@elsewhere.org is refused at sign-in until it is (hansard tenant oidc set --allowed-domains)\n',
+    );
+    expect((await srv.stores.state.getPerson('acme', 'dana@elsewhere.org'))?.role).toBe('member');
+    const json = await hansard('people', 'role', 'dana@elsewhere.org', 'admin', '--json');
+    expect(JSON.parse(json.out).role).toBe('admin');
+    expect(json.err).toContain('hansard: warning: elsewhere.org is not among the domains');
+    // at an allowed domain, or removing someone: nothing to warn about
+    for (const argv of [
+      ['people', 'role', 'sam@example.com', 'viewer'],
+      ['people', 'role', 'dana@elsewhere.org', 'none'],
+    ]) {
+      const quiet = await hansard(...argv);
+      expect(quiet.code, quiet.err).toBe(0);
+      expect(quiet.err).toBe('');
+    }
+  });
+});
