@@ -125,7 +125,34 @@ function line(p: PersonView): string {
   return `${p.email}  ${role.padEnd(6)}  ${ids}  ${p.last_sign_in_at ? `signed in ${p.last_sign_in_at}` : 'never signed in'}`;
 }
 
-/** `hansard people list`: every page, one line a person (escaped), or all of them as one JSON list. */
+/** The columns of `people list`: a header, then a person a row. */
+const COLUMNS = ['EMAIL', 'NAME', 'ROLE', 'PERSON IDS', 'LAST SIGN-IN'] as const;
+
+/** A person as `people list` shows them, a cell a column (`-` for none). */
+function cells(p: PersonView): string[] {
+  return [
+    p.email,
+    p.name ?? '-',
+    p.role ?? 'mapped',
+    p.user_ids.length ? p.user_ids.join(',') : '-',
+    p.last_sign_in_at ?? 'never',
+  ];
+}
+
+/**
+ * `rows` as aligned columns, two spaces apart, the last unpadded; each cell escaped first (a name is the
+ * provider's, an id a writer's: neither moves the cursor or forges a row). Widths are counted in UTF-16
+ * units, so a wide character may shift its row a little.
+ */
+function table(rows: readonly (readonly string[])[]): string {
+  const escaped = rows.map((r) => r.map((c) => escapeControl(c)));
+  const widths = escaped[0]?.map((_, i) => Math.max(...escaped.map((r) => r[i]?.length ?? 0))) ?? [];
+  return escaped
+    .map((r) => `${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ')}\n`)
+    .join('');
+}
+
+/** `hansard people list`: every page, as a table with a header row, or all of them as one JSON list. */
 export async function listPeople(o: PeopleOptions, io: Io): Promise<void> {
   const sign = api(o, io);
   const all: PersonView[] = [];
@@ -141,7 +168,7 @@ export async function listPeople(o: PeopleOptions, io: Io): Promise<void> {
     io.stderr.write('no people yet: they appear at their first sign-in, or with hansard people link\n');
     return;
   }
-  for (const p of all) io.stdout.write(`${escapeControl(line(p))}\n`);
+  io.stdout.write(table([[...COLUMNS], ...all.map(cells)]));
 }
 
 /**

@@ -273,12 +273,22 @@ describe('hansard people', () => {
     expect(JSON.parse(r.out).role).toBeNull();
     r = await hansard('people', 'role', 'sam@example.com', 'none');
     expect(r.out).toContain('sam@example.com  none');
+    // as a sign-in leaves it: the provider's name for them, and when
+    const sam = (await srv.stores.state.getPerson('acme', 'sam@example.com'))!;
+    await srv.stores.state.putPerson(
+      { ...sam, name: 'Sam Okafor', last_sign_in_at: '2026-12-01T09:30:00.000Z', version: sam.version + 1 },
+      sam.version,
+    );
     const list = await hansard('people', 'list');
     expect(list.code, list.err).toBe(0);
-    expect(list.out.split('\n').filter(Boolean)).toEqual([
-      'priya@example.com  mapped  priya-laptop  never signed in',
-      'sam@example.com  none    -  never signed in',
-    ]);
+    expect(list.out).toBe(
+      [
+        'EMAIL              NAME        ROLE    PERSON IDS    LAST SIGN-IN',
+        'priya@example.com  -           mapped  priya-laptop  never',
+        'sam@example.com    Sam Okafor  none    -             2026-12-01T09:30:00.000Z',
+        '',
+      ].join('\n'),
+    );
     const json = await hansard('people', 'list', '--json');
     expect(JSON.parse(json.out).map((p: { email: string }) => p.email)).toEqual([
       'priya@example.com',
