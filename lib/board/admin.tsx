@@ -114,7 +114,7 @@ export function AuditPage({
                   <Actor a={e.actor} />
                 </td>
                 <td data-label="What">
-                  <code>{e.action}</code>
+                  <code class="action">{e.action}</code>
                 </td>
                 <td data-label="Target">
                   {e.target ? <code>{escapeControl(e.target)}</code> : 'the tenant'}

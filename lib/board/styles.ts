@@ -80,7 +80,7 @@ header nav.board-nav { font-size: .9rem; display: flex; flex-wrap: wrap; gap: 0 
 .signed-in p { margin: 0; } .who-am-i strong { overflow-wrap: anywhere; } p.mine-hint { font-size: .8rem; max-width: 34rem; overflow-wrap: anywhere; }
 ul.mine-ids { display: inline; list-style: none; padding: 0; margin: 0; } ul.mine-ids li { display: inline; } ul.mine-ids li + li::before { content: ", "; }
 form.oidc, form.token-sign-in { margin: .6rem 0 1.2rem; } form.oidc input, form.token-sign-in input { max-width: 100%; }
-table.audit td, table.tokens td { font-size: .9rem; } table.audit th, table.tokens th, table.tokens button { overflow-wrap: normal; white-space: nowrap; } table.tokens tr[data-state="revoked"] td, table.tokens tr[data-state="expired"] td { color: var(--muted); }
+table.audit td, table.tokens td { font-size: .9rem; } table.audit code.action { white-space: nowrap; } table.audit th, table.tokens th, table.tokens button { overflow-wrap: normal; white-space: nowrap; } table.tokens tr[data-state="revoked"] td, table.tokens tr[data-state="expired"] td { color: var(--muted); }
 td ul.who { list-style: none; padding: 0; margin: .2rem 0 0; display: flex; flex-wrap: wrap; gap: 0 .6rem; }
 @media (max-width: 700px) {
   body { padding: .6rem .8rem; }
