@@ -57,7 +57,7 @@ export async function auditLog(o: AuditLogOptions, io: Io): Promise<void> {
   const { entries } = await sign.listAudit(Number(o.limit));
   if (o.json) return printJson(io, entries);
   if (entries.length === 0) {
-    io.stderr.write('the audit list is empty\n');
+    io.stdout.write('the audit list is empty\n');
     return;
   }
   for (const e of entries) {

@@ -165,7 +165,7 @@ export async function listPeople(o: PeopleOptions, io: Io): Promise<void> {
   }
   if (o.json) return printJson(io, all);
   if (all.length === 0) {
-    io.stderr.write('no people yet: they appear at their first sign-in, or with hansard people link\n');
+    io.stdout.write('no people yet: they appear at their first sign-in, or with hansard people link\n');
     return;
   }
   io.stdout.write(table([[...COLUMNS], ...all.map(cells)]));

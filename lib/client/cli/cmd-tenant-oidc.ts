@@ -280,14 +280,14 @@ function describe(v: OidcSettingsView): string[] {
   ];
 }
 
-/** `hansard tenant oidc show`: the settings (never the secret); none set: a line on stderr (`--json`: null). */
+/** `hansard tenant oidc show`: the settings (never the secret); none set: a line saying so, on stdout as the answer (`--json`: null). */
 export async function showTenantOidc(o: OidcServerOptions, io: Io): Promise<void> {
   const sign = api(o, io);
   const tenant = await ownTenant(sign, o);
   const view = await sign.getOidc(tenant);
   if (o.json) return printJson(io, view);
   if (!view) {
-    io.stderr.write(`tenant ${tenant} has no OIDC sign-in: set one with hansard tenant oidc set\n`);
+    io.stdout.write(`tenant ${tenant} has no OIDC sign-in: set one with hansard tenant oidc set\n`);
     return;
   }
   // What an admin typed (a client id, group names) is escaped: it cannot move the cursor or forge a line.

@@ -21,7 +21,7 @@ const cwd = mkdtempSync(join(tmpdir(), 'hansard-sign-in-cli-'));
 const sealer = new LocalSecretSealer(join(cwd, 'keys'));
 const srv = useServer({
   tenants: ['acme', 'globex'],
-  tokens: { reader: ['read'] },
+  tokens: { reader: ['read'], globex: { tenant: 'globex', scopes: ['admin'] } },
   deps: { signIn: { sealer, config: DEFAULT_SIGN_IN_CONFIG } },
   // the 5xx of a wrong issuer is logged by the app, on purpose
   mayLog: /^answered 502 provider_unavailable /,
@@ -199,7 +199,9 @@ describe('hansard tenant oidc', () => {
     expect(r.err).toContain('OIDC sign-in removed for tenant acme');
     const show = await hansard('tenant', 'oidc', 'show');
     expect(show.code).toBe(0);
-    expect(show.err).toContain('tenant acme has no OIDC sign-in');
+    // the command's answer: on stdout
+    expect(show.out).toContain('tenant acme has no OIDC sign-in');
+    expect(show.err).toBe('');
     expect((await hansard('tenant', 'oidc', 'show', '--json')).out.trim()).toBe('null');
     const again = await hansard('tenant', 'oidc', 'remove');
     expect(again.code).toBe(2);
@@ -306,6 +308,24 @@ describe('hansard people', () => {
     const unknown = await hansard('people', 'unlink', 'x', 'nobody@example.com');
     expect(unknown.code).toBe(2);
     expect(unknown.err).toContain('hansard people list');
+  });
+});
+
+describe('a tenant with nothing yet', () => {
+  it('people list and audit-log say so on stdout (their answer), nothing on stderr; --json: []', async () => {
+    const env = { HANSARD_URL: srv.url, HANSARD_TOKEN: srv.tokens.globex };
+    const people = await runHansard(['people', 'list'], { cwd, env });
+    expect(people.code, people.err).toBe(0);
+    expect(people.out).toBe(
+      'no people yet: they appear at their first sign-in, or with hansard people link\n',
+    );
+    expect(people.err).toBe('');
+    const audit = await runHansard(['audit-log'], { cwd, env });
+    expect(audit.code, audit.err).toBe(0);
+    expect(audit.out).toBe('the audit list is empty\n');
+    expect(audit.err).toBe('');
+    expect((await runHansard(['people', 'list', '--json'], { cwd, env })).out.trim()).toBe('[]');
+    expect((await runHansard(['audit-log', '--json'], { cwd, env })).out.trim()).toBe('[]');
   });
 });
 
