@@ -72,9 +72,10 @@ export class SignInApi {
     return res.body as OidcSettingsView;
   }
 
-  /** `DELETE /v1/tenants/{tenant}/oidc`. */
-  async removeOidc(tenant: string): Promise<void> {
-    await this.client.request('DELETE', oidcPath(tenant));
+  /** `DELETE /v1/tenants/{tenant}/oidc`: true when removed, false when none was set (404). */
+  async removeOidc(tenant: string): Promise<boolean> {
+    const res = await this.client.request('DELETE', oidcPath(tenant), { allow404: true });
+    return res.status !== 404;
   }
 
   /** `GET /v1/people?limit=&cursor=`: a page of people and the cursor of the next (null: last). */

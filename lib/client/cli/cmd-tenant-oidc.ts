@@ -294,11 +294,18 @@ export async function showTenantOidc(o: OidcServerOptions, io: Io): Promise<void
   for (const line of describe(view)) io.stdout.write(`${escapeControl(line)}\n`);
 }
 
-/** `hansard tenant oidc remove`. */
+/**
+ * `hansard tenant oidc remove`: `{tenant, removed}` (`--json`) or a line saying it. Idempotent: a tenant
+ * with nothing set (the server's 404 for the token's own tenant) is done already, exit 0, `removed: false`.
+ */
 export async function removeTenantOidc(o: OidcServerOptions, io: Io): Promise<void> {
   const sign = api(o, io);
   const tenant = await ownTenant(sign, o);
-  await sign.removeOidc(tenant);
-  if (o.json) return printJson(io, { tenant, removed: true });
-  io.stderr.write(`OIDC sign-in removed for tenant ${tenant}: link tokens keep working\n`);
+  const removed = await sign.removeOidc(tenant);
+  if (o.json) return printJson(io, { tenant, removed });
+  io.stdout.write(
+    removed
+      ? `OIDC sign-in removed for tenant ${tenant}: link tokens keep working\n`
+      : `no sign-in was set for tenant ${tenant}: nothing to remove\n`,
+  );
 }

@@ -193,10 +193,10 @@ describe('hansard tenant oidc', () => {
     expect(`${r.out}${json.out}`).not.toContain(SECRET);
   });
 
-  it('remove: exit 0; then show says there is none (null as JSON), and remove again is refused (exit 2)', async () => {
+  it('remove: exit 0; then show says there is none (null as JSON), and remove again is done already (exit 0)', async () => {
     const r = await hansard('tenant', 'oidc', 'remove');
     expect(r.code, r.err).toBe(0);
-    expect(r.err).toContain('OIDC sign-in removed for tenant acme');
+    expect(r.out).toBe('OIDC sign-in removed for tenant acme: link tokens keep working\n');
     const show = await hansard('tenant', 'oidc', 'show');
     expect(show.code).toBe(0);
     // the command's answer: on stdout
@@ -204,8 +204,12 @@ describe('hansard tenant oidc', () => {
     expect(show.err).toBe('');
     expect((await hansard('tenant', 'oidc', 'show', '--json')).out.trim()).toBe('null');
     const again = await hansard('tenant', 'oidc', 'remove');
-    expect(again.code).toBe(2);
-    expect(again.err).toContain('hansard tenant oidc set');
+    expect(again.code, again.err).toBe(0);
+    expect(again.out).toBe('no sign-in was set for tenant acme: nothing to remove\n');
+    expect(again.err).toBe('');
+    const json = await hansard('tenant', 'oidc', 'remove', '--json');
+    expect(json.code, json.err).toBe(0);
+    expect(JSON.parse(json.out)).toEqual({ tenant: 'acme', removed: false });
   });
 
   it('a token without admin is refused (exit 2) and told which scope to use', async () => {
