@@ -143,6 +143,7 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
               kms: o.clients.kms,
               keyId: o.config.SIGN_IN_KMS_KEY_ID,
               publicOrigin: o.config.BOARD_ORIGIN,
+              allowPrivateIssuers: o.config.SIGN_IN_ALLOW_PRIVATE_ISSUERS === '1',
             }),
           }
         : {}),

@@ -221,6 +221,11 @@ export const LambdaConfig = z.object({
   DYNAMODB_ENDPOINT: endpoint,
   /** tests only: a KMS stand-in */
   KMS_ENDPOINT: endpoint,
+  /**
+   * tests only: `1` lets sign-in issuers be loopback or private addresses (the emulator tests' provider
+   * on loopback); never set in a deployment (the stack does not)
+   */
+  SIGN_IN_ALLOW_PRIVATE_ISSUERS: z.preprocess(present, z.literal('1').optional()),
 });
 export type LambdaConfig = z.infer<typeof LambdaConfig>;
 

@@ -34,3 +34,33 @@ export function ContinuePage({
     </Layout>
   );
 }
+
+/**
+ * A page that asks before going on (issue 29: login CSRF): another site sent the browser to start a
+ * sign-in, which must not happen without the person choosing it. The link is this board's own, so
+ * following it is a same-origin navigation that goes on.
+ * @param message one plain sentence: what following the link does
+ */
+export function ConfirmPage({
+  title,
+  message,
+  href,
+  linkText,
+}: {
+  title: string;
+  message: string;
+  href: string;
+  linkText: string;
+}) {
+  return (
+    <Layout title={title}>
+      <p>{escapeControl(message)}</p>
+      <p>
+        <a class="button" href={href}>
+          {escapeControl(linkText)}
+        </a>{' '}
+        or <a href="/login">go to the sign-in page</a>.
+      </p>
+    </Layout>
+  );
+}

@@ -68,7 +68,12 @@ export const EmailAddress = z
   .string()
   .min(3)
   .max(MAX_EMAIL_CHARS)
-  .regex(/^[^\s@]+@[^\s@]+$/, 'an email address such as priya@example.com');
+  // Printable ASCII only: an identity key must have one spelling. A look-alike (Cyrillic а, the Kelvin
+  // sign that lower-cases to k) would be another person who reads the same, or fold into someone else.
+  .regex(
+    /^[\x21-\x3f\x41-\x7e]+@[\x21-\x3f\x41-\x7e]+$/,
+    'an email address such as priya@example.com (printable ASCII, one @; an international domain in its xn-- form)',
+  );
 
 /** `email` as it is stored and compared: trimmed, lower case. */
 export function normalEmail(email: string): string {
@@ -85,10 +90,29 @@ export const IssuerUrl = z
   .url()
   .refine((s) => {
     const u = new URL(s);
-    if (u.search || u.hash) return false;
+    if (u.search || u.hash || u.username || u.password) return false;
     if (u.protocol === 'https:') return true;
     return u.protocol === 'http:' && isLoopbackHost(u.hostname);
-  }, 'the issuer must be an https:// URL without query or fragment (http:// only on a loopback host)');
+  }, 'the issuer must be an https:// URL without user name, query or fragment (http:// only on a loopback host)')
+  .refine(
+    (s) => !new URL(s).pathname.includes('/.well-known/'),
+    'give the issuer itself, not its discovery document: hansard adds /.well-known/openid-configuration',
+  )
+  .refine((s) => !isMultiTenantEntra(new URL(s)), {
+    message:
+      "Microsoft's common, organizations and consumers issuers accept any directory's accounts: give your own directory's, https://login.microsoftonline.com/<directory id>/v2.0",
+  });
+
+/**
+ * Whether `u` is one of Entra ID's multi-tenant issuers, whose ID tokens any directory's accounts get
+ * (with an email claim their directory chose: the "nOAuth" impersonation).
+ */
+export function isMultiTenantEntra(u: URL): boolean {
+  const host = u.hostname.toLowerCase();
+  if (host !== 'login.microsoftonline.com' && host !== 'login.microsoft.com') return false;
+  const first = u.pathname.split('/')[1]?.toLowerCase() ?? '';
+  return first === 'common' || first === 'organizations' || first === 'consumers';
+}
 
 /** Whether `hostname` (as `URL.hostname` gives it) is this machine: localhost, 127.0.0.0/8 or ::1. */
 export function isLoopbackHost(hostname: string): boolean {

@@ -146,10 +146,17 @@ export function awsSignInService(o: {
   kms: KMSClient;
   keyId: string;
   publicOrigin?: string | null | undefined;
+  /** let issuers be private or loopback addresses: the emulator tests' provider on loopback only */
+  allowPrivateIssuers?: boolean | undefined;
 }): SignInServiceDeps {
   return {
     sealer: new KmsSecretSealer({ client: o.kms, keyId: o.keyId, purpose: SIGN_IN_SECRET_PURPOSE }),
-    config: { ...DEFAULT_SIGN_IN_CONFIG, publicOrigin: o.publicOrigin ?? null },
+    config: {
+      ...DEFAULT_SIGN_IN_CONFIG,
+      publicOrigin: o.publicOrigin ?? null,
+      // A tenant's admin may not point the API at the VPC, the metadata service or the Lambda sandbox.
+      allowPrivateIssuers: o.allowPrivateIssuers ?? false,
+    },
   };
 }
 

@@ -153,13 +153,26 @@ export const pageAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (err instanceof AppError && err.code === 'unauthorized') {
       const refused = refusalOf(err);
       if (refused) return refusedPage(c, c.get('services').deps.state, refused);
-      return c.redirect(signInLocation(c), 302);
+      return c.redirect(endedLocation(signInLocation(c), err), 302);
     }
     throw err;
   }
   if (!c.get('ctx').caller.scopes.includes('board')) return c.redirect(signInLocation(c), 302);
   return next();
 };
+
+/**
+ * `location` (a sign-in address) saying the session ended, and for which tenant, when the 401 says a
+ * person's session ended (the sign-in page then says so and keeps the tenant).
+ */
+function endedLocation(location: string, err: AppError): string {
+  const d = err.details as { session?: unknown; tenant?: unknown };
+  if (d.session !== 'ended' || typeof d.tenant !== 'string') return location;
+  const url = new URL(location, 'http://board.invalid');
+  url.searchParams.set('ended', '1');
+  url.searchParams.set('tenant', d.tenant);
+  return url.pathname + url.search;
+}
 
 /** The refusal a 401 of `requireAuth` carries (a signed-in person refused now), or null. */
 function refusalOf(err: AppError): { why: Refusal; message: string; tenant: string; email: string } | null {

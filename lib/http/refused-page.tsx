@@ -4,7 +4,7 @@
  */
 import type { Context } from 'hono';
 import { SignInRefusedPage } from '../board/sign-in.js';
-import { whomToAsk } from '../service/sign-in/flow.js';
+import { whomToAsk } from '../service/sign-in/records.js';
 import type { Refusal } from '../service/sign-in/roles.js';
 
 /**
@@ -16,6 +16,6 @@ export async function refusedPage(
   state: Parameters<typeof whomToAsk>[0],
   r: { why: Refusal; message: string; tenant: string; email: string; ask?: string[] },
 ) {
-  const ask = r.ask ?? (await whomToAsk(state, r.tenant).catch(() => []));
+  const ask = r.ask ?? (await whomToAsk(state, r.tenant, r.why).catch(() => []));
   return c.html(<SignInRefusedPage tenant={r.tenant} email={r.email} reason={r.message} ask={ask} />, 403);
 }

@@ -20,6 +20,13 @@ export const StoredOidcSettings = OidcSettingsView.omit({
 }).extend({
   /** the client secret, sealed by the deployment's sealer for this tenant (lib/service/alerts/deps.ts `SecretSealer`) */
   client_secret_sealed: z.string().min(1),
+  /**
+   * which sign-in these settings are (random, base64url): kept while the issuer and client stay, new when
+   * they change or after the settings were removed. A session cookie names it, so no cookie of a sign-in
+   * removed (or moved to another client) opens again when settings are set anew. '' on records written
+   * before it existed.
+   */
+  generation: z.string().max(64).default(''),
 });
 export type StoredOidcSettings = z.infer<typeof StoredOidcSettings>;
 

@@ -115,6 +115,7 @@ beforeAll(async () => {
     default_role: null,
     updated_at: new Date().toISOString(),
     updated_by: 'token:test',
+    generation: 'g1',
   });
   // Audit entries as an admin's settings and people changes write them: long details beside short names.
   const at = new Date();

@@ -79,9 +79,9 @@ type LambdaFetch = (req: Request) => Promise<Response>;
  * A new container: the API function's handler built from the environment as at a cold start (its own
  * clients, stores and key cache; KMS through msw), behind `fetch`'s shape.
  */
-function container(): LambdaFetch {
-  const config = parseConfig(env);
-  const handler = createApiHandler(env, {
+function container(environment: Record<string, string> = env): LambdaFetch {
+  const config = parseConfig(environment);
+  const handler = createApiHandler(environment, {
     clients: { ...createClients(config), kms: kmsTestClient() },
     logger: createLogger({ LOG_LEVEL: 'SILENT' }),
     now,
@@ -131,7 +131,14 @@ beforeAll(async () => {
     redirect_uris: [`${ORIGIN}/login/oidc/callback`],
     post_logout_redirect_uris: [`${ORIGIN}/login?signed_out=1`],
   });
-  env = { ...world.env, SIGN_IN_KMS_KEY_ID: KEY, BOARD_ORIGIN: ORIGIN, LOG_LEVEL: 'SILENT' };
+  // the provider runs on loopback: a deployment never sets SIGN_IN_ALLOW_PRIVATE_ISSUERS (a test below shows it refused)
+  env = {
+    ...world.env,
+    SIGN_IN_KMS_KEY_ID: KEY,
+    BOARD_ORIGIN: ORIGIN,
+    LOG_LEVEL: 'SILENT',
+    SIGN_IN_ALLOW_PRIVATE_ISSUERS: '1',
+  };
   // functions/api.ts builds its handler from process.env when loaded: give it one it accepts.
   Object.assign(process.env, env);
   ({ createApiHandler } = await import('../../functions/api.js'));
@@ -223,6 +230,21 @@ function jarWith(v: string): CookieJar {
 }
 
 describe('sign-in through the API function', () => {
+  it('refuses a loopback issuer in a deployment (no SIGN_IN_ALLOW_PRIVATE_ISSUERS): no SSRF into the sandbox', async () => {
+    const { SIGN_IN_ALLOW_PRIVATE_ISSUERS: _allowed, ...deployed } = env;
+    const res = await container(deployed)(
+      new Request(`${ORIGIN}/v1/tenants/acme/oidc`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${world.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ issuer: provider.issuer, client_id: 'acme-board', client_secret: 'x' }),
+      }),
+    );
+    expect(res.status).toBe(502);
+    expect(await res.text()).toMatch(
+      /a loopback, link-local or private address, which this deployment does not call/,
+    );
+  });
+
   it('the settings were sealed with KMS (Encrypt, purpose sign-in) and are stored sealed', async () => {
     const state = new DynamoStateStore({
       tableName: env.TABLE_NAME!,

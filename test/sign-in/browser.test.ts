@@ -109,6 +109,7 @@ beforeEach(async () => {
       default_role: null,
       updated_at: new Date().toISOString(),
       updated_by: 'token:test',
+      generation: 'g1',
     });
   }
 });
@@ -175,7 +176,10 @@ describe('signing in with the organisation’s provider', () => {
   it("a flow finished at another tenant's provider signs nobody in", async () => {
     const page = await (await open.fresh()).newPage();
     // acme's flow begins (its flow cookie is set), but the browser is sent to globex's provider
-    const toP1 = await page.request.get(`${srv.url}/login/oidc?tenant=acme`, { maxRedirects: 0 });
+    const toP1 = await page.request.get(`${srv.url}/login/oidc?tenant=acme`, {
+      maxRedirects: 0,
+      headers: { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+    });
     const url = new URL(toP1.headers().location!);
     const toP2 = new URL(`${p2.issuer}/auth`);
     for (const [k, v] of url.searchParams) toP2.searchParams.set(k, v);

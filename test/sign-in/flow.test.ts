@@ -83,6 +83,7 @@ async function settings(
     default_role: null,
     updated_at: new Date().toISOString(),
     updated_by: 'token:test',
+      generation: 'g1',
     ...more,
   });
 }
@@ -106,6 +107,9 @@ beforeEach(async () => {
       );
   }
 });
+
+/** What a browser sends for an address typed or pasted (Fetch Metadata): a sign-in the person started. */
+const TYPED = { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' };
 
 /** Signs `email` in to `tenant` through its provider; the jar then holds the session cookie. */
 async function signIn(p: OidcProvider, tenant: string, email: string, next = '/') {
@@ -311,7 +315,7 @@ describe('flows that must not sign anyone in', () => {
   it('a callback without the flow cookie (expired, or another browser) gets a page that says to start again', async () => {
     const r = await signIn(p1, 'acme', 'dev@acme.test');
     const cb = r.hops.find((h) => h.url.startsWith(`${srv.url}/login/oidc/callback`))!;
-    const res = await fetch(cb.url, { redirect: 'manual' });
+    const res = await fetch(cb.url, { redirect: 'manual', headers: TYPED });
     expect(res.status).toBe(400);
     expect(await res.text()).toMatch(/start again/i);
   });
@@ -320,7 +324,7 @@ describe('flows that must not sign anyone in', () => {
     // acme's flow is begun in this jar; its authorization URL is swapped for globex's provider (same
     // redirect URI): the callback carries p2's code and iss, which acme's flow must refuse
     const jar = new CookieJar();
-    const start = await fetch(`${srv.url}/login/oidc?tenant=acme`, { redirect: 'manual' });
+    const start = await fetch(`${srv.url}/login/oidc?tenant=acme`, { redirect: 'manual', headers: TYPED });
     jar.store(srv.url, start.headers.getSetCookie());
     const toP1 = new URL(start.headers.get('location')!);
     expect(toP1.origin).toBe(new URL(p1.issuer).origin);
@@ -349,7 +353,7 @@ describe('flows that must not sign anyone in', () => {
       });
       await settings('acme', q1, 'acme-board', 'q1-secret');
       const jar = new CookieJar();
-      const start = await fetch(`${srv.url}/login/oidc?tenant=acme`, { redirect: 'manual' });
+      const start = await fetch(`${srv.url}/login/oidc?tenant=acme`, { redirect: 'manual', headers: TYPED });
       jar.store(srv.url, start.headers.getSetCookie());
       const toQ2 = new URL(`${q2.issuer}/auth`);
       for (const [k, v] of new URL(start.headers.get('location')!).searchParams) toQ2.searchParams.set(k, v);
@@ -376,8 +380,8 @@ describe('flows that must not sign anyone in', () => {
 
   it('an unknown tenant and a tenant without sign-in get the same answer', async () => {
     await srv.stores.state.deleteOidcSettings('globex');
-    const a = await fetch(`${srv.url}/login/oidc?tenant=globex`, { redirect: 'manual' });
-    const b = await fetch(`${srv.url}/login/oidc?tenant=nosuchtenant`, { redirect: 'manual' });
+    const a = await fetch(`${srv.url}/login/oidc?tenant=globex`, { redirect: 'manual', headers: TYPED });
+    const b = await fetch(`${srv.url}/login/oidc?tenant=nosuchtenant`, { redirect: 'manual', headers: TYPED });
     expect(a.status).toBe(404);
     expect(b.status).toBe(404);
     expect((await a.text()).replace(/globex/g, 'X')).toBe((await b.text()).replace(/nosuchtenant/g, 'X'));

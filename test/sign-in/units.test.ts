@@ -118,6 +118,7 @@ const session: SessionClaims = {
   v: 1,
   sid: 'AAAAAAAAAAAAAAAAAAAAAA',
   tenant: 'acme',
+  gen: 'g1',
   iss: 'https://idp.example',
   sub: 'u1',
   email: 'dev@acme.test',

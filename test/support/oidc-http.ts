@@ -159,6 +159,12 @@ export async function follow(
   let body: string | undefined;
   for (let n = 0; n < (opts.maxHops ?? 30); n++) {
     const headers = new Headers({ accept: 'text/html' });
+    // The first request is an address the person typed or pasted, as a browser says it (Fetch Metadata).
+    if (n === 0) {
+      headers.set('sec-fetch-site', 'none');
+      headers.set('sec-fetch-mode', 'navigate');
+      headers.set('sec-fetch-dest', 'document');
+    }
     const cookie = jar.header(url);
     if (cookie) headers.set('cookie', cookie);
     if (body !== undefined) headers.set('content-type', 'application/x-www-form-urlencoded');

@@ -269,8 +269,12 @@ export async function startOidcProvider(opts: OidcProviderOptions = {}): Promise
       res.end(html);
     };
     if (!isPost) return send(200, loginPage(uid, details.params.client_id));
-    const email = new URLSearchParams(await readBody(req)).get('email')?.trim().toLowerCase() ?? '';
-    const account = [...accounts.values()].find((a) => a.email.toLowerCase() === email);
+    const typed = new URLSearchParams(await readBody(req)).get('email')?.trim() ?? '';
+    // Exact spelling first (a test may hold look-alike accounts), then any case.
+    const account =
+      [...accounts.values()].find((a) => a.email === typed) ??
+      [...accounts.values()].find((a) => a.email.toLowerCase() === typed.toLowerCase());
+    const email = typed.toLowerCase();
     if (!account) return send(200, loginPage(uid, details.params.client_id, `No account for ${email}.`));
     await provider.interactionFinished(
       req,

@@ -18,6 +18,7 @@ import { EmailAddress, MAX_LINKED_IDS, normalEmail, PersonId } from '../../contr
 import { nameForm } from '../../log/format/names.js';
 import type { PersonRecord } from '../../store/index.js';
 import { isoNow, type ServiceContext } from '../shared/context.js';
+import { updatePerson } from '../sign-in/records.js';
 import type { SummaryEvent } from './summary.js';
 
 /** A join's claim: the writer says person `user_id` writes as `email` (lower case, `normalEmail`). */
@@ -84,25 +85,19 @@ export async function noteSeenEmails(
 ): Promise<void> {
   if (claims.length === 0) return;
   const why = (err: unknown) => (err as Error)?.message ?? String(err);
-  let flow: typeof import('../sign-in/flow.js');
-  try {
-    // Loaded only for a chunk that claims something: the sign-in flow brings openid-client, which
-    // ingest otherwise never needs.
-    flow = await import('../sign-in/flow.js');
-  } catch (err) {
-    log(`person ids seen by email not recorded (tenant ${ctx.tenant}): ${why(err)}`);
-    return;
-  }
   for (const c of claims) {
     try {
       const have = await ctx.state.getPerson(ctx.tenant, c.email);
       if (have?.seen_user_ids?.at(-1) === c.user_id) continue;
-      await flow.updatePerson(ctx.state, ctx.tenant, c.email, isoNow(ctx), (p: PersonRecord) => ({
-        ...p,
-        seen_user_ids: withSeen(p.seen_user_ids ?? [], c.user_id),
-        // A record this makes says so; one that exists keeps who last changed it.
-        ...((p.version as number) === 0 ? { updated_by: SEEN_BY } : {}),
-      }));
+      // A record this makes says so (`SEEN_BY`); one that exists keeps who last changed it.
+      await updatePerson(
+        ctx.state,
+        ctx.tenant,
+        c.email,
+        isoNow(ctx),
+        (p: PersonRecord) => ({ ...p, seen_user_ids: withSeen(p.seen_user_ids ?? [], c.user_id) }),
+        SEEN_BY,
+      );
     } catch (err) {
       log(
         `person ids seen by email not recorded (tenant ${ctx.tenant}, user_id ${JSON.stringify(c.user_id)}; the chunk is stored, the next join with this email tries again): ${why(err)}`,

@@ -29,6 +29,8 @@ export const SessionClaims = z.strictObject({
   /** the session's id: 16 random bytes, base64url; secret (keys the board's form tokens) */
   sid: z.string().regex(/^[A-Za-z0-9_-]{22}$/),
   tenant: z.string().min(1).max(63),
+  /** the tenant's sign-in settings' `generation` it was made under: settings removed or moved end it */
+  gen: z.string().max(64),
   /** the provider's issuer and the person's subject there: who signed in */
   iss: z.string().max(512),
   sub: z.string().min(1).max(255),

@@ -22,6 +22,13 @@ export interface SignInConfig {
   renewAfterSeconds: number;
   /** how long a cookie key is current, seconds (default a day); the previous one is still accepted */
   keyPeriodSeconds: number;
+  /**
+   * issuers (and the endpoints their discovery names) may be loopback, link-local or private addresses:
+   * a provider on this machine or this network. On for a local server (`hansard serve`); off on AWS, where
+   * the server would otherwise fetch what a tenant's admin points it at inside the VPC or the Lambda
+   * sandbox (SSRF), as alert targets are kept off them (lib/service/alerts/url-guard.ts).
+   */
+  allowPrivateIssuers: boolean;
 }
 
 export const DEFAULT_SIGN_IN_CONFIG: SignInConfig = {
@@ -30,6 +37,7 @@ export const DEFAULT_SIGN_IN_CONFIG: SignInConfig = {
   absoluteSeconds: 12 * 3600,
   renewAfterSeconds: 15 * 60,
   keyPeriodSeconds: 86_400,
+  allowPrivateIssuers: true,
 };
 
 /**

@@ -9,20 +9,26 @@
  * a code or a response from another tenant's provider never signs anyone in to this one.
  */
 import * as oidc from 'openid-client';
-import { ulid } from 'ulid';
-import { AUDIT_RETENTION_DAYS, normalEmail, type Role } from '../../contract/sign-in.js';
+import { EmailAddress, normalEmail, type Role } from '../../contract/sign-in.js';
 import {
   MAX_ENDED_SESSIONS,
   type PersonRecord,
-  StateConflictError,
   type StateStore,
   type StoredOidcSettings,
 } from '../../store/index.js';
 import { AppError } from '../shared/errors.js';
-import { type FlowClaims, keptGroups, openCookie, type SessionClaims, sealCookie } from './cookie.js';
+import {
+  type FlowClaims,
+  keptGroups,
+  MAX_COOKIE_CHARS,
+  openCookie,
+  type SessionClaims,
+  sealCookie,
+} from './cookie.js';
 import { boardOriginOf, type SignInServiceDeps } from './deps.js';
 import { discoverProvider, providerError } from './provider.js';
-import { decideRole, groupsWithRole, type Refusal } from './roles.js';
+import { noteSignIn, recordRefusal, updatePerson, whomToAsk } from './records.js';
+import { decideRole, type Refusal } from './roles.js';
 import { keyDeps, newSid, sessionExp } from './session.js';
 
 /** How long a sign-in may take at the provider, seconds. */
@@ -77,7 +83,13 @@ async function provider(
   const settings = await deps.state.getOidcSettings(tenant);
   if (!settings) return null;
   const secret = await openSecret(deps.signIn.sealer, tenant, settings.client_secret_sealed);
-  const config = await discoverProvider(settings.issuer, settings.client_id, secret, deps.now().getTime());
+  const config = await discoverProvider(
+    settings.issuer,
+    settings.client_id,
+    secret,
+    deps.now().getTime(),
+    deps.signIn.config.allowPrivateIssuers,
+  );
   return { settings, config };
 }
 
@@ -118,6 +130,8 @@ export async function startSignIn(
     state: flow.state,
     nonce: flow.nonce,
   });
+  // A `next` too long for the cookie (JSON doubles its quotes) is dropped: back to the board's first page.
+  if (sealedLength(flow) > MAX_COOKIE_CHARS) flow.next = '/';
   return { url: url.href, cookie: await sealCookie(keyDeps(deps), 'flow', flow, deps.now()) };
 }
 
@@ -156,12 +170,21 @@ export async function finishSignIn(
     );
   }
   const redirect = `${o.origin}${CALLBACK_PATH}`;
-  const providerError_ = new URLSearchParams(o.query).get('error');
-  if (providerError_) {
-    const desc = new URLSearchParams(o.query).get('error_description') ?? '';
+  const answer = new URLSearchParams(o.query);
+  const refusedCode = answer.get('error');
+  if (refusedCode) {
+    // Only an answer to this flow (its state) is shown as the provider's: a link someone else made with
+    // an error and a description of their choosing is not.
+    if (answer.get('state') !== flow.state) {
+      throw new AppError(
+        'bad_request',
+        'this answer is not for the sign-in under way: start again from the sign-in page',
+      );
+    }
+    const desc = (answer.get('error_description') ?? '').replace(/[^\x20-\x7e]/g, ' ').slice(0, 200);
     throw new AppError(
       'bad_request',
-      `the sign-in provider refused: ${providerError_}${desc ? ` (${desc.slice(0, 200)})` : ''}`,
+      `the sign-in provider refused: ${refusedCode.replace(/[^\x20-\x7e]/g, ' ').slice(0, 64)}${desc ? ` (${desc})` : ''}`,
     );
   }
   let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
@@ -203,6 +226,44 @@ export async function finishSignIn(
   return decideSignIn(deps, flow, p.settings, claims, id.sub);
 }
 
+/**
+ * The session sealed, made to fit a cookie: past `MAX_COOKIE_CHARS`, only the groups the role map names
+ * are kept, then the name goes (the email stays: it is who this is).
+ */
+async function sealFitting(
+  deps: FlowDeps,
+  session: SessionClaims,
+  settings: StoredOidcSettings,
+  now: Date,
+): Promise<string> {
+  const mapped = new Set(Object.keys(settings.role_map));
+  const tries: SessionClaims[] = [
+    session,
+    { ...session, groups: session.groups.filter((g) => mapped.has(g)) },
+    { ...session, groups: session.groups.filter((g) => mapped.has(g)), name: null },
+  ];
+  for (const t of tries) {
+    if (sealedLength(t) > MAX_COOKIE_CHARS) continue;
+    Object.assign(session, t);
+    return sealCookie(keyDeps(deps), 'session', t, now);
+  }
+  throw new AppError(
+    'bad_request',
+    'the provider sent more about you than a sign-in cookie can hold: ask your admin',
+  );
+}
+
+/** The length of a sealed cookie of `claims`: the JWE's parts, in base64url (header ≈ 80, iv 16, tag 22). */
+function sealedLength(claims: SessionClaims | FlowClaims): number {
+  return 120 + Math.ceil((Buffer.byteLength(JSON.stringify(claims)) * 4) / 3);
+}
+
+/** The first whole second after the person's `sessions_valid_after`, or 0 when none is set. */
+function validAfterS(record: PersonRecord | null): number {
+  const after = record?.sessions_valid_after;
+  return after ? Math.floor(Date.parse(after) / 1000) + 1 : 0;
+}
+
 /** The groups of claim value `v`: a list of names, or one name; anything else is none. */
 export function groupsOf(v: unknown): string[] {
   if (typeof v === 'string') return [v];
@@ -218,17 +279,28 @@ async function decideSignIn(
   sub: string,
 ): Promise<SignInResult> {
   const rawEmail = claims.email;
-  if (typeof rawEmail !== 'string' || !/^[^\s@]+@[^\s@]+$/.test(rawEmail.trim()) || rawEmail.length > 254) {
+  if (typeof rawEmail !== 'string' || rawEmail.trim() === '') {
     throw new AppError(
       'bad_request',
       'the provider gave no email address: ask your admin to allow the email scope',
     );
   }
-  // A provider that says the address is unverified is not trusted with it (it names who this is).
-  if (claims.email_verified === false) {
+  // The identity key has one spelling: printable ASCII (a look-alike or a character that lower-cases
+  // into another would be someone else who reads the same).
+  if (!EmailAddress.safeParse(rawEmail.trim()).success) {
     throw new AppError(
       'bad_request',
-      `the provider says ${rawEmail} is not verified: verify it there, then sign in again`,
+      'the provider gave an email address hansard does not take as an identity (printable ASCII only, one @, at most 254 characters): ask your admin',
+    );
+  }
+  // A provider that says the address is not verified (in any spelling) is not trusted with it: it names
+  // who this is. Absent (Entra ID sends none) is taken as the provider's own word; docs/sign-in.md says
+  // why allowed_domains matters there.
+  const verified = claims.email_verified;
+  if (verified !== undefined && verified !== true && verified !== 'true') {
+    throw new AppError(
+      'bad_request',
+      `the provider does not say ${rawEmail.trim()} is verified: verify it there, then sign in again`,
     );
   }
   const email = normalEmail(rawEmail);
@@ -237,37 +309,37 @@ async function decideSignIn(
   const decision = decideRole(settings, email, groups, record);
   const now = deps.now();
   if ('refused' in decision) {
-    await audit(deps.state, flow.tenant, email, now, decision.refused);
+    await recordRefusal(deps.state, flow.tenant, email, now, decision.refused);
     return {
       ok: false,
       why: decision.refused,
       message: decision.message,
       tenant: flow.tenant,
       email,
-      ask: await whomToAsk(deps.state, settings),
+      ask: await whomToAsk(deps.state, settings, decision.refused),
     };
   }
   const name = typeof claims.name === 'string' ? claims.name.slice(0, 200) : null;
   await noteSignIn(deps.state, flow.tenant, email, name, now);
   const nowS = Math.floor(now.getTime() / 1000);
-  const authTime =
-    typeof claims.auth_time === 'number' && claims.auth_time <= nowS ? Math.floor(claims.auth_time) : nowS;
   const session: SessionClaims = {
     v: 1,
     sid: newSid(),
     tenant: flow.tenant,
+    gen: settings.generation,
     iss: flow.iss,
     sub: sub.slice(0, 255),
     email,
     name,
     groups: keptGroups(groups, new Set(Object.keys(settings.role_map))),
-    // The absolute limit counts from this sign-in, whatever the provider's own session says.
-    auth_time: Math.max(authTime, nowS - 60),
+    // The absolute limit counts from this sign-in, whatever the provider's own session says; past a
+    // sign-out everywhere made this same second (whole seconds here, ms there), so it does not end this.
+    auth_time: Math.max(nowS, validAfterS(record)),
     iat: nowS,
     exp: 0,
   };
   session.exp = sessionExp(session.auth_time, nowS, deps.signIn.config);
-  const cookie = await sealCookie(keyDeps(deps), 'session', session, now);
+  const cookie = await sealFitting(deps, session, settings, now);
   return {
     ok: true,
     cookie,
@@ -276,64 +348,6 @@ async function decideSignIn(
     claims: session,
     role: decision.role,
   };
-}
-
-/**
- * Who can give a refused person a role: the tenant's admins by email (at most 5) and its admin groups.
- * @param settings the tenant's settings, or its name (then read)
- */
-export async function whomToAsk(state: StateStore, settings: StoredOidcSettings | string): Promise<string[]> {
-  if (typeof settings === 'string') {
-    const read = await state.getOidcSettings(settings);
-    if (!read) return [];
-    settings = read;
-  }
-  const page = await state.listPeople(settings.tenant, { limit: 200 });
-  const admins = page.items
-    .filter((p) => p.role === 'admin')
-    .map((p) => p.email)
-    .slice(0, 5);
-  return [...admins, ...groupsWithRole(settings, 'admin').map((g) => `anyone in group ${g}`)];
-}
-
-/** Writes `change` to `email`'s record (made when absent), retrying a lost conditional write a few times. */
-export async function updatePerson(
-  state: StateStore,
-  tenant: string,
-  email: string,
-  at: string,
-  change: (p: PersonRecord) => PersonRecord,
-): Promise<PersonRecord> {
-  for (let attempt = 0; ; attempt++) {
-    const old = await state.getPerson(tenant, email);
-    const base: PersonRecord = old ?? {
-      tenant,
-      email,
-      role: null,
-      user_ids: [],
-      seen_user_ids: [],
-      name: null,
-      last_sign_in_at: null,
-      updated_at: at,
-      updated_by: 'sign-in',
-      sessions_valid_after: null,
-      ended_sessions: [],
-      version: 0 as never,
-    };
-    const next = { ...change(base), version: (old?.version ?? 0) + 1 };
-    try {
-      await state.putPerson(next, old?.version ?? null);
-      return next;
-    } catch (err) {
-      if (!(err instanceof StateConflictError) || attempt >= 4) throw err;
-    }
-  }
-}
-
-/** Records a sign-in on the person's record (name, time), making the record on their first. */
-async function noteSignIn(state: StateStore, tenant: string, email: string, name: string | null, now: Date) {
-  const at = now.toISOString();
-  await updatePerson(state, tenant, email, at, (p) => ({ ...p, name: name ?? p.name, last_sign_in_at: at }));
 }
 
 /**
@@ -366,29 +380,4 @@ export async function endSession(
     // The provider being down must not keep anyone signed in here: the session is ended already.
     return null;
   }
-}
-
-async function audit(
-  state: StateStore,
-  tenant: string,
-  email: string,
-  now: Date,
-  why: Refusal,
-): Promise<void> {
-  const expires = new Date(now.getTime() + AUDIT_RETENTION_DAYS * 86_400_000);
-  await state
-    .appendAudit({
-      tenant,
-      id: `au_${ulid(now.getTime())}`,
-      at: now.toISOString(),
-      actor: { kind: 'person', email },
-      action: 'sign-in.refused',
-      target: email,
-      detail: `refused: ${why}`,
-      via: 'board',
-      expires_at: expires.toISOString(),
-    })
-    .catch(() => {
-      // The refusal stands whether or not it is listed: a failed append never lets anyone in.
-    });
 }

@@ -134,6 +134,10 @@ function changed(
     ...base,
     user_ids: userIds,
     role: input.role === undefined ? base.role : input.role,
+    // Removing a person ends every session they hold for good: giving a role back later does not bring a
+    // copied or stolen cookie back to life (they sign in again).
+    sessions_valid_after: input.role === 'none' ? isoNow(ctx) : base.sessions_valid_after,
+    ended_sessions: input.role === 'none' ? [] : base.ended_sessions,
     updated_at: isoNow(ctx),
     updated_by: actorName(ctx),
     version: base.version + 1,

@@ -7,8 +7,11 @@
  * `openid-client`'s insecure requests allowed. Every other issuer is https (the contract's `IssuerUrl`).
  */
 import { createHash } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import * as oidc from 'openid-client';
 import { isLoopbackHost } from '../../contract/sign-in.js';
+import { isPublicAddress } from '../alerts/url-guard.js';
 import { AppError } from '../shared/errors.js';
 
 /** How long a discovered configuration is kept, ms: a provider's rotated keys are fetched by the JWKS cache meanwhile. */
@@ -34,11 +37,14 @@ export async function discoverProvider(
   clientId: string,
   clientSecret: string,
   now: number = Date.now(),
+  allowPrivate = true,
 ): Promise<oidc.Configuration> {
-  const key = createHash('sha256').update(`${issuer}\n${clientId}\n${clientSecret}`).digest('base64url');
+  const key = createHash('sha256')
+    .update(`${issuer}\n${clientId}\n${clientSecret}\n${allowPrivate}`)
+    .digest('base64url');
   const hit = kept.get(key);
   if (hit && now - hit.at < KEEP_MS) return hit.config;
-  const config = discover(issuer, clientId, clientSecret);
+  const config = discover(issuer, clientId, clientSecret, allowPrivate);
   kept.set(key, { at: now, config });
   while (kept.size > MAX_KEPT) kept.delete(kept.keys().next().value as string);
   // A failure is not kept: the next sign-in asks the provider again.
@@ -48,9 +54,15 @@ export async function discoverProvider(
   return config;
 }
 
-async function discover(issuer: string, clientId: string, clientSecret: string): Promise<oidc.Configuration> {
+async function discover(
+  issuer: string,
+  clientId: string,
+  clientSecret: string,
+  allowPrivate: boolean,
+): Promise<oidc.Configuration> {
   const url = new URL(issuer);
   const insecure = url.protocol === 'http:' && isLoopbackHost(url.hostname);
+  if (!allowPrivate) await requirePublic(issuer, 'the issuer', url);
   try {
     const config = await oidc.discovery(url, clientId, undefined, oidc.ClientSecretBasic(clientSecret), {
       timeout: TIMEOUT_S,
@@ -60,9 +72,74 @@ async function discover(issuer: string, clientId: string, clientSecret: string):
     if (!meta.authorization_endpoint || !meta.token_endpoint || !meta.jwks_uri) {
       throw new Error('the discovery document lacks an authorization, token or jwks endpoint');
     }
+    await checkServerEndpoints(issuer, meta, allowPrivate);
     return config;
   } catch (err) {
     throw providerError(issuer, 'its discovery document', err);
+  }
+}
+
+/**
+ * The endpoints this server itself calls (token, keys, userinfo; the browser goes to the others) are
+ * https, or http on a loopback host; and, unless `allowPrivate`, resolve to public addresses only: a
+ * discovery document may not send the client secret or a request anywhere the issuer could not go.
+ * @throws AppError `provider_unavailable` naming the endpoint
+ */
+async function checkServerEndpoints(
+  issuer: string,
+  meta: oidc.ServerMetadata,
+  allowPrivate: boolean,
+): Promise<void> {
+  for (const [name, raw] of [
+    ['token_endpoint', meta.token_endpoint],
+    ['jwks_uri', meta.jwks_uri],
+    ['userinfo_endpoint', meta.userinfo_endpoint],
+  ] as const) {
+    if (raw === undefined) continue;
+    const u = new URL(raw);
+    if (
+      u.username ||
+      u.password ||
+      !(u.protocol === 'https:' || (u.protocol === 'http:' && isLoopbackHost(u.hostname)))
+    ) {
+      throw new AppError(
+        'provider_unavailable',
+        `the sign-in provider ${issuer} names a ${name} hansard does not call: ${raw.slice(0, 200)} (https only, or http on this machine)`,
+        { issuer, endpoint: name },
+      );
+    }
+    if (!allowPrivate) await requirePublic(issuer, `its ${name}`, u);
+  }
+}
+
+/**
+ * Refuses `u` unless every address its host resolves to is public (the alert targets' rule,
+ * lib/service/alerts/url-guard.ts): no loopback, link-local (the metadata service), private or reserved
+ * address. Checked when the provider is discovered, so an address a name later resolves to is not
+ * (DNS rebinding is left to the network's egress rules: docs/sign-in.md).
+ * @throws AppError `provider_unavailable` naming what and the address
+ */
+async function requirePublic(issuer: string, what: string, u: URL): Promise<void> {
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  try {
+    addresses = isIP(host)
+      ? [host]
+      : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+  } catch (err) {
+    throw new AppError(
+      'provider_unavailable',
+      `the sign-in provider ${issuer}: ${what}'s host ${host} does not resolve (${(err as { code?: string }).code ?? 'no address'})`,
+      { issuer },
+    );
+  }
+  const refused = addresses.find((a) => !isPublicAddress(a));
+  if (refused !== undefined) {
+    throw new AppError(
+      'provider_unavailable',
+      `the sign-in provider ${issuer}: ${what} is at ${refused}, a loopback, link-local or private address, which this deployment does not call`,
+      { issuer, address: refused },
+    );
   }
 }
 
@@ -86,13 +163,28 @@ export function providerError(issuer: string, step: string, err: unknown): AppEr
  */
 function reasonOf(err: unknown): string {
   if (!(err instanceof Error)) return String(err).slice(0, 300);
+  const e = err as { error?: unknown; error_description?: unknown; status?: unknown; cause?: unknown };
+  // A challenge in WWW-Authenticate (RFC 6750/7235): the token endpoint refused the client's credentials.
+  if (Array.isArray(e.cause) && e.cause.length > 0 && typeof e.cause[0] === 'object') {
+    const params = (e.cause[0] as { parameters?: { error?: unknown; error_description?: unknown } })
+      .parameters;
+    const code = typeof params?.error === 'string' ? params.error : 'invalid_client';
+    return `it refused hansard's client credentials (${code}${typeof params?.error_description === 'string' ? `: ${params.error_description.slice(0, 120)}` : ''}): check the client id and secret (hansard tenant oidc set)`;
+  }
   // A provider's error answer (RFC 6749 §5.2): its code and description say what it refused.
-  const body = err as { error?: unknown; error_description?: unknown };
-  const said =
-    typeof body.error === 'string'
-      ? `${body.error}${typeof body.error_description === 'string' ? `: ${body.error_description}` : ''}`
-      : '';
-  const cause = said || (err.cause instanceof Error ? err.cause.message : '');
+  if (typeof e.error === 'string') {
+    const what = `${e.error}${typeof e.error_description === 'string' ? `: ${e.error_description}` : ''}`;
+    const hint =
+      e.error === 'invalid_client' ? ': check the client id and secret (hansard tenant oidc set)' : '';
+    return `${err.message} (${what})${hint}`.slice(0, 300);
+  }
+  // An answer of the wrong status: which, and from where (a wrong issuer's discovery document is a 404).
+  const res = e.cause as { status?: unknown; url?: unknown } | undefined;
+  if (res && typeof res.status === 'number') {
+    const where = typeof res.url === 'string' && res.url ? ` from ${res.url.slice(0, 200)}` : '';
+    return `${err.message}: HTTP ${res.status}${where}`.slice(0, 300);
+  }
+  const cause = e.cause instanceof Error ? e.cause.message : '';
   const why = cause && !err.message.includes(cause) ? `${err.message} (${cause})` : err.message;
   return why.slice(0, 300);
 }

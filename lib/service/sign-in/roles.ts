@@ -44,7 +44,9 @@ export function decideRole(
   }
   if (own !== null) return { role: own };
   let role: Role | null = null;
-  for (const g of groups) role = higherRole(role, settings.role_map[g] ?? null);
+  // Own keys only: a group named `constructor` or `__proto__` maps to nothing.
+  for (const g of groups)
+    role = higherRole(role, Object.hasOwn(settings.role_map, g) ? settings.role_map[g]! : null);
   role = role ?? settings.default_role;
   if (role === null) {
     return {

@@ -39,7 +39,7 @@ export interface OpenSession {
 /** Why a cookie did not sign the request in: none or a bad one (`signed_out`), or a refusal of the person. */
 export type ClosedSession =
   | { ok: false; why: 'signed_out' }
-  | { ok: false; why: 'ended'; message: string }
+  | { ok: false; why: 'ended'; message: string; tenant: string }
   | { ok: false; why: Refusal; message: string; tenant: string; email: string };
 
 /** The key deps of a deployment's sign-in. */
@@ -108,6 +108,7 @@ export async function openSession(
       ok: false,
       why: 'ended',
       message: 'Your sign-in is more than a working day old: sign in again.',
+      tenant: claims.tenant,
     };
   }
   const settings = await deps.state.getOidcSettings(claims.tenant);
@@ -116,11 +117,18 @@ export async function openSession(
       ok: false,
       why: 'ended',
       message: `Sign-in for tenant ${claims.tenant} has been changed or removed by an admin: sign in again.`,
+      tenant: claims.tenant,
     };
   }
   const record = await deps.state.getPerson(claims.tenant, claims.email);
-  if (sessionEnded(record, claims))
-    return { ok: false, why: 'ended', message: 'You signed out: sign in again.' };
+  if (sessionEnded(record, claims)) {
+    return {
+      ok: false,
+      why: 'ended',
+      message: 'This sign-in was ended: sign in again.',
+      tenant: claims.tenant,
+    };
+  }
   const decision = decideRole(settings, claims.email, claims.groups, record);
   if ('refused' in decision) {
     return {
@@ -157,12 +165,17 @@ export function sessionExp(
   return Math.min(nowS + cfg.idleSeconds, authTime + cfg.absoluteSeconds);
 }
 
-/** Whether the tenant's settings are still those the session signed in under (same issuer). */
+/** Whether the tenant's settings are still those the session signed in under (same issuer and generation). */
 function settingsStillFor(
   settings: StoredOidcSettings | null,
   claims: SessionClaims,
 ): settings is StoredOidcSettings {
-  return settings !== null && settings.tenant === claims.tenant && settings.issuer === claims.iss;
+  return (
+    settings !== null &&
+    settings.tenant === claims.tenant &&
+    settings.issuer === claims.iss &&
+    settings.generation === claims.gen
+  );
 }
 
 /** The `kid` of a sealed cookie's protected header (no check: it opened already). */

@@ -4,6 +4,7 @@
  * own tenant only (another answers 404, as one that does not exist). The client secret is sealed for the
  * tenant by the deployment's sign-in sealer and never answered again.
  */
+import { randomBytes } from 'node:crypto';
 import { OidcSettingsInput, type OidcSettingsView } from '../../contract/sign-in.js';
 import type { StoredOidcSettings } from '../../store/index.js';
 import { type AuditOptions, actorName, recordAudit } from '../audit-log/index.js';
@@ -30,7 +31,7 @@ export function boardOrigin(ctx: ServiceContext, origin: string): string {
 
 /** The settings as the API shows them: never the secret, with the two addresses to register. */
 export function oidcView(s: StoredOidcSettings, origin: string): OidcSettingsView {
-  const { client_secret_sealed: _sealed, ...rest } = s;
+  const { client_secret_sealed: _sealed, generation: _generation, ...rest } = s;
   return {
     ...rest,
     redirect_uri: `${origin}/login/oidc/callback`,
@@ -99,11 +100,21 @@ export async function setOidc(
   const deps = signInDeps(ctx);
   const body = parseInput(OidcSettingsInput, input, 'the OIDC settings');
   if (opts.check) {
-    await discoverProvider(body.issuer, body.client_id, body.client_secret, ctx.now().getTime());
+    await discoverProvider(
+      body.issuer,
+      body.client_id,
+      body.client_secret,
+      ctx.now().getTime(),
+      deps.config.allowPrivateIssuers,
+    );
   }
   const { client_secret, ...rest } = body;
+  const prior = await ctx.state.getOidcSettings(ctx.tenant);
+  const same = prior !== null && prior.issuer === rest.issuer && prior.client_id === rest.client_id;
   const stored: StoredOidcSettings = {
     ...rest,
+    // the same sign-in (its sessions go on) unless the provider or the client changed
+    generation: same && prior.generation ? prior.generation : randomBytes(12).toString('base64url'),
     allowed_domains: [...new Set(rest.allowed_domains)],
     tenant: ctx.tenant,
     updated_at: isoNow(ctx),

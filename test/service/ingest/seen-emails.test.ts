@@ -15,7 +15,7 @@ import { openSession } from '../../../lib/log/write/writer.js';
 import { ingestChunk } from '../../../lib/service/ingest/ingest-chunk.js';
 import { emailClaimsOf, MAX_CLAIMS_PER_CHUNK, SEEN_BY } from '../../../lib/service/ingest/seen-emails.js';
 import type { ServiceContext } from '../../../lib/service/shared/context.js';
-import { updatePerson } from '../../../lib/service/sign-in/flow.js';
+import { updatePerson } from '../../../lib/service/sign-in/records.js';
 import { FsSegmentStore } from '../../../lib/store/fs/segment-store.js';
 import { StateConflictError, type StateStore } from '../../../lib/store/index.js';
 import { SqliteStateStore } from '../../../lib/store/sqlite/state-store.js';

@@ -8,7 +8,7 @@
 
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { ContinuePage } from '../../../board/continue.js';
+import { ConfirmPage, ContinuePage } from '../../../board/continue.js';
 import { LoginPage } from '../../../board/pages.js';
 import { SignInErrorPage } from '../../../board/sign-in.js';
 import { AppError } from '../../../service/shared/errors.js';
@@ -60,7 +60,7 @@ export const oidcStart = defineRoute({
     },
     responses: {
       200: page(
-        "from the board's own form: a page that goes on to the provider at once (the CSP binds a form's redirects to this origin)",
+        "from the board's own form: a page that goes on to the provider at once (the CSP binds a form's redirects to this origin); from another site, or a client that sends no Sec-Fetch-Site: a page that asks to confirm (login CSRF)",
       ),
       302: redirect("to the provider's authorization endpoint, with a sealed flow cookie", 'https://…'),
       400: page(
@@ -89,6 +89,23 @@ export const oidcStart = defineRoute({
       return c.html(
         <SignInErrorPage message="This hansard has no organisation sign-in: sign in with a link token." />,
         503,
+      );
+    }
+    // Login CSRF: another site (or a page that is not the board) may not start a sign-in of its choosing
+    // in this browser; a sign-in the person did not start from here is confirmed first.
+    // (Fetch Metadata: `none` is an address typed, pasted or bookmarked; `same-origin` the board's own
+    // page. Another site's link, redirect or form says `cross-site` or `same-site`; a client that sends
+    // nothing is asked too.)
+    const site = c.req.header('sec-fetch-site');
+    if (site !== 'none' && site !== 'same-origin') {
+      const again = `/login/oidc?${new URLSearchParams({ tenant, ...(carried ? { next: carried } : {}) })}`;
+      return c.html(
+        <ConfirmPage
+          title="sign in?"
+          message={`Another page sent you here to sign in to tenant ${tenant} with its organisation's provider. Go on only if you meant to.`}
+          href={again}
+          linkText={`Sign in to ${tenant}`}
+        />,
       );
     }
     if (!canKeepSession(c)) {
