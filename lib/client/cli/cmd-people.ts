@@ -12,7 +12,7 @@ import {
   PersonId,
   type PersonView,
 } from '../../contract/sign-in.js';
-import { escapeControl } from '../../log/format/escape.js';
+import { escapeControl, hasControl } from '../../log/format/escape.js';
 import { clientFrom, retryNotice } from '../api/config.js';
 import { UsageError } from '../api/errors.js';
 import { type Io, printJson } from '../api/io.js';
@@ -91,10 +91,26 @@ function api(o: PeopleOptions, io: Io): SignInApi {
   );
 }
 
-/** @throws UsageError (exit 2) for what is not a person id */
+/**
+ * A person id as `link`/`unlink` take it. A writer's `user_id` may be any text (`--user 'Priya Raman'`
+ * records a space, and punctuation or other scripts are as valid), so only what no one types on purpose is
+ * refused: a control or invisible character (a newline, an escape, a bidi override, a zero-width space:
+ * what the record shows escaped) and a space at either end.
+ * @throws UsageError (exit 2) for what is not a person id, showing it escaped
+ */
 function personId(text: string): string {
-  if (!PersonId.safeParse(text).success) {
-    throw new UsageError(`${JSON.stringify(text.slice(0, 80))} is not a person id (1 to 200 characters)`);
+  const why = !PersonId.safeParse(text).success
+    ? 'is not 1 to 200 characters'
+    : hasControl(text)
+      ? 'holds a control or invisible character'
+      : text.trim() !== text
+        ? 'has a space at one end'
+        : null;
+  if (why) {
+    throw new UsageError(
+      `person id ${escapeControl(JSON.stringify(text.slice(0, 80)))} ${why}: a person id is a user_id as the record shows it ` +
+        '(the board’s /people/{id}, hansard replay), 1 to 200 characters with no control or invisible character and no space at either end',
+    );
   }
   return text;
 }

@@ -397,3 +397,31 @@ describe('hansard people role outside the allowed domains', () => {
     }
   });
 });
+
+describe('hansard people link: the person id', () => {
+  it('refuses one with a control or invisible character, or a space at either end (exit 2, before any request)', async () => {
+    for (const id of ['pri\nya', '\u001b[31mpriya', 'pri\u202eya', 'pri\u200bya', ' priya', 'priya\t', '']) {
+      const r = await hansard('people', 'link', id, 'priya@example.com');
+      expect(r.code, `${JSON.stringify(id)}: ${r.err}`).toBe(2);
+      expect(r.err).toContain('a person id is a user_id as the record shows it');
+      // the refusal shows the id escaped: it cannot move the cursor or start a line
+      expect(r.err.split('\n').filter(Boolean)).toHaveLength(1);
+      expect(r.err).not.toContain('\u001b');
+    }
+    expect((await srv.stores.state.getPerson('acme', 'priya@example.com'))?.user_ids).toEqual([
+      'priya-laptop',
+    ]);
+  });
+
+  it('takes what a writer may record: spaces inside, punctuation, other scripts', async () => {
+    for (const id of ['Priya Raman', 'ops!bot', 'josé']) {
+      const r = await hansard('people', 'link', id, 'ids@example.com');
+      expect(r.code, `${id}: ${r.err}`).toBe(0);
+    }
+    expect((await srv.stores.state.getPerson('acme', 'ids@example.com'))?.user_ids).toEqual([
+      'Priya Raman',
+      'ops!bot',
+      'josé',
+    ]);
+  });
+});
