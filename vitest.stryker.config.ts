@@ -53,6 +53,7 @@ export default defineConfig({
       // team sign-in (issue 29): who gets which role, what a sealed cookie opens as, which keys open when,
       // when a session is over; and the flows against a real OpenID provider on loopback
       'test/sign-in/units.test.ts',
+      'test/sign-in/session.test.ts',
       'test/sign-in/flow.test.ts',
     ],
     testTimeout: 30_000,
