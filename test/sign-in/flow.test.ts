@@ -83,7 +83,7 @@ async function settings(
     default_role: null,
     updated_at: new Date().toISOString(),
     updated_by: 'token:test',
-      generation: 'g1',
+    generation: 'g1',
     ...more,
   });
 }
@@ -381,7 +381,10 @@ describe('flows that must not sign anyone in', () => {
   it('an unknown tenant and a tenant without sign-in get the same answer', async () => {
     await srv.stores.state.deleteOidcSettings('globex');
     const a = await fetch(`${srv.url}/login/oidc?tenant=globex`, { redirect: 'manual', headers: TYPED });
-    const b = await fetch(`${srv.url}/login/oidc?tenant=nosuchtenant`, { redirect: 'manual', headers: TYPED });
+    const b = await fetch(`${srv.url}/login/oidc?tenant=nosuchtenant`, {
+      redirect: 'manual',
+      headers: TYPED,
+    });
     expect(a.status).toBe(404);
     expect(b.status).toBe(404);
     expect((await a.text()).replace(/globex/g, 'X')).toBe((await b.text()).replace(/nosuchtenant/g, 'X'));
