@@ -84,9 +84,15 @@ export class SignInApi {
     return res.body as { people: PersonView[]; next: string | null };
   }
 
+  /** `GET /v1/people/{email}`: the person, or null when the tenant has none by that email (404). */
+  async getPerson(email: string): Promise<PersonView | null> {
+    const res = await this.client.request('GET', personPath(email), { allow404: true });
+    return res.status === 404 ? null : (res.body as PersonView);
+  }
+
   /** `PUT /v1/people/{email}`: the person after the change. */
   async setPerson(email: string, change: PersonChange): Promise<PersonView> {
-    const res = await this.client.request('PUT', `/v1/people/${encodeURIComponent(email)}`, json(change));
+    const res = await this.client.request('PUT', personPath(email), json(change));
     return res.body as PersonView;
   }
 
@@ -101,6 +107,7 @@ export class SignInApi {
 }
 
 const oidcPath = (tenant: string) => `/v1/tenants/${encodeURIComponent(tenant)}/oidc`;
+const personPath = (email: string) => `/v1/people/${encodeURIComponent(email)}`;
 
 function query(limit: number, cursor?: string): string {
   return `limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;

@@ -67,7 +67,7 @@ export function registerPeople(program: Command, io: Io): void {
   common(people.command('unlink <user_id> <email>').description('unlink a person id from an email'))
     .addHelpText('after', '\nExample:\n  hansard people unlink priya priya@example.com')
     .action((userId: string, email: string, o: PeopleOptions) =>
-      changePerson(email, { unlink: [personId(userId)] }, o, io),
+      unlinkPerson(personId(userId), email, o, io),
     );
   common(
     people
@@ -205,6 +205,21 @@ export async function changePerson(
   }
   if (o.json) return printJson(io, person);
   io.stdout.write(`${escapeControl(line(person))}\n`);
+}
+
+/**
+ * `people unlink USER_ID EMAIL`: an id the person does not have is said so (exit 0, nothing written, no
+ * audit entry: `--json` prints the person as is); a person not known is left to the server's 404.
+ */
+export async function unlinkPerson(id: string, address: string, o: PeopleOptions, io: Io): Promise<void> {
+  const key = email(address);
+  const person = await api(o, io).getPerson(key);
+  if (person === null || person.user_ids.includes(id)) return changePerson(key, { unlink: [id] }, o, io);
+  if (o.json) return printJson(io, person);
+  const linked = person.user_ids.length ? person.user_ids.join(', ') : 'none';
+  io.stdout.write(
+    `${escapeControl(`${id} was not linked to ${person.email}: nothing to unlink (linked: ${linked})`)}\n`,
+  );
 }
 
 /**

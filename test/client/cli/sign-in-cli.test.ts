@@ -425,3 +425,20 @@ describe('hansard people link: the person id', () => {
     ]);
   });
 });
+
+describe('hansard people unlink of an id not linked', () => {
+  it('says it was not linked (exit 0), changing nothing', async () => {
+    const before = await srv.stores.state.getPerson('acme', 'priya@example.com');
+    const r = await hansard('people', 'unlink', 'priya-desktop', 'Priya@example.com');
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toBe(
+      'priya-desktop was not linked to priya@example.com: nothing to unlink (linked: priya-laptop)\n',
+    );
+    expect(r.err).toBe('');
+    const json = await hansard('people', 'unlink', 'priya-desktop', 'priya@example.com', '--json');
+    expect(json.code, json.err).toBe(0);
+    expect(JSON.parse(json.out)).toMatchObject({ email: 'priya@example.com', user_ids: ['priya-laptop'] });
+    // no write, so no audit entry either
+    expect(await srv.stores.state.getPerson('acme', 'priya@example.com')).toEqual(before);
+  });
+});
