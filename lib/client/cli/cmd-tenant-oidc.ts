@@ -5,7 +5,7 @@
  * given, is checked against it). The client secret is read from a file, never from the command line
  * (where `ps` and shell history would show it), and never printed.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { DomainName, IssuerUrl, type OidcSettingsView, ROLES, type Role } from '../../contract/sign-in.js';
@@ -18,6 +18,8 @@ import { jsonOption } from './options.js';
 
 /** Longest client secret the server takes, in characters (the contract's `OidcSettingsInput`). */
 const MAX_SECRET_CHARS = 4096;
+/** Largest secret file read, in bytes: refused by its size before any read (a secret is one line). */
+const MAX_SECRET_FILE_BYTES = 64 * 1024;
 /** A tenant name as the server's paths take it (lib/store/keys.ts `TENANT_PATTERN`). */
 const TENANT_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
@@ -143,23 +145,50 @@ async function ownTenant(sign: SignInApi, o: OidcServerOptions): Promise<string>
 }
 
 /**
- * The client secret in `file`: its text less one trailing newline (`\n` or `\r\n`).
- * @throws UsageError (exit 2) for a file that cannot be read, is empty, or holds more than the server
- *   takes; the message never shows the file's content
+ * The client secret in `file`: its text less one trailing newline (`\n` or `\r\n`). What `stat` says is
+ * checked before a byte is read: a directory, a FIFO or a device (`/dev/zero`, which never ends; a FIFO,
+ * which blocks until a writer comes) is refused, and so is a file over `MAX_SECRET_FILE_BYTES` (it is not
+ * a secret: it would be read whole). The file is opened non-blocking and checked again by its descriptor,
+ * so one swapped in between is refused too, and at most the limit is read. A file that the group or
+ * others may read is used, with a warning (`warn`), as ssh warns about a key file.
+ * @throws UsageError (exit 2) for a file that cannot be read, is not a regular file, is too large, is
+ *   empty, or holds more than the server takes; the message never shows the file's content
  */
-export function readSecretFile(file: string, cwd: string): string {
+export function readSecretFile(file: string, cwd: string, warn: (line: string) => void = () => {}): string {
+  const path = resolve(cwd, file);
+  const refuse = (why: string) => new UsageError(`cannot read --client-secret-file ${file}: ${why}`);
   let text: string;
+  let fd: number | null = null;
   try {
-    text = readFileSync(resolve(cwd, file), 'utf8');
+    checkSecretStat(statSync(path), file, refuse);
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    const st = fstatSync(fd);
+    checkSecretStat(st, file, refuse);
+    const buf = Buffer.alloc(MAX_SECRET_FILE_BYTES + 1);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, null);
+      if (n === 0) break;
+      got += n;
+    }
+    if (got > MAX_SECRET_FILE_BYTES) throw tooLarge(file);
+    text = buf.subarray(0, got).toString('utf8');
+    if (process.platform !== 'win32' && (st.mode & 0o077) !== 0) {
+      const mode = (st.mode & 0o777).toString(8);
+      warn(`--client-secret-file ${file} can be read by others than you (mode ${mode}): chmod 600 ${file}`);
+    }
   } catch (err) {
+    if (err instanceof UsageError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    const why =
+    throw refuse(
       code === 'ENOENT'
         ? 'there is no such file'
         : code === 'EISDIR'
           ? 'it is a directory'
-          : `${code ?? err}`;
-    throw new UsageError(`cannot read --client-secret-file ${file}: ${why}`);
+          : `${code ?? err}`,
+    );
+  } finally {
+    if (fd !== null) closeSync(fd);
   }
   const secret = text.replace(/\r?\n$/, '');
   if (secret.trim() === '') {
@@ -173,6 +202,19 @@ export function readSecretFile(file: string, cwd: string): string {
     );
   }
   return secret;
+}
+
+/** @throws UsageError for what is not a regular file of at most `MAX_SECRET_FILE_BYTES` */
+function checkSecretStat(st: Stats, file: string, refuse: (why: string) => UsageError): void {
+  if (st.isDirectory()) throw refuse('it is a directory');
+  if (!st.isFile()) throw refuse('it is not a regular file (a FIFO, a device or a socket): give a file');
+  if (st.size > MAX_SECRET_FILE_BYTES) throw tooLarge(file);
+}
+
+function tooLarge(file: string): UsageError {
+  return new UsageError(
+    `--client-secret-file ${file} holds more than ${MAX_SECRET_FILE_BYTES / 1024} KiB: a client secret is one line: is it the right file?`,
+  );
 }
 
 /** `--role-map 'eng-leads=admin,eng=member'` as a map. @throws UsageError naming the bad pair */
@@ -240,7 +282,9 @@ export async function setTenantOidc(o: OidcSetOptions, io: Io): Promise<void> {
   const settings: OidcSettingsRequest = {
     issuer: o.issuer,
     client_id: o.clientId,
-    client_secret: readSecretFile(o.clientSecretFile, io.cwd),
+    client_secret: readSecretFile(o.clientSecretFile, io.cwd, (line) =>
+      io.stderr.write(`hansard: warning: ${escapeControl(line)}\n`),
+    ),
     ...(o.allowedDomains !== undefined ? { allowed_domains: parseDomains(o.allowedDomains) } : {}),
     ...(o.groupsClaim !== undefined ? { groups_claim: o.groupsClaim } : {}),
     ...(o.roleMap !== undefined ? { role_map: parseRoleMap(o.roleMap) } : {}),

@@ -6,7 +6,8 @@
  * the redirect URI printed to register, the token's own tenant (`--tenant` checked), usage errors exit 2
  * before any request, `--json` everywhere, `--help` with examples.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,9 +36,14 @@ beforeAll(async () => {
   op = await startOidcProvider({
     clients: [{ client_id: 'hansard', client_secret: SECRET, redirect_uris: ['http://127.0.0.1/cb'] }],
   });
-  writeFileSync(join(cwd, 'secret'), `${SECRET}\n`);
-  writeFileSync(join(cwd, 'crlf-secret'), `${SECRET}\r\n`);
-  writeFileSync(join(cwd, 'empty'), '\n');
+  // readable by their owner only, as docs/sign-in.md says to keep a secret file
+  writeFileSync(join(cwd, 'secret'), `${SECRET}\n`, { mode: 0o600 });
+  writeFileSync(join(cwd, 'crlf-secret'), `${SECRET}\r\n`, { mode: 0o600 });
+  writeFileSync(join(cwd, 'empty'), '\n', { mode: 0o600 });
+  writeFileSync(join(cwd, 'big'), 'x'.repeat(64 * 1024 + 1), { mode: 0o600 });
+  writeFileSync(join(cwd, 'shared-secret'), `${SECRET}\n`);
+  chmodSync(join(cwd, 'shared-secret'), 0o644); // whatever the umask
+  execFileSync('mkfifo', [join(cwd, 'fifo')]);
 });
 afterAll(async () => {
   await op?.stop();
@@ -127,6 +133,10 @@ describe('hansard tenant oidc', () => {
       ],
       [['--client-secret-file', 'empty'], '--client-secret-file empty is empty'],
       [['--client-secret-file', '.'], 'it is a directory'],
+      // refused by what stat says, before any read: a FIFO or /dev/zero would block or never end
+      [['--client-secret-file', 'fifo'], 'cannot read --client-secret-file fifo: it is not a regular file'],
+      [['--client-secret-file', '/dev/zero'], 'it is not a regular file'],
+      [['--client-secret-file', 'big'], '--client-secret-file big holds more than 64 KiB'],
       [['--client-secret-file', 'secret', '--role-map', 'eng=owner'], '"owner" of eng is not a role'],
       [['--client-secret-file', 'secret', '--role-map', 'eng'], '"eng" is not group=role'],
       [['--client-secret-file', 'secret', '--allowed-domains', 'a@b.com'], '"a@b.com" is not a domain name'],
@@ -440,5 +450,19 @@ describe('hansard people unlink of an id not linked', () => {
     expect(JSON.parse(json.out)).toMatchObject({ email: 'priya@example.com', user_ids: ['priya-laptop'] });
     // no write, so no audit entry either
     expect(await srv.stores.state.getPerson('acme', 'priya@example.com')).toEqual(before);
+  });
+});
+
+describe('hansard tenant oidc set: the secret file’s mode', () => {
+  it('set: a secret file others can read is taken, with a warning naming chmod 600 (as ssh warns)', async () => {
+    const r = await set('--client-secret-file', 'shared-secret', '--no-check');
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toContain(
+      'hansard: warning: --client-secret-file shared-secret can be read by others than you (mode 644): chmod 600 shared-secret\n',
+    );
+    expect(r.err).not.toContain(SECRET);
+    const own = await set('--client-secret-file', 'secret', '--no-check');
+    expect(own.code, own.err).toBe(0);
+    expect(own.err).not.toContain('warning');
   });
 });
