@@ -279,6 +279,9 @@ function checkIssuer(text: string): void {
  */
 export async function setTenantOidc(o: OidcSetOptions, io: Io): Promise<void> {
   checkIssuer(o.issuer);
+  if (o.clientId.trim() === '') {
+    throw new UsageError('--client-id is empty: give the client id the provider shows');
+  }
   const settings: OidcSettingsRequest = {
     issuer: o.issuer,
     client_id: o.clientId,

@@ -143,6 +143,12 @@ describe('hansard tenant oidc', () => {
       [['--client-secret-file', 'secret', '--default-role', 'owner'], "argument 'owner' is invalid"],
       [['--client-secret-file', 'secret', '--tenant', 'Not A Tenant'], 'is not a tenant name'],
     ];
+    for (const id of ['', '  ']) {
+      cases.push([
+        ['--client-secret-file', 'secret', '--client-id', id],
+        '--client-id is empty: give the client id the provider shows',
+      ]);
+    }
     const before = await srv.stores.state.getOidcSettings('acme');
     for (const [more, said] of cases) {
       const r = await set(...more);
