@@ -17,5 +17,8 @@ export async function refusedPage(
   r: { why: Refusal; message: string; tenant: string; email: string; ask?: string[] },
 ) {
   const ask = r.ask ?? (await whomToAsk(state, r.tenant, r.why).catch(() => []));
-  return c.html(<SignInRefusedPage tenant={r.tenant} email={r.email} reason={r.message} ask={ask} />, 403);
+  return c.html(
+    <SignInRefusedPage tenant={r.tenant} email={r.email} reason={r.message} ask={ask} why={r.why} />,
+    403,
+  );
 }

@@ -39,10 +39,10 @@ function originOf(c: Context<AppEnv>, d: NonNullable<ReturnType<typeof flowDeps>
 }
 
 /** A sign-in error as a page: its status from the error's code, its message as the page's sentence. */
-function errorPage(c: Context<AppEnv>, err: unknown) {
+function errorPage(c: Context<AppEnv>, err: unknown, tenant?: string) {
   if (!(err instanceof AppError)) throw err;
   const status = err.code === 'provider_unavailable' ? 502 : err.code === 'not_found' ? 404 : 400;
-  return c.html(<SignInErrorPage message={`${err.message}.`} />, status);
+  return c.html(<SignInErrorPage message={`${err.message}.`} {...(tenant ? { tenant } : {})} />, status);
 }
 
 export const oidcStart = defineRoute({
@@ -80,7 +80,7 @@ export const oidcStart = defineRoute({
     const asked = (q.tenant ?? '').trim().toLowerCase();
     if (!TenantName.safeParse(asked).success) {
       const error =
-        asked === '' ? 'Say which tenant (your team’s name on hansard).' : `"${asked}" is not a tenant name.`;
+        asked === '' ? 'Say which team (tenant) name to sign in to.' : `"${asked}" is not a tenant name.`;
       return c.html(<LoginPage error={error} next={carried} tenant={asked} />, 400);
     }
     const tenant: string = asked;
@@ -130,7 +130,7 @@ export const oidcStart = defineRoute({
       }
       return c.redirect(url, 302);
     } catch (err) {
-      return errorPage(c, err);
+      return errorPage(c, err, tenant);
     }
   },
 });
