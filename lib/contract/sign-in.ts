@@ -80,8 +80,18 @@ export function normalEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-/** A person id as the record has it (a writer's `user_id`, the board's `/people/{user_id}`). */
-export const PersonId = z.string().min(1).max(200);
+/**
+ * A person id as the record has it (a writer's `user_id`, the board's `/people/{user_id}`): any text but
+ * control or invisible characters, no space at either end (what an admin links is what the record shows).
+ */
+export const PersonId = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(
+    /^(?!\s)[^\p{Cc}\p{Cf}]*[^\p{Cc}\p{Cf}\s]$/u,
+    'a person id: no control or invisible characters, no space at either end',
+  );
 
 /** The issuer URL: https, or http on a loopback host (a provider on this machine, tests). */
 export const IssuerUrl = z
@@ -89,16 +99,18 @@ export const IssuerUrl = z
   .max(512)
   .url()
   .refine((s) => {
+    // zod runs the refines after a failed `.url()` too: a value `URL` cannot parse is refused here.
+    if (!URL.canParse(s)) return false;
     const u = new URL(s);
     if (u.search || u.hash || u.username || u.password) return false;
     if (u.protocol === 'https:') return true;
     return u.protocol === 'http:' && isLoopbackHost(u.hostname);
   }, 'the issuer must be an https:// URL without user name, query or fragment (http:// only on a loopback host)')
   .refine(
-    (s) => !new URL(s).pathname.includes('/.well-known/'),
+    (s) => !URL.canParse(s) || !new URL(s).pathname.includes('/.well-known/'),
     'give the issuer itself, not its discovery document: hansard adds /.well-known/openid-configuration',
   )
-  .refine((s) => !isMultiTenantEntra(new URL(s)), {
+  .refine((s) => !URL.canParse(s) || !isMultiTenantEntra(new URL(s)), {
     message:
       "Microsoft's common, organizations and consumers issuers accept any directory's accounts: give your own directory's, https://login.microsoftonline.com/<directory id>/v2.0",
   });
