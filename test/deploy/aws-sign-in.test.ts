@@ -35,7 +35,16 @@ describe('awsSignInService', () => {
       keyId: KEY,
       publicOrigin: 'https://hansard.example.com',
     });
-    expect(signIn.config).toEqual({ ...DEFAULT_SIGN_IN_CONFIG, publicOrigin: 'https://hansard.example.com' });
+    // private issuers refused on AWS (no SSRF into the VPC, the metadata service or the sandbox)
+    expect(signIn.config).toEqual({
+      ...DEFAULT_SIGN_IN_CONFIG,
+      publicOrigin: 'https://hansard.example.com',
+      allowPrivateIssuers: false,
+    });
+    expect(
+      awsSignInService({ kms: kmsTestClient(), keyId: KEY, allowPrivateIssuers: true }).config
+        .allowPrivateIssuers,
+    ).toBe(true);
     const sealed = await signIn.sealer.seal('acme', CLIENT_SECRET);
     expect(sealed).toMatch(/^kms1\./);
     expect(sealed).not.toContain('Zq8RkX2');
