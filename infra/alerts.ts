@@ -19,14 +19,14 @@
  *   `alertsDynamoAccess`), as every function's; the stream's reads on the stream alone (CDK's own stream
  *   grant adds `dynamodb:ListStreams` on `*`).
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { AccountRootPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { Key } from 'aws-cdk-lib/aws-kms';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { Key } from 'aws-cdk-lib/aws-kms';
 import { EventSourceMapping, FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
@@ -37,6 +37,7 @@ import { ALERT_SECRET_PURPOSE, alertsDynamoAccess } from '../functions/access.js
 import { ALERT_OUT_PREFIX, PK } from '../lib/store/dynamo/schema.js';
 import { ALARM_PERIOD } from './alarms.js';
 import { HansardFunction, type HansardFunctionProps } from './lambda.js';
+import { addPurposeKey, KEY_ADMIN_ACTIONS, PURPOSE_CONDITION_KEY, purposeCondition } from './purpose-key.js';
 
 /** A drain stops starting passes 20 s before it (lib/deploy/aws-alerts.ts `ALERT_DRAIN_MARGIN_MS`). */
 export const ALERTS_TIMEOUT = Duration.minutes(2);
@@ -49,33 +50,13 @@ export const ALERT_DLQ_RETENTION = Duration.days(14);
 /** The stream's iterator age that raises its alarm: wake-ups this late mean the trigger is stuck. */
 export const ALERT_ITERATOR_AGE_MS = 10 * 60 * 1000;
 /** The IAM condition key that binds the secrets' key to its one purpose. */
-export const ALERT_PURPOSE_CONDITION = 'kms:EncryptionContext:purpose';
+export const ALERT_PURPOSE_CONDITION = PURPOSE_CONDITION_KEY;
 
 /**
  * What the account may do with the secrets' key (its key policy): administer it, and delegate to the
  * roles' IAM policies Encrypt and Decrypt under the alerts' purpose alone. Named actions, not `kms:*`.
  */
-export const ALERT_KEY_ADMIN_ACTIONS = [
-  'kms:CancelKeyDeletion',
-  'kms:CreateAlias',
-  'kms:DeleteAlias',
-  'kms:DescribeKey',
-  'kms:DisableKey',
-  'kms:DisableKeyRotation',
-  'kms:EnableKey',
-  'kms:EnableKeyRotation',
-  'kms:GetKeyPolicy',
-  'kms:GetKeyRotationStatus',
-  'kms:ListAliases',
-  'kms:ListResourceTags',
-  'kms:PutKeyPolicy',
-  'kms:RotateKeyOnDemand',
-  'kms:ScheduleKeyDeletion',
-  'kms:TagResource',
-  'kms:UntagResource',
-  'kms:UpdateAlias',
-  'kms:UpdateKeyDescription',
-];
+export const ALERT_KEY_ADMIN_ACTIONS = KEY_ADMIN_ACTIONS;
 
 /** The stream filter: INSERTs of items whose partition key starts with `ALERT_OUT_PREFIX` (outbox events). */
 export function outboxInsertFilter(): Record<string, unknown> {
@@ -120,30 +101,12 @@ export function addAlerts(
     alarms: ITopic;
   },
 ): Alerts {
-  const purpose = { StringEquals: { [ALERT_PURPOSE_CONDITION]: ALERT_SECRET_PURPOSE } };
-  const key = new Key(scope, 'AlertSecretKey', {
+  const purpose = purposeCondition(ALERT_SECRET_PURPOSE);
+  const key = addPurposeKey(scope, 'AlertSecretKey', {
     description:
       "hansard: seals alert targets' signing secrets (encryption context purpose: alert-target-secret)",
-    enableKeyRotation: true,
-    removalPolicy: RemovalPolicy.RETAIN,
-    policy: new PolicyDocument({
-      statements: [
-        new PolicyStatement({
-          sid: 'AccountAdministers',
-          principals: [new AccountRootPrincipal()],
-          actions: ALERT_KEY_ADMIN_ACTIONS,
-          // In a key policy `*` is this key.
-          resources: ['*'],
-        }),
-        new PolicyStatement({
-          sid: 'AccountDelegatesAlertSecretsToIam',
-          principals: [new AccountRootPrincipal()],
-          actions: ['kms:Decrypt', 'kms:Encrypt'],
-          resources: ['*'],
-          conditions: purpose,
-        }),
-      ],
-    }),
+    purpose: ALERT_SECRET_PURPOSE,
+    delegateSid: 'AccountDelegatesAlertSecretsToIam',
   });
 
   const fn = new HansardFunction(scope, 'AlertsFunction', {

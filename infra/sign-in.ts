@@ -17,47 +17,28 @@
  *   context `purpose: sign-in-secret` alone, and the API role's grant has the same condition, so neither
  *   the key nor the role serves anything else.
  */
-import { RemovalPolicy } from 'aws-cdk-lib';
-import { AccountRootPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { Key } from 'aws-cdk-lib/aws-kms';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import { SIGN_IN_SECRET_PURPOSE } from '../functions/access.js';
-import { ALERT_KEY_ADMIN_ACTIONS } from './alerts.js';
 import type { HansardFunction } from './lambda.js';
+import { addPurposeKey, KEY_ADMIN_ACTIONS, PURPOSE_CONDITION_KEY, purposeCondition } from './purpose-key.js';
 
 /** The IAM condition key that binds the sign-in key to its one purpose. */
-export const SIGN_IN_PURPOSE_CONDITION = 'kms:EncryptionContext:purpose';
+export const SIGN_IN_PURPOSE_CONDITION = PURPOSE_CONDITION_KEY;
 /** What the account may do to administer the sign-in key: the alerts' key's list (named, not `kms:*`). */
-export const SIGN_IN_KEY_ADMIN_ACTIONS = ALERT_KEY_ADMIN_ACTIONS;
+export const SIGN_IN_KEY_ADMIN_ACTIONS = KEY_ADMIN_ACTIONS;
 /** The API role's actions on the key: it seals and opens (lib/deploy/aws-sealer.ts sends both). */
 export const SIGN_IN_KEY_USE_ACTIONS = ['kms:Decrypt', 'kms:Encrypt'];
 
 /** Adds the sign-in key to `scope`, and grants `api` its use under the purpose, naming it in its environment. */
 export function addSignIn(scope: Construct, o: { api: HansardFunction }): Key {
-  const purpose = { StringEquals: { [SIGN_IN_PURPOSE_CONDITION]: SIGN_IN_SECRET_PURPOSE } };
-  const key = new Key(scope, 'SignInSecretKey', {
+  const purpose = purposeCondition(SIGN_IN_SECRET_PURPOSE);
+  const key = addPurposeKey(scope, 'SignInSecretKey', {
     description:
       "hansard: seals the tenants' OIDC client secrets and the board's cookie keys (encryption context purpose: sign-in-secret)",
-    enableKeyRotation: true,
-    removalPolicy: RemovalPolicy.RETAIN,
-    policy: new PolicyDocument({
-      statements: [
-        new PolicyStatement({
-          sid: 'AccountAdministers',
-          principals: [new AccountRootPrincipal()],
-          actions: SIGN_IN_KEY_ADMIN_ACTIONS,
-          // In a key policy `*` is this key.
-          resources: ['*'],
-        }),
-        new PolicyStatement({
-          sid: 'AccountDelegatesSignInSecretsToIam',
-          principals: [new AccountRootPrincipal()],
-          actions: SIGN_IN_KEY_USE_ACTIONS,
-          resources: ['*'],
-          conditions: purpose,
-        }),
-      ],
-    }),
+    purpose: SIGN_IN_SECRET_PURPOSE,
+    delegateSid: 'AccountDelegatesSignInSecretsToIam',
   });
   o.api.addEnvironment('SIGN_IN_KMS_KEY_ID', key.keyArn);
   o.api.addToRolePolicy(

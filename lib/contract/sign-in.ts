@@ -97,10 +97,10 @@ export const PersonId = z
 export const IssuerUrl = z
   .string()
   .max(512)
-  .url()
+  .url({ error: 'the issuer must be an https:// URL such as https://accounts.google.com' })
   .refine((s) => {
-    // zod runs the refines after a failed `.url()` too: a value `URL` cannot parse is refused here.
-    if (!URL.canParse(s)) return false;
+    // zod runs the refines after a failed `.url()` too: that one said it; these only judge a URL.
+    if (!URL.canParse(s)) return true;
     const u = new URL(s);
     if (u.search || u.hash || u.username || u.password) return false;
     if (u.protocol === 'https:') return true;

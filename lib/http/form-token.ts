@@ -19,9 +19,14 @@ const PURPOSE = 'hansard board form token v1';
  */
 function signedInSecret(c: Context<AppEnv>): string | null {
   const sid = c.get('ctx')?.person?.sid;
-  if (sid) return `session:${sid}`;
+  if (sid) return sessionFormSecret(sid);
   const header = c.req.header('authorization');
   return bearerToken(header) ?? (header ? null : (getCookie(c, BOARD_COOKIE) ?? null));
+}
+
+/** What a person's session keys its form tokens with: its secret id, named apart from any token. */
+export function sessionFormSecret(sid: string): string {
+  return `session:${sid}`;
 }
 
 /**

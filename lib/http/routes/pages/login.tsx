@@ -10,7 +10,7 @@ import { AppError } from '../../../service/shared/errors.js';
 import { boardOrigin, endSession } from '../../../service/sign-in/flow.js';
 import { openSession } from '../../../service/sign-in/session.js';
 import { BOARD_COOKIE } from '../../auth.js';
-import { formTokenMatches, formTokenOf } from '../../form-token.js';
+import { formTokenMatches, formTokenOf, sessionFormSecret } from '../../form-token.js';
 import { defineRoute, page, raw, redirect } from '../../route.js';
 import { clearSessionCookie, sessionCookie } from '../../session-cookie.js';
 import { safeNext, signIn } from './sign-in.js';
@@ -117,7 +117,7 @@ export const logout = defineRoute({
     }
     const token = getCookie(c, BOARD_COOKIE);
     // What signs this browser in decides the form token; a browser signed in with nothing has nothing to end.
-    const secret = session?.ok ? `session:${session.person.sid}` : (token ?? null);
+    const secret = session?.ok ? sessionFormSecret(session.person.sid) : (token ?? null);
     if (secret !== null && !formTokenMatches(formTokenOf(secret), form.csrf)) {
       throw new AppError(
         'forbidden',

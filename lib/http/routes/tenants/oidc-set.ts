@@ -6,13 +6,7 @@ import { z } from 'zod';
 import { setOidc } from '../../../service/sign-in/settings.js';
 import { jsonBody } from '../../params.js';
 import { AUTHED, defineRoute, JSON_BODY, json, WRITE_FAULTS } from '../../route.js';
-import {
-  Check,
-  OidcSettingsAnswer,
-  OidcSettingsBody,
-  refuseUnparsableIssuer,
-  TenantPath,
-} from './schemas.js';
+import { Check, OidcSettingsAnswer, OidcSettingsBody, TenantPath } from './schemas.js';
 
 export const setOidcRoute = defineRoute({
   route: {
@@ -48,7 +42,6 @@ export const setOidcRoute = defineRoute({
     const { tenant } = c.req.valid('param');
     const { check } = c.req.valid('query');
     const body = await jsonBody(c);
-    refuseUnparsableIssuer(body);
     const view = await setOidc(c.get('ctx'), tenant, body, {
       check,
       origin: new URL(c.req.url).origin,
