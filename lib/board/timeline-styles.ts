@@ -36,7 +36,7 @@ nav.back { margin: 0 0 .2rem; }
 .session { display: grid; grid-template-columns: minmax(0, 1fr) 20rem; grid-template-areas: "main side";
   gap: 1.5rem; align-items: start; }
 .session > main { grid-area: main; }
-.session > aside { grid-area: side; border-left: 1px solid var(--line); padding-left: 1rem; }
+.session > aside { grid-area: side; border-left: 1px solid var(--line); padding-left: 1rem; min-width: 0; overflow-wrap: anywhere; }
 .session > aside summary { cursor: pointer; }
 .session > aside summary h2 { display: inline; font-size: 1.1rem; }
 .session > aside details { margin: 0 0 .8rem; }
