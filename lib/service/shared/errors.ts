@@ -15,6 +15,8 @@ export const ERROR_STATUS = {
   missing_writer_start: 400,
   misrouted_line: 400,
   invalid_cursor: 400,
+  // A search query that does not parse: the message says what and where (issue 30, docs/search.md).
+  bad_query: 400,
   // An alert target URL that is not one, carries credentials or resolves to a private address (issue 28).
   invalid_target: 400,
   unauthorized: 401,
@@ -57,6 +59,9 @@ export const ERROR_STATUS = {
   alerts_unavailable: 503,
   // A deployment started without a sign-in sealer (issue 29): OIDC cannot be set up or used; tokens still work.
   sign_in_unavailable: 503,
+  // A deployment with no search index (an app built for a test), or a query the engine did not finish in time.
+  search_unavailable: 503,
+  search_timeout: 503,
   // The tenant's OIDC provider could not be reached or answered wrongly (its discovery, keys or token endpoint).
   provider_unavailable: 502,
 } as const;
