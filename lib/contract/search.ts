@@ -102,3 +102,26 @@ export const SearchAnswer = z.object({
   lag_seconds: z.number().nullable(),
 });
 export type SearchAnswer = z.infer<typeof SearchAnswer>;
+
+/** `POST /v1/search/reindex`'s body: one session, or every session of the tenant when `sid` is absent. */
+export const ReindexRequest = z.object({ sid: z.string().optional() });
+export type ReindexRequest = z.infer<typeof ReindexRequest>;
+
+/** What a reindex queued: the index of those sessions is dropped and rebuilt from the stored segments. */
+export const ReindexAnswer = z.object({
+  sessions: z.number().int().min(0),
+  writers: z.number().int().min(0),
+  /** ISO 8601: the rebuild is done once `GET /v1/search/status` answers `queued: 0` */
+  queued_at: z.string(),
+});
+export type ReindexAnswer = z.infer<typeof ReindexAnswer>;
+
+/** `GET /v1/search/status`: how far indexing is behind ingest for the tenant. */
+export const SearchStatus = z.object({
+  /** entries waiting in the indexing queue (null: the engine's queue cannot say, AWS) */
+  queued: z.number().int().min(0).nullable(),
+  lag_seconds: z.number().nullable(),
+  docs: z.number().int().min(0),
+  bytes: z.number().int().min(0).nullable(),
+});
+export type SearchStatus = z.infer<typeof SearchStatus>;

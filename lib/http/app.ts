@@ -93,6 +93,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     largeReplays: deps.largeReplays ?? null,
     alerts: deps.alerts ?? null,
     signIn: deps.signIn ?? null,
+    search: deps.search ?? null,
   };
   // Every line the app logs has its tokens masked: an error line may name a path a token was pasted into.
   const log = maskingLog(deps.log ?? ((m: string, e?: unknown) => console.error(m, e ?? '')));

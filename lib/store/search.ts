@@ -137,6 +137,14 @@ export interface SearchIndexStats {
   bytes: number | null;
 }
 
+/** A query the engine cancelled at its time limit (PostgreSQL's `statement_timeout`, SQLSTATE 57014). */
+export class SearchTimeoutError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super('the search took longer than its time limit and was cancelled', options);
+    this.name = 'SearchTimeoutError';
+  }
+}
+
 /** The search engine port (see the module comment). */
 export interface SearchIndex {
   /** Bytes of the writer's segment indexed so far (0: none). */
@@ -151,7 +159,10 @@ export interface SearchIndex {
   putSessionFacts(facts: SessionFacts): Promise<void>;
   /** Forgets everything of a session (before a reindex), or of the whole tenant when `sid` is null. */
   dropSession(tenant: string, sid: string | null): Promise<void>;
-  /** The hits of `query` in the tenant, best first (rank, then newest, then sid, w, seq). */
+  /**
+   * The hits of `query` in the tenant, best first (rank, then newest, then sid, w, seq).
+   * @throws SearchTimeoutError when the engine cancelled it at the deployment's time limit
+   */
   query(tenant: string, query: EngineQuery): Promise<EngineHit[]>;
   /** The tenant's document count and the index's size. */
   stats(tenant: string): Promise<SearchIndexStats>;
@@ -190,6 +201,6 @@ export interface SearchQueue {
    * transaction does: a new entry at `since`, or the existing one's version raised and its older `since` kept.
    */
   enqueueSearch(entry: { tenant: string; sid: string; w: string; since: string }): Promise<void>;
-  /** The oldest `since` in the queue, or null when it is empty (the answer's `lag_seconds`). */
-  oldestSearchQueued(tenant: string): Promise<string | null>;
+  /** The tenant's queue: how many entries wait and the oldest `since` (null when it is empty). */
+  searchQueueOf(tenant: string): Promise<{ entries: number; oldest: string | null }>;
 }

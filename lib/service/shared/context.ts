@@ -6,6 +6,7 @@ import type { Limits } from '../../contract/limits.js';
 import type { Scope } from '../../contract/scopes.js';
 import type { DigestStore, SegmentStore, StateStore, TokenRecord } from '../../store/index.js';
 import type { AlertConfig, SecretSealer } from '../alerts/deps.js';
+import type { SearchDeps } from '../search/deps.js';
 import type { SignedInPerson, SignInServiceDeps } from '../sign-in/deps.js';
 import type { AuditConfig } from './audit-config.js';
 import { AppError, notFound } from './errors.js';
@@ -30,6 +31,8 @@ export interface ServiceDeps {
   alerts?: AlertServiceDeps | null;
   /** team sign-in's sealer and settings (issue 29); none: OIDC sign-in answers 503, link tokens still work */
   signIn?: SignInServiceDeps | null;
+  /** the search engine and the local indexing queue (issue 30); none: `/v1/search` answers 503 */
+  search?: SearchDeps | null;
 }
 
 /** What the alert verbs need beyond the stores (issue 28; lib/service/alerts/deps.ts). */
@@ -56,6 +59,8 @@ export interface ServiceContext {
   alerts?: AlertServiceDeps | null;
   /** as `ServiceDeps.signIn` */
   signIn?: SignInServiceDeps | null;
+  /** as `ServiceDeps.search` */
+  search?: SearchDeps | null;
   /**
    * the person signed in (a board session from OIDC, issue 29); absent or null for a token. `caller` is
    * then the person's stand-in token record: their role's scopes, never bound to a session.

@@ -8,6 +8,7 @@
  * (`set_config('hansard.tenant', tenant, true)`): the tables' policies admit only that tenant's rows, on top
  * of each query's own `tenant = :tenant`.
  */
+import { SearchTimeoutError } from '../search.js';
 
 /** A parameter value: what both the Data API and `pg` carry without loss. */
 export type SqlValue = string | number | boolean | null;
@@ -37,10 +38,7 @@ export interface SqlRunner {
   close(): Promise<void>;
 }
 
-/** A statement the server cancelled at `statement_timeout` (SQLSTATE 57014). */
-export class SqlTimeoutError extends Error {
-  constructor(options?: { cause?: unknown }) {
-    super('the search took longer than its time limit and was cancelled', options);
-    this.name = 'SqlTimeoutError';
-  }
+/** A statement the server cancelled at `statement_timeout` (SQLSTATE 57014): the port's timeout error. */
+export class SqlTimeoutError extends SearchTimeoutError {
+  override name = 'SqlTimeoutError';
 }

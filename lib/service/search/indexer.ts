@@ -1,0 +1,116 @@
+/**
+ * Indexing (issue 30 item 5, DESIGN §6d): one queue entry at a time, from the stored segments and records,
+ * never from what a request carried. Idempotent and safe to run at least once per entry, from any number
+ * of processes: a writer's new bytes are read from the engine's own indexed length to the writer's indexed
+ * length, and `applyWriter` takes a batch only at the length it was read from; a session's facts are
+ * replaced whole. So a lost notification is caught up by the next one of that writer, and a reindex
+ * (dropping the session, then queueing its writers) gives what indexing as it arrived gave.
+ */
+import type { SegmentStore, StateStore } from '../../store/index.js';
+import type { SearchIndex, WriterBatch } from '../../store/search.js';
+import { docsOfEvent, recordOf, reportDocs, searchText, type WriterFacts } from './docs.js';
+
+/** What indexing needs: the stores it reads and the engine it writes. */
+export interface IndexerDeps {
+  segments: SegmentStore;
+  state: StateStore;
+  index: SearchIndex;
+  now: () => Date;
+}
+
+/** Bytes of a writer read into one batch: memory stays bounded for a writer of any size. */
+export const BATCH_BYTES = 1024 * 1024;
+/** Work items of a session indexed (the newest). */
+const WORK_ITEMS = 100;
+
+/** A queue entry as the indexer needs it: a writer (`w`), or the session's facts (`w` = ''). */
+export interface IndexTarget {
+  tenant: string;
+  sid: string;
+  w: string;
+}
+
+/**
+ * Indexes what `target` names. Resolves when the index holds everything stored for it at the start
+ * (or another process indexed it meanwhile).
+ * @throws what the stores or the engine throw (the entry stays queued and is tried again)
+ */
+export async function indexQueued(deps: IndexerDeps, target: IndexTarget): Promise<void> {
+  if (target.w === '') await indexFacts(deps, target.tenant, target.sid);
+  else await indexWriter(deps, target);
+}
+
+/** The session's state, title and reports (`putSessionFacts`). */
+export async function indexFacts(deps: IndexerDeps, tenant: string, sid: string): Promise<void> {
+  const [status, work, title] = await Promise.all([
+    deps.state.getStatus(tenant, sid),
+    deps.state.listWork(tenant, { session: sid, limit: WORK_ITEMS }),
+    titleOf(deps.state, tenant, sid),
+  ]);
+  await deps.index.putSessionFacts({
+    tenant,
+    sid,
+    state: status?.reports.at(-1)?.state ?? null,
+    title: title === null ? null : searchText(title),
+    reports: reportDocs(sid, status, work),
+  });
+}
+
+/** The session's title as the board shows it (its first prompt as corrected, else its first note). */
+async function titleOf(state: StateStore, tenant: string, sid: string): Promise<string | null> {
+  if (state.boardCopies) {
+    const copy = (await state.boardCopies(tenant, [sid])).get(sid);
+    return copy ? (copy.title ?? copy.first_note ?? null) : null;
+  }
+  // SQLite: the listing is one local query, cached by revision (lib/store/sqlite/summary.ts).
+  const s = (await state.listSessionSummaries(tenant)).find((x) => x.sid === sid);
+  return s ? (s.title ?? s.first_note ?? null) : null;
+}
+
+/** A writer's bytes from the engine's indexed length to the store's, `BATCH_BYTES` at a time. */
+async function indexWriter(deps: IndexerDeps, { tenant, sid, w }: IndexTarget): Promise<void> {
+  const record = await deps.state.getWriter(tenant, sid, w);
+  if (!record) return;
+  let from = await deps.index.indexedLength(tenant, sid, w);
+  if (from >= record.length) return;
+  const facts: WriterFacts = { agent: record.agent };
+  const key = { tenant, sid, w };
+  let batch: WriterBatch = newBatch(tenant, sid, w, from);
+  let pending: Uint8Array = new Uint8Array(0);
+  let pos = from; // the segment offset of pending[0]
+  for await (const piece of deps.segments.readSegment(key, record.length, from)) {
+    pending = pending.length === 0 ? piece : concat(pending, piece);
+    let start = 0;
+    for (let nl = pending.indexOf(0x0a); nl !== -1; nl = pending.indexOf(0x0a, start)) {
+      const offset = pos + start;
+      const line = pending.subarray(start, nl);
+      start = nl + 1;
+      const rec = recordOf(line, offset);
+      batch.toLength = pos + start;
+      if (rec) {
+        const made = docsOfEvent(rec, facts);
+        batch.docs.push(...made.docs);
+        batch.fixes.push(...made.fixes);
+      }
+      if (batch.toLength - batch.fromLength >= BATCH_BYTES) {
+        if (!(await deps.index.applyWriter(batch))) return; // another process indexed it: done here
+        from = batch.toLength;
+        batch = newBatch(tenant, sid, w, from);
+      }
+    }
+    pos += start;
+    pending = pending.subarray(start);
+  }
+  if (batch.toLength > batch.fromLength) await deps.index.applyWriter(batch);
+}
+
+function newBatch(tenant: string, sid: string, w: string, from: number): WriterBatch {
+  return { tenant, sid, w, fromLength: from, toLength: from, docs: [], fixes: [] };
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}
