@@ -1,14 +1,15 @@
 /**
  * The frame every board page shares (hono/jsx): the document, its CSS (light and dark from the system's
  * `prefers-color-scheme`, visible focus, rows as stacked cards on a phone), the header with the skip link,
- * the live indicator, who is signed in (./signed-in.tsx) with the admin pages' links and sign-out, and the
- * footer. No inline script: a page that updates live loads our served assets (./assets.ts), and htmx is
+ * the search box and the live indicator, who is signed in (./signed-in.tsx) with the admin pages' links
+ * and sign-out, and the footer. No inline script: a page that updates live loads our served assets (./assets.ts), and htmx is
  * configured from a meta tag (no eval), so the pages keep a CSP with `script-src 'self'` only.
  */
 import { raw } from 'hono/html';
 import { type Child, useContext } from 'hono/jsx';
 import { HANSARD_VERSION } from '../version.js';
 import { assetHref, liveAssetsPresent } from './assets.js';
+import { SEARCH_CSS, SearchBox } from './search-box.js';
 import { SignedInBar, SignOutForm, ViewerContext } from './signed-in.js';
 import { CSS } from './styles.js';
 
@@ -56,6 +57,11 @@ export interface LayoutProps {
    * also binds the redirects of a form's answer. The page shows a link to it too.
    */
   refreshTo?: string;
+  /**
+   * the header's search box (issue 30, ./search-box.tsx), drawn on every signed-in page: the query to
+   * keep in it (the results page), and whether it was refused (the box then points at the message)
+   */
+  search?: { q: string; invalid?: boolean };
   children: Child;
 }
 
@@ -74,7 +80,7 @@ export function Layout(props: LayoutProps) {
         <meta name="color-scheme" content="light dark" />
         <title>{props.title}</title>
         {/* Our constant stylesheet, not escaped: an escaped quote would void its attribute selectors. */}
-        <style>{raw(CSS)}</style>
+        <style>{raw(CSS + SEARCH_CSS)}</style>
         {props.refreshTo ? <meta http-equiv="refresh" content={`0;url=${props.refreshTo}`} /> : null}
         {live ? (
           <>
@@ -93,6 +99,7 @@ export function Layout(props: LayoutProps) {
           <h1>
             <a href="/">hansard</a> <span class="muted">· {props.title}</span>
           </h1>
+          {signedIn ? <SearchBox q={props.search?.q} invalid={props.search?.invalid} /> : null}
           <div class="tools">
             {live ? (
               // Shown by our script once it knows; without JavaScript the page is a static one.

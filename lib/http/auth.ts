@@ -122,6 +122,7 @@ function contextOf(
     largeReplays: deps.largeReplays,
     alerts: deps.alerts,
     signIn: deps.signIn,
+    search: deps.search,
   };
 }
 

@@ -32,11 +32,15 @@ import { boardPage } from './pages/board.js';
 import { login, loginPage, logout } from './pages/login.js';
 import { oidcCallback, oidcStart } from './pages/oidc.js';
 import { personPage } from './pages/people.js';
+import { searchPageRoute } from './pages/search.js';
 import { sessionPage } from './pages/session.js';
 import { tokensPage, tokensRevokePage } from './pages/tokens.js';
 import { getPersonRoute } from './people/get.js';
 import { listPeopleRoute } from './people/list.js';
 import { setPersonRoute } from './people/set.js';
+import { reindexRoute } from './search/reindex.js';
+import { searchRoute } from './search/search.js';
+import { searchStatusRoute } from './search/status.js';
 import { createDigestRoute } from './sessions/digests.js';
 import { exportRoute } from './sessions/export.js';
 import { getSessionRoute } from './sessions/get.js';
@@ -120,6 +124,9 @@ export const API_ROUTES: readonly Operation[] = [
   workWaitRoute,
   workStopRoute,
   workResumeRoute,
+  searchRoute,
+  searchStatusRoute,
+  reindexRoute,
 ];
 
 /** The board's HTML pages, for a browser. */
@@ -136,6 +143,7 @@ export const PAGE_ROUTES: readonly Operation[] = [
   alertsPage,
   alertsTestPage,
   auditPage,
+  searchPageRoute,
   tokensPage,
   tokensRevokePage,
   boardEvents,
