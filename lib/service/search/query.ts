@@ -70,8 +70,12 @@ function pieces(q: string): Piece[] {
       i++;
     }
     let key: string | null = null;
-    const keyMatch = /^([A-Za-z_]{1,20}):(?=\S)/.exec(q.slice(i));
-    if (keyMatch && !q.slice(i + keyMatch[0].length).startsWith('//')) {
+    const keyMatch = /^([A-Za-z_]{1,20}):/.exec(q.slice(i));
+    const rest = keyMatch ? q.slice(i + keyMatch[0].length) : '';
+    if (keyMatch && (rest === '' || /^\s/.test(rest))) {
+      const k = (keyMatch[1] as string).toLowerCase();
+      if ((SEARCH_FILTER_KEYS as readonly string[]).includes(k)) throw bad(`"${k}:" needs a value`, at, q);
+    } else if (keyMatch && !rest.startsWith('//')) {
       key = (keyMatch[1] as string).toLowerCase();
       i += keyMatch[0].length;
     }
