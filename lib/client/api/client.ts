@@ -101,11 +101,17 @@ export const STORAGE_FAULTS_FOR_OPERATOR: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * A 5xx about a third party that a retry of the same request would only wait on: the tenant's OpenID
- * provider failed the server's check (issue 29; `hansard tenant oidc set`). Answered at once with its
- * message, which names the issuer and why.
+ * A 5xx that a retry of the same request would only wait on: the tenant's OpenID provider failed the
+ * server's check (issue 29; `hansard tenant oidc set`), or search is not set up or the query too slow
+ * (issue 30). Answered at once with its message, which says why.
  */
-const NOT_RETRIED: ReadonlySet<string> = new Set(['provider_unavailable']);
+const NOT_RETRIED: ReadonlySet<string> = new Set([
+  'provider_unavailable',
+  // A deployment without a search index does not grow one; a query the engine stopped at its time limit
+  // would only take that time again (issue 30): the message says to narrow it.
+  'search_unavailable',
+  'search_timeout',
+]);
 
 /** Storage faults that may pass (a disk freed, a filesystem remounted): tried this many times more. */
 const PASSING_FAULTS: ReadonlySet<string> = new Set(['storage_read_only', 'insufficient_storage']);

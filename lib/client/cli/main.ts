@@ -22,6 +22,7 @@ import { registerMcp } from './cmd-mcp.js';
 import { registerPeople } from './cmd-people.js';
 import { registerReplay } from './cmd-replay.js';
 import { registerRun } from './cmd-run.js';
+import { registerSearch } from './cmd-search.js';
 import { registerServe } from './cmd-serve.js';
 import { registerSession } from './cmd-session.js';
 import { registerTenant } from './cmd-tenant.js';
@@ -67,6 +68,7 @@ Exit codes: 0 success, 1 failure (of the server, or of a service it uses such as
   registerVerify(program, io);
   registerExport(program, io);
   registerUsage(program, io);
+  registerSearch(program, io);
   registerAlerts(program, io);
   registerPeople(program, io);
   registerAuditLog(program, io);
