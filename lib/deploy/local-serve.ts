@@ -20,6 +20,7 @@ import { HANSARD_VERSION } from '../version.js';
 import { type DataDirLock, lockDataDir } from './data-lock.js';
 import { createLocalApp, listenLocal, openLocalStores, STOP_GRACE_MS } from './local.js';
 import { LocalSecretSealer, SIGN_IN_SEALING } from './local-sealer.js';
+import { localSearch, startSearchDrain } from './local-search.js';
 import {
   ensureLocalTenant,
   exclusiveStateWarning,
@@ -88,6 +89,11 @@ export interface RunningServer {
    * store a new link (a full or read-only data directory: see serve-start.ts)
    */
   boardUrl: string;
+  /**
+   * Indexes what the search queue holds now, beside the drain's own timer (tests, and a command that
+   * wants its search current), answering how many entries it indexed.
+   */
+  indexNow(): Promise<number>;
   /**
    * Stops the server: stops accepting, gives open requests `graceMs` (default 5 s) to finish, closes the
    * connections still open then (a client that stopped reading), closes the stores and releases the data
@@ -168,7 +174,10 @@ async function listen(
     config: { ...DEFAULT_ALERT_CONFIG, allowPrivateTargets: o.allowPrivateAlertTargets === true },
   };
   const signIn = localSignIn(o.data, o.publicOrigin ?? null);
+  // Search over the state store's database (issue 30): FTS5, and the queue the drain below indexes.
+  const search = localSearch(stores.state);
   const app = createLocalApp(stores, {
+    search,
     stopping: stopping.signal,
     log: (m, e) =>
       o.log(e === undefined ? m : `${m}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
@@ -257,10 +266,13 @@ async function listen(
     { log: o.log, ...(o.alertPollMs !== undefined ? { pollMs: o.alertPollMs } : {}) },
   );
   alertWorker.start();
+  // Indexing follows ingest off its path: what the last run left queued is indexed first.
+  const searchDrain = startSearchDrain(stores, search, (m, e) => o.log(`${m}: ${errorText(e)}`));
   return {
     url,
     port,
     boardUrl,
+    indexNow: async () => (searchDrain ? searchDrain.runOnce() : 0),
     close: async (graceMs = STOP_GRACE_MS) => {
       stopping.abort();
       // The live streams end within a tick of it: only the other requests are waited for.
@@ -281,6 +293,7 @@ async function listen(
       // takes at most its time limit; one cut short by a kill is sent again by the next start).
       await digester?.stop();
       await alertWorker.stop();
+      await searchDrain?.stop();
       // The lock goes last: a server started next opens the stores only after these are closed.
       await stores.state.close();
       await lock.release();
@@ -301,6 +314,9 @@ export function localSignIn(data: string, publicOrigin: string | null): SignInSe
     config: { ...DEFAULT_SIGN_IN_CONFIG, publicOrigin },
   };
 }
+
+/** An error as one line of the server's log. */
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** `1 open request`, `3 open requests`. */
 const requests = (n: number) => `${n} open request${n === 1 ? '' : 's'}`;

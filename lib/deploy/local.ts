@@ -17,6 +17,7 @@ import { createApp } from '../http/app.js';
 import type { AppEnv } from '../http/auth.js';
 import { MemoryRateLimiter } from '../ratelimit/memory.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
+import type { SearchDeps } from '../service/search/deps.js';
 import type { AuditConfig } from '../service/shared/audit-config.js';
 import type { AlertServiceDeps } from '../service/shared/context.js';
 import type { SignInServiceDeps } from '../service/sign-in/deps.js';
@@ -49,6 +50,8 @@ export interface LocalAppOptions {
   alerts?: AlertServiceDeps | undefined;
   /** team sign-in's sealer and settings (issue 29); none: OIDC sign-in answers 503, link tokens still work */
   signIn?: SignInServiceDeps | undefined;
+  /** search's engine and queue (issue 30; lib/deploy/local-search.ts `localSearch`); none: 503 */
+  search?: SearchDeps | null | undefined;
 }
 
 /**
@@ -68,6 +71,7 @@ export function createLocalApp(stores: Stores, o: LocalAppOptions): Hono<AppEnv>
     ...(o.audit ? { audit: o.audit } : {}),
     ...(o.alerts ? { alerts: o.alerts } : {}),
     ...(o.signIn ? { signIn: o.signIn } : {}),
+    ...(o.search ? { search: o.search } : {}),
     // A stalled client's answer is aborted; node-server waits for the socket to drain and would never see
     // it, so its response (and socket) is destroyed here, which cancels the body.
     dropConnection: (env) => {

@@ -12,9 +12,11 @@ import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { openLocalStores } from '../../lib/deploy/local.js';
+import { localSearch } from '../../lib/deploy/local-search.js';
 import { startServer as startServe } from '../../lib/deploy/local-serve.js';
 import { type AppDeps, createApp } from '../../lib/http/index.js';
 import { ensureTenant, mintToken, type Scope } from '../../lib/service/index.js';
+import { SearchDrain } from '../../lib/service/search/drain.js';
 import type { Stores } from '../../lib/store/index.js';
 import { request } from './http.js';
 
@@ -29,6 +31,11 @@ export interface TestServer {
   stores: Stores;
   /** what the app logged as unhandled errors */
   logged: string[];
+  /**
+   * Indexes what the search queue holds now (issue 30; the server's drain, run by hand: no timer runs in
+   * these servers), answering how many entries it indexed; 0 where the stores have no search.
+   */
+  indexNow(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -52,7 +59,22 @@ export async function startServer(
   const workDir = join(root, 'work');
   const stores = openStores(dataDir);
   const logged: string[] = [];
-  const app = createApp({ ...deps, ...stores, log: (m, e) => logged.push(`${m} ${String(e ?? '')}`) });
+  const log = (m: string, e?: unknown) => logged.push(`${m} ${String(e ?? '')}`);
+  // Search over the state store's SQLite (as `hansard serve`), unless the test gives its own or none.
+  const search = deps.search !== undefined ? deps.search : localSearch(stores.state);
+  const app = createApp({ ...deps, ...stores, search, log });
+  const drain = search?.queue
+    ? new SearchDrain({
+        deps: {
+          segments: stores.segments,
+          state: stores.state,
+          index: search.index,
+          now: deps.now ?? (() => new Date()),
+        },
+        queue: search.queue,
+        log,
+      })
+    : null;
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0, ...node }, () => resolve(s));
   });
@@ -64,6 +86,7 @@ export async function startServer(
     workDir,
     stores,
     logged,
+    indexNow: async () => (drain ? drain.runOnce() : 0),
     async close() {
       await new Promise<void>((resolve) => {
         if ('closeAllConnections' in server) server.closeAllConnections();
@@ -126,6 +149,7 @@ export async function startRealServer(
     logged,
     admin,
     printed,
+    indexNow: () => running.indexNow(),
     async close() {
       await running.close();
       rmSync(root, { recursive: true, force: true });
@@ -272,6 +296,7 @@ export function useServer<T extends string = 'local', K extends string = never>(
     get logged() {
       return live().logged;
     },
+    indexNow: () => live().indexNow(),
     get printed() {
       const srv = live();
       return 'printed' in srv ? srv.printed : [];
