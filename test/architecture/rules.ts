@@ -133,7 +133,7 @@ export function unusedArrows(
  * but for the key layouts in STORE_KEYS, which infra/, lib/deploy (for functions/) and the limiter read
  * too. lib/ratelimit is named module by module in ROLES: a new module there must be placed there.
  */
-export const STORE_BACKENDS: readonly string[] = ['fs', 'sqlite', 's3', 'dynamo'];
+export const STORE_BACKENDS: readonly string[] = ['fs', 'sqlite', 's3', 'dynamo', 'postgres'];
 /** Key layouts of one backend: the DynamoDB table's key names, and what each module sends to it. */
 export const STORE_KEYS: readonly string[] = ['lib/store/dynamo/schema.ts', 'lib/store/dynamo/access.ts'];
 export const ROLES: Record<string, Role> = {
@@ -152,6 +152,11 @@ export const PACKAGE_HOMES: { pkg: RegExp; only: string; may: (from: string) => 
     may: (f) => f === 'lib/store/sqlite/state-store.ts' || f === 'lib/store/sqlite/advance.ts',
   },
   {
+    pkg: /^pg$/,
+    only: 'lib/store/postgres/pg-runner.ts imports pg (the functions reach PostgreSQL through the Data API)',
+    may: (f) => f === 'lib/store/postgres/pg-runner.ts',
+  },
+  {
     pkg: /^@hono\/node-server(\/|$)/,
     only: 'lib/deploy/local.ts imports @hono/node-server (Lambda serves through hono/aws-lambda)',
     may: (f) => f === 'lib/deploy/local.ts',
@@ -167,6 +172,9 @@ export const PACKAGE_HOMES: { pkg: RegExp; only: string; may: (from: string) => 
       f === 'lib/deploy/aws-sealer.ts' ||
       f === 'lib/audit/kms-signer.ts' ||
       f === 'lib/store/dynamo/schema.ts' ||
+      // search on AWS (issue 30): the RDS Data API runner and its wiring
+      f === 'lib/store/postgres/data-api-runner.ts' ||
+      f === 'lib/deploy/aws-search.ts' ||
       ['s3', 'dynamo', 'dynamo-limiter'].includes(adapterOf(f) ?? ''),
   },
 ];
