@@ -17,7 +17,12 @@ import {
   STATE_STORE_ACCESS,
   type StateMethod,
 } from '../lib/deploy/aws-access.js';
-import { ALERTS_STATE_METHODS, COMPACT_STATE_METHODS, DIGEST_STATE_METHODS } from './state-methods.js';
+import {
+  ALERTS_STATE_METHODS,
+  COMPACT_STATE_METHODS,
+  DIGEST_STATE_METHODS,
+  SEARCH_STATE_METHODS,
+} from './state-methods.js';
 
 /**
  * The encryption context's `purpose` of the alerts' secrets and of sign-in's, which the roles' KMS grants
@@ -29,6 +34,7 @@ export {
   COMPACT_STATE_METHODS,
   DIGEST_STATE_METHODS,
   onlyMethods,
+  SEARCH_STATE_METHODS,
 } from './state-methods.js';
 
 /** Which routes a function serves: everything (the API) or streamed reads only (the replay URL). */
@@ -90,6 +96,31 @@ export function compactDynamoAccess(): DynamoAccess[] {
 export function alertsDynamoAccess(): DynamoAccess[] {
   return accessOf(ALERTS_STATE_METHODS);
 }
+
+/** Every kind of request the indexing function sends to the state table (issue 30; reads, no limiter). */
+export function searchDynamoAccess(): DynamoAccess[] {
+  return accessOf(SEARCH_STATE_METHODS);
+}
+
+/**
+ * The RDS Data API actions the search index's runner sends (lib/store/postgres/data-api-runner.ts: a
+ * transaction is BeginTransaction, ExecuteStatement per statement, then CommitTransaction or
+ * RollbackTransaction; the schema's DDL is ExecuteStatement outside one). The API and indexing functions
+ * are granted exactly these, on the search cluster alone (infra/search.ts); test/infra/search-stack.test.ts
+ * checks the list against the commands the runner's source sends. No BatchExecuteStatement: it sends none.
+ */
+export const SEARCH_DATA_API_ACTIONS = [
+  'rds-data:BeginTransaction',
+  'rds-data:CommitTransaction',
+  'rds-data:ExecuteStatement',
+  'rds-data:RollbackTransaction',
+] as const;
+
+/**
+ * What the Data API needs of the cluster's credentials secret for its caller: the Data API reads the
+ * secret with the caller's own permissions, so each function is granted this on that one secret.
+ */
+export const SEARCH_SECRET_ACTIONS = ['secretsmanager:GetSecretValue'] as const;
 
 /**
  * The state store methods a function calls: the replay function's list, or every method but the

@@ -24,9 +24,10 @@ import {
   requireOriginSecret,
   type StateStore,
 } from '../lib/deploy/aws.js';
+import { awsSearchService, dataApiClient, dataApiRunner, type SqlRunner } from '../lib/deploy/aws-search.js';
 import { onlyMethods, REPLAY_STATE_METHODS, type Serves } from './access.js';
 import type { AwsClients } from './clients.js';
-import type { LambdaConfig } from './config.js';
+import { type LambdaConfig, searchTargetOf } from './config.js';
 import { errorLog, requestLog } from './logging.js';
 
 export type { Serves } from './access.js';
@@ -38,6 +39,8 @@ export interface LambdaAppOptions {
   serves: Serves;
   /** the clock; tests fix it */
   now?: () => Date;
+  /** tests: the search index's runner (`pg` on a local PostgreSQL) instead of the Data API's */
+  searchRunner?: SqlRunner;
 }
 
 /** What a handler factory (functions/api.ts, functions/replay.ts) lets a test replace. */
@@ -147,6 +150,9 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
             }),
           }
         : {}),
+      // The API answers GET /v1/search from the index on Aurora, through the Data API (issue 30; its role
+      // holds SEARCH_DATA_API_ACTIONS on the cluster alone, infra/search.ts).
+      ...(o.serves === 'all' ? searchOf(o) : {}),
       // The replay function's role allows only what its routes call (functions/access.ts).
       ...(o.serves === 'replay'
         ? { wrapState: (state: StateStore) => onlyMethods(state, REPLAY_STATE_METHODS) }
@@ -154,6 +160,13 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
     }),
   );
   return app;
+}
+
+/** The API function's search deps, from the `SEARCH_*` variables (none when unset). */
+function searchOf(o: LambdaAppOptions) {
+  const target = searchTargetOf(o.config);
+  const runner = o.searchRunner ?? (target && dataApiRunner(dataApiClient(o.config.AWS_REGION), target));
+  return runner ? { search: awsSearchService({ runner }) } : {};
 }
 
 /** The replay function's public keys (no signing), from `SIGNING_KEY_ARN` (none when unset). */

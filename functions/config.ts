@@ -11,7 +11,9 @@
  * `SIGNING_KEY_ARN`, `RETIRED_SIGNING_KEYS`, `DIGEST_INTERVAL_SECONDS`; `KMS_ENDPOINT` for tests. Behind
  * the edge (the replay function only): `EDGE_ORIGIN_SECRET`, `EDGE_ORIGIN_SECRET_VERSION`. Alerts (issue
  * 28): `ALERT_KMS_KEY_ID` (the API and delivery functions), `BOARD_ORIGIN` (the delivery function, and the
- * API's sign-in origin). Team sign-in (issue 29): `SIGN_IN_KMS_KEY_ID` (the API function).
+ * API's sign-in origin). Team sign-in (issue 29): `SIGN_IN_KMS_KEY_ID` (the API function). Search (issue
+ * 30): `SEARCH_CLUSTER_ARN`, `SEARCH_SECRET_ARN`, `SEARCH_DATABASE` (the API and indexing functions;
+ * `searchTargetOf`).
  */
 import { z } from 'zod';
 import { MIN_ORIGIN_SECRET_LENGTH, ORIGIN_SECRET_HEADER } from '../lib/deploy/aws-lambda.js';
@@ -215,6 +217,40 @@ export const LambdaConfig = z.object({
       .transform((u) => new URL(u).origin)
       .optional(),
   ),
+  /**
+   * the search index's Aurora cluster (issue 30 item 4, infra/search.ts): its ARN, which the RDS Data API
+   * is called with (`rds-data:*` granted on it alone). Unset: `/v1/search` answers 503 and the indexing
+   * function refuses to start. Set with SEARCH_SECRET_ARN and SEARCH_DATABASE, or not at all
+   */
+  SEARCH_CLUSTER_ARN: z.preprocess(
+    present,
+    z
+      .string()
+      .regex(/^arn:aws[a-z-]*:rds:[a-z0-9-]+:\d{12}:cluster:[a-z][a-z0-9-]{0,62}$/, {
+        error:
+          'expected an Aurora cluster ARN such as arn:aws:rds:us-east-1:111122223333:cluster:hansard-search',
+      })
+      .optional(),
+  ),
+  /** the Secrets Manager secret (ARN) of the cluster's credentials, which the Data API reads for the caller */
+  SEARCH_SECRET_ARN: z.preprocess(
+    present,
+    z
+      .string()
+      .regex(/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/, {
+        error:
+          'expected a Secrets Manager secret ARN such as arn:aws:secretsmanager:us-east-1:111122223333:secret:…',
+      })
+      .optional(),
+  ),
+  /** the database of the search index in the cluster (a PostgreSQL identifier) */
+  SEARCH_DATABASE: z.preprocess(
+    present,
+    z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: 'expected a PostgreSQL database name (a-z 0-9 _, ≤ 63)' })
+      .optional(),
+  ),
   /** tests only: a local S3 emulator (path-style addressing is used with it) */
   S3_ENDPOINT: endpoint,
   /** tests only: DynamoDB Local */
@@ -258,4 +294,35 @@ export function parseConfig(env: Record<string, string | undefined>): LambdaConf
   const keys = [...problems.keys()];
   const list = [...problems].map(([key, why]) => `${key} (${why})`).join('; ');
   throw new ConfigError(`invalid Lambda environment: ${list}`, keys);
+}
+
+/** The search index's cluster as the RDS Data API is called with it (issue 30, lib/deploy/aws-search.ts). */
+export interface SearchTarget {
+  resourceArn: string;
+  secretArn: string;
+  database: string;
+}
+
+/** The search variables, which are set together or not at all. */
+const SEARCH_KEYS = ['SEARCH_CLUSTER_ARN', 'SEARCH_SECRET_ARN', 'SEARCH_DATABASE'] as const;
+
+/**
+ * The search index's cluster from `config`, or null when none of its variables is set (no search here).
+ * @throws ConfigError naming the missing ones when only some are set: half a configuration is a mistake
+ *   of the deployment, not a deployment without search
+ */
+export function searchTargetOf(config: LambdaConfig): SearchTarget | null {
+  const missing = SEARCH_KEYS.filter((k) => config[k] === undefined);
+  if (missing.length === SEARCH_KEYS.length) return null;
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `invalid Lambda environment: ${missing.map((k) => `${k} (required with ${SEARCH_KEYS.filter((x) => !missing.includes(x)).join(', ')})`).join('; ')}`,
+      [...missing],
+    );
+  }
+  return {
+    resourceArn: config.SEARCH_CLUSTER_ARN!,
+    secretArn: config.SEARCH_SECRET_ARN!,
+    database: config.SEARCH_DATABASE!,
+  };
 }

@@ -76,3 +76,16 @@ export const ALERTS_STATE_METHODS = [
   'getSession',
   'listWriters',
 ] as const satisfies readonly StateMethod[];
+
+/**
+ * The state store methods the indexing function (functions/search.ts, `indexQueued` of
+ * lib/service/search/indexer.ts, issue 30) calls: a writer's record (how far its bytes go), and a
+ * session's facts: its status, its work items and its title (the board's copy of the session item).
+ * Reads only: indexing changes no record.
+ */
+export const SEARCH_STATE_METHODS = [
+  'getWriter',
+  'getStatus',
+  'listWork',
+  'boardCopies',
+] as const satisfies readonly StateMethod[];

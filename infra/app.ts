@@ -22,6 +22,8 @@
  * | `hansard:objectLockMode`     | GOVERNANCE | GOVERNANCE or COMPLIANCE (with objectLockDays)        |
  * | `hansard:digestIntervalSeconds` | 300    | base interval of the signed session digests            |
  * | `hansard:boardOrigin`        | the API URL | the board's origin (a custom domain): alert events' links, sign-in's redirect URI |
+ * | `hansard:search`             | false     | search: an Aurora Serverless v2 cluster (0 ACU when idle) and its indexer (infra/search.ts) |
+ * | `hansard:searchMaxAcu`       | 4         | the most ACU the search cluster scales to (docs/scale.md "Search") |
  *
  * No lookups and no account or region in the main stack: synth works offline and without credentials.
  */
@@ -68,6 +70,15 @@ function replayConcurrency(): number | 'none' | undefined {
   return n;
 }
 
+/** `hansard:searchMaxAcu`: ACU in steps of 0.5 (infra/search.ts checks the range). */
+function searchMaxAcu(): number | undefined {
+  const v = ctx('searchMaxAcu');
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new Error(`context hansard:searchMaxAcu must be a number of ACU, not ${v}`);
+  return n;
+}
+
 const wafRateLimit = num('wafRateLimit');
 new HansardStack(app, ctx('stackName') ?? 'Hansard', {
   logLevel: ctx('logLevel'),
@@ -81,6 +92,7 @@ new HansardStack(app, ctx('stackName') ?? 'Hansard', {
   objectLock: objectLock(),
   digestIntervalSeconds: num('digestIntervalSeconds'),
   ...(ctx('boardOrigin') ? { boardOrigin: ctx('boardOrigin') } : {}),
+  ...(flag('search') ? { search: { maxCapacity: searchMaxAcu() } } : {}),
   lifecycle: {
     noncurrentVersionDays: num('noncurrentVersionDays') ?? DEFAULT_LIFECYCLE.noncurrentVersionDays,
     coldTransitionDays: num('coldStorageDays') ?? DEFAULT_LIFECYCLE.coldTransitionDays,

@@ -37,6 +37,7 @@ import { addCompaction } from './compaction.js';
 import { type EdgeOptions, ReplayEdge } from './edge.js';
 import { HansardFunction } from './lambda.js';
 import { addStoredReplays, REPLAY_BUILD_TIMEOUT } from './replays.js';
+import { addSearch, type Search, type SearchOptions } from './search.js';
 import { addSignIn } from './sign-in.js';
 import { type SegmentLifecycle, segmentBucket } from './storage.js';
 
@@ -83,6 +84,11 @@ export interface HansardStackProps extends StackProps {
    * the board
    */
   boardOrigin?: string;
+  /**
+   * search on Aurora PostgreSQL Serverless v2 through the Data API, indexed from the table's stream (issue
+   * 30, infra/search.ts); off when absent: GET /v1/search answers 503
+   */
+  search?: SearchOptions;
 }
 
 /**
@@ -180,6 +186,8 @@ export class HansardStack extends Stack {
   readonly signingKey: Key;
   /** seals the OIDC client secrets and the cookie keys (issue 29, infra/sign-in.ts) */
   readonly signInKey: Key;
+  /** the search index's cluster and indexing function (issue 30), when `search` is on */
+  readonly search: Search | null;
   readonly api: HttpApi;
 
   constructor(scope: Construct, id: string, props: HansardStackProps = {}) {
@@ -321,6 +329,17 @@ export class HansardStack extends Stack {
     // Team sign-in (issue 29): the API seals and opens the OIDC client secrets and cookie keys with a key
     // of its own (why not the alerts' key: infra/sign-in.ts).
     this.signInKey = addSignIn(this, { api: this.apiFunction });
+    // Search (issue 30): the index's cluster, the indexer on the table's stream, the API's grants.
+    this.search = props.search
+      ? addSearch(this, {
+          bucket: this.bucket,
+          table: this.table,
+          common,
+          api: this.apiFunction,
+          alarms,
+          options: props.search,
+        })
+      : null;
     // No IAM auth and no authorizer: a function URL has none to offer for a bearer token, so the function
     // itself authenticates every request (the app's `requireAuth`) and serves only GET replay routes.
     const replayUrl = this.replayFunction.addFunctionUrl({

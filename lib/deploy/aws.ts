@@ -19,6 +19,7 @@ import { DynamoRateLimiter } from '../ratelimit/dynamo.js';
 import type { RateLimitConfigInput, RateLimiter } from '../ratelimit/interface.js';
 import { NoopRateLimiter } from '../ratelimit/noop.js';
 import { DEFAULT_ALERT_CONFIG } from '../service/alerts/deps.js';
+import type { SearchDeps } from '../service/search/deps.js';
 import {
   BUILD_CLAIM_MS,
   buildReplay,
@@ -116,6 +117,8 @@ export interface AwsAppOptions {
   alerts?: AlertServiceDeps | undefined;
   /** team sign-in's sealer and settings (issue 29, `awsSignInService`); none: OIDC sign-in answers 503 */
   signIn?: SignInServiceDeps | undefined;
+  /** the search index over the Data API (issue 30, ./aws-search.ts `awsSearchService`); none: 503 */
+  search?: SearchDeps | undefined;
 }
 
 /**
@@ -204,6 +207,7 @@ export function createAwsApp(o: AwsAppOptions): Hono<AppEnv> {
     ...(o.audit ? { audit: o.audit } : {}),
     ...(o.alerts ? { alerts: o.alerts } : {}),
     ...(o.signIn ? { signIn: o.signIn } : {}),
+    ...(o.search ? { search: o.search } : {}),
     log: o.log,
     // Per-token limits (issue 5): a DynamoDB counter per token and window (docs/adr/0003-rate-limits.md).
     rateLimiter: openAwsRateLimiter({
