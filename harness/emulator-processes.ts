@@ -37,7 +37,7 @@ const TETHER = `exec 3<&0
 wait "$child"`;
 
 /** Spawns `command args` under the tether, in its own process group, with stdout and stderr piped. */
-function tethered(command: string, args: string[], cwd: string): ChildProcess {
+export function tethered(command: string, args: string[], cwd: string): ChildProcess {
   return spawn('sh', ['-c', TETHER, 'sh', command, ...args], {
     cwd,
     detached: true,
@@ -46,7 +46,7 @@ function tethered(command: string, args: string[], cwd: string): ChildProcess {
 }
 
 /** Stop and kill functions for a tethered child. */
-function stopper(child: ChildProcess): Pick<EmulatorProcess, 'stop' | 'killNow'> {
+export function stopper(child: ChildProcess): Pick<EmulatorProcess, 'stop' | 'killNow'> {
   const killNow = () => {
     try {
       process.kill(-child.pid!, 'SIGKILL');
@@ -135,7 +135,7 @@ export async function launchS3rver(timeoutMs = 60_000): Promise<EmulatorProcess>
 }
 
 /** The last 4,000 characters the child wrote to stdout and stderr. */
-function keepOutput(child: ChildProcess): () => string {
+export function keepOutput(child: ChildProcess): () => string {
   let output = '';
   const keep = (b: Buffer) => {
     output = (output + b.toString('utf8')).slice(-4000);
@@ -146,7 +146,7 @@ function keepOutput(child: ChildProcess): () => string {
 }
 
 /** Why the child has stopped (null while it runs). */
-function exitReason(child: ChildProcess): { why: string | null } {
+export function exitReason(child: ChildProcess): { why: string | null } {
   const state: { why: string | null } = { why: null };
   child.once('exit', (code, signal) => {
     state.why = `exited with ${code ?? signal}`;

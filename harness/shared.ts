@@ -5,7 +5,7 @@
  */
 
 /** The services test/support/services.ts shares. */
-export type SharedService = 'dynamo' | 's3' | 'chromium';
+export type SharedService = 'dynamo' | 's3' | 'postgres' | 'chromium';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,7 +17,8 @@ declare module 'vitest' {
 }
 
 /**
- * The endpoint of the run's shared `service` (`http://…` for the emulators, `ws://…` for Chromium), or null
+ * The endpoint of the run's shared `service` (`http://…` for the emulators, `postgres://…` for PostgreSQL,
+ * `ws://…` for Chromium), or null
  * when this process is not a vitest worker of a run that shares them.
  * @throws Error with the service's start error (a missing Java, a JVM that did not answer in time)
  */

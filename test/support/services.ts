@@ -4,7 +4,7 @@
  * Shared services. DynamoDB Local (a JVM, 2 s to start on a quiet machine and over 30 s on a loaded one),
  * s3rver and Chromium were started by each test file that used them; now once per run, on the first file
  * that asks (a run that needs none starts none), and stopped at the end. A small broker on 127.0.0.1
- * answers `GET /dynamo`, `/s3`, `/chromium` with `{"endpoint": …}`; its address is `provide`d to the
+ * answers `GET /dynamo`, `/s3`, `/postgres`, `/chromium` with `{"endpoint": …}`; its address is `provide`d to the
  * workers (harness/shared.ts). Each test file keeps its own namespace in them: fresh table and
  * bucket names (harness/dynamodb-local.ts, s3rver.ts), its own browser context (browser.ts). The
  * emulators are tethered (emulator-processes.ts) and Chromium ends with its pipe, so none outlives the
@@ -21,6 +21,7 @@ import type { AddressInfo } from 'node:net';
 import { type BrowserServer, chromium } from 'playwright-core';
 import type { TestProject } from 'vitest/node';
 import { type EmulatorProcess, launchDynamoLocal, launchS3rver } from '../../harness/emulator-processes.js';
+import { launchPostgres } from '../../harness/postgres.js';
 import type { SharedService } from '../../harness/shared.js';
 import { CHROMIUM, CHROMIUM_ARGS } from './browser.js';
 import {
@@ -46,6 +47,8 @@ interface Started {
 const LAUNCH: Record<SharedService, () => Promise<Started>> = {
   dynamo: () => launchDynamoLocal(),
   s3: () => launchS3rver(),
+  // A new cluster per run (harness/postgres.ts); each test file makes its own databases and roles in it.
+  postgres: () => launchPostgres(),
   chromium: async () => {
     const server: BrowserServer = await chromium.launchServer({
       executablePath: CHROMIUM,

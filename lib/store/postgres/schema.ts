@@ -1,0 +1,161 @@
+/**
+ * The PostgreSQL search index's tables (issue 30 items 4 and 6), created by `migrateSearchSchema` through
+ * `SqlRunner.admin` as the tables' owner; every statement is idempotent (`IF NOT EXISTS`, policies created
+ * only when missing), so a deploy runs it every time.
+ *
+ * - `search_docs`: one row per searchable document, keyed `(tenant, sid, w, seq)` (reports: `w = ''`). It
+ *   keeps the document's own `text` and `terms`, the winning fix's (`fix_text`, `fix_terms`; null: no
+ *   fix), and `tsv`, generated with the `simple` configuration (no stemming, no stop words: the terms are
+ *   already lib/service/search/terms.ts's words) from the effective terms, behind a GIN index. A fix's
+ *   terms are its text's alone, so with a fix `tsv` also holds `facets`, the names of the document's tool,
+ *   agent and person (NFKC), read by the `simple` parser: a corrected message of Priya's is still found
+ *   by `priya`.
+ * - `search_fixes`: corrections, keyed by the correction event `(tenant, sid, w, seq)` and what it fixes.
+ * - `search_cursors`: each writer's indexed length (the condition of `applyWriter`).
+ * - `search_facts`: each session's reported state and title.
+ * - `search_schema`: the schema's version (one row).
+ *
+ * Tenants never meet (item 6): each table has row-level security ENABLEd and FORCEd, with a policy that
+ * admits only rows whose `tenant` is the transaction's `hansard.tenant` (`SqlRunner.transaction` sets it),
+ * for reads and writes alike, on top of each statement's own `tenant = :tenant`. FORCE makes the tables'
+ * owner subject to the policy too, so it holds even where the app connects as the owner; the intended
+ * set-up is still an app role that owns nothing and is granted only row access (`appRole` below), since a
+ * superuser or a `BYPASSRLS` role skips every policy. On Aurora through the Data API that is the role of
+ * the secret the functions are given.
+ */
+import type { SqlRunner } from './runner.js';
+
+/** The schema's version: raised with every change to the statements below (and a migration for it). */
+export const SEARCH_SCHEMA_VERSION = 1;
+
+/** The tables holding a tenant's rows, each under the tenant policy. */
+export const SEARCH_TABLES = ['search_docs', 'search_fixes', 'search_cursors', 'search_facts'] as const;
+
+/** The tenant as the transaction set it; NULL outside one (so no row matches). */
+const TENANT_SETTING = "current_setting('hansard.tenant', true)";
+
+const TABLES = [
+  `CREATE TABLE IF NOT EXISTS search_schema (
+    name text PRIMARY KEY,
+    version integer NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS search_docs (
+    tenant text NOT NULL,
+    sid text NOT NULL,
+    w text NOT NULL,
+    seq bigint NOT NULL,
+    id text NOT NULL,
+    ts text NOT NULL,
+    at_us bigint,
+    type text NOT NULL,
+    field text NOT NULL,
+    agent text,
+    person text,
+    person_name text,
+    tool text,
+    cause text,
+    text text NOT NULL,
+    terms text NOT NULL,
+    facets text NOT NULL,
+    fix_text text,
+    fix_terms text,
+    tsv tsvector GENERATED ALWAYS AS (
+      to_tsvector('simple'::regconfig, COALESCE(fix_terms, terms))
+      || CASE WHEN fix_terms IS NULL THEN ''::tsvector ELSE to_tsvector('simple'::regconfig, facets) END
+    ) STORED,
+    PRIMARY KEY (tenant, sid, w, seq)
+  )`,
+  'CREATE INDEX IF NOT EXISTS search_docs_tsv ON search_docs USING gin (tsv)',
+  // A fix finds its target, and a person filter an action's cause, by id.
+  'CREATE INDEX IF NOT EXISTS search_docs_id ON search_docs (tenant, sid, id)',
+  // Filter-only queries (no words) are ordered newest first.
+  'CREATE INDEX IF NOT EXISTS search_docs_at ON search_docs (tenant, at_us DESC)',
+  `CREATE TABLE IF NOT EXISTS search_fixes (
+    tenant text NOT NULL,
+    sid text NOT NULL,
+    w text NOT NULL,
+    seq bigint NOT NULL,
+    target_id text NOT NULL,
+    field text NOT NULL,
+    text text NOT NULL,
+    terms text NOT NULL,
+    at_us bigint,
+    by_id text NOT NULL,
+    PRIMARY KEY (tenant, sid, w, seq, target_id, field)
+  )`,
+  'CREATE INDEX IF NOT EXISTS search_fixes_target ON search_fixes (tenant, sid, target_id, field)',
+  `CREATE TABLE IF NOT EXISTS search_cursors (
+    tenant text NOT NULL,
+    sid text NOT NULL,
+    w text NOT NULL,
+    length bigint NOT NULL,
+    PRIMARY KEY (tenant, sid, w)
+  )`,
+  `CREATE TABLE IF NOT EXISTS search_facts (
+    tenant text NOT NULL,
+    sid text NOT NULL,
+    state text,
+    title text,
+    PRIMARY KEY (tenant, sid)
+  )`,
+];
+
+/** Row-level security on `table`: enabled, forced on the owner too, one policy for reads and writes. */
+function tenantPolicy(table: string): string[] {
+  return [
+    `ALTER TABLE ${table} ENABLE ROW LEVEL SECURITY`,
+    `ALTER TABLE ${table} FORCE ROW LEVEL SECURITY`,
+    // CREATE POLICY has no IF NOT EXISTS (PostgreSQL 15): created only when missing, in one statement.
+    `DO $$ BEGIN
+      IF NOT EXISTS (SELECT 1 FROM pg_policies WHERE schemaname = current_schema() AND tablename = '${table}'
+          AND policyname = 'tenant_rows') THEN
+        CREATE POLICY tenant_rows ON ${table}
+          USING (tenant = ${TENANT_SETTING})
+          WITH CHECK (tenant = ${TENANT_SETTING});
+      END IF;
+    END $$`,
+  ];
+}
+
+/** A role name as SQL takes it unquoted (lowercase letters, digits, `_`): grants name it in the text. */
+const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * The statements of the schema, in order; with `appRole`, the grants that let that role read and write
+ * the rows (and read the version) without owning anything.
+ * @throws Error when `appRole` is not a plain lowercase role name
+ */
+export function searchSchemaStatements(options: { appRole?: string } = {}): string[] {
+  const out = [...TABLES, ...SEARCH_TABLES.flatMap(tenantPolicy)];
+  out.push(
+    `INSERT INTO search_schema (name, version) VALUES ('search', ${SEARCH_SCHEMA_VERSION})
+      ON CONFLICT (name) DO NOTHING`,
+  );
+  if (options.appRole !== undefined) {
+    if (!ROLE_NAME.test(options.appRole)) {
+      throw new Error(`searchSchemaStatements: "${options.appRole}" is not a plain lowercase role name`);
+    }
+    out.push(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${SEARCH_TABLES.join(', ')} TO ${options.appRole}`);
+    out.push(`GRANT SELECT ON search_schema TO ${options.appRole}`);
+  }
+  return out;
+}
+
+/**
+ * Creates what is missing of the schema (see the module comment) through `runner.admin`, as the owner.
+ * @throws Error when the database holds a newer schema than this code knows (a rollback of the code
+ *   after a migration: refusing beats writing rows the newer schema would misread)
+ */
+export async function migrateSearchSchema(
+  runner: SqlRunner,
+  options: { appRole?: string } = {},
+): Promise<void> {
+  for (const sql of searchSchemaStatements(options)) await runner.admin(sql);
+  const [row] = await runner.admin("SELECT version FROM search_schema WHERE name = 'search'");
+  const version = Number(row?.version);
+  if (version > SEARCH_SCHEMA_VERSION) {
+    throw new Error(
+      `the search database holds schema version ${version}; this code knows up to ${SEARCH_SCHEMA_VERSION}`,
+    );
+  }
+}

@@ -1,0 +1,329 @@
+/**
+ * The search port on PostgreSQL full-text search (issue 30 item 4): `tsvector` over the documents' terms
+ * with a GIN index (lib/store/postgres/schema.ts), through a `SqlRunner`: `pg` on any PostgreSQL, or the
+ * RDS Data API on Aurora Serverless v2. The semantics are the port's (lib/store/search.ts) and the
+ * contract suite's; what is PostgreSQL's:
+ *
+ * - Tenants (item 6): every statement runs in `runner.transaction(tenant, …)`, so row-level security
+ *   admits only the tenant's rows, and says `tenant = :tenant` besides.
+ * - Corrections: a fix is stored once; the documents it may change (its target's, by id and field) get
+ *   their winning fix copied onto them in the same transaction, the latest in `(at_us, w, seq)` order (an
+ *   unreadable `at_us` first, as in the merged order), so the order fixes and documents arrive in does
+ *   not matter, and the GIN index always holds what a search should find. `corrected` is true when the
+ *   winning fix's text differs from the document's own (as on SQLite).
+ * - Size of answers: a page's texts are bounded (search-query.ts `TEXT_BUDGET_BYTES`) and the rest are
+ *   fetched in groups, within the Data API's 1 MiB.
+ * - `stats().bytes` is an estimate: the index tables' and indexes' total size
+ *   (`pg_total_relation_size`) times the tenant's share of the documents (its count over the table's
+ *   `reltuples` estimate, or 1 before the server has one), since row-level security hides other tenants'
+ *   rows from a count.
+ */
+import { z } from 'zod';
+import { SEARCH_DOC_TYPES } from '../../contract/search.js';
+import type {
+  EngineHit,
+  EngineQuery,
+  SearchDoc,
+  SearchFix,
+  SearchIndex,
+  SearchIndexStats,
+  SessionFacts,
+  WriterBatch,
+} from '../search.js';
+import type { SqlRunner, SqlTx } from './runner.js';
+import { SEARCH_TABLES } from './schema.js';
+import { searchStatement, TEXT_BUDGET_BYTES, textsStatement } from './search-query.js';
+
+export interface PgSearchIndexOptions {
+  runner: SqlRunner;
+  /** how long one query may run before the server cancels it, in ms (`SqlTimeoutError`); none: no limit */
+  timeoutMs?: number;
+}
+
+/** Documents (or fixes) per INSERT: bounded by their JSON's size too (`chunks`). */
+const ROWS_PER_INSERT = 200;
+/** JSON characters per INSERT's parameter: well inside a Data API request. */
+const JSON_PER_INSERT = 512 * 1024;
+
+const DOC_COLUMNS =
+  'sid text, w text, seq bigint, id text, ts text, at_us bigint, type text, field text, agent text, ' +
+  'person text, person_name text, tool text, cause text, text text, terms text';
+
+/** Documents in, their winning fix left to `RECOMPUTE` (a replaced row keeps its fix columns until then). */
+const INSERT_DOCS = `INSERT INTO search_docs (tenant, sid, w, seq, id, ts, at_us, type, field, agent, person,
+    person_name, tool, cause, text, terms, facets)
+  SELECT :tenant, x.sid, x.w, x.seq, x.id, x.ts, x.at_us, x.type, x.field, x.agent, x.person, x.person_name,
+    x.tool, x.cause, x.text, x.terms,
+    normalize(concat_ws(' ', x.tool, x.agent, x.person, x.person_name), NFKC)
+  FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS x(${DOC_COLUMNS})
+  ON CONFLICT (tenant, sid, w, seq) DO UPDATE SET id = EXCLUDED.id, ts = EXCLUDED.ts, at_us = EXCLUDED.at_us,
+    type = EXCLUDED.type, field = EXCLUDED.field, agent = EXCLUDED.agent, person = EXCLUDED.person,
+    person_name = EXCLUDED.person_name, tool = EXCLUDED.tool, cause = EXCLUDED.cause, text = EXCLUDED.text,
+    terms = EXCLUDED.terms, facets = EXCLUDED.facets`;
+
+const INSERT_FIXES = `INSERT INTO search_fixes (tenant, sid, w, seq, target_id, field, text, terms, at_us, by_id)
+  SELECT :tenant, x.sid, x.w, x.seq, x.target_id, x.field, x.text, x.terms, x.at_us, x.by
+  FROM jsonb_to_recordset(CAST(:rows AS jsonb))
+    AS x(sid text, w text, seq bigint, target_id text, field text, text text, terms text, at_us bigint, by text)
+  ON CONFLICT (tenant, sid, w, seq, target_id, field) DO UPDATE SET text = EXCLUDED.text,
+    terms = EXCLUDED.terms, at_us = EXCLUDED.at_us, by_id = EXCLUDED.by_id`;
+
+/**
+ * The winning fix of the session's documents with one of the ids: the latest fix of the document's own
+ * field (null: none). Rows already right are left alone (no dead tuples, no index churn).
+ */
+const RECOMPUTE = `UPDATE search_docs d
+  SET fix_text = lf.text, fix_terms = lf.terms
+  FROM search_docs d0
+  LEFT JOIN LATERAL (
+    SELECT f.text, f.terms FROM search_fixes f
+    WHERE f.tenant = d0.tenant AND f.sid = d0.sid AND f.target_id = d0.id AND f.field = d0.field
+    ORDER BY f.at_us DESC NULLS LAST, f.w COLLATE "C" DESC, f.seq DESC
+    LIMIT 1
+  ) lf ON true
+  WHERE d0.tenant = :tenant AND d0.sid = :sid
+    AND d0.id IN (SELECT jsonb_array_elements_text(CAST(:ids AS jsonb)))
+    AND d.tenant = d0.tenant AND d.sid = d0.sid AND d.w = d0.w AND d.seq = d0.seq
+    AND (d.fix_text IS DISTINCT FROM lf.text OR d.fix_terms IS DISTINCT FROM lf.terms)`;
+
+/** A row of the search statement, as either runner answers it. */
+const HitRow = z.object({
+  sid: z.string(),
+  w: z.string(),
+  seq: z.coerce.number().int(),
+  id: z.string(),
+  ts: z.string(),
+  at_us: z.coerce.number().int().nullable(),
+  type: z.enum(SEARCH_DOC_TYPES),
+  field: z.string(),
+  agent: z.string().nullable(),
+  person: z.string().nullable(),
+  person_name: z.string().nullable(),
+  tool: z.string().nullable(),
+  cause: z.string().nullable(),
+  corrected: z.boolean(),
+  title: z.string().nullable(),
+  state: z.string().nullable(),
+  rank: z.coerce.number(),
+  text: z.string().nullable(),
+  terms: z.string().nullable(),
+});
+const TextRow = z.object({
+  sid: z.string(),
+  w: z.string(),
+  seq: z.coerce.number(),
+  text: z.string(),
+  terms: z.string(),
+});
+
+/** The search port on PostgreSQL (see the module comment). */
+export class PgSearchIndex implements SearchIndex {
+  private readonly runner: SqlRunner;
+  private readonly timeoutMs: number | undefined;
+
+  constructor(options: PgSearchIndexOptions) {
+    this.runner = options.runner;
+    this.timeoutMs = options.timeoutMs;
+  }
+
+  indexedLength(tenant: string, sid: string, w: string): Promise<number> {
+    return this.runner.transaction(tenant, async (tx) => {
+      const [row] = await tx.query(
+        'SELECT length FROM search_cursors WHERE tenant = :tenant AND sid = :sid AND w = :w',
+        { tenant, sid, w },
+      );
+      return row ? Number(row.length) : 0;
+    });
+  }
+
+  applyWriter(batch: WriterBatch): Promise<boolean> {
+    const { tenant, sid, w, fromLength, toLength } = batch;
+    return this.runner.transaction(tenant, async (tx) => {
+      // The condition, as one write that locks the cursor: a concurrent apply of the same writer waits,
+      // then finds the length moved and answers false.
+      const advanced = await tx.query(
+        fromLength === 0
+          ? `INSERT INTO search_cursors (tenant, sid, w, length) VALUES (:tenant, :sid, :w, :to)
+              ON CONFLICT (tenant, sid, w) DO UPDATE SET length = EXCLUDED.length
+              WHERE search_cursors.length = 0
+              RETURNING length`
+          : `UPDATE search_cursors SET length = :to
+              WHERE tenant = :tenant AND sid = :sid AND w = :w AND length = :from
+              RETURNING length`,
+        fromLength === 0
+          ? { tenant, sid, w, to: toLength }
+          : { tenant, sid, w, to: toLength, from: fromLength },
+      );
+      if (advanced.length === 0) return false;
+      await insertRows(tx, INSERT_DOCS, tenant, batch.docs);
+      await insertRows(tx, INSERT_FIXES, tenant, batch.fixes);
+      await recompute(tx, tenant, sid, [
+        ...batch.docs.map((d) => d.id),
+        ...batch.fixes.map((f) => f.target_id),
+      ]);
+      return true;
+    });
+  }
+
+  putSessionFacts(facts: SessionFacts): Promise<void> {
+    const { tenant, sid } = facts;
+    return this.runner.transaction(tenant, async (tx) => {
+      await tx.query(
+        `INSERT INTO search_facts (tenant, sid, state, title) VALUES (:tenant, :sid, :state, :title)
+          ON CONFLICT (tenant, sid) DO UPDATE SET state = EXCLUDED.state, title = EXCLUDED.title`,
+        { tenant, sid, state: facts.state, title: facts.title },
+      );
+      // Reports are the documents no writer wrote (w = ''): the new ones replace them all.
+      await tx.query("DELETE FROM search_docs WHERE tenant = :tenant AND sid = :sid AND w = ''", {
+        tenant,
+        sid,
+      });
+      await insertRows(
+        tx,
+        INSERT_DOCS,
+        tenant,
+        facts.reports.map((r) => ({ ...r, sid, w: '' })),
+      );
+      await recompute(
+        tx,
+        tenant,
+        sid,
+        facts.reports.map((r) => r.id),
+      );
+    });
+  }
+
+  dropSession(tenant: string, sid: string | null): Promise<void> {
+    return this.runner.transaction(tenant, async (tx) => {
+      for (const table of SEARCH_TABLES) {
+        if (sid === null) await tx.query(`DELETE FROM ${table} WHERE tenant = :tenant`, { tenant });
+        else await tx.query(`DELETE FROM ${table} WHERE tenant = :tenant AND sid = :sid`, { tenant, sid });
+      }
+    });
+  }
+
+  query(tenant: string, query: EngineQuery): Promise<EngineHit[]> {
+    const built = searchStatement(tenant, query);
+    if (built.none) return Promise.resolve([]);
+    const options = this.timeoutMs === undefined ? {} : { timeoutMs: this.timeoutMs };
+    return this.runner.transaction(
+      tenant,
+      async (tx) => {
+        const rows = (await tx.query(built.sql, built.params)).map((r) => HitRow.parse(r));
+        await fillTexts(tx, tenant, rows);
+        return rows.map(toHit);
+      },
+      options,
+    );
+  }
+
+  stats(tenant: string): Promise<SearchIndexStats> {
+    return this.runner.transaction(tenant, async (tx) => {
+      const [row] = await tx.query(
+        `SELECT
+          (SELECT count(*) FROM search_docs WHERE tenant = :tenant) AS docs,
+          (SELECT CAST(sum(pg_total_relation_size(to_regclass(t))) AS bigint)
+            FROM jsonb_array_elements_text(CAST(:tables AS jsonb)) AS t) AS bytes,
+          (SELECT CAST(reltuples AS double precision) FROM pg_class
+            WHERE oid = to_regclass('search_docs')) AS estimate`,
+        { tenant, tables: JSON.stringify(SEARCH_TABLES) },
+      );
+      const docs = Number(row?.docs ?? 0);
+      const total = row?.bytes === null || row?.bytes === undefined ? null : Number(row.bytes);
+      const estimate = Number(row?.estimate ?? -1);
+      const share = estimate > 0 && docs > 0 ? Math.min(1, docs / Math.max(estimate, docs)) : 1;
+      return { docs, bytes: total === null ? null : Math.round(total * share) };
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.runner.close();
+  }
+}
+
+/** Inserts `rows` with `sql` (a `jsonb_to_recordset(:rows)` statement), in groups bounded in count and size. */
+async function insertRows(
+  tx: SqlTx,
+  sql: string,
+  tenant: string,
+  rows: ReadonlyArray<SearchDoc | SearchFix>,
+): Promise<void> {
+  for (const group of chunks(rows.map((r) => JSON.stringify(r)))) {
+    await tx.query(sql, { tenant, rows: `[${group.join(',')}]` });
+  }
+}
+
+/** `items` (JSON texts) in groups of at most `ROWS_PER_INSERT` and `JSON_PER_INSERT` characters. */
+function chunks(items: string[]): string[][] {
+  const out: string[][] = [];
+  let group: string[] = [];
+  let size = 0;
+  for (const item of items) {
+    if (group.length > 0 && (group.length >= ROWS_PER_INSERT || size + item.length > JSON_PER_INSERT)) {
+      out.push(group);
+      group = [];
+      size = 0;
+    }
+    group.push(item);
+    size += item.length + 1;
+  }
+  if (group.length > 0) out.push(group);
+  return out;
+}
+
+/** Recomputes the effective text of the session's documents with one of `ids`. */
+async function recompute(tx: SqlTx, tenant: string, sid: string, ids: string[]): Promise<void> {
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += 1000) {
+    await tx.query(RECOMPUTE, { tenant, sid, ids: JSON.stringify(unique.slice(i, i + 1000)) });
+  }
+}
+
+/** Fetches the texts the search statement left out (past its byte budget), in groups within the budget. */
+async function fillTexts(tx: SqlTx, tenant: string, rows: Array<z.infer<typeof HitRow>>): Promise<void> {
+  const missing = rows.filter((r) => r.text === null);
+  let i = 0;
+  while (i < missing.length) {
+    // Each document is at most 16,384 characters, so a group of 4 stays within the budget at 4 bytes each.
+    const group = missing.slice(i, i + Math.max(1, Math.floor(TEXT_BUDGET_BYTES / (2 * 4 * 16_384))));
+    i += group.length;
+    const { sql, params } = textsStatement(
+      tenant,
+      group.map((r) => ({ sid: r.sid, w: r.w, seq: r.seq })),
+    );
+    for (const raw of await tx.query(sql, params)) {
+      const t = TextRow.parse(raw);
+      const row = group.find((r) => r.sid === t.sid && r.w === t.w && r.seq === t.seq);
+      if (row) {
+        row.text = t.text;
+        row.terms = t.terms;
+      }
+    }
+  }
+}
+
+function toHit(r: z.infer<typeof HitRow>): EngineHit {
+  return {
+    doc: {
+      sid: r.sid,
+      w: r.w,
+      seq: r.seq,
+      id: r.id,
+      ts: r.ts,
+      at_us: r.at_us,
+      type: r.type,
+      field: r.field,
+      agent: r.agent,
+      person: r.person,
+      person_name: r.person_name,
+      tool: r.tool,
+      cause: r.cause,
+      text: r.text ?? '',
+      terms: r.terms ?? '',
+    },
+    corrected: r.corrected,
+    title: r.title,
+    state: r.state,
+    rank: r.rank,
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * What only the PostgreSQL search adapter has (issue 30 items 4 and 6), run over each of its runners
+ * (test/store/contract/search-postgres.test.ts over `pg`, search-data-api.test.ts over the Data API's
+ * emulation): row-level security holding when a statement forgets its tenant, the time limit as
+ * `SqlTimeoutError`, answers kept within the Data API's size limits, and the conditional, idempotent
+ * writes on a real server. The port's behaviour shared with SQLite is the contract suite's
+ * (test/store/contract/search.contract.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import { type SqlRunner, SqlTimeoutError } from '../../../lib/store/postgres/runner.js';
+import { PgSearchIndex } from '../../../lib/store/postgres/search.js';
+import type { EngineQuery, SearchDoc, SearchFix, WriterBatch } from '../../../lib/store/search.js';
+import type { SearchDatabase } from '../../support/postgres.js';
+
+/** A runner of each role on one database; closed by the case. */
+export interface PgCaseRunners {
+  app: SqlRunner;
+  owner: SqlRunner;
+}
+
+export interface PgCaseOptions {
+  /** a new database with the schema (test/support/postgres.ts) */
+  fresh: () => Promise<SearchDatabase>;
+  /** runners as the app role and as the owner on `db` */
+  runners: (db: SearchDatabase) => PgCaseRunners;
+}
+
+const T1 = 'acme';
+const T2 = 'globex';
+const SID = 's_01JAAAAAAAAAAAAAAAAAAAAAAA';
+
+/** A document with defaults: a message of Priya's whose terms are its text's words. */
+export function doc(over: Partial<SearchDoc> & { seq: number; text: string }): SearchDoc {
+  const terms =
+    over.terms ??
+    over.text
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter(Boolean)
+      .join(' ');
+  return {
+    sid: SID,
+    w: 'w_01JBBBBBBBBBBBBBBBBBBBBBBB',
+    id: `m_${String(over.seq).padStart(26, '0')}`,
+    ts: '2026-12-01T10:00:00Z',
+    at_us: 1_764_583_200_000_000 + over.seq,
+    type: 'message',
+    field: 'text',
+    agent: null,
+    person: 'priya',
+    person_name: 'Priya Shah',
+    tool: null,
+    cause: null,
+    ...over,
+    terms,
+  };
+}
+
+export function batch(tenant: string, docs: SearchDoc[], over: Partial<WriterBatch> = {}): WriterBatch {
+  return {
+    tenant,
+    sid: SID,
+    w: 'w_01JBBBBBBBBBBBBBBBBBBBBBBB',
+    fromLength: 0,
+    toLength: 100,
+    docs,
+    fixes: [],
+    ...over,
+  };
+}
+
+export function words(...entries: string[][]): EngineQuery {
+  return { match: entries.map((terms) => ({ terms })), exclude: [], filters: {}, limit: 20, offset: 0 };
+}
+
+/** The adapter-specific cases over one runner kind (see the module comment). */
+export function runPgAdapterCases(title: string, options: PgCaseOptions): void {
+  /** A case on a new database, with the index over the app role's runner. */
+  const withDb = (fn: (r: PgCaseRunners & { index: PgSearchIndex }) => Promise<void>) => async () => {
+    const db = await options.fresh();
+    const runners = options.runners(db);
+    const index = new PgSearchIndex({ runner: runners.app, timeoutMs: 5000 });
+    try {
+      await fn({ ...runners, index });
+    } finally {
+      await runners.app.close();
+      await runners.owner.close();
+    }
+  };
+
+  describe(title, () => {
+    it(
+      'a statement that forgets its tenant filter still sees and writes only the transaction tenant’s rows (row-level security, as the app role and as the owner)',
+      withDb(async ({ app, owner, index }) => {
+        await index.applyWriter(batch(T1, [doc({ seq: 1, text: 'the billing migration plan' })]));
+        await index.applyWriter(batch(T2, [doc({ seq: 1, text: 'the globex billing migration' })]));
+        for (const runner of [app, owner]) {
+          const seen = await runner.transaction(T2, (tx) =>
+            tx.query(
+              "SELECT tenant, text FROM search_docs WHERE tsv @@ phraseto_tsquery('simple', 'billing')",
+            ),
+          );
+          expect(seen).toEqual([{ tenant: T2, text: 'the globex billing migration' }]);
+          const counted = await runner.transaction(T2, (tx) =>
+            tx.query(
+              'SELECT (SELECT count(*) FROM search_docs) AS docs, (SELECT count(*) FROM search_cursors) AS cursors',
+            ),
+          );
+          expect(counted).toEqual([{ docs: 1, cursors: 1 }]);
+          // Outside any tenant (no hansard.tenant set) nothing is visible at all.
+          expect(await runner.admin('SELECT count(*) AS n FROM search_docs')).toEqual([{ n: 0 }]);
+        }
+        // Another tenant's rows cannot be changed, nor written under its name.
+        const changed = await app.transaction(T2, (tx) =>
+          tx.query("UPDATE search_docs SET fix_terms = 'x' WHERE tenant = :t RETURNING 1 AS one", { t: T1 }),
+        );
+        expect(changed).toEqual([]);
+        await expect(
+          app.transaction(T2, (tx) =>
+            tx.query(
+              `INSERT INTO search_facts (tenant, sid, state, title) VALUES (:t, 's_x', 'done', 'planted')`,
+              { t: T1 },
+            ),
+          ),
+        ).rejects.toThrow(/row-level security/);
+        expect(await index.query(T1, words(['billing']))).toHaveLength(1);
+        expect((await index.query(T1, words(['globex']))).map((h) => h.doc.text)).toEqual([]);
+      }),
+    );
+
+    it(
+      'a statement past its time limit is cancelled by the server as SqlTimeoutError, and the runner stays usable',
+      withDb(async ({ app }) => {
+        const slow = app.transaction(T1, (tx) => tx.query('SELECT pg_sleep(10)'), { timeoutMs: 100 });
+        await expect(slow).rejects.toBeInstanceOf(SqlTimeoutError);
+        const after = await app.transaction(T1, (tx) =>
+          tx.query("SELECT current_setting('statement_timeout') AS t"),
+        );
+        expect(after).toEqual([{ t: '0' }]);
+      }),
+    );
+
+    it(
+      'the tenant and time limit are the transaction’s only: a later transaction on a pooled connection carries neither',
+      withDb(async ({ app }) => {
+        await app.transaction(T1, (tx) => tx.query('SELECT 1 AS one'), { timeoutMs: 1234 });
+        const [row] = await app.transaction(T2, (tx) =>
+          tx.query(
+            "SELECT current_setting('hansard.tenant', true) AS tenant, current_setting('statement_timeout') AS t",
+          ),
+        );
+        expect(row).toEqual({ tenant: T2, t: '0' });
+      }),
+    );
+
+    it(
+      'a write that fails rolls the whole batch back: the cursor does not move and no document stays',
+      withDb(async ({ index }) => {
+        const bad = batch(T1, [doc({ seq: 1, text: 'first' }), doc({ seq: 2, text: 'second' })], {
+          // A fix's seq that is not an integer fails inside PostgreSQL, after the documents' INSERT.
+          fixes: [{ ...fix('m_x', 'corrected'), seq: 1.5 } as SearchFix],
+        });
+        await expect(index.applyWriter(bad)).rejects.toThrow();
+        expect(await index.indexedLength(T1, SID, bad.w)).toBe(0);
+        expect(await index.stats(T1)).toMatchObject({ docs: 0 });
+      }),
+    );
+
+    it(
+      'a page of 50 long texts in a script of 3-byte characters comes back whole, within the Data API’s answer size',
+      withDb(async ({ index }) => {
+        // About 16,000 characters of CJK each (some 43,000 bytes of text, as many of terms): over 4 MB
+        // for the page, which one Data API answer (1 MiB) cannot carry.
+        const long = (i: number) => `需要 ${i} ${'迁移 '.repeat(5_300)}`;
+        const docs = Array.from({ length: 50 }, (_, i) => doc({ seq: i + 1, text: long(i) }));
+        for (let i = 0; i < 50; i += 10) {
+          expect(
+            await index.applyWriter(
+              batch(T1, docs.slice(i, i + 10), { fromLength: i * 10, toLength: i * 10 + 100 }),
+            ),
+          ).toBe(true);
+        }
+        const hits = await index.query(T1, { ...words(['需要']), limit: 50 });
+        expect(hits).toHaveLength(50);
+        expect(new Set(hits.map((h) => h.doc.text))).toEqual(new Set(docs.map((d) => d.text)));
+        expect(hits.every((h, i) => i === 0 || h.rank <= (hits[i - 1]?.rank ?? 0))).toBe(true);
+      }),
+    );
+
+    it(
+      'stats count the tenant’s documents and give the index’s size in bytes on disk',
+      withDb(async ({ index }) => {
+        await index.applyWriter(batch(T1, [doc({ seq: 1, text: 'one' }), doc({ seq: 2, text: 'two' })]));
+        await index.applyWriter(batch(T2, [doc({ seq: 1, text: 'three' })]));
+        const stats = await index.stats(T1);
+        expect(stats.docs).toBe(2);
+        expect(stats.bytes).toBeGreaterThan(8192);
+      }),
+    );
+  });
+}
+
+export function fix(target: string, text: string, over: Partial<SearchFix> = {}): SearchFix {
+  return {
+    sid: SID,
+    target_id: target,
+    field: 'text',
+    text,
+    terms: text
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter(Boolean)
+      .join(' '),
+    at_us: 1_764_583_300_000_000,
+    w: 'w_01JCCCCCCCCCCCCCCCCCCCCCCC',
+    seq: 7,
+    by: 'e_01JDDDDDDDDDDDDDDDDDDDDDDD',
+    ...over,
+  };
+}
