@@ -21,6 +21,7 @@ import { StateConflictError } from '../errors.js';
 import type { WriterAdvance } from '../writers.js';
 import { GroupCommit, type Settled } from './group-commit.js';
 import { insertOutbox } from './outbox.js';
+import { queueSearch } from './search-queue.js';
 
 /** One `advanceWriter` call. */
 export interface AdvanceItem {
@@ -121,7 +122,8 @@ class KeptFile {
 /**
  * One advance, inside the batch's transaction: checks the writer is still at `fromLength`, then writes the
  * writer, its chunk, the session's counts, the tenant's usage, the digest due mark and the chunk's alert
- * events (`next.outbox`: rolled back with the advance's savepoint when it fails).
+ * events (`next.outbox`: rolled back with the advance's savepoint when it fails) and the writer's search
+ * indexing entry (sqlite/search-queue.ts, issue 30 item 5).
  * @throws StateConflictError (with the current length) when the stored length is not `fromLength`
  */
 function advanceOne(p: AdvancePrimitives, { tenant, sid, w, fromLength, next }: AdvanceItem): void {
@@ -174,4 +176,5 @@ function advanceOne(p: AdvancePrimitives, { tenant, sid, w, fromLength, next }: 
   ).run({ tenant, db: next.length - curLength });
   if (next.digest_due) p.markDue(tenant, sid, next.at);
   insertOutbox(p, next.outbox);
+  queueSearch(p, { tenant, sid, w, since: next.at });
 }

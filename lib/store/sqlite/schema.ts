@@ -48,4 +48,10 @@ CREATE TABLE IF NOT EXISTS status_records (
   tenant TEXT NOT NULL, sid TEXT NOT NULL, record TEXT NOT NULL, version INTEGER NOT NULL,
   PRIMARY KEY (tenant, sid)
 );
+CREATE TABLE IF NOT EXISTS search_queue (
+  tenant TEXT NOT NULL, sid TEXT NOT NULL, w TEXT NOT NULL, since TEXT NOT NULL, version INTEGER NOT NULL,
+  PRIMARY KEY (tenant, sid, w)
+);
+CREATE INDEX IF NOT EXISTS search_queue_since ON search_queue (since);
+CREATE INDEX IF NOT EXISTS search_queue_tenant ON search_queue (tenant, since);
 `;

@@ -6,6 +6,7 @@
 import Database from 'better-sqlite3';
 import { StateConflictError } from '../errors.js';
 import { decodeCursor, encodeCursor } from '../keys.js';
+import type { SearchQueue, SearchQueueEntry } from '../search.js';
 import type { Page, SessionRecord, SessionSummary, SummaryDelta } from '../sessions.js';
 import { StateStoreBase } from '../state-store-base.js';
 import type { StateStore } from '../stores.js';
@@ -15,6 +16,8 @@ import { addAlertSchema, SqliteAlerts } from './alerts.js';
 import { addDigestSchema, SqliteDigestIndex } from './digest-index.js';
 import type { GroupCommit, GroupCommitStats } from './group-commit.js';
 import { SCHEMA } from './schema.js';
+import { SqliteSearchIndex } from './search.js';
+import { SqliteSearchQueue } from './search-queue.js';
 import { addSignInSchema, SqliteSignIn } from './sign-in.js';
 import { SqliteStatusWorkItems } from './status-work.js';
 import { addSummaryColumns, listSummaries, mergeSummaryRow, SESSION_COLUMNS } from './summary.js';
@@ -26,7 +29,13 @@ import { SqliteWriterIndex, WRITER_ORIGIN_COLUMNS } from './writers.js';
 /** SQLite's answers when its shared-memory file cannot be made, grown or mapped (a full disk). */
 const SHM_FAULTS = new Set(['SQLITE_IOERR_SHMSIZE', 'SQLITE_IOERR_SHMOPEN', 'SQLITE_IOERR_SHMMAP']);
 
-export class SqliteStateStore extends StateStoreBase implements StateStore {
+/**
+ * Also the local indexing queue of search (`SearchQueue`, sqlite/search-queue.ts: filled in the same
+ * transactions as the writer advances, status and work writes and summary merges) and, through
+ * `searchIndex()`, the FTS5 index over the same file (issue 30 items 4 and 5). The queue is not part of
+ * `StateStore`: on AWS, DynamoDB's stream is the queue.
+ */
+export class SqliteStateStore extends StateStoreBase implements StateStore, SearchQueue {
   private db: Database.Database;
 
   /** Opens (creating if needed) the database file. `:memory:` works for tests. */
@@ -45,6 +54,8 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
   protected readonly usage = new SqliteUsage(this.primitives);
   protected readonly alerts = new SqliteAlerts(this.primitives);
   protected readonly signIn = new SqliteSignIn(this.primitives);
+  private readonly searchQueue = new SqliteSearchQueue(this.primitives);
+  private search: SqliteSearchIndex | null = null;
   private readonly advances: GroupCommit<AdvanceItem, void>;
   private readonly walSyncs: () => number;
   private readonly closeWal: () => void;
@@ -219,8 +230,33 @@ export class SqliteStateStore extends StateStoreBase implements StateStore {
     mergeSummaryRow(this.primitives, tenant, sid, delta, at);
   }
 
+  // ---- search (issue 30): the indexing queue (sqlite/search-queue.ts) and the FTS5 index (sqlite/search.ts)
+
+  /** The search index in this store's database (made on first use); closed with the store. */
+  searchIndex(): SqliteSearchIndex {
+    this.search ??= new SqliteSearchIndex(this.db);
+    return this.search;
+  }
+
+  async takeSearchQueue(max: number): Promise<SearchQueueEntry[]> {
+    return this.searchQueue.takeSearchQueue(max);
+  }
+
+  async doneSearchQueue(entry: SearchQueueEntry): Promise<void> {
+    return this.searchQueue.doneSearchQueue(entry);
+  }
+
+  async enqueueSearch(entry: { tenant: string; sid: string; w: string; since: string }): Promise<void> {
+    return this.searchQueue.enqueueSearch(entry);
+  }
+
+  async searchQueueOf(tenant: string): Promise<{ entries: number; oldest: string | null }> {
+    return this.searchQueue.searchQueueOf(tenant);
+  }
+
   async close(): Promise<void> {
     await this.advances.idle();
+    await this.search?.close();
     this.closeWal();
     this.db.close();
   }

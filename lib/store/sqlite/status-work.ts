@@ -2,7 +2,8 @@
  * The status, work item and claimed key methods of `SqliteStateStore` (tables `status_records` (and the
  * legacy `status`), `work_items`, `claimed_keys`; the schema is the store's): whole records written in a
  * transaction on condition of their `version`, each moving the session index forward. Split from the
- * store so that each file stays readable, as the DynamoDB adapter's dynamo/status-work.ts is.
+ * store so that each file stays readable, as the DynamoDB adapter's dynamo/status-work.ts is. Each status
+ * or work write queues the session's search facts (sqlite/search-queue.ts, issue 30 item 5) with it.
  */
 import type { OutboxEvent } from '../alerts.js';
 import { StateConflictError } from '../errors.js';
@@ -11,6 +12,7 @@ import type { StatusRecord } from '../status.js';
 import { decodeStatus, encodeStatus, legacyStatus } from '../status-record.js';
 import type { WorkItem } from '../work.js';
 import { insertOutbox } from './outbox.js';
+import { queueSearch } from './search-queue.js';
 
 type Row = Record<string, unknown>;
 
@@ -48,7 +50,7 @@ export class SqliteStatusWorkItems {
   /**
    * In one transaction: the version check, the record (a status of an earlier hansard, in table `status`,
    * goes: it is version 0 of this one), the session index with its status summary, and the change's alert
-   * events (`outbox`, sqlite/alerts.ts).
+   * events (`outbox`, sqlite/alerts.ts), and the session's search facts entry.
    */
   async putStatus(s: StatusRecord, outbox?: OutboxEvent[]): Promise<void> {
     const at = s.reports.at(-1)!.reported_at;
@@ -77,6 +79,7 @@ export class SqliteStatusWorkItems {
         )
         .run(sum.state, sum.state_since, sum.note, sum.reported_at, sum.note, s.tenant, s.sid);
       insertOutbox(this.x, outbox);
+      queueSearch(this.x, { tenant: s.tenant, sid: s.sid, w: '', since: at });
     });
   }
 
@@ -98,7 +101,10 @@ export class SqliteStatusWorkItems {
     });
   }
 
-  /** In one transaction: the version check, the item, the session index and the change's alert events. */
+  /**
+   * In one transaction: the version check, the item, the session index, the change's alert events and
+   * the session's search facts entry.
+   */
   async putWork(item: WorkItem, outbox?: OutboxEvent[]): Promise<void> {
     this.x.transaction(() => {
       const row = this.x
@@ -117,6 +123,7 @@ export class SqliteStatusWorkItems {
         .run(item.tenant, item.id, item.session, JSON.stringify(item), item.version);
       this.touchSession(item.tenant, item.session, item.updated_at);
       insertOutbox(this.x, outbox);
+      queueSearch(this.x, { tenant: item.tenant, sid: item.session, w: '', since: item.updated_at });
     });
   }
 

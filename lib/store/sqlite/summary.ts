@@ -10,6 +10,7 @@
 import { askedOf, fixesOf, mergeSummary, statusSummaryOf } from '../session-summary.js';
 import type { SessionSummary, SummaryDelta } from '../sessions.js';
 import { decodeStatus } from '../status-record.js';
+import { queueSearch } from './search-queue.js';
 import type { SqlitePrimitives, SqliteStatement } from './status-work.js';
 
 /** The index entry's own columns: what `getSession` and `listSessions` answer (`SessionRecord`). */
@@ -175,7 +176,8 @@ export function listSummaries(x: SqlitePrimitives, tenant: string): SessionSumma
 }
 
 /**
- * `StateStore.mergeSessionSummary`: read, merge and write back in one transaction (nothing when unchanged).
+ * `StateStore.mergeSessionSummary`: read, merge and write back in one transaction (nothing when unchanged);
+ * a change queues the session's search facts (its title, sqlite/search-queue.ts) in the same transaction.
  * A session with no row yet gets one (no writers, lines or bytes; created and updated `at`): ingest merges
  * before it advances the writer, whose upsert then counts the first writer (ADR 4).
  */
@@ -229,5 +231,6 @@ export function mergeSummaryRow(
       tenant,
       sid,
     );
+    queueSearch(x, { tenant, sid, w: '', since: at });
   });
 }

@@ -1,0 +1,155 @@
+/**
+ * The SQL of `SqliteSearchIndex` (sqlite/search.ts, issue 30 item 4): its tables, and a query of the
+ * port (`EngineQuery`, lib/store/search.ts) as one SELECT with its parameters. Split from the index so
+ * that each file stays readable; nothing here runs a statement.
+ */
+import type { EngineQuery } from '../search.js';
+
+/**
+ * The index's tables, made by the first open (`IF NOT EXISTS`), in the state store's database file:
+ * - `search_docs`: one row per document, its own text and terms, the lower-cased facets the filters
+ *   compare (`*_lc`), its facets' names (`facets`, NFKC), and the winning fix's text and terms
+ *   (`fix_text`, `fix_terms`; null: no fix);
+ * - `search_fts`: FTS5 over each document's effective terms (`FTS_BODY`: its own terms, or the fix's
+ *   text's terms when a fix applies, with the facets' names in `FTS_FACETS` then, since a fix's terms are
+ *   its text's alone), its rowid `search_docs.rid`. Contentless (`content=''`: the text is in
+ *   `search_docs`, not twice), so a row is removed with FTS5's 'delete' command given the values it was
+ *   indexed with: both are written by the SQL of `ftsAdd` and `ftsRemove` from the document's row, never
+ *   from JavaScript values, so they cannot differ. (`contentless_delete=1` was not used: its deletes
+ *   leave bm25's document counts off, so a rebuilt index ranked otherwise than the one it replaced.)
+ *   `unicode61 remove_diacritics 0` reads the space-separated terms of lib/service/search/terms.ts back
+ *   as the same words, marks kept;
+ * - `search_fixes`: corrections by the correction event (sid, w, seq) and what they target;
+ * - `search_cursors`: each writer's indexed length (`applyWriter`'s condition);
+ * - `search_facts`: each session's reported state and title (the `state:` filter, the hits' title).
+ */
+export const SEARCH_SCHEMA = `
+CREATE TABLE IF NOT EXISTS search_docs (
+  rid INTEGER PRIMARY KEY, tenant TEXT NOT NULL, sid TEXT NOT NULL, w TEXT NOT NULL, seq INTEGER NOT NULL,
+  id TEXT NOT NULL, ts TEXT NOT NULL, at_us INTEGER, type TEXT NOT NULL, field TEXT NOT NULL, agent TEXT,
+  person TEXT, person_name TEXT, tool TEXT, cause TEXT, text TEXT NOT NULL, terms TEXT NOT NULL,
+  person_lc TEXT, person_name_lc TEXT, tool_lc TEXT, facets TEXT NOT NULL, fix_text TEXT, fix_terms TEXT,
+  UNIQUE (tenant, sid, w, seq)
+);
+CREATE INDEX IF NOT EXISTS search_docs_target ON search_docs (tenant, sid, id, field);
+CREATE INDEX IF NOT EXISTS search_docs_newest ON search_docs (tenant, at_us DESC);
+CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
+  body, facets, content = '', tokenize = 'unicode61 remove_diacritics 0'
+);
+CREATE TABLE IF NOT EXISTS search_fixes (
+  tenant TEXT NOT NULL, sid TEXT NOT NULL, w TEXT NOT NULL, seq INTEGER NOT NULL, target_id TEXT NOT NULL,
+  field TEXT NOT NULL, text TEXT NOT NULL, terms TEXT NOT NULL, at_us INTEGER, by TEXT NOT NULL,
+  PRIMARY KEY (tenant, sid, w, seq, target_id, field)
+);
+CREATE INDEX IF NOT EXISTS search_fixes_target ON search_fixes (tenant, sid, target_id, field);
+CREATE TABLE IF NOT EXISTS search_cursors (
+  tenant TEXT NOT NULL, sid TEXT NOT NULL, w TEXT NOT NULL, length INTEGER NOT NULL,
+  PRIMARY KEY (tenant, sid, w)
+);
+CREATE TABLE IF NOT EXISTS search_facts (
+  tenant TEXT NOT NULL, sid TEXT NOT NULL, state TEXT, title TEXT, PRIMARY KEY (tenant, sid)
+);
+`;
+
+/** A document row's FTS5 columns (see `SEARCH_SCHEMA`). */
+const FTS_BODY = 'COALESCE(fix_terms, terms)';
+const FTS_FACETS = "CASE WHEN fix_terms IS NULL THEN '' ELSE facets END";
+
+/** Indexes the documents of `search_docs` matching `where` (which must not be indexed already). */
+export const ftsAdd = (where: string): string =>
+  `INSERT INTO search_fts (rowid, body, facets) SELECT rid, ${FTS_BODY}, ${FTS_FACETS} FROM search_docs WHERE ${where}`;
+
+/** Takes the documents matching `where` out of the index (call before their row changes or goes). */
+export const ftsRemove = (where: string): string =>
+  `INSERT INTO search_fts (search_fts, rowid, body, facets)
+     SELECT 'delete', rid, ${FTS_BODY}, ${FTS_FACETS} FROM search_docs WHERE ${where}`;
+
+/** The index's own tables and indexes as `dbstat` names them (FTS5's shadow tables included). */
+export const SEARCH_OBJECTS_WHERE = `(name LIKE 'search\\_docs%' ESCAPE '\\' OR name LIKE 'search\\_fts%' ESCAPE '\\'
+  OR name LIKE 'search\\_fixes%' ESCAPE '\\' OR name LIKE 'search\\_cursors%' ESCAPE '\\'
+  OR name LIKE 'search\\_facts%' ESCAPE '\\' OR name LIKE 'sqlite\\_autoindex\\_search\\_%' ESCAPE '\\')`;
+
+/**
+ * One entry's FTS5 form: every term double-quoted (a `"` inside doubled), so nothing of a term is FTS5
+ * syntax (`NEAR`, `OR`, `*`, `-`, `:`, `^` are words inside quotes); several terms in one quoted string
+ * are a phrase (adjacent, in order), as FTS5 reads a quoted string through the table's tokenizer.
+ */
+export function phraseOf(terms: readonly string[]): string {
+  return `"${terms.join(' ').replace(/"/g, '""')}"`;
+}
+
+/** A SELECT of `search_docs d` (with `f`, the session's facts) and its parameters. */
+export interface SearchSelect {
+  sql: string;
+  params: unknown[];
+}
+
+const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+
+/**
+ * The SELECT of `query` in `tenant`: its rows are `search_docs`' columns, the session's `title` and
+ * `state`, and `score` (bm25, lower is better; 0 when the query has no words). Null when a filter's empty
+ * list makes the answer empty without asking. Every statement is filtered by `d.tenant = ?`.
+ */
+export function selectOf(tenant: string, query: EngineQuery): SearchSelect | null {
+  const where: string[] = ['d.tenant = ?'];
+  const params: unknown[] = [tenant];
+  const f = query.filters;
+  const lists: Array<[string[] | undefined, string]> = [
+    [f.agent, 'd.agent'],
+    [f.tool?.map((t) => t.toLowerCase()), 'd.tool_lc'],
+    [f.type, 'd.type'],
+    [f.sid, 'd.sid'],
+    [f.state, 'f.state'],
+  ];
+  for (const [values, column] of lists) {
+    if (values === undefined) continue;
+    if (values.length === 0) return null;
+    where.push(`${column} IN (${marks(values.length)})`);
+    params.push(...values);
+  }
+  if (f.person !== undefined) {
+    if (f.person.length === 0) return null;
+    const people = f.person.map((p) => p.toLowerCase());
+    const m = marks(people.length);
+    // An agent's event is a person's too when the message it answered (its `cause`) is theirs.
+    where.push(`(d.person_lc IN (${m}) OR d.person_name_lc IN (${m}) OR (d.cause IS NOT NULL AND EXISTS (
+      SELECT 1 FROM search_docs c WHERE c.tenant = d.tenant AND c.sid = d.sid AND c.id = d.cause
+        AND (c.person_lc IN (${m}) OR c.person_name_lc IN (${m})))))`);
+    params.push(...people, ...people, ...people, ...people);
+  }
+  if (f.after_us !== undefined) {
+    where.push('d.at_us >= ?');
+    params.push(f.after_us);
+  }
+  if (f.before_us !== undefined) {
+    where.push('d.at_us < ?');
+    params.push(f.before_us);
+  }
+  const match = query.match.map((m) => phraseOf(m.terms));
+  const exclude = query.exclude.map((m) => phraseOf(m.terms));
+  let from: string;
+  let score: string;
+  if (match.length > 0) {
+    const positive = match.join(' AND ');
+    from = 'search_fts JOIN search_docs d ON d.rid = search_fts.rowid';
+    where.push('search_fts MATCH ?');
+    params.push(exclude.length > 0 ? `(${positive}) NOT (${exclude.join(' OR ')})` : positive);
+    score = 'bm25(search_fts)';
+  } else {
+    from = 'search_docs d';
+    score = '0';
+    if (exclude.length > 0) {
+      where.push('d.rid NOT IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?)');
+      params.push(exclude.join(' OR '));
+    }
+  }
+  params.push(query.limit, query.offset);
+  return {
+    sql: `SELECT d.*, f.title AS title, f.state AS state, ${score} AS score
+      FROM ${from} LEFT JOIN search_facts f ON f.tenant = d.tenant AND f.sid = d.sid
+      WHERE ${where.join(' AND ')}
+      ORDER BY score, d.at_us DESC, d.sid, d.w, d.seq LIMIT ? OFFSET ?`,
+    params,
+  };
+}

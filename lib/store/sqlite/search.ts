@@ -1,0 +1,295 @@
+/**
+ * `SqliteSearchIndex`: the local engine of search (issue 30 item 4, DESIGN §6d), SQLite's FTS5 in the
+ * data directory's database (`{data}/state.sqlite`, the state store's own file: its indexing queue,
+ * sqlite/search-queue.ts, and the index are one file, so a reindex and a drain see one database). The
+ * tables and the query's SQL are in sqlite/search-sql.ts; what the port promises is lib/store/search.ts,
+ * and test/store/contract/search.contract.ts checks it.
+ *
+ * Corrections: a document keeps its own text and terms; the winning fix of its (sid, id, field), the
+ * last in `(at_us, w, seq)` order, is copied onto it (`fix_text`, `fix_terms`) when the document is
+ * written after its fixes, and when a fix arrives after the document its row and FTS entry are written
+ * again.
+ *
+ * better-sqlite3 cannot interrupt a statement (no `sqlite3_interrupt` nor progress handler), so a query
+ * is bounded by what it is given: the parser's bounds on terms and filter values, and the service's
+ * page depth (`MAX_SEARCH_DEPTH`). `SearchTimeoutError` is never thrown here.
+ */
+import {
+  type EngineHit,
+  type EngineQuery,
+  type SearchDoc,
+  SearchDocSchema,
+  type SearchFix,
+  SearchFixSchema,
+  type SearchIndex,
+  type SearchIndexStats,
+  type SessionFacts,
+  type WriterBatch,
+} from '../search.js';
+import { ftsAdd, ftsRemove, SEARCH_OBJECTS_WHERE, SEARCH_SCHEMA, selectOf } from './search-sql.js';
+import type { SqliteStatement } from './status-work.js';
+
+/**
+ * What the index needs of a better-sqlite3 `Database` (which has it: the state store passes its own;
+ * only the store imports better-sqlite3, test/architecture/rules.ts).
+ */
+export interface SearchDatabase {
+  exec(sql: string): unknown;
+  prepare(sql: string): SqliteStatement;
+  /** wraps `fn` in a transaction: calling the answer runs it (rolled back if it throws) */
+  transaction<T>(fn: () => T): () => T;
+}
+
+/** A row of `search_docs` as read back (with the session's facts and the score of `selectOf`). */
+interface DocRow {
+  rid: number;
+  sid: string;
+  w: string;
+  seq: number;
+  id: string;
+  ts: string;
+  at_us: number | null;
+  type: SearchDoc['type'];
+  field: string;
+  agent: string | null;
+  person: string | null;
+  person_name: string | null;
+  tool: string | null;
+  cause: string | null;
+  text: string;
+  terms: string;
+  fix_text: string | null;
+  fix_terms: string | null;
+  title: string | null;
+  state: string | null;
+  score: number;
+}
+
+const lower = (s: string | null): string | null => (s === null ? null : s.toLowerCase());
+
+export class SqliteSearchIndex implements SearchIndex {
+  /** Prepared statements of the fixed SQL (a query's SELECT varies with its filters: prepared each time). */
+  private readonly statements = new Map<string, SqliteStatement>();
+
+  /** Makes the index's tables if the database lacks them (one transaction). */
+  constructor(private readonly db: SearchDatabase) {
+    db.transaction(() => db.exec(SEARCH_SCHEMA))();
+  }
+
+  private q(sql: string): SqliteStatement {
+    let st = this.statements.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.statements.set(sql, st);
+    }
+    return st;
+  }
+
+  async indexedLength(tenant: string, sid: string, w: string): Promise<number> {
+    return this.length(tenant, sid, w);
+  }
+
+  private length(tenant: string, sid: string, w: string): number {
+    const row = this.q('SELECT length FROM search_cursors WHERE tenant = ? AND sid = ? AND w = ?').get(
+      tenant,
+      sid,
+      w,
+    ) as { length: number } | undefined;
+    return row?.length ?? 0;
+  }
+
+  /**
+   * In one transaction, on condition of the writer's indexed length: the fixes (replacing those of the
+   * same correction and target), the documents (replacing those of the same sid, w, seq), each with its
+   * winning fix, the documents of earlier batches whose winning fix changed, and the new length.
+   * @throws ZodError when a document or fix does not fit its schema (nothing is written)
+   */
+  async applyWriter(batch: WriterBatch): Promise<boolean> {
+    const docs = batch.docs.map((d) => SearchDocSchema.parse(d));
+    const fixes = batch.fixes.map((f) => SearchFixSchema.parse(f));
+    return this.db.transaction(() => {
+      if (this.length(batch.tenant, batch.sid, batch.w) !== batch.fromLength) return false;
+      for (const f of fixes) this.putFix(batch.tenant, f);
+      for (const d of docs) this.putDoc(batch.tenant, d);
+      const targets = new Map(fixes.map((f) => [JSON.stringify([f.sid, f.target_id, f.field]), f]));
+      for (const f of targets.values()) this.refresh(batch.tenant, f.sid, f.target_id, f.field);
+      this.q(
+        `INSERT INTO search_cursors (tenant, sid, w, length) VALUES (?, ?, ?, ?)
+           ON CONFLICT (tenant, sid, w) DO UPDATE SET length = excluded.length`,
+      ).run(batch.tenant, batch.sid, batch.w, batch.toLength);
+      return true;
+    })();
+  }
+
+  /**
+   * Replaces the session's report documents (`w` ''), its state and its title, in one transaction.
+   * @throws Error when a report document has a writer or another sid; ZodError when one does not fit
+   */
+  async putSessionFacts(facts: SessionFacts): Promise<void> {
+    const reports = facts.reports.map((d) => SearchDocSchema.parse(d));
+    const stray = reports.find((d) => d.w !== '' || d.sid !== facts.sid);
+    if (stray) {
+      throw new Error(`a report document has w '' and its session's sid, not ${stray.w}/${stray.sid}`);
+    }
+    const { tenant, sid } = facts;
+    this.db.transaction(() => {
+      const reportsOf = "tenant = ? AND sid = ? AND w = ''";
+      this.q(ftsRemove(reportsOf)).run(tenant, sid);
+      this.q(`DELETE FROM search_docs WHERE ${reportsOf}`).run(tenant, sid);
+      for (const d of reports) this.putDoc(tenant, d);
+      this.q(
+        `INSERT INTO search_facts (tenant, sid, state, title) VALUES (?, ?, ?, ?)
+           ON CONFLICT (tenant, sid) DO UPDATE SET state = excluded.state, title = excluded.title`,
+      ).run(tenant, sid, facts.state, facts.title);
+    })();
+  }
+
+  async dropSession(tenant: string, sid: string | null): Promise<void> {
+    const scope = sid === null ? 'tenant = ?' : 'tenant = ? AND sid = ?';
+    const params = sid === null ? [tenant] : [tenant, sid];
+    this.db.transaction(() => {
+      this.q(ftsRemove(scope)).run(...params);
+      for (const table of ['search_docs', 'search_fixes', 'search_cursors', 'search_facts']) {
+        this.q(`DELETE FROM ${table} WHERE ${scope}`).run(...params);
+      }
+    })();
+  }
+
+  async query(tenant: string, query: EngineQuery): Promise<EngineHit[]> {
+    const select = selectOf(tenant, query);
+    if (select === null) return [];
+    const rows = this.db.prepare(select.sql).all(...select.params) as DocRow[];
+    return rows.map((r) => ({
+      doc: {
+        sid: r.sid,
+        w: r.w,
+        seq: r.seq,
+        id: r.id,
+        ts: r.ts,
+        at_us: r.at_us,
+        type: r.type,
+        field: r.field,
+        agent: r.agent,
+        person: r.person,
+        person_name: r.person_name,
+        tool: r.tool,
+        cause: r.cause,
+        text: r.fix_text ?? r.text,
+        terms: r.fix_terms ?? r.terms,
+      },
+      corrected: r.fix_text !== null && r.fix_text !== r.text,
+      title: r.title,
+      state: r.state,
+      // bm25 is lower for better matches; the port's rank is higher for better ones
+      rank: r.score === 0 ? 0 : -r.score,
+    }));
+  }
+
+  /**
+   * The tenant's documents, and its share (by document count) of the bytes of the index's tables and
+   * indexes as SQLite's `dbstat` counts them (every tenant's index is in the same tables); `bytes` is
+   * null when the build has no `dbstat` (better-sqlite3's has: SQLITE_ENABLE_DBSTAT_VTAB).
+   */
+  async stats(tenant: string): Promise<SearchIndexStats> {
+    const count = (sql: string, ...p: unknown[]) => (this.q(sql).get(...p) as { n: number }).n;
+    const docs = count('SELECT COUNT(*) AS n FROM search_docs WHERE tenant = ?', tenant);
+    const all = count('SELECT COUNT(*) AS n FROM search_docs');
+    let bytes: number | null;
+    try {
+      const total = count(
+        `SELECT COALESCE(SUM(pgsize), 0) AS n FROM dbstat WHERE aggregate = TRUE AND ${SEARCH_OBJECTS_WHERE}`,
+      );
+      bytes = all === 0 ? 0 : Math.round((total * docs) / all);
+    } catch {
+      bytes = null;
+    }
+    return { docs, bytes };
+  }
+
+  /** Nothing to close: the database is the state store's, closed with it. */
+  async close(): Promise<void> {
+    this.statements.clear();
+  }
+
+  /** The winning fix of (sid, id, field): the last in `(at_us, w, seq)` order (null `at_us` first). */
+  private winner(tenant: string, sid: string, id: string, field: string) {
+    return this.q(
+      `SELECT text, terms FROM search_fixes WHERE tenant = ? AND sid = ? AND target_id = ? AND field = ?
+         ORDER BY at_us DESC, w DESC, seq DESC LIMIT 1`,
+    ).get(tenant, sid, id, field) as { text: string; terms: string } | undefined;
+  }
+
+  /**
+   * Writes `d`'s row with its winning fix (replacing the row of the same sid, w, seq, its rowid kept) and
+   * its index entry (the replaced row's taken out first).
+   */
+  private putDoc(tenant: string, d: SearchDoc): void {
+    const key = 'tenant = ? AND sid = ? AND w = ? AND seq = ?';
+    this.q(ftsRemove(key)).run(tenant, d.sid, d.w, d.seq);
+    const fix = this.winner(tenant, d.sid, d.id, d.field);
+    this.q(
+      `INSERT INTO search_docs (tenant, sid, w, seq, id, ts, at_us, type, field, agent, person, person_name,
+           tool, cause, text, terms, person_lc, person_name_lc, tool_lc, facets, fix_text, fix_terms)
+         VALUES (@tenant, @sid, @w, @seq, @id, @ts, @at_us, @type, @field, @agent, @person, @person_name,
+           @tool, @cause, @text, @terms, @person_lc, @person_name_lc, @tool_lc, @facets, @fix_text, @fix_terms)
+         ON CONFLICT (tenant, sid, w, seq) DO UPDATE SET id = @id, ts = @ts, at_us = @at_us, type = @type,
+           field = @field, agent = @agent, person = @person, person_name = @person_name, tool = @tool,
+           cause = @cause, text = @text, terms = @terms, person_lc = @person_lc,
+           person_name_lc = @person_name_lc, tool_lc = @tool_lc, facets = @facets, fix_text = @fix_text,
+           fix_terms = @fix_terms`,
+    ).run({
+      tenant,
+      sid: d.sid,
+      w: d.w,
+      seq: d.seq,
+      id: d.id,
+      ts: d.ts,
+      at_us: d.at_us,
+      type: d.type,
+      field: d.field,
+      agent: d.agent,
+      person: d.person,
+      person_name: d.person_name,
+      tool: d.tool,
+      cause: d.cause,
+      text: d.text,
+      terms: d.terms,
+      person_lc: lower(d.person),
+      person_name_lc: lower(d.person_name),
+      tool_lc: lower(d.tool),
+      // A fix's terms are its text's alone: with a fix, the names go in a column of their own, read by
+      // FTS5's tokenizer (NFKC first, as lib/service/search/terms.ts does), so `priya` still finds it.
+      facets: [d.tool, d.agent, d.person, d.person_name]
+        .filter((v): v is string => !!v)
+        .map((v) => v.normalize('NFKC'))
+        .join(' '),
+      fix_text: fix?.text ?? null,
+      fix_terms: fix?.terms ?? null,
+    });
+    this.q(ftsAdd(key)).run(tenant, d.sid, d.w, d.seq);
+  }
+
+  private putFix(tenant: string, f: SearchFix): void {
+    this.q(
+      `INSERT INTO search_fixes (tenant, sid, w, seq, target_id, field, text, terms, at_us, by)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (tenant, sid, w, seq, target_id, field) DO UPDATE SET text = excluded.text,
+           terms = excluded.terms, at_us = excluded.at_us, by = excluded.by`,
+    ).run(tenant, f.sid, f.w, f.seq, f.target_id, f.field, f.text, f.terms, f.at_us, f.by);
+  }
+
+  /** Gives the documents of (sid, id, field) whose winning fix changed the new one, and indexes them again. */
+  private refresh(tenant: string, sid: string, id: string, field: string): void {
+    const fix = this.winner(tenant, sid, id, field);
+    const [text, terms] = [fix?.text ?? null, fix?.terms ?? null];
+    const stale = this.q(
+      `SELECT rid FROM search_docs WHERE tenant = ? AND sid = ? AND id = ? AND field = ?
+         AND (fix_text IS NOT ? OR fix_terms IS NOT ?)`,
+    ).all(tenant, sid, id, field, text, terms) as Array<{ rid: number }>;
+    for (const { rid } of stale) {
+      this.q(ftsRemove('rid = ?')).run(rid);
+      this.q('UPDATE search_docs SET fix_text = ?, fix_terms = ? WHERE rid = ?').run(text, terms, rid);
+      this.q(ftsAdd('rid = ?')).run(rid);
+    }
+  }
+}
