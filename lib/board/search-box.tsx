@@ -22,6 +22,7 @@ ol.hits a.hit-title { font-weight: 600; } ol.hits .hit-meta { font-size: .85rem;
 p.snippet { margin: .2rem 0 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 p.snippet mark { background: #fde68a; color: #111827; border-radius: 2px; padding: 0 .1rem; }
 @media (prefers-color-scheme: dark) { p.snippet mark { background: #854d0e; color: #fef9c3; } }
+p.search-lang code { white-space: nowrap; }
 dl.search-help { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .2rem 1rem; } dl.search-help dd { margin: 0; overflow-wrap: anywhere; }
 @media (max-width: 700px) { form.search-box { flex-basis: 100%; max-width: none; } dl.search-help { grid-template-columns: minmax(0, 1fr); } dl.search-help dd { margin: 0 0 .4rem .8rem; } }
 `;

@@ -26,12 +26,11 @@ export function SearchHelp() {
     ['tool:bash "rm -rf"', 'actions of the bash tool whose input has the phrase'],
     ['type:note state:blocked', 'notes in sessions whose last report is blocked'],
     ['migration after:7d before:2026-12-01', 'from the last 7 days, before that day (UTC)'],
-    ['session:s_01J… retry', 'within one session'],
   ];
   return (
     <section aria-labelledby="search-help-h">
       <h2 id="search-help-h">How to search</h2>
-      <p>
+      <p class="search-lang">
         Words and <code>"quoted phrases"</code> must all match; <code>-word</code> must not. Filters:{' '}
         <code>agent:</code> <code>person:</code> <code>state:</code> <code>tool:</code> <code>type:</code>{' '}
         (message, output, action, note, correction, report) <code>session:</code> <code>after:</code>{' '}
