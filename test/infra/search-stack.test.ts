@@ -34,6 +34,7 @@ import { HansardStack, type HansardStackProps } from '../../infra/stack.js';
 import { SearchStreamRecord, searchEntryOf } from '../../lib/deploy/aws-search.js';
 import { accessOf } from '../../lib/store/dynamo/access.js';
 import { keys } from '../../lib/store/dynamo/schema.js';
+import { passesFilters } from '../support/dynamo-stream.js';
 import { arnText, grantsOf, list, sdkCommandsIn } from '../support/template-text.js';
 import { ROOT } from './lambda-bundle.js';
 
@@ -64,27 +65,6 @@ const one = (t: Template, type: string): [string, Json] => {
 const envOf = (t: Template, fnId: string) =>
   ((t.findResources('AWS::Lambda::Function')[fnId]!.Properties as Json).Environment as { Variables: Json })
     .Variables;
-
-/**
- * Whether a Lambda event filter pattern matches `record`, by Lambda's rules for the operators
- * infra/search.ts uses: a list of alternatives (exact values, `{prefix}`, `{exists}`), nested objects; a
- * field the record lacks is absent all the way down (so `{exists: false}` below it matches).
- */
-function filterMatches(pattern: Json, record: Json | undefined): boolean {
-  return Object.entries(pattern).every(([k, p]) => {
-    const v = record?.[k];
-    if (Array.isArray(p)) {
-      return p.some((alt) => {
-        if (typeof alt !== 'object' || alt === null) return v === alt;
-        const rule = alt as Json;
-        if ('prefix' in rule) return typeof v === 'string' && v.startsWith(String(rule.prefix));
-        if ('exists' in rule) return (v !== undefined) === rule.exists;
-        throw new Error(`an operator this matcher does not know: ${JSON.stringify(rule)}`);
-      });
-    }
-    return filterMatches(p as Json, typeof v === 'object' && v !== null ? (v as Json) : undefined);
-  });
-}
 
 /** An item's attributes as DynamoDB JSON (strings and numbers: what the filters and decoder read). */
 const ddb = (item: Record<string, string | number>): Json =>
@@ -377,10 +357,8 @@ describe('search in HansardStack', () => {
     const m = Object.values(t.findResources('AWS::Lambda::EventSourceMapping'))
       .map((x) => x.Properties as Json)
       .find((x) => (x.FunctionName as Json).Ref === fn)!;
-    const patterns = (m.FilterCriteria as { Filters: { Pattern: string }[] }).Filters.map(
-      (f) => JSON.parse(f.Pattern) as Json,
-    );
-    const passes = (r: Json) => patterns.some((p) => filterMatches(p, r));
+    const filters = (m.FilterCriteria as { Filters: Json[] }).Filters;
+    const passes = (r: Json) => passesFilters(filters, r);
     for (const [name, item] of Object.entries(ITEMS)) {
       for (const ev of ['INSERT', 'MODIFY'] as const)
         expect(passes(record(ev, item)), `${ev} ${name}`).toBe(true);

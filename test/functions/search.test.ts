@@ -1,0 +1,275 @@
+/**
+ * The indexing function on the AWS path (issue 30 item 5, functions/search.ts) against DynamoDB Local and
+ * s3rver, with the index in a real PostgreSQL (test/support/postgres.ts) through `PgSearchIndex`:
+ *
+ * - a session is ingested through the AWS app into a table whose stream is on (NEW_IMAGE, as the stack's),
+ *   and the records DynamoDB Local's stream then holds, passed through the trigger's own filters
+ *   (infra/search.ts `searchStreamFilters`) and handed over as Lambda does, are what the handler indexes:
+ *   the writer's events and the session's facts (its state from a status report, its title), found by
+ *   the API function's GET /v1/search over the same index;
+ * - the same batch again changes nothing (the index's cursor), and the tenant's and token records the
+ *   filters let through none of;
+ * - an entry whose indexing throws (its segment gone) is named in `batchItemFailures` by its first
+ *   record's sequence number while the batch's other entries are indexed;
+ * - the function refuses to start without its cluster, and its state store answers only
+ *   `SEARCH_STATE_METHODS` (its IAM role).
+ *
+ * The Data API runner is not used here (the runner is `pg`'s, as `createSearchHandler` allows in tests):
+ * the database the function runs as on Aurora is the cluster's owner, so the runner here is the owner's,
+ * and the schema is applied by the function itself (idempotent over the migrated template).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SEARCH_STATE_METHODS } from '../../functions/access.js';
+import { createLambdaApp } from '../../functions/app.js';
+import { createClients } from '../../functions/clients.js';
+import { ConfigError, parseConfig } from '../../functions/config.js';
+import { createLogger } from '../../functions/logging.js';
+import type { createSearchHandler as CreateSearchHandler } from '../../functions/search.js';
+import { type S3ReplayWorld, startS3ReplayWorld } from '../../harness/s3-replay-world.js';
+import { searchStreamFilters } from '../../infra/search.js';
+import { createAwsApp } from '../../lib/deploy/aws.js';
+import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
+import { createTableInput } from '../../lib/store/dynamo/schema.js';
+import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
+import { PgRunner } from '../../lib/store/postgres/pg-runner.js';
+import { PgSearchIndex } from '../../lib/store/postgres/search.js';
+import { worldDynamo } from '../support/aws-world.js';
+import { passesFilters, streamRecords } from '../support/dynamo-stream.js';
+import { type SearchDatabase, usePostgres } from '../support/postgres.js';
+import { writeSession } from '../support/segments.js';
+
+type Json = Record<string, unknown>;
+
+const CLUSTER = 'arn:aws:rds:us-east-1:111122223333:cluster:hansard-search';
+const SECRET = 'arn:aws:secretsmanager:us-east-1:111122223333:secret:hansard-search-AbCdEf';
+const pg = usePostgres();
+let world: S3ReplayWorld;
+let dynamo: DynamoDBClient;
+let db: SearchDatabase;
+let env: Record<string, string>;
+let table: string;
+let token: string;
+let createSearchHandler: typeof CreateSearchHandler;
+const runners: PgRunner[] = [];
+const root = mkdtempSync(join(tmpdir(), 'hansard-search-fn-'));
+
+beforeAll(async () => {
+  world = await startS3ReplayWorld();
+  dynamo = worldDynamo(world);
+  // The stack's table has its stream on (NEW_IMAGE): so has this one.
+  table = `hansard-search-${Date.now().toString(36)}`;
+  await dynamo.send(
+    new CreateTableCommand({
+      ...createTableInput(table),
+      StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
+    }),
+  );
+  const created = await ensureTenant(
+    new DynamoStateStore({ tableName: table, client: dynamo }),
+    'acme',
+    new Date(),
+  );
+  token = created!.token;
+  db = await pg.fresh();
+  env = {
+    ...world.env,
+    TABLE_NAME: table,
+    LOG_LEVEL: 'SILENT',
+    SEARCH_CLUSTER_ARN: CLUSTER,
+    SEARCH_SECRET_ARN: SECRET,
+    SEARCH_DATABASE: 'hansard_search',
+  };
+  // The module builds its handler from process.env when loaded: give it one it accepts.
+  Object.assign(process.env, env);
+  ({ createSearchHandler } = await import('../../functions/search.js'));
+}, 120_000);
+
+afterAll(async () => {
+  for (const r of runners) await r.close();
+  dynamo?.destroy();
+  await world?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** A runner as the function's: the cluster's owner (the one secret the stack makes). */
+function ownerRunner(): PgRunner {
+  const r = new PgRunner({ connection: db.ownerUrl, max: 2 });
+  runners.push(r);
+  return r;
+}
+
+const silent = (): Logger => createLogger({ LOG_LEVEL: 'SILENT' });
+const clients = () => createClients(parseConfig(env));
+
+/** Collects what the function logs at ERROR. */
+function errorLog(): { logger: Logger; errors: Json[] } {
+  const errors: Json[] = [];
+  const logger = silent();
+  logger.error = ((message: string, extra?: Json) => {
+    errors.push({ message, ...extra });
+  }) as Logger['error'];
+  return { logger, errors };
+}
+
+/** Ingests a session through the AWS app over the stream-on table: one writer's segment, a status report. */
+async function ingest(text: string, note: string): Promise<{ sid: string; w: string }> {
+  const app = createAwsApp({
+    clients: { s3: world.s3.client(), dynamodb: dynamo },
+    bucket: world.bucket,
+    table,
+    rateLimitPerMinute: 0,
+    log: (m, err) => console.error(m, err),
+  });
+  const seg = writeSession(root, { text });
+  const auth = { authorization: `Bearer ${token}` };
+  const res = await app.request(`/v1/sessions/${seg.sid}/writers/${seg.w}/chunks?offset=0`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/x-ndjson' },
+    body: seg.bytes,
+  });
+  expect(res.status, await res.clone().text()).toBe(201);
+  const report = await app.request(`/v1/sessions/${seg.sid}/status`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ state: 'blocked', note }),
+  });
+  expect(report.status, await report.clone().text()).toBe(201);
+  return { sid: seg.sid, w: seg.w };
+}
+
+/** The stream's records the trigger would deliver (its filters), as one Lambda event. */
+async function delivered(): Promise<{ event: DynamoDBStreamEvent; all: Json[] }> {
+  const all = await streamRecords(dynamo, world.dynamo.endpoint, table);
+  const filters = searchStreamFilters();
+  return {
+    all,
+    event: { Records: all.filter((r) => passesFilters(filters, r)) } as unknown as DynamoDBStreamEvent,
+  };
+}
+
+const query = (terms: string[]) => ({ match: [{ terms }], exclude: [], filters: {}, limit: 20, offset: 0 });
+
+describe('the indexing function on AWS', () => {
+  let first: { sid: string; w: string };
+
+  it('indexes what the stream announces: the writer’s events and the session’s facts, found through the API', async () => {
+    first = await ingest('migrate the billing ledger', 'waiting on the ledger review');
+    const { event, all } = await delivered();
+    // the tenant's and token's records were on the stream too, and the filters kept none of them
+    expect(all.some((r) => JSON.stringify(r).includes('"TENANT#acme"'))).toBe(true);
+    expect(JSON.stringify(event.Records)).not.toContain('TENANT#acme');
+    expect(JSON.stringify(event.Records)).not.toContain('"TOKEN#');
+    // the writer item changed and the session's facts (status, session item) did, several records each
+    expect(event.Records.length).toBeGreaterThanOrEqual(3);
+
+    const handler = createSearchHandler(env, { clients: clients(), logger: silent(), runner: ownerRunner() });
+    const answer = await handler(event);
+    expect(answer.batchItemFailures).toEqual([]);
+    // one writer and one session's facts, each indexed once however many records named it
+    expect(answer.result).toMatchObject({ records: event.Records.length, entries: 2, failed: 0, skipped: 0 });
+
+    const index = new PgSearchIndex({ runner: ownerRunner() });
+    const hits = await index.query('acme', query(['billing', 'ledger']));
+    expect(hits.map((h) => [h.doc.sid, h.doc.type, h.doc.text])).toContainEqual([
+      first.sid,
+      'message',
+      'migrate the billing ledger',
+    ]);
+    const report = await index.query('acme', query(['review']));
+    expect(report.map((h) => [h.doc.type, h.doc.text])).toEqual([['report', 'waiting on the ledger review']]);
+    expect(report[0]).toMatchObject({ state: 'blocked', title: 'migrate the billing ledger' });
+    // another tenant finds none of it
+    expect(await index.query('other', query(['billing']))).toEqual([]);
+
+    // the API function answers from the same index
+    const app = createLambdaApp({
+      config: parseConfig(env),
+      clients: clients(),
+      logger: silent(),
+      serves: 'all',
+      searchRunner: ownerRunner(),
+    });
+    const res = await app.request('/v1/search?q=billing%20state:blocked', {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const body = (await res.json()) as { hits: Array<{ sid: string }> };
+    expect(body.hits.map((h) => h.sid)).toContain(first.sid);
+
+    // delivered again (at least once): nothing changes
+    const before = await index.stats('acme');
+    const again = await handler(event);
+    expect(again.batchItemFailures).toEqual([]);
+    expect(await index.stats('acme')).toEqual(before);
+  });
+
+  it('names an entry that fails by its first record and indexes the rest of the batch', async () => {
+    const broken = await ingest('rotate the staging keys', 'keys rotated');
+    // its segment's objects gone: reading the writer's bytes fails
+    const s3 = world.s3.client();
+    const listed = await s3.send(
+      new ListObjectsV2Command({ Bucket: world.bucket, Prefix: `tenants/acme/sessions/${broken.sid}/` }),
+    );
+    expect(listed.Contents?.length).toBeGreaterThan(0);
+    for (const o of listed.Contents ?? [])
+      await s3.send(new DeleteObjectCommand({ Bucket: world.bucket, Key: o.Key }));
+
+    const { event } = await delivered();
+    const mine = event.Records.filter((r) => JSON.stringify(r.dynamodb?.NewImage).includes(broken.sid));
+    const writerRecords = mine.filter(
+      (r) => r.dynamodb?.NewImage?.w?.S === broken.w && !r.dynamodb?.NewImage?.offset,
+    );
+    expect(writerRecords.length).toBeGreaterThan(0);
+    const { logger, errors } = errorLog();
+    const handler = createSearchHandler(env, { clients: clients(), logger, runner: ownerRunner() });
+    const answer = await handler(event);
+    expect(answer.batchItemFailures).toEqual([
+      { itemIdentifier: writerRecords[0]!.dynamodb!.SequenceNumber },
+    ]);
+    expect(answer.result).toMatchObject({ entries: 4, failed: 1 });
+    expect(errors).toEqual([
+      expect.objectContaining({ message: 'search: indexing an entry failed', sid: broken.sid, w: broken.w }),
+    ]);
+    // its facts were indexed all the same, and so was everything else of the batch
+    const index = new PgSearchIndex({ runner: ownerRunner() });
+    expect((await index.query('acme', query(['rotated']))).map((h) => h.doc.sid)).toEqual([broken.sid]);
+    expect((await index.query('acme', query(['billing']))).length).toBeGreaterThan(0);
+  });
+
+  it('skips records that name no entry: other items, removals and what does not parse', async () => {
+    const handler = createSearchHandler(env, { clients: clients(), logger: silent(), runner: ownerRunner() });
+    const answer = await handler({
+      Records: [
+        {
+          eventName: 'INSERT',
+          dynamodb: { SequenceNumber: '1', NewImage: { pk: { S: 'TENANT#acme' }, sk: { S: 'TENANT' } } },
+        },
+        {
+          eventName: 'REMOVE',
+          dynamodb: { SequenceNumber: '2', Keys: { pk: { S: 'T#acme' }, sk: { S: 'WORK#wk_1' } } },
+        },
+        { eventName: 'MODIFY' },
+        'not a record',
+      ],
+    });
+    expect(answer).toMatchObject({
+      batchItemFailures: [],
+      result: { records: 4, entries: 0, skipped: 4, failed: 0 },
+    });
+  });
+
+  it('refuses to start without its cluster, and its state store answers only SEARCH_STATE_METHODS', async () => {
+    const { SEARCH_CLUSTER_ARN: _, SEARCH_SECRET_ARN: __, SEARCH_DATABASE: ___, ...without } = env;
+    expect(() => createSearchHandler(without, { clients: clients(), logger: silent() })).toThrow(ConfigError);
+    expect(() => createSearchHandler({ ...without, SEARCH_DATABASE: 'x' })).toThrow(/SEARCH_CLUSTER_ARN/);
+    // what the indexer calls is in the list, and the list is what the role is granted (test/infra/search-stack)
+    expect([...SEARCH_STATE_METHODS].sort()).toEqual(['boardCopies', 'getStatus', 'getWriter', 'listWork']);
+  });
+});
