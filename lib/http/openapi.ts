@@ -183,6 +183,11 @@ export const TAGS: Array<{ name: string; description: string }> = [
     name: 'sign-in',
     description: "team sign-in: a tenant's OpenID Connect settings, its people and its audit list (issue 29)",
   },
+  {
+    name: 'search',
+    description:
+      "search across a tenant's sessions: words, phrases and filters, each hit linking to its row (issue 30)",
+  },
   { name: 'board pages', description: 'the HTML board, for a browser' },
 ];
 

@@ -335,6 +335,15 @@ const CALLS: Record<string, CallCase> = {
     }),
   },
   'GET /v1/audit-log': { ids: false, call: () => get('/v1/audit-log') },
+  // search (issue 30): a word every tenant's sessions hold; (d) sees B find its own sessions, never A's.
+  // No id is sent: a `session:` filter of another tenant's session finds nothing (200, not 404).
+  'GET /v1/search': { ids: false, call: () => get('/v1/search?q=payments') },
+  'GET /v1/search/status': { ids: false, call: () => get('/v1/search/status') },
+  'POST /v1/search/reindex': {
+    ids: false,
+    call: () => ({ method: 'POST', path: '/v1/search/reindex', json: {} }),
+  },
+  'GET /search': { ids: false, anonymous: 302, call: () => get('/search?q=payments') },
   'GET /login': { ids: false, anonymous: 200, call: () => get('/login') },
   // Signing in takes the token in the form, not the header: without one it shows the form again (401).
   'POST /login': {
@@ -652,6 +661,8 @@ beforeAll(async () => {
   B = await hold('tenant-b-9q2m');
   C = await makeTenant(srv, 'tenant-c-4x8v');
   boundA = await mint(srv, A.tenant.name, ['ingest', 'report', 'read', 'board'], A.other.sid);
+  // what the tenants hold is searchable (issue 30): the index's queue drained, as the server's drain does
+  await srv.indexNow();
 });
 
 describe('the route table', () => {
@@ -801,6 +812,25 @@ describe('(d) nothing another tenant is answered names A’s things', () => {
     const tokens = await request(srv, { method: 'GET', path: '/v1/tokens', token: B.tenant.admin });
     for (const a of [boardJson, page, timeline, theirs, listing, tokens]) {
       expect(leaked(a.text, secrets)).toEqual([]);
+    }
+  });
+
+  it('search: a phrase only A holds is found by A, never by B, C or A’s token bound to another session', async () => {
+    // the reindexes (b) and (d) asked for are done first
+    await srv.indexNow();
+    // A's writer's agent is `tenant-a-7f3k-agent`: its words are in A's documents alone
+    const q = `/v1/search?q=${encodeURIComponent('"tenant-a-7f3k-agent"')}&limit=50`;
+    const own = await request(srv, { method: 'GET', path: q, token: A.single.read });
+    expect(own.status, own.text).toBe(200);
+    expect(new Set(own.json.hits.map((h: { sid: string }) => h.sid))).toEqual(new Set([A.seg.sid]));
+    for (const token of [B.single.read, C.admin, boundA]) {
+      const a = await request(srv, { method: 'GET', path: q, token });
+      expect(a.status, a.text).toBe(200);
+      expect(a.json.hits).toEqual([]);
+    }
+    const named = `/v1/search?q=${encodeURIComponent(`payments session:${A.seg.sid}`)}`;
+    for (const token of [B.single.read, boundA]) {
+      expect((await request(srv, { method: 'GET', path: named, token })).json.hits).toEqual([]);
     }
   });
 

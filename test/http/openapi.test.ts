@@ -527,6 +527,21 @@ describe('real answers match the document', () => {
       expectDocumented('POST', '/tokens/{id}/revoke', await raw('POST', path, init as RequestOptions));
     }
 
+    // search (issue 30): hits, a bad query, a bad limit, a token without read; the index's status; a
+    // reindex queued (202); the board's page with hits, with a bad query (400) and signed out (302)
+    await srv.indexNow();
+    await call('GET', '/v1/search?q=payments', '/v1/search');
+    await call('GET', '/v1/search?q=%22unclosed', '/v1/search'); // 400 bad_query
+    await call('GET', '/v1/search?q=payments&limit=0', '/v1/search'); // 400 bad_request
+    await call('GET', '/v1/search?q=payments', '/v1/search', { token: await mint(srv, 'local', ['ingest']) });
+    await call('GET', '/v1/search/status', '/v1/search/status');
+    await call('POST', '/v1/search/reindex', '/v1/search/reindex', { json: { sid } }); // 202
+    await call('POST', '/v1/search/reindex', '/v1/search/reindex', { json: { sid: newId('s') } }); // 404
+    for (const path of ['/search?q=payments', '/search?q=%22unclosed', '/search']) {
+      expectDocumented('GET', '/search', await raw('GET', path, signedIn));
+    }
+    expectDocumented('GET', '/search', await raw('GET', '/search?q=payments')); // 302 to /login
+
     // the stream: its status and type, read no further
     const ac = new AbortController();
     const stream = await fetch(`${srv.url}/board/events`, { ...signedIn, signal: ac.signal });
@@ -592,6 +607,14 @@ describe('real answers match the document', () => {
       'boardPage 303',
       'boardPage 401',
       'sessionPage 404',
+      'search 200',
+      'search 400',
+      'search 403',
+      'reindexSearch 202',
+      'reindexSearch 404',
+      'searchPage 200',
+      'searchPage 400',
+      'searchPage 302',
     ]) {
       expect(checked, want).toContain(want);
     }
