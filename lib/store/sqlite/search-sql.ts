@@ -32,7 +32,7 @@ CREATE TABLE IF NOT EXISTS search_docs (
   UNIQUE (tenant, sid, w, seq)
 );
 CREATE INDEX IF NOT EXISTS search_docs_target ON search_docs (tenant, sid, id, field);
-CREATE INDEX IF NOT EXISTS search_docs_newest ON search_docs (tenant, at_us DESC);
+CREATE INDEX IF NOT EXISTS search_docs_newest ON search_docs (tenant, at_us DESC, sid, w, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
   body, facets, content = '', tokenize = 'unicode61 remove_diacritics 0'
 );
@@ -130,12 +130,15 @@ export function selectOf(tenant: string, query: EngineQuery): SearchSelect | nul
   const exclude = query.exclude.map((m) => phraseOf(m.terms));
   let from: string;
   let score: string;
+  // Filters alone list newest first: in the order of `search_docs_newest`, so no sort of the tenant's rows.
+  let order = 'd.at_us DESC, d.sid, d.w, d.seq';
   if (match.length > 0) {
     const positive = match.join(' AND ');
     from = 'search_fts JOIN search_docs d ON d.rid = search_fts.rowid';
     where.push('search_fts MATCH ?');
     params.push(exclude.length > 0 ? `(${positive}) NOT (${exclude.join(' OR ')})` : positive);
     score = 'bm25(search_fts)';
+    order = `score, ${order}`;
   } else {
     from = 'search_docs d';
     score = '0';
@@ -144,12 +147,14 @@ export function selectOf(tenant: string, query: EngineQuery): SearchSelect | nul
       params.push(exclude.join(' OR '));
     }
   }
-  params.push(query.limit, query.offset);
+  // SQLite reads a negative LIMIT as none at all: a page is never unbounded, whatever it is given.
+  const count = (n: number) => (Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0);
+  params.push(count(query.limit), count(query.offset));
   return {
     sql: `SELECT d.*, f.title AS title, f.state AS state, ${score} AS score
       FROM ${from} LEFT JOIN search_facts f ON f.tenant = d.tenant AND f.sid = d.sid
       WHERE ${where.join(' AND ')}
-      ORDER BY score, d.at_us DESC, d.sid, d.w, d.seq LIMIT ? OFFSET ?`,
+      ORDER BY ${order} LIMIT ? OFFSET ?`,
     params,
   };
 }
