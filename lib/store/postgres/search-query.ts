@@ -8,11 +8,18 @@ import type { EngineQuery } from '../search.js';
 import type { SqlParams } from './runner.js';
 
 /**
- * Text bytes one answer carries at most, in octets (eff_text and eff_terms added up): the Data API answers
- * at most 1 MiB, and JSON may double a text (quotes, backslashes); rows past it come without their text
- * and are fetched in further groups (`textsStatement`).
+ * Text bytes one answer carries at most, in octets (texts and terms added up): the Data API answers at
+ * most 1 MiB, and JSON may double a text (quotes, backslashes); rows past it come without their text and
+ * terms, fetched afterwards (`valuesStatement`).
  */
 export const TEXT_BUDGET_BYTES = 256 * 1024;
+
+/**
+ * Most text and terms bytes one row carries: the Data API refuses a row over 64 KB, and a document's text
+ * of 16,384 characters in a 3-byte script with its terms can be 96 KiB; such a row's text and terms come
+ * afterwards, each in a row of its own.
+ */
+export const ROW_BUDGET_BYTES = 48 * 1024;
 
 /** The statement and its parameters; `none` when the query cannot match anything (an empty phrase). */
 export interface BuiltQuery {
@@ -44,7 +51,13 @@ function inListFolded(expr: string, name: string): string {
  * in the page) and `text`/`terms` (the effective ones, null past `TEXT_BUDGET_BYTES`).
  */
 export function searchStatement(tenant: string, query: EngineQuery): BuiltQuery {
-  const params: SqlParams = { tenant, limit: query.limit, offset: query.offset, budget: TEXT_BUDGET_BYTES };
+  const params: SqlParams = {
+    tenant,
+    limit: query.limit,
+    offset: query.offset,
+    budget: TEXT_BUDGET_BYTES,
+    row_budget: ROW_BUDGET_BYTES,
+  };
   const where = ['d.tenant = :tenant'];
   let none = false;
 
@@ -118,25 +131,35 @@ export function searchStatement(tenant: string, query: EngineQuery): BuiltQuery 
     LIMIT CAST(:limit AS integer) OFFSET CAST(:offset AS integer)
   ), numbered AS (
     SELECT page.*, row_number() OVER (ORDER BY ${order('')}) AS ord,
+      octet_length(eff_text) AS text_bytes, octet_length(eff_terms) AS terms_bytes,
       sum(octet_length(eff_text) + octet_length(eff_terms)) OVER (ORDER BY ${order('')}) AS upto
     FROM page
+  ), inline AS (
+    SELECT numbered.*, (upto <= CAST(:budget AS bigint)
+      AND text_bytes + terms_bytes <= CAST(:row_budget AS bigint)) AS whole
+    FROM numbered
   )
   SELECT sid, w, seq, id, ts, at_us, type, field, agent, person, person_name, tool, cause, corrected,
-    title, state, rank, ord,
-    CASE WHEN upto <= CAST(:budget AS bigint) THEN eff_text END AS text,
-    CASE WHEN upto <= CAST(:budget AS bigint) THEN eff_terms END AS terms
-  FROM numbered
+    title, state, rank, ord, text_bytes, terms_bytes,
+    CASE WHEN whole THEN eff_text END AS text,
+    CASE WHEN whole THEN eff_terms END AS terms
+  FROM inline
   ORDER BY ord`;
   return { sql, params, none };
 }
 
-/** The effective texts of the documents keyed in `keys` (sid, w, seq), for hits answered without theirs. */
-export function textsStatement(
+/**
+ * The effective text (or terms) of the documents keyed in `keys` (sid, w, seq), for hits answered without
+ * them, as rows `{sid, w, seq, value}`.
+ */
+export function valuesStatement(
   tenant: string,
+  column: 'text' | 'terms',
   keys: Array<{ sid: string; w: string; seq: number }>,
 ): { sql: string; params: SqlParams } {
+  const value = column === 'text' ? 'COALESCE(d.fix_text, d.text)' : 'COALESCE(d.fix_terms, d.terms)';
   return {
-    sql: `SELECT d.sid, d.w, d.seq, COALESCE(d.fix_text, d.text) AS text, COALESCE(d.fix_terms, d.terms) AS terms
+    sql: `SELECT d.sid, d.w, d.seq, ${value} AS value
       FROM search_docs d
       JOIN jsonb_to_recordset(CAST(:keys AS jsonb)) AS k(sid text, w text, seq bigint)
         ON d.sid = k.sid AND d.w = k.w AND d.seq = k.seq

@@ -32,7 +32,7 @@ import type {
 } from '../search.js';
 import type { SqlRunner, SqlTx } from './runner.js';
 import { SEARCH_TABLES } from './schema.js';
-import { searchStatement, TEXT_BUDGET_BYTES, textsStatement } from './search-query.js';
+import { searchStatement, TEXT_BUDGET_BYTES, valuesStatement } from './search-query.js';
 
 export interface PgSearchIndexOptions {
   runner: SqlRunner;
@@ -105,16 +105,13 @@ const HitRow = z.object({
   title: z.string().nullable(),
   state: z.string().nullable(),
   rank: z.coerce.number(),
+  text_bytes: z.coerce.number(),
+  terms_bytes: z.coerce.number(),
   text: z.string().nullable(),
   terms: z.string().nullable(),
 });
-const TextRow = z.object({
-  sid: z.string(),
-  w: z.string(),
-  seq: z.coerce.number(),
-  text: z.string(),
-  terms: z.string(),
-});
+const ValueRow = z.object({ sid: z.string(), w: z.string(), seq: z.coerce.number(), value: z.string() });
+type Hit = z.infer<typeof HitRow>;
 
 /** The search port on PostgreSQL (see the module comment). */
 export class PgSearchIndex implements SearchIndex {
@@ -279,30 +276,41 @@ async function recompute(tx: SqlTx, tenant: string, sid: string, ids: string[]):
   }
 }
 
-/** Fetches the texts the search statement left out (past its byte budget), in groups within the budget. */
-async function fillTexts(tx: SqlTx, tenant: string, rows: Array<z.infer<typeof HitRow>>): Promise<void> {
+/**
+ * Fetches the texts and terms the search statement left out (past its byte budgets): each in rows of its
+ * own, in groups whose bytes stay within `TEXT_BUDGET_BYTES`.
+ */
+async function fillTexts(tx: SqlTx, tenant: string, rows: Hit[]): Promise<void> {
   const missing = rows.filter((r) => r.text === null);
-  let i = 0;
-  while (i < missing.length) {
-    // Each document is at most 16,384 characters, so a group of 4 stays within the budget at 4 bytes each.
-    const group = missing.slice(i, i + Math.max(1, Math.floor(TEXT_BUDGET_BYTES / (2 * 4 * 16_384))));
-    i += group.length;
-    const { sql, params } = textsStatement(
-      tenant,
-      group.map((r) => ({ sid: r.sid, w: r.w, seq: r.seq })),
-    );
-    for (const raw of await tx.query(sql, params)) {
-      const t = TextRow.parse(raw);
-      const row = group.find((r) => r.sid === t.sid && r.w === t.w && r.seq === t.seq);
-      if (row) {
-        row.text = t.text;
-        row.terms = t.terms;
+  for (const column of ['text', 'terms'] as const) {
+    const bytes = (r: Hit) => (column === 'text' ? r.text_bytes : r.terms_bytes);
+    let group: Hit[] = [];
+    let size = 0;
+    const flush = async () => {
+      if (group.length === 0) return;
+      const { sql, params } = valuesStatement(
+        tenant,
+        column,
+        group.map((r) => ({ sid: r.sid, w: r.w, seq: r.seq })),
+      );
+      for (const raw of await tx.query(sql, params)) {
+        const v = ValueRow.parse(raw);
+        const row = group.find((r) => r.sid === v.sid && r.w === v.w && r.seq === v.seq);
+        if (row) row[column] = v.value;
       }
+      group = [];
+      size = 0;
+    };
+    for (const r of missing) {
+      if (size + bytes(r) > TEXT_BUDGET_BYTES) await flush();
+      group.push(r);
+      size += bytes(r);
     }
+    await flush();
   }
 }
 
-function toHit(r: z.infer<typeof HitRow>): EngineHit {
+function toHit(r: Hit): EngineHit {
   return {
     doc: {
       sid: r.sid,
