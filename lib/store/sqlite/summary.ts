@@ -177,7 +177,7 @@ export function listSummaries(x: SqlitePrimitives, tenant: string): SessionSumma
 
 /**
  * `StateStore.mergeSessionSummary`: read, merge and write back in one transaction (nothing when unchanged);
- * a change queues the session's search facts (its title, sqlite/search-queue.ts) in the same transaction.
+ * a change of the title queues the session's search facts (sqlite/search-queue.ts) in the same transaction.
  * A session with no row yet gets one (no writers, lines or bytes; created and updated `at`): ingest merges
  * before it advances the writer, whose upsert then counts the first writer (ADR 4).
  */
@@ -231,6 +231,8 @@ export function mergeSummaryRow(
       tenant,
       sid,
     );
-    queueSearch(x, { tenant, sid, w: '', since: at });
+    // The title is the one search fact a merge sets (people and agents are in the documents' own terms).
+    if (next.title !== ((row.title as string | null) ?? null))
+      queueSearch(x, { tenant, sid, w: '', since: at });
   });
 }

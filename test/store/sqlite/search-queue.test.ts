@@ -1,7 +1,7 @@
 /**
  * The local indexing queue of search on `SqliteStateStore` (issue 30 item 5, lib/store/sqlite/search-queue.ts):
  * an entry queued in the same transaction as each writer advance `(tenant, sid, w)` and each status
- * write, work write and summary merge that changed something `(tenant, sid, '')`; a change that fails
+ * write, work write and summary merge that changed the title `(tenant, sid, '')`; a change that fails
  * queues nothing; an entry keeps its oldest `since` and raises its version, and is removed only at the
  * version it was taken with; the queue is in the database file, so it outlives the process.
  */
@@ -64,13 +64,31 @@ describe('SqliteStateStore search queue', () => {
       at(8),
     );
     expect((await facts())[0]?.version).toBe(3);
-    // a merge that changes nothing queues nothing
+    // a merge that changes nothing, or not the title, queues nothing
     await store.mergeSessionSummary('acme', sid, { title: null, people: [], agents: [] }, at(9));
+    await store.mergeSessionSummary(
+      'acme',
+      sid,
+      { title: null, people: ['priya'], agents: ['codex'] },
+      at(10),
+    );
+    expect((await store.listSessionSummaries('acme'))[0]).toMatchObject({
+      people: ['priya'],
+      agents: ['codex'],
+    });
     expect((await facts())[0]?.version).toBe(3);
+    // an earlier message is the new title
+    await store.mergeSessionSummary(
+      'acme',
+      sid,
+      { title: { text: 'Before', at: 0 }, people: [], agents: [] },
+      at(11),
+    );
+    expect((await facts())[0]?.version).toBe(4);
     // a write refused on its version queues nothing
     await expect(store.putStatus(statusOf('acme', sid, 12, 1))).rejects.toBeInstanceOf(StateConflictError);
     await expect(store.putWork(workOf('acme', sid, 12, 5))).rejects.toBeInstanceOf(StateConflictError);
-    expect(await facts()).toEqual([{ tenant: 'acme', sid, w: '', since: at(3), version: 3 }]);
+    expect(await facts()).toEqual([{ tenant: 'acme', sid, w: '', since: at(3), version: 4 }]);
   });
 
   it('removes an entry only at the version it was taken with', async () => {
