@@ -14,8 +14,9 @@ export const SEARCH_ERROR_ID = 'search-error';
 
 /** The search box's and results' CSS, appended to the board's stylesheet (./styles.ts) by the layout. */
 export const SEARCH_CSS = `
-form.search-box { display: flex; gap: .3rem; align-items: center; flex: 1 1 16rem; max-width: 28rem; min-width: 0; margin: 0 0 .4rem; }
-form.search-box input { flex: 1 1 auto; min-width: 0; color: var(--fg); background: var(--bg); border: 1px solid var(--muted); border-radius: 4px; padding: .25rem .4rem; }
+search.search-box { flex: 1 1 16rem; max-width: 28rem; min-width: 0; margin: 0 0 .4rem; }
+search.search-box form { display: flex; gap: .3rem; align-items: center; }
+search.search-box input { flex: 1 1 auto; min-width: 0; color: var(--fg); background: var(--bg); border: 1px solid var(--muted); border-radius: 4px; padding: .25rem .4rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 ol.hits { list-style: none; padding: 0; margin: 0; } ol.hits > li { border-bottom: 1px solid var(--line); padding: .6rem 0; overflow-wrap: anywhere; }
 ol.hits a.hit-title { font-weight: 600; } ol.hits .hit-meta { font-size: .85rem; color: var(--muted); display: flex; flex-wrap: wrap; gap: .1rem .8rem; margin: .15rem 0; }
@@ -24,33 +25,35 @@ p.snippet mark { background: #fde68a; color: #111827; border-radius: 2px; paddin
 @media (prefers-color-scheme: dark) { p.snippet mark { background: #854d0e; color: #fef9c3; } }
 p.search-lang code { white-space: nowrap; }
 dl.search-help { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .2rem 1rem; } dl.search-help dd { margin: 0; overflow-wrap: anywhere; }
-@media (max-width: 700px) { form.search-box { flex-basis: 100%; max-width: none; } dl.search-help { grid-template-columns: minmax(0, 1fr); } dl.search-help dd { margin: 0 0 .4rem .8rem; } }
+@media (max-width: 700px) { search.search-box { flex-basis: 100%; max-width: none; } dl.search-help { grid-template-columns: minmax(0, 1fr); } dl.search-help dd { margin: 0 0 .4rem .8rem; } }
 `;
 
 /**
- * The header's search box: `GET /search?q=`, a labelled input (the label hidden, the button says
- * "Search" too) that keeps the query being shown.
+ * The header's search box: a `search` landmark holding the form `GET /search?q=`, a labelled input
+ * (the label hidden, the button says "Search" too) that keeps the query being shown.
  * @param q the query of the page (the results page), else empty
  * @param invalid the query was refused: the input says so and points at the message
  */
 export function SearchBox({ q, invalid }: { q?: string; invalid?: boolean }) {
   return (
-    <form class="search-box" method="get" action="/search">
-      <label class="visually-hidden" for={SEARCH_INPUT_ID}>
-        Search sessions
-      </label>
-      <input
-        id={SEARCH_INPUT_ID}
-        type="search"
-        name="q"
-        value={q ?? ''}
-        maxlength={MAX_QUERY_CHARS}
-        placeholder='words, "a phrase", agent:codex'
-        autocomplete="off"
-        {...(invalid ? { 'aria-invalid': 'true', 'aria-describedby': SEARCH_ERROR_ID } : {})}
-      />
-      <button type="submit">Search</button>
-    </form>
+    <search class="search-box" aria-label="Search">
+      <form method="get" action="/search">
+        <label class="visually-hidden" for={SEARCH_INPUT_ID}>
+          Search sessions
+        </label>
+        <input
+          id={SEARCH_INPUT_ID}
+          type="search"
+          name="q"
+          value={q ?? ''}
+          maxlength={MAX_QUERY_CHARS}
+          placeholder='words, "a phrase", agent:codex'
+          autocomplete="off"
+          {...(invalid ? { 'aria-invalid': 'true', 'aria-describedby': SEARCH_ERROR_ID } : {})}
+        />
+        <button type="submit">Search</button>
+      </form>
+    </search>
   );
 }
 

@@ -94,8 +94,8 @@ describe('the overview in Chromium', () => {
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(/[?&]agent=codex/);
     expect((await rows(page)).sort()).toEqual([sids.b, sids.d].sort());
-    await page.fill('input[name="q"]', 'release');
-    await page.press('input[name="q"]', 'Enter');
+    await page.fill('form.filters input[name="q"]', 'release');
+    await page.press('form.filters input[name="q"]', 'Enter');
     await page.waitForURL(/q=release/);
     expect(await rows(page)).toEqual([sids.b]);
     const url = page.url();
@@ -103,7 +103,7 @@ describe('the overview in Chromium', () => {
     expect(page.url()).toBe(url);
     expect(await rows(page)).toEqual([sids.b]);
     expect(await page.inputValue('select[name="agent"]')).toBe('codex');
-    expect(await page.inputValue('input[name="q"]')).toBe('release');
+    expect(await page.inputValue('form.filters input[name="q"]')).toBe('release');
     // the live stream carries the same filters
     expect(await page.getAttribute('main#overview', 'sse-connect')).toBe(
       '/board/events?agent=codex&q=release',
@@ -168,9 +168,15 @@ describe('the overview in Chromium', () => {
     // skip link first, then the header, then the filters, then the board
     expect(reached[0]).toContain('Skip to the main content');
     const at = (part: string) => reached.findIndex((r) => r.includes(part));
-    const order = ['Sign out', 'name="state"', 'name="q"', 'state=blocked', '/sessions/', 'rel="next"'].map(
-      at,
-    );
+    // (the filters' text box: the header's search box, before Sign out, is named q too)
+    const order = [
+      'Sign out',
+      'name="state"',
+      '<input type="search" name="q"',
+      'state=blocked',
+      '/sessions/',
+      'rel="next"',
+    ].map(at);
     expect(order.every((n) => n > 0)).toBe(true);
     expect([...order].sort((x, y) => x - y)).toEqual(order);
     // Enter on "Next page"
@@ -246,7 +252,8 @@ describe('the overview in Chromium', () => {
         await check();
         expect(await page.textContent('main#overview')).toContain(`${HOSTILE.note} again`);
       }
-      if (path.startsWith('/?q=')) expect(await page.inputValue('input[name="q"]')).toBe(HOSTILE.q);
+      if (path.startsWith('/?q='))
+        expect(await page.inputValue('form.filters input[name="q"]')).toBe(HOSTILE.q);
       await page.context().close();
     }
   });
