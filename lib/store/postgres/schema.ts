@@ -15,6 +15,9 @@
  * - `search_facts`: each session's reported state and title.
  * - `search_schema`: the schema's version (one row).
  *
+ * The SQL says `CAST(x AS t)` rather than `x::t` throughout: the Data API reads `:name` as a parameter, and
+ * a cast's colons are best kept out of its way.
+ *
  * Tenants never meet (item 6): each table has row-level security ENABLEd and FORCEd, with a policy that
  * admits only rows whose `tenant` is the transaction's `hansard.tenant` (`SqlRunner.transaction` sets it),
  * for reads and writes alike, on top of each statement's own `tenant = :tenant`. FORCE makes the tables'
@@ -60,8 +63,9 @@ const TABLES = [
     fix_text text,
     fix_terms text,
     tsv tsvector GENERATED ALWAYS AS (
-      to_tsvector('simple'::regconfig, COALESCE(fix_terms, terms))
-      || CASE WHEN fix_terms IS NULL THEN ''::tsvector ELSE to_tsvector('simple'::regconfig, facets) END
+      to_tsvector(CAST('simple' AS regconfig), COALESCE(fix_terms, terms))
+      || CASE WHEN fix_terms IS NULL THEN CAST('' AS tsvector)
+        ELSE to_tsvector(CAST('simple' AS regconfig), facets) END
     ) STORED,
     PRIMARY KEY (tenant, sid, w, seq)
   )`,

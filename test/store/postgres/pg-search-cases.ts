@@ -154,6 +154,41 @@ export function runPgAdapterCases(title: string, options: PgCaseOptions): void {
     );
 
     it(
+      'two applies of one batch at once: exactly one writes, the other finds the length moved',
+      withDb(async ({ index }) => {
+        const b = batch(T1, [doc({ seq: 1, text: 'raced words' })]);
+        const results = await Promise.all([index.applyWriter(b), index.applyWriter(b)]);
+        expect(results.sort()).toEqual([false, true]);
+        const next = { ...b, fromLength: 100, toLength: 150, docs: [doc({ seq: 2, text: 'more words' })] };
+        expect((await Promise.all([index.applyWriter(next), index.applyWriter(next)])).sort()).toEqual([
+          false,
+          true,
+        ]);
+        expect(await index.indexedLength(T1, SID, b.w)).toBe(150);
+        expect(await index.stats(T1)).toMatchObject({ docs: 2 });
+      }),
+    );
+
+    it(
+      'a query runs under the index’s time limit; writes run under none',
+      withDb(async ({ app }) => {
+        const seen: Array<number | undefined> = [];
+        const recording: SqlRunner = {
+          transaction: (tenant, fn, options) => {
+            seen.push(options?.timeoutMs);
+            return app.transaction(tenant, fn, options);
+          },
+          admin: (sql, params) => app.admin(sql, params),
+          close: () => app.close(),
+        };
+        const index = new PgSearchIndex({ runner: recording, timeoutMs: 750 });
+        await index.applyWriter(batch(T1, [doc({ seq: 1, text: 'limited' })]));
+        expect(await index.query(T1, words(['limited']))).toHaveLength(1);
+        expect(seen).toEqual([undefined, 750]);
+      }),
+    );
+
+    it(
       'a write that fails rolls the whole batch back: the cursor does not move and no document stays',
       withDb(async ({ index }) => {
         const bad = batch(T1, [doc({ seq: 1, text: 'first' }), doc({ seq: 2, text: 'second' })], {
