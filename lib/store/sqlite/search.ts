@@ -102,11 +102,17 @@ export class SqliteSearchIndex implements SearchIndex {
    * In one transaction, on condition of the writer's indexed length: the fixes (replacing those of the
    * same correction and target), the documents (replacing those of the same sid, w, seq), each with its
    * winning fix, the documents of earlier batches whose winning fix changed, and the new length.
-   * @throws ZodError when a document or fix does not fit its schema (nothing is written)
+   * @throws ZodError when a document or fix does not fit its schema; Error when a document is not of the
+   *   batch's session and writer or a fix not of its session (nothing is written either way)
    */
   async applyWriter(batch: WriterBatch): Promise<boolean> {
     const docs = batch.docs.map((d) => SearchDocSchema.parse(d));
     const fixes = batch.fixes.map((f) => SearchFixSchema.parse(f));
+    // What one writer's bytes hold is of its session and writer: anything else would outlive a
+    // `dropSession` of its session and be counted in no writer's indexed length.
+    const stray =
+      docs.find((d) => d.sid !== batch.sid || d.w !== batch.w) ?? fixes.find((f) => f.sid !== batch.sid);
+    if (stray) throw new Error(`a batch of ${batch.sid}/${batch.w} holds a document or fix of ${stray.sid}`);
     return this.db.transaction(() => {
       if (this.length(batch.tenant, batch.sid, batch.w) !== batch.fromLength) return false;
       for (const f of fixes) this.putFix(batch.tenant, f);
