@@ -22,7 +22,7 @@
  * | `hansard:objectLockMode`     | GOVERNANCE | GOVERNANCE or COMPLIANCE (with objectLockDays)        |
  * | `hansard:digestIntervalSeconds` | 300    | base interval of the signed session digests            |
  * | `hansard:boardOrigin`        | the API URL | the board's origin (a custom domain): alert events' links, sign-in's redirect URI |
- * | `hansard:search`             | false     | search: an Aurora Serverless v2 cluster (0 ACU when idle) and its indexer (infra/search.ts) |
+ * | `hansard:search`             | true      | search: an Aurora Serverless v2 cluster (0 ACU when idle) and its indexer (infra/search.ts); false leaves both out and GET /v1/search answers 503 |
  * | `hansard:searchMaxAcu`       | 4         | the most ACU the search cluster scales to (docs/scale.md "Search") |
  *
  * No lookups and no account or region in the main stack: synth works offline and without credentials.
@@ -45,9 +45,10 @@ const num = (key: string): number | undefined => {
     throw new Error(`context hansard:${key} must be a whole number, not ${v}`);
   return n;
 };
-const flag = (key: string): boolean => {
+const flag = (key: string, byDefault = false): boolean => {
   const v = ctx(key)?.toLowerCase();
-  if (v === undefined || v === 'false') return false;
+  if (v === undefined) return byDefault;
+  if (v === 'false') return false;
   if (v === 'true') return true;
   throw new Error(`context hansard:${key} must be true or false, not ${v}`);
 };
@@ -92,7 +93,9 @@ new HansardStack(app, ctx('stackName') ?? 'Hansard', {
   objectLock: objectLock(),
   digestIntervalSeconds: num('digestIntervalSeconds'),
   ...(ctx('boardOrigin') ? { boardOrigin: ctx('boardOrigin') } : {}),
-  ...(flag('search') ? { search: { maxCapacity: searchMaxAcu() } } : {}),
+  // On unless told otherwise: a deployment's board and CLI offer search (issue 30); idle, the cluster is
+  // paused at 0 ACU and costs its storage (docs/scale.md "Search").
+  ...(flag('search', true) ? { search: { maxCapacity: searchMaxAcu() } } : {}),
   lifecycle: {
     noncurrentVersionDays: num('noncurrentVersionDays') ?? DEFAULT_LIFECYCLE.noncurrentVersionDays,
     coldTransitionDays: num('coldStorageDays') ?? DEFAULT_LIFECYCLE.coldTransitionDays,

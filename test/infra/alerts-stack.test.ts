@@ -169,6 +169,8 @@ describe('alerts in HansardStack', () => {
       expect((alerts.Properties.Environment as { Variables: Json }).Variables.BOARD_ORIGIN).toBe(
         'https://hansard.example.com',
       );
+      // Search is on unless `-c hansard:search=false` (issue 30): the app as synthesized has its cluster.
+      expect(Object.values(resources).filter((x) => x.Type === 'AWS::RDS::DBCluster')).toHaveLength(1);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
