@@ -16,7 +16,9 @@
  *   --nofile N           open-files limit for writer counts above it (default 1024)
  *   --timeout S          kill a run after S seconds (default 1200)
  *   --bin PATH           the hansard command to measure (default bin/hansard, which runs dist/cli.js)
- *   --skip A,B           leave out the ingest and/or S3 replay benches (`--skip ingest,s3`)
+ *   --skip A,B           leave out the ingest, S3 replay and/or search benches (`--skip ingest,s3,search`)
+ *   --search-sessions N  sessions of the search bench's corpus (default 100, 20 with --quick; its own
+ *                        `npm run bench:search` runs the issue's 1,000, about 1 M events)
  *   --s3-mb N            size of the S3 replay bench's session (default 200 MB; 8 with --quick)
  *   --profile MODE       instead: one run of MODE (parse|raw|merged|text) under --cpu-prof and its top
  *                        functions by self time (--profile-events N, default 1000000; --profile-writers W, 64)
@@ -28,6 +30,7 @@ import { dirname, join, resolve } from 'node:path';
 import { type BenchSession, generateBenchSession } from './gen.js';
 import { latestProfile, selfTimes, selfTimeTable } from './profile.js';
 import { benchSession, buildModes, MODES, type Mode, type ModeStat, runMode } from './replay-bench.js';
+import { searchSection } from './search.js';
 import {
   eventsTable,
   ingestSection,
@@ -153,6 +156,9 @@ const ingest = skip.has('ingest') ? notRun('ingest') : await ingestSection(quick
 const s3 = skip.has('s3')
   ? notRun('s3')
   : await s3Section(quick, log, Number(opt('s3-mb', '0')) || undefined);
+const search = skip.has('search')
+  ? notRun('search')
+  : await searchSection(quick, log, Number(opt('search-sessions', '0')) || undefined);
 
 const minutes = (Date.now() - started) / 60000;
 const lineBytes = () => {
@@ -184,14 +190,18 @@ ${ingest.inline}
 ### Replay from S3
 
 ${s3.inline}
+
+### Search
+
+${search.inline}
 <!-- bench:merge:end -->`;
 
 process.stdout.write(`${section}\n`);
-for (const o of [ingest.own, s3.own]) if (o) process.stdout.write(`\n${o.section}\n`);
+for (const o of [ingest.own, s3.own, search.own]) if (o) process.stdout.write(`\n${o.section}\n`);
 if (!quick || flag('write')) {
   const doc = 'docs/benchmarks.md';
   let text = upsertSection(readFileSync(doc, 'utf8'), 'Replay at the parse limit', section);
-  for (const o of [ingest.own, s3.own]) if (o) text = upsertSection(text, o.title, o.section);
+  for (const o of [ingest.own, s3.own, search.own]) if (o) text = upsertSection(text, o.title, o.section);
   writeFileSync(doc, text);
   log(`wrote ${doc}`);
 }

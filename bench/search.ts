@@ -26,6 +26,8 @@
  *   --lag-rate R        chunks a second of the live session (default 200)
  *   --no-pg             leave PostgreSQL out
  *   --seed N            the corpus's seed (default 30)
+ *   --quick             20 sessions, 5 runs a query, 5 s of lag; prints the section, writes nothing
+ *   --write / --no-write  write docs/benchmarks.md even with --quick / never
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -284,7 +286,7 @@ if (process.argv[1]?.endsWith('search.ts')) {
     log: (line) => process.stderr.write(`${line}\n`),
   });
   process.stdout.write(`${section}\n`);
-  if (!quick || args.includes('--write')) {
+  if ((!quick || args.includes('--write')) && !args.includes('--no-write')) {
     const doc = 'docs/benchmarks.md';
     writeFileSync(doc, upsertSection(readFileSync(doc, 'utf8'), SEARCH_TITLE, section));
     process.stderr.write(`wrote ${doc}\n`);
