@@ -6,7 +6,9 @@
  * refused as `BadRequestException` when it does not fit, and recorded in `refused` for the test to assert
  * empty. A fitting request is executed on the real server, as the role the secret stands for, and
  * answered in the documented response shape: `transactionId`; `formattedRecords` (JSON, bigints as numbers
- * unless `longReturnType: STRING`) and `numberOfRecordsUpdated`; `transactionStatus`. Errors are answered
+ * unless `longReturnType: STRING`) for a SELECT, `records` of typed fields (and `columnMetadata`) for any
+ * other statement returning rows, since `formatRecordsAs` is documented for SELECT only, and
+ * `numberOfRecordsUpdated`; `transactionStatus`. Errors are answered
  * as the Data API answers them: `x-amzn-errortype` and `{"message"}`, a statement's error as
  * `DatabaseErrorException` with `ERROR: …; SQLState: …`, a result over 1 MiB or a row over 64 KB as
  * `BadRequestException`, a statement's error ending its transaction (`TransactionNotFoundException` after).
@@ -100,6 +102,8 @@ export interface DataApiEmulator {
   calls: string[];
   /** the largest `formattedRecords` answered, in bytes */
   largestAnswer: number;
+  /** how many answers carried rows as `records` (a statement other than SELECT returning rows) */
+  nonSelectRows: number;
   /** the next `n` calls answer `DatabaseResumingException` (a cluster paused at 0 ACU) */
   pauseNext(n: number): void;
   /** ends what is still open (transactions left by a failed test) */
@@ -132,6 +136,7 @@ export function dataApiEmulator(options: DataApiEmulatorOptions): DataApiEmulato
     refused: [],
     calls: [],
     largestAnswer: 0,
+    nonSelectRows: 0,
     pauseNext(n) {
       paused = n;
     },
@@ -266,26 +271,27 @@ export function dataApiEmulator(options: DataApiEmulatorOptions): DataApiEmulato
     },
   };
 
-  /** The documented answer of an ExecuteStatement (JSON records only: what the runner asks for). */
+  /**
+   * The documented answer of an ExecuteStatement: `formattedRecords` for a SELECT asked as JSON; for any
+   * other statement returning rows (RETURNING), `records` of typed `Field`s, with `columnMetadata` when
+   * asked (`formatRecordsAs` "only applies to SELECT statements", the API reference says).
+   */
   const answer = (req: z.infer<typeof ExecuteStatementRequest>, res: pg.QueryResult): object => {
     if (res.fields.length === 0) return { numberOfRecordsUpdated: res.rowCount ?? 0 };
-    if (req.formatRecordsAs !== 'JSON') {
-      state.refused.push('ExecuteStatement: the runner asks for formatRecordsAs JSON');
-      throw new ApiError('BadRequestException', 400, 'the emulator answers formatRecordsAs JSON only');
-    }
     const longAsString = req.resultSetOptions?.longReturnType === 'STRING';
+    type Value = string | number | boolean | null;
     let total = 0;
-    const records = res.rows.map((row: Record<string, string | null>) => {
+    const rows = res.rows.map((row: Record<string, string | null>) => {
       let rowBytes = 0;
-      const out: Record<string, string | number | boolean | null> = {};
+      const out: Array<[name: string, value: Value]> = [];
       for (const f of res.fields) {
         const raw = row[f.name] ?? null;
         rowBytes += raw === null ? 0 : Buffer.byteLength(raw);
-        if (raw === null) out[f.name] = null;
-        else if (INTEGER_OIDS.has(f.dataTypeID)) out[f.name] = longAsString ? raw : Number(raw);
-        else if (FLOAT_OIDS.has(f.dataTypeID)) out[f.name] = Number(raw);
-        else if (f.dataTypeID === 16) out[f.name] = raw === 't';
-        else out[f.name] = raw;
+        let value: Value = raw;
+        if (raw !== null && INTEGER_OIDS.has(f.dataTypeID)) value = longAsString ? raw : Number(raw);
+        else if (raw !== null && FLOAT_OIDS.has(f.dataTypeID)) value = Number(raw);
+        else if (raw !== null && f.dataTypeID === 16) value = raw === 't';
+        out.push([f.name, value]);
       }
       if (rowBytes > MAX_ROW_BYTES) {
         throw new ApiError('BadRequestException', 400, 'Packet for query is too large');
@@ -300,9 +306,28 @@ export function dataApiEmulator(options: DataApiEmulatorOptions): DataApiEmulato
         'Database returned more than the allowed response size limit',
       );
     }
-    const formattedRecords = JSON.stringify(records);
-    state.largestAnswer = Math.max(state.largestAnswer, Buffer.byteLength(formattedRecords));
-    return { formattedRecords, numberOfRecordsUpdated: 0 };
+    if (res.command === 'SELECT' && req.formatRecordsAs === 'JSON') {
+      const formattedRecords = JSON.stringify(rows.map((r) => Object.fromEntries(r)));
+      state.largestAnswer = Math.max(state.largestAnswer, Buffer.byteLength(formattedRecords));
+      return { formattedRecords, numberOfRecordsUpdated: 0 };
+    }
+    state.nonSelectRows++;
+    const records = rows.map((r) =>
+      r.map(([, v]) => {
+        if (v === null) return { isNull: true };
+        if (typeof v === 'boolean') return { booleanValue: v };
+        if (typeof v === 'number') return Number.isInteger(v) ? { longValue: v } : { doubleValue: v };
+        return { stringValue: v };
+      }),
+    );
+    const columnMetadata = req.includeResultMetadata
+      ? res.fields.map((f) => ({ name: f.name, label: f.name, type: f.dataTypeID }))
+      : undefined;
+    return {
+      records,
+      ...(columnMetadata ? { columnMetadata } : {}),
+      numberOfRecordsUpdated: res.rowCount ?? 0,
+    };
   };
 
   const paths: Record<string, string> = {

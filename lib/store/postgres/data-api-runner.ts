@@ -4,7 +4,9 @@
  * ExecuteStatement setting the tenant (and the time limit) for it, the caller's statements, each with the
  * `transactionId`, then CommitTransaction, or RollbackTransaction when anything threw. Parameters go typed
  * (`stringValue`, `longValue`, `doubleValue`, `booleanValue`, `isNull`); rows come back as JSON
- * (`formatRecordsAs: 'JSON'`, bigints as numbers).
+ * (`formatRecordsAs: 'JSON'`, bigints as numbers), which the Data API documents for SELECT only: the rows
+ * of any other statement (an UPDATE … RETURNING, as `applyWriter`'s condition is) are read from
+ * `records` and `columnMetadata` (`includeResultMetadata`).
  *
  * Limits of the Data API that shape the adapter: an answer carries at most 1 MiB of result data and 64 KB
  * per row (the adapter's pages are at most 50 rows and it fetches long texts in bounded groups:
@@ -63,6 +65,36 @@ const CANCELLED = /SQLState:\s*57014\b/;
 
 /** `formattedRecords`: a JSON array of objects, column label to value. */
 const Records = z.array(z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])));
+
+/** The rows of an answer: `formattedRecords` when the Data API formatted them, else `records`. */
+export function rowsOf(out: {
+  formattedRecords?: string | undefined;
+  records?: Field[][] | undefined;
+  columnMetadata?: Array<{ name?: string | undefined; label?: string | undefined }> | undefined;
+}): SqlRow[] {
+  if (out.formattedRecords) return Records.parse(JSON.parse(out.formattedRecords));
+  if (!out.records) return [];
+  const names = (out.columnMetadata ?? []).map((c, i) => c.label ?? c.name ?? `column${i + 1}`);
+  return out.records.map((fields) => {
+    const row: SqlRow = {};
+    fields.forEach((f, i) => {
+      row[names[i] ?? `column${i + 1}`] = fieldValue(f);
+    });
+    return row;
+  });
+}
+
+/** A `Field` of `records` as a value (a blob as base64, an array as JSON: the adapter selects neither). */
+function fieldValue(f: Field): SqlValue {
+  if (f.isNull) return null;
+  if (f.stringValue !== undefined) return f.stringValue;
+  if (f.longValue !== undefined) return f.longValue;
+  if (f.doubleValue !== undefined) return f.doubleValue;
+  if (f.booleanValue !== undefined) return f.booleanValue;
+  if (f.blobValue !== undefined) return Buffer.from(f.blobValue).toString('base64');
+  if (f.arrayValue !== undefined) return JSON.stringify(f.arrayValue);
+  return null;
+}
 
 /** A `SqlRunner` on the RDS Data API (see the module comment). */
 export class DataApiRunner implements SqlRunner {
@@ -141,13 +173,14 @@ export class DataApiRunner implements SqlRunner {
           sql,
           parameters: Object.entries(params).map(([name, value]) => toParameter(name, value)),
           formatRecordsAs: 'JSON',
+          includeResultMetadata: true,
           resultSetOptions: { longReturnType: 'LONG', decimalReturnType: 'DOUBLE_OR_LONG' },
           ...(transactionId === undefined ? {} : { transactionId }),
           ...(continueAfterTimeout ? { continueAfterTimeout } : {}),
         }),
       );
-      // A statement returning no rows (a write without RETURNING) has no formattedRecords.
-      return out.formattedRecords ? Records.parse(JSON.parse(out.formattedRecords)) : [];
+      // A statement returning no rows (a write without RETURNING) has neither.
+      return rowsOf(out);
     } catch (err) {
       if (err instanceof Error && (err.name === 'StatementTimeoutException' || CANCELLED.test(err.message))) {
         throw new SqlTimeoutError({ cause: err });

@@ -128,5 +128,7 @@ describe('DataApiRunner on the Data API', () => {
     expect(emulator.refused).toEqual([]);
     expect(emulator.largestAnswer).toBeGreaterThan(0);
     expect(emulator.largestAnswer).toBeLessThanOrEqual(1024 * 1024);
+    // applyWriter's condition (UPDATE … RETURNING) was answered as `records`, and read as such.
+    expect(emulator.nonSelectRows).toBeGreaterThan(0);
   });
 });
