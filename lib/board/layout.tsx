@@ -99,7 +99,6 @@ export function Layout(props: LayoutProps) {
           <h1>
             <a href="/">hansard</a> <span class="muted">· {props.title}</span>
           </h1>
-          {signedIn ? <SearchBox q={props.search?.q} invalid={props.search?.invalid} /> : null}
           <div class="tools">
             {live ? (
               // Shown by our script once it knows; without JavaScript the page is a static one.
@@ -109,6 +108,8 @@ export function Layout(props: LayoutProps) {
             ) : null}
             {signedIn ? <SignOutForm csrf={signedIn.csrf} /> : null}
           </div>
+          {/* After the title's line (title, sign-out): on a phone it takes a line of its own below. */}
+          {signedIn ? <SearchBox q={props.search?.q} invalid={props.search?.invalid} /> : null}
           {signedIn ? <SignedInBar viewer={signedIn} /> : null}
         </header>
         {props.ownMain ? props.children : <main id={props.mainId ?? 'content'}>{props.children}</main>}
