@@ -49,7 +49,11 @@ export class PgRunner implements SqlRunner {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN');
+      await client.query('BEGIN').catch((err: Error) => {
+        // A connection that cannot begin is not given back to the pool.
+        broken = err;
+        throw err;
+      });
       try {
         // Both for this transaction only (is_local): a pooled connection carries nothing to the next.
         // Without a limit the server's (or the role's) own statement_timeout stays in force.

@@ -20,15 +20,17 @@
  */
 import { z } from 'zod';
 import { SEARCH_DOC_TYPES } from '../../contract/search.js';
-import type {
-  EngineHit,
-  EngineQuery,
-  SearchDoc,
-  SearchFix,
-  SearchIndex,
-  SearchIndexStats,
-  SessionFacts,
-  WriterBatch,
+import {
+  type EngineHit,
+  type EngineQuery,
+  type SearchDoc,
+  SearchDocSchema,
+  type SearchFix,
+  SearchFixSchema,
+  type SearchIndex,
+  type SearchIndexStats,
+  type SessionFacts,
+  type WriterBatch,
 } from '../search.js';
 import type { SqlRunner, SqlTx } from './runner.js';
 import { SEARCH_TABLES } from './schema.js';
@@ -133,8 +135,14 @@ export class PgSearchIndex implements SearchIndex {
     });
   }
 
-  applyWriter(batch: WriterBatch): Promise<boolean> {
+  /**
+   * See the port. @throws ZodError when a document or fix does not fit its schema (nothing is written);
+   * the server's error when a statement fails (the transaction rolled back: nothing is written)
+   */
+  async applyWriter(batch: WriterBatch): Promise<boolean> {
     const { tenant, sid, w, fromLength, toLength } = batch;
+    const docs = batch.docs.map((d) => SearchDocSchema.parse(d));
+    const fixes = batch.fixes.map((f) => SearchFixSchema.parse(f));
     return this.runner.transaction(tenant, async (tx) => {
       // The condition, as one write that locks the cursor: a concurrent apply of the same writer waits,
       // then finds the length moved and answers false.
@@ -152,18 +160,17 @@ export class PgSearchIndex implements SearchIndex {
           : { tenant, sid, w, to: toLength, from: fromLength },
       );
       if (advanced.length === 0) return false;
-      await insertRows(tx, INSERT_DOCS, tenant, batch.docs);
-      await insertRows(tx, INSERT_FIXES, tenant, batch.fixes);
-      await recompute(tx, tenant, sid, [
-        ...batch.docs.map((d) => d.id),
-        ...batch.fixes.map((f) => f.target_id),
-      ]);
+      await insertRows(tx, INSERT_DOCS, tenant, docs);
+      await insertRows(tx, INSERT_FIXES, tenant, fixes);
+      await recompute(tx, tenant, sid, [...docs.map((d) => d.id), ...fixes.map((f) => f.target_id)]);
       return true;
     });
   }
 
-  putSessionFacts(facts: SessionFacts): Promise<void> {
+  /** See the port. @throws ZodError when a report's document does not fit its schema (nothing is written) */
+  async putSessionFacts(facts: SessionFacts): Promise<void> {
     const { tenant, sid } = facts;
+    const reports = facts.reports.map((r) => SearchDocSchema.parse({ ...r, sid, w: '' }));
     return this.runner.transaction(tenant, async (tx) => {
       await tx.query(
         `INSERT INTO search_facts (tenant, sid, state, title) VALUES (:tenant, :sid, :state, :title)
@@ -175,17 +182,12 @@ export class PgSearchIndex implements SearchIndex {
         tenant,
         sid,
       });
-      await insertRows(
-        tx,
-        INSERT_DOCS,
-        tenant,
-        facts.reports.map((r) => ({ ...r, sid, w: '' })),
-      );
+      await insertRows(tx, INSERT_DOCS, tenant, reports);
       await recompute(
         tx,
         tenant,
         sid,
-        facts.reports.map((r) => r.id),
+        reports.map((r) => r.id),
       );
     });
   }

@@ -192,12 +192,17 @@ export function runPgAdapterCases(title: string, options: PgCaseOptions): void {
       'a write that fails rolls the whole batch back: the cursor does not move and no document stays',
       withDb(async ({ index }) => {
         const bad = batch(T1, [doc({ seq: 1, text: 'first' }), doc({ seq: 2, text: 'second' })], {
-          // A fix's seq that is not an integer fails inside PostgreSQL, after the documents' INSERT.
-          fixes: [{ ...fix('m_x', 'corrected'), seq: 1.5 } as SearchFix],
+          // Text PostgreSQL cannot hold (a NUL) fails inside the server, after the cursor moved and the
+          // documents went in.
+          fixes: [fix('m_x', 'corrected\u0000')],
         });
-        await expect(index.applyWriter(bad)).rejects.toThrow();
+        await expect(index.applyWriter(bad)).rejects.toThrow(/\\u0000|unsupported Unicode escape/);
         expect(await index.indexedLength(T1, SID, bad.w)).toBe(0);
         expect(await index.stats(T1)).toMatchObject({ docs: 0 });
+        // A document that does not fit the port's schema is refused before anything is sent.
+        const unfit = batch(T1, [{ ...doc({ seq: 1, text: 'x' }), seq: 1.5 }]);
+        await expect(index.applyWriter(unfit)).rejects.toThrow(/expected int/i);
+        expect(await index.applyWriter(batch(T1, [doc({ seq: 1, text: 'first' })]))).toBe(true);
       }),
     );
 
