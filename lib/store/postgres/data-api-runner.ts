@@ -24,7 +24,6 @@ import {
   type SqlParameter,
 } from '@aws-sdk/client-rds-data';
 import { z } from 'zod';
-import { timeoutSetting } from './pg-runner.js';
 import {
   type SqlParams,
   type SqlRow,
@@ -33,6 +32,7 @@ import {
   type SqlTx,
   type SqlValue,
 } from './runner.js';
+import { transactionSettings } from './settings.js';
 
 export interface DataApiRunnerOptions {
   /** the Aurora cluster's ARN */
@@ -127,15 +127,8 @@ export class DataApiRunner implements SqlRunner {
     const transactionId = begun.transactionId;
     if (!transactionId) throw new Error('the Data API began a transaction without an id');
     try {
-      if (options.timeoutMs === undefined) {
-        await this.execute("SELECT set_config('hansard.tenant', :tenant, true)", { tenant }, transactionId);
-      } else {
-        await this.execute(
-          "SELECT set_config('hansard.tenant', :tenant, true), set_config('statement_timeout', :timeout, true)",
-          { tenant, timeout: timeoutSetting(options.timeoutMs) },
-          transactionId,
-        );
-      }
+      const settings = transactionSettings(tenant, options.timeoutMs);
+      await this.execute(settings.sql, settings.params, transactionId);
       const result = await fn({ query: (sql, params) => this.execute(sql, params, transactionId) });
       await this.client.send(new CommitTransactionCommand({ ...this.target, transactionId }));
       return result;

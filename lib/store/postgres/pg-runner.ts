@@ -8,6 +8,7 @@
 import pg from 'pg';
 import { positionalValues, toPositional } from './named-params.js';
 import { type SqlParams, type SqlRow, type SqlRunner, SqlTimeoutError, type SqlTx } from './runner.js';
+import { transactionSettings } from './settings.js';
 
 /** The server's "statement cancelled" (here: at `statement_timeout`). */
 const QUERY_CANCELED = '57014';
@@ -55,16 +56,9 @@ export class PgRunner implements SqlRunner {
         throw err;
       });
       try {
-        // Both for this transaction only (is_local): a pooled connection carries nothing to the next.
-        // Without a limit the server's (or the role's) own statement_timeout stays in force.
-        if (options.timeoutMs === undefined) {
-          await client.query("SELECT set_config('hansard.tenant', $1, true)", [tenant]);
-        } else {
-          await client.query(
-            "SELECT set_config('hansard.tenant', $1, true), set_config('statement_timeout', $2, true)",
-            [tenant, timeoutSetting(options.timeoutMs)],
-          );
-        }
+        // For this transaction only (is_local): a pooled connection carries nothing to the next.
+        const settings = transactionSettings(tenant, options.timeoutMs);
+        await run(client, settings.sql, settings.params);
         const tx: SqlTx = { query: (sql, params) => run(client, sql, params) };
         const result = await fn(tx);
         await client.query('COMMIT');
@@ -94,11 +88,6 @@ export class PgRunner implements SqlRunner {
   async close(): Promise<void> {
     await this.pool.end();
   }
-}
-
-/** `statement_timeout`'s value for `ms` (whole ms, at least 1: 0 would mean no limit). */
-export function timeoutSetting(ms: number): string {
-  return String(Math.max(1, Math.ceil(ms)));
 }
 
 /** Runs one `:name` statement on `client`. */

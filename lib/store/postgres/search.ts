@@ -19,7 +19,6 @@
  *   rows from a count.
  */
 import { z } from 'zod';
-import { SEARCH_DOC_TYPES } from '../../contract/search.js';
 import {
   type EngineHit,
   type EngineQuery,
@@ -96,7 +95,7 @@ const HitRow = z.object({
   id: z.string(),
   ts: z.string(),
   at_us: z.coerce.number().int().nullable(),
-  type: z.enum(SEARCH_DOC_TYPES),
+  type: SearchDocSchema.shape.type,
   field: z.string(),
   agent: z.string().nullable(),
   person: z.string().nullable(),
