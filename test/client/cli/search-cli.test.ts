@@ -9,6 +9,7 @@ import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { SearchAnswer } from '../../../lib/contract/search.js';
 import { useBuiltCli } from '../../support/built-cli.js';
+import { runHansard } from '../../support/cli.js';
 import { request } from '../../support/http.js';
 import { type LocalSegment, writeSession } from '../../support/segments.js';
 import { useServer } from '../../support/server.js';
@@ -164,5 +165,50 @@ describe('hansard search --reindex and --status', () => {
     const r = await hansard(['--status']);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/^queued: 0, lag 0 s, \d+ documents indexed \(\d+ bytes\)\n$/);
+  });
+});
+
+describe('hansard search: mistakes caught before any request (in process)', () => {
+  const run = (args: string[]) =>
+    runHansard(['search', ...args], {
+      cwd: srv.workDir,
+      // nothing listens there: a request would fail with exit 1, not the usage error (2) expected
+      env: { HANSARD_URL: 'http://127.0.0.1:9', HANSARD_TOKEN: `hns_${'x'.repeat(43)}` },
+    });
+
+  it.each([
+    [[], /give a query/],
+    [['payments', '--limt', '3'], /--limt is not an option of hansard search/],
+    [['payments', '--limit', '0'], /--limit 0 is not a number from 1 to 50/],
+    [['payments', '--wait'], /--wait goes with --reindex/],
+    [['--reindex', 's_1', 's_2'], /at most one session id/],
+    [['--reindex', '--cursor', 'x'], /--cursor and --limit are for a query/],
+    [['--reindex', '--wait', '--timeout', '10'], /--timeout 10 has no unit/],
+    [['--status', 'payments'], /--status takes no query/],
+  ])('%j: exit 2 saying what is wrong', async (args, message) => {
+    const r = await run(args as string[]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(message);
+  });
+
+  it('--help teaches the query language with examples and names docs/search.md', async () => {
+    const r = await run(['--help']);
+    expect(r.code).toBe(0);
+    for (const part of [
+      '"terraform apply"',
+      'parser -flaky',
+      'agent:',
+      'person:',
+      'tool:',
+      'type:',
+      'state:',
+      'session:',
+      'after:7d',
+      'before:',
+      'docs/search.md',
+      '--reindex',
+    ]) {
+      expect(r.out).toContain(part);
+    }
   });
 });
