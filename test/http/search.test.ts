@@ -166,6 +166,32 @@ describe('GET /v1/search', () => {
   });
 });
 
+describe('the board page GET /search', () => {
+  const page = (token: string, query: string) => request(srv, 'GET', `/search${query}`, { token });
+
+  it('lists hits with <mark>ed words, keeps the query in the box, and refuses what it cannot show', async () => {
+    await setUp();
+    const hits = await page(srv.tokens.board, '?q=%22billing+schema%22');
+    expect(hits.status).toBe(200);
+    expect(hits.text).toContain('<mark>billing</mark> <mark>schema</mark>');
+    expect(hits.text).toMatch(
+      /<input id="search-q" type="search" name="q" value="&quot;billing schema&quot;"/,
+    );
+    expect(hits.text).toContain(`href="/sessions/${s.billing!.sid}?at=e-`);
+    const bad = await page(srv.tokens.board, '?q=%22billing');
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('content-type')).toContain('text/html');
+    expect(bad.text).toContain('a quote is not closed (at character 1)');
+    expect(bad.text).toContain('aria-invalid="true"');
+    const cursor = await page(srv.tokens.board, '?q=payments&cursor=zz_notacursor');
+    expect(cursor.status).toBe(400);
+    expect(cursor.text).toContain('its cursor is not one this board gave');
+    const help = await page(srv.tokens.board, '');
+    expect(help.status).toBe(200);
+    expect(help.text).toContain('How to search');
+  });
+});
+
 describe('GET /v1/search/status and POST /v1/search/reindex', () => {
   it('status: nothing queued once indexed, the documents counted', async () => {
     await setUp();
@@ -254,5 +280,8 @@ describe('an app without a search index', () => {
     expectError(bare, re, 503, 'search_unavailable');
     const bad = await request(bare, 'GET', '/v1/search?q=', { token: bare.tokens.reader });
     expectError(bare, bad, 400, 'bad_query');
+    const page = await request(bare, 'GET', '/search?q=payments', { token: bare.admin });
+    expect(page.status).toBe(503);
+    expect(page.text).toContain('Search is not available on this server');
   });
 });
