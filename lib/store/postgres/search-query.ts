@@ -67,7 +67,7 @@ export function searchStatement(tenant: string, query: EngineQuery): BuiltQuery 
     return `phraseto_tsquery('simple', :m${i})`;
   });
   const tsquery = matches.length > 0 ? `(${matches.join(' && ')})` : null;
-  if (tsquery) where.push(`d.tsv @@ ${tsquery}`);
+
   query.exclude.forEach((entry, i) => {
     // An exclusion without terms excludes nothing (phraseto_tsquery of nothing matches nothing).
     if (entry.terms.length === 0) return;
@@ -117,7 +117,13 @@ export function searchStatement(tenant: string, query: EngineQuery): BuiltQuery 
     where.push('d.at_us < CAST(:before_us AS bigint)');
   }
 
-  const rank = tsquery ? `ts_rank_cd(d.tsv, ${tsquery}, 1)` : 'CAST(0 AS real)';
+  // The words go through search_matching (schema.ts: row-level security keeps the app role's own `@@`
+  // from the GIN index), which answers the matching keys of the tenant and their rank; the rows are read
+  // here, under the policy.
+  const rank = tsquery ? 'm.rank' : 'CAST(0 AS real)';
+  const matched = tsquery
+    ? `JOIN search_matching(${tsquery}) AS m ON m.sid = d.sid AND m.w = d.w AND m.seq = d.seq`
+    : '';
   const sql = `WITH page AS (
     SELECT d.sid, d.w, d.seq, d.id, d.ts, d.at_us, d.type, d.field, d.agent, d.person, d.person_name,
       d.tool, d.cause, COALESCE(d.fix_text <> d.text, false) AS corrected,
@@ -125,6 +131,7 @@ export function searchStatement(tenant: string, query: EngineQuery): BuiltQuery 
       fa.title, fa.state,
       CAST(${rank} AS double precision) AS rank
     FROM search_docs d
+    ${matched}
     LEFT JOIN search_facts fa ON fa.tenant = d.tenant AND fa.sid = d.sid
     WHERE ${where.join('\n      AND ')}
     ORDER BY ${order('d.')}

@@ -76,40 +76,38 @@ export function words(...entries: string[][]): EngineQuery {
 /** The adapter-specific cases over one runner kind (see the module comment). */
 export function runPgAdapterCases(title: string, options: PgCaseOptions): void {
   /** A case on a new database, with the index over the app role's runner. */
-  const withDb = (fn: (r: PgCaseRunners & { index: PgSearchIndex }) => Promise<void>) => async () => {
-    const db = await options.fresh();
-    const runners = options.runners(db);
-    const index = new PgSearchIndex({ runner: runners.app, timeoutMs: 5000 });
-    try {
-      await fn({ ...runners, index });
-    } finally {
-      await runners.app.close();
-      await runners.owner.close();
-    }
-  };
+  const withDb =
+    (fn: (r: PgCaseRunners & { index: PgSearchIndex; db: SearchDatabase }) => Promise<void>) => async () => {
+      const db = await options.fresh();
+      const runners = options.runners(db);
+      const index = new PgSearchIndex({ runner: runners.app, timeoutMs: 5000 });
+      try {
+        await fn({ ...runners, index, db });
+      } finally {
+        await runners.app.close();
+        await runners.owner.close();
+      }
+    };
 
   describe(title, () => {
     it(
-      'a statement that forgets its tenant filter still sees and writes only the transaction tenant’s rows (row-level security, as the app role and as the owner)',
+      'a statement that forgets its tenant filter still sees and writes only the transaction tenant’s rows (row-level security: the app role on every table, the owner on all but search_docs)',
       withDb(async ({ app, owner, index }) => {
         await index.applyWriter(batch(T1, [doc({ seq: 1, text: 'the billing migration plan' })]));
         await index.applyWriter(batch(T2, [doc({ seq: 1, text: 'the globex billing migration' })]));
-        for (const runner of [app, owner]) {
-          const seen = await runner.transaction(T2, (tx) =>
-            tx.query(
-              "SELECT tenant, text FROM search_docs WHERE tsv @@ phraseto_tsquery('simple', 'billing')",
-            ),
-          );
-          expect(seen).toEqual([{ tenant: T2, text: 'the globex billing migration' }]);
-          const counted = await runner.transaction(T2, (tx) =>
-            tx.query(
-              'SELECT (SELECT count(*) FROM search_docs) AS docs, (SELECT count(*) FROM search_cursors) AS cursors',
-            ),
-          );
-          expect(counted).toEqual([{ docs: 1, cursors: 1 }]);
-          // Outside any tenant (no hansard.tenant set) nothing is visible at all.
-          expect(await runner.admin('SELECT count(*) AS n FROM search_docs')).toEqual([{ n: 0 }]);
-        }
+        const seen = await app.transaction(T2, (tx) =>
+          tx.query("SELECT tenant, text FROM search_docs WHERE tsv @@ phraseto_tsquery('simple', 'billing')"),
+        );
+        expect(seen).toEqual([{ tenant: T2, text: 'the globex billing migration' }]);
+        const tables =
+          'SELECT (SELECT count(*) FROM search_docs) AS docs, (SELECT count(*) FROM search_cursors) AS cursors';
+        expect(await app.transaction(T2, (tx) => tx.query(tables))).toEqual([{ docs: 1, cursors: 1 }]);
+        // Outside any tenant (no hansard.tenant set) the app role sees nothing at all.
+        expect(await app.admin('SELECT count(*) AS n FROM search_docs')).toEqual([{ n: 0 }]);
+        // The owner: FORCEd on the other tables; search_docs is not FORCEd, so that its search_matching
+        // can read the GIN index (lib/store/postgres/schema.ts).
+        expect(await owner.transaction(T2, (tx) => tx.query(tables))).toEqual([{ docs: 2, cursors: 1 }]);
+        expect(await owner.admin('SELECT count(*) AS n FROM search_cursors')).toEqual([{ n: 0 }]);
         // Another tenant's rows cannot be changed, nor written under its name.
         const changed = await app.transaction(T2, (tx) =>
           tx.query("UPDATE search_docs SET fix_terms = 'x' WHERE tenant = :t RETURNING 1 AS one", { t: T1 }),
@@ -125,6 +123,24 @@ export function runPgAdapterCases(title: string, options: PgCaseOptions): void {
         ).rejects.toThrow(/row-level security/);
         expect(await index.query(T1, words(['billing']))).toHaveLength(1);
         expect((await index.query(T1, words(['globex']))).map((h) => h.doc.text)).toEqual([]);
+      }),
+    );
+
+    it(
+      'search_matching answers the keys of the transaction tenant only, and only the app role may run it',
+      withDb(async ({ app, index, db }) => {
+        await index.applyWriter(batch(T1, [doc({ seq: 1, text: 'shared secret word' })]));
+        await index.applyWriter(batch(T2, [doc({ seq: 2, text: 'shared secret word' })]));
+        const match = "SELECT seq FROM search_matching(phraseto_tsquery('simple', 'secret word'))";
+        expect(await app.transaction(T2, (tx) => tx.query(match))).toEqual([{ seq: 2 }]);
+        expect(await app.admin(match)).toEqual([]);
+        const [row] = await app.admin(
+          "SELECT CAST(proacl AS text) AS acl FROM pg_proc WHERE proname = 'search_matching'",
+        );
+        const acl = String(row?.acl);
+        // `=X/owner` would be PUBLIC's: REVOKEd; the app role's grant is there.
+        expect(acl).not.toMatch(/[{,]=X/);
+        expect(acl).toContain(`${db.appRole}=X/`);
       }),
     );
 
