@@ -23,16 +23,21 @@
  * and writes alike, on top of each statement's own `tenant = :tenant`. The app connects as a role that
  * owns nothing and is granted only row access (`appRole` below; neither a superuser nor `BYPASSRLS`, which
  * skip every policy): on Aurora through the Data API, the role of the secret the functions are given.
- * FORCE makes the owner subject to the policies too, on every table but `search_docs`:
+ * FORCE makes the owner subject to the policies too, on every table (on `search_docs` only when no app
+ * role is given):
  *
  * Row-level security and the GIN index. Under a policy, PostgreSQL evaluates the policy before any
  * condition of the query that is not LEAKPROOF, and `tsvector @@ tsquery` is not: a search as the app
  * role cannot use the GIN index and reads every row of the tenant (measured: a parallel sequential scan,
  * 110 ms for 200,000 rows, against 7 ms through the index). Marking the operator LEAKPROOF takes a
  * superuser, which Aurora does not give. So the index is read by `search_matching` (below), a SECURITY
- * DEFINER function of the owner, for whom `search_docs`' policy is not FORCEd; it answers only keys
- * `(sid, w, seq)` of the transaction's tenant, and the search joins them to `search_docs` as the app
- * role, under the policy: every row a search answers has still passed row-level security.
+ * DEFINER function of the owner; it answers only keys `(sid, w, seq)` of the transaction's tenant (and
+ * their rank), and the search joins them to `search_docs` as the app role, under the policy: every row a
+ * search answers has still passed row-level security. The function reaches the index only where
+ * `search_docs`' policy is not FORCEd on the owner, which `migrateSearchSchema` does when given the app
+ * role (`appRole`: the app is not the owner). Without it the app may be the owner, so everything stays
+ * FORCEd: still correct and isolated, but every search reads all of the tenant's rows. Deploy with an app
+ * role of its own.
  */
 import type { SqlRunner } from './runner.js';
 
@@ -113,15 +118,15 @@ const TABLES = [
 ];
 
 /**
- * Row-level security on `table`: enabled, forced on the owner too but for `search_docs` (whose owner's
- * `search_matching` reads the GIN index: see the module comment), one policy for reads and writes.
+ * Row-level security on `table`: enabled, forced on the owner too (but for `search_docs` when `force` is
+ * false: see the module comment), one policy for reads and writes.
  */
-function tenantPolicy(table: string): string[] {
+function tenantPolicy(table: string, force: boolean): string[] {
   return [
     `ALTER TABLE ${table} ENABLE ROW LEVEL SECURITY`,
-    table === 'search_docs'
-      ? `ALTER TABLE ${table} NO FORCE ROW LEVEL SECURITY`
-      : `ALTER TABLE ${table} FORCE ROW LEVEL SECURITY`,
+    force
+      ? `ALTER TABLE ${table} FORCE ROW LEVEL SECURITY`
+      : `ALTER TABLE ${table} NO FORCE ROW LEVEL SECURITY`,
     // CREATE POLICY has no IF NOT EXISTS (PostgreSQL 15): created only when missing, in one statement.
     `DO $$ BEGIN
       IF NOT EXISTS (SELECT 1 FROM pg_policies WHERE schemaname = current_schema() AND tablename = '${table}'
@@ -167,7 +172,14 @@ const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
  * @throws Error when `appRole` is not a plain lowercase role name
  */
 export function searchSchemaStatements(options: { appRole?: string } = {}): string[] {
-  const out = [...TABLES, ...SEARCH_TABLES.flatMap(tenantPolicy), MATCHING_FUNCTION];
+  // With an app role of its own, the owner is not the app: search_docs' policy is not FORCEd on it, so its
+  // search_matching reads the GIN index. Without one the app may be the owner, and everything stays FORCEd.
+  const forceDocs = options.appRole === undefined;
+  const out = [
+    ...TABLES,
+    ...SEARCH_TABLES.flatMap((t) => tenantPolicy(t, t !== 'search_docs' || forceDocs)),
+    MATCHING_FUNCTION,
+  ];
   out.push(
     `INSERT INTO search_schema (name, version) VALUES ('search', ${SEARCH_SCHEMA_VERSION})
       ON CONFLICT (name) DO NOTHING`,

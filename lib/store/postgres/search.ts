@@ -5,7 +5,9 @@
  * contract suite's; what is PostgreSQL's:
  *
  * - Tenants (item 6): every statement runs in `runner.transaction(tenant, …)`, so row-level security
- *   admits only the tenant's rows, and says `tenant = :tenant` besides.
+ *   admits only the tenant's rows, and says `tenant = :tenant` besides. Words are matched through the
+ *   owner's `search_matching` (schema.ts: why the GIN index needs it under row-level security), whose
+ *   keys are joined to the rows read under the policy.
  * - Corrections: a fix is stored once; the documents it may change (its target's, by id and field) get
  *   their winning fix copied onto them in the same transaction, the latest in `(at_us, w, seq)` order (an
  *   unreadable `at_us` first, as in the merged order), so the order fixes and documents arrive in does

@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type SqlRunner, SqlTimeoutError } from '../../../lib/store/postgres/runner.js';
+import { migrateSearchSchema } from '../../../lib/store/postgres/schema.js';
 import { PgSearchIndex } from '../../../lib/store/postgres/search.js';
 import type { EngineQuery, SearchDoc, SearchFix, WriterBatch } from '../../../lib/store/search.js';
 import type { SearchDatabase } from '../../support/postgres.js';
@@ -123,6 +124,21 @@ export function runPgAdapterCases(title: string, options: PgCaseOptions): void {
         ).rejects.toThrow(/row-level security/);
         expect(await index.query(T1, words(['billing']))).toHaveLength(1);
         expect((await index.query(T1, words(['globex']))).map((h) => h.doc.text)).toEqual([]);
+      }),
+    );
+
+    it(
+      'migrated without an app role (the app may be the owner), every table stays FORCEd and searches still find',
+      withDb(async ({ owner }) => {
+        await migrateSearchSchema(owner);
+        const index = new PgSearchIndex({ runner: owner });
+        await index.applyWriter(batch(T1, [doc({ seq: 1, text: 'owner words' })]));
+        await index.applyWriter(batch(T2, [doc({ seq: 1, text: 'owner words' })]));
+        expect(await owner.transaction(T2, (tx) => tx.query('SELECT tenant FROM search_docs'))).toEqual([
+          { tenant: T2 },
+        ]);
+        expect((await index.query(T2, words(['owner', 'words']))).map((h) => h.doc.sid)).toEqual([SID]);
+        expect(await index.stats(T2)).toMatchObject({ docs: 1 });
       }),
     );
 
