@@ -4,7 +4,7 @@
  * run's baselines, the lag, and the slowest queries.
  */
 import type { IngestFigures, LagFigures, QueryStat } from './search-measure.js';
-import { byClass, percentile, QUERY_CLASSES } from './search-measure.js';
+import { byClass, percentile, QUERY_CLASSES, SLOW_MS, SLOW_REPS } from './search-measure.js';
 
 export interface EngineFigures {
   name: string;
@@ -125,11 +125,11 @@ The corpus (bench/search-corpus.ts, seeded): ${int(i.sessions)} sessions of 2 or
 
 ${engineRows(engines, i.events)}
 
-Storage: SQLite: ${r.sqlite.storage}.${typeof r.pg === 'string' ? '' : ` PostgreSQL: ${r.pg.storage}.`} PostgreSQL ran on the same machine (harness/postgres.ts: \`fsync\` and \`synchronous_commit\` off) as an app role under row-level security, through \`PgRunner\` (\`pg\`) on loopback.
+Storage: SQLite: ${r.sqlite.storage}.${typeof r.pg === 'string' ? '' : ` PostgreSQL: ${r.pg.storage}. PostgreSQL ran on the same machine (harness/postgres.ts: \`fsync\` and \`synchronous_commit\` off, autovacuum on) as an app role under row-level security, through \`PgRunner\` (\`pg\`, 4 connections) on loopback.`}
 
 ### Query latency (ms)
 
-${r.o.reps} timed runs of each of ${engines[0]?.queries.length ?? 0} queries after one warm-up run, queries interleaved, through \`searchSessions\` (the parser, the engine, snippets and links: what \`GET /v1/search\` runs in the server, without HTTP), 20 hits a page; PostgreSQL with the deployment's default time limit (\`statement_timeout\` ${3000} ms). Classes: a common word (ranks 1 to 151 of the vocabulary: the first match ~5% of documents), a rare word (a few to a few dozen documents), a quoted phrase, a word with \`agent:\` \`tool:\` \`type:\` \`person:\` \`after:\` \`before:\` \`session:\` filters, filters alone, a word with \`-word\` or \`-"phrase"\` exclusions. The ratio is the class's p95 over the same engine's \`LIKE '%${r.rareWord}%'\` scan of every document's text (below 1: faster than a scan without an index).
+${r.o.reps} timed runs (${SLOW_REPS} for a query whose warm-up took over ${SLOW_MS / 1000} s) of each of ${engines[0]?.queries.length ?? 0} queries after one warm-up run, queries interleaved, through \`searchSessions\` (the parser, the engine, snippets and links: what \`GET /v1/search\` runs in the server, without HTTP), 20 hits a page; PostgreSQL with the deployment's default time limit (\`statement_timeout\` ${3000} ms). Classes: a common word (ranks 1 to 151 of the vocabulary: the first is in most documents, the last in about 1%), a rare word (a few to a few dozen documents), a quoted phrase, a word with \`agent:\` \`tool:\` \`type:\` \`person:\` \`after:\` \`before:\` \`session:\` filters, filters alone, a word with \`-word\` or \`-"phrase"\` exclusions. The ratio is the class's p95 over the same engine's \`LIKE '%${r.rareWord}%'\` scan of every document's text (below 1: faster than a scan without an index).
 
 ${queryRows(engines)}
 
