@@ -16,6 +16,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -55,6 +56,38 @@ function postgresUser(): { uid: number; gid: number } {
 }
 
 /**
+ * Removes clusters of earlier runs that were killed before they could remove their own (the tether stops
+ * the server, not its files): a `hansard-pg-*` directory over an hour old whose server is not running.
+ */
+function removeStaleClusters(): void {
+  const hourAgo = Date.now() - 3_600_000;
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith('hansard-pg-')) continue;
+    const dir = join(tmpdir(), name);
+    try {
+      if (statSync(dir).mtimeMs > hourAgo) continue;
+      const pidFile = join(dir, 'data', 'postmaster.pid');
+      if (existsSync(pidFile)) {
+        const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+        if (pid > 0 && alive(pid)) continue;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // another run's, changing under us: left alone
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
  * Starts a new PostgreSQL cluster; its `endpoint` is a connection URL of the superuser `postgres` to the
  * database `postgres`. Rejects with the server's output when it does not accept queries within
  * `timeoutMs`.
@@ -68,6 +101,7 @@ export async function launchPostgres(timeoutMs = 60_000): Promise<EmulatorProces
     );
   }
   const isRoot = process.getuid?.() === 0;
+  removeStaleClusters();
   const dir = mkdtempSync(join(tmpdir(), 'hansard-pg-'));
   const data = join(dir, 'data');
   const password = randomBytes(18).toString('base64url');
