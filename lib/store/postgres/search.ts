@@ -137,13 +137,19 @@ export class PgSearchIndex implements SearchIndex {
   }
 
   /**
-   * See the port. @throws ZodError when a document or fix does not fit its schema (nothing is written);
-   * the server's error when a statement fails (the transaction rolled back: nothing is written)
+   * See the port.
+   * @throws ZodError when a document or fix does not fit its schema; Error when a document is not of the
+   *   batch's session and writer or a fix not of its session (as on SQLite: nothing is written either
+   *   way); the server's error when a statement fails (the transaction rolled back: nothing is written)
    */
   async applyWriter(batch: WriterBatch): Promise<boolean> {
     const { tenant, sid, w, fromLength, toLength } = batch;
     const docs = batch.docs.map((d) => SearchDocSchema.parse(d));
     const fixes = batch.fixes.map((f) => SearchFixSchema.parse(f));
+    // What one writer's bytes hold is of its session and writer: anything else would outlive a
+    // dropSession of its session and be counted in no writer's indexed length.
+    const stray = docs.find((d) => d.sid !== sid || d.w !== w) ?? fixes.find((f) => f.sid !== sid);
+    if (stray) throw new Error(`a batch of ${sid}/${w} holds a document or fix of ${stray.sid}`);
     return this.runner.transaction(tenant, async (tx) => {
       // The condition, as one write that locks the cursor: a concurrent apply of the same writer waits,
       // then finds the length moved and answers false.
@@ -168,10 +174,18 @@ export class PgSearchIndex implements SearchIndex {
     });
   }
 
-  /** See the port. @throws ZodError when a report's document does not fit its schema (nothing is written) */
+  /**
+   * See the port.
+   * @throws Error when a report document has a writer or another sid; ZodError when one does not fit
+   *   (as on SQLite: nothing is written)
+   */
   async putSessionFacts(facts: SessionFacts): Promise<void> {
     const { tenant, sid } = facts;
-    const reports = facts.reports.map((r) => SearchDocSchema.parse({ ...r, sid, w: '' }));
+    const reports = facts.reports.map((r) => SearchDocSchema.parse(r));
+    const stray = reports.find((d) => d.w !== '' || d.sid !== sid);
+    if (stray) {
+      throw new Error(`a report document has w '' and its session's sid, not ${stray.w}/${stray.sid}`);
+    }
     return this.runner.transaction(tenant, async (tx) => {
       await tx.query(
         `INSERT INTO search_facts (tenant, sid, state, title) VALUES (:tenant, :sid, :state, :title)

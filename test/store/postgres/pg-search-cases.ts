@@ -231,9 +231,16 @@ export function runPgAdapterCases(title: string, options: PgCaseOptions): void {
         await expect(index.applyWriter(bad)).rejects.toThrow(/\\u0000|unsupported Unicode escape/);
         expect(await index.indexedLength(T1, SID, bad.w)).toBe(0);
         expect(await index.stats(T1)).toMatchObject({ docs: 0 });
-        // A document that does not fit the port's schema is refused before anything is sent.
+        // A document that does not fit the port's schema, or of another session or writer, is refused
+        // before anything is sent.
         const unfit = batch(T1, [{ ...doc({ seq: 1, text: 'x' }), seq: 1.5 }]);
         await expect(index.applyWriter(unfit)).rejects.toThrow(/expected int/i);
+        const stray = batch(T1, [doc({ seq: 1, text: 'x', sid: 's_01JZZZZZZZZZZZZZZZZZZZZZZZ' })]);
+        await expect(index.applyWriter(stray)).rejects.toThrow(/holds a document or fix of s_01JZZ/);
+        const report = doc({ seq: 1, text: 'a report', type: 'report' });
+        await expect(
+          index.putSessionFacts({ tenant: T1, sid: SID, state: null, title: null, reports: [report] }),
+        ).rejects.toThrow(/a report document has w ''/);
         expect(await index.applyWriter(batch(T1, [doc({ seq: 1, text: 'first' })]))).toBe(true);
       }),
     );
