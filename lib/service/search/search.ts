@@ -35,9 +35,10 @@ export function searchDeps(ctx: ServiceContext): SearchDeps {
  */
 export async function searchSessions(ctx: ServiceContext, params: SearchParams): Promise<SearchAnswer> {
   requireScope(ctx, 'read', 'board');
-  const deps = searchDeps(ctx);
+  // The query's own faults first: a bad query is the caller's to fix whatever this deployment offers.
   const parsed = parseQuery(params.q);
   const offset = params.cursor === undefined ? 0 : offsetOf(params.cursor, params.q);
+  const deps = searchDeps(ctx);
   const limit = Math.min(params.limit, MAX_SEARCH_DEPTH - offset);
   const query = toEngineQuery(parsed, { limit: limit + 1, offset }, ctx.now(), ctx.caller.session);
   let found: EngineHit[];
