@@ -64,9 +64,9 @@ function Snippet({ parts }: { parts: SearchHit['snippet'] }) {
   );
 }
 
-/** What a hit is, in a word or two: "message", "action (bash)", "correction". */
+/** What a hit is, in a word or two: "message", "action (bash)", "correction" (the tool is a writer's: escaped). */
 function typeWords(h: SearchHit): string {
-  return h.tool && h.type === 'action' ? `action (${h.tool})` : h.type;
+  return h.tool && h.type === 'action' ? `action (${escapeControl(h.tool)})` : h.type;
 }
 
 /** An RFC 3339 ts as an ISO instant for `<time>`, or null when it is not one. */

@@ -78,6 +78,9 @@ function doc(
 
 const NO_FACETS = { agent: null, person: null, person_name: null, tool: null, cause: null };
 
+/** The fields the documents of events are made of (`SearchDoc.field` of this table's event rows). */
+const EVENT_FIELDS: ReadonlySet<string> = new Set(['text', 'input', 'value']);
+
 /**
  * The documents and fixes of one recorded event (see the module's table); none for the rest.
  * Never throws.
@@ -137,6 +140,11 @@ export function docsOfEvent(
     case 'correction': {
       const text = fixText(ev.field, ev.value);
       if (text === null) return none;
+      // Only the fields event documents are made of: a report's `note` or a work item's `summary` is no
+      // event's field, and the replay applies no correction to them (SEARCH-FIX-REPORT,
+      // test/attack/search-corrections.test.ts); the correction's own row is found by its value still.
+      if (!EVENT_FIELDS.has(ev.field))
+        return { docs: [doc(r, 'correction', 'value', text, NO_FACETS)], fixes: [] };
       const fix: SearchFix = {
         sid: r.sid,
         target_id: ev.target_id,

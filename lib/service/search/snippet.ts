@@ -35,8 +35,10 @@ export function snippetOf(text: string, terms: ReadonlySet<string>): SnippetPart
     if (space !== -1 && space < first[0]) start = space + 1;
   }
   let end = Math.min(flat.length, start + SNIPPET_CHARS);
-  // Never end inside a marked word, nor between the halves of a surrogate pair.
-  for (const [a, b] of hits) if (a < end && b > end) end = b;
+  // Never end inside a marked word (end before it), nor between the halves of a surrogate pair; but the
+  // first marked word is cut where the snippet ends: a writer's word of 16,000 letters (a blob, a hash)
+  // would otherwise make a snippet of it all (test/attack/search-content.test.ts SEARCH-SNIPPET-LONG).
+  for (const [a, b] of hits) if (a < end && b > end && a > (first?.[0] ?? 0)) end = a;
   if (end < flat.length && /[\uD800-\uDBFF]/.test(flat[end - 1] ?? '')) end -= 1;
   const parts: SnippetPart[] = [];
   const push = (s: string, hit: boolean) => {
@@ -50,8 +52,8 @@ export function snippetOf(text: string, terms: ReadonlySet<string>): SnippetPart
   for (const [a, b] of hits) {
     if (b <= start || a >= end) continue;
     push(flat.slice(at, a), false);
-    push(flat.slice(a, b), true);
-    at = b;
+    push(flat.slice(a, Math.min(b, end)), true);
+    at = Math.min(b, end);
   }
   push(flat.slice(at, end), false);
   if (end < flat.length) push('…', false);
