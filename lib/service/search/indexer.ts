@@ -71,12 +71,25 @@ async function titleOf(state: StateStore, tenant: string, sid: string): Promise<
   return s ? (s.title ?? s.first_note ?? null) : null;
 }
 
-/** A writer's bytes from the engine's indexed length to the store's, `BATCH_BYTES` at a time. */
-async function indexWriter(deps: IndexerDeps, { tenant, sid, w }: IndexTarget): Promise<void> {
+/**
+ * A writer's bytes from the engine's indexed length to the store's, `BATCH_BYTES` at a time. A batch the
+ * engine refuses (another pass moved the indexed length meanwhile) starts it over from the new length:
+ * that pass may have read a shorter segment than this one, and this one's entry leaves the queue once it
+ * returns (SEARCH-QUEUE-RACE, test/attack/search-queue.test.ts). Each refusal means another pass advanced
+ * the length, so this ends.
+ */
+async function indexWriter(deps: IndexerDeps, target: IndexTarget): Promise<void> {
+  while (!(await indexWriterOnce(deps, target))) {
+    // refused: read the writer and the indexed length again
+  }
+}
+
+/** One try of `indexWriter`: true once indexed to the stored length, false when a batch was refused. */
+async function indexWriterOnce(deps: IndexerDeps, { tenant, sid, w }: IndexTarget): Promise<boolean> {
   const record = await deps.state.getWriter(tenant, sid, w);
-  if (!record) return;
+  if (!record) return true;
   let from = await deps.index.indexedLength(tenant, sid, w);
-  if (from >= record.length) return;
+  if (from >= record.length) return true;
   const facts: WriterFacts = { agent: record.agent };
   const key = { tenant, sid, w };
   let batch: WriterBatch = newBatch(tenant, sid, w, from);
@@ -97,7 +110,7 @@ async function indexWriter(deps: IndexerDeps, { tenant, sid, w }: IndexTarget): 
         batch.fixes.push(...made.fixes);
       }
       if (batch.toLength - batch.fromLength >= BATCH_BYTES) {
-        if (!(await deps.index.applyWriter(batch))) return; // another process indexed it: done here
+        if (!(await deps.index.applyWriter(batch))) return false;
         from = batch.toLength;
         batch = newBatch(tenant, sid, w, from);
         // Let the requests waiting meanwhile run before the next batch's transaction.
@@ -107,7 +120,7 @@ async function indexWriter(deps: IndexerDeps, { tenant, sid, w }: IndexTarget): 
     pos += start;
     pending = pending.subarray(start);
   }
-  if (batch.toLength > batch.fromLength) await deps.index.applyWriter(batch);
+  return batch.toLength > batch.fromLength ? deps.index.applyWriter(batch) : true;
 }
 
 function newBatch(tenant: string, sid: string, w: string, from: number): WriterBatch {
