@@ -26,9 +26,22 @@ export interface SearchDatabase {
   appRole: string;
 }
 
+/** An empty database, as a new Aurora cluster's is before the indexer first migrates it. */
+export interface BareDatabase {
+  name: string;
+  /** the owner's connection URL: a role that may create roles (CREATEROLE), as Aurora's master user */
+  ownerUrl: string;
+  /** a role name of this file's, not yet created (dropped when the file ends if something created it) */
+  appRole: string;
+  /** the URL `appRole` connects with, once it exists with `password` */
+  appUrl(password: string): string;
+}
+
 export interface PostgresHandle {
   /** a new database copied from the file's migrated template */
   fresh(): Promise<SearchDatabase>;
+  /** a new empty database with its own owner that may create roles, and a new app role's name */
+  bare(): Promise<BareDatabase>;
   /** drops a database `fresh` made (also done for all of them when the file ends) */
   drop(db: SearchDatabase): Promise<void>;
 }
@@ -49,6 +62,9 @@ export function usePostgres(): PostgresHandle {
   const app = { role: `hansard_app_${id}`, password: randomBytes(12).toString('hex') };
   const template = `hansard_tpl_${id}`;
   const made = new Set<string>();
+  // bare(): an owner that may create roles (as Aurora's master user), and the app roles named for it.
+  const creator = { role: `hansard_creator_${id}`, password: randomBytes(12).toString('hex') };
+  const bareRoles: string[] = [];
   let own: EmulatorProcess | undefined;
   let superuser = '';
   let admin: pg.Client | undefined;
@@ -70,6 +86,7 @@ export function usePostgres(): PostgresHandle {
     await admin.connect();
     await admin.query(`CREATE ROLE ${owner.role} LOGIN PASSWORD '${owner.password}'`);
     await admin.query(`CREATE ROLE ${app.role} LOGIN PASSWORD '${app.password}'`);
+    await admin.query(`CREATE ROLE ${creator.role} LOGIN CREATEROLE PASSWORD '${creator.password}'`);
     await admin.query(`CREATE DATABASE ${template} OWNER ${owner.role}`);
     const runner = new PgRunner({
       connection: withLogin(superuser, owner.role, owner.password, template),
@@ -86,6 +103,8 @@ export function usePostgres(): PostgresHandle {
     if (admin) {
       for (const name of [...made, template])
         await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      for (const role of bareRoles) await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.query(`DROP ROLE IF EXISTS ${creator.role}`);
       await admin.query(`DROP ROLE IF EXISTS ${app.role}`);
       await admin.query(`DROP ROLE IF EXISTS ${owner.role}`);
       await admin.end();
@@ -103,6 +122,19 @@ export function usePostgres(): PostgresHandle {
         appUrl: withLogin(superuser, app.role, app.password, name),
         ownerUrl: withLogin(superuser, owner.role, owner.password, name),
         appRole: app.role,
+      };
+    },
+    async bare() {
+      const name = `hansard_${id}_${randomBytes(4).toString('hex')}`;
+      await live().query(`CREATE DATABASE ${name} OWNER ${creator.role}`);
+      made.add(name);
+      const appRole = `hansard_app_${id}_${bareRoles.length + 1}`;
+      bareRoles.push(appRole);
+      return {
+        name,
+        ownerUrl: withLogin(superuser, creator.role, creator.password, name),
+        appRole,
+        appUrl: (password) => withLogin(superuser, appRole, password, name),
       };
     },
     async drop(db) {

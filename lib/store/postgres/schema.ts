@@ -22,7 +22,9 @@
  * rows whose `tenant` is the transaction's `hansard.tenant` (`SqlRunner.transaction` sets it), for reads
  * and writes alike, on top of each statement's own `tenant = :tenant`. The app connects as a role that
  * owns nothing and is granted only row access (`appRole` below; neither a superuser nor `BYPASSRLS`, which
- * skip every policy): on Aurora through the Data API, the role of the secret the functions are given.
+ * skip every policy): on Aurora through the Data API, the role of the app secret the functions are given
+ * (infra/search.ts), which the indexer makes as the cluster's master user (`ensureAppRole`) before it
+ * migrates.
  * FORCE makes the owner subject to the policies too, on every table (on `search_docs` only when no app
  * role is given):
  *
@@ -194,6 +196,71 @@ export function searchSchemaStatements(options: { appRole?: string } = {}): stri
   }
   return out;
 }
+
+/** The app role's login, as its secret holds it (on AWS: lib/deploy/aws-search.ts `appLoginOf`). */
+export interface AppLogin {
+  /** the role's name: a plain lowercase name (`ROLE_NAME`) */
+  role: string;
+  password: string;
+  /**
+   * what changes whenever the password does (on AWS the secret's `VersionId`): the role keeps the one its
+   * password was set from (its comment), so an unchanged login is not written again
+   */
+  version: string;
+}
+
+/** The role comment that says which version of its secret set its password. */
+const LOGIN_MARK_PREFIX = 'hansard app role; password from secret version ';
+
+/**
+ * Makes the app role a login with `login.password` (issue 30 item 6), as the owner (a role allowed to
+ * create roles: on Aurora the cluster's master user): creates it when missing, sets its password again
+ * when `login.version` is not the one it was last set from, else changes nothing. In one transaction: the
+ * name, password and version go in as parameters of `set_config(…, true)` (gone at its end, never in the
+ * statement's text, which the server may log), and a DO block reads them and runs `CREATE ROLE` or
+ * `ALTER ROLE` built with `format('%I', '%L')`. An advisory lock for the transaction serializes containers
+ * that start together (two ALTER ROLEs of one role at once can fail with "tuple concurrently updated").
+ * Then `migrateSearchSchema(runner, { appRole: login.role })` grants it the rows.
+ * @throws Error when `login.role` is not a plain lowercase role name; the server's error when the role
+ *   exists as a superuser or BYPASSRLS (row-level security would not hold it) or the runner's role may
+ *   not create roles
+ */
+export async function ensureAppRole(runner: SqlRunner, login: AppLogin): Promise<void> {
+  if (!ROLE_NAME.test(login.role)) {
+    throw new Error(`ensureAppRole: "${login.role}" is not a plain lowercase role name`);
+  }
+  // No tenant (''): the transaction reads no tenant's rows.
+  await runner.transaction('', async (tx) => {
+    await tx.query(
+      `SELECT set_config('hansard.app_role', :role, true), set_config('hansard.app_password', :password, true),
+        set_config('hansard.app_mark', :mark, true)`,
+      { role: login.role, password: login.password, mark: `${LOGIN_MARK_PREFIX}${login.version}` },
+    );
+    await tx.query(ENSURE_ROLE);
+  });
+}
+
+/** The DO block of `ensureAppRole` (its inputs are the transaction's settings). */
+const ENSURE_ROLE = `DO $$
+DECLARE
+  r text := current_setting('hansard.app_role');
+  pw text := current_setting('hansard.app_password');
+  mark text := current_setting('hansard.app_mark');
+  existing pg_roles%ROWTYPE;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('hansard.app_role'));
+  SELECT * INTO existing FROM pg_roles WHERE rolname = r;
+  IF NOT FOUND THEN
+    EXECUTE format('CREATE ROLE %I LOGIN PASSWORD %L', r, pw);
+  ELSIF existing.rolsuper OR existing.rolbypassrls THEN
+    RAISE EXCEPTION 'the search app role % is a superuser or BYPASSRLS: row-level security would not hold it', r;
+  ELSIF shobj_description(existing.oid, 'pg_authid') IS DISTINCT FROM mark OR NOT existing.rolcanlogin THEN
+    EXECUTE format('ALTER ROLE %I LOGIN PASSWORD %L', r, pw);
+  ELSE
+    RETURN;
+  END IF;
+  EXECUTE format('COMMENT ON ROLE %I IS %L', r, mark);
+END $$`;
 
 /**
  * Creates what is missing of the schema (see the module comment) through `runner.admin`, as the owner.
