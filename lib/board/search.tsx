@@ -25,7 +25,8 @@ export function SearchHelp() {
     ],
     ['tool:bash "rm -rf"', 'actions of the bash tool whose input has the phrase'],
     ['type:note state:blocked', 'notes in sessions whose last report is blocked'],
-    ['migration after:7d before:2026-12-01', 'from the last 7 days, before that day (UTC)'],
+    ['migration after:7d', 'from the last 7 days'],
+    ['migration before:2026-12-01', 'before that day began (UTC)'],
   ];
   return (
     <section aria-labelledby="search-help-h">
@@ -105,12 +106,14 @@ export type SearchView =
   | { kind: 'unavailable'; q: string; message: string };
 
 /** How far behind ingest the index is, when worth saying (more than a few seconds). */
-function LagNote({ lag }: { lag: number | null }) {
-  if (lag === null || lag < 10) return null;
+function LagNote({ answer }: { answer: SearchAnswer }) {
+  const { pending, lag_seconds: lag } = answer;
+  if ((pending === null || pending === 0) && (lag === null || lag < 10)) return null;
   return (
-    <p class="muted" data-lag={Math.round(lag)}>
-      The index is about {Math.round(lag)} s behind what the sessions hold: the newest lines may not be found
-      yet.
+    <p class="muted" data-lag={Math.round(lag ?? 0)} data-pending={pending ?? ''}>
+      {pending ? `${pending} change${pending === 1 ? ' is' : 's are'} still being indexed` : 'The index is behind'}
+      {lag && lag >= 1 ? ` (the oldest ${Math.round(lag)} s ago)` : ''}: the newest lines, and the sessions of a
+      rebuild, may not be found yet.
     </p>
   );
 }
@@ -146,7 +149,10 @@ function Results({ view, now }: { view: Extract<SearchView, { kind: 'hits' }>; n
   return (
     <>
       <h2>{view.first ? 'Hits' : 'More hits'}</h2>
-      <LagNote lag={answer.lag_seconds} />
+      <LagNote answer={answer} />
+      {answer.session_only ? (
+        <p class="muted">This sign-in searches session {answer.session_only} only.</p>
+      ) : null}
       {n === 0 ? (
         <div class="empty">
           <p>No hits{view.first ? '' : ' on this page'}.</p>
@@ -168,6 +174,12 @@ function Results({ view, now }: { view: Extract<SearchView, { kind: 'hits' }>; n
           </ol>
         </>
       )}
+      {answer.depth_limited ? (
+        <p class="muted" data-depth-limited="">
+          More hits exist past the deepest page a search reaches: narrow the query (more words, or filters such
+          as <code>session:</code>, <code>type:</code>, <code>after:</code>).
+        </p>
+      ) : null}
       {answer.next_cursor || !view.first ? (
         <nav class="pages" aria-label="pages of hits">
           {view.first ? null : <a href={searchHref(q)}>First page</a>}

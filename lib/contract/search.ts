@@ -96,6 +96,18 @@ export const SearchAnswer = z.object({
   /** pass as `cursor` for the next page; null when there is none */
   next_cursor: z.string().nullable(),
   /**
+   * true when more hits exist past the deepest page a query may reach (`MAX_SEARCH_DEPTH`): narrow the
+   * query to see them (next_cursor is then null although the list is not over)
+   */
+  depth_limited: z.boolean(),
+  /** the session a session-bound token searches, whatever the query says; null for a tenant-wide token */
+  session_only: z.string().nullable(),
+  /**
+   * changes of the tenant waiting to be indexed (null where the engine's queue cannot say, AWS, or for a
+   * session-bound token): while it is above 0, the newest lines and a rebuild's sessions may be missing
+   */
+  pending: z.number().int().min(0).nullable(),
+  /**
    * how far behind ingest the index may be: the oldest entry of the indexing queue not yet indexed, as
    * seconds (0 when it is empty; null when the engine cannot say)
    */
@@ -118,10 +130,11 @@ export type ReindexAnswer = z.infer<typeof ReindexAnswer>;
 
 /** `GET /v1/search/status`: how far indexing is behind ingest for the tenant. */
 export const SearchStatus = z.object({
-  /** entries waiting in the indexing queue (null: the engine's queue cannot say, AWS) */
+  /** entries waiting in the indexing queue (null: the engine's queue cannot say, AWS; a session-bound token) */
   queued: z.number().int().min(0).nullable(),
   lag_seconds: z.number().nullable(),
-  docs: z.number().int().min(0),
+  /** the tenant's indexed documents and their bytes (null for a session-bound token: the tenant's size is not its to know) */
+  docs: z.number().int().min(0).nullable(),
   bytes: z.number().int().min(0).nullable(),
 });
 export type SearchStatus = z.infer<typeof SearchStatus>;

@@ -184,6 +184,51 @@ describe('search over what ingest stored', () => {
     expect((await search(srv.tokens.globex, 'terraform')).hits).toEqual([]);
   });
 
+  it('tells a session-bound token it searches its session only, and nothing of the tenant’s queue or size', async () => {
+    const mint = await request(srv, 'POST', `/v1/sessions/${sid}/tokens`, {
+      token: admin(),
+      json: { scopes: ['read'] },
+    });
+    expect(mint.status, mint.text).toBe(201);
+    const bound = mint.json.token as string;
+    const a = await search(bound, 'terraform');
+    expect(a.hits).toHaveLength(1);
+    expect(a).toMatchObject({ session_only: sid, pending: null, lag_seconds: null });
+    const st = await request(srv, 'GET', '/v1/search/status', { token: bound });
+    expect(st.json).toEqual({ queued: null, lag_seconds: null, docs: null, bytes: null });
+    const open = await request(srv, 'GET', '/v1/search/status', { token: srv.tokens.reader });
+    expect(open.json.docs).toBeGreaterThan(0);
+    expect((await search(srv.tokens.reader, 'terraform')).session_only).toBeNull();
+  });
+
+  it('says when a rebuild is pending, and when hits go past the deepest page', async () => {
+    const re = await request(srv, 'POST', '/v1/search/reindex', { token: admin(), json: { sid } });
+    expect(re.status, re.text).toBe(202);
+    const during = await search(srv.tokens.reader, 'terraform');
+    expect(during.hits).toEqual([]);
+    expect(during.pending).toBe(3);
+    await srv.indexNow();
+    expect((await search(srv.tokens.reader, 'terraform')).pending).toBe(0);
+
+    const many = newWriter('bulk');
+    for (let i = 0; i < 1001; i++) many.message({ user_id: 'bot', text: `wombat line ${i}` });
+    await upload(admin(), many, 0);
+    await srv.indexNow();
+    const last = await search(srv.tokens.reader, 'wombat', '&limit=50');
+    expect(last.depth_limited).toBe(false);
+    let cursor = last.next_cursor;
+    let pages = 1;
+    let page = last;
+    while (cursor) {
+      page = await search(srv.tokens.reader, 'wombat', `&limit=50&cursor=${cursor}`);
+      cursor = page.next_cursor;
+      pages += 1;
+    }
+    expect(pages).toBe(20);
+    expect(page.hits).toHaveLength(50);
+    expect(page.depth_limited).toBe(true);
+  });
+
   it('answers 403 to a token with neither read nor board scope', async () => {
     const r = await request(srv, 'GET', '/v1/search?q=migration', { token: srv.tokens.ingest });
     expect(r.status).toBe(403);

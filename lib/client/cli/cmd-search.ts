@@ -58,7 +58,8 @@ Examples:
   hansard search --reindex s_01J… --wait               one session, and wait until it is indexed
   hansard search --status                              how far the index is behind ingest
 
-Several words are joined by spaces; one argument holding spaces (and no quote or filter) is a phrase.
+Several words are joined by spaces; one argument holding spaces (and no quote or filter) is a phrase, and
+among several arguments, a filter whose value holds spaces gets its quotes back (person:"Priya Shah").
 Each hit prints its session's title, the session and row, its type, agent, person and tool, the text
 around the match with the matches marked, and the board's link to the row. Exit codes: 0 (also with no
 hits), 2 for a query that does not parse (the message says what and at which character).`;
@@ -103,6 +104,10 @@ export function queryOf(words: readonly string[]): string {
           `${w.split('=')[0]} is not an option of hansard search (see --help); to search for it, put it in quotes inside the query: '"${w}"'`,
         );
       }
+      // One of several arguments that is a filter whose value holds spaces: the shell took its quotes
+      // (`person:"Priya Shah" parser`), so they go back around the value.
+      const filter = /^([A-Za-z_]{1,20}):(\S.*\s.*)$/s.exec(w.trim());
+      if (words.length > 1 && filter && !w.includes('"')) return `${filter[1]}:"${filter[2]}"`;
       if (!/\s/.test(w.trim()) || w.includes('"') || /(?:^|\s)-?[A-Za-z_]{1,20}:\S/.test(w)) return w;
       const neg = w.trimStart().startsWith('-');
       return `${neg ? '-' : ''}"${w.trim().slice(neg ? 1 : 0)}"`;
@@ -158,7 +163,7 @@ export async function search(words: string[], o: SearchOptions, io: Io): Promise
     throw err;
   }
   if (o.json) return printJson(io, answer);
-  printHits(io, q, answer, api.origin, o.cursor !== undefined);
+  printHits(io, q, answer, api.origin, { paged: o.cursor !== undefined, limit });
 }
 
 /** A `bad_query` as the terminal shows it: the message, and the query with a caret under the character. */
@@ -187,7 +192,7 @@ function hitLines(h: SearchHit, n: number, mark: (t: string) => string, origin: 
     h.agent ? `agent ${h.agent}` : null,
     h.person ? `person ${h.person}` : null,
     h.tool && h.type !== 'action' ? `tool ${h.tool}` : null,
-    h.state ? `state ${h.state}` : null,
+    h.state ? `state ${h.state}` : 'no report',
     h.corrected ? 'corrected' : null,
   ].filter((x): x is string => x !== null);
   const snippet = h.snippet
@@ -201,13 +206,23 @@ function hitLines(h: SearchHit, n: number, mark: (t: string) => string, origin: 
   ];
 }
 
-function printHits(io: Io, q: string, a: SearchAnswer, origin: string, paged: boolean): void {
+function printHits(
+  io: Io,
+  q: string,
+  a: SearchAnswer,
+  origin: string,
+  page: { paged: boolean; limit: number | undefined },
+): void {
   const out: string[] = [];
   if (a.hits.length === 0) {
-    out.push(
-      paged ? 'no more hits' : `no hits for ${escapeControl(q)}`,
-      'hint: try fewer words, a word instead of a phrase, or fewer filters; hansard search --help shows the language',
-    );
+    out.push(page.paged ? 'no more hits' : `no hits for ${escapeControl(q)}`);
+    if (a.session_only !== null) {
+      out.push(`note: this token searches session ${a.session_only} only`);
+    } else if (!page.paged) {
+      out.push(
+        'hint: try fewer words, a word instead of a phrase, or fewer filters; hansard search --help shows the language',
+      );
+    }
   } else {
     const mark = marker(io);
     a.hits.forEach((h, i) => {
@@ -215,13 +230,20 @@ function printHits(io: Io, q: string, a: SearchAnswer, origin: string, paged: bo
     });
     out.pop();
   }
-  if (a.lag_seconds !== null && a.lag_seconds >= 10) {
+  if (a.pending !== null && a.pending > 0) {
     out.push(
-      `note: the index is about ${Math.round(a.lag_seconds)} s behind ingest: the newest lines may be missing`,
+      `note: ${a.pending} change${a.pending === 1 ? ' is' : 's are'} still being indexed${a.lag_seconds ? ` (the oldest ${Math.round(a.lag_seconds)} s ago)` : ''}: the newest lines, and the sessions of a rebuild, may be missing; hansard search --status shows how far`,
+    );
+  }
+  if (a.depth_limited) {
+    out.push(
+      '',
+      'more hits exist past the deepest page a search reaches: narrow the query (more words, or filters such as session:, type:, after:)',
     );
   }
   if (a.next_cursor) {
-    out.push('', `more: hansard search ${shellQuote(q)} --cursor ${a.next_cursor}`);
+    const limit = page.limit !== undefined ? ` --limit ${page.limit}` : '';
+    out.push('', `more: hansard search ${shellQuote(q)}${limit} --cursor ${a.next_cursor}`);
   }
   io.stdout.write(`${out.join('\n')}\n`);
 }
@@ -243,8 +265,8 @@ async function reindex(words: string[], o: SearchOptions, io: Io): Promise<void>
   if (!o.wait) {
     if (o.json) return printJson(io, queued);
     io.stdout.write(
-      `queued the rebuild of ${queued.sessions} session${queued.sessions === 1 ? '' : 's'} (${queued.writers} writer${queued.writers === 1 ? '' : 's'}); ` +
-        'hansard search --reindex --wait waits for it, GET /v1/search/status shows it\n',
+      `queued the rebuild of ${queued.sessions} session${queued.sessions === 1 ? '' : 's'} (${queued.writers} writer${queued.writers === 1 ? '' : 's'}): ` +
+        'their hits come back as they are indexed; hansard search --status shows how far (next time, --reindex --wait waits here)\n',
     );
     return;
   }
@@ -258,7 +280,7 @@ async function reindex(words: string[], o: SearchOptions, io: Io): Promise<void>
     if (s.queued === null || s.queued === 0) {
       if (o.json) return printJson(io, { ...queued, status: s });
       io.stdout.write(
-        `reindexed ${queued.sessions} session${queued.sessions === 1 ? '' : 's'}: ${s.docs} documents in the index\n`,
+        `reindexed ${queued.sessions} session${queued.sessions === 1 ? '' : 's'}${s.docs === null ? '' : `: ${s.docs} documents in the index`}\n`,
       );
       return;
     }
@@ -273,9 +295,22 @@ async function reindex(words: string[], o: SearchOptions, io: Io): Promise<void>
 
 /** A status as one line: what is queued, how far behind, how much is indexed. */
 function statusLine(s: SearchStatus): string {
-  const size = `${s.docs} document${s.docs === 1 ? '' : 's'} indexed${s.bytes === null ? '' : ` (${s.bytes} bytes)`}`;
+  if (s.docs === null) return 'this token is bound to one session: the index of the tenant is not its to see';
+  const size = `${s.docs} document${s.docs === 1 ? '' : 's'} indexed${s.bytes === null ? '' : ` (${bytesText(s.bytes)})`}`;
   if (s.queued === null) return `${size}; the queue is the platform's (lag unknown)`;
   return `queued: ${s.queued}, lag ${s.lag_seconds ?? 0} s, ${size}`;
+}
+
+/** Bytes as the upload prints them: B, KiB, MiB, GiB. */
+function bytesText(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u += 1;
+  }
+  return u === 0 ? `${n} B` : `${v.toFixed(1)} ${units[u]}`;
 }
 
 /** `hansard search --status`: the status as a line, or as JSON. */

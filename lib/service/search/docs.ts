@@ -9,7 +9,7 @@
  * | `agent.output` | output | text | the output; agent = the writer's; person = that of its `caused_by` message |
  * | `agent.action` | action | input | the one-line input summary the timeline shows (command, path, JSON); tool |
  * | `note` | note | text | the note; person = its `author` |
- * | `correction` | correction | value | the corrected value (the target is found by it too: `SearchFix`) |
+ * | `correction` | correction | value | the corrected value; agent = the writer's (the target is found by the value too: `SearchFix`) |
  * | status report | report | note | the report's note (row `d-<i>` of the timeline) |
  * | work item | report | summary | the item's one-line summary; agent = its actor |
  *
@@ -156,7 +156,10 @@ export function docsOfEvent(
         seq: r.seq,
         by: r.id,
       };
-      return { docs: [doc(r, 'correction', 'value', text, NO_FACETS)], fixes: [fix] };
+      return {
+        docs: [doc(r, 'correction', 'value', text, { ...NO_FACETS, agent: facts.agent })],
+        fixes: [fix],
+      };
     }
     default:
       return none;

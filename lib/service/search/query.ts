@@ -222,6 +222,7 @@ export function instantOf(value: string, now: Date): number {
  * terms, `billing_migration`, is a phrase of them), the filters with dates as µs, and the page.
  * `restrictSid` (a session-bound token) is a filter no query can widen: with a `session:` filter of another
  * session, nothing matches.
+ * @throws AppError `bad_query` when `after:` is not before `before:` (nothing could match)
  */
 export function toEngineQuery(
   p: ParsedQuery,
@@ -243,6 +244,17 @@ export function toEngineQuery(
   }
   if (f.after?.[0]) filters.after_us = instantOf(f.after[0], now);
   if (f.before?.[0]) filters.before_us = instantOf(f.before[0], now);
+  if (
+    filters.after_us !== undefined &&
+    filters.before_us !== undefined &&
+    filters.after_us >= filters.before_us
+  ) {
+    throw new AppError(
+      'bad_query',
+      `"after:${f.after?.[0]}" is not before "before:${f.before?.[0]}": nothing can be in that range (see docs/search.md)`,
+      { position: null, query: null },
+    );
+  }
   return {
     match: [...p.words, ...p.phrases].map((t) => ({ terms: termsOf(t) })),
     exclude: p.excluded.map((t) => ({ terms: termsOf(t) })),

@@ -10,7 +10,7 @@ import { isoNow, requireScope, requireSessionAccess, type ServiceContext } from 
 import { notFound } from '../shared/errors.js';
 import type { SearchDeps } from './deps.js';
 import { indexQueued } from './indexer.js';
-import { lagSeconds, searchDeps } from './search.js';
+import { queueFigures, searchDeps } from './search.js';
 
 /** Sessions listed per page while queueing a whole tenant. */
 const PAGE = 200;
@@ -58,16 +58,14 @@ async function rebuild(ctx: ServiceContext, deps: SearchDeps, sid: string, at: s
 }
 
 /**
- * How far the tenant's index is behind ingest, and its size.
+ * How far the tenant's index is behind ingest, and its size (all null for a session-bound token).
  * @throws AppError `forbidden` without scope read or board; `search_unavailable` (503) with no index
  */
 export async function searchStatus(ctx: ServiceContext): Promise<SearchStatus> {
   requireScope(ctx, 'read', 'board');
   const deps = searchDeps(ctx);
-  const [queue, stats, lag] = await Promise.all([
-    deps.queue ? deps.queue.searchQueueOf(ctx.tenant) : Promise.resolve(null),
-    deps.index.stats(ctx.tenant),
-    lagSeconds(ctx, deps),
-  ]);
-  return { queued: queue?.entries ?? null, lag_seconds: lag, docs: stats.docs, bytes: stats.bytes };
+  // A session-bound token learns nothing of the tenant's size or activity.
+  if (ctx.caller.session !== null) return { queued: null, lag_seconds: null, docs: null, bytes: null };
+  const [queue, stats] = await Promise.all([queueFigures(ctx, deps), deps.index.stats(ctx.tenant)]);
+  return { queued: queue.pending, lag_seconds: queue.lag, docs: stats.docs, bytes: stats.bytes };
 }

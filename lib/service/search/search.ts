@@ -56,7 +56,11 @@ export async function searchSessions(ctx: ServiceContext, params: SearchParams):
     throw err;
   }
   const terms = new Set([...query.match].flatMap((m) => m.terms));
-  const more = found.length > limit && offset + limit < MAX_SEARCH_DEPTH;
+  const beyond = found.length > limit;
+  const more = beyond && offset + limit < MAX_SEARCH_DEPTH;
+  const bound = ctx.caller.session;
+  // A session-bound token learns nothing of the tenant's activity: no queue figures.
+  const queue = bound === null ? await queueOf(ctx, deps) : { pending: null, lag: null };
   return {
     query: {
       words: parsed.words,
@@ -65,8 +69,26 @@ export async function searchSessions(ctx: ServiceContext, params: SearchParams):
     },
     hits: found.slice(0, limit).map((h) => hitOf(h, terms)),
     next_cursor: more ? cursorOf(offset + limit, params.q) : null,
-    lag_seconds: await lagSeconds(ctx, deps),
+    depth_limited: beyond && !more,
+    session_only: bound,
+    pending: queue.pending,
+    lag_seconds: queue.lag,
   };
+}
+
+/** The tenant's queue as an answer says it: entries waiting and the lag (nulls where there is no queue). */
+async function queueOf(
+  ctx: ServiceContext,
+  deps: SearchDeps,
+): Promise<{ pending: number | null; lag: number | null }> {
+  if (!deps.queue) return { pending: null, lag: null };
+  const { entries, oldest } = await deps.queue.searchQueueOf(ctx.tenant);
+  return { pending: entries, lag: lagOf(ctx, oldest) };
+}
+
+function lagOf(ctx: ServiceContext, oldest: string | null): number {
+  if (oldest === null) return 0;
+  return Math.max(0, Math.round((ctx.now().getTime() - Date.parse(oldest)) / 100) / 10);
 }
 
 /** The link to a hit's row of the timeline (lib/board/timeline-links.tsx, the session page's `?at=`). */
@@ -95,12 +117,15 @@ function hitOf(h: EngineHit, terms: ReadonlySet<string>): SearchHit {
   };
 }
 
-/** Seconds since the oldest queued change of the tenant (0: none queued); null where there is no queue. */
-export async function lagSeconds(ctx: ServiceContext, deps: SearchDeps): Promise<number | null> {
-  if (!deps.queue) return null;
-  const { oldest } = await deps.queue.searchQueueOf(ctx.tenant);
-  if (oldest === null) return 0;
-  return Math.max(0, Math.round((ctx.now().getTime() - Date.parse(oldest)) / 100) / 10);
+/**
+ * The tenant's queue: entries waiting, and seconds since the oldest queued change (0: none queued); nulls
+ * where there is no queue.
+ */
+export async function queueFigures(
+  ctx: ServiceContext,
+  deps: SearchDeps,
+): Promise<{ pending: number | null; lag: number | null }> {
+  return queueOf(ctx, deps);
 }
 
 /** A short digest of the query text: a cursor is good for the query it came from only. */

@@ -140,6 +140,15 @@ describe('toEngineQuery', () => {
     expect([q.limit, q.offset]).toEqual([3, 6]);
   });
 
+  it('refuses a range where after: is not before before:', () => {
+    expect(() =>
+      toEngineQuery(parseQuery('x after:2026-12-02 before:2026-12-01'), { limit: 1, offset: 0 }, now, null),
+    ).toThrow(/is not before "before:2026-12-01"/);
+    expect(() =>
+      toEngineQuery(parseQuery('x after:7d before:2026-12-01'), { limit: 1, offset: 0 }, now, null),
+    ).toThrow(AppError);
+  });
+
   it('never lets a session-bound token widen its session', () => {
     const own = toEngineQuery(parseQuery('x'), { limit: 1, offset: 0 }, now, SID);
     expect(own.filters.sid).toEqual([SID]);
