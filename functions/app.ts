@@ -151,7 +151,8 @@ export function createLambdaApp(o: LambdaAppOptions): Hono<AppEnv> {
           }
         : {}),
       // The API answers GET /v1/search from the index on Aurora, through the Data API (issue 30; its role
-      // holds SEARCH_DATA_API_ACTIONS on the cluster alone, infra/search.ts).
+      // holds SEARCH_DATA_API_ACTIONS on the cluster alone, infra/search.ts), as the app role of the one
+      // secret it has. It never migrates: until the indexing function has, search answers 503.
       ...(o.serves === 'all' ? searchOf(o) : {}),
       // The replay function's role allows only what its routes call (functions/access.ts).
       ...(o.serves === 'replay'

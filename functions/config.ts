@@ -12,8 +12,9 @@
  * the edge (the replay function only): `EDGE_ORIGIN_SECRET`, `EDGE_ORIGIN_SECRET_VERSION`. Alerts (issue
  * 28): `ALERT_KMS_KEY_ID` (the API and delivery functions), `BOARD_ORIGIN` (the delivery function, and the
  * API's sign-in origin). Team sign-in (issue 29): `SIGN_IN_KMS_KEY_ID` (the API function). Search (issue
- * 30): `SEARCH_CLUSTER_ARN`, `SEARCH_SECRET_ARN`, `SEARCH_DATABASE` (the API and indexing functions;
- * `searchTargetOf`).
+ * 30): `SEARCH_CLUSTER_ARN`, `SEARCH_SECRET_ARN` (the app role's), `SEARCH_DATABASE` (the API and
+ * indexing functions), `SEARCH_OWNER_SECRET_ARN` (the master user's: the indexing function only, which
+ * migrates) (`searchTargetOf`).
  */
 import { z } from 'zod';
 import { MIN_ORIGIN_SECRET_LENGTH, ORIGIN_SECRET_HEADER } from '../lib/deploy/aws-lambda.js';
@@ -38,6 +39,18 @@ const kmsKeyId = z.preprocess(
         error: 'expected a KMS key id, key ARN or alias such as arn:aws:kms:us-east-1:111122223333:key/…',
       },
     )
+    .optional(),
+);
+
+/** A Secrets Manager secret's ARN, or absent. */
+const secretArn = z.preprocess(
+  present,
+  z
+    .string()
+    .regex(/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/, {
+      error:
+        'expected a Secrets Manager secret ARN such as arn:aws:secretsmanager:us-east-1:111122223333:secret:…',
+    })
     .optional(),
 );
 
@@ -232,17 +245,17 @@ export const LambdaConfig = z.object({
       })
       .optional(),
   ),
-  /** the Secrets Manager secret (ARN) of the cluster's credentials, which the Data API reads for the caller */
-  SEARCH_SECRET_ARN: z.preprocess(
-    present,
-    z
-      .string()
-      .regex(/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/, {
-        error:
-          'expected a Secrets Manager secret ARN such as arn:aws:secretsmanager:us-east-1:111122223333:secret:…',
-      })
-      .optional(),
-  ),
+  /**
+   * the Secrets Manager secret (ARN) of the app role's login, which the Data API reads for the caller: the
+   * role every search and index write runs as (it owns nothing; row-level security holds it)
+   */
+  SEARCH_SECRET_ARN: secretArn,
+  /**
+   * the secret (ARN) of the cluster's master user, the tables' owner: the indexing function's alone, which
+   * makes the app role and migrates the schema as it (lib/deploy/aws-search.ts `migrateAsOwner`). Only
+   * with the other search variables
+   */
+  SEARCH_OWNER_SECRET_ARN: secretArn,
   /** the database of the search index in the cluster (a PostgreSQL identifier) */
   SEARCH_DATABASE: z.preprocess(
     present,
@@ -299,8 +312,11 @@ export function parseConfig(env: Record<string, string | undefined>): LambdaConf
 /** The search index's cluster as the RDS Data API is called with it (issue 30, lib/deploy/aws-search.ts). */
 export interface SearchTarget {
   resourceArn: string;
+  /** the app role's secret */
   secretArn: string;
   database: string;
+  /** the master user's secret (the tables' owner): the indexing function's only; null elsewhere */
+  ownerSecretArn: string | null;
 }
 
 /** The search variables, which are set together or not at all. */
@@ -308,12 +324,18 @@ const SEARCH_KEYS = ['SEARCH_CLUSTER_ARN', 'SEARCH_SECRET_ARN', 'SEARCH_DATABASE
 
 /**
  * The search index's cluster from `config`, or null when none of its variables is set (no search here).
- * @throws ConfigError naming the missing ones when only some are set: half a configuration is a mistake
- *   of the deployment, not a deployment without search
+ * @throws ConfigError naming the missing ones when only some are set (or the owner's secret alone): half
+ *   a configuration is a mistake of the deployment, not a deployment without search
  */
 export function searchTargetOf(config: LambdaConfig): SearchTarget | null {
   const missing = SEARCH_KEYS.filter((k) => config[k] === undefined);
-  if (missing.length === SEARCH_KEYS.length) return null;
+  if (missing.length === SEARCH_KEYS.length) {
+    if (config.SEARCH_OWNER_SECRET_ARN === undefined) return null;
+    throw new ConfigError(
+      `invalid Lambda environment: SEARCH_OWNER_SECRET_ARN (only with ${SEARCH_KEYS.join(', ')})`,
+      ['SEARCH_OWNER_SECRET_ARN'],
+    );
+  }
   if (missing.length > 0) {
     throw new ConfigError(
       `invalid Lambda environment: ${missing.map((k) => `${k} (required with ${SEARCH_KEYS.filter((x) => !missing.includes(x)).join(', ')})`).join('; ')}`,
@@ -324,5 +346,6 @@ export function searchTargetOf(config: LambdaConfig): SearchTarget | null {
     resourceArn: config.SEARCH_CLUSTER_ARN!,
     secretArn: config.SEARCH_SECRET_ARN!,
     database: config.SEARCH_DATABASE!,
+    ownerSecretArn: config.SEARCH_OWNER_SECRET_ARN ?? null,
   };
 }

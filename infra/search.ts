@@ -22,14 +22,25 @@
  *   retried from the first failed record (`batchItemFailures`), halved, `SEARCH_STREAM_RETRIES` times,
  *   then described in the dead-letter queue, whose alarm tells the operator which shard range to reindex.
  *   No sweep on a schedule: see docs/scale.md "Search".
- * - **The schema** is applied by the functions, once per container, before the index's first use
- *   (lib/deploy/aws-search.ts `schemaFirst`; idempotent DDL): no custom resource has to run at deploy
- *   against a cluster that may be paused, and the DDL ships in the bundle of the code that needs it.
+ * - **Two secrets, two database roles** (issue 30 item 6): the master user's (generated with the cluster;
+ *   it owns the tables) and the app role's (`SearchAppSecret`, user `SEARCH_APP_USER`, a `DatabaseSecret`
+ *   attached to the cluster: a generated password, no rotation, since a rotation function would have to
+ *   run in this VPC, which has no way to Secrets Manager). The functions search and index as the app role,
+ *   which owns nothing, so row-level security holds it and `search_docs` is left unFORCEd for the owner's
+ *   `search_matching`, which reads the GIN index (as the owner, FORCEd, every search would read all of a
+ *   tenant's rows: 110 ms against 7 ms at 200,000 documents; lib/store/postgres/schema.ts). The API
+ *   function has the app secret alone; the indexer has both.
+ * - **The schema** is applied by the indexer, once per container, before the index's first use
+ *   (lib/deploy/aws-search.ts `migrateAsOwner`; idempotent DDL): as the master user it makes the app role
+ *   a login with the app secret's password, then migrates. No custom resource has to run at deploy
+ *   against a cluster that may be paused, and the DDL ships in the bundle of the code that needs it. Until
+ *   the indexer has run, GET /v1/search answers 503 `search_unavailable`.
  * - **IAM derived from the code**: the Data API actions the runner sends (functions/access.ts
- *   `SEARCH_DATA_API_ACTIONS`) on the cluster alone, `secretsmanager:GetSecretValue` on its secret alone
- *   (the Data API reads it as the caller), for the API function (GET /v1/search) and the indexer; the
- *   indexer's table reads from `SEARCH_STATE_METHODS` through the access map, its stream reads on the
- *   stream alone, its segment reads under `tenants/`.
+ *   `SEARCH_DATA_API_ACTIONS`) on the cluster alone, `secretsmanager:GetSecretValue` (the Data API reads
+ *   a secret as the caller; the indexer reads the app secret's password itself) on the function's secrets
+ *   alone: the app secret for the API function (GET /v1/search), both for the indexer; the indexer's
+ *   table reads from `SEARCH_STATE_METHODS` through the access map, its stream reads on the stream alone,
+ *   its segment reads under `tenants/`.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
@@ -46,8 +57,10 @@ import {
   Credentials,
   DatabaseCluster,
   DatabaseClusterEngine,
+  DatabaseSecret,
 } from 'aws-cdk-lib/aws-rds';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -60,8 +73,10 @@ import { HansardFunction, type HansardFunctionProps } from './lambda.js';
 export const SEARCH_ENGINE_VERSION = AuroraPostgresEngineVersion.VER_16_8;
 /** The database the index lives in (`SEARCH_DATABASE`). */
 export const SEARCH_DATABASE = 'hansard_search';
-/** The cluster's master user (its password generated into Secrets Manager). */
+/** The cluster's master user (its password generated into Secrets Manager): the tables' owner. */
 export const SEARCH_MASTER_USER = 'hansard_admin';
+/** The app role the functions search and index as (its password generated into its own secret). */
+export const SEARCH_APP_USER = 'hansard_app';
 /** The least capacity: 0 ACU, so the cluster pauses when idle. */
 export const SEARCH_MIN_ACU = 0;
 /** The most capacity by default: 4 ACU (~8 GiB of memory); docs/scale.md "Search" sizes it. */
@@ -158,6 +173,8 @@ export function searchStreamFilters(): Array<Record<string, unknown>> {
 
 export interface Search {
   cluster: DatabaseCluster;
+  /** the app role's secret (attached to the cluster) */
+  appSecret: ISecret;
   vpc: Vpc;
   fn: HansardFunction;
   dlq: Queue;
@@ -210,14 +227,19 @@ export function addSearch(
     removalPolicy: RemovalPolicy.SNAPSHOT,
     copyTagsToSnapshot: true,
   });
-  const secret = cluster.secret;
-  if (!secret) throw new Error('the search cluster has no credentials secret');
+  const ownerSecret = cluster.secret;
+  if (!ownerSecret) throw new Error('the search cluster has no credentials secret');
+  // The app role's login: made a role by the indexer as the master user (lib/deploy/aws-search.ts).
+  const appSecret = new DatabaseSecret(scope, 'SearchAppSecret', { username: SEARCH_APP_USER }).attach(
+    cluster,
+  );
 
-  /** The index's environment and grants: the Data API on the cluster, the secret's value. */
-  const bindIndex = (fn: HansardFunction) => {
+  /** The index's environment and grants: the Data API on the cluster, the value of `secrets` alone. */
+  const bindIndex = (fn: HansardFunction, secrets: { app: ISecret; owner?: ISecret }) => {
     fn.addEnvironment('SEARCH_CLUSTER_ARN', cluster.clusterArn);
-    fn.addEnvironment('SEARCH_SECRET_ARN', secret.secretArn);
+    fn.addEnvironment('SEARCH_SECRET_ARN', secrets.app.secretArn);
     fn.addEnvironment('SEARCH_DATABASE', SEARCH_DATABASE);
+    if (secrets.owner) fn.addEnvironment('SEARCH_OWNER_SECRET_ARN', secrets.owner.secretArn);
     fn.addToRolePolicy(
       new PolicyStatement({
         sid: 'SearchDataApi',
@@ -227,13 +249,14 @@ export function addSearch(
     );
     fn.addToRolePolicy(
       new PolicyStatement({
-        sid: 'SearchClusterSecret',
+        sid: 'SearchSecrets',
         actions: [...SEARCH_SECRET_ACTIONS],
-        resources: [secret.secretArn],
+        resources: [secrets.app.secretArn, ...(secrets.owner ? [secrets.owner.secretArn] : [])],
       }),
     );
   };
-  bindIndex(o.api);
+  // The API searches (and reindexes on request) as the app role only: it never migrates.
+  bindIndex(o.api, { app: appSecret });
 
   const fn = new HansardFunction(scope, 'SearchFunction', {
     ...o.common,
@@ -243,7 +266,8 @@ export function addSearch(
   });
   fn.bindBucket(o.bucket, 'read');
   fn.bindTable(o.table, searchDynamoAccess());
-  bindIndex(fn);
+  // The indexer indexes as the app role and, once per container, migrates as the master user.
+  bindIndex(fn, { app: appSecret, owner: ownerSecret });
 
   const dlq = new Queue(scope, 'SearchStreamDlq', {
     encryption: QueueEncryption.SQS_MANAGED,
@@ -315,5 +339,5 @@ export function addSearch(
     threshold: SEARCH_ITERATOR_AGE_MS,
     alarmDescription: `search: the stream trigger is ${SEARCH_ITERATOR_AGE_MS / 60_000}+ min behind`,
   });
-  return { cluster, vpc, fn, dlq };
+  return { cluster, appSecret, vpc, fn, dlq };
 }

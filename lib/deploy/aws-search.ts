@@ -18,9 +18,17 @@
  *   `batchItemFailures` by its first record's sequence number, so Lambda retries from there (the entries
  *   after it again too, which indexing takes as no-ops) and, past its retries, describes the batch in the
  *   dead-letter queue.
- * - **The schema** is applied once per container, before the index's first use (`schemaFirst`): its DDL is
+ * - **Two database roles** (issue 30 item 6; lib/store/postgres/schema.ts): the tables' owner is the
+ *   cluster's master user, and the functions read and write as an app role that owns nothing, so that
+ *   row-level security holds it and `search_docs` is left unFORCEd for the owner's `search_matching`,
+ *   which reads the GIN index (as the owner under FORCE, every search would read all of a tenant's rows).
+ *   The API function has the app role's secret only; the indexing function has both.
+ * - **The schema** is applied by the indexing function alone, once per container, before the index's
+ *   first use (`schemaFirst`, `migrateAsOwner`): as the owner it makes the app role a login with the
+ *   password of the app secret (`ensureAppRole`), then migrates with that role's grants. Its DDL is
  *   idempotent, so containers that start together all apply it, and nothing else (no deploy-time custom
- *   resource) has to reach a cluster that may be paused.
+ *   resource) has to reach a cluster that may be paused. Until it has run, the API answers 503
+ *   `search_unavailable` (`untilMigrated`).
  *
  * Nothing here loads the app, routes or limiter: the indexing function's bundle holds none of them.
  */
@@ -28,23 +36,25 @@ import { RDSDataClient } from '@aws-sdk/client-rds-data';
 import { z } from 'zod';
 import { DEFAULT_SEARCH_TIMEOUT_MS, type SearchDeps } from '../service/search/deps.js';
 import { type IndexerDeps, type IndexTarget, indexQueued } from '../service/search/indexer.js';
+import { AppError } from '../service/shared/errors.js';
 import { keys } from '../store/dynamo/schema.js';
 import type { StateStore } from '../store/index.js';
 import { DataApiRunner } from '../store/postgres/data-api-runner.js';
 import type { SqlRunner } from '../store/postgres/runner.js';
-import { migrateSearchSchema } from '../store/postgres/schema.js';
+import { type AppLogin, ensureAppRole, migrateSearchSchema } from '../store/postgres/schema.js';
 import { PgSearchIndex } from '../store/postgres/search.js';
 import type { EngineQuery, SearchIndex, SessionFacts, WriterBatch } from '../store/search.js';
 import { type AwsClients, openAwsStores, type SdkTimeouts, sdkTimeoutOptions } from './aws-stores.js';
 
 // functions/ reach the store through lib/deploy only (test/architecture/rules.ts): a test's `pg` runner is one.
 export type { SqlRunner } from '../store/postgres/runner.js';
+export type { AppLogin } from '../store/postgres/schema.js';
 
 /** The search index's cluster as the Data API is called with it (functions/config.ts `searchTargetOf`). */
 export interface SearchTarget {
   /** the cluster's ARN (`SEARCH_CLUSTER_ARN`) */
   resourceArn: string;
-  /** its credentials' secret (`SEARCH_SECRET_ARN`) */
+  /** the credentials' secret the calls run as (`SEARCH_SECRET_ARN`: the app role's) */
   secretArn: string;
   /** the database (`SEARCH_DATABASE`) */
   database: string;
@@ -72,33 +82,135 @@ export function dataApiClient(region: string, endpoint?: string): RDSDataClient 
   });
 }
 
-/** A `DataApiRunner` on `target` through `client`. */
+/** A `DataApiRunner` on `target` through `client`, as the role of `target.secretArn`. */
 export function dataApiRunner(client: RDSDataClient, target: SearchTarget): SqlRunner {
-  return new DataApiRunner({ client, ...target });
+  const { resourceArn, secretArn, database } = target;
+  return new DataApiRunner({ client, resourceArn, secretArn, database });
 }
 
 /**
- * `PgSearchIndex` over `runner`, whose schema is applied (`migrateSearchSchema`: idempotent DDL through
- * `runner.admin`) before its first use in this container. Two containers starting together may race on a
- * `CREATE … IF NOT EXISTS` (PostgreSQL can answer a duplicate-key error for the loser), so a failed
- * application is tried once more at once, then again at the next use.
- * @param timeoutMs a query's limit (`statement_timeout`); none for the indexer
+ * A database secret's value as Secrets Manager answers it (`GetSecretValue`: `SecretString`, JSON with
+ * `username` and `password`, as CDK's `DatabaseSecret` makes it, and its `VersionId`).
  */
-export function awsSearchIndex(runner: SqlRunner, timeoutMs?: number): SearchIndex {
-  const index = new PgSearchIndex({ runner, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
-  return schemaFirst(index, () => migrateSearchSchema(runner).catch(() => migrateSearchSchema(runner)));
+const DatabaseSecretValue = z.object({
+  SecretString: z.string({ error: 'the app secret has no SecretString' }),
+  VersionId: z.string({ error: 'the app secret has no VersionId' }),
+});
+const DatabaseSecretJson = z.object({
+  username: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: 'not a plain lowercase role name' }),
+  password: z.string().min(8),
+});
+
+/**
+ * The app role's login from its secret's value (functions/search.ts reads it with GetSecretValue).
+ * @throws Error naming what is wrong (never the password) when the value is not a database secret's
+ */
+export function appLoginOf(value: {
+  SecretString?: string | undefined;
+  VersionId?: string | undefined;
+}): AppLogin {
+  const { SecretString, VersionId } = DatabaseSecretValue.parse(value);
+  let json: unknown;
+  try {
+    json = JSON.parse(SecretString);
+  } catch {
+    throw new Error('the search app secret is not JSON');
+  }
+  const parsed = DatabaseSecretJson.safeParse(json);
+  if (!parsed.success) {
+    const fields = parsed.error.issues.map((i) => `${String(i.path[0] ?? '(value)')} (${i.message})`);
+    throw new Error(`the search app secret is not a database secret: ${fields.join('; ')}`);
+  }
+  return { role: parsed.data.username, password: parsed.data.password, version: VersionId };
 }
 
 /**
- * The API's search deps (issue 30): the index over the Data API, no local queue (the stream is the queue),
- * and a query's time limit (`statement_timeout`, default `DEFAULT_SEARCH_TIMEOUT_MS`).
+ * The indexing function's migration, as the tables' owner (the cluster's master user): the app role a
+ * login with the app secret's password (`ensureAppRole`, reading the secret each time: a changed password
+ * is set at the next container's start), then the schema with that role's grants (`migrateSearchSchema`
+ * with `appRole`: `search_docs` ENABLEd, not FORCEd, so `search_matching` reads the GIN index).
+ */
+export function migrateAsOwner(owner: SqlRunner, appLogin: () => Promise<AppLogin>): () => Promise<void> {
+  return async () => {
+    const login = await appLogin();
+    await ensureAppRole(owner, login);
+    await migrateSearchSchema(owner, { appRole: login.role });
+  };
+}
+
+/**
+ * The indexing function's index: `PgSearchIndex` over `runner` (the app role), the schema applied by
+ * `migrate` (`migrateAsOwner`) before its first use in this container. Two containers starting together
+ * may race on a `CREATE … IF NOT EXISTS` (PostgreSQL can answer a duplicate-key error for the loser), so
+ * a failed application is tried once more at once, then again at the next use.
+ */
+export function indexerSearchIndex(runner: SqlRunner, migrate: () => Promise<void>): SearchIndex {
+  return schemaFirst(new PgSearchIndex({ runner }), () => migrate().catch(() => migrate()));
+}
+
+/**
+ * The API's search deps (issue 30): the index over the Data API as the app role, which never migrates
+ * (the indexing function does: until then `untilMigrated` answers 503), no local queue (the stream is the
+ * queue), and a query's time limit (`statement_timeout`, default `DEFAULT_SEARCH_TIMEOUT_MS`).
  * @param o.runner tests: another runner (`pg` against a local PostgreSQL) instead of the Data API's
  */
 export function awsSearchService(o: { runner: SqlRunner; timeoutMs?: number | undefined }): SearchDeps {
   return {
-    index: awsSearchIndex(o.runner),
+    index: untilMigrated(new PgSearchIndex({ runner: o.runner })),
     queue: null,
     timeoutMs: o.timeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS,
+  };
+}
+
+/**
+ * PostgreSQL's answers while the schema or the app role is not there yet (SQLSTATE): no table, no
+ * function, no grant, no database, or a login that fails (the role not made yet, or its password not yet
+ * the secret's).
+ */
+const NOT_SET_UP = new Set(['42P01', '42883', '42501', '3D000', '28P01', '28000']);
+
+/**
+ * Whether `err` says the index is not set up yet: a `pg` error's `code`, or the Data API's message
+ * (`…; SQLState: 42P01`; a failed login: `FATAL: password authentication failed for user …`).
+ */
+export function notSetUp(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && NOT_SET_UP.has(code)) return true;
+  const state = /SQLState:\s*([0-9A-Z]{5})\b/.exec(err.message)?.[1];
+  if (state !== undefined) return NOT_SET_UP.has(state);
+  return /password authentication failed|role "[^"]*" does not exist/.test(err.message);
+}
+
+/**
+ * `index`, whose errors that say it is not set up yet (`notSetUp`) are 503 `search_unavailable`: the API
+ * never migrates, and a deployment whose indexer has not run yet (no session indexed since it was made)
+ * is not an internal error.
+ */
+export function untilMigrated(index: SearchIndex): SearchIndex {
+  const mapped =
+    <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
+    async (...a: A): Promise<R> => {
+      try {
+        return await f(...a);
+      } catch (err) {
+        if (!notSetUp(err)) throw err;
+        throw new AppError(
+          'search_unavailable',
+          'the search index is not set up yet: the indexing function creates it when it indexes the first session after the deployment; try again shortly',
+          {},
+          { cause: err },
+        );
+      }
+    };
+  return {
+    indexedLength: mapped((t: string, s: string, w: string) => index.indexedLength(t, s, w)),
+    applyWriter: mapped((b: WriterBatch) => index.applyWriter(b)),
+    putSessionFacts: mapped((f: SessionFacts) => index.putSessionFacts(f)),
+    dropSession: mapped((t: string, s: string | null) => index.dropSession(t, s)),
+    query: mapped((t: string, q: EngineQuery) => index.query(t, q)),
+    stats: mapped((t: string) => index.stats(t)),
+    close: () => index.close(),
   };
 }
 
@@ -251,14 +363,17 @@ export async function drainStreamBatch(
 
 /**
  * The indexing function's drain (functions/search.ts): `drainStreamBatch` over the AWS stores (S3
- * segments, the DynamoDB state as `wrapState` makes it) and the index over `runner`, made once per
- * container.
+ * segments, the DynamoDB state as `wrapState` makes it) and the index over `runner` (the app role), the
+ * schema applied by `migrate` (`migrateAsOwner`) first, made once per container.
  */
 export function searchStreamDrainer(o: {
   clients: AwsClients;
   bucket: string;
   table: string;
+  /** the app role's runner: indexing reads and writes under row-level security */
   runner: SqlRunner;
+  /** the schema's migration as the owner (`migrateAsOwner`), once per container before the first use */
+  migrate: () => Promise<void>;
   now?: (() => Date) | undefined;
   /** the state store as the function may use it (functions/state-methods.ts `SEARCH_STATE_METHODS`) */
   wrapState?: ((state: StateStore) => StateStore) | undefined;
@@ -275,7 +390,7 @@ export function searchStreamDrainer(o: {
   const deps: IndexerDeps = {
     segments: stores.segments,
     state: o.wrapState ? o.wrapState(stores.state) : stores.state,
-    index: awsSearchIndex(o.runner),
+    index: indexerSearchIndex(o.runner, o.migrate),
     now: o.now ?? (() => new Date()),
   };
   return (records, onError) => drainStreamBatch(deps, records, onError);

@@ -11,12 +11,16 @@
  *   filters let through none of;
  * - an entry whose indexing throws (its segment gone) is named in `batchItemFailures` by its first
  *   record's sequence number while the batch's other entries are indexed;
- * - the function refuses to start without its cluster, and its state store answers only
- *   `SEARCH_STATE_METHODS` (its IAM role).
+ * - the function refuses to start without its cluster or the master user's secret, and its state store
+ *   answers only `SEARCH_STATE_METHODS` (its IAM role).
  *
- * The Data API runner is not used here (the runner is `pg`'s, as `createSearchHandler` allows in tests):
- * the database the function runs as on Aurora is the cluster's owner, so the runner here is the owner's,
- * and the schema is applied by the function itself (idempotent over the migrated template).
+ * The two roles of Aurora (lib/deploy/aws-search.ts): the database starts empty, as a new cluster's, with
+ * an owner that may create roles (the master user's stand-in, test/support/postgres.ts `bare`). Before
+ * the indexer has run, the API function answers 503 `search_unavailable` (no role yet, then no schema);
+ * the indexer makes the app role and migrates as the owner, then indexes as the app role, and the API
+ * searches as it. The Data API runner is not used here (the runners are `pg`'s, as `createSearchHandler`
+ * and `createLambdaApp` allow in tests), nor Secrets Manager (the app login is handed over); the secret's
+ * value is read by `appLoginOf`, tested last.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,24 +39,29 @@ import type { createSearchHandler as CreateSearchHandler } from '../../functions
 import { type S3ReplayWorld, startS3ReplayWorld } from '../../harness/s3-replay-world.js';
 import { searchStreamFilters } from '../../infra/search.js';
 import { createAwsApp } from '../../lib/deploy/aws.js';
+import { appLoginOf } from '../../lib/deploy/aws-search.js';
 import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { createTableInput } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
 import { PgRunner } from '../../lib/store/postgres/pg-runner.js';
+import { ensureAppRole } from '../../lib/store/postgres/schema.js';
 import { PgSearchIndex } from '../../lib/store/postgres/search.js';
 import { worldDynamo } from '../support/aws-world.js';
 import { passesFilters, streamRecords } from '../support/dynamo-stream.js';
-import { type SearchDatabase, usePostgres } from '../support/postgres.js';
+import { type BareDatabase, usePostgres } from '../support/postgres.js';
 import { writeSession } from '../support/segments.js';
 
 type Json = Record<string, unknown>;
 
 const CLUSTER = 'arn:aws:rds:us-east-1:111122223333:cluster:hansard-search';
-const SECRET = 'arn:aws:secretsmanager:us-east-1:111122223333:secret:hansard-search-AbCdEf';
+const SECRET = 'arn:aws:secretsmanager:us-east-1:111122223333:secret:hansard-search-app-AbCdEf';
+const OWNER_SECRET = 'arn:aws:secretsmanager:us-east-1:111122223333:secret:hansard-search-owner-AbCdEf';
+/** The app role's password, as its secret would hold it (quotes and all: it is never pasted into SQL). */
+const APP_PASSWORD = "app-password-with-'quotes'-1";
 const pg = usePostgres();
 let world: S3ReplayWorld;
 let dynamo: DynamoDBClient;
-let db: SearchDatabase;
+let db: BareDatabase;
 let env: Record<string, string>;
 let table: string;
 let token: string;
@@ -77,7 +86,7 @@ beforeAll(async () => {
     new Date(),
   );
   token = created!.token;
-  db = await pg.fresh();
+  db = await pg.bare();
   env = {
     ...world.env,
     TABLE_NAME: table,
@@ -85,6 +94,7 @@ beforeAll(async () => {
     SEARCH_CLUSTER_ARN: CLUSTER,
     SEARCH_SECRET_ARN: SECRET,
     SEARCH_DATABASE: 'hansard_search',
+    SEARCH_OWNER_SECRET_ARN: OWNER_SECRET,
   };
   // The module builds its handler from process.env when loaded: give it one it accepts.
   Object.assign(process.env, env);
@@ -98,12 +108,42 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-/** A runner as the function's: the cluster's owner (the one secret the stack makes). */
+/** A runner as the tables' owner (the master user's secret: the indexer's, to migrate). */
 function ownerRunner(): PgRunner {
   const r = new PgRunner({ connection: db.ownerUrl, max: 2 });
   runners.push(r);
   return r;
 }
+
+/** A runner as the app role (the app secret's: what both functions search and index as). */
+function appRunner(): PgRunner {
+  const r = new PgRunner({ connection: db.appUrl(APP_PASSWORD), max: 2 });
+  runners.push(r);
+  return r;
+}
+
+/** The app secret's login, as the indexer reads it (`appLoginOf` of GetSecretValue's answer). */
+const appLogin = async () => ({ role: db.appRole, password: APP_PASSWORD, version: 'v1' });
+
+/** The indexing function as deployed: indexes as the app role, migrates as the owner. */
+const indexer = (logger: Logger = silent()) =>
+  createSearchHandler(env, {
+    clients: clients(),
+    logger,
+    runner: appRunner(),
+    ownerRunner: ownerRunner(),
+    appLogin,
+  });
+
+/** The API function over the app role's runner. */
+const apiApp = (runner: PgRunner = appRunner()) =>
+  createLambdaApp({
+    config: parseConfig(env),
+    clients: clients(),
+    logger: silent(),
+    serves: 'all',
+    searchRunner: runner,
+  });
 
 const silent = (): Logger => createLogger({ LOG_LEVEL: 'SILENT' });
 const clients = () => createClients(parseConfig(env));
@@ -159,7 +199,28 @@ const query = (terms: string[]) => ({ match: [{ terms }], exclude: [], filters: 
 describe('the indexing function on AWS', () => {
   let first: { sid: string; w: string };
 
-  it('indexes what the stream announces: the writer’s events and the session’s facts, found through the API', async () => {
+  it('answers 503 search_unavailable from the API before the indexer has made the app role and the schema', async () => {
+    const search = (app = apiApp()) =>
+      app.request('/v1/search?q=billing', { headers: { authorization: `Bearer ${token}` } });
+    // no app role yet (a new cluster): its login fails
+    const res = await search();
+    expect(res.status, await res.clone().text()).toBe(503);
+    expect(await res.json()).toMatchObject({ error: { code: 'search_unavailable' } });
+    // a role, but no schema yet (another empty database whose role was made and not migrated)
+    const other = await pg.bare();
+    const owner = new PgRunner({ connection: other.ownerUrl, max: 1 });
+    runners.push(owner);
+    await ensureAppRole(owner, { role: other.appRole, password: APP_PASSWORD, version: 'v1' });
+    const bare = new PgRunner({ connection: other.appUrl(APP_PASSWORD), max: 1 });
+    runners.push(bare);
+    const again = await search(apiApp(bare));
+    expect(again.status, await again.clone().text()).toBe(503);
+    expect(await again.json()).toMatchObject({
+      error: { code: 'search_unavailable', message: expect.stringMatching(/not set up yet/) },
+    });
+  });
+
+  it('indexes what the stream announces as the app role, after migrating as the owner: the writer’s events and the session’s facts, found through the API', async () => {
     first = await ingest('migrate the billing ledger', 'waiting on the ledger review');
     const { event, all } = await delivered();
     // the tenant's and token's records were on the stream too, and the filters kept none of them
@@ -169,13 +230,25 @@ describe('the indexing function on AWS', () => {
     // the writer item changed and the session's facts (status, session item) did, several records each
     expect(event.Records.length).toBeGreaterThanOrEqual(3);
 
-    const handler = createSearchHandler(env, { clients: clients(), logger: silent(), runner: ownerRunner() });
+    const handler = indexer();
     const answer = await handler(event);
     expect(answer.batchItemFailures).toEqual([]);
     // one writer and one session's facts, each indexed once however many records named it
     expect(answer.result).toMatchObject({ records: event.Records.length, entries: 2, failed: 0, skipped: 0 });
 
-    const index = new PgSearchIndex({ runner: ownerRunner() });
+    // migrated as the owner with the app role: search_docs ENABLEd, not FORCEd (search_matching reads the
+    // GIN index), the rows written by the app role, which owns none of the tables
+    const owner = ownerRunner();
+    expect(
+      await owner.admin(
+        "SELECT relforcerowsecurity AS forced, pg_get_userbyid(relowner) AS owner FROM pg_class WHERE relname = 'search_docs'",
+      ),
+    ).toEqual([{ forced: false, owner: new URL(db.ownerUrl).username }]);
+    expect(
+      await owner.admin('SELECT rolcanlogin FROM pg_roles WHERE rolname = :r', { r: db.appRole }),
+    ).toEqual([{ rolcanlogin: true }]);
+
+    const index = new PgSearchIndex({ runner: appRunner() });
     const hits = await index.query('acme', query(['billing', 'ledger']));
     expect(hits.map((h) => [h.doc.sid, h.doc.type, h.doc.text])).toContainEqual([
       first.sid,
@@ -188,14 +261,8 @@ describe('the indexing function on AWS', () => {
     // another tenant finds none of it
     expect(await index.query('other', query(['billing']))).toEqual([]);
 
-    // the API function answers from the same index
-    const app = createLambdaApp({
-      config: parseConfig(env),
-      clients: clients(),
-      logger: silent(),
-      serves: 'all',
-      searchRunner: ownerRunner(),
-    });
+    // the API function answers from the same index, as the app role
+    const app = apiApp();
     const res = await app.request('/v1/search?q=billing%20state:blocked', {
       headers: { authorization: `Bearer ${token}` },
     });
@@ -228,7 +295,7 @@ describe('the indexing function on AWS', () => {
     );
     expect(writerRecords.length).toBeGreaterThan(0);
     const { logger, errors } = errorLog();
-    const handler = createSearchHandler(env, { clients: clients(), logger, runner: ownerRunner() });
+    const handler = indexer(logger);
     const answer = await handler(event);
     expect(answer.batchItemFailures).toEqual([
       { itemIdentifier: writerRecords[0]!.dynamodb!.SequenceNumber },
@@ -238,13 +305,13 @@ describe('the indexing function on AWS', () => {
       expect.objectContaining({ message: 'search: indexing an entry failed', sid: broken.sid, w: broken.w }),
     ]);
     // its facts were indexed all the same, and so was everything else of the batch
-    const index = new PgSearchIndex({ runner: ownerRunner() });
+    const index = new PgSearchIndex({ runner: appRunner() });
     expect((await index.query('acme', query(['rotated']))).map((h) => h.doc.sid)).toEqual([broken.sid]);
     expect((await index.query('acme', query(['billing']))).length).toBeGreaterThan(0);
   });
 
   it('skips records that name no entry: other items, removals and what does not parse', async () => {
-    const handler = createSearchHandler(env, { clients: clients(), logger: silent(), runner: ownerRunner() });
+    const handler = indexer();
     const answer = await handler({
       Records: [
         {
@@ -265,11 +332,46 @@ describe('the indexing function on AWS', () => {
     });
   });
 
-  it('refuses to start without its cluster, and its state store answers only SEARCH_STATE_METHODS', async () => {
-    const { SEARCH_CLUSTER_ARN: _, SEARCH_SECRET_ARN: __, SEARCH_DATABASE: ___, ...without } = env;
+  it('refuses to start without its cluster or the master user’s secret, and its state store answers only SEARCH_STATE_METHODS', async () => {
+    const {
+      SEARCH_CLUSTER_ARN: _,
+      SEARCH_SECRET_ARN: __,
+      SEARCH_DATABASE: ___,
+      SEARCH_OWNER_SECRET_ARN: ____,
+      ...without
+    } = env;
     expect(() => createSearchHandler(without, { clients: clients(), logger: silent() })).toThrow(ConfigError);
     expect(() => createSearchHandler({ ...without, SEARCH_DATABASE: 'x' })).toThrow(/SEARCH_CLUSTER_ARN/);
+    // the API's variables alone (no owner's secret): it could index but never migrate
+    const { SEARCH_OWNER_SECRET_ARN: _o, ...apiOnly } = env;
+    expect(() => createSearchHandler(apiOnly, { clients: clients(), logger: silent() })).toThrow(
+      /SEARCH_OWNER_SECRET_ARN \(required by the indexing function\)/,
+    );
     // what the indexer calls is in the list, and the list is what the role is granted (test/infra/search-stack)
     expect([...SEARCH_STATE_METHODS].sort()).toEqual(['boardCopies', 'getStatus', 'getWriter', 'listWork']);
+  });
+
+  it('reads the app role’s login from its secret’s value, and names what is wrong with one without its password', () => {
+    const value = (json: unknown) => ({ SecretString: JSON.stringify(json), VersionId: 'a1b2c3' });
+    // as DatabaseSecret makes it, once attached to the cluster
+    expect(
+      appLoginOf(
+        value({
+          username: 'hansard_app',
+          password: 'p4ssw0rd-xyz',
+          engine: 'postgres',
+          host: 'h',
+          port: 5432,
+        }),
+      ),
+    ).toEqual({ role: 'hansard_app', password: 'p4ssw0rd-xyz', version: 'a1b2c3' });
+    expect(() => appLoginOf(value({ username: 'Hansard-App', password: 'p4ssw0rd-xyz' }))).toThrow(
+      /username \(not a plain lowercase role name\)/,
+    );
+    const short = () => appLoginOf(value({ username: 'hansard_app', password: 'short' }));
+    expect(short).toThrow(/password/);
+    expect(short).not.toThrow(/short/);
+    expect(() => appLoginOf({ SecretString: 'not json', VersionId: 'v' })).toThrow(/not JSON/);
+    expect(() => appLoginOf({ VersionId: 'v' })).toThrow(/SecretString/);
   });
 });

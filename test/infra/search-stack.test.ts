@@ -2,7 +2,9 @@
  * Search in HansardStack (infra/search.ts, issue 30 items 4 and 5), from the synthesized template, each
  * assertion derived from the code it must agree with: the Data API actions the runner's source sends
  * (lib/store/postgres/data-api-runner.ts) are exactly what the API and indexing roles hold, on the
- * cluster alone, with GetSecretValue on its secret alone; the stream filters match the items the store's
+ * cluster alone, with GetSecretValue (what the Data API needs of a secret, and what the indexer sends) on
+ * the app role's secret alone for the API and on it and the master user's for the indexer, which alone
+ * migrates; the stream filters match the items the store's
  * key builders make for writers and a session's facts and no other item, and the drain's decoder names
  * the entry of each item the filters pass; the cluster pauses at 0 ACU, has the Data API on and sits in a
  * VPC with no way out, while no function is in a VPC.
@@ -18,10 +20,11 @@ import {
   SEARCH_STATE_METHODS,
   searchDynamoAccess,
 } from '../../functions/access.js';
-import { parseConfig, searchTargetOf } from '../../functions/config.js';
+import { ConfigError, parseConfig, searchTargetOf } from '../../functions/config.js';
 import {
   checkedMaxCapacity,
   DEFAULT_SEARCH_MAX_ACU,
+  SEARCH_APP_USER,
   SEARCH_BATCH_SIZE,
   SEARCH_DATABASE,
   SEARCH_DLQ_RETENTION,
@@ -135,14 +138,27 @@ describe('search in HansardStack', () => {
   let fn: string;
   let api: string;
   let cluster: string;
-  let secretRef: string;
+  /** the attachments (`Ref`: the secret's ARN) of the master user's secret and of the app role's */
+  let ownerRef: string;
+  let appRef: string;
+  let ownerSecret: string;
+  let appSecret: string;
   let queue: string;
   beforeAll(() => {
     t = synth({ search: {} });
     fn = idOf(t, 'AWS::Lambda::Function', 'Description', 'hansard search indexer');
     api = idOf(t, 'AWS::Lambda::Function', 'Description', 'hansard API');
     cluster = one(t, 'AWS::RDS::DBCluster')[0];
-    secretRef = one(t, 'AWS::SecretsManager::SecretTargetAttachment')[0];
+    const secrets = Object.keys(t.findResources('AWS::SecretsManager::Secret'));
+    expect(secrets).toHaveLength(2);
+    appSecret = secrets.find((id) => id.startsWith('SearchAppSecret'))!;
+    ownerSecret = secrets.find((id) => id !== appSecret)!;
+    const attachments = Object.entries(t.findResources('AWS::SecretsManager::SecretTargetAttachment'));
+    expect(attachments).toHaveLength(2);
+    const attachmentOf = (secret: string) =>
+      attachments.find(([, a]) => ((a.Properties as Json).SecretId as Json).Ref === secret)![0];
+    ownerRef = attachmentOf(ownerSecret);
+    appRef = attachmentOf(appSecret);
     queue = Object.entries(t.findResources('AWS::SQS::Queue')).find(([id]) =>
       id.startsWith('SearchStreamDlq'),
     )![0];
@@ -234,19 +250,33 @@ describe('search in HansardStack', () => {
     }
   });
 
-  it('grants the Data API actions the runner sends, on the cluster alone, and the secret to the API and the indexer only', () => {
+  it('grants the Data API actions the runner sends, on the cluster alone; the app secret to the API, both secrets to the indexer', () => {
     // the commands lib/store/postgres/data-api-runner.ts sends, from its source
     const runner = readFileSync(join(ROOT, 'lib/store/postgres/data-api-runner.ts'), 'utf8');
     const sent = sdkCommandsIn(runner).map((c) => `rds-data:${c}`);
     expect([...SEARCH_DATA_API_ACTIONS].sort()).toEqual(sent);
     expect(SEARCH_DATA_API_ACTIONS).not.toContain('rds-data:BatchExecuteStatement');
+    // what the indexer asks of Secrets Manager itself (the app password), from its source: the action
+    // the Data API needs of a secret too
+    const indexer = readFileSync(join(ROOT, 'functions/search.ts'), 'utf8');
+    expect(sdkCommandsIn(indexer).map((c) => `secretsmanager:${c}`)).toEqual([...SEARCH_SECRET_ACTIONS]);
     const clusterArn = `arn:<AWS::Partition>:rds:<AWS::Region>:<AWS::AccountId>:cluster:<${cluster}>`;
-    // the secret attachment's ARN is the cluster's secret's
-    const attachment = t.findResources('AWS::SecretsManager::SecretTargetAttachment')[secretRef]!
-      .Properties as Json;
-    const [secret] = one(t, 'AWS::SecretsManager::Secret');
-    expect(attachment.SecretId).toEqual({ Ref: secret });
-    expect(attachment.TargetId).toEqual({ Ref: cluster });
+    // both secrets are attached to the cluster
+    for (const [ref, secret] of [
+      [ownerRef, ownerSecret],
+      [appRef, appSecret],
+    ] as const) {
+      const attachment = t.findResources('AWS::SecretsManager::SecretTargetAttachment')[ref]!
+        .Properties as Json;
+      expect(attachment.SecretId).toEqual({ Ref: secret });
+      expect(attachment.TargetId).toEqual({ Ref: cluster });
+    }
+    // the app role's secret: its user name, a generated password, no rotation
+    const app = t.findResources('AWS::SecretsManager::Secret')[appSecret]!.Properties as Json;
+    const generated = app.GenerateSecretString as Json;
+    expect(JSON.parse(String(generated.SecretStringTemplate))).toEqual({ username: SEARCH_APP_USER });
+    expect(generated.GenerateStringKey).toBe('password');
+    t.resourceCountIs('AWS::SecretsManager::RotationSchedule', 0);
     for (const id of Object.keys(t.findResources('AWS::Lambda::Function'))) {
       const grants = grantsOf(t, id);
       const search = Object.keys(grants).filter(
@@ -258,7 +288,9 @@ describe('search in HansardStack', () => {
       }
       expect(search.sort(), id).toEqual([...SEARCH_DATA_API_ACTIONS, ...SEARCH_SECRET_ACTIONS].sort());
       for (const a of SEARCH_DATA_API_ACTIONS) expect(grants[a], `${id} ${a}`).toEqual([clusterArn]);
-      for (const a of SEARCH_SECRET_ACTIONS) expect(grants[a], `${id} ${a}`).toEqual([`<${secretRef}>`]);
+      // the API never has the master user's secret: it cannot migrate, nor act as the tables' owner
+      const secrets = id === api ? [`<${appRef}>`] : [`<${appRef}>`, `<${ownerRef}>`].sort();
+      for (const a of SEARCH_SECRET_ACTIONS) expect(grants[a], `${id} ${a}`).toEqual(secrets);
       expect(
         Object.keys(grants).some((a) => a.includes('*')),
         id,
@@ -266,15 +298,17 @@ describe('search in HansardStack', () => {
     }
   });
 
-  it('names the cluster, its secret and its database to both functions, as functions/config.ts reads them', () => {
+  it('names the cluster, the app secret and the database to both functions, the master secret to the indexer alone, as functions/config.ts reads them', () => {
     for (const id of [fn, api]) {
       const env = envOf(t, id);
       expect(arnText(env.SEARCH_CLUSTER_ARN)).toBe(
         `arn:<AWS::Partition>:rds:<AWS::Region>:<AWS::AccountId>:cluster:<${cluster}>`,
       );
-      expect(env.SEARCH_SECRET_ARN).toEqual({ Ref: secretRef });
+      expect(env.SEARCH_SECRET_ARN).toEqual({ Ref: appRef });
       expect(env.SEARCH_DATABASE).toBe(SEARCH_DATABASE);
     }
+    expect(envOf(t, fn).SEARCH_OWNER_SECRET_ARN).toEqual({ Ref: ownerRef });
+    expect(envOf(t, api).SEARCH_OWNER_SECRET_ARN).toBeUndefined();
     // deployed values of those shapes parse
     const base = { BUCKET_NAME: 'hansard-segments', TABLE_NAME: 'Hansard-State', AWS_REGION: 'eu-west-1' };
     const deployed = {
@@ -288,7 +322,19 @@ describe('search in HansardStack', () => {
       resourceArn: deployed.SEARCH_CLUSTER_ARN,
       secretArn: deployed.SEARCH_SECRET_ARN,
       database: SEARCH_DATABASE,
+      ownerSecretArn: null,
     });
+    const owner = 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:SearchClusterSecretAttachment-XyZ123';
+    expect(searchTargetOf(parseConfig({ ...deployed, SEARCH_OWNER_SECRET_ARN: owner }))).toMatchObject({
+      secretArn: deployed.SEARCH_SECRET_ARN,
+      ownerSecretArn: owner,
+    });
+    expect(() => searchTargetOf(parseConfig({ ...base, SEARCH_OWNER_SECRET_ARN: owner }))).toThrow(
+      ConfigError,
+    );
+    expect(() => parseConfig({ ...deployed, SEARCH_OWNER_SECRET_ARN: 'hansard_admin' })).toThrow(
+      /SEARCH_OWNER_SECRET_ARN/,
+    );
     expect(searchTargetOf(parseConfig(base))).toBeNull();
     expect(() => searchTargetOf(parseConfig({ ...base, SEARCH_DATABASE }))).toThrow(
       /SEARCH_CLUSTER_ARN \(required with SEARCH_DATABASE\); SEARCH_SECRET_ARN/,
