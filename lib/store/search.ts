@@ -42,7 +42,12 @@ export const SearchDocSchema = z.object({
   /** the person's display name where the writer gave one */
   person_name: z.string().nullable(),
   tool: z.string().nullable(),
-  /** the first message an agent event names in `caused_by`: its person is the event's person too */
+  /**
+   * where an agent event's recorded cause is kept (`SearchCause.key`): the person of any message listed
+   * under it is the event's person too (replay's recorded attribution, lib/log/replay/attribution.ts
+   * bases 1 and 3). `e:<id>` for an event whose `caused_by` lists messages, `t:<turn_id>` for one whose
+   * `caused_by` is null (its turn's `context_message_ids` say); null when it records no cause
+   */
   cause: z.string().nullable(),
   /** the text shown (escaped, at most `SEARCH_TEXT_MAX` characters) */
   text: z.string().max(SEARCH_TEXT_MAX),
@@ -69,6 +74,18 @@ export const SearchFixSchema = z.object({
 });
 export type SearchFix = z.infer<typeof SearchFixSchema>;
 
+/**
+ * One recorded cause: message `message_id` is (one of) the cause(s) filed under `key` (a `SearchDoc.cause`):
+ * an agent event's `caused_by` entries under `e:<its id>`, a `turn.start`'s `context_message_ids` under
+ * `t:<turn_id>`. Kept whichever arrives first, the event or the turn's start, the message or its cause.
+ */
+export const SearchCauseSchema = z.object({
+  sid: z.string(),
+  key: z.string(),
+  message_id: z.string(),
+});
+export type SearchCause = z.infer<typeof SearchCauseSchema>;
+
 /** What indexing one writer's new bytes `[fromLength, toLength)` adds. */
 export interface WriterBatch {
   tenant: string;
@@ -80,6 +97,8 @@ export interface WriterBatch {
   toLength: number;
   docs: SearchDoc[];
   fixes: SearchFix[];
+  /** causes recorded by these bytes (replaced when the same sid, key and message_id come again) */
+  causes: SearchCause[];
 }
 
 /** A session's facts that no segment holds: its reported state, its title, its reports' documents. */
@@ -103,7 +122,10 @@ export interface EngineQuery {
   /** each present filter must hold (values of one key: any of them; an empty list matches nothing) */
   filters: {
     agent?: string[];
-    /** matches `person` or `person_name`, or for an agent event the person of its `cause` */
+    /**
+     * matches `person` or `person_name` (case-insensitively), or for an agent event the person of any
+     * message its `cause` key lists (`SearchCause`, same session, documents of type message)
+     */
     person?: string[];
     state?: string[];
     /** lowercase; matches the tool name case-insensitively */

@@ -57,6 +57,9 @@ async function search(token: string, q: string, extra = '') {
     }>;
     next_cursor: string | null;
     lag_seconds: number | null;
+    pending: number | null;
+    session_only: string | null;
+    depth_limited: boolean;
   };
 }
 

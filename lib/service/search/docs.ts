@@ -6,7 +6,7 @@
  * | event | type | field | text |
  * |---|---|---|---|
  * | `message` | message | text | the message; person = its `user_id` |
- * | `agent.output` | output | text | the output; agent = the writer's; person = that of its `caused_by` message |
+ * | `agent.output` | output | text | the output; agent = the writer's; person = that of its recorded cause (`caused_by`, else its turn's context) |
  * | `agent.action` | action | input | the one-line input summary the timeline shows (command, path, JSON); tool |
  * | `note` | note | text | the note; person = its `author` |
  * | `correction` | correction | value | the corrected value; agent = the writer's (the target is found by the value too: `SearchFix`) |
@@ -23,7 +23,7 @@ import { decodeEvent, parseLine, type RecordedEvent } from '../../log/format/cod
 import { escapeControl } from '../../log/format/escape.js';
 import { parseTs } from '../../log/format/time.js';
 import type { StatusRecord, WorkItem } from '../../store/index.js';
-import type { SearchDoc, SearchFix } from '../../store/search.js';
+import type { SearchCause, SearchDoc, SearchFix } from '../../store/search.js';
 import { SEARCH_TEXT_MAX } from '../../store/search.js';
 import { inputSummary, keepLines, oneLine } from '../timeline/text.js';
 import { termsColumn, termsOf } from './terms.js';
@@ -88,9 +88,9 @@ const EVENT_FIELDS: ReadonlySet<string> = new Set(['text', 'input', 'value']);
 export function docsOfEvent(
   rec: RecordedEvent,
   facts: WriterFacts,
-): { docs: SearchDoc[]; fixes: SearchFix[] } {
+): { docs: SearchDoc[]; fixes: SearchFix[]; causes: SearchCause[] } {
   const ev = decodeEvent(rec);
-  const none = { docs: [], fixes: [] };
+  const none = { docs: [], fixes: [], causes: [] };
   if ('unknown' in ev || typeof rec.id !== 'string') return none;
   const r = rec as RecordedEvent & { id: string };
   switch (ev.type) {
@@ -103,30 +103,43 @@ export function docsOfEvent(
           }),
         ],
         fixes: [],
+        causes: [],
       };
-    case 'agent.output':
+    case 'turn.start':
+      // The messages the turn began with: the person of an agent event of the turn that records no
+      // `caused_by` of its own (replay's `recorded_context`).
       return {
-        docs: [
-          doc(r, 'output', 'text', ev.text, {
-            ...NO_FACETS,
-            agent: facts.agent,
-            cause: firstId(ev.caused_by),
-          }),
-        ],
+        docs: [],
         fixes: [],
+        causes: (ev.context_message_ids ?? []).map((m) => ({
+          sid: r.sid,
+          key: `t:${ev.turn_id}`,
+          message_id: m,
+        })),
       };
-    case 'agent.action':
+    case 'agent.output': {
+      const c = causeOf(r, ev.turn_id, ev.caused_by);
+      return {
+        docs: [doc(r, 'output', 'text', ev.text, { ...NO_FACETS, agent: facts.agent, cause: c.key })],
+        fixes: [],
+        causes: c.causes,
+      };
+    }
+    case 'agent.action': {
+      const c = causeOf(r, ev.turn_id, ev.caused_by);
       return {
         docs: [
           doc(r, 'action', 'input', inputSummary(ev.input), {
             ...NO_FACETS,
             agent: facts.agent,
             tool: ev.tool || null,
-            cause: firstId(ev.caused_by),
+            cause: c.key,
           }),
         ],
         fixes: [],
+        causes: c.causes,
       };
+    }
     case 'note':
       return {
         docs: [
@@ -136,6 +149,7 @@ export function docsOfEvent(
           }),
         ],
         fixes: [],
+        causes: [],
       };
     case 'correction': {
       const text = fixText(ev.field, ev.value);
@@ -143,8 +157,13 @@ export function docsOfEvent(
       // Only the fields event documents are made of: a report's `note` or a work item's `summary` is no
       // event's field, and the replay applies no correction to them (SEARCH-FIX-REPORT,
       // test/attack/search-corrections.test.ts); the correction's own row is found by its value still.
-      if (!EVENT_FIELDS.has(ev.field))
-        return { docs: [doc(r, 'correction', 'value', text, NO_FACETS)], fixes: [] };
+      if (!EVENT_FIELDS.has(ev.field)) {
+        return {
+          docs: [doc(r, 'correction', 'value', text, { ...NO_FACETS, agent: facts.agent })],
+          fixes: [],
+          causes: [],
+        };
+      }
       const fix: SearchFix = {
         sid: r.sid,
         target_id: ev.target_id,
@@ -159,6 +178,7 @@ export function docsOfEvent(
       return {
         docs: [doc(r, 'correction', 'value', text, { ...NO_FACETS, agent: facts.agent })],
         fixes: [fix],
+        causes: [],
       };
     }
     default:
@@ -166,8 +186,23 @@ export function docsOfEvent(
   }
 }
 
-function firstId(ids: readonly string[] | null | undefined): string | null {
-  return ids && ids.length > 0 ? (ids[0] ?? null) : null;
+/**
+ * An agent event's recorded cause (lib/log/replay/attribution.ts bases 1-4): its own `caused_by` when it
+ * lists messages (filed under `e:<id>`), none when it is `[]` (recorded: nothing caused it), else its
+ * turn's context (`t:<turn_id>`, filed by the turn's `turn.start`). Inferred attribution (temporal,
+ * cascade) is not a recorded fact and makes no person here.
+ */
+function causeOf(
+  r: RecordedEvent & { id: string },
+  turnId: string,
+  causedBy: readonly string[] | null | undefined,
+): { key: string | null; causes: SearchCause[] } {
+  if (causedBy === null || causedBy === undefined) {
+    return { key: turnId ? `t:${turnId}` : null, causes: [] };
+  }
+  if (causedBy.length === 0) return { key: null, causes: [] };
+  const key = `e:${r.id}`;
+  return { key, causes: [...new Set(causedBy)].map((m) => ({ sid: r.sid, key, message_id: m })) };
 }
 
 /** One complete line of a segment as an event, or null when it does not parse (quarantined, not searched). */

@@ -108,6 +108,7 @@ async function indexWriterOnce(deps: IndexerDeps, { tenant, sid, w }: IndexTarge
         const made = docsOfEvent(rec, facts);
         batch.docs.push(...made.docs);
         batch.fixes.push(...made.fixes);
+        batch.causes.push(...made.causes);
       }
       if (batch.toLength - batch.fromLength >= BATCH_BYTES) {
         if (!(await deps.index.applyWriter(batch))) return false;
@@ -124,7 +125,7 @@ async function indexWriterOnce(deps: IndexerDeps, { tenant, sid, w }: IndexTarge
 }
 
 function newBatch(tenant: string, sid: string, w: string, from: number): WriterBatch {
-  return { tenant, sid, w, fromLength: from, toLength: from, docs: [], fixes: [] };
+  return { tenant, sid, w, fromLength: from, toLength: from, docs: [], fixes: [], causes: [] };
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
