@@ -49,10 +49,13 @@ describe('docsOfEvent', () => {
       field: 'input',
       tool: 'Bash',
       agent: 'support-bot',
-      cause: 'm_01KZVVGRNTBMSD610TK2GA9BFS',
+      cause: 'e:a_01KZVVGRNT05FRT0FDW3NQZ7Q7',
       text: 'terraform apply ⏎ -auto-approve',
       terms: 'terraform apply auto approve bash support bot',
     });
+    expect(made?.causes).toEqual([
+      { sid: SID, key: 'e:a_01KZVVGRNT05FRT0FDW3NQZ7Q7', message_id: 'm_01KZVVGRNTBMSD610TK2GA9BFS' },
+    ]);
   });
 
   it('makes output and note documents; a correction is a document and a fix of its target', () => {
@@ -61,6 +64,22 @@ describe('docsOfEvent', () => {
         `{${env(5, 'e_01KZVVGRNT05FRT0FDW3NQZ7Q8')},"type":"agent.output","turn_id":"t_1","text":"Worker restarted.","caused_by":[],"redacted":[]}`,
       )?.docs[0],
     ).toMatchObject({ type: 'output', agent: 'support-bot', cause: null, text: 'Worker restarted.' });
+    // caused_by null: the turn's context says (its turn.start files the cause under t:<turn_id>).
+    expect(
+      docsOf(
+        `{${env(14, 'e_01KZVVGRNT05FRT0FDW3NQZA7')},"type":"agent.output","turn_id":"t_9","text":"Done.","caused_by":null,"redacted":[]}`,
+      )?.docs[0],
+    ).toMatchObject({ cause: 't:t_9' });
+    expect(
+      docsOf(`{${env(15, 't_9')},"type":"turn.start","turn_id":"t_9","context_message_ids":["m_1","m_2"]}`),
+    ).toEqual({
+      docs: [],
+      fixes: [],
+      causes: [
+        { sid: SID, key: 't:t_9', message_id: 'm_1' },
+        { sid: SID, key: 't:t_9', message_id: 'm_2' },
+      ],
+    });
     expect(
       docsOf(
         `{${env(6, 'e_01KZVVGRNT05FRT0FDW3NQZ7Q9')},"type":"note","author":"ci","text":"deploy gate","redacted":[]}`,
@@ -95,7 +114,7 @@ describe('docsOfEvent', () => {
       `{${env(11, 'e_01KZVVGRNT05FRT0FDW3NQZA4')},"type":"message","user_id":"priya","text":5}`,
       `{${env(12, 'e_01KZVVGRNT05FRT0FDW3NQZA5')},"type":"correction","target_id":"m_1","field":"text","value":7,"reason":"","redacted":[]}`,
     ]) {
-      expect(docsOf(line)).toEqual({ docs: [], fixes: [] });
+      expect(docsOf(line)).toEqual({ docs: [], fixes: [], causes: [] });
     }
     expect(docsOf('{"v":3,"sid":')).toBeNull();
     expect(recordOf(Buffer.from([0xff, 0xfe]), 0)).toBeNull();
