@@ -4,7 +4,9 @@
  * in. The local deployment's wiring and adapters (SQLite through better-sqlite3, a native addon that
  * would not even load on Lambda; the filesystem segment store; node-server) must not be among them, not
  * even as a module tree-shaken to nothing. The AWS SDK must be (issue 17.5): the copy the tests ran, with
- * the conditional-write headers the S3 stores rely on, not whatever the Lambda runtime carries.
+ * the conditional-write headers the S3 stores rely on, not whatever the Lambda runtime carries. And no
+ * function reaches PostgreSQL but through the RDS Data API (issue 30): `pg` and its runner
+ * (lib/store/postgres/pg-runner.ts) are in no bundle, not even the search indexer's.
  * test/infra/stack.test.ts checks the same of the bundles `cdk synth` writes, through their source maps.
  */
 import { readFileSync } from 'node:fs';
@@ -26,7 +28,16 @@ const LOCAL_ONLY = [
   /^lib\/ratelimit\/memory\.ts$/,
 ];
 
-const ENTRIES = ['functions/api.ts', 'functions/replay.ts', 'functions/digest.ts', 'functions/compact.ts'];
+/** What reaches PostgreSQL over the network itself: the functions use the Data API (HTTPS and IAM) only. */
+const PG_DIRECT = [/(^|\/)node_modules\/pg(-[a-z]+)?\//, /^lib\/store\/postgres\/pg-runner\.ts$/];
+
+const ENTRIES = [
+  'functions/api.ts',
+  'functions/replay.ts',
+  'functions/digest.ts',
+  'functions/compact.ts',
+  'functions/search.ts',
+];
 
 interface Bundle {
   /** every module esbuild read for the bundle, as paths relative to the repository */
@@ -46,6 +57,8 @@ const SDK = [
   '@aws-sdk/client-dynamodb',
   '@aws-sdk/lib-dynamodb',
   '@aws-sdk/client-kms',
+  '@aws-sdk/client-rds-data',
+  '@aws-sdk/client-secrets-manager',
 ];
 
 const versionOf = (file: string) =>
@@ -83,12 +96,31 @@ describe('the Lambda bundles', () => {
       const wiring: Record<string, string> = {
         'functions/digest.ts': 'lib/deploy/aws-stores.ts',
         'functions/compact.ts': 'lib/deploy/aws-compaction.ts',
+        'functions/search.ts': 'lib/deploy/aws-search.ts',
       };
       expect(b.inputs).toContain(wiring[entry] ?? 'lib/deploy/aws.ts');
       expect(b.inputs).toContain('lib/store/dynamo/state-store.ts');
       expect(b.inputs.filter((i) => LOCAL_ONLY.some((re) => re.test(i)))).toEqual([]);
     });
   }
+
+  for (const entry of ENTRIES) {
+    it(`${entry} holds no pg: PostgreSQL only through the RDS Data API`, () => {
+      const b = bundles.get(entry)!;
+      expect(b.inputs.filter((i) => PG_DIRECT.some((re) => re.test(i)))).toEqual([]);
+      expect(b.externals.filter((x) => x === 'pg' || x.startsWith('pg/'))).toEqual([]);
+    });
+  }
+
+  it('the search bundles reach the index through the Data API runner, and only the indexer reads a secret itself', () => {
+    for (const entry of ['functions/api.ts', 'functions/search.ts']) {
+      expect(bundles.get(entry)!.inputs, entry).toContain('lib/store/postgres/data-api-runner.ts');
+    }
+    const secrets = (entry: string) =>
+      bundles.get(entry)!.used.some((p) => p.startsWith('node_modules/@aws-sdk/client-secrets-manager/'));
+    expect(secrets('functions/search.ts')).toBe(true);
+    expect(secrets('functions/api.ts')).toBe(false);
+  });
 
   for (const entry of ENTRIES) {
     it(`${entry} bundles the AWS SDK the tests ran (no @aws-sdk import left to the runtime)`, () => {
