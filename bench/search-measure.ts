@@ -168,6 +168,7 @@ export interface QueryStat {
   cls: QueryClass;
   q: string;
   ms: number[];
+  /** hits on the first page at the warm-up (-1: it timed out) */
   hits: number;
   timeouts: number;
   /** its warm-up took over `SLOW_MS` */
@@ -197,6 +198,7 @@ export async function timeQueries(
         const answer = await searchSessions(ctx, { q: s.q, limit: 20 });
         if (rep < 0) s.hits = answer.hits.length;
       } catch (err) {
+        if (rep < 0) s.hits = -1;
         if (!(err instanceof AppError && err.code === 'search_timeout'))
           throw new Error(`query ${s.q}: ${err}`, { cause: err });
         if (rep >= 0) s.timeouts += 1;

@@ -109,7 +109,10 @@ function slowest(e: EngineFigures): string {
     .map((q) => ({ q, p50: percentile([...q.ms], 50) }))
     .sort((a, b) => b.p50 - a.p50)
     .slice(0, 5)
-    .map(({ q, p50 }) => `\`${q.q}\` ${ms(p50)} ms (${q.hits} hits on the first page)`)
+    .map(
+      ({ q, p50 }) =>
+        `\`${q.q}\` ${ms(p50)} ms (${q.hits < 0 ? 'timed out at its warm-up' : `${q.hits} hits on the first page`}, ${q.ms.length} runs)`,
+    )
     .join('; ');
 }
 
