@@ -59,7 +59,7 @@ function doc(seq: number, text: string, over: Partial<SearchDoc> = {}): SearchDo
 }
 
 function batch(tenant: string, docs: SearchDoc[], from = 0, to = 100): WriterBatch {
-  return { tenant, sid: SID, w: W, fromLength: from, toLength: to, docs, fixes: [] };
+  return { tenant, sid: SID, w: W, fromLength: from, toLength: to, docs, fixes: [], causes: [] };
 }
 
 function query(
