@@ -142,10 +142,12 @@ export function migrateAsOwner(owner: SqlRunner, appLogin: () => Promise<AppLogi
  * The indexing function's index: `PgSearchIndex` over `runner` (the app role), the schema applied by
  * `migrate` (`migrateAsOwner`) before its first use in this container. Two containers starting together
  * may race on a `CREATE … IF NOT EXISTS` (PostgreSQL can answer a duplicate-key error for the loser), so
- * a failed application is tried once more at once, then again at the next use.
+ * a failed application is tried once more at once, then again at the next use. A call that fails as if
+ * nothing were set up (`notSetUp`: the app secret's password was changed, so the role's login fails)
+ * makes the next use apply it again, which sets the new password.
  */
 export function indexerSearchIndex(runner: SqlRunner, migrate: () => Promise<void>): SearchIndex {
-  return schemaFirst(new PgSearchIndex({ runner }), () => migrate().catch(() => migrate()));
+  return schemaFirst(new PgSearchIndex({ runner }), () => migrate().catch(() => migrate()), notSetUp);
 }
 
 /**
@@ -215,10 +217,15 @@ export function untilMigrated(index: SearchIndex): SearchIndex {
 }
 
 /**
- * `index`, each of whose methods first awaits `apply` once (memoized; forgotten when it fails, so the
- * next call tries again). `close` does not apply it.
+ * `index`, each of whose methods first awaits `apply` once (memoized; forgotten when it fails, or when a
+ * method fails with an error `stale` accepts, so the next call applies it again). `close` does not apply
+ * it.
  */
-export function schemaFirst(index: SearchIndex, apply: () => Promise<void>): SearchIndex {
+export function schemaFirst(
+  index: SearchIndex,
+  apply: () => Promise<void>,
+  stale: (err: unknown) => boolean = () => false,
+): SearchIndex {
   let ready: Promise<void> | null = null;
   const once = (): Promise<void> => {
     ready ??= apply().catch((err: unknown) => {
@@ -231,7 +238,12 @@ export function schemaFirst(index: SearchIndex, apply: () => Promise<void>): Sea
     <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
     async (...a: A): Promise<R> => {
       await once();
-      return f(...a);
+      try {
+        return await f(...a);
+      } catch (err) {
+        if (stale(err)) ready = null;
+        throw err;
+      }
     };
   return {
     indexedLength: after((t: string, s: string, w: string) => index.indexedLength(t, s, w)),

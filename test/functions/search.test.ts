@@ -39,7 +39,7 @@ import type { createSearchHandler as CreateSearchHandler } from '../../functions
 import { type S3ReplayWorld, startS3ReplayWorld } from '../../harness/s3-replay-world.js';
 import { searchStreamFilters } from '../../infra/search.js';
 import { createAwsApp } from '../../lib/deploy/aws.js';
-import { appLoginOf } from '../../lib/deploy/aws-search.js';
+import { appLoginOf, type SqlRunner } from '../../lib/deploy/aws-search.js';
 import { ensureTenant } from '../../lib/service/tenants/bootstrap.js';
 import { createTableInput } from '../../lib/store/dynamo/schema.js';
 import { DynamoStateStore } from '../../lib/store/dynamo/state-store.js';
@@ -308,6 +308,50 @@ describe('the indexing function on AWS', () => {
     const index = new PgSearchIndex({ runner: appRunner() });
     expect((await index.query('acme', query(['rotated']))).map((h) => h.doc.sid)).toEqual([broken.sid]);
     expect((await index.query('acme', query(['billing']))).length).toBeGreaterThan(0);
+  });
+
+  it('sets a changed app password at its next use after a failed login (the app secret changed by hand)', async () => {
+    let login = { role: db.appRole, password: APP_PASSWORD, version: 'v1' };
+    // The Data API reads the secret at each call: the runner logs in with the secret's password of the time.
+    const byPassword = new Map<string, PgRunner>();
+    const current = () => {
+      let r = byPassword.get(login.password);
+      if (!r) {
+        r = new PgRunner({ connection: db.appUrl(login.password), max: 1 });
+        runners.push(r);
+        byPassword.set(login.password, r);
+      }
+      return r;
+    };
+    const secretRunner: SqlRunner = {
+      transaction: (t, fn, o) => current().transaction(t, fn, o),
+      admin: (sql, params) => current().admin(sql, params),
+      close: async () => {},
+    };
+    const { logger, errors } = errorLog();
+    const handler = createSearchHandler(env, {
+      clients: clients(),
+      logger,
+      runner: secretRunner,
+      ownerRunner: ownerRunner(),
+      appLogin: async () => login,
+    });
+    const { event } = await delivered();
+    const mine = {
+      Records: event.Records.filter((r) => JSON.stringify(r.dynamodb?.NewImage).includes(first.sid)),
+    };
+    expect((await handler(mine)).batchItemFailures).toEqual([]);
+    // the secret's value changes: this container's logins fail once, then it sets the role's password again
+    login = { ...login, password: 'a-new-app-password', version: 'v2' };
+    const failed = await handler(mine);
+    expect(failed.result.failed).toBe(failed.result.entries);
+    expect(errors[0]).toMatchObject({ error: { message: expect.stringMatching(/password authentication/) } });
+    expect(await handler(mine)).toMatchObject({ batchItemFailures: [], result: { failed: 0 } });
+    expect((await new PgSearchIndex({ runner: current() }).query('acme', query(['billing']))).length).toBe(1);
+    // back to the password the other cases log in with
+    login = { ...login, password: APP_PASSWORD, version: 'v3' };
+    await handler(mine);
+    expect(await handler(mine)).toMatchObject({ batchItemFailures: [], result: { failed: 0 } });
   });
 
   it('skips records that name no entry: other items, removals and what does not parse', async () => {
