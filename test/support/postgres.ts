@@ -4,7 +4,9 @@
  * owner and the app's role, which owns nothing and is granted row access only, so row-level security
  * applies to it as it would on Aurora (neither is a superuser nor BYPASSRLS), and a template database
  * with the search schema (lib/store/postgres/schema.ts) migrated by the owner. `fresh()` copies the
- * template into a new database for one case. Everything is dropped when the file ends.
+ * template into a new database for one case. `bare()` makes an empty database instead, as a new Aurora
+ * cluster's, owned by a role that may create roles (the master user's stand-in), with the name of an app
+ * role not made yet (`ensureAppRole` makes it). Everything is dropped when the file ends.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
