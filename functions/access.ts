@@ -117,8 +117,10 @@ export const SEARCH_DATA_API_ACTIONS = [
 ] as const;
 
 /**
- * What the Data API needs of the cluster's credentials secret for its caller: the Data API reads the
- * secret with the caller's own permissions, so each function is granted this on that one secret.
+ * What the search functions ask of their database secrets: the Data API reads a secret with the caller's
+ * own permissions, and the indexing function reads the app role's password itself (functions/search.ts:
+ * GetSecretValue, test/infra/search-stack.test.ts checks its source). Granted on the app role's secret to
+ * the API function, on it and the master user's to the indexer (infra/search.ts).
  */
 export const SEARCH_SECRET_ACTIONS = ['secretsmanager:GetSecretValue'] as const;
 
