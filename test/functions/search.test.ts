@@ -19,8 +19,9 @@
  * the indexer has run, the API function answers 503 `search_unavailable` (no role yet, then no schema);
  * the indexer makes the app role and migrates as the owner, then indexes as the app role, and the API
  * searches as it. The Data API runner is not used here (the runners are `pg`'s, as `createSearchHandler`
- * and `createLambdaApp` allow in tests), nor Secrets Manager (the app login is handed over); the secret's
- * value is read by `appLoginOf`, tested last.
+ * and `createLambdaApp` allow in tests); the app login is handed over, but in one case, where the function
+ * reads it from the app secret with GetSecretValue, answered in Secrets Manager's protocol through msw
+ * (there is no emulator), and `appLoginOf`'s refusals are tested last.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,7 +30,9 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HttpResponse, http } from 'msw';
+import { setupServer } from 'msw/node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SEARCH_STATE_METHODS } from '../../functions/access.js';
 import { createLambdaApp } from '../../functions/app.js';
 import { createClients } from '../../functions/clients.js';
@@ -67,6 +70,8 @@ let table: string;
 let token: string;
 let createSearchHandler: typeof CreateSearchHandler;
 const runners: PgRunner[] = [];
+// Secrets Manager through msw (handlers per case); every other request (the emulators) goes through.
+const msw = setupServer();
 const root = mkdtempSync(join(tmpdir(), 'hansard-search-fn-'));
 
 beforeAll(async () => {
@@ -96,12 +101,18 @@ beforeAll(async () => {
     SEARCH_DATABASE: 'hansard_search',
     SEARCH_OWNER_SECRET_ARN: OWNER_SECRET,
   };
+  msw.listen({ onUnhandledRequest: 'bypass' });
   // The module builds its handler from process.env when loaded: give it one it accepts.
   Object.assign(process.env, env);
   ({ createSearchHandler } = await import('../../functions/search.js'));
 }, 120_000);
 
+afterEach(() => {
+  msw.resetHandlers();
+});
+
 afterAll(async () => {
+  msw.close();
   for (const r of runners) await r.close();
   dynamo?.destroy();
   await world?.close();
@@ -352,6 +363,51 @@ describe('the indexing function on AWS', () => {
     login = { ...login, password: APP_PASSWORD, version: 'v3' };
     await handler(mine);
     expect(await handler(mine)).toMatchObject({ batchItemFailures: [], result: { failed: 0 } });
+  });
+
+  it('reads the app role’s login from the app secret (GetSecretValue on it alone) and sets it as the owner', async () => {
+    const asked: Array<{ target: string | null; body: Record<string, unknown> }> = [];
+    msw.use(
+      http.post(`https://secretsmanager.${env.AWS_REGION}.amazonaws.com/`, async ({ request }) => {
+        const body = (await request.json()) as Record<string, unknown>;
+        asked.push({ target: request.headers.get('x-amz-target'), body });
+        const headers = { 'content-type': 'application/x-amz-json-1.1' };
+        if (body.SecretId !== SECRET)
+          return HttpResponse.json(
+            { __type: 'AccessDeniedException', message: 'denied' },
+            { status: 400, headers },
+          );
+        // as DatabaseSecret makes it, attached to the cluster
+        const value = { username: db.appRole, password: APP_PASSWORD, engine: 'postgres', port: 5432 };
+        return HttpResponse.json(
+          {
+            ARN: SECRET,
+            Name: 'SearchAppSecret',
+            SecretString: JSON.stringify(value),
+            VersionId: 'from-the-secret',
+          },
+          { headers },
+        );
+      }),
+    );
+    const handler = createSearchHandler(env, {
+      clients: clients(),
+      logger: silent(),
+      runner: appRunner(),
+      ownerRunner: ownerRunner(),
+    });
+    const { event } = await delivered();
+    const mine = {
+      Records: event.Records.filter((r) => JSON.stringify(r.dynamodb?.NewImage).includes(first.sid)),
+    };
+    expect(await handler(mine)).toMatchObject({ batchItemFailures: [], result: { failed: 0 } });
+    // the app secret alone, once for the container (the master user's is the Data API's to read)
+    expect(asked).toEqual([{ target: 'secretsmanager.GetSecretValue', body: { SecretId: SECRET } }]);
+    const [mark] = await ownerRunner().admin(
+      "SELECT shobj_description(oid, 'pg_authid') AS comment FROM pg_roles WHERE rolname = :r",
+      { r: db.appRole },
+    );
+    expect(String(mark?.comment)).toMatch(/from-the-secret$/);
   });
 
   it('skips records that name no entry: other items, removals and what does not parse', async () => {
