@@ -11,6 +11,8 @@
  *   agent and person (NFKC), read by the `simple` parser: a corrected message of Priya's is still found
  *   by `priya`.
  * - `search_fixes`: corrections, keyed by the correction event `(tenant, sid, w, seq)` and what it fixes.
+ * - `search_causes`: recorded causes (`SearchCause`, version 2): message `message_id` filed under `key`,
+ *   a document's `cause`; the `person:` filter reads it by its primary key's prefix `(tenant, sid, key)`.
  * - `search_cursors`: each writer's indexed length (the condition of `applyWriter`).
  * - `search_facts`: each session's reported state and title.
  * - `search_schema`: the schema's version (one row).
@@ -43,11 +45,21 @@
  */
 import type { SqlRunner } from './runner.js';
 
-/** The schema's version: raised with every change to the statements below (and a migration for it). */
-export const SEARCH_SCHEMA_VERSION = 1;
+/**
+ * The schema's version: raised with every change to the statements below (and a migration for it).
+ * 2: `search_causes` (a database of version 1 gets it from `CREATE TABLE IF NOT EXISTS`; the documents
+ * indexed before keep their old `cause`, a message id that is no key: a reindex files their causes).
+ */
+export const SEARCH_SCHEMA_VERSION = 2;
 
 /** The tables holding a tenant's rows, each under the tenant policy. */
-export const SEARCH_TABLES = ['search_docs', 'search_fixes', 'search_cursors', 'search_facts'] as const;
+export const SEARCH_TABLES = [
+  'search_docs',
+  'search_fixes',
+  'search_causes',
+  'search_cursors',
+  'search_facts',
+] as const;
 
 /** The tenant as the transaction set it; NULL outside one (so no row matches). */
 const TENANT_SETTING = "current_setting('hansard.tenant', true)";
@@ -85,7 +97,7 @@ const TABLES = [
     PRIMARY KEY (tenant, sid, w, seq)
   )`,
   'CREATE INDEX IF NOT EXISTS search_docs_tsv ON search_docs USING gin (tsv)',
-  // A fix finds its target, and a person filter an action's cause, by id.
+  // A fix finds its target, and a person filter the messages of an action's cause, by id.
   'CREATE INDEX IF NOT EXISTS search_docs_id ON search_docs (tenant, sid, id)',
   // Filter-only queries (no words) are ordered newest first.
   'CREATE INDEX IF NOT EXISTS search_docs_at ON search_docs (tenant, at_us DESC)',
@@ -103,6 +115,13 @@ const TABLES = [
     PRIMARY KEY (tenant, sid, w, seq, target_id, field)
   )`,
   'CREATE INDEX IF NOT EXISTS search_fixes_target ON search_fixes (tenant, sid, target_id, field)',
+  `CREATE TABLE IF NOT EXISTS search_causes (
+    tenant text NOT NULL,
+    sid text NOT NULL,
+    key text NOT NULL,
+    message_id text NOT NULL,
+    PRIMARY KEY (tenant, sid, key, message_id)
+  )`,
   `CREATE TABLE IF NOT EXISTS search_cursors (
     tenant text NOT NULL,
     sid text NOT NULL,
@@ -183,8 +202,9 @@ export function searchSchemaStatements(options: { appRole?: string } = {}): stri
     MATCHING_FUNCTION,
   ];
   out.push(
+    // Raised to this code's version once its statements ran; never lowered (older code then refuses).
     `INSERT INTO search_schema (name, version) VALUES ('search', ${SEARCH_SCHEMA_VERSION})
-      ON CONFLICT (name) DO NOTHING`,
+      ON CONFLICT (name) DO UPDATE SET version = GREATEST(search_schema.version, EXCLUDED.version)`,
   );
   if (options.appRole !== undefined) {
     if (!ROLE_NAME.test(options.appRole)) {

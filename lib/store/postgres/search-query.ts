@@ -85,11 +85,13 @@ export function searchStatement(tenant: string, query: EngineQuery): BuiltQuery 
   }
   if (f.person) {
     list('f_person', f.person);
-    // The person of an agent's event is the person of the message it answered (its cause).
+    // The person of an agent's event is that of a message of the session filed under its `cause` key
+    // (its `caused_by`, or its turn's context: replay's recorded attribution).
     where.push(`(${inListFolded('d.person', 'f_person')} OR ${inListFolded('d.person_name', 'f_person')}
       OR (d.cause IS NOT NULL AND EXISTS (
-        SELECT 1 FROM search_docs c
-        WHERE c.tenant = d.tenant AND c.sid = d.sid AND c.id = d.cause AND c.type = 'message'
+        SELECT 1 FROM search_causes k
+        JOIN search_docs c ON c.tenant = k.tenant AND c.sid = k.sid AND c.id = k.message_id
+        WHERE k.tenant = d.tenant AND k.sid = d.sid AND k.key = d.cause AND c.type = 'message'
           AND (${inListFolded('c.person', 'f_person')} OR ${inListFolded('c.person_name', 'f_person')}))))`);
   }
   if (f.state) {

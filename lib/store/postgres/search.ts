@@ -24,6 +24,8 @@ import { z } from 'zod';
 import {
   type EngineHit,
   type EngineQuery,
+  type SearchCause,
+  SearchCauseSchema,
   type SearchDoc,
   SearchDocSchema,
   type SearchFix,
@@ -43,7 +45,7 @@ export interface PgSearchIndexOptions {
   timeoutMs?: number;
 }
 
-/** Documents (or fixes) per INSERT: bounded by their JSON's size too (`chunks`). */
+/** Documents (or fixes, or causes) per INSERT: bounded by their JSON's size too (`chunks`). */
 const ROWS_PER_INSERT = 200;
 /** JSON characters per INSERT's parameter: well inside a Data API request. */
 const JSON_PER_INSERT = 512 * 1024;
@@ -70,6 +72,12 @@ const INSERT_FIXES = `INSERT INTO search_fixes (tenant, sid, w, seq, target_id, 
     AS x(sid text, w text, seq bigint, target_id text, field text, text text, terms text, at_us bigint, by text)
   ON CONFLICT (tenant, sid, w, seq, target_id, field) DO UPDATE SET text = EXCLUDED.text,
     terms = EXCLUDED.terms, at_us = EXCLUDED.at_us, by_id = EXCLUDED.by_id`;
+
+/** Causes in, each kept once: filed again (a replay, the same turn's start read again) it changes nothing. */
+const INSERT_CAUSES = `INSERT INTO search_causes (tenant, sid, key, message_id)
+  SELECT DISTINCT :tenant, x.sid, x.key, x.message_id
+  FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS x(sid text, key text, message_id text)
+  ON CONFLICT (tenant, sid, key, message_id) DO NOTHING`;
 
 /**
  * The winning fix of the session's documents with one of the ids: the latest fix of the document's own
@@ -138,18 +146,23 @@ export class PgSearchIndex implements SearchIndex {
 
   /**
    * See the port.
-   * @throws ZodError when a document or fix does not fit its schema; Error when a document is not of the
-   *   batch's session and writer or a fix not of its session (as on SQLite: nothing is written either
-   *   way); the server's error when a statement fails (the transaction rolled back: nothing is written)
+   * @throws ZodError when a document, fix or cause does not fit its schema; Error when a document is not
+   *   of the batch's session and writer or a fix or cause not of its session (as on SQLite: nothing is
+   *   written either way); the server's error when a statement fails (the transaction rolled back:
+   *   nothing is written)
    */
   async applyWriter(batch: WriterBatch): Promise<boolean> {
     const { tenant, sid, w, fromLength, toLength } = batch;
     const docs = batch.docs.map((d) => SearchDocSchema.parse(d));
     const fixes = batch.fixes.map((f) => SearchFixSchema.parse(f));
+    const causes = batch.causes.map((c) => SearchCauseSchema.parse(c));
     // What one writer's bytes hold is of its session and writer: anything else would outlive a
     // dropSession of its session and be counted in no writer's indexed length.
-    const stray = docs.find((d) => d.sid !== sid || d.w !== w) ?? fixes.find((f) => f.sid !== sid);
-    if (stray) throw new Error(`a batch of ${sid}/${w} holds a document or fix of ${stray.sid}`);
+    const stray =
+      docs.find((d) => d.sid !== sid || d.w !== w) ??
+      fixes.find((f) => f.sid !== sid) ??
+      causes.find((c) => c.sid !== sid);
+    if (stray) throw new Error(`a batch of ${sid}/${w} holds a document, fix or cause of ${stray.sid}`);
     return this.runner.transaction(tenant, async (tx) => {
       // The condition, as one write that locks the cursor: a concurrent apply of the same writer waits,
       // then finds the length moved and answers false.
@@ -169,6 +182,7 @@ export class PgSearchIndex implements SearchIndex {
       if (advanced.length === 0) return false;
       await insertRows(tx, INSERT_DOCS, tenant, docs);
       await insertRows(tx, INSERT_FIXES, tenant, fixes);
+      await insertRows(tx, INSERT_CAUSES, tenant, causes);
       await recompute(tx, tenant, sid, [...docs.map((d) => d.id), ...fixes.map((f) => f.target_id)]);
       return true;
     });
@@ -260,7 +274,7 @@ async function insertRows(
   tx: SqlTx,
   sql: string,
   tenant: string,
-  rows: ReadonlyArray<SearchDoc | SearchFix>,
+  rows: ReadonlyArray<SearchDoc | SearchFix | SearchCause>,
 ): Promise<void> {
   for (const group of chunks(rows.map((r) => JSON.stringify(r)))) {
     await tx.query(sql, { tenant, rows: `[${group.join(',')}]` });

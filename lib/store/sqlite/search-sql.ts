@@ -20,6 +20,9 @@ import type { EngineQuery } from '../search.js';
  *   `unicode61 remove_diacritics 0` reads the space-separated terms of lib/service/search/terms.ts back
  *   as the same words, marks kept;
  * - `search_fixes`: corrections by the correction event (sid, w, seq) and what they target;
+ * - `search_causes`: recorded causes (`SearchCause`): message `message_id` is filed under `key`, a
+ *   document's `cause` (an agent event's `e:<id>`, a turn's `t:<turn_id>`), whichever writer or batch
+ *   filed it; the `person:` filter reads through it (its primary key's prefix (tenant, sid, key));
  * - `search_cursors`: each writer's indexed length (`applyWriter`'s condition);
  * - `search_facts`: each session's reported state and title (the `state:` filter, the hits' title).
  */
@@ -42,6 +45,10 @@ CREATE TABLE IF NOT EXISTS search_fixes (
   PRIMARY KEY (tenant, sid, w, seq, target_id, field)
 );
 CREATE INDEX IF NOT EXISTS search_fixes_target ON search_fixes (tenant, sid, target_id, field);
+CREATE TABLE IF NOT EXISTS search_causes (
+  tenant TEXT NOT NULL, sid TEXT NOT NULL, key TEXT NOT NULL, message_id TEXT NOT NULL,
+  PRIMARY KEY (tenant, sid, key, message_id)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS search_cursors (
   tenant TEXT NOT NULL, sid TEXT NOT NULL, w TEXT NOT NULL, length INTEGER NOT NULL,
   PRIMARY KEY (tenant, sid, w)
@@ -66,7 +73,8 @@ export const ftsRemove = (where: string): string =>
 
 /** The index's own tables and indexes as `dbstat` names them (FTS5's shadow tables included). */
 export const SEARCH_OBJECTS_WHERE = `(name LIKE 'search\\_docs%' ESCAPE '\\' OR name LIKE 'search\\_fts%' ESCAPE '\\'
-  OR name LIKE 'search\\_fixes%' ESCAPE '\\' OR name LIKE 'search\\_cursors%' ESCAPE '\\'
+  OR name LIKE 'search\\_fixes%' ESCAPE '\\' OR name LIKE 'search\\_causes%' ESCAPE '\\'
+  OR name LIKE 'search\\_cursors%' ESCAPE '\\'
   OR name LIKE 'search\\_facts%' ESCAPE '\\' OR name LIKE 'sqlite\\_autoindex\\_search\\_%' ESCAPE '\\')`;
 
 /**
@@ -112,9 +120,14 @@ export function selectOf(tenant: string, query: EngineQuery): SearchSelect | nul
     if (f.person.length === 0) return null;
     const people = f.person.map((p) => p.toLowerCase());
     const m = marks(people.length);
-    // An agent's event is a person's too when the message it answered (its `cause`) is theirs.
+    // An agent's event is a person's too when a message of the session filed under its `cause` key (its
+    // `caused_by`, or its turn's context) is theirs: replay's recorded attribution. CROSS JOIN keeps the
+    // causes of the key the outer loop (SQLite's planner, without statistics, would read every document
+    // of the session first), then each named message by `search_docs_target`.
     where.push(`(d.person_lc IN (${m}) OR d.person_name_lc IN (${m}) OR (d.cause IS NOT NULL AND EXISTS (
-      SELECT 1 FROM search_docs c WHERE c.tenant = d.tenant AND c.sid = d.sid AND c.id = d.cause
+      SELECT 1 FROM search_causes k
+        CROSS JOIN search_docs c ON c.tenant = k.tenant AND c.sid = k.sid AND c.id = k.message_id
+      WHERE k.tenant = d.tenant AND k.sid = d.sid AND k.key = d.cause AND c.type = 'message'
         AND (c.person_lc IN (${m}) OR c.person_name_lc IN (${m})))))`);
     params.push(...people, ...people, ...people, ...people);
   }

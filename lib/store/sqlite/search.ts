@@ -17,6 +17,7 @@
 import {
   type EngineHit,
   type EngineQuery,
+  SearchCauseSchema,
   type SearchDoc,
   SearchDocSchema,
   type SearchFix,
@@ -100,22 +101,33 @@ export class SqliteSearchIndex implements SearchIndex {
 
   /**
    * In one transaction, on condition of the writer's indexed length: the fixes (replacing those of the
-   * same correction and target), the documents (replacing those of the same sid, w, seq), each with its
-   * winning fix, the documents of earlier batches whose winning fix changed, and the new length.
-   * @throws ZodError when a document or fix does not fit its schema; Error when a document is not of the
-   *   batch's session and writer or a fix not of its session (nothing is written either way)
+   * same correction and target), the causes (one row each, kept once whoever files it again), the
+   * documents (replacing those of the same sid, w, seq), each with its winning fix, the documents of
+   * earlier batches whose winning fix changed, and the new length.
+   * @throws ZodError when a document, fix or cause does not fit its schema; Error when a document is not
+   *   of the batch's session and writer or a fix or cause not of its session (nothing is written either way)
    */
   async applyWriter(batch: WriterBatch): Promise<boolean> {
     const docs = batch.docs.map((d) => SearchDocSchema.parse(d));
     const fixes = batch.fixes.map((f) => SearchFixSchema.parse(f));
+    const causes = batch.causes.map((c) => SearchCauseSchema.parse(c));
     // What one writer's bytes hold is of its session and writer: anything else would outlive a
     // `dropSession` of its session and be counted in no writer's indexed length.
     const stray =
-      docs.find((d) => d.sid !== batch.sid || d.w !== batch.w) ?? fixes.find((f) => f.sid !== batch.sid);
-    if (stray) throw new Error(`a batch of ${batch.sid}/${batch.w} holds a document or fix of ${stray.sid}`);
+      docs.find((d) => d.sid !== batch.sid || d.w !== batch.w) ??
+      fixes.find((f) => f.sid !== batch.sid) ??
+      causes.find((c) => c.sid !== batch.sid);
+    if (stray) {
+      throw new Error(`a batch of ${batch.sid}/${batch.w} holds a document, fix or cause of ${stray.sid}`);
+    }
     return this.db.transaction(() => {
       if (this.length(batch.tenant, batch.sid, batch.w) !== batch.fromLength) return false;
       for (const f of fixes) this.putFix(batch.tenant, f);
+      const putCause = this.q(
+        `INSERT INTO search_causes (tenant, sid, key, message_id) VALUES (?, ?, ?, ?)
+           ON CONFLICT (tenant, sid, key, message_id) DO NOTHING`,
+      );
+      for (const c of causes) putCause.run(batch.tenant, c.sid, c.key, c.message_id);
       for (const d of docs) this.putDoc(batch.tenant, d);
       const targets = new Map(fixes.map((f) => [JSON.stringify([f.sid, f.target_id, f.field]), f]));
       for (const f of targets.values()) this.refresh(batch.tenant, f.sid, f.target_id, f.field);
@@ -155,7 +167,13 @@ export class SqliteSearchIndex implements SearchIndex {
     const params = sid === null ? [tenant] : [tenant, sid];
     this.db.transaction(() => {
       this.q(ftsRemove(scope)).run(...params);
-      for (const table of ['search_docs', 'search_fixes', 'search_cursors', 'search_facts']) {
+      for (const table of [
+        'search_docs',
+        'search_fixes',
+        'search_causes',
+        'search_cursors',
+        'search_facts',
+      ]) {
         this.q(`DELETE FROM ${table} WHERE ${scope}`).run(...params);
       }
     })();

@@ -8,6 +8,7 @@ import { termsColumn, termsOf } from '../../../lib/service/search/terms.js';
 import type {
   EngineHit,
   EngineQuery,
+  SearchCause,
   SearchDoc,
   SearchFix,
   SearchIndex,
@@ -79,8 +80,28 @@ export function batch(
   to: number,
   docs: SearchDoc[],
   fixes: SearchFix[] = [],
+  causes: SearchCause[] = [],
 ): WriterBatch {
-  return { tenant, sid, w, fromLength: from, toLength: to, docs, fixes };
+  return { tenant, sid, w, fromLength: from, toLength: to, docs, fixes, causes };
+}
+
+/** `d` with the cause key of an agent event whose `caused_by` lists messages: `e:<its id>`. */
+export const caused = (d: SearchDoc): SearchDoc => ({ ...d, cause: `e:${d.id}` });
+
+/**
+ * The causes an agent event whose `caused_by` lists `messages` files, as lib/service/search/docs.ts files
+ * them: under `e:<its id>` (its document's `cause`).
+ */
+export function causedBy(event: Pick<SearchDoc, 'sid' | 'id'>, ...messages: SearchDoc[]): SearchCause[] {
+  return messages.map((m) => ({ sid: event.sid, key: `e:${event.id}`, message_id: m.id }));
+}
+
+/**
+ * The causes a `turn.start` of `sid` files for its `context_message_ids`: under `t:<turn_id>`, the
+ * `cause` of the turn's agent events whose `caused_by` is null.
+ */
+export function turnContext(sid: string, turnId: string, ...messageIds: string[]): SearchCause[] {
+  return messageIds.map((m) => ({ sid, key: `t:${turnId}`, message_id: m }));
 }
 
 /**

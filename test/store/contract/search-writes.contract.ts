@@ -10,6 +10,8 @@ import { newId } from '../../../lib/log/format/ids.js';
 import type { SearchIndex } from '../../../lib/store/search.js';
 import {
   batch,
+  caused,
+  causedBy,
   doc,
   fix,
   found,
@@ -302,12 +304,11 @@ export function searchWriteCases(contract: SearchCase): void {
       field: 'input',
       id: mine.id,
     });
-    const theirAnswer = doc(sid, w, 2, 'zebra forecast done', {
-      type: 'output',
-      agent: 'codex',
-      cause: mine.id,
-    });
-    await index.applyWriter(batch('globex', sid, w, 0, 100, [theirs, theirAnswer]));
+    // its cause names the id both share: globex's message alone is what it names
+    const theirAnswer = caused(doc(sid, w, 2, 'zebra forecast done', { type: 'output', agent: 'codex' }));
+    await index.applyWriter(
+      batch('globex', sid, w, 0, 100, [theirs, theirAnswer], [], causedBy(theirAnswer, theirs)),
+    );
     await index.putSessionFacts({
       tenant: 'globex',
       sid,

@@ -4,13 +4,17 @@
  * API. `runSearchContract(name, newIndex)` declares the cases, each on a new, empty index that its
  * `cleanup` removes. The cases of matching, filters, ranking and paging are here; those of writing
  * (the writer cursor, replays, corrections, session facts, dropping, tenants) in
- * ./search-writes.contract.ts. Documents are built as the service builds them (./search-records.ts).
+ * ./search-writes.contract.ts, those of recorded causes (`person:` through an agent event's cause) in
+ * ./search-causes.contract.ts. Documents are built as the service builds them (./search-records.ts).
  */
 import { afterEach, beforeEach, describe, expect, it, type TestContext } from 'vitest';
 import { newId } from '../../../lib/log/format/ids.js';
 import type { EngineQuery, SearchIndex } from '../../../lib/store/search.js';
+import { searchCauseCases } from './search-causes.contract.js';
 import {
   batch,
+  caused,
+  causedBy,
   doc,
   found,
   keyOf,
@@ -50,6 +54,7 @@ export function runSearchContract(
       });
     searchQueryCases(contract);
     searchWriteCases(contract);
+    searchCauseCases(contract);
   });
 }
 
@@ -177,11 +182,23 @@ function searchQueryCases(contract: SearchCase): void {
       const [wp, wa] = [newId('w'), newId('w')];
       const ask = doc(sid, wp, 1, 'fix the parser', { person: 'priya', person_name: 'Priya Shah' });
       const askJo = doc(sid, wp, 2, 'and the lexer', { person: 'jo', person_name: 'Jo Ng' });
-      const answer = doc(sid, wa, 1, 'parser fixed', { type: 'output', agent: 'codex', cause: ask.id });
-      const forJo = doc(sid, wa, 2, 'lexer fixed', { type: 'output', agent: 'codex', cause: askJo.id });
+      // `caused_by: [ask]` and `caused_by: [askJo]`, filed under each event's `e:<id>`
+      const answer = caused(doc(sid, wa, 1, 'parser fixed', { type: 'output', agent: 'codex' }));
+      const forJo = caused(doc(sid, wa, 2, 'lexer fixed', { type: 'output', agent: 'codex' }));
       const uncaused = doc(sid, wa, 3, 'idle', { type: 'output', agent: 'codex' });
       await index.applyWriter(batch('acme', sid, wp, 0, 200, [ask, askJo]));
-      await index.applyWriter(batch('acme', sid, wa, 0, 300, [answer, forJo, uncaused]));
+      await index.applyWriter(
+        batch(
+          'acme',
+          sid,
+          wa,
+          0,
+          300,
+          [answer, forJo, uncaused],
+          [],
+          [...causedBy(answer, ask), ...causedBy(forJo, askJo)],
+        ),
+      );
       const f = (person: string[], match: string[] = []) =>
         found(index, 'acme', query(match, { filters: { person } }));
       expect(await f(['priya'])).toEqual(sortedKeys(ask, answer));
@@ -191,14 +208,12 @@ function searchQueryCases(contract: SearchCase): void {
       expect(await f(['priya', 'jo'])).toEqual(sortedKeys(ask, askJo, answer, forJo));
       expect(await f(['priya'], ['fixed'])).toEqual(sortedKeys(answer));
       expect(await f(['shah'])).toEqual([]);
-      // a cause in another session is not this one's message
+      // a cause in another session naming this one's message is not that message
       const elsewhere = newId('s');
-      const stray = doc(elsewhere, wa, 1, 'parser fixed elsewhere', {
-        type: 'output',
-        agent: 'codex',
-        cause: ask.id,
-      });
-      await index.applyWriter(batch('acme', elsewhere, wa, 0, 100, [stray]));
+      const stray = caused(
+        doc(elsewhere, wa, 1, 'parser fixed elsewhere', { type: 'output', agent: 'codex' }),
+      );
+      await index.applyWriter(batch('acme', elsewhere, wa, 0, 100, [stray], [], causedBy(stray, ask)));
       expect(await f(['priya'], ['fixed'])).toEqual(sortedKeys(answer));
     },
   );

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type SqlRunner, SqlTimeoutError } from '../../../lib/store/postgres/runner.js';
-import { migrateSearchSchema } from '../../../lib/store/postgres/schema.js';
+import { migrateSearchSchema, SEARCH_SCHEMA_VERSION } from '../../../lib/store/postgres/schema.js';
 import { PgSearchIndex } from '../../../lib/store/postgres/search.js';
 import type { EngineQuery, SearchDoc, SearchFix, WriterBatch } from '../../../lib/store/search.js';
 import type { SearchDatabase } from '../../support/postgres.js';
@@ -66,6 +66,7 @@ export function batch(tenant: string, docs: SearchDoc[], over: Partial<WriterBat
     toLength: 100,
     docs,
     fixes: [],
+    causes: [],
     ...over,
   };
 }
@@ -94,21 +95,29 @@ export function runPgAdapterCases(title: string, options: PgCaseOptions): void {
     it(
       'a statement that forgets its tenant filter still sees and writes only the transaction tenant’s rows (row-level security: the app role on every table, the owner on all but search_docs)',
       withDb(async ({ app, owner, index }) => {
-        await index.applyWriter(batch(T1, [doc({ seq: 1, text: 'the billing migration plan' })]));
-        await index.applyWriter(batch(T2, [doc({ seq: 1, text: 'the globex billing migration' })]));
+        const causes = [{ sid: SID, key: 't:t_1', message_id: 'm_1' }];
+        await index.applyWriter(batch(T1, [doc({ seq: 1, text: 'the billing migration plan' })], { causes }));
+        await index.applyWriter(
+          batch(T2, [doc({ seq: 1, text: 'the globex billing migration' })], { causes }),
+        );
         const seen = await app.transaction(T2, (tx) =>
           tx.query("SELECT tenant, text FROM search_docs WHERE tsv @@ phraseto_tsquery('simple', 'billing')"),
         );
         expect(seen).toEqual([{ tenant: T2, text: 'the globex billing migration' }]);
-        const tables =
-          'SELECT (SELECT count(*) FROM search_docs) AS docs, (SELECT count(*) FROM search_cursors) AS cursors';
-        expect(await app.transaction(T2, (tx) => tx.query(tables))).toEqual([{ docs: 1, cursors: 1 }]);
+        const tables = `SELECT (SELECT count(*) FROM search_docs) AS docs,
+          (SELECT count(*) FROM search_cursors) AS cursors, (SELECT count(*) FROM search_causes) AS causes`;
+        expect(await app.transaction(T2, (tx) => tx.query(tables))).toEqual([
+          { docs: 1, cursors: 1, causes: 1 },
+        ]);
         // Outside any tenant (no hansard.tenant set) the app role sees nothing at all.
         expect(await app.admin('SELECT count(*) AS n FROM search_docs')).toEqual([{ n: 0 }]);
         // The owner: FORCEd on the other tables; search_docs is not FORCEd, so that its search_matching
         // can read the GIN index (lib/store/postgres/schema.ts).
-        expect(await owner.transaction(T2, (tx) => tx.query(tables))).toEqual([{ docs: 2, cursors: 1 }]);
+        expect(await owner.transaction(T2, (tx) => tx.query(tables))).toEqual([
+          { docs: 2, cursors: 1, causes: 1 },
+        ]);
         expect(await owner.admin('SELECT count(*) AS n FROM search_cursors')).toEqual([{ n: 0 }]);
+        expect(await owner.admin('SELECT count(*) AS n FROM search_causes')).toEqual([{ n: 0 }]);
         // Another tenant's rows cannot be changed, nor written under its name.
         const changed = await app.transaction(T2, (tx) =>
           tx.query("UPDATE search_docs SET fix_terms = 'x' WHERE tenant = :t RETURNING 1 AS one", { t: T1 }),
@@ -118,6 +127,14 @@ export function runPgAdapterCases(title: string, options: PgCaseOptions): void {
           app.transaction(T2, (tx) =>
             tx.query(
               `INSERT INTO search_facts (tenant, sid, state, title) VALUES (:t, 's_x', 'done', 'planted')`,
+              { t: T1 },
+            ),
+          ),
+        ).rejects.toThrow(/row-level security/);
+        await expect(
+          app.transaction(T2, (tx) =>
+            tx.query(
+              `INSERT INTO search_causes (tenant, sid, key, message_id) VALUES (:t, 's_x', 't:t_9', 'm_9')`,
               { t: T1 },
             ),
           ),
@@ -139,6 +156,43 @@ export function runPgAdapterCases(title: string, options: PgCaseOptions): void {
         ]);
         expect((await index.query(T2, words(['owner', 'words']))).map((h) => h.doc.sid)).toEqual([SID]);
         expect(await index.stats(T2)).toMatchObject({ docs: 1 });
+      }),
+    );
+
+    it(
+      'a database of schema version 1 (before search_causes) is migrated in place: the table under its policy and grants, version 2, its documents kept; a newer schema is refused',
+      withDb(async ({ owner, index, db }) => {
+        const ask = doc({ seq: 1, text: 'tidy the logs' });
+        const out = doc({ seq: 2, text: 'logs tidied', type: 'output', person: null, person_name: null });
+        await index.applyWriter(batch(T1, [ask, { ...out, cause: 't:t_1' }]));
+        await owner.admin('DROP TABLE search_causes');
+        await owner.admin("UPDATE search_schema SET version = 1 WHERE name = 'search'");
+        await migrateSearchSchema(owner, { appRole: db.appRole });
+        expect(await owner.admin("SELECT version FROM search_schema WHERE name = 'search'")).toEqual([
+          { version: SEARCH_SCHEMA_VERSION },
+        ]);
+        expect(SEARCH_SCHEMA_VERSION).toBe(2);
+        expect(
+          await owner.admin(
+            `SELECT c.relrowsecurity AS on, c.relforcerowsecurity AS forced,
+              (SELECT count(*) FROM pg_policies p WHERE p.tablename = 'search_causes') AS policies
+            FROM pg_class c WHERE c.relname = 'search_causes'`,
+          ),
+        ).toEqual([{ on: true, forced: true, policies: 1 }]);
+        const person = { ...words(), filters: { person: ['priya'] } };
+        expect((await index.query(T1, person)).map((h) => h.doc.seq)).toEqual([1]);
+        // the app role writes causes in it, and `person:` reads them
+        const start = batch(T1, [], {
+          w: 'w_01JEEEEEEEEEEEEEEEEEEEEEEE',
+          causes: [{ sid: SID, key: 't:t_1', message_id: ask.id }],
+        });
+        expect(await index.applyWriter(start)).toBe(true);
+        expect((await index.query(T1, person)).map((h) => h.doc.seq)).toEqual([2, 1]);
+        // code older than the database's schema refuses it
+        await owner.admin("UPDATE search_schema SET version = 99 WHERE name = 'search'");
+        await expect(migrateSearchSchema(owner, { appRole: db.appRole })).rejects.toThrow(
+          /schema version 99/,
+        );
       }),
     );
 
@@ -236,7 +290,7 @@ export function runPgAdapterCases(title: string, options: PgCaseOptions): void {
         const unfit = batch(T1, [{ ...doc({ seq: 1, text: 'x' }), seq: 1.5 }]);
         await expect(index.applyWriter(unfit)).rejects.toThrow(/expected int/i);
         const stray = batch(T1, [doc({ seq: 1, text: 'x', sid: 's_01JZZZZZZZZZZZZZZZZZZZZZZZ' })]);
-        await expect(index.applyWriter(stray)).rejects.toThrow(/holds a document or fix of s_01JZZ/);
+        await expect(index.applyWriter(stray)).rejects.toThrow(/holds a document, fix or cause of s_01JZZ/);
         const report = doc({ seq: 1, text: 'a report', type: 'report' });
         await expect(
           index.putSessionFacts({ tenant: T1, sid: SID, state: null, title: null, reports: [report] }),

@@ -1,7 +1,8 @@
 /**
  * What only the SQLite engine of search has (lib/store/sqlite/search.ts; the contract both engines pass
  * is test/store/contract/search.contract.ts): its tables in the state store's file, kept when the file is
- * opened again; its size from `dbstat`; its refusal of a batch holding another session's documents.
+ * opened again; its size from `dbstat`; its refusal of a batch holding another session's documents,
+ * fixes or causes.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -53,7 +54,7 @@ describe('SqliteSearchIndex', () => {
     }
   });
 
-  it("refuses a batch holding another session's or writer's document, writing nothing", async () => {
+  it("refuses a batch holding another session's or writer's document, or another session's fix or cause, writing nothing", async () => {
     const store = new SqliteStateStore(join(dirs.make(), 'state.sqlite'));
     try {
       const index = store.searchIndex();
@@ -66,8 +67,12 @@ describe('SqliteSearchIndex', () => {
       }
       const foreignFix = { ...fix(mine, 'fixed words', { w, seq: 3, when: 5 }), sid: other };
       await expect(index.applyWriter(batch('acme', sid, w, 0, 100, [mine], [foreignFix]))).rejects.toThrow(
-        /holds a document or fix/,
+        /holds a document, fix or cause/,
       );
+      const foreignCause = { sid: other, key: 't:t_1', message_id: mine.id };
+      await expect(
+        index.applyWriter(batch('acme', sid, w, 0, 100, [mine], [], [foreignCause])),
+      ).rejects.toThrow(/holds a document, fix or cause/);
       expect(await index.indexedLength('acme', sid, w)).toBe(0);
       expect(await found(index, 'acme', query(['words']))).toEqual([]);
       // and a report of facts must be the session's, of no writer
