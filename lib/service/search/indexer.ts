@@ -7,7 +7,13 @@
  * (dropping the session, then queueing its writers) gives what indexing as it arrived gave.
  */
 import type { SegmentStore, StateStore } from '../../store/index.js';
-import type { SearchIndex, WriterBatch } from '../../store/search.js';
+import {
+  SearchCauseSchema,
+  SearchDocSchema,
+  SearchFixSchema,
+  type SearchIndex,
+  type WriterBatch,
+} from '../../store/search.js';
 import { docsOfEvent, recordOf, reportDocs, searchText, type WriterFacts } from './docs.js';
 
 /** What indexing needs: the stores it reads and the engine it writes. */
@@ -106,9 +112,9 @@ async function indexWriterOnce(deps: IndexerDeps, { tenant, sid, w }: IndexTarge
       batch.toLength = pos + start;
       if (rec) {
         const made = docsOfEvent(rec, facts);
-        batch.docs.push(...made.docs);
-        batch.fixes.push(...made.fixes);
-        batch.causes.push(...made.causes);
+        batch.docs.push(...fitting(made.docs, SearchDocSchema));
+        batch.fixes.push(...fitting(made.fixes, SearchFixSchema));
+        batch.causes.push(...fitting(made.causes, SearchCauseSchema));
       }
       if (batch.toLength - batch.fromLength >= BATCH_BYTES) {
         if (!(await deps.index.applyWriter(batch))) return false;
@@ -122,6 +128,23 @@ async function indexWriterOnce(deps: IndexerDeps, { tenant, sid, w }: IndexTarge
     pending = pending.subarray(start);
   }
   return batch.toLength > batch.fromLength ? deps.index.applyWriter(batch) : true;
+}
+
+/**
+ * What of one line's documents, fixes or causes the engine's schemas take, so that no line can fail its
+ * writer's batch on every try (SEARCH-POISON-LINE, test/attack/search-poison.test.ts: ingest stores a line
+ * dated after 2255, or with a `seq` of -1 or past 2^53): an instant past the safe integers (`at_us`) is
+ * unknown (null), as an unreadable `ts` is; what the schema still refuses is left out, as a line that
+ * does not parse is (the timeline shows it; the index cannot key it).
+ */
+function fitting<T>(items: T[], schema: { safeParse(v: unknown): { success: boolean } }): T[] {
+  const out: T[] = [];
+  for (const item of items) {
+    const at = (item as { at_us?: unknown }).at_us;
+    const fixed = typeof at === 'number' && !Number.isSafeInteger(at) ? { ...item, at_us: null } : item;
+    if (schema.safeParse(fixed).success) out.push(fixed);
+  }
+  return out;
 }
 
 function newBatch(tenant: string, sid: string, w: string, from: number): WriterBatch {
