@@ -85,10 +85,16 @@ async function titleOf(state: StateStore, tenant: string, sid: string): Promise<
  * the length, so this ends.
  */
 async function indexWriter(deps: IndexerDeps, target: IndexTarget): Promise<void> {
-  while (!(await indexWriterOnce(deps, target))) {
-    // refused: read the writer and the indexed length again
+  // Refused: read the writer and the indexed length again. Bounded all the same: an engine that refuses
+  // at the length it answers would otherwise hold the drain here; the entry is tried again later.
+  for (let tries = 0; tries < MAX_TRIES; tries++) {
+    if (await indexWriterOnce(deps, target)) return;
   }
+  throw new Error(`the index refused ${MAX_TRIES} batches of ${target.sid}/${target.w} in a row`);
 }
+
+/** Passes of one writer in a row whose batch another pass overtook, before the entry is left for later. */
+const MAX_TRIES = 50;
 
 /** One try of `indexWriter`: true once indexed to the stored length, false when a batch was refused. */
 async function indexWriterOnce(deps: IndexerDeps, { tenant, sid, w }: IndexTarget): Promise<boolean> {
