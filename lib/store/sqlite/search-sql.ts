@@ -147,7 +147,10 @@ export function selectOf(tenant: string, query: EngineQuery): SearchSelect | nul
   let order = 'd.at_us DESC, d.sid, d.w, d.seq';
   if (match.length > 0) {
     const positive = match.join(' AND ');
-    from = 'search_fts JOIN search_docs d ON d.rid = search_fts.rowid';
+    // CROSS JOIN: the full-text match is the outer loop. With a range or facet filter SQLite's planner
+    // would otherwise walk `search_docs_newest` and test MATCH row by row (74 s for one common word over
+    // 100,000 documents, against 0.15 s with the match first).
+    from = 'search_fts CROSS JOIN search_docs d ON d.rid = search_fts.rowid';
     where.push('search_fts MATCH ?');
     params.push(exclude.length > 0 ? `(${positive}) NOT (${exclude.join(' OR ')})` : positive);
     score = 'bm25(search_fts)';

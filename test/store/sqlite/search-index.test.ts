@@ -90,3 +90,32 @@ describe('SqliteSearchIndex', () => {
     }
   });
 });
+
+describe('selectOf plans', () => {
+  it('reads the full-text match first, whatever filters come with it (never MATCH row by row)', async () => {
+    const { selectOf } = await import('../../../lib/store/sqlite/search-sql.js');
+    const store = new SqliteStateStore(join(dirs.make(), 'state.sqlite'));
+    try {
+      store.searchIndex();
+      const db = (store as unknown as { db: { prepare(s: string): { all(...p: unknown[]): unknown[] } } }).db;
+      for (const filters of [
+        { after_us: 1 },
+        { before_us: 2 ** 52 },
+        { agent: ['codex'], before_us: 2 ** 52 },
+        { type: ['action' as const], tool: ['bash'] },
+      ]) {
+        const sel = selectOf('acme', {
+          match: [{ terms: ['list'] }],
+          exclude: [],
+          filters,
+          limit: 21,
+          offset: 0,
+        });
+        const plan = db.prepare(`EXPLAIN QUERY PLAN ${sel!.sql}`).all(...sel!.params) as { detail: string }[];
+        expect(plan[0]?.detail, JSON.stringify(filters)).toMatch(/^SCAN search_fts VIRTUAL TABLE/);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});
