@@ -15,10 +15,10 @@
  *   winning fix's text differs from the document's own (as on SQLite).
  * - Size of answers: a page's texts are bounded (search-query.ts `TEXT_BUDGET_BYTES`) and the rest are
  *   fetched in groups, within the Data API's 1 MiB.
- * - `stats().bytes` is an estimate: the index tables' and indexes' total size
- *   (`pg_total_relation_size`) times the tenant's share of the documents (its count over the table's
- *   `reltuples` estimate, or 1 before the server has one), since row-level security hides other tenants'
- *   rows from a count.
+ * - `stats().bytes` is the size of the tenant's own rows as stored (`pg_column_size` of each row of its
+ *   tables: compressed values counted compressed), without the indexes' and free space's share: a figure
+ *   of the tenant's data alone, so it does not move when another tenant writes (SEARCH-STATUS-BYTES; it
+ *   was the tables' total size times the tenant's share of the rows). It reads every row of the tenant.
  */
 import { z } from 'zod';
 import {
@@ -82,20 +82,38 @@ const INSERT_CAUSES = `INSERT INTO search_causes (tenant, sid, key, message_id)
 /**
  * The winning fix of the session's documents with one of the ids: the latest fix of the document's own
  * field (null: none). Rows already right are left alone (no dead tuples, no index churn).
+ *
+ * Linear in the ids (SEARCH-PG-RECOMPUTE): the documents are found by `search_docs_id` with the ids as
+ * one array (an index condition, whatever the planner's statistics), their winning fixes computed once
+ * (MATERIALIZED), and the rows to change joined back by their whole primary key. The earlier form joined
+ * `search_docs` to itself on the session, and without statistics the planner nested a scan of the
+ * session's documents inside the ids: N x the session's documents.
  */
-const RECOMPUTE = `UPDATE search_docs d
-  SET fix_text = lf.text, fix_terms = lf.terms
-  FROM search_docs d0
-  LEFT JOIN LATERAL (
-    SELECT f.text, f.terms FROM search_fixes f
-    WHERE f.tenant = d0.tenant AND f.sid = d0.sid AND f.target_id = d0.id AND f.field = d0.field
-    ORDER BY f.at_us DESC NULLS LAST, f.w COLLATE "C" DESC, f.seq DESC
-    LIMIT 1
-  ) lf ON true
-  WHERE d0.tenant = :tenant AND d0.sid = :sid
-    AND d0.id IN (SELECT jsonb_array_elements_text(CAST(:ids AS jsonb)))
-    AND d.tenant = d0.tenant AND d.sid = d0.sid AND d.w = d0.w AND d.seq = d0.seq
-    AND (d.fix_text IS DISTINCT FROM lf.text OR d.fix_terms IS DISTINCT FROM lf.terms)`;
+const RECOMPUTE = `WITH want AS MATERIALIZED (
+    SELECT d0.w, d0.seq, lf.text, lf.terms
+    FROM search_docs d0
+    LEFT JOIN LATERAL (
+      SELECT f.text, f.terms FROM search_fixes f
+      WHERE f.tenant = d0.tenant AND f.sid = d0.sid AND f.target_id = d0.id AND f.field = d0.field
+      ORDER BY f.at_us DESC NULLS LAST, f.w COLLATE "C" DESC, f.seq DESC
+      LIMIT 1
+    ) lf ON true
+    WHERE d0.tenant = :tenant AND d0.sid = :sid
+      AND d0.id = ANY (ARRAY(SELECT jsonb_array_elements_text(CAST(:ids AS jsonb))))
+      AND (d0.fix_text IS DISTINCT FROM lf.text OR d0.fix_terms IS DISTINCT FROM lf.terms)
+  )
+  UPDATE search_docs d
+  SET fix_text = want.text, fix_terms = want.terms
+  FROM want
+  WHERE d.tenant = :tenant AND d.sid = :sid AND d.w = want.w AND d.seq = want.seq`;
+
+/** The tenant's documents and the bytes of its rows in every table (see the module comment). */
+const STATS = `SELECT
+    (SELECT count(*) FROM search_docs WHERE tenant = :tenant) AS docs,
+    ${SEARCH_TABLES.map(
+      (t) =>
+        `(SELECT COALESCE(CAST(sum(pg_column_size(r.*)) AS bigint), 0) FROM ${t} r WHERE r.tenant = :tenant)`,
+    ).join('\n    + ')} AS bytes`;
 
 /** A row of the search statement, as either runner answers it. */
 const HitRow = z.object({
@@ -247,20 +265,8 @@ export class PgSearchIndex implements SearchIndex {
 
   stats(tenant: string): Promise<SearchIndexStats> {
     return this.runner.transaction(tenant, async (tx) => {
-      const [row] = await tx.query(
-        `SELECT
-          (SELECT count(*) FROM search_docs WHERE tenant = :tenant) AS docs,
-          (SELECT CAST(sum(pg_total_relation_size(to_regclass(t))) AS bigint)
-            FROM jsonb_array_elements_text(CAST(:tables AS jsonb)) AS t) AS bytes,
-          (SELECT CAST(reltuples AS double precision) FROM pg_class
-            WHERE oid = to_regclass('search_docs')) AS estimate`,
-        { tenant, tables: JSON.stringify(SEARCH_TABLES) },
-      );
-      const docs = Number(row?.docs ?? 0);
-      const total = row?.bytes === null || row?.bytes === undefined ? null : Number(row.bytes);
-      const estimate = Number(row?.estimate ?? -1);
-      const share = estimate > 0 && docs > 0 ? Math.min(1, docs / Math.max(estimate, docs)) : 1;
-      return { docs, bytes: total === null ? null : Math.round(total * share) };
+      const [row] = await tx.query(STATS, { tenant });
+      return { docs: Number(row?.docs ?? 0), bytes: Number(row?.bytes ?? 0) };
     });
   }
 
