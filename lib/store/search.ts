@@ -21,6 +21,18 @@ import { SEARCH_DOC_TYPES } from '../contract/search.js';
 /** Longest text a document keeps, in characters: the index holds what a reader would look for, bounded. */
 export const SEARCH_TEXT_MAX = 16_384;
 
+/**
+ * A query ranks at most its newest `SEARCH_CANDIDATES` matches (issue 30, SEARCH-IDF): an engine takes
+ * the documents matching the query's words, filters and exclusions newest first (SQLite: newest indexed,
+ * FTS5's rowid order, read from its doclists without a sort), stops at this many, and ranks those alone,
+ * each by its own terms (no statistic of other documents, so no other tenant's words move a tenant's
+ * order, and a word in most documents costs this many rows, not a sort of every match). An older match
+ * is not answered: a query that has more matches than this needs more words or filters (`after:`,
+ * `session:`). More than the service pages through (`MAX_SEARCH_DEPTH`, lib/contract/search.ts, and the
+ * one hit past a page it asks for).
+ */
+export const SEARCH_CANDIDATES = 2_000;
+
 /** One searchable thing: an event of a segment, or a session's status report or work item. */
 export const SearchDocSchema = z.object({
   sid: z.string(),
@@ -148,14 +160,20 @@ export interface EngineHit {
   corrected: boolean;
   title: string | null;
   state: string | null;
-  /** the engine's own score, higher is better (only comparable within one answer) */
+  /**
+   * the engine's own score, higher is better (only comparable within one answer): from the document's own
+   * terms alone, never from other documents (0 when the query has no words)
+   */
   rank: number;
 }
 
 /** The size of a tenant's index (the benchmark reports it). */
 export interface SearchIndexStats {
   docs: number;
-  /** bytes on disk of the index's tables and indexes, where the engine can say */
+  /**
+   * the size of the tenant's index, in bytes, where the engine can say (each adapter says how it counts);
+   * another tenant's writes never move it (SEARCH-STATUS-BYTES)
+   */
   bytes: number | null;
 }
 
@@ -182,7 +200,8 @@ export interface SearchIndex {
   /** Forgets everything of a session (before a reindex), or of the whole tenant when `sid` is null. */
   dropSession(tenant: string, sid: string | null): Promise<void>;
   /**
-   * The hits of `query` in the tenant, best first (rank, then newest, then sid, w, seq).
+   * The hits of `query` in the tenant, best first (rank, then newest, then sid, w, seq); of a query with
+   * words, only its newest `SEARCH_CANDIDATES` matches are ranked and answered.
    * @throws SearchTimeoutError when the engine cancelled it at the deployment's time limit
    */
   query(tenant: string, query: EngineQuery): Promise<EngineHit[]>;

@@ -72,7 +72,7 @@ const T0 = Date.parse('2026-12-01T00:00:00Z') * 1000;
 describe('what a neighbour tenant learns without a hit', () => {
   // SEARCH-IDF (severity: medium, confidentiality across tenants). Fix: ranking from tenant-local
   // statistics (one FTS5 table per tenant, or a rank that does not use corpus-wide frequencies).
-  it.fails('the order of my own hits does not depend on another tenant’s words (SEARCH-IDF)', async () => {
+  it('the order of my own hits does not depend on another tenant’s words (SEARCH-IDF)', async () => {
     // eve: filler so that bm25's idf is positive, then X with "alpha" twice and Y (newer) with "qxzv"
     // twice. With equal frequencies the two score the same and Y, the newer, comes first; once any
     // other document holds "qxzv" its idf falls and X comes first.
@@ -99,7 +99,7 @@ describe('what a neighbour tenant learns without a hit', () => {
   });
 
   // SEARCH-STATUS-BYTES (severity: low, activity of other tenants). Fix: bytes of the tenant's own rows.
-  it.fails('my index size does not move when another tenant indexes (SEARCH-STATUS-BYTES)', async () => {
+  it('my index size does not move when another tenant indexes (SEARCH-STATUS-BYTES)', async () => {
     const e = newWriter('eve-agent', T0 + 10_000_000_000);
     e.message({ user_id: 'eve', text: 'my own quiet line' });
     await upload(srv.tokens.eveIngest, e);

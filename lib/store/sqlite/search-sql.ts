@@ -3,7 +3,7 @@
  * port (`EngineQuery`, lib/store/search.ts) as one SELECT with its parameters. Split from the index so
  * that each file stays readable; nothing here runs a statement.
  */
-import type { EngineQuery } from '../search.js';
+import { type EngineQuery, SEARCH_CANDIDATES } from '../search.js';
 
 /**
  * The index's tables, made by the first open (`IF NOT EXISTS`), in the state store's database file:
@@ -16,7 +16,7 @@ import type { EngineQuery } from '../search.js';
  *   `search_docs`, not twice), so a row is removed with FTS5's 'delete' command given the values it was
  *   indexed with: both are written by the SQL of `ftsAdd` and `ftsRemove` from the document's row, never
  *   from JavaScript values, so they cannot differ. (`contentless_delete=1` was not used: its deletes
- *   leave bm25's document counts off, so a rebuilt index ranked otherwise than the one it replaced.)
+ *   leave FTS5's document counts off, so a rebuilt index would differ from the one it replaced.)
  *   `unicode61 remove_diacritics 0` reads the space-separated terms of lib/service/search/terms.ts back
  *   as the same words, marks kept;
  * - `search_fixes`: corrections by the correction event (sid, w, seq) and what they target;
@@ -59,8 +59,10 @@ CREATE TABLE IF NOT EXISTS search_facts (
 `;
 
 /** A document row's FTS5 columns (see `SEARCH_SCHEMA`). */
-const FTS_BODY = 'COALESCE(fix_terms, terms)';
-const FTS_FACETS = "CASE WHEN fix_terms IS NULL THEN '' ELSE facets END";
+const ftsBody = (d = '') => `COALESCE(${d}fix_terms, ${d}terms)`;
+const ftsFacets = (d = '') => `CASE WHEN ${d}fix_terms IS NULL THEN '' ELSE ${d}facets END`;
+const FTS_BODY = ftsBody();
+const FTS_FACETS = ftsFacets();
 
 /** Indexes the documents of `search_docs` matching `where` (which must not be indexed already). */
 export const ftsAdd = (where: string): string =>
@@ -71,12 +73,6 @@ export const ftsRemove = (where: string): string =>
   `INSERT INTO search_fts (search_fts, rowid, body, facets)
      SELECT 'delete', rid, ${FTS_BODY}, ${FTS_FACETS} FROM search_docs WHERE ${where}`;
 
-/** The index's own tables and indexes as `dbstat` names them (FTS5's shadow tables included). */
-export const SEARCH_OBJECTS_WHERE = `(name LIKE 'search\\_docs%' ESCAPE '\\' OR name LIKE 'search\\_fts%' ESCAPE '\\'
-  OR name LIKE 'search\\_fixes%' ESCAPE '\\' OR name LIKE 'search\\_causes%' ESCAPE '\\'
-  OR name LIKE 'search\\_cursors%' ESCAPE '\\'
-  OR name LIKE 'search\\_facts%' ESCAPE '\\' OR name LIKE 'sqlite\\_autoindex\\_search\\_%' ESCAPE '\\')`;
-
 /**
  * One entry's FTS5 form: every term double-quoted (a `"` inside doubled), so nothing of a term is FTS5
  * syntax (`NEAR`, `OR`, `*`, `-`, `:`, `^` are words inside quotes); several terms in one quoted string
@@ -86,20 +82,34 @@ export function phraseOf(terms: readonly string[]): string {
   return `"${terms.join(' ').replace(/"/g, '""')}"`;
 }
 
-/** A SELECT of `search_docs d` (with `f`, the session's facts) and its parameters. */
+/**
+ * A query's SELECT and its parameters: `page`, the rows of `search_docs d` with the session's `title` and
+ * `state`, the page itself (a query of filters alone); `candidates`, the `Candidate`s of a query with words
+ * (sqlite/search-rank.ts), to be ranked and paged by the adapter, then read by `rowsOf`.
+ */
 export interface SearchSelect {
+  kind: 'page' | 'candidates';
   sql: string;
   params: unknown[];
 }
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
+/** A count as SQLite's LIMIT and OFFSET must have it: SQLite reads a negative LIMIT as none at all. */
+export const countOf = (n: number): number => (Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0);
+
 /**
- * The SELECT of `query` in `tenant`: its rows are `search_docs`' columns, the session's `title` and
- * `state`, and `score` (bm25, lower is better; 0 when the query has no words). Null when a filter's empty
- * list makes the answer empty without asking. Every statement is filtered by `d.tenant = ?`.
+ * The SELECT of `query` in `tenant`. Filters alone: the page (`limit`, `offset`), newest first. With
+ * words: the matching documents newest indexed first (FTS5's rowid order, from its doclists: no sort of
+ * the matches), at most `candidates` of them (`SEARCH_CANDIDATES`), with the columns their score is made
+ * of; `limit` and `offset` are the adapter's to apply after ranking. Null when a filter's empty list makes
+ * the answer empty without asking. Every statement is filtered by `d.tenant = ?`.
  */
-export function selectOf(tenant: string, query: EngineQuery): SearchSelect | null {
+export function selectOf(
+  tenant: string,
+  query: EngineQuery,
+  candidates = SEARCH_CANDIDATES,
+): SearchSelect | null {
   const where: string[] = ['d.tenant = ?'];
   const params: unknown[] = [tenant];
   const f = query.filters;
@@ -141,36 +151,42 @@ export function selectOf(tenant: string, query: EngineQuery): SearchSelect | nul
   }
   const match = query.match.map((m) => phraseOf(m.terms));
   const exclude = query.exclude.map((m) => phraseOf(m.terms));
-  let from: string;
-  let score: string;
-  // Filters alone list newest first: in the order of `search_docs_newest`, so no sort of the tenant's rows.
-  let order = 'd.at_us DESC, d.sid, d.w, d.seq';
+  const facts = 'LEFT JOIN search_facts f ON f.tenant = d.tenant AND f.sid = d.sid';
   if (match.length > 0) {
     const positive = match.join(' AND ');
-    // CROSS JOIN: the full-text match is the outer loop. With a range or facet filter SQLite's planner
-    // would otherwise walk `search_docs_newest` and test MATCH row by row (74 s for one common word over
-    // 100,000 documents, against 0.15 s with the match first).
-    from = 'search_fts CROSS JOIN search_docs d ON d.rid = search_fts.rowid';
     where.push('search_fts MATCH ?');
     params.push(exclude.length > 0 ? `(${positive}) NOT (${exclude.join(' OR ')})` : positive);
-    score = 'bm25(search_fts)';
-    order = `score, ${order}`;
-  } else {
-    from = 'search_docs d';
-    score = '0';
-    if (exclude.length > 0) {
-      where.push('d.rid NOT IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?)');
-      params.push(exclude.join(' OR '));
-    }
+    params.push(countOf(candidates));
+    // CROSS JOIN: the full-text match is the outer loop. With a range or facet filter SQLite's planner
+    // would otherwise walk `search_docs_newest` and test MATCH row by row (74 s for one common word over
+    // 100,000 documents, against 0.15 s with the match first). In rowid order, FTS5 reads its doclists
+    // newest first and the LIMIT stops it: a word in every document costs `candidates` rows, no sort.
+    return {
+      kind: 'candidates',
+      sql: `SELECT d.rid, d.at_us, d.sid, d.w, d.seq, ${ftsBody('d.')} AS body, ${ftsFacets('d.')} AS facets
+        FROM search_fts CROSS JOIN search_docs d ON d.rid = search_fts.rowid ${facts}
+        WHERE ${where.join(' AND ')}
+        ORDER BY search_fts.rowid DESC LIMIT ?`,
+      params,
+    };
   }
-  // SQLite reads a negative LIMIT as none at all: a page is never unbounded, whatever it is given.
-  const count = (n: number) => (Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0);
-  params.push(count(query.limit), count(query.offset));
+  if (exclude.length > 0) {
+    where.push('d.rid NOT IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?)');
+    params.push(exclude.join(' OR '));
+  }
+  params.push(countOf(query.limit), countOf(query.offset));
+  // Filters alone list newest first: in the order of `search_docs_newest`, so no sort of the tenant's rows.
   return {
-    sql: `SELECT d.*, f.title AS title, f.state AS state, ${score} AS score
-      FROM ${from} LEFT JOIN search_facts f ON f.tenant = d.tenant AND f.sid = d.sid
+    kind: 'page',
+    sql: `SELECT d.*, f.title AS title, f.state AS state FROM search_docs d ${facts}
       WHERE ${where.join(' AND ')}
-      ORDER BY ${order} LIMIT ? OFFSET ?`,
+      ORDER BY d.at_us DESC, d.sid, d.w, d.seq LIMIT ? OFFSET ?`,
     params,
   };
 }
+
+/** The rows of `n` documents of `tenant` by rid (parameters: the tenant, then the rids), with their facts. */
+export const rowsOf = (n: number): string =>
+  `SELECT d.*, f.title AS title, f.state AS state FROM search_docs d
+     LEFT JOIN search_facts f ON f.tenant = d.tenant AND f.sid = d.sid
+     WHERE d.tenant = ? AND d.rid IN (${marks(n)})`;

@@ -10,6 +10,11 @@
  * written after its fixes, and when a fix arrives after the document its row and FTS entry are written
  * again.
  *
+ * Ranking (SEARCH-IDF): FTS5's table is one for every tenant, so its bm25 (document frequencies, count
+ * and average length of the whole table) let one tenant's order tell another's words. A query with words
+ * takes its newest indexed `SEARCH_CANDIDATES` matches and scores each by its own terms alone
+ * (sqlite/search-rank.ts); bm25 is not used.
+ *
  * better-sqlite3 cannot interrupt a statement (no `sqlite3_interrupt` nor progress handler), so a query
  * is bounded by what it is given: the parser's bounds on terms and filter values, and the service's
  * page depth (`MAX_SEARCH_DEPTH`). `SearchTimeoutError` is never thrown here.
@@ -27,7 +32,8 @@ import {
   type SessionFacts,
   type WriterBatch,
 } from '../search.js';
-import { ftsAdd, ftsRemove, SEARCH_OBJECTS_WHERE, SEARCH_SCHEMA, selectOf } from './search-sql.js';
+import { type Candidate, rankCandidates } from './search-rank.js';
+import { countOf, ftsAdd, ftsRemove, rowsOf, SEARCH_SCHEMA, selectOf } from './search-sql.js';
 import type { SqliteStatement } from './status-work.js';
 
 /**
@@ -41,7 +47,7 @@ export interface SearchDatabase {
   transaction<T>(fn: () => T): () => T;
 }
 
-/** A row of `search_docs` as read back (with the session's facts and the score of `selectOf`). */
+/** A row of `search_docs` as read back (with the session's facts). */
 interface DocRow {
   rid: number;
   sid: string;
@@ -63,7 +69,39 @@ interface DocRow {
   fix_terms: string | null;
   title: string | null;
   state: string | null;
-  score: number;
+}
+
+/**
+ * What `stats` counts a document's row for besides its text columns: its keys, ids, instant and facets,
+ * and its share of the table's and FTS5's structures (a fixed estimate, the same for every row).
+ */
+export const ROW_BYTES = 128;
+
+/** A hit of the row `r` with rank `rank`: the document with its effective text (the fix's, if any). */
+function hitOf(r: DocRow, rank: number): EngineHit {
+  return {
+    doc: {
+      sid: r.sid,
+      w: r.w,
+      seq: r.seq,
+      id: r.id,
+      ts: r.ts,
+      at_us: r.at_us,
+      type: r.type,
+      field: r.field,
+      agent: r.agent,
+      person: r.person,
+      person_name: r.person_name,
+      tool: r.tool,
+      cause: r.cause,
+      text: r.fix_text ?? r.text,
+      terms: r.fix_terms ?? r.terms,
+    },
+    corrected: r.fix_text !== null && r.fix_text !== r.text,
+    title: r.title,
+    state: r.state,
+    rank,
+  };
 }
 
 const lower = (s: string | null): string | null => (s === null ? null : s.toLowerCase());
@@ -179,55 +217,42 @@ export class SqliteSearchIndex implements SearchIndex {
     })();
   }
 
+  /**
+   * Filters alone: the page as SQLite lists it, newest first. With words: the newest indexed
+   * `SEARCH_CANDIDATES` matches, each scored by its own terms (sqlite/search-rank.ts: no statistic of
+   * other documents, SEARCH-IDF), sorted by the port's order, paged, and then only the page's rows read.
+   */
   async query(tenant: string, query: EngineQuery): Promise<EngineHit[]> {
     const select = selectOf(tenant, query);
     if (select === null) return [];
-    const rows = this.db.prepare(select.sql).all(...select.params) as DocRow[];
-    return rows.map((r) => ({
-      doc: {
-        sid: r.sid,
-        w: r.w,
-        seq: r.seq,
-        id: r.id,
-        ts: r.ts,
-        at_us: r.at_us,
-        type: r.type,
-        field: r.field,
-        agent: r.agent,
-        person: r.person,
-        person_name: r.person_name,
-        tool: r.tool,
-        cause: r.cause,
-        text: r.fix_text ?? r.text,
-        terms: r.fix_terms ?? r.terms,
-      },
-      corrected: r.fix_text !== null && r.fix_text !== r.text,
-      title: r.title,
-      state: r.state,
-      // bm25 is lower for better matches; the port's rank is higher for better ones
-      rank: r.score === 0 ? 0 : -r.score,
-    }));
+    if (select.kind === 'page') {
+      return (this.db.prepare(select.sql).all(...select.params) as DocRow[]).map((r) => hitOf(r, 0));
+    }
+    const candidates = this.db.prepare(select.sql).all(...select.params) as Candidate[];
+    const offset = countOf(query.offset);
+    const entries = query.match.map((m) => m.terms);
+    const page = rankCandidates(candidates, entries).slice(offset, offset + countOf(query.limit));
+    if (page.length === 0) return [];
+    const rows = this.db.prepare(rowsOf(page.length)).all(tenant, ...page.map((c) => c.rid)) as DocRow[];
+    const byRid = new Map(rows.map((r) => [r.rid, r]));
+    // Read in the statement that found them (better-sqlite3 is synchronous: nothing ran in between).
+    return page.map((c) => hitOf(byRid.get(c.rid)!, c.score));
   }
 
   /**
-   * The tenant's documents, and its share (by document count) of the bytes of the index's tables and
-   * indexes as SQLite's `dbstat` counts them (every tenant's index is in the same tables); `bytes` is
-   * null when the build has no `dbstat` (better-sqlite3's has: SQLITE_ENABLE_DBSTAT_VTAB).
+   * The tenant's documents, and the bytes of its own rows: the UTF-8 lengths of each document's text,
+   * terms, facets and fix columns plus `ROW_BYTES` a row for its keys and facets (an estimate of what the
+   * tenant holds, not the file's pages: a share of `dbstat`'s total moved with every other tenant's
+   * writes, SEARCH-STATUS-BYTES). FTS5's index of those terms is not counted apart.
    */
   async stats(tenant: string): Promise<SearchIndexStats> {
-    const count = (sql: string, ...p: unknown[]) => (this.q(sql).get(...p) as { n: number }).n;
-    const docs = count('SELECT COUNT(*) AS n FROM search_docs WHERE tenant = ?', tenant);
-    const all = count('SELECT COUNT(*) AS n FROM search_docs');
-    let bytes: number | null;
-    try {
-      const total = count(
-        `SELECT COALESCE(SUM(pgsize), 0) AS n FROM dbstat WHERE aggregate = TRUE AND ${SEARCH_OBJECTS_WHERE}`,
-      );
-      bytes = all === 0 ? 0 : Math.round((total * docs) / all);
-    } catch {
-      bytes = null;
-    }
-    return { docs, bytes };
+    const row = this.q(
+      `SELECT COUNT(*) AS docs, COALESCE(SUM(LENGTH(CAST(text AS BLOB)) + LENGTH(CAST(terms AS BLOB))
+           + LENGTH(CAST(facets AS BLOB)) + COALESCE(LENGTH(CAST(fix_text AS BLOB)), 0)
+           + COALESCE(LENGTH(CAST(fix_terms AS BLOB)), 0)), 0) AS bytes
+         FROM search_docs WHERE tenant = ?`,
+    ).get(tenant) as { docs: number; bytes: number };
+    return { docs: row.docs, bytes: row.bytes + row.docs * ROW_BYTES };
   }
 
   /** Nothing to close: the database is the state store's, closed with it. */
