@@ -49,8 +49,11 @@ import type { SqlRunner } from './runner.js';
  * The schema's version: raised with every change to the statements below (and a migration for it).
  * 2: `search_causes` (a database of version 1 gets it from `CREATE TABLE IF NOT EXISTS`; the documents
  * indexed before keep their old `cause`, a message id that is no key: a reindex files their causes).
+ * 3: `search_matching(q, x, f, lim)` ranks at most the `lim` newest matches that pass the filters (it
+ * replaces `search_matching(q)`, dropped), and `search_docs_newest` (tenant, at_us DESC NULLS LAST), the
+ * order of the candidates and of a filter-only page, replaces `search_docs_at` (DESC, nulls first).
  */
-export const SEARCH_SCHEMA_VERSION = 2;
+export const SEARCH_SCHEMA_VERSION = 3;
 
 /** The tables holding a tenant's rows, each under the tenant policy. */
 export const SEARCH_TABLES = [
@@ -99,8 +102,10 @@ const TABLES = [
   'CREATE INDEX IF NOT EXISTS search_docs_tsv ON search_docs USING gin (tsv)',
   // A fix finds its target, and a person filter the messages of an action's cause, by id.
   'CREATE INDEX IF NOT EXISTS search_docs_id ON search_docs (tenant, sid, id)',
-  // Filter-only queries (no words) are ordered newest first.
-  'CREATE INDEX IF NOT EXISTS search_docs_at ON search_docs (tenant, at_us DESC)',
+  // Filter-only queries (no words) are ordered newest first, unknown instants last, and so are the
+  // candidates of a common word (search_matching walks it, testing each row, and stops at its limit).
+  'CREATE INDEX IF NOT EXISTS search_docs_newest ON search_docs (tenant, at_us DESC NULLS LAST)',
+  'DROP INDEX IF EXISTS search_docs_at',
   `CREATE TABLE IF NOT EXISTS search_fixes (
     tenant text NOT NULL,
     sid text NOT NULL,
@@ -161,27 +166,62 @@ function tenantPolicy(table: string, force: boolean): string[] {
 }
 
 /**
- * `search_matching(q)`: the keys of the transaction tenant's documents whose `tsv` matches `q`, with
- * their rank (`ts_rank_cd` normalized by the log of the length: search-query.ts), read
- * through the GIN index as the tables' owner (SECURITY DEFINER, which row-level security does not hold
- * back on `search_docs`, not FORCEd), with the tenant filter written in it. Its search_path is fixed (the
- * schema, then pg_temp last), and only the app role may run it. Created when missing (concurrent
- * migrations would otherwise race on CREATE OR REPLACE).
+ * `search_matching(q, x, f, lim)`: the keys of the transaction tenant's documents whose `tsv` matches `q`,
+ * not `x` (null: no exclusion), and pass the filters `f` (the `EngineQuery` filters as JSON: a key left
+ * out filters nothing, as search-query.ts applies them), newest first (`at_us DESC NULLS LAST`, then sid,
+ * w, seq), at most `lim` of them (the candidates, lib/store/search.ts `SEARCH_CANDIDATES`), each with its
+ * rank (`ts_rank_cd` normalized by the log of the length: search-query.ts) computed on those alone: a word
+ * in most documents costs `lim` ranks, not one per match. Read as the tables' owner (SECURITY DEFINER,
+ * which row-level security does not hold back on `search_docs`, not FORCEd; the other tables it reads are
+ * FORCEd, so under the policy), with the tenant filter written in it. PL/pgSQL's EXECUTE … USING plans the
+ * fixed statement with the call's values (nothing of them is in its text), so the planner sees the words
+ * and the filters given: a rare word through the GIN index, a common one by walking `search_docs_newest`
+ * until `lim` rows passed. Its search_path is fixed (the schema, then pg_temp last), and only the app role
+ * may run it. Replaced by every migration (CREATE OR REPLACE), serialized by an advisory lock (concurrent
+ * replaces of one function fail with "tuple concurrently updated"); version 2's `search_matching(q)` is
+ * dropped.
  */
 const MATCHING_FUNCTION = `DO $$ BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'search_matching'
-      AND pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())) THEN
-    EXECUTE format($f$
-      CREATE FUNCTION search_matching(q tsquery) RETURNS TABLE (sid text, w text, seq bigint, rank real)
-      LANGUAGE sql STABLE SECURITY DEFINER ROWS 100
-      SET search_path = %I, pg_temp
-      AS $b$
-        SELECT d.sid, d.w, d.seq, ts_rank_cd(d.tsv, q, 1) FROM search_docs d
-        WHERE d.tenant = current_setting('hansard.tenant', true) AND d.tsv @@ q
-      $b$
-    $f$, current_schema());
-    REVOKE ALL ON FUNCTION search_matching(tsquery) FROM PUBLIC;
-  END IF;
+  PERFORM pg_advisory_xact_lock(hashtext('hansard.search_matching'));
+  EXECUTE format($f$
+    CREATE OR REPLACE FUNCTION search_matching(q tsquery, x tsquery, f jsonb, lim integer)
+    RETURNS TABLE (sid text, w text, seq bigint, rank real)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER ROWS 100
+    SET search_path = %I, pg_temp
+    AS $b$ BEGIN
+      RETURN QUERY EXECUTE $s$
+        SELECT c.sid, c.w, c.seq, ts_rank_cd(c.tsv, $1, 1) FROM (
+          SELECT d.sid, d.w, d.seq, d.tsv FROM search_docs d
+          WHERE d.tenant = current_setting('hansard.tenant', true) AND d.tsv @@ $1
+            AND ($2 IS NULL OR NOT d.tsv @@ $2)
+            AND ($3 -> 'agent' IS NULL OR d.agent IN (SELECT jsonb_array_elements_text($3 -> 'agent')))
+            AND ($3 -> 'tool' IS NULL
+              OR lower(d.tool) IN (SELECT lower(v) FROM jsonb_array_elements_text($3 -> 'tool') AS v))
+            AND ($3 -> 'type' IS NULL OR d.type IN (SELECT jsonb_array_elements_text($3 -> 'type')))
+            AND ($3 -> 'sid' IS NULL OR d.sid IN (SELECT jsonb_array_elements_text($3 -> 'sid')))
+            AND ($3 -> 'after_us' IS NULL OR d.at_us >= CAST($3 ->> 'after_us' AS bigint))
+            AND ($3 -> 'before_us' IS NULL OR d.at_us < CAST($3 ->> 'before_us' AS bigint))
+            AND ($3 -> 'state' IS NULL OR EXISTS (
+              SELECT 1 FROM search_facts fa WHERE fa.tenant = d.tenant AND fa.sid = d.sid
+                AND fa.state IN (SELECT jsonb_array_elements_text($3 -> 'state'))))
+            AND ($3 -> 'person' IS NULL
+              OR lower(d.person) IN (SELECT lower(v) FROM jsonb_array_elements_text($3 -> 'person') AS v)
+              OR lower(d.person_name) IN (SELECT lower(v) FROM jsonb_array_elements_text($3 -> 'person') AS v)
+              OR (d.cause IS NOT NULL AND EXISTS (
+                SELECT 1 FROM search_causes k
+                JOIN search_docs c ON c.tenant = k.tenant AND c.sid = k.sid AND c.id = k.message_id
+                WHERE k.tenant = d.tenant AND k.sid = d.sid AND k.key = d.cause AND c.type = 'message'
+                  AND (lower(c.person) IN (SELECT lower(v) FROM jsonb_array_elements_text($3 -> 'person') AS v)
+                    OR lower(c.person_name) IN
+                      (SELECT lower(v) FROM jsonb_array_elements_text($3 -> 'person') AS v)))))
+          ORDER BY d.at_us DESC NULLS LAST, d.sid COLLATE "C", d.w COLLATE "C", d.seq
+          LIMIT $4
+        ) c
+      $s$ USING q, x, f, lim;
+    END $b$
+  $f$, current_schema());
+  REVOKE ALL ON FUNCTION search_matching(tsquery, tsquery, jsonb, integer) FROM PUBLIC;
+  DROP FUNCTION IF EXISTS search_matching(tsquery);
 END $$`;
 
 /** A role name as SQL takes it unquoted (lowercase letters, digits, `_`): grants name it in the text. */
@@ -212,7 +252,9 @@ export function searchSchemaStatements(options: { appRole?: string } = {}): stri
     }
     out.push(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${SEARCH_TABLES.join(', ')} TO ${options.appRole}`);
     out.push(`GRANT SELECT ON search_schema TO ${options.appRole}`);
-    out.push(`GRANT EXECUTE ON FUNCTION search_matching(tsquery) TO ${options.appRole}`);
+    out.push(
+      `GRANT EXECUTE ON FUNCTION search_matching(tsquery, tsquery, jsonb, integer) TO ${options.appRole}`,
+    );
   }
   return out;
 }

@@ -4,7 +4,7 @@
  * the text: each word or phrase is a parameter given to `phraseto_tsquery('simple', …)` (its terms, space
  * separated, become `t1 <-> t2 …`, adjacent in order), and each filter's values one JSON array parameter.
  */
-import type { EngineQuery } from '../search.js';
+import { type EngineQuery, SEARCH_CANDIDATES } from '../search.js';
 import type { SqlParams } from './runner.js';
 
 /**
@@ -44,13 +44,18 @@ function inListFolded(expr: string, name: string): string {
 }
 
 /**
- * The search statement for `query` in `tenant`: a page of hits (`limit`, `offset`) with the document's
+ * The search statement for `query` in `tenant`: a page of hits (`limit`, `offset`), of a query with words
+ * among its newest `candidates` matches that pass its filters (schema.ts `search_matching`), with the document's
  * columns, the session's title and state, `rank` (`ts_rank_cd` over the cover density, divided by 1 + the
  * log of the document's length so that, as with FTS5's bm25, a short document beats a long one; 0
  * without words), `ord` (the row's place
  * in the page) and `text`/`terms` (the effective ones, null past `TEXT_BUDGET_BYTES`).
  */
-export function searchStatement(tenant: string, query: EngineQuery): BuiltQuery {
+export function searchStatement(
+  tenant: string,
+  query: EngineQuery,
+  candidates: number = SEARCH_CANDIDATES,
+): BuiltQuery {
   const params: SqlParams = {
     tenant,
     limit: query.limit,
@@ -68,10 +73,12 @@ export function searchStatement(tenant: string, query: EngineQuery): BuiltQuery 
   });
   const tsquery = matches.length > 0 ? `(${matches.join(' && ')})` : null;
 
+  const excluded: string[] = [];
   query.exclude.forEach((entry, i) => {
     // An exclusion without terms excludes nothing (phraseto_tsquery of nothing matches nothing).
     if (entry.terms.length === 0) return;
     params[`x${i}`] = entry.terms.join(' ');
+    excluded.push(`phraseto_tsquery('simple', :x${i})`);
     where.push(`NOT (d.tsv @@ phraseto_tsquery('simple', :x${i}))`);
   });
 
@@ -120,11 +127,17 @@ export function searchStatement(tenant: string, query: EngineQuery): BuiltQuery 
   }
 
   // The words go through search_matching (schema.ts: row-level security keeps the app role's own `@@`
-  // from the GIN index), which answers the matching keys of the tenant and their rank; the rows are read
-  // here, under the policy.
+  // from the GIN index), which answers the tenant's newest `SEARCH_CANDIDATES` matches that pass the
+  // exclusions and filters, ranked; the rows are read here, under the policy, and filtered again.
   const rank = tsquery ? 'm.rank' : 'CAST(0 AS real)';
+  if (tsquery) {
+    params.f = JSON.stringify(f);
+    params.candidates = candidates;
+  }
+  const exclusion = excluded.length > 0 ? `(${excluded.join(' || ')})` : 'CAST(NULL AS tsquery)';
   const matched = tsquery
-    ? `JOIN search_matching(${tsquery}) AS m ON m.sid = d.sid AND m.w = d.w AND m.seq = d.seq`
+    ? `JOIN search_matching(${tsquery}, ${exclusion}, CAST(:f AS jsonb), CAST(:candidates AS integer)) AS m
+      ON m.sid = d.sid AND m.w = d.w AND m.seq = d.seq`
     : '';
   const sql = `WITH page AS (
     SELECT d.sid, d.w, d.seq, d.id, d.ts, d.at_us, d.type, d.field, d.agent, d.person, d.person_name,

@@ -81,9 +81,9 @@ describe('ensureAppRole: the app role made by the owner, as the indexer does on 
       expect(await plan(owner, T1, body)).toContain('search_docs_tsv');
       // the same as the app role, under the policy: not through it (why search_matching exists)
       expect(await plan(app, T1, body)).not.toContain('search_docs_tsv');
-      expect(await plan(app, T1, "SELECT * FROM search_matching(to_tsquery('simple', 'rare'))")).toContain(
-        'Function Scan on search_matching',
-      );
+      expect(
+        await plan(app, T1, "SELECT * FROM search_matching(to_tsquery('simple', 'rare'), NULL, '{}', 2000)"),
+      ).toContain('Function Scan on search_matching');
 
       const hits = await index.query(T1, words(['rare', 'ledger']));
       expect(hits.map((h) => h.doc.text)).toEqual(['the rare ledger']);

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { type SqlRunner, SqlTimeoutError } from '../../../lib/store/postgres/runner.js';
 import { migrateSearchSchema, SEARCH_SCHEMA_VERSION } from '../../../lib/store/postgres/schema.js';
 import { PgSearchIndex } from '../../../lib/store/postgres/search.js';
+import { searchStatement } from '../../../lib/store/postgres/search-query.js';
 import type { EngineQuery, SearchDoc, SearchFix, WriterBatch } from '../../../lib/store/search.js';
 import type { SearchDatabase } from '../../support/postgres.js';
 
@@ -160,7 +161,7 @@ export function runPgAdapterCases(title: string, options: PgCaseOptions): void {
     );
 
     it(
-      'a database of schema version 1 (before search_causes) is migrated in place: the table under its policy and grants, version 2, its documents kept; a newer schema is refused',
+      'a database of schema version 1 (before search_causes) is migrated in place: the table under its policy and grants, the current version, its documents kept; a newer schema is refused',
       withDb(async ({ owner, index, db }) => {
         const ask = doc({ seq: 1, text: 'tidy the logs' });
         const out = doc({ seq: 2, text: 'logs tidied', type: 'output', person: null, person_name: null });
@@ -171,7 +172,7 @@ export function runPgAdapterCases(title: string, options: PgCaseOptions): void {
         expect(await owner.admin("SELECT version FROM search_schema WHERE name = 'search'")).toEqual([
           { version: SEARCH_SCHEMA_VERSION },
         ]);
-        expect(SEARCH_SCHEMA_VERSION).toBe(2);
+        expect(SEARCH_SCHEMA_VERSION).toBe(3);
         expect(
           await owner.admin(
             `SELECT c.relrowsecurity AS on, c.relforcerowsecurity AS forced,
@@ -197,11 +198,40 @@ export function runPgAdapterCases(title: string, options: PgCaseOptions): void {
     );
 
     it(
+      'a query with words ranks only its newest candidates that pass its filters and exclusions',
+      withDb(async ({ app, index }) => {
+        // 1..10 all say "common"; the even ones are codex's; 10 also says "skip"; 2 says it twice (the best
+        // rank, but the oldest codex match).
+        const docs = Array.from({ length: 10 }, (_, i) =>
+          doc({
+            seq: i + 1,
+            text: i + 1 === 2 ? 'common common line' : i + 1 === 10 ? 'common skip line' : 'common line',
+            agent: (i + 1) % 2 === 0 ? 'codex' : 'aider',
+          }),
+        );
+        await index.applyWriter(batch(T1, docs));
+        await index.applyWriter(batch(T2, [doc({ seq: 11, text: 'common line', agent: 'codex' })]));
+        const q: EngineQuery = {
+          ...words(['common']),
+          exclude: [{ terms: ['skip'] }],
+          filters: { agent: ['codex'] },
+        };
+        // Three candidates: the newest codex matches without "skip" (8, 6, 4), never 2, nor T2's 11.
+        const built = searchStatement(T1, q, 3);
+        const rows = await app.transaction(T1, (tx) => tx.query(built.sql, built.params));
+        expect(rows.map((r) => Number(r.seq)).sort((a, b) => a - b)).toEqual([4, 6, 8]);
+        // With the port's own count all of them are ranked: 2 first.
+        expect((await index.query(T1, q)).map((h) => h.doc.seq)).toEqual([2, 8, 6, 4]);
+      }),
+    );
+
+    it(
       'search_matching answers the keys of the transaction tenant only, and only the app role may run it',
       withDb(async ({ app, index, db }) => {
         await index.applyWriter(batch(T1, [doc({ seq: 1, text: 'shared secret word' })]));
         await index.applyWriter(batch(T2, [doc({ seq: 2, text: 'shared secret word' })]));
-        const match = "SELECT seq FROM search_matching(phraseto_tsquery('simple', 'secret word'))";
+        const match =
+          "SELECT seq FROM search_matching(phraseto_tsquery('simple', 'secret word'), NULL, '{}', 2000)";
         expect(await app.transaction(T2, (tx) => tx.query(match))).toEqual([{ seq: 2 }]);
         expect(await app.admin(match)).toEqual([]);
         const [row] = await app.admin(
