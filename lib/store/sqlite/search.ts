@@ -233,7 +233,7 @@ export class SqliteSearchIndex implements SearchIndex {
     const entries = query.match.map((m) => m.terms);
     const page = rankCandidates(candidates, entries).slice(offset, offset + countOf(query.limit));
     if (page.length === 0) return [];
-    const rows = this.db.prepare(rowsOf(page.length)).all(tenant, ...page.map((c) => c.rid)) as DocRow[];
+    const rows = this.db.prepare(rowsOf(page.length)).all(...page.map((c) => c.rid), tenant) as DocRow[];
     const byRid = new Map(rows.map((r) => [r.rid, r]));
     // Read in the statement that found them (better-sqlite3 is synchronous: nothing ran in between).
     return page.map((c) => hitOf(byRid.get(c.rid)!, c.score));
