@@ -20,24 +20,22 @@
  *   grant adds `dynamodb:ListStreams` on `*`).
  */
 import { Duration } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Key } from 'aws-cdk-lib/aws-kms';
-import { EventSourceMapping, FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { FilterCriteria, FilterRule } from 'aws-cdk-lib/aws-lambda';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { ALERT_SECRET_PURPOSE, alertsDynamoAccess } from '../functions/access.js';
 import { ALERT_OUT_PREFIX, PK } from '../lib/store/dynamo/schema.js';
 import { ALARM_PERIOD } from './alarms.js';
 import { HansardFunction, type HansardFunctionProps } from './lambda.js';
 import { addPurposeKey, KEY_ADMIN_ACTIONS, PURPOSE_CONDITION_KEY, purposeCondition } from './purpose-key.js';
+import { alarmOn, consumeStateStream } from './state-stream.js';
 
 /** A drain stops starting passes 20 s before it (lib/deploy/aws-alerts.ts `ALERT_DRAIN_MARGIN_MS`). */
 export const ALERTS_TIMEOUT = Duration.minutes(2);
@@ -148,60 +146,26 @@ export function addAlerts(
   });
 
   // The stream: outbox INSERTs wake it at once.
-  const dlq = new Queue(scope, 'AlertStreamDlq', {
-    encryption: QueueEncryption.SQS_MANAGED,
-    enforceSSL: true,
-    retentionPeriod: ALERT_DLQ_RETENTION,
-  });
-  const streamArn = o.table.tableStreamArn;
-  if (!streamArn) throw new Error('the state table has no stream: the alerts need one (NEW_IMAGE)');
-  fn.addToRolePolicy(
-    new PolicyStatement({
-      sid: 'StateStreamReads',
-      actions: [
-        'dynamodb:DescribeStream',
-        'dynamodb:GetRecords',
-        'dynamodb:GetShardIterator',
-        'dynamodb:ListStreams',
-      ],
-      resources: [streamArn],
-    }),
-  );
-  new EventSourceMapping(scope, 'AlertStreamTrigger', {
-    target: fn,
-    eventSourceArn: streamArn,
-    startingPosition: StartingPosition.LATEST,
+  const { dlq } = consumeStateStream(scope, {
+    prefix: 'Alert',
+    what: 'alerts',
+    needs: 'the alerts need one',
+    table: o.table,
+    fn,
+    alarms: o.alarms,
     batchSize: 100,
-    maxBatchingWindow: Duration.seconds(1),
-    bisectBatchOnError: true,
-    retryAttempts: ALERT_STREAM_RETRIES,
-    onFailure: new SqsDlq(dlq),
+    batchWindow: Duration.seconds(1),
+    retries: ALERT_STREAM_RETRIES,
+    dlqRetention: ALERT_DLQ_RETENTION,
+    iteratorAgeMs: ALERT_ITERATOR_AGE_MS,
     filters: [outboxInsertFilter()],
   });
 
-  // Alarms, as infra/alarms.ts's: 5 minutes, quiet without data. No throttles alarm: with a concurrency
-  // of 1, a schedule that meets a stream run is throttled by design.
-  const alarm = (id: string, a: Omit<ConstructorParameters<typeof Alarm>[2], 'evaluationPeriods'>) =>
-    new Alarm(scope, id, {
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-      ...a,
-    }).addAlarmAction(new SnsAction(o.alarms));
-  alarm('AlertsErrorsAlarm', {
+  // No throttles alarm: with a concurrency of 1, a schedule that meets a stream run is throttled by design.
+  alarmOn(scope, o.alarms)('AlertsErrorsAlarm', {
     metric: fn.metricErrors({ period: ALARM_PERIOD, statistic: 'Sum' }),
     threshold: 1,
     alarmDescription: 'alerts delivery function errors (5 min): the store or KMS failed, not a target',
-  });
-  alarm('AlertStreamDlqAlarm', {
-    metric: dlq.metricApproximateNumberOfMessagesVisible({ period: ALARM_PERIOD, statistic: 'Maximum' }),
-    threshold: 1,
-    alarmDescription: 'alerts: a stream batch failed every try and is in the dead-letter queue',
-  });
-  alarm('AlertStreamIteratorAgeAlarm', {
-    metric: fn.metric('IteratorAge', { period: ALARM_PERIOD, statistic: 'Maximum' }),
-    threshold: ALERT_ITERATOR_AGE_MS,
-    alarmDescription: `alerts: the stream trigger is ${ALERT_ITERATOR_AGE_MS / 60_000}+ min behind`,
   });
   return { fn, key, dlq };
 }

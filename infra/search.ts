@@ -43,13 +43,10 @@
  *   its segment reads under `tenants/`.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { SecurityGroup, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { EventSourceMapping, FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { FilterCriteria, FilterRule } from 'aws-cdk-lib/aws-lambda';
 import { FilterPattern, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import {
   AuroraPostgresEngineVersion,
@@ -62,12 +59,13 @@ import {
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { SEARCH_DATA_API_ACTIONS, SEARCH_SECRET_ACTIONS, searchDynamoAccess } from '../functions/access.js';
 import { keys, PK, SK } from '../lib/store/dynamo/schema.js';
 import { ALARM_PERIOD, METRIC_NAMESPACE } from './alarms.js';
 import { HansardFunction, type HansardFunctionProps } from './lambda.js';
+import { alarmOn, consumeStateStream } from './state-stream.js';
 
 /** Aurora PostgreSQL 16.8: Serverless v2 down to 0 ACU (auto-pause) needs 16.3 or later. */
 export const SEARCH_ENGINE_VERSION = AuroraPostgresEngineVersion.VER_16_8;
@@ -269,48 +267,26 @@ export function addSearch(
   // The indexer indexes as the app role and, once per container, migrates as the master user.
   bindIndex(fn, { app: appSecret, owner: ownerSecret });
 
-  const dlq = new Queue(scope, 'SearchStreamDlq', {
-    encryption: QueueEncryption.SQS_MANAGED,
-    enforceSSL: true,
-    retentionPeriod: SEARCH_DLQ_RETENTION,
-  });
-  const streamArn = o.table.tableStreamArn;
-  if (!streamArn) throw new Error('the state table has no stream: search needs one (NEW_IMAGE)');
-  fn.addToRolePolicy(
-    new PolicyStatement({
-      sid: 'StateStreamReads',
-      actions: [
-        'dynamodb:DescribeStream',
-        'dynamodb:GetRecords',
-        'dynamodb:GetShardIterator',
-        'dynamodb:ListStreams',
-      ],
-      resources: [streamArn],
-    }),
-  );
-  new EventSourceMapping(scope, 'SearchStreamTrigger', {
-    target: fn,
-    eventSourceArn: streamArn,
-    // From the deployment on; what came before is indexed by `hansard search --reindex`.
-    startingPosition: StartingPosition.LATEST,
+  // What came before the deployment is indexed by `hansard search --reindex`.
+  const { dlq } = consumeStateStream(scope, {
+    prefix: 'Search',
+    what: 'search',
+    needs: 'search needs one',
+    table: o.table,
+    fn,
+    alarms: o.alarms,
     batchSize: SEARCH_BATCH_SIZE,
-    maxBatchingWindow: SEARCH_BATCH_WINDOW,
-    bisectBatchOnError: true,
-    reportBatchItemFailures: true,
-    retryAttempts: SEARCH_STREAM_RETRIES,
-    onFailure: new SqsDlq(dlq),
+    batchWindow: SEARCH_BATCH_WINDOW,
+    retries: SEARCH_STREAM_RETRIES,
+    dlqRetention: SEARCH_DLQ_RETENTION,
+    iteratorAgeMs: SEARCH_ITERATOR_AGE_MS,
     filters: searchStreamFilters(),
+    reportBatchItemFailures: true,
+    dlqHint: ' (reindex)',
   });
 
-  // Alarms, as the alerts': 5 minutes, quiet without data. An entry that fails is logged (ERROR) and
-  // retried, not an invocation error, so the log has its own alarm.
-  const alarm = (id: string, a: Omit<ConstructorParameters<typeof Alarm>[2], 'evaluationPeriods'>) =>
-    new Alarm(scope, id, {
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-      ...a,
-    }).addAlarmAction(new SnsAction(o.alarms));
+  // An entry that fails is logged (ERROR) and retried, not an invocation error, so the log has its own alarm.
+  const alarm = alarmOn(scope, o.alarms);
   alarm('SearchErrorsAlarm', {
     metric: fn.metricErrors({ period: ALARM_PERIOD, statistic: 'Sum' }),
     threshold: 1,
@@ -328,16 +304,6 @@ export function addSearch(
     metric: logged.metric({ period: ALARM_PERIOD, statistic: 'Sum' }),
     threshold: 1,
     alarmDescription: 'search indexer: indexing an entry failed (5 min; Lambda retries it from its record)',
-  });
-  alarm('SearchStreamDlqAlarm', {
-    metric: dlq.metricApproximateNumberOfMessagesVisible({ period: ALARM_PERIOD, statistic: 'Maximum' }),
-    threshold: 1,
-    alarmDescription: 'search: a stream batch failed every try and is in the dead-letter queue (reindex)',
-  });
-  alarm('SearchStreamIteratorAgeAlarm', {
-    metric: fn.metric('IteratorAge', { period: ALARM_PERIOD, statistic: 'Maximum' }),
-    threshold: SEARCH_ITERATOR_AGE_MS,
-    alarmDescription: `search: the stream trigger is ${SEARCH_ITERATOR_AGE_MS / 60_000}+ min behind`,
   });
   return { cluster, appSecret, vpc, fn, dlq };
 }

@@ -151,7 +151,7 @@ describe('limits and alarms in HansardStack', { timeout: 120_000 }, () => {
     });
     const serving = of('AWS::Lambda::Function').filter(
       (f) =>
-        !/^hansard (digester|replay builder|compactor|alerts delivery)/.test(
+        !/^hansard (digester|replay builder|compactor|alerts delivery|search indexer)/.test(
           String(f.Properties.Description),
         ),
     );

@@ -553,7 +553,7 @@ describe('cdk synth (as CI runs it)', () => {
   // Its own folder per run: two runs at once (two checkouts' tests, a developer beside CI) must not share one.
   const outdir = join(ROOT, '.test-results', `cdk.out-${process.pid}`);
 
-  it('synthesizes offline without credentials and bundles the six functions into loadable ESM', async () => {
+  it('synthesizes offline without credentials and bundles the seven functions into loadable ESM', async () => {
     rmSync(outdir, { recursive: true, force: true });
     const synth = await run(
       'npx',
@@ -571,7 +571,8 @@ describe('cdk synth (as CI runs it)', () => {
     const bundles = Object.values(manifest.files)
       .filter((f) => f.source.packaging === 'zip')
       .map((f) => join(outdir, f.source.path, 'index.mjs'));
-    expect(bundles).toHaveLength(6);
+    // Six, and search's indexer: the app as `cdk synth` runs it has search on (infra/app.ts, issue 30).
+    expect(bundles).toHaveLength(7);
     const env = {
       ...offlineEnv(),
       BUCKET_NAME: 'hansard-test-bucket',
@@ -580,6 +581,11 @@ describe('cdk synth (as CI runs it)', () => {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       SIGNING_KEY_ARN: 'arn:aws:kms:us-east-1:111122223333:key/1111aaaa-2222-3333-4444-555566667777',
       ALERT_KMS_KEY_ID: 'arn:aws:kms:us-east-1:111122223333:key/2222bbbb-2222-3333-4444-555566667777',
+      // Search's cluster and secrets (issue 30): the API and the indexer read them at start.
+      SEARCH_CLUSTER_ARN: 'arn:aws:rds:us-east-1:111122223333:cluster:hansard-search',
+      SEARCH_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:111122223333:secret:app-AbCdEf',
+      SEARCH_OWNER_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:111122223333:secret:owner-AbCdEf',
+      SEARCH_DATABASE: 'hansard',
     };
     const answers: string[] = [];
     for (const bundle of bundles) {
@@ -639,6 +645,16 @@ describe('cdk synth (as CI runs it)', () => {
         answers.push('alerts');
         continue;
       }
+      if (sources.some((s) => s.endsWith('functions/search.ts'))) {
+        // Search's indexer (issue 30, search-stack.test.ts): the stream drain over the Data API, no app and
+        // no `pg` (bundle-contents.test.ts); it loads with its environment.
+        expect(
+          sources.filter((s) => /lib\/http\/app\.ts|sqlite|node-server|node_modules\/pg\//.test(s)),
+        ).toEqual([]);
+        await expectHandlerLoads(bundle, env);
+        answers.push('search');
+        continue;
+      }
       if (sources.some((s) => s.endsWith('functions/replay-build.ts'))) {
         // The replay builder (issue 17.2): the AWS wiring and the merge, no HTTP app; it loads with its
         // environment and answers events: one that names no build marker is left alone.
@@ -689,7 +705,7 @@ describe('cdk synth (as CI runs it)', () => {
         expect(JSON.parse(other.body)).toMatchObject({ error: { code: 'not_found' } });
       }
     }
-    expect(answers.sort()).toEqual(['alerts', 'api', 'compact', 'digest', 'replay', 'replay-build']);
+    expect(answers.sort()).toEqual(['alerts', 'api', 'compact', 'digest', 'replay', 'replay-build', 'search']);
     rmSync(outdir, { recursive: true, force: true });
   }, 180_000);
 });
