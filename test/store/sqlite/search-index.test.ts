@@ -189,6 +189,14 @@ describe('selectOf plans', () => {
         // newest first from FTS5's doclists (rowid order), stopped by the LIMIT: never a sort of the matches
         expect(plan.map((p) => p.detail).join(' | '), JSON.stringify(filters)).not.toMatch(/TEMP B-TREE/);
       }
+      // the page's rows by their rid, never the tenant's rows by `search_docs_newest` (which the planner
+      // took for 21 rids or more with the tenant indexable)
+      const { rowsOf } = await import('../../../lib/store/sqlite/search-sql.js');
+      const rids = Array.from({ length: 50 }, (_, i) => i + 1);
+      const rows = db.prepare(`EXPLAIN QUERY PLAN ${rowsOf(50)}`).all(...rids, 'acme') as {
+        detail: string;
+      }[];
+      expect(rows[0]?.detail).toMatch(/^SEARCH d USING INTEGER PRIMARY KEY \(rowid=\?\)/);
     } finally {
       await store.close();
     }
