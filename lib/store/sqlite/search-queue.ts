@@ -55,10 +55,21 @@ export function queueSearch(
 export class SqliteSearchQueue implements SearchQueue {
   constructor(private readonly x: QueuePrimitives) {}
 
-  /** Up to `max` entries (1 or more), oldest `since` first (then by tenant, sid, w: a stable order). */
+  /**
+   * Up to `max` entries, the tenants taking turns (each one's oldest first, then each one's next), oldest
+   * `since` first within a turn (then by tenant, sid, w: a stable order).
+   */
   async takeSearchQueue(max: number): Promise<SearchQueueEntry[]> {
+    // Tenants take turns: each tenant's oldest entry, then each one's second oldest, and so on, so one
+    // tenant's whole reindex (thousands of entries queued at once) never holds another's new chunks back.
     return this.x
-      .q('SELECT tenant, sid, w, since, version FROM search_queue ORDER BY since, tenant, sid, w LIMIT ?')
+      .q(
+        `SELECT tenant, sid, w, since, version FROM (
+           SELECT tenant, sid, w, since, version,
+             ROW_NUMBER() OVER (PARTITION BY tenant ORDER BY since, sid, w) AS turn
+           FROM search_queue)
+         ORDER BY turn, since, tenant, sid, w LIMIT ?`,
+      )
       .all(Math.max(0, Math.floor(max))) as SearchQueueEntry[];
   }
 

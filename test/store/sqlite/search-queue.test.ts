@@ -118,15 +118,28 @@ describe('SqliteStateStore search queue', () => {
     // another offset and precision than the others: compared as the instant it is
     await store.enqueueSearch({ tenant: 'globex', sid: s2, w: 'w_x', since: '2026-01-01T01:00:15.5+01:00' });
     await store.enqueueSearch({ tenant: 'acme', sid: s2, w: 'w_y', since: at(12) });
+    // Tenants take turns: acme's oldest, globex's oldest, then acme's next.
     expect(await store.takeSearchQueue(10)).toEqual([
       { tenant: 'acme', sid: s1, w: '', since: at(10), version: 3 },
-      { tenant: 'acme', sid: s2, w: 'w_y', since: at(12), version: 1 },
       { tenant: 'globex', sid: s2, w: 'w_x', since: '2026-01-01T00:00:15.500Z', version: 1 },
+      { tenant: 'acme', sid: s2, w: 'w_y', since: at(12), version: 1 },
     ]);
     expect(await store.takeSearchQueue(2)).toHaveLength(2);
     expect(await store.searchQueueOf('acme')).toEqual({ entries: 2, oldest: at(10) });
     expect(await store.searchQueueOf('globex')).toEqual({ entries: 1, oldest: '2026-01-01T00:00:15.500Z' });
     expect(await store.searchQueueOf('initech')).toEqual({ entries: 0, oldest: null });
+  });
+
+  it("lets tenants take turns: one tenant's reindex of many sessions holds no other's new chunk back", async () => {
+    const { store } = newStore();
+    for (let i = 0; i < 200; i++) {
+      await store.enqueueSearch({ tenant: 'acme', sid: newId('s'), w: '', since: at(1) });
+    }
+    const sid = newId('s');
+    await store.enqueueSearch({ tenant: 'globex', sid, w: 'w_new', since: at(50) });
+    const first = await store.takeSearchQueue(3);
+    expect(first.map((e) => e.tenant)).toEqual(['acme', 'globex', 'acme']);
+    expect(first[1]).toMatchObject({ sid, w: 'w_new' });
   });
 
   it('keeps the queue in the database file: it is there when the file is opened again', async () => {
