@@ -190,20 +190,19 @@ const MATCHING_FUNCTION = `DO $$ BEGIN
     SET search_path = %I, pg_temp
     AS $b$
     DECLARE
-      -- Each filter as an array of its values (null when not given), compared with = ANY: the planner
-      -- reads the values given against the statistics of the column (the rows of one session by the key).
+      -- Each filter of a column as an array of its values (null when not given), compared with = ANY: the
+      -- planner reads the values given against the statistics of the column (the rows of one session by
+      -- the key). The folded ones (tool, person) have no statistics: as a set from f, which the planner
+      -- takes as a filter that keeps most rows (measured: = ANY made it sort every match of a common word
+      -- for a person filter, 0.4 s against 20 ms).
       agents text[] := CASE WHEN f -> 'agent' IS NOT NULL
         THEN ARRAY(SELECT jsonb_array_elements_text(f -> 'agent')) END;
-      tools text[] := CASE WHEN f -> 'tool' IS NOT NULL
-        THEN ARRAY(SELECT lower(v) FROM jsonb_array_elements_text(f -> 'tool') AS v) END;
       types text[] := CASE WHEN f -> 'type' IS NOT NULL
         THEN ARRAY(SELECT jsonb_array_elements_text(f -> 'type')) END;
       sids text[] := CASE WHEN f -> 'sid' IS NOT NULL
         THEN ARRAY(SELECT jsonb_array_elements_text(f -> 'sid')) END;
       states text[] := CASE WHEN f -> 'state' IS NOT NULL
         THEN ARRAY(SELECT jsonb_array_elements_text(f -> 'state')) END;
-      persons text[] := CASE WHEN f -> 'person' IS NOT NULL
-        THEN ARRAY(SELECT lower(v) FROM jsonb_array_elements_text(f -> 'person') AS v) END;
     BEGIN
       RETURN QUERY EXECUTE $s$
         SELECT c.sid, c.w, c.seq, ts_rank_cd(c.tsv, $1, 1) FROM (
@@ -211,7 +210,8 @@ const MATCHING_FUNCTION = `DO $$ BEGIN
           WHERE d.tenant = current_setting('hansard.tenant', true) AND d.tsv @@ $1
             AND ($2 IS NULL OR NOT d.tsv @@ $2)
             AND ($4 IS NULL OR d.agent = ANY ($4))
-            AND ($5 IS NULL OR lower(d.tool) = ANY ($5))
+            AND ($5 -> 'tool' IS NULL
+              OR lower(d.tool) IN (SELECT lower(v) FROM jsonb_array_elements_text($5 -> 'tool') AS v))
             AND ($6 IS NULL OR d.type = ANY ($6))
             AND ($7 IS NULL OR d.sid = ANY ($7))
             AND ($8 IS NULL OR d.at_us >= $8)
@@ -219,17 +219,21 @@ const MATCHING_FUNCTION = `DO $$ BEGIN
             AND ($10 IS NULL OR EXISTS (
               SELECT 1 FROM search_facts fa WHERE fa.tenant = d.tenant AND fa.sid = d.sid
                 AND fa.state = ANY ($10)))
-            AND ($11 IS NULL OR lower(d.person) = ANY ($11) OR lower(d.person_name) = ANY ($11)
+            AND ($5 -> 'person' IS NULL
+              OR lower(d.person) IN (SELECT lower(v) FROM jsonb_array_elements_text($5 -> 'person') AS v)
+              OR lower(d.person_name) IN (SELECT lower(v) FROM jsonb_array_elements_text($5 -> 'person') AS v)
               OR (d.cause IS NOT NULL AND EXISTS (
                 SELECT 1 FROM search_causes k
                 JOIN search_docs c ON c.tenant = k.tenant AND c.sid = k.sid AND c.id = k.message_id
                 WHERE k.tenant = d.tenant AND k.sid = d.sid AND k.key = d.cause AND c.type = 'message'
-                  AND (lower(c.person) = ANY ($11) OR lower(c.person_name) = ANY ($11)))))
+                  AND (lower(c.person) IN (SELECT lower(v) FROM jsonb_array_elements_text($5 -> 'person') AS v)
+                    OR lower(c.person_name) IN
+                      (SELECT lower(v) FROM jsonb_array_elements_text($5 -> 'person') AS v)))))
           ORDER BY d.at_us DESC NULLS LAST, d.sid COLLATE "C", d.w COLLATE "C", d.seq
           LIMIT $3
         ) c
-      $s$ USING q, x, lim, agents, tools, types, sids, CAST(f ->> 'after_us' AS bigint),
-        CAST(f ->> 'before_us' AS bigint), states, persons;
+      $s$ USING q, x, lim, agents, f, types, sids, CAST(f ->> 'after_us' AS bigint),
+        CAST(f ->> 'before_us' AS bigint), states;
     END $b$
   $f$, current_schema());
   REVOKE ALL ON FUNCTION search_matching(tsquery, tsquery, jsonb, integer) FROM PUBLIC;

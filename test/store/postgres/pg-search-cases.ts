@@ -226,6 +226,67 @@ export function runPgAdapterCases(title: string, options: PgCaseOptions): void {
     );
 
     it(
+      'search_matching applies every filter as the statement does: words with a filter find the filter’s hits that hold the words',
+      withDb(async ({ index }) => {
+        const S2 = 's_01JZZZZZZZZZZZZZZZZZZZZZZZ';
+        const docs = Array.from({ length: 24 }, (_, i) =>
+          doc({
+            seq: i + 1,
+            text: i % 3 === 0 ? 'deploy the parser' : 'other words',
+            agent: ['codex', 'aider'][i % 2] ?? null,
+            tool: i % 4 === 0 ? 'Bash' : null,
+            type: (['message', 'output', 'action', 'note'] as const)[i % 4] ?? 'message',
+            person: i % 4 === 0 ? 'priya' : null,
+            person_name: null,
+            cause: i % 4 === 1 ? 't:t_1' : null,
+          }),
+        );
+        const moved = docs.map((d, i) => (i % 5 === 0 ? { ...d, sid: S2 } : d));
+        await index.applyWriter(
+          batch(
+            T1,
+            moved.filter((d) => d.sid === SID),
+          ),
+        );
+        await index.applyWriter(
+          batch(
+            T1,
+            moved.filter((d) => d.sid === S2),
+            { sid: S2 },
+          ),
+        );
+        // the person of the outputs (i % 4 === 1) is that of message 1's, filed under t:t_1
+        await index.applyWriter(
+          batch(T1, [], {
+            w: 'w_01JEEEEEEEEEEEEEEEEEEEEEEE',
+            causes: [{ sid: SID, key: 't:t_1', message_id: docs[0]?.id ?? '' }],
+          }),
+        );
+        await index.putSessionFacts({ tenant: T1, sid: S2, state: 'blocked', title: null, reports: [] });
+        const mid = docs[12]?.at_us ?? 0;
+        const filters: EngineQuery['filters'][] = [
+          { agent: ['codex'] },
+          { tool: ['bash'] },
+          { type: ['message', 'output'] },
+          { sid: [S2] },
+          { state: ['blocked'] },
+          { person: ['PRIYA'] },
+          { after_us: mid },
+          { before_us: mid },
+          { agent: ['codex'], sid: [SID], person: ['priya'] },
+        ];
+        const keys = (hits: Array<{ doc: SearchDoc }>) => hits.map((h) => `${h.doc.sid}/${h.doc.seq}`).sort();
+        for (const f of filters) {
+          const alone = await index.query(T1, { ...words(), filters: f, limit: 100 });
+          const withWords = await index.query(T1, { ...words(['deploy']), filters: f, limit: 100 });
+          const expected = keys(alone.filter((h) => h.doc.text.includes('deploy')));
+          expect(keys(withWords), JSON.stringify(f)).toEqual(expected);
+          expect(expected.length, JSON.stringify(f)).toBeGreaterThan(0);
+        }
+      }),
+    );
+
+    it(
       'search_matching answers the keys of the transaction tenant only, and only the app role may run it',
       withDb(async ({ app, index, db }) => {
         await index.applyWriter(batch(T1, [doc({ seq: 1, text: 'shared secret word' })]));
