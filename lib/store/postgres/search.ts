@@ -8,6 +8,10 @@
  *   admits only the tenant's rows, and says `tenant = :tenant` besides. Words are matched through the
  *   owner's `search_matching` (schema.ts: why the GIN index needs it under row-level security), whose
  *   keys are joined to the rows read under the policy.
+ * - Ranking: a query with words ranks its newest `SEARCH_CANDIDATES` matches that pass its filters and
+ *   exclusions (newest by `at_us`, unknown instants last: SQLite takes its newest indexed), with
+ *   `ts_rank_cd`, which reads the document's own terms alone: a word in most documents costs that many
+ *   ranks (500,000 documents, 'to' in 6 of 7: 20 ms, against 0.4 s ranking every match).
  * - Corrections: a fix is stored once; the documents it may change (its target's, by id and field) get
  *   their winning fix copied onto them in the same transaction, the latest in `(at_us, w, seq)` order (an
  *   unreadable `at_us` first, as in the merged order), so the order fixes and documents arrive in does
@@ -107,13 +111,18 @@ const RECOMPUTE = `WITH want AS MATERIALIZED (
   FROM want
   WHERE d.tenant = :tenant AND d.sid = :sid AND d.w = want.w AND d.seq = want.seq`;
 
-/** The tenant's documents and the bytes of its rows in every table (see the module comment). */
-const STATS = `SELECT
-    (SELECT count(*) FROM search_docs WHERE tenant = :tenant) AS docs,
-    ${SEARCH_TABLES.map(
-      (t) =>
-        `(SELECT COALESCE(CAST(sum(pg_column_size(r.*)) AS bigint), 0) FROM ${t} r WHERE r.tenant = :tenant)`,
-    ).join('\n    + ')} AS bytes`;
+/**
+ * The tenant's documents and the bytes of its rows in every table (see the module comment); `search_docs`
+ * read once for both (500,000 documents: about 0.2 s, a count alone 0.1 s).
+ */
+const STATS = `SELECT docs.n AS docs, docs.bytes + ${SEARCH_TABLES.filter((t) => t !== 'search_docs')
+  .map(
+    (t) =>
+      `(SELECT COALESCE(CAST(sum(pg_column_size(r.*)) AS bigint), 0) FROM ${t} r WHERE r.tenant = :tenant)`,
+  )
+  .join('\n    + ')} AS bytes
+  FROM (SELECT count(*) AS n, COALESCE(CAST(sum(pg_column_size(r.*)) AS bigint), 0) AS bytes
+    FROM search_docs r WHERE r.tenant = :tenant) AS docs`;
 
 /** A row of the search statement, as either runner answers it. */
 const HitRow = z.object({
