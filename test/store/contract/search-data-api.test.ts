@@ -16,6 +16,7 @@ import { SqlTimeoutError } from '../../../lib/store/postgres/runner.js';
 import { PgSearchIndex } from '../../../lib/store/postgres/search.js';
 import { type DataApiEmulatorOptions, dataApiEmulator } from '../../support/data-api-emulator.js';
 import { type SearchDatabase, usePostgres } from '../../support/postgres.js';
+import { runPgCandidateCases } from '../postgres/pg-search-candidates.js';
 import { batch, doc, runPgAdapterCases, words } from '../postgres/pg-search-cases.js';
 import { runSearchContract } from './search.contract.js';
 
@@ -65,6 +66,11 @@ runSearchContract('PostgreSQL over the RDS Data API', async () => {
 });
 
 runPgAdapterCases('PgSearchIndex over the RDS Data API', {
+  fresh: () => pg.fresh(),
+  runners: (db) => ({ app: runner(db, 'app'), owner: runner(db, 'owner') }),
+});
+
+runPgCandidateCases('PgSearchIndex over the RDS Data API: candidates', {
   fresh: () => pg.fresh(),
   runners: (db) => ({ app: runner(db, 'app'), owner: runner(db, 'owner') }),
 });

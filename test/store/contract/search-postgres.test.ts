@@ -11,6 +11,7 @@ import { PgRunner } from '../../../lib/store/postgres/pg-runner.js';
 import { ensureAppRole, migrateSearchSchema } from '../../../lib/store/postgres/schema.js';
 import { PgSearchIndex } from '../../../lib/store/postgres/search.js';
 import { usePostgres } from '../../support/postgres.js';
+import { runPgCandidateCases } from '../postgres/pg-search-candidates.js';
 import { batch, doc, runPgAdapterCases, words } from '../postgres/pg-search-cases.js';
 import { runSearchContract } from './search.contract.js';
 
@@ -29,6 +30,14 @@ runSearchContract('PostgreSQL over pg', async () => {
 });
 
 runPgAdapterCases('PgSearchIndex over pg', {
+  fresh: () => pg.fresh(),
+  runners: (db) => ({
+    app: new PgRunner({ connection: db.appUrl }),
+    owner: new PgRunner({ connection: db.ownerUrl }),
+  }),
+});
+
+runPgCandidateCases('PgSearchIndex over pg: candidates', {
   fresh: () => pg.fresh(),
   runners: (db) => ({
     app: new PgRunner({ connection: db.appUrl }),
