@@ -134,6 +134,7 @@ export async function runSearchBench(o: SearchBenchOptions): Promise<string> {
       docs: sqliteStats.docs,
       drainSeconds: sqliteDrain,
       bytes: sqliteStats.bytes,
+      diskBytes: sizeAfter - sizeBefore,
       storage: `\`state.sqlite\` ${(sizeBefore / 1e6).toFixed(0)} MB before the drain, ${(sizeAfter / 1e6).toFixed(0)} MB after (WAL checkpointed; the segments and state are in it too)`,
       countMs: await medianMs(5, () => countSt.get(TENANT)),
       likeMs: await medianMs(5, () => likeSt.get(TENANT, `%${rareWord}%`)),
@@ -178,7 +179,7 @@ export async function runSearchBench(o: SearchBenchOptions): Promise<string> {
         const sizes = await server.sql(
           `SELECT c.relname AS name, pg_total_relation_size(c.oid) AS total, pg_relation_size(c.oid) AS heap
              FROM pg_class c WHERE c.relname IN ('search_docs', 'search_fixes', 'search_cursors', 'search_facts',
-               'search_docs_tsv') ORDER BY c.relname`,
+               'search_causes', 'search_docs_tsv') ORDER BY c.relname`,
         );
         const mb = (x: unknown) => `${(Number(x) / 1e6).toFixed(0)} MB`;
         const size = (n: string) => sizes.find((r) => r.name === n);
@@ -187,7 +188,10 @@ export async function runSearchBench(o: SearchBenchOptions): Promise<string> {
           docs: stats.docs,
           drainSeconds: pgDrain,
           bytes: stats.bytes,
-          storage: `search_docs ${mb(size('search_docs')?.total)} with its indexes (heap and TOAST ${mb(size('search_docs')?.heap)}; the GIN index on \`tsv\` ${mb(size('search_docs_tsv')?.total)}), search_fixes ${mb(size('search_fixes')?.total)}; \`VACUUM ANALYZE\` after the drain took ${analyze.toFixed(1)} s`,
+          diskBytes: sizes
+            .filter((r) => r.name !== 'search_docs_tsv')
+            .reduce((n, r) => n + Number(r.total), 0),
+          storage: `search_docs ${mb(size('search_docs')?.total)} with its indexes (heap and TOAST ${mb(size('search_docs')?.heap)}; the GIN index on \`tsv\` ${mb(size('search_docs_tsv')?.total)}), search_fixes ${mb(size('search_fixes')?.total)}, search_causes ${mb(size('search_causes')?.total)}; \`VACUUM ANALYZE\` after the drain took ${analyze.toFixed(1)} s`,
           countMs: await medianMs(5, () =>
             server.sql('SELECT count(*) FROM search_docs WHERE tenant = $1', [TENANT]),
           ),
