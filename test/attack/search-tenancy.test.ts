@@ -4,12 +4,13 @@
  * tenant `acme`'s words or activity without ever seeing a hit of acme's, and what a session-bound token
  * can learn beyond its session.
  *
- * Findings kept as `it.fails` (each names its finding; see the report of the search attack):
- * - SEARCH-IDF: SQLite's FTS5 table is one for every tenant, so bm25's document frequencies count every
- *   tenant's documents. The order of eve's own hits for two words of hers changes with how many of acme's
- *   documents hold one of the words: a one-bit oracle "does any other tenant's text hold word X".
- * - SEARCH-STATUS-BYTES: `GET /v1/search/status`'s `bytes` is the whole index's size times the tenant's
- *   share of the documents, so it moves when another tenant indexes: eve watches acme's volume.
+ * Findings, fixed, each test naming its finding:
+ * - SEARCH-IDF: SQLite's FTS5 table is one for every tenant, and bm25's document frequencies counted every
+ *   tenant's documents: the order of eve's own hits for two words of hers changed with how many of acme's
+ *   documents held one of the words, a one-bit oracle "does any other tenant's text hold word X". Now a
+ *   hit is ranked by its own terms alone (lib/store/sqlite/search-rank.ts).
+ * - SEARCH-STATUS-BYTES: `GET /v1/search/status`'s `bytes` was the whole index's size times the tenant's
+ *   share of the documents, so it moved when another tenant indexed. Now the tenant's own rows.
  *
  * Checked (fixed meanwhile by commit 2731822): SEARCH-STATUS-BOUND, a token bound to one session read
  * `docs` (and `queued`) of the whole tenant through `GET /v1/search/status`.
