@@ -111,9 +111,11 @@ function LagNote({ answer }: { answer: SearchAnswer }) {
   if ((pending === null || pending === 0) && (lag === null || lag < 10)) return null;
   return (
     <p class="muted" data-lag={Math.round(lag ?? 0)} data-pending={pending ?? ''}>
-      {pending ? `${pending} change${pending === 1 ? ' is' : 's are'} still being indexed` : 'The index is behind'}
-      {lag && lag >= 1 ? ` (the oldest ${Math.round(lag)} s ago)` : ''}: the newest lines, and the sessions of a
-      rebuild, may not be found yet.
+      {pending
+        ? `${pending} change${pending === 1 ? ' is' : 's are'} still being indexed`
+        : 'The index is behind'}
+      {lag && lag >= 1 ? ` (the oldest ${Math.round(lag)} s ago)` : ''}: the newest lines, and the sessions of
+      a rebuild, may not be found yet.
     </p>
   );
 }
@@ -176,8 +178,8 @@ function Results({ view, now }: { view: Extract<SearchView, { kind: 'hits' }>; n
       )}
       {answer.depth_limited ? (
         <p class="muted" data-depth-limited="">
-          More hits exist past the deepest page a search reaches: narrow the query (more words, or filters such
-          as <code>session:</code>, <code>type:</code>, <code>after:</code>).
+          More hits exist past the deepest page a search reaches: narrow the query (more words, or filters
+          such as <code>session:</code>, <code>type:</code>, <code>after:</code>).
         </p>
       ) : null}
       {answer.next_cursor || !view.first ? (

@@ -705,7 +705,15 @@ describe('cdk synth (as CI runs it)', () => {
         expect(JSON.parse(other.body)).toMatchObject({ error: { code: 'not_found' } });
       }
     }
-    expect(answers.sort()).toEqual(['alerts', 'api', 'compact', 'digest', 'replay', 'replay-build', 'search']);
+    expect(answers.sort()).toEqual([
+      'alerts',
+      'api',
+      'compact',
+      'digest',
+      'replay',
+      'replay-build',
+      'search',
+    ]);
     rmSync(outdir, { recursive: true, force: true });
   }, 180_000);
 });
