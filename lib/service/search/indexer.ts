@@ -93,6 +93,9 @@ async function indexWriter(deps: IndexerDeps, target: IndexTarget): Promise<void
   throw new Error(`the index refused ${MAX_TRIES} batches of ${target.sid}/${target.w} in a row`);
 }
 
+/** Longest pause between two batches of a backlog, in ms (see `indexWriterOnce`). */
+const MAX_PAUSE_MS = 200;
+
 /** Passes of one writer in a row whose batch another pass overtook, before the entry is left for later. */
 const MAX_TRIES = 50;
 
@@ -105,6 +108,7 @@ async function indexWriterOnce(deps: IndexerDeps, { tenant, sid, w }: IndexTarge
   const facts: WriterFacts = { agent: record.agent };
   const key = { tenant, sid, w };
   let batch: WriterBatch = newBatch(tenant, sid, w, from);
+  let batchStarted = performance.now();
   let pending: Uint8Array = new Uint8Array(0);
   let pos = from; // the segment offset of pending[0]
   for await (const piece of deps.segments.readSegment(key, record.length, from)) {
@@ -126,8 +130,12 @@ async function indexWriterOnce(deps: IndexerDeps, { tenant, sid, w }: IndexTarge
         if (!(await deps.index.applyWriter(batch))) return false;
         from = batch.toLength;
         batch = newBatch(tenant, sid, w, from);
-        // Let the requests waiting meanwhile run before the next batch's transaction.
-        await new Promise((resolve) => setImmediate(resolve));
+        // A backlog (a large upload, a reindex) is indexed at half the process at most: as long again as
+        // the batch took, up to `MAX_PAUSE_MS`, goes to the requests waiting meanwhile (the local server
+        // serves from the same event loop: a 75 MiB upload's indexing held /healthz seconds without it).
+        const spent = performance.now() - batchStarted;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_PAUSE_MS, Math.max(1, spent))));
+        batchStarted = performance.now();
       }
     }
     pos += start;
