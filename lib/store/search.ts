@@ -68,6 +68,15 @@ export const SearchDocSchema = z.object({
 });
 export type SearchDoc = z.infer<typeof SearchDocSchema>;
 
+/**
+ * A stored row's document: its fields (an adapter's row carries more: effective text, facets in lower
+ * case, rank) with the text and terms the hit shows. One mapping for both engines.
+ */
+export function storedDoc(r: Omit<SearchDoc, 'text' | 'terms'>, text: string, terms: string): SearchDoc {
+  const { sid, w, seq, id, ts, at_us, type, field, agent, person, person_name, tool, cause } = r;
+  return { sid, w, seq, id, ts, at_us, type, field, agent, person, person_name, tool, cause, text, terms };
+}
+
 /** A correction of a document's text field (the correction event's own document is a `SearchDoc` too). */
 export const SearchFixSchema = z.object({
   sid: z.string(),

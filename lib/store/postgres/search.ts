@@ -37,6 +37,7 @@ import {
   type SearchIndex,
   type SearchIndexStats,
   type SessionFacts,
+  storedDoc,
   type WriterBatch,
 } from '../search.js';
 import type { SqlRunner, SqlTx } from './runner.js';
@@ -125,20 +126,9 @@ const STATS = `SELECT docs.n AS docs, docs.bytes + ${SEARCH_TABLES.filter((t) =>
     FROM search_docs r WHERE r.tenant = :tenant) AS docs`;
 
 /** A row of the search statement, as either runner answers it. */
-const HitRow = z.object({
-  sid: z.string(),
-  w: z.string(),
+const HitRow = SearchDocSchema.omit({ text: true, terms: true }).extend({
   seq: z.coerce.number().int(),
-  id: z.string(),
-  ts: z.string(),
   at_us: z.coerce.number().int().nullable(),
-  type: SearchDocSchema.shape.type,
-  field: z.string(),
-  agent: z.string().nullable(),
-  person: z.string().nullable(),
-  person_name: z.string().nullable(),
-  tool: z.string().nullable(),
-  cause: z.string().nullable(),
   corrected: z.boolean(),
   title: z.string().nullable(),
   state: z.string().nullable(),
@@ -358,23 +348,7 @@ async function fillTexts(tx: SqlTx, tenant: string, rows: Hit[]): Promise<void> 
 
 function toHit(r: Hit): EngineHit {
   return {
-    doc: {
-      sid: r.sid,
-      w: r.w,
-      seq: r.seq,
-      id: r.id,
-      ts: r.ts,
-      at_us: r.at_us,
-      type: r.type,
-      field: r.field,
-      agent: r.agent,
-      person: r.person,
-      person_name: r.person_name,
-      tool: r.tool,
-      cause: r.cause,
-      text: r.text ?? '',
-      terms: r.terms ?? '',
-    },
+    doc: storedDoc(r, r.text ?? '', r.terms ?? ''),
     corrected: r.corrected,
     title: r.title,
     state: r.state,

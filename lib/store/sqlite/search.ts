@@ -30,6 +30,7 @@ import {
   type SearchIndex,
   type SearchIndexStats,
   type SessionFacts,
+  storedDoc,
   type WriterBatch,
 } from '../search.js';
 import { type Candidate, rankCandidates } from './search-rank.js';
@@ -80,23 +81,7 @@ export const ROW_BYTES = 128;
 /** A hit of the row `r` with rank `rank`: the document with its effective text (the fix's, if any). */
 function hitOf(r: DocRow, rank: number): EngineHit {
   return {
-    doc: {
-      sid: r.sid,
-      w: r.w,
-      seq: r.seq,
-      id: r.id,
-      ts: r.ts,
-      at_us: r.at_us,
-      type: r.type,
-      field: r.field,
-      agent: r.agent,
-      person: r.person,
-      person_name: r.person_name,
-      tool: r.tool,
-      cause: r.cause,
-      text: r.fix_text ?? r.text,
-      terms: r.fix_terms ?? r.terms,
-    },
+    doc: storedDoc(r, r.fix_text ?? r.text, r.fix_terms ?? r.terms),
     corrected: r.fix_text !== null && r.fix_text !== r.text,
     title: r.title,
     state: r.state,
