@@ -60,7 +60,7 @@ export async function searchSessions(ctx: ServiceContext, params: SearchParams):
   const more = beyond && offset + limit < MAX_SEARCH_DEPTH;
   const bound = ctx.caller.session;
   // A session-bound token learns nothing of the tenant's activity: no queue figures.
-  const queue = bound === null ? await queueOf(ctx, deps) : { pending: null, lag: null };
+  const queue = bound === null ? await queueFigures(ctx, deps) : { pending: null, lag: null };
   return {
     query: {
       words: parsed.words,
@@ -76,8 +76,11 @@ export async function searchSessions(ctx: ServiceContext, params: SearchParams):
   };
 }
 
-/** The tenant's queue as an answer says it: entries waiting and the lag (nulls where there is no queue). */
-async function queueOf(
+/**
+ * The tenant's queue as an answer says it: entries waiting, and seconds since the oldest queued change
+ * (0: none queued); nulls where there is no queue.
+ */
+export async function queueFigures(
   ctx: ServiceContext,
   deps: SearchDeps,
 ): Promise<{ pending: number | null; lag: number | null }> {
@@ -115,17 +118,6 @@ function hitOf(h: EngineHit, terms: ReadonlySet<string>): SearchHit {
     corrected: h.corrected,
     link: hitLink(d.sid, d.w, d.id),
   };
-}
-
-/**
- * The tenant's queue: entries waiting, and seconds since the oldest queued change (0: none queued); nulls
- * where there is no queue.
- */
-export async function queueFigures(
-  ctx: ServiceContext,
-  deps: SearchDeps,
-): Promise<{ pending: number | null; lag: number | null }> {
-  return queueOf(ctx, deps);
 }
 
 /** A short digest of the query text: a cursor is good for the query it came from only. */
